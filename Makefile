@@ -1,0 +1,61 @@
+# fabsim: the two commands a user needs are `make run` and `make test`.
+# Both install what is missing from Debian (as root), then build with CMake.
+
+DEBIAN_PACKAGES := build-essential cmake pkg-config libyaml-dev libjansson-dev libcmocka-dev \
+                   clang libclang-rt-14-dev
+BUILD       ?= build
+BUILD_ASAN  ?= build-asan
+BUILD_FUZZ  ?= build-fuzz
+JOBS        ?= $(shell nproc 2>/dev/null || echo 2)
+SCENARIO    ?= examples/default.yaml
+FUZZ_SECONDS ?= 30
+
+.PHONY: all deps build run test test-release test-asan fuzz-smoke bench clean
+
+all: build
+
+# Install only the packages that are missing; never touch the machine otherwise.
+deps:
+	@missing=""; for p in $(DEBIAN_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" != 0 ]; then echo "missing Debian packages:$$missing (run as root, or install them)"; exit 1; fi; \
+	  echo "installing:$$missing"; \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+build: deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
+	cmake --build $(BUILD) -j $(JOBS)
+
+run: build
+	./$(BUILD)/fabsim run $(SCENARIO)
+
+test: deps test-release test-asan fuzz-smoke
+	@echo "make test: all suites passed"
+
+test-release: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+test-asan: deps
+	cmake -S . -B $(BUILD_ASAN) -DCMAKE_BUILD_TYPE=Debug -DFABSIM_SANITIZE=ON >/dev/null
+	cmake --build $(BUILD_ASAN) -j $(JOBS)
+	cd $(BUILD_ASAN) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  ctest --output-on-failure -j $(JOBS)
+
+# Coverage-guided fuzzing of the scenario parser for a bounded time.
+fuzz-smoke: deps
+	CC=clang cmake -S . -B $(BUILD_FUZZ) -DCMAKE_BUILD_TYPE=Debug -DFABSIM_FUZZ=ON -DFABSIM_TESTS=OFF >/dev/null
+	cmake --build $(BUILD_FUZZ) -j $(JOBS) --target fuzz_scenario
+	mkdir -p $(BUILD_FUZZ)/corpus
+	cp examples/*.yaml fuzz/corpus/* $(BUILD_FUZZ)/corpus/ 2>/dev/null || true
+	./$(BUILD_FUZZ)/fuzz_scenario -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
+	  -print_final_stats=1 $(BUILD_FUZZ)/corpus
+
+bench: build
+	./$(BUILD)/bench_phold
+
+clean:
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ)

@@ -1,0 +1,157 @@
+/* fabsim topology: servers (GPUs, scale-up switch, NICs over PCIe) and the
+ * scale-out fabric (2/3-tier fat-tree, multi-plane fat-tree, rail-optimized),
+ * up/down routing with every equal-cost next hop, inventory and cost.
+ *
+ * Graph model
+ *   Vertices: GPUs, one scale-up switch (NVSwitch) per node, NICs, fabric
+ *   switches (tier 1 leaf, 2 spine, 3 core). Links are full duplex; link l has
+ *   two channels, 2l (a -> b) and 2l+1 (b -> a). A path is a list of channels.
+ *   Each vertex forwards with its own latency (vertex.latency); each link adds
+ *   propagation (link.latency) and serialization at link.bps.
+ *
+ * Node n has GPUs n*G .. n*G+G-1 and NICs n*N .. n*N+N-1 (G gpus_per_node,
+ * N nic.per_node). GPU g uses NIC (g mod G) * N / G of its node; NIC i of every
+ * node attaches to rail/plane i (multi-plane: plane i mod planes).
+ *
+ * Names are stable and readable: gpu17, node2, nvs2 (node 2's scale-up switch),
+ * nic17, leaf0, spine3, core7 (switches counted per plane), with a plane prefix
+ * on multi-plane fabrics (p2.leaf0); a link is named by its two ends
+ * (leaf0-spine0, nic17-leaf2, gpu17-nic17, gpu17-nvs2).
+ *
+ * The topology lives in one arena and is freed at once. It is immutable after
+ * topo_build, so any number of backends may read it concurrently.
+ */
+#ifndef FABSIM_TOPO_H
+#define FABSIM_TOPO_H
+
+#include <stdio.h>
+
+#include "fabsim/config.h"
+#include "fabsim/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct topo topo; /* opaque */
+
+typedef enum { TOPO_GPU, TOPO_NVSWITCH, TOPO_NIC, TOPO_SWITCH } topo_vkind;
+typedef enum { TOPO_LINK_SCALE_UP, TOPO_LINK_PCIE, TOPO_LINK_ENDPOINT, TOPO_LINK_FABRIC } topo_lkind;
+
+enum { TOPO_TIER_LEAF = 1, TOPO_TIER_SPINE = 2, TOPO_TIER_CORE = 3 };
+enum { TOPO_MAX_PATH = 16 }; /* channels in the longest routed path */
+
+typedef struct topo_vertex {
+  topo_vkind kind;
+  uint8_t tier;        /* switches: 1 leaf, 2 spine, 3 core; else 0 */
+  int16_t plane;       /* fabric plane (NICs, switches); -1 for GPUs and nvswitches */
+  uint32_t index;      /* index among its kind (switches: within plane and tier) */
+  uint32_t node;       /* GPUs, NICs, nvswitches: the node; switches: UINT32_MAX */
+  uint32_t pod;        /* switches in 3-tier fabrics: the pod (cores: UINT32_MAX) */
+  simtime_ps latency;  /* forwarding latency through this vertex */
+  uint32_t first_port; /* ports are channels leaving this vertex: */
+  uint32_t nports;     /*   topo_port_channel(t, v, 0 .. nports-1) */
+} topo_vertex;
+
+typedef struct topo_link {
+  uint32_t a, b;       /* vertices; channel 2l goes a -> b */
+  topo_lkind kind;
+  rate_bps bps;        /* per direction */
+  simtime_ps latency;  /* propagation */
+} topo_link;
+
+typedef struct topo_path {
+  uint32_t n;                       /* channels */
+  uint32_t ch[TOPO_MAX_PATH];
+} topo_path;
+
+typedef struct topo_inventory {
+  uint64_t nodes, gpus, endpoints;  /* endpoints = NICs attached to the fabric */
+  uint64_t switches;
+  uint64_t switches_by_tier[4];     /* [1] leaf, [2] spine, [3] core */
+  uint64_t links_endpoint_switch;
+  uint64_t links_switch_switch;
+  uint64_t transceivers;
+  uint64_t copper_cables;
+  double cost_usd, cost_per_endpoint_usd;
+  uint64_t bisection_bandwidth_bps;
+  uint64_t max_nodes;               /* what the fabric holds at full size */
+  uint32_t planes, tiers;
+  uint32_t leaf_down, leaf_up;      /* leaf port split after oversubscription */
+  double oversubscription;          /* effective leaf_down / leaf_up */
+} topo_inventory;
+
+/* Build from a loaded scenario. Impossible combinations (odd radix, more
+ * planes than NICs, more nodes than the fabric holds, ...) are SIM_ECONFIG
+ * errors located at the offending key via doc. */
+int topo_build(topo **out, const cfg_scenario *cfg, const cfg_doc *doc, sim_error *err);
+void topo_free(topo *t);
+
+uint32_t topo_vertex_count(const topo *t);
+uint32_t topo_link_count(const topo *t);
+const topo_vertex *topo_vertex_at(const topo *t, uint32_t v);
+const topo_link *topo_link_at(const topo *t, uint32_t l);
+static inline uint32_t topo_channel_link(uint32_t ch) { return ch >> 1; }
+/* Vertex a channel leaves from / arrives at. */
+uint32_t topo_channel_src(const topo *t, uint32_t ch);
+uint32_t topo_channel_dst(const topo *t, uint32_t ch);
+/* The i-th port of vertex v, as the channel leaving v. */
+uint32_t topo_port_channel(const topo *t, uint32_t v, uint32_t i);
+
+uint32_t topo_gpu_count(const topo *t);
+uint32_t topo_node_count(const topo *t);
+uint32_t topo_gpu_vertex(const topo *t, uint32_t gpu);
+uint32_t topo_nic_vertex(const topo *t, uint32_t nic);
+uint32_t topo_gpu_nic(const topo *t, uint32_t gpu);   /* global NIC index */
+uint32_t topo_gpu_node(const topo *t, uint32_t gpu);
+uint32_t topo_nic_count(const topo *t);
+/* The leaf switch vertex NIC `nic` (global index) is cabled to. */
+uint32_t topo_nic_leaf(const topo *t, uint32_t nic);
+/* Switch vertex by (plane, tier, index within plane and tier), as named
+ * (p<plane>.)leaf<index> / spine<index> / core<index>; UINT32_MAX if absent.
+ * In 3-tier fabrics spine index = pod * leaf_up + c, core index = c * radix/2 + j
+ * (core group c serves spine c of every pod). */
+uint32_t topo_switch_vertex(const topo *t, uint32_t plane, uint32_t tier, uint32_t index);
+/* The link joining vertices a and b (either order): SIM_OK or SIM_ENOENT.
+ * O(ports of the smaller end). */
+int topo_link_between(const topo *t, uint32_t a, uint32_t b, uint32_t *l);
+
+/* Readable names; buf gets at most n bytes, always terminated. */
+const char *topo_vertex_name(const topo *t, uint32_t v, char *buf, size_t n);
+const char *topo_link_name(const topo *t, uint32_t l, char *buf, size_t n);
+/* Look up by name: returns SIM_OK and the index, or SIM_ENOENT. */
+int topo_find_vertex(const topo *t, const char *name, uint32_t *v);
+int topo_find_link(const topo *t, const char *name, uint32_t *l);
+
+/* Every equal-cost next hop (as channels leaving `v`) toward NIC `dst_nic`
+ * under up/down routing. v must be a switch of the NIC's plane, or the NIC's
+ * own leaf path. Returns the count written (<= max). O(ports). */
+uint32_t topo_next_hops(const topo *t, uint32_t v, uint32_t dst_nic, uint32_t *out, uint32_t max);
+
+/* The routed path GPU src -> GPU dst (src != dst). Same node: over the
+ * scale-up switch. Otherwise src GPU -> its NIC, or, when the destination NIC
+ * is on another plane/rail that the fabric cannot reach, over NVLink first to
+ * the GPU of src's node whose NIC shares the destination's plane; then the
+ * fabric, choosing among equal-cost next hops by hashing flow_hash with each
+ * switch's ECMP seed; then the destination NIC -> GPU. */
+int topo_route(const topo *t, uint32_t src_gpu, uint32_t dst_gpu, uint64_t flow_hash,
+               topo_path *path);
+/* ECMP choice at switch v among n candidates for a flow: deterministic in
+ * (fabric.ecmp.hash_seed, v, flow_hash). */
+uint32_t topo_ecmp_pick(const topo *t, uint32_t v, uint64_t flow_hash, uint32_t n);
+/* Number of distinct shortest routed paths between two GPUs. */
+uint64_t topo_path_count(const topo *t, uint32_t src_gpu, uint32_t dst_gpu);
+/* One-way latency of a path for a zero-byte message (links + vertices in between). */
+simtime_ps topo_path_latency(const topo *t, const topo_path *p);
+/* Smallest channel rate along a path. */
+rate_bps topo_path_bottleneck(const topo *t, const topo_path *p);
+
+const topo_inventory *topo_inventory_get(const topo *t);
+/* Graphviz DOT of the whole graph (nodes collapsed to one box each when
+ * `collapse_nodes`). */
+int topo_write_dot(const topo *t, FILE *f, bool collapse_nodes);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,235 @@
+/* Topology construction and the graph accessors.
+ *
+ * topo_build plans the sizes (fattree.c), allocates every array once from the
+ * topology's arena, creates vertices and links in the fixed layout described
+ * in topo_internal.h, and groups channels into per-vertex port lists with one
+ * counting pass. Cost: O(vertices + links), no per-element allocation.
+ */
+#include <assert.h>
+#include <string.h>
+
+#include "topo/topo_internal.h"
+
+bool topo__pcie_per_nic(const topo *t) { return t->npn >= t->gpn; }
+
+uint32_t topo__nic_gpu_local(const topo *t, uint32_t nic_local) {
+  /* N >= G: NIC i hangs off GPU floor(i*G/N). N < G: GPUs g with
+   * floor(g*N/G) == i share NIC i; the lowest is ceil(i*G/N). */
+  uint64_t x = (uint64_t)nic_local * t->gpn;
+  if (topo__pcie_per_nic(t)) return (uint32_t)(x / t->npn);
+  return (uint32_t)((x + t->npn - 1) / t->npn);
+}
+
+uint32_t topo__pcie_link(const topo *t, uint32_t gpu, uint32_t nic) {
+  return t->l_pcie + (topo__pcie_per_nic(t) ? nic : gpu);
+}
+
+static void build_vertices(topo *t, const cfg_scenario *cfg) {
+  for (uint32_t g = 0; g < t->gpus; g++) {
+    topo_vertex *v = &t->vert[t->v_gpu + g];
+    v->kind = TOPO_GPU;
+    v->plane = -1;
+    v->index = g;
+    v->node = g / t->gpn;
+    v->pod = UINT32_MAX;
+  }
+  for (uint32_t n = 0; n < t->nodes; n++) {
+    topo_vertex *v = &t->vert[t->v_nvs + n];
+    v->kind = TOPO_NVSWITCH;
+    v->plane = -1;
+    v->index = n;
+    v->node = n;
+    v->pod = UINT32_MAX;
+    v->latency = cfg->cluster.scale_up.latency;
+  }
+  for (uint32_t i = 0; i < t->nics; i++) {
+    topo_vertex *v = &t->vert[t->v_nic + i];
+    v->kind = TOPO_NIC;
+    v->plane = (int16_t)topo__nic_place(t, i).plane;
+    v->index = i;
+    v->node = i / t->npn;
+    v->pod = UINT32_MAX;
+    v->latency = cfg->cluster.nic.latency;
+  }
+  const topo__shape *s = &t->s;
+  for (uint32_t p = 0; p < t->planes; p++) {
+    for (uint32_t i = 0; i < s->switches; i++) {
+      topo_vertex *v = &t->vert[t->v_sw + p * s->switches + i];
+      v->kind = TOPO_SWITCH;
+      v->plane = (int16_t)p;
+      v->node = UINT32_MAX;
+      v->latency = cfg->fabric.switch_latency;
+      if (i < s->leaves) {
+        v->tier = TOPO_TIER_LEAF;
+        v->index = i;
+        v->pod = s->tiers == 3 ? i / s->half : 0;
+      } else if (i < s->leaves + s->spines) {
+        v->tier = TOPO_TIER_SPINE;
+        v->index = i - s->leaves;
+        v->pod = s->tiers == 3 ? v->index / s->up : 0;
+      } else {
+        v->tier = TOPO_TIER_CORE;
+        v->index = i - s->leaves - s->spines;
+        v->pod = UINT32_MAX;
+      }
+    }
+  }
+}
+
+static void build_node_links(topo *t, const cfg_scenario *cfg) {
+  for (uint32_t g = 0; g < t->gpus; g++) {
+    topo_link *l = &t->link[t->l_nvlink + g];
+    l->a = t->v_gpu + g;
+    l->b = t->v_nvs + g / t->gpn;
+    l->kind = TOPO_LINK_SCALE_UP;
+    l->bps = cfg->cluster.scale_up.bandwidth;
+  }
+  bool per_nic = topo__pcie_per_nic(t);
+  uint32_t npcie = per_nic ? t->nics : t->gpus;
+  for (uint32_t x = 0; x < npcie; x++) {
+    uint32_t gpu, nic;
+    if (per_nic) {
+      nic = x;
+      gpu = (x / t->npn) * t->gpn + topo__nic_gpu_local(t, x % t->npn);
+    } else {
+      gpu = x;
+      nic = topo_gpu_nic(t, x);
+    }
+    topo_link *l = &t->link[t->l_pcie + x];
+    l->a = t->v_gpu + gpu;
+    l->b = t->v_nic + nic;
+    l->kind = TOPO_LINK_PCIE;
+    l->bps = cfg->cluster.pcie.bandwidth;
+    l->latency = cfg->cluster.pcie.latency;
+  }
+  for (uint32_t i = 0; i < t->nics; i++) {
+    topo__place p = topo__nic_place(t, i);
+    topo_link *l = &t->link[t->l_endpoint + i];
+    l->a = t->v_nic + i;
+    l->b = topo__switch_v(t, p.plane, TOPO_TIER_LEAF, p.leaf);
+    l->kind = TOPO_LINK_ENDPOINT;
+    l->bps = cfg->cluster.nic.bandwidth;
+    l->latency = cfg->fabric.link_latency;
+  }
+}
+
+/* Counting sort of channels by source vertex; within a vertex, link-id order
+ * (the routing invariant of topo_internal.h). */
+static void build_ports(topo *t) {
+  for (uint32_t l = 0; l < t->nlinks; l++) {
+    t->vert[t->link[l].a].nports++;
+    t->vert[t->link[l].b].nports++;
+  }
+  uint32_t next = 0;
+  for (uint32_t v = 0; v < t->nvertices; v++) {
+    t->vert[v].first_port = next;
+    next += t->vert[v].nports;
+    t->vert[v].nports = 0;
+  }
+  for (uint32_t l = 0; l < t->nlinks; l++) {
+    topo_vertex *a = &t->vert[t->link[l].a], *b = &t->vert[t->link[l].b];
+    t->port[a->first_port + a->nports++] = 2 * l;
+    t->port[b->first_port + b->nports++] = 2 * l + 1;
+  }
+}
+
+int topo_build(topo **out, const cfg_scenario *cfg, const cfg_doc *doc, sim_error *err) {
+  *out = NULL;
+  topo plan;
+  memset(&plan, 0, sizeof plan);
+  int rc = topo__plan(&plan, cfg, doc, err);
+  if (rc != SIM_OK) return rc;
+
+  sim_arena arena;
+  sim_arena_init(&arena);
+  topo *t = sim_arena_alloc(&arena, sizeof *t);
+  *t = plan;
+  t->arena = arena; /* from here on allocate through t->arena only */
+  t->vert = sim_arena_alloc(&t->arena, (size_t)t->nvertices * sizeof *t->vert);
+  t->link = sim_arena_alloc(&t->arena, (size_t)t->nlinks * sizeof *t->link);
+  t->port = sim_arena_alloc(&t->arena, (size_t)t->nlinks * 2 * sizeof *t->port);
+
+  build_vertices(t, cfg);
+  build_node_links(t, cfg);
+  topo__wire_fabric(t, cfg);
+  build_ports(t);
+  topo__inventory(t, cfg);
+  *out = t;
+  return SIM_OK;
+}
+
+void topo_free(topo *t) {
+  if (!t) return;
+  sim_arena arena = t->arena; /* t itself lives in the arena */
+  sim_arena_free(&arena);
+}
+
+uint32_t topo_vertex_count(const topo *t) { return t->nvertices; }
+uint32_t topo_link_count(const topo *t) { return t->nlinks; }
+
+const topo_vertex *topo_vertex_at(const topo *t, uint32_t v) {
+  return v < t->nvertices ? &t->vert[v] : NULL;
+}
+
+const topo_link *topo_link_at(const topo *t, uint32_t l) {
+  return l < t->nlinks ? &t->link[l] : NULL;
+}
+
+uint32_t topo_channel_src(const topo *t, uint32_t ch) {
+  assert(ch / 2 < t->nlinks);
+  const topo_link *l = &t->link[ch >> 1];
+  return ch & 1 ? l->b : l->a;
+}
+
+uint32_t topo_channel_dst(const topo *t, uint32_t ch) {
+  assert(ch / 2 < t->nlinks);
+  const topo_link *l = &t->link[ch >> 1];
+  return ch & 1 ? l->a : l->b;
+}
+
+uint32_t topo_port_channel(const topo *t, uint32_t v, uint32_t i) {
+  assert(v < t->nvertices && i < t->vert[v].nports);
+  return t->port[t->vert[v].first_port + i];
+}
+
+uint32_t topo_gpu_count(const topo *t) { return t->gpus; }
+uint32_t topo_node_count(const topo *t) { return t->nodes; }
+uint32_t topo_nic_count(const topo *t) { return t->nics; }
+uint32_t topo_gpu_vertex(const topo *t, uint32_t gpu) { return t->v_gpu + gpu; }
+uint32_t topo_nic_vertex(const topo *t, uint32_t nic) { return t->v_nic + nic; }
+uint32_t topo_gpu_node(const topo *t, uint32_t gpu) { return gpu / t->gpn; }
+
+uint32_t topo_gpu_nic(const topo *t, uint32_t gpu) {
+  uint32_t node = gpu / t->gpn, g = gpu % t->gpn;
+  return node * t->npn + (uint32_t)((uint64_t)g * t->npn / t->gpn);
+}
+
+uint32_t topo_nic_leaf(const topo *t, uint32_t nic) {
+  topo__place p = topo__nic_place(t, nic);
+  return topo__switch_v(t, p.plane, TOPO_TIER_LEAF, p.leaf);
+}
+
+uint32_t topo_switch_vertex(const topo *t, uint32_t plane, uint32_t tier, uint32_t index) {
+  const topo__shape *s = &t->s;
+  uint32_t n = tier == TOPO_TIER_LEAF ? s->leaves
+               : tier == TOPO_TIER_SPINE ? s->spines
+               : tier == TOPO_TIER_CORE  ? s->cores
+                                         : 0;
+  if (plane >= t->planes || index >= n) return UINT32_MAX;
+  return topo__switch_v(t, plane, tier, index);
+}
+
+int topo_link_between(const topo *t, uint32_t a, uint32_t b, uint32_t *l) {
+  if (a >= t->nvertices || b >= t->nvertices) return SIM_ENOENT;
+  /* scan the vertex with fewer ports: O(min(ports)) */
+  uint32_t from = t->vert[a].nports <= t->vert[b].nports ? a : b, to = from == a ? b : a;
+  const topo_vertex *v = &t->vert[from];
+  for (uint32_t i = 0; i < v->nports; i++) {
+    uint32_t ch = t->port[v->first_port + i];
+    if (topo_channel_dst(t, ch) == to) {
+      *l = ch >> 1;
+      return SIM_OK;
+    }
+  }
+  return SIM_ENOENT;
+}

@@ -1,0 +1,224 @@
+/* Fat-tree planning and wiring: validation, sizes, NIC placement, the
+ * leaf-spine-core links of every plane.
+ *
+ * A leaf of radix k with oversubscription o keeps up = max(1, floor(k/(1+o)))
+ * ports toward spines and down = k - up toward NICs.
+ *   2-tier: every leaf has one link to each of the `up` spines; a spine has k
+ *     ports, so a plane holds at most k leaves = k * down endpoints.
+ *   3-tier: a pod is k/2 leaves and `up` spines; spine c of a pod has k/2 down
+ *     links (its pod's leaves) and k/2 up links, one to each core of core
+ *     group c; there are `up` groups of k/2 cores; a core has k ports, so a
+ *     plane holds at most k pods = k * (k/2) * down endpoints (k^3/4 at o = 1).
+ * Partial population builds only the leaves and pods needed, all `up` spines
+ * per pod, and cores only when there is more than one pod.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "topo/topo_internal.h"
+
+int topo__fail(const cfg_doc *doc, const char *key, sim_error *err, const char *fmt, ...) {
+  char msg[800];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (doc) return cfg_fail_at(doc, key, err, "%s", msg);
+  return sim_fail(err, SIM_ECONFIG, "%s: %s", key, msg);
+}
+
+static uint32_t div_ceil(uint32_t a, uint32_t b) { return a / b + (a % b != 0); }
+
+/* Keys that make the fabric hold more nodes, for the "does not fit" message. */
+static void raise_hint(const topo *t, char *buf, size_t n) {
+  const char *more_tiers = t->s.tiers == 2 ? ", fabric.tiers (to 3)" : "";
+  const char *planes = t->kind == CFG_TOPO_MULTI_PLANE && t->planes < t->npn
+                           ? ", fabric.planes (up to cluster.nic.per_node)"
+                           : "";
+  snprintf(buf, n,
+           "raise fabric.switch_radix%s%s or fabric.oversubscription, or lower cluster.nodes",
+           more_tiers, planes);
+}
+
+int topo__plan(topo *t, const cfg_scenario *cfg, const cfg_doc *doc, sim_error *err) {
+  const uint32_t G = cfg->cluster.gpus_per_node, N = cfg->cluster.nic.per_node;
+  const uint32_t k = cfg->fabric.switch_radix, tiers = cfg->fabric.tiers;
+  const double o = cfg->fabric.oversubscription;
+  topo__shape *s = &t->s;
+
+  if (G < 1 || G > TOPO__MAX_PER_NODE)
+    return topo__fail(doc, "cluster.gpus_per_node", err, "%u GPUs per node; allowed 1 .. %d", G,
+                      TOPO__MAX_PER_NODE);
+  if (N < 1 || N > TOPO__MAX_PER_NODE)
+    return topo__fail(doc, "cluster.nic.per_node", err, "%u NICs per node; allowed 1 .. %d", N,
+                      TOPO__MAX_PER_NODE);
+  if (k < 2 || k % 2 || k > TOPO__MAX_RADIX)
+    return topo__fail(doc, "fabric.switch_radix", err,
+                      "radix %u; a switch radix must be even, 2 .. %d", k, TOPO__MAX_RADIX);
+  if (tiers != 2 && tiers != 3)
+    return topo__fail(doc, "fabric.tiers", err, "%u tiers; fat-trees have 2 or 3 tiers", tiers);
+  if (!(o >= 1.0) || !isfinite(o))
+    return topo__fail(doc, "fabric.oversubscription", err,
+                      "%g; the leaf down:up ratio must be a finite number >= 1", o);
+
+  t->kind = cfg->fabric.topology;
+  t->gpn = G;
+  t->npn = N;
+  t->planes = 1;
+  if (t->kind == CFG_TOPO_MULTI_PLANE) {
+    uint32_t P = cfg->fabric.planes;
+    if (P < 1 || P > N || N % P)
+      return topo__fail(doc, "fabric.planes", err,
+                        "%u planes with %u NICs per node; a multi-plane fabric needs 1 .. "
+                        "cluster.nic.per_node planes dividing it (NIC i goes to plane i mod "
+                        "planes)",
+                        P, N);
+    t->planes = P;
+  } else if (cfg->fabric.planes != 1) {
+    return topo__fail(doc, "fabric.planes", err,
+                      "%u planes on a %s fabric; only fabric.topology: multi-plane has planes",
+                      cfg->fabric.planes, cfg_topology_name(t->kind));
+  }
+
+  s->k = k;
+  s->half = k / 2;
+  s->tiers = tiers;
+  double up = floor((double)k / (1.0 + o));
+  s->up = up < 1.0 ? 1u : (uint32_t)up;
+  s->down = k - s->up;
+  if (s->up > s->half || s->down < 1)
+    return topo__fail(doc, "fabric.oversubscription", err,
+                      "radix %u leaves %u up / %u down ports; needs at least one of each and "
+                      "no more up than down",
+                      k, s->up, s->down);
+  s->max_leaves = tiers == 2 ? k : k * s->half;
+  s->max_endpoints = (uint64_t)s->max_leaves * s->down;
+
+  uint64_t max_nodes;
+  if (t->kind == CFG_TOPO_RAIL_OPTIMIZED)
+    max_nodes = (uint64_t)(s->max_leaves / N) * s->down;
+  else
+    max_nodes = s->max_endpoints / (N / t->planes);
+  if (max_nodes > UINT32_MAX) max_nodes = UINT32_MAX;
+  t->max_nodes = (uint32_t)max_nodes;
+  char hint[200];
+  raise_hint(t, hint, sizeof hint);
+  if (max_nodes == 0)
+    return topo__fail(doc, "fabric.switch_radix", err,
+                      "a %u-tier %s fabric of radix %u has %u leaves per plane, too few for one "
+                      "node's %u NICs (one leaf per rail); raise fabric.switch_radix or "
+                      "fabric.tiers",
+                      tiers, cfg_topology_name(t->kind), k, s->max_leaves, N);
+
+  uint32_t nodes = cfg->cluster.nodes ? cfg->cluster.nodes : t->max_nodes;
+  if (nodes > max_nodes)
+    return topo__fail(doc, "cluster.nodes", err,
+                      "%u nodes do not fit: a %u-tier %s fabric of radix %u (%u down / %u up "
+                      "per leaf%s) holds at most %u nodes of %u NICs; %s",
+                      nodes, tiers, cfg_topology_name(t->kind), k, s->down, s->up,
+                      t->planes > 1 ? ", per plane" : "", t->max_nodes, N, hint);
+  t->nodes = nodes;
+
+  if (t->kind == CFG_TOPO_RAIL_OPTIMIZED)
+    s->leaves = div_ceil(nodes, s->down) * N; /* every rail's leaf in each group */
+  else
+    s->leaves = div_ceil(nodes * (N / t->planes), s->down);
+  if (tiers == 2) {
+    s->pods = 1;
+    s->spines = s->up;
+    s->cores = 0;
+    s->sc_links = 0;
+  } else {
+    s->pods = div_ceil(s->leaves, s->half);
+    s->spines = s->pods * s->up;
+    s->cores = s->pods > 1 ? s->up * s->half : 0;
+    s->sc_links = s->pods > 1 ? s->spines * s->half : 0;
+  }
+  s->ls_links = s->leaves * s->up;
+  s->switches = s->leaves + s->spines + s->cores;
+
+  uint64_t gpus = (uint64_t)nodes * G, nics = (uint64_t)nodes * N;
+  uint64_t pcie = (uint64_t)nodes * (N >= G ? N : G);
+  uint64_t nv = gpus + nodes + nics + (uint64_t)t->planes * s->switches;
+  uint64_t nl = gpus + pcie + nics + (uint64_t)t->planes * (s->ls_links + s->sc_links);
+  if (nv > TOPO__MAX_ELEMS || nl > TOPO__MAX_ELEMS)
+    return topo__fail(doc, "cluster.nodes", err,
+                      "%u nodes make %llu vertices and %llu links, more than the %d fabsim "
+                      "builds; set cluster.nodes lower (the fabric holds %u)",
+                      nodes, (unsigned long long)nv, (unsigned long long)nl, TOPO__MAX_ELEMS,
+                      t->max_nodes);
+
+  t->gpus = (uint32_t)gpus;
+  t->nics = (uint32_t)nics;
+  t->v_gpu = 0;
+  t->v_nvs = t->gpus;
+  t->v_nic = t->v_nvs + nodes;
+  t->v_sw = t->v_nic + t->nics;
+  t->nvertices = (uint32_t)nv;
+  t->l_nvlink = 0;
+  t->l_pcie = t->gpus;
+  t->l_endpoint = t->l_pcie + (uint32_t)pcie;
+  t->l_fabric = t->l_endpoint + t->nics;
+  t->nlinks = (uint32_t)nl;
+  t->ecmp_seed = cfg->fabric.ecmp.hash_seed;
+  return SIM_OK;
+}
+
+topo__place topo__nic_place(const topo *t, uint32_t nic) {
+  topo__place p;
+  uint32_t node = nic / t->npn, i = nic % t->npn;
+  if (t->kind == CFG_TOPO_RAIL_OPTIMIZED) {
+    /* group of `down` nodes; one leaf per rail in each group */
+    p.plane = 0;
+    p.leaf = (node / t->s.down) * t->npn + i;
+    p.slot = node % t->s.down;
+  } else {
+    uint32_t per = t->npn / t->planes; /* NICs per node in each plane */
+    uint32_t j = node * per + i / t->planes; /* endpoint index within the plane */
+    p.plane = i % t->planes;
+    p.leaf = j / t->s.down;
+    p.slot = j % t->s.down;
+  }
+  return p;
+}
+
+uint32_t topo__switch_v(const topo *t, uint32_t plane, uint32_t tier, uint32_t index) {
+  uint32_t base = t->v_sw + plane * t->s.switches;
+  switch (tier) {
+  case TOPO_TIER_LEAF: return base + index;
+  case TOPO_TIER_SPINE: return base + t->s.leaves + index;
+  default: return base + t->s.leaves + t->s.spines + index;
+  }
+}
+
+static void set_link(topo_link *l, uint32_t a, uint32_t b, rate_bps bps, simtime_ps lat) {
+  l->a = a;
+  l->b = b;
+  l->kind = TOPO_LINK_FABRIC;
+  l->bps = bps;
+  l->latency = lat;
+}
+
+void topo__wire_fabric(topo *t, const cfg_scenario *cfg) {
+  const topo__shape *s = &t->s;
+  const rate_bps bps = cfg->fabric.link_bandwidth;
+  const simtime_ps lat = cfg->fabric.link_latency;
+  for (uint32_t p = 0; p < t->planes; p++) {
+    topo_link *ls = t->link + t->l_fabric + p * (s->ls_links + s->sc_links);
+    topo_link *sc = ls + s->ls_links;
+    for (uint32_t L = 0; L < s->leaves; L++) {
+      uint32_t pod = s->tiers == 3 ? L / s->half : 0;
+      for (uint32_t c = 0; c < s->up; c++)
+        set_link(&ls[L * s->up + c], topo__switch_v(t, p, TOPO_TIER_LEAF, L),
+                 topo__switch_v(t, p, TOPO_TIER_SPINE, pod * s->up + c), bps, lat);
+    }
+    if (!s->sc_links) continue;
+    for (uint32_t pod = 0; pod < s->pods; pod++)
+      for (uint32_t c = 0; c < s->up; c++)
+        for (uint32_t j = 0; j < s->half; j++)
+          set_link(&sc[(pod * s->up + c) * s->half + j],
+                   topo__switch_v(t, p, TOPO_TIER_SPINE, pod * s->up + c),
+                   topo__switch_v(t, p, TOPO_TIER_CORE, c * s->half + j), bps, lat);
+  }
+}

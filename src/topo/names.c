@@ -1,0 +1,121 @@
+/* Readable, stable names and their inverse.
+ *
+ * gpu<g>, nvs<node>, nic<i>, and (p<plane>.)leaf|spine|core<index> for
+ * switches (the prefix only on multi-plane fabrics); a link is "<a>-<b>".
+ * Lookup parses the name into the layout's index arithmetic, so finding a
+ * vertex is O(length of the name) and a link O(ports of its smaller end);
+ * nothing scans the vertex or link arrays. Parsing is strict: exactly the
+ * names topo_vertex_name produces are accepted (no leading zeros, no sign, no
+ * spaces, prefix present iff multi-plane).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "topo/topo_internal.h"
+
+static const char *const tier_word[4] = {"?", "leaf", "spine", "core"};
+
+const char *topo_vertex_name(const topo *t, uint32_t v, char *buf, size_t n) {
+  if (!buf || n == 0) return buf;
+  if (v >= t->nvertices) {
+    snprintf(buf, n, "?%u", v);
+    return buf;
+  }
+  const topo_vertex *x = &t->vert[v];
+  switch (x->kind) {
+  case TOPO_GPU: snprintf(buf, n, "gpu%u", x->index); break;
+  case TOPO_NVSWITCH: snprintf(buf, n, "nvs%u", x->index); break;
+  case TOPO_NIC: snprintf(buf, n, "nic%u", x->index); break;
+  case TOPO_SWITCH:
+    if (t->kind == CFG_TOPO_MULTI_PLANE)
+      snprintf(buf, n, "p%d.%s%u", x->plane, tier_word[x->tier], x->index);
+    else
+      snprintf(buf, n, "%s%u", tier_word[x->tier], x->index);
+    break;
+  }
+  return buf;
+}
+
+const char *topo_link_name(const topo *t, uint32_t l, char *buf, size_t n) {
+  if (!buf || n == 0) return buf;
+  if (l >= t->nlinks) {
+    snprintf(buf, n, "?link%u", l);
+    return buf;
+  }
+  char a[48], b[48];
+  topo_vertex_name(t, t->link[l].a, a, sizeof a);
+  topo_vertex_name(t, t->link[l].b, b, sizeof b);
+  snprintf(buf, n, "%s-%s", a, b);
+  return buf;
+}
+
+/* Decimal without sign or leading zeros; advances *i. */
+static bool parse_u32(const char *s, size_t len, size_t *i, uint32_t *out) {
+  size_t start = *i;
+  uint64_t x = 0;
+  while (*i < len && s[*i] >= '0' && s[*i] <= '9') {
+    x = x * 10 + (uint64_t)(s[*i] - '0');
+    if (x > UINT32_MAX) return false;
+    (*i)++;
+  }
+  if (*i == start || (s[start] == '0' && *i - start > 1)) return false;
+  *out = (uint32_t)x;
+  return true;
+}
+
+static bool eat(const char *s, size_t len, size_t *i, const char *word) {
+  size_t w = strlen(word);
+  if (len - *i < w || memcmp(s + *i, word, w) != 0) return false;
+  *i += w;
+  return true;
+}
+
+int topo__parse_vertex(const topo *t, const char *s, size_t len, uint32_t *v) {
+  size_t i = 0;
+  uint32_t plane = 0, idx;
+  bool has_plane = false;
+  if (eat(s, len, &i, "p")) {
+    if (!parse_u32(s, len, &i, &plane) || !eat(s, len, &i, ".")) return SIM_ENOENT;
+    has_plane = true;
+  }
+  uint32_t tier = 0;
+  topo_vkind kind = TOPO_SWITCH;
+  if (eat(s, len, &i, "gpu")) kind = TOPO_GPU;
+  else if (eat(s, len, &i, "nvs")) kind = TOPO_NVSWITCH;
+  else if (eat(s, len, &i, "nic")) kind = TOPO_NIC;
+  else if (eat(s, len, &i, "leaf")) tier = TOPO_TIER_LEAF;
+  else if (eat(s, len, &i, "spine")) tier = TOPO_TIER_SPINE;
+  else if (eat(s, len, &i, "core")) tier = TOPO_TIER_CORE;
+  else return SIM_ENOENT;
+  if (!parse_u32(s, len, &i, &idx) || i != len) return SIM_ENOENT;
+
+  if (kind != TOPO_SWITCH) {
+    if (has_plane) return SIM_ENOENT;
+    uint32_t count = kind == TOPO_GPU ? t->gpus : kind == TOPO_NIC ? t->nics : t->nodes;
+    uint32_t base = kind == TOPO_GPU ? t->v_gpu : kind == TOPO_NIC ? t->v_nic : t->v_nvs;
+    if (idx >= count) return SIM_ENOENT;
+    *v = base + idx;
+    return SIM_OK;
+  }
+  if (has_plane != (t->kind == CFG_TOPO_MULTI_PLANE)) return SIM_ENOENT;
+  uint32_t x = topo_switch_vertex(t, plane, tier, idx);
+  if (x == UINT32_MAX) return SIM_ENOENT;
+  *v = x;
+  return SIM_OK;
+}
+
+int topo_find_vertex(const topo *t, const char *name, uint32_t *v) {
+  if (!name) return SIM_ENOENT;
+  return topo__parse_vertex(t, name, strlen(name), v);
+}
+
+int topo_find_link(const topo *t, const char *name, uint32_t *l) {
+  if (!name) return SIM_ENOENT;
+  const char *dash = strchr(name, '-');
+  if (!dash) return SIM_ENOENT;
+  uint32_t a, b;
+  if (topo__parse_vertex(t, name, (size_t)(dash - name), &a) != SIM_OK ||
+      topo__parse_vertex(t, dash + 1, strlen(dash + 1), &b) != SIM_OK)
+    return SIM_ENOENT;
+  return topo_link_between(t, a, b, l);
+}

@@ -1,0 +1,97 @@
+/* Private to src/topo: the layout of a built topology.
+ *
+ * Everything is index arithmetic over a fixed layout, so nothing needs a
+ * search structure:
+ *
+ *   vertices  [v_gpu, +gpus)            GPU g
+ *             [v_nvs, +nodes)           scale-up switch of node n
+ *             [v_nic, +nics)            NIC i
+ *             [v_sw + p * shape.switches, ...) plane p: leaves, spines, cores
+ *   links     [l_nvlink, +gpus)         gpu g - nvs(node)           (a = GPU)
+ *             [l_pcie, +pcie)           one per NIC when N >= G (a = GPU),
+ *                                       else one per GPU
+ *             [l_endpoint, +nics)       nic i - its leaf            (a = NIC)
+ *             [l_fabric + p * (ls + sc), ...) plane p:
+ *                                       leaf L - spine c at L * up + c,
+ *                                       then spine - core at
+ *                                       ls + (pod * up + c) * half + j (a = lower tier)
+ *
+ * Port order (invariant used by routing): a vertex's ports are its links in
+ * link-id order. Hence a leaf's ports are its NICs by slot (0 .. ndown-1) and
+ * then its `up` spines; a spine's ports are its leaves (by leaf-within-pod, or
+ * by leaf in 2-tier) and then its `half` cores; a core's ports are its pods.
+ * So every down "table" is the port index itself: O(1) per hop, no
+ * switches x endpoints table.
+ */
+#ifndef FABSIM_TOPO_INTERNAL_H
+#define FABSIM_TOPO_INTERNAL_H
+
+#include "fabsim/topo.h"
+
+/* Largest graph we agree to build (vertices, and links, each): a radix-64
+ * 3-tier fabric of 8-GPU nodes is ~150k vertices and ~330k links. Equal-cost
+ * choices at one switch never exceed radix / 2. */
+enum {
+  TOPO__MAX_ELEMS = 1 << 24,
+  TOPO__MAX_RADIX = 1024,
+  TOPO__MAX_RADIX_HOPS = TOPO__MAX_RADIX / 2,
+  TOPO__MAX_PER_NODE = 4096
+};
+
+/* Shape of one plane (all planes of a multi-plane fabric are identical). */
+typedef struct topo__shape {
+  uint32_t k, half;      /* radix, radix / 2 */
+  uint32_t up, down;     /* leaf port split */
+  uint32_t tiers;
+  uint32_t leaves, spines, cores, pods; /* built, per plane */
+  uint32_t switches;                    /* leaves + spines + cores */
+  uint32_t ls_links, sc_links;          /* leaf-spine, spine-core, per plane */
+  uint32_t max_leaves;                  /* at full size, per plane */
+  uint64_t max_endpoints;               /* at full size, per plane */
+} topo__shape;
+
+struct topo {
+  sim_arena arena; /* owns everything below, and this struct */
+  cfg_topology kind;
+  uint32_t gpn, npn;       /* GPUs, NICs per node */
+  uint32_t planes;         /* 1 unless multi-plane */
+  uint32_t nodes, gpus, nics;
+  uint32_t max_nodes;
+  topo__shape s;
+  uint32_t v_gpu, v_nvs, v_nic, v_sw, nvertices;
+  uint32_t l_nvlink, l_pcie, l_endpoint, l_fabric, nlinks;
+  uint64_t ecmp_seed;
+  topo_vertex *vert;
+  topo_link *link;
+  uint32_t *port;          /* channels, grouped by source vertex */
+  topo_inventory inv;
+};
+
+/* Where a NIC sits in the fabric. */
+typedef struct topo__place {
+  uint32_t plane, leaf, slot; /* leaf index within the plane; slot = down port */
+} topo__place;
+
+/* fattree.c */
+int topo__plan(topo *t, const cfg_scenario *cfg, const cfg_doc *doc, sim_error *err);
+topo__place topo__nic_place(const topo *t, uint32_t nic);
+void topo__wire_fabric(topo *t, const cfg_scenario *cfg);
+uint32_t topo__switch_v(const topo *t, uint32_t plane, uint32_t tier, uint32_t index);
+/* SIM_ECONFIG located at `key` (plain "key: ..." when doc is NULL). */
+int topo__fail(const cfg_doc *doc, const char *key, sim_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* build.c */
+bool topo__pcie_per_nic(const topo *t);
+/* Local GPU PCIe-linked to local NIC i (the lowest one when NICs are shared). */
+uint32_t topo__nic_gpu_local(const topo *t, uint32_t nic_local);
+/* The PCIe link between global GPU g and global NIC i (which must be linked). */
+uint32_t topo__pcie_link(const topo *t, uint32_t gpu, uint32_t nic);
+
+/* inventory.c */
+void topo__inventory(topo *t, const cfg_scenario *cfg);
+
+/* names.c */
+int topo__parse_vertex(const topo *t, const char *s, size_t len, uint32_t *v);
+
+#endif

@@ -1,0 +1,146 @@
+/* fabsim core: time, errors, allocation, arena, RNG streams.
+ *
+ * Everything here is libc-only and free of mutable globals. Simulated time is
+ * integer picoseconds; rates are bits per second; sizes are bytes.
+ */
+#ifndef FABSIM_CORE_H
+#define FABSIM_CORE_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- units ------------------------------------------------------------ */
+
+typedef uint64_t simtime_ps; /* simulated time, picoseconds */
+typedef uint64_t rate_bps;   /* bits per second */
+
+#define SIM_PS_PER_NS ((simtime_ps)1000)
+#define SIM_PS_PER_US ((simtime_ps)1000000)
+#define SIM_PS_PER_MS ((simtime_ps)1000000000)
+#define SIM_PS_PER_S ((simtime_ps)1000000000000ULL)
+#define SIM_TIME_MAX UINT64_MAX
+
+/* Time to put `bytes` on a channel of `bps`, rounded up to a whole
+ * picosecond. Exact for any bytes < 2^61 and bps >= 1 (128-bit intermediate). */
+simtime_ps sim_serialization_ps(uint64_t bytes, rate_bps bps);
+
+/* Seconds as a double, for reporting only (never for simulated time). */
+static inline double sim_ps_to_s(simtime_ps t) { return (double)t * 1e-12; }
+
+/* ---- errors ----------------------------------------------------------- */
+
+/* Recoverable errors are negative codes; messages live in one table. */
+#define SIM_ERRNO_MAP(X)                                                      \
+  X(EINVAL, -1, "invalid argument")                                           \
+  X(ECONFIG, -2, "invalid scenario")                                          \
+  X(EIO, -3, "input/output error")                                            \
+  X(ERANGE, -4, "value out of range")                                         \
+  X(ENOTSUP, -5, "not supported")                                             \
+  X(ENOENT, -6, "no such element")                                            \
+  X(EINTR, -7, "interrupted")
+
+typedef enum {
+  SIM_OK = 0,
+#define SIM__ERR_ENUM(name, code, text) SIM_##name = code,
+  SIM_ERRNO_MAP(SIM__ERR_ENUM)
+#undef SIM__ERR_ENUM
+} sim_status;
+
+const char *sim_strerror(int code);
+
+/* A recoverable error: the code and a message a user can act on. The message
+ * of a scenario error starts with "file:line:col: ". */
+typedef struct sim_error {
+  int code;
+  char msg[1024];
+} sim_error;
+
+/* Sets err (if not NULL) and returns code, so callers can `return sim_fail(...)`. */
+int sim_fail(sim_error *err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+int sim_vfail(sim_error *err, int code, const char *fmt, va_list ap);
+
+/* ---- allocation ------------------------------------------------------- */
+
+/* The one allocation entry point. Out of memory is fatal: the process prints
+ * how many bytes it asked for and exits with status 3. */
+void *sim_malloc(size_t size);
+void *sim_calloc(size_t n, size_t size);
+void *sim_realloc(void *p, size_t size);
+char *sim_strdup(const char *s);
+void sim_free(void *p);
+
+/* Grow *items (capacity *cap, element size elem) to hold at least need. */
+void sim_grow(void **items, size_t *cap, size_t need, size_t elem);
+
+/* ---- arena ------------------------------------------------------------ */
+
+/* Bump allocator for objects that live as long as a topology or scenario.
+ * Freed all at once. Allocations are 16-byte aligned and zeroed. */
+typedef struct sim_arena_chunk sim_arena_chunk;
+typedef struct sim_arena {
+  sim_arena_chunk *head; /* private */
+  size_t used;           /* public: bytes handed out */
+} sim_arena;
+
+void sim_arena_init(sim_arena *a);
+void *sim_arena_alloc(sim_arena *a, size_t size);
+char *sim_arena_strdup(sim_arena *a, const char *s);
+void sim_arena_free(sim_arena *a);
+
+/* ---- RNG streams ------------------------------------------------------ */
+
+/* xoshiro256** seeded from (seed, stream name) with splitmix64: each
+ * component owns its stream, so adding a draw in one never shifts another. */
+typedef struct sim_rng {
+  uint64_t s[4];
+} sim_rng;
+
+void sim_rng_init(sim_rng *r, uint64_t seed, const char *stream);
+void sim_rng_init_u64(sim_rng *r, uint64_t seed, uint64_t stream);
+/* Uniform integer in [0, n), unbiased (Lemire). n > 0. */
+uint64_t sim_rng_below(sim_rng *r, uint64_t n);
+/* Exponential with the given mean. */
+double sim_rng_exp(sim_rng *r, double mean);
+
+/* Hot draws are inline: they sit on per-packet and per-event paths. */
+static inline uint64_t sim__rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+static inline uint64_t sim_rng_u64(sim_rng *r) {
+  uint64_t *s = r->s;
+  uint64_t result = sim__rotl(s[1] * 5, 7) * 9;
+  uint64_t t = s[1] << 17;
+  s[2] ^= s[0];
+  s[3] ^= s[1];
+  s[1] ^= s[2];
+  s[0] ^= s[3];
+  s[2] ^= t;
+  s[3] = sim__rotl(s[3], 45);
+  return result;
+}
+/* Uniform in [0, 1), 53 random bits. */
+static inline double sim_rng_uniform(sim_rng *r) {
+  return (double)(sim_rng_u64(r) >> 11) * 0x1.0p-53;
+}
+
+/* Stateless 64-bit mixers for hashing (ECMP, stream ids). */
+uint64_t sim_hash_u64(uint64_t x);
+uint64_t sim_hash_str(const char *s);
+
+/* ---- atomic output ---------------------------------------------------- */
+
+/* Writes `len` bytes to path through a temporary name in the same folder and
+ * rename(2), creating the folder if needed, so a reader never sees half a file. */
+int sim_write_file_atomic(const char *path, const void *data, size_t len, sim_error *err);
+/* mkdir -p */
+int sim_mkdirs(const char *path, sim_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

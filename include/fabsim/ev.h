@@ -1,0 +1,60 @@
+/* fabsim event engine: one simulation context, one totally ordered event queue.
+ *
+ * Events are ordered by (time, insertion sequence), so two events at the same
+ * picosecond run in the order they were scheduled, on every machine and run.
+ * Event storage is pooled inside the context; scheduling never calls malloc
+ * once the pool has grown to the simulation's high-water mark.
+ *
+ * No globals: several contexts may live in one process.
+ */
+#ifndef FABSIM_EV_H
+#define FABSIM_EV_H
+
+#include "fabsim/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct sim_ctx sim_ctx;
+
+/* A handler receives the context, the object it was scheduled for and a
+ * 64-bit argument. It may schedule and cancel events freely. */
+typedef void (*ev_fn)(sim_ctx *sim, void *obj, uint64_t arg);
+
+/* Handle of a scheduled event, for ev_cancel. 0 is never a valid handle. */
+typedef uint64_t ev_id;
+
+sim_ctx *sim_create(uint64_t seed);
+void sim_destroy(sim_ctx *sim);
+
+simtime_ps sim_now(const sim_ctx *sim);
+uint64_t sim_seed(const sim_ctx *sim);
+/* Events executed so far (cancelled events are not counted). */
+uint64_t sim_events(const sim_ctx *sim);
+/* Events currently pending. */
+size_t sim_pending(const sim_ctx *sim);
+
+/* Initialise a component's RNG stream from the context seed and a name. */
+void sim_rng_stream(const sim_ctx *sim, sim_rng *r, const char *stream);
+
+/* Schedule fn(sim, obj, arg) at absolute time `at` (at >= sim_now). O(log n). */
+ev_id ev_schedule(sim_ctx *sim, simtime_ps at, ev_fn fn, void *obj, uint64_t arg);
+static inline ev_id ev_schedule_in(sim_ctx *sim, simtime_ps delay, ev_fn fn, void *obj,
+                                   uint64_t arg) {
+  return ev_schedule(sim, sim_now(sim) + delay, fn, obj, arg);
+}
+/* Cancel a pending event. Returns true if it was pending; false if it already
+ * ran or was cancelled (stale handles are detected by a generation count). */
+bool ev_cancel(sim_ctx *sim, ev_id id);
+
+/* Run events until the queue is empty, an event's time exceeds `until`, or
+ * ev_stop is called. Returns the number of events executed by this call. */
+uint64_t ev_run(sim_ctx *sim, simtime_ps until);
+/* Ask ev_run to return after the current handler. */
+void ev_stop(sim_ctx *sim);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,157 @@
+/* fabsim scenario: schema, units, --set overrides and validation.
+ *
+ * A scenario is a YAML file (possibly empty, possibly absent) plus zero or more
+ * `--set key=value` overrides applied after the file. Every key has a default.
+ * Loading resolves everything into a plain struct of typed values: times in
+ * picoseconds, rates in bits per second, sizes in bytes.
+ *
+ * Resolution order for every value: schema default -> preset (cluster.gpu,
+ * fabric.transport) -> the file -> --set overrides. A key set explicitly in the
+ * file or with --set is never replaced by a preset.
+ *
+ * Every rejected input yields SIM_ECONFIG and a message of the form
+ *   "FILE:LINE:COL: KEY: what is wrong; what is allowed"
+ * where FILE is the scenario path, or "--set" with LINE the 1-based index of
+ * the --set argument and COL the column inside "key=value".
+ */
+#ifndef FABSIM_CONFIG_H
+#define FABSIM_CONFIG_H
+
+#include "fabsim/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum { CFG_TOPO_FAT_TREE, CFG_TOPO_MULTI_PLANE, CFG_TOPO_RAIL_OPTIMIZED } cfg_topology;
+typedef enum { CFG_TRANSPORT_INFINIBAND, CFG_TRANSPORT_ROCE, CFG_TRANSPORT_ETHERNET } cfg_transport;
+typedef enum { CFG_ROUTING_ECMP, CFG_ROUTING_ADAPTIVE, CFG_ROUTING_SPRAY, CFG_ROUTING_STATIC } cfg_routing;
+typedef enum { CFG_FIDELITY_ANALYTIC, CFG_FIDELITY_FLOW, CFG_FIDELITY_PACKET } cfg_fidelity;
+typedef enum { CFG_GPU_H100, CFG_GPU_H800, CFG_GPU_A100, CFG_GPU_B200 } cfg_gpu;
+typedef enum { CFG_WORKLOAD_COLLECTIVE } cfg_workload_kind;
+typedef enum {
+  CFG_COLL_ALLREDUCE,
+  CFG_COLL_REDUCESCATTER,
+  CFG_COLL_ALLGATHER,
+  CFG_COLL_BROADCAST,
+  CFG_COLL_ALLTOALL
+} cfg_coll_op;
+typedef enum { CFG_ALGO_RING, CFG_ALGO_PAIRWISE } cfg_coll_algorithm;
+
+/* The resolved scenario. All fields public and read-only after cfg_load. */
+typedef struct cfg_scenario {
+  struct {
+    uint32_t nodes;        /* 0 = absent: the topology is built at full size */
+    uint32_t gpus_per_node;
+    cfg_gpu gpu;
+    double gpu_flops;         /* dense BF16 FLOP/s */
+    uint64_t gpu_memory;      /* bytes of HBM */
+    rate_bps hbm_bandwidth;   /* bits/s */
+    struct {
+      rate_bps bandwidth;     /* per GPU, per direction */
+      simtime_ps latency;     /* GPU to GPU through the scale-up switch */
+    } scale_up;
+    struct {
+      rate_bps bandwidth;     /* per NIC port */
+      uint32_t per_node;      /* default: gpus_per_node */
+      simtime_ps latency;     /* NIC processing, per traversal */
+    } nic;
+    struct {
+      rate_bps bandwidth;     /* GPU <-> NIC, per direction */
+      simtime_ps latency;
+    } pcie;
+  } cluster;
+  struct {
+    cfg_topology topology;
+    uint32_t tiers;           /* 2 or 3 */
+    uint32_t planes;          /* default 1; multi-plane: default nic.per_node */
+    uint32_t switch_radix;    /* ports per switch, even */
+    double oversubscription;  /* leaf down:up ratio, >= 1 */
+    rate_bps link_bandwidth;  /* switch-to-switch links */
+    simtime_ps link_latency;  /* propagation per link */
+    simtime_ps switch_latency;/* per switch traversal; default by transport */
+    cfg_transport transport;
+    cfg_routing routing;
+    uint32_t mtu;             /* payload bytes per packet */
+    struct {
+      uint64_t hash_seed;
+    } ecmp;
+  } fabric;
+  struct {
+    double switch_usd;
+    double transceiver_usd;   /* per optical transceiver (two per optical link) */
+    double nic_usd;
+    double cable_usd;         /* per copper (DAC) cable */
+    bool optical_endpoint_links; /* NIC-leaf links optical (else copper) */
+  } cost;
+  struct {
+    cfg_workload_kind kind;
+    struct {
+      cfg_coll_op op;
+      cfg_coll_algorithm algorithm;
+      uint64_t size;          /* bytes: the buffer size as nccl-tests counts it */
+      uint32_t ranks;         /* 0 = every GPU */
+    } collective;
+  } workload;
+  struct {
+    uint64_t seed;
+    cfg_fidelity fidelity;
+  } simulation;
+  struct {
+    char *dir;                /* owned by the scenario */
+  } output;
+} cfg_scenario;
+
+/* Where a key's value came from, for error messages raised after loading
+ * (e.g. the topology finding that cluster.nodes does not fit). */
+typedef struct cfg_loc {
+  const char *file; /* scenario path, "--set", or "default" */
+  uint32_t line, col;
+} cfg_loc;
+
+typedef struct cfg_doc cfg_doc; /* opaque: sources and key locations */
+
+/* Load `path` (NULL: no file) and apply `nsets` "key=value" overrides.
+ * On success returns SIM_OK, fills *out and stores a handle in *doc (free
+ * with cfg_free). On failure returns SIM_ECONFIG with err->msg as described
+ * above; *out and *doc are left empty and need no freeing. */
+int cfg_load(cfg_scenario *out, cfg_doc **doc, const char *path, const char *const *sets,
+             int nsets, sim_error *err);
+/* Same, from a buffer (used by the fuzz target and tests); name labels errors. */
+int cfg_load_buffer(cfg_scenario *out, cfg_doc **doc, const char *name, const char *yaml,
+                    size_t len, const char *const *sets, int nsets, sim_error *err);
+void cfg_free(cfg_scenario *s, cfg_doc *doc);
+
+/* Location of a key's value (for keys never set: {"default", 0, 0}). */
+cfg_loc cfg_where(const cfg_doc *doc, const char *key);
+/* Raise an error about a loaded key: "loc: key: message". Returns SIM_ECONFIG. */
+int cfg_fail_at(const cfg_doc *doc, const char *key, sim_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* The resolved scenario as canonical YAML-ish text, every key, for reports
+ * and `fabsim run --dump-scenario`. Caller frees with sim_free. */
+char *cfg_dump(const cfg_scenario *s);
+
+/* Enum names as written in scenarios ("fat-tree", "infiniband", "H100", ...). */
+const char *cfg_topology_name(cfg_topology t);
+const char *cfg_transport_name(cfg_transport t);
+const char *cfg_routing_name(cfg_routing r);
+const char *cfg_fidelity_name(cfg_fidelity f);
+const char *cfg_gpu_name(cfg_gpu g);
+const char *cfg_coll_op_name(cfg_coll_op op);
+const char *cfg_coll_algorithm_name(cfg_coll_algorithm a);
+
+/* Unit parsers, exposed for tests and the CLI. Return SIM_OK or SIM_ECONFIG
+ * with a message naming the accepted units (no location prefix). */
+int cfg_parse_bandwidth(const char *text, rate_bps *out, sim_error *err);
+int cfg_parse_time(const char *text, simtime_ps *out, sim_error *err);
+int cfg_parse_size(const char *text, uint64_t *out, sim_error *err);
+
+/* The schema reference in Markdown (docs/scenario.md is generated from it
+ * and a test checks they match). Caller frees with sim_free. */
+char *cfg_schema_markdown(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,124 @@
+/* Internals shared by the files of the config module (cfg__ prefix).
+ *
+ *   units.c     number grammar, unit tables, cfg_parse_* and canonical formatting
+ *   schema.c    the key table, enum names, lookup and suggestions, text -> field
+ *   load.c      YAML and --set walking, key locations, cfg_load*, cfg_fail_at
+ *   validate.c  presets (derived defaults) and cross-key validation
+ *   dump.c      cfg_dump, cfg_schema_markdown and the text builder they share
+ */
+#ifndef FABSIM_CFG_INTERNAL_H
+#define FABSIM_CFG_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fabsim/config.h"
+
+/* ---- text builder --------------------------------------------------------- */
+
+/* Growable NUL-terminated text; p is NULL until the first append. Owned by
+ * whoever holds it; release with sim_free(b.p) or hand p to the caller. */
+typedef struct cfg__buf {
+  char *p;
+  size_t len, cap;
+} cfg__buf;
+
+void cfg__buf_puts(cfg__buf *b, const char *s);
+void cfg__buf_printf(cfg__buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Never NULL: an empty builder yields a freshly allocated "". */
+char *cfg__buf_take(cfg__buf *b);
+
+/* User text for a message: at most `max` visible characters, non-printable
+ * bytes escaped as \xNN, "..." when cut. out has room for cap bytes. */
+void cfg__excerpt(char *out, size_t cap, const char *text, size_t len, size_t max);
+
+/* ---- units ---------------------------------------------------------------- */
+
+/* The public unit parsers on text that need not be NUL-terminated; the
+ * message (no location, no key) goes to msg. */
+int cfg__parse_bandwidth_n(const char *text, size_t len, rate_bps *out, char *msg, size_t cap);
+int cfg__parse_time_n(const char *text, size_t len, simtime_ps *out, char *msg, size_t cap);
+int cfg__parse_size_n(const char *text, size_t len, uint64_t *out, char *msg, size_t cap);
+
+/* Canonical text with a unit that parses back to exactly v (at most three
+ * decimals; the unit that reads shortest). out needs CFG__VALUE_TEXT bytes. */
+enum { CFG__VALUE_TEXT = 48 };
+void cfg__format_bandwidth(char *out, size_t cap, rate_bps v, int bytes_family);
+void cfg__format_time(char *out, size_t cap, simtime_ps v);
+void cfg__format_size(char *out, size_t cap, uint64_t v);
+/* Shortest decimal text that strtod reads back as exactly v. */
+void cfg__format_double(char *out, size_t cap, double v);
+
+/* Strict number grammar shared by all numeric types: digits, optional
+ * fraction, optional exponent; no sign, no hex, no inf/nan. Returns the
+ * number of bytes consumed (0: no number at the start of text). */
+size_t cfg__scan_number(const char *text, size_t len);
+
+/* ---- schema --------------------------------------------------------------- */
+
+typedef enum {
+  CFG__UINT,      /* uint32_t or uint64_t field (width), range [min, max] */
+  CFG__DOUBLE,    /* double, >= dmin (or > dmin when dmin_exclusive) */
+  CFG__BANDWIDTH, /* rate_bps, >= min */
+  CFG__TIME,      /* simtime_ps, >= min */
+  CFG__SIZE,      /* uint64_t bytes, >= min */
+  CFG__BOOL,
+  CFG__STRING,    /* char * owned by the scenario, never empty */
+  CFG__ENUM       /* C enum (int-sized), names[] indexed by value */
+} cfg__type;
+
+/* How a key without an explicit value gets one, beyond `def`. */
+typedef enum {
+  CFG__DERIVE_NONE,      /* def always set */
+  CFG__DERIVE_GPU,       /* by_value[cluster.gpu] */
+  CFG__DERIVE_TRANSPORT, /* by_value[fabric.transport] */
+  CFG__DERIVE_RULE       /* a rule in validate.c; def_doc describes it */
+} cfg__derive;
+
+typedef struct cfg__key {
+  const char *name;         /* dotted, the contract with users */
+  cfg__type type;
+  const char *def;          /* default as scenario text; NULL when derived */
+  cfg__derive derive;
+  const char *const *by_value; /* derived texts indexed by the controlling enum */
+  const char *def_doc;      /* default column for DERIVE_RULE */
+  uint64_t min, max;        /* UINT: range; BANDWIDTH/TIME/SIZE: min only */
+  double dmin;              /* DOUBLE */
+  int dmin_exclusive;
+  const char *const *names; /* ENUM */
+  int nnames;
+  int bytes_family;         /* BANDWIDTH: print as bytes/s (memory, NVLink, PCIe) */
+  const char *doc;          /* one line */
+  size_t offset, width;     /* into cfg_scenario */
+} cfg__key;
+
+size_t cfg__nkeys(void);
+const cfg__key *cfg__key_at(size_t i);
+/* Index of a leaf key, or -1. Not NUL-terminated input is fine. */
+int cfg__find_key(const char *name, size_t len);
+/* True when name (not a leaf) is a proper prefix section such as "cluster.nic". */
+int cfg__is_section(const char *name, size_t len);
+/* Closest leaf or section to an unknown name, or NULL when none is close. */
+const char *cfg__suggest(const char *name, size_t len);
+
+/* Parse text into key i of s. On failure returns SIM_ECONFIG and writes a
+ * message without location or key into msg (cap bytes). Text need not be
+ * NUL-terminated; embedded NULs are rejected. Replaces (and frees) a
+ * previous string value. */
+int cfg__set_text(cfg_scenario *s, size_t i, const char *text, size_t len, char *msg,
+                  size_t cap);
+/* Type and range of key i for messages and docs ("integer 1..72"). */
+void cfg__describe_type(const cfg__key *k, char *out, size_t cap);
+/* Appends the value of key i of s as canonical scenario text (units, enum
+ * names, strings double-quoted) that cfg__set_text reads back exactly. */
+void cfg__value_text(const cfg_scenario *s, size_t i, cfg__buf *b);
+
+/* ---- loading and validation ----------------------------------------------- */
+
+/* True when key i got a value from the file or a --set. */
+int cfg__is_set(const cfg_doc *doc, size_t i);
+/* Fills every unset derived key, then checks what no single key can
+ * (divisibility, combinations). Errors are located at the key at fault. */
+int cfg__resolve(cfg_scenario *s, const cfg_doc *doc, sim_error *err);
+
+#endif

@@ -1,0 +1,440 @@
+/* Loading: the YAML file and --set overrides onto the schema, with the
+ * location of every value kept for later messages.
+ *
+ * Ownership: cfg_load* build into a private scenario and document and hand
+ * both to the caller only on success; on failure everything is freed here.
+ * Cost: O(keys in the input x schema size); the walk descends only into known
+ * sections, so YAML aliases and deep nesting cannot make it recurse far.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#include "config/cfg_internal.h"
+
+enum { ORIGIN_DEFAULT, ORIGIN_FILE, ORIGIN_SET };
+
+typedef struct cfg__slot {
+  cfg_loc loc;    /* file points at doc->file or the literal "--set" */
+  uint8_t origin; /* ORIGIN_* */
+} cfg__slot;
+
+struct cfg_doc {
+  char *file; /* label of the scenario source, owned */
+  size_t nkeys;
+  cfg__slot slot[]; /* one per schema key, same order */
+};
+
+static const char set_label[] = "--set";
+
+/* Where values are being read from. For --set, line is the 1-based index of
+ * the argument and col0 the 1-based column of the value in "key=value". */
+typedef struct loader {
+  cfg_scenario *s;
+  cfg_doc *doc;
+  const char *label;
+  const char *buf; /* the text being parsed, for reader-error offsets */
+  size_t len;
+  uint32_t set_index; /* 0 while reading the file */
+  uint32_t col0;
+  sim_error *err;
+  yaml_document_t *ydoc;
+} loader;
+
+int cfg__is_set(const cfg_doc *doc, size_t i) {
+  return doc && i < doc->nkeys && doc->slot[i].origin != ORIGIN_DEFAULT;
+}
+
+static cfg_loc loc_of(const loader *ld, yaml_mark_t m) {
+  cfg_loc l;
+  l.file = ld->label;
+  if (ld->set_index) {
+    l.line = ld->set_index;
+    l.col = ld->col0 + (m.line == 0 ? (uint32_t)m.column : 0);
+  } else {
+    l.line = (uint32_t)m.line + 1;
+    l.col = (uint32_t)m.column + 1;
+  }
+  return l;
+}
+
+/* "label:line:col: [key: ]message" -> SIM_ECONFIG */
+static int fail_loc(loader *ld, cfg_loc l, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int fail_loc(loader *ld, cfg_loc l, const char *key, const char *fmt, ...) {
+  char msg[sizeof ld->err->msg];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (key)
+    return sim_fail(ld->err, SIM_ECONFIG, "%s:%u:%u: %s: %s", l.file, l.line, l.col, key, msg);
+  return sim_fail(ld->err, SIM_ECONFIG, "%s:%u:%u: %s", l.file, l.line, l.col, msg);
+}
+
+/* libyaml's problem as a located message. Reader errors (bad UTF-8, control
+ * characters) carry a byte offset instead of a mark. */
+static int fail_yaml(loader *ld, const yaml_parser_t *p, const char *key) {
+  yaml_mark_t m = p->problem_mark;
+  const char *problem = p->problem ? p->problem : "cannot parse";
+  if (p->error == YAML_READER_ERROR) {
+    size_t off = p->problem_offset < ld->len ? p->problem_offset : ld->len;
+    m.line = m.column = 0;
+    for (size_t i = 0; i < off; i++) {
+      if (ld->buf[i] == '\n') m.line++, m.column = 0;
+      else m.column++;
+    }
+  }
+  if (p->error == YAML_MEMORY_ERROR) problem = "out of memory";
+  if (p->context)
+    return fail_loc(ld, loc_of(ld, m), key, "YAML syntax error: %s (%s)", problem, p->context);
+  return fail_loc(ld, loc_of(ld, m), key, "YAML syntax error: %s", problem);
+}
+
+static int is_null(const yaml_node_t *n) {
+  const char *v = (const char *)n->data.scalar.value;
+  size_t len = n->data.scalar.length;
+  if (n->type != YAML_SCALAR_NODE || n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE) return 0;
+  return len == 0 || (len == 1 && v[0] == '~') ||
+         (len == 4 && (!memcmp(v, "null", 4) || !memcmp(v, "Null", 4) || !memcmp(v, "NULL", 4)));
+}
+
+static const char *kind_name(const yaml_node_t *n) {
+  return n->type == YAML_MAPPING_NODE ? "a mapping" : n->type == YAML_SEQUENCE_NODE ? "a list"
+                                                                                   : "a value";
+}
+
+/* Sets leaf key i from a scalar node (or the empty text for a null). */
+static int set_leaf(loader *ld, int i, const char *key, const yaml_node_t *v) {
+  char msg[512], type[256];
+  cfg__slot *slot = &ld->doc->slot[i];
+  cfg_loc l = loc_of(ld, v->start_mark);
+  if (v->type != YAML_SCALAR_NODE) {
+    cfg__describe_type(cfg__key_at((size_t)i), type, sizeof type);
+    return fail_loc(ld, l, key, "expected a value (%s), got %s", type, kind_name(v));
+  }
+  if (!ld->set_index && slot->origin == ORIGIN_FILE)
+    return fail_loc(ld, l, key, "duplicate key (first set at line %u, column %u)",
+                    slot->loc.line, slot->loc.col);
+  if (cfg__set_text(ld->s, (size_t)i, is_null(v) ? "" : (const char *)v->data.scalar.value,
+                    is_null(v) ? 0 : v->data.scalar.length, msg, sizeof msg) != SIM_OK)
+    return fail_loc(ld, l, key, "%s", msg);
+  slot->loc = l;
+  slot->origin = ld->set_index ? ORIGIN_SET : ORIGIN_FILE;
+  return SIM_OK;
+}
+
+static int fail_unknown(loader *ld, cfg_loc l, const char *path, size_t len) {
+  char shown[96];
+  const char *hint = cfg__suggest(path, len);
+  cfg__excerpt(shown, sizeof shown, path, len, 80);
+  if (hint) return fail_loc(ld, l, shown, "unknown key; did you mean '%s'?", hint);
+  return fail_loc(ld, l, shown, "unknown key (docs/scenario.md lists every key)");
+}
+
+enum { PATH_MAX_LEN = 200 }; /* longer than any key: unknown for sure */
+
+/* Walks one mapping whose keys are relative to `prefix` ("" at the top, else
+ * "cluster." etc.). Depth is bounded by the schema's section depth. */
+static int walk_mapping(loader *ld, const yaml_node_t *map, const char *prefix) {
+  size_t plen = strlen(prefix);
+  int rc = SIM_OK;
+  char path[PATH_MAX_LEN + 1];
+  for (yaml_node_pair_t *pair = map->data.mapping.pairs.start;
+       pair < map->data.mapping.pairs.top && rc == SIM_OK; pair++) {
+    const yaml_node_t *k = yaml_document_get_node(ld->ydoc, pair->key);
+    const yaml_node_t *v = yaml_document_get_node(ld->ydoc, pair->value);
+    cfg_loc kl = loc_of(ld, k->start_mark), vl = loc_of(ld, v->start_mark);
+    size_t klen, len;
+    int idx;
+    if (k->type != YAML_SCALAR_NODE) {
+      rc = fail_loc(ld, kl, NULL, "a key must be a name such as cluster.nodes, not %s",
+                    k->type == YAML_MAPPING_NODE ? "a mapping" : "a list");
+      break;
+    }
+    klen = k->data.scalar.length;
+    len = plen + klen;
+    if (len > PATH_MAX_LEN) {
+      memcpy(path, prefix, plen);
+      memcpy(path + plen, k->data.scalar.value, PATH_MAX_LEN - plen);
+      rc = fail_unknown(ld, kl, path, PATH_MAX_LEN);
+      break;
+    }
+    memcpy(path, prefix, plen);
+    memcpy(path + plen, k->data.scalar.value, klen);
+    path[len] = '\0';
+    idx = memchr(path, '\0', len) ? -1 : cfg__find_key(path, len);
+    if (idx >= 0) {
+      rc = set_leaf(ld, idx, path, v);
+      continue;
+    }
+    if (memchr(path, '\0', len) || !cfg__is_section(path, len)) {
+      rc = fail_unknown(ld, kl, path, len);
+      break;
+    }
+    /* A section: YAML forbids the same key twice in one mapping. Earlier keys
+     * are all known, so this scan is short. */
+    for (yaml_node_pair_t *q = map->data.mapping.pairs.start; q < pair; q++) {
+      const yaml_node_t *qk = yaml_document_get_node(ld->ydoc, q->key);
+      if (qk->data.scalar.length == klen && !memcmp(qk->data.scalar.value, k->data.scalar.value, klen)) {
+        cfg_loc ql = loc_of(ld, yaml_document_get_node(ld->ydoc, q->value)->start_mark);
+        rc = fail_loc(ld, vl, path, "duplicate key (first set at line %u, column %u)", ql.line,
+                      ql.col);
+        break;
+      }
+    }
+    if (rc != SIM_OK) break;
+    if (is_null(v)) continue; /* "cluster:" with nothing under it */
+    if (v->type != YAML_MAPPING_NODE) {
+      rc = fail_loc(ld, vl, path, "expected a mapping of %s.* keys, got %s", path, kind_name(v));
+      break;
+    }
+    path[len] = '.';
+    path[len + 1] = '\0';
+    rc = walk_mapping(ld, v, path);
+  }
+  return rc;
+}
+
+static int load_yaml(loader *ld) {
+  yaml_parser_t parser;
+  yaml_document_t ydoc, extra;
+  const yaml_node_t *root;
+  int rc = SIM_OK, have_doc = 0;
+
+  if (!yaml_parser_initialize(&parser)) return sim_fail(ld->err, SIM_ECONFIG, "out of memory");
+  yaml_parser_set_input_string(&parser, (const unsigned char *)ld->buf, ld->len);
+  if (!yaml_parser_load(&parser, &ydoc)) {
+    rc = fail_yaml(ld, &parser, NULL);
+    goto done;
+  }
+  have_doc = 1;
+  ld->ydoc = &ydoc;
+  root = yaml_document_get_root_node(&ydoc);
+  if (root && !is_null(root)) {
+    if (root->type != YAML_MAPPING_NODE) {
+      rc = fail_loc(ld, loc_of(ld, root->start_mark), NULL,
+                    "expected a mapping of keys at the top level (such as 'cluster.nodes: 4'), "
+                    "got %s", kind_name(root));
+      goto done;
+    }
+    rc = walk_mapping(ld, root, "");
+    if (rc != SIM_OK) goto done;
+  }
+  if (!root) goto done; /* end of stream: nothing follows */
+  if (!yaml_parser_load(&parser, &extra)) {
+    rc = fail_yaml(ld, &parser, NULL);
+    goto done;
+  }
+  root = yaml_document_get_root_node(&extra);
+  if (root && !is_null(root)) /* a trailing "---" alone is harmless */
+    rc = fail_loc(ld, loc_of(ld, root->start_mark), NULL,
+                  "a second YAML document; a scenario is one document");
+  yaml_document_delete(&extra);
+done:
+  if (have_doc) yaml_document_delete(&ydoc);
+  ld->ydoc = NULL;
+  yaml_parser_delete(&parser);
+  return rc;
+}
+
+static int is_space(char c) { return c == ' ' || c == '\t'; }
+
+static const char *first_key_of(const char *section, size_t len) {
+  for (size_t i = 0; i < cfg__nkeys(); i++) {
+    const char *name = cfg__key_at(i)->name;
+    if (!strncmp(name, section, len) && name[len] == '.') return name;
+  }
+  return "";
+}
+
+/* One "key=value": the key must be a leaf; the value is a YAML scalar. */
+static int apply_set(loader *ld, uint32_t index, const char *arg) {
+  yaml_parser_t parser;
+  yaml_document_t ydoc;
+  const yaml_node_t *root;
+  char shown[96], key[PATH_MAX_LEN + 1];
+  const char *eq;
+  size_t kb = 0, ke;
+  int idx, rc = SIM_OK, have_doc = 0, have_parser = 0;
+  cfg_loc l = {set_label, index, 1};
+
+  ld->set_index = index;
+  eq = arg ? strchr(arg, '=') : NULL;
+  if (!eq) {
+    cfg__excerpt(shown, sizeof shown, arg ? arg : "", arg ? strlen(arg) : 0, 64);
+    rc = fail_loc(ld, l, NULL, "expected key=value, got '%s'", shown);
+    goto done;
+  }
+  ke = (size_t)(eq - arg);
+  while (kb < ke && is_space(arg[kb])) kb++;
+  while (ke > kb && is_space(arg[ke - 1])) ke--;
+  l.col = (uint32_t)kb + 1;
+  if (ke == kb) {
+    rc = fail_loc(ld, l, NULL, "expected key=value, the key before '=' is missing");
+    goto done;
+  }
+  if (ke - kb > PATH_MAX_LEN) {
+    rc = fail_unknown(ld, l, arg + kb, ke - kb);
+    goto done;
+  }
+  memcpy(key, arg + kb, ke - kb);
+  key[ke - kb] = '\0';
+  idx = cfg__find_key(key, ke - kb);
+  if (idx < 0) {
+    if (cfg__is_section(key, ke - kb))
+      rc = fail_loc(ld, l, key, "is a section; set one of its keys (such as %s)",
+                    first_key_of(key, ke - kb));
+    else
+      rc = fail_unknown(ld, l, key, ke - kb);
+    goto done;
+  }
+  ld->col0 = (uint32_t)(eq - arg) + 2;
+  ld->buf = eq + 1;
+  ld->len = strlen(eq + 1);
+  if (!yaml_parser_initialize(&parser)) {
+    rc = sim_fail(ld->err, SIM_ECONFIG, "out of memory");
+    goto done;
+  }
+  have_parser = 1;
+  yaml_parser_set_input_string(&parser, (const unsigned char *)ld->buf, ld->len);
+  if (!yaml_parser_load(&parser, &ydoc)) {
+    rc = fail_yaml(ld, &parser, key);
+    goto done;
+  }
+  have_doc = 1;
+  ld->ydoc = &ydoc;
+  root = yaml_document_get_root_node(&ydoc);
+  if (root) {
+    rc = set_leaf(ld, idx, key, root);
+  } else {
+    static const yaml_node_t empty = {.type = YAML_SCALAR_NODE,
+                                      .data.scalar = {.value = (yaml_char_t *)"",
+                                                      .style = YAML_PLAIN_SCALAR_STYLE}};
+    rc = set_leaf(ld, idx, key, &empty);
+  }
+done:
+  if (have_doc) yaml_document_delete(&ydoc);
+  if (have_parser) yaml_parser_delete(&parser);
+  ld->ydoc = NULL;
+  return rc;
+}
+
+int cfg_load_buffer(cfg_scenario *out, cfg_doc **doc_out, const char *name, const char *yaml,
+                    size_t len, const char *const *sets, int nsets, sim_error *err) {
+  cfg_scenario s;
+  cfg_doc *doc = NULL;
+  loader ld;
+  char msg[256];
+  size_t n = cfg__nkeys();
+  int rc = SIM_OK;
+
+  if (!out || !doc_out || nsets < 0 || (nsets > 0 && !sets))
+    return sim_fail(err, SIM_EINVAL, "cfg_load: bad arguments");
+  memset(out, 0, sizeof *out);
+  *doc_out = NULL;
+  memset(&s, 0, sizeof s);
+  doc = sim_calloc(1, sizeof *doc + n * sizeof doc->slot[0]);
+  doc->file = sim_strdup(name ? name : "<buffer>");
+  doc->nkeys = n;
+  for (size_t i = 0; i < n; i++) {
+    doc->slot[i].loc.file = "default";
+    if (cfg__key_at(i)->def &&
+        cfg__set_text(&s, i, cfg__key_at(i)->def, strlen(cfg__key_at(i)->def), msg,
+                      sizeof msg) != SIM_OK) {
+      rc = sim_fail(err, SIM_ECONFIG, "schema default of %s: %s", cfg__key_at(i)->name, msg);
+      goto fail;
+    }
+  }
+
+  memset(&ld, 0, sizeof ld);
+  ld.s = &s;
+  ld.doc = doc;
+  ld.err = err;
+  ld.label = doc->file;
+  if (yaml && len > 0) {
+    ld.buf = yaml;
+    ld.len = len;
+    rc = load_yaml(&ld);
+    if (rc != SIM_OK) goto fail;
+  }
+  ld.label = set_label;
+  for (int i = 0; i < nsets; i++) {
+    rc = apply_set(&ld, (uint32_t)i + 1, sets[i]);
+    if (rc != SIM_OK) goto fail;
+  }
+  rc = cfg__resolve(&s, doc, err);
+  if (rc != SIM_OK) goto fail;
+  *out = s;
+  *doc_out = doc;
+  return SIM_OK;
+fail:
+  cfg_free(&s, doc);
+  return rc;
+}
+
+int cfg_load(cfg_scenario *out, cfg_doc **doc, const char *path, const char *const *sets,
+             int nsets, sim_error *err) {
+  FILE *f = NULL;
+  char *buf = NULL;
+  size_t len = 0, cap = 0;
+  int rc;
+
+  if (path) {
+    f = fopen(path, "rb");
+    if (!f) {
+      rc = sim_fail(err, SIM_EIO, "%s: cannot read: %s", path, strerror(errno));
+      goto done;
+    }
+    for (;;) {
+      size_t got;
+      sim_grow((void **)&buf, &cap, len + 65536, 1);
+      got = fread(buf + len, 1, cap - len, f);
+      len += got;
+      if (got == 0) break;
+    }
+    if (ferror(f)) {
+      rc = sim_fail(err, SIM_EIO, "%s: cannot read: %s", path, strerror(errno));
+      goto done;
+    }
+  }
+  rc = cfg_load_buffer(out, doc, path ? path : "<no file>", buf, len, sets, nsets, err);
+done:
+  if (f) fclose(f);
+  sim_free(buf);
+  return rc;
+}
+
+void cfg_free(cfg_scenario *s, cfg_doc *doc) {
+  if (s) {
+    sim_free(s->output.dir);
+    memset(s, 0, sizeof *s);
+  }
+  if (doc) {
+    sim_free(doc->file);
+    sim_free(doc);
+  }
+}
+
+cfg_loc cfg_where(const cfg_doc *doc, const char *key) {
+  cfg_loc none = {"default", 0, 0};
+  int i = key ? cfg__find_key(key, strlen(key)) : -1;
+  if (i < 0 || !cfg__is_set(doc, (size_t)i)) return none;
+  return doc->slot[i].loc;
+}
+
+int cfg_fail_at(const cfg_doc *doc, const char *key, sim_error *err, const char *fmt, ...) {
+  char msg[sizeof err->msg];
+  va_list ap;
+  cfg_loc l;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (!key) return sim_fail(err, SIM_ECONFIG, "%s%s", doc ? "scenario: " : "", msg);
+  if (!doc) return sim_fail(err, SIM_ECONFIG, "%s: %s", key, msg);
+  l = cfg_where(doc, key);
+  if (l.line == 0) return sim_fail(err, SIM_ECONFIG, "scenario: %s: %s", key, msg);
+  return sim_fail(err, SIM_ECONFIG, "%s:%u:%u: %s: %s", l.file, l.line, l.col, key, msg);
+}

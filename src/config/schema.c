@@ -1,0 +1,556 @@
+/* The schema: one row per key drives parsing, defaults, presets, --set,
+ * validation of single values, cfg_dump and the Markdown reference.
+ *
+ * Rows are ordered so that every section's keys are contiguous; cfg_dump
+ * relies on that to write each section header once.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config/cfg_internal.h"
+
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- enum names (indexed by the C enum value) ---------------------------------- */
+
+static const char *const topology_names[] = {"fat-tree", "multi-plane", "rail-optimized"};
+static const char *const transport_names[] = {"infiniband", "roce", "ethernet"};
+static const char *const routing_names[] = {"ecmp", "adaptive", "spray", "static"};
+static const char *const fidelity_names[] = {"analytic", "flow", "packet"};
+static const char *const gpu_names[] = {"H100", "H800", "A100", "B200"};
+static const char *const workload_names[] = {"collective"};
+static const char *const coll_op_names[] = {"allreduce", "reducescatter", "allgather",
+                                            "broadcast", "alltoall"};
+static const char *const coll_algorithm_names[] = {"ring", "pairwise"};
+
+_Static_assert(sizeof(cfg_topology) == sizeof(int) && sizeof(cfg_transport) == sizeof(int) &&
+                   sizeof(cfg_routing) == sizeof(int) && sizeof(cfg_fidelity) == sizeof(int) &&
+                   sizeof(cfg_gpu) == sizeof(int) && sizeof(cfg_workload_kind) == sizeof(int) &&
+                   sizeof(cfg_coll_op) == sizeof(int) && sizeof(cfg_coll_algorithm) == sizeof(int),
+               "enum fields are stored as int");
+_Static_assert(NELEM(gpu_names) == CFG_GPU_B200 + 1, "one name per cfg_gpu");
+_Static_assert(NELEM(transport_names) == CFG_TRANSPORT_ETHERNET + 1, "one name per transport");
+_Static_assert(NELEM(coll_op_names) == CFG_COLL_ALLTOALL + 1, "one name per collective");
+
+static const char *name_of(const char *const *names, size_t n, int v) {
+  return v >= 0 && (size_t)v < n ? names[v] : "(invalid)";
+}
+
+const char *cfg_topology_name(cfg_topology t) {
+  return name_of(topology_names, NELEM(topology_names), (int)t);
+}
+const char *cfg_transport_name(cfg_transport t) {
+  return name_of(transport_names, NELEM(transport_names), (int)t);
+}
+const char *cfg_routing_name(cfg_routing r) {
+  return name_of(routing_names, NELEM(routing_names), (int)r);
+}
+const char *cfg_fidelity_name(cfg_fidelity f) {
+  return name_of(fidelity_names, NELEM(fidelity_names), (int)f);
+}
+const char *cfg_gpu_name(cfg_gpu g) { return name_of(gpu_names, NELEM(gpu_names), (int)g); }
+const char *cfg_coll_op_name(cfg_coll_op op) {
+  return name_of(coll_op_names, NELEM(coll_op_names), (int)op);
+}
+const char *cfg_coll_algorithm_name(cfg_coll_algorithm a) {
+  return name_of(coll_algorithm_names, NELEM(coll_algorithm_names), (int)a);
+}
+
+/* ---- presets ---------------------------------------------------------------------- */
+
+/* Per-GPU figures (MODEL-INPUTS.md, vendor datasheets), indexed by cfg_gpu:
+ * H100, H800, A100, B200. Bandwidths per direction. */
+static const char *const gpu_flops_by_gpu[] = {"989e12", "989e12", "312e12", "2250e12"};
+static const char *const gpu_memory_by_gpu[] = {"80GiB", "80GiB", "80GiB", "192GB"};
+static const char *const hbm_by_gpu[] = {"3.35TB/s", "3.35TB/s", "2.039TB/s", "8TB/s"};
+static const char *const scale_up_by_gpu[] = {"450GB/s", "200GB/s", "300GB/s", "900GB/s"};
+static const char *const nic_by_gpu[] = {"400Gbps", "400Gbps", "200Gbps", "400Gbps"};
+static const char *const pcie_by_gpu[] = {"64GB/s", "64GB/s", "32GB/s", "64GB/s"};
+/* Per-switch forwarding latency, indexed by cfg_transport: InfiniBand NDR
+ * cut-through vs. a store-and-forward-class Ethernet/RoCE switch. */
+static const char *const switch_latency_by_transport[] = {"130ns", "600ns", "600ns"};
+
+/* ---- the table ---------------------------------------------------------------------- */
+
+#define FIELD(m) .offset = offsetof(cfg_scenario, m), .width = sizeof(((cfg_scenario *)0)->m)
+#define UINT(key, m, d, lo, hi, text) \
+  {.name = key, .type = CFG__UINT, .def = d, .min = lo, .max = hi, .doc = text, FIELD(m)}
+#define DBL(key, m, d, lo, excl, text)                                                 \
+  {.name = key, .type = CFG__DOUBLE, .def = d, .dmin = lo, .dmin_exclusive = excl, \
+   .doc = text, FIELD(m)}
+#define BW(key, m, d, bytes, text) \
+  {.name = key, .type = CFG__BANDWIDTH, .def = d, .min = 1, .bytes_family = bytes, .doc = text, FIELD(m)}
+#define TIME(key, m, d, text) {.name = key, .type = CFG__TIME, .def = d, .doc = text, FIELD(m)}
+#define SIZE(key, m, d, text) {.name = key, .type = CFG__SIZE, .def = d, .min = 1, .doc = text, FIELD(m)}
+#define ENUM(key, m, d, list, text)                                                      \
+  {.name = key, .type = CFG__ENUM, .def = d, .names = list, .nnames = (int)NELEM(list), \
+   .doc = text, FIELD(m)}
+#define BY_GPU .def = NULL, .derive = CFG__DERIVE_GPU
+#define RULE(text) .def = NULL, .derive = CFG__DERIVE_RULE, .def_doc = text
+
+static const cfg__key schema[] = {
+    UINT("cluster.nodes", cluster.nodes, "0", 0, 1000000,
+         "Servers in the cluster; 0 builds the fabric at full size."),
+    UINT("cluster.gpus_per_node", cluster.gpus_per_node, "8", 1, 72,
+         "GPUs per server, all in one scale-up (NVLink) domain."),
+    ENUM("cluster.gpu", cluster.gpu, "H100", gpu_names,
+         "GPU model; selects the presets marked \"by cluster.gpu\"."),
+    {.name = "cluster.gpu_flops", .type = CFG__DOUBLE, BY_GPU, .by_value = gpu_flops_by_gpu,
+     .dmin = 0, .dmin_exclusive = 1, .doc = "Peak dense BF16 FLOP/s per GPU.",
+     FIELD(cluster.gpu_flops)},
+    {.name = "cluster.gpu_memory", .type = CFG__SIZE, BY_GPU, .by_value = gpu_memory_by_gpu,
+     .min = 1, .doc = "HBM capacity per GPU.", FIELD(cluster.gpu_memory)},
+    {.name = "cluster.hbm_bandwidth", .type = CFG__BANDWIDTH, BY_GPU, .by_value = hbm_by_gpu,
+     .min = 1, .bytes_family = 1, .doc = "HBM bandwidth per GPU.", FIELD(cluster.hbm_bandwidth)},
+    {.name = "cluster.scale_up.bandwidth", .type = CFG__BANDWIDTH, BY_GPU,
+     .by_value = scale_up_by_gpu, .min = 1, .bytes_family = 1,
+     .doc = "Scale-up (NVLink) bandwidth per GPU, per direction.",
+     FIELD(cluster.scale_up.bandwidth)},
+    TIME("cluster.scale_up.latency", cluster.scale_up.latency, "500ns",
+         "GPU to GPU latency through the scale-up switch."),
+    {.name = "cluster.nic.bandwidth", .type = CFG__BANDWIDTH, BY_GPU, .by_value = nic_by_gpu,
+     .min = 1, .doc = "Scale-out NIC port bandwidth, per direction.",
+     FIELD(cluster.nic.bandwidth)},
+    {.name = "cluster.nic.per_node", .type = CFG__UINT, RULE("same as `cluster.gpus_per_node`"), .min = 1,
+     .max = 256,
+     .doc = "NICs per server; must divide, or be a multiple of, cluster.gpus_per_node.",
+     FIELD(cluster.nic.per_node)},
+    TIME("cluster.nic.latency", cluster.nic.latency, "200ns",
+         "NIC processing latency per traversal."),
+    {.name = "cluster.pcie.bandwidth", .type = CFG__BANDWIDTH, BY_GPU, .by_value = pcie_by_gpu,
+     .min = 1, .bytes_family = 1, .doc = "GPU to NIC PCIe bandwidth, per direction.",
+     FIELD(cluster.pcie.bandwidth)},
+    TIME("cluster.pcie.latency", cluster.pcie.latency, "200ns", "GPU to NIC PCIe latency."),
+
+    ENUM("fabric.topology", fabric.topology, "fat-tree", topology_names,
+         "Scale-out topology."),
+    UINT("fabric.tiers", fabric.tiers, "2", 2, 3, "Switch tiers: 2 (leaf-spine) or 3 (with core)."),
+    {.name = "fabric.planes", .type = CFG__UINT,
+     RULE("`1`; multi-plane: same as `cluster.nic.per_node`"), .min = 1, .max = 256,
+     .doc = "Independent fabric planes; must divide cluster.nic.per_node (multi-plane only).",
+     FIELD(fabric.planes)},
+    UINT("fabric.switch_radix", fabric.switch_radix, "64", 4, 1024,
+         "Ports per fabric switch; even (half down, half up)."),
+    DBL("fabric.oversubscription", fabric.oversubscription, "1", 1, 0,
+        "Leaf downlink:uplink bandwidth ratio; 1 is non-blocking."),
+    BW("fabric.link_bandwidth", fabric.link_bandwidth, "400Gbps", 0,
+       "Switch-to-switch link bandwidth."),
+    TIME("fabric.link_latency", fabric.link_latency, "100ns", "Propagation delay per link."),
+    {.name = "fabric.switch_latency", .type = CFG__TIME, .def = NULL,
+     .derive = CFG__DERIVE_TRANSPORT, .by_value = switch_latency_by_transport,
+     .doc = "Forwarding latency per switch traversal.", FIELD(fabric.switch_latency)},
+    ENUM("fabric.transport", fabric.transport, "infiniband", transport_names,
+         "Transport and flow control: credit-based InfiniBand, RoCEv2 (PFC/ECN), lossy Ethernet."),
+    ENUM("fabric.routing", fabric.routing, "ecmp", routing_names, "Path selection."),
+    UINT("fabric.mtu", fabric.mtu, "4096", 256, 9216,
+         "Payload bytes per packet; InfiniBand: 256, 512, 1024, 2048 or 4096."),
+    UINT("fabric.ecmp.hash_seed", fabric.ecmp.hash_seed, "0", 0, UINT64_MAX,
+         "Seed of the ECMP hash."),
+
+    DBL("cost.switch_usd", cost.switch_usd, "25000", 0, 0,
+        "Price per fabric switch (list-price assumption; override it)."),
+    DBL("cost.transceiver_usd", cost.transceiver_usd, "1000", 0, 0,
+        "Price per optical transceiver, two per optical link (assumption)."),
+    DBL("cost.nic_usd", cost.nic_usd, "1500", 0, 0, "Price per NIC (assumption)."),
+    DBL("cost.cable_usd", cost.cable_usd, "100", 0, 0,
+        "Price per copper (DAC) cable (assumption)."),
+    {.name = "cost.optical_endpoint_links", .type = CFG__BOOL, .def = "true",
+     .doc = "NIC-to-leaf links are optical (else copper).", FIELD(cost.optical_endpoint_links)},
+
+    ENUM("workload.kind", workload.kind, "collective", workload_names, "What the run simulates."),
+    ENUM("workload.collective.op", workload.collective.op, "allreduce", coll_op_names,
+         "Collective operation."),
+    {.name = "workload.collective.algorithm", .type = CFG__ENUM,
+     RULE("`ring`; alltoall: `pairwise`"), .names = coll_algorithm_names,
+     .nnames = (int)NELEM(coll_algorithm_names),
+     .doc = "Algorithm: ring for allreduce, reducescatter, allgather, broadcast; pairwise for "
+            "alltoall.",
+     FIELD(workload.collective.algorithm)},
+    SIZE("workload.collective.size", workload.collective.size, "1GiB",
+         "Buffer size as nccl-tests counts it."),
+    UINT("workload.collective.ranks", workload.collective.ranks, "0", 0, UINT32_MAX,
+         "GPUs taking part; 0 = every GPU, else at least 2."),
+
+    UINT("simulation.seed", simulation.seed, "1", 0, UINT64_MAX,
+         "Seed of every random stream; same seed, same output."),
+    ENUM("simulation.fidelity", simulation.fidelity, "analytic", fidelity_names,
+         "Backend: analytic (alpha-beta), flow (max-min fair), packet."),
+
+    {.name = "output.dir", .type = CFG__STRING, .def = "fabsim-out",
+     .doc = "Folder for summary.json, time series and reports.", FIELD(output.dir)},
+};
+
+size_t cfg__nkeys(void) { return NELEM(schema); }
+const cfg__key *cfg__key_at(size_t i) { return i < NELEM(schema) ? &schema[i] : NULL; }
+
+int cfg__find_key(const char *name, size_t len) {
+  for (size_t i = 0; i < NELEM(schema); i++)
+    if (strlen(schema[i].name) == len && memcmp(schema[i].name, name, len) == 0) return (int)i;
+  return -1;
+}
+
+int cfg__is_section(const char *name, size_t len) {
+  if (len == 0) return 0;
+  for (size_t i = 0; i < NELEM(schema); i++)
+    if (strlen(schema[i].name) > len && memcmp(schema[i].name, name, len) == 0 &&
+        schema[i].name[len] == '.')
+      return 1;
+  return 0;
+}
+
+/* ---- suggestions ----------------------------------------------------------------------- */
+
+enum { SUGGEST_MAX = 64 }; /* longer names are not typos of ours */
+
+/* Edit distance with adjacent transpositions. O(la x lb), both <= SUGGEST_MAX. */
+static size_t edit_distance(const char *a, size_t la, const char *b, size_t lb) {
+  size_t d[SUGGEST_MAX + 1][SUGGEST_MAX + 1];
+  for (size_t i = 0; i <= la; i++) d[i][0] = i;
+  for (size_t j = 0; j <= lb; j++) d[0][j] = j;
+  for (size_t i = 1; i <= la; i++) {
+    for (size_t j = 1; j <= lb; j++) {
+      size_t best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+      if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
+      if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+          d[i - 2][j - 2] + 1 < best)
+        best = d[i - 2][j - 2] + 1;
+      d[i][j] = best;
+    }
+  }
+  return d[la][lb];
+}
+
+static const char *last_part(const char *s, size_t len, size_t *plen) {
+  size_t i = len;
+  while (i > 0 && s[i - 1] != '.') i--;
+  *plen = len - i;
+  return s + i;
+}
+
+/* A full name close by edit distance (sections count: "clustr" -> "cluster");
+ * failing that, the only leaf whose last part matches ("nodes" -> "cluster.nodes"). */
+const char *cfg__suggest(const char *name, size_t len) {
+  static const char *const sections[] = {"cluster", "cluster.scale_up", "cluster.nic",
+                                         "cluster.pcie", "fabric", "fabric.ecmp", "cost",
+                                         "workload", "workload.collective", "simulation",
+                                         "output"};
+  const char *best = NULL, *by_last = NULL;
+  size_t best_d = (size_t)-1, lastlen, n_by_last = 0;
+  const char *last = last_part(name, len, &lastlen);
+  size_t allowed = len < 4 ? 0 : len < 8 ? 1 : len < 16 ? 2 : 3;
+  if (len > SUGGEST_MAX) return NULL;
+  for (size_t i = 0; i < NELEM(schema) + NELEM(sections); i++) {
+    const char *cand = i < NELEM(schema) ? schema[i].name : sections[i - NELEM(schema)];
+    size_t d = edit_distance(name, len, cand, strlen(cand));
+    if (d < best_d) best_d = d, best = cand;
+    if (i < NELEM(schema) && lastlen > 0) {
+      size_t cl;
+      const char *cl_part = last_part(cand, strlen(cand), &cl);
+      if (edit_distance(last, lastlen, cl_part, cl) <= (lastlen < 5 ? 0u : 1u))
+        by_last = cand, n_by_last++;
+    }
+  }
+  if (best && best_d <= allowed) return best;
+  return n_by_last == 1 ? by_last : NULL;
+}
+
+/* ---- text -> field ----------------------------------------------------------------------- */
+
+static void *field(cfg_scenario *s, const cfg__key *k) { return (char *)s + k->offset; }
+static const void *cfield(const cfg_scenario *s, const cfg__key *k) {
+  return (const char *)s + k->offset;
+}
+
+static void describe_range(const cfg__key *k, char *out, size_t cap) {
+  if (k->max == UINT64_MAX)
+    snprintf(out, cap, "%llu..2^64-1", (unsigned long long)k->min);
+  else if (k->max == UINT32_MAX)
+    snprintf(out, cap, "%llu..2^32-1", (unsigned long long)k->min);
+  else
+    snprintf(out, cap, "%llu..%llu", (unsigned long long)k->min, (unsigned long long)k->max);
+}
+
+void cfg__describe_type(const cfg__key *k, char *out, size_t cap) {
+  char range[64];
+  size_t o;
+  switch (k->type) {
+  case CFG__UINT:
+    describe_range(k, range, sizeof range);
+    snprintf(out, cap, "integer %s", range);
+    break;
+  case CFG__DOUBLE:
+    snprintf(out, cap, "number %s %g", k->dmin_exclusive ? ">" : ">=", k->dmin);
+    break;
+  case CFG__BANDWIDTH:
+    snprintf(out, cap, "bandwidth%s", k->min ? " > 0" : "");
+    break;
+  case CFG__TIME:
+    snprintf(out, cap, "time");
+    break;
+  case CFG__SIZE:
+    snprintf(out, cap, "size%s", k->min ? " > 0" : "");
+    break;
+  case CFG__BOOL:
+    snprintf(out, cap, "true or false");
+    break;
+  case CFG__STRING:
+    snprintf(out, cap, "string");
+    break;
+  case CFG__ENUM:
+    o = (size_t)snprintf(out, cap, "one of:");
+    for (int i = 0; i < k->nnames && o < cap; i++)
+      o += (size_t)snprintf(out + o, cap - o, "%s %s", i ? "," : "", k->names[i]);
+    break;
+  }
+}
+
+static int is_space(char c) { return c == ' ' || c == '\t'; }
+
+static int set_uint(cfg_scenario *s, const cfg__key *k, const char *t, size_t n, char *msg,
+                    size_t cap) {
+  char shown[96], range[64];
+  uint64_t v = 0;
+  int overflow = 0;
+  size_t i = 0;
+  cfg__excerpt(shown, sizeof shown, t, n, 64);
+  describe_range(k, range, sizeof range);
+  if (n == 0) {
+    snprintf(msg, cap, "missing value; expected an integer %s", range);
+    return SIM_ECONFIG;
+  }
+  if (t[0] == '-' && n > 1) i = 1; /* negative: reported as out of range below */
+  for (size_t j = i; j < n; j++) {
+    if (t[j] < '0' || t[j] > '9') {
+      snprintf(msg, cap, "expected an integer %s, got '%s'", range, shown);
+      return SIM_ECONFIG;
+    }
+    uint64_t digit = (uint64_t)(t[j] - '0');
+    if (v > (UINT64_MAX - digit) / 10) overflow = 1;
+    else v = v * 10 + digit;
+  }
+  if (overflow || (i == 1 && v != 0) || v < k->min || v > k->max) {
+    snprintf(msg, cap, "%s is out of range (allowed %s)", shown, range);
+    return SIM_ECONFIG;
+  }
+  if (k->width == sizeof(uint32_t)) {
+    uint32_t v32 = (uint32_t)v;
+    memcpy(field(s, k), &v32, sizeof v32);
+  } else {
+    memcpy(field(s, k), &v, sizeof v);
+  }
+  return SIM_OK;
+}
+
+static int set_double(cfg_scenario *s, const cfg__key *k, const char *t, size_t n, char *msg,
+                      size_t cap) {
+  char shown[96], copy[64];
+  size_t neg = n > 0 && t[0] == '-';
+  size_t scanned = cfg__scan_number(t + neg, n - neg);
+  double v;
+  cfg__excerpt(shown, sizeof shown, t, n, 64);
+  if (n == 0) {
+    snprintf(msg, cap, "missing value; expected a number");
+    return SIM_ECONFIG;
+  }
+  if (scanned == 0 || scanned != n - neg) {
+    snprintf(msg, cap, "expected a number, got '%s'", shown);
+    return SIM_ECONFIG;
+  }
+  if (n >= sizeof copy) {
+    snprintf(msg, cap, "'%s' has too many digits", shown);
+    return SIM_ECONFIG;
+  }
+  memcpy(copy, t, n);
+  copy[n] = '\0';
+  v = strtod(copy, NULL);
+  if (!isfinite(v)) {
+    snprintf(msg, cap, "'%s' is too large", shown);
+    return SIM_ECONFIG;
+  }
+  if (k->dmin_exclusive ? !(v > k->dmin) : !(v >= k->dmin)) {
+    snprintf(msg, cap, "%s is out of range (must be %s %g)", shown,
+             k->dmin_exclusive ? ">" : ">=", k->dmin);
+    return SIM_ECONFIG;
+  }
+  memcpy(field(s, k), &v, sizeof v);
+  return SIM_OK;
+}
+
+static int set_unit(cfg_scenario *s, const cfg__key *k, const char *t, size_t n, char *msg,
+                    size_t cap) {
+  uint64_t v = 0;
+  int rc;
+  if (k->type == CFG__BANDWIDTH) rc = cfg__parse_bandwidth_n(t, n, &v, msg, cap);
+  else if (k->type == CFG__TIME) rc = cfg__parse_time_n(t, n, &v, msg, cap);
+  else rc = cfg__parse_size_n(t, n, &v, msg, cap);
+  if (rc != SIM_OK) return rc;
+  if (v < k->min) {
+    char shown[96];
+    cfg__excerpt(shown, sizeof shown, t, n, 64);
+    snprintf(msg, cap, "'%s' is out of range (must be > 0)", shown);
+    return SIM_ECONFIG;
+  }
+  memcpy(field(s, k), &v, sizeof v);
+  return SIM_OK;
+}
+
+static int same_text(const char *t, size_t n, const char *lit) {
+  return strlen(lit) == n && memcmp(t, lit, n) == 0;
+}
+
+static int set_bool(cfg_scenario *s, const cfg__key *k, const char *t, size_t n, char *msg,
+                    size_t cap) {
+  char shown[96];
+  bool v;
+  if (same_text(t, n, "true") || same_text(t, n, "True") || same_text(t, n, "TRUE")) {
+    v = true;
+  } else if (same_text(t, n, "false") || same_text(t, n, "False") || same_text(t, n, "FALSE")) {
+    v = false;
+  } else {
+    cfg__excerpt(shown, sizeof shown, t, n, 64);
+    snprintf(msg, cap, n ? "expected true or false, got '%s'" : "missing value; expected true or false", shown);
+    return SIM_ECONFIG;
+  }
+  memcpy(field(s, k), &v, sizeof v);
+  return SIM_OK;
+}
+
+static int set_enum(cfg_scenario *s, const cfg__key *k, const char *t, size_t n, char *msg,
+                    size_t cap) {
+  char shown[96], list[256];
+  const char *hint = NULL;
+  for (int i = 0; i < k->nnames; i++) {
+    size_t j;
+    if (same_text(t, n, k->names[i])) {
+      memcpy(field(s, k), &i, sizeof i);
+      return SIM_OK;
+    }
+    if (strlen(k->names[i]) != n) continue;
+    for (j = 0; j < n; j++) {
+      char a = t[j], b = k->names[i][j];
+      if (a >= 'A' && a <= 'Z') a = (char)(a - 'A' + 'a');
+      if (b >= 'A' && b <= 'Z') b = (char)(b - 'A' + 'a');
+      if (a != b) break;
+    }
+    if (j == n) hint = k->names[i];
+  }
+  cfg__excerpt(shown, sizeof shown, t, n, 64);
+  cfg__describe_type(k, list, sizeof list);
+  if (n == 0)
+    snprintf(msg, cap, "missing value; expected %s", list);
+  else if (hint)
+    snprintf(msg, cap, "'%s' is not %s (did you mean '%s'?)", shown, list, hint);
+  else
+    snprintf(msg, cap, "'%s' is not %s", shown, list);
+  return SIM_ECONFIG;
+}
+
+static int set_string(cfg_scenario *s, const cfg__key *k, const char *t, size_t n, char *msg,
+                      size_t cap) {
+  char *copy, *old;
+  if (n == 0) {
+    snprintf(msg, cap, "must not be empty");
+    return SIM_ECONFIG;
+  }
+  copy = sim_malloc(n + 1);
+  memcpy(copy, t, n);
+  copy[n] = '\0';
+  memcpy(&old, field(s, k), sizeof old);
+  sim_free(old);
+  memcpy(field(s, k), &copy, sizeof copy);
+  return SIM_OK;
+}
+
+int cfg__set_text(cfg_scenario *s, size_t i, const char *text, size_t len, char *msg,
+                  size_t cap) {
+  const cfg__key *k = &schema[i];
+  if (memchr(text, '\0', len)) {
+    snprintf(msg, cap, "contains a NUL character");
+    return SIM_ECONFIG;
+  }
+  if (k->type != CFG__STRING) { /* YAML trims plain scalars; quoted ones may carry spaces */
+    while (len > 0 && is_space(text[0])) text++, len--;
+    while (len > 0 && is_space(text[len - 1])) len--;
+  }
+  switch (k->type) {
+  case CFG__UINT:
+    return set_uint(s, k, text, len, msg, cap);
+  case CFG__DOUBLE:
+    return set_double(s, k, text, len, msg, cap);
+  case CFG__BANDWIDTH:
+  case CFG__TIME:
+  case CFG__SIZE:
+    return set_unit(s, k, text, len, msg, cap);
+  case CFG__BOOL:
+    return set_bool(s, k, text, len, msg, cap);
+  case CFG__ENUM:
+    return set_enum(s, k, text, len, msg, cap);
+  case CFG__STRING:
+    return set_string(s, k, text, len, msg, cap);
+  }
+  return SIM_ECONFIG;
+}
+
+/* ---- field -> text ------------------------------------------------------------------------ */
+
+/* A YAML double-quoted scalar: always safe to re-read, whatever the bytes. */
+static void quote_yaml(cfg__buf *b, const char *str) {
+  cfg__buf_puts(b, "\"");
+  for (const unsigned char *p = (const unsigned char *)str; *p; p++) {
+    if (*p == '"' || *p == '\\') cfg__buf_printf(b, "\\%c", *p);
+    else if (*p < 0x20 || *p == 0x7f) cfg__buf_printf(b, "\\x%02x", *p);
+    else cfg__buf_printf(b, "%c", *p);
+  }
+  cfg__buf_puts(b, "\"");
+}
+
+void cfg__value_text(const cfg_scenario *s, size_t i, cfg__buf *b) {
+  const cfg__key *k = &schema[i];
+  char text[CFG__VALUE_TEXT];
+  uint64_t u = 0;
+  double d;
+  int e;
+  bool flag;
+  const char *str;
+  switch (k->type) {
+  case CFG__UINT:
+    if (k->width == sizeof(uint32_t)) {
+      uint32_t v32;
+      memcpy(&v32, cfield(s, k), sizeof v32);
+      u = v32;
+    } else {
+      memcpy(&u, cfield(s, k), sizeof u);
+    }
+    cfg__buf_printf(b, "%llu", (unsigned long long)u);
+    break;
+  case CFG__DOUBLE:
+    memcpy(&d, cfield(s, k), sizeof d);
+    cfg__format_double(text, sizeof text, d);
+    cfg__buf_puts(b, text);
+    break;
+  case CFG__BANDWIDTH:
+  case CFG__TIME:
+  case CFG__SIZE:
+    memcpy(&u, cfield(s, k), sizeof u);
+    if (k->type == CFG__BANDWIDTH) cfg__format_bandwidth(text, sizeof text, u, k->bytes_family);
+    else if (k->type == CFG__TIME) cfg__format_time(text, sizeof text, u);
+    else cfg__format_size(text, sizeof text, u);
+    cfg__buf_puts(b, text);
+    break;
+  case CFG__BOOL:
+    memcpy(&flag, cfield(s, k), sizeof flag);
+    cfg__buf_puts(b, flag ? "true" : "false");
+    break;
+  case CFG__ENUM:
+    memcpy(&e, cfield(s, k), sizeof e);
+    cfg__buf_puts(b, name_of(k->names, (size_t)k->nnames, e));
+    break;
+  case CFG__STRING:
+    memcpy(&str, cfield(s, k), sizeof str);
+    quote_yaml(b, str ? str : "");
+    break;
+  }
+}

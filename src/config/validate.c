@@ -1,0 +1,124 @@
+/* Resolution after loading: presets fill the keys nobody set, then the
+ * checks that involve more than one key. Single values (types, units,
+ * ranges) were already checked as they were read.
+ *
+ * Every error is raised with cfg_fail_at at the key the user should change,
+ * so it carries that key's file:line:col (or "scenario:" when the key was
+ * never set). The topology module, not this one, checks that cluster.nodes
+ * fits the fabric.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "config/cfg_internal.h"
+
+static int key_index(const char *name) { return cfg__find_key(name, strlen(name)); }
+
+static int is_set(const cfg_doc *doc, const char *name) {
+  int i = key_index(name);
+  return i >= 0 && cfg__is_set(doc, (size_t)i);
+}
+
+/* Applies the schema's by-value preset to key i; the texts are ours, so a
+ * failure is a bug in the table and reported as such. */
+static int apply_preset(cfg_scenario *s, size_t i, int selector, sim_error *err) {
+  const cfg__key *k = cfg__key_at(i);
+  char msg[256];
+  const char *text = k->by_value[selector];
+  if (cfg__set_text(s, i, text, strlen(text), msg, sizeof msg) != SIM_OK)
+    return sim_fail(err, SIM_ECONFIG, "preset of %s: %s", k->name, msg);
+  return SIM_OK;
+}
+
+static int apply_presets(cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
+  int rc = SIM_OK;
+  for (size_t i = 0; i < cfg__nkeys() && rc == SIM_OK; i++) {
+    const cfg__key *k = cfg__key_at(i);
+    if (cfg__is_set(doc, i)) continue;
+    if (k->derive == CFG__DERIVE_GPU) rc = apply_preset(s, i, (int)s->cluster.gpu, err);
+    else if (k->derive == CFG__DERIVE_TRANSPORT)
+      rc = apply_preset(s, i, (int)s->fabric.transport, err);
+  }
+  /* The rules, in dependency order: planes follow nic.per_node. */
+  if (!is_set(doc, "cluster.nic.per_node")) s->cluster.nic.per_node = s->cluster.gpus_per_node;
+  if (!is_set(doc, "fabric.planes"))
+    s->fabric.planes = s->fabric.topology == CFG_TOPO_MULTI_PLANE ? s->cluster.nic.per_node : 1;
+  if (!is_set(doc, "workload.collective.algorithm"))
+    s->workload.collective.algorithm =
+        s->workload.collective.op == CFG_COLL_ALLTOALL ? CFG_ALGO_PAIRWISE : CFG_ALGO_RING;
+  return rc;
+}
+
+static int check_nics(const cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
+  uint32_t g = s->cluster.gpus_per_node, n = s->cluster.nic.per_node;
+  if (g % n != 0 && n % g != 0)
+    return cfg_fail_at(doc, "cluster.nic.per_node", err,
+                       "%u NICs cannot be shared evenly by %u GPUs; use a divisor or a multiple "
+                       "of cluster.gpus_per_node (%u)", n, g, g);
+  return SIM_OK;
+}
+
+static int check_planes(const cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
+  uint32_t p = s->fabric.planes, n = s->cluster.nic.per_node;
+  if (s->fabric.topology != CFG_TOPO_MULTI_PLANE) {
+    if (p != 1)
+      return cfg_fail_at(doc, "fabric.planes", err,
+                         "%u planes need fabric.topology: multi-plane (%s has one plane)", p,
+                         cfg_topology_name(s->fabric.topology));
+    return SIM_OK;
+  }
+  if (p > n)
+    return cfg_fail_at(doc, "fabric.planes", err,
+                       "%u planes exceed cluster.nic.per_node (%u); every plane needs a NIC on "
+                       "each node", p, n);
+  if (n % p != 0)
+    return cfg_fail_at(doc, "fabric.planes", err,
+                       "%u does not divide cluster.nic.per_node (%u); every plane gets the same "
+                       "number of NICs per node", p, n);
+  return SIM_OK;
+}
+
+static int check_switch(const cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
+  uint32_t mtu = s->fabric.mtu;
+  if (s->fabric.switch_radix % 2 != 0)
+    return cfg_fail_at(doc, "fabric.switch_radix", err,
+                       "%u is odd; a fat-tree switch splits its ports evenly between down- and "
+                       "uplinks", s->fabric.switch_radix);
+  /* InfiniBand's MTU is one of five powers of two (IBTA spec, PortInfo NeighborMTU). */
+  if (s->fabric.transport == CFG_TRANSPORT_INFINIBAND && ((mtu & (mtu - 1)) != 0 || mtu > 4096))
+    return cfg_fail_at(doc, "fabric.mtu", err,
+                       "%u is not an InfiniBand MTU; allowed 256, 512, 1024, 2048, 4096", mtu);
+  return SIM_OK;
+}
+
+static int check_collective(const cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
+  cfg_coll_op op = s->workload.collective.op;
+  cfg_coll_algorithm algo = s->workload.collective.algorithm;
+  uint32_t ranks = s->workload.collective.ranks;
+  uint64_t gpus = (uint64_t)s->cluster.nodes * s->cluster.gpus_per_node;
+  if (op == CFG_COLL_ALLTOALL && algo != CFG_ALGO_PAIRWISE)
+    return cfg_fail_at(doc, "workload.collective.algorithm", err,
+                       "%s does not implement alltoall; use pairwise (or leave the algorithm "
+                       "unset)", cfg_coll_algorithm_name(algo));
+  if (op != CFG_COLL_ALLTOALL && algo != CFG_ALGO_RING)
+    return cfg_fail_at(doc, "workload.collective.algorithm", err,
+                       "%s only implements alltoall; %s needs ring (or leave the algorithm unset)",
+                       cfg_coll_algorithm_name(algo), cfg_coll_op_name(op));
+  if (ranks == 1)
+    return cfg_fail_at(doc, "workload.collective.ranks", err,
+                       "1 rank is not a collective; use 0 (every GPU) or at least 2");
+  if (s->cluster.nodes != 0 && ranks > gpus)
+    return cfg_fail_at(doc, "workload.collective.ranks", err,
+                       "%u ranks exceed the %llu GPUs of the cluster (%u nodes x %u GPUs)", ranks,
+                       (unsigned long long)gpus, s->cluster.nodes, s->cluster.gpus_per_node);
+  return SIM_OK;
+}
+
+int cfg__resolve(cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
+  int rc = apply_presets(s, doc, err);
+  if (rc == SIM_OK) rc = check_nics(s, doc, err);
+  if (rc == SIM_OK) rc = check_planes(s, doc, err);
+  if (rc == SIM_OK) rc = check_switch(s, doc, err);
+  if (rc == SIM_OK) rc = check_collective(s, doc, err);
+  return rc;
+}

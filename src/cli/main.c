@@ -1,9 +1,43 @@
-/* fabsim command line (verbs are added in cli_*.c). */
+/* fabsim: a simulator of AI-training cluster fabrics. Verb dispatch. */
 #include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static const char main_help[] =
+    "usage: fabsim VERB [SCENARIO.yaml] [--set KEY=VALUE]... [options]\n"
+    "\n"
+    "fabsim simulates the backend fabric of AI training clusters: GPUs on NVLink\n"
+    "inside servers, one NIC per GPU, and the scale-out fabric (fat-tree,\n"
+    "multi-plane, rail-optimized) with the collectives that load it.\n"
+    "\n"
+    "verbs:\n"
+    "  run       simulate the scenario's workload and print a summary\n"
+    "  topo      build the cluster and fabric; inventory, cost, bisection, DOT\n"
+    "  version   print the version\n"
+    "  help      this text; 'fabsim VERB --help' for a verb's options\n"
+    "\n"
+    "A scenario is a YAML file; every key has a default, so it may be empty or\n"
+    "absent. --set KEY=VALUE overrides any key (repeatable). Keys and units:\n"
+    "docs/scenario.md. Exit status: 0 done, 1 failed, 2 bad input.\n"
+    "\n"
+    "examples:\n"
+    "  fabsim run examples/default.yaml\n"
+    "  fabsim topo --set fabric.topology=multi-plane --set fabric.switch_radix=64\n"
+    "  fabsim run --set cluster.nodes=4 --set workload.collective.size=64MiB --json\n";
 
 int main(int argc, char **argv) {
-  (void)argc;
-  (void)argv;
-  fprintf(stderr, "fabsim: not built yet\n");
-  return 2;
+  if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+    fputs(main_help, argc < 2 ? stderr : stdout);
+    return argc < 2 ? CLI_BAD_INPUT : CLI_OK;
+  }
+  const char *verb = argv[1];
+  if (!strcmp(verb, "version") || !strcmp(verb, "--version")) {
+    printf("fabsim %s\n", FABSIM_VERSION);
+    return CLI_OK;
+  }
+  if (!strcmp(verb, "run")) return cli_cmd_run(argc - 2, argv + 2);
+  if (!strcmp(verb, "topo")) return cli_cmd_topo(argc - 2, argv + 2);
+  fprintf(stderr, "fabsim: unknown verb '%s'; verbs: run, topo, version, help\n", verb);
+  return CLI_BAD_INPUT;
 }

@@ -1,0 +1,81 @@
+/* fabsim backend interface: the one seam between workloads and fidelities.
+ *
+ * Collectives and the workload executor only submit phases: sets of
+ * point-to-point transfers (GPU to GPU, bytes, traffic class, ECMP entropy)
+ * that start together. A phase may be repeated back to back (each repetition
+ * starts when the previous one has fully completed), which is how a ring's
+ * 2(n-1) identical steps are expressed without 2(n-1) copies. A backend
+ * decides how the bytes move:
+ *   analytic: alpha-beta on the routed paths, link sharing by counting;
+ *   flow:     fluid max-min fair rates (not built yet);
+ *   packet:   every packet through queues (not built yet).
+ *
+ * Ownership: the caller keeps the transfer array alive until `done` fires.
+ */
+#ifndef FABSIM_BACKEND_H
+#define FABSIM_BACKEND_H
+
+#include "fabsim/config.h"
+#include "fabsim/ev.h"
+#include "fabsim/topo.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct be_xfer {
+  uint32_t src_gpu, dst_gpu;
+  uint64_t bytes;
+  uint64_t flow_hash; /* entropy for ECMP (queue pair, channel) */
+  uint8_t tclass;     /* traffic class 0..7 */
+} be_xfer;
+
+typedef void (*be_done_fn)(sim_ctx *sim, void *ctx);
+
+/* What a backend measured; every field deterministic. */
+typedef struct be_stats {
+  uint64_t transfers;        /* transfers completed (repetitions counted) */
+  uint64_t bytes;            /* payload bytes delivered */
+  uint32_t max_link_sharing; /* most transfers seen on one channel at once */
+} be_stats;
+
+typedef struct be_backend be_backend;
+
+/* A fidelity is a small vtable. Required: submit_phase, stats, destroy. */
+typedef struct be_ops {
+  const char *name;
+  /* Start `n` concurrent transfers now, `repeat` >= 1 times back to back;
+   * `done` fires once, when the last transfer of the last repetition ends. */
+  void (*submit_phase)(be_backend *b, const be_xfer *x, size_t n, uint64_t repeat,
+                       be_done_fn done, void *ctx);
+  void (*stats)(const be_backend *b, be_stats *out);
+  void (*destroy)(be_backend *b);
+} be_ops;
+
+/* Public fields, read-only for users of the backend. */
+struct be_backend {
+  const be_ops *ops;
+  sim_ctx *sim;
+  const topo *topo;
+  const cfg_scenario *cfg;
+};
+
+/* Create the backend the scenario's simulation.fidelity selects. A fidelity
+ * that is not built yet is SIM_ENOTSUP with a message saying so. */
+int be_create(be_backend **out, sim_ctx *sim, const topo *t, const cfg_scenario *cfg,
+              const cfg_doc *doc, sim_error *err);
+static inline void be_submit_phase(be_backend *b, const be_xfer *x, size_t n, uint64_t repeat,
+                                   be_done_fn done, void *ctx) {
+  b->ops->submit_phase(b, x, n, repeat, done, ctx);
+}
+static inline void be_destroy(be_backend *b) {
+  if (b) b->ops->destroy(b);
+}
+
+/* The analytic fidelity, directly (tests use it). */
+be_backend *be_analytic_create(sim_ctx *sim, const topo *t, const cfg_scenario *cfg);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,20 @@
+/* Backend selection by simulation.fidelity. */
+#include "fabsim/backend.h"
+
+int be_create(be_backend **out, sim_ctx *sim, const topo *t, const cfg_scenario *cfg,
+              const cfg_doc *doc, sim_error *err) {
+  *out = NULL;
+  switch (cfg->simulation.fidelity) {
+  case CFG_FIDELITY_ANALYTIC:
+    *out = be_analytic_create(sim, t, cfg);
+    return SIM_OK;
+  case CFG_FIDELITY_FLOW:
+  case CFG_FIDELITY_PACKET:
+    break;
+  }
+  cfg_fail_at(doc, "simulation.fidelity", err,
+              "the '%s' fidelity is not built yet in this version; allowed now: analytic",
+              cfg_fidelity_name(cfg->simulation.fidelity));
+  if (err) err->code = SIM_ENOTSUP;
+  return SIM_ENOTSUP;
+}

@@ -1,0 +1,43 @@
+/* fabsim CLI internals: shared argument handling and JSON views. */
+#ifndef FABSIM_CLI_H
+#define FABSIM_CLI_H
+
+#include <jansson.h>
+
+#include "fabsim/config.h"
+#include "fabsim/topo.h"
+
+/* Exit codes: the contract scripts rely on. */
+enum { CLI_OK = 0, CLI_FAILED = 1, CLI_BAD_INPUT = 2 };
+
+typedef struct cli_args {
+  const char *scenario;      /* NULL: defaults only */
+  const char **sets;         /* --set values, in order */
+  int nsets;
+  bool json;
+  bool quiet;
+  const char *dot;           /* topo --dot FILE */
+  bool dot_collapse;
+} cli_args;
+
+/* Parse [scenario.yaml] [--set k=v]... and the verb's flags (allowed is a
+ * string of the flags this verb takes: "j" --json, "q" --quiet, "d" --dot).
+ * On a usage error prints it and returns CLI_BAD_INPUT; on --help prints
+ * `help` and returns -1; else CLI_OK. */
+int cli_parse(cli_args *a, int argc, char **argv, const char *allowed, const char *help);
+void cli_args_free(cli_args *a);
+
+/* Load scenario and topology; on failure prints the error and returns the
+ * exit code (CLI_BAD_INPUT). */
+int cli_load(const cli_args *a, cfg_scenario *cfg, cfg_doc **doc, topo **t);
+
+/* Print an error: location-prefixed messages verbatim, others after "fabsim: ". */
+void cli_error(const char *msg);
+
+json_t *cli_topo_json(const topo *t, const cfg_scenario *cfg);
+json_t *cli_scenario_json(const cli_args *a, const cfg_scenario *cfg);
+
+int cli_cmd_run(int argc, char **argv);
+int cli_cmd_topo(int argc, char **argv);
+
+#endif

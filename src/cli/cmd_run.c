@@ -1,0 +1,186 @@
+/* fabsim run: simulate a scenario's workload and report what it measured. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/cli.h"
+#include "fabsim/backend.h"
+#include "fabsim/coll.h"
+#include "fabsim/out.h"
+
+static const char run_help[] =
+    "usage: fabsim run [SCENARIO.yaml] [--set KEY=VALUE]... [--json] [--quiet]\n"
+    "\n"
+    "Simulate the scenario's workload on its cluster at the chosen fidelity\n"
+    "(simulation.fidelity) and print a summary. The summary is also written to\n"
+    "OUTPUT.DIR/summary.json, with the fully resolved scenario beside it in\n"
+    "OUTPUT.DIR/scenario.yaml (output.dir, default fabsim-out).\n"
+    "\n"
+    "  SCENARIO.yaml      scenario file (optional: every key has a default)\n"
+    "  --set KEY=VALUE    override one key, after the file (repeatable)\n"
+    "  --json             print the summary JSON instead of the table\n"
+    "  --quiet, -q        print nothing; only write the files\n"
+    "\n"
+    "Exit status: 0 done, 1 the run failed (e.g. cannot write output), 2 bad input.\n"
+    "Example: fabsim run examples/default.yaml --set workload.collective.size=256MiB\n";
+
+static double wall_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+typedef struct run_result {
+  coll_plan plan;
+  coll_exec exec;
+  coll_result res;
+  be_stats net;
+  uint64_t events;
+  double sim_time_s, wall_s;
+} run_result;
+
+static json_t *summary_json(const cli_args *a, const cfg_scenario *cfg, const topo *t,
+                            const run_result *r) {
+  json_t *o = json_object();
+  json_object_set_new(o, "fabsim_version", json_string(FABSIM_VERSION));
+  json_object_set_new(o, "scenario", cli_scenario_json(a, cfg));
+  json_object_set_new(o, "fidelity", json_string(cfg_fidelity_name(cfg->simulation.fidelity)));
+  json_object_set_new(o, "gpus", json_integer(topo_gpu_count(t)));
+  json_object_set_new(o, "nodes", json_integer(topo_node_count(t)));
+  json_object_set_new(o, "topology", cli_topo_json(t, cfg));
+  json_t *colls = json_array();
+  json_t *c = json_object();
+  json_object_set_new(c, "op", json_string(cfg_coll_op_name(r->plan.op)));
+  json_object_set_new(c, "algorithm", json_string(cfg_coll_algorithm_name(r->plan.algorithm)));
+  json_object_set_new(c, "bytes", json_integer((json_int_t)r->plan.bytes));
+  json_object_set_new(c, "ranks", json_integer(r->plan.nranks));
+  json_object_set_new(c, "channels", json_integer(r->plan.channels));
+  json_object_set_new(c, "transfers", json_integer((json_int_t)coll_plan_transfers(&r->plan)));
+  json_object_set_new(c, "time_s", json_real(r->res.time_s));
+  json_object_set_new(c, "algbw_GBps", json_real(r->res.algbw_GBps));
+  json_object_set_new(c, "busbw_GBps", json_real(r->res.busbw_GBps));
+  json_array_append_new(colls, c);
+  json_object_set_new(o, "collectives", colls);
+  json_t *net = json_object();
+  json_object_set_new(net, "transfers", json_integer((json_int_t)r->net.transfers));
+  json_object_set_new(net, "bytes", json_integer((json_int_t)r->net.bytes));
+  json_object_set_new(net, "max_link_sharing", json_integer(r->net.max_link_sharing));
+  json_object_set_new(o, "network", net);
+  json_t *sim = json_object();
+  json_object_set_new(sim, "events", json_integer((json_int_t)r->events));
+  json_object_set_new(sim, "sim_time_s", json_real(r->sim_time_s));
+  json_object_set_new(sim, "wall_s", json_real(r->wall_s)); /* the only wall-clock field */
+  json_object_set_new(o, "sim", sim);
+  return o;
+}
+
+static void print_summary(const cfg_scenario *cfg, const topo *t, const run_result *r,
+                          const char *written) {
+  const topo_inventory *inv = topo_inventory_get(t);
+  char a[64], b[64], c[64];
+  printf("fabsim %s, %s fidelity, seed %llu\n", FABSIM_VERSION,
+         cfg_fidelity_name(cfg->simulation.fidelity), (unsigned long long)cfg->simulation.seed);
+  printf("cluster      %s nodes x %u %s = %s GPUs, %s NICs at %s\n",
+         out_fmt_count(a, sizeof a, inv->nodes), cfg->cluster.gpus_per_node, cfg_gpu_name(cfg->cluster.gpu),
+         out_fmt_count(b, sizeof b, inv->gpus), out_fmt_count(c, sizeof c, inv->endpoints),
+         out_fmt_rate(c + 32, 32, cfg->cluster.nic.bandwidth));
+  printf("fabric       %s, %u tiers, %u plane%s, radix %u, %s, %s switches, %s\n",
+         cfg_topology_name(cfg->fabric.topology), inv->tiers, inv->planes, inv->planes == 1 ? "" : "s",
+         cfg->fabric.switch_radix, cfg_transport_name(cfg->fabric.transport),
+         out_fmt_count(a, sizeof a, inv->switches), out_fmt_usd(b, sizeof b, inv->cost_usd));
+  printf("%-12s %s, %s over %u ranks, %u channel%s\n", cfg_coll_op_name(r->plan.op),
+         cfg_coll_algorithm_name(r->plan.algorithm), out_fmt_bytes(a, sizeof a, r->plan.bytes),
+         r->plan.nranks, r->plan.channels, r->plan.channels == 1 ? "" : "s");
+  printf("  time       %s\n", out_fmt_seconds(a, sizeof a, r->res.time_s));
+  printf("  algbw      %.2f GB/s\n", r->res.algbw_GBps);
+  printf("  busbw      %.2f GB/s\n", r->res.busbw_GBps);
+  printf("sim          %s events, %s transfers, wall %.3f s\n", out_fmt_count(a, sizeof a, r->events),
+         out_fmt_count(b, sizeof b, r->net.transfers), r->wall_s);
+  if (written) printf("written      %s/summary.json, %s/scenario.yaml\n", written, written);
+}
+
+int cli_cmd_run(int argc, char **argv) {
+  cli_args a;
+  cfg_scenario cfg;
+  cfg_doc *doc = NULL;
+  topo *t = NULL;
+  sim_ctx *sim = NULL;
+  be_backend *be = NULL;
+  uint32_t *ranks = NULL;
+  run_result r;
+  memset(&r, 0, sizeof r);
+  sim_error err = {0};
+  int rc = cli_parse(&a, argc, argv, "jq", run_help);
+  if (rc != CLI_OK) goto out;
+  double t0 = wall_now();
+  if ((rc = cli_load(&a, &cfg, &doc, &t)) != CLI_OK) goto out;
+
+  uint32_t gpus = topo_gpu_count(t);
+  uint32_t nranks = cfg.workload.collective.ranks ? cfg.workload.collective.ranks : gpus;
+  if (nranks > gpus) {
+    cfg_fail_at(doc, "workload.collective.ranks", &err,
+                "%u ranks but the cluster has %u GPUs; allowed: 1..%u, or 0 for all", nranks, gpus, gpus);
+    cli_error(err.msg);
+    rc = CLI_BAD_INPUT;
+    goto done;
+  }
+  sim = sim_create(cfg.simulation.seed);
+  if (be_create(&be, sim, t, &cfg, doc, &err) != SIM_OK) {
+    cli_error(err.msg);
+    rc = CLI_BAD_INPUT;
+    goto done;
+  }
+  ranks = sim_malloc(nranks * sizeof *ranks);
+  for (uint32_t i = 0; i < nranks; i++) ranks[i] = i;
+  coll_spec spec = {
+      .op = cfg.workload.collective.op,
+      .algorithm = cfg.workload.collective.algorithm,
+      .bytes = cfg.workload.collective.size,
+      .ranks = ranks,
+      .nranks = nranks,
+      .channels = cfg.cluster.nic.per_node ? cfg.cluster.nic.per_node : 1,
+      .chunk = 1u << 20,
+  };
+  if (coll_plan_build(&r.plan, t, &spec, &err) != SIM_OK) {
+    cfg_fail_at(doc, "workload.collective.algorithm", &err, "%s", err.msg);
+    cli_error(err.msg);
+    rc = CLI_BAD_INPUT;
+    goto done;
+  }
+  coll_exec_start(&r.exec, be, &r.plan, NULL, NULL);
+  ev_run(sim, SIM_TIME_MAX);
+  coll_result_of(&r.exec, &r.res);
+  be->ops->stats(be, &r.net);
+  r.events = sim_events(sim);
+  r.sim_time_s = sim_ps_to_s(sim_now(sim));
+  r.wall_s = wall_now() - t0;
+
+  json_t *summary = summary_json(&a, &cfg, t, &r);
+  char *dump = cfg_dump(&cfg);
+  char path[4096];
+  snprintf(path, sizeof path, "%s/scenario.yaml", cfg.output.dir);
+  if (out_write_json(summary, cfg.output.dir, "summary.json", &err) != SIM_OK ||
+      sim_write_file_atomic(path, dump, strlen(dump), &err) != SIM_OK) {
+    cli_error(err.msg);
+    rc = CLI_FAILED;
+  } else if (a.json) {
+    char *text = out_json_text(summary);
+    puts(text);
+    free(text);
+  } else if (!a.quiet) {
+    print_summary(&cfg, t, &r, cfg.output.dir);
+  }
+  sim_free(dump);
+  json_decref(summary);
+done:
+  coll_plan_free(&r.plan);
+  sim_free(ranks);
+  be_destroy(be);
+  sim_destroy(sim);
+  if (t) topo_free(t);
+  if (doc) cfg_free(&cfg, doc);
+out:
+  cli_args_free(&a);
+  return rc < 0 ? CLI_OK : rc;
+}

@@ -1,0 +1,117 @@
+/* Argument parsing and JSON views shared by the verbs. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+void cli_error(const char *msg) {
+  /* "file:line:col: ..." and "--set:n:col: ..." stand alone, as compilers print. */
+  const char *colon = strchr(msg, ':');
+  bool located = colon && colon[1] >= '0' && colon[1] <= '9';
+  fprintf(stderr, "%s%s\n", located ? "" : "fabsim: ", msg);
+}
+
+int cli_parse(cli_args *a, int argc, char **argv, const char *allowed, const char *help) {
+  memset(a, 0, sizeof *a);
+  a->sets = sim_calloc((size_t)argc + 1, sizeof *a->sets);
+  for (int i = 0; i < argc; i++) {
+    const char *s = argv[i];
+    bool has_next = i + 1 < argc;
+    if (!strcmp(s, "--help") || !strcmp(s, "-h")) {
+      fputs(help, stdout);
+      return -1;
+    } else if (!strcmp(s, "--set") || !strcmp(s, "-s")) {
+      if (!has_next) goto missing;
+      a->sets[a->nsets++] = argv[++i];
+    } else if (!strncmp(s, "--set=", 6)) {
+      a->sets[a->nsets++] = s + 6;
+    } else if (!strcmp(s, "--json") && strchr(allowed, 'j')) {
+      a->json = true;
+    } else if ((!strcmp(s, "--quiet") || !strcmp(s, "-q")) && strchr(allowed, 'q')) {
+      a->quiet = true;
+    } else if (!strcmp(s, "--dot") && strchr(allowed, 'd')) {
+      if (!has_next) goto missing;
+      a->dot = argv[++i];
+    } else if (!strcmp(s, "--dot-nodes") && strchr(allowed, 'd')) {
+      a->dot_collapse = true;
+    } else if (s[0] == '-' && s[1] != '\0') {
+      fprintf(stderr, "fabsim: unknown option '%s' (see --help)\n", s);
+      return CLI_BAD_INPUT;
+    } else if (!a->scenario) {
+      a->scenario = s;
+    } else {
+      fprintf(stderr, "fabsim: one scenario file only; '%s' is a second (see --help)\n", s);
+      return CLI_BAD_INPUT;
+    }
+    continue;
+  missing:
+    fprintf(stderr, "fabsim: %s needs a value (see --help)\n", s);
+    return CLI_BAD_INPUT;
+  }
+  return CLI_OK;
+}
+
+void cli_args_free(cli_args *a) {
+  sim_free(a->sets);
+  a->sets = NULL;
+}
+
+int cli_load(const cli_args *a, cfg_scenario *cfg, cfg_doc **doc, topo **t) {
+  sim_error err = {0};
+  *doc = NULL;
+  *t = NULL;
+  if (cfg_load(cfg, doc, a->scenario, a->sets, a->nsets, &err) != SIM_OK) {
+    cli_error(err.msg);
+    return CLI_BAD_INPUT;
+  }
+  if (topo_build(t, cfg, *doc, &err) != SIM_OK) {
+    cli_error(err.msg);
+    cfg_free(cfg, *doc);
+    *doc = NULL;
+    return CLI_BAD_INPUT;
+  }
+  return CLI_OK;
+}
+
+json_t *cli_topo_json(const topo *t, const cfg_scenario *cfg) {
+  const topo_inventory *inv = topo_inventory_get(t);
+  json_t *o = json_object();
+  json_object_set_new(o, "topology", json_string(cfg_topology_name(cfg->fabric.topology)));
+  json_object_set_new(o, "transport", json_string(cfg_transport_name(cfg->fabric.transport)));
+  json_object_set_new(o, "tiers", json_integer(inv->tiers));
+  json_object_set_new(o, "planes", json_integer(inv->planes));
+  json_object_set_new(o, "switch_radix", json_integer(cfg->fabric.switch_radix));
+  json_object_set_new(o, "oversubscription", json_real(inv->oversubscription));
+  json_object_set_new(o, "leaf_down_ports", json_integer(inv->leaf_down));
+  json_object_set_new(o, "leaf_up_ports", json_integer(inv->leaf_up));
+  json_object_set_new(o, "nodes", json_integer((json_int_t)inv->nodes));
+  json_object_set_new(o, "max_nodes", json_integer((json_int_t)inv->max_nodes));
+  json_object_set_new(o, "gpus", json_integer((json_int_t)inv->gpus));
+  json_object_set_new(o, "endpoints", json_integer((json_int_t)inv->endpoints));
+  json_object_set_new(o, "switches", json_integer((json_int_t)inv->switches));
+  json_t *tiers = json_object();
+  static const char *tier_names[] = {NULL, "leaf", "spine", "core"};
+  for (int i = 1; i <= 3; i++)
+    json_object_set_new(tiers, tier_names[i], json_integer((json_int_t)inv->switches_by_tier[i]));
+  json_object_set_new(o, "switches_by_tier", tiers);
+  json_t *links = json_object();
+  json_object_set_new(links, "endpoint_switch", json_integer((json_int_t)inv->links_endpoint_switch));
+  json_object_set_new(links, "switch_switch", json_integer((json_int_t)inv->links_switch_switch));
+  json_object_set_new(o, "links", links);
+  json_object_set_new(o, "transceivers", json_integer((json_int_t)inv->transceivers));
+  json_object_set_new(o, "copper_cables", json_integer((json_int_t)inv->copper_cables));
+  json_object_set_new(o, "cost_usd", json_real(inv->cost_usd));
+  json_object_set_new(o, "cost_per_endpoint_usd", json_real(inv->cost_per_endpoint_usd));
+  json_object_set_new(o, "bisection_bandwidth_bps", json_integer((json_int_t)inv->bisection_bandwidth_bps));
+  return o;
+}
+
+json_t *cli_scenario_json(const cli_args *a, const cfg_scenario *cfg) {
+  json_t *o = json_object();
+  json_object_set_new(o, "file", a->scenario ? json_string(a->scenario) : json_null());
+  json_t *sets = json_array();
+  for (int i = 0; i < a->nsets; i++) json_array_append_new(sets, json_string(a->sets[i]));
+  json_object_set_new(o, "overrides", sets);
+  json_object_set_new(o, "seed", json_integer((json_int_t)cfg->simulation.seed));
+  return o;
+}

@@ -6,6 +6,7 @@
  * 4349999999.99. Sizes and times must come out whole (bytes, picoseconds);
  * bandwidths round to the nearest bit/s.
  */
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +32,7 @@ typedef struct unit_kind {
   size_t nunits;
   rounding round;
   int plain_means_base; /* a number without unit is in base units */
+  int bits_and_bytes;   /* b and B name different units */
   const char *accepted; /* the list users see */
 } unit_kind;
 
@@ -86,7 +88,7 @@ static const unit size_units[] = {
 
 static const unit_kind bandwidth_kind = {
     "bandwidth", "400Gbps", "bits/s", NULL, bandwidth_units, NELEM(bandwidth_units),
-    ROUND_NEAREST, 1,
+    ROUND_NEAREST, 1, 1,
     "bits/s: bps, Kbps, Mbps, Gbps, Tbps (or Kb/s, Mb/s, Gb/s, Tb/s); "
     "bytes/s: KB/s, MB/s, GB/s, TB/s (x1000) or KiB/s, MiB/s, GiB/s, TiB/s (x1024); "
     "a plain number is bits/s"};
@@ -94,12 +96,12 @@ static const unit_kind bandwidth_kind = {
 static const unit_kind time_kind = {
     "time", "500ns", "ps",
     "is not a whole number of picoseconds (the clock resolution)",
-    time_units, NELEM(time_units), ROUND_EXACT, 0,
+    time_units, NELEM(time_units), ROUND_EXACT, 0, 0,
     "ps, ns, us (or \xc2\xb5s), ms, s, min, h, d; a plain number is only accepted for 0"};
 
 static const unit_kind size_kind = {
     "size", "1GiB", "bytes", "is not a whole number of bytes", size_units, NELEM(size_units),
-    ROUND_EXACT, 1,
+    ROUND_EXACT, 1, 0,
     "B, KB, MB, GB, TB (x1000) or KiB, MiB, GiB, TiB (x1024); a plain number is bytes"};
 
 /* ---- messages --------------------------------------------------------------- */
@@ -153,10 +155,10 @@ size_t cfg__scan_number(const char *t, size_t len) {
   return i;
 }
 
-/* The scanned number as mant x 10^exp10 with at most 19 significant digits.
- * Returns 0 when more precision was written than 19 digits hold. */
-static int decimal_of(const char *t, size_t n, uint64_t *mant, long *exp10) {
-  uint64_t m = 0;
+/* The scanned number as mant x 10^exp10 with at most 20 significant digits
+ * (enough for any uint64). Returns 0 when more precision was written. */
+static int decimal_of(const char *t, size_t n, cfg__u128 *mant, long *exp10) {
+  cfg__u128 m = 0;
   long e = 0, x = 0;
   int ndig = 0, in_frac = 0, xneg = 0;
   size_t i;
@@ -171,14 +173,14 @@ static int decimal_of(const char *t, size_t n, uint64_t *mant, long *exp10) {
       if (in_frac) e--;
       continue;
     }
-    if (ndig < 19) {
-      m = m * 10 + (uint64_t)(c - '0');
+    if (ndig < 20) {
+      m = m * 10 + (cfg__u128)(c - '0');
       ndig++;
       if (in_frac) e--;
     } else if (c != '0') {
       return 0;
     } else if (!in_frac) {
-      e++; /* trailing zero of the integer part beyond 19 digits */
+      e++; /* trailing zero of the integer part beyond 20 digits */
     }
   }
   if (i < n) { /* exponent */
@@ -194,9 +196,14 @@ static int decimal_of(const char *t, size_t n, uint64_t *mant, long *exp10) {
 
 typedef enum { CONV_OK, CONV_OVERFLOW, CONV_FRACTION } conv_result;
 
+/* The largest unit factor (1d in ps) keeps mant x factor in 128 bits. */
+#define MAX_FACTOR (86400 * SIM_PS_PER_S)
+
 /* mant x 10^exp10 x factor as a uint64 under the given rounding. */
-static conv_result scale(uint64_t mant, long exp10, uint64_t factor, rounding r, uint64_t *out) {
-  cfg__u128 n = (cfg__u128)mant * factor; /* < 10^19 x 2^64 < 2^128 */
+static conv_result scale(cfg__u128 mant, long exp10, uint64_t factor, rounding r, uint64_t *out) {
+  cfg__u128 n;
+  assert(factor <= MAX_FACTOR);
+  n = mant * factor; /* < 10^20 x MAX_FACTOR < 2^127 */
   if (n == 0) {
     *out = 0;
     return CONV_OK;
@@ -229,7 +236,8 @@ static conv_result scale(uint64_t mant, long exp10, uint64_t factor, rounding r,
 
 static int is_space(char c) { return c == ' ' || c == '\t'; }
 
-/* Case-insensitive unique match, for the "did you mean" of a wrong-case unit. */
+/* Case-insensitive unique match, for the "did you mean" of a wrong-case unit.
+ * Where bits and bytes both exist, b vs B is a different unit, not a typo. */
 static const char *unit_case_hint(const unit_kind *k, const char *u, size_t n) {
   const char *hit = NULL;
   for (size_t i = 0; i < k->nunits; i++) {
@@ -238,6 +246,7 @@ static const char *unit_case_hint(const unit_kind *k, const char *u, size_t n) {
     if (strlen(name) != n) continue;
     for (j = 0; j < n; j++) {
       char a = u[j], b = name[j];
+      if (k->bits_and_bytes && a != b && (b == 'b' || b == 'B')) break;
       if (a >= 'A' && a <= 'Z') a = (char)(a - 'A' + 'a');
       if (b >= 'A' && b <= 'Z') b = (char)(b - 'A' + 'a');
       if (a != b) break;
@@ -256,7 +265,8 @@ static int parse_with_unit(const unit_kind *k, const char *text, size_t len, uin
   char shown[96];
   size_t b = 0, e = len, nlen, ulen;
   const char *u;
-  uint64_t mant, factor = 1, v;
+  cfg__u128 mant;
+  uint64_t factor = 1, v;
   long exp10;
   int rc = SIM_ECONFIG;
 
@@ -285,7 +295,7 @@ static int parse_with_unit(const unit_kind *k, const char *text, size_t len, uin
   while (u < text + e && is_space(*u)) u++;
   ulen = (size_t)(text + e - u);
   if (!decimal_of(text + b, nlen, &mant, &exp10)) {
-    snprintf(msg, cap, "'%s' has more than 19 significant digits", shown);
+    snprintf(msg, cap, "'%s' has more than 20 significant digits", shown);
     goto out;
   }
   if (ulen == 0) {

@@ -142,12 +142,17 @@ int topo__plan(topo *t, const cfg_scenario *cfg, const cfg_doc *doc, sim_error *
   uint64_t pcie = (uint64_t)nodes * (N >= G ? N : G);
   uint64_t nv = gpus + nodes + nics + (uint64_t)t->planes * s->switches;
   uint64_t nl = gpus + pcie + nics + (uint64_t)t->planes * (s->ls_links + s->sc_links);
-  if (nv > TOPO__MAX_ELEMS || nl > TOPO__MAX_ELEMS)
+  if (nv > TOPO__MAX_ELEMS || nl > TOPO__MAX_ELEMS) {
+    /* elements grow about linearly with nodes: suggest a count that fits */
+    uint64_t worst = nv > nl ? nv : nl;
+    uint64_t fits = (uint64_t)nodes * TOPO__MAX_ELEMS / worst;
     return topo__fail(doc, "cluster.nodes", err,
-                      "%u nodes make %llu vertices and %llu links, more than the %d fabsim "
-                      "builds; set cluster.nodes lower (the fabric holds %u)",
-                      nodes, (unsigned long long)nv, (unsigned long long)nl, TOPO__MAX_ELEMS,
-                      t->max_nodes);
+                      "%u nodes%s make %llu vertices and %llu links, more than the %d of each "
+                      "fabsim builds; set cluster.nodes to at most about %llu",
+                      nodes, cfg->cluster.nodes ? "" : " (the full fabric)",
+                      (unsigned long long)nv, (unsigned long long)nl, TOPO__MAX_ELEMS,
+                      (unsigned long long)fits);
+  }
 
   t->gpus = (uint32_t)gpus;
   t->nics = (uint32_t)nics;

@@ -13,39 +13,43 @@
 
 #include "topo/topo_internal.h"
 
-static uint32_t one_port(const topo *t, const topo_vertex *x, uint32_t i, uint32_t *out) {
-  assert(i < x->nports);
-  out[0] = t->port[x->first_port + i];
-  return 1;
-}
-
-uint32_t topo_next_hops(const topo *t, uint32_t v, uint32_t dst_nic, uint32_t *out, uint32_t max) {
-  if (v >= t->nvertices || dst_nic >= t->nics || max == 0) return 0;
-  const topo_vertex *x = &t->vert[v];
+/* The equal-cost next hops of v toward dst_nic as a range of v's ports:
+ * ports [*first, *first + return value). Always contiguous: one down port, or
+ * the up ports at the end of the list. O(1). */
+static uint32_t hop_range(const topo *t, const topo_vertex *x, uint32_t dst_nic, topo__place d,
+                          uint32_t *first) {
   const topo__shape *s = &t->s;
-  topo__place d = topo__nic_place(t, dst_nic);
   if (x->plane < 0 || (uint32_t)x->plane != d.plane) return 0;
   if (x->kind == TOPO_NIC) {
     if (x->index == dst_nic) return 0;
-    out[0] = 2 * (t->l_endpoint + x->index); /* its only fabric port */
+    *first = x->nports - 1; /* the endpoint link: its last (highest) link id */
     return 1;
   }
   uint32_t nup;
   switch (x->tier) {
   case TOPO_TIER_LEAF:
-    if (x->index == d.leaf) return one_port(t, x, d.slot, out);
+    if (x->index == d.leaf) return *first = d.slot, 1;
     nup = s->up;
     break;
   case TOPO_TIER_SPINE:
-    if (s->tiers == 2) return one_port(t, x, d.leaf, out);
-    if (d.leaf / s->half == x->pod) return one_port(t, x, d.leaf % s->half, out);
+    if (s->tiers == 2) return *first = d.leaf, 1;
+    if (d.leaf / s->half == x->pod) return *first = d.leaf % s->half, 1;
     nup = s->sc_links ? s->half : 0;
     break;
   default:
-    return one_port(t, x, d.leaf / s->half, out);
+    return *first = d.leaf / s->half, 1;
   }
-  uint32_t first_up = x->nports - nup, n = nup < max ? nup : max;
-  for (uint32_t i = 0; i < n; i++) out[i] = t->port[x->first_port + first_up + i];
+  *first = x->nports - nup;
+  return nup;
+}
+
+uint32_t topo_next_hops(const topo *t, uint32_t v, uint32_t dst_nic, uint32_t *out, uint32_t max) {
+  if (v >= t->nvertices || dst_nic >= t->nics) return 0;
+  const topo_vertex *x = &t->vert[v];
+  uint32_t first = 0, n = hop_range(t, x, dst_nic, topo__nic_place(t, dst_nic), &first);
+  assert(first + n <= x->nports);
+  if (n > max) n = max;
+  for (uint32_t i = 0; i < n; i++) out[i] = t->port[x->first_port + first + i];
   return n;
 }
 
@@ -89,12 +93,13 @@ static int walk(const topo *t, uint32_t src, uint32_t dst, uint64_t flow_hash, t
   }
   push(path, 2 * topo__pcie_link(t, sgpu, snic));
   uint32_t v = t->v_nic + snic, target = t->v_nic + dnic;
-  uint32_t cand[TOPO__MAX_RADIX_HOPS];
+  topo__place dplace = topo__nic_place(t, dnic);
   while (v != target) {
-    uint32_t n = topo_next_hops(t, v, dnic, cand, TOPO__MAX_RADIX_HOPS);
+    const topo_vertex *x = &t->vert[v];
+    uint32_t first = 0, n = hop_range(t, x, dnic, dplace, &first);
     assert(n > 0);
     if (n == 0) return SIM_EINVAL;
-    uint32_t ch = cand[topo_ecmp_pick(t, v, flow_hash, n)];
+    uint32_t ch = t->port[x->first_port + first + topo_ecmp_pick(t, v, flow_hash, n)];
     *choices *= n;
     if (push(path, ch) != SIM_OK) return SIM_ERANGE;
     v = topo_channel_dst(t, ch);

@@ -29,14 +29,8 @@
 #include "fabsim/topo.h"
 
 /* Largest graph we agree to build (vertices, and links, each): a radix-64
- * 3-tier fabric of 8-GPU nodes is ~150k vertices and ~330k links. Equal-cost
- * choices at one switch never exceed radix / 2. */
-enum {
-  TOPO__MAX_ELEMS = 1 << 24,
-  TOPO__MAX_RADIX = 1024,
-  TOPO__MAX_RADIX_HOPS = TOPO__MAX_RADIX / 2,
-  TOPO__MAX_PER_NODE = 4096
-};
+ * 3-tier fabric of 8-GPU nodes is ~150k vertices and ~330k links. */
+enum { TOPO__MAX_ELEMS = 1 << 24, TOPO__MAX_RADIX = 1024, TOPO__MAX_PER_NODE = 4096 };
 
 /* Shape of one plane (all planes of a multi-plane fabric are identical). */
 typedef struct topo__shape {

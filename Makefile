@@ -1,7 +1,7 @@
 # fabsim: the two commands a user needs are `make run` and `make test`.
 # Both install what is missing from Debian (as root), then build with CMake.
 
-DEBIAN_PACKAGES := build-essential cmake pkg-config libyaml-dev libjansson-dev libcmocka-dev \
+DEBIAN_PACKAGES := build-essential cmake pkg-config libyaml-dev libjansson-dev libcmocka-dev jq \
                    clang libclang-rt-14-dev
 BUILD       ?= build
 BUILD_ASAN  ?= build-asan

@@ -1,0 +1,35 @@
+# Helpers for CLI tests: sourced, not run. $FABSIM is the binary, $SRC the tree.
+set -u
+FABSIM=$1
+SRC=$2
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+cd "$WORK"
+failures=0
+checks=0
+
+pass() { checks=$((checks + 1)); }
+fail() { checks=$((checks + 1)); failures=$((failures + 1)); echo "FAIL: $*" >&2; }
+
+# expect_exit CODE CMD...: run CMD, capture stdout/stderr in $WORK/out, $WORK/err
+expect_exit() {
+  local want=$1; shift
+  "$@" >"$WORK/out" 2>"$WORK/err"
+  local got=$?
+  if [ "$got" = "$want" ]; then pass; else fail "exit $got (want $want): $* -- $(head -c 400 "$WORK/err")"; fi
+}
+# expect_err TEXT: the last command's stderr contains TEXT exactly (fixed string)
+expect_err() {
+  if grep -qF -- "$1" "$WORK/err"; then pass; else fail "stderr lacks [$1]; got: $(head -c 400 "$WORK/err")"; fi
+}
+expect_out() {
+  if grep -qF -- "$1" "$WORK/out"; then pass; else fail "stdout lacks [$1]; got: $(head -c 400 "$WORK/out")"; fi
+}
+# expect_json FILE JQ-EXPR: the expression is true
+expect_json() {
+  if jq -e "$2" "$1" >/dev/null 2>&1; then pass; else fail "$1: jq '$2' is not true"; fi
+}
+finish() {
+  echo "$((checks - failures)) passed, $failures failed"
+  [ "$failures" = 0 ]
+}

@@ -13,6 +13,9 @@
  * N nic.per_node). GPU g uses NIC (g mod G) * N / G of its node; NIC i of every
  * node attaches to rail/plane i (multi-plane: plane i mod planes).
  *
+ * Rail-optimized fabrics are one plane (plane 0 everywhere): nodes form
+ * groups of leaf_down nodes, and leaf g*N + i of group g carries rail i.
+ *
  * Names are stable and readable: gpu17, node2, nvs2 (node 2's scale-up switch),
  * nic17, leaf0, spine3, core7 (switches counted per plane), with a plane prefix
  * on multi-plane fabrics (p2.leaf0); a link is named by its two ends
@@ -47,7 +50,8 @@ typedef struct topo_vertex {
   int16_t plane;       /* fabric plane (NICs, switches); -1 for GPUs and nvswitches */
   uint32_t index;      /* index among its kind (switches: within plane and tier) */
   uint32_t node;       /* GPUs, NICs, nvswitches: the node; switches: UINT32_MAX */
-  uint32_t pod;        /* switches in 3-tier fabrics: the pod (cores: UINT32_MAX) */
+  uint32_t pod;        /* switches in 3-tier fabrics: the pod (cores: UINT32_MAX);
+                          2-tier leaves and spines: 0; GPUs, NICs, nvswitches: UINT32_MAX */
   simtime_ps latency;  /* forwarding latency through this vertex */
   uint32_t first_port; /* ports are channels leaving this vertex: */
   uint32_t nports;     /*   topo_port_channel(t, v, 0 .. nports-1) */

@@ -231,7 +231,8 @@ static const char *last_part(const char *s, size_t len, size_t *plen) {
 }
 
 /* A full name close by edit distance (sections count: "clustr" -> "cluster");
- * failing that, the only leaf whose last part matches ("nodes" -> "cluster.nodes"). */
+ * failing that, the only leaf with the same last part in another section
+ * ("nodes", "fabric.nodes" -> "cluster.nodes"). */
 const char *cfg__suggest(const char *name, size_t len) {
   static const char *const sections[] = {"cluster", "cluster.scale_up", "cluster.nic",
                                          "cluster.pcie", "fabric", "fabric.ecmp", "cost",
@@ -249,8 +250,7 @@ const char *cfg__suggest(const char *name, size_t len) {
     if (i < NELEM(schema) && lastlen > 0) {
       size_t cl;
       const char *cl_part = last_part(cand, strlen(cand), &cl);
-      if (edit_distance(last, lastlen, cl_part, cl) <= (lastlen < 5 ? 0u : 1u))
-        by_last = cand, n_by_last++;
+      if (cl == lastlen && memcmp(last, cl_part, cl) == 0) by_last = cand, n_by_last++;
     }
   }
   if (best && best_d <= allowed) return best;

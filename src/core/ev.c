@@ -289,7 +289,7 @@ static void ev__renumber(sim_ctx *sim) {
   for (size_t i = 0; i < sim->overflow.n; i++) ev__vec_push(&all, sim->overflow.k[i]);
   sim->overflow.n = 0;
   sim->n = 0;
-  qsort(all.k, all.n, sizeof *all.k, ev__key_cmp);
+  if (all.n) qsort(all.k, all.n, sizeof *all.k, ev__key_cmp);
   for (size_t i = 0; i < all.n; i++) {
     ev__key k = all.k[i];
     ev__insert(sim, ((ev__key)ev__time(k) << 64) | ((ev__key)i << EV_SLOT_BITS) | ev__slot_of(k));

@@ -370,6 +370,7 @@ static int set_double(cfg_scenario *s, const cfg__key *k, const char *t, size_t 
     snprintf(msg, cap, "'%s' is too large", shown);
     return SIM_ECONFIG;
   }
+  if (v == 0) v = 0; /* -0 reads as 0 */
   if (k->dmin_exclusive ? !(v > k->dmin) : !(v >= k->dmin)) {
     snprintf(msg, cap, "%s is out of range (must be %s %g)", shown,
              k->dmin_exclusive ? ">" : ">=", k->dmin);
@@ -496,13 +497,41 @@ int cfg__set_text(cfg_scenario *s, size_t i, const char *text, size_t len, char 
 
 /* ---- field -> text ------------------------------------------------------------------------ */
 
-/* A YAML double-quoted scalar: always safe to re-read, whatever the bytes. */
+/* Length of the UTF-8 sequence at p and its code point; 0 when malformed
+ * or not a Unicode scalar value (surrogates, beyond U+10FFFF). */
+static size_t utf8_decode(const unsigned char *p, uint32_t *cp) {
+  size_t n = p[0] >= 0xf0 ? 4 : p[0] >= 0xe0 ? 3 : p[0] >= 0xc0 ? 2 : 0;
+  uint32_t v = n == 4 ? p[0] & 0x07u : n == 3 ? p[0] & 0x0fu : p[0] & 0x1fu;
+  if (n == 0 || p[0] >= 0xf8) return 0;
+  for (size_t i = 1; i < n; i++) {
+    if ((p[i] & 0xc0) != 0x80) return 0;
+    v = (v << 6) | (p[i] & 0x3fu);
+  }
+  if ((v >= 0xd800 && v <= 0xdfff) || v > 0x10ffff) return 0;
+  *cp = v;
+  return n;
+}
+
+/* A YAML double-quoted scalar that libyaml reads back to the same bytes:
+ * ASCII controls, C1 controls, BOM and non-characters escaped, other
+ * UTF-8 written as is. Malformed UTF-8 (never produced by the loader) is
+ * written as \xNN, which reads back as U+00NN. */
 static void quote_yaml(cfg__buf *b, const char *str) {
   cfg__buf_puts(b, "\"");
-  for (const unsigned char *p = (const unsigned char *)str; *p; p++) {
-    if (*p == '"' || *p == '\\') cfg__buf_printf(b, "\\%c", *p);
-    else if (*p < 0x20 || *p == 0x7f) cfg__buf_printf(b, "\\x%02x", *p);
-    else cfg__buf_printf(b, "%c", *p);
+  for (const unsigned char *p = (const unsigned char *)str; *p;) {
+    uint32_t cp = 0;
+    size_t n = *p < 0x80 ? 1 : utf8_decode(p, &cp);
+    if (*p == '"' || *p == '\\') {
+      cfg__buf_printf(b, "\\%c", *p);
+    } else if (n == 0 || (n == 1 && (*p < 0x20 || *p == 0x7f))) {
+      cfg__buf_printf(b, "\\x%02x", *p);
+      n = 1;
+    } else if (n > 1 && (cp < 0xa0 || cp == 0xfeff || cp == 0xfffe || cp == 0xffff)) {
+      cfg__buf_printf(b, "\\U%08x", (unsigned)cp);
+    } else {
+      cfg__buf_printf(b, "%.*s", (int)n, (const char *)p);
+    }
+    p += n;
   }
   cfg__buf_puts(b, "\"");
 }

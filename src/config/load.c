@@ -141,7 +141,7 @@ enum { PATH_MAX_LEN = 200 }; /* longer than any key: unknown for sure */
 static int walk_mapping(loader *ld, const yaml_node_t *map, const char *prefix) {
   size_t plen = strlen(prefix);
   int rc = SIM_OK;
-  char path[PATH_MAX_LEN + 1];
+  char path[PATH_MAX_LEN + 2]; /* room for a section's trailing dot */
   for (yaml_node_pair_t *pair = map->data.mapping.pairs.start;
        pair < map->data.mapping.pairs.top && rc == SIM_OK; pair++) {
     const yaml_node_t *k = yaml_document_get_node(ld->ydoc, pair->key);
@@ -165,12 +165,12 @@ static int walk_mapping(loader *ld, const yaml_node_t *map, const char *prefix) 
     memcpy(path, prefix, plen);
     memcpy(path + plen, k->data.scalar.value, klen);
     path[len] = '\0';
-    idx = memchr(path, '\0', len) ? -1 : cfg__find_key(path, len);
+    idx = cfg__find_key(path, len); /* a key with a NUL in it matches nothing */
     if (idx >= 0) {
       rc = set_leaf(ld, idx, path, v);
       continue;
     }
-    if (memchr(path, '\0', len) || !cfg__is_section(path, len)) {
+    if (!cfg__is_section(path, len)) {
       rc = fail_unknown(ld, kl, path, len);
       break;
     }
@@ -178,7 +178,8 @@ static int walk_mapping(loader *ld, const yaml_node_t *map, const char *prefix) 
      * are all known, so this scan is short. */
     for (yaml_node_pair_t *q = map->data.mapping.pairs.start; q < pair; q++) {
       const yaml_node_t *qk = yaml_document_get_node(ld->ydoc, q->key);
-      if (qk->data.scalar.length == klen && !memcmp(qk->data.scalar.value, k->data.scalar.value, klen)) {
+      if (qk->data.scalar.length == klen &&
+          memcmp(qk->data.scalar.value, k->data.scalar.value, klen) == 0) {
         cfg_loc ql = loc_of(ld, yaml_document_get_node(ld->ydoc, q->value)->start_mark);
         rc = fail_loc(ld, vl, path, "duplicate key (first set at line %u, column %u)", ql.line,
                       ql.col);

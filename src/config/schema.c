@@ -80,10 +80,12 @@ static const char *const switch_latency_by_transport[] = {"130ns", "600ns", "600
 #define DBL(key, m, d, lo, excl, text)                                                 \
   {.name = key, .type = CFG__DOUBLE, .def = d, .dmin = lo, .dmin_exclusive = excl, \
    .doc = text, FIELD(m)}
-#define BW(key, m, d, bytes, text) \
-  {.name = key, .type = CFG__BANDWIDTH, .def = d, .min = 1, .bytes_family = bytes, .doc = text, FIELD(m)}
+#define BW(key, m, d, bytes, text)                                                     \
+  {.name = key, .type = CFG__BANDWIDTH, .def = d, .min = 1, .bytes_family = bytes, \
+   .doc = text, FIELD(m)}
 #define TIME(key, m, d, text) {.name = key, .type = CFG__TIME, .def = d, .doc = text, FIELD(m)}
-#define SIZE(key, m, d, text) {.name = key, .type = CFG__SIZE, .def = d, .min = 1, .doc = text, FIELD(m)}
+#define SIZE(key, m, d, text) \
+  {.name = key, .type = CFG__SIZE, .def = d, .min = 1, .doc = text, FIELD(m)}
 #define ENUM(key, m, d, list, text)                                                      \
   {.name = key, .type = CFG__ENUM, .def = d, .names = list, .nnames = (int)NELEM(list), \
    .doc = text, FIELD(m)}
@@ -113,8 +115,8 @@ static const cfg__key schema[] = {
     {.name = "cluster.nic.bandwidth", .type = CFG__BANDWIDTH, BY_GPU, .by_value = nic_by_gpu,
      .min = 1, .doc = "Scale-out NIC port bandwidth, per direction.",
      FIELD(cluster.nic.bandwidth)},
-    {.name = "cluster.nic.per_node", .type = CFG__UINT, RULE("same as `cluster.gpus_per_node`"), .min = 1,
-     .max = 256,
+    {.name = "cluster.nic.per_node", .type = CFG__UINT, RULE("same as `cluster.gpus_per_node`"),
+     .min = 1, .max = 256,
      .doc = "NICs per server; must divide, or be a multiple of, cluster.gpus_per_node.",
      FIELD(cluster.nic.per_node)},
     TIME("cluster.nic.latency", cluster.nic.latency, "200ns",
@@ -412,7 +414,8 @@ static int set_bool(cfg_scenario *s, const cfg__key *k, const char *t, size_t n,
     v = false;
   } else {
     cfg__excerpt(shown, sizeof shown, t, n, 64);
-    snprintf(msg, cap, n ? "expected true or false, got '%s'" : "missing value; expected true or false", shown);
+    if (n == 0) snprintf(msg, cap, "missing value; expected true or false");
+    else snprintf(msg, cap, "expected true or false, got '%s'", shown);
     return SIM_ECONFIG;
   }
   memcpy(field(s, k), &v, sizeof v);

@@ -67,7 +67,8 @@ static void test_markdown_lists_every_key(void **state) {
                              "`300GB/s`, B200 `900GB/s`"));
   assert_non_null(strstr(md, "by `fabric.transport`: infiniband `130ns`, roce `600ns`, "
                              "ethernet `600ns`"));
-  assert_non_null(strstr(md, "### cluster\n\n| key | type | default | meaning |\n|---|---|---|---|\n"));
+  assert_non_null(
+      strstr(md, "### cluster\n\n| key | type | default | meaning |\n|---|---|---|---|\n"));
   size_t rows = 0;
   for (const char *p = md; (p = strstr(p, "\n| `")) != NULL; p++) rows++;
   size_t leaves = 0; /* dump lines "  key: value"; section lines end in ':' */

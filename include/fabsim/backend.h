@@ -74,6 +74,7 @@ static inline void be_destroy(be_backend *b) {
 
 /* The analytic fidelity, directly (tests use it). */
 be_backend *be_analytic_create(sim_ctx *sim, const topo *t, const cfg_scenario *cfg);
+be_backend *be_flow_create(sim_ctx *sim, const topo *t, const cfg_scenario *cfg);
 
 #ifdef __cplusplus
 }

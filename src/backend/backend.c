@@ -9,11 +9,13 @@ int be_create(be_backend **out, sim_ctx *sim, const topo *t, const cfg_scenario 
     *out = be_analytic_create(sim, t, cfg);
     return SIM_OK;
   case CFG_FIDELITY_FLOW:
+    *out = be_flow_create(sim, t, cfg);
+    return SIM_OK;
   case CFG_FIDELITY_PACKET:
     break;
   }
   cfg_fail_at(doc, "simulation.fidelity", err,
-              "the '%s' fidelity is not built yet in this version; allowed now: analytic",
+              "the '%s' fidelity is not built yet in this version; allowed now: analytic, flow",
               cfg_fidelity_name(cfg->simulation.fidelity));
   if (err) err->code = SIM_ENOTSUP;
   return SIM_ENOTSUP;

@@ -1,0 +1,482 @@
+/* Flow fidelity: a fluid model with max-min fair rates on the routed paths.
+ *
+ * Transfers
+ *   Each transfer of a phase follows its routed path (topo_route with its
+ *   flow_hash, as the analytic fidelity, so ECMP collisions appear) and is a
+ *   fluid flow: its bytes drain at a piecewise-constant rate, the max-min fair
+ *   share of channel capacities (the two directions of a link are separate
+ *   channels). Rates are recomputed (net.c) whenever flows start or end; all
+ *   starts and ends of one picosecond are batched into one solve event, and
+ *   only the components they touch are re-solved. A flow's drain end is one
+ *   pending event, cancelled and rescheduled only when its rate changes.
+ *
+ * Latency is an END delay: a flow occupies bandwidth from submission until
+ *   its last bit leaves the sender (the drain end); the transfer completes
+ *   topo_path_latency (propagation + per-vertex latency) later, when that bit
+ *   arrives. Alone on a path: latency + bytes / bottleneck, as analytic.
+ *   A transfer with an empty path (src == dst) or no bytes never enters the
+ *   network: it completes after its path latency (zero for src == dst).
+ *
+ * Time arithmetic: remaining bits and rates are doubles, times are integer
+ *   picoseconds; a drain end is rounded up to the next picosecond (exactly,
+ *   in 128-bit integers, while bits and rate are whole numbers), so each rate
+ *   change may add up to one picosecond to a completion.
+ *
+ * Repetitions
+ *   A repetition ends when its last transfer completes (drain + latency);
+ *   the next starts at that instant. A deterministic fluid model started on
+ *   an empty network from the same state evolves the same way every time, so
+ *   when a repetition ran entirely alone (no other phase in the network when
+ *   it started, none started while it ran), every further repetition would
+ *   take exactly the same time D: the phase is fast-forwarded, finishing
+ *   (repeat - done) x D later with no events in between. While alone, a
+ *   repetition logs its rate changes and drain ends (O(rate changes) memory),
+ *   so if another phase starts during the fast-forward the phase is
+ *   materialised: the whole repetitions passed are counted, and the current
+ *   one is rebuilt at its offset by replaying the log (same arithmetic as the
+ *   live model, so bit-identical to running every repetition explicitly).
+ *   From then on, and whenever other phases are active, repetitions run
+ *   explicitly.
+ *
+ * Cost: routing O(n L) once per phase; per repetition run explicitly,
+ *   O(n) to start plus one solve per distinct event time over the touched
+ *   components (net.c); a fast-forward is O(1); materialisation
+ *   O(n + log length). Memory: per flow ~160 bytes, per channel ~60 bytes;
+ *   pools and scratch are reused, nothing is allocated per event.
+ */
+#include <assert.h>
+#include <math.h>
+#include <string.h>
+
+#include "flow/flow_internal.h"
+
+#define NONE UINT32_MAX
+
+typedef struct flow_log {
+  simtime_ps off; /* offset in the repetition */
+  double rate;
+  uint32_t xfer;
+} flow_log;
+
+typedef struct flow_phase {
+  uint32_t id;
+  const be_xfer *x; /* caller-owned until done */
+  size_t n;
+  uint64_t repeat, reps_done;
+  be_done_fn done;
+  void *ctx;
+  uint64_t bytes;  /* payload of one repetition */
+  uint32_t *paths; /* all paths, flat; off[i] .. off[i+1] is transfer i's */
+  uint32_t *off;
+  simtime_ps *lat; /* path latency per transfer */
+  size_t paths_cap, n_cap;
+  /* the repetition in progress */
+  simtime_ps rep_start, last_delivery;
+  size_t active;      /* flows of this repetition still draining */
+  bool busy;          /* has flows in the network, or is fast-forwarding */
+  bool alone_at_start;
+  uint64_t start_epoch;
+  /* reference log of a repetition that started alone */
+  bool logging;
+  flow_log *log;
+  size_t nlog, log_cap;
+  simtime_ps *drain_off; /* per transfer: drain end offset */
+  /* fast-forward */
+  bool ff;
+  simtime_ps ff_start, ff_dur, ff_end;
+  ev_id ff_ev;
+  /* replay scratch, per transfer */
+  double *rp_rate, *rp_rem;
+  simtime_ps *rp_last;
+} flow_phase;
+
+typedef struct flow_be {
+  be_backend base; /* first: be_backend * <-> flow_be * */
+  flow__net net;
+  flow_phase **ph; /* phase objects, recycled with their buffers */
+  uint32_t nph, phcap;
+  uint32_t *free_ph;
+  uint32_t nfree_ph;
+  uint32_t busy;     /* phases with traffic in the network */
+  uint64_t epoch;    /* repetition starts so far, all phases */
+  uint32_t ff_phase; /* the phase fast-forwarding, or NONE */
+  bool solve_pending;
+  bool shortcut;
+  be_stats st;
+} flow_be;
+
+static simtime_ps sat_add(simtime_ps a, simtime_ps b) {
+  return a > SIM_TIME_MAX - b ? SIM_TIME_MAX : a + b;
+}
+
+/* Bits drained at `rate` over `dt` picoseconds taken off `rem`. The live
+ * model and the replay of a log must use this one function. */
+static double drain_bits(double rem, double rate, simtime_ps dt) {
+  double r = rem - rate * (double)dt / 1e12;
+  return r > 0.0 ? r : 0.0;
+}
+
+/* Picoseconds to drain `bits` at `rate`, rounded up. */
+static simtime_ps drain_ps(double bits, double rate) {
+  if (bits <= 0.0) return 0;
+  if (!(rate > 0.0)) return SIM_TIME_MAX;
+  if (bits < 0x1p63 && rate < 0x1p63 && bits == floor(bits) && rate == floor(rate)) {
+    unsigned __int128 num = (unsigned __int128)(uint64_t)bits * SIM_PS_PER_S;
+    uint64_t r = (uint64_t)rate;
+    unsigned __int128 q = (num + r - 1) / r;
+    return q > UINT64_MAX ? SIM_TIME_MAX : (simtime_ps)q;
+  }
+  double t = bits * 1e12 / rate;
+  if (t >= 0x1p64) return SIM_TIME_MAX;
+  simtime_ps p = (simtime_ps)t;
+  return (double)p < t ? p + 1 : p;
+}
+
+static void on_solve(sim_ctx *sim, void *obj, uint64_t arg);
+static void on_drain(sim_ctx *sim, void *obj, uint64_t arg);
+static void on_rep_end(sim_ctx *sim, void *obj, uint64_t arg);
+static void on_ff_end(sim_ctx *sim, void *obj, uint64_t arg);
+static void rep_start(flow_be *b, flow_phase *p);
+
+static void schedule_solve(flow_be *b) {
+  if (b->solve_pending) return;
+  b->solve_pending = true;
+  ev_schedule(b->base.sim, sim_now(b->base.sim), on_solve, b, 0);
+}
+
+static void log_push(flow_phase *p, simtime_ps off, double rate, uint32_t xfer) {
+  if (p->nlog == p->log_cap) sim_grow((void **)&p->log, &p->log_cap, p->nlog + 1, sizeof *p->log);
+  p->log[p->nlog++] = (flow_log){.off = off, .rate = rate, .xfer = xfer};
+}
+
+/* ---- phases ----------------------------------------------------------- */
+
+static flow_phase *phase_alloc(flow_be *b) {
+  uint32_t id;
+  if (b->nfree_ph) {
+    id = b->free_ph[--b->nfree_ph];
+  } else {
+    if (b->nph == b->phcap) {
+      b->phcap = b->phcap ? 2 * b->phcap : 16;
+      b->ph = sim_realloc(b->ph, b->phcap * sizeof *b->ph);
+      b->free_ph = sim_realloc(b->free_ph, b->phcap * sizeof *b->free_ph);
+    }
+    id = b->nph++;
+    b->ph[id] = sim_calloc(1, sizeof *b->ph[id]);
+    b->ph[id]->id = id;
+  }
+  return b->ph[id];
+}
+
+static void phase_release(flow_be *b, flow_phase *p) {
+  p->x = NULL;
+  p->done = NULL;
+  p->ctx = NULL;
+  b->free_ph[b->nfree_ph++] = p->id;
+}
+
+static void phase_free(flow_phase *p) {
+  sim_free(p->paths);
+  sim_free(p->off);
+  sim_free(p->lat);
+  sim_free(p->log);
+  sim_free(p->drain_off);
+  sim_free(p->rp_rate);
+  sim_free(p->rp_rem);
+  sim_free(p->rp_last);
+  sim_free(p);
+}
+
+/* Per-transfer arrays hold at least n entries (n + 1 offsets). */
+static void phase_reserve(flow_phase *p, size_t n) {
+  if (n + 1 <= p->n_cap) return;
+  size_t cap = p->n_cap ? p->n_cap : 16;
+  while (cap < n + 1) cap *= 2;
+  p->off = sim_realloc(p->off, cap * sizeof *p->off);
+  p->lat = sim_realloc(p->lat, cap * sizeof *p->lat);
+  p->drain_off = sim_realloc(p->drain_off, cap * sizeof *p->drain_off);
+  p->rp_rate = sim_realloc(p->rp_rate, cap * sizeof *p->rp_rate);
+  p->rp_rem = sim_realloc(p->rp_rem, cap * sizeof *p->rp_rem);
+  p->rp_last = sim_realloc(p->rp_last, cap * sizeof *p->rp_last);
+  p->n_cap = cap;
+}
+
+static void phase_finish(flow_be *b, flow_phase *p) {
+  be_done_fn done = p->done;
+  void *ctx = p->ctx;
+  phase_release(b, p);
+  if (done) done(b->base.sim, ctx);
+}
+
+static void note_delivery(flow_phase *p, simtime_ps at) {
+  if (at > p->last_delivery) p->last_delivery = at;
+}
+
+/* The repetition's last flow has drained: it ends at its last delivery. */
+static void rep_drained(flow_be *b, flow_phase *p) {
+  sim_ctx *sim = b->base.sim;
+  if (p->busy) {
+    p->busy = false;
+    b->busy--;
+  }
+  simtime_ps at = p->last_delivery > sim_now(sim) ? p->last_delivery : sim_now(sim);
+  ev_schedule(sim, at, on_rep_end, b, p->id);
+}
+
+/* Turn a fast-forwarding phase back into flows at the current instant (see
+ * the header comment). */
+static void materialise(flow_be *b, flow_phase *p) {
+  sim_ctx *sim = b->base.sim;
+  simtime_ps now = sim_now(sim);
+  b->ff_phase = NONE;
+  if (now >= p->ff_end) return; /* its end event fires at this instant */
+  ev_cancel(sim, p->ff_ev);
+  p->ff = false;
+  simtime_ps elapsed = now - p->ff_start, tau = elapsed % p->ff_dur;
+  uint64_t k = elapsed / p->ff_dur;
+  p->reps_done += k;
+  b->st.transfers += k * p->n;
+  b->st.bytes += k * p->bytes;
+  p->rep_start = now - tau;
+  p->last_delivery = p->rep_start;
+  p->active = 0;
+  p->logging = false;
+  for (size_t i = 0; i < p->n; i++) {
+    p->rp_rem[i] = (double)p->x[i].bytes * 8.0;
+    p->rp_rate[i] = 0.0;
+    p->rp_last[i] = 0;
+  }
+  for (size_t j = 0; j < p->nlog && p->log[j].off <= tau; j++) {
+    const flow_log *e = &p->log[j];
+    p->rp_rem[e->xfer] = drain_bits(p->rp_rem[e->xfer], p->rp_rate[e->xfer], e->off - p->rp_last[e->xfer]);
+    p->rp_rate[e->xfer] = e->rate;
+    p->rp_last[e->xfer] = e->off;
+  }
+  for (size_t i = 0; i < p->n; i++) {
+    uint32_t len = p->off[i + 1] - p->off[i];
+    if (len == 0 || p->x[i].bytes == 0) {
+      note_delivery(p, p->rep_start + p->lat[i]);
+    } else if (p->drain_off[i] <= tau) {
+      note_delivery(p, sat_add(p->rep_start + p->drain_off[i], p->lat[i]));
+    } else {
+      uint32_t id = flow__net_add(&b->net, p->paths + p->off[i], len);
+      flow__flow *f = flow__net_flow(&b->net, id);
+      f->phase = p->id;
+      f->xfer = (uint32_t)i;
+      f->rem = p->rp_rem[i];
+      f->rate = f->new_rate = p->rp_rate[i];
+      f->t_last = p->rep_start + p->rp_last[i];
+      f->t_end = sat_add(p->rep_start, p->drain_off[i]);
+      if (f->t_end != SIM_TIME_MAX) f->ev = ev_schedule(sim, f->t_end, on_drain, b, id);
+      p->active++;
+    }
+  }
+  if (p->active == 0) rep_drained(b, p);
+  else schedule_solve(b);
+}
+
+static void ff_start(flow_be *b, flow_phase *p) {
+  sim_ctx *sim = b->base.sim;
+  simtime_ps now = sim_now(sim), d = now - p->rep_start;
+  uint64_t left = p->repeat - p->reps_done;
+  p->ff = true;
+  p->ff_start = now;
+  p->ff_dur = d;
+  p->ff_end = d && left > (SIM_TIME_MAX - now) / d ? SIM_TIME_MAX : now + left * d;
+  p->busy = true;
+  b->busy++;
+  b->ff_phase = p->id;
+  p->ff_ev = ev_schedule(sim, p->ff_end, on_ff_end, b, p->id);
+}
+
+static void rep_start(flow_be *b, flow_phase *p) {
+  sim_ctx *sim = b->base.sim;
+  simtime_ps now = sim_now(sim);
+  if (b->ff_phase != NONE && b->ff_phase != p->id) materialise(b, b->ph[b->ff_phase]);
+  assert(!p->busy);
+  p->start_epoch = ++b->epoch;
+  p->alone_at_start = b->busy == 0;
+  p->logging = b->shortcut && p->alone_at_start && p->repeat - p->reps_done >= 2;
+  p->nlog = 0;
+  p->rep_start = now;
+  p->last_delivery = now;
+  p->active = 0;
+  for (size_t i = 0; i < p->n; i++) {
+    uint32_t len = p->off[i + 1] - p->off[i];
+    if (len == 0 || p->x[i].bytes == 0) {
+      note_delivery(p, now + p->lat[i]);
+      p->drain_off[i] = 0;
+      continue;
+    }
+    uint32_t id = flow__net_add(&b->net, p->paths + p->off[i], len);
+    flow__flow *f = flow__net_flow(&b->net, id);
+    f->phase = p->id;
+    f->xfer = (uint32_t)i;
+    f->rem = (double)p->x[i].bytes * 8.0;
+    f->t_last = now;
+    p->active++;
+  }
+  if (p->active == 0) {
+    rep_drained(b, p);
+    return;
+  }
+  p->busy = true;
+  b->busy++;
+  schedule_solve(b);
+}
+
+/* ---- events ----------------------------------------------------------- */
+
+static void on_solve(sim_ctx *sim, void *obj, uint64_t arg) {
+  flow_be *b = obj;
+  (void)arg;
+  b->solve_pending = false;
+  flow__net *net = &b->net;
+  flow__net_solve(net);
+  simtime_ps now = sim_now(sim);
+  for (size_t i = 0; i < net->nchanged; i++) {
+    uint32_t id = net->changed[i];
+    flow__flow *f = flow__net_flow(net, id);
+    f->rem = drain_bits(f->rem, f->rate, now - f->t_last);
+    f->t_last = now;
+    f->rate = f->new_rate;
+    flow_phase *p = b->ph[f->phase];
+    if (p->logging) log_push(p, now - p->rep_start, f->rate, f->xfer);
+    simtime_ps end = sat_add(now, drain_ps(f->rem, f->rate));
+    if (f->ev && end == f->t_end) continue;
+    if (f->ev) ev_cancel(sim, f->ev);
+    f->ev = 0;
+    f->t_end = end;
+    if (end != SIM_TIME_MAX) f->ev = ev_schedule(sim, end, on_drain, b, id);
+  }
+}
+
+static void on_drain(sim_ctx *sim, void *obj, uint64_t arg) {
+  flow_be *b = obj;
+  uint32_t id = (uint32_t)arg;
+  flow__flow *f = flow__net_flow(&b->net, id);
+  flow_phase *p = b->ph[f->phase];
+  simtime_ps now = sim_now(sim);
+  f->ev = 0;
+  note_delivery(p, sat_add(now, p->lat[f->xfer]));
+  if (p->logging) p->drain_off[f->xfer] = now - p->rep_start;
+  flow__net_remove(&b->net, id);
+  schedule_solve(b);
+  assert(p->active > 0);
+  if (--p->active == 0) rep_drained(b, p);
+}
+
+static void on_rep_end(sim_ctx *sim, void *obj, uint64_t arg) {
+  flow_be *b = obj;
+  flow_phase *p = b->ph[arg];
+  (void)sim;
+  p->reps_done++;
+  b->st.transfers += p->n;
+  b->st.bytes += p->bytes;
+  if (p->reps_done >= p->repeat) {
+    phase_finish(b, p);
+    return;
+  }
+  if (p->logging && p->start_epoch == b->epoch && b->busy == 0) {
+    ff_start(b, p);
+    return;
+  }
+  rep_start(b, p);
+}
+
+static void on_ff_end(sim_ctx *sim, void *obj, uint64_t arg) {
+  flow_be *b = obj;
+  flow_phase *p = b->ph[arg];
+  (void)sim;
+  if (b->ff_phase == p->id) b->ff_phase = NONE;
+  p->ff = false;
+  p->busy = false;
+  b->busy--;
+  uint64_t left = p->repeat - p->reps_done;
+  b->st.transfers += left * p->n;
+  b->st.bytes += left * p->bytes;
+  p->reps_done = p->repeat;
+  phase_finish(b, p);
+}
+
+static void on_empty(sim_ctx *sim, void *obj, uint64_t arg) {
+  flow_be *b = obj;
+  (void)sim;
+  phase_finish(b, b->ph[arg]);
+}
+
+/* ---- be_ops ----------------------------------------------------------- */
+
+static void flow_submit_phase(be_backend *base, const be_xfer *x, size_t n, uint64_t repeat,
+                              be_done_fn done, void *ctx) {
+  flow_be *b = (flow_be *)base;
+  const topo *t = base->topo;
+  flow_phase *p = phase_alloc(b);
+  p->x = x;
+  p->n = n;
+  p->repeat = repeat;
+  p->reps_done = 0;
+  p->done = done;
+  p->ctx = ctx;
+  p->bytes = 0;
+  p->busy = p->ff = false;
+  phase_reserve(p, n);
+  /* Route once for all repetitions. */
+  size_t words = 0;
+  p->off[0] = 0;
+  for (size_t i = 0; i < n; i++) {
+    topo_path path = {0};
+    if (x[i].src_gpu != x[i].dst_gpu && topo_route(t, x[i].src_gpu, x[i].dst_gpu, x[i].flow_hash, &path) != SIM_OK)
+      path.n = 0; /* unroutable (bad GPU id): treated as local, as analytic does */
+    if (words + path.n > p->paths_cap) sim_grow((void **)&p->paths, &p->paths_cap, words + path.n, sizeof *p->paths);
+    if (path.n) memcpy(p->paths + words, path.ch, path.n * sizeof *path.ch);
+    words += path.n;
+    assert(words <= UINT32_MAX);
+    p->off[i + 1] = (uint32_t)words;
+    p->lat[i] = path.n ? topo_path_latency(t, &path) : 0;
+    p->bytes += x[i].bytes;
+  }
+  if (repeat == 0) {
+    ev_schedule(base->sim, sim_now(base->sim), on_empty, b, p->id);
+    return;
+  }
+  rep_start(b, p);
+}
+
+static void flow_stats(const be_backend *base, be_stats *out) {
+  const flow_be *b = (const flow_be *)base;
+  *out = b->st;
+  out->max_link_sharing = b->net.max_sharing;
+}
+
+static void flow_destroy(be_backend *base) {
+  flow_be *b = (flow_be *)base;
+  for (uint32_t i = 0; i < b->nph; i++) phase_free(b->ph[i]);
+  sim_free(b->ph);
+  sim_free(b->free_ph);
+  flow__net_free(&b->net);
+  sim_free(b);
+}
+
+static const be_ops flow_ops = {
+    .name = "flow",
+    .submit_phase = flow_submit_phase,
+    .stats = flow_stats,
+    .destroy = flow_destroy,
+};
+
+be_backend *be_flow_create(sim_ctx *sim, const topo *t, const cfg_scenario *cfg) {
+  flow_be *b = sim_calloc(1, sizeof *b);
+  b->base.ops = &flow_ops;
+  b->base.sim = sim;
+  b->base.topo = t;
+  b->base.cfg = cfg;
+  flow__net_init(&b->net, t);
+  b->ff_phase = NONE;
+  b->shortcut = true;
+  return &b->base;
+}
+
+void flow__set_shortcut(be_backend *base, bool on) { ((flow_be *)base)->shortcut = on; }
+
+const flow__net *flow__backend_net(const be_backend *base) { return &((const flow_be *)base)->net; }

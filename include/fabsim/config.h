@@ -91,6 +91,8 @@ typedef struct cfg_scenario {
       cfg_coll_algorithm algorithm;
       uint64_t size;          /* bytes: the buffer size as nccl-tests counts it */
       uint32_t ranks;         /* 0 = every GPU */
+      uint32_t channels;      /* parallel rings; 0 = one per NIC of a node */
+      uint64_t chunk;         /* bytes: ring broadcast pipeline chunk */
     } collective;
   } workload;
   struct {

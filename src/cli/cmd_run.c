@@ -139,8 +139,9 @@ int cli_cmd_run(int argc, char **argv) {
       .bytes = cfg.workload.collective.size,
       .ranks = ranks,
       .nranks = nranks,
-      .channels = cfg.cluster.nic.per_node ? cfg.cluster.nic.per_node : 1,
-      .chunk = 1u << 20,
+      .channels = cfg.workload.collective.channels ? cfg.workload.collective.channels
+                                                   : cfg.cluster.nic.per_node,
+      .chunk = cfg.workload.collective.chunk,
   };
   if (coll_plan_build(&r.plan, t, &spec, &err) != SIM_OK) {
     cfg_fail_at(doc, "workload.collective.algorithm", &err, "%s", err.msg);

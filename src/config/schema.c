@@ -174,6 +174,10 @@ static const cfg__key schema[] = {
          "Buffer size as nccl-tests counts it."),
     UINT("workload.collective.ranks", workload.collective.ranks, "0", 0, UINT32_MAX,
          "GPUs taking part; 0 = every GPU, else at least 2."),
+    UINT("workload.collective.channels", workload.collective.channels, "0", 0, 64,
+         "Parallel rings, each with 1/channels of the data; 0 = one per NIC of a node."),
+    SIZE("workload.collective.chunk", workload.collective.chunk, "1MiB",
+         "Pipeline chunk of a ring broadcast."),
 
     UINT("simulation.seed", simulation.seed, "1", 0, UINT64_MAX,
          "Seed of every random stream; same seed, same output."),

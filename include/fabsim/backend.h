@@ -7,7 +7,7 @@
  * 2(n-1) identical steps are expressed without 2(n-1) copies. A backend
  * decides how the bytes move:
  *   analytic: alpha-beta on the routed paths, link sharing by counting;
- *   flow:     fluid max-min fair rates (not built yet);
+ *   flow:     fluid max-min fair rates on the routed paths;
  *   packet:   every packet through queues (not built yet).
  *
  * Ownership: the caller keeps the transfer array alive until `done` fires.
@@ -32,12 +32,39 @@ typedef struct be_xfer {
 
 typedef void (*be_done_fn)(sim_ctx *sim, void *ctx);
 
-/* What a backend measured; every field deterministic. */
+/* What a backend measured; every field deterministic. Fields a fidelity
+ * cannot observe stay 0 (the analytic and flow fidelities have no queues,
+ * pauses or drops); `observed` says which groups are meaningful. */
 typedef struct be_stats {
   uint64_t transfers;        /* transfers completed (repetitions counted) */
   uint64_t bytes;            /* payload bytes delivered */
   uint32_t max_link_sharing; /* most transfers seen on one channel at once */
+  /* packet-level counters (observed & BE_OBS_PACKETS) */
+  uint64_t packets;          /* data packets sent by NICs, first transmissions */
+  uint64_t ecn_marks, cnps;
+  uint64_t pfc_pauses;       /* PAUSE (XOFF) frames sent */
+  simtime_ps pfc_paused;     /* summed time egress queues spent paused */
+  uint64_t drops, retransmits, out_of_order;
+  uint64_t max_queue_bytes;  /* deepest egress queue seen anywhere */
+  double link_utilization_max; /* busiest channel: busy time / run time */
+  /* flow completion times of transfers (observed & BE_OBS_FCT) */
+  simtime_ps fct_p50, fct_p99, fct_p999, fct_max;
+  double fct_mean_s;
+  unsigned observed;
 } be_stats;
+
+enum { BE_OBS_PACKETS = 1u << 0, BE_OBS_FCT = 1u << 1 };
+
+/* Flow-completion-time recorder shared by the backends: O(1) add, the
+ * percentiles by one sort at the end (nearest-rank definition). */
+typedef struct be_fct {
+  simtime_ps *v;
+  size_t n, cap;
+} be_fct;
+void be_fct_add(be_fct *f, simtime_ps fct);
+/* Fills fct_* and sets BE_OBS_FCT in st when any sample was added. */
+void be_fct_summarize(be_fct *f, be_stats *st);
+void be_fct_free(be_fct *f);
 
 typedef struct be_backend be_backend;
 

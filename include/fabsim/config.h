@@ -28,7 +28,14 @@ typedef enum { CFG_TRANSPORT_INFINIBAND, CFG_TRANSPORT_ROCE, CFG_TRANSPORT_ETHER
 typedef enum { CFG_ROUTING_ECMP, CFG_ROUTING_ADAPTIVE, CFG_ROUTING_SPRAY, CFG_ROUTING_STATIC } cfg_routing;
 typedef enum { CFG_FIDELITY_ANALYTIC, CFG_FIDELITY_FLOW, CFG_FIDELITY_PACKET } cfg_fidelity;
 typedef enum { CFG_GPU_H100, CFG_GPU_H800, CFG_GPU_A100, CFG_GPU_B200 } cfg_gpu;
-typedef enum { CFG_WORKLOAD_COLLECTIVE } cfg_workload_kind;
+typedef enum { CFG_WORKLOAD_COLLECTIVE, CFG_WORKLOAD_TRAFFIC } cfg_workload_kind;
+typedef enum {
+  CFG_TRAFFIC_PAIR,
+  CFG_TRAFFIC_INCAST,
+  CFG_TRAFFIC_PERMUTATION,
+  CFG_TRAFFIC_ALL_TO_ALL
+} cfg_traffic_pattern;
+typedef enum { CFG_START_TOGETHER, CFG_START_STAGGERED } cfg_traffic_start;
 typedef enum {
   CFG_COLL_ALLREDUCE,
   CFG_COLL_REDUCESCATTER,
@@ -94,6 +101,14 @@ typedef struct cfg_scenario {
       uint32_t channels;      /* parallel rings; 0 = one per NIC of a node */
       uint64_t chunk;         /* bytes: ring broadcast pipeline chunk */
     } collective;
+    struct {
+      cfg_traffic_pattern pattern;
+      uint64_t size;          /* bytes per flow */
+      uint32_t senders;       /* incast fan-in */
+      cfg_traffic_start start;
+      simtime_ps stagger;
+    } traffic;
+    uint32_t qps_per_connection;
   } workload;
   struct {
     uint64_t seed;
@@ -142,6 +157,8 @@ const char *cfg_fidelity_name(cfg_fidelity f);
 const char *cfg_gpu_name(cfg_gpu g);
 const char *cfg_coll_op_name(cfg_coll_op op);
 const char *cfg_coll_algorithm_name(cfg_coll_algorithm a);
+const char *cfg_workload_kind_name(cfg_workload_kind k);
+const char *cfg_traffic_pattern_name(cfg_traffic_pattern p);
 
 /* Unit parsers, exposed for tests and the CLI. Return SIM_OK or SIM_ECONFIG
  * with a message naming the accepted units (no location prefix). */

@@ -20,7 +20,9 @@ static const char *const transport_names[] = {"infiniband", "roce", "ethernet"};
 static const char *const routing_names[] = {"ecmp", "adaptive", "spray", "static"};
 static const char *const fidelity_names[] = {"analytic", "flow", "packet"};
 static const char *const gpu_names[] = {"H100", "H800", "A100", "B200"};
-static const char *const workload_names[] = {"collective"};
+static const char *const workload_names[] = {"collective", "traffic"};
+static const char *const traffic_pattern_names[] = {"pair", "incast", "permutation", "all-to-all"};
+static const char *const traffic_start_names[] = {"together", "staggered"};
 static const char *const coll_op_names[] = {"allreduce", "reducescatter", "allgather",
                                             "broadcast", "alltoall"};
 static const char *const coll_algorithm_names[] = {"ring", "pairwise"};
@@ -28,11 +30,14 @@ static const char *const coll_algorithm_names[] = {"ring", "pairwise"};
 _Static_assert(sizeof(cfg_topology) == sizeof(int) && sizeof(cfg_transport) == sizeof(int) &&
                    sizeof(cfg_routing) == sizeof(int) && sizeof(cfg_fidelity) == sizeof(int) &&
                    sizeof(cfg_gpu) == sizeof(int) && sizeof(cfg_workload_kind) == sizeof(int) &&
-                   sizeof(cfg_coll_op) == sizeof(int) && sizeof(cfg_coll_algorithm) == sizeof(int),
+                   sizeof(cfg_coll_op) == sizeof(int) && sizeof(cfg_coll_algorithm) == sizeof(int) &&
+                   sizeof(cfg_traffic_pattern) == sizeof(int) && sizeof(cfg_traffic_start) == sizeof(int),
                "enum fields are stored as int");
 _Static_assert(NELEM(gpu_names) == CFG_GPU_B200 + 1, "one name per cfg_gpu");
 _Static_assert(NELEM(transport_names) == CFG_TRANSPORT_ETHERNET + 1, "one name per transport");
 _Static_assert(NELEM(coll_op_names) == CFG_COLL_ALLTOALL + 1, "one name per collective");
+_Static_assert(NELEM(workload_names) == CFG_WORKLOAD_TRAFFIC + 1, "one name per workload kind");
+_Static_assert(NELEM(traffic_pattern_names) == CFG_TRAFFIC_ALL_TO_ALL + 1, "one name per pattern");
 
 static const char *name_of(const char *const *names, size_t n, int v) {
   return v >= 0 && (size_t)v < n ? names[v] : "(invalid)";
@@ -53,6 +58,12 @@ const char *cfg_fidelity_name(cfg_fidelity f) {
 const char *cfg_gpu_name(cfg_gpu g) { return name_of(gpu_names, NELEM(gpu_names), (int)g); }
 const char *cfg_coll_op_name(cfg_coll_op op) {
   return name_of(coll_op_names, NELEM(coll_op_names), (int)op);
+}
+const char *cfg_workload_kind_name(cfg_workload_kind k) {
+  return name_of(workload_names, NELEM(workload_names), (int)k);
+}
+const char *cfg_traffic_pattern_name(cfg_traffic_pattern p) {
+  return name_of(traffic_pattern_names, NELEM(traffic_pattern_names), (int)p);
 }
 const char *cfg_coll_algorithm_name(cfg_coll_algorithm a) {
   return name_of(coll_algorithm_names, NELEM(coll_algorithm_names), (int)a);
@@ -178,6 +189,19 @@ static const cfg__key schema[] = {
          "Parallel rings, each with 1/channels of the data; 0 = one per NIC of a node."),
     SIZE("workload.collective.chunk", workload.collective.chunk, "1MiB",
          "Pipeline chunk of a ring broadcast."),
+    ENUM("workload.traffic.pattern", workload.traffic.pattern, "permutation", traffic_pattern_names,
+         "Synthetic traffic: pair (GPU 0 to the last GPU), incast (senders to GPU 0), "
+         "permutation (each GPU to a distinct other, seeded), all-to-all."),
+    SIZE("workload.traffic.size", workload.traffic.size, "2MB", "Bytes of each flow."),
+    UINT("workload.traffic.senders", workload.traffic.senders, "8", 1, UINT32_MAX,
+         "Incast fan-in: how many GPUs send to GPU 0."),
+    ENUM("workload.traffic.start", workload.traffic.start, "together", traffic_start_names,
+         "All flows start at time 0, or flow i starts at i x workload.traffic.stagger."),
+    TIME("workload.traffic.stagger", workload.traffic.stagger, "1us",
+         "Gap between flow starts when workload.traffic.start is staggered."),
+    UINT("workload.qps_per_connection", workload.qps_per_connection, "1", 1, 256,
+         "Queue pairs per connection: each transfer is split evenly over this many, each with "
+         "its own ECMP hash (UDP source port), as collective libraries do for entropy."),
 
     UINT("simulation.seed", simulation.seed, "1", 0, UINT64_MAX,
          "Seed of every random stream; same seed, same output."),

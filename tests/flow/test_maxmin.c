@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "fabsim/backend.h"
-#include "flow/flow_internal.h"
 
 typedef struct fixture {
   cfg_scenario cfg;
@@ -220,48 +219,6 @@ static void test_degenerate(void **state) {
   unload(&f);
 }
 
-/* The solver alone: a flow added to a busy channel re-solves only its
- * component; removing everything leaves nothing to solve. */
-static void test_net_components(void **state) {
-  (void)state;
-  const char *sets[] = {"cluster.nodes=1"};
-  fixture f;
-  load(&f, sets, 1);
-  flow__net net;
-  flow__net_init(&net, f.t);
-  topo_path p01, p02, p34;
-  topo_route(f.t, 0, 1, 0, &p01);
-  topo_route(f.t, 0, 2, 0, &p02);
-  topo_route(f.t, 3, 4, 0, &p34);
-  uint32_t a = flow__net_add(&net, p01.ch, p01.n);
-  uint32_t c = flow__net_add(&net, p34.ch, p34.n);
-  flow__net_solve(&net);
-  assert_int_equal(net.ncomp_fl, 2);
-  assert_int_equal(net.nchanged, 2);
-  double W = (double)f.cfg.cluster.scale_up.bandwidth;
-  for (size_t i = 0; i < net.nchanged; i++) {
-    flow__flow *fl = flow__net_flow(&net, net.changed[i]);
-    assert_true(fl->new_rate == W);
-    fl->rate = fl->new_rate;
-  }
-  uint32_t b = flow__net_add(&net, p02.ch, p02.n);
-  flow__net_solve(&net);
-  assert_int_equal(net.ncomp_fl, 2); /* a and b; c untouched */
-  assert_int_equal(net.nchanged, 2);
-  assert_true(flow__net_flow(&net, a)->new_rate == W / 2);
-  assert_true(flow__net_flow(&net, b)->new_rate == W / 2);
-  flow__net_remove(&net, a);
-  flow__net_remove(&net, b);
-  flow__net_remove(&net, c);
-  flow__net_solve(&net);
-  assert_int_equal(net.ncomp_fl, 0);
-  assert_int_equal(net.live, 0);
-  flow__net_solve(&net);
-  assert_int_equal(net.nchanged, 0);
-  flow__net_free(&net);
-  unload(&f);
-}
-
 /* simulation.fidelity=flow selects this backend. */
 static void test_be_create(void **state) {
   (void)state;
@@ -282,8 +239,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_alone),        cmocka_unit_test(test_k_share),
       cmocka_unit_test(test_parking_lot),  cmocka_unit_test(test_fabric_share),
-      cmocka_unit_test(test_degenerate),   cmocka_unit_test(test_net_components),
-      cmocka_unit_test(test_be_create),
+      cmocka_unit_test(test_degenerate),   cmocka_unit_test(test_be_create),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

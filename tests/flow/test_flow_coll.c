@@ -141,6 +141,16 @@ static void test_ecmp_bound(void **state) {
     assert_true(fl <= a + 64 * 8);
   }
   unload(&f);
+  /* Multi-plane: cross-plane hops detour over NVLink first. */
+  const char *mp[] = {"cluster.nodes=4", "fabric.topology=multi-plane", "fabric.switch_radix=4"};
+  load(&f, mp, 3);
+  for (size_t i = 0; i < 2; i++) {
+    simtime_ps a = run_coll(&f, ANALYTIC, ops[i], 256u << 20, 32, 8, NULL);
+    simtime_ps fl = run_coll(&f, FLOW, ops[i], 256u << 20, 32, 8, NULL);
+    assert_true(fl <= a + 64 * 8);
+    assert_int_equal(fl, run_coll(&f, FLOW_EXPLICIT, ops[i], 256u << 20, 32, 8, NULL));
+  }
+  unload(&f);
 }
 
 /* Repetition shortcut == explicit repetition, to the picosecond. */

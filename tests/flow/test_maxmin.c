@@ -123,6 +123,31 @@ static void test_k_share(void **state) {
   unload(&f);
 }
 
+/* The two directions of a link are separate channels: 0->1 and 1->0 both
+ * run at full rate; 0->1 and 2->1 share GPU1's downlink. */
+static void test_directions(void **state) {
+  (void)state;
+  const char *sets[] = {"cluster.nodes=1"};
+  fixture f;
+  load(&f, sets, 1);
+  rate_bps W = f.cfg.cluster.scale_up.bandwidth;
+  simtime_ps lat = path_latency(&f, 0, 1, 0);
+  uint64_t S = 1u << 20;
+  be_xfer opposite[2] = {{.src_gpu = 0, .dst_gpu = 1, .bytes = S}, {.src_gpu = 1, .dst_gpu = 0, .bytes = S}};
+  be_xfer into[2] = {{.src_gpu = 0, .dst_gpu = 1, .bytes = S}, {.src_gpu = 2, .dst_gpu = 1, .bytes = S}};
+  rec r[2];
+  be_stats st;
+  run_each(&f, opposite, 2, r, &st);
+  assert_int_equal(r[0].at, lat + sim_serialization_ps(S, W));
+  assert_int_equal(r[1].at, lat + sim_serialization_ps(S, W));
+  assert_int_equal(st.max_link_sharing, 1);
+  run_each(&f, into, 2, r, &st);
+  assert_ps_near(r[0].at, lat + ser_share(S, W, 2), 1);
+  assert_ps_near(r[1].at, lat + ser_share(S, W, 2), 1);
+  assert_int_equal(st.max_link_sharing, 2);
+  unload(&f);
+}
+
 /* Two bottlenecks. A: 0->1 (S), B: 0->2 (3S), C: 3->2 (S), D: 4->2 (S).
  * GPU2's downlink carries B, C, D: W/3 each. GPU0's uplink carries A and B;
  * B is limited elsewhere, so A takes the remainder 2W/3 and ends at 1.5u
@@ -238,6 +263,7 @@ static void test_be_create(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_alone),        cmocka_unit_test(test_k_share),
+      cmocka_unit_test(test_directions),
       cmocka_unit_test(test_parking_lot),  cmocka_unit_test(test_fabric_share),
       cmocka_unit_test(test_degenerate),   cmocka_unit_test(test_be_create),
   };

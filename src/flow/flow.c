@@ -9,6 +9,10 @@
  *   starts and ends of one picosecond are batched into one solve event, and
  *   only the components they touch are re-solved. A flow's drain end is one
  *   pending event, cancelled and rescheduled only when its rate changes.
+ *   (The solve event is queued behind every event already due at that
+ *   picosecond; only a flow whose recomputed drain end falls on the same
+ *   picosecond, i.e. less than a picosecond of bits left, causes a second
+ *   solve there.)
  *
  * Latency is an END delay: a flow occupies bandwidth from submission until
  *   its last bit leaves the sender (the drain end); the transfer completes
@@ -41,7 +45,7 @@
  * Cost: routing O(n L) once per phase; per repetition run explicitly,
  *   O(n) to start plus one solve per distinct event time over the touched
  *   components (net.c); a fast-forward is O(1); materialisation
- *   O(n + log length). Memory: per flow ~160 bytes, per channel ~60 bytes;
+ *   O(n + log length). Memory: per flow ~150 bytes, per channel ~60 bytes;
  *   pools and scratch are reused, nothing is allocated per event.
  */
 #include <assert.h>

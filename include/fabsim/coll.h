@@ -31,9 +31,14 @@ typedef struct coll_plan {
   uint64_t bytes;   /* S, as nccl-tests counts it */
   uint32_t nranks;
   uint32_t channels;
+  uint32_t qps;     /* queue pairs per connection: each flow is qps transfers */
   uint64_t chunk;   /* pipeline chunk (Broadcast) */
   coll_phase *phases;
   size_t nphases;
+  /* 0: phases run one after another. > 0: phase i starts at i x stagger
+   * after the plan starts, whatever the others are doing (staggered
+   * synthetic traffic); the plan ends when the last phase ends. */
+  simtime_ps stagger;
 } coll_plan;
 
 typedef struct coll_spec {
@@ -44,6 +49,7 @@ typedef struct coll_spec {
   uint32_t nranks;
   uint32_t channels;     /* >= 1 */
   uint64_t chunk;        /* Broadcast pipeline chunk, bytes, >= 1 */
+  uint32_t qps;          /* queue pairs per connection (0 or 1: one) */
 } coll_spec;
 
 /* Expand a collective into phases. O(transfers). Invalid combinations
@@ -52,6 +58,30 @@ int coll_plan_build(coll_plan *plan, const topo *t, const coll_spec *spec, sim_e
 void coll_plan_free(coll_plan *plan);
 /* Transfers in the plan, repetitions counted. */
 uint64_t coll_plan_transfers(const coll_plan *plan);
+
+/* Synthetic traffic (workload.kind: traffic) over the GPUs of a topology:
+ *   pair         GPU 0 -> the last GPU;
+ *   incast       `senders` GPUs -> GPU 0, taken from other nodes first, on
+ *                GPU 0's rail (same local index), so the fan-in crosses
+ *                the fabric onto one NIC;
+ *   permutation  each GPU -> a distinct other GPU (a seeded derangement);
+ *   all-to-all   each GPU -> every other GPU.
+ * Flows start together (one phase) or staggered (one phase per flow, flow i
+ * at i x stagger). Each flow is split over `qps` queue pairs. */
+typedef struct coll_traffic_spec {
+  cfg_traffic_pattern pattern;
+  uint64_t bytes;      /* per flow */
+  uint32_t senders;    /* incast */
+  simtime_ps stagger;  /* 0: together */
+  uint32_t qps;
+  uint64_t seed;
+} coll_traffic_spec;
+/* SIM_EINVAL when the pattern does not fit (too few GPUs or senders, more
+ * than 50 M flows). */
+int coll_traffic_build(coll_plan *plan, const topo *t, const coll_traffic_spec *spec,
+                       sim_error *err);
+/* Flows in the plan before QP splitting. */
+uint64_t coll_plan_flows(const coll_plan *plan);
 
 /* nccl-tests bus bandwidth factor for op over n ranks. */
 double coll_busbw_factor(cfg_coll_op op, uint32_t n);
@@ -63,6 +93,7 @@ typedef struct coll_exec {
   size_t next;           /* private */
   be_done_fn done;       /* private */
   void *ctx;             /* private */
+  size_t running;        /* private: staggered phases still in flight */
   simtime_ps start, end; /* public after done */
   bool finished;         /* public */
 } coll_exec;

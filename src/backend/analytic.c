@@ -22,6 +22,7 @@ typedef struct analytic {
   uint32_t *sharing; /* per channel: transfers in flight on it */
   uint32_t nchannels;
   be_stats st;
+  be_fct fct; /* one sample per transfer of one repetition */
 } analytic;
 
 typedef struct analytic_phase {
@@ -94,6 +95,7 @@ static void analytic_submit_phase(be_backend *b, const be_xfer *x, size_t n, uin
     simtime_ps tx = 0;
     if (p.n > 0) tx = sat_add(topo_path_latency(t, &p), sim_serialization_ps(x[i].bytes, rate ? rate : 1));
     if (tx > phase) phase = tx;
+    be_fct_add(&a->fct, tx);
     ph->bytes += x[i].bytes;
   }
   ph->transfers = (uint64_t)n * repeat;
@@ -102,11 +104,16 @@ static void analytic_submit_phase(be_backend *b, const be_xfer *x, size_t n, uin
   ev_schedule(b->sim, sat_add(sim_now(b->sim), total), analytic_phase_done, ph, 0);
 }
 
-static void analytic_stats(const be_backend *b, be_stats *out) { *out = ((const analytic *)b)->st; }
+static void analytic_stats(const be_backend *b, be_stats *out) {
+  analytic *a = (analytic *)b;
+  *out = a->st;
+  be_fct_summarize(&a->fct, out);
+}
 
 static void analytic_destroy(be_backend *b) {
   analytic *a = (analytic *)b;
   sim_free(a->sharing);
+  be_fct_free(&a->fct);
   sim_free(a);
 }
 

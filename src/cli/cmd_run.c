@@ -38,7 +38,43 @@ typedef struct run_result {
   be_stats net;
   uint64_t events;
   double sim_time_s, wall_s;
+  double pair_latency_s; /* traffic pattern pair: zero-byte one-way latency */
 } run_result;
+
+/* A counter the fidelity observed, or null: the analytic and flow models have
+ * no queues, so they report no pauses or drops rather than zero. */
+static json_t *observed_int(const be_stats *st, unsigned what, uint64_t v) {
+  return (st->observed & what) ? json_integer((json_int_t)v) : json_null();
+}
+
+static json_t *network_json(const be_stats *st) {
+  json_t *n = json_object();
+  json_object_set_new(n, "transfers", json_integer((json_int_t)st->transfers));
+  json_object_set_new(n, "bytes", json_integer((json_int_t)st->bytes));
+  json_object_set_new(n, "max_link_sharing", json_integer(st->max_link_sharing));
+  json_object_set_new(n, "packets", observed_int(st, BE_OBS_PACKETS, st->packets));
+  json_object_set_new(n, "ecn_marks", observed_int(st, BE_OBS_PACKETS, st->ecn_marks));
+  json_object_set_new(n, "cnps", observed_int(st, BE_OBS_PACKETS, st->cnps));
+  json_object_set_new(n, "pfc_pauses", observed_int(st, BE_OBS_PACKETS, st->pfc_pauses));
+  json_object_set_new(n, "pfc_paused_s", (st->observed & BE_OBS_PACKETS) ? json_real(sim_ps_to_s(st->pfc_paused)) : json_null());
+  json_object_set_new(n, "drops", observed_int(st, BE_OBS_PACKETS, st->drops));
+  json_object_set_new(n, "retransmits", observed_int(st, BE_OBS_PACKETS, st->retransmits));
+  json_object_set_new(n, "out_of_order", observed_int(st, BE_OBS_PACKETS, st->out_of_order));
+  json_object_set_new(n, "max_queue_bytes", observed_int(st, BE_OBS_PACKETS, st->max_queue_bytes));
+  json_object_set_new(n, "link_utilization_max", (st->observed & BE_OBS_PACKETS) ? json_real(st->link_utilization_max) : json_null());
+  if (st->observed & BE_OBS_FCT) {
+    json_t *f = json_object();
+    json_object_set_new(f, "p50", json_real(sim_ps_to_s(st->fct_p50) * 1e6));
+    json_object_set_new(f, "p99", json_real(sim_ps_to_s(st->fct_p99) * 1e6));
+    json_object_set_new(f, "p999", json_real(sim_ps_to_s(st->fct_p999) * 1e6));
+    json_object_set_new(f, "max", json_real(sim_ps_to_s(st->fct_max) * 1e6));
+    json_object_set_new(f, "mean", json_real(st->fct_mean_s * 1e6));
+    json_object_set_new(n, "fct_us", f);
+  } else {
+    json_object_set_new(n, "fct_us", json_null());
+  }
+  return n;
+}
 
 static json_t *summary_json(const cli_args *a, const cfg_scenario *cfg, const topo *t,
                             const run_result *r) {
@@ -49,24 +85,36 @@ static json_t *summary_json(const cli_args *a, const cfg_scenario *cfg, const to
   json_object_set_new(o, "gpus", json_integer(topo_gpu_count(t)));
   json_object_set_new(o, "nodes", json_integer(topo_node_count(t)));
   json_object_set_new(o, "topology", cli_topo_json(t, cfg));
-  json_t *colls = json_array();
-  json_t *c = json_object();
-  json_object_set_new(c, "op", json_string(cfg_coll_op_name(r->plan.op)));
-  json_object_set_new(c, "algorithm", json_string(cfg_coll_algorithm_name(r->plan.algorithm)));
-  json_object_set_new(c, "bytes", json_integer((json_int_t)r->plan.bytes));
-  json_object_set_new(c, "ranks", json_integer(r->plan.nranks));
-  json_object_set_new(c, "channels", json_integer(r->plan.channels));
-  json_object_set_new(c, "transfers", json_integer((json_int_t)coll_plan_transfers(&r->plan)));
-  json_object_set_new(c, "time_s", json_real(r->res.time_s));
-  json_object_set_new(c, "algbw_GBps", json_real(r->res.algbw_GBps));
-  json_object_set_new(c, "busbw_GBps", json_real(r->res.busbw_GBps));
-  json_array_append_new(colls, c);
-  json_object_set_new(o, "collectives", colls);
-  json_t *net = json_object();
-  json_object_set_new(net, "transfers", json_integer((json_int_t)r->net.transfers));
-  json_object_set_new(net, "bytes", json_integer((json_int_t)r->net.bytes));
-  json_object_set_new(net, "max_link_sharing", json_integer(r->net.max_link_sharing));
-  json_object_set_new(o, "network", net);
+  if (cfg->workload.kind == CFG_WORKLOAD_COLLECTIVE) {
+    json_t *colls = json_array();
+    json_t *c = json_object();
+    json_object_set_new(c, "op", json_string(cfg_coll_op_name(r->plan.op)));
+    json_object_set_new(c, "algorithm", json_string(cfg_coll_algorithm_name(r->plan.algorithm)));
+    json_object_set_new(c, "bytes", json_integer((json_int_t)r->plan.bytes));
+    json_object_set_new(c, "ranks", json_integer(r->plan.nranks));
+    json_object_set_new(c, "channels", json_integer(r->plan.channels));
+    json_object_set_new(c, "qps_per_connection", json_integer(r->plan.qps));
+    json_object_set_new(c, "transfers", json_integer((json_int_t)coll_plan_transfers(&r->plan)));
+    json_object_set_new(c, "time_s", json_real(r->res.time_s));
+    json_object_set_new(c, "algbw_GBps", json_real(r->res.algbw_GBps));
+    json_object_set_new(c, "busbw_GBps", json_real(r->res.busbw_GBps));
+    json_array_append_new(colls, c);
+    json_object_set_new(o, "collectives", colls);
+  } else {
+    json_t *tr = json_object();
+    json_object_set_new(tr, "pattern", json_string(cfg_traffic_pattern_name(cfg->workload.traffic.pattern)));
+    json_object_set_new(tr, "flows", json_integer((json_int_t)coll_plan_flows(&r->plan)));
+    json_object_set_new(tr, "bytes_per_flow", json_integer((json_int_t)r->plan.bytes));
+    json_object_set_new(tr, "qps_per_connection", json_integer(r->plan.qps));
+    json_object_set_new(tr, "staggered", json_boolean(r->plan.stagger > 0));
+    json_object_set_new(tr, "time_s", json_real(r->res.time_s));
+    double total = (double)r->plan.bytes * (double)coll_plan_flows(&r->plan);
+    json_object_set_new(tr, "throughput_Gbps", json_real(r->res.time_s > 0 ? total * 8 / r->res.time_s / 1e9 : 0));
+    if (cfg->workload.traffic.pattern == CFG_TRAFFIC_PAIR)
+      json_object_set_new(tr, "latency_us", json_real(r->pair_latency_s * 1e6));
+    json_object_set_new(o, "traffic", tr);
+  }
+  json_object_set_new(o, "network", network_json(&r->net));
   json_t *sim = json_object();
   json_object_set_new(sim, "events", json_integer((json_int_t)r->events));
   json_object_set_new(sim, "sim_time_s", json_real(r->sim_time_s));
@@ -89,12 +137,38 @@ static void print_summary(const cfg_scenario *cfg, const topo *t, const run_resu
          cfg_topology_name(cfg->fabric.topology), inv->tiers, inv->planes, inv->planes == 1 ? "" : "s",
          cfg->fabric.switch_radix, cfg_transport_name(cfg->fabric.transport),
          out_fmt_count(a, sizeof a, inv->switches), out_fmt_usd(b, sizeof b, inv->cost_usd));
-  printf("%-12s %s, %s over %u ranks, %u channel%s\n", cfg_coll_op_name(r->plan.op),
-         cfg_coll_algorithm_name(r->plan.algorithm), out_fmt_bytes(a, sizeof a, r->plan.bytes),
-         r->plan.nranks, r->plan.channels, r->plan.channels == 1 ? "" : "s");
-  printf("  time       %s\n", out_fmt_seconds(a, sizeof a, r->res.time_s));
-  printf("  algbw      %.2f GB/s\n", r->res.algbw_GBps);
-  printf("  busbw      %.2f GB/s\n", r->res.busbw_GBps);
+  if (cfg->workload.kind == CFG_WORKLOAD_COLLECTIVE) {
+    printf("%-12s %s, %s over %u ranks, %u channel%s\n", cfg_coll_op_name(r->plan.op),
+           cfg_coll_algorithm_name(r->plan.algorithm), out_fmt_bytes(a, sizeof a, r->plan.bytes),
+           r->plan.nranks, r->plan.channels, r->plan.channels == 1 ? "" : "s");
+    printf("  time       %s\n", out_fmt_seconds(a, sizeof a, r->res.time_s));
+    printf("  algbw      %.2f GB/s\n", r->res.algbw_GBps);
+    printf("  busbw      %.2f GB/s\n", r->res.busbw_GBps);
+  } else {
+    uint64_t flows = coll_plan_flows(&r->plan);
+    printf("traffic      %s, %s flows of %s%s\n", cfg_traffic_pattern_name(cfg->workload.traffic.pattern),
+           out_fmt_count(a, sizeof a, flows), out_fmt_bytes(b, sizeof b, r->plan.bytes),
+           r->plan.stagger ? ", staggered" : ", starting together");
+    printf("  time       %s\n", out_fmt_seconds(a, sizeof a, r->res.time_s));
+    double total = (double)r->plan.bytes * (double)flows;
+    if (r->res.time_s > 0)
+      printf("  throughput %s aggregate\n", out_fmt_rate(a, sizeof a, (uint64_t)(total * 8 / r->res.time_s)));
+    if (cfg->workload.traffic.pattern == CFG_TRAFFIC_PAIR)
+      printf("  latency    %s one-way, zero-byte\n", out_fmt_seconds(a, sizeof a, r->pair_latency_s));
+  }
+  if (r->net.observed & BE_OBS_FCT)
+    printf("  fct        p50 %s, p99 %s, max %s\n", out_fmt_seconds(a, sizeof a, sim_ps_to_s(r->net.fct_p50)),
+           out_fmt_seconds(b, sizeof b, sim_ps_to_s(r->net.fct_p99)),
+           out_fmt_seconds(c, sizeof c, sim_ps_to_s(r->net.fct_max)));
+  if (r->net.observed & BE_OBS_PACKETS) {
+    printf("network      %s packets, %s ECN marks, %s CNPs, %s PFC pauses (%s paused)\n",
+           out_fmt_count(a, sizeof a, r->net.packets), out_fmt_count(b, sizeof b, r->net.ecn_marks),
+           out_fmt_count(c, sizeof c, r->net.cnps), out_fmt_count(c + 24, 24, r->net.pfc_pauses),
+           out_fmt_seconds(c + 48, 16, sim_ps_to_s(r->net.pfc_paused)));
+    printf("             %s drops, %s retransmits, max queue %s, busiest link %.0f%%\n",
+           out_fmt_count(a, sizeof a, r->net.drops), out_fmt_count(b, sizeof b, r->net.retransmits),
+           out_fmt_bytes(c, sizeof c, r->net.max_queue_bytes), r->net.link_utilization_max * 100);
+  }
   printf("sim          %s events, %s transfers, wall %.3f s\n", out_fmt_count(a, sizeof a, r->events),
          out_fmt_count(b, sizeof b, r->net.transfers), r->wall_s);
   if (written) printf("written      %s/summary.json, %s/scenario.yaml\n", written, written);
@@ -116,38 +190,67 @@ int cli_cmd_run(int argc, char **argv) {
   double t0 = wall_now();
   if ((rc = cli_load(&a, &cfg, &doc, &t)) != CLI_OK) goto out;
 
-  uint32_t gpus = topo_gpu_count(t);
-  uint32_t nranks = cfg.workload.collective.ranks ? cfg.workload.collective.ranks : gpus;
-  if (nranks > gpus) {
-    cfg_fail_at(doc, "workload.collective.ranks", &err,
-                "%u ranks but the cluster has %u GPUs; allowed: 1..%u, or 0 for all", nranks, gpus, gpus);
-    cli_error(err.msg);
-    rc = CLI_BAD_INPUT;
-    goto done;
-  }
   sim = sim_create(cfg.simulation.seed);
   if (be_create(&be, sim, t, &cfg, doc, &err) != SIM_OK) {
     cli_error(err.msg);
     rc = CLI_BAD_INPUT;
     goto done;
   }
-  ranks = sim_malloc(nranks * sizeof *ranks);
-  for (uint32_t i = 0; i < nranks; i++) ranks[i] = i;
-  coll_spec spec = {
-      .op = cfg.workload.collective.op,
-      .algorithm = cfg.workload.collective.algorithm,
-      .bytes = cfg.workload.collective.size,
-      .ranks = ranks,
-      .nranks = nranks,
-      .channels = cfg.workload.collective.channels ? cfg.workload.collective.channels
-                                                   : cfg.cluster.nic.per_node,
-      .chunk = cfg.workload.collective.chunk,
-  };
-  if (coll_plan_build(&r.plan, t, &spec, &err) != SIM_OK) {
-    cfg_fail_at(doc, "workload.collective.algorithm", &err, "%s", err.msg);
-    cli_error(err.msg);
-    rc = CLI_BAD_INPUT;
-    goto done;
+  if (cfg.workload.kind == CFG_WORKLOAD_COLLECTIVE) {
+    uint32_t gpus = topo_gpu_count(t);
+    uint32_t nranks = cfg.workload.collective.ranks ? cfg.workload.collective.ranks : gpus;
+    if (nranks > gpus) {
+      cfg_fail_at(doc, "workload.collective.ranks", &err,
+                  "%u ranks but the cluster has %u GPUs; allowed: 1..%u, or 0 for all", nranks, gpus,
+                  gpus);
+      cli_error(err.msg);
+      rc = CLI_BAD_INPUT;
+      goto done;
+    }
+    ranks = sim_malloc(nranks * sizeof *ranks);
+    for (uint32_t i = 0; i < nranks; i++) ranks[i] = i;
+    coll_spec spec = {
+        .op = cfg.workload.collective.op,
+        .algorithm = cfg.workload.collective.algorithm,
+        .bytes = cfg.workload.collective.size,
+        .ranks = ranks,
+        .nranks = nranks,
+        .channels = cfg.workload.collective.channels ? cfg.workload.collective.channels
+                                                     : cfg.cluster.nic.per_node,
+        .chunk = cfg.workload.collective.chunk,
+        .qps = cfg.workload.qps_per_connection,
+    };
+    if (coll_plan_build(&r.plan, t, &spec, &err) != SIM_OK) {
+      char msg[sizeof err.msg];
+      snprintf(msg, sizeof msg, "%s", err.msg);
+      cfg_fail_at(doc, "workload.collective.algorithm", &err, "%s", msg);
+      cli_error(err.msg);
+      rc = CLI_BAD_INPUT;
+      goto done;
+    }
+  } else {
+    coll_traffic_spec spec = {
+        .pattern = cfg.workload.traffic.pattern,
+        .bytes = cfg.workload.traffic.size,
+        .senders = cfg.workload.traffic.senders,
+        .stagger = cfg.workload.traffic.start == CFG_START_STAGGERED ? cfg.workload.traffic.stagger : 0,
+        .qps = cfg.workload.qps_per_connection,
+        .seed = cfg.simulation.seed,
+    };
+    if (coll_traffic_build(&r.plan, t, &spec, &err) != SIM_OK) {
+      char msg[sizeof err.msg];
+      snprintf(msg, sizeof msg, "%s", err.msg);
+      cfg_fail_at(doc, "workload.traffic.pattern", &err, "%s", msg);
+      cli_error(err.msg);
+      rc = CLI_BAD_INPUT;
+      goto done;
+    }
+    if (spec.pattern == CFG_TRAFFIC_PAIR) {
+      topo_path p;
+      topo_route(t, r.plan.phases[0].x[0].src_gpu, r.plan.phases[0].x[0].dst_gpu,
+                 r.plan.phases[0].x[0].flow_hash, &p);
+      r.pair_latency_s = sim_ps_to_s(topo_path_latency(t, &p));
+    }
   }
   coll_exec_start(&r.exec, be, &r.plan, NULL, NULL);
   ev_run(sim, SIM_TIME_MAX);

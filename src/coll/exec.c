@@ -1,21 +1,47 @@
-/* Runs a plan's phases one after another on a backend. */
+/* Runs a plan on a backend: phases one after another, or (stagger > 0)
+ * phase i submitted at start + i x stagger, all in flight together. */
 #include "fabsim/coll.h"
+
+static void exec_finish(sim_ctx *sim, coll_exec *e) {
+  e->end = sim_now(sim);
+  e->finished = true;
+  if (e->done) e->done(sim, e->ctx);
+}
 
 static void exec_next(sim_ctx *sim, void *obj) {
   coll_exec *e = obj;
   if (e->next == e->plan->nphases) {
-    e->end = sim_now(sim);
-    e->finished = true;
-    if (e->done) e->done(sim, e->ctx);
+    exec_finish(sim, e);
     return;
   }
   const coll_phase *ph = &e->plan->phases[e->next++];
   be_submit_phase(e->b, ph->x, ph->n, ph->repeat, exec_next, e);
 }
 
+static void exec_staggered_done(sim_ctx *sim, void *obj) {
+  coll_exec *e = obj;
+  if (--e->running == 0 && e->next == e->plan->nphases) exec_finish(sim, e);
+}
+
+static void exec_staggered_submit(sim_ctx *sim, void *obj, uint64_t arg) {
+  coll_exec *e = obj;
+  const coll_phase *ph = &e->plan->phases[arg];
+  (void)sim;
+  e->next++;
+  e->running++;
+  be_submit_phase(e->b, ph->x, ph->n, ph->repeat, exec_staggered_done, e);
+}
+
 static void exec_begin(sim_ctx *sim, void *obj, uint64_t arg) {
+  coll_exec *e = obj;
   (void)arg;
-  exec_next(sim, obj);
+  if (e->plan->stagger == 0 || e->plan->nphases == 0) {
+    exec_next(sim, obj);
+    return;
+  }
+  /* One event per phase, scheduled up front: O(phases) pending events. */
+  for (size_t i = 0; i < e->plan->nphases; i++)
+    ev_schedule(sim, e->start + (simtime_ps)i * e->plan->stagger, exec_staggered_submit, e, i);
 }
 
 void coll_exec_start(coll_exec *e, be_backend *b, const coll_plan *plan, be_done_fn done,
@@ -23,6 +49,7 @@ void coll_exec_start(coll_exec *e, be_backend *b, const coll_plan *plan, be_done
   e->b = b;
   e->plan = plan;
   e->next = 0;
+  e->running = 0;
   e->done = done;
   e->ctx = ctx;
   e->start = sim_now(b->sim);

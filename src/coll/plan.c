@@ -15,7 +15,7 @@
  */
 #include <string.h>
 
-#include "fabsim/coll.h"
+#include "coll/coll_internal.h"
 
 double coll_busbw_factor(cfg_coll_op op, uint32_t n) {
   if (n <= 1) return op == CFG_COLL_BROADCAST ? 1.0 : 0.0;
@@ -35,7 +35,7 @@ static uint64_t xfer_hash(uint32_t src, uint32_t dst, uint64_t salt) {
   return sim_hash_u64(((uint64_t)src << 32 | dst) ^ sim_hash_u64(salt + 0x9e3779b97f4a7c15ULL));
 }
 
-static coll_phase *add_phase(coll_plan *p, size_t n, uint64_t repeat) {
+coll_phase *coll__add_phase(coll_plan *p, size_t n, uint64_t repeat) {
   p->phases = sim_realloc(p->phases, (p->nphases + 1) * sizeof *p->phases);
   coll_phase *ph = &p->phases[p->nphases++];
   ph->x = sim_calloc(n ? n : 1, sizeof *ph->x);
@@ -61,7 +61,7 @@ static int plan_ring(coll_plan *p, const topo *t, const coll_spec *s) {
   uint32_t n = s->nranks, k = s->channels;
   uint64_t steps = s->op == CFG_COLL_ALLREDUCE ? 2ull * (n - 1) : n - 1;
   uint64_t chunk = ceil_div(s->bytes, (uint64_t)n * k);
-  coll_phase *ph = add_phase(p, (size_t)n * k, steps);
+  coll_phase *ph = coll__add_phase(p, (size_t)n * k, steps);
   uint32_t *ring = sim_malloc(n * sizeof *ring);
   for (uint32_t c = 0; c < k; c++) {
     ring_order(t, s->ranks, n, c, ring);
@@ -103,7 +103,7 @@ static int plan_broadcast(coll_plan *p, const topo *t, const coll_spec *s) {
     prev_lo = lo;
     prev_hi = hi;
     uint64_t active = hi - lo + 1;
-    coll_phase *ph = add_phase(p, (size_t)(active * k), 1);
+    coll_phase *ph = coll__add_phase(p, (size_t)(active * k), 1);
     size_t w = 0;
     for (uint32_t c = 0; c < k; c++)
       for (uint64_t j = lo; j <= hi; j++) {
@@ -124,7 +124,7 @@ static int plan_alltoall(coll_plan *p, const coll_spec *s) {
   uint32_t n = s->nranks;
   uint64_t chunk = ceil_div(s->bytes, n);
   for (uint32_t st = 1; st < n; st++) {
-    coll_phase *ph = add_phase(p, n, 1);
+    coll_phase *ph = coll__add_phase(p, n, 1);
     for (uint32_t i = 0; i < n; i++) {
       be_xfer *x = &ph->x[i];
       x->src_gpu = s->ranks[i];
@@ -134,6 +134,28 @@ static int plan_alltoall(coll_plan *p, const coll_spec *s) {
     }
   }
   return SIM_OK;
+}
+
+/* Split every transfer of every phase over q queue pairs: q transfers of
+ * about bytes/q (the first ones one byte larger when it does not divide),
+ * each with its own flow hash. */
+void coll__split_qps(coll_plan *p, uint32_t q) {
+  p->qps = q ? q : 1;
+  if (p->qps == 1) return;
+  for (size_t i = 0; i < p->nphases; i++) {
+    coll_phase *ph = &p->phases[i];
+    be_xfer *x = sim_calloc(ph->n * q, sizeof *x);
+    for (size_t j = 0; j < ph->n; j++)
+      for (uint32_t k = 0; k < q; k++) {
+        be_xfer *y = &x[j * q + k];
+        *y = ph->x[j];
+        y->bytes = ph->x[j].bytes / q + (k < ph->x[j].bytes % q);
+        y->flow_hash = sim_hash_u64(ph->x[j].flow_hash + k + 1);
+      }
+    sim_free(ph->x);
+    ph->x = x;
+    ph->n *= q;
+  }
 }
 
 int coll_plan_build(coll_plan *plan, const topo *t, const coll_spec *s, sim_error *err) {
@@ -153,21 +175,28 @@ int coll_plan_build(coll_plan *plan, const topo *t, const coll_spec *s, sim_erro
   if ((s->op == CFG_COLL_ALLTOALL) != pairwise)
     return sim_fail(err, SIM_EINVAL, "%s has no '%s' algorithm here (alltoall: pairwise; others: ring)",
                     cfg_coll_op_name(s->op), cfg_coll_algorithm_name(s->algorithm));
+  plan->qps = 1;
   if (s->nranks == 1 || s->bytes == 0) return SIM_OK; /* nothing moves */
+  int rc = SIM_OK;
   switch (s->op) {
   case CFG_COLL_ALLREDUCE:
   case CFG_COLL_REDUCESCATTER:
-  case CFG_COLL_ALLGATHER: return plan_ring(plan, t, s);
-  case CFG_COLL_BROADCAST: return plan_broadcast(plan, t, s);
-  case CFG_COLL_ALLTOALL: return plan_alltoall(plan, s);
+  case CFG_COLL_ALLGATHER: rc = plan_ring(plan, t, s); break;
+  case CFG_COLL_BROADCAST: rc = plan_broadcast(plan, t, s); break;
+  case CFG_COLL_ALLTOALL: rc = plan_alltoall(plan, s); break;
   }
-  return sim_fail(err, SIM_EINVAL, "unknown collective");
+  if (rc == SIM_OK) coll__split_qps(plan, s->qps);
+  return rc;
 }
 
 void coll_plan_free(coll_plan *plan) {
   for (size_t i = 0; i < plan->nphases; i++) sim_free(plan->phases[i].x);
   sim_free(plan->phases);
   memset(plan, 0, sizeof *plan);
+}
+
+uint64_t coll_plan_flows(const coll_plan *plan) {
+  return coll_plan_transfers(plan) / (plan->qps ? plan->qps : 1);
 }
 
 uint64_t coll_plan_transfers(const coll_plan *plan) {

@@ -50,6 +50,26 @@ expect_exit 0 "$FABSIM" run --set cluster.nodes=1 --set workload.collective.size
 [ ! -s "$WORK/out" ] && pass || fail "--quiet printed"
 expect_json out3/summary.json '.gpus == 8 and .collectives[0].bytes == 67108864'
 
+# --- synthetic traffic and the network object
+expect_exit 0 "$FABSIM" run --set workload.kind=traffic --set workload.traffic.pattern=pair \
+  --set cluster.nodes=2 --set output.dir=tr1 --quiet
+expect_json tr1/summary.json '.traffic | (.pattern == "pair" and .flows == 1 and .latency_us > 0 and .time_s > 0)'
+expect_json tr1/summary.json '.collectives == null'
+for k in ecn_marks cnps pfc_pauses pfc_paused_s drops retransmits max_queue_bytes fct_us link_utilization_max; do
+  expect_json tr1/summary.json ".network | has(\"$k\")"
+done
+# the analytic model has no queues: it reports null, not zero, for what it cannot see
+expect_json tr1/summary.json '.network.pfc_pauses == null and .network.drops == null'
+expect_json tr1/summary.json '.network.fct_us.p50 > 0 and .network.fct_us.p99 >= .network.fct_us.p50'
+expect_exit 0 "$FABSIM" run --set workload.kind=traffic --set workload.traffic.pattern=incast \
+  --set workload.traffic.senders=4 --set workload.qps_per_connection=4 --set cluster.nodes=8 \
+  --set output.dir=tr2 --set simulation.fidelity=flow --quiet
+expect_json tr2/summary.json '.traffic | (.flows == 4 and .qps_per_connection == 4)'
+expect_json tr2/summary.json '.network.transfers == 16 and .fidelity == "flow"'
+expect_exit 2 "$FABSIM" run --set workload.kind=traffic --set workload.traffic.pattern=incast \
+  --set workload.traffic.senders=100 --set cluster.nodes=2
+expect_err "workload.traffic.pattern"; expect_err "needs 101 GPUs"
+
 # --- bad input: file:line:col, the key, what is allowed, exit 2, nothing written
 printf 'cluster:\n  nodes: 99999\n' > big.yaml
 expect_exit 2 "$FABSIM" run big.yaml --set output.dir=bad1

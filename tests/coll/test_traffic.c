@@ -7,23 +7,8 @@
 #include <string.h>
 
 #include "fabsim/coll.h"
+#include "fixture.h"
 
-typedef struct fixture {
-  cfg_scenario cfg;
-  cfg_doc *doc;
-  topo *t;
-} fixture;
-
-static void load(fixture *f, const char *const *sets, int nsets) {
-  sim_error err = {0};
-  if (cfg_load(&f->cfg, &f->doc, NULL, sets, nsets, &err)) fail_msg("%s", err.msg);
-  if (topo_build(&f->t, &f->cfg, f->doc, &err)) fail_msg("%s", err.msg);
-}
-
-static void unload(fixture *f) {
-  topo_free(f->t);
-  cfg_free(&f->cfg, f->doc);
-}
 
 static void test_permutation_is_derangement(void **state) {
   (void)state;

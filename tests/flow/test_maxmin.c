@@ -10,25 +10,8 @@
 #include <string.h>
 
 #include "fabsim/backend.h"
+#include "fixture.h"
 
-typedef struct fixture {
-  cfg_scenario cfg;
-  cfg_doc *doc;
-  topo *t;
-} fixture;
-
-static void load(fixture *f, const char *const *sets, int nsets) {
-  sim_error err = {0};
-  int rc = cfg_load(&f->cfg, &f->doc, NULL, sets, nsets, &err);
-  if (rc) fail_msg("%s", err.msg);
-  rc = topo_build(&f->t, &f->cfg, f->doc, &err);
-  if (rc) fail_msg("%s", err.msg);
-}
-
-static void unload(fixture *f) {
-  topo_free(f->t);
-  cfg_free(&f->cfg, f->doc);
-}
 
 typedef struct rec {
   simtime_ps at;

@@ -15,25 +15,8 @@
 
 #include "fabsim/backend.h"
 #include "flow/flow_internal.h"
+#include "fixture.h"
 
-typedef struct fixture {
-  cfg_scenario cfg;
-  cfg_doc *doc;
-  topo *t;
-} fixture;
-
-static void load(fixture *f, const char *const *sets, int nsets) {
-  sim_error err = {0};
-  int rc = cfg_load(&f->cfg, &f->doc, NULL, sets, nsets, &err);
-  if (rc) fail_msg("%s", err.msg);
-  rc = topo_build(&f->t, &f->cfg, f->doc, &err);
-  if (rc) fail_msg("%s", err.msg);
-}
-
-static void unload(fixture *f) {
-  topo_free(f->t);
-  cfg_free(&f->cfg, f->doc);
-}
 
 /* Apply a solve's results as the backend does. */
 static void solve_apply(flow__net *net) {

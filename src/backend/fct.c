@@ -29,9 +29,12 @@ void be_fct_summarize(be_fct *f, be_stats *st) {
   st->fct_p99 = rank(f, 0.99);
   st->fct_p999 = rank(f, 0.999);
   st->fct_max = f->v[f->n - 1];
-  double sum = 0;
-  for (size_t i = 0; i < f->n; i++) sum += sim_ps_to_s(f->v[i]);
-  st->fct_mean_s = sum / (double)f->n;
+  /* Exact integer sum, then quotient + remainder/n: the same multiset of
+   * samples repeated k times gives a bit-identical mean. */
+  unsigned __int128 sum = 0;
+  for (size_t i = 0; i < f->n; i++) sum += f->v[i];
+  unsigned __int128 q = sum / f->n, r = sum % f->n;
+  st->fct_mean_s = ((double)q + (double)r / (double)f->n) * 1e-12;
   st->observed |= BE_OBS_FCT;
 }
 

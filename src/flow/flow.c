@@ -107,6 +107,8 @@ typedef struct flow_be {
   bool solve_pending;
   bool shortcut;
   be_stats st;
+  be_fct fct; /* per transfer of every repetition simulated explicitly (a
+                 fast-forwarded repetition repeats the same times) */
 } flow_be;
 
 static simtime_ps sat_add(simtime_ps a, simtime_ps b) {
@@ -309,6 +311,7 @@ static void rep_start(flow_be *b, flow_phase *p) {
     uint32_t len = p->off[i + 1] - p->off[i];
     if (len == 0 || p->x[i].bytes == 0) {
       note_delivery(p, now + p->lat[i]);
+      be_fct_add(&b->fct, p->lat[i]);
       p->drain_off[i] = 0;
       continue;
     }
@@ -363,6 +366,7 @@ static void on_drain(sim_ctx *sim, void *obj, uint64_t arg) {
   simtime_ps now = sim_now(sim);
   f->ev = 0;
   note_delivery(p, sat_add(now, p->lat[f->xfer]));
+  be_fct_add(&b->fct, sat_add(now, p->lat[f->xfer]) - p->rep_start);
   if (p->logging) p->drain_off[f->xfer] = now - p->rep_start;
   flow__net_remove(&b->net, id);
   schedule_solve(b);
@@ -448,9 +452,10 @@ static void flow_submit_phase(be_backend *base, const be_xfer *x, size_t n, uint
 }
 
 static void flow_stats(const be_backend *base, be_stats *out) {
-  const flow_be *b = (const flow_be *)base;
+  flow_be *b = (flow_be *)base;
   *out = b->st;
   out->max_link_sharing = b->net.max_sharing;
+  be_fct_summarize(&b->fct, out);
 }
 
 static void flow_destroy(be_backend *base) {
@@ -459,6 +464,7 @@ static void flow_destroy(be_backend *base) {
   sim_free(b->ph);
   sim_free(b->free_ph);
   flow__net_free(&b->net);
+  be_fct_free(&b->fct);
   sim_free(b);
 }
 

@@ -1,0 +1,64 @@
+/* fabsim telemetry tap: telemetry for fidelities that do not feed it.
+ *
+ * The analytic and flow fidelities know rates only inside their models; what
+ * the outside sees is phases (fabsim/backend.h): a set of transfers that
+ * starts at one time and ends, as a whole, later. The tap wraps any backend,
+ * forwards every call unchanged (results are bit-identical with and without
+ * it) and keeps, per phase, its start, its end and what it moves: bytes per
+ * channel of the routed paths and the GPUs taking part. After the run,
+ * tel_tap_replay feeds that log to a tel in time order, as if each phase
+ * moved its bytes at a constant rate from start to end:
+ *   NICs        TX on the channel leaving each NIC, RX on the one entering it;
+ *   ports       switch egress channels (see tel_portmap);
+ *   GPUs        NETWORK while a phase involving the GPU runs, else IDLE
+ *               (only with TEL_TAP_GPUS: a workload that feeds GPU states
+ *               itself leaves it out).
+ * A phase still running when the run stops (Ctrl-C) is left out.
+ *
+ * This is the one telemetry file that knows the backend interface and the
+ * topology: the bridge, so that the sampler itself stays core-only.
+ *
+ * Cost: routing every transfer once at submission (as the analytic fidelity
+ * does), O(channels touched) memory per phase; replay O(log entries).
+ */
+#ifndef FABSIM_TEL_TAP_H
+#define FABSIM_TEL_TAP_H
+
+#include "fabsim/backend.h"
+#include "fabsim/telemetry.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Switch egress ports of a topology, numbered densely for telemetry: the
+ * channels that leave a fabric switch, in channel order. A port is named
+ * "<switch>-<peer>": leaf0-spine3 is leaf0's port toward spine3, and
+ * spine3-leaf0 the other direction of the same link. */
+typedef struct tel_portmap {
+  uint32_t nports;
+  uint32_t *port_of_channel; /* UINT32_MAX: not a switch egress channel */
+  uint32_t *channel_of_port;
+  rate_bps *bps;             /* per port */
+} tel_portmap;
+void tel_portmap_build(tel_portmap *m, const topo *t);
+void tel_portmap_free(tel_portmap *m);
+/* "leaf0-spine3" for a port; buf of n bytes. */
+const char *tel_port_name(const topo *t, const tel_portmap *m, uint32_t port, char *buf, size_t n);
+/* Parse a port name; SIM_OK or SIM_ENOENT. */
+int tel_port_find(const topo *t, const tel_portmap *m, const char *name, uint32_t *port);
+
+typedef struct tel_tap tel_tap;
+enum { TEL_TAP_GPUS = 1u << 0 };
+
+/* Wraps inner; the result owns inner (be_destroy destroys both) and *tap
+ * stays valid until then. Events (shared channels) go to t's event log. */
+be_backend *tel_tap_wrap(be_backend *inner, tel *t, tel_tap **tap);
+/* Feed the phase log to t (see above). Call once, after the run and before
+ * tel_finish. */
+void tel_tap_replay(tel_tap *tap, tel *t, const tel_portmap *m, unsigned flags);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

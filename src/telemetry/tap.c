@@ -1,0 +1,310 @@
+/* Telemetry tap: a pass-through backend that logs phases, and their replay
+ * into a tel (see fabsim/tel_tap.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fabsim/tel_tap.h"
+
+/* ---- port map ------------------------------------------------------------------ */
+
+void tel_portmap_build(tel_portmap *m, const topo *t) {
+  uint32_t nch = 2 * topo_link_count(t);
+  memset(m, 0, sizeof *m);
+  m->port_of_channel = sim_malloc((nch ? nch : 1) * sizeof *m->port_of_channel);
+  for (uint32_t ch = 0; ch < nch; ch++)
+    m->port_of_channel[ch] =
+        topo_vertex_at(t, topo_channel_src(t, ch))->kind == TOPO_SWITCH ? m->nports++ : UINT32_MAX;
+  m->channel_of_port = sim_malloc((m->nports ? m->nports : 1) * sizeof *m->channel_of_port);
+  m->bps = sim_malloc((m->nports ? m->nports : 1) * sizeof *m->bps);
+  for (uint32_t ch = 0; ch < nch; ch++) {
+    uint32_t p = m->port_of_channel[ch];
+    if (p == UINT32_MAX) continue;
+    m->channel_of_port[p] = ch;
+    m->bps[p] = topo_link_at(t, topo_channel_link(ch))->bps;
+  }
+}
+
+void tel_portmap_free(tel_portmap *m) {
+  sim_free(m->port_of_channel);
+  sim_free(m->channel_of_port);
+  sim_free(m->bps);
+  memset(m, 0, sizeof *m);
+}
+
+static const char *channel_name(const topo *t, uint32_t ch, char *buf, size_t n) {
+  char a[48], b[48];
+  snprintf(buf, n, "%s-%s", topo_vertex_name(t, topo_channel_src(t, ch), a, sizeof a),
+           topo_vertex_name(t, topo_channel_dst(t, ch), b, sizeof b));
+  return buf;
+}
+
+const char *tel_port_name(const topo *t, const tel_portmap *m, uint32_t port, char *buf, size_t n) {
+  if (port >= m->nports) {
+    snprintf(buf, n, "?port%u", port);
+    return buf;
+  }
+  return channel_name(t, m->channel_of_port[port], buf, n);
+}
+
+int tel_port_find(const topo *t, const tel_portmap *m, const char *name, uint32_t *port) {
+  const char *dash = strchr(name, '-');
+  char a[64];
+  uint32_t va, vb, l;
+  if (!dash || (size_t)(dash - name) >= sizeof a) return SIM_ENOENT;
+  memcpy(a, name, (size_t)(dash - name));
+  a[dash - name] = '\0';
+  if (topo_find_vertex(t, a, &va) != SIM_OK || topo_find_vertex(t, dash + 1, &vb) != SIM_OK ||
+      topo_link_between(t, va, vb, &l) != SIM_OK)
+    return SIM_ENOENT;
+  uint32_t ch = topo_link_at(t, l)->a == va ? 2 * l : 2 * l + 1;
+  if (m->port_of_channel[ch] == UINT32_MAX) return SIM_ENOENT;
+  *port = m->port_of_channel[ch];
+  return SIM_OK;
+}
+
+/* ---- the tap backend ------------------------------------------------------------------ */
+
+typedef struct tap_entry {
+  uint32_t ch;
+  uint64_t bytes; /* all repetitions */
+} tap_entry;
+
+typedef struct tap_phase {
+  simtime_ps start, end; /* end: SIM_TIME_MAX while running */
+  size_t first, count;   /* entries */
+  size_t gfirst, gcount; /* GPUs */
+} tap_phase;
+
+enum { TAP_MAX_EVENTS = 64 };
+
+struct tel_tap {
+  be_backend base; /* first: be_backend * <-> tel_tap * */
+  be_backend *inner;
+  tel *t;
+  tap_phase *ph;
+  size_t nph, phcap;
+  tap_entry *ent;
+  size_t nent, entcap;
+  uint32_t *gpus;
+  size_t ngpus, gcap;
+  uint64_t *ch_bytes;  /* scratch per channel */
+  uint32_t *ch_users;  /* scratch per channel */
+  uint32_t *touched;   /* scratch: channels touched by the phase being logged */
+  uint64_t *gpu_stamp; /* last phase (index + 1) that listed the GPU */
+  uint32_t events, last_ch, last_users;
+};
+
+typedef struct tap_done {
+  tel_tap *tap;
+  size_t idx;
+  be_done_fn done;
+  void *ctx;
+} tap_done;
+
+static void tap_phase_done(sim_ctx *sim, void *obj) {
+  tap_done *d = obj;
+  be_done_fn done = d->done;
+  void *ctx = d->ctx;
+  d->tap->ph[d->idx].end = sim_now(sim);
+  sim_free(d);
+  if (done) done(sim, ctx);
+}
+
+static bool is_fabric_channel(const topo *t, uint32_t ch) {
+  topo_lkind k = topo_link_at(t, topo_channel_link(ch))->kind;
+  return k == TOPO_LINK_ENDPOINT || k == TOPO_LINK_FABRIC;
+}
+
+/* The most shared fabric channel of this phase, as an event when > 1. */
+static void log_sharing(tel_tap *tap, uint32_t nt, simtime_ps now) {
+  const topo *t = tap->base.topo;
+  uint32_t best = UINT32_MAX, users = 1;
+  for (uint32_t k = 0; k < nt; k++) {
+    uint32_t ch = tap->touched[k];
+    if (tap->ch_users[ch] > users && is_fabric_channel(t, ch)) {
+      users = tap->ch_users[ch];
+      best = ch;
+    } else if (tap->ch_users[ch] == users && best != UINT32_MAX && ch < best && is_fabric_channel(t, ch)) {
+      best = ch;
+    }
+  }
+  if (best == UINT32_MAX || (best == tap->last_ch && users == tap->last_users)) return;
+  tap->last_ch = best;
+  tap->last_users = users;
+  if (tap->events > TAP_MAX_EVENTS) return;
+  char name[112], effect[200], rate[32];
+  if (tap->events++ == TAP_MAX_EVENTS) {
+    tel_event(tap->t, now, "fabric", "shared-channel",
+              "more phases share channels; further ones are not logged", (double)users);
+    return;
+  }
+  rate_bps bps = topo_link_at(t, topo_channel_link(best))->bps;
+  snprintf(rate, sizeof rate, "%.4g Gb/s", (double)bps / 1e9);
+  snprintf(effect, sizeof effect, "%u transfers of one phase share it: each gets at most 1/%u of %s",
+           users, users, rate);
+  tel_event(tap->t, now, channel_name(t, best, name, sizeof name), "shared-channel", effect,
+            (double)users);
+}
+
+static void tap_submit(be_backend *b, const be_xfer *x, size_t n, uint64_t repeat, be_done_fn done,
+                       void *ctx) {
+  tel_tap *tap = (tel_tap *)b;
+  const topo *t = b->topo;
+  size_t idx = tap->nph;
+  sim_grow((void **)&tap->ph, &tap->phcap, tap->nph + 1, sizeof *tap->ph);
+  tap_phase *p = &tap->ph[tap->nph++];
+  p->start = sim_now(b->sim);
+  p->end = SIM_TIME_MAX;
+  p->first = tap->nent;
+  p->gfirst = tap->ngpus;
+  uint32_t nt = 0;
+  for (size_t i = 0; i < n; i++) {
+    uint32_t g[2] = {x[i].src_gpu, x[i].dst_gpu};
+    for (int k = 0; k < 2; k++)
+      if (tap->gpu_stamp[g[k]] != idx + 1) {
+        tap->gpu_stamp[g[k]] = idx + 1;
+        sim_grow((void **)&tap->gpus, &tap->gcap, tap->ngpus + 1, sizeof *tap->gpus);
+        tap->gpus[tap->ngpus++] = g[k];
+      }
+    if (x[i].src_gpu == x[i].dst_gpu) continue;
+    topo_path path;
+    topo_route(t, x[i].src_gpu, x[i].dst_gpu, x[i].flow_hash, &path);
+    for (uint32_t j = 0; j < path.n; j++) {
+      uint32_t ch = path.ch[j];
+      if (tap->ch_users[ch]++ == 0) tap->touched[nt++] = ch;
+      tap->ch_bytes[ch] += x[i].bytes;
+    }
+  }
+  for (uint32_t k = 0; k < nt; k++) {
+    uint32_t ch = tap->touched[k];
+    topo_vkind src = topo_vertex_at(t, topo_channel_src(t, ch))->kind;
+    topo_vkind dst = topo_vertex_at(t, topo_channel_dst(t, ch))->kind;
+    if (src == TOPO_SWITCH || dst == TOPO_SWITCH) {
+      sim_grow((void **)&tap->ent, &tap->entcap, tap->nent + 1, sizeof *tap->ent);
+      tap->ent[tap->nent++] = (tap_entry){.ch = ch, .bytes = tap->ch_bytes[ch] * repeat};
+    }
+  }
+  log_sharing(tap, nt, p->start);
+  for (uint32_t k = 0; k < nt; k++) tap->ch_users[tap->touched[k]] = 0, tap->ch_bytes[tap->touched[k]] = 0;
+  p->count = tap->nent - p->first;
+  p->gcount = tap->ngpus - p->gfirst;
+  tap_done *d = sim_malloc(sizeof *d);
+  *d = (tap_done){.tap = tap, .idx = idx, .done = done, .ctx = ctx};
+  be_submit_phase(tap->inner, x, n, repeat, tap_phase_done, d);
+}
+
+static void tap_stats(const be_backend *b, be_stats *out) {
+  const tel_tap *tap = (const tel_tap *)b;
+  tap->inner->ops->stats(tap->inner, out);
+}
+
+static void tap_destroy(be_backend *b) {
+  tel_tap *tap = (tel_tap *)b;
+  be_destroy(tap->inner);
+  sim_free(tap->ph);
+  sim_free(tap->ent);
+  sim_free(tap->gpus);
+  sim_free(tap->ch_bytes);
+  sim_free(tap->ch_users);
+  sim_free(tap->touched);
+  sim_free(tap->gpu_stamp);
+  sim_free(tap);
+}
+
+static const be_ops tap_ops = {
+    .name = "telemetry-tap",
+    .submit_phase = tap_submit,
+    .stats = tap_stats,
+    .destroy = tap_destroy,
+};
+
+be_backend *tel_tap_wrap(be_backend *inner, tel *t, tel_tap **out) {
+  tel_tap *tap = sim_calloc(1, sizeof *tap);
+  tap->base = *inner;
+  tap->base.ops = &tap_ops;
+  tap->inner = inner;
+  tap->t = t;
+  uint32_t nch = 2 * topo_link_count(inner->topo);
+  tap->ch_bytes = sim_calloc(nch ? nch : 1, sizeof *tap->ch_bytes);
+  tap->ch_users = sim_calloc(nch ? nch : 1, sizeof *tap->ch_users);
+  tap->touched = sim_malloc((nch ? nch : 1) * sizeof *tap->touched);
+  uint32_t g = topo_gpu_count(inner->topo);
+  tap->gpu_stamp = sim_calloc(g ? g : 1, sizeof *tap->gpu_stamp);
+  tap->last_ch = UINT32_MAX;
+  *out = tap;
+  return &tap->base;
+}
+
+/* ---- replay ----------------------------------------------------------------------------- */
+
+typedef struct tap_mark {
+  simtime_ps at;
+  uint32_t start; /* 0: a phase ends, 1: it starts (ends first at equal times) */
+  size_t idx;
+} tap_mark;
+
+static int mark_cmp(const void *a, const void *b) {
+  const tap_mark *x = a, *y = b;
+  if (x->at != y->at) return x->at < y->at ? -1 : 1;
+  if (x->start != y->start) return x->start < y->start ? -1 : 1;
+  return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static void feed(tel *tl, const topo *t, const tel_portmap *m, simtime_ps at, uint32_t ch,
+                 uint64_t bytes, int64_t rate) {
+  const topo_vertex *src = topo_vertex_at(t, topo_channel_src(t, ch));
+  const topo_vertex *dst = topo_vertex_at(t, topo_channel_dst(t, ch));
+  uint32_t port = m->port_of_channel[ch];
+  if (src->kind == TOPO_NIC && dst->kind == TOPO_SWITCH) {
+    if (rate) tel_nic_rate(tl, at, src->index, TEL_TX, rate);
+    else tel_nic_bytes(tl, at, src->index, TEL_TX, bytes);
+  }
+  if (src->kind == TOPO_SWITCH && dst->kind == TOPO_NIC) {
+    if (rate) tel_nic_rate(tl, at, dst->index, TEL_RX, rate);
+    else tel_nic_bytes(tl, at, dst->index, TEL_RX, bytes);
+  }
+  if (port != UINT32_MAX) {
+    if (rate) tel_port_rate(tl, at, port, rate);
+    else tel_port_bytes(tl, at, port, bytes);
+  }
+}
+
+void tel_tap_replay(tel_tap *tap, tel *tl, const tel_portmap *m, unsigned flags) {
+  const topo *t = tap->base.topo;
+  tap_mark *marks = sim_malloc((2 * tap->nph + 1) * sizeof *marks);
+  size_t nm = 0;
+  for (size_t i = 0; i < tap->nph; i++) {
+    if (tap->ph[i].end == SIM_TIME_MAX) continue;
+    marks[nm++] = (tap_mark){.at = tap->ph[i].start, .start = 1, .idx = i};
+    marks[nm++] = (tap_mark){.at = tap->ph[i].end, .start = 0, .idx = i};
+  }
+  qsort(marks, nm, sizeof *marks, mark_cmp);
+  uint32_t ngpu = topo_gpu_count(t);
+  uint32_t *active = sim_calloc(ngpu ? ngpu : 1, sizeof *active);
+  for (size_t k = 0; k < nm; k++) {
+    const tap_phase *p = &tap->ph[marks[k].idx];
+    simtime_ps dur = p->end - p->start;
+    for (size_t e = p->first; e < p->first + p->count; e++) {
+      const tap_entry *en = &tap->ent[e];
+      if (dur == 0) {
+        if (marks[k].start) feed(tl, t, m, marks[k].at, en->ch, en->bytes, 0);
+        continue;
+      }
+      unsigned __int128 r = (unsigned __int128)en->bytes * 8u * SIM_PS_PER_S / dur;
+      int64_t rate = r > INT64_MAX ? INT64_MAX : (int64_t)r;
+      if (rate == 0) continue;
+      feed(tl, t, m, marks[k].at, en->ch, 0, marks[k].start ? rate : -rate);
+    }
+    if (!(flags & TEL_TAP_GPUS)) continue;
+    for (size_t g = p->gfirst; g < p->gfirst + p->gcount; g++) {
+      uint32_t gpu = tap->gpus[g];
+      if (marks[k].start && active[gpu]++ == 0)
+        tel_gpu_state_set(tl, marks[k].at, gpu, TEL_GPU_NETWORK);
+      else if (!marks[k].start && --active[gpu] == 0)
+        tel_gpu_state_set(tl, marks[k].at, gpu, TEL_GPU_IDLE);
+    }
+  }
+  sim_free(active);
+  sim_free(marks);
+}

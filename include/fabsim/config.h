@@ -29,6 +29,24 @@ typedef enum { CFG_ROUTING_ECMP, CFG_ROUTING_ADAPTIVE, CFG_ROUTING_SPRAY, CFG_RO
 typedef enum { CFG_FIDELITY_ANALYTIC, CFG_FIDELITY_FLOW, CFG_FIDELITY_PACKET } cfg_fidelity;
 typedef enum { CFG_GPU_H100, CFG_GPU_H800, CFG_GPU_A100, CFG_GPU_B200 } cfg_gpu;
 typedef enum { CFG_WORKLOAD_COLLECTIVE, CFG_WORKLOAD_TRAFFIC } cfg_workload_kind;
+typedef enum { CFG_PRECISION_FP32, CFG_PRECISION_BF16, CFG_PRECISION_FP16, CFG_PRECISION_FP8 } cfg_precision;
+typedef enum { CFG_OPTIMIZER_ADAM, CFG_OPTIMIZER_SGD } cfg_optimizer;
+typedef enum { CFG_RECOMPUTE_NONE, CFG_RECOMPUTE_SELECTIVE, CFG_RECOMPUTE_FULL } cfg_recompute;
+/* Rank placement onto GPUs, innermost (consecutive GPUs) dimension first. */
+typedef enum {
+  CFG_ORDER_TP_PP_DP,
+  CFG_ORDER_TP_DP_PP,
+  CFG_ORDER_PP_TP_DP,
+  CFG_ORDER_PP_DP_TP,
+  CFG_ORDER_DP_TP_PP,
+  CFG_ORDER_DP_PP_TP
+} cfg_rank_order;
+typedef enum { CFG_COMM_AUTO, CFG_COMM_LIVE, CFG_COMM_REUSE } cfg_comm_model;
+/* A scenario list of integers (e.g. [784, 128, 10]); v is owned by the scenario. */
+typedef struct cfg_u64_list {
+  uint64_t *v;
+  uint32_t n;
+} cfg_u64_list;
 typedef enum {
   CFG_TRAFFIC_PAIR,
   CFG_TRAFFIC_INCAST,
@@ -109,6 +127,32 @@ typedef struct cfg_scenario {
       simtime_ps stagger;
     } traffic;
     uint32_t qps_per_connection;
+    struct {                  /* workload.kind training: the model */
+      double params;          /* 0: counted from the shape */
+      uint32_t layers, hidden, heads, seq_len, vocab;
+      uint32_t ffn_hidden;    /* 0: 4 x hidden */
+      bool gated_ffn;         /* three feed-forward matrices (SwiGLU) */
+      cfg_u64_list mlp_layers;/* non-empty: a plain MLP of these widths */
+      uint32_t experts, top_k, shared_experts;
+      uint32_t expert_hidden; /* 0: ffn_hidden */
+      uint32_t dense_layers;  /* leading dense layers of an MoE model */
+      uint32_t node_limit;    /* MoE: nodes a token's experts may span; 0 = any */
+    } model;
+    struct {
+      uint32_t dp;            /* 0: GPUs / (tp x pp) */
+      uint32_t tp, pp, ep, zero;
+      bool sequence_parallel;
+      cfg_rank_order order;
+    } parallel;
+    cfg_precision precision;
+    cfg_optimizer optimizer;
+    uint32_t micro_batch;     /* sequences */
+    uint32_t global_batch;    /* sequences per step; 0: derived */
+    cfg_recompute recompute;
+    double compute_efficiency;
+    uint64_t bucket_size;     /* bytes of gradients per reduction bucket */
+    bool grad_overlap;
+    cfg_comm_model comm_model;
   } workload;
   struct {
     uint64_t seed;
@@ -159,6 +203,11 @@ const char *cfg_coll_op_name(cfg_coll_op op);
 const char *cfg_coll_algorithm_name(cfg_coll_algorithm a);
 const char *cfg_workload_kind_name(cfg_workload_kind k);
 const char *cfg_traffic_pattern_name(cfg_traffic_pattern p);
+const char *cfg_precision_name(cfg_precision p);
+const char *cfg_optimizer_name(cfg_optimizer o);
+const char *cfg_recompute_name(cfg_recompute r);
+const char *cfg_rank_order_name(cfg_rank_order o);
+const char *cfg_comm_model_name(cfg_comm_model m);
 
 /* Unit parsers, exposed for tests and the CLI. Return SIM_OK or SIM_ECONFIG
  * with a message naming the accepted units (no location prefix). */

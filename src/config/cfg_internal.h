@@ -64,8 +64,11 @@ typedef enum {
   CFG__SIZE,      /* uint64_t bytes, >= min */
   CFG__BOOL,
   CFG__STRING,    /* char * owned by the scenario, never empty */
-  CFG__ENUM       /* C enum (int-sized), names[] indexed by value */
+  CFG__ENUM,      /* C enum (int-sized), names[] indexed by value */
+  CFG__LIST       /* cfg_u64_list, each item in [min, max], at most CFG__LIST_MAX */
 } cfg__type;
+
+enum { CFG__LIST_MAX = 1024 };
 
 /* How a key without an explicit value gets one, beyond `def`. */
 typedef enum {
@@ -107,6 +110,11 @@ const char *cfg__suggest(const char *name, size_t len);
  * previous string value. */
 int cfg__set_text(cfg_scenario *s, size_t i, const char *text, size_t len, char *msg,
                   size_t cap);
+/* A list key's items: parse one item's text (message as cfg__set_text), and
+ * replace the whole list with n values (copied). */
+int cfg__parse_list_item(size_t i, const char *text, size_t len, uint64_t *out, char *msg,
+                         size_t cap);
+void cfg__set_list(cfg_scenario *s, size_t i, const uint64_t *v, uint32_t n);
 /* Type and range of key i for messages and docs ("integer 1..72"). */
 void cfg__describe_type(const cfg__key *k, char *out, size_t cap);
 /* Appends the value of key i of s as canonical scenario text (units, enum

@@ -106,21 +106,50 @@ static const char *kind_name(const yaml_node_t *n) {
                                                                                    : "a value";
 }
 
-/* Sets leaf key i from a scalar node (or the empty text for a null). */
+/* A list key from a YAML sequence; each item is located on its own. */
+static int set_sequence(loader *ld, int i, const char *key, const yaml_node_t *v) {
+  char msg[512];
+  size_t n = (size_t)(v->data.sequence.items.top - v->data.sequence.items.start);
+  uint64_t *vals = sim_calloc(n ? n : 1, sizeof *vals);
+  int rc = SIM_OK;
+  for (size_t j = 0; j < n && rc == SIM_OK; j++) {
+    const yaml_node_t *item = yaml_document_get_node(ld->ydoc, v->data.sequence.items.start[j]);
+    cfg_loc l = loc_of(ld, item->start_mark);
+    if (j == CFG__LIST_MAX)
+      rc = fail_loc(ld, l, key, "more than %d items", CFG__LIST_MAX);
+    else if (item->type != YAML_SCALAR_NODE)
+      rc = fail_loc(ld, l, key, "item %zu: expected an integer, got %s", j + 1, kind_name(item));
+    else if (cfg__parse_list_item((size_t)i, is_null(item) ? "" : (const char *)item->data.scalar.value,
+                                  is_null(item) ? 0 : item->data.scalar.length, &vals[j], msg,
+                                  sizeof msg) != SIM_OK)
+      rc = fail_loc(ld, l, key, "item %zu: %s", j + 1, msg);
+  }
+  if (rc == SIM_OK) cfg__set_list(ld->s, (size_t)i, vals, (uint32_t)n);
+  sim_free(vals);
+  return rc;
+}
+
+/* Sets leaf key i from a scalar node (or the empty text for a null), or a
+ * list key from a sequence. */
 static int set_leaf(loader *ld, int i, const char *key, const yaml_node_t *v) {
   char msg[512], type[256];
   cfg__slot *slot = &ld->doc->slot[i];
   cfg_loc l = loc_of(ld, v->start_mark);
-  if (v->type != YAML_SCALAR_NODE) {
+  int is_list = cfg__key_at((size_t)i)->type == CFG__LIST;
+  if (v->type != YAML_SCALAR_NODE && !(is_list && v->type == YAML_SEQUENCE_NODE)) {
     cfg__describe_type(cfg__key_at((size_t)i), type, sizeof type);
     return fail_loc(ld, l, key, "expected a value (%s), got %s", type, kind_name(v));
   }
   if (!ld->set_index && slot->origin == ORIGIN_FILE)
     return fail_loc(ld, l, key, "duplicate key (first set at line %u, column %u)",
                     slot->loc.line, slot->loc.col);
-  if (cfg__set_text(ld->s, (size_t)i, is_null(v) ? "" : (const char *)v->data.scalar.value,
-                    is_null(v) ? 0 : v->data.scalar.length, msg, sizeof msg) != SIM_OK)
+  if (v->type == YAML_SEQUENCE_NODE) {
+    int rc = set_sequence(ld, i, key, v);
+    if (rc != SIM_OK) return rc;
+  } else if (cfg__set_text(ld->s, (size_t)i, is_null(v) ? "" : (const char *)v->data.scalar.value,
+                           is_null(v) ? 0 : v->data.scalar.length, msg, sizeof msg) != SIM_OK) {
     return fail_loc(ld, l, key, "%s", msg);
+  }
   slot->loc = l;
   slot->origin = ld->set_index ? ORIGIN_SET : ORIGIN_FILE;
   return SIM_OK;
@@ -411,6 +440,10 @@ done:
 void cfg_free(cfg_scenario *s, cfg_doc *doc) {
   if (s) {
     sim_free(s->output.dir);
+    for (size_t i = 0; i < cfg__nkeys(); i++) { /* lists own their items */
+      const cfg__key *k = cfg__key_at(i);
+      if (k->type == CFG__LIST) sim_free(((cfg_u64_list *)(void *)((char *)s + k->offset))->v);
+    }
     memset(s, 0, sizeof *s);
   }
   if (doc) {

@@ -21,6 +21,18 @@ static const char *const routing_names[] = {"ecmp", "adaptive", "spray", "static
 static const char *const fidelity_names[] = {"analytic", "flow", "packet"};
 static const char *const gpu_names[] = {"H100", "H800", "A100", "B200"};
 static const char *const workload_names[] = {"collective", "traffic"};
+static const char *const precision_names[] = {"fp32", "bf16", "fp16", "fp8"};
+static const char *const optimizer_names[] = {"adam", "sgd"};
+static const char *const recompute_names[] = {"none", "selective", "full"};
+static const char *const rank_order_names[] = {"tp-pp-dp", "tp-dp-pp", "pp-tp-dp",
+                                               "pp-dp-tp", "dp-tp-pp", "dp-pp-tp"};
+static const char *const comm_model_names[] = {"auto", "live", "reuse"};
+_Static_assert(sizeof(cfg_precision) == sizeof(int) && sizeof(cfg_optimizer) == sizeof(int) &&
+                   sizeof(cfg_recompute) == sizeof(int) && sizeof(cfg_rank_order) == sizeof(int) &&
+                   sizeof(cfg_comm_model) == sizeof(int),
+               "training enum fields are stored as int");
+_Static_assert(NELEM(rank_order_names) == CFG_ORDER_DP_PP_TP + 1, "one name per rank order");
+_Static_assert(NELEM(precision_names) == CFG_PRECISION_FP8 + 1, "one name per precision");
 static const char *const traffic_pattern_names[] = {"pair", "incast", "permutation", "all-to-all"};
 static const char *const traffic_start_names[] = {"together", "staggered"};
 static const char *const coll_op_names[] = {"allreduce", "reducescatter", "allgather",
@@ -68,6 +80,21 @@ const char *cfg_traffic_pattern_name(cfg_traffic_pattern p) {
 const char *cfg_coll_algorithm_name(cfg_coll_algorithm a) {
   return name_of(coll_algorithm_names, NELEM(coll_algorithm_names), (int)a);
 }
+const char *cfg_precision_name(cfg_precision p) {
+  return name_of(precision_names, NELEM(precision_names), (int)p);
+}
+const char *cfg_optimizer_name(cfg_optimizer o) {
+  return name_of(optimizer_names, NELEM(optimizer_names), (int)o);
+}
+const char *cfg_recompute_name(cfg_recompute r) {
+  return name_of(recompute_names, NELEM(recompute_names), (int)r);
+}
+const char *cfg_rank_order_name(cfg_rank_order o) {
+  return name_of(rank_order_names, NELEM(rank_order_names), (int)o);
+}
+const char *cfg_comm_model_name(cfg_comm_model m) {
+  return name_of(comm_model_names, NELEM(comm_model_names), (int)m);
+}
 
 /* ---- presets ---------------------------------------------------------------------- */
 
@@ -100,6 +127,9 @@ static const char *const switch_latency_by_transport[] = {"130ns", "600ns", "600
 #define ENUM(key, m, d, list, text)                                                      \
   {.name = key, .type = CFG__ENUM, .def = d, .names = list, .nnames = (int)NELEM(list), \
    .doc = text, FIELD(m)}
+#define BOOL(key, m, d, text) {.name = key, .type = CFG__BOOL, .def = d, .doc = text, FIELD(m)}
+#define LIST(key, m, d, lo, hi, text) \
+  {.name = key, .type = CFG__LIST, .def = d, .min = lo, .max = hi, .doc = text, FIELD(m)}
 #define BY_GPU .def = NULL, .derive = CFG__DERIVE_GPU
 #define RULE(text) .def = NULL, .derive = CFG__DERIVE_RULE, .def_doc = text
 
@@ -202,6 +232,75 @@ static const cfg__key schema[] = {
     UINT("workload.qps_per_connection", workload.qps_per_connection, "1", 1, 256,
          "Queue pairs per connection: each transfer is split evenly over this many, each with "
          "its own ECMP hash (UDP source port), as collective libraries do for entropy."),
+    DBL("workload.model.params", workload.model.params, "0", 0, 0,
+        "Training: parameter count (7e9); 0 counts it from the shape. When set, every part of "
+        "the counted model is scaled to it; the shape still sets activations and messages."),
+    UINT("workload.model.layers", workload.model.layers, "32", 1, 100000, "Transformer layers."),
+    UINT("workload.model.hidden", workload.model.hidden, "4096", 1, 10000000,
+         "Hidden size (model width)."),
+    UINT("workload.model.heads", workload.model.heads, "32", 1, 100000, "Attention heads."),
+    UINT("workload.model.seq_len", workload.model.seq_len, "4096", 1, 100000000,
+         "Tokens per sequence."),
+    UINT("workload.model.vocab", workload.model.vocab, "32000", 0, 100000000,
+         "Vocabulary; input embedding and output layer of vocab x hidden each (0: none)."),
+    UINT("workload.model.ffn_hidden", workload.model.ffn_hidden, "0", 0, 100000000,
+         "Feed-forward width; 0 is 4 x hidden."),
+    BOOL("workload.model.gated_ffn", workload.model.gated_ffn, "false",
+         "Gated feed-forward (SwiGLU): three matrices of hidden x ffn_hidden instead of two."),
+    LIST("workload.model.mlp_layers", workload.model.mlp_layers, "[]", 1, 1000000000,
+         "A plain MLP instead of a transformer: layer widths, input first ([784, 128, 10]); "
+         "weights and biases. Empty: a transformer."),
+    UINT("workload.model.experts", workload.model.experts, "0", 0, 1000000,
+         "Mixture of experts: routed experts per MoE layer; 0 is a dense model."),
+    UINT("workload.model.top_k", workload.model.top_k, "2", 1, 1024,
+         "Routed experts each token is sent to."),
+    UINT("workload.model.shared_experts", workload.model.shared_experts, "0", 0, 1024,
+         "Experts every token goes through, beside the routed ones."),
+    UINT("workload.model.expert_hidden", workload.model.expert_hidden, "0", 0, 100000000,
+         "Feed-forward width of one expert; 0 is workload.model.ffn_hidden."),
+    UINT("workload.model.dense_layers", workload.model.dense_layers, "0", 0, 100000,
+         "Leading layers of an MoE model that keep a dense feed-forward (DeepSeek-V3: 3)."),
+    UINT("workload.model.node_limit", workload.model.node_limit, "0", 0, 1000000,
+         "MoE: each token's experts lie on at most this many nodes (DeepSeek-V3: 4); 0: any."),
+    UINT("workload.parallel.dp", workload.parallel.dp, "0", 0, UINT32_MAX,
+         "Data-parallel degree; 0 uses every GPU the others leave: GPUs / (tp x pp)."),
+    UINT("workload.parallel.tp", workload.parallel.tp, "1", 1, 1024,
+         "Tensor-parallel degree (Megatron: attention heads and feed-forward split)."),
+    UINT("workload.parallel.pp", workload.parallel.pp, "1", 1, 100000,
+         "Pipeline-parallel degree: stages of consecutive layers, 1F1B schedule."),
+    UINT("workload.parallel.ep", workload.parallel.ep, "1", 1, 1000000,
+         "Expert-parallel degree, within the data-parallel ranks (divides dp)."),
+    UINT("workload.parallel.zero", workload.parallel.zero, "0", 0, 3,
+         "ZeRO stage: 1 shards optimizer states, 2 also gradients, 3 also weights over dp."),
+    BOOL("workload.parallel.sequence_parallel", workload.parallel.sequence_parallel, "true",
+         "Megatron sequence parallelism: activations outside attention and MLP are split over "
+         "tp too."),
+    ENUM("workload.parallel.order", workload.parallel.order, "tp-pp-dp", rank_order_names,
+         "Rank placement, innermost first: tp-pp-dp puts a tensor-parallel group on "
+         "consecutive GPUs (one node), then pipeline stages, then data-parallel replicas."),
+    ENUM("workload.precision", workload.precision, "bf16", precision_names,
+         "Training precision: compute peak and bytes per weight, gradient and activation."),
+    ENUM("workload.optimizer", workload.optimizer, "adam", optimizer_names,
+         "adam: fp32 master weights, momentum and variance; sgd: master weights and momentum."),
+    UINT("workload.micro_batch", workload.micro_batch, "1", 1, 1000000,
+         "Sequences per micro-batch on each data-parallel replica."),
+    UINT("workload.global_batch", workload.global_batch, "0", 0, UINT32_MAX,
+         "Sequences per step over all replicas, a multiple of dp x micro_batch; 0 is "
+         "dp x micro_batch x (4 x pp when pp > 1, else 1)."),
+    ENUM("workload.recompute", workload.recompute, "none", recompute_names,
+         "Activation recomputation: selective drops attention scores, full keeps only each "
+         "layer's input and reruns its forward in the backward pass."),
+    DBL("workload.compute_efficiency", workload.compute_efficiency, "0.6", 0, 1,
+        "Achieved fraction of the GPU's peak FLOP/s in matrix multiplies (assumption), at "
+        "most 1."),
+    SIZE("workload.bucket_size", workload.bucket_size, "25MiB",
+         "Gradients per data-parallel reduction bucket (PyTorch DDP's default)."),
+    BOOL("workload.grad_overlap", workload.grad_overlap, "true",
+         "Reduce each gradient bucket as soon as the backward pass has produced it (else "
+         "after the whole backward pass)."),
+    ENUM("workload.comm_model", workload.comm_model, "auto", comm_model_names,
+         "live: every collective of the step runs on the backend; reuse: each distinct one "
+         "runs once, alone, and its time is reused; auto: live below 2 M transfers."),
 
     UINT("simulation.seed", simulation.seed, "1", 0, UINT64_MAX,
          "Seed of every random stream; same seed, same output."),
@@ -266,7 +365,8 @@ static const char *last_part(const char *s, size_t len, size_t *plen) {
 const char *cfg__suggest(const char *name, size_t len) {
   static const char *const sections[] = {"cluster", "cluster.scale_up", "cluster.nic",
                                          "cluster.pcie", "fabric", "fabric.ecmp", "cost",
-                                         "workload", "workload.collective", "simulation",
+                                         "workload", "workload.collective", "workload.model",
+                                         "workload.parallel", "simulation",
                                          "output"};
   const char *best = NULL, *by_last = NULL;
   size_t best_d = (size_t)-1, lastlen, n_by_last = 0;
@@ -326,6 +426,10 @@ void cfg__describe_type(const cfg__key *k, char *out, size_t cap) {
   case CFG__BOOL:
     snprintf(out, cap, "true or false");
     break;
+  case CFG__LIST:
+    describe_range(k, range, sizeof range);
+    snprintf(out, cap, "list of integers %s", range);
+    break;
   case CFG__STRING:
     snprintf(out, cap, "string");
     break;
@@ -339,8 +443,8 @@ void cfg__describe_type(const cfg__key *k, char *out, size_t cap) {
 
 static int is_space(char c) { return c == ' ' || c == '\t'; }
 
-static int set_uint(cfg_scenario *s, const cfg__key *k, const char *t, size_t n, char *msg,
-                    size_t cap) {
+static int parse_uint(const cfg__key *k, const char *t, size_t n, uint64_t *out, char *msg,
+                      size_t cap) {
   char shown[96], range[64];
   uint64_t v = 0;
   int overflow = 0;
@@ -365,6 +469,14 @@ static int set_uint(cfg_scenario *s, const cfg__key *k, const char *t, size_t n,
     snprintf(msg, cap, "%s is out of range (allowed %s)", shown, range);
     return SIM_ECONFIG;
   }
+  *out = v;
+  return SIM_OK;
+}
+
+static int set_uint(cfg_scenario *s, const cfg__key *k, const char *t, size_t n, char *msg,
+                    size_t cap) {
+  uint64_t v = 0;
+  if (parse_uint(k, t, n, &v, msg, cap) != SIM_OK) return SIM_ECONFIG;
   if (k->width == sizeof(uint32_t)) {
     uint32_t v32 = (uint32_t)v;
     memcpy(field(s, k), &v32, sizeof v32);
@@ -496,6 +608,56 @@ static int set_string(cfg_scenario *s, const cfg__key *k, const char *t, size_t 
   return SIM_OK;
 }
 
+/* ---- lists of integers ------------------------------------------------------------------ */
+
+void cfg__set_list(cfg_scenario *s, size_t i, const uint64_t *v, uint32_t n) {
+  cfg_u64_list *l = field(s, &schema[i]);
+  sim_free(l->v);
+  l->v = n ? sim_malloc(n * sizeof *v) : NULL;
+  if (n) memcpy(l->v, v, n * sizeof *v);
+  l->n = n;
+}
+
+int cfg__parse_list_item(size_t i, const char *text, size_t len, uint64_t *out, char *msg,
+                         size_t cap) {
+  while (len > 0 && is_space(text[0])) text++, len--;
+  while (len > 0 && is_space(text[len - 1])) len--;
+  return parse_uint(&schema[i], text, len, out, msg, cap);
+}
+
+/* Text form of a list: "784,128,10", "[784, 128, 10]", "[]" or "" (empty).
+ * Items are checked like integers; O(len). */
+static int set_list(cfg_scenario *s, size_t i, const char *t, size_t n, char *msg, size_t cap) {
+  uint64_t v[CFG__LIST_MAX];
+  uint32_t count = 0;
+  char item[512];
+  if (n > 0 && t[0] == '[') {
+    if (t[n - 1] != ']') {
+      snprintf(msg, cap, "a list opened with '[' must end with ']'");
+      return SIM_ECONFIG;
+    }
+    t++, n -= 2;
+    while (n > 0 && is_space(t[0])) t++, n--;
+    while (n > 0 && is_space(t[n - 1])) n--;
+  }
+  for (size_t at = 0; n > 0 && at <= n;) {
+    const char *comma = memchr(t + at, ',', n - at);
+    size_t end = comma ? (size_t)(comma - t) : n;
+    if (count == CFG__LIST_MAX) {
+      snprintf(msg, cap, "more than %d items", CFG__LIST_MAX);
+      return SIM_ECONFIG;
+    }
+    if (cfg__parse_list_item(i, t + at, end - at, &v[count], item, sizeof item) != SIM_OK) {
+      snprintf(msg, cap, "item %u: %s", count + 1, item);
+      return SIM_ECONFIG;
+    }
+    count++;
+    at = end + 1;
+  }
+  cfg__set_list(s, i, v, count);
+  return SIM_OK;
+}
+
 int cfg__set_text(cfg_scenario *s, size_t i, const char *text, size_t len, char *msg,
                   size_t cap) {
   const cfg__key *k = &schema[i];
@@ -522,6 +684,8 @@ int cfg__set_text(cfg_scenario *s, size_t i, const char *text, size_t len, char 
     return set_enum(s, k, text, len, msg, cap);
   case CFG__STRING:
     return set_string(s, k, text, len, msg, cap);
+  case CFG__LIST:
+    return set_list(s, i, text, len, msg, cap);
   }
   return SIM_ECONFIG;
 }
@@ -612,5 +776,13 @@ void cfg__value_text(const cfg_scenario *s, size_t i, cfg__buf *b) {
     memcpy(&str, cfield(s, k), sizeof str);
     quote_yaml(b, str ? str : "");
     break;
+  case CFG__LIST: {
+    const cfg_u64_list *l = cfield(s, k);
+    cfg__buf_puts(b, "[");
+    for (uint32_t j = 0; j < l->n; j++)
+      cfg__buf_printf(b, "%s%llu", j ? ", " : "", (unsigned long long)l->v[j]);
+    cfg__buf_puts(b, "]");
+    break;
+  }
   }
 }

@@ -1,10 +1,33 @@
 /* fabsim collectives: each collective becomes a plan of phases of
  * point-to-point transfers, executed on whichever backend the scenario chose.
+ * A phase is a set of concurrent transfers, optionally repeated back to back;
+ * phases run in sequence (the dependencies of a lock-step schedule).
+ *
+ * Algorithms (coll_plan_build), with their alpha-beta closed forms on a
+ * uniform network of latency alpha and bandwidth B, n ranks, S bytes:
+ *   allreduce      ring              2(n-1) (alpha + S/(n B))
+ *                  tree              double binary tree, pipelined in C chunks:
+ *                                    (C + 2 ceil(log2 n) - 1) steps, ~2S/B
+ *                  halving-doubling  2 log2 n alpha + 2 (n-1)/n S/B (n = 2^L;
+ *                                    else + 2 (alpha + S/B) for the fold)
+ *                  hierarchical      intra-node ReduceScatter + per-rail
+ *                                    inter-node ring AllReduce of S/G +
+ *                                    intra-node AllGather
+ *   reducescatter, allgather
+ *                  ring              (n-1) (alpha + S/(n B))
+ *                  halving-doubling  log2 n alpha + (n-1)/n S/B
+ *   broadcast      ring              pipelined chain: (n-1 + C-1)(alpha + chunk/B)
+ *   alltoall       pairwise          (n-1) (alpha + S/(n B))
+ *                  pxn               cross-plane data forwarded over NVLink to
+ *                                    the GPU on the peer's plane first
+ * The files of src/coll state each schedule and its closed form exactly.
+ * Mixture-of-experts dispatch/combine with a node limit: coll_moe_build.
  *
  * Ring algorithms follow collective libraries: `channels` rings run in
  * parallel, each carrying 1/channels of the data; ring c visits the GPUs of
  * each node rotated by c, so its node-to-node hop leaves from a different GPU
- * (and NIC) than ring c-1's, and all NICs of a node carry traffic.
+ * (and NIC) than ring c-1's, and all NICs of a node carry traffic. The other
+ * algorithms use the same rotations per channel.
  *
  * Figures of merit are nccl-tests' definitions: algbw = S / t; busbw = algbw
  * x 2(n-1)/n for AllReduce, (n-1)/n for ReduceScatter, AllGather and
@@ -20,9 +43,10 @@ extern "C" {
 #endif
 
 typedef struct coll_phase {
-  be_xfer *x;      /* concurrent transfers */
+  be_xfer *x;      /* concurrent transfers (may be a slice of the plan's pool) */
   size_t n;
   uint64_t repeat; /* back-to-back repetitions of the same pattern */
+  bool in_pool;    /* private: x points into coll_plan.pool */
 } coll_phase;
 
 typedef struct coll_plan {
@@ -32,9 +56,12 @@ typedef struct coll_plan {
   uint32_t nranks;
   uint32_t channels;
   uint32_t qps;     /* queue pairs per connection: each flow is qps transfers */
-  uint64_t chunk;   /* pipeline chunk (Broadcast) */
+  uint64_t chunk;   /* pipeline chunk (Broadcast, tree) */
   coll_phase *phases;
   size_t nphases;
+  size_t phases_cap; /* private */
+  be_xfer *pool;     /* private: transfers shared by phases that are slices of it */
+  size_t pool_n;     /* private */
   /* 0: phases run one after another. > 0: phase i starts at i x stagger
    * after the plan starts, whatever the others are doing (staggered
    * synthetic traffic); the plan ends when the last phase ends. */
@@ -48,16 +75,89 @@ typedef struct coll_spec {
   const uint32_t *ranks; /* GPU ids, ascending; ranks[0] is the root */
   uint32_t nranks;
   uint32_t channels;     /* >= 1 */
-  uint64_t chunk;        /* Broadcast pipeline chunk, bytes, >= 1 */
+  uint64_t chunk;        /* pipeline chunk (ring broadcast, tree), bytes, >= 1 */
   uint32_t qps;          /* queue pairs per connection (0 or 1: one) */
 } coll_spec;
 
 /* Expand a collective into phases. O(transfers). Invalid combinations
- * (algorithm not available for op) are SIM_EINVAL. */
+ * (algorithm not available for op, hierarchical over nodes with different
+ * rank counts) are SIM_EINVAL; the plan is then empty. */
 int coll_plan_build(coll_plan *plan, const topo *t, const coll_spec *spec, sim_error *err);
 void coll_plan_free(coll_plan *plan);
+/* Run `from` in lock step with `into` (e.g. the data-parallel groups of
+ * one collective): phase i of the result is both plans' phase i together.
+ * The plans must have the same phases and repeats (SIM_EINVAL otherwise,
+ * both left untouched); `from` is freed; into's op, bytes and nranks stay.
+ * Phases' transfer arrays may be slices of one pool: never grow or free
+ * them yourself, merge plans with this. O(transfers of both). */
+int coll_plan_merge(coll_plan *into, coll_plan *from, sim_error *err);
+/* Does coll_plan_build offer algorithm a for op? */
+bool coll_algorithm_supports(cfg_coll_op op, cfg_coll_algorithm a);
 /* Transfers in the plan, repetitions counted. */
 uint64_t coll_plan_transfers(const coll_plan *plan);
+/* Bytes the plan moves, repetitions counted. O(transfers listed). */
+uint64_t coll_plan_bytes(const coll_plan *plan);
+
+/* Mixture-of-experts token dispatch and combine with a node limit
+ * (DeepSeek-V3: each token's top-k experts lie on at most M = 4 nodes).
+ *
+ * The expert-parallel group is m nodes of G ranks (whole node blocks of the
+ * same size); the E routed experts are spread evenly, E/(mG) per GPU. Token
+ * routing is the balanced expectation, made integral and deterministic:
+ *   - each token goes to M' = min(M, m, top_k) distinct nodes (M = 0: no
+ *     limit) and to k_j = top_k/M' experts on node j of its M' (the first
+ *     top_k mod M' nodes one more), on min(k_j, G) distinct GPUs there;
+ *     D = sum_j min(k_j, G) GPUs per token;
+ *   - a rank's T tokens make T M' token-node copies, spread evenly over the
+ *     m nodes, itself included: node offset o gets floor(T M'/m), plus one
+ *     for the first (T M' mod m) offsets counted from the rank's local index
+ *     (at most T, so every token reaches exactly M' nodes).
+ * Dispatch, per rank (A, a) (node A, local index a), token bytes b = hidden
+ * x elem_bytes:
+ *   fabric: one copy per token and destination node, to the GPU on the same
+ *     rail: (A, a) -> (B, a), B != A, the copies of node offset B - A;
+ *   NVLink: the rail GPU (B, a) now holds T M' copies (from every node,
+ *     its own included) = T D deliveries, spread evenly over the node's G
+ *     GPUs: (B, a) -> (B, g), g != a, floor(T D / G) tokens (plus one for
+ *     the first T D mod G GPUs counted from a); the share of g = a stays.
+ * Combine is the reverse: expert outputs to the rail GPU over NVLink (which
+ * reduces them per token and node), then one copy per token and node back
+ * across the fabric. With `chunks` > 1 the two hops pipeline: chunk i's
+ * second hop runs with chunk i+1's first, C + 1 steps:
+ *   t = t1 + (C-1) max(t1, t2) + t2 (ti: one chunk of hop i).
+ * The plan reports op alltoall, algorithm node-limited, bytes = T b. */
+typedef enum { COLL_MOE_DISPATCH, COLL_MOE_COMBINE } coll_moe_dir;
+
+typedef struct coll_moe_spec {
+  coll_moe_dir dir;
+  const uint32_t *ranks; /* the expert-parallel group: GPU ids, ascending */
+  uint32_t nranks;
+  uint64_t tokens;       /* T: tokens per rank */
+  uint64_t hidden;       /* elements per token */
+  uint32_t elem_bytes;   /* bytes per element (e.g. fp8 dispatch 1, bf16 combine 2) */
+  uint32_t experts;      /* E: routed experts over the group, a multiple of nranks */
+  uint32_t top_k;        /* experts per token, <= E */
+  uint32_t node_limit;   /* M: nodes a token's experts may span; 0 = no limit */
+  uint32_t chunks;       /* pipeline chunks; 0 or 1: no pipelining */
+  uint32_t qps;          /* queue pairs per connection (0 or 1: one) */
+} coll_moe_spec;
+
+/* What the routing model gives, for workloads and reports. */
+typedef struct coll_moe_info {
+  uint32_t nodes, per_node;  /* m, G */
+  uint32_t node_span;        /* M' */
+  uint32_t gpus_per_token;   /* D */
+  uint64_t token_bytes;      /* b */
+  uint64_t fabric_bytes;     /* sent across the fabric, whole group */
+  uint64_t nvlink_bytes;     /* moved over NVLink, whole group */
+} coll_moe_info;
+
+/* Build a dispatch or combine plan. O(n (m + G)) transfers. SIM_EINVAL with
+ * a message for a group that is not whole equal node blocks, experts not a
+ * multiple of the ranks, top_k outside 1..E, or nodes holding fewer experts
+ * than a token needs there. info may be NULL. */
+int coll_moe_build(coll_plan *plan, const topo *t, const coll_moe_spec *spec, coll_moe_info *info,
+                   sim_error *err);
 
 /* Synthetic traffic (workload.kind: traffic) over the GPUs of a topology:
  *   pair         GPU 0 -> the last GPU;

@@ -61,7 +61,15 @@ typedef enum {
   CFG_COLL_BROADCAST,
   CFG_COLL_ALLTOALL
 } cfg_coll_op;
-typedef enum { CFG_ALGO_RING, CFG_ALGO_PAIRWISE } cfg_coll_algorithm;
+typedef enum {
+  CFG_ALGO_RING,
+  CFG_ALGO_PAIRWISE,
+  CFG_ALGO_TREE,
+  CFG_ALGO_HALVING_DOUBLING,
+  CFG_ALGO_HIERARCHICAL,
+  CFG_ALGO_PXN,
+  CFG_ALGO_NODE_LIMITED /* MoE dispatch/combine (coll_moe_build), not a workload.collective */
+} cfg_coll_algorithm;
 
 /* The resolved scenario. All fields public and read-only after cfg_load. */
 typedef struct cfg_scenario {

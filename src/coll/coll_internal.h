@@ -1,11 +1,61 @@
-/* Internals shared by the files of the coll module. */
+/* Internals shared by the files of the coll module.
+ *
+ * Builders append phases to a plan that coll_plan_build (plan.c) has zeroed
+ * and validated; they may assume nranks >= 2, bytes >= 1, channels >= 1,
+ * chunk >= 1 and ranks ascending. Every builder is O(transfers it emits). */
 #ifndef FABSIM_COLL_INTERNAL_H
 #define FABSIM_COLL_INTERNAL_H
 #include "fabsim/coll.h"
 
+static inline uint64_t coll__ceil_div(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
+
+/* ECMP entropy of a transfer: deterministic in (src, dst, salt). */
+uint64_t coll__hash(uint32_t src, uint32_t dst, uint64_t salt);
+static inline void coll__xfer(be_xfer *x, uint32_t src, uint32_t dst, uint64_t bytes,
+                              uint64_t salt) {
+  x->src_gpu = src;
+  x->dst_gpu = dst;
+  x->bytes = bytes;
+  x->flow_hash = coll__hash(src, dst, salt);
+  x->tclass = 0;
+}
+
 /* Append a phase of n zeroed transfers repeated `repeat` times. */
 coll_phase *coll__add_phase(coll_plan *p, size_t n, uint64_t repeat);
+/* Append a copy of x[0..n) repeated `repeat` times, or, when the last phase
+ * holds exactly the same transfers, add `repeat` to it instead. O(n). */
+void coll__push_step(coll_plan *p, const be_xfer *x, size_t n, uint64_t repeat);
+/* Allocate the plan's pool of n zeroed transfers (once per plan); phases
+ * that are slices of it cost no copy: a pipeline whose every step is a
+ * window of one ordering lists each transfer once. */
+be_xfer *coll__pool(coll_plan *p, size_t n);
+/* Append the slice pool[off, off + n) repeated `repeat` times, or extend the
+ * last phase's repeat when it is the same slice. */
+void coll__push_slice(coll_plan *p, size_t off, size_t n, uint64_t repeat);
 /* Split every transfer over q queue pairs (sets p->qps). */
 void coll__split_qps(coll_plan *p, uint32_t q);
+
+/* Channel c's ordering of the ranks: within each node's block of ranks
+ * (contiguous, as ranks ascend) rotate by c, so that channel c's node-to-node
+ * hops leave from other GPUs (and NICs) than channel c-1's. */
+void coll__ring_order(const topo *t, const uint32_t *ranks, uint32_t n, uint32_t c,
+                      uint32_t *order);
+
+/* The ranks as node blocks: *nodes blocks of *per_node ranks each. Returns
+ * false (and the first block's size in *per_node) when blocks differ in size. */
+bool coll__node_blocks(const topo *t, const uint32_t *ranks, uint32_t n, uint32_t *nodes,
+                       uint32_t *per_node);
+/* Local index of a GPU in its node, and the fabric plane of its NIC. */
+uint32_t coll__gpu_local(const topo *t, uint32_t gpu);
+int32_t coll__gpu_plane(const topo *t, uint32_t gpu);
+
+/* The builders, one per algorithm family. */
+int coll__plan_ring(coll_plan *p, const topo *t, const coll_spec *s);
+int coll__plan_broadcast(coll_plan *p, const topo *t, const coll_spec *s);
+int coll__plan_tree(coll_plan *p, const topo *t, const coll_spec *s);
+int coll__plan_hd(coll_plan *p, const topo *t, const coll_spec *s);
+int coll__plan_hier(coll_plan *p, const topo *t, const coll_spec *s, sim_error *err);
+int coll__plan_pairwise(coll_plan *p, const coll_spec *s);
+int coll__plan_pxn(coll_plan *p, const topo *t, const coll_spec *s);
 
 #endif

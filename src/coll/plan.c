@@ -1,18 +1,6 @@
-/* Collective -> phases of transfers.
- *
- * Ring (AllReduce, ReduceScatter, AllGather): one phase, every rank sending a
- * chunk of S / (n x channels) to its successor on every ring, repeated
- * 2(n-1) times (AllReduce: n-1 reduce-scatter steps then n-1 all-gather
- * steps) or n-1 times. Treating each ring step as a phase that ends with its
- * slowest transfer is exact in a ring's steady state, where every step is
- * paced by the slowest hop.
- *
- * Broadcast (ring): each ring forwards S/channels from the root down a chain
- * in chunks; step s has the chain positions j with s-C < j <= s forwarding,
- * C chunks, n-1+C-1 steps; identical consecutive steps are merged.
- *
- * AllToAll (pairwise): n-1 phases; in phase s rank i sends S/n to rank i+s.
- */
+/* Collective -> plan: validation, dispatch to the algorithm builders (ring.c,
+ * tree.c, hd.c, hier.c, a2a.c; moe.c for MoE dispatch/combine), the plan's
+ * storage and the nccl-tests figures of merit. */
 #include <string.h>
 
 #include "coll/coll_internal.h"
@@ -29,133 +17,135 @@ double coll_busbw_factor(cfg_coll_op op, uint32_t n) {
   return 0.0;
 }
 
-static uint64_t ceil_div(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
+bool coll_algorithm_supports(cfg_coll_op op, cfg_coll_algorithm a) {
+  switch (op) {
+  case CFG_COLL_ALLREDUCE:
+    return a == CFG_ALGO_RING || a == CFG_ALGO_TREE || a == CFG_ALGO_HALVING_DOUBLING ||
+           a == CFG_ALGO_HIERARCHICAL;
+  case CFG_COLL_REDUCESCATTER:
+  case CFG_COLL_ALLGATHER: return a == CFG_ALGO_RING || a == CFG_ALGO_HALVING_DOUBLING;
+  case CFG_COLL_BROADCAST: return a == CFG_ALGO_RING;
+  case CFG_COLL_ALLTOALL: return a == CFG_ALGO_PAIRWISE || a == CFG_ALGO_PXN;
+  }
+  return false;
+}
 
-static uint64_t xfer_hash(uint32_t src, uint32_t dst, uint64_t salt) {
+uint64_t coll__hash(uint32_t src, uint32_t dst, uint64_t salt) {
   return sim_hash_u64(((uint64_t)src << 32 | dst) ^ sim_hash_u64(salt + 0x9e3779b97f4a7c15ULL));
 }
 
 coll_phase *coll__add_phase(coll_plan *p, size_t n, uint64_t repeat) {
-  p->phases = sim_realloc(p->phases, (p->nphases + 1) * sizeof *p->phases);
+  if (p->nphases == p->phases_cap) {
+    p->phases_cap = p->phases_cap ? 2 * p->phases_cap : 8;
+    p->phases = sim_realloc(p->phases, p->phases_cap * sizeof *p->phases);
+  }
   coll_phase *ph = &p->phases[p->nphases++];
   ph->x = sim_calloc(n ? n : 1, sizeof *ph->x);
   ph->n = n;
   ph->repeat = repeat;
+  ph->in_pool = false;
   return ph;
 }
 
-/* Ring c: within each node's block of ranks (ranks ascending, so a node's
- * GPUs are contiguous), rotate by c. ring[i] is the i-th GPU of the ring. */
-static void ring_order(const topo *t, const uint32_t *ranks, uint32_t n, uint32_t c, uint32_t *ring) {
-  uint32_t i = 0;
-  while (i < n) {
-    uint32_t node = topo_gpu_node(t, ranks[i]), j = i;
-    while (j < n && topo_gpu_node(t, ranks[j]) == node) j++;
-    uint32_t len = j - i;
-    for (uint32_t k = 0; k < len; k++) ring[i + k] = ranks[i + (k + c) % len];
-    i = j;
-  }
+static bool same_xfers(const be_xfer *a, const be_xfer *b, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (a[i].src_gpu != b[i].src_gpu || a[i].dst_gpu != b[i].dst_gpu || a[i].bytes != b[i].bytes ||
+        a[i].flow_hash != b[i].flow_hash || a[i].tclass != b[i].tclass)
+      return false;
+  return true;
 }
 
-static int plan_ring(coll_plan *p, const topo *t, const coll_spec *s) {
-  uint32_t n = s->nranks, k = s->channels;
-  uint64_t steps = s->op == CFG_COLL_ALLREDUCE ? 2ull * (n - 1) : n - 1;
-  uint64_t chunk = ceil_div(s->bytes, (uint64_t)n * k);
-  coll_phase *ph = coll__add_phase(p, (size_t)n * k, steps);
-  uint32_t *ring = sim_malloc(n * sizeof *ring);
-  for (uint32_t c = 0; c < k; c++) {
-    ring_order(t, s->ranks, n, c, ring);
-    for (uint32_t i = 0; i < n; i++) {
-      be_xfer *x = &ph->x[(size_t)c * n + i];
-      x->src_gpu = ring[i];
-      x->dst_gpu = ring[(i + 1) % n];
-      x->bytes = chunk;
-      x->flow_hash = xfer_hash(x->src_gpu, x->dst_gpu, c);
+void coll__push_step(coll_plan *p, const be_xfer *x, size_t n, uint64_t repeat) {
+  if (n == 0 || repeat == 0) return;
+  coll_phase *last = p->nphases ? &p->phases[p->nphases - 1] : NULL;
+  if (last && last->n == n && same_xfers(last->x, x, n)) {
+    last->repeat += repeat;
+    return;
+  }
+  coll_phase *ph = coll__add_phase(p, n, repeat);
+  memcpy(ph->x, x, n * sizeof *x);
+}
+
+be_xfer *coll__pool(coll_plan *p, size_t n) {
+  p->pool = sim_calloc(n ? n : 1, sizeof *p->pool);
+  p->pool_n = n;
+  return p->pool;
+}
+
+void coll__push_slice(coll_plan *p, size_t off, size_t n, uint64_t repeat) {
+  if (n == 0 || repeat == 0) return;
+  coll_phase *last = p->nphases ? &p->phases[p->nphases - 1] : NULL;
+  if (last && last->in_pool && last->x == p->pool + off && last->n == n) {
+    last->repeat += repeat;
+    return;
+  }
+  if (p->nphases == p->phases_cap) {
+    p->phases_cap = p->phases_cap ? 2 * p->phases_cap : 8;
+    p->phases = sim_realloc(p->phases, p->phases_cap * sizeof *p->phases);
+  }
+  p->phases[p->nphases++] = (coll_phase){.x = p->pool + off, .n = n, .repeat = repeat, .in_pool = true};
+}
+
+/* q transfers of about x.bytes/q (the first ones one byte larger when it
+ * does not divide), each with its own flow hash. */
+static be_xfer *split_each(const be_xfer *x, size_t n, uint32_t q) {
+  be_xfer *y = sim_calloc(n > 0 ? n * q : 1, sizeof *y);
+  for (size_t j = 0; j < n; j++)
+    for (uint32_t k = 0; k < q; k++) {
+      be_xfer *z = &y[j * q + k];
+      *z = x[j];
+      z->bytes = x[j].bytes / q + (k < x[j].bytes % q);
+      z->flow_hash = sim_hash_u64(x[j].flow_hash + k + 1);
     }
-  }
-  sim_free(ring);
-  return SIM_OK;
+  return y;
 }
 
-static int plan_broadcast(coll_plan *p, const topo *t, const coll_spec *s) {
-  uint32_t n = s->nranks, k = s->channels;
-  uint64_t per_ring = ceil_div(s->bytes, k);
-  uint64_t chunk = s->chunk < per_ring ? s->chunk : per_ring;
-  uint64_t nchunks = chunk ? ceil_div(per_ring, chunk) : 1;
-  uint32_t *ring = sim_malloc(n * sizeof *ring);
-  uint32_t **chains = sim_calloc(k, sizeof *chains);
-  for (uint32_t c = 0; c < k; c++) {
-    ring_order(t, s->ranks, n, c, ring);
-    uint32_t at = 0;
-    while (ring[at] != s->ranks[0]) at++;
-    chains[c] = sim_malloc(n * sizeof **chains);
-    for (uint32_t i = 0; i < n; i++) chains[c][i] = ring[(at + i) % n];
-  }
-  uint64_t last = (uint64_t)(n - 2) + nchunks - 1; /* steps 0..last */
-  uint64_t prev_lo = UINT64_MAX, prev_hi = UINT64_MAX;
-  for (uint64_t st = 0; st <= last; st++) {
-    uint64_t lo = st + 1 > nchunks ? st + 1 - nchunks : 0;
-    uint64_t hi = st < (uint64_t)(n - 2) ? st : (uint64_t)(n - 2);
-    if (lo == prev_lo && hi == prev_hi) {
-      p->phases[p->nphases - 1].repeat++;
-      continue;
-    }
-    prev_lo = lo;
-    prev_hi = hi;
-    uint64_t active = hi - lo + 1;
-    coll_phase *ph = coll__add_phase(p, (size_t)(active * k), 1);
-    size_t w = 0;
-    for (uint32_t c = 0; c < k; c++)
-      for (uint64_t j = lo; j <= hi; j++) {
-        be_xfer *x = &ph->x[w++];
-        x->src_gpu = chains[c][j];
-        x->dst_gpu = chains[c][j + 1];
-        x->bytes = chunk;
-        x->flow_hash = xfer_hash(x->src_gpu, x->dst_gpu, c);
-      }
-  }
-  for (uint32_t c = 0; c < k; c++) sim_free(chains[c]);
-  sim_free(chains);
-  sim_free(ring);
-  return SIM_OK;
-}
-
-static int plan_alltoall(coll_plan *p, const coll_spec *s) {
-  uint32_t n = s->nranks;
-  uint64_t chunk = ceil_div(s->bytes, n);
-  for (uint32_t st = 1; st < n; st++) {
-    coll_phase *ph = coll__add_phase(p, n, 1);
-    for (uint32_t i = 0; i < n; i++) {
-      be_xfer *x = &ph->x[i];
-      x->src_gpu = s->ranks[i];
-      x->dst_gpu = s->ranks[(i + st) % n];
-      x->bytes = chunk;
-      x->flow_hash = xfer_hash(x->src_gpu, x->dst_gpu, st);
-    }
-  }
-  return SIM_OK;
-}
-
-/* Split every transfer of every phase over q queue pairs: q transfers of
- * about bytes/q (the first ones one byte larger when it does not divide),
- * each with its own flow hash. */
+/* Split every transfer of every phase over q queue pairs. Slices of the pool
+ * stay slices of the split pool. */
 void coll__split_qps(coll_plan *p, uint32_t q) {
   p->qps = q ? q : 1;
   if (p->qps == 1) return;
+  be_xfer *pool = p->pool ? split_each(p->pool, p->pool_n, q) : NULL;
   for (size_t i = 0; i < p->nphases; i++) {
     coll_phase *ph = &p->phases[i];
-    be_xfer *x = sim_calloc(ph->n * q, sizeof *x);
-    for (size_t j = 0; j < ph->n; j++)
-      for (uint32_t k = 0; k < q; k++) {
-        be_xfer *y = &x[j * q + k];
-        *y = ph->x[j];
-        y->bytes = ph->x[j].bytes / q + (k < ph->x[j].bytes % q);
-        y->flow_hash = sim_hash_u64(ph->x[j].flow_hash + k + 1);
-      }
-    sim_free(ph->x);
-    ph->x = x;
+    if (ph->in_pool) {
+      ph->x = pool + (size_t)(ph->x - p->pool) * q;
+    } else {
+      be_xfer *x = split_each(ph->x, ph->n, q);
+      sim_free(ph->x);
+      ph->x = x;
+    }
     ph->n *= q;
   }
+  sim_free(p->pool);
+  p->pool = pool;
+  p->pool_n *= q;
+}
+
+uint32_t coll__gpu_local(const topo *t, uint32_t gpu) {
+  uint32_t per_node = topo_gpu_count(t) / topo_node_count(t);
+  return gpu % per_node;
+}
+
+int32_t coll__gpu_plane(const topo *t, uint32_t gpu) {
+  return topo_vertex_at(t, topo_nic_vertex(t, topo_gpu_nic(t, gpu)))->plane;
+}
+
+bool coll__node_blocks(const topo *t, const uint32_t *ranks, uint32_t n, uint32_t *nodes,
+                       uint32_t *per_node) {
+  uint32_t m = 0, g = 0;
+  bool uniform = true;
+  for (uint32_t i = 0; i < n;) {
+    uint32_t node = topo_gpu_node(t, ranks[i]), j = i;
+    while (j < n && topo_gpu_node(t, ranks[j]) == node) j++;
+    if (m == 0) g = j - i;
+    else if (j - i != g) uniform = false;
+    m++;
+    i = j;
+  }
+  *nodes = m;
+  *per_node = g;
+  return uniform;
 }
 
 int coll_plan_build(coll_plan *plan, const topo *t, const coll_spec *s, sim_error *err) {
@@ -166,33 +156,75 @@ int coll_plan_build(coll_plan *plan, const topo *t, const coll_spec *s, sim_erro
   plan->nranks = s->nranks;
   plan->channels = s->channels;
   plan->chunk = s->chunk;
+  plan->qps = 1;
   if (s->nranks == 0 || s->channels == 0 || s->chunk == 0)
     return sim_fail(err, SIM_EINVAL, "a collective needs ranks, channels and chunk >= 1");
-  for (uint32_t i = 1; i < s->nranks; i++)
-    if (s->ranks[i] <= s->ranks[i - 1])
-      return sim_fail(err, SIM_EINVAL, "collective ranks must be distinct GPUs in ascending order");
-  bool pairwise = s->algorithm == CFG_ALGO_PAIRWISE;
-  if ((s->op == CFG_COLL_ALLTOALL) != pairwise)
-    return sim_fail(err, SIM_EINVAL, "%s has no '%s' algorithm here (alltoall: pairwise; others: ring)",
+  for (uint32_t i = 0; i < s->nranks; i++)
+    if ((i > 0 && s->ranks[i] <= s->ranks[i - 1]) || s->ranks[i] >= topo_gpu_count(t))
+      return sim_fail(err, SIM_EINVAL,
+                      "collective ranks must be distinct GPUs of the cluster in ascending order");
+  if (s->algorithm == CFG_ALGO_NODE_LIMITED)
+    return sim_fail(err, SIM_EINVAL,
+                    "node-limited is the MoE dispatch/combine (coll_moe_build, training "
+                    "workload), not a %s algorithm", cfg_coll_op_name(s->op));
+  if (!coll_algorithm_supports(s->op, s->algorithm))
+    return sim_fail(err, SIM_EINVAL,
+                    "%s has no '%s' algorithm here (allreduce: ring, tree, halving-doubling, "
+                    "hierarchical; reducescatter, allgather: ring, halving-doubling; broadcast: "
+                    "ring; alltoall: pairwise, pxn)",
                     cfg_coll_op_name(s->op), cfg_coll_algorithm_name(s->algorithm));
-  plan->qps = 1;
   if (s->nranks == 1 || s->bytes == 0) return SIM_OK; /* nothing moves */
   int rc = SIM_OK;
-  switch (s->op) {
-  case CFG_COLL_ALLREDUCE:
-  case CFG_COLL_REDUCESCATTER:
-  case CFG_COLL_ALLGATHER: rc = plan_ring(plan, t, s); break;
-  case CFG_COLL_BROADCAST: rc = plan_broadcast(plan, t, s); break;
-  case CFG_COLL_ALLTOALL: rc = plan_alltoall(plan, s); break;
+  switch (s->algorithm) {
+  case CFG_ALGO_RING:
+    rc = s->op == CFG_COLL_BROADCAST ? coll__plan_broadcast(plan, t, s) : coll__plan_ring(plan, t, s);
+    break;
+  case CFG_ALGO_TREE: rc = coll__plan_tree(plan, t, s); break;
+  case CFG_ALGO_HALVING_DOUBLING: rc = coll__plan_hd(plan, t, s); break;
+  case CFG_ALGO_HIERARCHICAL: rc = coll__plan_hier(plan, t, s, err); break;
+  case CFG_ALGO_PAIRWISE: rc = coll__plan_pairwise(plan, s); break;
+  case CFG_ALGO_PXN: rc = coll__plan_pxn(plan, t, s); break;
+  case CFG_ALGO_NODE_LIMITED: break; /* rejected above */
   }
   if (rc == SIM_OK) coll__split_qps(plan, s->qps);
+  else coll_plan_free(plan);
   return rc;
 }
 
 void coll_plan_free(coll_plan *plan) {
-  for (size_t i = 0; i < plan->nphases; i++) sim_free(plan->phases[i].x);
+  for (size_t i = 0; i < plan->nphases; i++)
+    if (!plan->phases[i].in_pool) sim_free(plan->phases[i].x);
   sim_free(plan->phases);
+  sim_free(plan->pool);
   memset(plan, 0, sizeof *plan);
+}
+
+int coll_plan_merge(coll_plan *into, coll_plan *from, sim_error *err) {
+  if (into->nphases != from->nphases)
+    return sim_fail(err, SIM_EINVAL, "plans of %zu and %zu phases cannot run in lock step",
+                    into->nphases, from->nphases);
+  for (size_t i = 0; i < into->nphases; i++)
+    if (into->phases[i].repeat != from->phases[i].repeat)
+      return sim_fail(err, SIM_EINVAL,
+                      "phase %zu repeats %llu times in one plan and %llu in the other", i,
+                      (unsigned long long)into->phases[i].repeat,
+                      (unsigned long long)from->phases[i].repeat);
+  for (size_t i = 0; i < into->nphases; i++) {
+    coll_phase *a = &into->phases[i];
+    const coll_phase *b = &from->phases[i];
+    be_xfer *x = sim_malloc((a->n + b->n ? a->n + b->n : 1) * sizeof *x);
+    if (a->n) memcpy(x, a->x, a->n * sizeof *x);
+    if (b->n) memcpy(x + a->n, b->x, b->n * sizeof *x);
+    if (!a->in_pool) sim_free(a->x);
+    a->x = x;
+    a->n += b->n;
+    a->in_pool = false;
+  }
+  sim_free(into->pool); /* no phase points into it any more */
+  into->pool = NULL;
+  into->pool_n = 0;
+  coll_plan_free(from);
+  return SIM_OK;
 }
 
 uint64_t coll_plan_flows(const coll_plan *plan) {
@@ -203,4 +235,14 @@ uint64_t coll_plan_transfers(const coll_plan *plan) {
   uint64_t n = 0;
   for (size_t i = 0; i < plan->nphases; i++) n += plan->phases[i].n * plan->phases[i].repeat;
   return n;
+}
+
+uint64_t coll_plan_bytes(const coll_plan *plan) {
+  uint64_t b = 0;
+  for (size_t i = 0; i < plan->nphases; i++) {
+    uint64_t sum = 0;
+    for (size_t j = 0; j < plan->phases[i].n; j++) sum += plan->phases[i].x[j].bytes;
+    b += sum * plan->phases[i].repeat;
+  }
+  return b;
 }

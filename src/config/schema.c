@@ -37,7 +37,8 @@ static const char *const traffic_pattern_names[] = {"pair", "incast", "permutati
 static const char *const traffic_start_names[] = {"together", "staggered"};
 static const char *const coll_op_names[] = {"allreduce", "reducescatter", "allgather",
                                             "broadcast", "alltoall"};
-static const char *const coll_algorithm_names[] = {"ring", "pairwise"};
+static const char *const coll_algorithm_names[] = {"ring", "pairwise", "tree", "halving-doubling",
+                                                   "hierarchical", "pxn", "node-limited"};
 
 _Static_assert(sizeof(cfg_topology) == sizeof(int) && sizeof(cfg_transport) == sizeof(int) &&
                    sizeof(cfg_routing) == sizeof(int) && sizeof(cfg_fidelity) == sizeof(int) &&
@@ -48,6 +49,7 @@ _Static_assert(sizeof(cfg_topology) == sizeof(int) && sizeof(cfg_transport) == s
 _Static_assert(NELEM(gpu_names) == CFG_GPU_B200 + 1, "one name per cfg_gpu");
 _Static_assert(NELEM(transport_names) == CFG_TRANSPORT_ETHERNET + 1, "one name per transport");
 _Static_assert(NELEM(coll_op_names) == CFG_COLL_ALLTOALL + 1, "one name per collective");
+_Static_assert(NELEM(coll_algorithm_names) == CFG_ALGO_NODE_LIMITED + 1, "one name per algorithm");
 _Static_assert(NELEM(workload_names) == CFG_WORKLOAD_TRAFFIC + 1, "one name per workload kind");
 _Static_assert(NELEM(traffic_pattern_names) == CFG_TRAFFIC_ALL_TO_ALL + 1, "one name per pattern");
 
@@ -208,8 +210,11 @@ static const cfg__key schema[] = {
     {.name = "workload.collective.algorithm", .type = CFG__ENUM,
      RULE("`ring`; alltoall: `pairwise`"), .names = coll_algorithm_names,
      .nnames = (int)NELEM(coll_algorithm_names),
-     .doc = "Algorithm: ring for allreduce, reducescatter, allgather, broadcast; pairwise for "
-            "alltoall.",
+     .doc = "Algorithm. allreduce: ring, tree (double binary tree), halving-doubling, "
+            "hierarchical (NVLink reduce-scatter, per-rail ring across nodes, NVLink "
+            "all-gather); reducescatter, allgather: ring, halving-doubling; broadcast: ring; "
+            "alltoall: pairwise, pxn (cross-plane data forwarded over NVLink to the GPU on the "
+            "peer's plane). node-limited is the MoE dispatch of training workloads.",
      FIELD(workload.collective.algorithm)},
     SIZE("workload.collective.size", workload.collective.size, "1GiB",
          "Buffer size as nccl-tests counts it."),
@@ -218,7 +223,7 @@ static const cfg__key schema[] = {
     UINT("workload.collective.channels", workload.collective.channels, "0", 0, 64,
          "Parallel rings, each with 1/channels of the data; 0 = one per NIC of a node."),
     SIZE("workload.collective.chunk", workload.collective.chunk, "1MiB",
-         "Pipeline chunk of a ring broadcast."),
+         "Pipeline chunk of a ring broadcast and of the tree allreduce."),
     ENUM("workload.traffic.pattern", workload.traffic.pattern, "permutation", traffic_pattern_names,
          "Synthetic traffic: pair (GPU 0 to the last GPU), incast (senders to GPU 0), "
          "permutation (each GPU to a distinct other, seeded), all-to-all."),

@@ -91,19 +91,43 @@ static int check_switch(const cfg_scenario *s, const cfg_doc *doc, sim_error *er
   return SIM_OK;
 }
 
+/* The algorithms coll_plan_build offers per op (kept in step with
+ * coll_algorithm_supports; config does not depend on coll). */
+static bool collective_offers(cfg_coll_op op, cfg_coll_algorithm a) {
+  switch (op) {
+  case CFG_COLL_ALLREDUCE:
+    return a == CFG_ALGO_RING || a == CFG_ALGO_TREE || a == CFG_ALGO_HALVING_DOUBLING ||
+           a == CFG_ALGO_HIERARCHICAL;
+  case CFG_COLL_REDUCESCATTER:
+  case CFG_COLL_ALLGATHER: return a == CFG_ALGO_RING || a == CFG_ALGO_HALVING_DOUBLING;
+  case CFG_COLL_BROADCAST: return a == CFG_ALGO_RING;
+  case CFG_COLL_ALLTOALL: return a == CFG_ALGO_PAIRWISE || a == CFG_ALGO_PXN;
+  }
+  return false;
+}
+
 static int check_collective(const cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
   cfg_coll_op op = s->workload.collective.op;
   cfg_coll_algorithm algo = s->workload.collective.algorithm;
   uint32_t ranks = s->workload.collective.ranks;
   uint64_t gpus = (uint64_t)s->cluster.nodes * s->cluster.gpus_per_node;
-  if (op == CFG_COLL_ALLTOALL && algo != CFG_ALGO_PAIRWISE)
+  if (algo == CFG_ALGO_NODE_LIMITED)
+    return cfg_fail_at(doc, "workload.collective.algorithm", err,
+                       "node-limited is the MoE dispatch/combine of training workloads; a "
+                       "collective alltoall uses pairwise or pxn");
+  if (op == CFG_COLL_ALLTOALL && !collective_offers(op, algo))
     return cfg_fail_at(doc, "workload.collective.algorithm", err,
                        "%s does not implement alltoall; use pairwise (or leave the algorithm "
                        "unset)", cfg_coll_algorithm_name(algo));
-  if (op != CFG_COLL_ALLTOALL && algo != CFG_ALGO_RING)
+  if (op != CFG_COLL_ALLTOALL && collective_offers(CFG_COLL_ALLTOALL, algo))
     return cfg_fail_at(doc, "workload.collective.algorithm", err,
                        "%s only implements alltoall; %s needs ring (or leave the algorithm unset)",
                        cfg_coll_algorithm_name(algo), cfg_coll_op_name(op));
+  if (!collective_offers(op, algo))
+    return cfg_fail_at(doc, "workload.collective.algorithm", err,
+                       "%s does not implement %s; allowed: %s (or leave the algorithm unset)",
+                       cfg_coll_algorithm_name(algo), cfg_coll_op_name(op),
+                       op == CFG_COLL_BROADCAST ? "ring" : "ring, halving-doubling");
   if (ranks == 1)
     return cfg_fail_at(doc, "workload.collective.ranks", err,
                        "1 rank is not a collective; use 0 (every GPU) or at least 2");

@@ -1,0 +1,84 @@
+/* Ring algorithms.
+ *
+ * Ring (AllReduce, ReduceScatter, AllGather): one phase, every rank sending a
+ * chunk of S / (n x channels) to its successor on every ring, repeated
+ * 2(n-1) times (AllReduce: n-1 reduce-scatter steps then n-1 all-gather
+ * steps) or n-1 times. Treating each ring step as a phase that ends with its
+ * slowest transfer is exact in a ring's steady state, where every step is
+ * paced by the slowest hop. Closed form on a uniform network:
+ *   AllReduce 2(n-1) (alpha + S / (n B)); ReduceScatter, AllGather
+ *   (n-1) (alpha + S / (n B)).
+ *
+ * Broadcast (ring): each ring forwards S/channels from the root down a chain
+ * in chunks; step s has the chain positions j with s-C < j <= s forwarding,
+ * C chunks, n-1+C-1 steps; identical consecutive steps are merged, and
+ * every step is a slice of one list of the (n-1) channels hops:
+ *   (n-1 + C-1) (alpha + chunk / B).
+ */
+#include "coll/coll_internal.h"
+
+void coll__ring_order(const topo *t, const uint32_t *ranks, uint32_t n, uint32_t c,
+                      uint32_t *ring) {
+  uint32_t i = 0;
+  while (i < n) {
+    uint32_t node = topo_gpu_node(t, ranks[i]), j = i;
+    while (j < n && topo_gpu_node(t, ranks[j]) == node) j++;
+    uint32_t len = j - i;
+    for (uint32_t k = 0; k < len; k++) ring[i + k] = ranks[i + (k + c) % len];
+    i = j;
+  }
+}
+
+int coll__plan_ring(coll_plan *p, const topo *t, const coll_spec *s) {
+  uint32_t n = s->nranks, k = s->channels;
+  uint64_t steps = s->op == CFG_COLL_ALLREDUCE ? 2ull * (n - 1) : n - 1;
+  uint64_t chunk = coll__ceil_div(s->bytes, (uint64_t)n * k);
+  coll_phase *ph = coll__add_phase(p, (size_t)n * k, steps);
+  uint32_t *ring = sim_malloc(n * sizeof *ring);
+  for (uint32_t c = 0; c < k; c++) {
+    coll__ring_order(t, s->ranks, n, c, ring);
+    for (uint32_t i = 0; i < n; i++)
+      coll__xfer(&ph->x[(size_t)c * n + i], ring[i], ring[(i + 1) % n], chunk, c);
+  }
+  sim_free(ring);
+  return SIM_OK;
+}
+
+int coll__plan_broadcast(coll_plan *p, const topo *t, const coll_spec *s) {
+  uint32_t n = s->nranks, k = s->channels;
+  uint64_t per_ring = coll__ceil_div(s->bytes, k);
+  uint64_t chunk = s->chunk < per_ring ? s->chunk : per_ring;
+  uint64_t nchunks = coll__ceil_div(per_ring, chunk);
+  uint32_t *ring = sim_malloc(n * sizeof *ring);
+  uint32_t *chains = sim_malloc((size_t)k * n * sizeof *chains);
+  for (uint32_t c = 0; c < k; c++) {
+    coll__ring_order(t, s->ranks, n, c, ring);
+    uint32_t at = 0;
+    while (ring[at] != s->ranks[0]) at++;
+    for (uint32_t i = 0; i < n; i++) chains[(size_t)c * n + i] = ring[(at + i) % n];
+  }
+  /* The chain hops listed by (position j, ring c): the hops active in a
+   * step, positions lo..hi of every ring, are one slice of the pool. */
+  be_xfer *pool = coll__pool(p, (size_t)(n - 1) * k);
+  for (uint32_t j = 0; j + 1 < n; j++)
+    for (uint32_t c = 0; c < k; c++) {
+      const uint32_t *chain = &chains[(size_t)c * n];
+      coll__xfer(&pool[(size_t)j * k + c], chain[j], chain[j + 1], chunk, c);
+    }
+  uint64_t last = (uint64_t)(n - 2) + nchunks - 1; /* steps 0..last */
+  for (uint64_t st = 0; st <= last; st++) {
+    uint64_t lo = st + 1 > nchunks ? st + 1 - nchunks : 0;
+    uint64_t hi = st < (uint64_t)(n - 2) ? st : (uint64_t)(n - 2);
+    if (lo == 0 && hi == (uint64_t)(n - 2) && last - st > 0) {
+      /* the steady state: every hop busy until the pipeline drains */
+      uint64_t until = nchunks - 1 < last ? nchunks - 1 : last;
+      coll__push_slice(p, 0, (size_t)(n - 1) * k, until - st + 1);
+      st = until;
+      continue;
+    }
+    coll__push_slice(p, (size_t)lo * k, (size_t)(hi - lo + 1) * k, 1);
+  }
+  sim_free(chains);
+  sim_free(ring);
+  return SIM_OK;
+}

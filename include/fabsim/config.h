@@ -54,6 +54,7 @@ typedef enum {
   CFG_TRAFFIC_ALL_TO_ALL
 } cfg_traffic_pattern;
 typedef enum { CFG_START_TOGETHER, CFG_START_STAGGERED } cfg_traffic_start;
+typedef enum { CFG_COOLING_AIR, CFG_COOLING_LIQUID } cfg_cooling;
 typedef enum {
   CFG_COLL_ALLREDUCE,
   CFG_COLL_REDUCESCATTER,
@@ -169,6 +170,38 @@ typedef struct cfg_scenario {
   struct {
     char *dir;                /* owned by the scenario */
   } output;
+  struct {                    /* reliability.*: planning over a whole run (src/reliability) */
+    double days;
+    double node_failure_rate; /* per 1,000 node-days; 0 = the sum of `rate` */
+    struct {
+      uint64_t size;          /* bytes of one checkpoint */
+      rate_bps bandwidth;     /* aggregate write bandwidth */
+      simtime_ps write_time;  /* 0 = size / bandwidth */
+      char *interval;         /* "auto" or a duration; owned by the scenario */
+    } checkpoint;
+    simtime_ps restart_time;
+    uint32_t spares;          /* hot spare nodes */
+    simtime_ps repair_time;   /* a failed node is back in the spare pool after this */
+    simtime_ps no_spare_delay;/* extra wait for a node swap when no hot spare is free */
+    struct {
+      uint32_t runs;
+    } monte_carlo;
+    struct {                  /* interruptions per 1,000 node-days, by cause */
+      double faulty_gpu, hbm, software, network, host, sram, gsp, nic, nccl, sdc, thermal,
+          other_hardware, dependency;
+    } rate;
+  } reliability;
+  struct {                    /* power.*: power and cooling (src/power) */
+    double gpu_tdp_w, gpu_idle_w, node_w, nic_w, switch_port_w, transceiver_w;
+    double pue, usd_per_kwh, utilization;
+    simtime_ps step_time;
+    struct {
+      uint32_t servers;
+      cfg_cooling cooling;
+      double cooling_kw;      /* 0 = by cooling: air 40 kW, liquid 120 kW */
+      double cap_kw;          /* 0 = no power cap */
+    } rack;
+  } power;
 } cfg_scenario;
 
 /* Where a key's value came from, for error messages raised after loading

@@ -39,5 +39,6 @@ json_t *cli_scenario_json(const cli_args *a, const cfg_scenario *cfg);
 
 int cli_cmd_run(int argc, char **argv);
 int cli_cmd_topo(int argc, char **argv);
+int cli_cmd_reliability(int argc, char **argv);
 
 #endif

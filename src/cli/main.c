@@ -14,6 +14,7 @@ static const char main_help[] =
     "verbs:\n"
     "  run       simulate the scenario's workload and print a summary\n"
     "  topo      build the cluster and fabric; inventory, cost, bisection, DOT\n"
+    "  reliability  failures, checkpoint intervals, ETTR, spares, power over a run\n"
     "  version   print the version\n"
     "  help      this text; 'fabsim VERB --help' for a verb's options\n"
     "\n"
@@ -38,6 +39,7 @@ int main(int argc, char **argv) {
   }
   if (!strcmp(verb, "run")) return cli_cmd_run(argc - 2, argv + 2);
   if (!strcmp(verb, "topo")) return cli_cmd_topo(argc - 2, argv + 2);
-  fprintf(stderr, "fabsim: unknown verb '%s'; verbs: run, topo, version, help\n", verb);
+  if (!strcmp(verb, "reliability")) return cli_cmd_reliability(argc - 2, argv + 2);
+  fprintf(stderr, "fabsim: unknown verb '%s'; verbs: run, topo, reliability, version, help\n", verb);
   return CLI_BAD_INPUT;
 }

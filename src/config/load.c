@@ -439,7 +439,13 @@ done:
 
 void cfg_free(cfg_scenario *s, cfg_doc *doc) {
   if (s) {
-    sim_free(s->output.dir);
+    for (size_t i = 0; i < cfg__nkeys(); i++) { /* every string key owns its text */
+      const cfg__key *k = cfg__key_at(i);
+      char *str;
+      if (k->type != CFG__STRING) continue;
+      memcpy(&str, (char *)s + k->offset, sizeof str);
+      sim_free(str);
+    }
     for (size_t i = 0; i < cfg__nkeys(); i++) { /* lists own their items */
       const cfg__key *k = cfg__key_at(i);
       if (k->type == CFG__LIST) sim_free(((cfg_u64_list *)(void *)((char *)s + k->offset))->v);

@@ -111,6 +111,12 @@ static const char *const pcie_by_gpu[] = {"64GB/s", "64GB/s", "32GB/s", "64GB/s"
 /* Per-switch forwarding latency, indexed by cfg_transport: InfiniBand NDR
  * cut-through vs. a store-and-forward-class Ethernet/RoCE switch. */
 static const char *const switch_latency_by_transport[] = {"130ns", "600ns", "600ns"};
+/* GPU board power, watts, indexed by cfg_gpu: TDP from NVIDIA datasheets (H100 SXM 700,
+ * H800 SXM 700, A100 SXM 400, B200 1000); idle is an assumption (~10-14 % of TDP). */
+static const char *const gpu_tdp_by_gpu[] = {"700", "700", "400", "1000"};
+static const char *const gpu_idle_by_gpu[] = {"70", "70", "50", "140"};
+static const char *const cooling_names[] = {"air", "liquid"};
+_Static_assert(sizeof(cfg_cooling) == sizeof(int), "enum fields are stored as int");
 
 /* ---- the table ---------------------------------------------------------------------- */
 
@@ -307,6 +313,94 @@ static const cfg__key schema[] = {
          "live: every collective of the step runs on the backend; reuse: each distinct one "
          "runs once, alone, and its time is reused; auto: live below 2 M transfers."),
 
+    /* reliability.rate.*: Meta, "The Llama 3 Herd of Models" (2024), Table 5: 419 unexpected
+     * interruptions in 54 days of 16,384 H100 GPUs (2,048 nodes, 110,592 node-days); each
+     * default is that count / 110.592 (derived). other_hardware = SSD 3 + power supply 3 +
+     * chassis 2 + IO expansion board 2 + CPU 2 + system memory 2. */
+    DBL("reliability.days", reliability.days, "54", 0, 1, "Length of the training run in days."),
+    DBL("reliability.node_failure_rate", reliability.node_failure_rate, "0", 0, 0,
+        "Job interruptions per 1,000 node-days; overrides the per-cause rates (split in their "
+        "proportion). 0 = the sum of reliability.rate.*."),
+    SIZE("reliability.checkpoint.size", reliability.checkpoint.size, "6.48TB",
+         "Bytes of one checkpoint (default: 405e9 parameters x 16 bytes of mixed-precision Adam "
+         "state)."),
+    BW("reliability.checkpoint.bandwidth", reliability.checkpoint.bandwidth, "2TB/s", 1,
+       "Aggregate checkpoint write bandwidth (Llama 3: 2 TB/s sustained storage throughput)."),
+    {.name = "reliability.checkpoint.write_time", .type = CFG__TIME, .def = "0s",
+     .doc = "Time the job stalls to write one checkpoint; 0 = checkpoint.size / "
+            "checkpoint.bandwidth.",
+     FIELD(reliability.checkpoint.write_time)},
+    {.name = "reliability.checkpoint.interval", .type = CFG__STRING, .def = "auto",
+     .doc = "Compute time between checkpoints: a duration, or auto (Daly's interval).",
+     FIELD(reliability.checkpoint.interval)},
+    TIME("reliability.restart_time", reliability.restart_time, "10min",
+         "Time from an interruption to training again (detect, reschedule, reload the last "
+         "checkpoint), assumption."),
+    UINT("reliability.spares", reliability.spares, "0", 0, 1000000,
+         "Hot spare nodes: a node failure is swapped onto a free spare at no extra delay."),
+    TIME("reliability.repair_time", reliability.repair_time, "3d",
+         "A failed node returns to the spare pool after this (assumption)."),
+    TIME("reliability.no_spare_delay", reliability.no_spare_delay, "2h",
+         "Extra restart delay of a node failure when no hot spare is free: drain, diagnose and "
+         "swap in a cold node (assumption)."),
+    UINT("reliability.monte_carlo.runs", reliability.monte_carlo.runs, "2000", 1, 10000000,
+         "Simulated runs of the Monte Carlo (seeded by simulation.seed)."),
+    DBL("reliability.rate.faulty_gpu", reliability.rate.faulty_gpu, "1.33825", 0, 0,
+        "Faulty GPU, per 1,000 node-days of 8 GPUs (Llama 3: 148); scales with GPUs per node."),
+    DBL("reliability.rate.hbm", reliability.rate.hbm, "0.651042", 0, 0,
+        "GPU HBM3 memory (Llama 3: 72); per GPU."),
+    DBL("reliability.rate.software", reliability.rate.software, "0.488281", 0, 0,
+        "Software bug (Llama 3: 54); per node, restarts without a node swap."),
+    DBL("reliability.rate.network", reliability.rate.network, "0.316479", 0, 0,
+        "Network switch or cable (Llama 3: 35); per node, no node swap."),
+    DBL("reliability.rate.host", reliability.rate.host, "0.289352", 0, 0,
+        "Unplanned host maintenance (Llama 3: 32); per node."),
+    DBL("reliability.rate.sram", reliability.rate.sram, "0.171803", 0, 0,
+        "GPU SRAM memory (Llama 3: 19); per GPU."),
+    DBL("reliability.rate.gsp", reliability.rate.gsp, "0.153718", 0, 0,
+        "GPU system processor (Llama 3: 17); per GPU."),
+    DBL("reliability.rate.nic", reliability.rate.nic, "0.0632957", 0, 0,
+        "NIC (Llama 3: 7); scales with NICs per node."),
+    DBL("reliability.rate.nccl", reliability.rate.nccl, "0.0632957", 0, 0,
+        "NCCL watchdog timeout (Llama 3: 7); per node, no node swap."),
+    DBL("reliability.rate.sdc", reliability.rate.sdc, "0.0542535", 0, 0,
+        "Silent data corruption (Llama 3: 6); per GPU."),
+    DBL("reliability.rate.thermal", reliability.rate.thermal, "0.0542535", 0, 0,
+        "GPU thermal interface and sensor (Llama 3: 6); per GPU."),
+    DBL("reliability.rate.other_hardware", reliability.rate.other_hardware, "0.126591", 0, 0,
+        "SSD, power supply, chassis, IO board, CPU, system memory (Llama 3: 14); per node."),
+    DBL("reliability.rate.dependency", reliability.rate.dependency, "0.0180845", 0, 0,
+        "External dependency (Llama 3: 2); per node, no node swap."),
+
+    /* power.*: sources in docs/reliability.md; "assumption" marks our own estimates. */
+    {.name = "power.gpu_tdp_w", .type = CFG__DOUBLE, BY_GPU, .by_value = gpu_tdp_by_gpu,
+     .dmin = 0, .dmin_exclusive = 1, .doc = "GPU board power at full load, watts (datasheet TDP).",
+     FIELD(power.gpu_tdp_w)},
+    {.name = "power.gpu_idle_w", .type = CFG__DOUBLE, BY_GPU, .by_value = gpu_idle_by_gpu,
+     .dmin = 0, .doc = "GPU power when idle, watts (assumption).", FIELD(power.gpu_idle_w)},
+    DBL("power.node_w", power.node_w, "3000", 0, 0,
+        "Server power besides GPUs and NICs (CPUs, memory, NVSwitch, fans), watts (assumption)."),
+    DBL("power.nic_w", power.nic_w, "25", 0, 0, "Power per NIC, watts (assumption)."),
+    DBL("power.switch_port_w", power.switch_port_w, "12", 0, 0,
+        "Fabric switch power per port without optics, watts (assumption)."),
+    DBL("power.transceiver_w", power.transceiver_w, "9", 0, 0,
+        "Power per optical transceiver, watts (assumption; 400G class)."),
+    DBL("power.pue", power.pue, "1.2", 1, 0,
+        "Facility power usage effectiveness: facility power / IT power."),
+    DBL("power.usd_per_kwh", power.usd_per_kwh, "0.08", 0, 0,
+        "Electricity price, USD per kWh (assumption)."),
+    DBL("power.utilization", power.utilization, "0.8", 0, 0,
+        "Mean GPU utilization, 0..1: GPU power = idle + utilization x (TDP - idle)."),
+    TIME("power.step_time", power.step_time, "1s", "Training step time for energy per step."),
+    UINT("power.rack.servers", power.rack.servers, "4", 1, 1024, "Servers per rack."),
+    ENUM("power.rack.cooling", power.rack.cooling, "air", cooling_names,
+         "Rack cooling: air or direct liquid."),
+    DBL("power.rack.cooling_kw", power.rack.cooling_kw, "0", 0, 0,
+        "Heat a rack can remove, kW; 0 = by power.rack.cooling: air 40, liquid 120 "
+        "(assumption). A rack above it throttles its GPUs."),
+    DBL("power.rack.cap_kw", power.rack.cap_kw, "0", 0, 0,
+        "Rack power cap, kW; 0 = none. A rack above it throttles its GPUs."),
+
     UINT("simulation.seed", simulation.seed, "1", 0, UINT64_MAX,
          "Seed of every random stream; same seed, same output."),
     ENUM("simulation.fidelity", simulation.fidelity, "analytic", fidelity_names,
@@ -372,7 +466,9 @@ const char *cfg__suggest(const char *name, size_t len) {
                                          "cluster.pcie", "fabric", "fabric.ecmp", "cost",
                                          "workload", "workload.collective", "workload.model",
                                          "workload.parallel", "simulation",
-                                         "output"};
+                                         "reliability", "reliability.checkpoint",
+                                         "reliability.rate", "reliability.monte_carlo", "power",
+                                         "power.rack", "output"};
   const char *best = NULL, *by_last = NULL;
   size_t best_d = (size_t)-1, lastlen, n_by_last = 0;
   const char *last = last_part(name, len, &lastlen);

@@ -105,21 +105,23 @@ uint64_t coll_plan_bytes(const coll_plan *plan);
  * same size); the E routed experts are spread evenly, E/(mG) per GPU. Token
  * routing is the balanced expectation, made integral and deterministic:
  *   - each token goes to M' = min(M, m, top_k) distinct nodes (M = 0: no
- *     limit) and to k_j = top_k/M' experts on node j of its M' (the first
+ *     limit, M' = min(m, top_k), an upper bound on the m (1 - (1-1/m)^k)
+ *     nodes uniform routing reaches on average) and to k_j = top_k/M'
+ *     experts on node j of its M' (the first
  *     top_k mod M' nodes one more), on min(k_j, G) distinct GPUs there;
  *     D = sum_j min(k_j, G) GPUs per token;
  *   - a rank's T tokens make T M' token-node copies, spread evenly over the
- *     m nodes, itself included: node offset o gets floor(T M'/m), plus one
- *     for the first (T M' mod m) offsets counted from the rank's local index
- *     (at most T, so every token reaches exactly M' nodes).
+ *     m nodes, its own included: rank (A, a) sends node A + o (mod m)
+ *     floor(T M'/m) copies, plus one when (o + a) mod m < T M' mod m (at
+ *     most T, so every token can reach exactly M' distinct nodes).
  * Dispatch, per rank (A, a) (node A, local index a), token bytes b = hidden
  * x elem_bytes:
  *   fabric: one copy per token and destination node, to the GPU on the same
  *     rail: (A, a) -> (B, a), B != A, the copies of node offset B - A;
  *   NVLink: the rail GPU (B, a) now holds T M' copies (from every node,
  *     its own included) = T D deliveries, spread evenly over the node's G
- *     GPUs: (B, a) -> (B, g), g != a, floor(T D / G) tokens (plus one for
- *     the first T D mod G GPUs counted from a); the share of g = a stays.
+ *     GPUs: (B, a) -> (B, g), g != a, floor(T D / G) tokens, plus one when
+ *     (g - a) mod G < T D mod G; the share of g = a stays.
  * Combine is the reverse: expert outputs to the rail GPU over NVLink (which
  * reduces them per token and node), then one copy per token and node back
  * across the fabric. With `chunks` > 1 the two hops pipeline: chunk i's

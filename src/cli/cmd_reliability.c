@@ -12,7 +12,7 @@
 
 static const char reliability_help[] =
     "usage: fabsim reliability [SCENARIO.yaml] [--set KEY=VALUE]... [--json]\n"
-    "                          [--sweep-gpus N,N,...] [--sweep-interval T,T,...]\n"
+    "                          [--sweep-gpus N,...] [--sweep-interval T,...] [--sweep-spares S,...]\n"
     "\n"
     "Plan a training run of reliability.days on the scenario's cluster (nodes x\n"
     "gpus_per_node): MTTF, expected interruptions by cause (defaults from Meta's\n"
@@ -27,6 +27,7 @@ static const char reliability_help[] =
     "  --sweep-gpus LIST      job sizes in GPUs (multiples of gpus_per_node)\n"
     "  --sweep-interval LIST  checkpoint intervals: durations, auto (Daly), young,\n"
     "                         optimal (the interval that maximizes ETTR)\n"
+    "  --sweep-spares LIST    hot spare nodes (reliability.spares)\n"
     "\n"
     "Example: fabsim reliability --set cluster.nodes=2048 --sweep-gpus 1024,4096,16384 \\\n"
     "           --sweep-interval 10min,30min,auto\n";
@@ -41,23 +42,27 @@ typedef struct sweep {
   double interval[SWEEP_MAX]; /* seconds, or IV_* */
   const char *interval_text[SWEEP_MAX];
   int nintervals;
+  uint32_t spares[SWEEP_MAX];
+  int nspares;
   char *storage; /* owns the interval texts */
 } sweep;
 
-static int parse_gpus(sweep *sw, const char *list) {
+/* A comma-separated list of integers >= min into out (at most SWEEP_MAX). */
+static int parse_counts(const char *flag, const char *list, uint32_t min, uint32_t *out, int *n) {
   const char *p = list;
   while (*p) {
     char *end;
     unsigned long long v = strtoull(p, &end, 10);
-    if (end == p || v == 0 || v > UINT32_MAX || (*end && *end != ',') || sw->ngpus == SWEEP_MAX) {
-      fprintf(stderr, "fabsim: --sweep-gpus: '%s' is not a list of GPU counts (e.g. 1024,4096)\n",
-              list);
+    if (*p < '0' || *p > '9' || end == p || v < min || v > UINT32_MAX || (*end && *end != ',') ||
+        *n == SWEEP_MAX) {
+      fprintf(stderr, "fabsim: %s: '%s' is not a list of integers >= %u (e.g. 1024,4096)\n", flag,
+              list, min);
       return CLI_BAD_INPUT;
     }
-    sw->gpus[sw->ngpus++] = (uint32_t)v;
+    out[(*n)++] = (uint32_t)v;
     p = *end ? end + 1 : end;
   }
-  return sw->ngpus ? CLI_OK : CLI_BAD_INPUT;
+  return CLI_OK;
 }
 
 static int parse_intervals(sweep *sw, const char *list) {
@@ -89,7 +94,8 @@ static int take_flags(int *argc, char **argv, sweep *sw) {
   for (int i = 0; i < *argc && rc == CLI_OK; i++) {
     const char *s = argv[i];
     bool gpus = !strcmp(s, "--sweep-gpus"), iv = !strcmp(s, "--sweep-interval");
-    if (!gpus && !iv) {
+    bool spares = !strcmp(s, "--sweep-spares");
+    if (!gpus && !iv && !spares) {
       argv[out++] = argv[i];
       continue;
     }
@@ -97,7 +103,9 @@ static int take_flags(int *argc, char **argv, sweep *sw) {
       fprintf(stderr, "fabsim: %s needs a value (see --help)\n", s);
       return CLI_BAD_INPUT;
     }
-    rc = gpus ? parse_gpus(sw, argv[++i]) : parse_intervals(sw, argv[++i]);
+    if (gpus) rc = parse_counts(s, argv[++i], 1, sw->gpus, &sw->ngpus);
+    else if (spares) rc = parse_counts(s, argv[++i], 0, sw->spares, &sw->nspares);
+    else rc = parse_intervals(sw, argv[++i]);
   }
   *argc = out;
   return rc;
@@ -162,6 +170,8 @@ static json_t *result_json(const rel_params *p, const rel_result *r) {
     json_object_set_new(e, "ci95", ci);
     json_object_set_new(e, "runs", json_integer(r->runs));
     json_object_set_new(e, "interruptions_mean", json_real(r->interruptions_mc));
+    json_object_set_new(o, "goodput_frac_monte_carlo",
+                        json_real(r->ettr_mc * p->nodes / ((double)p->nodes + p->spares)));
   } else {
     json_object_set_new(e, "monte_carlo", json_null());
     json_object_set_new(e, "ci95", json_null());
@@ -206,7 +216,9 @@ static void print_result(const rel_params *p, const rel_result *r, const cfg_sce
   if (r->runs > 0)
     printf("; Monte Carlo %.4f +- %.4f (95 %%, %u runs, seed %llu)", r->ettr_mc, r->ettr_mc_ci95,
            r->runs, (unsigned long long)p->seed);
-  printf("\ngoodput     %.4f of the fleet's GPU time (%s productive GPU-hours)\n", r->goodput_frac,
+  printf("\ngoodput     %.4f of the fleet's GPU time, ETTR x nodes / (nodes + spares) (%s "
+         "productive GPU-hours)\n",
+         r->goodput_frac,
          out_fmt_count(a, sizeof a,
                        (uint64_t)llround(r->ettr_closed * p->nodes * p->gpus_per_node * p->days * 24)));
 }
@@ -233,48 +245,56 @@ static void print_power(const pwr_model *m, const cfg_scenario *cfg, double run_
 }
 
 static void print_sweep_header(void) {
-  printf("\n%8s %7s %8s %10s %10s %8s %8s %18s %8s\n", "GPUs", "nodes", "MTTF", "interrupts",
-         "interval", "choice", "ETTR", "Monte Carlo 95%", "goodput");
+  printf("\n%8s %7s %6s %9s %10s %10s %8s %8s %18s %8s\n", "GPUs", "nodes", "spares", "MTTF",
+         "interrupts", "interval", "choice", "ETTR", "Monte Carlo 95%", "goodput");
 }
 
 static void print_sweep_row(const rel_params *p, const rel_result *r, const char *choice) {
   char a[32], b[32], c[48];
   if (r->runs > 0) snprintf(c, sizeof c, "%.4f+-%.4f", r->ettr_mc, r->ettr_mc_ci95);
   else snprintf(c, sizeof c, "-");
-  printf("%8llu %7u %8s %10.1f %10s %8s %8.4f %18s %8.4f\n",
-         (unsigned long long)p->nodes * p->gpus_per_node, p->nodes, fmt_min(a, sizeof a, r->mttf_s),
+  printf("%8llu %7u %6u %9s %10.1f %10s %8s %8.4f %18s %8.4f\n",
+         (unsigned long long)p->nodes * p->gpus_per_node, p->nodes, p->spares,
+         fmt_min(a, sizeof a, r->mttf_s),
          r->expected_total, fmt_min(b, sizeof b, r->interval_s), choice, r->ettr_closed, c,
          r->goodput_frac);
 }
 
-static int run_sweep(const rel_params *base, const sweep *sw, json_t *out, bool json) {
-  uint32_t sizes[SWEEP_MAX];
-  int nsizes = sw->ngpus ? sw->ngpus : 1;
-  if (!sw->ngpus) sizes[0] = base->nodes * base->gpus_per_node;
+/* One row: `base` at `nodes`, `spares` and an interval choice. */
+static void sweep_row(const rel_params *base, uint32_t nodes, uint32_t spares, double choice,
+                      const char *text, json_t *out) {
+  rel_params p = *base;
+  rel_result r;
+  p.nodes = nodes;
+  p.spares = spares;
+  evaluate_at(p, choice, &r);
+  if (out) {
+    json_t *row = result_json(&p, &r);
+    json_object_set_new(row, "interval_choice", json_string(text));
+    json_array_append_new(out, row);
+  } else {
+    print_sweep_row(&p, &r, text);
+  }
+}
+
+/* Every (size, interval, spares) combination, sizes outermost. Rows print or
+ * go to `out` (JSON). */
+static int run_sweep(const rel_params *base, const sweep *sw, json_t *out) {
   for (int i = 0; i < sw->ngpus; i++) {
     if (sw->gpus[i] % base->gpus_per_node) {
       fprintf(stderr, "fabsim: --sweep-gpus: %u is not a multiple of cluster.gpus_per_node (%u)\n",
               sw->gpus[i], base->gpus_per_node);
       return CLI_BAD_INPUT;
     }
-    sizes[i] = sw->gpus[i];
   }
-  if (!json) print_sweep_header();
-  for (int i = 0; i < nsizes; i++) {
+  if (!out) print_sweep_header();
+  for (int i = 0; i < (sw->ngpus ? sw->ngpus : 1); i++) {
+    uint32_t nodes = sw->ngpus ? sw->gpus[i] / base->gpus_per_node : base->nodes;
     for (int j = 0; j < (sw->nintervals ? sw->nintervals : 1); j++) {
-      rel_params p = *base;
-      rel_result r;
-      p.nodes = sizes[i] / base->gpus_per_node;
       double choice = sw->nintervals ? sw->interval[j] : base->interval_s;
-      evaluate_at(p, choice, &r);
       const char *text = sw->nintervals ? sw->interval_text[j] : "scenario";
-      if (json) {
-        json_t *row = result_json(&p, &r);
-        json_object_set_new(row, "interval_choice", json_string(text));
-        json_array_append_new(out, row);
-      } else {
-        print_sweep_row(&p, &r, text);
-      }
+      for (int k = 0; k < (sw->nspares ? sw->nspares : 1); k++)
+        sweep_row(base, nodes, sw->nspares ? sw->spares[k] : base->spares, choice, text, out);
     }
   }
   return CLI_OK;
@@ -306,7 +326,7 @@ int cli_cmd_reliability(int argc, char **argv) {
   }
   rel_evaluate(&p, &r);
   double run_s = p.days * 86400.0;
-  bool sweeping = sw.ngpus > 0 || sw.nintervals > 0;
+  bool sweeping = sw.ngpus > 0 || sw.nintervals > 0 || sw.nspares > 0;
   if (a.json) {
     json_t *o = result_json(&p, &r);
     json_object_set_new(o, "scenario", cli_scenario_json(&a, &cfg));
@@ -314,7 +334,7 @@ int cli_cmd_reliability(int argc, char **argv) {
                                                      sim_ps_to_s(cfg.power.step_time), run_s));
     if (sweeping) {
       json_t *rows = json_array();
-      rc = run_sweep(&p, &sw, rows, true);
+      rc = run_sweep(&p, &sw, rows);
       json_object_set_new(o, "sweep", rows);
     }
     if (rc == CLI_OK) {
@@ -326,7 +346,7 @@ int cli_cmd_reliability(int argc, char **argv) {
   } else {
     print_result(&p, &r, &cfg);
     print_power(&pm, &cfg, run_s);
-    if (sweeping) rc = run_sweep(&p, &sw, NULL, false);
+    if (sweeping) rc = run_sweep(&p, &sw, NULL);
   }
 done:
   pwr_free(&pm);

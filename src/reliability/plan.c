@@ -173,10 +173,22 @@ void rel_evaluate(const rel_params *p, rel_result *r) {
   r->young_s = rel_young_s(p->write_s, r->mttf_s);
   r->daly_s = rel_daly_s(p->write_s, r->mttf_s);
   r->swap_frac = rate > 0 ? swap_rate / rate : 0;
-  /* Spares: node swaps arrive at nodes x swap_rate; each holds a spare for
-   * repair_s. Erlang B gives the share that finds none free. */
-  r->p_no_spare = rel_erlang_b(p->spares, p->nodes * swap_rate * p->repair_s);
-  r->mean_restart_s = p->restart_s + r->swap_frac * r->p_no_spare * p->no_spare_delay_s;
+  /* Spares: each node swap holds a spare for repair_s; Erlang B of the
+   * offered load gives the share of swaps that find none free. Swaps arrive
+   * at nodes x swap_rate only while the job runs, a share 1 / (1 + lambda R)
+   * of wall time, and R depends on the blocking: iterate to the fixed point
+   * (R is monotone in the blocking and bounded, so this converges). */
+  r->p_no_spare = 1;
+  r->mean_restart_s = p->restart_s + r->swap_frac * p->no_spare_delay_s;
+  for (int it = 0; it < 200; it++) {
+    double up = 1.0 / (1.0 + r->lambda_per_s * r->mean_restart_s);
+    double b = rel_erlang_b(p->spares, p->nodes * swap_rate * p->repair_s * up);
+    double restart = p->restart_s + r->swap_frac * b * p->no_spare_delay_s;
+    bool done = fabs(restart - r->mean_restart_s) <= 1e-12 * restart;
+    r->p_no_spare = b;
+    r->mean_restart_s = restart;
+    if (done) break;
+  }
   double hi = isfinite(r->mttf_s) ? 10.0 * r->mttf_s + 10.0 * p->write_s : run_s;
   r->optimal_s = isfinite(r->mttf_s) ? optimal_interval(p->write_s, r->mean_restart_s, r->mttf_s, hi)
                                      : run_s;

@@ -45,6 +45,12 @@ expect_json $WORK/out '[.sweep[] | .gpus] == [1024,1024,1024,4096,4096,4096,1638
 expect_json $WORK/out '.sweep[1].interval_min == 30 and .sweep[2].interval_choice == "auto"'
 expect_json $WORK/out '.sweep[0].mttf_h > .sweep[3].mttf_h and .sweep[3].mttf_h > .sweep[6].mttf_h'
 
+expect_exit 0 "$FABSIM" reliability --set cluster.nodes=64 --set reliability.monte_carlo.runs=100 \
+  --sweep-spares 0,4,16 --json
+expect_json $WORK/out '[.sweep[] | .spares.nodes] == [0,4,16]'
+expect_json $WORK/out '.sweep[0].ettr.closed_form < .sweep[1].ettr.closed_form'
+expect_exit 2 "$FABSIM" reliability --sweep-spares -1;        expect_err "--sweep-spares"
+
 # --- the example
 expect_exit 0 "$FABSIM" reliability "$SRC/examples/reliability-llama3.yaml" --json
 expect_json $WORK/out '.gpus == 16384 and (.interruptions_expected.total - 419 | fabs) < 0.5'

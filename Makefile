@@ -2,7 +2,7 @@
 # Both install what is missing from Debian (as root), then build with CMake.
 
 DEBIAN_PACKAGES := build-essential cmake pkg-config libyaml-dev libjansson-dev libcmocka-dev jq \
-                   clang libclang-rt-14-dev
+                   clang libclang-rt-14-dev libsqlite3-dev sqlite3 chromium nodejs
 BUILD       ?= build
 BUILD_ASAN  ?= build-asan
 BUILD_FUZZ  ?= build-fuzz
@@ -10,7 +10,7 @@ JOBS        ?= $(shell nproc 2>/dev/null || echo 2)
 SCENARIO    ?= examples/default.yaml
 FUZZ_SECONDS ?= 30
 
-.PHONY: all deps build run test test-release test-asan fuzz-smoke bench clean
+.PHONY: all deps build run test test-release test-asan fuzz-smoke bench clean install
 
 all: build
 
@@ -25,6 +25,14 @@ deps:
 	  export DEBIAN_FRONTEND=noninteractive; \
 	  apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
+	@command -v npm >/dev/null || { echo "installing: npm"; export DEBIAN_FRONTEND=noninteractive; \
+	  apt-get install -y -qq --no-install-recommends npm; }
+	@$(MAKE) --no-print-directory report/node_modules/.package-lock.json
+
+# Browser-side assets of report.html (Chart.js) and the report test's driver
+# (playwright-core), exactly as report/package-lock.json pins them.
+report/node_modules/.package-lock.json: report/package.json report/package-lock.json
+	cd report && npm ci --no-audit --no-fund
 
 build: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
@@ -53,6 +61,11 @@ fuzz-smoke: deps
 	cp examples/*.yaml fuzz/corpus/* $(BUILD_FUZZ)/corpus/ 2>/dev/null || true
 	./$(BUILD_FUZZ)/fuzz_scenario -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
 	  -print_final_stats=1 $(BUILD_FUZZ)/corpus
+
+# The binary and its man page (fabsim.1) under PREFIX (default /usr/local).
+PREFIX ?= /usr/local
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
 
 bench: build
 	./$(BUILD)/bench_phold

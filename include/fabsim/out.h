@@ -26,6 +26,79 @@ const char *out_fmt_rate(char *buf, size_t n, uint64_t bps);
 const char *out_fmt_seconds(char *buf, size_t n, double s);
 const char *out_fmt_usd(char *buf, size_t n, double usd);
 
+/* ---- what a run leaves in output.dir (run.c) ---------------------------------------- */
+
+typedef struct tel tel;
+
+/* Names of telemetry entities (the output module knows no topology). */
+typedef struct out_names {
+  void *ctx;
+  const char *(*port)(void *ctx, uint32_t port, char *buf, size_t n);
+  const char *(*nic)(void *ctx, uint32_t nic, char *buf, size_t n);
+} out_names;
+
+typedef struct out_run {
+  json_t *summary;           /* borrowed; gains "complete", "telemetry", "files" */
+  const char *scenario_yaml; /* the resolved scenario */
+  const tel *tel;            /* finished telemetry, or NULL */
+  out_names names;
+  bool complete;             /* false: stopped early (Ctrl-C); outputs say so */
+  const char *dir;           /* output.dir */
+  const char *database;      /* output.database as configured ("none": no database) */
+  bool report, openmetrics;
+  uint32_t top_ports;
+  const char *started_at;    /* wall clock, ISO 8601 UTC (not in deterministic files) */
+} out_run;
+
+/* Write timeseries.csv, events.csv, report.html (if asked), metrics.txt (if
+ * asked) into dir, each atomically, and append the run to the database in
+ * one transaction. Adds "complete", "telemetry" and "files" to the summary
+ * first, so summary.json (written by the caller afterwards) lists them.
+ * Sweeps tag runs through the environment: FABSIM_SWEEP (sweep id) and
+ * FABSIM_SWEEP_POINT ("key=value key=value"). */
+int out_write_run(const out_run *r, sim_error *err);
+
+/* The database path a run uses: NULL for "none", else database, inside dir
+ * when relative. Caller frees with sim_free. */
+char *out_database_path(const char *dir, const char *database);
+
+/* ---- reading results databases (db.c), comparisons (report.c) --------------------------- */
+
+/* Runs of a database as a JSON array, in run_id order: all runs (sweep NULL,
+ * nids 0), one sweep's, or the given ids (SIM_ENOENT names a missing one).
+ * Each: {"run_id", "scenario", "point", "complete", "summary": {...},
+ * "output_dir"}. */
+int out_db_read_runs(const char *path, const char *sweep, const int64_t *ids, size_t nids,
+                     json_t **out, sim_error *err);
+/* One aggregate series of a run: times (start of each interval, s) and values. */
+int out_db_series(const char *path, int64_t run_id, const char *metric, json_t **t, json_t **v,
+                  sim_error *err);
+
+/* The headline figures of a summary, in a fixed order: [{"name", "label",
+ * "unit", "better": "lower"|"higher", "value"}], only those present. */
+json_t *out_headline(const json_t *summary);
+/* Comparison report.html in dir for runs (out_db_read_runs items, each with
+ * a "label"), their series read from the database at dbpath. */
+int out_compare_report(const char *dbpath, const json_t *runs, const char *dir, sim_error *err);
+
+/* ---- running with a progress line and Ctrl-C (progress.c) ------------------------------ */
+
+typedef struct sim_ctx sim_ctx;
+typedef struct out_progress {
+  bool show;             /* draw the line (callers pass: stderr is a terminal and not --quiet) */
+  simtime_ps expected;   /* simulated end the run expects (0: unknown) */
+  double started;        /* wall clock at the start, monotonic seconds */
+} out_progress;
+/* Run the simulation to the end like ev_run(sim, SIM_TIME_MAX), in slices
+ * of simulated time so that it can draw the progress line (simulated time,
+ * percent of expected, events/s, ETA) about 5 times a second, and stop
+ * cleanly on SIGINT/SIGTERM: the handler only sets a flag; the run stops
+ * after the current slice. A second Ctrl-C kills as usual. Returns SIM_OK
+ * when the queue ran empty, SIM_EINTR when stopped. Slicing never changes
+ * results: events run in the same order. */
+int out_progress_run(sim_ctx *sim, out_progress *p);
+double out_wall_now(void);
+
 #ifdef __cplusplus
 }
 #endif

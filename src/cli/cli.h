@@ -8,7 +8,7 @@
 #include "fabsim/topo.h"
 
 /* Exit codes: the contract scripts rely on. */
-enum { CLI_OK = 0, CLI_FAILED = 1, CLI_BAD_INPUT = 2 };
+enum { CLI_OK = 0, CLI_FAILED = 1, CLI_BAD_INPUT = 2, CLI_INTERRUPTED = 130 };
 
 typedef struct cli_args {
   const char *scenario;      /* NULL: defaults only */

@@ -3,8 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/run_output.h"
 #include "fabsim/backend.h"
 #include "fabsim/coll.h"
 #include "fabsim/out.h"
@@ -171,7 +173,10 @@ static void print_summary(const cfg_scenario *cfg, const topo *t, const run_resu
   }
   printf("sim          %s events, %s transfers, wall %.3f s\n", out_fmt_count(a, sizeof a, r->events),
          out_fmt_count(b, sizeof b, r->net.transfers), r->wall_s);
-  if (written) printf("written      %s/summary.json, %s/scenario.yaml\n", written, written);
+  if (written)
+    printf("written      %s/: summary.json, scenario.yaml, timeseries.csv, events.csv%s%s\n", written,
+           cfg->output.report ? ", report.html" : "",
+           strcmp(cfg->output.database, "none") ? ", results.sqlite" : "");
 }
 
 int cli_cmd_run(int argc, char **argv) {
@@ -184,6 +189,8 @@ int cli_cmd_run(int argc, char **argv) {
   uint32_t *ranks = NULL;
   run_result r;
   memset(&r, 0, sizeof r);
+  cli_run_output ro = {0};
+  bool complete = true;
   sim_error err = {0};
   int rc = cli_parse(&a, argc, argv, "jq", run_help);
   if (rc != CLI_OK) goto out;
@@ -252,8 +259,15 @@ int cli_cmd_run(int argc, char **argv) {
       r.pair_latency_s = sim_ps_to_s(topo_path_latency(t, &p));
     }
   }
+  if (cli_run_output_begin(&ro, &be, &cfg, doc, t, &r.plan, &err) != SIM_OK) {
+    cli_error(err.msg);
+    rc = err.code == SIM_ECONFIG ? CLI_BAD_INPUT : CLI_FAILED;
+    goto done;
+  }
   coll_exec_start(&r.exec, be, &r.plan, NULL, NULL);
-  ev_run(sim, SIM_TIME_MAX);
+  out_progress prog = {.show = !a.quiet && isatty(STDERR_FILENO), .expected = ro.expected, .started = t0};
+  complete = out_progress_run(sim, &prog) == SIM_OK; /* Ctrl-C: stop, finish the outputs */
+  if (!r.exec.finished) r.exec.end = sim_now(sim);
   coll_result_of(&r.exec, &r.res);
   be->ops->stats(be, &r.net);
   r.events = sim_events(sim);
@@ -264,7 +278,8 @@ int cli_cmd_run(int argc, char **argv) {
   char *dump = cfg_dump(&cfg);
   char path[4096];
   snprintf(path, sizeof path, "%s/scenario.yaml", cfg.output.dir);
-  if (out_write_json(summary, cfg.output.dir, "summary.json", &err) != SIM_OK ||
+  if (cli_run_output_end(&ro, sim, &r.exec, summary, &cfg, dump, complete, &err) != SIM_OK ||
+      out_write_json(summary, cfg.output.dir, "summary.json", &err) != SIM_OK ||
       sim_write_file_atomic(path, dump, strlen(dump), &err) != SIM_OK) {
     cli_error(err.msg);
     rc = CLI_FAILED;
@@ -275,12 +290,18 @@ int cli_cmd_run(int argc, char **argv) {
   } else if (!a.quiet) {
     print_summary(&cfg, t, &r, cfg.output.dir);
   }
+  if (!complete && rc == CLI_OK) {
+    fprintf(stderr, "fabsim: stopped at %.6g s of simulated time; the files in %s are whole and "
+                    "marked \"complete\": false\n", r.sim_time_s, cfg.output.dir);
+    rc = CLI_INTERRUPTED;
+  }
   sim_free(dump);
   json_decref(summary);
 done:
   coll_plan_free(&r.plan);
   sim_free(ranks);
   be_destroy(be);
+  cli_run_output_free(&ro);
   sim_destroy(sim);
   if (t) topo_free(t);
   if (doc) cfg_free(&cfg, doc);

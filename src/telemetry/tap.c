@@ -74,6 +74,7 @@ typedef struct tap_phase {
   simtime_ps start, end; /* end: SIM_TIME_MAX while running */
   size_t first, count;   /* entries */
   size_t gfirst, gcount; /* GPUs */
+  void *pending;         /* its tap_done while running (freed at destroy if never done) */
 } tap_phase;
 
 enum { TAP_MAX_EVENTS = 64 };
@@ -107,6 +108,7 @@ static void tap_phase_done(sim_ctx *sim, void *obj) {
   be_done_fn done = d->done;
   void *ctx = d->ctx;
   d->tap->ph[d->idx].end = sim_now(sim);
+  d->tap->ph[d->idx].pending = NULL;
   sim_free(d);
   if (done) done(sim, ctx);
 }
@@ -191,6 +193,7 @@ static void tap_submit(be_backend *b, const be_xfer *x, size_t n, uint64_t repea
   p->gcount = tap->ngpus - p->gfirst;
   tap_done *d = sim_malloc(sizeof *d);
   *d = (tap_done){.tap = tap, .idx = idx, .done = done, .ctx = ctx};
+  p->pending = d;
   be_submit_phase(tap->inner, x, n, repeat, tap_phase_done, d);
 }
 
@@ -202,6 +205,7 @@ static void tap_stats(const be_backend *b, be_stats *out) {
 static void tap_destroy(be_backend *b) {
   tel_tap *tap = (tel_tap *)b;
   be_destroy(tap->inner);
+  for (size_t i = 0; i < tap->nph; i++) sim_free(tap->ph[i].pending);
   sim_free(tap->ph);
   sim_free(tap->ent);
   sim_free(tap->gpus);

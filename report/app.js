@@ -1,0 +1,414 @@
+/* fabsim report page: reads the JSON block #fabsim-data and draws it with
+ * Chart.js. Every chart is registered in window.fabsimCharts so that the
+ * headless-browser test can check that each one rendered with data;
+ * window.fabsimReady turns true when the page is complete. */
+(function () {
+  'use strict';
+  var data = JSON.parse(document.getElementById('fabsim-data').textContent);
+  var main = document.getElementById('main');
+  var charts = [];
+  window.fabsimCharts = charts;
+  var palette = ['#0969da', '#cf222e', '#1a7f37', '#9a6700', '#8250df', '#bf3989', '#1b7c83', '#57606a'];
+
+  Chart.defaults.animation = false;
+  Chart.defaults.responsive = true;
+  Chart.defaults.maintainAspectRatio = false;
+  Chart.defaults.font.size = 12;
+
+  function el(tag, attrs, text) {
+    var e = document.createElement(tag);
+    if (attrs) Object.keys(attrs).forEach(function (k) { e.setAttribute(k, attrs[k]); });
+    if (text !== undefined && text !== null) e.textContent = text;
+    return e;
+  }
+  function section(title, parent) {
+    var s = el('section');
+    s.appendChild(el('h2', null, title));
+    (parent || main).appendChild(s);
+    return s;
+  }
+  function note(parent, text) { parent.appendChild(el('p', { 'class': 'note' }, text)); }
+  function fmtSeconds(s) {
+    if (s === null || s === undefined || isNaN(s)) return '-';
+    var a = Math.abs(s);
+    if (a === 0) return '0 s';
+    function p(x) { return String(parseFloat(x.toPrecision(4))); }
+    if (a < 1e-6) return p(s * 1e9) + ' ns';
+    if (a < 1e-3) return p(s * 1e6) + ' us';
+    if (a < 1) return p(s * 1e3) + ' ms';
+    if (a < 3600) return p(s) + ' s';
+    return p(s / 3600) + ' h';
+  }
+  function fmtNum(v, unit) {
+    if (v === null || v === undefined) return '-';
+    if (unit === 's') return fmtSeconds(v);
+    if (unit === 'USD') {
+      if (v >= 1e9) return '$' + (v / 1e9).toFixed(2) + 'B';
+      if (v >= 1e6) return '$' + (v / 1e6).toFixed(2) + 'M';
+      if (v >= 1e3) return '$' + (v / 1e3).toFixed(1) + 'K';
+      return '$' + v.toFixed(0);
+    }
+    if (unit === 'B') {
+      var bu = ['B', 'KiB', 'MiB', 'GiB', 'TiB'], j = 0;
+      while (v >= 1024 && j < bu.length - 1) { v /= 1024; j++; }
+      return (j ? v.toFixed(2) : String(v)) + ' ' + bu[j];
+    }
+    if (unit === 'b/s') {
+      var u = ['b/s', 'Kb/s', 'Mb/s', 'Gb/s', 'Tb/s', 'Pb/s'], i = 0;
+      while (Math.abs(v) >= 1000 && i < u.length - 1) { v /= 1000; i++; }
+      return v.toPrecision(4) + ' ' + u[i];
+    }
+    var t = Number.isInteger(v) && Math.abs(v) < 1e15 ? v.toLocaleString('en-US')
+          : Math.abs(v) >= 1e6 || (Math.abs(v) < 1e-3 && v !== 0) ? v.toExponential(3)
+          : String(parseFloat(v.toPrecision(5)));
+    return unit ? t + ' ' + unit : t;
+  }
+  function table(parent, header, rows, numeric) {
+    var t = el('table'), tr = el('tr');
+    header.forEach(function (h, i) { tr.appendChild(el('th', numeric && numeric[i] ? { 'class': 'num' } : null, h)); });
+    t.appendChild(tr);
+    rows.forEach(function (r) {
+      var row = el('tr');
+      r.forEach(function (c, i) {
+        var td = el('td', numeric && numeric[i] ? { 'class': 'num' } : null);
+        if (c instanceof Node) td.appendChild(c); else td.textContent = c;
+        row.appendChild(td);
+      });
+      t.appendChild(row);
+    });
+    parent.appendChild(t);
+    return t;
+  }
+  /* A chart in a card; `config` is a Chart.js configuration. */
+  function chart(parent, id, title, config, caption) {
+    var card = el('div', { 'class': 'card', id: 'card-' + id });
+    card.appendChild(el('h3', null, title));
+    var box = el('div', { 'class': 'chart' });
+    var canvas = el('canvas', { id: 'chart-' + id, 'aria-label': title, role: 'img' });
+    box.appendChild(canvas);
+    card.appendChild(box);
+    if (caption) card.appendChild(el('p', { 'class': 'note' }, caption));
+    parent.appendChild(card);
+    config.options = config.options || {};
+    config.options.plugins = config.options.plugins || {};
+    config.options.plugins.legend = config.options.plugins.legend || { position: 'bottom' };
+    var c = new Chart(canvas, config);
+    charts.push({ id: id, title: title, chart: c });
+    return c;
+  }
+  function timeAxis(title) {
+    return { type: 'linear', title: { display: true, text: title || 'simulated time' },
+             ticks: { callback: function (v) { return fmtSeconds(v); }, maxTicksLimit: 8 } };
+  }
+  function lineDataset(label, xs, ys, i, extra) {
+    var d = { label: label, data: xs.map(function (x, k) { return { x: x, y: ys[k] }; }),
+              borderColor: palette[i % palette.length], backgroundColor: palette[i % palette.length],
+              pointRadius: 0, borderWidth: 1.5, stepped: 'before', fill: false };
+    if (extra) Object.keys(extra).forEach(function (k) { d[k] = extra[k]; });
+    return d;
+  }
+
+  /* ---- one run ---------------------------------------------------------------------- */
+
+  function col(metric, entity) {
+    var cols = (data.series && data.series.cols) || [];
+    for (var i = 0; i < cols.length; i++)
+      if (cols[i].metric === metric && cols[i].entity === (entity || '')) return cols[i].values;
+    return null;
+  }
+  function observed(what) {
+    var o = (data.telemetry && data.telemetry.observed) || [];
+    return o.indexOf(what) >= 0;
+  }
+  /* Each sample is plotted at the end of its interval, as a step. */
+  function times() {
+    var s = data.series || { t: [], len: [] };
+    return s.t.map(function (t, i) { return t + s.len[i]; });
+  }
+
+  function runHeader() {
+    var s = data.summary, sc = s.scenario || {};
+    var sub = (sc.file || 'defaults only') + (sc.overrides && sc.overrides.length ? ' ' + sc.overrides.map(function (o) { return '--set ' + o; }).join(' ') : '') +
+      ' \u00b7 ' + s.fidelity + ' fidelity \u00b7 seed ' + sc.seed + ' \u00b7 fabsim ' + s.fabsim_version;
+    document.getElementById('subtitle').textContent = sub;
+    if (s.complete === false) {
+      var w = section('Incomplete run');
+      w.appendChild(el('p', { 'class': 'warn' }, 'This run was stopped before the end (Ctrl-C): every figure covers the simulated time reached, ' + fmtSeconds(s.sim && s.sim.sim_time_s) + '.'));
+    }
+  }
+
+  function figures(parent, headline) {
+    var f = el('div', { 'class': 'figures' });
+    headline.forEach(function (h) {
+      var d = el('div', { 'class': 'figure' });
+      d.appendChild(el('div', { 'class': 'v' }, fmtNum(h.value, h.unit)));
+      d.appendChild(el('div', { 'class': 'l' }, h.label));
+      f.appendChild(d);
+    });
+    parent.appendChild(f);
+  }
+
+  function summarySection() {
+    var s = data.summary, sec = section('Summary');
+    figures(sec, data.headline || []);
+    var rows = [];
+    (s.collectives || []).forEach(function (c) {
+      rows.push(['collective', c.op + ' (' + c.algorithm + '), ' + fmtNum(c.bytes, 'B') + ' over ' + c.ranks + ' ranks, ' + c.channels + ' channels']);
+    });
+    if (s.traffic) rows.push(['traffic', s.traffic.pattern + ', ' + s.traffic.flows + ' flows of ' + fmtNum(s.traffic.bytes_per_flow, 'B')]);
+    var n = s.network || {};
+    Object.keys(n).forEach(function (k) {
+      if (k === 'fct_us') return;
+      rows.push(['network.' + k, n[k] === null ? 'not observed at this fidelity' : fmtNum(n[k])]);
+    });
+    if (s.sim) rows.push(['simulated', fmtSeconds(s.sim.sim_time_s) + ', ' + fmtNum(s.sim.events) + ' events']);
+    table(sec, ['', ''], rows);
+  }
+
+  function inventorySection() {
+    var t = data.summary.topology || {}, sec = section('Topology and inventory');
+    var rows = [];
+    Object.keys(t).forEach(function (k) {
+      var v = t[k];
+      if (v !== null && typeof v === 'object') v = Object.keys(v).map(function (q) { return q + ' ' + fmtNum(v[q]); }).join(', ');
+      else if (k.indexOf('usd') >= 0) v = fmtNum(v, 'USD');
+      else if (k.indexOf('_bps') >= 0) v = fmtNum(v, 'b/s');
+      else if (typeof v === 'number') v = fmtNum(v);
+      rows.push([k.replace(/_/g, ' '), String(v)]);
+    });
+    table(sec, ['', ''], rows);
+  }
+
+  function timeSeriesSection() {
+    var sec = section('Over time');
+    var ts = times(), grid = el('div', { 'class': 'grid' });
+    sec.appendChild(grid);
+    var interval = data.telemetry && data.telemetry.interval_s;
+    if (interval) note(sec, 'One sample per ' + fmtSeconds(interval) + ' of simulated time' +
+      (data.series.merged > 1 ? '; each point here merges ' + data.series.merged + ' samples (maxima kept for peaks; timeseries.csv has them all)' : '') +
+      (data.telemetry.truncated ? ' (sampling stopped at its row limit: raise output.sample_interval)' : '') + '.');
+    if (observed('nic')) {
+      var ds = [lineDataset('busiest NIC', ts, col('nic_tx_gbps_max'), 1),
+                lineDataset('p99 across NICs', ts, col('nic_tx_gbps_p99'), 0),
+                lineDataset('median NIC', ts, col('nic_tx_gbps_p50'), 2)];
+      chart(grid, 'nic', 'NIC throughput (transmit, per NIC)', { type: 'line', data: { datasets: ds },
+        options: { scales: { x: timeAxis(), y: { title: { display: true, text: 'Gb/s' }, beginAtZero: true } } } },
+        'Quiet NICs during compute and line rate during synchronization show as the burst pattern.');
+      chart(grid, 'nic-total', 'Aggregate NIC throughput', { type: 'line', data: { datasets: [
+        lineDataset('all NICs, transmit', ts, col('nic_tx_gbps_total'), 0, { fill: 'origin', backgroundColor: 'rgba(9,105,218,0.15)' }),
+        lineDataset('all NICs, receive', ts, col('nic_rx_gbps_total'), 1)] },
+        options: { scales: { x: timeAxis(), y: { title: { display: true, text: 'Gb/s' }, beginAtZero: true } } } });
+    } else {
+      note(sec, 'NIC throughput was not recorded in this run.');
+    }
+    if (observed('gpu')) {
+      var states = ['compute', 'network', 'bubble', 'checkpoint', 'down', 'idle'];
+      var gds = states.filter(function (k) { var v = col('gpu_' + k); return v && v.some(function (x) { return x > 0; }); })
+        .map(function (k, i) { return lineDataset(k, ts, col('gpu_' + k).map(function (v) { return v * 100; }), i, { fill: true }); });
+      chart(grid, 'gpu', 'What GPUs do (share of GPU-time)', { type: 'line', data: { datasets: gds },
+        options: { scales: { x: timeAxis(), y: { stacked: true, min: 0, max: 100, title: { display: true, text: '%' } } } } },
+        'network: waiting on communication with nothing to overlap; bubble: waiting on a pipeline peer.');
+    }
+    if (observed('port_util')) {
+      chart(grid, 'ports', 'Switch port utilization', { type: 'line', data: { datasets: [
+        lineDataset('busiest port', ts, col('port_util_max').map(function (v) { return v * 100; }), 1),
+        lineDataset('p99 across ports', ts, col('port_util_p99').map(function (v) { return v * 100; }), 0),
+        lineDataset('mean', ts, col('port_util_mean').map(function (v) { return v * 100; }), 2)] },
+        options: { scales: { x: timeAxis(), y: { beginAtZero: true, title: { display: true, text: '%' } } } } });
+    }
+    var fid = data.summary.fidelity;
+    if (observed('port_queue')) {
+      chart(grid, 'queue', 'Egress queue depth', { type: 'line', data: { datasets: [
+        lineDataset('deepest queue', ts, col('port_queue_max_bytes').map(function (v) { return v / 1024; }), 1),
+        lineDataset('p99 across ports', ts, col('port_queue_p99_bytes').map(function (v) { return v / 1024; }), 0)] },
+        options: { scales: { x: timeAxis(), y: { beginAtZero: true, title: { display: true, text: 'KiB' } } } } });
+    } else {
+      note(sec, 'Queue depth: not observed by the ' + fid + ' fidelity (it has no queues); run with simulation.fidelity=packet to see it.');
+    }
+    if (observed('port_pfc')) {
+      chart(grid, 'pfc', 'PFC pause', { type: 'line', data: { datasets: [
+        lineDataset('paused port-time per interval', ts, col('pfc_paused_s'), 1),
+        lineDataset('ports paused', ts, col('pfc_paused_ports'), 0, { yAxisID: 'y2' })] },
+        options: { scales: { x: timeAxis(), y: { beginAtZero: true, title: { display: true, text: 's' } },
+          y2: { position: 'right', beginAtZero: true, grid: { drawOnChartArea: false }, title: { display: true, text: 'ports' } } } } });
+    } else {
+      note(sec, 'PFC pause: not observed by the ' + fid + ' fidelity' + (fid === 'packet' ? ' in this run (no pause frames: InfiniBand, or a lossy fabric)' : '') + '.');
+    }
+    var watched = {};
+    ((data.series && data.series.cols) || []).forEach(function (c) {
+      if (c.entity && (c.metric === 'util')) watched[c.entity] = c.values;
+    });
+    var names = Object.keys(watched);
+    if (names.length) {
+      chart(grid, 'watched', 'Watched ports and NICs (output.ports)', { type: 'line', data: {
+        datasets: names.map(function (n, i) { return lineDataset(n, ts, watched[n].map(function (v) { return v * 100; }), i); }) },
+        options: { scales: { x: timeAxis(), y: { beginAtZero: true, title: { display: true, text: 'utilization %' } } } } });
+    }
+  }
+
+  function distributionSection() {
+    var sec = section('Flow completion times and steps'), grid = el('div', { 'class': 'grid' });
+    sec.appendChild(grid);
+    var h = data.fct_hist || [], fct = data.summary.network && data.summary.network.fct_us;
+    if (h.length) {
+      chart(grid, 'fct', 'Flow completion time distribution', { type: 'bar', data: {
+        labels: h.map(function (b) { return fmtSeconds(b.lo_us * 1e-6); }),
+        datasets: [{ label: 'transfers', data: h.map(function (b) { return b.count; }), backgroundColor: palette[0] }] },
+        options: { scales: { y: { beginAtZero: true, title: { display: true, text: 'transfers' } } } } },
+        'Buckets of a quarter octave, labelled by their lower edge.');
+    } else if (fct) {
+      var keys = ['p50', 'p99', 'p999', 'max', 'mean'];
+      chart(grid, 'fct', 'Flow completion time percentiles', { type: 'bar', data: {
+        labels: keys, datasets: [{ label: 'FCT (us)', data: keys.map(function (k) { return fct[k]; }), backgroundColor: palette[0] }] },
+        options: { scales: { y: { beginAtZero: true, title: { display: true, text: 'us' } } } } },
+        'Percentiles over every transfer, as the backend measured them.');
+    } else {
+      note(sec, 'No flow completion times in this run.');
+    }
+    var steps = data.steps || [];
+    if (steps.length) {
+      var parts = ['compute', 'network', 'bubble', 'idle', 'checkpoint', 'down'];
+      chart(grid, 'steps', 'Per-step breakdown (share of GPU-time)', { type: 'bar', data: {
+        labels: steps.map(function (s) { return 'step ' + s.step; }),
+        datasets: parts.map(function (p, i) { return { label: p === 'network' ? 'exposed communication' : p,
+          data: steps.map(function (s) { return (s[p] || 0) * (s.end_s - s.begin_s); }), backgroundColor: palette[i] }; }) },
+        options: { scales: { x: { stacked: true }, y: { stacked: true, title: { display: true, text: 'seconds of step time' } } } } });
+    } else {
+      note(sec, 'Per-step breakdown: this workload has no training step (workload.kind is ' + ((data.summary.collectives && 'collective') || (data.summary.traffic && 'traffic') || 'other') + ').');
+    }
+  }
+
+  function eventsSection() {
+    var ev = data.events || [], sec = section('Events');
+    if (!ev.length) { note(sec, 'No events were logged.'); return; }
+    var kinds = [];
+    ev.forEach(function (e) { if (kinds.indexOf(e.kind) < 0) kinds.push(e.kind); });
+    chart(sec, 'events', 'Event timeline', { type: 'scatter', data: {
+      datasets: kinds.map(function (k, i) { return { label: k, backgroundColor: palette[i % palette.length], pointRadius: 5,
+        data: ev.filter(function (e) { return e.kind === k; }).map(function (e) { return { x: e.t, y: i, e: e }; }) }; }) },
+      options: { scales: { x: timeAxis(), y: { min: -1, max: kinds.length, ticks: { stepSize: 1, callback: function (v) { return Number.isInteger(v) && kinds[v] ? kinds[v] : ''; } } } },
+        plugins: { tooltip: { callbacks: { label: function (c) { var e = c.raw.e; return e.component + ': ' + e.effect; } } } } } });
+    var d = el('details');
+    d.appendChild(el('summary', null, ev.length + ' events'));
+    table(d, ['time', 'component', 'kind', 'effect', 'value'], ev.slice(0, 500).map(function (e) {
+      return [fmtSeconds(e.t), e.component, e.kind, e.effect, e.value === null ? '' : fmtNum(e.value)]; }), [1, 0, 0, 0, 1]);
+    sec.appendChild(d);
+  }
+
+  function causeSection() {
+    var s = data.summary, sec = section('Root cause');
+    if (s.root_cause) {
+      var rc = s.root_cause;
+      if (typeof rc === 'string') sec.appendChild(el('p', null, rc));
+      else table(sec, ['', ''], Object.keys(rc).map(function (k) { return [k, typeof rc[k] === 'object' ? JSON.stringify(rc[k]) : String(rc[k])]; }));
+      return;
+    }
+    var hot = data.hot_ports || [], shared = (data.events || []).filter(function (e) { return e.kind === 'shared-channel'; });
+    if (!hot.length && !shared.length) { note(sec, 'Nothing stood out: no fault was injected and no port or channel was shared.'); return; }
+    var p = el('p');
+    var text = 'No fault was injected in this run; what limited it, from the telemetry: ';
+    if (hot.length) text += 'the busiest switch port was ' + hot[0].port + ' at ' + (hot[0].util * 100).toFixed(1) + '% of its line rate over the run. ';
+    if (shared.length) {
+      var worst = shared.reduce(function (a, b) { return (b.value || 0) > (a.value || 0) ? b : a; });
+      text += 'The most shared channel was ' + worst.component + ': ' + worst.effect + ' (ECMP collisions or fan-in).';
+    }
+    p.textContent = text;
+    sec.appendChild(p);
+    if (hot.length) {
+      var grid = el('div', { 'class': 'grid' });
+      sec.appendChild(grid);
+      chart(grid, 'hot', 'Hottest switch ports (whole run)', { type: 'bar', data: {
+        labels: hot.map(function (h) { return h.port; }),
+        datasets: [{ label: 'utilization %', data: hot.map(function (h) { return h.util * 100; }), backgroundColor: palette[1] }] },
+        options: { indexAxis: 'y', scales: { x: { beginAtZero: true, max: 100 } } } });
+    }
+  }
+
+  function scenarioSection() {
+    var sec = section('Scenario (fully resolved)');
+    var d = el('details');
+    d.appendChild(el('summary', null, 'every key, as this run used it'));
+    d.appendChild(el('pre', null, data.scenario_yaml));
+    sec.appendChild(d);
+  }
+
+  /* ---- a comparison ------------------------------------------------------------------ */
+
+  function compare() {
+    var runs = data.runs || [];
+    document.getElementById('subtitle').textContent = runs.length + ' runs: ' + runs.map(function (r) { return r.label; }).join(' | ');
+    var sec = section('Headline figures');
+    var names = [], meta = {};
+    runs.forEach(function (r) { (r.headline || []).forEach(function (h) {
+      if (names.indexOf(h.name + '|' + h.label) < 0) { names.push(h.name + '|' + h.label); meta[h.name + '|' + h.label] = h; } }); });
+    var rows = names.map(function (key) {
+      var h = meta[key], base = null;
+      var cells = runs.map(function (r, i) {
+        var v = null;
+        (r.headline || []).forEach(function (x) { if (x.name + '|' + x.label === key) v = x.value; });
+        if (i === 0) base = v;
+        var s = el('span', null, fmtNum(v, h.unit));
+        if (i > 0 && v !== null && base) {
+          var pct = (v - base) / Math.abs(base) * 100;
+          var good = h.better === 'lower' ? pct < 0 : pct > 0;
+          var d = el('span', { 'class': Math.abs(pct) < 0.05 ? '' : good ? 'better' : 'worse' }, ' (' + (pct >= 0 ? '+' : '') + pct.toFixed(1) + '%)');
+          var w = el('span'); w.appendChild(s); w.appendChild(d); return w;
+        }
+        return s;
+      });
+      return [h.label].concat(cells);
+    });
+    table(sec, ['figure'].concat(runs.map(function (r) { return r.label; })), rows, [0].concat(runs.map(function () { return 1; })));
+    note(sec, 'Differences are relative to the first run; green is better, red worse.');
+    var grid = el('div', { 'class': 'grid' });
+    sec.appendChild(grid);
+    names.forEach(function (key, k) {
+      var h = meta[key];
+      var vals = runs.map(function (r) { var v = null; (r.headline || []).forEach(function (x) { if (x.name + '|' + x.label === key) v = x.value; }); return v; });
+      if (vals.every(function (v) { return v === null; })) return;
+      chart(grid, 'cmp-' + k, h.label + (h.unit ? ' (' + h.unit + ')' : '') + ', ' + h.better + ' is better', { type: 'bar', data: {
+        labels: runs.map(function (r) { return r.label; }),
+        datasets: [{ label: h.label, data: vals, backgroundColor: runs.map(function (r, i) { return palette[i % palette.length]; }) }] },
+        options: { plugins: { legend: { display: false } }, scales: { y: { beginAtZero: true } } } });
+    });
+    var series = [['nic_tx_gbps_max', 'Busiest NIC (transmit)', 'Gb/s', 1], ['nic_tx_gbps_total', 'Aggregate NIC throughput', 'Gb/s', 1],
+                  ['port_util_max', 'Busiest switch port', '%', 100], ['port_queue_max_bytes', 'Deepest egress queue', 'KiB', 1 / 1024],
+                  ['pfc_paused_s', 'PFC paused port-time', 's', 1], ['gpu_network', 'GPU-time waiting on the network', '%', 100]];
+    var sgrid = null;
+    series.forEach(function (s, k) {
+      var ds = [];
+      runs.forEach(function (r, i) {
+        var x = r.series && r.series[s[0]];
+        if (!x || !x.t.length) return;
+        var len = x.t.length > 1 ? x.t[1] - x.t[0] : 0;
+        ds.push(lineDataset(r.label, x.t.map(function (t) { return t + len; }), x.v.map(function (v) { return v * s[3]; }), i));
+      });
+      if (!ds.length) return;
+      if (!sgrid) { var sec2 = section('Over time'); sgrid = el('div', { 'class': 'grid' }); sec2.appendChild(sgrid); }
+      chart(sgrid, 'cmp-series-' + k, s[1], { type: 'line', data: { datasets: ds },
+        options: { scales: { x: timeAxis(), y: { beginAtZero: true, title: { display: true, text: s[2] } } } } });
+    });
+    var sc = section('Runs');
+    table(sc, ['label', 'run', 'scenario', 'fidelity', 'complete'], runs.map(function (r) {
+      var s = r.summary || {}, f = s.scenario || {};
+      return [r.label, String(r.run_id), (f.file || 'defaults') + ' ' + (f.overrides || []).join(' '), s.fidelity || '', s.complete === false ? 'no' : 'yes'];
+    }));
+  }
+
+  try {
+    if (data.mode === 'compare') {
+      compare();
+    } else {
+      runHeader();
+      summarySection();
+      timeSeriesSection();
+      distributionSection();
+      eventsSection();
+      causeSection();
+      inventorySection();
+      scenarioSection();
+    }
+  } finally {
+    window.fabsimReady = true;
+  }
+})();

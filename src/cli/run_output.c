@@ -1,0 +1,165 @@
+/* fabsim run: telemetry around the run and the files after it.
+ *
+ * Before the run: the sample interval (output.sample_interval, or about 500
+ * samples over the run's expected length), the watched ports and NICs
+ * (output.ports, checked against the topology, errors located at the key),
+ * and the telemetry tap around the backend. After it: the tap's replay, the
+ * workload's events, and out_write_run. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/run_output.h"
+
+/* A rough length of the plan: per phase, the busiest GPU's bytes over its
+ * path's first hop rate, plus latency; staggered phases overlap. Only for
+ * the sample interval and the progress line's percent. O(transfers). */
+static simtime_ps estimate_ps(const coll_plan *p, const topo *t, const cfg_scenario *cfg) {
+  uint32_t ngpu = topo_gpu_count(t);
+  double *busy = sim_calloc(ngpu ? ngpu : 1, sizeof *busy);
+  double total = 0, latest = 0;
+  double nic = (double)cfg->cluster.nic.bandwidth, nvl = (double)cfg->cluster.scale_up.bandwidth;
+  for (size_t i = 0; i < p->nphases; i++) {
+    const coll_phase *ph = &p->phases[i];
+    double worst = 0;
+    for (size_t k = 0; k < ph->n; k++) {
+      const be_xfer *x = &ph->x[k];
+      bool local = topo_gpu_node(t, x->src_gpu) == topo_gpu_node(t, x->dst_gpu);
+      double s = (busy[x->src_gpu] += (double)x->bytes * 8 / (local ? nvl : nic));
+      if (s > worst) worst = s;
+    }
+    for (size_t k = 0; k < ph->n; k++) busy[ph->x[k].src_gpu] = 0;
+    double phase = (worst + 5e-6) * (double)ph->repeat;
+    if (p->stagger) {
+      double end = (double)i * sim_ps_to_s(p->stagger) + phase;
+      if (end > latest) latest = end;
+    } else {
+      total += phase;
+    }
+  }
+  sim_free(busy);
+  double s = p->stagger ? latest : total;
+  return s > 1e6 ? SIM_PS_PER_S * 1000000 : (simtime_ps)(s * 1e12);
+}
+
+/* expected / 500, rounded down to 1, 2 or 5 x 10^k ps, at least 1 ns. */
+static simtime_ps auto_interval(simtime_ps expected) {
+  simtime_ps want = expected / 500, step = SIM_PS_PER_NS;
+  if (want <= SIM_PS_PER_NS) return SIM_PS_PER_NS;
+  while (step <= want / 10) step *= 10;
+  if (5 * step <= want) return 5 * step;
+  if (2 * step <= want) return 2 * step;
+  return step;
+}
+
+static const char *port_name_cb(void *ctx, uint32_t port, char *buf, size_t n) {
+  cli_run_output *o = ctx;
+  return tel_port_name(o->topo, &o->ports, port, buf, n);
+}
+
+static const char *nic_name_cb(void *ctx, uint32_t nic, char *buf, size_t n) {
+  (void)ctx;
+  snprintf(buf, n, "nic%u", nic);
+  return buf;
+}
+
+/* output.ports: "none" or comma-separated port and NIC names. */
+static int parse_watch(cli_run_output *o, const cfg_scenario *cfg, const cfg_doc *doc,
+                       sim_error *err) {
+  const char *s = cfg->output.ports;
+  if (!strcmp(s, "none")) return SIM_OK;
+  size_t n = strlen(s);
+  o->watch_ports = sim_malloc((n + 1) * sizeof *o->watch_ports);
+  o->watch_nics = sim_malloc((n + 1) * sizeof *o->watch_nics);
+  char item[128];
+  for (const char *p = s; *p;) {
+    size_t len = strcspn(p, ",");
+    const char *q = p;
+    while (len && (*q == ' ')) q++, len--;
+    while (len && q[len - 1] == ' ') len--;
+    if (len == 0 || len >= sizeof item)
+      return cfg_fail_at(doc, "output.ports", err,
+                         "'%s' has an empty or overlong entry; allowed: none, or names such as "
+                         "leaf0-spine0,nic3 separated by commas", s);
+    memcpy(item, q, len);
+    item[len] = '\0';
+    uint32_t id, v;
+    if (tel_port_find(o->topo, &o->ports, item, &id) == SIM_OK) {
+      o->watch_ports[o->nwatch_ports++] = id;
+    } else if (topo_find_vertex(o->topo, item, &v) == SIM_OK && topo_vertex_at(o->topo, v)->kind == TOPO_NIC) {
+      o->watch_nics[o->nwatch_nics++] = topo_vertex_at(o->topo, v)->index;
+    } else {
+      uint32_t p0 = o->ports.nports ? 0 : UINT32_MAX;
+      char example[96] = "leaf0-spine0";
+      if (p0 != UINT32_MAX) tel_port_name(o->topo, &o->ports, p0, example, sizeof example);
+      return cfg_fail_at(doc, "output.ports", err,
+                         "'%s' is neither a switch port nor a NIC of this topology; a port is "
+                         "SWITCH-PEER (e.g. %s: the port of the first toward the second), a NIC "
+                         "nicN; `fabsim topo --dot -` lists the names", item, example);
+    }
+    p += strcspn(p, ",");
+    if (*p == ',') p++;
+  }
+  return SIM_OK;
+}
+
+int cli_run_output_begin(cli_run_output *o, be_backend **be, const cfg_scenario *cfg,
+                         const cfg_doc *doc, const topo *t, const coll_plan *plan, sim_error *err) {
+  memset(o, 0, sizeof *o);
+  o->topo = t;
+  time_t now = time(NULL);
+  struct tm tm;
+  gmtime_r(&now, &tm);
+  strftime(o->started_at, sizeof o->started_at, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  tel_portmap_build(&o->ports, t);
+  int rc = parse_watch(o, cfg, doc, err);
+  if (rc != SIM_OK) return rc;
+  o->expected = estimate_ps(plan, t, cfg);
+  simtime_ps interval = cfg->output.sample_interval ? cfg->output.sample_interval : auto_interval(o->expected);
+  tel_config tc = {.interval = interval, .gpus = topo_gpu_count(t), .nics = topo_nic_count(t),
+                   .ports = o->ports.nports, .nic_bps = cfg->cluster.nic.bandwidth,
+                   .port_bps = o->ports.bps, .watch_ports = o->watch_ports,
+                   .nwatch_ports = o->nwatch_ports, .watch_nics = o->watch_nics,
+                   .nwatch_nics = o->nwatch_nics, .max_rows = 100000};
+  if ((rc = tel_create(&o->tel, &tc, err)) != SIM_OK) return rc;
+  *be = tel_tap_wrap(*be, o->tel, &o->tap);
+  return SIM_OK;
+}
+
+int cli_run_output_end(cli_run_output *o, sim_ctx *sim, const coll_exec *exec, json_t *summary,
+                       const cfg_scenario *cfg, const char *scenario_yaml, bool complete,
+                       sim_error *err) {
+  simtime_ps end = sim_now(sim);
+  char what[160];
+  if (cfg->workload.kind == CFG_WORKLOAD_COLLECTIVE)
+    snprintf(what, sizeof what, "%s of %llu bytes over %u ranks",
+             cfg_coll_op_name(exec->plan->op), (unsigned long long)exec->plan->bytes, exec->plan->nranks);
+  else
+    snprintf(what, sizeof what, "%s traffic, %llu flows",
+             cfg_traffic_pattern_name(cfg->workload.traffic.pattern),
+             (unsigned long long)coll_plan_flows(exec->plan));
+  tel_event(o->tel, exec->start, "job", "workload-start", what, NAN);
+  if (exec->finished)
+    tel_event(o->tel, exec->end, "job", "workload-end", "finished", sim_ps_to_s(exec->end - exec->start));
+  else
+    tel_event(o->tel, end, "job", "stopped", "stopped before the end (Ctrl-C); figures cover the time reached",
+              sim_ps_to_s(end));
+  tel_tap_replay(o->tap, o->tel, &o->ports, TEL_TAP_GPUS);
+  tel_finish(o->tel, end);
+  out_run r = {.summary = summary, .scenario_yaml = scenario_yaml, .tel = o->tel,
+               .names = {.ctx = o, .port = port_name_cb, .nic = nic_name_cb},
+               .complete = complete, .dir = cfg->output.dir, .database = cfg->output.database,
+               .report = cfg->output.report, .openmetrics = cfg->output.openmetrics,
+               .top_ports = cfg->output.top_ports, .started_at = o->started_at};
+  return out_write_run(&r, err);
+}
+
+void cli_run_output_free(cli_run_output *o) {
+  tel_destroy(o->tel);
+  tel_portmap_free(&o->ports);
+  sim_free(o->watch_ports);
+  sim_free(o->watch_nics);
+  memset(o, 0, sizeof *o);
+}

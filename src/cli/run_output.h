@@ -1,0 +1,32 @@
+/* fabsim run: telemetry around the run and the files after it (run_output.c). */
+#ifndef FABSIM_CLI_RUN_OUTPUT_H
+#define FABSIM_CLI_RUN_OUTPUT_H
+
+#include "cli/cli.h"
+#include "fabsim/coll.h"
+#include "fabsim/out.h"
+#include "fabsim/tel_tap.h"
+
+typedef struct cli_run_output {
+  const topo *topo;
+  tel *tel;
+  tel_tap *tap;
+  tel_portmap ports;
+  uint32_t *watch_ports, *watch_nics;
+  uint32_t nwatch_ports, nwatch_nics;
+  simtime_ps expected;   /* rough length of the run: progress percent, auto interval */
+  char started_at[32];   /* wall clock, UTC */
+} cli_run_output;
+
+/* Set up telemetry for a run of `plan` and wrap *be with the tap. Bad
+ * output.ports names are SIM_ECONFIG located at the key. */
+int cli_run_output_begin(cli_run_output *o, be_backend **be, const cfg_scenario *cfg,
+                         const cfg_doc *doc, const topo *t, const coll_plan *plan, sim_error *err);
+/* After the run (complete or stopped): finish telemetry and write every
+ * output file but summary.json and scenario.yaml (out_write_run). */
+int cli_run_output_end(cli_run_output *o, sim_ctx *sim, const coll_exec *exec, json_t *summary,
+                       const cfg_scenario *cfg, const char *scenario_yaml, bool complete,
+                       sim_error *err);
+void cli_run_output_free(cli_run_output *o);
+
+#endif

@@ -1,0 +1,91 @@
+/* Internals shared by the files of the output module (out__ prefix).
+ *
+ *   series.c       telemetry rows -> named columns, shared by every writer
+ *   csv.c          timeseries.csv, events.csv
+ *   db.c           results.sqlite: schema, one transaction per run, reading
+ *   openmetrics.c  metrics.txt
+ *   report.c       report.html (run and comparison), with the embedded assets
+ *   run.c          out_write_run: all of the above for one run
+ *   progress.c     the progress line and Ctrl-C
+ */
+#ifndef FABSIM_OUT_INTERNAL_H
+#define FABSIM_OUT_INTERNAL_H
+
+#include <sqlite3.h>
+
+#include "fabsim/out.h"
+#include "fabsim/telemetry.h"
+
+/* ---- text builder ------------------------------------------------------------ */
+
+typedef struct out__buf {
+  char *p;
+  size_t len, cap;
+} out__buf;
+void out__puts(out__buf *b, const char *s);
+void out__putn(out__buf *b, const char *s, size_t n);
+void out__printf(out__buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A double as the shortest round-trip text (6 to 17 significant digits), "" for NAN. */
+void out__num(out__buf *b, double v);
+/* A CSV field, quoted when it holds a comma, quote or newline. */
+void out__csv_field(out__buf *b, const char *s);
+void out__buf_free(out__buf *b);
+/* Write b atomically to dir/name. */
+int out__write(const out__buf *b, const char *dir, const char *name, sim_error *err);
+
+/* ---- columns of the time series ------------------------------------------------ */
+
+/* One column: a metric, for all entities (entity "") or one watched entity. */
+typedef struct out__col {
+  char metric[40];
+  char entity[72];
+  char unit[12];
+} out__col;
+
+typedef struct out__series {
+  size_t rows, ncols;
+  out__col *cols;
+  double *t;      /* rows: start of each row, seconds */
+  double *len;    /* rows: length of each row, seconds */
+  double *v;      /* rows x ncols, row-major */
+} out__series;
+
+/* Columns only for groups the telemetry observed, in a fixed order. */
+void out__series_build(out__series *s, const tel *t, const out_names *names);
+void out__series_free(out__series *s);
+/* "metric" or "entity:metric" (the CSV header and report key). */
+void out__col_name(const out__col *c, char *buf, size_t n);
+
+/* ---- writers ---------------------------------------------------------------------- */
+
+void out__timeseries_csv(out__buf *b, const out__series *s);
+void out__events_csv(out__buf *b, const tel *t);
+void out__openmetrics(out__buf *b, const json_t *summary, const tel *t);
+
+/* Numeric leaves of a JSON object as "a.b.0.c" -> value, in document order. */
+typedef void (*out__leaf_fn)(void *ctx, const char *name, double v);
+void out__json_leaves(const json_t *j, out__leaf_fn fn, void *ctx);
+
+/* The report's data object for one run (summary, scenario, series, events,
+ * hot ports, FCT histogram, steps). */
+json_t *out__report_data(const json_t *summary, const char *scenario_yaml, const tel *t,
+                         const out__series *s, const out_names *names, uint32_t top_ports);
+/* report.html around a data object: {"mode": "run"|"compare", ...}. */
+int out__report_write(const json_t *data, const char *dir, const char *title, sim_error *err);
+
+/* ---- database -------------------------------------------------------------------- */
+
+typedef struct out__db_run {
+  const json_t *summary;
+  const char *scenario_yaml;
+  const char *started_at;
+  const char *dir;
+  const char *sweep, *point; /* NULL when not in a sweep */
+  bool complete;
+} out__db_run;
+/* Append one run (runs, metrics, timeseries, events, hot ports) in one
+ * transaction; *run_id gets its id. */
+int out__db_append(const char *path, const out__db_run *r, const out__series *s, const tel *t,
+                   const out_names *names, uint32_t top_ports, int64_t *run_id, sim_error *err);
+
+#endif

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# report.html, timeseries.csv, events.csv, metrics.txt: what a run leaves in
+# output.dir. The report is opened in headless Chromium (check_report.mjs):
+# no console error, no network request, every chart rendered with data.
+. "$(dirname "$0")/lib.sh"
+
+if [ ! -x /usr/bin/chromium ] || [ ! -d "$SRC/report/node_modules/playwright-core" ]; then
+  fail "needs /usr/bin/chromium and report/node_modules (run make deps)"; finish; exit
+fi
+reports=()
+
+# --- a 1,024-GPU ring AllReduce on the analytic fidelity
+expect_exit 0 "$FABSIM" run "$SRC/examples/default.yaml" --set output.dir=a --quiet
+for f in summary.json scenario.yaml timeseries.csv events.csv report.html results.sqlite; do
+  [ -s "a/$f" ] && pass || fail "a/$f not written"
+done
+[ ! -e a/metrics.txt ] && pass || fail "metrics.txt written without output.openmetrics"
+expect_json a/summary.json '.complete == true and (.files | index("report.html")) != null'
+expect_json a/summary.json '.telemetry.samples > 100 and .telemetry.samples <= 1000 and .telemetry.truncated == false'
+# every NIC carries one ring's node-crossing hop: per-NIC throughput x time = bytes it sent
+expect_json a/summary.json '(.telemetry.nic_tx_bytes - .telemetry.nic_rx_bytes | fabs) < 1e-6 * .telemetry.nic_tx_bytes'
+expect_json a/summary.json '.telemetry.gpu_time_share.network > 0.99'
+head -1 a/timeseries.csv | grep -q '^time_s,interval_s,gpu_idle,.*,nic_tx_gbps_total,.*,port_util_max$' \
+  && pass || fail "timeseries.csv header: $(head -1 a/timeseries.csv)"
+# the NIC series integrates to the bytes the NICs moved
+awk -F, 'NR==1{for(i=1;i<=NF;i++) c[$i]=i; next} {s += $c["nic_tx_gbps_total"] * $c["interval_s"]} END {printf "%.17g\n", s * 1e9 / 8}' \
+  a/timeseries.csv > integ
+expect_json a/summary.json "((.telemetry.nic_tx_bytes - $(cat integ)) | fabs) < 1e-6 * .telemetry.nic_tx_bytes"
+grep -q '^0,job,workload-start,allreduce of 1073741824 bytes over 1024 ranks,$' a/events.csv && pass \
+  || fail "events.csv lacks the workload start: $(head -3 a/events.csv)"
+grep -q ',shared-channel,' a/events.csv && pass || fail "no ECMP sharing event in a 1,024-GPU ring"
+# self-contained: no external script, style, font or image
+if grep -qiE '<script[^>]+src=|<link[^>]+href=|url\(http|@import' a/report.html; then fail "report loads something"; else pass; fi
+reports+=("a/report.html:nic,nic-total,gpu,ports,fct,events,hot")
+
+# --- deterministic: the same run gives the same bytes (report included)
+mv a a1
+expect_exit 0 "$FABSIM" run "$SRC/examples/default.yaml" --set output.dir=a --quiet
+for f in timeseries.csv events.csv report.html scenario.yaml; do
+  cmp -s "a/$f" "a1/$f" && pass || fail "$f differs between two identical runs"
+done
+cmp -s <(grep -v wall_s a/summary.json) <(grep -v wall_s a1/summary.json) && pass || fail "summary.json differs"
+
+# --- the flow fidelity, an incast, watched ports and NICs, OpenMetrics
+expect_exit 0 "$FABSIM" run --set cluster.nodes=8 --set workload.kind=traffic \
+  --set workload.traffic.pattern=incast --set workload.traffic.senders=6 --set simulation.fidelity=flow \
+  --set output.ports=leaf0-nic0,nic0,leaf1-spine0 --set output.openmetrics=true \
+  --set output.sample_interval=1us --set output.dir=b --quiet
+head -1 b/timeseries.csv | grep -q 'leaf0-nic0:gbps,leaf0-nic0:util,leaf1-spine0:gbps,leaf1-spine0:util,nic0:tx_gbps,nic0:rx_gbps,nic0:util$' && pass \
+  || fail "watched columns: $(head -1 b/timeseries.csv)"
+expect_json b/summary.json '.telemetry.interval_s == 1e-06'
+# the incast's last hop runs at line rate while the senders are active
+awk -F, 'NR==1{for(i=1;i<=NF;i++) c[$i]=i; next} {if ($c["leaf0-nic0:util"] > m) m = $c["leaf0-nic0:util"]} END {exit !(m > 0.99 && m < 1.0001)}' \
+  b/timeseries.csv && pass || fail "leaf0-nic0 never reached line rate"
+grep -q '^# EOF$' b/metrics.txt && pass || fail "metrics.txt does not end with # EOF"
+grep -q '^fabsim_traffic_time_s{scenario="",seed="1"} ' b/metrics.txt && pass || fail "metrics.txt lacks the traffic time"
+grep -q '^fabsim_nic_tx_bytes_total{' b/metrics.txt && pass || fail "metrics.txt lacks NIC counters"
+reports+=("b/report.html:nic,gpu,ports,fct,watched,hot")
+
+# --- output.report=false; a bad output.ports is a located input error
+expect_exit 0 "$FABSIM" run --set cluster.nodes=2 --set output.report=false --set output.dir=c --quiet
+[ ! -e c/report.html ] && pass || fail "report.html written with output.report=false"
+expect_exit 2 "$FABSIM" run --set cluster.nodes=2 --set output.ports=leaf0-leaf1 --set output.dir=d
+expect_err "--set:2:14: output.ports:"; expect_err "output.ports: 'leaf0-leaf1' is neither a switch port nor a NIC"
+printf 'output:\n  ports: "nic0, nic99"\n' > ports.yaml
+expect_exit 2 "$FABSIM" run ports.yaml --set cluster.nodes=2 --set output.dir=d
+expect_err "ports.yaml:2:10: output.ports: 'nic99'"
+
+# --- the browser
+node "$SRC/tests/cli/check_report.mjs" "$SRC" "${reports[@]}" > browser.log 2>&1 && pass \
+  || fail "report check in Chromium: $(cat browser.log)"
+cat browser.log
+finish

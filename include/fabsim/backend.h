@@ -8,7 +8,7 @@
  * decides how the bytes move:
  *   analytic: alpha-beta on the routed paths, link sharing by counting;
  *   flow:     fluid max-min fair rates on the routed paths;
- *   packet:   every packet through queues (not built yet).
+ *   packet:   every packet through queues, flow control and congestion control.
  *
  * Ownership: the caller keeps the transfer array alive until `done` fires.
  */
@@ -102,6 +102,9 @@ static inline void be_destroy(be_backend *b) {
 /* The analytic fidelity, directly (tests use it). */
 be_backend *be_analytic_create(sim_ctx *sim, const topo *t, const cfg_scenario *cfg);
 be_backend *be_flow_create(sim_ctx *sim, const topo *t, const cfg_scenario *cfg);
+/* The packet fidelity (src/net): every packet through ports, buffers, flow
+ * control and congestion control. */
+be_backend *be_packet_create(sim_ctx *sim, const topo *t, const cfg_scenario *cfg);
 
 #ifdef __cplusplus
 }

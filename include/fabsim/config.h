@@ -54,6 +54,9 @@ typedef enum {
   CFG_TRAFFIC_ALL_TO_ALL
 } cfg_traffic_pattern;
 typedef enum { CFG_START_TOGETHER, CFG_START_STAGGERED } cfg_traffic_start;
+typedef enum { CFG_CC_DCQCN, CFG_CC_NONE } cfg_roce_cc;
+typedef enum { CFG_RECOVERY_SELECTIVE, CFG_RECOVERY_GO_BACK_N } cfg_recovery;
+typedef enum { CFG_SPRAY_RANDOM, CFG_SPRAY_ROUND_ROBIN } cfg_spray_order;
 typedef enum { CFG_COOLING_AIR, CFG_COOLING_LIQUID } cfg_cooling;
 typedef enum {
   CFG_COLL_ALLREDUCE,
@@ -89,6 +92,10 @@ typedef struct cfg_scenario {
       rate_bps bandwidth;     /* per NIC port */
       uint32_t per_node;      /* default: gpus_per_node */
       simtime_ps latency;     /* NIC processing, per traversal */
+      cfg_recovery recovery;  /* packet fidelity: loss and reordering recovery */
+      simtime_ps rto;         /* retransmission timeout */
+      uint32_t ack_every;     /* ACK coalescing: one per this many packets */
+      simtime_ps cnp_interval;/* at most one CNP per queue pair per interval */
     } nic;
     struct {
       rate_bps bandwidth;     /* GPU <-> NIC, per direction */
@@ -109,7 +116,31 @@ typedef struct cfg_scenario {
     uint32_t mtu;             /* payload bytes per packet */
     struct {
       uint64_t hash_seed;
+      bool polarized;         /* every switch hashes alike (no per-switch seed) */
     } ecmp;
+    struct {
+      simtime_ps flowlet_gap; /* adaptive routing per flowlet; 0 = per packet */
+    } adaptive;
+    struct {
+      cfg_spray_order order;
+    } spray;
+    struct {                  /* fabric.switch.* (packet fidelity) */
+      uint64_t buffer;        /* shared buffer per switch, bytes */
+      bool cut_through;
+    } sw;
+    struct {
+      uint64_t kmin, kmax;    /* bytes, at a fabric.link_bandwidth port */
+      double pmax;
+    } ecn;
+    struct {
+      bool pfc;
+      cfg_roce_cc cc;
+    } roce;
+    struct {
+      uint64_t xoff;          /* bytes per ingress queue; 0 = dynamic threshold */
+      uint64_t xon;           /* resume offset below the XOFF threshold */
+      simtime_ps watchdog;    /* a pause longer than this is a pause storm */
+    } pfc;
   } fabric;
   struct {
     double switch_usd;
@@ -169,12 +200,6 @@ typedef struct cfg_scenario {
   } simulation;
   struct {
     char *dir;                /* owned by the scenario */
-    simtime_ps sample_interval; /* telemetry; 0 = auto */
-    char *ports;              /* watched ports/NICs, comma-separated, or "none" */
-    char *database;           /* SQLite file (relative: inside dir), or "none" */
-    bool report;              /* write report.html */
-    bool openmetrics;         /* write metrics.txt (OpenMetrics text) */
-    uint32_t top_ports;       /* hottest ports listed */
   } output;
   struct {                    /* reliability.*: planning over a whole run (src/reliability) */
     double days;
@@ -250,6 +275,8 @@ const char *cfg_coll_op_name(cfg_coll_op op);
 const char *cfg_coll_algorithm_name(cfg_coll_algorithm a);
 const char *cfg_workload_kind_name(cfg_workload_kind k);
 const char *cfg_traffic_pattern_name(cfg_traffic_pattern p);
+const char *cfg_roce_cc_name(cfg_roce_cc c);
+const char *cfg_recovery_name(cfg_recovery r);
 const char *cfg_precision_name(cfg_precision p);
 const char *cfg_optimizer_name(cfg_optimizer o);
 const char *cfg_recompute_name(cfg_recompute r);

@@ -12,10 +12,11 @@ int be_create(be_backend **out, sim_ctx *sim, const topo *t, const cfg_scenario 
     *out = be_flow_create(sim, t, cfg);
     return SIM_OK;
   case CFG_FIDELITY_PACKET:
-    break;
+    *out = be_packet_create(sim, t, cfg);
+    return SIM_OK;
   }
   cfg_fail_at(doc, "simulation.fidelity", err,
-              "the '%s' fidelity is not built yet in this version; allowed now: analytic, flow",
+              "'%s' is not a fidelity of this version; allowed: analytic, flow, packet",
               cfg_fidelity_name(cfg->simulation.fidelity));
   if (err) err->code = SIM_ENOTSUP;
   return SIM_ENOTSUP;

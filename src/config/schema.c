@@ -37,6 +37,12 @@ static const char *const traffic_pattern_names[] = {"pair", "incast", "permutati
 static const char *const traffic_start_names[] = {"together", "staggered"};
 static const char *const coll_op_names[] = {"allreduce", "reducescatter", "allgather",
                                             "broadcast", "alltoall"};
+static const char *const roce_cc_names[] = {"dcqcn", "none"};
+static const char *const recovery_names[] = {"selective", "go-back-n"};
+static const char *const spray_order_names[] = {"random", "round-robin"};
+_Static_assert(sizeof(cfg_roce_cc) == sizeof(int) && sizeof(cfg_recovery) == sizeof(int) &&
+                   sizeof(cfg_spray_order) == sizeof(int),
+               "enum fields are stored as int");
 static const char *const coll_algorithm_names[] = {"ring", "pairwise", "tree", "halving-doubling",
                                                    "hierarchical", "pxn", "node-limited"};
 
@@ -79,6 +85,12 @@ const char *cfg_workload_kind_name(cfg_workload_kind k) {
 const char *cfg_traffic_pattern_name(cfg_traffic_pattern p) {
   return name_of(traffic_pattern_names, NELEM(traffic_pattern_names), (int)p);
 }
+const char *cfg_roce_cc_name(cfg_roce_cc c) {
+  return name_of(roce_cc_names, NELEM(roce_cc_names), (int)c);
+}
+const char *cfg_recovery_name(cfg_recovery r) {
+  return name_of(recovery_names, NELEM(recovery_names), (int)r);
+}
 const char *cfg_coll_algorithm_name(cfg_coll_algorithm a) {
   return name_of(coll_algorithm_names, NELEM(coll_algorithm_names), (int)a);
 }
@@ -111,6 +123,9 @@ static const char *const pcie_by_gpu[] = {"64GB/s", "64GB/s", "32GB/s", "64GB/s"
 /* Per-switch forwarding latency, indexed by cfg_transport: InfiniBand NDR
  * cut-through vs. a store-and-forward-class Ethernet/RoCE switch. */
 static const char *const switch_latency_by_transport[] = {"130ns", "600ns", "600ns"};
+/* InfiniBand switches forward cut-through; the Ethernet class is modelled
+ * store-and-forward (its fabric.switch_latency already covers the pipeline). */
+static const char *const cut_through_by_transport[] = {"true", "false", "false"};
 /* GPU board power, watts, indexed by cfg_gpu: TDP from NVIDIA datasheets (H100 SXM 700,
  * H800 SXM 700, A100 SXM 400, B200 1000); idle is an assumption (~10-14 % of TDP). */
 static const char *const gpu_tdp_by_gpu[] = {"700", "700", "400", "1000"};
@@ -170,6 +185,17 @@ static const cfg__key schema[] = {
      FIELD(cluster.nic.per_node)},
     TIME("cluster.nic.latency", cluster.nic.latency, "200ns",
          "NIC processing latency per traversal."),
+    ENUM("cluster.nic.recovery", cluster.nic.recovery, "selective", recovery_names,
+         "Packet fidelity: selective keeps out-of-order packets (reorder buffer) and resends "
+         "only what is missing; go-back-n drops them and resends from the first gap, as NICs "
+         "without out-of-order placement."),
+    TIME("cluster.nic.rto", cluster.nic.rto, "1ms",
+         "Retransmission timeout of a queue pair; doubles on each timeout in a row, up to 64x."),
+    UINT("cluster.nic.ack_every", cluster.nic.ack_every, "4", 1, 64,
+         "ACK coalescing (reliable connection allows cumulative ACKs): the receiver acknowledges "
+         "every this many packets, and always the last one, duplicates and retransmissions."),
+    TIME("cluster.nic.cnp_interval", cluster.nic.cnp_interval, "50us",
+         "DCQCN notification point: at most one CNP per queue pair per interval."),
     {.name = "cluster.pcie.bandwidth", .type = CFG__BANDWIDTH, BY_GPU, .by_value = pcie_by_gpu,
      .min = 1, .bytes_family = 1, .doc = "GPU to NIC PCIe bandwidth, per direction.",
      FIELD(cluster.pcie.bandwidth)},
@@ -197,8 +223,49 @@ static const cfg__key schema[] = {
     ENUM("fabric.routing", fabric.routing, "ecmp", routing_names, "Path selection."),
     UINT("fabric.mtu", fabric.mtu, "4096", 256, 9216,
          "Payload bytes per packet; InfiniBand: 256, 512, 1024, 2048 or 4096."),
+    TIME("fabric.adaptive.flowlet_gap", fabric.adaptive.flowlet_gap, "0s",
+         "Adaptive routing per flowlet: a flow keeps its port until it pauses this long; 0 "
+         "decides per packet."),
+    ENUM("fabric.spray.order", fabric.spray.order, "random", spray_order_names,
+         "Packet spraying: uniformly random or round robin over the equal-cost next hops."),
+    SIZE("fabric.switch.buffer", fabric.sw.buffer, "32MB",
+         "Packet fidelity: shared packet buffer per switch (InfiniBand: split evenly over the "
+         "input ports as credits)."),
+    {.name = "fabric.switch.cut_through", .type = CFG__BOOL, .def = NULL,
+     .derive = CFG__DERIVE_TRANSPORT, .by_value = cut_through_by_transport,
+     .doc = "Switches forward once the header has arrived (else once the whole packet has).",
+     FIELD(fabric.sw.cut_through)},
+    {.name = "fabric.ecn.kmin", .type = CFG__SIZE,
+     RULE("100KB x `fabric.link_bandwidth` / 25Gbps"), .min = 1,
+     .doc = "ECN marking starts above this egress queue depth at a port of "
+            "fabric.link_bandwidth (other port speeds scale in proportion).",
+     FIELD(fabric.ecn.kmin)},
+    {.name = "fabric.ecn.kmax", .type = CFG__SIZE,
+     RULE("400KB x `fabric.link_bandwidth` / 25Gbps"), .min = 1,
+     .doc = "Egress queue depth where the marking probability reaches fabric.ecn.pmax; every "
+            "packet is marked above it (scaled like kmin).",
+     FIELD(fabric.ecn.kmax)},
+    DBL("fabric.ecn.pmax", fabric.ecn.pmax, "0.2", 0, 0,
+        "Marking probability at kmax, at most 1."),
+    {.name = "fabric.roce.pfc", .type = CFG__BOOL, .def = "true",
+     .doc = "RoCE: priority flow control makes the fabric lossless (false: tail drop).",
+     FIELD(fabric.roce.pfc)},
+    ENUM("fabric.roce.cc", fabric.roce.cc, "dcqcn", roce_cc_names,
+         "Congestion control of RoCE and Ethernet queue pairs."),
+    {.name = "fabric.pfc.xoff", .type = CFG__SIZE, .def = "0B",
+     .doc = "PAUSE when an ingress queue holds this much shared buffer; 0 = dynamic: 1/8 of "
+            "the free shared buffer.",
+     FIELD(fabric.pfc.xoff)},
+    SIZE("fabric.pfc.xon", fabric.pfc.xon, "3KB",
+         "RESUME once the ingress queue is this far below the XOFF threshold."),
+    TIME("fabric.pfc.watchdog", fabric.pfc.watchdog, "10ms",
+         "A queue paused longer than this is recorded as a pause storm."),
     UINT("fabric.ecmp.hash_seed", fabric.ecmp.hash_seed, "0", 0, UINT64_MAX,
          "Seed of the ECMP hash."),
+    {.name = "fabric.ecmp.polarized", .type = CFG__BOOL, .def = "false",
+     .doc = "Every switch uses the same hash (no per-switch seed), so choices at successive "
+            "tiers correlate and paths polarize.",
+     FIELD(fabric.ecmp.polarized)},
 
     DBL("cost.switch_usd", cost.switch_usd, "25000", 0, 0,
         "Price per fabric switch (list-price assumption; override it)."),
@@ -408,24 +475,6 @@ static const cfg__key schema[] = {
 
     {.name = "output.dir", .type = CFG__STRING, .def = "fabsim-out",
      .doc = "Folder for summary.json, time series and reports.", FIELD(output.dir)},
-    TIME("output.sample_interval", output.sample_interval, "0s",
-         "Telemetry sample interval (timeseries.csv, report charts); 0 = about 500 samples "
-         "over the expected run."),
-    {.name = "output.ports", .type = CFG__STRING, .def = "none",
-     .doc = "Comma-separated switch ports (leaf0-spine3: leaf0's port toward spine3) and NICs "
-            "(nic17) whose full time series are kept; none: aggregates only.",
-     FIELD(output.ports)},
-    {.name = "output.database", .type = CFG__STRING, .def = "results.sqlite",
-     .doc = "SQLite results database; a relative path is inside output.dir; runs naming the "
-            "same file share it; none: no database.",
-     FIELD(output.database)},
-    {.name = "output.report", .type = CFG__BOOL, .def = "true",
-     .doc = "Write report.html, one self-contained page with charts.", FIELD(output.report)},
-    {.name = "output.openmetrics", .type = CFG__BOOL, .def = "false",
-     .doc = "Also write the final counters as OpenMetrics text (metrics.txt).",
-     FIELD(output.openmetrics)},
-    UINT("output.top_ports", output.top_ports, "10", 0, 1000,
-         "Hottest switch ports listed in the report and database."),
 };
 
 size_t cfg__nkeys(void) { return NELEM(schema); }
@@ -481,7 +530,9 @@ static const char *last_part(const char *s, size_t len, size_t *plen) {
  * ("nodes", "fabric.nodes" -> "cluster.nodes"). */
 const char *cfg__suggest(const char *name, size_t len) {
   static const char *const sections[] = {"cluster", "cluster.scale_up", "cluster.nic",
-                                         "cluster.pcie", "fabric", "fabric.ecmp", "cost",
+                                         "cluster.pcie", "fabric", "fabric.ecmp",
+                                         "fabric.adaptive", "fabric.spray", "fabric.switch",
+                                         "fabric.ecn", "fabric.roce", "fabric.pfc", "cost",
                                          "workload", "workload.collective", "workload.model",
                                          "workload.parallel", "simulation",
                                          "reliability", "reliability.checkpoint",

@@ -30,6 +30,12 @@ static int apply_preset(cfg_scenario *s, size_t i, int selector, sim_error *err)
   return SIM_OK;
 }
 
+/* bytes x bps / 25 Gb/s, at least 1 byte, saturating. */
+static uint64_t scale_by_link(uint64_t bytes_at_25g, rate_bps bps) {
+  unsigned __int128 v = (unsigned __int128)bytes_at_25g * bps / 25000000000ULL;
+  return v == 0 ? 1 : v > UINT64_MAX ? UINT64_MAX : (uint64_t)v;
+}
+
 static int apply_presets(cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
   int rc = SIM_OK;
   for (size_t i = 0; i < cfg__nkeys() && rc == SIM_OK; i++) {
@@ -43,6 +49,11 @@ static int apply_presets(cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
   if (!is_set(doc, "cluster.nic.per_node")) s->cluster.nic.per_node = s->cluster.gpus_per_node;
   if (!is_set(doc, "fabric.planes"))
     s->fabric.planes = s->fabric.topology == CFG_TOPO_MULTI_PLANE ? s->cluster.nic.per_node : 1;
+  /* ECN thresholds scale with link speed (MODEL-INPUTS: 100 KB and 400 KB per 25 Gb/s). */
+  if (!is_set(doc, "fabric.ecn.kmin"))
+    s->fabric.ecn.kmin = scale_by_link(100000, s->fabric.link_bandwidth);
+  if (!is_set(doc, "fabric.ecn.kmax"))
+    s->fabric.ecn.kmax = scale_by_link(400000, s->fabric.link_bandwidth);
   if (!is_set(doc, "workload.collective.algorithm"))
     s->workload.collective.algorithm =
         s->workload.collective.op == CFG_COLL_ALLTOALL ? CFG_ALGO_PAIRWISE : CFG_ALGO_RING;
@@ -106,6 +117,21 @@ static bool collective_offers(cfg_coll_op op, cfg_coll_algorithm a) {
   return false;
 }
 
+static int check_packet(const cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
+  if (s->fabric.ecn.kmin > s->fabric.ecn.kmax)
+    return cfg_fail_at(doc, is_set(doc, "fabric.ecn.kmax") ? "fabric.ecn.kmax" : "fabric.ecn.kmin",
+                       err, "kmin (%llu bytes) exceeds kmax (%llu bytes); kmin <= kmax",
+                       (unsigned long long)s->fabric.ecn.kmin, (unsigned long long)s->fabric.ecn.kmax);
+  if (s->fabric.ecn.pmax > 1)
+    return cfg_fail_at(doc, "fabric.ecn.pmax", err, "%g is not a probability; allowed 0..1",
+                       s->fabric.ecn.pmax);
+  if (s->fabric.pfc.xoff != 0 && s->fabric.pfc.xon >= s->fabric.pfc.xoff)
+    return cfg_fail_at(doc, "fabric.pfc.xon", err,
+                       "the resume offset (%llu bytes) must be below fabric.pfc.xoff (%llu bytes)",
+                       (unsigned long long)s->fabric.pfc.xon, (unsigned long long)s->fabric.pfc.xoff);
+  return SIM_OK;
+}
+
 static int check_collective(const cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
   cfg_coll_op op = s->workload.collective.op;
   cfg_coll_algorithm algo = s->workload.collective.algorithm;
@@ -144,5 +170,6 @@ int cfg__resolve(cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
   if (rc == SIM_OK) rc = check_planes(s, doc, err);
   if (rc == SIM_OK) rc = check_switch(s, doc, err);
   if (rc == SIM_OK) rc = check_collective(s, doc, err);
+  if (rc == SIM_OK) rc = check_packet(s, doc, err);
   return rc;
 }

@@ -83,7 +83,13 @@ expect_exit 2 "$FABSIM" run --set workload.collective.ranks=5000 --set cluster.n
 expect_err "--set:1:"; expect_err "workload.collective.ranks"; expect_err "exceed the 16 GPUs"
 expect_exit 2 "$FABSIM" run --set workload.collective.ranks=99999
 expect_err "workload.collective.ranks"; expect_err "allowed: 1..2048"
-expect_exit 2 "$FABSIM" run --set simulation.fidelity=packet; expect_err "not built yet"
+# the packet fidelity observes queues: counters are numbers, not null
+expect_exit 0 "$FABSIM" run --set simulation.fidelity=packet --set workload.kind=traffic \
+  --set workload.traffic.pattern=incast --set workload.traffic.senders=4 --set cluster.nodes=8 \
+  --set cluster.gpus_per_node=1 --set fabric.switch_radix=8 --set fabric.transport=roce \
+  --set output.dir=tp1 --quiet
+expect_json tp1/summary.json '.fidelity == "packet" and .network.transfers == 4 and .network.drops == 0'
+expect_json tp1/summary.json '.network.pfc_pauses >= 0 and .network.max_queue_bytes > 0'
 expect_exit 2 "$FABSIM" run missing.yaml; expect_err "missing.yaml"
 expect_exit 2 "$FABSIM" run --set workload.collective.op=alltoall --set workload.collective.algorithm=ring
 expect_err "workload.collective.algorithm"

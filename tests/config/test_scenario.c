@@ -404,7 +404,7 @@ static void test_dump_text(void **state) {
   assert_non_null(strstr(text, "\ncluster:\n  nodes: 0\n  gpus_per_node: 8\n  gpu: H100\n"));
   assert_non_null(strstr(text, "\n  nic:\n    bandwidth: 400Gbps\n    per_node: 8\n"));
   assert_non_null(strstr(text, "\n  scale_up:\n    bandwidth: 450GB/s\n    latency: 500ns\n"));
-  assert_non_null(strstr(text, "\n  ecmp:\n    hash_seed: 0\ncost:\n"));
+  assert_non_null(strstr(text, "\n  ecmp:\n    hash_seed: 0\n    polarized: false\ncost:\n"));
   assert_non_null(strstr(text, "\n    size: 1GiB\n"));
   assert_non_null(strstr(text, "\noutput:\n  dir: \"fabsim-out\"\n"));
   sim_free(text);

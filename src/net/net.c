@@ -1,0 +1,314 @@
+/* Packet fidelity: the backend object, its parameters, per-channel and
+ * per-vertex setup, the packet pool, stats.
+ *
+ * Parameters (MODEL-INPUTS.md)
+ *   Headers: InfiniBand LRH+BTH+ICRC+VCRC = 26 B; RoCEv2 (and lossy
+ *   Ethernet, which carries RoCEv2) 62 B in the frame plus 20 B of preamble
+ *   and inter-frame gap on the wire; RETH +16 B on a message's first packet.
+ *   An ACK/NACK adds a 4-byte AETH, a CNP 16 bytes.
+ *
+ * Flow control of a channel into vertex d
+ *   d a fabric switch: InfiniBand credits; RoCE PFC (fabric.roce.pfc) or tail
+ *   drop; Ethernet tail drop. Anything else (NIC, GPU, NVSwitch: PCIe,
+ *   NVLink and a NIC's receive path) is credit-based and lossless.
+ *   Credits per class: InfiniBand switch inputs get fabric.switch.buffer /
+ *   ports; host-side inputs enough for line rate over the credit loop,
+ *   (2 x propagation + forwarding latency) x rate + 4 frames, at least 64 KB.
+ *
+ * Switch buffer (PFC and tail drop): fabric.switch.buffer shared, less a 4 KB
+ *   reserve per queue (8 classes x ports) and, with PFC, headroom per input
+ *   port of (3 x propagation + forwarding latency) x rate + 2 frames (covers
+ *   the PAUSE's flight, the wire, the pipeline and one frame each end).
+ *   Dynamic threshold: a queue may take alpha = 1/8 of the free shared
+ *   buffer (PFC: before PAUSE; tail drop: before dropping).
+ *
+ * ECN: switch egress ports mark ECN-capable packets on enqueue with
+ *   probability 0 below Kmin, rising linearly to Pmax at Kmax, 1 above; Kmin
+ *   and Kmax scale with the port's rate relative to fabric.link_bandwidth.
+ */
+#include <assert.h>
+#include <string.h>
+
+#include "net/net_internal.h"
+
+enum { RESERVE = 4096, ACK_EXTRA = 4, CNP_EXTRA = 16, RETH = 16, HOST_CREDIT_MIN = 65536 };
+
+/* ---- packet pool -------------------------------------------------------- */
+
+static void pool_grow(net__be *n) {
+  if (n->npchunk == n->pchunk_cap) {
+    n->pchunk_cap = n->pchunk_cap ? 2 * n->pchunk_cap : 16;
+    n->pchunk = sim_realloc(n->pchunk, n->pchunk_cap * sizeof *n->pchunk);
+  }
+  uint32_t per = 1u << NET__PKT_SHIFT, base = n->npchunk * per;
+  net__pkt *c = sim_malloc(per * sizeof *c);
+  n->pchunk[n->npchunk++] = c;
+  for (uint32_t i = per; i-- > 0;) { /* lowest index first off the free list */
+    c[i].next = n->pkt_free;
+    n->pkt_free = base + i;
+  }
+  n->ext.pkts_alloc = (uint64_t)n->npchunk * per;
+}
+
+uint32_t net__pkt_alloc(net__be *n) {
+  if (n->pkt_free == NET__NONE) pool_grow(n);
+  uint32_t i = n->pkt_free;
+  n->pkt_free = net__pkt_at(n, i)->next;
+  if (++n->pkts_live > n->ext.inflight_max) n->ext.inflight_max = n->pkts_live;
+  return i;
+}
+
+void net__pkt_free(net__be *n, uint32_t i) {
+  net__pkt_at(n, i)->next = n->pkt_free;
+  n->pkt_free = i;
+  n->pkts_live--;
+}
+
+/* Serialization of `wire` bytes on c, with a one-entry cache: nearly every
+ * packet on a port has the same size. */
+simtime_ps net__ser_ps(net__chan *c, uint32_t wire) {
+  if (wire != c->ser_bytes) {
+    c->ser_bytes = wire;
+    c->ser_ps = sim_serialization_ps(wire, c->bps);
+  }
+  return c->ser_ps;
+}
+
+/* ---- setup ---------------------------------------------------------------- */
+
+static uint64_t bytes_in(simtime_ps t, rate_bps bps) {
+  unsigned __int128 b = (unsigned __int128)t * bps / (8 * SIM_PS_PER_S);
+  return b > UINT32_MAX ? UINT32_MAX : (uint64_t)b;
+}
+
+static uint32_t clamp32(uint64_t v) { return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v; }
+
+static void setup_params(net__be *n, const cfg_scenario *cfg) {
+  cfg_transport tr = cfg->fabric.transport;
+  n->routing = cfg->fabric.routing;
+  n->recovery = cfg->cluster.nic.recovery;
+  n->dynamic = n->routing == CFG_ROUTING_ADAPTIVE || n->routing == CFG_ROUTING_SPRAY;
+  n->polarized = cfg->fabric.ecmp.polarized;
+  n->spray_rr = cfg->fabric.spray.order == CFG_SPRAY_ROUND_ROBIN;
+  n->lossy = tr == CFG_TRANSPORT_ETHERNET || (tr == CFG_TRANSPORT_ROCE && !cfg->fabric.roce.pfc);
+  n->ect = tr != CFG_TRANSPORT_INFINIBAND;
+  n->mtu = cfg->fabric.mtu;
+  n->hdr = tr == CFG_TRANSPORT_INFINIBAND ? 26 : 62;
+  n->pre = tr == CFG_TRANSPORT_INFINIBAND ? 0 : 20;
+  n->ack_frame = n->hdr + ACK_EXTRA;
+  n->cnp_frame = n->hdr + CNP_EXTRA;
+  n->ecmp_seed = cfg->fabric.ecmp.hash_seed;
+  n->xoff = cfg->fabric.pfc.xoff;
+  n->xon = cfg->fabric.pfc.xon;
+  n->alpha = 1.0 / 8.0;
+  n->pmax = cfg->fabric.ecn.pmax;
+  n->rto = cfg->cluster.nic.rto ? cfg->cluster.nic.rto : 1;
+  n->cnp_interval = cfg->cluster.nic.cnp_interval;
+  n->flowlet_gap = n->routing == CFG_ROUTING_ADAPTIVE ? cfg->fabric.adaptive.flowlet_gap : 0;
+  n->watchdog = cfg->fabric.pfc.watchdog;
+  n->ack_every = cfg->cluster.nic.ack_every ? cfg->cluster.nic.ack_every : 1;
+  n->cc = n->ect && cfg->fabric.roce.cc == CFG_CC_DCQCN ? &cc_dcqcn_ops : &cc_none_ops;
+  cc_defaults(&n->ccp, cfg->cluster.nic.bandwidth);
+}
+
+static net__fc fc_into(const cfg_scenario *cfg, const topo_vertex *d) {
+  if (d->kind != TOPO_SWITCH) return NET__FC_CREDIT;
+  switch (cfg->fabric.transport) {
+  case CFG_TRANSPORT_INFINIBAND:
+    return NET__FC_CREDIT;
+  case CFG_TRANSPORT_ROCE:
+    return cfg->fabric.roce.pfc ? NET__FC_PFC : NET__FC_LOSSY;
+  case CFG_TRANSPORT_ETHERNET:
+    break;
+  }
+  return NET__FC_LOSSY;
+}
+
+static void setup_channels(net__be *n, const cfg_scenario *cfg) {
+  const topo *t = n->t;
+  uint32_t max_frame = n->mtu + n->hdr + RETH, max_wire = max_frame + n->pre;
+  rate_bps ref = cfg->fabric.link_bandwidth ? cfg->fabric.link_bandwidth : 1;
+  for (uint32_t v = 0; v < n->nv; v++) {
+    const topo_vertex *x = topo_vertex_at(t, v);
+    n->vx[v].is_switch = x->kind == TOPO_SWITCH;
+    n->vx[v].tier = x->tier;
+    n->vx[v].reserve = RESERVE;
+  }
+  for (uint32_t c = 0; c < n->nch; c++) {
+    net__chan *ch = &n->ch[c];
+    const topo_link *l = topo_link_at(t, topo_channel_link(c));
+    ch->src = topo_channel_src(t, c);
+    ch->dst = topo_channel_dst(t, c);
+    const topo_vertex *s = topo_vertex_at(t, ch->src), *d = topo_vertex_at(t, ch->dst);
+    ch->bps = l->bps ? l->bps : 1;
+    ch->prop = l->latency;
+    ch->dst_lat = d->latency;
+    ch->hdr_ps = sim_serialization_ps(n->hdr + n->pre, ch->bps);
+    ch->fc = (uint8_t)fc_into(cfg, d);
+    ch->dst_cut = d->kind == TOPO_SWITCH ? cfg->fabric.sw.cut_through : d->kind != TOPO_GPU;
+    ch->marks = s->kind == TOPO_SWITCH && n->ect;
+    ch->telemetry = s->kind == TOPO_SWITCH || s->kind == TOPO_NIC;
+    ch->kmin = clamp32((uint64_t)((unsigned __int128)cfg->fabric.ecn.kmin * ch->bps / ref));
+    ch->kmax = clamp32((uint64_t)((unsigned __int128)cfg->fabric.ecn.kmax * ch->bps / ref));
+    if (ch->kmax < ch->kmin) ch->kmax = ch->kmin;
+    uint64_t loop = bytes_in(2 * ch->prop + ch->dst_lat, ch->bps) + 4ull * max_frame;
+    uint64_t credit = loop > HOST_CREDIT_MIN ? loop : HOST_CREDIT_MIN;
+    if (d->kind == TOPO_SWITCH) {
+      uint64_t per_port = cfg->fabric.sw.buffer / (d->nports ? d->nports : 1);
+      credit = per_port > loop ? per_port : loop;
+    }
+    ch->credit0 = (int32_t)(credit > INT32_MAX ? INT32_MAX : credit);
+    for (int k = 0; k < NET__CLASSES; k++) {
+      ch->credits[k] = ch->credit0;
+      ch->head[k] = ch->tail[k] = NET__NONE;
+    }
+    ch->wake_at = SIM_TIME_MAX;
+    ch->qp_head = NET__NONE;
+    ch->ser_bytes = 0;
+    ch->ser_ps = 0;
+    /* headroom of the input port (PFC) at the destination switch */
+    if (ch->fc == NET__FC_PFC) {
+      uint64_t h = bytes_in(3 * ch->prop + ch->dst_lat, ch->bps) + 2ull * max_wire;
+      if (h > n->vx[ch->dst].hdrm_size) n->vx[ch->dst].hdrm_size = clamp32(h);
+    }
+  }
+  for (uint32_t v = 0; v < n->nv; v++) {
+    net__vert *x = &n->vx[v];
+    if (!x->is_switch) continue;
+    uint64_t ports = topo_vertex_at(t, v)->nports;
+    uint64_t carved = ports * NET__CLASSES * x->reserve + ports * x->hdrm_size;
+    x->shared_size = cfg->fabric.sw.buffer > carved ? cfg->fabric.sw.buffer - carved : 0;
+  }
+}
+
+/* ---- be_ops ------------------------------------------------------------- */
+
+void net__port_settle(net__be *n, simtime_ps now) {
+  for (uint32_t c = 0; c < n->nch; c++) {
+    net__chan *ch = &n->ch[c];
+    ch->q_integral += (double)ch->bytes * (double)(now - ch->q_last);
+    ch->q_last = now;
+  }
+}
+
+/* Time channel c has spent paused up to now, the pauses still on included;
+ * *storms counts those on longer than the watchdog. */
+static simtime_ps paused_until(const net__be *n, const net__chan *ch, simtime_ps now,
+                               uint64_t *storms) {
+  simtime_ps p = ch->paused_ps;
+  for (int k = 0; k < NET__CLASSES; k++) {
+    if (!(ch->paused & (1u << k))) continue;
+    p += now - ch->paused_since[k];
+    if (storms && n->watchdog && now - ch->paused_since[k] >= n->watchdog) (*storms)++;
+  }
+  return p;
+}
+
+static void net_stats(const be_backend *b, be_stats *out) {
+  net__be *n = (net__be *)b; /* settling the integrals is bookkeeping, not state */
+  simtime_ps now = sim_now(b->sim);
+  net__port_settle(n, now);
+  *out = n->st;
+  out->pfc_paused = 0;
+  out->max_queue_bytes = 0;
+  out->link_utilization_max = 0;
+  for (uint32_t c = 0; c < n->nch; c++) {
+    const net__chan *ch = &n->ch[c];
+    out->pfc_paused += paused_until(n, ch, now, NULL);
+    if (ch->telemetry && ch->max_bytes > out->max_queue_bytes) out->max_queue_bytes = ch->max_bytes;
+    if (now > 0) {
+      double u = (double)ch->busy / (double)now;
+      if (u > out->link_utilization_max) out->link_utilization_max = u;
+    }
+  }
+  be_fct f = n->fct; /* summarize sorts a copy: later samples keep arriving */
+  f.v = NULL;
+  if (n->fct.n) {
+    f.v = sim_malloc(n->fct.n * sizeof *f.v);
+    memcpy(f.v, n->fct.v, n->fct.n * sizeof *f.v);
+  }
+  be_fct_summarize(&f, out);
+  sim_free(f.v);
+  out->observed |= BE_OBS_PACKETS;
+  n->ext.deadlock = n->active_phases > 0 && sim_pending(b->sim) == 0;
+}
+
+void net__ext_stats(const be_backend *b, net__ext *out) {
+  net__be *n = (net__be *)b;
+  simtime_ps now = sim_now(b->sim);
+  n->ext.deadlock = n->active_phases > 0 && sim_pending(b->sim) == 0;
+  *out = n->ext;
+  for (uint32_t c = 0; c < n->nch; c++) paused_until(n, &n->ch[c], now, &out->pfc_storms);
+}
+
+int net__port_stats_of(const be_backend *b, uint32_t c, net__port_stats *out) {
+  net__be *n = (net__be *)b;
+  if (c >= n->nch) return SIM_ENOENT;
+  simtime_ps now = sim_now(b->sim);
+  net__port_settle(n, now);
+  const net__chan *ch = &n->ch[c];
+  out->tx_bytes = ch->tx_bytes;
+  out->tx_pkts = ch->tx_pkts;
+  out->pauses_rx = ch->pauses_rx;
+  out->drops = ch->drops;
+  out->ecn_marks = ch->marks_n;
+  out->busy = ch->busy;
+  out->paused = paused_until(n, ch, now, NULL);
+  out->max_bytes = ch->max_bytes;
+  out->avg_bytes = now ? ch->q_integral / (double)now : 0.0;
+  return SIM_OK;
+}
+
+static void net_destroy(be_backend *b) {
+  net__be *n = (net__be *)b;
+  for (uint32_t c = 0; c < n->nch; c++) {
+    sim_free(n->ch[c].ring.t);
+    sim_free(n->ch[c].ring.v);
+  }
+  for (uint32_t i = 0; i < n->nqp; i++) {
+    sim_free(n->qp[i].rtx);
+    sim_free(n->qp[i].ooo);
+    sim_free(n->qp[i].fl);
+  }
+  for (uint32_t i = 0; i < n->nph; i++) {
+    sim_free(n->ph[i].qp);
+    sim_free(n->ph[i].paths);
+  }
+  for (uint32_t i = 0; i < n->npchunk; i++) sim_free(n->pchunk[i]);
+  sim_free(n->pchunk);
+  sim_free(n->ph);
+  sim_free(n->qp);
+  sim_free(n->qp_free);
+  sim_free(n->sharing);
+  sim_free(n->ch);
+  sim_free(n->vx);
+  be_fct_free(&n->fct);
+  sim_free(n);
+}
+
+static const be_ops net_ops = {
+    .name = "packet",
+    .submit_phase = net__submit_phase,
+    .stats = net_stats,
+    .destroy = net_destroy,
+};
+
+be_backend *be_packet_create(sim_ctx *sim, const topo *t, const cfg_scenario *cfg) {
+  net__be *n = sim_calloc(1, sizeof *n);
+  n->base.ops = &net_ops;
+  n->base.sim = sim;
+  n->base.topo = t;
+  n->base.cfg = cfg;
+  n->t = t;
+  n->nv = topo_vertex_count(t);
+  n->nch = 2 * topo_link_count(t);
+  n->vx = sim_calloc(n->nv ? n->nv : 1, sizeof *n->vx);
+  n->ch = sim_calloc(n->nch ? n->nch : 1, sizeof *n->ch);
+  n->sharing = sim_calloc(n->nch ? n->nch : 1, sizeof *n->sharing);
+  n->pkt_free = NET__NONE;
+  setup_params(n, cfg);
+  setup_channels(n, cfg);
+  sim_rng_stream(sim, &n->rng_ecn, "net.ecn");
+  sim_rng_stream(sim, &n->rng_route, "net.route");
+  return &n->base;
+}

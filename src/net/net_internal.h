@@ -1,0 +1,313 @@
+/* Packet fidelity internals, shared by the files of src/net, the tests and
+ * the benchmarks. Not a public interface.
+ *
+ *   net.c        backend object: parameters, per-channel and per-vertex setup,
+ *                stats, create/destroy
+ *   port.c       egress ports (8 classes, strict priority + round robin),
+ *                serialization, arrivals, switch buffer (MMU), ECN, PFC,
+ *                InfiniBand/host credits
+ *   route.c      paths per queue pair and per-hop choices (ECMP, polarized,
+ *                static, adaptive, flowlet, spray)
+ *   transport.c  reliable connection: sender pull and pacing, ACK/NACK, go-back-N
+ *                and selective repeat, retransmission timeout, CNPs
+ *   phase.c      be_ops.submit_phase: queue pairs per transfer, repetitions,
+ *                completion
+ *
+ * Model in one paragraph
+ *   Every channel of the topology (two per link) is an egress port at its
+ *   source vertex. A packet is serialized at the link rate (wire size =
+ *   payload + transport headers [+ preamble/IFG]), propagates, and arrives at
+ *   the next vertex after that vertex's forwarding latency (counted from the
+ *   header for cut-through, from the tail for store-and-forward). There it is
+ *   routed to an egress port, admitted by the buffer (credits, PFC or tail
+ *   drop) and queued. Transfers are RDMA WRITEs on queue pairs whose endpoints
+ *   are the source and destination GPUs; the sender is pulled by its first
+ *   port when that port is free, so injection is bounded by PCIe (credits into
+ *   the NIC) and the NIC's port rate (pacing and credits).
+ *
+ * Events per packet per hop: one arrival; one port wake when the packet had to
+ *   queue behind another (an idle port sends at once). Credit returns, PFC
+ *   thresholds, ECN and DCQCN timers create no per-packet events.
+ *
+ * Memory: a packet is 48 bytes in chunked pools (stable addresses, no
+ *   per-packet malloc after warm-up); a channel ~0.4 KB; a queue pair ~0.3 KB
+ *   plus its paths.
+ */
+#ifndef FABSIM_NET_INTERNAL_H
+#define FABSIM_NET_INTERNAL_H
+
+#include "cc/cc.h"
+#include "fabsim/backend.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define NET__NONE UINT32_MAX
+enum {
+  NET__CLASSES = 8,
+  NET__CTRL_CLASS = 7,      /* CNPs: strict priority */
+  NET__STRICT_MASK = 0xc0,  /* classes 7 and 6: strict priority, 7 first */
+  NET__RR_CLASSES = 6,      /* classes 0..5: round robin, one packet per turn */
+  NET__PKT_SHIFT = 12,      /* packets per pool chunk: 4096 */
+  NET__MAX_CANDS = 1024     /* equal-cost next hops examined at one switch */
+};
+
+typedef enum { NET__DATA, NET__ACK, NET__NACK, NET__CNP } net__kind;
+enum {
+  NET__F_ECT = 1,  /* ECN-capable (RoCE/Ethernet data) */
+  NET__F_CE = 2,   /* congestion experienced */
+  NET__F_REV = 4,  /* travels the queue pair's reverse (ACK) path */
+  NET__F_RETX = 8, /* a retransmission */
+  NET__F_HDRM = 16 /* occupies PFC headroom at the vertex holding it */
+};
+/* Flow control of a channel into its destination vertex. */
+typedef enum { NET__FC_CREDIT, NET__FC_PFC, NET__FC_LOSSY } net__fc;
+
+typedef struct net__pkt {
+  uint32_t next;    /* queue or free-list link */
+  uint32_t qp;      /* owning queue pair */
+  uint32_t psn;     /* DATA: sequence number; NACK: first missing */
+  uint32_t aux;     /* NACK: end of the missing range */
+  uint32_t ack;     /* ACK, NACK: cumulative (next expected PSN) */
+  uint32_t ch;      /* channel it is on or last crossed */
+  uint32_t in_ch;   /* channel it entered the vertex holding it by; NONE at its source */
+  uint16_t frame;   /* bytes in buffers: payload + headers */
+  uint16_t epoch;   /* repetition of its queue pair (stale packets are ignored) */
+  uint8_t kind, cls, hop, flags;
+  simtime_ps tail;  /* when its tail is available at the vertex holding it */
+} net__pkt;
+
+/* Credit returns in flight from a channel's destination back to its source,
+ * in arrival order (the link delay is constant). */
+typedef struct net__ring {
+  simtime_ps *t;
+  uint32_t *v; /* bytes | class << 16 */
+  uint32_t head, n, cap;
+} net__ring;
+
+typedef struct net__chan {
+  /* static */
+  rate_bps bps;
+  simtime_ps prop;       /* propagation */
+  simtime_ps dst_lat;    /* forwarding latency of the vertex it enters */
+  simtime_ps hdr_ps;     /* serialization of preamble + headers (cut-through) */
+  uint32_t src, dst;     /* vertices */
+  uint8_t fc;            /* net__fc into dst */
+  uint8_t dst_cut;       /* dst forwards cut-through */
+  uint8_t marks;         /* src is a switch that ECN-marks */
+  uint8_t telemetry;     /* counts toward max_queue_bytes (switch and NIC ports) */
+  uint32_t kmin, kmax;   /* ECN thresholds at this port, bytes */
+  int32_t credit0;       /* credits per class granted by dst (credit flow control) */
+  /* egress port at src */
+  simtime_ps busy_until; /* end of the current serialization */
+  simtime_ps wake_at;    /* pending wake event; SIM_TIME_MAX: none */
+  uint32_t head[NET__CLASSES], tail[NET__CLASSES];
+  uint32_t qbytes[NET__CLASSES];
+  uint32_t bytes;        /* all classes */
+  uint8_t nonempty;      /* classes with packets */
+  uint8_t paused;        /* classes stopped by PFC from dst */
+  uint8_t rr;            /* last round-robin class served */
+  uint8_t cblocked;      /* waiting for credits */
+  int32_t credits[NET__CLASSES];
+  net__ring ring;
+  uint32_t qp_head;      /* source port: ring of queue pairs with data to send */
+  uint32_t qp_count;     /* queue pairs in that ring */
+  uint32_t ser_bytes;    /* serialization cache */
+  simtime_ps ser_ps;
+  /* ingress accounting at dst (PFC) */
+  uint32_t in_bytes[NET__CLASSES];
+  uint32_t hdrm;         /* headroom bytes in use, all classes (budget: vertex hdrm_size) */
+  uint32_t hdrm_cls[NET__CLASSES];
+  uint8_t xoff;          /* classes PAUSEd toward src */
+  /* telemetry */
+  uint64_t tx_bytes, tx_pkts, pauses_rx, drops, marks_n;
+  simtime_ps busy;       /* summed serialization time */
+  simtime_ps paused_ps;  /* summed time classes spent paused */
+  simtime_ps paused_since[NET__CLASSES];
+  uint32_t max_bytes;
+  double q_integral;     /* bytes x ps, for the time-averaged depth */
+  simtime_ps q_last;
+} net__chan;
+
+typedef struct net__vert {
+  uint64_t shared_size, shared_used; /* switch shared pool */
+  uint32_t reserve;                  /* per queue */
+  uint32_t hdrm_size;                /* PFC headroom per ingress port */
+  uint32_t rr;                       /* spray round robin */
+  uint8_t is_switch;
+  uint8_t tier;
+} net__vert;
+
+typedef struct net__range {
+  uint32_t lo, hi; /* [lo, hi) */
+} net__range;
+
+typedef struct net__flowlet {
+  simtime_ps last;
+  uint32_t ch;
+} net__flowlet;
+
+typedef struct net__qp {
+  /* identity, fixed for the life of the phase */
+  uint32_t phase, xfer, gen;
+  uint32_t npkts, last_payload;
+  uint64_t bytes, hash;
+  const uint32_t *path[2]; /* [0] data, [1] ACK direction */
+  uint8_t plen[2];
+  uint8_t cls;
+  uint8_t in_ring, done, rto_pending;
+  uint16_t epoch;          /* repetitions started, modulo 2^16 */
+  uint32_t dnic[2];        /* NIC index at the fabric exit, per direction; NONE: no fabric */
+  rate_bps max_rate;
+  simtime_ps start;        /* of the current repetition */
+  /* sender */
+  uint32_t snd_nxt, snd_una, snd_max;
+  uint32_t rr_next, rr_prev;
+  simtime_ps next_send, last_progress, rto_cur;
+  ev_id rto_ev;            /* pending timeout (cancelled on completion) */
+  rate_bps pace_rate;
+  uint32_t pace_wire;
+  simtime_ps pace_ps;
+  net__range *rtx;
+  uint32_t nrtx, rtx_cap;
+  cc_state cc;
+  /* receiver */
+  uint32_t rcv_nxt, acked, nack_psn;
+  uint32_t rcv_high;       /* 1 + highest PSN received */
+  uint32_t ooo_words;
+  uint64_t *ooo;           /* received beyond rcv_nxt (selective), lazily allocated */
+  simtime_ps last_cnp;
+  net__flowlet *fl;        /* [2][TOPO_MAX_PATH], adaptive routing with flowlets only */
+} net__qp;
+
+typedef struct net__phase {
+  const be_xfer *x;
+  size_t n;
+  uint64_t repeat, reps_done;
+  be_done_fn done;
+  void *ctx;
+  uint32_t *qp;           /* per transfer: queue pair, NONE when it never enters the network */
+  uint32_t *paths;        /* flat storage the queue pairs point into */
+  size_t paths_cap, qp_cap;
+  size_t active;          /* queue pairs of this repetition not yet complete */
+  uint64_t bytes;         /* payload of one repetition */
+  bool live;
+} net__phase;
+
+/* Telemetry beyond be_stats (tests, benchmarks). */
+typedef struct net__ext {
+  uint64_t pfc_storms;     /* pauses that outlasted fabric.pfc.watchdog */
+  uint64_t headroom_drops; /* lossless drops: PFC headroom overflowed (should stay 0) */
+  uint64_t acks, nacks, timeouts, duplicates;
+  uint64_t stale;          /* packets of a finished repetition dropped in flight */
+  uint64_t pkts_alloc;     /* packet pool capacity (high-water) */
+  uint64_t inflight_max;   /* most packets alive at once */
+  bool deadlock;           /* transfers left with nothing scheduled */
+} net__ext;
+
+typedef struct net__port_stats {
+  uint64_t tx_bytes, tx_pkts, pauses_rx, drops, ecn_marks;
+  simtime_ps busy, paused;
+  uint32_t max_bytes;
+  double avg_bytes;        /* time-averaged queue depth */
+} net__port_stats;
+
+typedef struct net__be {
+  be_backend base; /* first: be_backend * <-> net__be * */
+  const topo *t;
+  /* parameters */
+  cfg_routing routing;
+  cfg_recovery recovery;
+  bool dynamic;            /* routing decided per packet at switches */
+  bool polarized, spray_rr;
+  bool lossy;              /* the fabric can drop (NACK on gaps) */
+  bool ect;                /* data packets are ECN-capable */
+  uint32_t mtu, hdr, pre;  /* payload per packet, header bytes, preamble+IFG */
+  uint32_t ack_frame, cnp_frame;
+  uint64_t ecmp_seed;
+  uint64_t xoff, xon;      /* PFC: static XOFF (0: dynamic), resume offset */
+  double alpha;            /* dynamic threshold factor */
+  double pmax;
+  simtime_ps rto, cnp_interval, flowlet_gap, watchdog;
+  uint32_t ack_every;
+  const cc_ops *cc;
+  cc_params ccp;
+  /* graph */
+  net__chan *ch;
+  uint32_t nch;
+  net__vert *vx;
+  uint32_t nv;
+  /* packet pool: chunks of 2^NET__PKT_SHIFT, stable addresses */
+  net__pkt **pchunk;
+  uint32_t npchunk, pchunk_cap;
+  uint32_t pkt_free;
+  uint64_t pkts_live;
+  /* queue pairs */
+  net__qp *qp;
+  uint32_t nqp, qp_cap;
+  uint32_t *qp_free;
+  uint32_t nqp_free;
+  /* phases */
+  net__phase *ph;
+  uint32_t nph, ph_cap;
+  uint32_t active_phases;
+  /* per channel: transfers routed over it now (max_link_sharing) */
+  uint32_t *sharing;
+  sim_rng rng_ecn, rng_route;
+  uint32_t cands[NET__MAX_CANDS];
+  be_stats st;
+  be_fct fct;
+  net__ext ext;
+} net__be;
+
+static inline net__pkt *net__pkt_at(net__be *n, uint32_t i) {
+  return &n->pchunk[i >> NET__PKT_SHIFT][i & ((1u << NET__PKT_SHIFT) - 1)];
+}
+
+/* net.c */
+uint32_t net__pkt_alloc(net__be *n);
+void net__pkt_free(net__be *n, uint32_t i);
+simtime_ps net__ser_ps(net__chan *c, uint32_t wire);
+
+/* port.c */
+/* Queue packet i (routed to channel c, admitted) and kick the port. */
+void net__enqueue(net__be *n, uint32_t c, uint32_t i);
+/* Try to start a transmission on channel c now; arranges its own wake. */
+void net__port_kick(net__be *n, uint32_t c);
+void net__ensure_wake(net__be *n, uint32_t c, simtime_ps at);
+/* May port c start a packet of class cls and `frame` bytes now (not PAUSEd,
+ * credits)? When credits lack, a wake for their return is arranged. */
+bool net__can_send(net__be *n, uint32_t c, uint32_t cls, uint32_t frame, simtime_ps now);
+/* Close the telemetry integrals at `now` (stats time). */
+void net__port_settle(net__be *n, simtime_ps now);
+
+/* route.c */
+/* Data path [0] and ACK path [1] for a transfer into out (capacity
+ * 2 * TOPO_MAX_PATH); lengths in len. SIM_OK, or an error when unroutable. */
+int net__paths(net__be *n, const be_xfer *x, uint32_t *out, uint8_t len[2], uint32_t dnic[2]);
+/* The channel packet p leaves vertex v by. */
+uint32_t net__route(net__be *n, uint32_t v, net__pkt *p, net__qp *q);
+
+/* transport.c */
+void net__qp_reset(net__be *n, net__qp *q, simtime_ps now);
+/* Source port c asks its queue pairs for the next packet; NONE if none may
+ * send now (a pacing wake is arranged). */
+uint32_t net__qp_pull(net__be *n, uint32_t c, simtime_ps now);
+void net__qp_activate(net__be *n, uint32_t qi);
+/* Packet i has reached the end of its path. */
+void net__deliver(net__be *n, uint32_t i);
+
+/* phase.c */
+void net__qp_complete(net__be *n, uint32_t qi);
+void net__submit_phase(be_backend *b, const be_xfer *x, size_t n, uint64_t repeat,
+                       be_done_fn done, void *ctx);
+
+/* Introspection for tests and benchmarks. */
+void net__ext_stats(const be_backend *b, net__ext *out);
+int net__port_stats_of(const be_backend *b, uint32_t ch, net__port_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,409 @@
+/* Egress ports, arrivals, the switch buffer (MMU), ECN, PFC and credits.
+ *
+ * A port (the source end of a channel) serializes one packet at a time. Its
+ * queue is 8 classes: 7 and 6 strict priority (7 first), 0..5 round robin one
+ * packet per turn. A class is eligible when it has packets, is not PAUSEd by
+ * the downstream vertex (PFC) and, on credit links, its head packet fits the
+ * credits the downstream vertex granted. A source port (GPU) also pulls from
+ * its queue pairs when no queued packet is eligible.
+ *
+ * Events
+ *   arrival   one per packet per hop, at (head or tail) + propagation +
+ *             forwarding latency of the vertex entered;
+ *   wake      a port's next chance to send: scheduled only when it has work
+ *             when it becomes busy, or when it waits for credits or pacing;
+ *             at most one is pending per port and time (ensure_wake);
+ *   PFC       one per PAUSE/RESUME frame.
+ *   Credit returns travel in a per-channel ring (arrival order = issue order,
+ *   constant delay) and are absorbed when the sender looks: no events unless
+ *   the sender is blocked.
+ *
+ * Buffer accounting (at the vertex holding a packet, from its arrival to the
+ * start of its transmission onward; the packet's in_ch names the input)
+ *   credit input: credits return to the upstream port when the packet leaves;
+ *   PFC input (ingress accounting, as the common ns-3 RDMA switch MMU): bytes
+ *     per (input, class) fill a 4 KB reserve, then the shared pool up to the
+ *     threshold (static fabric.pfc.xoff, or alpha x free shared), then the
+ *     input's headroom (one budget per input, used per class); XOFF of a
+ *     class when it uses headroom or its shared part reaches the threshold,
+ *     XON when its headroom is empty and its shared part is fabric.pfc.xon
+ *     below the threshold (or zero). Every PAUSEd class holds at least the
+ *     packet that caused the XOFF, and the check runs as each of its packets
+ *     leaves, so a RESUME always follows. Headroom overflow drops (counted
+ *     apart: it means the headroom is too small);
+ *   lossy input (egress accounting): bytes per (output, class) fill the
+ *     reserve, then the shared pool while under alpha x free shared; else
+ *     tail drop.
+ *   Invariant: a vertex's shared_used = sum over its queues of max(0, bytes -
+ *   reserve), for the queues its inputs account to.
+ */
+#include <assert.h>
+
+#include "net/net_internal.h"
+
+static void on_wake(sim_ctx *sim, void *obj, uint64_t arg);
+static void on_arrive(sim_ctx *sim, void *obj, uint64_t arg);
+static void on_pfc(sim_ctx *sim, void *obj, uint64_t arg);
+
+static inline uint64_t over(uint64_t x, uint64_t r) { return x > r ? x - r : 0; }
+
+void net__ensure_wake(net__be *n, uint32_t c, simtime_ps at) {
+  net__chan *ch = &n->ch[c];
+  if (ch->wake_at <= at) return; /* an earlier wake re-evaluates and re-arms */
+  ch->wake_at = at;
+  ev_schedule(n->base.sim, at, on_wake, n, c);
+}
+
+static void on_wake(sim_ctx *sim, void *obj, uint64_t arg) {
+  net__be *n = obj;
+  uint32_t c = (uint32_t)arg;
+  if (n->ch[c].wake_at == sim_now(sim)) n->ch[c].wake_at = SIM_TIME_MAX;
+  net__port_kick(n, c);
+}
+
+/* ---- queues --------------------------------------------------------------- */
+
+static inline void q_account(net__chan *ch, simtime_ps now) {
+  ch->q_integral += (double)ch->bytes * (double)(now - ch->q_last);
+  ch->q_last = now;
+}
+
+static inline void q_push(net__be *n, net__chan *ch, uint32_t i, net__pkt *p, simtime_ps now) {
+  uint32_t k = p->cls;
+  q_account(ch, now);
+  p->next = NET__NONE;
+  if (ch->tail[k] == NET__NONE) ch->head[k] = i;
+  else net__pkt_at(n, ch->tail[k])->next = i;
+  ch->tail[k] = i;
+  ch->qbytes[k] += p->frame;
+  ch->bytes += p->frame;
+  ch->nonempty |= (uint8_t)(1u << k);
+  if (ch->bytes > ch->max_bytes) ch->max_bytes = ch->bytes;
+}
+
+static inline uint32_t q_pop(net__be *n, net__chan *ch, uint32_t k, simtime_ps now) {
+  uint32_t i = ch->head[k];
+  net__pkt *p = net__pkt_at(n, i);
+  q_account(ch, now);
+  ch->head[k] = p->next;
+  if (p->next == NET__NONE) {
+    ch->tail[k] = NET__NONE;
+    ch->nonempty &= (uint8_t)~(1u << k);
+  }
+  ch->qbytes[k] -= p->frame;
+  ch->bytes -= p->frame;
+  return i;
+}
+
+static inline uint32_t pick_class(net__chan *ch, uint32_t mask) {
+  if (mask & NET__STRICT_MASK) return mask & 0x80 ? 7 : 6;
+  uint32_t m = mask & 0x3f;
+  if (!(m & (m - 1))) return (uint32_t)__builtin_ctz(m);
+  for (uint32_t j = 1; j <= NET__RR_CLASSES; j++) {
+    uint32_t k = (ch->rr + j) % NET__RR_CLASSES;
+    if (m & (1u << k)) {
+      ch->rr = (uint8_t)k;
+      return k;
+    }
+  }
+  return 0; /* unreachable: m != 0 */
+}
+
+/* ---- credits ---------------------------------------------------------------- */
+
+static void ring_absorb(net__chan *ch, simtime_ps now) {
+  net__ring *r = &ch->ring;
+  while (r->n && r->t[r->head] <= now) {
+    uint32_t v = r->v[r->head];
+    ch->credits[v >> 24] += (int32_t)(v & 0xffffff);
+    r->head = r->head + 1 == r->cap ? 0 : r->head + 1;
+    r->n--;
+  }
+}
+
+static void ring_push(net__ring *r, simtime_ps at, uint32_t cls, uint32_t bytes) {
+  if (r->n) { /* merge with the newest entry when it lands at the same time */
+    uint32_t last = (r->head + r->n - 1) % r->cap;
+    if (r->t[last] == at && r->v[last] >> 24 == cls && (r->v[last] & 0xffffff) + bytes < (1u << 24)) {
+      r->v[last] += bytes;
+      return;
+    }
+  }
+  if (r->n == r->cap) {
+    uint32_t cap = r->cap ? 2 * r->cap : 8;
+    simtime_ps *t = sim_malloc(cap * sizeof *t);
+    uint32_t *v = sim_malloc(cap * sizeof *v);
+    for (uint32_t j = 0; j < r->n; j++) {
+      t[j] = r->t[(r->head + j) % r->cap];
+      v[j] = r->v[(r->head + j) % r->cap];
+    }
+    sim_free(r->t);
+    sim_free(r->v);
+    r->t = t;
+    r->v = v;
+    r->cap = cap;
+    r->head = 0;
+  }
+  uint32_t at_i = (r->head + r->n) % r->cap;
+  r->t[at_i] = at;
+  r->v[at_i] = bytes | cls << 24;
+  r->n++;
+}
+
+/* The downstream end of channel c freed `bytes` of class cls at now. */
+static void credit_return(net__be *n, uint32_t c, uint32_t cls, uint32_t bytes, simtime_ps now) {
+  net__chan *ch = &n->ch[c];
+  simtime_ps at = now + ch->prop;
+  if (at == now && ch->ring.n == 0) ch->credits[cls] += (int32_t)bytes;
+  else ring_push(&ch->ring, at, cls, bytes);
+  if (ch->cblocked) net__ensure_wake(n, c, at);
+}
+
+/* Can port c send `frame` bytes of class cls now? If not, arrange a wake
+ * for the next credit arrival (or mark the port blocked for the next return). */
+static bool credit_ok(net__be *n, uint32_t c, uint32_t cls, uint32_t frame, simtime_ps now) {
+  net__chan *ch = &n->ch[c];
+  if (ch->fc != NET__FC_CREDIT) return true;
+  ring_absorb(ch, now);
+  if (ch->credits[cls] >= (int32_t)frame) return true;
+  ch->cblocked = 1;
+  if (ch->ring.n) net__ensure_wake(n, c, ch->ring.t[ch->ring.head]);
+  return false;
+}
+
+bool net__can_send(net__be *n, uint32_t c, uint32_t cls, uint32_t frame, simtime_ps now) {
+  if (n->ch[c].paused & (1u << cls)) return false;
+  return credit_ok(n, c, cls, frame, now);
+}
+
+/* ---- PFC -------------------------------------------------------------------- */
+
+static void send_pfc(net__be *n, uint32_t c, uint32_t cls, bool on) {
+  net__chan *ch = &n->ch[c];
+  if (on) {
+    ch->xoff |= (uint8_t)(1u << cls);
+    n->st.pfc_pauses++;
+  } else {
+    ch->xoff &= (uint8_t)~(1u << cls);
+  }
+  /* the frame crosses the link back to c's source */
+  ev_schedule(n->base.sim, sim_now(n->base.sim) + ch->prop, on_pfc, n,
+              (uint64_t)c << 4 | cls << 1 | (on ? 1u : 0u));
+}
+
+static void on_pfc(sim_ctx *sim, void *obj, uint64_t arg) {
+  net__be *n = obj;
+  uint32_t c = (uint32_t)(arg >> 4), cls = (arg >> 1) & 7, bit = 1u << cls;
+  net__chan *ch = &n->ch[c];
+  simtime_ps now = sim_now(sim);
+  if (arg & 1) {
+    if (ch->paused & bit) return;
+    ch->paused |= (uint8_t)bit;
+    ch->paused_since[cls] = now;
+    ch->pauses_rx++;
+    return;
+  }
+  if (!(ch->paused & bit)) return;
+  ch->paused &= (uint8_t)~bit;
+  simtime_ps d = now - ch->paused_since[cls];
+  ch->paused_ps += d;
+  if (n->watchdog && d >= n->watchdog) n->ext.pfc_storms++;
+  if (ch->nonempty || ch->qp_head != NET__NONE) net__port_kick(n, c);
+}
+
+static uint64_t pfc_threshold(const net__be *n, const net__vert *x) {
+  if (n->xoff) return n->xoff;
+  return (uint64_t)(n->alpha * (double)(x->shared_size - x->shared_used));
+}
+
+/* Ingress admission of p arriving at vertex x by PFC channel c. */
+static bool pfc_admit(net__be *n, net__vert *x, uint32_t c, net__pkt *p) {
+  net__chan *in = &n->ch[c];
+  uint32_t k = p->cls, f = p->frame, r = x->reserve;
+  uint64_t before = in->in_bytes[k], after = before + f;
+  uint64_t th = pfc_threshold(n, x);
+  uint64_t delta = over(after, r) - over(before, r);
+  if (after <= r || (over(after, r) <= th && x->shared_used + delta <= x->shared_size)) {
+    in->in_bytes[k] = (uint32_t)after;
+    x->shared_used += delta;
+  } else if (in->hdrm + f <= x->hdrm_size) {
+    in->hdrm += f;
+    in->hdrm_cls[k] += f;
+    p->flags |= NET__F_HDRM;
+  } else {
+    n->ext.headroom_drops++;
+    return false;
+  }
+  if (!(in->xoff & (1u << k)) && (in->hdrm_cls[k] > 0 || over(in->in_bytes[k], r) >= pfc_threshold(n, x)))
+    send_pfc(n, c, k, true);
+  return true;
+}
+
+static void pfc_release(net__be *n, net__vert *x, uint32_t c, net__pkt *p) {
+  net__chan *in = &n->ch[c];
+  uint32_t k = p->cls, f = p->frame, r = x->reserve;
+  if (p->flags & NET__F_HDRM) {
+    in->hdrm -= f;
+    in->hdrm_cls[k] -= f;
+    p->flags &= (uint8_t)~NET__F_HDRM;
+  } else {
+    uint64_t before = in->in_bytes[k];
+    assert(before >= f);
+    x->shared_used -= over(before, r) - over(before - f, r);
+    in->in_bytes[k] = (uint32_t)(before - f);
+  }
+  if (in->xoff & (1u << k) && in->hdrm_cls[k] == 0) {
+    uint64_t s = over(in->in_bytes[k], r);
+    if (s == 0 || s + n->xon <= pfc_threshold(n, x)) send_pfc(n, c, k, false);
+  }
+}
+
+/* ---- lossy (tail drop) ------------------------------------------------------ */
+
+static bool lossy_admit(net__be *n, net__vert *x, const net__chan *out, const net__pkt *p) {
+  uint64_t r = x->reserve, before = out->qbytes[p->cls], after = before + p->frame;
+  uint64_t delta = over(after, r) - over(before, r);
+  if (delta == 0) return true;
+  uint64_t free_b = x->shared_size - x->shared_used;
+  if (delta > free_b || (double)over(after, r) > n->alpha * (double)free_b) return false;
+  x->shared_used += delta;
+  return true;
+}
+
+/* Free p's buffer at the vertex it is leaving; qbefore is its output queue's
+ * class depth before it was dequeued (egress accounting). */
+static void release(net__be *n, const net__chan *out, net__pkt *p, uint64_t qbefore, simtime_ps now) {
+  uint32_t c = p->in_ch;
+  if (c == NET__NONE) return;
+  switch ((net__fc)n->ch[c].fc) {
+  case NET__FC_CREDIT:
+    credit_return(n, c, p->cls, p->frame, now);
+    break;
+  case NET__FC_PFC:
+    pfc_release(n, &n->vx[out->src], c, p);
+    break;
+  case NET__FC_LOSSY: {
+    net__vert *x = &n->vx[out->src];
+    x->shared_used -= over(qbefore, x->reserve) - over(qbefore - p->frame, x->reserve);
+    break;
+  }
+  }
+}
+
+/* ---- transmit ---------------------------------------------------------------- */
+
+/* Pick the next packet for port c, dequeued; *qbefore gets its class depth
+ * before the dequeue. NONE when nothing may be sent now. */
+static uint32_t port_select(net__be *n, uint32_t c, simtime_ps now, uint64_t *qbefore) {
+  net__chan *ch = &n->ch[c];
+  uint32_t mask = ch->nonempty & (uint32_t)~ch->paused;
+  if (mask && ch->fc == NET__FC_CREDIT) {
+    ring_absorb(ch, now);
+    uint32_t ok = 0;
+    for (uint32_t m = mask; m; m &= m - 1) {
+      uint32_t k = (uint32_t)__builtin_ctz(m);
+      if (ch->credits[k] >= (int32_t)net__pkt_at(n, ch->head[k])->frame) ok |= 1u << k;
+    }
+    ch->cblocked = ok != mask;
+    if (ok != mask && ch->ring.n) net__ensure_wake(n, c, ch->ring.t[ch->ring.head]);
+    mask = ok;
+  }
+  if (mask) {
+    uint32_t k = pick_class(ch, mask);
+    *qbefore = ch->qbytes[k];
+    return q_pop(n, ch, k, now);
+  }
+  *qbefore = 0;
+  if (ch->qp_head != NET__NONE) return net__qp_pull(n, c, now);
+  return NET__NONE;
+}
+
+static void port_send(net__be *n, uint32_t c, uint32_t i, uint64_t qbefore, simtime_ps now) {
+  net__chan *ch = &n->ch[c];
+  net__pkt *p = net__pkt_at(n, i);
+  release(n, ch, p, qbefore, now);
+  if (ch->fc == NET__FC_CREDIT) ch->credits[p->cls] -= p->frame;
+  uint32_t wire = p->frame + n->pre;
+  simtime_ps end = now + net__ser_ps(ch, wire);
+  if (p->tail > end) end = p->tail; /* cut-through from a slower input: wait for the tail */
+  ch->busy += end - now;
+  ch->busy_until = end;
+  ch->tx_bytes += wire;
+  ch->tx_pkts++;
+  p->ch = c;
+  p->in_ch = NET__NONE;
+  simtime_ps lat = ch->prop + ch->dst_lat;
+  simtime_ps head = ch->dst_cut ? now + ch->hdr_ps : end;
+  p->tail = end + lat;
+  ev_schedule(n->base.sim, head + lat, on_arrive, n, i);
+}
+
+void net__port_kick(net__be *n, uint32_t c) {
+  net__chan *ch = &n->ch[c];
+  simtime_ps now = sim_now(n->base.sim);
+  if (ch->busy_until > now) {
+    net__ensure_wake(n, c, ch->busy_until);
+    return;
+  }
+  uint64_t qbefore;
+  uint32_t i = port_select(n, c, now, &qbefore);
+  if (i == NET__NONE) return;
+  port_send(n, c, i, qbefore, now);
+  if (ch->nonempty || ch->qp_head != NET__NONE) net__ensure_wake(n, c, ch->busy_until);
+}
+
+void net__enqueue(net__be *n, uint32_t c, uint32_t i) {
+  q_push(n, &n->ch[c], i, net__pkt_at(n, i), sim_now(n->base.sim));
+  net__port_kick(n, c);
+}
+
+/* ---- arrival ------------------------------------------------------------------ */
+
+static void ecn_mark(net__be *n, net__chan *out, net__pkt *p) {
+  uint32_t q = out->qbytes[p->cls];
+  if (q <= out->kmin) return;
+  if (q < out->kmax) {
+    double prob = n->pmax * (double)(q - out->kmin) / (double)(out->kmax - out->kmin);
+    if (!(sim_rng_uniform(&n->rng_ecn) < prob)) return;
+  }
+  p->flags |= NET__F_CE;
+  out->marks_n++;
+  n->st.ecn_marks++;
+}
+
+static void on_arrive(sim_ctx *sim, void *obj, uint64_t arg) {
+  net__be *n = obj;
+  uint32_t i = (uint32_t)arg;
+  net__pkt *p = net__pkt_at(n, i);
+  uint32_t c = p->ch;
+  net__chan *in = &n->ch[c];
+  net__qp *q = &n->qp[p->qp];
+  simtime_ps now = sim_now(sim);
+  if (p->epoch != q->epoch) { /* its repetition (or queue pair) is over: drop it */
+    if (in->fc == NET__FC_CREDIT) credit_return(n, c, p->cls, p->frame, now);
+    n->ext.stale++;
+    net__pkt_free(n, i);
+    return;
+  }
+  p->hop++;
+  if (p->hop >= q->plen[p->flags & NET__F_REV ? 1 : 0]) {
+    if (in->fc == NET__FC_CREDIT) credit_return(n, c, p->cls, p->frame, now); /* consumed at once */
+    net__deliver(n, i);
+    return;
+  }
+  uint32_t v = in->dst, o = net__route(n, v, p, q);
+  net__chan *out = &n->ch[o];
+  bool ok = true;
+  if (in->fc == NET__FC_PFC) ok = pfc_admit(n, &n->vx[v], c, p);
+  else if (in->fc == NET__FC_LOSSY) ok = lossy_admit(n, &n->vx[v], out, p);
+  if (!ok) {
+    out->drops++;
+    n->st.drops++;
+    net__pkt_free(n, i);
+    return;
+  }
+  p->in_ch = c;
+  if (out->marks && (p->flags & NET__F_ECT)) ecn_mark(n, out, p);
+  q_push(n, out, i, p, now);
+  net__port_kick(n, o);
+}

@@ -1,0 +1,124 @@
+/* Paths of queue pairs and per-hop choices at switches.
+ *
+ * Static policies are decided once per queue pair, when its phase is
+ * submitted, and packets follow the stored path (source routing in the
+ * simulator; the choices are the ones the switches would make):
+ *   ecmp       each switch hashes the flow (the QP's UDP source port /
+ *              entropy, be_xfer.flow_hash) with its own seed: topo_route;
+ *   polarized  every switch uses the same hash (fabric.ecmp.polarized): the
+ *              choices at successive tiers are correlated;
+ *   static     deterministic by destination, as InfiniBand D-mod-k tables:
+ *              at tier t, next hop (dst / n^(t-1)) mod n.
+ * Dynamic policies decide per packet at every switch among the equal-cost
+ * next hops (topo_next_hops; all have the same remaining length in an
+ * up/down fabric, so the stored path's host hops keep their positions):
+ *   adaptive   the eligible port (not PAUSEd) with the least queued bytes,
+ *              ties broken from a random starting point; with
+ *              fabric.adaptive.flowlet_gap > 0 a queue pair keeps its choice at
+ *              each hop until it has been silent there for the gap;
+ *   spray      uniformly random, or round robin per switch.
+ * The ACK direction is routed the same way over the reverse path.
+ *
+ * Cost: static O(path) per queue pair and O(1) per packet per hop; dynamic
+ * O(equal-cost next hops) per packet per switch.
+ */
+#include "net/net_internal.h"
+
+static uint32_t pick_polarized(const net__be *n, uint64_t hash, uint32_t cnt) {
+  uint64_t h = sim_hash_u64(sim_hash_u64(n->ecmp_seed) ^ hash);
+  return (uint32_t)(((h >> 32) * cnt) >> 32);
+}
+
+static uint32_t pick_static(const net__vert *x, uint32_t dnic, uint32_t cnt) {
+  uint64_t d = dnic;
+  for (uint32_t t = 1; t < x->tier; t++) d /= cnt;
+  return (uint32_t)(d % cnt);
+}
+
+/* Rewrite the fabric part of p with the static policy. */
+static int rewalk(net__be *n, topo_path *p, uint32_t dnic, uint64_t hash) {
+  const topo *t = n->t;
+  uint32_t s = 0, e = p->n, target = topo_nic_vertex(t, dnic);
+  while (s < p->n && !n->vx[topo_channel_dst(t, p->ch[s])].is_switch) s++;
+  while (e > 0 && topo_channel_src(t, p->ch[e - 1]) != target) e--;
+  if (s >= p->n || e == 0 || e <= s) return SIM_OK; /* no fabric part */
+  topo_path q = *p;
+  q.n = s + 1;
+  uint32_t v = topo_channel_dst(t, p->ch[s]);
+  while (n->vx[v].is_switch) {
+    uint32_t cnt = topo_next_hops(t, v, dnic, n->cands, NET__MAX_CANDS);
+    if (cnt == 0 || q.n >= TOPO_MAX_PATH) return SIM_ERANGE;
+    uint32_t k = n->polarized ? pick_polarized(n, hash, cnt) : pick_static(&n->vx[v], dnic, cnt);
+    q.ch[q.n++] = n->cands[k];
+    v = topo_channel_dst(t, n->cands[k]);
+  }
+  if (v != target) return SIM_EINVAL;
+  for (uint32_t j = e - 1; j < p->n; j++) {
+    if (q.n >= TOPO_MAX_PATH) return SIM_ERANGE;
+    q.ch[q.n++] = p->ch[j];
+  }
+  *p = q;
+  return SIM_OK;
+}
+
+/* The NIC (global index) where a path leaves the fabric, or NONE. */
+static uint32_t exit_nic(const net__be *n, const topo_path *p) {
+  for (uint32_t j = p->n; j-- > 1;) {
+    const topo_vertex *x = topo_vertex_at(n->t, topo_channel_src(n->t, p->ch[j]));
+    if (x->kind == TOPO_NIC && n->vx[topo_channel_src(n->t, p->ch[j - 1])].is_switch) return x->index;
+  }
+  return NET__NONE;
+}
+
+int net__paths(net__be *n, const be_xfer *x, uint32_t *out, uint8_t len[2], uint32_t dnic[2]) {
+  for (int dir = 0; dir < 2; dir++) {
+    topo_path p;
+    uint32_t src = dir ? x->dst_gpu : x->src_gpu, dst = dir ? x->src_gpu : x->dst_gpu;
+    int rc = topo_route(n->t, src, dst, x->flow_hash, &p);
+    if (rc != SIM_OK) return rc;
+    dnic[dir] = exit_nic(n, &p);
+    if (dnic[dir] != NET__NONE && (n->polarized || n->routing == CFG_ROUTING_STATIC) &&
+        (rc = rewalk(n, &p, dnic[dir], x->flow_hash)) != SIM_OK)
+      return rc;
+    for (uint32_t j = 0; j < p.n; j++) out[dir * TOPO_MAX_PATH + j] = p.ch[j];
+    len[dir] = (uint8_t)p.n;
+  }
+  return SIM_OK;
+}
+
+/* The candidate with the least queued bytes, counted in whole MTU frames
+ * (as switches compare quantized load levels), PAUSEd ports last; ties go to
+ * the first from a random starting point, so light load spreads randomly. */
+static uint32_t least_loaded(net__be *n, uint32_t cnt, uint32_t cls) {
+  uint32_t start = (uint32_t)sim_rng_below(&n->rng_route, cnt), best = 0;
+  uint64_t best_load = UINT64_MAX, quantum = n->mtu + n->hdr;
+  for (uint32_t j = 0; j < cnt; j++) {
+    uint32_t c = n->cands[start + j < cnt ? start + j : start + j - cnt];
+    const net__chan *ch = &n->ch[c];
+    uint64_t load = ch->bytes / quantum;
+    if (ch->paused & (1u << cls)) load += 1ull << 40;
+    if (load < best_load) {
+      best_load = load;
+      best = c;
+    }
+  }
+  return best;
+}
+
+uint32_t net__route(net__be *n, uint32_t v, net__pkt *p, net__qp *q) {
+  unsigned dir = p->flags & NET__F_REV ? 1 : 0;
+  if (!n->dynamic || !n->vx[v].is_switch) return q->path[dir][p->hop];
+  uint32_t cnt = topo_next_hops(n->t, v, q->dnic[dir], n->cands, NET__MAX_CANDS);
+  if (cnt <= 1) return cnt ? n->cands[0] : q->path[dir][p->hop];
+  if (n->routing == CFG_ROUTING_SPRAY) {
+    uint32_t k = n->spray_rr ? n->vx[v].rr++ % cnt : (uint32_t)sim_rng_below(&n->rng_route, cnt);
+    return n->cands[k];
+  }
+  if (!q->fl) return least_loaded(n, cnt, p->cls);
+  simtime_ps now = sim_now(n->base.sim);
+  net__flowlet *f = &q->fl[dir * TOPO_MAX_PATH + p->hop];
+  if (f->ch == NET__NONE || now - f->last >= n->flowlet_gap || n->ch[f->ch].src != v)
+    f->ch = least_loaded(n, cnt, p->cls);
+  f->last = now;
+  return f->ch;
+}

@@ -1,0 +1,381 @@
+/* Reliable connection transport of a queue pair (RDMA WRITE semantics).
+ *
+ * Sender (requester), at the source GPU's first port
+ *   The port pulls packets from the queue pairs in its ring, round robin,
+ *   when it is free and has nothing queued to forward; a queue pair may send
+ *   when its class is not PAUSEd, the credits into the next vertex allow, and
+ *   its pacing time has come. Pacing is the per-QP rate limiter: the next
+ *   packet may leave wire_bytes / rate after the previous one, with the rate
+ *   from congestion control (DCQCN, or the path's bottleneck rate without
+ *   it). Sequence numbers (PSNs) count packets of MTU payload; the first
+ *   carries the RETH. Retransmissions come first: go-back-N rewinds the next
+ *   PSN; selective repeat resends ranges reported missing.
+ *   A transfer completes when its last PSN is acknowledged.
+ *
+ * Receiver (responder), at the destination GPU
+ *   In-order data advances the expected PSN; ACKs are cumulative, one per
+ *   cluster.nic.ack_every packets and always for the last packet, duplicates
+ *   and retransmissions. Out-of-order data (counted):
+ *     go-back-n  dropped; one NACK per expected PSN asks to resend from it;
+ *     selective  kept in a bitmap (reorder buffer); on a fabric that can drop,
+ *                a packet that opens a new hole (beyond the highest PSN seen)
+ *                sends a NACK naming exactly the hole, and the sender resends
+ *                only that range (as IRN-style selective repeat); on a
+ *                lossless fabric reordering is not loss and no NACK is sent
+ *                (the retransmission timeout remains).
+ *   A CE-marked packet makes the notification point send a CNP (class 7),
+ *   at most one per queue pair per cluster.nic.cnp_interval.
+ *
+ * Timeout: one pending event per queue pair at most; it fires at
+ *   last progress + RTO, and when nothing was acknowledged since, goes back
+ *   to the oldest unacknowledged PSN (in both modes, as NICs do; a selective
+ *   receiver discards what it holds and its cumulative ACK skips ahead) and
+ *   doubles the RTO (up to 64x; reset by progress).
+ *
+ * Stale packets of an earlier repetition (a late duplicate) carry an older
+ *   epoch and are dropped on delivery.
+ */
+#include <assert.h>
+#include <string.h>
+
+#include "net/net_internal.h"
+
+enum { RETH = 16, RTO_MAX_FACTOR = 64 };
+
+static void on_rto(sim_ctx *sim, void *obj, uint64_t arg);
+
+void net__qp_reset(net__be *n, net__qp *q, simtime_ps now) {
+  (void)n;
+  q->start = now;
+  q->epoch++;
+  q->done = 0;
+  q->snd_nxt = q->snd_una = q->snd_max = 0;
+  q->nrtx = 0;
+  q->next_send = now;
+  q->last_progress = now;
+  q->rto_cur = n->rto;
+  q->rcv_nxt = q->acked = q->rcv_high = 0;
+  q->nack_psn = NET__NONE;
+  if (q->ooo) memset(q->ooo, 0, q->ooo_words * sizeof *q->ooo);
+}
+
+static inline bool has_work(const net__qp *q) { return q->nrtx || q->snd_nxt < q->npkts; }
+
+/* Drop retransmission ranges (or parts) already acknowledged. */
+static void rtx_trim(net__qp *q) {
+  uint32_t k = 0;
+  while (k < q->nrtx && q->rtx[k].hi <= q->snd_una) k++;
+  if (k) {
+    memmove(q->rtx, q->rtx + k, (q->nrtx - k) * sizeof *q->rtx);
+    q->nrtx -= k;
+  }
+  if (q->nrtx && q->rtx[0].lo < q->snd_una) q->rtx[0].lo = q->snd_una;
+}
+
+static void rtx_add(net__qp *q, uint32_t lo, uint32_t hi) {
+  if (lo < q->snd_una) lo = q->snd_una;
+  if (hi > q->snd_max) hi = q->snd_max;
+  if (lo >= hi) return;
+  for (uint32_t k = 0; k < q->nrtx; k++)
+    if (lo < q->rtx[k].hi && q->rtx[k].lo < hi) return; /* already being resent */
+  if (q->nrtx == q->rtx_cap) {
+    q->rtx_cap = q->rtx_cap ? 2 * q->rtx_cap : 4;
+    q->rtx = sim_realloc(q->rtx, q->rtx_cap * sizeof *q->rtx);
+  }
+  uint32_t k = q->nrtx;
+  while (k > 0 && q->rtx[k - 1].lo > lo) { /* keep ranges sorted */
+    q->rtx[k] = q->rtx[k - 1];
+    k--;
+  }
+  q->rtx[k] = (net__range){lo, hi};
+  q->nrtx++;
+}
+
+static void ring_insert(net__be *n, uint32_t c, uint32_t qi) {
+  net__chan *ch = &n->ch[c];
+  net__qp *q = &n->qp[qi];
+  if (ch->qp_head == NET__NONE) {
+    q->rr_next = q->rr_prev = qi;
+    ch->qp_head = qi;
+  } else {
+    assert(ch->qp_count > 0);
+    uint32_t h = ch->qp_head, t = n->qp[h].rr_prev;
+    q->rr_prev = t;
+    q->rr_next = h;
+    n->qp[t].rr_next = qi;
+    n->qp[h].rr_prev = qi;
+  }
+  q->in_ring = 1;
+  ch->qp_count++;
+}
+
+static void ring_remove(net__be *n, uint32_t c, uint32_t qi) {
+  net__chan *ch = &n->ch[c];
+  net__qp *q = &n->qp[qi];
+  if (q->rr_next == qi) {
+    ch->qp_head = NET__NONE;
+  } else {
+    n->qp[q->rr_prev].rr_next = q->rr_next;
+    n->qp[q->rr_next].rr_prev = q->rr_prev;
+    if (ch->qp_head == qi) ch->qp_head = q->rr_next;
+  }
+  q->in_ring = 0;
+  ch->qp_count--;
+}
+
+void net__qp_activate(net__be *n, uint32_t qi) {
+  net__qp *q = &n->qp[qi];
+  if (q->done || !has_work(q)) return;
+  uint32_t c = q->path[0][0];
+  if (!q->in_ring) ring_insert(n, c, qi);
+  net__port_kick(n, c);
+}
+
+static void arm_rto(net__be *n, uint32_t qi, simtime_ps at) {
+  net__qp *q = &n->qp[qi];
+  q->rto_pending = 1;
+  q->rto_ev = ev_schedule(n->base.sim, at, on_rto, n, (uint64_t)q->gen << 32 | qi);
+}
+
+static inline uint32_t payload_of(const net__be *n, const net__qp *q, uint32_t psn) {
+  return psn + 1 == q->npkts ? q->last_payload : n->mtu;
+}
+
+uint32_t net__qp_pull(net__be *n, uint32_t c, simtime_ps now) {
+  net__chan *ch = &n->ch[c];
+  simtime_ps wake = SIM_TIME_MAX;
+  uint32_t qi = ch->qp_head;
+  for (uint32_t left = ch->qp_count; left > 0; left--) {
+    net__qp *q = &n->qp[qi];
+    uint32_t next = q->rr_next;
+    rtx_trim(q);
+    if (!has_work(q)) { /* everything resent was acknowledged meanwhile */
+      ring_remove(n, c, qi);
+      qi = next;
+      continue;
+    }
+    uint32_t psn = q->nrtx ? q->rtx[0].lo : q->snd_nxt;
+    uint32_t frame = payload_of(n, q, psn) + n->hdr + (psn == 0 ? RETH : 0);
+    if (q->next_send > now) {
+      if (q->next_send < wake) wake = q->next_send;
+    } else if (net__can_send(n, c, q->cls, frame, now)) {
+      uint32_t i = net__pkt_alloc(n);
+      net__pkt *p = net__pkt_at(n, i);
+      p->qp = qi;
+      p->psn = psn;
+      p->aux = 0;
+      p->ack = 0;
+      p->ch = c;
+      p->in_ch = NET__NONE;
+      p->frame = (uint16_t)frame;
+      p->epoch = q->epoch;
+      p->kind = NET__DATA;
+      p->cls = q->cls;
+      p->hop = 0;
+      p->flags = n->ect ? NET__F_ECT : 0;
+      p->tail = now;
+      if (psn < q->snd_max) {
+        p->flags |= NET__F_RETX;
+        n->st.retransmits++;
+      } else {
+        q->snd_max = psn + 1;
+        n->st.packets++;
+      }
+      if (q->nrtx) {
+        if (++q->rtx[0].lo >= q->rtx[0].hi) {
+          memmove(q->rtx, q->rtx + 1, (q->nrtx - 1) * sizeof *q->rtx);
+          q->nrtx--;
+        }
+      } else {
+        q->snd_nxt++;
+      }
+      /* rate limiter */
+      rate_bps rate = n->cc->rate(&q->cc, &n->ccp, now);
+      uint32_t wire = frame + n->pre;
+      if (rate != q->pace_rate || wire != q->pace_wire) {
+        q->pace_rate = rate;
+        q->pace_wire = wire;
+        q->pace_ps = sim_serialization_ps(wire, rate);
+      }
+      q->next_send = (q->next_send > now ? q->next_send : now) + q->pace_ps;
+      if (!q->rto_pending) arm_rto(n, qi, now + q->rto_cur);
+      if (!has_work(q)) ring_remove(n, c, qi);
+      else ch->qp_head = next;
+      return i;
+    }
+    qi = next;
+  }
+  if (wake != SIM_TIME_MAX) net__ensure_wake(n, c, wake);
+  return NET__NONE;
+}
+
+/* ---- receiver ------------------------------------------------------------------- */
+
+static void send_ctrl(net__be *n, uint32_t qi, net__kind kind, uint32_t psn, uint32_t aux) {
+  uint32_t ack = n->qp[qi].rcv_nxt;
+  net__qp *q = &n->qp[qi];
+  uint32_t i = net__pkt_alloc(n);
+  net__pkt *p = net__pkt_at(n, i);
+  p->qp = qi;
+  p->psn = psn;
+  p->aux = aux;
+  p->ack = ack;
+  p->ch = q->path[1][0];
+  p->in_ch = NET__NONE;
+  p->frame = (uint16_t)(kind == NET__CNP ? n->cnp_frame : n->ack_frame);
+  p->epoch = q->epoch;
+  p->kind = (uint8_t)kind;
+  p->cls = kind == NET__CNP ? NET__CTRL_CLASS : q->cls;
+  p->hop = 0;
+  p->flags = NET__F_REV;
+  p->tail = sim_now(n->base.sim);
+  if (kind == NET__ACK) n->ext.acks++;
+  else if (kind == NET__NACK) n->ext.nacks++;
+  net__enqueue(n, p->ch, i);
+}
+
+static inline bool bit_get(const net__qp *q, uint32_t b) {
+  return b / 64 < q->ooo_words && (q->ooo[b / 64] >> (b % 64)) & 1;
+}
+
+/* First PSN >= from whose bit is `want` (bounded by npkts). */
+static uint32_t bit_scan(const net__qp *q, uint32_t from, bool want) {
+  for (uint32_t b = from; b < q->npkts;) {
+    uint64_t w = b / 64 < q->ooo_words ? q->ooo[b / 64] : 0;
+    if (!want) w = ~w;
+    w &= ~0ull << (b % 64);
+    if (w) {
+      uint32_t r = (b & ~63u) + (uint32_t)__builtin_ctzll(w);
+      return r < q->npkts ? r : q->npkts;
+    }
+    b = (b & ~63u) + 64;
+  }
+  return q->npkts;
+}
+
+static void rx_data(net__be *n, uint32_t qi, uint32_t psn, uint8_t flags, simtime_ps now) {
+  net__qp *q = &n->qp[qi];
+  if ((flags & NET__F_CE) && n->cc->on_cnp &&
+      (q->last_cnp == SIM_TIME_MAX || now - q->last_cnp >= n->cnp_interval)) {
+    q->last_cnp = now;
+    n->st.cnps++;
+    send_ctrl(n, qi, NET__CNP, 0, 0);
+  }
+  bool selective = n->recovery == CFG_RECOVERY_SELECTIVE;
+  uint32_t high = q->rcv_high;
+  if (psn == q->rcv_nxt) {
+    q->rcv_nxt = q->ooo ? bit_scan(q, psn + 1, false) : psn + 1;
+    if (q->rcv_high < q->rcv_nxt) q->rcv_high = q->rcv_nxt;
+    if (q->rcv_nxt == q->npkts || q->rcv_nxt - q->acked >= n->ack_every || (flags & NET__F_RETX)) {
+      q->acked = q->rcv_nxt;
+      send_ctrl(n, qi, NET__ACK, 0, 0);
+    }
+    return;
+  }
+  if (psn < q->rcv_nxt || (selective && bit_get(q, psn))) {
+    n->ext.duplicates++;
+    q->acked = q->rcv_nxt;
+    send_ctrl(n, qi, NET__ACK, 0, 0);
+    return;
+  }
+  n->st.out_of_order++;
+  if (!selective) { /* dropped; one NACK per expected PSN */
+    if (q->nack_psn != q->rcv_nxt) {
+      q->nack_psn = q->rcv_nxt;
+      q->acked = q->rcv_nxt;
+      send_ctrl(n, qi, NET__NACK, q->rcv_nxt, psn);
+    }
+    return;
+  }
+  if (!q->ooo) {
+    q->ooo_words = (q->npkts + 63) / 64;
+    q->ooo = sim_calloc(q->ooo_words, sizeof *q->ooo);
+  }
+  q->ooo[psn / 64] |= 1ull << (psn % 64);
+  if (psn + 1 > q->rcv_high) q->rcv_high = psn + 1;
+  /* a new hole below psn: on a fabric that can drop, ask for it at once */
+  if (n->lossy && psn > high) {
+    q->acked = q->rcv_nxt;
+    send_ctrl(n, qi, NET__NACK, high > q->rcv_nxt ? high : q->rcv_nxt, psn);
+  }
+}
+
+/* ---- sender signals -------------------------------------------------------------- */
+
+static bool rx_ack(net__be *n, uint32_t qi, uint32_t a, simtime_ps now) {
+  net__qp *q = &n->qp[qi];
+  if (q->done) return false;
+  if (a > q->snd_una) {
+    q->snd_una = a > q->npkts ? q->npkts : a;
+    q->last_progress = now;
+    q->rto_cur = n->rto;
+    if (q->snd_nxt < q->snd_una) q->snd_nxt = q->snd_una;
+  }
+  if (q->snd_una < q->npkts) return true;
+  q->done = 1;
+  q->nrtx = 0;
+  if (q->in_ring) ring_remove(n, q->path[0][0], qi);
+  if (q->rto_pending) { /* no timer outlives the transfer */
+    ev_cancel(n->base.sim, q->rto_ev);
+    q->rto_pending = 0;
+  }
+  net__qp_complete(n, qi);
+  return false;
+}
+
+static void rx_nack(net__be *n, uint32_t qi, uint32_t ack, uint32_t lo, uint32_t hi,
+                    simtime_ps now) {
+  if (!rx_ack(n, qi, ack, now)) return;
+  net__qp *q = &n->qp[qi];
+  if (n->recovery == CFG_RECOVERY_GO_BACK_N) {
+    if (lo < q->snd_nxt) q->snd_nxt = lo > q->snd_una ? lo : q->snd_una;
+  } else {
+    rtx_add(q, lo, hi);
+  }
+  net__qp_activate(n, qi);
+}
+
+static void on_rto(sim_ctx *sim, void *obj, uint64_t arg) {
+  net__be *n = obj;
+  uint32_t qi = (uint32_t)arg;
+  simtime_ps now = sim_now(sim);
+  if (qi >= n->nqp || n->qp[qi].gen != (uint32_t)(arg >> 32)) return; /* released */
+  net__qp *q = &n->qp[qi];
+  q->rto_pending = 0;
+  q->rto_ev = 0;
+  if (q->done || q->snd_una >= q->snd_max) return; /* nothing outstanding */
+  simtime_ps due = q->last_progress + q->rto_cur;
+  if (now < due) {
+    arm_rto(n, qi, due);
+    return;
+  }
+  n->ext.timeouts++;
+  q->snd_nxt = q->snd_una; /* both modes go back on a timeout; a selective */
+  q->nrtx = 0;             /* receiver drops what it already holds */
+  q->rto_cur = q->rto_cur < RTO_MAX_FACTOR / 2 * n->rto ? 2 * q->rto_cur : RTO_MAX_FACTOR * n->rto;
+  q->last_progress = now;
+  arm_rto(n, qi, now + q->rto_cur);
+  net__qp_activate(n, qi);
+}
+
+void net__deliver(net__be *n, uint32_t i) {
+  net__pkt *p = net__pkt_at(n, i);
+  uint32_t qi = p->qp, psn = p->psn, aux = p->aux, ack = p->ack;
+  uint8_t kind = p->kind, flags = p->flags;
+  simtime_ps now = sim_now(n->base.sim);
+  net__pkt_free(n, i); /* stale packets were dropped on arrival (port.c) */
+  switch ((net__kind)kind) {
+  case NET__DATA:
+    rx_data(n, qi, psn, flags, now);
+    break;
+  case NET__ACK:
+    rx_ack(n, qi, ack, now);
+    break;
+  case NET__NACK:
+    rx_nack(n, qi, ack, psn, aux, now);
+    break;
+  case NET__CNP:
+    if (n->cc->on_cnp && !n->qp[qi].done) n->cc->on_cnp(&n->qp[qi].cc, &n->ccp, now);
+    break;
+  }
+}

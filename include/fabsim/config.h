@@ -200,6 +200,12 @@ typedef struct cfg_scenario {
   } simulation;
   struct {
     char *dir;                /* owned by the scenario */
+    simtime_ps sample_interval; /* telemetry; 0 = auto */
+    char *ports;              /* watched ports/NICs, comma-separated, or "none" */
+    char *database;           /* SQLite file (relative: inside dir), or "none" */
+    bool report;              /* write report.html */
+    bool openmetrics;         /* write metrics.txt (OpenMetrics text) */
+    uint32_t top_ports;       /* hottest ports listed */
   } output;
   struct {                    /* reliability.*: planning over a whole run (src/reliability) */
     double days;

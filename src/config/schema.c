@@ -475,6 +475,24 @@ static const cfg__key schema[] = {
 
     {.name = "output.dir", .type = CFG__STRING, .def = "fabsim-out",
      .doc = "Folder for summary.json, time series and reports.", FIELD(output.dir)},
+    TIME("output.sample_interval", output.sample_interval, "0s",
+         "Telemetry sample interval (timeseries.csv, report charts); 0 = about 500 samples "
+         "over the expected run."),
+    {.name = "output.ports", .type = CFG__STRING, .def = "none",
+     .doc = "Comma-separated switch ports (leaf0-spine3: leaf0's port toward spine3) and NICs "
+            "(nic17) whose full time series are kept; none: aggregates only.",
+     FIELD(output.ports)},
+    {.name = "output.database", .type = CFG__STRING, .def = "results.sqlite",
+     .doc = "SQLite results database; a relative path is inside output.dir; runs naming the "
+            "same file share it; none: no database.",
+     FIELD(output.database)},
+    {.name = "output.report", .type = CFG__BOOL, .def = "true",
+     .doc = "Write report.html, one self-contained page with charts.", FIELD(output.report)},
+    {.name = "output.openmetrics", .type = CFG__BOOL, .def = "false",
+     .doc = "Also write the final counters as OpenMetrics text (metrics.txt).",
+     FIELD(output.openmetrics)},
+    UINT("output.top_ports", output.top_ports, "10", 0, 1000,
+         "Hottest switch ports listed in the report and database."),
 };
 
 size_t cfg__nkeys(void) { return NELEM(schema); }

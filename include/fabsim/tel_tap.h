@@ -52,9 +52,12 @@ typedef struct tel_tap tel_tap;
 enum { TEL_TAP_GPUS = 1u << 0 };
 
 /* Wraps inner; the result owns inner (be_destroy destroys both) and *tap
- * stays valid until then. Events (shared channels) go to t's event log. */
-be_backend *tel_tap_wrap(be_backend *inner, tel *t, tel_tap **tap);
-/* Feed the phase log to t (see above). Call once, after the run and before
+ * stays valid until then. The tap needs no tel during the run, so the tel
+ * can be made after it, with an interval fitted to the run's real length. */
+be_backend *tel_tap_wrap(be_backend *inner, tel_tap **tap);
+/* Feed the phase log to t (see above), and as events the most shared
+ * fabric channel of each phase where more than one transfer shares one
+ * (kind "shared-channel", at most 64). Call once, after the run and before
  * tel_finish. */
 void tel_tap_replay(tel_tap *tap, tel *t, const tel_portmap *m, unsigned flags);
 

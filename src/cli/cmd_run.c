@@ -203,6 +203,11 @@ int cli_cmd_run(int argc, char **argv) {
     rc = CLI_BAD_INPUT;
     goto done;
   }
+  if (cli_run_output_begin(&ro, &be, &cfg, doc, t, &err) != SIM_OK) { /* telemetry tap */
+    cli_error(err.msg);
+    rc = err.code == SIM_ECONFIG ? CLI_BAD_INPUT : CLI_FAILED;
+    goto done;
+  }
   if (cfg.workload.kind == CFG_WORKLOAD_COLLECTIVE) {
     uint32_t gpus = topo_gpu_count(t);
     uint32_t nranks = cfg.workload.collective.ranks ? cfg.workload.collective.ranks : gpus;
@@ -259,13 +264,9 @@ int cli_cmd_run(int argc, char **argv) {
       r.pair_latency_s = sim_ps_to_s(topo_path_latency(t, &p));
     }
   }
-  if (cli_run_output_begin(&ro, &be, &cfg, doc, t, &r.plan, &err) != SIM_OK) {
-    cli_error(err.msg);
-    rc = err.code == SIM_ECONFIG ? CLI_BAD_INPUT : CLI_FAILED;
-    goto done;
-  }
   coll_exec_start(&r.exec, be, &r.plan, NULL, NULL);
-  out_progress prog = {.show = !a.quiet && isatty(STDERR_FILENO), .expected = ro.expected, .started = t0};
+  out_progress prog = {.show = !a.quiet && isatty(STDERR_FILENO),
+                       .expected = cli_run_output_estimate(&r.plan, t, &cfg), .started = t0};
   complete = out_progress_run(sim, &prog) == SIM_OK; /* Ctrl-C: stop, finish the outputs */
   if (!r.exec.finished) r.exec.end = sim_now(sim);
   coll_result_of(&r.exec, &r.res);

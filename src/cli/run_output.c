@@ -1,10 +1,10 @@
 /* fabsim run: telemetry around the run and the files after it.
  *
- * Before the run: the sample interval (output.sample_interval, or about 500
- * samples over the run's expected length), the watched ports and NICs
- * (output.ports, checked against the topology, errors located at the key),
- * and the telemetry tap around the backend. After it: the tap's replay, the
- * workload's events, and out_write_run. */
+ * Before the run: the watched ports and NICs (output.ports, checked against
+ * the topology, errors located at the key) and the telemetry tap around the
+ * backend, so every phase of any workload is logged. After it: the tel, with
+ * output.sample_interval or about 500 samples over the run's real length;
+ * the tap's replay; the workload's events; out_write_run. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +16,7 @@
 /* A rough length of the plan: per phase, the busiest GPU's bytes over its
  * path's first hop rate, plus latency; staggered phases overlap. Only for
  * the sample interval and the progress line's percent. O(transfers). */
-static simtime_ps estimate_ps(const coll_plan *p, const topo *t, const cfg_scenario *cfg) {
+simtime_ps cli_run_output_estimate(const coll_plan *p, const topo *t, const cfg_scenario *cfg) {
   uint32_t ngpu = topo_gpu_count(t);
   double *busy = sim_calloc(ngpu ? ngpu : 1, sizeof *busy);
   double total = 0, latest = 0;
@@ -105,33 +105,7 @@ static int parse_watch(cli_run_output *o, const cfg_scenario *cfg, const cfg_doc
   return SIM_OK;
 }
 
-int cli_run_output_begin(cli_run_output *o, be_backend **be, const cfg_scenario *cfg,
-                         const cfg_doc *doc, const topo *t, const coll_plan *plan, sim_error *err) {
-  memset(o, 0, sizeof *o);
-  o->topo = t;
-  time_t now = time(NULL);
-  struct tm tm;
-  gmtime_r(&now, &tm);
-  strftime(o->started_at, sizeof o->started_at, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  tel_portmap_build(&o->ports, t);
-  int rc = parse_watch(o, cfg, doc, err);
-  if (rc != SIM_OK) return rc;
-  o->expected = estimate_ps(plan, t, cfg);
-  simtime_ps interval = cfg->output.sample_interval ? cfg->output.sample_interval : auto_interval(o->expected);
-  tel_config tc = {.interval = interval, .gpus = topo_gpu_count(t), .nics = topo_nic_count(t),
-                   .ports = o->ports.nports, .nic_bps = cfg->cluster.nic.bandwidth,
-                   .port_bps = o->ports.bps, .watch_ports = o->watch_ports,
-                   .nwatch_ports = o->nwatch_ports, .watch_nics = o->watch_nics,
-                   .nwatch_nics = o->nwatch_nics, .max_rows = 100000};
-  if ((rc = tel_create(&o->tel, &tc, err)) != SIM_OK) return rc;
-  *be = tel_tap_wrap(*be, o->tel, &o->tap);
-  return SIM_OK;
-}
-
-int cli_run_output_end(cli_run_output *o, sim_ctx *sim, const coll_exec *exec, json_t *summary,
-                       const cfg_scenario *cfg, const char *scenario_yaml, bool complete,
-                       sim_error *err) {
-  simtime_ps end = sim_now(sim);
+static void workload_events(cli_run_output *o, const coll_exec *exec, const cfg_scenario *cfg) {
   char what[160];
   if (cfg->workload.kind == CFG_WORKLOAD_COLLECTIVE)
     snprintf(what, sizeof what, "%s of %llu bytes over %u ranks",
@@ -143,10 +117,44 @@ int cli_run_output_end(cli_run_output *o, sim_ctx *sim, const coll_exec *exec, j
   tel_event(o->tel, exec->start, "job", "workload-start", what, NAN);
   if (exec->finished)
     tel_event(o->tel, exec->end, "job", "workload-end", "finished", sim_ps_to_s(exec->end - exec->start));
-  else
-    tel_event(o->tel, end, "job", "stopped", "stopped before the end (Ctrl-C); figures cover the time reached",
-              sim_ps_to_s(end));
-  tel_tap_replay(o->tap, o->tel, &o->ports, TEL_TAP_GPUS);
+}
+
+int cli_run_output_begin(cli_run_output *o, be_backend **be, const cfg_scenario *cfg,
+                         const cfg_doc *doc, const topo *t, sim_error *err) {
+  memset(o, 0, sizeof *o);
+  o->topo = t;
+  time_t now = time(NULL);
+  struct tm tm;
+  gmtime_r(&now, &tm);
+  strftime(o->started_at, sizeof o->started_at, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  tel_portmap_build(&o->ports, t);
+  int rc = parse_watch(o, cfg, doc, err);
+  if (rc != SIM_OK) return rc;
+  *be = tel_tap_wrap(*be, &o->tap);
+  return SIM_OK;
+}
+
+int cli_run_output_end(cli_run_output *o, sim_ctx *sim, const coll_exec *exec, json_t *summary,
+                       const cfg_scenario *cfg, const char *scenario_yaml, bool complete,
+                       sim_error *err) {
+  simtime_ps end = sim_now(sim);
+  const topo *t = o->topo;
+  simtime_ps interval = cfg->output.sample_interval ? cfg->output.sample_interval : auto_interval(end);
+  tel_config tc = {.interval = interval, .gpus = topo_gpu_count(t), .nics = topo_nic_count(t),
+                   .ports = o->ports.nports, .nic_bps = cfg->cluster.nic.bandwidth,
+                   .port_bps = o->ports.bps, .watch_ports = o->watch_ports,
+                   .nwatch_ports = o->nwatch_ports, .watch_nics = o->watch_nics,
+                   .nwatch_nics = o->nwatch_nics, .max_rows = 100000};
+  int rc = tel_create(&o->tel, &tc, err);
+  if (rc != SIM_OK) return rc;
+  bool synthetic = cfg->workload.kind == CFG_WORKLOAD_COLLECTIVE || cfg->workload.kind == CFG_WORKLOAD_TRAFFIC;
+  if (exec && synthetic) workload_events(o, exec, cfg);
+  /* GPU states from the phases only where nothing else runs on the GPUs:
+   * a training step's compute is not in the phase log. */
+  tel_tap_replay(o->tap, o->tel, &o->ports, synthetic ? TEL_TAP_GPUS : 0);
+  if (!complete)
+    tel_event(o->tel, end, "job", "stopped",
+              "stopped before the end (Ctrl-C); figures cover the time reached", sim_ps_to_s(end));
   tel_finish(o->tel, end);
   out_run r = {.summary = summary, .scenario_yaml = scenario_yaml, .tel = o->tel,
                .names = {.ctx = o, .port = port_name_cb, .nic = nic_name_cb},

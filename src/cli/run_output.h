@@ -14,16 +14,18 @@ typedef struct cli_run_output {
   tel_portmap ports;
   uint32_t *watch_ports, *watch_nics;
   uint32_t nwatch_ports, nwatch_nics;
-  simtime_ps expected;   /* rough length of the run: progress percent, auto interval */
   char started_at[32];   /* wall clock, UTC */
 } cli_run_output;
 
-/* Set up telemetry for a run of `plan` and wrap *be with the tap. Bad
- * output.ports names are SIM_ECONFIG located at the key. */
+/* Before the workload starts: check output.ports (SIM_ECONFIG located at
+ * the key) and wrap *be with the telemetry tap. */
 int cli_run_output_begin(cli_run_output *o, be_backend **be, const cfg_scenario *cfg,
-                         const cfg_doc *doc, const topo *t, const coll_plan *plan, sim_error *err);
-/* After the run (complete or stopped): finish telemetry and write every
- * output file but summary.json and scenario.yaml (out_write_run). */
+                         const cfg_doc *doc, const topo *t, sim_error *err);
+/* A rough length of a plan, for the progress line (0: unknown). */
+simtime_ps cli_run_output_estimate(const coll_plan *p, const topo *t, const cfg_scenario *cfg);
+/* After the run (complete or stopped; exec NULL when no plan ran, as for a
+ * training step): make the telemetry, replay the tap into it and write
+ * every output file but summary.json and scenario.yaml (out_write_run). */
 int cli_run_output_end(cli_run_output *o, sim_ctx *sim, const coll_exec *exec, json_t *summary,
                        const cfg_scenario *cfg, const char *scenario_yaml, bool complete,
                        sim_error *err);

@@ -79,10 +79,16 @@ typedef struct tap_phase {
 
 enum { TAP_MAX_EVENTS = 64 };
 
+typedef struct tap_event {
+  simtime_ps at;
+  uint32_t ch, users; /* ch UINT32_MAX: the "more phases" note */
+} tap_event;
+
 struct tel_tap {
   be_backend base; /* first: be_backend * <-> tel_tap * */
   be_backend *inner;
-  tel *t;
+  tap_event *ev;
+  size_t nev, evcap;
   tap_phase *ph;
   size_t nph, phcap;
   tap_entry *ent;
@@ -135,18 +141,28 @@ static void log_sharing(tel_tap *tap, uint32_t nt, simtime_ps now) {
   tap->last_ch = best;
   tap->last_users = users;
   if (tap->events > TAP_MAX_EVENTS) return;
-  char name[112], effect[200], rate[32];
-  if (tap->events++ == TAP_MAX_EVENTS) {
-    tel_event(tap->t, now, "fabric", "shared-channel",
-              "more phases share channels; further ones are not logged", (double)users);
-    return;
+  sim_grow((void **)&tap->ev, &tap->evcap, tap->nev + 1, sizeof *tap->ev);
+  tap->ev[tap->nev++] = (tap_event){.at = now, .ch = tap->events++ == TAP_MAX_EVENTS ? UINT32_MAX : best,
+                                    .users = users};
+}
+
+static void replay_events(const tel_tap *tap, tel *tl) {
+  const topo *t = tap->base.topo;
+  for (size_t i = 0; i < tap->nev; i++) {
+    const tap_event *e = &tap->ev[i];
+    char name[112], effect[200];
+    if (e->ch == UINT32_MAX) {
+      tel_event(tl, e->at, "fabric", "shared-channel",
+                "more phases share channels; further ones are not logged", (double)e->users);
+      continue;
+    }
+    rate_bps bps = topo_link_at(t, topo_channel_link(e->ch))->bps;
+    snprintf(effect, sizeof effect,
+             "%u transfers of one phase share it: each gets at most 1/%u of %.4g Gb/s", e->users,
+             e->users, (double)bps / 1e9);
+    tel_event(tl, e->at, channel_name(t, e->ch, name, sizeof name), "shared-channel", effect,
+              (double)e->users);
   }
-  rate_bps bps = topo_link_at(t, topo_channel_link(best))->bps;
-  snprintf(rate, sizeof rate, "%.4g Gb/s", (double)bps / 1e9);
-  snprintf(effect, sizeof effect, "%u transfers of one phase share it: each gets at most 1/%u of %s",
-           users, users, rate);
-  tel_event(tap->t, now, channel_name(t, best, name, sizeof name), "shared-channel", effect,
-            (double)users);
 }
 
 static void tap_submit(be_backend *b, const be_xfer *x, size_t n, uint64_t repeat, be_done_fn done,
@@ -213,6 +229,7 @@ static void tap_destroy(be_backend *b) {
   sim_free(tap->ch_users);
   sim_free(tap->touched);
   sim_free(tap->gpu_stamp);
+  sim_free(tap->ev);
   sim_free(tap);
 }
 
@@ -223,12 +240,11 @@ static const be_ops tap_ops = {
     .destroy = tap_destroy,
 };
 
-be_backend *tel_tap_wrap(be_backend *inner, tel *t, tel_tap **out) {
+be_backend *tel_tap_wrap(be_backend *inner, tel_tap **out) {
   tel_tap *tap = sim_calloc(1, sizeof *tap);
   tap->base = *inner;
   tap->base.ops = &tap_ops;
   tap->inner = inner;
-  tap->t = t;
   uint32_t nch = 2 * topo_link_count(inner->topo);
   tap->ch_bytes = sim_calloc(nch ? nch : 1, sizeof *tap->ch_bytes);
   tap->ch_users = sim_calloc(nch ? nch : 1, sizeof *tap->ch_users);
@@ -276,6 +292,7 @@ static void feed(tel *tl, const topo *t, const tel_portmap *m, simtime_ps at, ui
 
 void tel_tap_replay(tel_tap *tap, tel *tl, const tel_portmap *m, unsigned flags) {
   const topo *t = tap->base.topo;
+  replay_events(tap, tl);
   tap_mark *marks = sim_malloc((2 * tap->nph + 1) * sizeof *marks);
   size_t nm = 0;
   for (size_t i = 0; i < tap->nph; i++) {

@@ -28,7 +28,7 @@ typedef enum { CFG_TRANSPORT_INFINIBAND, CFG_TRANSPORT_ROCE, CFG_TRANSPORT_ETHER
 typedef enum { CFG_ROUTING_ECMP, CFG_ROUTING_ADAPTIVE, CFG_ROUTING_SPRAY, CFG_ROUTING_STATIC } cfg_routing;
 typedef enum { CFG_FIDELITY_ANALYTIC, CFG_FIDELITY_FLOW, CFG_FIDELITY_PACKET } cfg_fidelity;
 typedef enum { CFG_GPU_H100, CFG_GPU_H800, CFG_GPU_A100, CFG_GPU_B200 } cfg_gpu;
-typedef enum { CFG_WORKLOAD_COLLECTIVE, CFG_WORKLOAD_TRAFFIC } cfg_workload_kind;
+typedef enum { CFG_WORKLOAD_COLLECTIVE, CFG_WORKLOAD_TRAFFIC, CFG_WORKLOAD_TRAINING } cfg_workload_kind;
 typedef enum { CFG_PRECISION_FP32, CFG_PRECISION_BF16, CFG_PRECISION_FP16, CFG_PRECISION_FP8 } cfg_precision;
 typedef enum { CFG_OPTIMIZER_ADAM, CFG_OPTIMIZER_SGD } cfg_optimizer;
 typedef enum { CFG_RECOMPUTE_NONE, CFG_RECOMPUTE_SELECTIVE, CFG_RECOMPUTE_FULL } cfg_recompute;
@@ -41,7 +41,7 @@ typedef enum {
   CFG_ORDER_DP_TP_PP,
   CFG_ORDER_DP_PP_TP
 } cfg_rank_order;
-typedef enum { CFG_COMM_AUTO, CFG_COMM_LIVE, CFG_COMM_REUSE } cfg_comm_model;
+typedef enum { CFG_COMM_AUTO, CFG_COMM_LIVE, CFG_COMM_REUSE, CFG_COMM_SYMMETRIC } cfg_comm_model;
 /* A scenario list of integers (e.g. [784, 128, 10]); v is owned by the scenario. */
 typedef struct cfg_u64_list {
   uint64_t *v;
@@ -183,6 +183,7 @@ typedef struct cfg_scenario {
       uint32_t tp, pp, ep, zero;
       bool sequence_parallel;
       cfg_rank_order order;
+      cfg_coll_algorithm dp_algorithm;
     } parallel;
     cfg_precision precision;
     cfg_optimizer optimizer;

@@ -41,6 +41,7 @@ typedef struct run_result {
   uint64_t events;
   double sim_time_s, wall_s;
   double pair_latency_s; /* traffic pattern pair: zero-byte one-way latency */
+  json_t *step;          /* workload.kind training: the step object (cmd_memory.c) */
 } run_result;
 
 /* A counter the fidelity observed, or null: the analytic and flow models have
@@ -102,6 +103,8 @@ static json_t *summary_json(const cli_args *a, const cfg_scenario *cfg, const to
     json_object_set_new(c, "busbw_GBps", json_real(r->res.busbw_GBps));
     json_array_append_new(colls, c);
     json_object_set_new(o, "collectives", colls);
+  } else if (r->step) {
+    json_object_set_new(o, "step", json_incref(r->step));
   } else {
     json_t *tr = json_object();
     json_object_set_new(tr, "pattern", json_string(cfg_traffic_pattern_name(cfg->workload.traffic.pattern)));
@@ -146,6 +149,8 @@ static void print_summary(const cfg_scenario *cfg, const topo *t, const run_resu
     printf("  time       %s\n", out_fmt_seconds(a, sizeof a, r->res.time_s));
     printf("  algbw      %.2f GB/s\n", r->res.algbw_GBps);
     printf("  busbw      %.2f GB/s\n", r->res.busbw_GBps);
+  } else if (r->step) {
+    cli_training_print(r->step);
   } else {
     uint64_t flows = coll_plan_flows(&r->plan);
     printf("traffic      %s, %s flows of %s%s\n", cfg_traffic_pattern_name(cfg->workload.traffic.pattern),
@@ -240,6 +245,8 @@ int cli_cmd_run(int argc, char **argv) {
       rc = CLI_BAD_INPUT;
       goto done;
     }
+  } else if (cfg.workload.kind == CFG_WORKLOAD_TRAINING) {
+    if ((rc = cli_training_step(&cfg, doc, t, be, &r.step)) != CLI_OK) goto done;
   } else {
     coll_traffic_spec spec = {
         .pattern = cfg.workload.traffic.pattern,
@@ -300,6 +307,7 @@ int cli_cmd_run(int argc, char **argv) {
   json_decref(summary);
 done:
   coll_plan_free(&r.plan);
+  json_decref(r.step);
   sim_free(ranks);
   be_destroy(be);
   cli_run_output_free(&ro);

@@ -14,6 +14,7 @@ static const char main_help[] =
     "verbs:\n"
     "  run       simulate the scenario's workload and print a summary\n"
     "  topo      build the cluster and fabric; inventory, cost, bisection, DOT\n"
+    "  memory    per-GPU training memory; the smallest parallelism that fits\n"
     "  reliability  failures, checkpoint intervals, ETTR, spares, power over a run\n"
     "  version   print the version\n"
     "  help      this text; 'fabsim VERB --help' for a verb's options\n"
@@ -25,6 +26,7 @@ static const char main_help[] =
     "examples:\n"
     "  fabsim run examples/default.yaml\n"
     "  fabsim topo --set fabric.topology=multi-plane --set fabric.switch_radix=64\n"
+    "  fabsim memory --set workload.model.params=70e9 --set workload.parallel.tp=8\n"
     "  fabsim run --set cluster.nodes=4 --set workload.collective.size=64MiB --json\n";
 
 int main(int argc, char **argv) {
@@ -39,7 +41,8 @@ int main(int argc, char **argv) {
   }
   if (!strcmp(verb, "run")) return cli_cmd_run(argc - 2, argv + 2);
   if (!strcmp(verb, "topo")) return cli_cmd_topo(argc - 2, argv + 2);
+  if (!strcmp(verb, "memory")) return cli_cmd_memory(argc - 2, argv + 2);
   if (!strcmp(verb, "reliability")) return cli_cmd_reliability(argc - 2, argv + 2);
-  fprintf(stderr, "fabsim: unknown verb '%s'; verbs: run, topo, reliability, version, help\n", verb);
+  fprintf(stderr, "fabsim: unknown verb '%s'; verbs: run, topo, memory, reliability, version, help\n", verb);
   return CLI_BAD_INPUT;
 }

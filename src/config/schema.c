@@ -20,13 +20,13 @@ static const char *const transport_names[] = {"infiniband", "roce", "ethernet"};
 static const char *const routing_names[] = {"ecmp", "adaptive", "spray", "static"};
 static const char *const fidelity_names[] = {"analytic", "flow", "packet"};
 static const char *const gpu_names[] = {"H100", "H800", "A100", "B200"};
-static const char *const workload_names[] = {"collective", "traffic"};
+static const char *const workload_names[] = {"collective", "traffic", "training"};
 static const char *const precision_names[] = {"fp32", "bf16", "fp16", "fp8"};
 static const char *const optimizer_names[] = {"adam", "sgd"};
 static const char *const recompute_names[] = {"none", "selective", "full"};
 static const char *const rank_order_names[] = {"tp-pp-dp", "tp-dp-pp", "pp-tp-dp",
                                                "pp-dp-tp", "dp-tp-pp", "dp-pp-tp"};
-static const char *const comm_model_names[] = {"auto", "live", "reuse"};
+static const char *const comm_model_names[] = {"auto", "live", "reuse", "symmetric"};
 _Static_assert(sizeof(cfg_precision) == sizeof(int) && sizeof(cfg_optimizer) == sizeof(int) &&
                    sizeof(cfg_recompute) == sizeof(int) && sizeof(cfg_rank_order) == sizeof(int) &&
                    sizeof(cfg_comm_model) == sizeof(int),
@@ -56,7 +56,7 @@ _Static_assert(NELEM(gpu_names) == CFG_GPU_B200 + 1, "one name per cfg_gpu");
 _Static_assert(NELEM(transport_names) == CFG_TRANSPORT_ETHERNET + 1, "one name per transport");
 _Static_assert(NELEM(coll_op_names) == CFG_COLL_ALLTOALL + 1, "one name per collective");
 _Static_assert(NELEM(coll_algorithm_names) == CFG_ALGO_NODE_LIMITED + 1, "one name per algorithm");
-_Static_assert(NELEM(workload_names) == CFG_WORKLOAD_TRAFFIC + 1, "one name per workload kind");
+_Static_assert(NELEM(workload_names) == CFG_WORKLOAD_TRAINING + 1, "one name per workload kind");
 _Static_assert(NELEM(traffic_pattern_names) == CFG_TRAFFIC_ALL_TO_ALL + 1, "one name per pattern");
 
 static const char *name_of(const char *const *names, size_t n, int v) {
@@ -356,6 +356,10 @@ static const cfg__key schema[] = {
     ENUM("workload.parallel.order", workload.parallel.order, "tp-pp-dp", rank_order_names,
          "Rank placement, innermost first: tp-pp-dp puts a tensor-parallel group on "
          "consecutive GPUs (one node), then pipeline stages, then data-parallel replicas."),
+    ENUM("workload.parallel.dp_algorithm", workload.parallel.dp_algorithm, "ring",
+         coll_algorithm_names,
+         "Data-parallel gradient AllReduce: ring, tree, halving-doubling or hierarchical "
+         "(ReduceScatter and AllGather use it when it offers them, else ring)."),
     ENUM("workload.precision", workload.precision, "bf16", precision_names,
          "Training precision: compute peak and bytes per weight, gradient and activation."),
     ENUM("workload.optimizer", workload.optimizer, "adam", optimizer_names,
@@ -378,7 +382,9 @@ static const cfg__key schema[] = {
          "after the whole backward pass)."),
     ENUM("workload.comm_model", workload.comm_model, "auto", comm_model_names,
          "live: every collective of the step runs on the backend; reuse: each distinct one "
-         "runs once, alone, and its time is reused; auto: live below 2 M transfers."),
+         "(kind, size, pipeline stage) runs once, alone, and its time is reused; symmetric: "
+         "as reuse, with pipeline stages alike (measured on the first stage); auto: the first "
+         "of these under 2 M transfers."),
 
     /* reliability.rate.*: Meta, "The Llama 3 Herd of Models" (2024), Table 5: 419 unexpected
      * interruptions in 54 days of 16,384 H100 GPUs (2,048 nodes, 110,592 node-days); each

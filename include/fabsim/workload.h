@@ -1,0 +1,189 @@
+/* fabsim training workload: model, parallelism, per-GPU memory, and one
+ * training step as a DAG of compute and communication run on a backend.
+ *
+ * Model (wl_model_from_cfg)
+ *   A dense transformer (layers, hidden, heads, seq_len, vocab, feed-forward
+ *   width, gated or not), a mixture of experts (the same plus routed and
+ *   shared experts, top-k, leading dense layers), or a plain MLP given by its
+ *   layer widths. Parameters are counted from the shape:
+ *     attention 4 h^2 per layer (Q, K, V, O; no biases),
+ *     feed-forward 2 h f (3 h f when gated) per dense layer,
+ *     MoE layer: attention + router h E + (E + shared) x expert (2 or 3 h f_e),
+ *     embedding v h and output layer h v (untied),
+ *     MLP: sum over layers of in x out + out (weights and biases).
+ *   When workload.model.params is set, every part is scaled by params/counted
+ *   (the shape still gives activations and message sizes).
+ *
+ * Parallelism (wl_parallel_from_cfg)
+ *   dp x tp x pp GPUs; ep divides dp (experts sharded over ep consecutive
+ *   data-parallel ranks; expert gradients are reduced over the dp/ep ranks
+ *   holding the same experts). Rank (d, s, t) -> GPU by workload.parallel.order,
+ *   innermost first (tp-pp-dp: gpu = t + tp (s + pp d)).
+ *
+ * All functions are pure (no simulation state) except wl_step_run.
+ */
+#ifndef FABSIM_WORKLOAD_H
+#define FABSIM_WORKLOAD_H
+
+#include "fabsim/backend.h"
+#include "fabsim/config.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum { WL_MODEL_TRANSFORMER, WL_MODEL_MOE, WL_MODEL_MLP } wl_model_kind;
+
+/* A model, derived from the scenario. Parameter figures are counts (already
+ * scaled to workload.model.params when set). Read-only after derivation. */
+typedef struct wl_model {
+  wl_model_kind kind;
+  double params;         /* total */
+  double params_active;  /* used by one token (MoE: top_k routed + shared experts) */
+  double embedding;      /* input embedding, vocab x hidden */
+  double head;           /* output layer, hidden x vocab */
+  double attention;      /* one layer's attention projections */
+  double ffn;            /* one dense layer's feed-forward */
+  double expert;         /* one expert's feed-forward */
+  double router;         /* one MoE layer's router */
+  double scale;          /* params / counted (1 when counted) */
+  uint32_t layers;       /* transformer layers, or MLP linear layers */
+  uint32_t dense_layers; /* leading layers with a dense feed-forward (all when dense) */
+  uint32_t hidden, heads, seq_len, vocab, ffn_hidden, expert_hidden;
+  uint32_t experts, top_k, shared_experts;
+  bool gated;
+  const uint64_t *widths; /* MLP: nwidths widths, owned by the scenario */
+  uint32_t nwidths;
+} wl_model;
+
+/* Errors are SIM_ECONFIG located at the key to change (cfg_fail_at). */
+int wl_model_from_cfg(wl_model *m, const cfg_scenario *cfg, const cfg_doc *doc, sim_error *err);
+const char *wl_model_kind_name(wl_model_kind k);
+/* Parameters of layer l (0-based): all of them, or those one token uses. */
+double wl_layer_params(const wl_model *m, uint32_t l, bool active);
+/* Routed-expert parameters of layer l (0 for dense layers). */
+double wl_layer_expert_params(const wl_model *m, uint32_t l);
+bool wl_layer_is_moe(const wl_model *m, uint32_t l);
+
+typedef struct wl_parallel {
+  uint32_t dp, tp, pp, ep, zero;
+  bool sp; /* sequence parallel */
+  cfg_rank_order order;
+  cfg_recompute recompute;
+  cfg_coll_algorithm dp_algorithm; /* data-parallel AllReduce (RS/AG: ring if not offered) */
+  uint32_t micro_batch;            /* sequences per micro-batch */
+  uint32_t micro_batches;          /* m: micro-batches per replica per step */
+  uint64_t global_batch;           /* sequences per step */
+} wl_parallel;
+
+/* Resolves dp (0: gpus / (tp pp)) and the micro-batch count; checks the
+ * combination against the model and `gpus`. */
+int wl_parallel_from_cfg(wl_parallel *p, const wl_model *m, const cfg_scenario *cfg,
+                         const cfg_doc *doc, uint32_t gpus, sim_error *err);
+/* GPU of rank (data-parallel index d, stage s, tensor rank t). */
+uint32_t wl_rank_gpu(const wl_parallel *p, uint32_t d, uint32_t s, uint32_t t);
+/* Layers [first, first + count) of stage s: floor(l pp / L) == s split. */
+void wl_stage_layers(const wl_model *m, const wl_parallel *p, uint32_t s, uint32_t *first,
+                     uint32_t *count);
+
+/* ---- memory --------------------------------------------------------------- */
+
+/* Bytes per GPU on one pipeline stage. Doubles: exact for the closed forms
+ * the tests check; rounded only for display. */
+typedef struct wl_memory {
+  uint32_t stage;        /* the stage reported (the one needing most memory) */
+  double params_per_gpu; /* parameters held (before ZeRO sharding) */
+  double weights, gradients, optimizer, activations, total;
+  double activations_by_recompute[3]; /* indexed by cfg_recompute */
+  double gpu_memory;
+  bool fits;
+} wl_memory;
+
+/* Bytes per parameter of each state for a precision and optimizer:
+ * weights and gradients 4 (fp32) or 2 (bf16, fp16, fp8: 16-bit copies);
+ * Adam: fp32 momentum and variance (8) + fp32 master weights unless the
+ * weights are fp32 (4); SGD: momentum (4) + master (4 unless fp32). */
+void wl_bytes_per_param(cfg_precision prec, cfg_optimizer opt, double *weights, double *gradients,
+                        double *optimizer);
+/* Activation bytes one micro-batch leaves on one GPU for layer l, under a
+ * recompute mode (Korthikanti et al. 2022, generalised to the feed-forward
+ * width; see memory.c). */
+double wl_layer_activations(const wl_model *m, const wl_parallel *p, cfg_precision prec, uint32_t l,
+                            cfg_recompute rc);
+/* Per-GPU memory on stage s. */
+void wl_memory_stage(wl_memory *out, const wl_model *m, const wl_parallel *p,
+                     const cfg_scenario *cfg, uint32_t s);
+/* The stage needing the most memory. O(layers). */
+void wl_memory_compute(wl_memory *out, const wl_model *m, const wl_parallel *p,
+                       const cfg_scenario *cfg);
+/* The smallest parallelism on the same dp x tp x pp GPUs that fits: fewest
+ * model-parallel GPUs (tp x pp), then the cheapest ZeRO stage and
+ * recomputation, then fewer stages. tp stays within a node and divides the
+ * heads; pp divides nothing but must leave each stage a layer. Returns true
+ * and fills *best (and *mem) when one fits. */
+bool wl_memory_search(wl_parallel *best, wl_memory *mem, const wl_model *m, const wl_parallel *p,
+                      const cfg_scenario *cfg);
+
+/* ---- one training step ----------------------------------------------------- */
+
+typedef enum {
+  WL_COMM_TP_ALLREDUCE,
+  WL_COMM_EP_DISPATCH, /* MoE token dispatch (coll_moe_build, node-limited) */
+  WL_COMM_EP_COMBINE,
+  WL_COMM_PP_SEND,
+  WL_COMM_DP_ALLREDUCE,
+  WL_COMM_DP_REDUCESCATTER,
+  WL_COMM_DP_ALLGATHER,
+  WL_COMM_EDP_ALLREDUCE, /* expert gradients over the dp/ep ranks holding the same experts */
+  WL_COMM_EDP_REDUCESCATTER,
+  WL_COMM_EDP_ALLGATHER,
+  WL_COMM_KINDS
+} wl_comm_kind;
+
+const char *wl_comm_kind_name(wl_comm_kind k); /* "tp_allreduce", ... */
+
+typedef struct wl_comm_total {
+  uint64_t count; /* instances on the representative DAG (all stages) */
+  uint64_t bytes; /* sum of S per instance, as nccl-tests counts S */
+  double time_s;  /* sum of instance durations */
+  uint32_t group; /* ranks per group */
+} wl_comm_total;
+
+typedef struct wl_stage_time {
+  double compute_s, forward_s, backward_s, optimizer_s;
+  double exposed_comm_s, bubble_s;
+} wl_stage_time;
+
+/* Step figures. Each stage's wall time splits into compute (its compute
+ * stream busy), exposed communication (idle while a collective of the stage
+ * or a pipeline transfer into or out of it is in flight) and bubble (idle,
+ * nothing in flight); per stage compute + exposed + bubble = time exactly.
+ * The top-level figures are means over stages. */
+typedef struct wl_step {
+  double time_s, compute_s, forward_s, backward_s, optimizer_s;
+  double exposed_comm_s, bubble_s, gpu_idle_frac, mfu, tokens_per_s;
+  double bubble_frac;        /* bubble_s / time_s */
+  double bubble_frac_1f1b;   /* (p-1)/(m+p-1), the 1F1B closed form */
+  double model_flops;        /* 6 x active params x tokens per step */
+  double tokens;             /* per step */
+  uint32_t gpus;             /* dp x tp x pp */
+  cfg_comm_model comm_model; /* in effect: live, reuse or symmetric */
+  uint64_t nodes, comm_nodes, classes;
+  uint64_t transfers_estimate; /* a live step would submit (repetitions not counted) */
+  uint64_t transfers_measured; /* reuse, symmetric: submitted to measure */
+  wl_comm_total comm[WL_COMM_KINDS];
+  wl_stage_time *stages; /* pp entries, owned */
+  uint32_t nstages;
+} wl_step;
+
+/* Simulate one step on `b` (its sim must be idle). Validation errors are
+ * SIM_ECONFIG located at the key; a step too large to build is SIM_ERANGE.
+ * Free with wl_step_free. */
+int wl_step_run(wl_step *out, const cfg_scenario *cfg, const cfg_doc *doc, const topo *t,
+                be_backend *b, sim_error *err);
+void wl_step_free(wl_step *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

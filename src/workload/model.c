@@ -1,0 +1,216 @@
+/* Model and parallelism from the scenario: parameter counts, layer split
+ * over pipeline stages, rank placement, and the checks that involve the
+ * model and the cluster together (each located at the key to change). */
+#include <string.h>
+
+#include "fabsim/coll.h"
+#include "fabsim/workload.h"
+
+const char *wl_model_kind_name(wl_model_kind k) {
+  switch (k) {
+  case WL_MODEL_TRANSFORMER: return "transformer";
+  case WL_MODEL_MOE: return "moe";
+  case WL_MODEL_MLP: return "mlp";
+  }
+  return "(invalid)";
+}
+
+bool wl_layer_is_moe(const wl_model *m, uint32_t l) {
+  return m->kind == WL_MODEL_MOE && l >= m->dense_layers;
+}
+
+double wl_layer_params(const wl_model *m, uint32_t l, bool active) {
+  if (m->kind == WL_MODEL_MLP) {
+    double in = (double)m->widths[l], out = (double)m->widths[l + 1];
+    return (in * out + out) * m->scale;
+  }
+  if (!wl_layer_is_moe(m, l)) return m->attention + m->ffn;
+  double experts =
+      active ? (double)m->top_k + m->shared_experts : (double)m->experts + m->shared_experts;
+  return m->attention + m->router + experts * m->expert;
+}
+
+double wl_layer_expert_params(const wl_model *m, uint32_t l) {
+  return wl_layer_is_moe(m, l) ? (double)m->experts * m->expert : 0.0;
+}
+
+static int model_mlp(wl_model *m, const cfg_scenario *cfg, const cfg_doc *doc, sim_error *err) {
+  const cfg_u64_list *w = &cfg->workload.model.mlp_layers;
+  if (w->n < 2)
+    return cfg_fail_at(doc, "workload.model.mlp_layers", err,
+                       "an MLP needs at least two widths (input and output), got %u", w->n);
+  if (cfg->workload.model.experts > 0)
+    return cfg_fail_at(doc, "workload.model.experts", err,
+                       "an MLP (workload.model.mlp_layers) has no experts; use 0");
+  m->kind = WL_MODEL_MLP;
+  m->widths = w->v;
+  m->nwidths = w->n;
+  m->layers = w->n - 1;
+  m->dense_layers = m->layers;
+  m->seq_len = 1; /* one sample is one "token" */
+  m->scale = 1;
+  uint64_t widest = 0;
+  for (uint32_t i = 0; i < w->n; i++) widest = w->v[i] > widest ? w->v[i] : widest;
+  m->hidden = widest > UINT32_MAX ? UINT32_MAX : (uint32_t)widest;
+  return SIM_OK;
+}
+
+int wl_model_from_cfg(wl_model *m, const cfg_scenario *cfg, const cfg_doc *doc, sim_error *err) {
+  memset(m, 0, sizeof *m);
+  int rc = SIM_OK;
+  if (cfg->workload.model.mlp_layers.n > 0) {
+    rc = model_mlp(m, cfg, doc, err);
+    if (rc != SIM_OK) return rc;
+  } else {
+#define MC (&cfg->workload.model) /* the scenario's model keys */
+    double h = MC->hidden;
+    m->kind = MC->experts > 0 ? WL_MODEL_MOE : WL_MODEL_TRANSFORMER;
+    m->layers = MC->layers;
+    m->hidden = MC->hidden;
+    m->heads = MC->heads;
+    m->seq_len = MC->seq_len;
+    m->vocab = MC->vocab;
+    m->ffn_hidden = MC->ffn_hidden ? MC->ffn_hidden : 4 * MC->hidden;
+    m->expert_hidden = MC->expert_hidden ? MC->expert_hidden : m->ffn_hidden;
+    m->experts = MC->experts;
+    m->top_k = MC->top_k;
+    m->shared_experts = MC->shared_experts;
+    m->gated = MC->gated_ffn;
+    double mats = m->gated ? 3 : 2;
+    m->attention = 4 * h * h;
+    m->ffn = mats * h * m->ffn_hidden;
+    m->expert = mats * h * m->expert_hidden;
+    m->router = h * MC->experts;
+    m->embedding = m->head = (double)MC->vocab * h;
+    m->dense_layers = m->layers;
+    m->scale = 1;
+    if (m->kind == WL_MODEL_MOE) {
+      if (MC->top_k > MC->experts)
+        return cfg_fail_at(doc, "workload.model.top_k", err,
+                           "%u exceeds the %u routed experts (workload.model.experts)", MC->top_k,
+                           MC->experts);
+      if (MC->dense_layers >= MC->layers)
+        return cfg_fail_at(doc, "workload.model.dense_layers", err,
+                           "%u leaves no MoE layer among the %u layers; use fewer, or "
+                           "workload.model.experts: 0 for a dense model",
+                           MC->dense_layers, MC->layers);
+      m->dense_layers = MC->dense_layers;
+    }
+#undef MC
+  }
+  double total = m->embedding + m->head, active = total;
+  for (uint32_t l = 0; l < m->layers; l++) {
+    total += wl_layer_params(m, l, false);
+    active += wl_layer_params(m, l, true);
+  }
+  double given = cfg->workload.model.params;
+  if (given > 0) {
+    double s = given / total;
+    m->scale = s;
+    if (m->kind != WL_MODEL_MLP) {
+      m->attention *= s, m->ffn *= s, m->expert *= s, m->router *= s;
+      m->embedding *= s, m->head *= s;
+    }
+    total = given;
+    active *= s;
+  }
+  m->params = total;
+  m->params_active = active;
+  return SIM_OK;
+}
+
+/* ---- parallelism ---------------------------------------------------------- */
+
+int wl_parallel_from_cfg(wl_parallel *p, const wl_model *m, const cfg_scenario *cfg,
+                         const cfg_doc *doc, uint32_t gpus, sim_error *err) {
+#define PC (&cfg->workload.parallel) /* the scenario's parallel keys */
+  memset(p, 0, sizeof *p);
+  p->tp = PC->tp;
+  p->pp = PC->pp;
+  p->ep = PC->ep;
+  p->zero = PC->zero;
+  p->sp = PC->sequence_parallel;
+  p->order = PC->order;
+  p->recompute = cfg->workload.recompute;
+  p->micro_batch = cfg->workload.micro_batch;
+  p->dp_algorithm = PC->dp_algorithm;
+  if (!coll_algorithm_supports(CFG_COLL_ALLREDUCE, p->dp_algorithm))
+    return cfg_fail_at(doc, "workload.parallel.dp_algorithm", err,
+                       "%s is not an AllReduce algorithm; allowed: ring, tree, halving-doubling, "
+                       "hierarchical",
+                       cfg_coll_algorithm_name(p->dp_algorithm));
+  if (m->kind == WL_MODEL_MLP && p->tp > 1)
+    return cfg_fail_at(doc, "workload.parallel.tp", err,
+                       "an MLP (workload.model.mlp_layers) runs without tensor parallelism; use 1");
+  if (m->kind != WL_MODEL_MLP && (p->tp > m->heads || m->heads % p->tp != 0))
+    return cfg_fail_at(doc, "workload.parallel.tp", err,
+                       "%u does not divide the %u attention heads (workload.model.heads)", p->tp,
+                       m->heads);
+  if (p->pp > m->layers)
+    return cfg_fail_at(doc, "workload.parallel.pp", err,
+                       "%u stages for %u layers; every stage needs at least one layer", p->pp,
+                       m->layers);
+  uint64_t mp = (uint64_t)p->tp * p->pp;
+  if (PC->dp == 0) {
+    if (mp > gpus)
+      return cfg_fail_at(doc, p->pp > 1 ? "workload.parallel.pp" : "workload.parallel.tp", err,
+                         "tp x pp = %llu GPUs but the cluster has %u", (unsigned long long)mp,
+                         gpus);
+    p->dp = (uint32_t)(gpus / mp);
+  } else {
+    p->dp = PC->dp;
+    if (mp * p->dp > gpus)
+      return cfg_fail_at(doc, "workload.parallel.dp", err,
+                         "dp x tp x pp = %llu GPUs but the cluster has %u",
+                         (unsigned long long)(mp * p->dp), gpus);
+  }
+  if (p->ep > 1 && m->kind != WL_MODEL_MOE)
+    return cfg_fail_at(doc, "workload.parallel.ep", err,
+                       "expert parallelism needs experts (workload.model.experts > 0); use 1");
+  if (m->kind == WL_MODEL_MOE && m->experts % p->ep != 0)
+    return cfg_fail_at(doc, "workload.parallel.ep", err,
+                       "%u does not divide the %u experts (workload.model.experts)", p->ep,
+                       m->experts);
+  if (p->dp % p->ep != 0)
+    return cfg_fail_at(doc, "workload.parallel.ep", err,
+                       "%u does not divide the data-parallel degree %u; expert-parallel groups are "
+                       "made of data-parallel ranks",
+                       p->ep, p->dp);
+  uint64_t per_step = (uint64_t)p->dp * p->micro_batch;
+  uint64_t gb = cfg->workload.global_batch;
+  if (gb == 0) gb = per_step * (p->pp > 1 ? 4ull * p->pp : 1);
+  if (gb % per_step != 0)
+    return cfg_fail_at(doc, "workload.global_batch", err,
+                       "%llu sequences is not a multiple of dp x micro_batch = %llu",
+                       (unsigned long long)gb, (unsigned long long)per_step);
+  if (gb / per_step > UINT32_MAX)
+    return cfg_fail_at(doc, "workload.global_batch", err, "%llu micro-batches per step is too many",
+                       (unsigned long long)(gb / per_step));
+  p->global_batch = gb;
+  p->micro_batches = (uint32_t)(gb / per_step);
+  if (cfg->workload.compute_efficiency > 1)
+    return cfg_fail_at(doc, "workload.compute_efficiency", err,
+                       "%g is above 1; it is a fraction of the GPU's peak",
+                       cfg->workload.compute_efficiency);
+  return SIM_OK;
+#undef PC
+}
+
+uint32_t wl_rank_gpu(const wl_parallel *p, uint32_t d, uint32_t s, uint32_t t) {
+  /* dims innermost first: 0 tp, 1 pp, 2 dp */
+  static const uint8_t order[][3] = {
+      [CFG_ORDER_TP_PP_DP] = {0, 1, 2}, [CFG_ORDER_TP_DP_PP] = {0, 2, 1},
+      [CFG_ORDER_PP_TP_DP] = {1, 0, 2}, [CFG_ORDER_PP_DP_TP] = {1, 2, 0},
+      [CFG_ORDER_DP_TP_PP] = {2, 0, 1}, [CFG_ORDER_DP_PP_TP] = {2, 1, 0},
+  };
+  uint32_t idx[3] = {t, s, d}, size[3] = {p->tp, p->pp, p->dp};
+  const uint8_t *o = order[p->order];
+  return idx[o[0]] + size[o[0]] * (idx[o[1]] + size[o[1]] * idx[o[2]]);
+}
+
+void wl_stage_layers(const wl_model *m, const wl_parallel *p, uint32_t s, uint32_t *first,
+                     uint32_t *count) {
+  uint64_t a = (uint64_t)s * m->layers / p->pp, b = (uint64_t)(s + 1) * m->layers / p->pp;
+  *first = (uint32_t)a;
+  *count = (uint32_t)(b - a);
+}

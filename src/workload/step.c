@@ -1,0 +1,340 @@
+/* One training step: build the DAG (dag.c), run it on a backend, and account
+ * where each stage's time went.
+ *
+ * Executor: a node starts when its dependencies are done and it is the head
+ * of its stream. Computations are timers; a collective is submitted to the
+ * backend as its class's plan (live), or, under comm_model reuse, waits the
+ * time that plan took when it ran once alone on the fabric.
+ *
+ * Symmetry (the assumption that makes 16,384 GPUs cheap): every data-
+ * parallel replica and tensor-parallel rank of a stage does the same work at
+ * the same time, so the DAG has one representative per stage, and each
+ * collective is every group of the stage at once. Live, the fabric sees all
+ * transfers of all concurrent collectives. Reuse additionally assumes that a
+ * collective of a given kind, stage and size takes the same time every time
+ * it runs, which ignores contention between different collectives in flight
+ * together (e.g. gradient buckets with pipeline sends). Symmetric also
+ * assumes the stages alike: a collective is measured on the first stage that
+ * runs it (sends: per direction), which holds when the stages sit on
+ * translated copies of the same fabric (tp-dp-pp on a fat-tree). auto takes
+ * the first of live, reuse, symmetric that submits at most 2 M transfers.
+ *
+ * Accounting per stage: at every start and end of one of its nodes the time
+ * since the previous change goes to compute (a computation running), else
+ * exposed communication (a collective of the stage, or a pipeline send into
+ * or out of it, in flight), else bubble. So compute + exposed + bubble is the
+ * step time for every stage, exactly.
+ */
+#include <string.h>
+
+#include "workload/wl_internal.h"
+
+enum { TRANSFERS_MAX = 2000000 }; /* auto: what a mode may submit */
+#define MAX_NODES 20000000ull
+
+const char *wl_comm_kind_name(wl_comm_kind k) {
+  static const char *const names[WL_COMM_KINDS] = {
+      "tp_allreduce",     "ep_dispatch",  "ep_combine",    "pp_send",           "dp_allreduce",
+      "dp_reducescatter", "dp_allgather", "edp_allreduce", "edp_reducescatter", "edp_allgather",
+  };
+  return k < WL_COMM_KINDS ? names[k] : "(invalid)";
+}
+
+typedef struct stage_acc {
+  simtime_ps last;
+  uint32_t comm; /* collectives in flight touching the stage */
+  bool busy;     /* a computation running */
+  simtime_ps compute, exposed, bubble, by_role[3];
+} stage_acc;
+
+typedef struct run run;
+typedef struct slot {
+  coll_exec e;
+  run *r;
+  uint32_t node;
+} slot;
+
+struct run {
+  wl__dag *d;
+  be_backend *b;
+  sim_ctx *sim;
+  bool reuse; /* reuse or symmetric: timers of measured durations */
+  simtime_ps t0;
+  stage_acc *acc;
+  uint32_t *cur; /* per stream: the node at its head */
+  slot *slots;
+  size_t nslots;
+  size_t done;
+  wl_step *out;
+};
+
+static void account(run *r, uint32_t s, simtime_ps now) {
+  stage_acc *a = &r->acc[s];
+  simtime_ps dt = now - a->last;
+  if (a->busy)
+    a->compute += dt;
+  else if (a->comm)
+    a->exposed += dt;
+  else
+    a->bubble += dt;
+  a->last = now;
+}
+
+static void node_start(run *r, uint32_t i);
+
+static void try_start(run *r, uint32_t i) {
+  wl__node *x = &r->d->nodes[i];
+  if (x->deps == 0 && r->cur[x->stage * WL__STREAMS + x->stream] == i) node_start(r, i);
+}
+
+static void node_end(run *r, uint32_t i) {
+  wl__dag *d = r->d;
+  wl__node *x = &d->nodes[i];
+  simtime_ps now = sim_now(r->sim);
+  account(r, x->stage, now);
+  if (x->cls == WL__NONE) {
+    r->acc[x->stage].busy = false;
+    r->acc[x->stage].by_role[x->role] += x->dur;
+  } else {
+    r->acc[x->stage].comm--;
+    if (x->peer != WL__NONE) {
+      account(r, x->peer, now);
+      r->acc[x->peer].comm--;
+    }
+    const wl__class *c = &d->cls[x->cls];
+    wl_comm_total *t = &r->out->comm[c->kind];
+    t->count++;
+    t->bytes += c->bytes;
+    t->time_s += sim_ps_to_s(now - x->start);
+    t->group = c->group;
+  }
+  r->done++;
+  uint32_t *cur = &r->cur[x->stage * WL__STREAMS + x->stream];
+  *cur = x->next;
+  if (x->next != WL__NONE) try_start(r, x->next);
+  for (uint32_t e = x->first_edge; e != WL__NONE; e = d->edge_next[e]) {
+    uint32_t to = d->edge_to[e];
+    if (--d->nodes[to].deps == 0) try_start(r, to);
+  }
+}
+
+static void node_end_ev(sim_ctx *sim, void *obj, uint64_t arg) {
+  (void)sim;
+  node_end(obj, (uint32_t)arg);
+}
+
+static void slot_done(sim_ctx *sim, void *ctx) {
+  slot *s = ctx;
+  (void)sim;
+  node_end(s->r, s->node);
+}
+
+static void node_start(run *r, uint32_t i) {
+  wl__dag *d = r->d;
+  wl__node *x = &d->nodes[i];
+  simtime_ps now = sim_now(r->sim);
+  x->start = now;
+  account(r, x->stage, now);
+  if (x->cls == WL__NONE) {
+    r->acc[x->stage].busy = true;
+    ev_schedule_in(r->sim, x->dur, node_end_ev, r, i);
+    return;
+  }
+  r->acc[x->stage].comm++;
+  if (x->peer != WL__NONE) {
+    account(r, x->peer, now);
+    r->acc[x->peer].comm++;
+  }
+  wl__class *c = &d->cls[x->cls];
+  if (r->reuse) {
+    ev_schedule_in(r->sim, c->measured, node_end_ev, r, i);
+  } else {
+    slot *s = &r->slots[x->aux];
+    s->r = r;
+    s->node = i;
+    coll_exec_start(&s->e, r->b, &c->plan, slot_done, s);
+  }
+}
+
+/* Two classes that differ at most in their stage (sends: same direction). */
+static bool same_shape(const wl__class *a, const wl__class *b) {
+  if (a->kind != b->kind || a->bytes != b->bytes) return false;
+  return a->kind != WL_COMM_PP_SEND || (a->peer > a->stage) == (b->peer > b->stage);
+}
+
+/* Representative of each class: itself, or under `symmetric` the first
+ * class of the same shape. O(classes^2) worst case; classes are few. */
+static void representatives(const wl__dag *d, bool symmetric, uint32_t *rep) {
+  for (size_t i = 0; i < d->ncls; i++) {
+    rep[i] = (uint32_t)i;
+    for (size_t j = 0; symmetric && j < i; j++)
+      if (rep[j] == j && same_shape(&d->cls[i], &d->cls[j])) {
+        rep[i] = (uint32_t)j;
+        break;
+      }
+  }
+}
+
+/* Reuse: each representative class once, alone, one after another (plans
+ * freed after), its time copied to the classes it stands for. */
+static int measure_classes(run *r, const uint32_t *rep, sim_error *err) {
+  wl__dag *d = r->d;
+  for (size_t i = 0; i < d->ncls; i++) {
+    wl__class *c = &d->cls[i];
+    if (rep[i] != i) {
+      c->measured = d->cls[rep[i]].measured;
+      continue;
+    }
+    int rc = wl__class_plan(d, c, err);
+    if (rc != SIM_OK) return rc;
+    coll_exec e;
+    coll_exec_start(&e, r->b, &c->plan, NULL, NULL);
+    ev_run(r->sim, SIM_TIME_MAX);
+    c->measured = e.end - e.start;
+    coll_plan_free(&c->plan);
+    c->built = false;
+  }
+  return SIM_OK;
+}
+
+static uint64_t nodes_bound(const wl_model *m, const wl_parallel *p, const cfg_scenario *cfg) {
+  double grads = 0;
+  for (uint32_t l = 0; l < m->layers; l++) grads += wl_layer_params(m, l, false);
+  grads = (grads + m->embedding + m->head) * 4 / p->tp;
+  double buckets = grads / (double)cfg->workload.bucket_size + 2.0 * p->pp;
+  double per_mb = 16.0 * (m->layers + 2.0 * p->pp) + 4.0 * p->pp;
+  double total = (double)p->micro_batches * (per_mb + (p->zero >= 2 ? buckets : 0)) + 2 * buckets;
+  return total > 1e18 ? UINT64_MAX : (uint64_t)total;
+}
+
+static void summarize(run *r, const wl_model *m, const wl_parallel *p, const cfg_scenario *cfg,
+                      simtime_ps end) {
+  wl_step *o = r->out;
+  double pp = p->pp;
+  o->time_s = sim_ps_to_s(end - r->t0);
+  o->nstages = p->pp;
+  o->stages = sim_calloc(p->pp, sizeof *o->stages);
+  for (uint32_t s = 0; s < p->pp; s++) {
+    account(r, s, end);
+    const stage_acc *a = &r->acc[s];
+    wl_stage_time *st = &o->stages[s];
+    st->compute_s = sim_ps_to_s(a->compute);
+    st->exposed_comm_s = sim_ps_to_s(a->exposed);
+    st->bubble_s = sim_ps_to_s(a->bubble);
+    st->forward_s = sim_ps_to_s(a->by_role[WL__FWD]);
+    st->backward_s = sim_ps_to_s(a->by_role[WL__BWD]);
+    st->optimizer_s = sim_ps_to_s(a->by_role[WL__OPT]);
+    o->compute_s += st->compute_s / pp;
+    o->exposed_comm_s += st->exposed_comm_s / pp;
+    o->bubble_s += st->bubble_s / pp;
+    o->forward_s += st->forward_s / pp;
+    o->backward_s += st->backward_s / pp;
+    o->optimizer_s += st->optimizer_s / pp;
+  }
+  o->gpus = p->dp * p->tp * p->pp;
+  o->tokens = (double)p->global_batch * m->seq_len;
+  o->model_flops = 6 * m->params_active * o->tokens;
+  if (o->time_s > 0) {
+    o->gpu_idle_frac = 1 - o->compute_s / o->time_s;
+    o->bubble_frac = o->bubble_s / o->time_s;
+    o->tokens_per_s = o->tokens / o->time_s;
+    o->mfu = o->model_flops / (o->time_s * wl__peak_flops(cfg) * o->gpus);
+  }
+  o->bubble_frac_1f1b = (pp - 1) / (p->micro_batches + pp - 1);
+}
+
+int wl_step_run(wl_step *out, const cfg_scenario *cfg, const cfg_doc *doc, const topo *t,
+                be_backend *b, sim_error *err) {
+  wl_model m;
+  wl_parallel p;
+  wl__dag d;
+  run r;
+  uint32_t *rep = NULL;
+  int rc;
+  memset(out, 0, sizeof *out);
+  memset(&d, 0, sizeof d);
+  memset(&r, 0, sizeof r);
+  if ((rc = wl_model_from_cfg(&m, cfg, doc, err)) != SIM_OK) return rc;
+  if ((rc = wl_parallel_from_cfg(&p, &m, cfg, doc, topo_gpu_count(t), err)) != SIM_OK) return rc;
+  uint64_t bound = nodes_bound(&m, &p, cfg);
+  if (bound > MAX_NODES)
+    return cfg_fail_at(doc, "workload.global_batch", err,
+                       "a step of %u micro-batches over %u layers needs about %llu DAG nodes "
+                       "(limit %llu); use fewer micro-batches or a larger workload.bucket_size",
+                       p.micro_batches, m.layers, (unsigned long long)bound, MAX_NODES);
+  d.m = &m;
+  d.p = &p;
+  d.cfg = cfg;
+  d.t = t;
+  d.peak = wl__peak_flops(cfg) * cfg->workload.compute_efficiency;
+  d.hbm = (double)cfg->cluster.hbm_bandwidth / 8;
+  wl_bytes_per_param(cfg->workload.precision, cfg->workload.optimizer, &d.wbytes, &d.gbytes,
+                     &d.obytes);
+  d.abytes = cfg->workload.precision == CFG_PRECISION_FP32 ? 4 : 2;
+  d.max_nodes = MAX_NODES;
+  if ((rc = wl__dag_build(&d, err)) != SIM_OK) goto done;
+
+  r.d = &d;
+  r.b = b;
+  r.sim = b->sim;
+  r.out = out;
+  rep = sim_malloc((d.ncls ? d.ncls : 1) * sizeof *rep);
+  uint64_t live = 0, reuse = 0, symmetric = 0;
+  representatives(&d, true, rep);
+  for (size_t i = 0; i < d.ncls; i++) {
+    live += d.cls[i].transfers * d.cls[i].instances;
+    reuse += d.cls[i].transfers;
+    symmetric += rep[i] == i ? d.cls[i].transfers : 0;
+  }
+  out->transfers_estimate = live;
+  cfg_comm_model cm = cfg->workload.comm_model;
+  if (cm == CFG_COMM_AUTO)
+    cm = live <= TRANSFERS_MAX    ? CFG_COMM_LIVE
+         : reuse <= TRANSFERS_MAX ? CFG_COMM_REUSE
+                                  : CFG_COMM_SYMMETRIC;
+  out->comm_model = cm;
+  out->transfers_measured = cm == CFG_COMM_LIVE ? 0 : cm == CFG_COMM_REUSE ? reuse : symmetric;
+  r.reuse = cm != CFG_COMM_LIVE;
+  if (r.reuse) {
+    representatives(&d, cm == CFG_COMM_SYMMETRIC, rep);
+    if ((rc = measure_classes(&r, rep, err)) != SIM_OK) goto done;
+  } else {
+    for (size_t i = 0; i < d.ncls; i++)
+      if ((rc = wl__class_plan(&d, &d.cls[i], err)) != SIM_OK) goto done;
+    for (size_t i = 0; i < d.n; i++)
+      if (d.nodes[i].cls != WL__NONE) d.nodes[i].aux = (uint32_t)r.nslots++;
+    r.slots = sim_calloc(r.nslots ? r.nslots : 1, sizeof *r.slots);
+  }
+  r.t0 = sim_now(b->sim);
+  r.acc = sim_calloc(p.pp, sizeof *r.acc);
+  for (uint32_t s = 0; s < p.pp; s++) r.acc[s].last = r.t0;
+  size_t nstreams = (size_t)p.pp * WL__STREAMS;
+  r.cur = sim_malloc(nstreams * sizeof *r.cur);
+  memcpy(r.cur, d.head, nstreams * sizeof *r.cur);
+  for (size_t i = 0; i < nstreams; i++)
+    if (r.cur[i] != WL__NONE) try_start(&r, r.cur[i]);
+  ev_run(b->sim, SIM_TIME_MAX);
+  if (r.done != d.n) {
+    rc = sim_fail(err, SIM_EINVAL, "training step stalled with %zu of %zu nodes done (a bug)",
+                  r.done, d.n);
+    goto done;
+  }
+  summarize(&r, &m, &p, cfg, sim_now(b->sim));
+  out->nodes = d.n;
+  out->classes = d.ncls;
+  for (size_t i = 0; i < d.n; i++) out->comm_nodes += d.nodes[i].cls != WL__NONE;
+done:
+  sim_free(rep);
+  sim_free(r.acc);
+  sim_free(r.cur);
+  sim_free(r.slots);
+  wl__dag_free(&d);
+  if (rc != SIM_OK) wl_step_free(out);
+  return rc;
+}
+
+void wl_step_free(wl_step *s) {
+  sim_free(s->stages);
+  s->stages = NULL;
+  s->nstages = 0;
+}

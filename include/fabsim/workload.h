@@ -118,9 +118,10 @@ void wl_memory_compute(wl_memory *out, const wl_model *m, const wl_parallel *p,
                        const cfg_scenario *cfg);
 /* The smallest parallelism on the same dp x tp x pp GPUs that fits: fewest
  * model-parallel GPUs (tp x pp), then the cheapest ZeRO stage and
- * recomputation, then fewer stages. tp stays within a node and divides the
- * heads; pp divides nothing but must leave each stage a layer. Returns true
- * and fills *best (and *mem) when one fits. */
+ * recomputation, then fewer stages. tp: powers of two within a node that
+ * divide the heads; pp: at most one stage per layer; dp x tp x pp and the
+ * global batch stay. Returns true and fills *best and *mem when one fits.
+ * O(log gpus_per_node x divisors of the GPUs x 12 x layers). */
 bool wl_memory_search(wl_parallel *best, wl_memory *mem, const wl_model *m, const wl_parallel *p,
                       const cfg_scenario *cfg);
 

@@ -47,5 +47,7 @@ int cli_training_step(const cfg_scenario *cfg, const cfg_doc *doc, const topo *t
                       struct be_backend *be, json_t **step);
 void cli_training_print(const json_t *step);
 int cli_cmd_reliability(int argc, char **argv);
+int cli_cmd_sweep(int argc, char **argv);
+int cli_cmd_compare(int argc, char **argv);
 
 #endif

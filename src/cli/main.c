@@ -16,18 +16,39 @@ static const char main_help[] =
     "  topo      build the cluster and fabric; inventory, cost, bisection, DOT\n"
     "  memory    per-GPU training memory; the smallest parallelism that fits\n"
     "  reliability  failures, checkpoint intervals, ETTR, spares, power over a run\n"
+    "  sweep     run the cross product of --vary values in parallel; one table\n"
+    "  compare   put scenarios (or runs from a database) side by side\n"
     "  version   print the version\n"
     "  help      this text; 'fabsim VERB --help' for a verb's options\n"
     "\n"
-    "A scenario is a YAML file; every key has a default, so it may be empty or\n"
-    "absent. --set KEY=VALUE overrides any key (repeatable). Keys and units:\n"
-    "docs/scenario.md. Exit status: 0 done, 1 failed, 2 bad input.\n"
+    "scenarios:\n"
+    "  A scenario is a YAML file; every key has a default, so it may be empty or\n"
+    "  absent. --set KEY=VALUE overrides any key, after the file (repeatable).\n"
+    "  Quantities take units: 400Gbps, 50GB/s, 500ns, 32MiB. Every key, its\n"
+    "  default and its units: docs/scenario.md. A bad value is reported as\n"
+    "  FILE:LINE:COL: KEY: what is wrong; what is allowed.\n"
+    "\n"
+    "what a run leaves in output.dir (default fabsim-out):\n"
+    "  summary.json     every figure, as one JSON object (\"complete\": false if stopped)\n"
+    "  scenario.yaml    the fully resolved scenario; re-running it gives the same result\n"
+    "  timeseries.csv   sampled telemetry (output.sample_interval): GPUs, NICs, ports\n"
+    "  events.csv       the event log: time, component, kind, effect\n"
+    "  report.html      one self-contained page with charts; opens offline\n"
+    "  results.sqlite   runs, metrics, timeseries, events (output.database)\n"
+    "  Same scenario and seed, same files, byte for byte (wall-clock fields aside).\n"
+    "\n"
+    "exit status: 0 done, 1 failed (e.g. cannot write), 2 bad input, 130 stopped by\n"
+    "Ctrl-C (the files are finished and marked incomplete).\n"
     "\n"
     "examples:\n"
     "  fabsim run examples/default.yaml\n"
     "  fabsim topo --set fabric.topology=multi-plane --set fabric.switch_radix=64\n"
     "  fabsim memory --set workload.model.params=70e9 --set workload.parallel.tp=8\n"
-    "  fabsim run --set cluster.nodes=4 --set workload.collective.size=64MiB --json\n";
+    "  fabsim run --set cluster.nodes=4 --set workload.collective.size=64MiB --json\n"
+    "  fabsim sweep examples/default.yaml --vary fabric.routing=ecmp,adaptive --jobs 2\n"
+    "  fabsim compare examples/default.yaml examples/rail-roce.yaml\n"
+    "\n"
+    "see also: man fabsim, docs/tour.md (questions and their answers), docs/scenario.md\n";
 
 int main(int argc, char **argv) {
   if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
@@ -43,6 +64,9 @@ int main(int argc, char **argv) {
   if (!strcmp(verb, "topo")) return cli_cmd_topo(argc - 2, argv + 2);
   if (!strcmp(verb, "memory")) return cli_cmd_memory(argc - 2, argv + 2);
   if (!strcmp(verb, "reliability")) return cli_cmd_reliability(argc - 2, argv + 2);
-  fprintf(stderr, "fabsim: unknown verb '%s'; verbs: run, topo, memory, reliability, version, help\n", verb);
+  if (!strcmp(verb, "sweep")) return cli_cmd_sweep(argc - 2, argv + 2);
+  if (!strcmp(verb, "compare")) return cli_cmd_compare(argc - 2, argv + 2);
+  fprintf(stderr, "fabsim: unknown verb '%s'; verbs: run, topo, memory, reliability, sweep, compare, "
+                  "version, help\n", verb);
   return CLI_BAD_INPUT;
 }

@@ -1,0 +1,47 @@
+/* Running `fabsim run` in child processes (sweep, compare) and printing
+ * tables of their headline figures (spawn.c). */
+#ifndef FABSIM_CLI_SPAWN_H
+#define FABSIM_CLI_SPAWN_H
+
+#include <sys/types.h>
+
+#include "cli/cli.h"
+#include "fabsim/out.h"
+
+/* One `fabsim run` to make: argv after "run", its output.dir, its label. */
+typedef struct cli_job {
+  char **args;     /* owned, NULL-terminated */
+  size_t nargs;
+  char *dir;       /* output.dir of the run (owned) */
+  char *label;     /* "fabric.routing=adaptive cluster.nodes=64" (owned) */
+  pid_t pid;
+  int status;      /* exit code; -1 not run; 128+n killed by signal n */
+  double wall_s;
+} cli_job;
+
+void cli_job_arg(cli_job *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cli_jobs_free(cli_job *jobs, size_t n);
+
+/* Run the jobs, at most `parallel` at once, each as `SELF run ARGS...` with
+ * FABSIM_SWEEP=sweep_id and FABSIM_SWEEP_POINT=label in its environment,
+ * stdout discarded, stderr to DIR/stderr.txt. Prints "[k/n] label: ..." to
+ * stderr as each ends unless quiet. On SIGINT the children (which get it
+ * too) finish their files; no new job starts. Returns the number of jobs
+ * that did not exit 0; *interrupted tells a Ctrl-C. */
+size_t cli_jobs_run(cli_job *jobs, size_t n, unsigned parallel, const char *sweep_id, bool quiet,
+                    bool *interrupted);
+
+/* "sweep-<time>-<pid>": distinct for every invocation. */
+void cli_run_id(char *buf, size_t n, const char *prefix);
+/* dir made absolute against the working directory (owned). */
+char *cli_abspath(const char *path);
+
+/* A table of headline figures: rows are runs (labels) for a sweep, or
+ * figures with one column per run (and its difference to the first) for a
+ * comparison. runs: out_db_read_runs items with "label". */
+void cli_print_sweep_table(FILE *f, const json_t *runs, const char *const *keys, size_t nkeys);
+void cli_print_compare_table(FILE *f, const json_t *runs);
+/* The same, as CSV text (sweep.csv). Caller frees with sim_free. */
+char *cli_sweep_csv(const json_t *runs, const char *const *keys, size_t nkeys);
+
+#endif

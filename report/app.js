@@ -273,6 +273,14 @@
         datasets: parts.map(function (p, i) { return { label: p === 'network' ? 'exposed communication' : p,
           data: steps.map(function (s) { return (s[p] || 0) * (s.end_s - s.begin_s); }), backgroundColor: palette[i] }; }) },
         options: { scales: { x: { stacked: true }, y: { stacked: true, title: { display: true, text: 'seconds of step time' } } } } });
+    } else if (data.summary.step && data.summary.step.time_s) {
+      var st = data.summary.step, busy = (st.compute_s || 0) + (st.exposed_comm_s || 0) + (st.bubble_s || 0);
+      var parts2 = [['compute', st.compute_s || 0], ['exposed communication', st.exposed_comm_s || 0],
+                    ['bubble', st.bubble_s || 0], ['other idle', Math.max(0, st.time_s - busy)]];
+      chart(grid, 'steps', 'Training step breakdown', { type: 'bar', data: { labels: ['step'],
+        datasets: parts2.map(function (p, i) { return { label: p[0], data: [p[1]], backgroundColor: palette[i] }; }) },
+        options: { indexAxis: 'y', scales: { x: { stacked: true, title: { display: true, text: 'seconds' } }, y: { stacked: true } } } },
+        'One step of ' + fmtSeconds(st.time_s) + (st.mfu ? ', MFU ' + (st.mfu * 100).toFixed(1) + '%' : '') + ', from the workload executor.');
     } else {
       note(sec, 'Per-step breakdown: this workload has no training step (workload.kind is ' + ((data.summary.collectives && 'collective') || (data.summary.traffic && 'traffic') || 'other') + ').');
     }

@@ -175,6 +175,8 @@ typedef struct wl_step {
   wl_comm_total comm[WL_COMM_KINDS];
   wl_stage_time *stages; /* pp entries, owned */
   uint32_t nstages;
+  wl_model model;        /* as derived for the step (MLP widths borrowed from the scenario) */
+  wl_parallel parallel;
 } wl_step;
 
 /* Simulate one step on `b` (its sim must be idle). Validation errors are

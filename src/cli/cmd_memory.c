@@ -281,19 +281,14 @@ int cli_training_step(const cfg_scenario *cfg, const cfg_doc *doc, const topo *t
                       json_t **step) {
   sim_error err = {0};
   wl_step s;
-  wl_model m;
-  wl_parallel p;
   wl_memory mem;
   *step = NULL;
   if (wl_step_run(&s, cfg, doc, t, be, &err) != SIM_OK) {
     cli_error(err.msg);
     return err.code == SIM_ECONFIG ? CLI_BAD_INPUT : CLI_FAILED;
   }
-  /* validated by wl_step_run */
-  wl_model_from_cfg(&m, cfg, doc, &err);
-  wl_parallel_from_cfg(&p, &m, cfg, doc, topo_gpu_count(t), &err);
-  wl_memory_compute(&mem, &m, &p, cfg);
-  *step = step_json(&s, &m, &p, cfg, &mem);
+  wl_memory_compute(&mem, &s.model, &s.parallel, cfg);
+  *step = step_json(&s, &s.model, &s.parallel, cfg, &mem);
   wl_step_free(&s);
   return CLI_OK;
 }

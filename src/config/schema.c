@@ -384,7 +384,7 @@ static const cfg__key schema[] = {
          "live: every collective of the step runs on the backend; reuse: each distinct one "
          "(kind, size, pipeline stage) runs once, alone, and its time is reused; symmetric: "
          "as reuse, with pipeline stages alike (measured on the first stage); auto: the first "
-         "of these under 2 M transfers."),
+         "of these under 2 M transfers (live at the packet fidelity: 20 k)."),
 
     /* reliability.rate.*: Meta, "The Llama 3 Herd of Models" (2024), Table 5: 419 unexpected
      * interruptions in 54 days of 16,384 H100 GPUs (2,048 nodes, 110,592 node-days); each

@@ -17,7 +17,8 @@
  * assumes the stages alike: a collective is measured on the first stage that
  * runs it (sends: per direction), which holds when the stages sit on
  * translated copies of the same fabric (tp-dp-pp on a fat-tree). auto takes
- * the first of live, reuse, symmetric that submits at most 2 M transfers.
+ * the first of live, reuse, symmetric that submits at most 2 M transfers
+ * (live at the packet fidelity: 20 k).
  *
  * Accounting per stage: at every start and end of one of its nodes the time
  * since the previous change goes to compute (a computation running), else
@@ -288,8 +289,11 @@ int wl_step_run(wl_step *out, const cfg_scenario *cfg, const cfg_doc *doc, const
   }
   out->transfers_estimate = live;
   cfg_comm_model cm = cfg->workload.comm_model;
+  /* every packet of a live step costs events: 100 times less there */
+  uint64_t live_max =
+      cfg->simulation.fidelity == CFG_FIDELITY_PACKET ? TRANSFERS_MAX / 100 : TRANSFERS_MAX;
   if (cm == CFG_COMM_AUTO)
-    cm = live <= TRANSFERS_MAX    ? CFG_COMM_LIVE
+    cm = live <= live_max         ? CFG_COMM_LIVE
          : reuse <= TRANSFERS_MAX ? CFG_COMM_REUSE
                                   : CFG_COMM_SYMMETRIC;
   out->comm_model = cm;
@@ -320,6 +324,8 @@ int wl_step_run(wl_step *out, const cfg_scenario *cfg, const cfg_doc *doc, const
     goto done;
   }
   summarize(&r, &m, &p, cfg, sim_now(b->sim));
+  out->model = m;
+  out->parallel = p;
   out->nodes = d.n;
   out->classes = d.ncls;
   for (size_t i = 0; i < d.n; i++) out->comm_nodes += d.nodes[i].cls != WL__NONE;

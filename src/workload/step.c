@@ -26,6 +26,7 @@
  * or out of it, in flight), else bubble. So compute + exposed + bubble is the
  * step time for every stage, exactly.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "workload/wl_internal.h"
@@ -59,7 +60,8 @@ struct run {
   wl__dag *d;
   be_backend *b;
   sim_ctx *sim;
-  bool reuse; /* reuse or symmetric: timers of measured durations */
+  bool reuse;    /* reuse or symmetric: timers of measured durations */
+  size_t failed; /* the class whose plan could not be built */
   simtime_ps t0;
   stage_acc *acc;
   uint32_t *cur; /* per stream: the node at its head */
@@ -187,7 +189,10 @@ static int measure_classes(run *r, const uint32_t *rep, sim_error *err) {
       continue;
     }
     int rc = wl__class_plan(d, c, err);
-    if (rc != SIM_OK) return rc;
+    if (rc != SIM_OK) {
+      r->failed = i;
+      return rc;
+    }
     coll_exec e;
     coll_exec_start(&e, r->b, &c->plan, NULL, NULL);
     ev_run(r->sim, SIM_TIME_MAX);
@@ -196,6 +201,20 @@ static int measure_classes(run *r, const uint32_t *rep, sim_error *err) {
     c->built = false;
   }
   return SIM_OK;
+}
+
+/* A collective the placement cannot build (e.g. an expert-parallel group
+ * that is not whole node blocks) is bad input: located at the key that
+ * shapes it. */
+static int plan_error(const cfg_doc *doc, const wl__class *c, sim_error *err) {
+  char msg[sizeof err->msg];
+  const char *key = c->kind == WL_COMM_TP_ALLREDUCE ? "workload.parallel.tp"
+                    : c->kind == WL_COMM_EP_DISPATCH || c->kind == WL_COMM_EP_COMBINE
+                        ? "workload.parallel.ep"
+                        : "workload.parallel.dp_algorithm";
+  snprintf(msg, sizeof msg, "%s", err->msg);
+  return cfg_fail_at(doc, key, err, "%s (%s on stage %u)", msg, wl_comm_kind_name(c->kind),
+                     c->stage);
 }
 
 static uint64_t nodes_bound(const wl_model *m, const wl_parallel *p, const cfg_scenario *cfg) {
@@ -301,10 +320,16 @@ int wl_step_run(wl_step *out, const cfg_scenario *cfg, const cfg_doc *doc, const
   r.reuse = cm != CFG_COMM_LIVE;
   if (r.reuse) {
     representatives(&d, cm == CFG_COMM_SYMMETRIC, rep);
-    if ((rc = measure_classes(&r, rep, err)) != SIM_OK) goto done;
+    if ((rc = measure_classes(&r, rep, err)) != SIM_OK) {
+      rc = plan_error(doc, &d.cls[r.failed], err);
+      goto done;
+    }
   } else {
     for (size_t i = 0; i < d.ncls; i++)
-      if ((rc = wl__class_plan(&d, &d.cls[i], err)) != SIM_OK) goto done;
+      if ((rc = wl__class_plan(&d, &d.cls[i], err)) != SIM_OK) {
+        rc = plan_error(doc, &d.cls[i], err);
+        goto done;
+      }
     for (size_t i = 0; i < d.n; i++)
       if (d.nodes[i].cls != WL__NONE) d.nodes[i].aux = (uint32_t)r.nslots++;
     r.slots = sim_calloc(r.nslots ? r.nslots : 1, sizeof *r.slots);

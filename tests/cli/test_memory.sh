@@ -73,5 +73,10 @@ cmp -s <(grep -v wall_s ds1/summary.json) <(grep -v wall_s ds2/summary.json) && 
 expect_json ds1/summary.json '.step.collectives.ep_dispatch.group == 64 and .step.collectives.edp_reducescatter.group == 2'
 expect_exit 2 "$FABSIM" run --set workload.kind=training --set cluster.nodes=1 --set workload.parallel.pp=40
 expect_err "--set:3:22: workload.parallel.pp: 40 stages for 32 layers"
+# a collective the placement cannot build is located at the key that shapes it
+expect_exit 2 "$FABSIM" run --set workload.kind=training --set cluster.nodes=3 --set workload.model.layers=2 \
+  --set workload.model.experts=24 --set workload.parallel.ep=12 --set output.dir=bad
+expect_err "--set:5:22: workload.parallel.ep: the expert-parallel group needs the same number of ranks on every node"
+[ ! -e bad ] && pass || fail "output written after bad input"
 
 finish

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# docs/tour.md runs as written: every "$ fabsim ..." line of it, from a folder
+# where examples/ is the source tree's, must exit 0; and the answers the tour
+# states still hold.
+. "$(dirname "$0")/lib.sh"
+ln -s "$SRC/examples" examples
+grep '^\$ fabsim ' "$SRC/docs/tour.md" | sed 's/^\$ fabsim //' > commands
+[ "$(wc -l < commands)" -ge 8 ] && pass || fail "tour.md has only $(wc -l < commands) commands"
+while IFS= read -r line; do
+  eval "set -- $line"
+  expect_exit 0 "$FABSIM" "$@"
+  cp "$WORK/out" "last.out"
+done < commands
+
+# 1. RoCE pauses on the incast; InfiniBand does not
+expect_json tour-q1-incast/2-roce/summary.json '.network.pfc_paused_s > 0 and .network.ecn_marks > 0'
+expect_json tour-q1-incast/1-ib/summary.json '.network.pfc_paused_s == 0'
+# 2. adaptive routing and spraying finish the burst well before ECMP
+t() { jq '.traffic.time_s' "tour-q2/point-00$1/summary.json"; }
+awk -v e="$(t 1)" -v a="$(t 2)" -v s="$(t 3)" 'BEGIN { exit !(a < 0.6 * e && s < 0.6 * e) }' && pass \
+  || fail "routing: ecmp $(t 1) adaptive $(t 2) spray $(t 3)"
+head -1 tour-q2-ports/timeseries.csv | grep -q 'leaf0-spine0:util' && pass || fail "watched port columns"
+# 3. same bisection; the 3-tier fabric costs the most and is the slowest of the three
+c() { jq ".topology.cost_usd" tour-q3/$1/summary.json; }
+s() { jq ".collectives[0].time_s" tour-q3/$1/summary.json; }
+awk -v a="$(c 1-16k-2tier)" -v b="$(c 2-16k-3tier)" -v p="$(c 3-16k-8plane)" 'BEGIN { exit !(b > a && b > p) }' \
+  && pass || fail "costs"
+awk -v a="$(s 1-16k-2tier)" -v b="$(s 2-16k-3tier)" -v p="$(s 3-16k-8plane)" 'BEGIN { exit !(b > a && b > p) }' \
+  && pass || fail "times"
+[ "$(jq '.topology.bisection_bandwidth_bps' tour-q3/*/summary.json | sort -u | wc -l)" = 1 ] && pass \
+  || fail "the three fabrics should have the same bisection"
+# 5. the reliability answer the tour quotes
+expect_exit 0 "$FABSIM" reliability examples/reliability-llama3.yaml
+expect_out "interval    Young 4.5 min"; expect_out "ETTR        closed form 0.926"
+finish

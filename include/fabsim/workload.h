@@ -179,8 +179,9 @@ typedef struct wl_step {
   wl_parallel parallel;
 } wl_step;
 
-/* Simulate one step on `b` (its sim must be idle). Validation errors are
- * SIM_ECONFIG located at the key; a step too large to build is SIM_ERANGE.
+/* Simulate one step on `b` (its sim must be idle). Validation errors, a
+ * step too large to build (over 20 M DAG nodes) and collectives the
+ * placement cannot build are SIM_ECONFIG located at the key to change.
  * Free with wl_step_free. */
 int wl_step_run(wl_step *out, const cfg_scenario *cfg, const cfg_doc *doc, const topo *t,
                 be_backend *b, sim_error *err);

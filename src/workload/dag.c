@@ -541,12 +541,11 @@ static void optimizer(wl__dag *d, stage_build *b) {
     }
 }
 
-int wl__dag_build(wl__dag *d, sim_error *err) {
+void wl__dag_build(wl__dag *d) {
   const wl_parallel *p = d->p;
   const wl_model *m = d->m;
   uint32_t pp = p->pp, mb = p->micro_batches;
   size_t nstreams = (size_t)pp * WL__STREAMS;
-  (void)err;
   d->head = sim_malloc(nstreams * sizeof *d->head);
   d->tail = sim_malloc(nstreams * sizeof *d->tail);
   for (size_t i = 0; i < nstreams; i++) d->head[i] = d->tail[i] = WL__NONE;
@@ -592,7 +591,6 @@ int wl__dag_build(wl__dag *d, sim_error *err) {
   sim_free(fl);
   sim_free(bf);
   sim_free(bl);
-  return SIM_OK;
 }
 
 void wl__dag_free(wl__dag *d) {

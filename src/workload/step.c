@@ -291,8 +291,7 @@ int wl_step_run(wl_step *out, const cfg_scenario *cfg, const cfg_doc *doc, const
   wl_bytes_per_param(cfg->workload.precision, cfg->workload.optimizer, &d.wbytes, &d.gbytes,
                      &d.obytes);
   d.abytes = cfg->workload.precision == CFG_PRECISION_FP32 ? 4 : 2;
-  d.max_nodes = MAX_NODES;
-  if ((rc = wl__dag_build(&d, err)) != SIM_OK) goto done;
+  wl__dag_build(&d);
 
   r.d = &d;
   r.b = b;

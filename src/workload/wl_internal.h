@@ -69,12 +69,11 @@ typedef struct wl__dag {
   wl__class *cls;
   size_t ncls, clscap;
   uint32_t *head, *tail; /* [stage * WL__STREAMS + stream] */
-  uint64_t max_nodes;
 } wl__dag;
 
-/* Build the step's DAG. SIM_ERANGE (message set) when it would exceed
- * dag->max_nodes. */
-int wl__dag_build(wl__dag *d, sim_error *err);
+/* Build the step's DAG from the inputs set in d (wl_step_run bounds its
+ * size first). O(nodes). */
+void wl__dag_build(wl__dag *d);
 void wl__dag_free(wl__dag *d);
 /* Expand class c into its plan (all groups of its stage merged phase by
  * phase). */

@@ -27,6 +27,7 @@
  *   and Kmax scale with the port's rate relative to fabric.link_bandwidth.
  */
 #include <assert.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "net/net_internal.h"
@@ -39,12 +40,14 @@ static void pool_grow(net__be *n) {
   if (n->npchunk == n->pchunk_cap) {
     n->pchunk_cap = n->pchunk_cap ? 2 * n->pchunk_cap : 16;
     n->pchunk = sim_realloc(n->pchunk, n->pchunk_cap * sizeof *n->pchunk);
+    n->nchunk = sim_realloc(n->nchunk, n->pchunk_cap * sizeof *n->nchunk);
   }
   uint32_t per = 1u << NET__PKT_SHIFT, base = n->npchunk * per;
-  net__pkt *c = sim_malloc(per * sizeof *c);
-  n->pchunk[n->npchunk++] = c;
+  n->pchunk[n->npchunk] = sim_malloc(per * sizeof(net__pkt));
+  uint32_t *next = n->nchunk[n->npchunk] = sim_malloc(per * sizeof *next);
+  n->npchunk++;
   for (uint32_t i = per; i-- > 0;) { /* lowest index first off the free list */
-    c[i].next = n->pkt_free;
+    next[i] = n->pkt_free;
     n->pkt_free = base + i;
   }
   n->ext.pkts_alloc = (uint64_t)n->npchunk * per;
@@ -53,25 +56,15 @@ static void pool_grow(net__be *n) {
 uint32_t net__pkt_alloc(net__be *n) {
   if (n->pkt_free == NET__NONE) pool_grow(n);
   uint32_t i = n->pkt_free;
-  n->pkt_free = net__pkt_at(n, i)->next;
+  n->pkt_free = *net__pnext(n, i);
   if (++n->pkts_live > n->ext.inflight_max) n->ext.inflight_max = n->pkts_live;
   return i;
 }
 
 void net__pkt_free(net__be *n, uint32_t i) {
-  net__pkt_at(n, i)->next = n->pkt_free;
+  *net__pnext(n, i) = n->pkt_free;
   n->pkt_free = i;
   n->pkts_live--;
-}
-
-/* Serialization of `wire` bytes on c, with a one-entry cache: nearly every
- * packet on a port has the same size. */
-simtime_ps net__ser_ps(net__chan *c, uint32_t wire) {
-  if (wire != c->ser_bytes) {
-    c->ser_bytes = wire;
-    c->ser_ps = sim_serialization_ps(wire, c->bps);
-  }
-  return c->ser_ps;
 }
 
 /* ---- setup ---------------------------------------------------------------- */
@@ -136,39 +129,39 @@ static void setup_channels(net__be *n, const cfg_scenario *cfg) {
   }
   for (uint32_t c = 0; c < n->nch; c++) {
     net__chan *ch = &n->ch[c];
+    net__cold *cd = &n->cold[c];
     const topo_link *l = topo_link_at(t, topo_channel_link(c));
-    ch->src = topo_channel_src(t, c);
+    cd->src = topo_channel_src(t, c);
     ch->dst = topo_channel_dst(t, c);
-    const topo_vertex *s = topo_vertex_at(t, ch->src), *d = topo_vertex_at(t, ch->dst);
-    ch->bps = l->bps ? l->bps : 1;
-    ch->prop = l->latency;
-    ch->dst_lat = d->latency;
-    ch->hdr_ps = sim_serialization_ps(n->hdr + n->pre, ch->bps);
+    const topo_vertex *s = topo_vertex_at(t, cd->src), *d = topo_vertex_at(t, ch->dst);
+    cd->bps = l->bps ? l->bps : 1;
+    cd->prop = l->latency;
+    ch->lat = l->latency + d->latency;
+    ch->hdr_ps = sim_serialization_ps(n->hdr + n->pre, cd->bps);
     ch->fc = (uint8_t)fc_into(cfg, d);
     ch->dst_cut = d->kind == TOPO_SWITCH ? cfg->fabric.sw.cut_through : d->kind != TOPO_GPU;
     ch->marks = s->kind == TOPO_SWITCH && n->ect;
-    ch->telemetry = s->kind == TOPO_SWITCH || s->kind == TOPO_NIC;
-    ch->kmin = clamp32((uint64_t)((unsigned __int128)cfg->fabric.ecn.kmin * ch->bps / ref));
-    ch->kmax = clamp32((uint64_t)((unsigned __int128)cfg->fabric.ecn.kmax * ch->bps / ref));
-    if (ch->kmax < ch->kmin) ch->kmax = ch->kmin;
-    uint64_t loop = bytes_in(2 * ch->prop + ch->dst_lat, ch->bps) + 4ull * max_frame;
+    cd->telemetry = s->kind == TOPO_SWITCH || s->kind == TOPO_NIC;
+    cd->kmin = clamp32((uint64_t)((unsigned __int128)cfg->fabric.ecn.kmin * cd->bps / ref));
+    cd->kmax = clamp32((uint64_t)((unsigned __int128)cfg->fabric.ecn.kmax * cd->bps / ref));
+    if (cd->kmax < cd->kmin) cd->kmax = cd->kmin;
+    uint64_t loop = bytes_in(2 * cd->prop + d->latency, cd->bps) + 4ull * max_frame;
     uint64_t credit = loop > HOST_CREDIT_MIN ? loop : HOST_CREDIT_MIN;
     if (d->kind == TOPO_SWITCH) {
       uint64_t per_port = cfg->fabric.sw.buffer / (d->nports ? d->nports : 1);
       credit = per_port > loop ? per_port : loop;
     }
-    ch->credit0 = (int32_t)(credit > INT32_MAX ? INT32_MAX : credit);
-    for (int k = 0; k < NET__CLASSES; k++) {
-      ch->credits[k] = ch->credit0;
-      ch->head[k] = ch->tail[k] = NET__NONE;
+    cd->credit0 = (int32_t)(credit > INT32_MAX ? INT32_MAX : credit);
+    for (uint32_t k = 0; k < NET__CLASSES; k++) {
+      net__cq *q = net__cq_at(n, c, k);
+      q->credits = cd->credit0;
+      q->head = q->tail = NET__NONE;
     }
     ch->wake_at = SIM_TIME_MAX;
     ch->qp_head = NET__NONE;
-    ch->ser_bytes = 0;
-    ch->ser_ps = 0;
     /* headroom of the input port (PFC) at the destination switch */
     if (ch->fc == NET__FC_PFC) {
-      uint64_t h = bytes_in(3 * ch->prop + ch->dst_lat, ch->bps) + 2ull * max_wire;
+      uint64_t h = bytes_in(3 * cd->prop + d->latency, cd->bps) + 2ull * max_wire;
       if (h > n->vx[ch->dst].hdrm_size) n->vx[ch->dst].hdrm_size = clamp32(h);
     }
   }
@@ -193,13 +186,14 @@ void net__port_settle(net__be *n, simtime_ps now) {
 
 /* Time channel c has spent paused up to now, the pauses still on included;
  * *storms counts those on longer than the watchdog. */
-static simtime_ps paused_until(const net__be *n, const net__chan *ch, simtime_ps now,
-                               uint64_t *storms) {
-  simtime_ps p = ch->paused_ps;
+static simtime_ps paused_until(const net__be *n, uint32_t c, simtime_ps now, uint64_t *storms) {
+  const net__chan *ch = &n->ch[c];
+  const net__cold *cd = &n->cold[c];
+  simtime_ps p = cd->paused_ps;
   for (int k = 0; k < NET__CLASSES; k++) {
     if (!(ch->paused & (1u << k))) continue;
-    p += now - ch->paused_since[k];
-    if (storms && n->watchdog && now - ch->paused_since[k] >= n->watchdog) (*storms)++;
+    p += now - cd->paused_since[k];
+    if (storms && n->watchdog && now - cd->paused_since[k] >= n->watchdog) (*storms)++;
   }
   return p;
 }
@@ -214,8 +208,8 @@ static void net_stats(const be_backend *b, be_stats *out) {
   out->link_utilization_max = 0;
   for (uint32_t c = 0; c < n->nch; c++) {
     const net__chan *ch = &n->ch[c];
-    out->pfc_paused += paused_until(n, ch, now, NULL);
-    if (ch->telemetry && ch->max_bytes > out->max_queue_bytes) out->max_queue_bytes = ch->max_bytes;
+    out->pfc_paused += paused_until(n, c, now, NULL);
+    if (n->cold[c].telemetry && ch->max_bytes > out->max_queue_bytes) out->max_queue_bytes = ch->max_bytes;
     if (now > 0) {
       double u = (double)ch->busy / (double)now;
       if (u > out->link_utilization_max) out->link_utilization_max = u;
@@ -238,7 +232,7 @@ void net__ext_stats(const be_backend *b, net__ext *out) {
   simtime_ps now = sim_now(b->sim);
   n->ext.deadlock = n->active_phases > 0 && sim_pending(b->sim) == 0;
   *out = n->ext;
-  for (uint32_t c = 0; c < n->nch; c++) paused_until(n, &n->ch[c], now, &out->pfc_storms);
+  for (uint32_t c = 0; c < n->nch; c++) paused_until(n, c, now, &out->pfc_storms);
 }
 
 int net__port_stats_of(const be_backend *b, uint32_t c, net__port_stats *out) {
@@ -247,13 +241,14 @@ int net__port_stats_of(const be_backend *b, uint32_t c, net__port_stats *out) {
   simtime_ps now = sim_now(b->sim);
   net__port_settle(n, now);
   const net__chan *ch = &n->ch[c];
+  const net__cold *cd = &n->cold[c];
   out->tx_bytes = ch->tx_bytes;
   out->tx_pkts = ch->tx_pkts;
-  out->pauses_rx = ch->pauses_rx;
-  out->drops = ch->drops;
-  out->ecn_marks = ch->marks_n;
+  out->pauses_rx = cd->pauses_rx;
+  out->drops = cd->drops;
+  out->ecn_marks = cd->marks_n;
   out->busy = ch->busy;
-  out->paused = paused_until(n, ch, now, NULL);
+  out->paused = paused_until(n, c, now, NULL);
   out->max_bytes = ch->max_bytes;
   out->avg_bytes = now ? ch->q_integral / (double)now : 0.0;
   return SIM_OK;
@@ -262,8 +257,9 @@ int net__port_stats_of(const be_backend *b, uint32_t c, net__port_stats *out) {
 static void net_destroy(be_backend *b) {
   net__be *n = (net__be *)b;
   for (uint32_t c = 0; c < n->nch; c++) {
-    sim_free(n->ch[c].ring.t);
-    sim_free(n->ch[c].ring.v);
+    sim_free(n->cold[c].ring.t);
+    sim_free(n->cold[c].ring.v);
+    sim_free(n->ch[c].fl);
   }
   for (uint32_t i = 0; i < n->nqp; i++) {
     sim_free(n->qp[i].rtx);
@@ -274,13 +270,22 @@ static void net_destroy(be_backend *b) {
     sim_free(n->ph[i].qp);
     sim_free(n->ph[i].paths);
   }
-  for (uint32_t i = 0; i < n->npchunk; i++) sim_free(n->pchunk[i]);
+  for (uint32_t i = 0; i < n->npchunk; i++) {
+    sim_free(n->pchunk[i]);
+    sim_free(n->nchunk[i]);
+  }
   sim_free(n->pchunk);
+  sim_free(n->nchunk);
+  sim_free(n->armed);
   sim_free(n->ph);
   sim_free(n->qp);
+  sim_free(n->qh);
   sim_free(n->qp_free);
   sim_free(n->sharing);
-  sim_free(n->ch);
+  sim_free(n->ch_mem);
+  sim_free(n->cq);
+  sim_free(n->ci);
+  sim_free(n->cold);
   sim_free(n->vx);
   be_fct_free(&n->fct);
   sim_free(n);
@@ -303,12 +308,18 @@ be_backend *be_packet_create(sim_ctx *sim, const topo *t, const cfg_scenario *cf
   n->nv = topo_vertex_count(t);
   n->nch = 2 * topo_link_count(t);
   n->vx = sim_calloc(n->nv ? n->nv : 1, sizeof *n->vx);
-  n->ch = sim_calloc(n->nch ? n->nch : 1, sizeof *n->ch);
+  size_t nch = n->nch ? n->nch : 1;
+  n->ch_mem = sim_calloc(nch + 1, sizeof *n->ch); /* + 1: room to align to a cache line */
+  n->ch = (net__chan *)(((uintptr_t)n->ch_mem + 63) & ~(uintptr_t)63);
+  n->cq = sim_calloc(nch * NET__CLASSES, sizeof *n->cq);
+  n->ci = sim_calloc(nch * NET__CLASSES, sizeof *n->ci);
+  n->cold = sim_calloc(nch, sizeof *n->cold);
   n->sharing = sim_calloc(n->nch ? n->nch : 1, sizeof *n->sharing);
   n->pkt_free = NET__NONE;
   setup_params(n, cfg);
   setup_channels(n, cfg);
   sim_rng_stream(sim, &n->rng_ecn, "net.ecn");
   sim_rng_stream(sim, &n->rng_route, "net.route");
+  n->scan_period = n->rto / 16 ? n->rto / 16 : 1;
   return &n->base;
 }

@@ -25,13 +25,19 @@
  *   port when that port is free, so injection is bounded by PCIe (credits into
  *   the NIC) and the NIC's port rate (pacing and credits).
  *
- * Events per packet per hop: one arrival; one port wake when the packet had to
+ * Events per packet per hop: one arrival (only the first packet on a link has
+ *   its arrival pending; the next is scheduled when it arrives, so pending
+ *   events stay near the number of busy links); one port wake when it had to
  *   queue behind another (an idle port sends at once). Credit returns, PFC
- *   thresholds, ECN and DCQCN timers create no per-packet events.
+ *   thresholds, ECN and DCQCN timers create no per-packet events, and
+ *   retransmission timeouts are one periodic scan, not an event per queue
+ *   pair (far-future events would stretch the event queue's calendar).
  *
- * Memory: a packet is 48 bytes in chunked pools (stable addresses, no
- *   per-packet malloc after warm-up); a channel ~0.4 KB; a queue pair ~0.3 KB
- *   plus its paths.
+ * Memory: a packet is 40 bytes plus a 4-byte queue link (+ 16 bytes while on
+ *   a link), in chunked pools
+ *   (stable addresses, no per-packet malloc after warm-up); a channel 128
+ *   bytes hot (two cache lines) + 8 x 24 bytes per class + ~0.2 KB cold; a
+ *   queue pair ~0.3 KB plus its paths.
  */
 #ifndef FABSIM_NET_INTERNAL_H
 #define FABSIM_NET_INTERNAL_H
@@ -64,8 +70,10 @@ enum {
 /* Flow control of a channel into its destination vertex. */
 typedef enum { NET__FC_CREDIT, NET__FC_PFC, NET__FC_LOSSY } net__fc;
 
+/* A packet: 40 bytes. Its queue link lives apart (net__be.pnext), so that
+ * queueing never touches a neighbour's cache line. */
 typedef struct net__pkt {
-  uint32_t next;    /* queue or free-list link */
+  simtime_ps tail;  /* when its tail is available at the vertex holding it */
   uint32_t qp;      /* owning queue pair */
   uint32_t psn;     /* DATA: sequence number; NACK: first missing */
   uint32_t aux;     /* NACK: end of the missing range */
@@ -75,60 +83,84 @@ typedef struct net__pkt {
   uint16_t frame;   /* bytes in buffers: payload + headers */
   uint16_t epoch;   /* repetition of its queue pair (stale packets are ignored) */
   uint8_t kind, cls, hop, flags;
-  simtime_ps tail;  /* when its tail is available at the vertex holding it */
 } net__pkt;
 
 /* Credit returns in flight from a channel's destination back to its source,
  * in arrival order (the link delay is constant). */
 typedef struct net__ring {
   simtime_ps *t;
-  uint32_t *v; /* bytes | class << 16 */
+  uint32_t *v; /* bytes | class << 24 */
   uint32_t head, n, cap;
 } net__ring;
 
+/* Packets on a link in arrival order (a ring, grown on demand): only the
+ * first has its arrival event pending. */
+typedef struct net__fentry {
+  simtime_ps at;
+  uint32_t pkt, pad;
+} net__fentry;
+
+/* A channel's hot state: its egress port at the source vertex, the link and
+ * the packets on it, in two cache lines (line 1: every arrival and
+ * transmission; line 2: serialization and per-packet telemetry). Per-class
+ * state is in net__cq / net__ci, the rest in net__cold. */
 typedef struct net__chan {
-  /* static */
-  rate_bps bps;
-  simtime_ps prop;       /* propagation */
-  simtime_ps dst_lat;    /* forwarding latency of the vertex it enters */
-  simtime_ps hdr_ps;     /* serialization of preamble + headers (cut-through) */
-  uint32_t src, dst;     /* vertices */
+  simtime_ps busy_until; /* end of the current serialization */
+  simtime_ps wake_at;    /* pending wake event; SIM_TIME_MAX: none */
+  simtime_ps lat;        /* propagation + forwarding latency of the vertex entered */
+  net__fentry *fl;       /* packets on the link: ring of fl_cap (a power of two) */
+  uint32_t fl_head, fl_n, fl_cap;
+  uint32_t dst;          /* vertex entered */
+  uint32_t bytes;        /* queued, all classes */
+  uint32_t qp_head;      /* source port: ring of queue pairs with data to send */
   uint8_t fc;            /* net__fc into dst */
   uint8_t dst_cut;       /* dst forwards cut-through */
   uint8_t marks;         /* src is a switch that ECN-marks */
-  uint8_t telemetry;     /* counts toward max_queue_bytes (switch and NIC ports) */
-  uint32_t kmin, kmax;   /* ECN thresholds at this port, bytes */
-  int32_t credit0;       /* credits per class granted by dst (credit flow control) */
-  /* egress port at src */
-  simtime_ps busy_until; /* end of the current serialization */
-  simtime_ps wake_at;    /* pending wake event; SIM_TIME_MAX: none */
-  uint32_t head[NET__CLASSES], tail[NET__CLASSES];
-  uint32_t qbytes[NET__CLASSES];
-  uint32_t bytes;        /* all classes */
   uint8_t nonempty;      /* classes with packets */
   uint8_t paused;        /* classes stopped by PFC from dst */
   uint8_t rr;            /* last round-robin class served */
   uint8_t cblocked;      /* waiting for credits */
-  int32_t credits[NET__CLASSES];
-  net__ring ring;
-  uint32_t qp_head;      /* source port: ring of queue pairs with data to send */
-  uint32_t qp_count;     /* queue pairs in that ring */
-  uint32_t ser_bytes;    /* serialization cache */
-  simtime_ps ser_ps;
-  /* ingress accounting at dst (PFC) */
-  uint32_t in_bytes[NET__CLASSES];
-  uint32_t hdrm;         /* headroom bytes in use, all classes (budget: vertex hdrm_size) */
-  uint32_t hdrm_cls[NET__CLASSES];
-  uint8_t xoff;          /* classes PAUSEd toward src */
-  /* telemetry */
-  uint64_t tx_bytes, tx_pkts, pauses_rx, drops, marks_n;
+  uint8_t xoff;          /* PFC input at dst: classes PAUSEd toward src */
+  /* line 2 */
+  simtime_ps ser_ps;     /* serialization cache: ser_bytes -> ser_ps */
   simtime_ps busy;       /* summed serialization time */
-  simtime_ps paused_ps;  /* summed time classes spent paused */
-  simtime_ps paused_since[NET__CLASSES];
-  uint32_t max_bytes;
+  uint64_t tx_bytes, tx_pkts;
   double q_integral;     /* bytes x ps, for the time-averaged depth */
   simtime_ps q_last;
+  simtime_ps hdr_ps;     /* serialization of preamble + headers (cut-through head) */
+  uint32_t ser_bytes;
+  uint32_t max_bytes;
 } net__chan;
+
+_Static_assert(sizeof(net__chan) == 128, "net__chan is two cache lines");
+
+/* Per (channel, class): the egress queue and the credits the source holds. */
+typedef struct net__cq {
+  uint32_t head, tail;   /* packet list (net__be.pnext) */
+  uint32_t bytes;
+  int32_t credits;
+} net__cq;
+
+/* Per (channel, class): ingress accounting at the destination (PFC). */
+typedef struct net__ci {
+  uint32_t bytes, hdrm;
+} net__ci;
+
+/* Rarely touched per-channel state. */
+typedef struct net__cold {
+  rate_bps bps;
+  simtime_ps prop;       /* propagation */
+  uint32_t kmin, kmax;   /* ECN thresholds at this port, bytes */
+  uint32_t hdrm;         /* PFC input at dst: headroom in use, all classes */
+  uint32_t src;
+  uint32_t qp_count;     /* queue pairs in the source ring */
+  int32_t credit0;       /* credits per class granted by dst */
+  uint8_t telemetry;     /* counts toward max_queue_bytes (switch and NIC ports) */
+  net__ring ring;
+  uint64_t pauses_rx, drops, marks_n;
+  simtime_ps paused_ps;  /* summed time classes spent paused */
+  simtime_ps paused_since[NET__CLASSES];
+} net__cold;
 
 typedef struct net__vert {
   uint64_t shared_size, shared_used; /* switch shared pool */
@@ -153,19 +185,18 @@ typedef struct net__qp {
   uint32_t phase, xfer, gen;
   uint32_t npkts, last_payload;
   uint64_t bytes, hash;
-  const uint32_t *path[2]; /* [0] data, [1] ACK direction */
+  const uint32_t *path[2]; /* [0] data, [1] ACK direction (copies of net__qhot's) */
   uint8_t plen[2];
   uint8_t cls;
-  uint8_t in_ring, done, rto_pending;
-  uint16_t epoch;          /* repetitions started, modulo 2^16 */
-  uint32_t dnic[2];        /* NIC index at the fabric exit, per direction; NONE: no fabric */
+  uint8_t in_ring, done, armed;
+  uint32_t armed_pos;      /* index in net__be.armed while armed */
+  uint16_t epoch;          /* repetitions started, modulo 2^16 (mirrored in net__qhot) */
   rate_bps max_rate;
   simtime_ps start;        /* of the current repetition */
   /* sender */
   uint32_t snd_nxt, snd_una, snd_max;
   uint32_t rr_next, rr_prev;
   simtime_ps next_send, last_progress, rto_cur;
-  ev_id rto_ev;            /* pending timeout (cancelled on completion) */
   rate_bps pace_rate;
   uint32_t pace_wire;
   simtime_ps pace_ps;
@@ -180,6 +211,16 @@ typedef struct net__qp {
   simtime_ps last_cnp;
   net__flowlet *fl;        /* [2][TOPO_MAX_PATH], adaptive routing with flowlets only */
 } net__qp;
+
+/* What every hop needs of a queue pair, packed (32 bytes, two per line):
+ * the per-hop path lookup never touches the full net__qp. */
+typedef struct net__qhot {
+  const uint32_t *path;    /* data path; the ACK path at path + TOPO_MAX_PATH */
+  uint32_t dnic[2];        /* NIC index at the fabric exit, per direction; NONE: no fabric */
+  uint8_t plen[2];
+  uint16_t epoch;          /* repetitions started, modulo 2^16 */
+  uint32_t pad[3];
+} net__qhot;
 
 typedef struct net__phase {
   const be_xfer *x;
@@ -234,20 +275,31 @@ typedef struct net__be {
   const cc_ops *cc;
   cc_params ccp;
   /* graph */
-  net__chan *ch;
+  net__chan *ch;         /* 64-byte aligned (ch_mem is the allocation) */
+  void *ch_mem;
+  net__cq *cq;           /* [channel * 8 + class] */
+  net__ci *ci;           /* [channel * 8 + class] */
+  net__cold *cold;
   uint32_t nch;
   net__vert *vx;
   uint32_t nv;
   /* packet pool: chunks of 2^NET__PKT_SHIFT, stable addresses */
   net__pkt **pchunk;
+  uint32_t **nchunk;     /* queue links, same chunking */
   uint32_t npchunk, pchunk_cap;
   uint32_t pkt_free;
   uint64_t pkts_live;
   /* queue pairs */
   net__qp *qp;
+  net__qhot *qh;           /* parallel to qp */
   uint32_t nqp, qp_cap;
   uint32_t *qp_free;
   uint32_t nqp_free;
+  /* queue pairs with a retransmission timer armed (scanned, not one event each) */
+  uint32_t *armed;
+  uint32_t narmed, armed_cap;
+  ev_id scan_ev;
+  simtime_ps scan_period;
   /* phases */
   net__phase *ph;
   uint32_t nph, ph_cap;
@@ -264,11 +316,16 @@ typedef struct net__be {
 static inline net__pkt *net__pkt_at(net__be *n, uint32_t i) {
   return &n->pchunk[i >> NET__PKT_SHIFT][i & ((1u << NET__PKT_SHIFT) - 1)];
 }
+static inline uint32_t *net__pnext(net__be *n, uint32_t i) {
+  return &n->nchunk[i >> NET__PKT_SHIFT][i & ((1u << NET__PKT_SHIFT) - 1)];
+}
+static inline net__cq *net__cq_at(net__be *n, uint32_t c, uint32_t k) {
+  return &n->cq[(size_t)c * NET__CLASSES + k];
+}
 
 /* net.c */
 uint32_t net__pkt_alloc(net__be *n);
 void net__pkt_free(net__be *n, uint32_t i);
-simtime_ps net__ser_ps(net__chan *c, uint32_t wire);
 
 /* port.c */
 /* Queue packet i (routed to channel c, admitted) and kick the port. */
@@ -287,7 +344,7 @@ void net__port_settle(net__be *n, simtime_ps now);
  * 2 * TOPO_MAX_PATH); lengths in len. SIM_OK, or an error when unroutable. */
 int net__paths(net__be *n, const be_xfer *x, uint32_t *out, uint8_t len[2], uint32_t dnic[2]);
 /* The channel packet p leaves vertex v by. */
-uint32_t net__route(net__be *n, uint32_t v, net__pkt *p, net__qp *q);
+uint32_t net__route(net__be *n, uint32_t v, net__pkt *p, const net__qhot *h);
 
 /* transport.c */
 void net__qp_reset(net__be *n, net__qp *q, simtime_ps now);
@@ -295,6 +352,8 @@ void net__qp_reset(net__be *n, net__qp *q, simtime_ps now);
  * send now (a pacing wake is arranged). */
 uint32_t net__qp_pull(net__be *n, uint32_t c, simtime_ps now);
 void net__qp_activate(net__be *n, uint32_t qi);
+/* Stop watching qi's timeout (it completed or is released). */
+void net__qp_disarm(net__be *n, uint32_t qi);
 /* Packet i has reached the end of its path. */
 void net__deliver(net__be *n, uint32_t i);
 

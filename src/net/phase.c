@@ -40,10 +40,12 @@ static uint32_t qp_alloc(net__be *n) {
     if (n->nqp == n->qp_cap) {
       n->qp_cap = n->qp_cap ? 2 * n->qp_cap : 64;
       n->qp = sim_realloc(n->qp, n->qp_cap * sizeof *n->qp);
+      n->qh = sim_realloc(n->qh, n->qp_cap * sizeof *n->qh);
       n->qp_free = sim_realloc(n->qp_free, n->qp_cap * sizeof *n->qp_free);
     }
     qi = n->nqp++;
     memset(&n->qp[qi], 0, sizeof n->qp[qi]);
+    memset(&n->qh[qi], 0, sizeof n->qh[qi]);
   }
   net__qp *q = &n->qp[qi];
   /* keep the reusable buffers and the generation, clear the rest */
@@ -61,6 +63,7 @@ static uint32_t qp_alloc(net__be *n) {
 }
 
 static void qp_release(net__be *n, uint32_t qi) {
+  net__qp_disarm(n, qi);
   net__qp *q = &n->qp[qi];
   q->gen++;
   q->done = 1;
@@ -86,6 +89,7 @@ static void rep_start(net__be *n, uint32_t pid) {
     if (ph->qp[i] == NET__NONE) continue;
     net__qp *q = &n->qp[ph->qp[i]];
     net__qp_reset(n, q, now);
+    n->qh[ph->qp[i]].epoch = q->epoch;
     sharing(n, q, +1);
     ph->active++;
   }
@@ -135,7 +139,7 @@ static void on_rep_end(sim_ctx *sim, void *obj, uint64_t arg) {
 static rate_bps path_rate(const net__be *n, const uint32_t *path, uint32_t len) {
   rate_bps r = UINT64_MAX;
   for (uint32_t j = 0; j < len; j++)
-    if (n->ch[path[j]].bps < r) r = n->ch[path[j]].bps;
+    if (n->cold[path[j]].bps < r) r = n->cold[path[j]].bps;
   return r;
 }
 
@@ -188,8 +192,13 @@ void net__submit_phase(be_backend *b, const be_xfer *x, size_t cnt, uint64_t rep
     q->path[1] = path + TOPO_MAX_PATH;
     q->plen[0] = len[0];
     q->plen[1] = len[1];
-    q->dnic[0] = dnic[0];
-    q->dnic[1] = dnic[1];
+    net__qhot *h = &n->qh[qi];
+    h->path = path;
+    h->plen[0] = len[0];
+    h->plen[1] = len[1];
+    h->dnic[0] = dnic[0];
+    h->dnic[1] = dnic[1];
+    h->epoch = q->epoch;
     q->cls = x[i].tclass & 7;
     q->max_rate = path_rate(n, path, len[0]);
     q->last_cnp = SIM_TIME_MAX;

@@ -9,7 +9,9 @@
  *
  * Events
  *   arrival   one per packet per hop, at (head or tail) + propagation +
- *             forwarding latency of the vertex entered;
+ *             forwarding latency of the vertex entered; a link keeps its
+ *             packets in flight in a FIFO and only the first has its event
+ *             pending (the next one's is scheduled as it arrives);
  *   wake      a port's next chance to send: scheduled only when it has work
  *             when it becomes busy, or when it waits for credits or pacing;
  *             at most one is pending per port and time (ensure_wake);
@@ -68,30 +70,35 @@ static inline void q_account(net__chan *ch, simtime_ps now) {
   ch->q_last = now;
 }
 
-static inline void q_push(net__be *n, net__chan *ch, uint32_t i, net__pkt *p, simtime_ps now) {
-  uint32_t k = p->cls;
+static inline void q_push(net__be *n, uint32_t c, uint32_t i, const net__pkt *p, simtime_ps now) {
+  net__chan *ch = &n->ch[c];
+  net__cq *q = net__cq_at(n, c, p->cls);
   q_account(ch, now);
-  p->next = NET__NONE;
-  if (ch->tail[k] == NET__NONE) ch->head[k] = i;
-  else net__pkt_at(n, ch->tail[k])->next = i;
-  ch->tail[k] = i;
-  ch->qbytes[k] += p->frame;
+  *net__pnext(n, i) = NET__NONE;
+  if (q->tail == NET__NONE) q->head = i;
+  else *net__pnext(n, q->tail) = i;
+  q->tail = i;
+  q->bytes += p->frame;
   ch->bytes += p->frame;
-  ch->nonempty |= (uint8_t)(1u << k);
+  ch->nonempty |= (uint8_t)(1u << p->cls);
   if (ch->bytes > ch->max_bytes) ch->max_bytes = ch->bytes;
 }
 
-static inline uint32_t q_pop(net__be *n, net__chan *ch, uint32_t k, simtime_ps now) {
-  uint32_t i = ch->head[k];
-  net__pkt *p = net__pkt_at(n, i);
+static inline uint32_t q_pop(net__be *n, uint32_t c, uint32_t k, simtime_ps now) {
+  net__chan *ch = &n->ch[c];
+  net__cq *q = net__cq_at(n, c, k);
+  uint32_t i = q->head, next = *net__pnext(n, i);
+  uint32_t f = net__pkt_at(n, i)->frame;
   q_account(ch, now);
-  ch->head[k] = p->next;
-  if (p->next == NET__NONE) {
-    ch->tail[k] = NET__NONE;
+  q->head = next;
+  if (next == NET__NONE) {
+    q->tail = NET__NONE;
     ch->nonempty &= (uint8_t)~(1u << k);
+  } else {
+    __builtin_prefetch(net__pkt_at(n, next)); /* the next one to leave */
   }
-  ch->qbytes[k] -= p->frame;
-  ch->bytes -= p->frame;
+  q->bytes -= f;
+  ch->bytes -= f;
   return i;
 }
 
@@ -111,11 +118,11 @@ static inline uint32_t pick_class(net__chan *ch, uint32_t mask) {
 
 /* ---- credits ---------------------------------------------------------------- */
 
-static void ring_absorb(net__chan *ch, simtime_ps now) {
-  net__ring *r = &ch->ring;
+static void ring_absorb(net__be *n, uint32_t c, simtime_ps now) {
+  net__ring *r = &n->cold[c].ring;
   while (r->n && r->t[r->head] <= now) {
     uint32_t v = r->v[r->head];
-    ch->credits[v >> 24] += (int32_t)(v & 0xffffff);
+    net__cq_at(n, c, v >> 24)->credits += (int32_t)(v & 0xffffff);
     r->head = r->head + 1 == r->cap ? 0 : r->head + 1;
     r->n--;
   }
@@ -153,9 +160,10 @@ static void ring_push(net__ring *r, simtime_ps at, uint32_t cls, uint32_t bytes)
 /* The downstream end of channel c freed `bytes` of class cls at now. */
 static void credit_return(net__be *n, uint32_t c, uint32_t cls, uint32_t bytes, simtime_ps now) {
   net__chan *ch = &n->ch[c];
-  simtime_ps at = now + ch->prop;
-  if (at == now && ch->ring.n == 0) ch->credits[cls] += (int32_t)bytes;
-  else ring_push(&ch->ring, at, cls, bytes);
+  net__ring *r = &n->cold[c].ring;
+  simtime_ps at = now + n->cold[c].prop;
+  if (at == now && r->n == 0) net__cq_at(n, c, cls)->credits += (int32_t)bytes;
+  else ring_push(r, at, cls, bytes);
   if (ch->cblocked) net__ensure_wake(n, c, at);
 }
 
@@ -164,10 +172,11 @@ static void credit_return(net__be *n, uint32_t c, uint32_t cls, uint32_t bytes, 
 static bool credit_ok(net__be *n, uint32_t c, uint32_t cls, uint32_t frame, simtime_ps now) {
   net__chan *ch = &n->ch[c];
   if (ch->fc != NET__FC_CREDIT) return true;
-  ring_absorb(ch, now);
-  if (ch->credits[cls] >= (int32_t)frame) return true;
+  ring_absorb(n, c, now);
+  if (net__cq_at(n, c, cls)->credits >= (int32_t)frame) return true;
   ch->cblocked = 1;
-  if (ch->ring.n) net__ensure_wake(n, c, ch->ring.t[ch->ring.head]);
+  net__ring *r = &n->cold[c].ring;
+  if (r->n) net__ensure_wake(n, c, r->t[r->head]);
   return false;
 }
 
@@ -187,7 +196,7 @@ static void send_pfc(net__be *n, uint32_t c, uint32_t cls, bool on) {
     ch->xoff &= (uint8_t)~(1u << cls);
   }
   /* the frame crosses the link back to c's source */
-  ev_schedule(n->base.sim, sim_now(n->base.sim) + ch->prop, on_pfc, n,
+  ev_schedule(n->base.sim, sim_now(n->base.sim) + n->cold[c].prop, on_pfc, n,
               (uint64_t)c << 4 | cls << 1 | (on ? 1u : 0u));
 }
 
@@ -195,18 +204,19 @@ static void on_pfc(sim_ctx *sim, void *obj, uint64_t arg) {
   net__be *n = obj;
   uint32_t c = (uint32_t)(arg >> 4), cls = (arg >> 1) & 7, bit = 1u << cls;
   net__chan *ch = &n->ch[c];
+  net__cold *cd = &n->cold[c];
   simtime_ps now = sim_now(sim);
   if (arg & 1) {
     if (ch->paused & bit) return;
     ch->paused |= (uint8_t)bit;
-    ch->paused_since[cls] = now;
-    ch->pauses_rx++;
+    cd->paused_since[cls] = now;
+    cd->pauses_rx++;
     return;
   }
   if (!(ch->paused & bit)) return;
   ch->paused &= (uint8_t)~bit;
-  simtime_ps d = now - ch->paused_since[cls];
-  ch->paused_ps += d;
+  simtime_ps d = now - cd->paused_since[cls];
+  cd->paused_ps += d;
   if (n->watchdog && d >= n->watchdog) n->ext.pfc_storms++;
   if (ch->nonempty || ch->qp_head != NET__NONE) net__port_kick(n, c);
 }
@@ -220,21 +230,22 @@ static uint64_t pfc_threshold(const net__be *n, const net__vert *x) {
 static bool pfc_admit(net__be *n, net__vert *x, uint32_t c, net__pkt *p) {
   net__chan *in = &n->ch[c];
   uint32_t k = p->cls, f = p->frame, r = x->reserve;
-  uint64_t before = in->in_bytes[k], after = before + f;
+  net__ci *ci = &n->ci[(size_t)c * NET__CLASSES + k];
+  uint64_t before = ci->bytes, after = before + f;
   uint64_t th = pfc_threshold(n, x);
   uint64_t delta = over(after, r) - over(before, r);
   if (after <= r || (over(after, r) <= th && x->shared_used + delta <= x->shared_size)) {
-    in->in_bytes[k] = (uint32_t)after;
+    ci->bytes = (uint32_t)after;
     x->shared_used += delta;
-  } else if (in->hdrm + f <= x->hdrm_size) {
-    in->hdrm += f;
-    in->hdrm_cls[k] += f;
+  } else if (n->cold[c].hdrm + f <= x->hdrm_size) {
+    n->cold[c].hdrm += f;
+    ci->hdrm += f;
     p->flags |= NET__F_HDRM;
   } else {
     n->ext.headroom_drops++;
     return false;
   }
-  if (!(in->xoff & (1u << k)) && (in->hdrm_cls[k] > 0 || over(in->in_bytes[k], r) >= pfc_threshold(n, x)))
+  if (!(in->xoff & (1u << k)) && (ci->hdrm > 0 || over(ci->bytes, r) >= pfc_threshold(n, x)))
     send_pfc(n, c, k, true);
   return true;
 }
@@ -242,26 +253,27 @@ static bool pfc_admit(net__be *n, net__vert *x, uint32_t c, net__pkt *p) {
 static void pfc_release(net__be *n, net__vert *x, uint32_t c, net__pkt *p) {
   net__chan *in = &n->ch[c];
   uint32_t k = p->cls, f = p->frame, r = x->reserve;
+  net__ci *ci = &n->ci[(size_t)c * NET__CLASSES + k];
   if (p->flags & NET__F_HDRM) {
-    in->hdrm -= f;
-    in->hdrm_cls[k] -= f;
+    n->cold[c].hdrm -= f;
+    ci->hdrm -= f;
     p->flags &= (uint8_t)~NET__F_HDRM;
   } else {
-    uint64_t before = in->in_bytes[k];
+    uint64_t before = ci->bytes;
     assert(before >= f);
     x->shared_used -= over(before, r) - over(before - f, r);
-    in->in_bytes[k] = (uint32_t)(before - f);
+    ci->bytes = (uint32_t)(before - f);
   }
-  if (in->xoff & (1u << k) && in->hdrm_cls[k] == 0) {
-    uint64_t s = over(in->in_bytes[k], r);
+  if (in->xoff & (1u << k) && ci->hdrm == 0) {
+    uint64_t s = over(ci->bytes, r);
     if (s == 0 || s + n->xon <= pfc_threshold(n, x)) send_pfc(n, c, k, false);
   }
 }
 
 /* ---- lossy (tail drop) ------------------------------------------------------ */
 
-static bool lossy_admit(net__be *n, net__vert *x, const net__chan *out, const net__pkt *p) {
-  uint64_t r = x->reserve, before = out->qbytes[p->cls], after = before + p->frame;
+static bool lossy_admit(net__be *n, net__vert *x, uint32_t o, const net__pkt *p) {
+  uint64_t r = x->reserve, before = net__cq_at(n, o, p->cls)->bytes, after = before + p->frame;
   uint64_t delta = over(after, r) - over(before, r);
   if (delta == 0) return true;
   uint64_t free_b = x->shared_size - x->shared_used;
@@ -270,9 +282,9 @@ static bool lossy_admit(net__be *n, net__vert *x, const net__chan *out, const ne
   return true;
 }
 
-/* Free p's buffer at the vertex it is leaving; qbefore is its output queue's
+/* Free p's buffer at vertex v it is leaving; qbefore is its output queue's
  * class depth before it was dequeued (egress accounting). */
-static void release(net__be *n, const net__chan *out, net__pkt *p, uint64_t qbefore, simtime_ps now) {
+static void release(net__be *n, uint32_t v, net__pkt *p, uint64_t qbefore, simtime_ps now) {
   uint32_t c = p->in_ch;
   if (c == NET__NONE) return;
   switch ((net__fc)n->ch[c].fc) {
@@ -280,14 +292,34 @@ static void release(net__be *n, const net__chan *out, net__pkt *p, uint64_t qbef
     credit_return(n, c, p->cls, p->frame, now);
     break;
   case NET__FC_PFC:
-    pfc_release(n, &n->vx[out->src], c, p);
+    pfc_release(n, &n->vx[v], c, p);
     break;
   case NET__FC_LOSSY: {
-    net__vert *x = &n->vx[out->src];
+    net__vert *x = &n->vx[v];
     x->shared_used -= over(qbefore, x->reserve) - over(qbefore - p->frame, x->reserve);
     break;
   }
   }
+}
+
+/* ---- links ------------------------------------------------------------------- */
+
+/* The event of the first packet on link c carries both ids. */
+static inline uint64_t arrive_arg(uint32_t c, uint32_t i) { return (uint64_t)i << 32 | c; }
+
+static void flight_push(net__be *n, uint32_t c, uint32_t i, simtime_ps at) {
+  net__chan *ch = &n->ch[c];
+  if (ch->fl_n == ch->fl_cap) {
+    uint32_t cap = ch->fl_cap ? 2 * ch->fl_cap : 16;
+    net__fentry *e = sim_malloc(cap * sizeof *e);
+    for (uint32_t j = 0; j < ch->fl_n; j++) e[j] = ch->fl[(ch->fl_head + j) & (ch->fl_cap - 1)];
+    sim_free(ch->fl);
+    ch->fl = e;
+    ch->fl_cap = cap;
+    ch->fl_head = 0;
+  }
+  ch->fl[(ch->fl_head + ch->fl_n) & (ch->fl_cap - 1)] = (net__fentry){.at = at, .pkt = i};
+  if (ch->fl_n++ == 0) ev_schedule(n->base.sim, at, on_arrive, n, arrive_arg(c, i));
 }
 
 /* ---- transmit ---------------------------------------------------------------- */
@@ -298,20 +330,22 @@ static uint32_t port_select(net__be *n, uint32_t c, simtime_ps now, uint64_t *qb
   net__chan *ch = &n->ch[c];
   uint32_t mask = ch->nonempty & (uint32_t)~ch->paused;
   if (mask && ch->fc == NET__FC_CREDIT) {
-    ring_absorb(ch, now);
+    ring_absorb(n, c, now);
     uint32_t ok = 0;
     for (uint32_t m = mask; m; m &= m - 1) {
       uint32_t k = (uint32_t)__builtin_ctz(m);
-      if (ch->credits[k] >= (int32_t)net__pkt_at(n, ch->head[k])->frame) ok |= 1u << k;
+      const net__cq *q = net__cq_at(n, c, k);
+      if (q->credits >= (int32_t)net__pkt_at(n, q->head)->frame) ok |= 1u << k;
     }
     ch->cblocked = ok != mask;
-    if (ok != mask && ch->ring.n) net__ensure_wake(n, c, ch->ring.t[ch->ring.head]);
+    net__ring *r = &n->cold[c].ring;
+    if (ok != mask && r->n) net__ensure_wake(n, c, r->t[r->head]);
     mask = ok;
   }
   if (mask) {
     uint32_t k = pick_class(ch, mask);
-    *qbefore = ch->qbytes[k];
-    return q_pop(n, ch, k, now);
+    *qbefore = net__cq_at(n, c, k)->bytes;
+    return q_pop(n, c, k, now);
   }
   *qbefore = 0;
   if (ch->qp_head != NET__NONE) return net__qp_pull(n, c, now);
@@ -321,10 +355,14 @@ static uint32_t port_select(net__be *n, uint32_t c, simtime_ps now, uint64_t *qb
 static void port_send(net__be *n, uint32_t c, uint32_t i, uint64_t qbefore, simtime_ps now) {
   net__chan *ch = &n->ch[c];
   net__pkt *p = net__pkt_at(n, i);
-  release(n, ch, p, qbefore, now);
-  if (ch->fc == NET__FC_CREDIT) ch->credits[p->cls] -= p->frame;
+  if (p->in_ch != NET__NONE) release(n, n->cold[c].src, p, qbefore, now);
+  if (ch->fc == NET__FC_CREDIT) net__cq_at(n, c, p->cls)->credits -= p->frame;
   uint32_t wire = p->frame + n->pre;
-  simtime_ps end = now + net__ser_ps(ch, wire);
+  if (wire != ch->ser_bytes) { /* one-entry cache: a port sees mostly one size */
+    ch->ser_bytes = wire;
+    ch->ser_ps = sim_serialization_ps(wire, n->cold[c].bps);
+  }
+  simtime_ps end = now + ch->ser_ps;
   if (p->tail > end) end = p->tail; /* cut-through from a slower input: wait for the tail */
   ch->busy += end - now;
   ch->busy_until = end;
@@ -332,10 +370,9 @@ static void port_send(net__be *n, uint32_t c, uint32_t i, uint64_t qbefore, simt
   ch->tx_pkts++;
   p->ch = c;
   p->in_ch = NET__NONE;
-  simtime_ps lat = ch->prop + ch->dst_lat;
   simtime_ps head = ch->dst_cut ? now + ch->hdr_ps : end;
-  p->tail = end + lat;
-  ev_schedule(n->base.sim, head + lat, on_arrive, n, i);
+  p->tail = end + ch->lat;
+  flight_push(n, c, i, head + ch->lat);
 }
 
 void net__port_kick(net__be *n, uint32_t c) {
@@ -353,57 +390,61 @@ void net__port_kick(net__be *n, uint32_t c) {
 }
 
 void net__enqueue(net__be *n, uint32_t c, uint32_t i) {
-  q_push(n, &n->ch[c], i, net__pkt_at(n, i), sim_now(n->base.sim));
+  q_push(n, c, i, net__pkt_at(n, i), sim_now(n->base.sim));
   net__port_kick(n, c);
 }
 
 /* ---- arrival ------------------------------------------------------------------ */
 
-static void ecn_mark(net__be *n, net__chan *out, net__pkt *p) {
-  uint32_t q = out->qbytes[p->cls];
+static void ecn_mark(net__be *n, uint32_t o, net__pkt *p) {
+  const net__cold *out = &n->cold[o];
+  uint32_t q = net__cq_at(n, o, p->cls)->bytes;
   if (q <= out->kmin) return;
   if (q < out->kmax) {
     double prob = n->pmax * (double)(q - out->kmin) / (double)(out->kmax - out->kmin);
     if (!(sim_rng_uniform(&n->rng_ecn) < prob)) return;
   }
   p->flags |= NET__F_CE;
-  out->marks_n++;
+  n->cold[o].marks_n++;
   n->st.ecn_marks++;
 }
 
 static void on_arrive(sim_ctx *sim, void *obj, uint64_t arg) {
   net__be *n = obj;
-  uint32_t i = (uint32_t)arg;
+  uint32_t c = (uint32_t)arg, i = (uint32_t)(arg >> 32);
   net__pkt *p = net__pkt_at(n, i);
-  uint32_t c = p->ch;
   net__chan *in = &n->ch[c];
-  net__qp *q = &n->qp[p->qp];
+  in->fl_head = (in->fl_head + 1) & (in->fl_cap - 1);
+  if (--in->fl_n) {
+    const net__fentry *e = &in->fl[in->fl_head];
+    ev_schedule(sim, e->at, on_arrive, n, arrive_arg(c, e->pkt));
+  }
+  const net__qhot *h = &n->qh[p->qp];
   simtime_ps now = sim_now(sim);
-  if (p->epoch != q->epoch) { /* its repetition (or queue pair) is over: drop it */
+  if (p->epoch != h->epoch) { /* its repetition (or queue pair) is over: drop it */
     if (in->fc == NET__FC_CREDIT) credit_return(n, c, p->cls, p->frame, now);
     n->ext.stale++;
     net__pkt_free(n, i);
     return;
   }
   p->hop++;
-  if (p->hop >= q->plen[p->flags & NET__F_REV ? 1 : 0]) {
+  if (p->hop >= h->plen[p->flags & NET__F_REV ? 1 : 0]) {
     if (in->fc == NET__FC_CREDIT) credit_return(n, c, p->cls, p->frame, now); /* consumed at once */
     net__deliver(n, i);
     return;
   }
-  uint32_t v = in->dst, o = net__route(n, v, p, q);
-  net__chan *out = &n->ch[o];
+  uint32_t v = in->dst, o = net__route(n, v, p, h);
   bool ok = true;
   if (in->fc == NET__FC_PFC) ok = pfc_admit(n, &n->vx[v], c, p);
-  else if (in->fc == NET__FC_LOSSY) ok = lossy_admit(n, &n->vx[v], out, p);
+  else if (in->fc == NET__FC_LOSSY) ok = lossy_admit(n, &n->vx[v], o, p);
   if (!ok) {
-    out->drops++;
+    n->cold[o].drops++;
     n->st.drops++;
     net__pkt_free(n, i);
     return;
   }
   p->in_ch = c;
-  if (out->marks && (p->flags & NET__F_ECT)) ecn_mark(n, out, p);
-  q_push(n, out, i, p, now);
+  if (n->ch[o].marks && (p->flags & NET__F_ECT)) ecn_mark(n, o, p);
+  q_push(n, o, i, p, now);
   net__port_kick(n, o);
 }

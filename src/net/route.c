@@ -105,19 +105,21 @@ static uint32_t least_loaded(net__be *n, uint32_t cnt, uint32_t cls) {
   return best;
 }
 
-uint32_t net__route(net__be *n, uint32_t v, net__pkt *p, net__qp *q) {
+uint32_t net__route(net__be *n, uint32_t v, net__pkt *p, const net__qhot *h) {
   unsigned dir = p->flags & NET__F_REV ? 1 : 0;
-  if (!n->dynamic || !n->vx[v].is_switch) return q->path[dir][p->hop];
-  uint32_t cnt = topo_next_hops(n->t, v, q->dnic[dir], n->cands, NET__MAX_CANDS);
-  if (cnt <= 1) return cnt ? n->cands[0] : q->path[dir][p->hop];
+  uint32_t stored = h->path[dir * TOPO_MAX_PATH + p->hop];
+  if (!n->dynamic || !n->vx[v].is_switch) return stored;
+  uint32_t cnt = topo_next_hops(n->t, v, h->dnic[dir], n->cands, NET__MAX_CANDS);
+  if (cnt <= 1) return cnt ? n->cands[0] : stored;
   if (n->routing == CFG_ROUTING_SPRAY) {
     uint32_t k = n->spray_rr ? n->vx[v].rr++ % cnt : (uint32_t)sim_rng_below(&n->rng_route, cnt);
     return n->cands[k];
   }
+  net__qp *q = &n->qp[p->qp];
   if (!q->fl) return least_loaded(n, cnt, p->cls);
   simtime_ps now = sim_now(n->base.sim);
   net__flowlet *f = &q->fl[dir * TOPO_MAX_PATH + p->hop];
-  if (f->ch == NET__NONE || now - f->last >= n->flowlet_gap || n->ch[f->ch].src != v)
+  if (f->ch == NET__NONE || now - f->last >= n->flowlet_gap || n->cold[f->ch].src != v)
     f->ch = least_loaded(n, cnt, p->cls);
   f->last = now;
   return f->ch;

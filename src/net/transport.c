@@ -26,8 +26,10 @@
  *   A CE-marked packet makes the notification point send a CNP (class 7),
  *   at most one per queue pair per cluster.nic.cnp_interval.
  *
- * Timeout: one pending event per queue pair at most; it fires at
- *   last progress + RTO, and when nothing was acknowledged since, goes back
+ * Timeout: a queue pair with packets in flight is armed; one scan every
+ *   RTO/16 (a single event, scheduled only while something is armed) finds
+ *   those with nothing acknowledged for RTO (so a timeout fires within RTO and
+ *   RTO + RTO/16 of the last progress), and each goes back
  *   to the oldest unacknowledged PSN (in both modes, as NICs do; a selective
  *   receiver discards what it holds and its cumulative ACK skips ahead) and
  *   doubles the RTO (up to 64x; reset by progress).
@@ -42,7 +44,7 @@
 
 enum { RETH = 16, RTO_MAX_FACTOR = 64 };
 
-static void on_rto(sim_ctx *sim, void *obj, uint64_t arg);
+static void on_scan(sim_ctx *sim, void *obj, uint64_t arg);
 
 void net__qp_reset(net__be *n, net__qp *q, simtime_ps now) {
   (void)n;
@@ -98,7 +100,7 @@ static void ring_insert(net__be *n, uint32_t c, uint32_t qi) {
     q->rr_next = q->rr_prev = qi;
     ch->qp_head = qi;
   } else {
-    assert(ch->qp_count > 0);
+    assert(n->cold[c].qp_count > 0);
     uint32_t h = ch->qp_head, t = n->qp[h].rr_prev;
     q->rr_prev = t;
     q->rr_next = h;
@@ -106,7 +108,7 @@ static void ring_insert(net__be *n, uint32_t c, uint32_t qi) {
     n->qp[h].rr_prev = qi;
   }
   q->in_ring = 1;
-  ch->qp_count++;
+  n->cold[c].qp_count++;
 }
 
 static void ring_remove(net__be *n, uint32_t c, uint32_t qi) {
@@ -120,7 +122,7 @@ static void ring_remove(net__be *n, uint32_t c, uint32_t qi) {
     if (ch->qp_head == qi) ch->qp_head = q->rr_next;
   }
   q->in_ring = 0;
-  ch->qp_count--;
+  n->cold[c].qp_count--;
 }
 
 void net__qp_activate(net__be *n, uint32_t qi) {
@@ -131,10 +133,30 @@ void net__qp_activate(net__be *n, uint32_t qi) {
   net__port_kick(n, c);
 }
 
-static void arm_rto(net__be *n, uint32_t qi, simtime_ps at) {
+static void arm(net__be *n, uint32_t qi) {
   net__qp *q = &n->qp[qi];
-  q->rto_pending = 1;
-  q->rto_ev = ev_schedule(n->base.sim, at, on_rto, n, (uint64_t)q->gen << 32 | qi);
+  if (n->narmed == n->armed_cap) {
+    n->armed_cap = n->armed_cap ? 2 * n->armed_cap : 64;
+    n->armed = sim_realloc(n->armed, n->armed_cap * sizeof *n->armed);
+  }
+  q->armed = 1;
+  q->armed_pos = n->narmed;
+  n->armed[n->narmed++] = qi;
+  if (!n->scan_ev)
+    n->scan_ev = ev_schedule(n->base.sim, sim_now(n->base.sim) + n->scan_period, on_scan, n, 0);
+}
+
+void net__qp_disarm(net__be *n, uint32_t qi) {
+  net__qp *q = &n->qp[qi];
+  if (!q->armed) return;
+  uint32_t last = n->armed[--n->narmed];
+  n->armed[q->armed_pos] = last;
+  n->qp[last].armed_pos = q->armed_pos;
+  q->armed = 0;
+  if (n->narmed == 0 && n->scan_ev) { /* no timer outlives the traffic */
+    ev_cancel(n->base.sim, n->scan_ev);
+    n->scan_ev = 0;
+  }
 }
 
 static inline uint32_t payload_of(const net__be *n, const net__qp *q, uint32_t psn) {
@@ -145,7 +167,7 @@ uint32_t net__qp_pull(net__be *n, uint32_t c, simtime_ps now) {
   net__chan *ch = &n->ch[c];
   simtime_ps wake = SIM_TIME_MAX;
   uint32_t qi = ch->qp_head;
-  for (uint32_t left = ch->qp_count; left > 0; left--) {
+  for (uint32_t left = n->cold[c].qp_count; left > 0; left--) {
     net__qp *q = &n->qp[qi];
     uint32_t next = q->rr_next;
     rtx_trim(q);
@@ -198,7 +220,7 @@ uint32_t net__qp_pull(net__be *n, uint32_t c, simtime_ps now) {
         q->pace_ps = sim_serialization_ps(wire, rate);
       }
       q->next_send = (q->next_send > now ? q->next_send : now) + q->pace_ps;
-      if (!q->rto_pending) arm_rto(n, qi, now + q->rto_cur);
+      if (!q->armed) arm(n, qi);
       if (!has_work(q)) ring_remove(n, c, qi);
       else ch->qp_head = next;
       return i;
@@ -315,10 +337,7 @@ static bool rx_ack(net__be *n, uint32_t qi, uint32_t a, simtime_ps now) {
   q->done = 1;
   q->nrtx = 0;
   if (q->in_ring) ring_remove(n, q->path[0][0], qi);
-  if (q->rto_pending) { /* no timer outlives the transfer */
-    ev_cancel(n->base.sim, q->rto_ev);
-    q->rto_pending = 0;
-  }
+  net__qp_disarm(n, qi);
   net__qp_complete(n, qi);
   return false;
 }
@@ -335,27 +354,26 @@ static void rx_nack(net__be *n, uint32_t qi, uint32_t ack, uint32_t lo, uint32_t
   net__qp_activate(n, qi);
 }
 
-static void on_rto(sim_ctx *sim, void *obj, uint64_t arg) {
-  net__be *n = obj;
-  uint32_t qi = (uint32_t)arg;
-  simtime_ps now = sim_now(sim);
-  if (qi >= n->nqp || n->qp[qi].gen != (uint32_t)(arg >> 32)) return; /* released */
+static void timeout(net__be *n, uint32_t qi, simtime_ps now) {
   net__qp *q = &n->qp[qi];
-  q->rto_pending = 0;
-  q->rto_ev = 0;
-  if (q->done || q->snd_una >= q->snd_max) return; /* nothing outstanding */
-  simtime_ps due = q->last_progress + q->rto_cur;
-  if (now < due) {
-    arm_rto(n, qi, due);
-    return;
-  }
   n->ext.timeouts++;
   q->snd_nxt = q->snd_una; /* both modes go back on a timeout; a selective */
   q->nrtx = 0;             /* receiver drops what it already holds */
   q->rto_cur = q->rto_cur < RTO_MAX_FACTOR / 2 * n->rto ? 2 * q->rto_cur : RTO_MAX_FACTOR * n->rto;
   q->last_progress = now;
-  arm_rto(n, qi, now + q->rto_cur);
   net__qp_activate(n, qi);
+}
+
+static void on_scan(sim_ctx *sim, void *obj, uint64_t arg) {
+  net__be *n = obj;
+  simtime_ps now = sim_now(sim);
+  (void)arg;
+  n->scan_ev = 0;
+  for (uint32_t j = 0; j < n->narmed; j++) {
+    net__qp *q = &n->qp[n->armed[j]];
+    if (q->snd_una < q->snd_max && now >= q->last_progress + q->rto_cur) timeout(n, n->armed[j], now);
+  }
+  if (n->narmed && !n->scan_ev) n->scan_ev = ev_schedule(sim, now + n->scan_period, on_scan, n, 0);
 }
 
 void net__deliver(net__be *n, uint32_t i) {

@@ -4,8 +4,9 @@
  * them into C arrays, see report/embed.cmake), and the run's data goes in
  * as one JSON block, so the file opens offline and needs nothing else.
  *
- * Inside <script> blocks "</" is written "<\/" (valid JSON and harmless to
- * the library), so no data can close the block early. */
+ * Inside the script blocks of code "</" is written "<\/" (harmless to the
+ * library and the page script); in the data block every '<' is \u003c, so
+ * no data can close its block early or change how the page parses. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -216,6 +217,20 @@ static void put_script_safe(out__buf *b, const char *s, size_t n) {
   out__putn(b, s + from, n - from);
 }
 
+/* The data block: every '<' as \u003c (same JSON), so no sequence in the
+ * data can close the block or open a comment or script inside it. */
+static void put_json_safe(out__buf *b, const char *s) {
+  for (const char *p = s; *p;) {
+    size_t n = strcspn(p, "<");
+    out__putn(b, p, n);
+    p += n;
+    if (*p == '<') {
+      out__puts(b, "\\u003c");
+      p++;
+    }
+  }
+}
+
 static void put_html_escaped(out__buf *b, const char *s) {
   for (; *s; s++) {
     switch (*s) {
@@ -271,7 +286,7 @@ int out__report_write(const json_t *data, const char *dir, const char *title, si
     else if (nl == 3 && !memcmp(nm, "CSS", 3)) out__putn(&b, (const char *)out__asset_css, out__asset_css_len);
     else if (nl == 7 && !memcmp(nm, "CHARTJS", 7)) put_script_safe(&b, (const char *)out__asset_chartjs, chartjs_len());
     else if (nl == 3 && !memcmp(nm, "APP", 3)) put_script_safe(&b, (const char *)out__asset_app, out__asset_app_len);
-    else if (nl == 4 && !memcmp(nm, "DATA", 4)) put_script_safe(&b, json, strlen(json));
+    else if (nl == 4 && !memcmp(nm, "DATA", 4)) put_json_safe(&b, json);
     else {
       rc = sim_fail(err, SIM_EIO, "report template: unknown mark %.*s (a build problem)", (int)nl, nm);
       break;

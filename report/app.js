@@ -397,9 +397,9 @@
         options: { scales: { x: timeAxis(), y: { beginAtZero: true, title: { display: true, text: s[2] } } } } });
     });
     var sc = section('Runs');
-    table(sc, ['label', 'run', 'scenario', 'fidelity', 'complete'], runs.map(function (r) {
+    table(sc, ['label', 'scenario', 'fidelity', 'complete'], runs.map(function (r) {
       var s = r.summary || {}, f = s.scenario || {};
-      return [r.label, String(r.run_id), (f.file || 'defaults') + ' ' + (f.overrides || []).join(' '), s.fidelity || '', s.complete === false ? 'no' : 'yes'];
+      return [r.label, (f.file || 'defaults') + ' ' + (f.overrides || []).join(' '), s.fidelity || '', s.complete === false ? 'no' : 'yes'];
     }));
   }
 

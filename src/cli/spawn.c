@@ -316,7 +316,7 @@ char *cli_sweep_csv(const json_t *runs, const char *const *keys, size_t nkeys) {
     snprintf(s + len, cap - len, __VA_ARGS__);                             \
     len += (size_t)m_;                                                     \
   } while (0)
-  PUT("point,run_id,complete");
+  PUT("point,complete"); /* no run id: parallel runs end in any order */
   for (size_t k = 0; k < nkeys; k++) PUT(",%s", keys[k]);
   for (size_t k = 0; k < nf; k++) {
     const json_t *fg = json_array_get(figs, k);
@@ -328,8 +328,7 @@ char *cli_sweep_csv(const json_t *runs, const char *const *keys, size_t nkeys) {
   for (size_t r = 0; r < json_array_size(runs); r++) {
     const json_t *run = json_array_get(runs, r);
     const char *point = json_string_value(json_object_get(run, "point"));
-    PUT("%zu,%lld,%d", r + 1, (long long)json_integer_value(json_object_get(run, "run_id")),
-        json_is_true(json_object_get(run, "complete")));
+    PUT("%zu,%d", r + 1, json_is_true(json_object_get(run, "complete")));
     for (size_t k = 0; k < nkeys; k++) {
       char v[96];
       point_value(point, keys[k], v, sizeof v);

@@ -316,10 +316,12 @@ int out_compare_report(const char *dbpath, const json_t *runs, const char *dir, 
     const json_t *r = json_array_get(runs, i);
     json_t *o = json_object(), *series = json_object();
     json_int_t id = json_integer_value(json_object_get(r, "run_id"));
-    json_object_set(o, "label", json_object_get(r, "label"));
-    json_object_set_new(o, "run_id", json_integer(id));
-    json_object_set(o, "summary", json_object_get(r, "summary"));
-    json_object_set_new(o, "headline", out_headline(json_object_get(r, "summary")));
+    json_object_set(o, "label", json_object_get(r, "label")); /* no run id: it depends on
+                                                                  which parallel run ended first */
+    json_t *summary = json_deep_copy(json_object_get(r, "summary")); /* no wall clock on the page */
+    json_object_del(json_object_get(summary, "sim"), "wall_s");
+    json_object_set_new(o, "headline", out_headline(summary));
+    json_object_set_new(o, "summary", summary);
     for (size_t k = 0; k < sizeof compare_series / sizeof compare_series[0] && rc == SIM_OK; k++) {
       json_t *t, *v;
       rc = out_db_series(dbpath, id, compare_series[k], &t, &v, err);

@@ -34,8 +34,17 @@ DB=sw/results.sqlite
 sqlite3 $DB "SELECT r.point, m.value FROM runs r JOIN metrics m USING (run_id) WHERE m.name = 'traffic.time_s' ORDER BY m.value" > times
 [ "$(head -2 times | grep -c '64KB')" = 2 ] && [ "$(tail -2 times | grep -c '4MB')" = 2 ] && pass || fail "times: $(cat times)"
 [ "$(wc -l < sw/sweep.csv)" = 7 ] && pass || fail "sweep.csv rows"
-head -1 sw/sweep.csv | grep -q '^point,run_id,complete,fabric.ecmp.hash_seed,workload.traffic.size,time_s (s)' && pass \
+head -1 sw/sweep.csv | grep -q '^point,complete,fabric.ecmp.hash_seed,workload.traffic.size,time_s (s)' && pass \
   || fail "sweep.csv header: $(head -1 sw/sweep.csv)"
+# the same sweep again: the same table, CSV and report, whatever order the points ended in
+cp "$WORK/out" table1
+expect_exit 0 "$FABSIM" sweep --set cluster.nodes=8 --set simulation.fidelity=flow \
+  --set workload.kind=traffic --set workload.traffic.pattern=permutation \
+  --vary fabric.ecmp.hash_seed=0,1 --vary workload.traffic.size=64KB,1MB,4MB --jobs 3 --out swb --quiet
+cmp -s table1 "$WORK/out" && pass || fail "a second identical sweep printed another table"
+cmp -s sw/sweep.csv swb/sweep.csv && pass || fail "sweep.csv differs between identical sweeps"
+cmp -s sw/report.html <(sed 's|/swb/|/sw/|g' swb/report.html) \
+  && pass || fail "report.html differs between identical sweeps"
 # a second sweep adds to the same database
 expect_exit 0 "$FABSIM" sweep --set cluster.nodes=2 --vary workload.collective.size=1MiB,2MiB --db "$DB" --out sw2 --quiet
 [ "$(sqlite3 $DB 'SELECT count(*), count(DISTINCT sweep) FROM runs')" = "8|2" ] && pass || fail "a second sweep in the same file"

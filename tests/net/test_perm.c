@@ -14,8 +14,12 @@
  * Switches have 2 MB (256 KB per port, as InfiniBand switches carve per-port
  * buffers): adaptive routing sees downstream congestion only through
  * backpressure (credits, PAUSE), so deep buffers hide it. Measured (this
- * seed): ECMP 1/3 (three flows on the worst link), adaptive ~0.87 (IB) and
- * ~0.82 (RoCE), spray ~0.95. */
+ * seed, 8 MiB flows): ECMP 0.335 (IB) and 0.326 (RoCE): three flows share
+ * the worst link, so the permutation takes 3x one flow; adaptive 0.876 (IB)
+ * and 0.847 (RoCE): local queue depths balance each leaf's uplinks but not
+ * per destination, so some spine downlinks still carry more than their
+ * share; spray 0.957 (IB) and 0.917 (RoCE): every flow is spread over all
+ * spines, what remains is queueing from random bursts and ACK overhead. */
 #include "net/net_test.h"
 
 enum { HOSTS = 32, PER_LEAF = 4 };

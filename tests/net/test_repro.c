@@ -44,6 +44,20 @@ static void test_determinism(void **state) {
   run_once(&f, &b, &eb);
   assert_true(memcmp(&a, &b, sizeof a) != 0);
   fx_unload(&f);
+  /* adaptive routing with flowlets, go-back-N on a lossy fabric */
+  const char *sets2[] = {"cluster.nodes=16", "cluster.gpus_per_node=1", "fabric.switch_radix=8",
+                         "fabric.transport=ethernet", "fabric.routing=adaptive",
+                         "fabric.adaptive.flowlet_gap=2us", "fabric.switch.buffer=1MB",
+                         "cluster.nic.recovery=go-back-n"};
+  fx_load(&f, sets2, 8);
+  run_once(&f, &a, &ea);
+  run_once(&f, &b, &eb);
+  printf("  lossy adaptive/flowlet: packets %llu, drops %llu, retransmits %llu, timeouts %llu\n",
+         (unsigned long long)a.packets, (unsigned long long)a.drops,
+         (unsigned long long)a.retransmits, (unsigned long long)ea.timeouts);
+  assert_memory_equal(&a, &b, sizeof a);
+  assert_memory_equal(&ea, &eb, sizeof ea);
+  fx_unload(&f);
 }
 
 static simtime_ps ring(const fixture *f, bool packet, uint32_t nranks, uint64_t bytes) {

@@ -37,6 +37,7 @@ typedef void (*be_done_fn)(sim_ctx *sim, void *ctx);
  * pauses or drops); `observed` says which groups are meaningful. */
 typedef struct be_stats {
   uint64_t transfers;        /* transfers completed (repetitions counted) */
+  uint64_t transfers_failed; /* reported through on_failure (faults) */
   uint64_t bytes;            /* payload bytes delivered */
   uint32_t max_link_sharing; /* most transfers seen on one channel at once */
   /* packet-level counters (observed & BE_OBS_PACKETS) */
@@ -77,7 +78,35 @@ typedef struct be_ops {
                        be_done_fn done, void *ctx);
   void (*stats)(const be_backend *b, be_stats *out);
   void (*destroy)(be_backend *b);
+  /* Faults (optional; NULL: the fidelity cannot model them, and a scenario
+   * with network faults is refused at load with a message naming the
+   * fidelities that can). Driven by the fault scheduler (fabsim/fault.h).
+   *
+   * link_state: the physical state of link l (both directions) changes now:
+   * rate_factor of its nominal rate (0 = down: what is on the link or queued
+   * for it is lost, nothing new gets through; the transport recovers when
+   * routing moves it elsewhere) and a bit error rate (each packet is lost
+   * with probability 1 - (1 - ber)^(wire bits); the flow fidelity scales
+   * goodput by the expected retransmissions instead). Routing does not
+   * change yet.
+   * reroute: routing reconverged on h (topo_route_health): transfers in
+   * flight and new ones move to the new paths; a transfer with no path left
+   * fails (be_backend.on_failure, cause "no route") and counts as finished
+   * for its phase's done. */
+  void (*link_state)(be_backend *b, uint32_t link, double rate_factor, double ber);
+  void (*reroute)(be_backend *b, const topo_health *h);
 } be_ops;
+
+/* A transfer that did not complete: reported once, with its cause ("no
+ * route", "retry limit", ...); the phase still completes (done fires) so a
+ * run always ends, and be_stats counts it. Nothing is lost silently. */
+typedef struct be_failure {
+  simtime_ps at;
+  uint32_t src_gpu, dst_gpu;
+  uint64_t bytes, bytes_delivered;
+  const char *cause;  /* static string */
+} be_failure;
+typedef void (*be_failure_fn)(void *ctx, const be_failure *f);
 
 /* Public fields, read-only for users of the backend. */
 struct be_backend {
@@ -85,6 +114,8 @@ struct be_backend {
   sim_ctx *sim;
   const topo *topo;
   const cfg_scenario *cfg;
+  be_failure_fn on_failure; /* optional; set by the caller after be_create */
+  void *on_failure_ctx;
 };
 
 /* Create the backend the scenario's simulation.fidelity selects. A fidelity

@@ -75,6 +75,41 @@ typedef enum {
   CFG_ALGO_NODE_LIMITED /* MoE dispatch/combine (coll_moe_build), not a workload.collective */
 } cfg_coll_algorithm;
 
+/* faults: a list in the scenario, each entry {at, kind, target, ...}. Parsed
+ * and range-checked by cfg_load; names are resolved against the topology by
+ * flt_resolve (fabsim/fault.h). */
+typedef enum {
+  CFG_FAULT_LINK_DOWN,
+  CFG_FAULT_LINK_UP,
+  CFG_FAULT_LINK_FLAP,
+  CFG_FAULT_LINK_DEGRADED,
+  CFG_FAULT_SWITCH_DOWN,
+  CFG_FAULT_SWITCH_UP,
+  CFG_FAULT_NIC_DOWN,   /* a NIC port (its link to the leaf) */
+  CFG_FAULT_NIC_UP,
+  CFG_FAULT_GPU_SLOWDOWN,
+  CFG_FAULT_GPU_FAIL,
+  CFG_FAULT_NODE_FAIL,
+  CFG_FAULT_SDC         /* silent data corruption on a GPU */
+} cfg_fault_kind;
+typedef struct cfg_fault {
+  simtime_ps at;
+  cfg_fault_kind kind;
+  char *target;        /* element name as `fabsim topo` prints it; owned by the scenario */
+  double factor;       /* link-degraded: fraction of the rate left, (0, 1];
+                          gpu-slowdown: speed factor, (0, 1] */
+  double ber;          /* link-degraded: bit error rate, [0, 1) */
+  simtime_ps duration; /* 0: until the run ends (or an explicit -up entry);
+                          flap: time down in each cycle */
+  simtime_ps period;   /* link-flap: cycle length (> duration) */
+  uint32_t count;      /* link-flap: cycles */
+  uint32_t index;      /* position in the list: errors name faults[index].key */
+} cfg_fault;
+typedef struct cfg_fault_list {
+  cfg_fault *v;        /* owned by the scenario */
+  uint32_t n;
+} cfg_fault_list;
+
 /* The resolved scenario. All fields public and read-only after cfg_load. */
 typedef struct cfg_scenario {
   struct {
@@ -240,6 +275,7 @@ typedef struct cfg_scenario {
       double cap_kw;          /* 0 = no power cap */
     } rack;
   } power;
+  cfg_fault_list faults;      /* faults inside the simulation (fabsim/fault.h) */
 } cfg_scenario;
 
 /* Where a key's value came from, for error messages raised after loading

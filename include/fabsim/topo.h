@@ -150,6 +150,29 @@ simtime_ps topo_path_latency(const topo *t, const topo_path *p);
 /* Smallest channel rate along a path. */
 rate_bps topo_path_bottleneck(const topo *t, const topo_path *p);
 
+/* Fault-aware routing. A health mask says which links and vertices routing
+ * may use: routing's view of the fabric after it reconverged, which lags the
+ * physical state by the convergence delay (fabsim/fault.h). Owned by the
+ * caller; the topology itself stays immutable. */
+typedef struct topo_health {
+  uint8_t *link_ok;   /* per link: 1 usable (both directions) */
+  uint8_t *vertex_ok; /* per vertex: 1 usable */
+  uint32_t down;      /* links + vertices marked unusable (0: routing is topo_route) */
+} topo_health;
+int topo_health_init(topo_health *h, const topo *t); /* everything usable */
+void topo_health_free(topo_health *h);
+void topo_health_set_link(topo_health *h, uint32_t link, bool ok);
+void topo_health_set_vertex(topo_health *h, uint32_t v, bool ok);
+/* As topo_route, over usable links and vertices only. At each switch the
+ * equal-cost next hops are those from which the destination NIC is still
+ * reachable; ECMP hashes flow_hash over those. When the source GPU's NIC (or
+ * the NIC in the destination's plane) is unusable, another NIC of the same
+ * node is used, reached over NVLink (multi-port and multi-NIC failover), and
+ * likewise at the destination. SIM_ENOENT when no path remains. With
+ * h == NULL or h->down == 0 the path equals topo_route's. */
+int topo_route_health(const topo *t, const topo_health *h, uint32_t src_gpu, uint32_t dst_gpu,
+                      uint64_t flow_hash, topo_path *path);
+
 const topo_inventory *topo_inventory_get(const topo *t);
 /* Graphviz DOT of the whole graph (nodes collapsed to one box each when
  * `collapse_nodes`). */

@@ -1,0 +1,24 @@
+#!/bin/sh
+# Every scenario in examples/ (and examples/tour/) runs at the analytic and
+# flow fidelities, exits 0 and writes a summary with the figures its
+# workload promises. Scenarios with a faults: list need a dynamic fidelity and
+# run at flow only. (The packet fidelity is exercised on the examples by the
+# packet tests and docs/performance.md; a full packet run of every example
+# takes minutes.)
+. "$(dirname "$0")/lib.sh"
+
+for f in "$SRC"/examples/*.yaml "$SRC"/examples/tour/*.yaml; do
+  name=$(basename "$f" .yaml)
+  fids="analytic flow"
+  if grep -q '^faults:' "$f"; then fids="flow"; fi
+  for fid in $fids; do
+    out="out-$name-$fid"
+    expect_exit 0 "$FABSIM" run "$f" --set simulation.fidelity=$fid --set output.dir=$out --quiet
+    s=$out/summary.json
+    expect_json $s ".fidelity == \"$fid\" and .complete == true and .sim.sim_time_s > 0"
+    if grep -q 'kind: training' "$f"; then
+      expect_json $s '.step.time_s > 0 and .step.compute_s > 0 and .step.mfu > 0 and .step.mfu < 1'
+    fi
+  done
+done
+finish

@@ -377,7 +377,8 @@
       chart(grid, 'cmp-' + k, h.label + (h.unit ? ' (' + h.unit + ')' : '') + ', ' + h.better + ' is better', { type: 'bar', data: {
         labels: runs.map(function (r) { return r.label; }),
         datasets: [{ label: h.label, data: vals, backgroundColor: runs.map(function (r, i) { return palette[i % palette.length]; }) }] },
-        options: { plugins: { legend: { display: false } }, scales: { y: { beginAtZero: true } } } });
+        options: { plugins: { legend: { display: false } }, scales: { y: { beginAtZero: true,
+          ticks: h.unit === 's' ? { callback: function (v) { return fmtSeconds(v); } } : {} } } } });
     });
     var series = [['nic_tx_gbps_max', 'Busiest NIC (transmit)', 'Gb/s', 1], ['nic_tx_gbps_total', 'Aggregate NIC throughput', 'Gb/s', 1],
                   ['port_util_max', 'Busiest switch port', '%', 100], ['port_queue_max_bytes', 'Deepest egress queue', 'KiB', 1 / 1024],

@@ -66,6 +66,12 @@ printf 'output:\n  ports: "nic0, nic99"\n' > ports.yaml
 expect_exit 2 "$FABSIM" run ports.yaml --set cluster.nodes=2 --set output.dir=d
 expect_err "ports.yaml:2:10: output.ports: 'nic99'"
 
+# --- the comparison report of fabsim compare (bar charts of the headline figures, series)
+expect_exit 0 "$FABSIM" compare "$SRC/examples/default.yaml" "$SRC/examples/rail-roce.yaml" \
+  --set cluster.nodes=16 --set simulation.fidelity=flow --out cmp --quiet
+[ -s cmp/report.html ] && pass || fail "compare wrote no report.html"
+reports+=("cmp/report.html:cmp-0,cmp-series-0")
+
 # --- the browser
 node "$SRC/tests/cli/check_report.mjs" "$SRC" "${reports[@]}" > browser.log 2>&1 && pass \
   || fail "report check in Chromium: $(cat browser.log)"

@@ -66,6 +66,18 @@ printf 'output:\n  ports: "nic0, nic99"\n' > ports.yaml
 expect_exit 2 "$FABSIM" run ports.yaml --set cluster.nodes=2 --set output.dir=d
 expect_err "ports.yaml:2:10: output.ports: 'nic99'"
 
+# --- the gradient-synchronization burst of a data-parallel step is plain in the series:
+# NICs silent through the forward pass, then bursts of gradient buckets during the backward
+# pass and after it (64 NICs of 400 Gb/s: 25.6 Tb/s in all)
+expect_exit 0 "$FABSIM" run "$SRC/examples/dense-7b-64gpu.yaml" --set simulation.fidelity=flow \
+  --set output.dir=dp --quiet
+fwd=$(jq .step.forward_s dp/summary.json)
+awk -F, -v fwd="$fwd" 'NR==1{for(i=1;i<=NF;i++) c[$i]=i; next}
+  { t = $c["time_s"] + $c["interval_s"]; v = $c["nic_tx_gbps_total"]
+    if (t <= fwd && v > 0) loud++; if (t <= fwd) quiet++; if (v > m) m = v }
+  END { exit !(loud == 0 && quiet > 100 && m > 0.25 * 64 * 400) }' dp/timeseries.csv && pass \
+  || fail "no quiet forward pass followed by a gradient burst in dp/timeseries.csv"
+
 # --- the comparison report of fabsim compare (bar charts of the headline figures, series)
 expect_exit 0 "$FABSIM" compare "$SRC/examples/default.yaml" "$SRC/examples/rail-roce.yaml" \
   --set cluster.nodes=16 --set simulation.fidelity=flow --out cmp --quiet

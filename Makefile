@@ -2,7 +2,7 @@
 # Both install what is missing from Debian (as root), then build with CMake.
 
 DEBIAN_PACKAGES := build-essential cmake pkg-config libyaml-dev libjansson-dev libcmocka-dev jq \
-                   clang libclang-rt-14-dev libsqlite3-dev sqlite3 chromium nodejs
+                   clang libclang-rt-14-dev libsqlite3-dev sqlite3 chromium nodejs groff-base
 BUILD       ?= build
 BUILD_ASAN  ?= build-asan
 BUILD_FUZZ  ?= build-fuzz

@@ -1,0 +1,27 @@
+#!/bin/bash
+# The man page: installed by `make install` (cmake --install) under share/man/man1, formats
+# without a single groff warning, and documents every verb `fabsim help` lists (each verb's
+# own --help works too).
+. "$(dirname "$0")/lib.sh"
+
+BUILD_DIR=$(dirname "$FABSIM")
+expect_exit 0 cmake --install "$BUILD_DIR" --prefix "$WORK/inst"
+page="$WORK/inst/share/man/man1/fabsim.1"
+[ -s "$page" ] && pass || fail "man page not installed at share/man/man1/fabsim.1"
+[ -x "$WORK/inst/bin/fabsim" ] && pass || fail "binary not installed at bin/fabsim"
+
+# -ww: all warnings; -z: no output, only diagnostics
+groff -man -Tutf8 -ww -z "$page" 2>"$WORK/groff.err"
+[ ! -s "$WORK/groff.err" ] && pass || fail "groff warnings: $(head -c 400 "$WORK/groff.err")"
+MANWIDTH=100 man -l "$page" >"$WORK/man.txt" 2>/dev/null
+grep -q 'fabsim run' "$WORK/man.txt" && pass || fail "man -l did not render the page"
+
+for verb in run topo memory reliability sweep compare version help; do
+  grep -q "^\.B $verb\$" "$page" && pass || fail "man page lacks a COMMANDS entry for $verb"
+  expect_exit 0 "$FABSIM" "$verb" --help
+done
+# every verb named in the main help is in the page
+"$FABSIM" --help | awk '/^verbs:/{f=1; next} f && /^$/{f=0} f && /^  [a-z]+ /{print $1}' |
+  while read -r verb; do grep -q "^\.B $verb\$" "$page" || echo "$verb"; done >"$WORK/missing"
+[ ! -s "$WORK/missing" ] && pass || fail "verbs in fabsim --help missing from the man page: $(cat "$WORK/missing")"
+finish

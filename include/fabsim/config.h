@@ -229,6 +229,7 @@ typedef struct cfg_scenario {
     uint64_t bucket_size;     /* bytes of gradients per reduction bucket */
     bool grad_overlap;
     cfg_comm_model comm_model;
+    uint32_t steps;           /* training steps fabsim run simulates */
   } workload;
   struct {
     uint64_t seed;
@@ -256,6 +257,7 @@ typedef struct cfg_scenario {
     uint32_t spares;          /* hot spare nodes */
     simtime_ps repair_time;   /* a failed node is back in the spare pool after this */
     simtime_ps no_spare_delay;/* extra wait for a node swap when no hot spare is free */
+    uint32_t sdc_check_interval; /* replica checksums every this many steps; 0 = never */
     struct {
       uint32_t runs;
     } monte_carlo;
@@ -273,6 +275,7 @@ typedef struct cfg_scenario {
       cfg_cooling cooling;
       double cooling_kw;      /* 0 = by cooling: air 40 kW, liquid 120 kW */
       double cap_kw;          /* 0 = no power cap */
+      char *cooling_failure;  /* "none" or "RACK:KW"; owned by the scenario */
     } rack;
   } power;
   cfg_fault_list faults;      /* faults inside the simulation (fabsim/fault.h) */

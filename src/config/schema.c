@@ -385,6 +385,9 @@ static const cfg__key schema[] = {
          "(kind, size, pipeline stage) runs once, alone, and its time is reused; symmetric: "
          "as reuse, with pipeline stages alike (measured on the first stage); auto: the first "
          "of these under 2 M transfers (live at the packet fidelity: 20 k)."),
+    UINT("workload.steps", workload.steps, "1", 1, 1000000,
+         "Training steps fabsim run simulates one after another (faults and throttling act "
+         "across them; the step object reports the first, steps[] each)."),
 
     /* reliability.rate.*: Meta, "The Llama 3 Herd of Models" (2024), Table 5: 419 unexpected
      * interruptions in 54 days of 16,384 H100 GPUs (2,048 nodes, 110,592 node-days); each
@@ -416,6 +419,9 @@ static const cfg__key schema[] = {
     TIME("reliability.no_spare_delay", reliability.no_spare_delay, "2h",
          "Extra restart delay of a node failure when no hot spare is free: drain, diagnose and "
          "swap in a cold node (assumption)."),
+    UINT("reliability.sdc_check_interval", reliability.sdc_check_interval, "0", 0, 1000000,
+         "Compare checksums of the data-parallel replicas every this many steps (0 = never): "
+         "when fabsim run would detect a silent data corruption fault."),
     UINT("reliability.monte_carlo.runs", reliability.monte_carlo.runs, "2000", 1, 10000000,
          "Simulated runs of the Monte Carlo (seeded by simulation.seed)."),
     DBL("reliability.rate.faulty_gpu", reliability.rate.faulty_gpu, "1.33825", 0, 0,
@@ -473,6 +479,10 @@ static const cfg__key schema[] = {
         "(assumption). A rack above it throttles its GPUs."),
     DBL("power.rack.cap_kw", power.rack.cap_kw, "0", 0, 0,
         "Rack power cap, kW; 0 = none. A rack above it throttles its GPUs."),
+    {.name = "power.rack.cooling_failure", .type = CFG__STRING, .def = "none",
+     .doc = "One rack with reduced cooling in fabsim run: RACK:KW (e.g. 3:20, rack 3 can remove "
+            "20 kW), or none. Its GPUs throttle if it draws more.",
+     FIELD(power.rack.cooling_failure)},
 
     UINT("simulation.seed", simulation.seed, "1", 0, UINT64_MAX,
          "Seed of every random stream; same seed, same output."),

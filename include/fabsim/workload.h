@@ -27,6 +27,7 @@
 
 #include "fabsim/backend.h"
 #include "fabsim/config.h"
+#include "fabsim/fault.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -175,6 +176,7 @@ typedef struct wl_step {
   wl_comm_total comm[WL_COMM_KINDS];
   wl_stage_time *stages; /* pp entries, owned */
   uint32_t nstages;
+  double start_s;        /* simulated time the step started (wl_job: steps one after another) */
   wl_model model;        /* as derived for the step (MLP widths borrowed from the scenario) */
   wl_parallel parallel;
 } wl_step;
@@ -186,6 +188,67 @@ typedef struct wl_step {
 int wl_step_run(wl_step *out, const cfg_scenario *cfg, const cfg_doc *doc, const topo *t,
                 be_backend *b, sim_error *err);
 void wl_step_free(wl_step *s);
+
+/* ---- a training job: steps one after another, GPU faults ------------------- */
+
+/* The job runs workload.steps (or `steps`) copies of the step DAG back to
+ * back on one backend: step k + 1 starts when every node of step k is done
+ * (the optimizer and, under ZeRO 1-2, the weight AllGather included).
+ *
+ * GPU faults act on the representative of the GPU's pipeline stage (the
+ * symmetry of wl_step_run): a synchronous job waits for its slowest member,
+ * so the stage computes at the speed of its slowest GPU, from the fault's
+ * time on (a computation in progress finishes its remaining work at the new
+ * speed); the stage's other GPUs then wait for it in their next collective.
+ * A GPU or node failure stops the job at once (transfers in flight are
+ * abandoned; the job must outlive the backend's callbacks: free it after
+ * be_destroy or never run the simulation again). Silent data corruption is
+ * recorded, and leaves the GPU at the next gradient reduction of its stage
+ * (data-parallel AllReduce or ReduceScatter): from there the replicas
+ * differ. */
+#define WL_NO_STAGE UINT32_MAX
+
+typedef enum {
+  WL_GPU_SLOWDOWN, /* a gpu-slowdown fault */
+  WL_GPU_THERMAL,  /* a rack over its cooling capacity (src/power) */
+  WL_GPU_FAIL,
+  WL_NODE_FAIL,
+  WL_GPU_SDC
+} wl_gpu_event_kind;
+
+typedef struct wl_gpu_event {
+  wl_gpu_event_kind kind;
+  simtime_ps at;
+  uint32_t gpu;
+  uint32_t stage;  /* WL_NO_STAGE: the GPU is not in the job */
+  uint32_t step;   /* 0-based step running at `at` (= steps done) */
+  double factor;   /* slowdown, thermal: speed left, (0, 1] */
+  bool diverged;   /* sdc: reached a gradient reduction within the simulated steps */
+  uint32_t diverge_step;
+  simtime_ps diverge_at;
+} wl_gpu_event;
+
+typedef struct wl_job wl_job;
+
+/* Model, parallelism, DAG and (live) plans; errors as wl_step_run. */
+int wl_job_create(wl_job **j, const cfg_scenario *cfg, const cfg_doc *doc, const topo *t,
+                  be_backend *b, uint32_t steps, sim_error *err);
+/* The hooks for the fault scheduler (ctx is the job). */
+flt_gpu_hooks wl_job_hooks(wl_job *j);
+/* GPU `gpu` runs at `factor` of its speed from `now` on (thermal: logged as
+ * a thermal throttle). Call before wl_job_run for a throttle from the start. */
+void wl_job_slowdown(wl_job *j, simtime_ps now, uint32_t gpu, double factor, bool thermal);
+/* Run until every step is done or the job stops on a failure; returns with
+ * later events (e.g. faults past the end) still pending. */
+int wl_job_run(wl_job *j, const cfg_doc *doc, sim_error *err);
+uint32_t wl_job_steps_done(const wl_job *j);
+const wl_step *wl_job_step(const wl_job *j, uint32_t k); /* k < steps done */
+const wl_gpu_event *wl_job_events(const wl_job *j, size_t *n);
+/* True when a failure stopped the job: its time and the start of the step it broke. */
+bool wl_job_stopped(const wl_job *j, simtime_ps *at, simtime_ps *step_start);
+uint32_t wl_job_gpu_stage(const wl_job *j, uint32_t gpu);
+const wl_parallel *wl_job_parallel(const wl_job *j);
+void wl_job_free(wl_job *j);
 
 #ifdef __cplusplus
 }

@@ -26,6 +26,7 @@
  * or out of it, in flight), else bubble. So compute + exposed + bubble is the
  * step time for every stage, exactly.
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -68,7 +69,24 @@ struct run {
   slot *slots;
   size_t nslots;
   size_t done;
-  wl_step *out;
+  /* the job around the DAG (wl_job_*) */
+  const wl_model *m;
+  const wl_parallel *p;
+  const cfg_scenario *cfg;
+  uint32_t steps_want, steps_done;
+  wl_step *steps;      /* steps_want entries, steps_done filled */
+  uint32_t *deps0;     /* each node's dependency count, to rerun the DAG */
+  uint32_t ngpu;
+  uint32_t *gpu_stage; /* WL_NO_STAGE: outside the job */
+  double *gpu_speed;   /* 1: full speed */
+  double *stage_speed; /* the slowest GPU of the stage (symmetry: the representative) */
+  uint32_t *run_node;  /* per stage: the computation running, or WL__NONE */
+  ev_id *run_ev;
+  simtime_ps *run_end;
+  wl_gpu_event *ev;
+  size_t nev, evcap;
+  bool running, stopped;
+  simtime_ps stop_at;
 };
 
 static void account(run *r, uint32_t s, simtime_ps now) {
@@ -90,14 +108,23 @@ static void try_start(run *r, uint32_t i) {
   if (x->deps == 0 && r->cur[x->stage * WL__STREAMS + x->stream] == i) node_start(r, i);
 }
 
+static void step_finished(run *r, simtime_ps now);
+
+static bool gradient_reduction(wl_comm_kind k) {
+  return k == WL_COMM_DP_ALLREDUCE || k == WL_COMM_DP_REDUCESCATTER ||
+         k == WL_COMM_EDP_ALLREDUCE || k == WL_COMM_EDP_REDUCESCATTER;
+}
+
 static void node_end(run *r, uint32_t i) {
   wl__dag *d = r->d;
   wl__node *x = &d->nodes[i];
   simtime_ps now = sim_now(r->sim);
+  if (r->stopped) return; /* the job failed: whatever was in flight is lost */
   account(r, x->stage, now);
   if (x->cls == WL__NONE) {
     r->acc[x->stage].busy = false;
-    r->acc[x->stage].by_role[x->role] += x->dur;
+    r->acc[x->stage].by_role[x->role] += now - x->start;
+    if (r->run_node) r->run_node[x->stage] = WL__NONE;
   } else {
     r->acc[x->stage].comm--;
     if (x->peer != WL__NONE) {
@@ -105,7 +132,7 @@ static void node_end(run *r, uint32_t i) {
       r->acc[x->peer].comm--;
     }
     const wl__class *c = &d->cls[x->cls];
-    wl_comm_total *t = &r->out->comm[c->kind];
+    wl_comm_total *t = &r->steps[r->steps_done].comm[c->kind];
     t->count++;
     t->bytes += c->bytes;
     t->time_s += sim_ps_to_s(now - x->start);
@@ -119,6 +146,7 @@ static void node_end(run *r, uint32_t i) {
     uint32_t to = d->edge_to[e];
     if (--d->nodes[to].deps == 0) try_start(r, to);
   }
+  if (r->done == d->n && r->running) step_finished(r, now);
 }
 
 static void node_end_ev(sim_ctx *sim, void *obj, uint64_t arg) {
@@ -140,7 +168,15 @@ static void node_start(run *r, uint32_t i) {
   account(r, x->stage, now);
   if (x->cls == WL__NONE) {
     r->acc[x->stage].busy = true;
-    ev_schedule_in(r->sim, x->dur, node_end_ev, r, i);
+    simtime_ps dur = x->dur;
+    if (r->stage_speed && r->stage_speed[x->stage] < 1)
+      dur = (simtime_ps)ceil((double)dur / r->stage_speed[x->stage]);
+    ev_id id = ev_schedule_in(r->sim, dur, node_end_ev, r, i);
+    if (r->run_node) {
+      r->run_node[x->stage] = i;
+      r->run_ev[x->stage] = id;
+      r->run_end[x->stage] = now + dur;
+    }
     return;
   }
   r->acc[x->stage].comm++;
@@ -149,6 +185,15 @@ static void node_start(run *r, uint32_t i) {
     r->acc[x->peer].comm++;
   }
   wl__class *c = &d->cls[x->cls];
+  if (gradient_reduction(c->kind))
+    for (size_t k = 0; k < r->nev; k++) { /* corrupted data leaves the GPU here */
+      wl_gpu_event *e = &r->ev[k];
+      if (e->kind == WL_GPU_SDC && !e->diverged && e->stage == x->stage) {
+        e->diverged = true;
+        e->diverge_step = r->steps_done;
+        e->diverge_at = now;
+      }
+    }
   if (r->reuse) {
     ev_schedule_in(r->sim, c->measured, node_end_ev, r, i);
   } else {
@@ -178,6 +223,11 @@ static void representatives(const wl__dag *d, bool symmetric, uint32_t *rep) {
   }
 }
 
+static void measured(sim_ctx *sim, void *ctx) {
+  (void)ctx;
+  ev_stop(sim);
+}
+
 /* Reuse: each representative class once, alone, one after another (plans
  * freed after), its time copied to the classes it stands for. */
 static int measure_classes(run *r, const uint32_t *rep, sim_error *err) {
@@ -194,8 +244,8 @@ static int measure_classes(run *r, const uint32_t *rep, sim_error *err) {
       return rc;
     }
     coll_exec e;
-    coll_exec_start(&e, r->b, &c->plan, NULL, NULL);
-    ev_run(r->sim, SIM_TIME_MAX);
+    coll_exec_start(&e, r->b, &c->plan, measured, NULL);
+    if (!e.finished) ev_run(r->sim, SIM_TIME_MAX); /* measured() stops it: faults stay pending */
     c->measured = e.end - e.start;
     coll_plan_free(&c->plan);
     c->built = false;
@@ -227,9 +277,8 @@ static uint64_t nodes_bound(const wl_model *m, const wl_parallel *p, const cfg_s
   return total > 1e18 ? UINT64_MAX : (uint64_t)total;
 }
 
-static void summarize(run *r, const wl_model *m, const wl_parallel *p, const cfg_scenario *cfg,
-                      simtime_ps end) {
-  wl_step *o = r->out;
+static void summarize(run *r, wl_step *o, const wl_model *m, const wl_parallel *p,
+                      const cfg_scenario *cfg, simtime_ps end) {
   double pp = p->pp;
   o->time_s = sim_ps_to_s(end - r->t0);
   o->nstages = p->pp;
@@ -263,49 +312,151 @@ static void summarize(run *r, const wl_model *m, const wl_parallel *p, const cfg
   o->bubble_frac_1f1b = (pp - 1) / (p->micro_batches + pp - 1);
 }
 
-int wl_step_run(wl_step *out, const cfg_scenario *cfg, const cfg_doc *doc, const topo *t,
-                be_backend *b, sim_error *err) {
+/* ---- the job: steps one after another, GPU faults ------------------------------ */
+
+struct wl_job {
   wl_model m;
   wl_parallel p;
   wl__dag d;
   run r;
-  uint32_t *rep = NULL;
-  int rc;
-  memset(out, 0, sizeof *out);
-  memset(&d, 0, sizeof d);
-  memset(&r, 0, sizeof r);
-  if ((rc = wl_model_from_cfg(&m, cfg, doc, err)) != SIM_OK) return rc;
-  if ((rc = wl_parallel_from_cfg(&p, &m, cfg, doc, topo_gpu_count(t), err)) != SIM_OK) return rc;
-  uint64_t bound = nodes_bound(&m, &p, cfg);
-  if (bound > MAX_NODES)
-    return cfg_fail_at(doc, "workload.global_batch", err,
-                       "a step of %u micro-batches over %u layers needs about %llu DAG nodes "
-                       "(limit %llu); use fewer micro-batches or a larger workload.bucket_size",
-                       p.micro_batches, m.layers, (unsigned long long)bound, MAX_NODES);
-  d.m = &m;
-  d.p = &p;
-  d.cfg = cfg;
-  d.t = t;
-  d.peak = wl__peak_flops(cfg) * cfg->workload.compute_efficiency;
-  d.hbm = (double)cfg->cluster.hbm_bandwidth / 8;
-  wl_bytes_per_param(cfg->workload.precision, cfg->workload.optimizer, &d.wbytes, &d.gbytes,
-                     &d.obytes);
-  d.abytes = cfg->workload.precision == CFG_PRECISION_FP32 ? 4 : 2;
-  wl__dag_build(&d);
+  uint32_t *rep;
+};
 
-  r.d = &d;
-  r.b = b;
-  r.sim = b->sim;
-  r.out = out;
-  rep = sim_malloc((d.ncls ? d.ncls : 1) * sizeof *rep);
-  uint64_t live = 0, reuse = 0, symmetric = 0;
-  representatives(&d, true, rep);
-  for (size_t i = 0; i < d.ncls; i++) {
-    live += d.cls[i].transfers * d.cls[i].instances;
-    reuse += d.cls[i].transfers;
-    symmetric += rep[i] == i ? d.cls[i].transfers : 0;
+static void start_step(run *r) {
+  wl__dag *d = r->d;
+  size_t nstreams = (size_t)r->p->pp * WL__STREAMS;
+  for (size_t i = 0; i < d->n; i++) d->nodes[i].deps = r->deps0[i];
+  memset(r->acc, 0, r->p->pp * sizeof *r->acc);
+  r->t0 = sim_now(r->sim);
+  for (uint32_t s = 0; s < r->p->pp; s++) r->acc[s].last = r->t0;
+  memcpy(r->cur, d->head, nstreams * sizeof *r->cur);
+  r->done = 0;
+  for (size_t i = 0; i < nstreams; i++)
+    if (r->cur[i] != WL__NONE) try_start(r, r->cur[i]);
+}
+
+static void step_finished(run *r, simtime_ps now) {
+  wl_step *o = &r->steps[r->steps_done];
+  summarize(r, o, r->m, r->p, r->cfg, now);
+  o->start_s = sim_ps_to_s(r->t0);
+  r->steps_done++;
+  if (r->steps_done < r->steps_want) {
+    start_step(r);
+  } else {
+    r->running = false;
+    ev_stop(r->sim); /* later events (faults past the end) stay pending */
   }
-  out->transfers_estimate = live;
+}
+
+static wl_gpu_event *add_event(run *r, wl_gpu_event_kind kind, simtime_ps now, uint32_t gpu) {
+  sim_grow((void **)&r->ev, &r->evcap, r->nev + 1, sizeof *r->ev);
+  wl_gpu_event *e = &r->ev[r->nev++];
+  memset(e, 0, sizeof *e);
+  e->kind = kind;
+  e->at = now;
+  e->gpu = gpu;
+  e->stage = gpu < r->ngpu ? r->gpu_stage[gpu] : WL_NO_STAGE;
+  e->step = r->steps_done;
+  e->factor = 1;
+  return e;
+}
+
+void wl_job_slowdown(wl_job *j, simtime_ps now, uint32_t gpu, double factor, bool thermal) {
+  run *r = &j->r;
+  if (r->stopped || !(factor > 0)) return;
+  if (factor > 1) factor = 1;
+  wl_gpu_event *e = add_event(r, thermal ? WL_GPU_THERMAL : WL_GPU_SLOWDOWN, now, gpu);
+  e->factor = factor;
+  if (e->stage == WL_NO_STAGE) return;
+  uint32_t s = e->stage;
+  r->gpu_speed[gpu] = factor;
+  double old = r->stage_speed[s], sp = 1;
+  for (uint32_t g = 0; g < r->ngpu; g++)
+    if (r->gpu_stage[g] == s && r->gpu_speed[g] < sp) sp = r->gpu_speed[g];
+  r->stage_speed[s] = sp;
+  /* the computation in progress finishes its remaining work at the new speed */
+  uint32_t i = r->run_node[s];
+  if (i != WL__NONE && sp != old && r->run_end[s] > now) {
+    double left = (double)(r->run_end[s] - now) * old / sp;
+    simtime_ps dur = (simtime_ps)ceil(left);
+    ev_cancel(r->sim, r->run_ev[s]);
+    r->run_ev[s] = ev_schedule_in(r->sim, dur, node_end_ev, r, i);
+    r->run_end[s] = now + dur;
+  }
+}
+
+static void hook_slowdown(void *ctx, simtime_ps now, uint32_t gpu, double factor) {
+  wl_job_slowdown(ctx, now, gpu, factor, false);
+}
+
+static void hook_fail(void *ctx, simtime_ps now, uint32_t gpu, bool whole_node) {
+  wl_job *j = ctx;
+  run *r = &j->r;
+  if (r->stopped || !r->running) return;
+  add_event(r, whole_node ? WL_NODE_FAIL : WL_GPU_FAIL, now, gpu);
+  r->stopped = true;
+  r->running = false;
+  r->stop_at = now;
+  ev_stop(r->sim);
+}
+
+static void hook_sdc(void *ctx, simtime_ps now, uint32_t gpu) {
+  wl_job *j = ctx;
+  if (j->r.stopped) return;
+  add_event(&j->r, WL_GPU_SDC, now, gpu);
+}
+
+flt_gpu_hooks wl_job_hooks(wl_job *j) {
+  return (flt_gpu_hooks){.ctx = j, .slowdown = hook_slowdown, .fail = hook_fail, .sdc = hook_sdc};
+}
+
+int wl_job_create(wl_job **out, const cfg_scenario *cfg, const cfg_doc *doc, const topo *t,
+                  be_backend *b, uint32_t steps, sim_error *err) {
+  wl_job *j = sim_calloc(1, sizeof *j);
+  wl__dag *d = &j->d;
+  run *r = &j->r;
+  int rc;
+  *out = NULL;
+  if ((rc = wl_model_from_cfg(&j->m, cfg, doc, err)) != SIM_OK) goto fail;
+  if ((rc = wl_parallel_from_cfg(&j->p, &j->m, cfg, doc, topo_gpu_count(t), err)) != SIM_OK)
+    goto fail;
+  const wl_model *m = &j->m;
+  const wl_parallel *p = &j->p;
+  uint64_t bound = nodes_bound(m, p, cfg);
+  if (bound > MAX_NODES) {
+    rc = cfg_fail_at(doc, "workload.global_batch", err,
+                     "a step of %u micro-batches over %u layers needs about %llu DAG nodes "
+                     "(limit %llu); use fewer micro-batches or a larger workload.bucket_size",
+                     p->micro_batches, m->layers, (unsigned long long)bound, MAX_NODES);
+    goto fail;
+  }
+  d->m = m;
+  d->p = p;
+  d->cfg = cfg;
+  d->t = t;
+  d->peak = wl__peak_flops(cfg) * cfg->workload.compute_efficiency;
+  d->hbm = (double)cfg->cluster.hbm_bandwidth / 8;
+  wl_bytes_per_param(cfg->workload.precision, cfg->workload.optimizer, &d->wbytes, &d->gbytes,
+                     &d->obytes);
+  d->abytes = cfg->workload.precision == CFG_PRECISION_FP32 ? 4 : 2;
+  wl__dag_build(d);
+
+  r->d = d;
+  r->b = b;
+  r->sim = b->sim;
+  r->m = m;
+  r->p = p;
+  r->cfg = cfg;
+  r->steps_want = steps ? steps : 1;
+  r->steps = sim_calloc(r->steps_want, sizeof *r->steps);
+  uint32_t *rep = j->rep = sim_malloc((d->ncls ? d->ncls : 1) * sizeof *rep);
+  uint64_t live = 0, reuse = 0, symmetric = 0;
+  representatives(d, true, rep);
+  for (size_t i = 0; i < d->ncls; i++) {
+    live += d->cls[i].transfers * d->cls[i].instances;
+    reuse += d->cls[i].transfers;
+    symmetric += rep[i] == i ? d->cls[i].transfers : 0;
+  }
   cfg_comm_model cm = cfg->workload.comm_model;
   /* every packet of a live step costs events: 100 times less there */
   uint64_t live_max =
@@ -314,52 +465,131 @@ int wl_step_run(wl_step *out, const cfg_scenario *cfg, const cfg_doc *doc, const
     cm = live <= live_max         ? CFG_COMM_LIVE
          : reuse <= TRANSFERS_MAX ? CFG_COMM_REUSE
                                   : CFG_COMM_SYMMETRIC;
-  out->comm_model = cm;
-  out->transfers_measured = cm == CFG_COMM_LIVE ? 0 : cm == CFG_COMM_REUSE ? reuse : symmetric;
-  r.reuse = cm != CFG_COMM_LIVE;
-  if (r.reuse) {
-    representatives(&d, cm == CFG_COMM_SYMMETRIC, rep);
-    if ((rc = measure_classes(&r, rep, err)) != SIM_OK) {
-      rc = plan_error(doc, &d.cls[r.failed], err);
-      goto done;
-    }
-  } else {
-    for (size_t i = 0; i < d.ncls; i++)
-      if ((rc = wl__class_plan(&d, &d.cls[i], err)) != SIM_OK) {
-        rc = plan_error(doc, &d.cls[i], err);
-        goto done;
+  for (uint32_t k = 0; k < r->steps_want; k++) {
+    r->steps[k].transfers_estimate = live;
+    r->steps[k].comm_model = cm;
+    r->steps[k].transfers_measured =
+        cm == CFG_COMM_LIVE ? 0 : cm == CFG_COMM_REUSE ? reuse : symmetric;
+  }
+  r->reuse = cm != CFG_COMM_LIVE;
+  if (!r->reuse) {
+    for (size_t i = 0; i < d->ncls; i++)
+      if ((rc = wl__class_plan(d, &d->cls[i], err)) != SIM_OK) {
+        rc = plan_error(doc, &d->cls[i], err);
+        goto fail;
       }
-    for (size_t i = 0; i < d.n; i++)
-      if (d.nodes[i].cls != WL__NONE) d.nodes[i].aux = (uint32_t)r.nslots++;
-    r.slots = sim_calloc(r.nslots ? r.nslots : 1, sizeof *r.slots);
+    for (size_t i = 0; i < d->n; i++)
+      if (d->nodes[i].cls != WL__NONE) d->nodes[i].aux = (uint32_t)r->nslots++;
+    r->slots = sim_calloc(r->nslots ? r->nslots : 1, sizeof *r->slots);
   }
-  r.t0 = sim_now(b->sim);
-  r.acc = sim_calloc(p.pp, sizeof *r.acc);
-  for (uint32_t s = 0; s < p.pp; s++) r.acc[s].last = r.t0;
-  size_t nstreams = (size_t)p.pp * WL__STREAMS;
-  r.cur = sim_malloc(nstreams * sizeof *r.cur);
-  memcpy(r.cur, d.head, nstreams * sizeof *r.cur);
-  for (size_t i = 0; i < nstreams; i++)
-    if (r.cur[i] != WL__NONE) try_start(&r, r.cur[i]);
-  ev_run(b->sim, SIM_TIME_MAX);
-  if (r.done != d.n) {
-    rc = sim_fail(err, SIM_EINVAL, "training step stalled with %zu of %zu nodes done (a bug)",
-                  r.done, d.n);
-    goto done;
+  r->acc = sim_calloc(p->pp, sizeof *r->acc);
+  r->cur = sim_malloc((size_t)p->pp * WL__STREAMS * sizeof *r->cur);
+  r->deps0 = sim_malloc((d->n ? d->n : 1) * sizeof *r->deps0);
+  for (size_t i = 0; i < d->n; i++) r->deps0[i] = d->nodes[i].deps;
+  r->ngpu = topo_gpu_count(t);
+  r->gpu_stage = sim_malloc((r->ngpu ? r->ngpu : 1) * sizeof *r->gpu_stage);
+  r->gpu_speed = sim_malloc((r->ngpu ? r->ngpu : 1) * sizeof *r->gpu_speed);
+  for (uint32_t g = 0; g < r->ngpu; g++) {
+    r->gpu_stage[g] = WL_NO_STAGE;
+    r->gpu_speed[g] = 1;
   }
-  summarize(&r, &m, &p, cfg, sim_now(b->sim));
-  out->model = m;
-  out->parallel = p;
-  out->nodes = d.n;
-  out->classes = d.ncls;
-  for (size_t i = 0; i < d.n; i++) out->comm_nodes += d.nodes[i].cls != WL__NONE;
-done:
-  sim_free(rep);
-  sim_free(r.acc);
-  sim_free(r.cur);
-  sim_free(r.slots);
-  wl__dag_free(&d);
-  if (rc != SIM_OK) wl_step_free(out);
+  for (uint32_t dd = 0; dd < p->dp; dd++)
+    for (uint32_t s = 0; s < p->pp; s++)
+      for (uint32_t tt = 0; tt < p->tp; tt++) {
+        uint32_t g = wl_rank_gpu(p, dd, s, tt);
+        if (g < r->ngpu) r->gpu_stage[g] = s;
+      }
+  r->stage_speed = sim_malloc(p->pp * sizeof *r->stage_speed);
+  r->run_node = sim_malloc(p->pp * sizeof *r->run_node);
+  r->run_ev = sim_calloc(p->pp, sizeof *r->run_ev);
+  r->run_end = sim_calloc(p->pp, sizeof *r->run_end);
+  for (uint32_t s = 0; s < p->pp; s++) {
+    r->stage_speed[s] = 1;
+    r->run_node[s] = WL__NONE;
+  }
+  *out = j;
+  return SIM_OK;
+fail:
+  wl_job_free(j);
+  return rc;
+}
+
+int wl_job_run(wl_job *j, const cfg_doc *doc, sim_error *err) {
+  run *r = &j->r;
+  wl__dag *d = &j->d;
+  int rc;
+  if (r->reuse) {
+    representatives(d, r->steps[0].comm_model == CFG_COMM_SYMMETRIC, j->rep);
+    if ((rc = measure_classes(r, j->rep, err)) != SIM_OK) return plan_error(doc, &d->cls[r->failed], err);
+  }
+  r->running = true;
+  start_step(r);
+  while (r->running && !r->stopped && sim_pending(r->sim) > 0) ev_run(r->sim, SIM_TIME_MAX);
+  if (r->running && !r->stopped)
+    return sim_fail(err, SIM_EINVAL, "training step stalled with %zu of %zu nodes done (a bug)",
+                    r->done, d->n);
+  const wl_model *m = &j->m;
+  for (uint32_t k = 0; k < r->steps_done; k++) {
+    wl_step *o = &r->steps[k];
+    o->model = *m;
+    o->parallel = j->p;
+    o->nodes = d->n;
+    o->classes = d->ncls;
+    for (size_t i = 0; i < d->n; i++) o->comm_nodes += d->nodes[i].cls != WL__NONE;
+  }
+  return SIM_OK;
+}
+
+uint32_t wl_job_steps_done(const wl_job *j) { return j->r.steps_done; }
+const wl_step *wl_job_step(const wl_job *j, uint32_t k) {
+  return k < j->r.steps_done ? &j->r.steps[k] : NULL;
+}
+const wl_gpu_event *wl_job_events(const wl_job *j, size_t *n) {
+  *n = j->r.nev;
+  return j->r.ev;
+}
+bool wl_job_stopped(const wl_job *j, simtime_ps *at, simtime_ps *step_start) {
+  if (at) *at = j->r.stop_at;
+  if (step_start) *step_start = j->r.t0;
+  return j->r.stopped;
+}
+uint32_t wl_job_gpu_stage(const wl_job *j, uint32_t gpu) {
+  return gpu < j->r.ngpu ? j->r.gpu_stage[gpu] : WL_NO_STAGE;
+}
+const wl_parallel *wl_job_parallel(const wl_job *j) { return &j->p; }
+
+void wl_job_free(wl_job *j) {
+  if (!j) return;
+  run *r = &j->r;
+  for (uint32_t k = 0; k < r->steps_want; k++) wl_step_free(&r->steps[k]);
+  sim_free(r->steps);
+  sim_free(r->acc);
+  sim_free(r->cur);
+  sim_free(r->slots);
+  sim_free(r->deps0);
+  sim_free(r->gpu_stage);
+  sim_free(r->gpu_speed);
+  sim_free(r->stage_speed);
+  sim_free(r->run_node);
+  sim_free(r->run_ev);
+  sim_free(r->run_end);
+  sim_free(r->ev);
+  sim_free(j->rep);
+  wl__dag_free(&j->d);
+  sim_free(j);
+}
+
+int wl_step_run(wl_step *out, const cfg_scenario *cfg, const cfg_doc *doc, const topo *t,
+                be_backend *b, sim_error *err) {
+  wl_job *j;
+  memset(out, 0, sizeof *out);
+  int rc = wl_job_create(&j, cfg, doc, t, b, 1, err);
+  if (rc != SIM_OK) return rc;
+  if ((rc = wl_job_run(j, doc, err)) == SIM_OK) {
+    *out = j->r.steps[0];
+    j->r.steps[0].stages = NULL; /* moved */
+  }
+  wl_job_free(j);
   return rc;
 }
 

@@ -110,6 +110,10 @@ typedef struct cfg_fault_list {
   uint32_t n;
 } cfg_fault_list;
 
+const char *cfg_fault_kind_name(cfg_fault_kind k);
+/* Link, switch and NIC kinds (the backend's business); the rest are GPU kinds. */
+bool cfg_fault_is_network(cfg_fault_kind k);
+
 /* The resolved scenario. All fields public and read-only after cfg_load. */
 typedef struct cfg_scenario {
   struct {
@@ -258,6 +262,8 @@ typedef struct cfg_scenario {
     simtime_ps repair_time;   /* a failed node is back in the spare pool after this */
     simtime_ps no_spare_delay;/* extra wait for a node swap when no hot spare is free */
     uint32_t sdc_check_interval; /* replica checksums every this many steps; 0 = never */
+    simtime_ps reconvergence; /* faults: routing reconverges this long after a network
+                                 fault (default by fabric.transport) */
     struct {
       uint32_t runs;
     } monte_carlo;

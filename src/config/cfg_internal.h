@@ -65,10 +65,13 @@ typedef enum {
   CFG__BOOL,
   CFG__STRING,    /* char * owned by the scenario, never empty */
   CFG__ENUM,      /* C enum (int-sized), names[] indexed by value */
-  CFG__LIST       /* cfg_u64_list, each item in [min, max], at most CFG__LIST_MAX */
+  CFG__LIST,      /* cfg_u64_list, each item in [min, max], at most CFG__LIST_MAX */
+  CFG__FAULTS     /* cfg_fault_list (faults.c); YAML: a list of mappings */
 } cfg__type;
 
 enum { CFG__LIST_MAX = 1024 };
+/* A derived time key written as `auto`: resolved like an unset one. */
+#define CFG__TIME_AUTO UINT64_MAX
 
 /* How a key without an explicit value gets one, beyond `def`. */
 typedef enum {
@@ -120,6 +123,35 @@ void cfg__describe_type(const cfg__key *k, char *out, size_t cap);
 /* Appends the value of key i of s as canonical scenario text (units, enum
  * names, strings double-quoted) that cfg__set_text reads back exactly. */
 void cfg__value_text(const cfg_scenario *s, size_t i, cfg__buf *b);
+
+/* A YAML double-quoted scalar that reads back to the same bytes. */
+void cfg__quote_yaml(cfg__buf *b, const char *str);
+
+/* ---- faults (faults.c) ---------------------------------------------------- */
+
+/* The fields of one `faults:` entry, in the order messages and docs list them. */
+enum {
+  CFG__FF_AT, CFG__FF_KIND, CFG__FF_TARGET, CFG__FF_FACTOR, CFG__FF_BER, CFG__FF_DURATION,
+  CFG__FF_PERIOD, CFG__FF_COUNT, CFG__FF_N
+};
+enum { CFG__FAULTS_MAX = 4096 };
+const char *cfg__fault_field_name(int field);
+int cfg__fault_field_find(const char *name, size_t len); /* CFG__FF_* or -1 */
+/* Message for a field name that is none of ours, with a did-you-mean. */
+void cfg__fault_unknown_field(const char *name, size_t len, char *msg, size_t cap);
+/* Parse one field's text into f (message as cfg__set_text). */
+int cfg__fault_set_field(cfg_fault *f, int field, const char *text, size_t len, char *msg,
+                         size_t cap);
+/* Once an entry is read: fields the kind does not use, missing required
+ * ones, flap timing. On failure *field is the field at fault. Fills defaults
+ * (flap count 1). */
+int cfg__fault_check(cfg_fault *f, const uint8_t have[CFG__FF_N], int *field, char *msg,
+                     size_t cap);
+/* The list as one flow-style YAML line that loads back to the same list. */
+void cfg__faults_text(const cfg_fault_list *l, cfg__buf *b);
+void cfg__faults_free(cfg_fault_list *l);
+/* Markdown tables of the entry fields and kinds (docs/scenario.md). */
+void cfg__faults_markdown(cfg__buf *b);
 
 /* ---- loading and validation ----------------------------------------------- */
 

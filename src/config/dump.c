@@ -122,6 +122,7 @@ char *cfg_schema_markdown(void) {
     cfg__buf_printf(&b, "| `%s` | %s | ", k->name, type);
     default_column(&b, k);
     cfg__buf_printf(&b, " | %s |\n", k->doc);
+    if (k->type == CFG__FAULTS) cfg__faults_markdown(&b);
   }
   return cfg__buf_take(&b);
 }

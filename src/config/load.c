@@ -21,8 +21,16 @@ typedef struct cfg__slot {
   uint8_t origin; /* ORIGIN_* */
 } cfg__slot;
 
+/* Where each field of one `faults:` entry was written (line 0: not given). */
+typedef struct cfg__fault_loc {
+  cfg_loc entry;
+  cfg_loc field[CFG__FF_N];
+} cfg__fault_loc;
+
 struct cfg_doc {
   char *file; /* label of the scenario source, owned */
+  cfg__fault_loc *floc; /* per entry of the faults list in effect, owned */
+  uint32_t nfloc;
   size_t nkeys;
   cfg__slot slot[]; /* one per schema key, same order */
 };
@@ -129,13 +137,103 @@ static int set_sequence(loader *ld, int i, const char *key, const yaml_node_t *v
   return rc;
 }
 
+/* The faults list from a YAML sequence of mappings; replaces the list (and
+ * its locations) only when every entry is valid. O(entries x fields). */
+static int set_faults(loader *ld, int i, const char *key, const yaml_node_t *v) {
+  char msg[512], name[64];
+  size_t n = (size_t)(v->data.sequence.items.top - v->data.sequence.items.start);
+  cfg_fault_list l = {0};
+  cfg__fault_loc *locs;
+  int rc = SIM_OK;
+  (void)key;
+  if (n > CFG__FAULTS_MAX)
+    return fail_loc(ld, loc_of(ld, v->start_mark), "faults", "%zu entries; allowed at most %d",
+                    n, CFG__FAULTS_MAX);
+  l.v = sim_calloc(n ? n : 1, sizeof *l.v);
+  locs = sim_calloc(n ? n : 1, sizeof *locs);
+  for (size_t j = 0; j < n && rc == SIM_OK; j++) {
+    const yaml_node_t *item = yaml_document_get_node(ld->ydoc, v->data.sequence.items.start[j]);
+    cfg_fault *f = &l.v[j];
+    uint8_t have[CFG__FF_N] = {0};
+    int bad = -1;
+    l.n = (uint32_t)j + 1;
+    f->index = (uint32_t)j;
+    locs[j].entry = loc_of(ld, item->start_mark);
+    snprintf(name, sizeof name, "faults[%zu]", j);
+    if (item->type != YAML_MAPPING_NODE) {
+      rc = fail_loc(ld, locs[j].entry, name,
+                    "expected a mapping such as {at: 1ms, kind: link-down, target: leaf0-spine0}, "
+                    "got %s", kind_name(item));
+      break;
+    }
+    for (yaml_node_pair_t *pair = item->data.mapping.pairs.start;
+         pair < item->data.mapping.pairs.top && rc == SIM_OK; pair++) {
+      const yaml_node_t *k = yaml_document_get_node(ld->ydoc, pair->key);
+      const yaml_node_t *val = yaml_document_get_node(ld->ydoc, pair->value);
+      cfg_loc kl = loc_of(ld, k->start_mark), vl = loc_of(ld, val->start_mark);
+      int field;
+      snprintf(name, sizeof name, "faults[%zu]", j);
+      field = k->type == YAML_SCALAR_NODE
+                      ? cfg__fault_field_find((const char *)k->data.scalar.value,
+                                              k->data.scalar.length)
+                      : -1;
+      if (field < 0) {
+        if (k->type == YAML_SCALAR_NODE)
+          cfg__fault_unknown_field((const char *)k->data.scalar.value, k->data.scalar.length, msg,
+                                   sizeof msg);
+        else
+          snprintf(msg, sizeof msg, "a field name must be a word such as at, not %s",
+                   kind_name(k));
+        rc = fail_loc(ld, kl, name, "%s", msg);
+        break;
+      }
+      snprintf(name, sizeof name, "faults[%zu].%s", j, cfg__fault_field_name(field));
+      if (have[field]) {
+        rc = fail_loc(ld, kl, name, "duplicate field (first set at line %u, column %u)",
+                      locs[j].field[field].line, locs[j].field[field].col);
+        break;
+      }
+      if (val->type != YAML_SCALAR_NODE) {
+        rc = fail_loc(ld, vl, name, "expected a value, got %s", kind_name(val));
+        break;
+      }
+      if (cfg__fault_set_field(f, field, is_null(val) ? "" : (const char *)val->data.scalar.value,
+                               is_null(val) ? 0 : val->data.scalar.length, msg,
+                               sizeof msg) != SIM_OK) {
+        rc = fail_loc(ld, vl, name, "%s", msg);
+        break;
+      }
+      have[field] = 1;
+      locs[j].field[field] = vl;
+    }
+    if (rc != SIM_OK) break;
+    if (cfg__fault_check(f, have, &bad, msg, sizeof msg) != SIM_OK) {
+      snprintf(name, sizeof name, "faults[%zu].%s", j, cfg__fault_field_name(bad));
+      rc = fail_loc(ld, have[bad] ? locs[j].field[bad] : locs[j].entry, name, "%s", msg);
+    }
+  }
+  if (rc != SIM_OK || n == 0) {
+    cfg__faults_free(&l);
+    sim_free(locs);
+    locs = NULL;
+    if (rc != SIM_OK) return rc;
+  }
+  cfg__faults_free((cfg_fault_list *)(void *)((char *)ld->s + cfg__key_at((size_t)i)->offset));
+  *(cfg_fault_list *)(void *)((char *)ld->s + cfg__key_at((size_t)i)->offset) = l;
+  sim_free(ld->doc->floc);
+  ld->doc->floc = locs;
+  ld->doc->nfloc = l.n;
+  return SIM_OK;
+}
+
 /* Sets leaf key i from a scalar node (or the empty text for a null), or a
  * list key from a sequence. */
 static int set_leaf(loader *ld, int i, const char *key, const yaml_node_t *v) {
   char msg[512], type[256];
   cfg__slot *slot = &ld->doc->slot[i];
   cfg_loc l = loc_of(ld, v->start_mark);
-  int is_list = cfg__key_at((size_t)i)->type == CFG__LIST;
+  cfg__type ktype = cfg__key_at((size_t)i)->type;
+  int is_list = ktype == CFG__LIST || ktype == CFG__FAULTS;
   if (v->type != YAML_SCALAR_NODE && !(is_list && v->type == YAML_SEQUENCE_NODE)) {
     cfg__describe_type(cfg__key_at((size_t)i), type, sizeof type);
     return fail_loc(ld, l, key, "expected a value (%s), got %s", type, kind_name(v));
@@ -144,7 +242,7 @@ static int set_leaf(loader *ld, int i, const char *key, const yaml_node_t *v) {
     return fail_loc(ld, l, key, "duplicate key (first set at line %u, column %u)",
                     slot->loc.line, slot->loc.col);
   if (v->type == YAML_SEQUENCE_NODE) {
-    int rc = set_sequence(ld, i, key, v);
+    int rc = ktype == CFG__FAULTS ? set_faults(ld, i, key, v) : set_sequence(ld, i, key, v);
     if (rc != SIM_OK) return rc;
   } else if (cfg__set_text(ld->s, (size_t)i, is_null(v) ? "" : (const char *)v->data.scalar.value,
                            is_null(v) ? 0 : v->data.scalar.length, msg, sizeof msg) != SIM_OK) {
@@ -449,18 +547,42 @@ void cfg_free(cfg_scenario *s, cfg_doc *doc) {
     for (size_t i = 0; i < cfg__nkeys(); i++) { /* lists own their items */
       const cfg__key *k = cfg__key_at(i);
       if (k->type == CFG__LIST) sim_free(((cfg_u64_list *)(void *)((char *)s + k->offset))->v);
+      if (k->type == CFG__FAULTS) cfg__faults_free((cfg_fault_list *)(void *)((char *)s + k->offset));
     }
     memset(s, 0, sizeof *s);
   }
   if (doc) {
+    sim_free(doc->floc);
     sim_free(doc->file);
     sim_free(doc);
   }
 }
 
+/* "faults[3]" or "faults[3].factor": where that entry or field was written;
+ * a field not given points at its entry. */
+static int fault_where(const cfg_doc *doc, const char *key, cfg_loc *out) {
+  char *end;
+  unsigned long j;
+  int field = -1;
+  if (strncmp(key, "faults[", 7) != 0 || key[7] < '0' || key[7] > '9') return 0;
+  j = strtoul(key + 7, &end, 10);
+  if (*end != ']') return 0;
+  if (end[1] == '.') {
+    field = cfg__fault_field_find(end + 2, strlen(end + 2));
+    if (field < 0) return 0;
+  } else if (end[1] != '\0') {
+    return 0;
+  }
+  if (!doc || j >= doc->nfloc) return 0;
+  *out = field >= 0 && doc->floc[j].field[field].line ? doc->floc[j].field[field]
+                                                       : doc->floc[j].entry;
+  return 1;
+}
+
 cfg_loc cfg_where(const cfg_doc *doc, const char *key) {
-  cfg_loc none = {"default", 0, 0};
+  cfg_loc none = {"default", 0, 0}, fl;
   int i = key ? cfg__find_key(key, strlen(key)) : -1;
+  if (key && fault_where(doc, key, &fl)) return fl;
   if (i < 0 || !cfg__is_set(doc, (size_t)i)) return none;
   return doc->slot[i].loc;
 }

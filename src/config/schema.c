@@ -131,6 +131,15 @@ static const char *const cut_through_by_transport[] = {"true", "false", "false"}
 static const char *const gpu_tdp_by_gpu[] = {"700", "700", "400", "1000"};
 static const char *const gpu_idle_by_gpu[] = {"70", "70", "50", "140"};
 static const char *const cooling_names[] = {"air", "liquid"};
+/* Routing reconvergence after a network fault, indexed by cfg_transport (assumptions built
+ * from public figures, docs/faults.md):
+ *   InfiniBand: the switch's port-state trap (IBTA trap 128) makes the subnet manager sweep
+ *   at once, recompute routes and upload forwarding tables; OpenSM otherwise sweeps every
+ *   10 s (opensm(8), -s). 1 s stands for the trap-driven recompute of a large fat-tree.
+ *   RoCE and Ethernet: BGP in the data center (RFC 7938) with BFD (RFC 5880) at a 50 ms
+ *   interval and the usual multiplier of 3 detects a failure in 150 ms; withdrawals and
+ *   FIB updates take tens of ms more: 200 ms. */
+static const char *const reconvergence_by_transport[] = {"1s", "200ms", "200ms"};
 _Static_assert(sizeof(cfg_cooling) == sizeof(int), "enum fields are stored as int");
 
 /* ---- the table ---------------------------------------------------------------------- */
@@ -422,6 +431,14 @@ static const cfg__key schema[] = {
     UINT("reliability.sdc_check_interval", reliability.sdc_check_interval, "0", 0, 1000000,
          "Compare checksums of the data-parallel replicas every this many steps (0 = never): "
          "when fabsim run would detect a silent data corruption fault."),
+    {.name = "reliability.reconvergence", .type = CFG__TIME, .def = NULL,
+     .derive = CFG__DERIVE_TRANSPORT, .by_value = reconvergence_by_transport,
+     .doc = "Faults: routing moves traffic off a failed link or switch this long after the "
+            "failure (and back after a repair); until then flows on it stall. auto: by transport, "
+            "InfiniBand subnet-manager recompute (trap-driven sweep; OpenSM's periodic sweep is "
+            "10 s), Ethernet/RoCE BGP with BFD (RFC 7938, RFC 5880: 3 x 50 ms detection plus "
+            "updates); docs/faults.md.",
+     FIELD(reliability.reconvergence)},
     UINT("reliability.monte_carlo.runs", reliability.monte_carlo.runs, "2000", 1, 10000000,
          "Simulated runs of the Monte Carlo (seeded by simulation.seed)."),
     DBL("reliability.rate.faulty_gpu", reliability.rate.faulty_gpu, "1.33825", 0, 0,
@@ -509,6 +526,11 @@ static const cfg__key schema[] = {
      FIELD(output.openmetrics)},
     UINT("output.top_ports", output.top_ports, "10", 0, 1000,
          "Hottest switch ports listed in the report and database."),
+
+    {.name = "faults", .type = CFG__FAULTS, .def = "[]",
+     .doc = "Faults inside the simulation, a list of {at, kind, target, ...} (flow and packet "
+            "fidelities for network kinds); see the table below and docs/faults.md.",
+     FIELD(faults)},
 };
 
 size_t cfg__nkeys(void) { return NELEM(schema); }
@@ -571,7 +593,7 @@ const char *cfg__suggest(const char *name, size_t len) {
                                          "workload.parallel", "simulation",
                                          "reliability", "reliability.checkpoint",
                                          "reliability.rate", "reliability.monte_carlo", "power",
-                                         "power.rack", "output"};
+                                         "power.rack", "output", "faults"};
   const char *best = NULL, *by_last = NULL;
   size_t best_d = (size_t)-1, lastlen, n_by_last = 0;
   const char *last = last_part(name, len, &lastlen);
@@ -622,7 +644,10 @@ void cfg__describe_type(const cfg__key *k, char *out, size_t cap) {
     snprintf(out, cap, "bandwidth%s", k->min ? " > 0" : "");
     break;
   case CFG__TIME:
-    snprintf(out, cap, "time");
+    snprintf(out, cap, k->derive == CFG__DERIVE_TRANSPORT ? "time or auto" : "time");
+    break;
+  case CFG__FAULTS:
+    snprintf(out, cap, "list of faults");
     break;
   case CFG__SIZE:
     snprintf(out, cap, "size%s", k->min ? " > 0" : "");
@@ -726,10 +751,19 @@ static int set_double(cfg_scenario *s, const cfg__key *k, const char *t, size_t 
   return SIM_OK;
 }
 
+static int same_text(const char *t, size_t n, const char *lit) {
+  return strlen(lit) == n && memcmp(t, lit, n) == 0;
+}
+
 static int set_unit(cfg_scenario *s, const cfg__key *k, const char *t, size_t n, char *msg,
                     size_t cap) {
   uint64_t v = 0;
   int rc;
+  if (k->type == CFG__TIME && k->derive == CFG__DERIVE_TRANSPORT && same_text(t, n, "auto")) {
+    v = CFG__TIME_AUTO; /* apply_presets replaces it by the transport's value */
+    memcpy(field(s, k), &v, sizeof v);
+    return SIM_OK;
+  }
   if (k->type == CFG__BANDWIDTH) rc = cfg__parse_bandwidth_n(t, n, &v, msg, cap);
   else if (k->type == CFG__TIME) rc = cfg__parse_time_n(t, n, &v, msg, cap);
   else rc = cfg__parse_size_n(t, n, &v, msg, cap);
@@ -742,10 +776,6 @@ static int set_unit(cfg_scenario *s, const cfg__key *k, const char *t, size_t n,
   }
   memcpy(field(s, k), &v, sizeof v);
   return SIM_OK;
-}
-
-static int same_text(const char *t, size_t n, const char *lit) {
-  return strlen(lit) == n && memcmp(t, lit, n) == 0;
 }
 
 static int set_bool(cfg_scenario *s, const cfg__key *k, const char *t, size_t n, char *msg,
@@ -890,6 +920,14 @@ int cfg__set_text(cfg_scenario *s, size_t i, const char *text, size_t len, char 
     return set_string(s, k, text, len, msg, cap);
   case CFG__LIST:
     return set_list(s, i, text, len, msg, cap);
+  case CFG__FAULTS:
+    if (len == 0 || same_text(text, len, "[]")) {
+      cfg__faults_free(field(s, k));
+      return SIM_OK;
+    }
+    snprintf(msg, cap, "expected a list of faults such as [{at: 1ms, kind: link-down, target: "
+                       "leaf0-spine0}]");
+    return SIM_ECONFIG;
   }
   return SIM_ECONFIG;
 }
@@ -915,7 +953,7 @@ static size_t utf8_decode(const unsigned char *p, uint32_t *cp) {
  * ASCII controls, C1 controls, BOM and non-characters escaped, other
  * UTF-8 written as is. Malformed UTF-8 (never produced by the loader) is
  * written as \xNN, which reads back as U+00NN. */
-static void quote_yaml(cfg__buf *b, const char *str) {
+void cfg__quote_yaml(cfg__buf *b, const char *str) {
   cfg__buf_puts(b, "\"");
   for (const unsigned char *p = (const unsigned char *)str; *p;) {
     uint32_t cp = 0;
@@ -978,7 +1016,7 @@ void cfg__value_text(const cfg_scenario *s, size_t i, cfg__buf *b) {
     break;
   case CFG__STRING:
     memcpy(&str, cfield(s, k), sizeof str);
-    quote_yaml(b, str ? str : "");
+    cfg__quote_yaml(b, str ? str : "");
     break;
   case CFG__LIST: {
     const cfg_u64_list *l = cfield(s, k);
@@ -988,5 +1026,8 @@ void cfg__value_text(const cfg_scenario *s, size_t i, cfg__buf *b) {
     cfg__buf_puts(b, "]");
     break;
   }
+  case CFG__FAULTS:
+    cfg__faults_text(cfield(s, k), b);
+    break;
   }
 }

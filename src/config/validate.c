@@ -40,7 +40,10 @@ static int apply_presets(cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
   int rc = SIM_OK;
   for (size_t i = 0; i < cfg__nkeys() && rc == SIM_OK; i++) {
     const cfg__key *k = cfg__key_at(i);
-    if (cfg__is_set(doc, i)) continue;
+    if (cfg__is_set(doc, i) &&
+        !(k->type == CFG__TIME && k->derive == CFG__DERIVE_TRANSPORT &&
+          *(const simtime_ps *)(const void *)((const char *)s + k->offset) == CFG__TIME_AUTO))
+      continue;
     if (k->derive == CFG__DERIVE_GPU) rc = apply_preset(s, i, (int)s->cluster.gpu, err);
     else if (k->derive == CFG__DERIVE_TRANSPORT)
       rc = apply_preset(s, i, (int)s->fabric.transport, err);
@@ -164,6 +167,22 @@ static int check_collective(const cfg_scenario *s, const cfg_doc *doc, sim_error
   return SIM_OK;
 }
 
+/* Network faults change link state and routing, which only the dynamic
+ * fidelities model. Located at the first network fault's kind. */
+static int check_faults(const cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
+  char key[48];
+  if (s->simulation.fidelity != CFG_FIDELITY_ANALYTIC) return SIM_OK;
+  for (uint32_t i = 0; i < s->faults.n; i++) {
+    if (!cfg_fault_is_network(s->faults.v[i].kind)) continue;
+    snprintf(key, sizeof key, "faults[%u].kind", i);
+    return cfg_fail_at(doc, key, err,
+                       "%s needs simulation.fidelity flow or packet; the analytic fidelity has "
+                       "no link state (use --set simulation.fidelity=flow)",
+                       cfg_fault_kind_name(s->faults.v[i].kind));
+  }
+  return SIM_OK;
+}
+
 int cfg__resolve(cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
   int rc = apply_presets(s, doc, err);
   if (rc == SIM_OK) rc = check_nics(s, doc, err);
@@ -171,5 +190,6 @@ int cfg__resolve(cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
   if (rc == SIM_OK) rc = check_switch(s, doc, err);
   if (rc == SIM_OK) rc = check_collective(s, doc, err);
   if (rc == SIM_OK) rc = check_packet(s, doc, err);
+  if (rc == SIM_OK) rc = check_faults(s, doc, err);
   return rc;
 }

@@ -69,7 +69,10 @@ static void test_markdown_lists_every_key(void **state) {
                              "ethernet `600ns`"));
   assert_non_null(
       strstr(md, "### cluster\n\n| key | type | default | meaning |\n|---|---|---|---|\n"));
-  size_t rows = 0;
+  size_t rows = 0; /* key rows: the fault entry tables at the end are not keys */
+  char *entries = strstr(md, "\n#### fault entries");
+  assert_non_null(entries);
+  *entries = '\0';
   for (const char *p = md; (p = strstr(p, "\n| `")) != NULL; p++) rows++;
   size_t leaves = 0; /* dump lines "  key: value"; section lines end in ':' */
   for (char *line = strtok(dump, "\n"); line; line = strtok(NULL, "\n"))

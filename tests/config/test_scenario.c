@@ -37,6 +37,16 @@ static const char *first_difference(const cfg_scenario *a, const cfg_scenario *b
       memcpy(&sa, pa, sizeof sa);
       memcpy(&sb, pb, sizeof sb);
       if (strcmp(sa, sb) != 0) return k->name;
+    } else if (k->type == CFG__FAULTS) {
+      const cfg_fault_list *la = (const void *)pa, *lb = (const void *)pb;
+      if (la->n != lb->n) return k->name;
+      for (uint32_t j = 0; j < la->n; j++) {
+        const cfg_fault *x = &la->v[j], *y = &lb->v[j];
+        if (x->at != y->at || x->kind != y->kind || strcmp(x->target, y->target) != 0 ||
+            x->factor != y->factor || x->ber != y->ber || x->duration != y->duration ||
+            x->period != y->period || x->count != y->count || x->index != y->index)
+          return k->name;
+      }
     } else if (memcmp(pa, pb, k->width) != 0) {
       return k->name;
     }

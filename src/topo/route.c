@@ -16,8 +16,8 @@
 /* The equal-cost next hops of v toward dst_nic as a range of v's ports:
  * ports [*first, *first + return value). Always contiguous: one down port, or
  * the up ports at the end of the list. O(1). */
-static uint32_t hop_range(const topo *t, const topo_vertex *x, uint32_t dst_nic, topo__place d,
-                          uint32_t *first) {
+uint32_t topo__hop_range(const topo *t, const topo_vertex *x, uint32_t dst_nic, topo__place d,
+                         uint32_t *first) {
   const topo__shape *s = &t->s;
   if (x->plane < 0 || (uint32_t)x->plane != d.plane) return 0;
   if (x->kind == TOPO_NIC) {
@@ -46,7 +46,7 @@ static uint32_t hop_range(const topo *t, const topo_vertex *x, uint32_t dst_nic,
 uint32_t topo_next_hops(const topo *t, uint32_t v, uint32_t dst_nic, uint32_t *out, uint32_t max) {
   if (v >= t->nvertices || dst_nic >= t->nics) return 0;
   const topo_vertex *x = &t->vert[v];
-  uint32_t first = 0, n = hop_range(t, x, dst_nic, topo__nic_place(t, dst_nic), &first);
+  uint32_t first = 0, n = topo__hop_range(t, x, dst_nic, topo__nic_place(t, dst_nic), &first);
   assert(first + n <= x->nports);
   if (n > max) n = max;
   for (uint32_t i = 0; i < n; i++) out[i] = t->port[x->first_port + first + i];
@@ -96,7 +96,7 @@ static int walk(const topo *t, uint32_t src, uint32_t dst, uint64_t flow_hash, t
   topo__place dplace = topo__nic_place(t, dnic);
   while (v != target) {
     const topo_vertex *x = &t->vert[v];
-    uint32_t first = 0, n = hop_range(t, x, dnic, dplace, &first);
+    uint32_t first = 0, n = topo__hop_range(t, x, dnic, dplace, &first);
     assert(n > 0);
     if (n == 0) return SIM_EINVAL;
     uint32_t ch = t->port[x->first_port + first + topo_ecmp_pick(t, v, flow_hash, n)];

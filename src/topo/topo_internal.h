@@ -85,6 +85,12 @@ uint32_t topo__pcie_link(const topo *t, uint32_t gpu, uint32_t nic);
 /* inventory.c */
 void topo__inventory(topo *t, const cfg_scenario *cfg);
 
+/* route.c: the equal-cost next hops of x toward dst_nic (at place d) as the
+ * port range [*first, *first + return value) of x; 0 when x is the NIC itself
+ * or not in its plane. O(1). */
+uint32_t topo__hop_range(const topo *t, const topo_vertex *x, uint32_t dst_nic, topo__place d,
+                         uint32_t *first);
+
 /* names.c */
 int topo__parse_vertex(const topo *t, const char *s, size_t len, uint32_t *v);
 

@@ -46,6 +46,9 @@ struct be_backend;
 int cli_training_step(const cfg_scenario *cfg, const cfg_doc *doc, const topo *t,
                       struct be_backend *be, json_t **step);
 void cli_training_print(const json_t *step);
+/* The step object of one step (cmd_memory.c); caller owns it. */
+struct wl_step;
+json_t *cli_step_json(const struct wl_step *s, const cfg_scenario *cfg);
 int cli_cmd_reliability(int argc, char **argv);
 int cli_cmd_sweep(int argc, char **argv);
 int cli_cmd_compare(int argc, char **argv);

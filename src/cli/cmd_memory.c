@@ -293,6 +293,12 @@ int cli_training_step(const cfg_scenario *cfg, const cfg_doc *doc, const topo *t
   return CLI_OK;
 }
 
+json_t *cli_step_json(const wl_step *s, const cfg_scenario *cfg) {
+  wl_memory mem;
+  wl_memory_compute(&mem, &s->model, &s->parallel, cfg);
+  return step_json(s, &s->model, &s->parallel, cfg, &mem);
+}
+
 static double num(const json_t *o, const char *k) {
   return json_number_value(json_object_get(o, k));
 }

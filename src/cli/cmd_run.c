@@ -7,6 +7,7 @@
 
 #include "cli/cli.h"
 #include "cli/run_output.h"
+#include "cli/run_training.h"
 #include "fabsim/backend.h"
 #include "fabsim/coll.h"
 #include "fabsim/out.h"
@@ -59,7 +60,8 @@ typedef struct run_result {
   uint64_t events;
   double sim_time_s, wall_s;
   double pair_latency_s; /* traffic pattern pair: zero-byte one-way latency */
-  json_t *step;          /* workload.kind training: the step object (cmd_memory.c) */
+  json_t *log;           /* the summary's "events": [{at_s, component, kind, detail}] */
+  json_t *power;         /* collective and traffic runs; training adds its own */
 } run_result;
 
 /* A counter the fidelity observed, or null: the analytic and flow models have
@@ -121,8 +123,8 @@ static json_t *summary_json(const cli_args *a, const cfg_scenario *cfg, const to
     json_object_set_new(c, "busbw_GBps", json_real(r->res.busbw_GBps));
     json_array_append_new(colls, c);
     json_object_set_new(o, "collectives", colls);
-  } else if (r->step) {
-    json_object_set_new(o, "step", json_incref(r->step));
+  } else if (cfg->workload.kind == CFG_WORKLOAD_TRAINING) {
+    /* step, steps, failure, sdc, root_cause, power: cli_training_summary */
   } else {
     json_t *tr = json_object();
     json_object_set_new(tr, "pattern", json_string(cfg_traffic_pattern_name(cfg->workload.traffic.pattern)));
@@ -138,6 +140,8 @@ static json_t *summary_json(const cli_args *a, const cfg_scenario *cfg, const to
     json_object_set_new(o, "traffic", tr);
   }
   json_object_set_new(o, "network", network_json(&r->net));
+  if (r->power) json_object_set_new(o, "power", json_incref(r->power));
+  json_object_set_new(o, "events", json_incref(r->log));
   json_t *sim = json_object();
   json_object_set_new(sim, "events", json_integer((json_int_t)r->events));
   json_object_set_new(sim, "sim_time_s", json_real(r->sim_time_s));
@@ -147,7 +151,7 @@ static json_t *summary_json(const cli_args *a, const cfg_scenario *cfg, const to
 }
 
 static void print_summary(const cfg_scenario *cfg, const topo *t, const run_result *r,
-                          const char *written) {
+                          const json_t *summary, const char *written) {
   const topo_inventory *inv = topo_inventory_get(t);
   char a[64], b[64], c[64];
   printf("fabsim %s, %s fidelity, seed %llu\n", FABSIM_VERSION,
@@ -167,8 +171,9 @@ static void print_summary(const cfg_scenario *cfg, const topo *t, const run_resu
     printf("  time       %s\n", out_fmt_seconds(a, sizeof a, r->res.time_s));
     printf("  algbw      %.2f GB/s\n", r->res.algbw_GBps);
     printf("  busbw      %.2f GB/s\n", r->res.busbw_GBps);
-  } else if (r->step) {
-    cli_training_print(r->step);
+  } else if (cfg->workload.kind == CFG_WORKLOAD_TRAINING) {
+    if (json_object_get(summary, "step")) cli_training_print(json_object_get(summary, "step"));
+    cli_training_text(summary);
   } else {
     uint64_t flows = coll_plan_flows(&r->plan);
     printf("traffic      %s, %s flows of %s%s\n", cfg_traffic_pattern_name(cfg->workload.traffic.pattern),
@@ -194,6 +199,21 @@ static void print_summary(const cfg_scenario *cfg, const topo *t, const run_resu
            out_fmt_count(a, sizeof a, r->net.drops), out_fmt_count(b, sizeof b, r->net.retransmits),
            out_fmt_bytes(c, sizeof c, r->net.max_queue_bytes), r->net.link_utilization_max * 100);
   }
+  const json_t *pw = json_object_get(summary, "power");
+  if (pw) {
+    printf("power        IT %.4g kW, facility %.4g kW (PUE %.3g), %.4g kWh per step at "
+           "utilization %.0f%%",
+           json_number_value(json_object_get(pw, "it_kw")),
+           json_number_value(json_object_get(pw, "facility_kw")),
+           json_number_value(json_object_get(pw, "pue")),
+           json_number_value(json_object_get(pw, "energy_kwh_per_step")),
+           100 * json_number_value(json_object_get(pw, "utilization")));
+    json_int_t hot = json_integer_value(json_object_get(pw, "racks_throttled"));
+    if (hot) printf(", %lld rack%s throttled", (long long)hot, hot == 1 ? "" : "s");
+    printf("\n");
+  }
+  size_t nev = json_array_size(json_object_get(summary, "events"));
+  if (nev) printf("events       %zu in summary.json events[] and events.csv\n", nev);
   printf("sim          %s events, %s transfers, wall %.3f s\n", out_fmt_count(a, sizeof a, r->events),
          out_fmt_count(b, sizeof b, r->net.transfers), r->wall_s);
   if (written)
@@ -211,7 +231,10 @@ int cli_cmd_run(int argc, char **argv) {
   be_backend *be = NULL;
   uint32_t *ranks = NULL;
   run_result r;
+  cli_training tr;
   memset(&r, 0, sizeof r);
+  memset(&tr, 0, sizeof tr);
+  r.log = json_array();
   cli_run_output ro = {0};
   bool complete = true;
   sim_error err = {0};
@@ -264,7 +287,8 @@ int cli_cmd_run(int argc, char **argv) {
       goto done;
     }
   } else if (cfg.workload.kind == CFG_WORKLOAD_TRAINING) {
-    if ((rc = cli_training_step(&cfg, doc, t, be, &r.step)) != CLI_OK) goto done;
+    if ((rc = cli_training_begin(&tr, &cfg, doc, t, be, r.log)) != CLI_OK) goto done;
+    /* GPU faults: the fault scheduler calls tr.hooks (wl_job_hooks) at their times */
   } else {
     coll_traffic_spec spec = {
         .pattern = cfg.workload.traffic.pattern,
@@ -289,18 +313,30 @@ int cli_cmd_run(int argc, char **argv) {
       r.pair_latency_s = sim_ps_to_s(topo_path_latency(t, &p));
     }
   }
-  coll_exec_start(&r.exec, be, &r.plan, NULL, NULL);
-  out_progress prog = {.show = !a.quiet && isatty(STDERR_FILENO),
-                       .expected = cli_run_output_estimate(&r.plan, t, &cfg), .started = t0};
-  complete = out_progress_run(sim, &prog) == SIM_OK; /* Ctrl-C: stop, finish the outputs */
+  if (cfg.workload.kind == CFG_WORKLOAD_TRAINING) {
+    /* the job drives the simulation itself (and stops it at its end or
+     * failure, leaving later events pending); no progress line */
+    if ((rc = cli_training_run(&tr)) != CLI_OK) goto done;
+  } else {
+    coll_exec_start(&r.exec, be, &r.plan, NULL, NULL);
+    out_progress prog = {.show = !a.quiet && isatty(STDERR_FILENO),
+                         .expected = cli_run_output_estimate(&r.plan, t, &cfg), .started = t0};
+    complete = out_progress_run(sim, &prog) == SIM_OK; /* Ctrl-C: stop, finish the outputs */
+  }
   if (!r.exec.finished) r.exec.end = sim_now(sim);
-  coll_result_of(&r.exec, &r.res);
+  if (r.exec.plan) coll_result_of(&r.exec, &r.res);
   be->ops->stats(be, &r.net);
   r.events = sim_events(sim);
   r.sim_time_s = sim_ps_to_s(sim_now(sim));
   r.wall_s = wall_now() - t0;
 
+  if (cfg.workload.kind != CFG_WORKLOAD_TRAINING &&
+      !(r.power = cli_power_json(&cfg, doc, t, r.res.time_s))) {
+    rc = CLI_BAD_INPUT;
+    goto done;
+  }
   json_t *summary = summary_json(&a, &cfg, t, &r);
+  if (cfg.workload.kind == CFG_WORKLOAD_TRAINING) cli_training_summary(&tr, summary, r.log);
   char *dump = cfg_dump(&cfg);
   char path[4096];
   snprintf(path, sizeof path, "%s/scenario.yaml", cfg.output.dir);
@@ -314,7 +350,7 @@ int cli_cmd_run(int argc, char **argv) {
     puts(text);
     free(text);
   } else if (!a.quiet) {
-    print_summary(&cfg, t, &r, cfg.output.dir);
+    print_summary(&cfg, t, &r, summary, cfg.output.dir);
   }
   if (!complete && rc == CLI_OK) {
     fprintf(stderr, "fabsim: stopped at %.6g s of simulated time; the files in %s are whole and "
@@ -325,9 +361,11 @@ int cli_cmd_run(int argc, char **argv) {
   json_decref(summary);
 done:
   coll_plan_free(&r.plan);
-  json_decref(r.step);
+  json_decref(r.log);
+  json_decref(r.power);
   sim_free(ranks);
   be_destroy(be);
+  cli_training_free(&tr); /* after be_destroy: the backend's callbacks point into the job */
   cli_run_output_free(&ro);
   sim_destroy(sim);
   if (t) topo_free(t);

@@ -1,0 +1,52 @@
+/* fabsim run, workload.kind training: the job of workload.steps steps, GPU
+ * faults and rack throttling, the fault-free baseline, root cause and power
+ * (run_training.c). */
+#ifndef FABSIM_CLI_RUN_TRAINING_H
+#define FABSIM_CLI_RUN_TRAINING_H
+
+#include "cli/cli.h"
+#include "fabsim/fault.h"
+#include "fabsim/power.h"
+#include "fabsim/workload.h"
+
+typedef struct cli_training {
+  /* public */
+  wl_job *job;
+  flt_gpu_hooks hooks; /* GPU faults: the fault scheduler calls these */
+  /* private */
+  const cfg_scenario *cfg;
+  const cfg_doc *doc;
+  const topo *t;
+  pwr_model pwr;
+  bool have_pwr;
+  double *throttle; /* per GPU, from the racks' cooling at power.utilization */
+  uint32_t throttled_gpus;
+  wl_job *base;     /* the same steps without faults or throttling */
+  sim_ctx *base_sim;
+  be_backend *base_be;
+} cli_training;
+
+/* Job, power model and rack throttling (thermal events into `events`).
+ * Errors are printed; returns a CLI exit code. */
+int cli_training_begin(cli_training *tr, const cfg_scenario *cfg, const cfg_doc *doc,
+                       const topo *t, be_backend *be, json_t *events);
+/* Run the job (and, when anything disturbs it, the fault-free baseline). */
+int cli_training_run(cli_training *tr);
+/* Add step, steps, failure, sdc, root_cause and power to the summary and
+ * the job's events to `events` (network fault events, already there, are
+ * read for the root cause). */
+void cli_training_summary(cli_training *tr, json_t *summary, json_t *events);
+/* The summary's extra lines (after cli_training_print). */
+void cli_training_text(const json_t *summary);
+/* Free after be_destroy of the run's backend (its callbacks point into the job). */
+void cli_training_free(cli_training *tr);
+
+/* The power object for a run that is not a training job: power.utilization
+ * over the run's time as one "step". NULL (and a message) on bad input. */
+json_t *cli_power_json(const cfg_scenario *cfg, const cfg_doc *doc, const topo *t, double step_s);
+
+/* One event of the summary's `events` array (at_s, component, kind, detail). */
+void cli_event_add(json_t *events, double at_s, const char *component, const char *kind,
+                   const char *detail);
+
+#endif

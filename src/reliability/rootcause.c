@@ -1,0 +1,166 @@
+/* Root cause of a run with faults: failure cost, SDC detection, and the
+ * attribution of each step's time above its fault-free baseline
+ * (formulas in include/fabsim/rootcause.h). */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "fabsim/rootcause.h"
+
+void rel_failure_cost_of(double at_s, double tau, double delta, double restart_s, uint32_t gpus,
+                         rel_failure_cost *out) {
+  memset(out, 0, sizeof *out);
+  out->at_s = at_s;
+  out->interval_s = tau;
+  out->write_s = delta;
+  out->restart_s = restart_s;
+  double cycle = tau + delta;
+  double phase = cycle > 0 && isfinite(cycle) ? fmod(at_s, cycle) : at_s;
+  out->since_checkpoint_s = phase;
+  out->lost_work_s = phase < tau ? phase : tau;
+  out->expected_lost_work_s = cycle > 0 && isfinite(cycle) ? (tau * tau / 2 + tau * delta) / cycle
+                                                           : at_s;
+  out->restart_cost_s = restart_s + out->lost_work_s;
+  out->lost_gpu_hours = out->lost_work_s * gpus / 3600.0;
+}
+
+uint64_t rel_sdc_detect_step(uint64_t diverge_step, uint32_t every) {
+  if (every == 0 || diverge_step == 0) return 0;
+  return (diverge_step + every - 1) / every * every;
+}
+
+/* "41.2 ms": three significant digits in a readable unit. */
+static const char *fmt_s(char *buf, size_t n, double s) {
+  double a = fabs(s);
+  if (a >= 1)
+    snprintf(buf, n, "%.3g s", s);
+  else if (a >= 1e-3)
+    snprintf(buf, n, "%.3g ms", s * 1e3);
+  else
+    snprintf(buf, n, "%.3g us", s * 1e6);
+  return buf;
+}
+
+/* "1,023" */
+static const char *fmt_count(char *buf, size_t n, uint64_t v) {
+  char tmp[32];
+  int len = snprintf(tmp, sizeof tmp, "%llu", (unsigned long long)v), w = 0;
+  for (int i = 0; i < len && (size_t)w + 2 < n; i++) {
+    if (i && (len - i) % 3 == 0) buf[w++] = ',';
+    buf[w++] = tmp[i];
+  }
+  buf[w] = '\0';
+  return buf;
+}
+
+static json_t *cause(const char *component, const char *kind, double effect, const char *text) {
+  json_t *c = json_object();
+  json_object_set_new(c, "component", json_string(component));
+  json_object_set_new(c, "kind", json_string(kind));
+  json_object_set_new(c, "effect_s", json_real(effect));
+  json_object_set_new(c, "text", json_string(text));
+  return c;
+}
+
+/* The slowest GPU of stage s slowed before `end`, or -1. */
+static int slowest(const rel_rc_input *in, uint32_t s, double end) {
+  int best = -1;
+  for (uint32_t i = 0; i < in->nslow; i++) {
+    const rel_rc_slow *x = &in->slow[i];
+    if (x->stage != s || x->at_s >= end || x->factor >= 1) continue;
+    if (best < 0 || x->factor < in->slow[best].factor) best = (int)i;
+  }
+  return best;
+}
+
+json_t *rel_root_cause(const rel_rc_input *in) {
+  json_t *out = json_array();
+  uint32_t n = in->nrun < in->nbase ? in->nrun : in->nbase;
+  char a[32], b[32], c[32], text[512], comp[64], line[640];
+  for (uint32_t k = 0; k < n; k++) {
+    const rel_rc_step *r = &in->run[k], *z = &in->base[k];
+    double excess = r->time_s - z->time_s, end = r->start_s + r->time_s;
+    if (!(z->time_s > 0) || excess <= in->threshold_frac * z->time_s) continue;
+    json_t *causes = json_array();
+    double gpu_total = 0;
+    uint32_t ns = r->nstages < z->nstages ? r->nstages : z->nstages;
+    /* GPUs: each slowed stage's compute increase */
+    double *effect = sim_calloc(ns ? ns : 1, sizeof *effect);
+    for (uint32_t s = 0; s < ns; s++) {
+      double d = r->stage_compute_s[s] - z->stage_compute_s[s];
+      if (d > 0 && slowest(in, s, end) >= 0) effect[s] = d;
+      gpu_total += effect[s];
+    }
+    double scale = gpu_total > excess ? excess / gpu_total : 1; /* stages overlap in a pipeline */
+    gpu_total *= scale;
+    const char *lead = NULL;
+    char lead_text[512] = "";
+    for (uint32_t s = 0; s < ns; s++) {
+      if (effect[s] <= 0) continue;
+      const rel_rc_slow *x = &in->slow[slowest(in, s, end)];
+      double e = effect[s] * scale;
+      uint32_t alike = 0; /* GPUs of the stage at that speed (a throttled rack: all of its) */
+      for (uint32_t i = 0; i < in->nslow; i++)
+        alike += in->slow[i].stage == s && in->slow[i].at_s < end &&
+                 in->slow[i].factor == x->factor;
+      char more[64] = "";
+      if (alike > 1) snprintf(more, sizeof more, " with %s more GPUs", fmt_count(a, sizeof a, alike - 1));
+      snprintf(comp, sizeof comp, "gpu%u", x->gpu);
+      snprintf(text, sizeof text,
+               "%s%s %s to %.3g (node%u, rack %u): stage %u computes %s longer; the other %s GPUs "
+               "waited %s in %s",
+               comp, more, x->thermal ? "throttled by the rack's cooling" : "slowed", x->factor,
+               x->node, x->rack, x->stage, fmt_s(a, sizeof a, effect[s]),
+               fmt_count(b, sizeof b, in->gpus > alike ? in->gpus - alike : 0),
+               fmt_s(c, sizeof c, e), in->wait_in ? in->wait_in : "collectives");
+      json_array_append_new(causes, cause(comp, x->thermal ? "thermal-throttle" : "gpu-slowdown",
+                                          e, text));
+      if (!lead) {
+        lead = "gpu";
+        snprintf(lead_text, sizeof lead_text, "%s", text);
+      }
+    }
+    sim_free(effect);
+    /* the rest: network faults active during the step, else unexplained */
+    double rest = excess - gpu_total;
+    if (rest > 0.01 * excess) {
+      double dexp = 0;
+      for (uint32_t s = 0; s < ns; s++)
+        dexp += (r->stage_exposed_s[s] - z->stage_exposed_s[s]) / (ns ? ns : 1);
+      uint32_t active = 0, first = 0;
+      for (uint32_t i = 0; i < in->nnet; i++) {
+        const rel_rc_net *x = &in->net[i];
+        if (x->at_s < end && (x->until_s < 0 || x->until_s > r->start_s)) {
+          if (!active) first = i;
+          active++;
+        }
+      }
+      if (active) {
+        const rel_rc_net *x = &in->net[first];
+        snprintf(text, sizeof text,
+                 "%s %s: exposed communication %s%s (mean over stages), step %s longer%s", x->component,
+                 x->kind, dexp >= 0 ? "+" : "", fmt_s(a, sizeof a, dexp), fmt_s(b, sizeof b, rest),
+                 active > 1 ? " (with the other network faults of the step)" : "");
+        json_array_append_new(causes, cause(x->component, x->kind, rest, text));
+        if (!lead) snprintf(lead_text, sizeof lead_text, "%s", text);
+      } else {
+        snprintf(text, sizeof text, "%s not explained by a fault (contention or pipeline timing)",
+                 fmt_s(a, sizeof a, rest));
+        json_array_append_new(causes, cause("job", "other", rest, text));
+        if (!lead_text[0]) snprintf(lead_text, sizeof lead_text, "%s", text);
+      }
+    }
+    json_t *e = json_object();
+    json_object_set_new(e, "step", json_integer((json_int_t)k + 1));
+    json_object_set_new(e, "start_s", json_real(r->start_s));
+    json_object_set_new(e, "time_s", json_real(r->time_s));
+    json_object_set_new(e, "baseline_s", json_real(z->time_s));
+    json_object_set_new(e, "excess_s", json_real(excess));
+    json_object_set_new(e, "excess_frac", json_real(excess / z->time_s));
+    snprintf(line, sizeof line, "step %u +%.1f %%: %s", k + 1, 100 * excess / z->time_s, lead_text);
+    json_object_set_new(e, "text", json_string(line));
+    json_object_set_new(e, "causes", causes);
+    json_array_append_new(out, e);
+  }
+  return out;
+}

@@ -369,10 +369,15 @@ void wl_job_slowdown(wl_job *j, simtime_ps now, uint32_t gpu, double factor, boo
   e->factor = factor;
   if (e->stage == WL_NO_STAGE) return;
   uint32_t s = e->stage;
+  double was = r->gpu_speed[gpu], old = r->stage_speed[s], sp = old;
   r->gpu_speed[gpu] = factor;
-  double old = r->stage_speed[s], sp = 1;
-  for (uint32_t g = 0; g < r->ngpu; g++)
-    if (r->gpu_stage[g] == s && r->gpu_speed[g] < sp) sp = r->gpu_speed[g];
+  if (factor <= old) {
+    sp = factor;
+  } else if (was <= old) { /* the slowest GPU got faster: O(GPUs) rescan */
+    sp = 1;
+    for (uint32_t g = 0; g < r->ngpu; g++)
+      if (r->gpu_stage[g] == s && r->gpu_speed[g] < sp) sp = r->gpu_speed[g];
+  }
   r->stage_speed[s] = sp;
   /* the computation in progress finishes its remaining work at the new speed */
   uint32_t i = r->run_node[s];

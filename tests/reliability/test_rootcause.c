@@ -1,0 +1,106 @@
+/* Root cause: failure cost against its formula, SDC detection step against
+ * the check interval, attribution of a step's excess to a slowed GPU, a
+ * network fault, or nothing. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <string.h>
+
+#include "fabsim/rootcause.h"
+
+static void assert_near(double got, double want) {
+  if (fabs(got - want) > 1e-9 * fabs(want) + 1e-12) fail_msg("got %.15g, want %.15g", got, want);
+}
+
+static void test_failure_cost(void **state) {
+  (void)state;
+  rel_failure_cost c;
+  double tau = 1800, delta = 60, R = 600;
+  /* 1 h into the window: cycle 1860 s, phase 1740 s (computing) */
+  rel_failure_cost_of(3600, tau, delta, R, 16384, &c);
+  assert_near(c.since_checkpoint_s, 1740);
+  assert_near(c.lost_work_s, 1740);
+  assert_near(c.restart_cost_s, R + 1740);
+  assert_near(c.lost_gpu_hours, 1740.0 * 16384 / 3600);
+  assert_near(c.expected_lost_work_s, (tau * tau / 2 + tau * delta) / (tau + delta));
+  /* while the checkpoint is being written: all tau lost */
+  rel_failure_cost_of(1830, tau, delta, R, 8, &c);
+  assert_near(c.since_checkpoint_s, 1830);
+  assert_near(c.lost_work_s, tau);
+  /* 2 s in: 2 s lost */
+  rel_failure_cost_of(2, tau, delta, R, 8, &c);
+  assert_near(c.lost_work_s, 2);
+  assert_near(c.restart_cost_s, 602);
+}
+
+static void test_sdc_detect(void **state) {
+  (void)state;
+  assert_int_equal(rel_sdc_detect_step(3, 0), 0); /* never compared */
+  assert_int_equal(rel_sdc_detect_step(3, 1), 3);
+  assert_int_equal(rel_sdc_detect_step(3, 4), 4);
+  assert_int_equal(rel_sdc_detect_step(4, 4), 4);
+  assert_int_equal(rel_sdc_detect_step(5, 4), 8);
+  assert_int_equal(rel_sdc_detect_step(0, 4), 0); /* no divergence */
+}
+
+static double num(const json_t *o, const char *k) { return json_number_value(json_object_get(o, k)); }
+
+static void test_attribution(void **state) {
+  (void)state;
+  /* two steps of 1 s fault-free (0.8 compute, 0.2 exposed), one stage */
+  double bc[1] = {0.8}, be[1] = {0.2};
+  double c1[1] = {1.0}, e1[1] = {0.2};   /* step 1: GPU at 0.8 -> compute 1.0 */
+  double c2[1] = {0.8}, e2[1] = {0.35};  /* step 2: a link down -> exposed +0.15 */
+  rel_rc_step base[2] = {{0, 1, bc, be, 1}, {1, 1, bc, be, 1}};
+  rel_rc_step run[2] = {{0, 1.2, c1, e1, 1}, {1.2, 1.15, c2, e2, 1}};
+  rel_rc_slow slow[2] = {{.at_s = 0, .factor = 0.8, .gpu = 1234, .node = 154, .rack = 19},
+                         {.at_s = 1.2, .factor = 1, .gpu = 1234, .node = 154, .rack = 19}};
+  rel_rc_net net[1] = {{.at_s = 1.3, .until_s = -1, .component = "leaf0-spine0", .kind = "link-down"}};
+  rel_rc_input in = {.run = run, .base = base, .nrun = 2, .nbase = 2, .slow = slow, .nslow = 1,
+                     .net = net, .nnet = 1, .gpus = 1024, .wait_in = "dp_allreduce",
+                     .threshold_frac = 1e-3};
+  json_t *rc = rel_root_cause(&in);
+  assert_int_equal(json_array_size(rc), 2);
+  const json_t *s1 = json_array_get(rc, 0), *s2 = json_array_get(rc, 1);
+  assert_int_equal(num(s1, "step"), 1);
+  assert_near(num(s1, "excess_frac"), 0.2);
+  const json_t *c = json_array_get(json_object_get(s1, "causes"), 0);
+  assert_string_equal(json_string_value(json_object_get(c, "component")), "gpu1234");
+  assert_string_equal(json_string_value(json_object_get(c, "kind")), "gpu-slowdown");
+  assert_near(num(c, "effect_s"), 0.2);
+  const char *text = json_string_value(json_object_get(s1, "text"));
+  assert_non_null(strstr(text, "step 1 +20.0 %: gpu1234 slowed to 0.8 (node154, rack 19)"));
+  assert_non_null(strstr(text, "the other 1,023 GPUs waited 200 ms in dp_allreduce"));
+  assert_int_equal(json_array_size(json_object_get(s1, "causes")), 1);
+  /* step 2: the GPU no longer counts (the caller lists only slowdowns still
+   * in effect; here: nslow = 1 and its compute is back at baseline), the link
+   * takes the excess */
+  c = json_array_get(json_object_get(s2, "causes"), 0);
+  assert_string_equal(json_string_value(json_object_get(c, "component")), "leaf0-spine0");
+  assert_string_equal(json_string_value(json_object_get(c, "kind")), "link-down");
+  assert_near(num(c, "effect_s"), 0.15);
+  json_decref(rc);
+  /* nothing to blame: "other" */
+  in.nnet = 0;
+  rc = rel_root_cause(&in);
+  c = json_array_get(json_object_get(json_array_get(rc, 1), "causes"), 0);
+  assert_string_equal(json_string_value(json_object_get(c, "kind")), "other");
+  json_decref(rc);
+  /* steps at their baseline are left out */
+  in.run = base;
+  rc = rel_root_cause(&in);
+  assert_int_equal(json_array_size(rc), 0);
+  json_decref(rc);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_failure_cost),
+      cmocka_unit_test(test_sdc_detect),
+      cmocka_unit_test(test_attribution),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

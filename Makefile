@@ -2,7 +2,11 @@
 # Both install what is missing from Debian (as root), then build with CMake.
 
 DEBIAN_PACKAGES := build-essential cmake pkg-config libyaml-dev libjansson-dev libcmocka-dev jq \
-                   clang libclang-rt-14-dev libsqlite3-dev sqlite3 chromium nodejs groff-base
+                   clang libclang-rt-14-dev libsqlite3-dev sqlite3 chromium nodejs groff-base \
+                   openmpi-bin libopenmpi-dev
+# With Open MPI present the parallel engine is built and ctest runs its MPI
+# tests under mpirun (1, 2 and 4 ranks, oversubscribed); without it
+# (cmake -DFABSIM_MPI=OFF, or no MPI found) everything else builds and tests.
 BUILD       ?= build
 BUILD_ASAN  ?= build-asan
 BUILD_FUZZ  ?= build-fuzz

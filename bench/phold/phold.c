@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "fabsim/ev.h"
+#include "phold.h"
 
 typedef struct phold_lp {
   sim_rng rng;
@@ -66,13 +67,20 @@ static void usage(void) {
   fprintf(stderr,
           "usage: bench_phold [--lps N] [--start E] [--remote R] [--events M] [--seed S]\n"
           "  defaults: --lps 16384 --start 1 --remote 0.25 --events 30000000 --seed 1\n"
-          "  mean delay 1 us, lookahead 1 ns\n");
+          "  mean delay 1 us, lookahead 1 ns\n"
+          "  --engine pdes: the parallel engine, under mpirun (bench_phold --engine pdes --help)\n");
 }
 
 int main(int argc, char **argv) {
   uint64_t nlps = 16384, start = 1, target = 30000000, seed = 1;
   double remote = 0.25;
+  for (int i = 1; i + 1 < argc; i++)
+    if (!strcmp(argv[i], "--engine")) {
+      if (!strcmp(argv[i + 1], "pdes")) return phold_pdes_main(argc, argv);
+      if (strcmp(argv[i + 1], "ev")) { usage(); return 2; }
+    }
   for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--engine")) { i++; continue; }
     const char *a = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(); return 0; }

@@ -1,0 +1,133 @@
+/* fabsim parallel discrete-event engine (src/pdes): conservative, windowed,
+ * over MPI when it is built in; the same engine on one process is the
+ * sequential reference.
+ *
+ * Model
+ *   A simulation is a set of logical processes (LPs) 0 .. nlps-1. An LP's
+ *   state belongs to the model; a handler may read and write the state of
+ *   the LP the event is for, and nothing else, and talks to other LPs only by
+ *   pdes_send. Each LP lives on one rank (cfg.lp_rank).
+ *
+ * Order (the identity guarantee)
+ *   Every event carries the key (time, sending LP, the sender's sequence
+ *   number), and each rank runs its events in increasing key order. The
+ *   sender's sequence counts the sends of that LP, which depend only on the
+ *   events that LP ran, so by induction every LP runs the same events in the
+ *   same order whatever the partition and the number of ranks: per-LP state
+ *   is byte-identical for 1, 2 or N ranks and for the sequential mode.
+ *
+ * Synchronization (conservative, YAWNS-style windows)
+ *   The lookahead L is a lower bound on (receive time - send time) of every
+ *   event that crosses ranks. Each window starts at T, the global minimum of
+ *   the pending event times, and runs every event with time < T + L; cross-rank
+ *   events produced in it have time >= T + L, so they are exchanged (one
+ *   MPI_Alltoall of counts and minima, one MPI_Alltoallv of events if any
+ *   moved) at the window's end before any rank could need them. Termination:
+ *   after a window every pending time is >= T + L, so a run to `until` takes
+ *   at most (until - T0) / L + 1 windows, each finite if the sequential run is.
+ *   L = 0 cannot make progress across ranks and is refused (pdes_create); a
+ *   cross-rank send that violates L is a model bug and fatal, with a message.
+ *
+ * Cost: send O(log4 n) into a 4-ary heap of 64-byte events (no per-event
+ * malloc once the heap has grown); one window costs two collectives.
+ */
+#ifndef FABSIM_PDES_H
+#define FABSIM_PDES_H
+
+#include "fabsim/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct pdes pdes;
+
+enum { PDES_PAYLOAD_WORDS = 4 };
+
+/* One event; 64 bytes so that a heap node is a cache line. Public fields are
+ * read by handlers; `tie` is the engine's (sender << 36 | sender sequence). */
+typedef struct pdes_event {
+  simtime_ps time;                      /* public: when it happens */
+  uint64_t tie;                         /* private */
+  uint32_t dst;                         /* public: the LP it is for */
+  uint32_t kind;                        /* public: index into cfg.handlers */
+  uint64_t payload[PDES_PAYLOAD_WORDS]; /* public: the model's data */
+  uint64_t pad_;
+} pdes_event;
+
+/* A handler runs one event for LP ev->dst; `model` is cfg.model. */
+typedef void (*pdes_fn)(pdes *p, const pdes_event *ev, void *model);
+
+typedef struct pdes_cfg {
+  uint32_t nlps;
+  const uint32_t *lp_rank;  /* rank of each LP (copied); NULL: contiguous blocks */
+  simtime_ps lookahead_ps;  /* min delay of any event that crosses ranks; > 0 if ranks > 1 */
+  const pdes_fn *handlers;  /* indexed by event kind (copied) */
+  uint32_t nhandlers;
+  void *model;
+  bool parallel;            /* true: the LPs spread over the MPI ranks (pdes_comm_init
+                               first); false: all on this process, sequential */
+} pdes_cfg;
+
+/* Per-rank counters of a run (pdes_stats); wall times in seconds. */
+typedef struct pdes_stats {
+  uint64_t events;      /* events run on this rank */
+  uint64_t windows;     /* synchronization windows */
+  uint64_t sent_remote; /* events this rank sent to other ranks */
+  double wall_s;        /* wall time of pdes_run calls */
+  double sync_s;        /* of which in collectives (waiting included) */
+} pdes_stats;
+
+/* Errors (bad partition, L = 0 over ranks, MPI not built in): SIM_EINVAL
+ * with a message. Collective over the ranks when cfg->parallel. */
+int pdes_create(pdes **out, const pdes_cfg *cfg, sim_error *err);
+void pdes_destroy(pdes *p);
+
+uint32_t pdes_rank(const pdes *p);
+uint32_t pdes_nranks(const pdes *p);
+uint32_t pdes_lp_rank(const pdes *p, uint32_t lp);
+static inline bool pdes_owns(const pdes *p, uint32_t lp) { return pdes_lp_rank(p, lp) == pdes_rank(p); }
+/* Time of the event being run (or of the last one). */
+simtime_ps pdes_now(const pdes *p);
+
+/* Schedule an event from LP src (which must be on this rank: the LP being
+ * run, or any owned LP before pdes_run) for LP dst at absolute time `at`
+ * (>= now; >= now + lookahead when dst is on another rank). payload may be
+ * NULL (zeros). */
+void pdes_send(pdes *p, uint32_t src, uint32_t dst, simtime_ps at, uint32_t kind,
+               const uint64_t payload[PDES_PAYLOAD_WORDS]);
+
+/* Run every event with time <= until (SIM_TIME_MAX: until none is left).
+ * Collective when parallel. Returns the events run on this rank by this call. */
+uint64_t pdes_run(pdes *p, simtime_ps until);
+
+void pdes_stats_get(const pdes *p, pdes_stats *s);
+
+/* ---- communicator (comm.c): MPI_COMM_WORLD, or one rank without MPI ----- */
+
+/* Whether this binary was built with MPI. */
+bool pdes_comm_built(void);
+/* Whether this process was started by an MPI launcher (mpirun, srun) and
+ * FABSIM_NO_MPI is unset: the environment tells (OMPI_COMM_WORLD_SIZE,
+ * PMI_SIZE, PMIX_RANK). */
+bool pdes_comm_launched(void);
+/* MPI_Init once (no-op without MPI); size 1 rank 0 without MPI. */
+int pdes_comm_init(sim_error *err);
+void pdes_comm_finalize(void);
+uint32_t pdes_comm_rank(void);
+uint32_t pdes_comm_size(void);
+void pdes_comm_barrier(void);
+/* Broadcast n bytes from rank 0. */
+void pdes_comm_bcast(void *buf, size_t n);
+/* Sum of x over the ranks, on every rank. */
+uint64_t pdes_comm_sum_u64(uint64_t x);
+/* Element-wise sum of v[0..n) into out on rank 0 (out may be v on rank 0). */
+void pdes_comm_reduce_sum_u64(const uint64_t *v, uint64_t *out, size_t n);
+/* Rank 0 receives every rank's byte string (its own included) as
+ * parts[r] (sim_malloc'd, lengths lens[r]); other ranks get NULL. */
+void pdes_comm_gather_bytes(const void *buf, size_t n, void ***parts, size_t **lens);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

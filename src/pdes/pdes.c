@@ -1,0 +1,305 @@
+/* Conservative parallel event engine: per-rank 4-ary heap of events keyed by
+ * (time, sending LP, sender sequence), YAWNS windows of the lookahead, and
+ * one exchange of cross-rank events per window. The contract and the proof
+ * of identity and termination are in include/fabsim/pdes.h and
+ * docs/parallel.md.
+ *
+ * Invariants
+ *   - heap holds exactly the pending events of the LPs this rank owns.
+ *   - between windows the outboxes are empty; in a window, out[r] holds the
+ *     events for rank r's LPs, every one with time >= window_end.
+ *   - seq[lp] counts the events LP lp has sent (owned LPs only move).
+ */
+#include <assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fabsim/pdes.h"
+
+#ifdef FABSIM_HAVE_MPI
+#include <mpi.h>
+#endif
+
+enum { PDES_SEQ_BITS = 36 };
+#define PDES_MAX_LPS (1u << (64 - PDES_SEQ_BITS))
+#define PDES_SEQ_LIMIT (1ULL << PDES_SEQ_BITS)
+
+_Static_assert(sizeof(pdes_event) == 64, "an event is one cache line");
+
+typedef struct pdes_vec {
+  pdes_event *e;
+  size_t n, cap;
+} pdes_vec;
+
+struct pdes {
+  uint32_t nlps, rank, nranks;
+  bool parallel;
+  uint32_t *lp_rank;
+  uint64_t *seq;
+  pdes_fn *handlers;
+  uint32_t nhandlers;
+  void *model;
+  simtime_ps lookahead, now, window_end;
+  /* 4-ary min-heap */
+  pdes_event *heap;
+  size_t n, cap;
+  /* cross-rank traffic of the current window */
+  pdes_vec *out;
+  pdes_vec in;
+  pdes_stats st;
+};
+
+static double pdes__wall(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int pdes_create(pdes **out, const pdes_cfg *cfg, sim_error *err) {
+  *out = NULL;
+  uint32_t rank = 0, nranks = 1;
+  if (cfg->parallel) {
+    if (!pdes_comm_built())
+      return sim_fail(err, SIM_ENOTSUP, "parallel engine: fabsim was built without MPI "
+                                        "(install libopenmpi-dev and rebuild)");
+    rank = pdes_comm_rank();
+    nranks = pdes_comm_size();
+  }
+  if (cfg->nlps == 0 || cfg->nlps > PDES_MAX_LPS)
+    return sim_fail(err, SIM_EINVAL, "parallel engine: %u logical processes; 1 .. %u allowed",
+                    cfg->nlps, PDES_MAX_LPS);
+  if (cfg->nhandlers == 0 || !cfg->handlers)
+    return sim_fail(err, SIM_EINVAL, "parallel engine: no event handlers");
+  if (nranks > 1 && cfg->lookahead_ps == 0)
+    return sim_fail(err, SIM_EINVAL,
+                    "parallel engine: lookahead 0 over %u ranks cannot make progress; partition "
+                    "so that no zero-latency link is cut, or run on one rank", nranks);
+  pdes *p = sim_calloc(1, sizeof *p);
+  p->nlps = cfg->nlps;
+  p->rank = rank;
+  p->nranks = nranks;
+  p->parallel = cfg->parallel && nranks > 1;
+  p->lookahead = cfg->lookahead_ps;
+  p->model = cfg->model;
+  p->nhandlers = cfg->nhandlers;
+  p->handlers = sim_malloc(cfg->nhandlers * sizeof *p->handlers);
+  memcpy(p->handlers, cfg->handlers, cfg->nhandlers * sizeof *p->handlers);
+  p->lp_rank = sim_malloc(cfg->nlps * sizeof *p->lp_rank);
+  p->seq = sim_calloc(cfg->nlps, sizeof *p->seq);
+  p->out = sim_calloc(nranks, sizeof *p->out);
+  for (uint32_t i = 0; i < cfg->nlps; i++) {
+    uint32_t r = cfg->lp_rank ? cfg->lp_rank[i] : (uint32_t)((uint64_t)i * nranks / cfg->nlps);
+    if (!cfg->parallel) r = 0;
+    if (r >= nranks) {
+      sim_fail(err, SIM_EINVAL, "parallel engine: LP %u is on rank %u of %u", i, r, nranks);
+      pdes_destroy(p);
+      return SIM_EINVAL;
+    }
+    p->lp_rank[i] = r;
+  }
+  *out = p;
+  return SIM_OK;
+}
+
+void pdes_destroy(pdes *p) {
+  if (!p) return;
+  for (uint32_t r = 0; r < p->nranks; r++) sim_free(p->out[r].e);
+  sim_free(p->out);
+  sim_free(p->in.e);
+  sim_free(p->heap);
+  sim_free(p->seq);
+  sim_free(p->lp_rank);
+  sim_free(p->handlers);
+  sim_free(p);
+}
+
+uint32_t pdes_rank(const pdes *p) { return p->rank; }
+uint32_t pdes_nranks(const pdes *p) { return p->nranks; }
+uint32_t pdes_lp_rank(const pdes *p, uint32_t lp) { return p->lp_rank[lp]; }
+simtime_ps pdes_now(const pdes *p) { return p->now; }
+void pdes_stats_get(const pdes *p, pdes_stats *s) { *s = p->st; }
+
+/* ---- heap ---------------------------------------------------------------------------- */
+
+static inline bool pdes__less(const pdes_event *a, const pdes_event *b) {
+  return a->time < b->time || (a->time == b->time && a->tie < b->tie);
+}
+
+static void pdes__push(pdes *p, const pdes_event *x) {
+  if (p->n == p->cap) sim_grow((void **)&p->heap, &p->cap, p->n + 1, sizeof *p->heap);
+  size_t i = p->n++;
+  while (i > 0) {
+    size_t parent = (i - 1) >> 2;
+    if (!pdes__less(x, &p->heap[parent])) break;
+    p->heap[i] = p->heap[parent];
+    i = parent;
+  }
+  p->heap[i] = *x;
+}
+
+/* Remove heap[0]. */
+static void pdes__pop(pdes *p) {
+  pdes_event *h = p->heap;
+  size_t n = --p->n;
+  if (n == 0) return;
+  pdes_event x = h[n];
+  size_t i = 0;
+  for (;;) {
+    size_t c = (i << 2) + 1;
+    if (c >= n) break;
+    size_t best = c, end = c + 4 < n ? c + 4 : n;
+    for (size_t j = c + 1; j < end; j++)
+      if (pdes__less(&h[j], &h[best])) best = j;
+    if (!pdes__less(&h[best], &x)) break;
+    h[i] = h[best];
+    i = best;
+  }
+  h[i] = x;
+}
+
+static inline void pdes__vec_push(pdes_vec *v, const pdes_event *e) {
+  if (v->n == v->cap) sim_grow((void **)&v->e, &v->cap, v->n + 1, sizeof *v->e);
+  v->e[v->n++] = *e;
+}
+
+/* ---- sending and running ------------------------------------------------------------- */
+
+void pdes_send(pdes *p, uint32_t src, uint32_t dst, simtime_ps at, uint32_t kind,
+               const uint64_t payload[PDES_PAYLOAD_WORDS]) {
+  assert(src < p->nlps && dst < p->nlps && kind < p->nhandlers);
+  assert(p->lp_rank[src] == p->rank && "only an LP of this rank sends");
+  assert(at >= p->now && "events cannot be sent into the past");
+  if (p->seq[src] >= PDES_SEQ_LIMIT) {
+    fprintf(stderr, "fabsim: LP %u sent 2^%d events; the parallel engine's sequence is full\n",
+            src, PDES_SEQ_BITS);
+    exit(3);
+  }
+  pdes_event e;
+  e.time = at;
+  e.tie = ((uint64_t)src << PDES_SEQ_BITS) | p->seq[src]++;
+  e.dst = dst;
+  e.kind = kind;
+  if (payload) memcpy(e.payload, payload, sizeof e.payload);
+  else memset(e.payload, 0, sizeof e.payload);
+  e.pad_ = 0;
+  uint32_t r = p->lp_rank[dst];
+  if (r == p->rank) {
+    pdes__push(p, &e);
+    return;
+  }
+  if (at < p->window_end) {
+    fprintf(stderr,
+            "fabsim: parallel engine: LP %u sent to LP %u on rank %u an event at %llu ps, inside "
+            "the window ending at %llu ps: its delay is below the lookahead %llu ps (a model bug: "
+            "the lookahead must bound every cross-rank delay)\n",
+            src, dst, r, (unsigned long long)at, (unsigned long long)p->window_end,
+            (unsigned long long)p->lookahead);
+    exit(3);
+  }
+  pdes__vec_push(&p->out[r], &e);
+  p->st.sent_remote++;
+}
+
+static inline void pdes__run_top(pdes *p) {
+  pdes_event e = p->heap[0];
+  pdes__pop(p);
+  p->now = e.time;
+  p->handlers[e.kind](p, &e, p->model);
+  p->st.events++;
+}
+
+#ifdef FABSIM_HAVE_MPI
+/* One synchronization point: exchange the outboxes, learn the global minimum
+ * of pending times. Returns it (SIM_TIME_MAX: nothing pending anywhere). */
+static simtime_ps pdes__sync(pdes *p) {
+  uint32_t nr = p->nranks;
+  simtime_ps mine = p->n ? p->heap[0].time : SIM_TIME_MAX;
+  uint64_t total = 0;
+  for (uint32_t r = 0; r < nr; r++) {
+    total += p->out[r].n;
+    for (size_t i = 0; i < p->out[r].n; i++)
+      if (p->out[r].e[i].time < mine) mine = p->out[r].e[i].time;
+  }
+  /* [count for r, my minimum, my total sent] to every rank r. */
+  uint64_t *sendm = sim_malloc(3 * nr * sizeof *sendm), *recvm = sim_malloc(3 * nr * sizeof *recvm);
+  for (uint32_t r = 0; r < nr; r++) {
+    sendm[3 * r] = p->out[r].n;
+    sendm[3 * r + 1] = mine;
+    sendm[3 * r + 2] = total;
+  }
+  MPI_Alltoall(sendm, 3, MPI_UINT64_T, recvm, 3, MPI_UINT64_T, MPI_COMM_WORLD);
+  simtime_ps gmin = SIM_TIME_MAX;
+  uint64_t gtotal = 0, incoming = 0;
+  for (uint32_t r = 0; r < nr; r++) {
+    incoming += recvm[3 * r];
+    if (recvm[3 * r + 1] < gmin) gmin = recvm[3 * r + 1];
+    gtotal += recvm[3 * r + 2];
+  }
+  if (gtotal) {
+    /* Counts in events of 64 bytes: MPI_Datatype of one event. */
+    MPI_Datatype evt;
+    MPI_Type_contiguous((int)sizeof(pdes_event), MPI_BYTE, &evt);
+    MPI_Type_commit(&evt);
+    int *sc = sim_malloc(4 * nr * sizeof *sc), *sd = sc + nr, *rc = sc + 2 * nr, *rd = sc + 3 * nr;
+    size_t soff = 0, roff = 0;
+    for (uint32_t r = 0; r < nr; r++) {
+      if (p->out[r].n > (size_t)INT32_MAX || recvm[3 * r] > (uint64_t)INT32_MAX || soff > INT32_MAX ||
+          roff > INT32_MAX) {
+        fprintf(stderr, "fabsim: parallel engine: more than 2^31 events cross ranks in one window\n");
+        exit(3);
+      }
+      sc[r] = (int)p->out[r].n;
+      sd[r] = (int)soff;
+      rc[r] = (int)recvm[3 * r];
+      rd[r] = (int)roff;
+      soff += p->out[r].n;
+      roff += recvm[3 * r];
+    }
+    pdes_vec sendbuf = {0};
+    sim_grow((void **)&sendbuf.e, &sendbuf.cap, soff ? soff : 1, sizeof *sendbuf.e);
+    for (uint32_t r = 0; r < nr; r++) {
+      if (p->out[r].n) memcpy(sendbuf.e + sd[r], p->out[r].e, p->out[r].n * sizeof(pdes_event));
+      p->out[r].n = 0;
+    }
+    if (p->in.cap < incoming) sim_grow((void **)&p->in.e, &p->in.cap, incoming, sizeof *p->in.e);
+    MPI_Alltoallv(sendbuf.e, sc, sd, evt, p->in.e, rc, rd, evt, MPI_COMM_WORLD);
+    for (size_t i = 0; i < incoming; i++) pdes__push(p, &p->in.e[i]);
+    sim_free(sendbuf.e);
+    sim_free(sc);
+    MPI_Type_free(&evt);
+  }
+  sim_free(sendm);
+  sim_free(recvm);
+  return gmin;
+}
+#endif
+
+uint64_t pdes_run(pdes *p, simtime_ps until) {
+  uint64_t start = p->st.events;
+  double t0 = pdes__wall();
+  if (!p->parallel) {
+    /* Sequential: one window covering everything; same key order. */
+    p->window_end = SIM_TIME_MAX;
+    while (p->n && p->heap[0].time <= until) pdes__run_top(p);
+    p->st.windows++;
+  } else {
+#ifdef FABSIM_HAVE_MPI
+    for (;;) {
+      double s0 = pdes__wall();
+      simtime_ps t = pdes__sync(p);
+      p->st.sync_s += pdes__wall() - s0;
+      if (t == SIM_TIME_MAX || t > until) break;
+      /* Run [t, t + L) up to until; sends across ranks must land at or after its end. */
+      p->window_end = t > SIM_TIME_MAX - p->lookahead ? SIM_TIME_MAX : t + p->lookahead;
+      simtime_ps last = p->window_end - 1 < until ? p->window_end - 1 : until;
+      while (p->n && p->heap[0].time <= last) pdes__run_top(p);
+      p->st.windows++;
+    }
+    p->window_end = 0;
+#endif
+  }
+  p->st.wall_s += pdes__wall() - t0;
+  return p->st.events - start;
+}

@@ -1,0 +1,159 @@
+/* Parallel engine, sequential mode (no MPI needed): the key order (time,
+ * sending LP, sender sequence), zero-delay self events, run in pieces,
+ * configuration errors, and PHOLD determinism. The multi-rank identity is
+ * tests/pdes/mpi_identity.c under mpirun. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pdes/phold.h"
+
+typedef struct trace {
+  simtime_ps t[256];
+  uint64_t tag[256];
+  uint32_t lp[256];
+  size_t n;
+} trace;
+
+static void record(pdes *p, const pdes_event *ev, void *model) {
+  trace *tr = model;
+  assert_true(tr->n < 256);
+  assert_int_equal(pdes_now(p), ev->time);
+  tr->t[tr->n] = ev->time;
+  tr->lp[tr->n] = ev->dst;
+  tr->tag[tr->n++] = ev->payload[0];
+}
+
+/* A zero-delay self event at the same time, and a chain. */
+static void chain(pdes *p, const pdes_event *ev, void *model) {
+  record(p, ev, model);
+  if (ev->payload[1] > 0) {
+    uint64_t pl[PDES_PAYLOAD_WORDS] = {ev->payload[0] + 1, ev->payload[1] - 1, 0, 0};
+    pdes_send(p, ev->dst, ev->dst, ev->time, 1, pl);
+  }
+}
+
+static pdes *make(trace *tr, uint32_t nlps) {
+  pdes_fn h[2] = {record, chain};
+  pdes_cfg cfg = {.nlps = nlps, .lookahead_ps = 10, .handlers = h, .nhandlers = 2, .model = tr};
+  pdes *p = NULL;
+  sim_error err = {0};
+  assert_int_equal(pdes_create(&p, &cfg, &err), SIM_OK);
+  return p;
+}
+
+static void test_key_order(void **state) {
+  (void)state;
+  static trace tr;
+  memset(&tr, 0, sizeof tr);
+  pdes *p = make(&tr, 4);
+  uint64_t pl[PDES_PAYLOAD_WORDS] = {0};
+  /* Sent in this order; at time 50 the sending LP decides, then its sequence. */
+  pl[0] = 1; pdes_send(p, 3, 0, 50, 0, pl);
+  pl[0] = 2; pdes_send(p, 1, 2, 50, 0, pl);
+  pl[0] = 3; pdes_send(p, 1, 0, 50, 0, pl);
+  pl[0] = 4; pdes_send(p, 2, 1, 20, 0, pl);
+  pl[0] = 5; pdes_send(p, 0, 3, 50, 0, pl);
+  assert_int_equal(pdes_run(p, SIM_TIME_MAX), 5);
+  uint64_t want[] = {4, 5, 2, 3, 1};
+  for (size_t i = 0; i < 5; i++) assert_int_equal(tr.tag[i], want[i]);
+  pdes_destroy(p);
+}
+
+static void test_zero_delay_self_and_pieces(void **state) {
+  (void)state;
+  static trace tr;
+  memset(&tr, 0, sizeof tr);
+  pdes *p = make(&tr, 2);
+  uint64_t pl[PDES_PAYLOAD_WORDS] = {100, 3, 0, 0};
+  pdes_send(p, 0, 0, 5, 1, pl); /* 4 events at t=5 on LP 0 */
+  pl[0] = 200;
+  pl[1] = 0;
+  pdes_send(p, 1, 1, 7, 1, pl);
+  assert_int_equal(pdes_run(p, 4), 0);
+  assert_int_equal(pdes_run(p, 5), 4);
+  assert_int_equal(pdes_now(p), 5);
+  assert_int_equal(pdes_run(p, SIM_TIME_MAX), 1);
+  uint64_t want[] = {100, 101, 102, 103, 200};
+  for (size_t i = 0; i < 5; i++) assert_int_equal(tr.tag[i], want[i]);
+  pdes_stats st;
+  pdes_stats_get(p, &st);
+  assert_int_equal(st.events, 5);
+  assert_int_equal(st.sent_remote, 0);
+  pdes_destroy(p);
+}
+
+static void test_config_errors(void **state) {
+  (void)state;
+  pdes_fn h[1] = {record};
+  pdes *p = NULL;
+  sim_error err = {0};
+  pdes_cfg cfg = {.nlps = 0, .lookahead_ps = 1, .handlers = h, .nhandlers = 1};
+  assert_int_equal(pdes_create(&p, &cfg, &err), SIM_EINVAL);
+  assert_non_null(strstr(err.msg, "logical processes"));
+  cfg.nlps = 4;
+  cfg.nhandlers = 0;
+  assert_int_equal(pdes_create(&p, &cfg, &err), SIM_EINVAL);
+  cfg.nhandlers = 1;
+  uint32_t part[4] = {0, 0, 1, 0}; /* rank 1 of 1 */
+  cfg.lp_rank = part;
+  cfg.parallel = true; /* without mpirun: one rank */
+  int rc = pdes_create(&p, &cfg, &err);
+  if (pdes_comm_built()) {
+    assert_int_equal(rc, SIM_EINVAL);
+    assert_non_null(strstr(err.msg, "LP 2 is on rank 1 of 1"));
+  } else {
+    assert_int_equal(rc, SIM_ENOTSUP);
+    assert_non_null(strstr(err.msg, "without MPI"));
+  }
+  assert_null(p);
+  cfg.parallel = false; /* sequential mode ignores the partition */
+  assert_int_equal(pdes_create(&p, &cfg, &err), SIM_OK);
+  assert_int_equal(pdes_nranks(p), 1);
+  assert_true(pdes_owns(p, 2));
+  pdes_destroy(p);
+}
+
+static void phold_state(const pdes_phold_cfg *cfg, uint64_t *state, uint64_t *events) {
+  pdes_phold *m = NULL;
+  sim_error err = {0};
+  assert_int_equal(pdes_phold_create(&m, cfg, false, NULL, &err), SIM_OK);
+  *events = pdes_phold_run(m, pdes_phold_horizon(cfg, 20000));
+  pdes_phold_state(m, state);
+  pdes_phold_destroy(m);
+}
+
+static void test_phold_deterministic(void **state) {
+  (void)state;
+  pdes_phold_cfg cfg = {.nlps = 128, .start = 2, .remote = 0.5, .mean_ps = 1000000,
+                        .lookahead_ps = 1000, .seed = 5};
+  size_t words = (size_t)cfg.nlps * PDES_PHOLD_STATE_WORDS;
+  uint64_t *a = calloc(words, 8), *b = calloc(words, 8), ea, eb;
+  phold_state(&cfg, a, &ea);
+  phold_state(&cfg, b, &eb);
+  assert_int_equal(ea, eb);
+  assert_true(ea > 15000 && ea < 25000);
+  assert_memory_equal(a, b, words * 8);
+  uint64_t total = 0;
+  for (uint32_t i = 0; i < cfg.nlps; i++) total += a[(size_t)i * PDES_PHOLD_STATE_WORDS];
+  assert_int_equal(total, ea);
+  cfg.seed = 6;
+  phold_state(&cfg, b, &eb);
+  assert_memory_not_equal(a, b, words * 8);
+  free(a);
+  free(b);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_key_order),
+      cmocka_unit_test(test_zero_delay_self_and_pieces),
+      cmocka_unit_test(test_config_errors),
+      cmocka_unit_test(test_phold_deterministic),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -38,6 +38,7 @@ typedef void (*be_done_fn)(sim_ctx *sim, void *ctx);
 typedef struct be_stats {
   uint64_t transfers;        /* transfers completed (repetitions counted) */
   uint64_t transfers_failed; /* reported through on_failure (faults) */
+  uint64_t flows_rerouted;   /* transfers in flight moved to another path by reroute */
   uint64_t bytes;            /* payload bytes delivered */
   uint32_t max_link_sharing; /* most transfers seen on one channel at once */
   /* packet-level counters (observed & BE_OBS_PACKETS) */

@@ -92,6 +92,10 @@ typedef struct flow_phase {
   /* replay scratch, per transfer */
   double *rp_rate, *rp_rem;
   simtime_ps *rp_last;
+  /* faults: per transfer, no route on the routing in force (fails at each
+   * repetition); failures of the repetition in progress */
+  uint8_t *noroute;
+  uint64_t rep_failed, rep_lost; /* transfers, payload bytes not delivered */
 } flow_phase;
 
 typedef struct flow_be {
@@ -109,6 +113,10 @@ typedef struct flow_be {
   be_stats st;
   be_fct fct; /* per transfer of every repetition simulated explicitly (a
                  fast-forwarded repetition repeats the same times) */
+  /* faults: once any fault arrived, routing follows route_h (a copy of the
+   * last reroute's mask) and the repetition shortcut is off for good */
+  bool faulted;
+  topo_health route_h;
 } flow_be;
 
 static simtime_ps sat_add(simtime_ps a, simtime_ps b) {
@@ -143,6 +151,8 @@ static void on_drain(sim_ctx *sim, void *obj, uint64_t arg);
 static void on_rep_end(sim_ctx *sim, void *obj, uint64_t arg);
 static void on_ff_end(sim_ctx *sim, void *obj, uint64_t arg);
 static void rep_start(flow_be *b, flow_phase *p);
+static void fail_xfer(flow_be *b, flow_phase *p, size_t i, double rem_bits);
+static void route_phase(flow_be *b, flow_phase *p);
 
 static void schedule_solve(flow_be *b) {
   if (b->solve_pending) return;
@@ -190,6 +200,7 @@ static void phase_free(flow_phase *p) {
   sim_free(p->rp_rate);
   sim_free(p->rp_rem);
   sim_free(p->rp_last);
+  sim_free(p->noroute);
   sim_free(p);
 }
 
@@ -204,6 +215,7 @@ static void phase_reserve(flow_phase *p, size_t n) {
   p->rp_rate = sim_realloc(p->rp_rate, cap * sizeof *p->rp_rate);
   p->rp_rem = sim_realloc(p->rp_rem, cap * sizeof *p->rp_rem);
   p->rp_last = sim_realloc(p->rp_last, cap * sizeof *p->rp_last);
+  p->noroute = sim_realloc(p->noroute, cap * sizeof *p->noroute);
   p->n_cap = cap;
 }
 
@@ -295,6 +307,24 @@ static void ff_start(flow_be *b, flow_phase *p) {
   p->ff_ev = ev_schedule(sim, p->ff_end, on_ff_end, b, p->id);
 }
 
+/* Transfer i of p's repetition in progress cannot be delivered: reported
+ * through on_failure ("no route"), counted, and finished for the phase with
+ * `rem_bits` of its payload undelivered. */
+static void fail_xfer(flow_be *b, flow_phase *p, size_t i, double rem_bits) {
+  simtime_ps now = sim_now(b->base.sim);
+  uint64_t bytes = p->x[i].bytes, lost = (uint64_t)ceil(rem_bits / 8.0);
+  if (lost > bytes) lost = bytes;
+  b->st.transfers_failed++;
+  p->rep_failed++;
+  p->rep_lost += lost;
+  note_delivery(p, now);
+  if (b->base.on_failure) {
+    be_failure f = {.at = now, .src_gpu = p->x[i].src_gpu, .dst_gpu = p->x[i].dst_gpu,
+                    .bytes = bytes, .bytes_delivered = bytes - lost, .cause = "no route"};
+    b->base.on_failure(b->base.on_failure_ctx, &f);
+  }
+}
+
 static void rep_start(flow_be *b, flow_phase *p) {
   sim_ctx *sim = b->base.sim;
   simtime_ps now = sim_now(sim);
@@ -307,8 +337,14 @@ static void rep_start(flow_be *b, flow_phase *p) {
   p->rep_start = now;
   p->last_delivery = now;
   p->active = 0;
+  p->rep_failed = p->rep_lost = 0;
   for (size_t i = 0; i < p->n; i++) {
     uint32_t len = p->off[i + 1] - p->off[i];
+    if (p->noroute[i] && p->x[i].bytes > 0) {
+      fail_xfer(b, p, i, (double)p->x[i].bytes * 8.0);
+      p->drain_off[i] = 0;
+      continue;
+    }
     if (len == 0 || p->x[i].bytes == 0) {
       note_delivery(p, now + p->lat[i]);
       be_fct_add(&b->fct, p->lat[i]);
@@ -379,8 +415,8 @@ static void on_rep_end(sim_ctx *sim, void *obj, uint64_t arg) {
   flow_phase *p = b->ph[arg];
   (void)sim;
   p->reps_done++;
-  b->st.transfers += p->n;
-  b->st.bytes += p->bytes;
+  b->st.transfers += p->n - p->rep_failed; /* failed ones are in transfers_failed */
+  b->st.bytes += p->bytes - p->rep_lost;
   if (p->reps_done >= p->repeat) {
     phase_finish(b, p);
     return;
@@ -413,12 +449,135 @@ static void on_empty(sim_ctx *sim, void *obj, uint64_t arg) {
   phase_finish(b, b->ph[arg]);
 }
 
+/* ---- routing and faults ------------------------------------------------ */
+
+/* Paths, latencies and no-route marks of every transfer of p on the routing
+ * in force (topo_route until the first fault). O(n L), more with faults
+ * (topo_route_health). */
+static void route_phase(flow_be *b, flow_phase *p) {
+  const topo *t = b->base.topo;
+  size_t words = 0;
+  p->off[0] = 0;
+  for (size_t i = 0; i < p->n; i++) {
+    const be_xfer *x = &p->x[i];
+    topo_path path = {0};
+    int rc = SIM_OK;
+    p->noroute[i] = 0;
+    if (x->src_gpu != x->dst_gpu)
+      rc = b->faulted ? topo_route_health(t, &b->route_h, x->src_gpu, x->dst_gpu, x->flow_hash, &path)
+                      : topo_route(t, x->src_gpu, x->dst_gpu, x->flow_hash, &path);
+    if (rc == SIM_ENOENT) p->noroute[i] = 1; /* cut off by faults */
+    if (rc != SIM_OK) path.n = 0; /* unroutable (bad GPU id): treated as local, as analytic does */
+    if (words + path.n > p->paths_cap) sim_grow((void **)&p->paths, &p->paths_cap, words + path.n, sizeof *p->paths);
+    if (path.n) memcpy(p->paths + words, path.ch, path.n * sizeof *path.ch);
+    words += path.n;
+    assert(words <= UINT32_MAX);
+    p->off[i + 1] = (uint32_t)words;
+    p->lat[i] = path.n ? topo_path_latency(t, &path) : 0;
+  }
+}
+
+/* The first fault ends the repetition shortcut: a fast-forwarding phase is
+ * turned back into flows now, and no repetition is logged again (a log
+ * taken before the fault would replay the fabric as it was). */
+static void enter_fault_mode(flow_be *b) {
+  if (!b->faulted) {
+    topo_health_init(&b->route_h, b->base.topo);
+    b->faulted = true;
+  }
+  b->shortcut = false;
+  if (b->ff_phase != NONE) materialise(b, b->ph[b->ff_phase]);
+  for (uint32_t i = 0; i < b->nph; i++) b->ph[i]->logging = false;
+}
+
+/* Fraction of packets of one MTU that arrive intact at bit error rate ber:
+ * (1 - ber)^(wire bits), headers included (InfiniBand 26 B, RoCEv2 82 B of
+ * wire time, MODEL-INPUTS.md). Each lost packet is sent again, so goodput is
+ * the link rate times this fraction. */
+static double ber_goodput(const cfg_scenario *cfg, double ber) {
+  double hdr = cfg->fabric.transport == CFG_TRANSPORT_INFINIBAND ? 26.0 : 82.0;
+  double bits = ((double)cfg->fabric.mtu + hdr) * 8.0;
+  if (ber <= 0.0) return 1.0;
+  return exp(bits * log1p(-ber));
+}
+
+static void flow_link_state(be_backend *base, uint32_t link, double rate_factor, double ber) {
+  flow_be *b = (flow_be *)base;
+  double cap;
+  if (link >= topo_link_count(base->topo)) return;
+  enter_fault_mode(b);
+  cap = (double)topo_link_at(base->topo, link)->bps * rate_factor * ber_goodput(base->cfg, ber);
+  if (!(cap > 0.0)) cap = 0.0; /* down: flows on it stall at rate 0 until rerouted */
+  flow__net_set_cap(&b->net, 2 * link, cap);
+  flow__net_set_cap(&b->net, 2 * link + 1, cap);
+  schedule_solve(b);
+}
+
+typedef struct saved_flow {
+  uint32_t phase, xfer, n;
+  double rem;
+  uint32_t ch[TOPO_MAX_PATH];
+} saved_flow;
+
+/* Every flow leaves the network with its bits left, every live phase is
+ * routed again over h, and each flow comes back on its new path (or fails:
+ * no route). O(F L + routing of every live transfer). */
+static void flow_reroute(be_backend *base, const topo_health *h) {
+  flow_be *b = (flow_be *)base;
+  flow__net *net = &b->net;
+  sim_ctx *sim = base->sim;
+  simtime_ps now = sim_now(sim);
+  saved_flow *sv;
+  size_t ns = 0;
+  uint64_t moved = 0;
+  enter_fault_mode(b);
+  memcpy(b->route_h.link_ok, h->link_ok, topo_link_count(base->topo));
+  memcpy(b->route_h.vertex_ok, h->vertex_ok, topo_vertex_count(base->topo));
+  b->route_h.down = h->down;
+  sv = sim_malloc((net->live ? net->live : 1) * sizeof *sv);
+  for (uint32_t id = 0; id < net->nfl; id++) {
+    flow__flow *f = &net->fl[id];
+    if (f->n == 0) continue; /* a free id */
+    saved_flow *x = &sv[ns++];
+    x->phase = f->phase;
+    x->xfer = f->xfer;
+    x->n = f->n;
+    memcpy(x->ch, f->path, f->n * sizeof *f->path);
+    x->rem = drain_bits(f->rem, f->rate, now - f->t_last);
+    if (f->ev) ev_cancel(sim, f->ev);
+    f->ev = 0;
+    flow__net_remove(net, id);
+  }
+  for (uint32_t i = 0; i < b->nph; i++)
+    if (b->ph[i]->x) route_phase(b, b->ph[i]);
+  for (size_t k = 0; k < ns; k++) {
+    flow_phase *p = b->ph[sv[k].phase];
+    uint32_t i = sv[k].xfer, len = p->off[i + 1] - p->off[i];
+    const uint32_t *path = p->paths + p->off[i];
+    if (p->noroute[i] || len == 0) {
+      fail_xfer(b, p, i, sv[k].rem);
+      assert(p->active > 0);
+      if (--p->active == 0) rep_drained(b, p);
+      continue;
+    }
+    if (len != sv[k].n || memcmp(path, sv[k].ch, len * sizeof *path) != 0) moved++;
+    uint32_t id = flow__net_add(net, path, len);
+    flow__flow *f = flow__net_flow(net, id);
+    f->phase = p->id;
+    f->xfer = i;
+    f->rem = sv[k].rem;
+    f->t_last = now;
+  }
+  b->st.flows_rerouted += moved;
+  sim_free(sv);
+  schedule_solve(b);
+}
+
 /* ---- be_ops ----------------------------------------------------------- */
 
 static void flow_submit_phase(be_backend *base, const be_xfer *x, size_t n, uint64_t repeat,
                               be_done_fn done, void *ctx) {
   flow_be *b = (flow_be *)base;
-  const topo *t = base->topo;
   flow_phase *p = phase_alloc(b);
   p->x = x;
   p->n = n;
@@ -429,21 +588,8 @@ static void flow_submit_phase(be_backend *base, const be_xfer *x, size_t n, uint
   p->bytes = 0;
   p->busy = p->ff = false;
   phase_reserve(p, n);
-  /* Route once for all repetitions. */
-  size_t words = 0;
-  p->off[0] = 0;
-  for (size_t i = 0; i < n; i++) {
-    topo_path path = {0};
-    if (x[i].src_gpu != x[i].dst_gpu && topo_route(t, x[i].src_gpu, x[i].dst_gpu, x[i].flow_hash, &path) != SIM_OK)
-      path.n = 0; /* unroutable (bad GPU id): treated as local, as analytic does */
-    if (words + path.n > p->paths_cap) sim_grow((void **)&p->paths, &p->paths_cap, words + path.n, sizeof *p->paths);
-    if (path.n) memcpy(p->paths + words, path.ch, path.n * sizeof *path.ch);
-    words += path.n;
-    assert(words <= UINT32_MAX);
-    p->off[i + 1] = (uint32_t)words;
-    p->lat[i] = path.n ? topo_path_latency(t, &path) : 0;
-    p->bytes += x[i].bytes;
-  }
+  route_phase(b, p); /* once for all repetitions (and again at each reroute) */
+  for (size_t i = 0; i < n; i++) p->bytes += x[i].bytes;
   if (repeat == 0) {
     ev_schedule(base->sim, sim_now(base->sim), on_empty, b, p->id);
     return;
@@ -465,6 +611,7 @@ static void flow_destroy(be_backend *base) {
   sim_free(b->free_ph);
   flow__net_free(&b->net);
   be_fct_free(&b->fct);
+  if (b->faulted) topo_health_free(&b->route_h);
   sim_free(b);
 }
 
@@ -473,6 +620,8 @@ static const be_ops flow_ops = {
     .submit_phase = flow_submit_phase,
     .stats = flow_stats,
     .destroy = flow_destroy,
+    .link_state = flow_link_state,
+    .reroute = flow_reroute,
 };
 
 be_backend *be_flow_create(sim_ctx *sim, const topo *t, const cfg_scenario *cfg) {

@@ -78,6 +78,8 @@ void flow__net_free(flow__net *net);
  * until the flow is removed). Its backend fields are zeroed except t_end
  * (SIM_TIME_MAX). Marks the path dirty. O(n) amortized. */
 uint32_t flow__net_add(flow__net *net, const uint32_t *path, uint32_t n);
+/* Change channel c's capacity (faults: 0 = down); marks it dirty. O(1). */
+void flow__net_set_cap(flow__net *net, uint32_t c, double cap);
 /* Remove a flow and mark its path dirty. O(n^2) with n the path length. */
 void flow__net_remove(flow__net *net, uint32_t id);
 static inline flow__flow *flow__net_flow(flow__net *net, uint32_t id) { return &net->fl[id]; }

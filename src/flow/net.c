@@ -85,6 +85,12 @@ static void mark_dirty(flow__net *net, uint32_t c) {
   net->dirty[net->ndirty++] = c;
 }
 
+void flow__net_set_cap(flow__net *net, uint32_t c, double cap) {
+  if (net->cap[c] == cap) return;
+  net->cap[c] = cap;
+  mark_dirty(net, c);
+}
+
 uint32_t flow__net_add(flow__net *net, const uint32_t *path, uint32_t n) {
   assert(n >= 1 && n <= TOPO_MAX_PATH);
   uint32_t id;

@@ -233,6 +233,24 @@ static void tap_destroy(be_backend *b) {
   sim_free(tap);
 }
 
+/* Faults go straight to the inner backend; its failure reports come back
+ * through tap_failure to whoever set the tap's on_failure. (Per-port bytes
+ * are still attributed along the paths routed at submission.) */
+static void tap_link_state(be_backend *b, uint32_t link, double rate_factor, double ber) {
+  tel_tap *tap = (tel_tap *)b;
+  tap->inner->ops->link_state(tap->inner, link, rate_factor, ber);
+}
+
+static void tap_reroute(be_backend *b, const topo_health *h) {
+  tel_tap *tap = (tel_tap *)b;
+  tap->inner->ops->reroute(tap->inner, h);
+}
+
+static void tap_failure(void *ctx, const be_failure *f) {
+  tel_tap *tap = ctx;
+  if (tap->base.on_failure) tap->base.on_failure(tap->base.on_failure_ctx, f);
+}
+
 static const be_ops tap_ops = {
     .name = "telemetry-tap",
     .submit_phase = tap_submit,
@@ -240,11 +258,23 @@ static const be_ops tap_ops = {
     .destroy = tap_destroy,
 };
 
+/* The same, for an inner backend that models faults. */
+static const be_ops tap_ops_faults = {
+    .name = "telemetry-tap",
+    .submit_phase = tap_submit,
+    .stats = tap_stats,
+    .destroy = tap_destroy,
+    .link_state = tap_link_state,
+    .reroute = tap_reroute,
+};
+
 be_backend *tel_tap_wrap(be_backend *inner, tel_tap **out) {
   tel_tap *tap = sim_calloc(1, sizeof *tap);
   tap->base = *inner;
-  tap->base.ops = &tap_ops;
+  tap->base.ops = inner->ops->link_state && inner->ops->reroute ? &tap_ops_faults : &tap_ops;
   tap->inner = inner;
+  inner->on_failure = tap_failure;
+  inner->on_failure_ctx = tap;
   uint32_t nch = 2 * topo_link_count(inner->topo);
   tap->ch_bytes = sim_calloc(nch ? nch : 1, sizeof *tap->ch_bytes);
   tap->ch_users = sim_calloc(nch ? nch : 1, sizeof *tap->ch_users);

@@ -305,12 +305,38 @@
 
   function causeSection() {
     var s = data.summary, sec = section('Root cause');
-    if (s.root_cause) {
-      var rc = s.root_cause;
-      if (typeof rc === 'string') sec.appendChild(el('p', null, rc));
-      else table(sec, ['', ''], Object.keys(rc).map(function (k) { return [k, typeof rc[k] === 'object' ? JSON.stringify(rc[k]) : String(rc[k])]; }));
+    if (s.failure) { /* the job stopped: what it cost */
+      var f = s.failure;
+      sec.appendChild(el('p', { 'class': 'worse' }, f.text || ('The job stopped at ' + fmtSeconds(f.at_s) + ': ' +
+        (f.component || '') + ' ' + (f.kind || ''))));
+      table(sec, ['', ''], Object.keys(f).filter(function (k) { return typeof f[k] !== 'object' && k !== 'text'; })
+        .map(function (k) { return [k, typeof f[k] === 'number' ? fmtNum(f[k]) : String(f[k])]; }), [0, 1]);
+    }
+    if (s.sdc) {
+      var sd = Array.isArray(s.sdc) ? s.sdc : [s.sdc];
+      sd.forEach(function (x) {
+        sec.appendChild(el('p', null, x.text || ('Silent data corruption on gpu' + x.gpu + ' at ' + fmtSeconds(x.at_s) +
+          ' (step ' + x.step + '): replicas diverge ' + (x.diverge_step ? 'at step ' + x.diverge_step : 'after the run') +
+          '; ' + (x.detect_step ? 'detected by the replica checksum comparison at step ' + x.detect_step :
+          x.check_interval ? 'not detected within the run (checksums every ' + x.check_interval + ' steps)' :
+          'never detected: replica checksums are not compared (reliability.sdc_check_interval)') + '.')));
+      });
+    }
+    var rc = s.root_cause;
+    if (Array.isArray(rc) && rc.length) {
+      rc.forEach(function (r) { sec.appendChild(el('p', null, r.text)); });
+      var grid = el('div', { 'class': 'grid' });
+      sec.appendChild(grid);
+      chart(grid, 'cause', 'Step time against the fault-free baseline', { type: 'bar', data: {
+        labels: rc.map(function (r) { return 'step ' + r.step; }),
+        datasets: [{ label: 'baseline', data: rc.map(function (r) { return r.baseline_s; }), backgroundColor: palette[0] },
+                   { label: 'excess', data: rc.map(function (r) { return r.excess_s; }), backgroundColor: palette[3] }] },
+        options: { scales: { x: { stacked: true }, y: { stacked: true, beginAtZero: true,
+          ticks: { callback: function (v) { return fmtSeconds(v); } } } } } });
       return;
     }
+    if (typeof rc === 'string') { sec.appendChild(el('p', null, rc)); return; }
+    if (s.failure || s.sdc) return;
     var hot = data.hot_ports || [], shared = (data.events || []).filter(function (e) { return e.kind === 'shared-channel'; });
     if (!hot.length && !shared.length) { note(sec, 'Nothing stood out: no fault was injected and no port or channel was shared.'); return; }
     var p = el('p');

@@ -78,6 +78,13 @@ awk -F, -v fwd="$fwd" 'NR==1{for(i=1;i<=NF;i++) c[$i]=i; next}
   END { exit !(loud == 0 && quiet > 100 && m > 0.25 * 64 * 400) }' dp/timeseries.csv && pass \
   || fail "no quiet forward pass followed by a gradient burst in dp/timeseries.csv"
 
+# --- a disturbed job: a rack over its cooling throttles its GPUs; the report shows the root
+# cause of each step's excess over the fault-free baseline
+expect_exit 0 "$FABSIM" run "$SRC/examples/dense-7b-64gpu.yaml" --set simulation.fidelity=flow \
+  --set power.rack.cooling_failure=0:10 --set workload.steps=2 --set output.dir=hot --quiet
+expect_json hot/summary.json '(.root_cause | length) == 2 and (.root_cause[0].causes[0].kind == "thermal-throttle")'
+reports+=("hot/report.html:steps,events,cause")
+
 # --- the comparison report of fabsim compare (bar charts of the headline figures, series)
 expect_exit 0 "$FABSIM" compare "$SRC/examples/default.yaml" "$SRC/examples/rail-roce.yaml" \
   --set cluster.nodes=16 --set simulation.fidelity=flow --out cmp --quiet

@@ -1,12 +1,21 @@
 /* fabsim sweep: the cross product of --vary values, each point a `fabsim
  * run` in its own process (at most --jobs at once), all in one results
- * database; a table, sweep.csv and a comparison report.html at the end. */
+ * database; a table, sweep.csv and a comparison report.html at the end.
+ *
+ * Under mpirun (N ranks) rank r runs points r, r+N, ...; SQLite never sees
+ * two machines: rank 0's points write the database itself, every other rank's
+ * points write a database of that rank in its node-local TMPDIR, whose bytes
+ * travel to rank 0 over MPI and are merged there (one transaction per rank
+ * file), after which rank 0 alone prints the table and writes sweep.csv and
+ * report.html, exactly as one process would. */
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli/spawn.h"
+#include "fabsim/pdes.h"
 
 static const char sweep_help[] =
     "usage: fabsim sweep [SCENARIO.yaml] [--set KEY=VALUE]... --vary KEY=V1,V2,... [--vary ...]\n"
@@ -35,6 +44,12 @@ static const char sweep_help[] =
     "  sqlite3 DIR/results.sqlite \"SELECT point, value FROM runs JOIN metrics USING (run_id)\n"
     "                              WHERE name = 'collectives.0.busbw_GBps'\"\n"
     "\n"
+    "Under MPI (mpirun -np N fabsim sweep ...) the points are spread over the N\n"
+    "ranks (rank r runs points r, r+N, ...; --jobs at a time, default 1 per rank);\n"
+    "rank 0 gathers every result into the one database and prints the same table\n"
+    "as without MPI. DIR should be on a shared file system for the point folders\n"
+    "to be in one place; the database never needs one.\n"
+    "\n"
     "Exit status: 0 every point ran, 1 a point failed (its stderr.txt is shown),\n"
     "2 bad input, 130 stopped by Ctrl-C (points finished so far are in the table).\n"
     "\n"
@@ -54,6 +69,7 @@ typedef struct sweep_args {
   vary *vary;
   size_t nvary;
   unsigned jobs;
+  bool jobs_given;
   bool json, quiet;
 } sweep_args;
 
@@ -123,6 +139,7 @@ static int parse(sweep_args *a, int argc, char **argv) {
         return CLI_BAD_INPUT;
       }
       a->jobs = (unsigned)j;
+      a->jobs_given = true;
     } else if (!strcmp(s, "--out") && next) {
       a->out = argv[++i];
     } else if (!strcmp(s, "--db") && next) {
@@ -171,18 +188,287 @@ static int check_point(const sweep_args *a, const char **sets, int nsets) {
   return CLI_BAD_INPUT;
 }
 
+/* ---- MPI: the points of other ranks into rank 0's database ------------------------------ */
+
+/* Copy every run of the database file `src` (and its rows in every table
+ * keyed by run_id) into `dst`, with new run ids, in one transaction; in the
+ * runs' text columns the path src_name (where the runs were written) becomes
+ * dst. The tables are read from src's schema, so columns added later follow. */
+static int merge_db(const char *dst, const char *src, const char *src_name, sim_error *err) {
+  sqlite3 *db = NULL;
+  sqlite3_stmt *runs = NULL, *tabs = NULL;
+  char **tables = NULL, **cols = NULL;
+  size_t ntables = 0;
+  int rc = SIM_EIO;
+  char *q = NULL;
+  if (sqlite3_open_v2(dst, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) goto fail;
+  sqlite3_busy_timeout(db, 600000);
+  q = sqlite3_mprintf("ATTACH %Q AS r", src);
+  if (sqlite3_exec(db, q, NULL, NULL, NULL) != SQLITE_OK) goto fail;
+  if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) goto fail;
+  /* A destination without the schema (rank 0 ran nothing yet) takes src's. */
+  if (sqlite3_prepare_v2(db, "SELECT count(*) FROM main.sqlite_master WHERE name = 'runs'", -1, &tabs,
+                         NULL) != SQLITE_OK || sqlite3_step(tabs) != SQLITE_ROW)
+    goto fail;
+  bool have = sqlite3_column_int(tabs, 0) > 0;
+  sqlite3_finalize(tabs);
+  tabs = NULL;
+  if (sqlite3_prepare_v2(db, "SELECT type, name, sql FROM r.sqlite_master WHERE sql NOT NULL AND "
+                             "name NOT LIKE 'sqlite_%' ORDER BY type = 'index', rowid", -1, &tabs,
+                         NULL) != SQLITE_OK)
+    goto fail;
+  while (sqlite3_step(tabs) == SQLITE_ROW) {
+    const char *type = (const char *)sqlite3_column_text(tabs, 0);
+    const char *name = (const char *)sqlite3_column_text(tabs, 1);
+    if (!have && sqlite3_exec(db, (const char *)sqlite3_column_text(tabs, 2), NULL, NULL, NULL) != SQLITE_OK)
+      goto fail;
+    if (strcmp(type, "table") || !strcmp(name, "runs")) continue;
+    /* The table's columns, run_id replaced by the new id (?1). */
+    sqlite3_stmt *info = NULL;
+    char *pq = sqlite3_mprintf("PRAGMA r.table_info(%Q)", name);
+    int prc = sqlite3_prepare_v2(db, pq, -1, &info, NULL);
+    sqlite3_free(pq);
+    if (prc != SQLITE_OK) goto fail;
+    char *names = sqlite3_mprintf(""), *sel = sqlite3_mprintf("");
+    bool keyed = false;
+    while (sqlite3_step(info) == SQLITE_ROW) {
+      const char *c = (const char *)sqlite3_column_text(info, 1);
+      bool id = !strcmp(c, "run_id");
+      keyed |= id;
+      char *n2 = sqlite3_mprintf("%s%s\"%w\"", names, names[0] ? "," : "", c);
+      char *s2 = id ? sqlite3_mprintf("%s%s?1", sel, sel[0] ? "," : "")
+                    : sqlite3_mprintf("%s%s\"%w\"", sel, sel[0] ? "," : "", c);
+      sqlite3_free(names);
+      sqlite3_free(sel);
+      names = n2;
+      sel = s2;
+    }
+    sqlite3_finalize(info);
+    if (keyed) {
+      tables = sim_realloc(tables, (ntables + 1) * sizeof *tables);
+      tables[ntables++] = sqlite3_mprintf("INSERT INTO main.\"%w\" (%s) SELECT %s FROM r.\"%w\" WHERE run_id = ?2",
+                                          name, names, sel, name);
+    }
+    sqlite3_free(names);
+    sqlite3_free(sel);
+  }
+  sqlite3_finalize(tabs);
+  tabs = NULL;
+  /* runs: every column but run_id. */
+  {
+    sqlite3_stmt *info = NULL;
+    if (sqlite3_prepare_v2(db, "PRAGMA r.table_info('runs')", -1, &info, NULL) != SQLITE_OK) goto fail;
+    char *names = sqlite3_mprintf("");
+    while (sqlite3_step(info) == SQLITE_ROW) {
+      const char *c = (const char *)sqlite3_column_text(info, 1);
+      if (!strcmp(c, "run_id")) continue;
+      char *n2 = sqlite3_mprintf("%s%s\"%w\"", names, names[0] ? "," : "", c);
+      sqlite3_free(names);
+      names = n2;
+    }
+    sqlite3_finalize(info);
+    cols = sim_calloc(1, sizeof *cols);
+    cols[0] = sqlite3_mprintf("INSERT INTO main.runs (%s) SELECT %s FROM r.runs WHERE run_id = ?1", names, names);
+    sqlite3_free(names);
+  }
+  /* The path the points recorded, in the copy's text columns. */
+  {
+    sqlite3_stmt *info = NULL;
+    if (sqlite3_prepare_v2(db, "PRAGMA r.table_info('runs')", -1, &info, NULL) != SQLITE_OK) goto fail;
+    while (sqlite3_step(info) == SQLITE_ROW) {
+      const char *type = (const char *)sqlite3_column_text(info, 2);
+      if (!type || strcmp(type, "TEXT")) continue;
+      char *u = sqlite3_mprintf("UPDATE r.runs SET \"%w\" = replace(\"%w\", %Q, %Q)",
+                                (const char *)sqlite3_column_text(info, 1),
+                                (const char *)sqlite3_column_text(info, 1), src_name, dst);
+      int urc = sqlite3_exec(db, u, NULL, NULL, NULL);
+      sqlite3_free(u);
+      if (urc != SQLITE_OK) {
+        sqlite3_finalize(info);
+        goto fail;
+      }
+    }
+    sqlite3_finalize(info);
+  }
+  if (sqlite3_prepare_v2(db, "SELECT run_id FROM r.runs ORDER BY run_id", -1, &runs, NULL) != SQLITE_OK) goto fail;
+  while (sqlite3_step(runs) == SQLITE_ROW) {
+    sqlite3_int64 old = sqlite3_column_int64(runs, 0);
+    sqlite3_stmt *ins = NULL;
+    if (sqlite3_prepare_v2(db, cols[0], -1, &ins, NULL) != SQLITE_OK) goto fail;
+    sqlite3_bind_int64(ins, 1, old);
+    int src_rc = sqlite3_step(ins);
+    sqlite3_finalize(ins);
+    if (src_rc != SQLITE_DONE) goto fail;
+    sqlite3_int64 id = sqlite3_last_insert_rowid(db);
+    for (size_t t = 0; t < ntables; t++) {
+      if (sqlite3_prepare_v2(db, tables[t], -1, &ins, NULL) != SQLITE_OK) goto fail;
+      sqlite3_bind_int64(ins, 1, id);
+      sqlite3_bind_int64(ins, 2, old);
+      src_rc = sqlite3_step(ins);
+      sqlite3_finalize(ins);
+      if (src_rc != SQLITE_DONE) goto fail;
+    }
+  }
+  if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) goto fail;
+  rc = SIM_OK;
+  goto out;
+fail:
+  sim_fail(err, SIM_EIO, "%s: merging the results of %s: %s", dst, src, db ? sqlite3_errmsg(db) : "cannot open");
+  if (db) sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+out:
+  sqlite3_finalize(runs);
+  sqlite3_finalize(tabs);
+  for (size_t t = 0; t < ntables; t++) sqlite3_free(tables[t]);
+  sim_free(tables);
+  if (cols) sqlite3_free(cols[0]);
+  sim_free(cols);
+  sqlite3_free(q);
+  if (db) {
+    sqlite3_exec(db, "DETACH r", NULL, NULL, NULL);
+    sqlite3_close(db);
+  }
+  return rc;
+}
+
+/* The whole file (sim_malloc'd, *n bytes), or NULL with *n = 0 if absent. */
+static void *file_bytes(const char *path, size_t *n) {
+  *n = 0;
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  size_t cap = 1 << 16, len = 0;
+  char *b = sim_malloc(cap);
+  for (size_t k; (k = fread(b + len, 1, cap - len, f)) > 0;) {
+    len += k;
+    if (len == cap) sim_grow((void **)&b, &cap, cap + 1, 1);
+  }
+  fclose(f);
+  *n = len;
+  return b;
+}
+
+/* Every `from` in the file at path becomes `to` (atomically); absent: nothing. */
+static void replace_in_file(const char *path, const char *from, const char *to) {
+  size_t n = 0, fl = strlen(from), tl = strlen(to);
+  char *b = file_bytes(path, &n);
+  if (!b || fl == 0) {
+    sim_free(b);
+    return;
+  }
+  size_t cap = n + 1, len = 0;
+  char *o = sim_malloc(cap);
+  for (size_t i = 0; i < n;) {
+    bool hit = i + fl <= n && !memcmp(b + i, from, fl);
+    size_t k = hit ? tl : 1;
+    sim_grow((void **)&o, &cap, len + k + 1, 1);
+    memcpy(o + len, hit ? to : b + i, k);
+    len += k;
+    i += hit ? fl : 1;
+  }
+  sim_error err = {0};
+  if (sim_write_file_atomic(path, o, len, &err) != SIM_OK) cli_error(err.msg);
+  sim_free(o);
+  sim_free(b);
+}
+
+/* A point of rank r > 0 first wrote its run to the rank's database; its
+ * files then name the sweep's database, as a point of rank 0 does. */
+static void rename_db_in_point(const cli_job *j, const char *rank_db, const char *db) {
+  static const char *const files[] = {"summary.json", "scenario.yaml", "report.html"};
+  for (size_t f = 0; f < sizeof files / sizeof *files; f++) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", j->dir, files[f]);
+    replace_in_file(path, rank_db, db);
+  }
+}
+
+/* After every rank ran its points: rank 0 merges the other ranks' databases
+ * (their bytes sent over MPI) into db; the point statuses and wall times of
+ * all ranks are gathered into jobs on rank 0. Returns SIM_OK or prints. */
+static int gather_points(cli_job *jobs, size_t npoints, const char *rank_db, const char *db,
+                         const char *tmpdir, const char *sweep_id, bool *interrupted) {
+  uint32_t rank = pdes_comm_rank(), size = pdes_comm_size();
+  int rc = SIM_OK;
+  /* statuses and wall times of this rank's points, in point order */
+  size_t mine = 0;
+  for (size_t p = rank; p < npoints; p += size) mine++;
+  int64_t *st = sim_calloc(2 * mine + 2, sizeof *st);
+  size_t k = 0;
+  for (size_t p = rank; p < npoints; p += size, k++) {
+    st[2 * k] = jobs[p].status;
+    memcpy(&st[2 * k + 1], &jobs[p].wall_s, sizeof(double));
+  }
+  st[2 * mine] = *interrupted;
+  void **parts = NULL;
+  size_t *lens = NULL;
+  pdes_comm_gather_bytes(st, (2 * mine + 1) * sizeof *st, &parts, &lens);
+  if (rank == 0)
+    for (uint32_t r = 1; r < size; r++) {
+      const int64_t *o = parts[r];
+      size_t j = 0;
+      for (size_t p = r; p < npoints; p += size, j++) {
+        jobs[p].status = (int)o[2 * j];
+        memcpy(&jobs[p].wall_s, &o[2 * j + 1], sizeof(double));
+      }
+      if (o[2 * j]) *interrupted = true;
+    }
+  for (uint32_t r = 0; parts && r < size; r++) sim_free(parts[r]);
+  sim_free(parts);
+  sim_free(lens);
+  /* the databases of ranks 1.. */
+  if (rank != 0)
+    for (size_t p = rank; p < npoints; p += size) rename_db_in_point(&jobs[p], rank_db, db);
+  size_t n = 0;
+  void *bytes = rank == 0 ? NULL : file_bytes(rank_db, &n);
+  if (rank != 0) unlink(rank_db);
+  pdes_comm_gather_bytes(bytes, n, &parts, &lens);
+  sim_free(bytes);
+  if (rank == 0) {
+    for (uint32_t r = 1; r < size; r++) {
+      if (lens[r] == 0) continue; /* no point of that rank wrote a run */
+      char tmp[4200];
+      snprintf(tmp, sizeof tmp, "%s.rank%u.tmp", db, r);
+      sim_error err = {0};
+      char from[4200];
+      snprintf(from, sizeof from, "%s/fabsim-%s-rank%u.sqlite", tmpdir, sweep_id, r);
+      if (sim_write_file_atomic(tmp, parts[r], lens[r], &err) != SIM_OK ||
+          merge_db(db, tmp, from, &err) != SIM_OK) {
+        cli_error(err.msg);
+        rc = SIM_EIO;
+      }
+      unlink(tmp);
+    }
+  }
+  for (uint32_t r = 0; parts && r < size; r++) sim_free(parts[r]);
+  sim_free(parts);
+  sim_free(lens);
+  sim_free(st);
+  return rc;
+}
+
 int cli_cmd_sweep(int argc, char **argv) {
   sweep_args a;
-  cli_job *jobs = NULL;
+  cli_job *jobs = NULL, *mine = NULL;
   json_t *runs = NULL;
-  char *db = NULL, *outabs = NULL;
-  size_t npoints = 1;
+  char *db = NULL, *outabs = NULL, *rank_db = NULL;
+  size_t npoints = 1, nmine = 0;
+  bool mpi = pdes_comm_built() && pdes_comm_launched();
+  uint32_t rank = 0, size = 1;
+  if (mpi) {
+    sim_error err = {0};
+    if (pdes_comm_init(&err) != SIM_OK) {
+      cli_error(err.msg);
+      return CLI_FAILED;
+    }
+    rank = pdes_comm_rank();
+    size = pdes_comm_size();
+  }
   int rc = parse(&a, argc, argv);
   if (rc != CLI_OK) goto out;
+  if (size > 1 && !a.jobs_given) a.jobs = 1; /* the ranks are the parallelism */
   for (size_t i = 0; i < a.nvary; i++) {
     npoints *= a.vary[i].n;
     if (npoints > 10000) {
-      fprintf(stderr, "fabsim: the sweep has more than 10,000 points; split it\n");
+      if (rank == 0) fprintf(stderr, "fabsim: the sweep has more than 10,000 points; split it\n");
       rc = CLI_BAD_INPUT;
       goto out;
     }
@@ -193,6 +479,20 @@ int cli_cmd_sweep(int argc, char **argv) {
     size_t n = strlen(outabs) + 32;
     db = sim_malloc(n);
     snprintf(db, n, "%s/results.sqlite", outabs);
+  }
+  char id[96] = "";
+  if (rank == 0) cli_run_id(id, sizeof id, "sweep");
+  pdes_comm_bcast(id, sizeof id); /* one sweep id over all ranks */
+  /* Rank r's database: node-local, named the same on every rank (rank 0
+   * needs the names to rewrite the paths a point recorded). */
+  const char *tmpdir = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+  rank_db = sim_strdup(db);
+  if (rank != 0) {
+    size_t n = strlen(tmpdir) + strlen(id) + 64;
+    sim_free(rank_db);
+    rank_db = sim_malloc(n);
+    snprintf(rank_db, n, "%s/fabsim-%s-rank%u.sqlite", tmpdir, id, rank);
+    unlink(rank_db);
   }
   jobs = sim_calloc(npoints, sizeof *jobs);
   const char **sets = sim_calloc((size_t)a.nsets + a.nvary + 1, sizeof *sets);
@@ -213,7 +513,8 @@ int cli_cmd_sweep(int argc, char **argv) {
     for (size_t v = 0; v < a.nvary; v++)
       lablen += (size_t)snprintf(label + lablen, sizeof label - (lablen < sizeof label ? lablen : sizeof label),
                                  "%s%s", v ? " " : "", sets[a.nsets + (int)v]);
-    if (p == 0 || a.nvary > 0) rc = check_point(&a, sets, a.nsets + (int)a.nvary);
+    /* Rank 0 checks (and reports); the verdict goes to every rank below. */
+    if (rank == 0) rc = check_point(&a, sets, a.nsets + (int)a.nvary);
     if (a.scenario) cli_job_arg(j, "%s", a.scenario);
     for (int k = 0; k < a.nsets + (int)a.nvary; k++) cli_job_arg(j, "--set=%s", sets[k]);
     for (size_t v = 0; v < a.nvary; v++) sim_free((void *)sets[a.nsets + (int)v]);
@@ -221,19 +522,40 @@ int cli_cmd_sweep(int argc, char **argv) {
     j->dir = sim_malloc(dl);
     snprintf(j->dir, dl, "%s/point-%03zu", outabs, p + 1);
     cli_job_arg(j, "--set=output.dir=%s", j->dir);
-    cli_job_arg(j, "--set=output.database=%s", db);
+    cli_job_arg(j, "--set=output.database=%s", rank_db);
     cli_job_arg(j, "--quiet");
     j->label = sim_strdup(label);
+    j->status = -1;
     if (rc != CLI_OK) break;
   }
   sim_free(sets);
+  if (size > 1) {
+    int32_t verdict = rc;
+    pdes_comm_bcast(&verdict, sizeof verdict);
+    rc = verdict;
+  }
   if (rc != CLI_OK) goto out;
-  char id[96];
-  cli_run_id(id, sizeof id, "sweep");
-  if (!a.quiet)
-    fprintf(stderr, "sweep %s: %zu points, %u at a time, in %s\n", id, npoints, a.jobs, a.out);
+  if (!a.quiet && rank == 0) {
+    if (size > 1)
+      fprintf(stderr, "sweep %s: %zu points over %u MPI ranks, %u at a time each, in %s\n", id, npoints,
+              size, a.jobs, a.out);
+    else
+      fprintf(stderr, "sweep %s: %zu points, %u at a time, in %s\n", id, npoints, a.jobs, a.out);
+  }
+  /* This rank's points: r, r + size, ... (shallow copies; jobs owns them). */
+  mine = sim_calloc(npoints / size + 1, sizeof *mine);
+  for (size_t p = rank; p < npoints; p += size) mine[nmine++] = jobs[p];
   bool interrupted = false;
-  size_t failed = cli_jobs_run(jobs, npoints, a.jobs, id, a.quiet, &interrupted);
+  cli_jobs_run(mine, nmine, a.jobs, id, a.quiet, &interrupted);
+  for (size_t p = rank, k = 0; p < npoints; p += size, k++) {
+    jobs[p].status = mine[k].status;
+    jobs[p].wall_s = mine[k].wall_s;
+    jobs[p].pid = mine[k].pid;
+  }
+  if (size > 1 && gather_points(jobs, npoints, rank_db, db, tmpdir, id, &interrupted) != SIM_OK) rc = CLI_FAILED;
+  if (rank != 0) goto out;
+  size_t failed = 0;
+  for (size_t p = 0; p < npoints; p++) failed += jobs[p].status != 0;
   sim_error err = {0};
   if (out_db_read_runs(db, id, NULL, 0, &runs, &err) != SIM_OK) {
     cli_error(err.msg);
@@ -284,10 +606,18 @@ int cli_cmd_sweep(int argc, char **argv) {
   }
   if (rc == CLI_OK) rc = interrupted ? CLI_INTERRUPTED : failed ? CLI_FAILED : CLI_OK;
 out:
+  if (size > 1) { /* every rank exits as rank 0 does */
+    int32_t final = rc;
+    pdes_comm_bcast(&final, sizeof final);
+    rc = final;
+  }
   json_decref(runs);
+  sim_free(mine);
   if (jobs) cli_jobs_free(jobs, npoints);
   sim_free(db);
+  sim_free(rank_db);
   sim_free(outabs);
   free_args(&a);
+  if (mpi) pdes_comm_finalize();
   return rc < 0 ? CLI_OK : rc;
 }

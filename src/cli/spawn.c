@@ -89,6 +89,7 @@ static pid_t start(cli_job *j, const char *self, const char *sweep_id) {
     if (out >= 0) dup2(out, STDOUT_FILENO);
     if (er >= 0) dup2(er, STDERR_FILENO);
     setenv("FABSIM_SWEEP", sweep_id, 1);
+    setenv("FABSIM_NO_MPI", "1", 1); /* under mpirun the point is not an MPI rank */
     setenv("FABSIM_SWEEP_POINT", j->label, 1);
     execv(self, argv);
     fprintf(stderr, "fabsim: cannot run %s: %s\n", self, strerror(errno));

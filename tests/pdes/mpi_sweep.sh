@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# fabsim sweep under mpirun -np 2: the points spread over the ranks, one
+# database with every run (merged by rank 0, paths rewritten), and the same
+# table, sweep.csv, report.html and point files as the sweep without MPI.
+# Args: FABSIM SRC MPIEXEC
+MPIEXEC=$3
+. "$2/tests/cli/lib.sh" "$1" "$2"
+
+ARGS=(--set cluster.nodes=8 --set simulation.fidelity=flow --set workload.kind=traffic
+      --set workload.traffic.pattern=permutation
+      --vary fabric.ecmp.hash_seed=0,1 --vary workload.traffic.size=64KB,1MB,4MB)
+expect_exit 0 "$FABSIM" sweep "${ARGS[@]}" --jobs 2 --out seq
+cp "$WORK/out" table-seq
+export TMPDIR=$WORK/tmp
+mkdir -p "$TMPDIR"
+expect_exit 0 "$MPIEXEC" --oversubscribe -np 2 "$FABSIM" sweep "${ARGS[@]}" --out par
+cmp -s table-seq "$WORK/out" && pass || fail "table under MPI differs: $(diff table-seq "$WORK/out")"
+expect_err "6 points over 2 MPI ranks"
+[ "$(grep -c '^\[[123]/3\]' "$WORK/err")" = 6 ] && pass || fail "each rank ran 3 points: $(cat "$WORK/err")"
+cmp -s seq/sweep.csv par/sweep.csv && pass || fail "sweep.csv differs"
+cmp -s seq/report.html <(sed 's|/par/|/seq/|g' par/report.html) && pass || fail "report.html differs"
+DB=par/results.sqlite
+[ "$(sqlite3 $DB 'SELECT count(*), count(DISTINCT sweep) FROM runs')" = "6|1" ] && pass || fail "6 runs of one sweep"
+for t in metrics timeseries events hot_ports series; do
+  [ "$(sqlite3 seq/results.sqlite "SELECT count(*) FROM $t")" = "$(sqlite3 $DB "SELECT count(*) FROM $t")" ] \
+    && pass || fail "table $t: $(sqlite3 $DB "SELECT count(*) FROM $t") rows"
+done
+[ "$(sqlite3 $DB "SELECT count(*) FROM runs WHERE summary_json LIKE '%rank1.sqlite%' OR overrides LIKE '%rank1%'")" = 0 ] \
+  && pass || fail "a merged run names the rank's database"
+[ "$(sqlite3 $DB "SELECT count(*) FROM runs WHERE overrides LIKE '%$PWD/par/results.sqlite%'")" = 6 ] \
+  && pass || fail "runs name the sweep's database"
+for p in 1 2 3 4 5 6; do
+  diff <(jq 'del(.sim.wall_s)' seq/point-00$p/summary.json) \
+       <(sed 's|/par/|/seq/|g' par/point-00$p/summary.json | jq 'del(.sim.wall_s)') >/dev/null \
+    && pass || fail "point $p summary differs (wall clock aside)"
+done
+[ -z "$(ls "$TMPDIR")" ] && pass || fail "rank databases left in TMPDIR: $(ls "$TMPDIR")"
+# bad input: reported once (by rank 0), every rank exits 2
+expect_exit 2 "$MPIEXEC" --oversubscribe -np 2 "$FABSIM" sweep --vary fabric.routing=ecmp,bogus --out bad
+[ "$(grep -c "is not one of" "$WORK/err")" = 1 ] && pass || fail "bad value reported $(grep -c "is not one of" "$WORK/err") times"
+# more ranks than points: the idle rank has nothing to merge
+expect_exit 0 "$MPIEXEC" --oversubscribe -np 3 "$FABSIM" sweep --set cluster.nodes=2 \
+  --vary workload.collective.size=1MiB,2MiB --out few --quiet
+[ "$(sqlite3 few/results.sqlite 'SELECT count(*) FROM runs')" = 2 ] && pass || fail "2 points on 3 ranks"
+finish

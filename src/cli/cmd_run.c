@@ -287,7 +287,7 @@ int cli_cmd_run(int argc, char **argv) {
       goto done;
     }
   } else if (cfg.workload.kind == CFG_WORKLOAD_TRAINING) {
-    if ((rc = cli_training_begin(&tr, &cfg, doc, t, be, r.log)) != CLI_OK) goto done;
+    if ((rc = cli_training_begin(&tr, &cfg, doc, t, be)) != CLI_OK) goto done;
     /* GPU faults: the fault scheduler calls tr.hooks (wl_job_hooks) at their times */
   } else {
     coll_traffic_spec spec = {
@@ -316,7 +316,7 @@ int cli_cmd_run(int argc, char **argv) {
   if (cfg.workload.kind == CFG_WORKLOAD_TRAINING) {
     /* the job drives the simulation itself (and stops it at its end or
      * failure, leaving later events pending); no progress line */
-    if ((rc = cli_training_run(&tr)) != CLI_OK) goto done;
+    if ((rc = cli_training_run(&tr, r.log)) != CLI_OK) goto done;
   } else {
     coll_exec_start(&r.exec, be, &r.plan, NULL, NULL);
     out_progress prog = {.show = !a.quiet && isatty(STDERR_FILENO),

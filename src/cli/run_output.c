@@ -152,6 +152,17 @@ int cli_run_output_end(cli_run_output *o, sim_ctx *sim, const coll_exec *exec, j
   /* GPU states from the phases only where nothing else runs on the GPUs:
    * a training step's compute is not in the phase log. */
   tel_tap_replay(o->tap, o->tel, &o->ports, synthetic ? TEL_TAP_GPUS : 0);
+  /* the summary's event log (faults, throttling, stragglers, root cause)
+   * goes to events.csv and the database too: one log, kept in the summary */
+  size_t i;
+  json_t *e;
+  json_array_foreach(json_object_get(summary, "events"), i, e) {
+    double at = json_number_value(json_object_get(e, "at_s"));
+    tel_event(o->tel, at > 0 ? (simtime_ps)llround(at * 1e12) : 0,
+              json_string_value(json_object_get(e, "component")),
+              json_string_value(json_object_get(e, "kind")),
+              json_string_value(json_object_get(e, "detail")), NAN);
+  }
   if (!complete)
     tel_event(o->tel, end, "job", "stopped",
               "stopped before the end (Ctrl-C); figures cover the time reached", sim_ps_to_s(end));

@@ -55,7 +55,7 @@ static int apply_cooling_failure(pwr_model *m, const cfg_scenario *cfg, const cf
 }
 
 int cli_training_begin(cli_training *tr, const cfg_scenario *cfg, const cfg_doc *doc,
-                       const topo *t, be_backend *be, json_t *events) {
+                       const topo *t, be_backend *be) {
   sim_error err = {0};
   memset(tr, 0, sizeof *tr);
   tr->cfg = cfg;
@@ -72,11 +72,16 @@ int cli_training_begin(cli_training *tr, const cfg_scenario *cfg, const cfg_doc 
     return err.code == SIM_ECONFIG ? CLI_BAD_INPUT : CLI_FAILED;
   }
   tr->hooks = wl_job_hooks(tr->job);
-  /* Racks over their limit at the utilization they are provisioned for
-   * throttle their GPUs from the start: stragglers of the job. */
-  uint32_t n = topo_gpu_count(t);
+  return CLI_OK;
+}
+
+/* Racks over their limit at the job's fault-free utilization u throttle
+ * their GPUs from the start: stragglers of the job. */
+static void throttle_racks(cli_training *tr, double u, json_t *events) {
+  uint32_t n = topo_gpu_count(tr->t);
+  tr->utilization = u;
   tr->throttle = sim_malloc((n ? n : 1) * sizeof *tr->throttle);
-  pwr_gpu_throttle(&tr->pwr, cfg->power.utilization, tr->throttle, n);
+  pwr_gpu_throttle(&tr->pwr, u, tr->throttle, n);
   for (uint32_t g = 0; g < n; g++)
     if (tr->throttle[g] < 1) {
       wl_job_slowdown(tr->job, 0, g, tr->throttle[g], true);
@@ -85,35 +90,48 @@ int cli_training_begin(cli_training *tr, const cfg_scenario *cfg, const cfg_doc 
   char comp[32], detail[256];
   uint32_t per_rack = tr->pwr.rack_nodes * tr->pwr.gpus_per_node;
   for (uint32_t r = 0; r < tr->pwr.racks; r++) {
-    double f = pwr_rack_throttle(&tr->pwr, r, cfg->power.utilization);
+    double f = pwr_rack_throttle(&tr->pwr, r, u);
     if (f >= 1) continue;
     uint32_t first = r * per_rack, count = pwr_rack_nodes(&tr->pwr, r) * tr->pwr.gpus_per_node;
     snprintf(comp, sizeof comp, "rack%u", r);
     snprintf(detail, sizeof detail,
-             "draws %.1f kW at utilization %.2f over its %.1f kW limit: its %u GPUs (gpu%u-gpu%u) "
-             "throttle to %.3f of their speed",
-             pwr_rack_demand_w(&tr->pwr, r, cfg->power.utilization) * 1e-3,
-             cfg->power.utilization, tr->pwr.rack_limit_w[r] * 1e-3, count, first,
-             first + count - 1, f);
+             "draws %.1f kW at the job's utilization %.2f, over its %.1f kW limit: its %u GPUs "
+             "(gpu%u-gpu%u) throttle to %.3f of their speed",
+             pwr_rack_demand_w(&tr->pwr, r, u) * 1e-3, u, tr->pwr.rack_limit_w[r] * 1e-3, count,
+             first, first + count - 1, f);
     cli_event_add(events, 0, comp, "thermal-throttle", detail);
   }
-  return CLI_OK;
 }
 
-static bool disturbed(const cli_training *tr) {
-  return tr->cfg->faults.n > 0 || tr->throttled_gpus > 0;
+/* A rack could throttle: over its limit at full utilization. */
+static bool may_throttle(const cli_training *tr) {
+  for (uint32_t r = 0; r < tr->pwr.racks; r++)
+    if (pwr_rack_throttle(&tr->pwr, r, 1) < 1) return true;
+  return false;
 }
 
-int cli_training_run(cli_training *tr) {
+static double utilization(const wl_job *j) {
+  double busy = 0, total = 0;
+  for (uint32_t k = 0; k < wl_job_steps_done(j); k++) {
+    busy += wl_job_step(j, k)->compute_s;
+    total += wl_job_step(j, k)->time_s;
+  }
+  return total > 0 ? busy / total : 0;
+}
+
+int cli_training_run(cli_training *tr, json_t *events) {
   sim_error err = {0};
+  if (tr->cfg->faults.n > 0 || may_throttle(tr)) {
+    /* the fault-free baseline first: its utilization decides the racks' throttling */
+    tr->base_sim = sim_create(tr->cfg->simulation.seed);
+    if (be_create(&tr->base_be, tr->base_sim, tr->t, tr->cfg, tr->doc, &err) != SIM_OK ||
+        wl_job_create(&tr->base, tr->cfg, tr->doc, tr->t, tr->base_be, tr->cfg->workload.steps,
+                      &err) != SIM_OK ||
+        wl_job_run(tr->base, tr->doc, &err) != SIM_OK)
+      goto fail;
+    throttle_racks(tr, utilization(tr->base), events);
+  }
   if (wl_job_run(tr->job, tr->doc, &err) != SIM_OK) goto fail;
-  if (!disturbed(tr)) return CLI_OK;
-  tr->base_sim = sim_create(tr->cfg->simulation.seed);
-  if (be_create(&tr->base_be, tr->base_sim, tr->t, tr->cfg, tr->doc, &err) != SIM_OK ||
-      wl_job_create(&tr->base, tr->cfg, tr->doc, tr->t, tr->base_be, tr->cfg->workload.steps,
-                    &err) != SIM_OK ||
-      wl_job_run(tr->base, tr->doc, &err) != SIM_OK)
-    goto fail;
   return CLI_OK;
 fail:
   cli_error(err.msg);
@@ -407,6 +425,29 @@ static void slowdown_events(cli_training *tr, json_t *events) {
   }
 }
 
+static int by_time(const void *a, const void *b) {
+  double x = json_number_value(json_object_get(*(json_t *const *)a, "at_s"));
+  double y = json_number_value(json_object_get(*(json_t *const *)b, "at_s"));
+  return x < y ? -1 : x > y;
+}
+
+/* Events in time order (stable: insertion order among equal times). */
+static void sort_events(json_t *events) {
+  size_t n = json_array_size(events);
+  json_t **v = sim_malloc((n ? n : 1) * sizeof *v);
+  for (size_t i = 0; i < n; i++) v[i] = json_incref(json_array_get(events, i));
+  /* insertion sort: stable, and the log is nearly sorted */
+  for (size_t i = 1; i < n; i++)
+    for (size_t k = i; k > 0 && by_time(&v[k - 1], &v[k]) > 0; k--) {
+      json_t *t = v[k];
+      v[k] = v[k - 1];
+      v[k - 1] = t;
+    }
+  json_array_clear(events);
+  for (size_t i = 0; i < n; i++) json_array_append_new(events, v[i]);
+  sim_free(v);
+}
+
 void cli_training_summary(cli_training *tr, json_t *summary, json_t *events) {
   uint32_t done = wl_job_steps_done(tr->job);
   const wl_step *s0 = done ? wl_job_step(tr->job, 0) : NULL;
@@ -416,16 +457,15 @@ void cli_training_summary(cli_training *tr, json_t *summary, json_t *events) {
   json_object_set_new(summary, "failure", failure_json(tr, events));
   json_object_set_new(summary, "sdc", sdc_json(tr, events));
   json_object_set_new(summary, "root_cause", root_cause(tr, events));
-  /* power at the job's real utilization (compute share of the steps done) */
-  double busy = 0, total = 0;
-  for (uint32_t k = 0; k < done; k++) {
-    busy += wl_job_step(tr->job, k)->compute_s;
-    total += wl_job_step(tr->job, k)->time_s;
-  }
-  double u = total > 0 ? busy / total : 0, step_s = done ? total / done : 0;
+  /* power at the job's real utilization (compute share of the steps done);
+   * racks throttle as they did in the run (at the fault-free utilization) */
+  double total = 0;
+  for (uint32_t k = 0; k < done; k++) total += wl_job_step(tr->job, k)->time_s;
+  double u = utilization(tr->job), step_s = done ? total / done : 0;
   json_t *pw = pwr_summary_json(&tr->pwr, u, step_s, tr->cfg->reliability.days * 86400.0);
   json_object_set_new(pw, "utilization_source", json_string("job"));
   json_object_set_new(summary, "power", pw);
+  sort_events(events);
 }
 
 json_t *cli_power_json(const cfg_scenario *cfg, const cfg_doc *doc, const topo *t, double step_s) {

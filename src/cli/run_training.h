@@ -19,19 +19,21 @@ typedef struct cli_training {
   const topo *t;
   pwr_model pwr;
   bool have_pwr;
-  double *throttle; /* per GPU, from the racks' cooling at power.utilization */
+  double *throttle; /* per GPU, from the racks' cooling at the fault-free utilization */
+  double utilization;
   uint32_t throttled_gpus;
   wl_job *base;     /* the same steps without faults or throttling */
   sim_ctx *base_sim;
   be_backend *base_be;
 } cli_training;
 
-/* Job, power model and rack throttling (thermal events into `events`).
- * Errors are printed; returns a CLI exit code. */
+/* Job and power model. Errors are printed; returns a CLI exit code. */
 int cli_training_begin(cli_training *tr, const cfg_scenario *cfg, const cfg_doc *doc,
-                       const topo *t, be_backend *be, json_t *events);
-/* Run the job (and, when anything disturbs it, the fault-free baseline). */
-int cli_training_run(cli_training *tr);
+                       const topo *t, be_backend *be);
+/* When anything may disturb the job (faults, a rack that could exceed its
+ * limit): the fault-free baseline first, then the racks throttled at its
+ * utilization (thermal events into `events`); then the job. */
+int cli_training_run(cli_training *tr, json_t *events);
 /* Add step, steps, failure, sdc, root_cause and power to the summary and
  * the job's events to `events` (network fault events, already there, are
  * read for the root cause). */

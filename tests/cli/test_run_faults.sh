@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# fabsim run, training with disturbances: power object against its closed
+# form, a rack over its cooling throttling its GPUs into stragglers (root
+# cause names them, the excess matches compute x (1/f - 1)), several steps,
+# the events log in summary.json and events.csv, bad input located.
+. "$(dirname "$0")/lib.sh"
+
+# 8 GPUs per node, 4 nodes (one rack of 4 servers), data parallel only
+SMALL=(--set cluster.nodes=4 --set workload.kind=training --set workload.model.layers=4
+       --set workload.model.hidden=1024 --set workload.model.heads=16
+       --set workload.model.seq_len=2048 --set workload.model.vocab=0
+       --set workload.global_batch=32 --set workload.bucket_size=1TiB
+       --set workload.grad_overlap=false --set simulation.fidelity=flow)
+
+# --- fault-free: power = (GPUs x (idle + u (TDP - idle)) + nodes x node + NICs x nic
+#     + switch ports + transceivers) x PUE, at the job's own utilization
+expect_exit 0 "$FABSIM" run "${SMALL[@]}" --set output.dir=clean --set workload.steps=2 --json
+cp "$WORK/out" clean.json
+expect_json clean.json '(.steps | length) == 2 and .steps[1].start_s == .steps[0].time_s'
+expect_json clean.json '.root_cause == [] and .failure == null and .sdc == [] and .events == []'
+expect_json clean.json '.power.utilization_source == "job" and
+  (.power.utilization - (.steps[0].compute_s / .steps[0].time_s) | fabs) < 1e-9'
+expect_json clean.json '. as $s | .topology as $t | .power.utilization as $u |
+  (($s.gpus * (70 + $u * 630) + $t.nodes * 3000 + $t.endpoints * 25
+    + $t.switches * $t.switch_radix * 12 + $t.transceivers * 9) / 1000) as $it |
+  ((.power.it_kw - $it) | fabs) < 1e-6 * $it and
+  ((.power.facility_kw - 1.2 * $it) | fabs) < 1e-6 * $it and
+  ((.power.energy_kwh_per_step - 1.2 * $it * .steps[0].time_s / 3600) | fabs) < 1e-9'
+expect_exit 0 "$FABSIM" run "${SMALL[@]}" --set output.dir=clean2
+expect_out "power        IT "
+
+# --- the rack's cooling reduced to 20 kW: its 32 GPUs throttle, the job straggles
+expect_exit 0 "$FABSIM" run "${SMALL[@]}" --set output.dir=hot --set workload.steps=2 \
+  --set power.rack.cooling_failure=0:20 --json
+cp "$WORK/out" hot.json
+expect_json hot.json '[.events[] | select(.kind == "thermal-throttle")] | length == 1'
+expect_json hot.json '.events[0].component == "rack0" and .events[0].at_s == 0'
+expect_json hot.json '(.root_cause | length) == 2 and .root_cause[0].step == 1'
+expect_json hot.json '.root_cause[0].causes[0].kind == "thermal-throttle" and
+  (.root_cause[0].causes[0].component | test("^gpu([0-9]|[12][0-9]|3[01])$"))'
+expect_json hot.json '(.root_cause[0].excess_s - (.steps[0].time_s - .steps[0].baseline_s) | fabs) < 1e-12'
+# closed form: compute C at f takes C/f; excess = C/f - C = compute_s (1 - f)
+expect_json hot.json '(.events[0].detail | capture("throttle to (?<f>[0-9.]+)").f | tonumber) as $f |
+  ((.root_cause[0].excess_s - .steps[0].compute_s * (1 - $f)) | fabs) < 0.01 * .root_cause[0].excess_s'
+expect_json hot.json '[.events[] | select(.kind == "straggler")] | length == 2'
+expect_json hot.json '[.events[].at_s] == ([.events[].at_s] | sort)'
+expect_json hot.json '.power.racks_throttled == 1 and .power.it_kw < .power.it_demand_kw'
+grep -q "thermal-throttle" hot/events.csv && pass || fail "events.csv lacks the thermal throttle"
+grep -q "straggler" hot/events.csv && pass || fail "events.csv lacks the stragglers"
+expect_exit 0 "$FABSIM" run "${SMALL[@]}" --set output.dir=hot2 --set power.rack.cooling_failure=0:20
+expect_out "root cause   step 1 +"
+expect_out "throttled by the rack's cooling"
+
+# --- bad input
+expect_exit 2 "$FABSIM" run "${SMALL[@]}" --set output.dir=bad --set power.rack.cooling_failure=7:20
+expect_err "power.rack.cooling_failure"
+expect_err "rack of 0..0"
+expect_exit 2 "$FABSIM" run "${SMALL[@]}" --set output.dir=bad --set workload.steps=0
+expect_err "workload.steps"
+
+# --- a collective run carries power too (power.utilization over its time)
+expect_exit 0 "$FABSIM" run --set cluster.nodes=2 --set output.dir=coll --json
+expect_json "$WORK/out" '.power.utilization_source == "power.utilization" and .power.it_kw > 0 and .events == []'
+
+finish

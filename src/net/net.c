@@ -134,13 +134,13 @@ static void setup_channels(net__be *n, const cfg_scenario *cfg) {
     cd->src = topo_channel_src(t, c);
     ch->dst = topo_channel_dst(t, c);
     const topo_vertex *s = topo_vertex_at(t, cd->src), *d = topo_vertex_at(t, ch->dst);
-    cd->bps = l->bps ? l->bps : 1;
+    cd->bps = cd->bps0 = l->bps ? l->bps : 1;
     cd->prop = l->latency;
     ch->lat = l->latency + d->latency;
     ch->hdr_ps = sim_serialization_ps(n->hdr + n->pre, cd->bps);
     ch->fc = (uint8_t)fc_into(cfg, d);
     ch->dst_cut = d->kind == TOPO_SWITCH ? cfg->fabric.sw.cut_through : d->kind != TOPO_GPU;
-    ch->marks = s->kind == TOPO_SWITCH && n->ect;
+    ch->lflags = s->kind == TOPO_SWITCH && n->ect ? NET__L_ECN : 0;
     cd->telemetry = s->kind == TOPO_SWITCH || s->kind == TOPO_NIC;
     cd->kmin = clamp32((uint64_t)((unsigned __int128)cfg->fabric.ecn.kmin * cd->bps / ref));
     cd->kmax = clamp32((uint64_t)((unsigned __int128)cfg->fabric.ecn.kmax * cd->bps / ref));
@@ -288,6 +288,7 @@ static void net_destroy(be_backend *b) {
   sim_free(n->cold);
   sim_free(n->vx);
   be_fct_free(&n->fct);
+  if (n->health_own.link_ok) topo_health_free(&n->health_own);
   sim_free(n);
 }
 
@@ -296,6 +297,8 @@ static const be_ops net_ops = {
     .submit_phase = net__submit_phase,
     .stats = net_stats,
     .destroy = net_destroy,
+    .link_state = net__link_state,
+    .reroute = net__reroute,
 };
 
 be_backend *be_packet_create(sim_ctx *sim, const topo *t, const cfg_scenario *cfg) {
@@ -320,6 +323,7 @@ be_backend *be_packet_create(sim_ctx *sim, const topo *t, const cfg_scenario *cf
   setup_channels(n, cfg);
   sim_rng_stream(sim, &n->rng_ecn, "net.ecn");
   sim_rng_stream(sim, &n->rng_route, "net.route");
+  sim_rng_stream(sim, &n->rng_ber, "net.ber");
   n->scan_period = n->rto / 16 ? n->rto / 16 : 1;
   return &n->base;
 }

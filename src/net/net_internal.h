@@ -65,7 +65,14 @@ enum {
   NET__F_CE = 2,   /* congestion experienced */
   NET__F_REV = 4,  /* travels the queue pair's reverse (ACK) path */
   NET__F_RETX = 8, /* a retransmission */
-  NET__F_HDRM = 16 /* occupies PFC headroom at the vertex holding it */
+  NET__F_HDRM = 16, /* occupies PFC headroom at the vertex holding it */
+  NET__F_LOST = 32  /* on a link that failed, or corrupted (BER): discarded on arrival */
+};
+/* Per-channel flags (net__chan.lflags). */
+enum {
+  NET__L_ECN = 1,  /* src is a switch that ECN-marks */
+  NET__L_DOWN = 2, /* the link is down: what is sent is lost */
+  NET__L_BER = 4   /* bit errors: each packet lost with its wire size's probability */
 };
 /* Flow control of a channel into its destination vertex. */
 typedef enum { NET__FC_CREDIT, NET__FC_PFC, NET__FC_LOSSY } net__fc;
@@ -115,7 +122,7 @@ typedef struct net__chan {
   uint32_t qp_head;      /* source port: ring of queue pairs with data to send */
   uint8_t fc;            /* net__fc into dst */
   uint8_t dst_cut;       /* dst forwards cut-through */
-  uint8_t marks;         /* src is a switch that ECN-marks */
+  uint8_t lflags;        /* NET__L_*: ECN marking, link down, bit errors */
   uint8_t nonempty;      /* classes with packets */
   uint8_t paused;        /* classes stopped by PFC from dst */
   uint8_t rr;            /* last round-robin class served */
@@ -159,6 +166,12 @@ typedef struct net__cold {
   net__ring ring;
   uint64_t pauses_rx, drops, marks_n;
   simtime_ps paused_ps;  /* summed time classes spent paused */
+  /* faults (be_ops.link_state): the link's physical state, both channels */
+  rate_bps bps0;         /* nominal rate */
+  double ber;            /* bit error rate; 0: none */
+  double loss_p;         /* loss probability of a loss_wire-byte packet */
+  uint32_t loss_wire;
+  uint8_t down;          /* rate factor 0: nothing gets through */
   simtime_ps paused_since[NET__CLASSES];
 } net__cold;
 
@@ -189,6 +202,8 @@ typedef struct net__qp {
   uint8_t plen[2];
   uint8_t cls;
   uint8_t in_ring, done, armed;
+  uint8_t retries;         /* timeouts in a row (reset by progress) */
+  uint8_t failed;          /* this repetition's transfer was reported failed */
   uint32_t armed_pos;      /* index in net__be.armed while armed */
   uint16_t epoch;          /* repetitions started, modulo 2^16 (mirrored in net__qhot) */
   rate_bps max_rate;
@@ -197,6 +212,7 @@ typedef struct net__qp {
   uint32_t snd_nxt, snd_una, snd_max;
   uint32_t rr_next, rr_prev;
   simtime_ps next_send, last_progress, rto_cur;
+  simtime_ps stalled_since;  /* last progress before the current run of timeouts */
   rate_bps pace_rate;
   uint32_t pace_wire;
   simtime_ps pace_ps;
@@ -233,6 +249,7 @@ typedef struct net__phase {
   size_t paths_cap, qp_cap;
   size_t active;          /* queue pairs of this repetition not yet complete */
   uint64_t bytes;         /* payload of one repetition */
+  uint64_t failed, lost;  /* this repetition: transfers failed, their bytes not delivered */
   bool live;
 } net__phase;
 
@@ -242,6 +259,11 @@ typedef struct net__ext {
   uint64_t headroom_drops; /* lossless drops: PFC headroom overflowed (should stay 0) */
   uint64_t acks, nacks, timeouts, duplicates;
   uint64_t stale;          /* packets of a finished repetition dropped in flight */
+  uint64_t qp_errors;      /* queue pairs that exhausted their retries (transfer failed) */
+  uint64_t no_route;       /* transfers failed at a reroute: no path left */
+  uint64_t link_drops;     /* packets lost on or routed into a link that is down */
+  uint64_t ber_drops;      /* packets corrupted by bit errors */
+  uint64_t reroutes;       /* be_ops.reroute calls */
   uint64_t pkts_alloc;     /* packet pool capacity (high-water) */
   uint64_t inflight_max;   /* most packets alive at once */
   bool deadlock;           /* transfers left with nothing scheduled */
@@ -262,7 +284,7 @@ typedef struct net__be {
   cfg_recovery recovery;
   bool dynamic;            /* routing decided per packet at switches */
   bool polarized, spray_rr;
-  bool lossy;              /* the fabric can drop (NACK on gaps) */
+  bool lossy;              /* the fabric can drop (NACK on gaps); set by a lossy fault too */
   bool ect;                /* data packets are ECN-capable */
   uint32_t mtu, hdr, pre;  /* payload per packet, header bytes, preamble+IFG */
   uint32_t ack_frame, cnp_frame;
@@ -306,7 +328,10 @@ typedef struct net__be {
   uint32_t active_phases;
   /* per channel: transfers routed over it now (max_link_sharing) */
   uint32_t *sharing;
-  sim_rng rng_ecn, rng_route;
+  sim_rng rng_ecn, rng_route, rng_ber;
+  const topo_health *health; /* routing's view after the last reroute; NULL: all up */
+  topo_health health_own;    /* the copy health points to */
+  uint32_t links_down;     /* links physically down now */
   uint32_t cands[NET__MAX_CANDS];
   be_stats st;
   be_fct fct;
@@ -338,11 +363,15 @@ void net__ensure_wake(net__be *n, uint32_t c, simtime_ps at);
 bool net__can_send(net__be *n, uint32_t c, uint32_t cls, uint32_t frame, simtime_ps now);
 /* Close the telemetry integrals at `now` (stats time). */
 void net__port_settle(net__be *n, simtime_ps now);
+/* Link l's physical state (be_ops.link_state); see port.c. */
+void net__link_state(be_backend *b, uint32_t link, double rate_factor, double ber);
 
 /* route.c */
 /* Data path [0] and ACK path [1] for a transfer into out (capacity
  * 2 * TOPO_MAX_PATH); lengths in len. SIM_OK, or an error when unroutable. */
 int net__paths(net__be *n, const be_xfer *x, uint32_t *out, uint8_t len[2], uint32_t dnic[2]);
+/* be_ops.reroute: every live queue pair moves to its path over h. */
+void net__reroute(be_backend *b, const topo_health *h);
 /* The channel packet p leaves vertex v by. */
 uint32_t net__route(net__be *n, uint32_t v, net__pkt *p, const net__qhot *h);
 
@@ -354,11 +383,23 @@ uint32_t net__qp_pull(net__be *n, uint32_t c, simtime_ps now);
 void net__qp_activate(net__be *n, uint32_t qi);
 /* Stop watching qi's timeout (it completed or is released). */
 void net__qp_disarm(net__be *n, uint32_t qi);
+/* Stop qi's sender for good (completed or failed): out of its port's ring,
+ * nothing to retransmit, timer disarmed. */
+void net__qp_stop(net__be *n, uint32_t qi);
+/* Take qi out of its source port's ring (before its path changes). */
+void net__qp_unring(net__be *n, uint32_t qi);
 /* Packet i has reached the end of its path. */
 void net__deliver(net__be *n, uint32_t i);
 
 /* phase.c */
 void net__qp_complete(net__be *n, uint32_t qi);
+/* qi's transfer fails now with `cause` (static string): reported through
+ * be_backend.on_failure, counted in be_stats.transfers_failed, and done for
+ * its phase; its packets in flight become stale. */
+void net__qp_fail(net__be *n, uint32_t qi, const char *cause);
+/* Drop every packet of qi in flight (its epoch moves on); the sender's state
+ * is kept (a repetition in progress continues with new packets). */
+void net__qp_orphan_packets(net__be *n, uint32_t qi);
 void net__submit_phase(be_backend *b, const be_xfer *x, size_t n, uint64_t repeat,
                        be_done_fn done, void *ctx);
 

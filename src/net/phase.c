@@ -9,6 +9,16 @@
  * and rates carry over as they are). A transfer with src == dst, or whose
  * GPUs cannot be routed, never enters the network and completes at once.
  *
+ * Failures (faults): a queue pair that gives up ("retry limit",
+ * transport.c) or loses its route at a reroute ("no route") is reported
+ * once through be_backend.on_failure, counted in be_stats.transfers_failed
+ * (not in transfers; its undelivered bytes not in bytes), and counts as
+ * finished for its repetition, so done always fires. A transfer with no
+ * route when its phase is submitted after a reroute fails at the start of
+ * each repetition; a later reroute that restores its path gives it a queue
+ * pair from the next repetition on. be_ops.reroute recomputes every live
+ * queue pair's paths, O(transfers x path).
+ *
  * Storage: queue pairs live in one array of reused ids (released with a new
  * generation, so a stale timeout finds nothing); a phase slot and its path
  * and id arrays are reused by the next phase. Cost per phase: routing
@@ -20,6 +30,11 @@
 #include "net/net_internal.h"
 
 static void on_rep_end(sim_ctx *sim, void *obj, uint64_t arg);
+
+/* ph->qp[i] of a transfer with no path over the fabric as routing sees it
+ * (after a fault): it fails at the start of every repetition. */
+#define NOROUTE (NET__NONE - 1)
+static inline bool has_qp(uint32_t id) { return id < NOROUTE; }
 
 static uint32_t phase_alloc(net__be *n) {
   for (uint32_t i = 0; i < n->nph; i++)
@@ -62,9 +77,16 @@ static uint32_t qp_alloc(net__be *n) {
   return qi;
 }
 
+void net__qp_orphan_packets(net__be *n, uint32_t qi) {
+  net__qp *q = &n->qp[qi];
+  q->epoch++; /* packets still in the fabric carry the old one: dropped on arrival */
+  n->qh[qi].epoch = q->epoch;
+}
+
 static void qp_release(net__be *n, uint32_t qi) {
   net__qp_disarm(n, qi);
   net__qp *q = &n->qp[qi];
+  net__qp_orphan_packets(n, qi); /* late packets must not follow reused paths */
   q->gen++;
   q->done = 1;
   sim_free(q->ooo);
@@ -81,12 +103,24 @@ static void sharing(net__be *n, const net__qp *q, int d) {
   }
 }
 
+static void fail_unrouted(net__be *n, net__phase *ph, size_t i, simtime_ps now) {
+  be_failure f = {.at = now, .src_gpu = ph->x[i].src_gpu, .dst_gpu = ph->x[i].dst_gpu,
+                  .bytes = ph->x[i].bytes, .bytes_delivered = 0, .cause = "no route"};
+  n->st.transfers_failed++;
+  n->ext.no_route++;
+  ph->failed++;
+  ph->lost += f.bytes;
+  if (n->base.on_failure) n->base.on_failure(n->base.on_failure_ctx, &f);
+}
+
 static void rep_start(net__be *n, uint32_t pid) {
   net__phase *ph = &n->ph[pid];
   simtime_ps now = sim_now(n->base.sim);
   ph->active = 0;
+  ph->failed = ph->lost = 0;
   for (size_t i = 0; i < ph->n; i++) {
-    if (ph->qp[i] == NET__NONE) continue;
+    if (ph->qp[i] == NOROUTE) fail_unrouted(n, ph, i, now);
+    if (!has_qp(ph->qp[i])) continue;
     net__qp *q = &n->qp[ph->qp[i]];
     net__qp_reset(n, q, now);
     n->qh[ph->qp[i]].epoch = q->epoch;
@@ -98,7 +132,7 @@ static void rep_start(net__be *n, uint32_t pid) {
     return;
   }
   for (size_t i = 0; i < ph->n; i++)
-    if (ph->qp[i] != NET__NONE) net__qp_activate(n, ph->qp[i]);
+    if (has_qp(ph->qp[i])) net__qp_activate(n, ph->qp[i]);
 }
 
 void net__qp_complete(net__be *n, uint32_t qi) {
@@ -111,21 +145,45 @@ void net__qp_complete(net__be *n, uint32_t qi) {
   if (--ph->active == 0) ev_schedule(n->base.sim, now, on_rep_end, n, q->phase);
 }
 
+static uint64_t bytes_delivered(const net__be *n, const net__qp *q) {
+  if (q->rcv_nxt >= q->npkts) return q->bytes;
+  return (uint64_t)q->rcv_nxt * n->mtu;
+}
+
+void net__qp_fail(net__be *n, uint32_t qi, const char *cause) {
+  net__qp *q = &n->qp[qi];
+  net__phase *ph = &n->ph[q->phase];
+  if (q->done) return;
+  net__qp_stop(n, qi);
+  net__qp_orphan_packets(n, qi);
+  q->failed = 1;
+  be_failure f = {.at = sim_now(n->base.sim), .src_gpu = ph->x[q->xfer].src_gpu,
+                  .dst_gpu = ph->x[q->xfer].dst_gpu, .bytes = q->bytes,
+                  .bytes_delivered = bytes_delivered(n, q), .cause = cause};
+  n->st.transfers_failed++;
+  ph->failed++;
+  ph->lost += q->bytes - f.bytes_delivered;
+  if (n->base.on_failure) n->base.on_failure(n->base.on_failure_ctx, &f);
+  sharing(n, q, -1);
+  assert(ph->active > 0);
+  if (--ph->active == 0) ev_schedule(n->base.sim, f.at, on_rep_end, n, q->phase);
+}
+
 static void on_rep_end(sim_ctx *sim, void *obj, uint64_t arg) {
   net__be *n = obj;
   uint32_t pid = (uint32_t)arg;
   net__phase *ph = &n->ph[pid];
   if (ph->reps_done < ph->repeat) {
     ph->reps_done++;
-    n->st.transfers += ph->n;
-    n->st.bytes += ph->bytes;
+    n->st.transfers += ph->n - ph->failed; /* failed ones are in transfers_failed */
+    n->st.bytes += ph->bytes - ph->lost;
   }
   if (ph->reps_done < ph->repeat) {
     rep_start(n, pid);
     return;
   }
   for (size_t i = 0; i < ph->n; i++)
-    if (ph->qp[i] != NET__NONE) qp_release(n, ph->qp[i]);
+    if (has_qp(ph->qp[i])) qp_release(n, ph->qp[i]);
   be_done_fn done = ph->done;
   void *ctx = ph->ctx;
   ph->live = false;
@@ -143,6 +201,44 @@ static rate_bps path_rate(const net__be *n, const uint32_t *path, uint32_t len) 
   return r;
 }
 
+/* A queue pair for transfer i of phase pid, whose paths are in place in
+ * ph->paths (len, dnic as net__paths gave them). Not started. */
+static uint32_t qp_setup(net__be *n, uint32_t pid, size_t i, const uint8_t len[2],
+                         const uint32_t dnic[2], simtime_ps now) {
+  const be_xfer *x = n->ph[pid].x;
+  uint32_t *path = n->ph[pid].paths + i * 2 * TOPO_MAX_PATH;
+  uint32_t qi = qp_alloc(n);
+  net__qp *q = &n->qp[qi];
+  q->phase = pid;
+  q->xfer = (uint32_t)i;
+  q->bytes = x[i].bytes;
+  q->hash = x[i].flow_hash;
+  uint64_t np = x[i].bytes ? (x[i].bytes + n->mtu - 1) / n->mtu : 1;
+  assert(np < UINT32_MAX);
+  q->npkts = (uint32_t)np;
+  q->last_payload = (uint32_t)(x[i].bytes - (np - 1) * n->mtu);
+  q->path[0] = path;
+  q->path[1] = path + TOPO_MAX_PATH;
+  q->plen[0] = len[0];
+  q->plen[1] = len[1];
+  net__qhot *h = &n->qh[qi];
+  h->path = path;
+  h->plen[0] = len[0];
+  h->plen[1] = len[1];
+  h->dnic[0] = dnic[0];
+  h->dnic[1] = dnic[1];
+  h->epoch = q->epoch;
+  q->cls = x[i].tclass & 7;
+  q->max_rate = path_rate(n, path, len[0]);
+  q->last_cnp = SIM_TIME_MAX;
+  q->rr_next = q->rr_prev = NET__NONE;
+  n->cc->init(&q->cc, &n->ccp, q->max_rate, now);
+  if (n->flowlet_gap && !q->fl) q->fl = sim_malloc(2 * TOPO_MAX_PATH * sizeof *q->fl);
+  if (q->fl)
+    for (uint32_t j = 0; j < 2 * TOPO_MAX_PATH; j++) q->fl[j] = (net__flowlet){0, NET__NONE};
+  return qi;
+}
+
 void net__submit_phase(be_backend *b, const be_xfer *x, size_t cnt, uint64_t repeat,
                        be_done_fn done, void *ctx) {
   net__be *n = (net__be *)b;
@@ -156,6 +252,7 @@ void net__submit_phase(be_backend *b, const be_xfer *x, size_t cnt, uint64_t rep
   ph->done = done;
   ph->ctx = ctx;
   ph->bytes = 0;
+  ph->failed = ph->lost = 0;
   ph->live = true;
   n->active_phases++;
   if (cnt > ph->qp_cap) {
@@ -175,43 +272,89 @@ void net__submit_phase(be_backend *b, const be_xfer *x, size_t cnt, uint64_t rep
     uint32_t *path = ph->paths + i * 2 * TOPO_MAX_PATH;
     uint8_t len[2] = {0, 0};
     uint32_t dnic[2];
-    if (x[i].src_gpu == x[i].dst_gpu || net__paths(n, &x[i], path, len, dnic) != SIM_OK ||
-        len[0] == 0 || len[1] == 0)
-      continue;
-    uint32_t qi = qp_alloc(n);
-    net__qp *q = &n->qp[qi];
-    q->phase = pid;
-    q->xfer = (uint32_t)i;
-    q->bytes = x[i].bytes;
-    q->hash = x[i].flow_hash;
-    uint64_t np = x[i].bytes ? (x[i].bytes + n->mtu - 1) / n->mtu : 1;
-    assert(np < UINT32_MAX);
-    q->npkts = (uint32_t)np;
-    q->last_payload = (uint32_t)(x[i].bytes - (np - 1) * n->mtu);
-    q->path[0] = path;
-    q->path[1] = path + TOPO_MAX_PATH;
-    q->plen[0] = len[0];
-    q->plen[1] = len[1];
-    net__qhot *h = &n->qh[qi];
-    h->path = path;
-    h->plen[0] = len[0];
-    h->plen[1] = len[1];
-    h->dnic[0] = dnic[0];
-    h->dnic[1] = dnic[1];
-    h->epoch = q->epoch;
-    q->cls = x[i].tclass & 7;
-    q->max_rate = path_rate(n, path, len[0]);
-    q->last_cnp = SIM_TIME_MAX;
-    q->rr_next = q->rr_prev = NET__NONE;
-    n->cc->init(&q->cc, &n->ccp, q->max_rate, now);
-    if (n->flowlet_gap && !q->fl) q->fl = sim_malloc(2 * TOPO_MAX_PATH * sizeof *q->fl);
-    if (q->fl)
-      for (uint32_t j = 0; j < 2 * TOPO_MAX_PATH; j++) q->fl[j] = (net__flowlet){0, NET__NONE};
-    ph->qp[i] = qi;
+    if (x[i].src_gpu == x[i].dst_gpu) continue;
+    int rc = net__paths(n, &x[i], path, len, dnic);
+    if (rc == SIM_ENOENT && n->health) ph->qp[i] = NOROUTE; /* a fault cut it off */
+    if (rc != SIM_OK || len[0] == 0 || len[1] == 0) continue;
+    ph->qp[i] = qp_setup(n, pid, i, len, dnic, now);
   }
   if (repeat == 0) {
     ev_schedule(b->sim, now, on_rep_end, n, pid);
     return;
   }
   rep_start(n, pid);
+}
+
+/* ---- reroute (faults) ------------------------------------------------------ */
+
+static bool same_paths(const uint32_t *a, const uint8_t alen[2], const uint32_t *b,
+                       const uint8_t blen[2]) {
+  for (int d = 0; d < 2; d++) {
+    if (alen[d] != blen[d]) return false;
+    for (uint32_t j = 0; j < alen[d]; j++)
+      if (a[d * TOPO_MAX_PATH + j] != b[d * TOPO_MAX_PATH + j]) return false;
+  }
+  return true;
+}
+
+/* Transfer i of phase pid after routing reconverged. Cost O(path). */
+static void reroute_one(net__be *n, uint32_t pid, size_t i, simtime_ps now) {
+  net__phase *ph = &n->ph[pid];
+  uint32_t id = ph->qp[i];
+  if (id == NET__NONE) return; /* never enters the network */
+  uint32_t fresh[2 * TOPO_MAX_PATH], dnic[2];
+  uint8_t len[2] = {0, 0};
+  int rc = net__paths(n, &ph->x[i], fresh, len, dnic);
+  bool routed = rc == SIM_OK && len[0] && len[1];
+  uint32_t *path = ph->paths + i * 2 * TOPO_MAX_PATH;
+  if (id == NOROUTE) { /* cut off before: usable again from the next repetition */
+    if (!routed) return;
+    memcpy(path, fresh, sizeof fresh);
+    uint32_t qi = qp_setup(n, pid, i, len, dnic, now);
+    n->qp[qi].done = 1; /* this repetition already counted it failed */
+    ph->qp[i] = qi;
+    return;
+  }
+  net__qp *q = &n->qp[id];
+  if (!routed) {
+    if (!q->done) net__qp_fail(n, id, "no route");
+    qp_release(n, id);
+    ph->qp[i] = NOROUTE;
+    return;
+  }
+  if (same_paths(path, q->plen, fresh, len)) return;
+  bool active = !q->done;
+  if (active) sharing(n, q, -1);
+  net__qp_unring(n, id);
+  net__qp_orphan_packets(n, id); /* routed by hop index on the old path */
+  memcpy(path, fresh, sizeof fresh);
+  net__qhot *h = &n->qh[id];
+  q->plen[0] = h->plen[0] = len[0];
+  q->plen[1] = h->plen[1] = len[1];
+  h->dnic[0] = dnic[0];
+  h->dnic[1] = dnic[1];
+  q->max_rate = path_rate(n, path, len[0]);
+  if (q->fl)
+    for (uint32_t j = 0; j < 2 * TOPO_MAX_PATH; j++) q->fl[j] = (net__flowlet){0, NET__NONE};
+  if (active) {
+    sharing(n, q, +1);
+    net__qp_activate(n, id); /* resends wait for the retransmission timeout */
+  }
+}
+
+void net__reroute(be_backend *b, const topo_health *h) {
+  net__be *n = (net__be *)b;
+  simtime_ps now = sim_now(b->sim);
+  n->ext.reroutes++;
+  /* keep a copy: routing's view stays valid after the caller changes h */
+  uint32_t nl = topo_link_count(n->t);
+  if (!n->health_own.link_ok) topo_health_init(&n->health_own, n->t);
+  memcpy(n->health_own.link_ok, h->link_ok, nl);
+  memcpy(n->health_own.vertex_ok, h->vertex_ok, n->nv);
+  n->health_own.down = h->down;
+  n->health = &n->health_own;
+  for (uint32_t pid = 0; pid < n->nph; pid++) {
+    if (!n->ph[pid].live) continue;
+    for (size_t i = 0; i < n->ph[pid].n; i++) reroute_one(n, pid, i, now);
+  }
 }

@@ -40,6 +40,7 @@
  *   reserve), for the queues its inputs account to.
  */
 #include <assert.h>
+#include <math.h>
 
 #include "net/net_internal.h"
 
@@ -207,7 +208,7 @@ static void on_pfc(sim_ctx *sim, void *obj, uint64_t arg) {
   net__cold *cd = &n->cold[c];
   simtime_ps now = sim_now(sim);
   if (arg & 1) {
-    if (ch->paused & bit) return;
+    if ((ch->paused & bit) || (ch->lflags & NET__L_DOWN)) return; /* lost with the link */
     ch->paused |= (uint8_t)bit;
     cd->paused_since[cls] = now;
     cd->pauses_rx++;
@@ -352,6 +353,26 @@ static uint32_t port_select(net__be *n, uint32_t c, simtime_ps now, uint64_t *qb
   return NET__NONE;
 }
 
+/* Packet p of `wire` bytes goes onto link c, which is down or has bit
+ * errors: mark it lost (discarded on arrival) and count it. A packet of b
+ * wire bits survives a bit error rate e with probability (1 - e)^b. */
+static void link_loss(net__be *n, uint32_t c, net__pkt *p, uint32_t wire) {
+  net__cold *cd = &n->cold[c];
+  if (n->ch[c].lflags & NET__L_DOWN) {
+    n->ext.link_drops++;
+  } else {
+    if (cd->loss_wire != wire) {
+      cd->loss_wire = wire;
+      cd->loss_p = -expm1(8.0 * (double)wire * log1p(-cd->ber));
+    }
+    if (!(sim_rng_uniform(&n->rng_ber) < cd->loss_p)) return;
+    n->ext.ber_drops++;
+  }
+  p->flags |= NET__F_LOST;
+  cd->drops++;
+  n->st.drops++;
+}
+
 static void port_send(net__be *n, uint32_t c, uint32_t i, uint64_t qbefore, simtime_ps now) {
   net__chan *ch = &n->ch[c];
   net__pkt *p = net__pkt_at(n, i);
@@ -370,6 +391,7 @@ static void port_send(net__be *n, uint32_t c, uint32_t i, uint64_t qbefore, simt
   ch->tx_pkts++;
   p->ch = c;
   p->in_ch = NET__NONE;
+  if (ch->lflags & (NET__L_DOWN | NET__L_BER)) link_loss(n, c, p, wire);
   simtime_ps head = ch->dst_cut ? now + ch->hdr_ps : end;
   p->tail = end + ch->lat;
   flight_push(n, c, i, head + ch->lat);
@@ -421,9 +443,11 @@ static void on_arrive(sim_ctx *sim, void *obj, uint64_t arg) {
   }
   const net__qhot *h = &n->qh[p->qp];
   simtime_ps now = sim_now(sim);
-  if (p->epoch != h->epoch) { /* its repetition (or queue pair) is over: drop it */
+  if (p->epoch != h->epoch || (p->flags & NET__F_LOST)) {
+    /* its repetition (or queue pair, or path) is over, or the link lost it
+     * (counted when it was lost): drop it */
     if (in->fc == NET__FC_CREDIT) credit_return(n, c, p->cls, p->frame, now);
-    n->ext.stale++;
+    if (!(p->flags & NET__F_LOST)) n->ext.stale++;
     net__pkt_free(n, i);
     return;
   }
@@ -434,6 +458,14 @@ static void on_arrive(sim_ctx *sim, void *obj, uint64_t arg) {
     return;
   }
   uint32_t v = in->dst, o = net__route(n, v, p, h);
+  if (n->ch[o].lflags & NET__L_DOWN) { /* routing has not moved off the dead link yet */
+    if (in->fc == NET__FC_CREDIT) credit_return(n, c, p->cls, p->frame, now);
+    n->ext.link_drops++;
+    n->cold[o].drops++;
+    n->st.drops++;
+    net__pkt_free(n, i);
+    return;
+  }
   bool ok = true;
   if (in->fc == NET__FC_PFC) ok = pfc_admit(n, &n->vx[v], c, p);
   else if (in->fc == NET__FC_LOSSY) ok = lossy_admit(n, &n->vx[v], o, p);
@@ -444,7 +476,75 @@ static void on_arrive(sim_ctx *sim, void *obj, uint64_t arg) {
     return;
   }
   p->in_ch = c;
-  if (n->ch[o].marks && (p->flags & NET__F_ECT)) ecn_mark(n, o, p);
+  if ((n->ch[o].lflags & NET__L_ECN) && (p->flags & NET__F_ECT)) ecn_mark(n, o, p);
   q_push(n, o, i, p, now);
   net__port_kick(n, o);
+}
+
+/* ---- link state (faults) ------------------------------------------------------ */
+
+/* Channel c's link went down now: the packets on the wire are lost (dropped
+ * on arrival, which returns their credits), those queued at the port are
+ * dropped now (their buffer released upstream, PFC RESUMEs sent as due),
+ * and PFC state across the link is cleared (PAUSE frames cannot cross a
+ * dead link; the upstream port must not stay stopped). O(packets queued and
+ * in flight on c). */
+static void channel_down(net__be *n, uint32_t c, simtime_ps now) {
+  net__chan *ch = &n->ch[c];
+  net__cold *cd = &n->cold[c];
+  ch->lflags |= NET__L_DOWN;
+  for (uint32_t j = 0; j < ch->fl_n; j++) {
+    net__pkt *p = net__pkt_at(n, ch->fl[(ch->fl_head + j) & (ch->fl_cap - 1)].pkt);
+    if (p->flags & NET__F_LOST) continue;
+    p->flags |= NET__F_LOST;
+    n->ext.link_drops++;
+    cd->drops++;
+    n->st.drops++;
+  }
+  for (uint32_t k = 0; k < NET__CLASSES; k++) {
+    while (ch->nonempty & (1u << k)) {
+      uint64_t qbefore = net__cq_at(n, c, k)->bytes;
+      uint32_t i = q_pop(n, c, k, now);
+      net__pkt *p = net__pkt_at(n, i);
+      if (p->in_ch != NET__NONE) release(n, cd->src, p, qbefore, now);
+      n->ext.link_drops++;
+      cd->drops++;
+      n->st.drops++;
+      net__pkt_free(n, i);
+    }
+  }
+  for (uint32_t k = 0; k < NET__CLASSES; k++)
+    if (ch->paused & (1u << k)) cd->paused_ps += now - cd->paused_since[k];
+  ch->paused = 0;
+  ch->xoff = 0;
+}
+
+void net__link_state(be_backend *b, uint32_t link, double rate_factor, double ber) {
+  net__be *n = (net__be *)b;
+  simtime_ps now = sim_now(b->sim);
+  /* from now on the fabric can lose packets: a selective receiver NACKs holes */
+  if (!(rate_factor > 0) || ber > 0) n->lossy = true;
+  for (uint32_t c = 2 * link; c < 2 * link + 2 && c < n->nch; c++) {
+    net__chan *ch = &n->ch[c];
+    net__cold *cd = &n->cold[c];
+    cd->ber = ber > 0 ? (ber < 1 ? ber : 1) : 0;
+    cd->loss_wire = 0;
+    ch->lflags = (uint8_t)((ch->lflags & ~NET__L_BER) | (cd->ber > 0 ? NET__L_BER : 0));
+    if (!(rate_factor > 0)) {
+      if (!(ch->lflags & NET__L_DOWN)) {
+        if (c == 2 * link) n->links_down++;
+        channel_down(n, c, now);
+      }
+      continue;
+    }
+    if (ch->lflags & NET__L_DOWN) {
+      ch->lflags &= (uint8_t)~NET__L_DOWN;
+      if (c == 2 * link) n->links_down--;
+    }
+    double bps = (double)cd->bps0 * (rate_factor < 1 ? rate_factor : 1);
+    cd->bps = bps >= 1 ? (rate_bps)bps : 1;
+    ch->ser_bytes = 0; /* the serialization cache */
+    ch->hdr_ps = sim_serialization_ps(n->hdr + n->pre, cd->bps);
+    if (ch->nonempty || ch->qp_head != NET__NONE) net__port_kick(n, c);
+  }
 }

@@ -19,6 +19,15 @@
  *   spray      uniformly random, or round robin per switch.
  * The ACK direction is routed the same way over the reverse path.
  *
+ * Faults: after be_ops.reroute, paths come from topo_route_health (next hops
+ * toward a still-reachable destination, NIC failover over NVLink), and
+ * dynamic policies choose only among next hops whose link and next switch
+ * routing sees up; a failure beyond the next hop is not visible to that
+ * per-packet choice (packets that reach it are lost and retransmitted).
+ * A queue pair whose path changed has its packets in flight dropped (they
+ * were routed by hop index on the old path); its sender state is kept and
+ * the retransmission timeout recovers them.
+ *
  * Cost: static O(path) per queue pair and O(1) per packet per hop; dynamic
  * O(equal-cost next hops) per packet per switch.
  */
@@ -74,10 +83,11 @@ int net__paths(net__be *n, const be_xfer *x, uint32_t *out, uint8_t len[2], uint
   for (int dir = 0; dir < 2; dir++) {
     topo_path p;
     uint32_t src = dir ? x->dst_gpu : x->src_gpu, dst = dir ? x->src_gpu : x->dst_gpu;
-    int rc = topo_route(n->t, src, dst, x->flow_hash, &p);
+    int rc = topo_route_health(n->t, n->health, src, dst, x->flow_hash, &p);
     if (rc != SIM_OK) return rc;
     dnic[dir] = exit_nic(n, &p);
-    if (dnic[dir] != NET__NONE && (n->polarized || n->routing == CFG_ROUTING_STATIC) &&
+    bool faults = n->health && n->health->down; /* rewalking would ignore them */
+    if (dnic[dir] != NET__NONE && !faults && (n->polarized || n->routing == CFG_ROUTING_STATIC) &&
         (rc = rewalk(n, &p, dnic[dir], x->flow_hash)) != SIM_OK)
       return rc;
     for (uint32_t j = 0; j < p.n; j++) out[dir * TOPO_MAX_PATH + j] = p.ch[j];
@@ -105,11 +115,25 @@ static uint32_t least_loaded(net__be *n, uint32_t cnt, uint32_t cls) {
   return best;
 }
 
+/* Keep the candidates routing may use after the last reroute (link and next
+ * vertex up). Only the next hop is checked: a failure further down toward
+ * the destination is not seen by a per-packet choice (see the file comment). */
+static uint32_t usable(net__be *n, uint32_t cnt) {
+  const topo_health *h = n->health;
+  uint32_t k = 0;
+  for (uint32_t j = 0; j < cnt; j++) {
+    uint32_t c = n->cands[j];
+    if (h->link_ok[topo_channel_link(c)] && h->vertex_ok[n->ch[c].dst]) n->cands[k++] = c;
+  }
+  return k;
+}
+
 uint32_t net__route(net__be *n, uint32_t v, net__pkt *p, const net__qhot *h) {
   unsigned dir = p->flags & NET__F_REV ? 1 : 0;
   uint32_t stored = h->path[dir * TOPO_MAX_PATH + p->hop];
   if (!n->dynamic || !n->vx[v].is_switch) return stored;
   uint32_t cnt = topo_next_hops(n->t, v, h->dnic[dir], n->cands, NET__MAX_CANDS);
+  if (n->health && n->health->down) cnt = usable(n, cnt);
   if (cnt <= 1) return cnt ? n->cands[0] : stored;
   if (n->routing == CFG_ROUTING_SPRAY) {
     uint32_t k = n->spray_rr ? n->vx[v].rr++ % cnt : (uint32_t)sim_rng_below(&n->rng_route, cnt);

@@ -42,7 +42,17 @@
 
 #include "net/net_internal.h"
 
-enum { RETH = 16, RTO_MAX_FACTOR = 64 };
+/* Giving up. The resend timer above is the transport's fast RTO
+ * (cluster.nic.rto, doubling up to 64x). A queue pair goes to the error
+ * state, and its transfer is reported failed ("retry limit", phase.c), after
+ * RETRY_LIMIT timeouts in a row that also span RETRY_STALL_PS without any
+ * progress: the RC retry count 7 of InfiniBand and RoCE NICs with NCCL's
+ * default local ACK timeout (NCCL_IB_TIMEOUT 18: 4.096 us x 2^18 = 1.07 s,
+ * 8 attempts: 8.6 s). So a black hole outlives routing reconvergence
+ * (reliability.reconvergence, 0.2 to 1 s) as on real fabrics, and a
+ * deadlocked lossless fabric still ends its phase. */
+#define RETRY_STALL_PS ((simtime_ps)8 * 4096 * SIM_PS_PER_NS * (1u << 18))
+enum { RETH = 16, RTO_MAX_FACTOR = 64, RETRY_LIMIT = 7 };
 
 static void on_scan(sim_ctx *sim, void *obj, uint64_t arg);
 
@@ -56,6 +66,8 @@ void net__qp_reset(net__be *n, net__qp *q, simtime_ps now) {
   q->next_send = now;
   q->last_progress = now;
   q->rto_cur = n->rto;
+  q->retries = 0;
+  q->failed = 0;
   q->rcv_nxt = q->acked = q->rcv_high = 0;
   q->nack_psn = NET__NONE;
   if (q->ooo) memset(q->ooo, 0, q->ooo_words * sizeof *q->ooo);
@@ -144,6 +156,19 @@ static void arm(net__be *n, uint32_t qi) {
   n->armed[n->narmed++] = qi;
   if (!n->scan_ev)
     n->scan_ev = ev_schedule(n->base.sim, sim_now(n->base.sim) + n->scan_period, on_scan, n, 0);
+}
+
+void net__qp_unring(net__be *n, uint32_t qi) {
+  net__qp *q = &n->qp[qi];
+  if (q->in_ring) ring_remove(n, q->path[0][0], qi);
+}
+
+void net__qp_stop(net__be *n, uint32_t qi) {
+  net__qp *q = &n->qp[qi];
+  q->done = 1;
+  q->nrtx = 0;
+  if (q->in_ring) ring_remove(n, q->path[0][0], qi);
+  net__qp_disarm(n, qi);
 }
 
 void net__qp_disarm(net__be *n, uint32_t qi) {
@@ -331,13 +356,11 @@ static bool rx_ack(net__be *n, uint32_t qi, uint32_t a, simtime_ps now) {
     q->snd_una = a > q->npkts ? q->npkts : a;
     q->last_progress = now;
     q->rto_cur = n->rto;
+    q->retries = 0;
     if (q->snd_nxt < q->snd_una) q->snd_nxt = q->snd_una;
   }
   if (q->snd_una < q->npkts) return true;
-  q->done = 1;
-  q->nrtx = 0;
-  if (q->in_ring) ring_remove(n, q->path[0][0], qi);
-  net__qp_disarm(n, qi);
+  net__qp_stop(n, qi);
   net__qp_complete(n, qi);
   return false;
 }
@@ -357,6 +380,13 @@ static void rx_nack(net__be *n, uint32_t qi, uint32_t ack, uint32_t lo, uint32_t
 static void timeout(net__be *n, uint32_t qi, simtime_ps now) {
   net__qp *q = &n->qp[qi];
   n->ext.timeouts++;
+  if (q->retries == 0) q->stalled_since = q->last_progress;
+  if (q->retries < UINT8_MAX) q->retries++;
+  if (q->retries > RETRY_LIMIT && now - q->stalled_since >= RETRY_STALL_PS) { /* error state */
+    n->ext.qp_errors++;
+    net__qp_fail(n, qi, "retry limit");
+    return;
+  }
   q->snd_nxt = q->snd_una; /* both modes go back on a timeout; a selective */
   q->nrtx = 0;             /* receiver drops what it already holds */
   q->rto_cur = q->rto_cur < RTO_MAX_FACTOR / 2 * n->rto ? 2 * q->rto_cur : RTO_MAX_FACTOR * n->rto;
@@ -369,9 +399,11 @@ static void on_scan(sim_ctx *sim, void *obj, uint64_t arg) {
   simtime_ps now = sim_now(sim);
   (void)arg;
   n->scan_ev = 0;
-  for (uint32_t j = 0; j < n->narmed; j++) {
-    net__qp *q = &n->qp[n->armed[j]];
-    if (q->snd_una < q->snd_max && now >= q->last_progress + q->rto_cur) timeout(n, n->armed[j], now);
+  for (uint32_t j = 0; j < n->narmed;) { /* a QP in error leaves the set (swap with the last) */
+    uint32_t qi = n->armed[j];
+    net__qp *q = &n->qp[qi];
+    if (q->snd_una < q->snd_max && now >= q->last_progress + q->rto_cur) timeout(n, qi, now);
+    if (j < n->narmed && n->armed[j] == qi) j++;
   }
   if (n->narmed && !n->scan_ev) n->scan_ev = ev_schedule(sim, now + n->scan_period, on_scan, n, 0);
 }

@@ -233,7 +233,8 @@ typedef struct wl_job wl_job;
 /* Model, parallelism, DAG and (live) plans; errors as wl_step_run. */
 int wl_job_create(wl_job **j, const cfg_scenario *cfg, const cfg_doc *doc, const topo *t,
                   be_backend *b, uint32_t steps, sim_error *err);
-/* The hooks for the fault scheduler (ctx is the job). */
+/* The hooks for the fault scheduler (ctx is the job). The same fault
+ * (kind, GPU, time, factor) delivered twice counts once. */
 flt_gpu_hooks wl_job_hooks(wl_job *j);
 /* GPU `gpu` runs at `factor` of its speed from `now` on (thermal: logged as
  * a thermal throttle). Call before wl_job_run for a throttle from the start. */

@@ -72,6 +72,7 @@ int cli_training_begin(cli_training *tr, const cfg_scenario *cfg, const cfg_doc 
     return err.code == SIM_ECONFIG ? CLI_BAD_INPUT : CLI_FAILED;
   }
   tr->hooks = wl_job_hooks(tr->job);
+  tr->sim = be->sim;
   return CLI_OK;
 }
 
@@ -103,6 +104,80 @@ static void throttle_racks(cli_training *tr, double u, json_t *events) {
   }
 }
 
+/* GPU faults of the scenario played through the job's hooks at their times
+ * (a slowdown with a duration ends with factor 1). The fault scheduler of
+ * src/reliability plays them too once it drives fabsim run; the hooks count
+ * a fault delivered twice once, so both may run. */
+typedef struct cli_gpu_fault {
+  cli_training *tr;
+  const cfg_fault *f;
+  uint32_t gpu;
+  bool end; /* the end of a slowdown */
+} cli_gpu_fault;
+
+static void play_fault(sim_ctx *sim, void *obj, uint64_t arg) {
+  cli_gpu_fault *p = obj;
+  const flt_gpu_hooks *h = &p->tr->hooks;
+  simtime_ps now = sim_now(sim);
+  (void)arg;
+  switch (p->f->kind) {
+  case CFG_FAULT_GPU_SLOWDOWN: h->slowdown(h->ctx, now, p->gpu, p->end ? 1.0 : p->f->factor); break;
+  case CFG_FAULT_GPU_FAIL: h->fail(h->ctx, now, p->gpu, false); break;
+  case CFG_FAULT_NODE_FAIL: h->fail(h->ctx, now, p->gpu, true); break;
+  case CFG_FAULT_SDC: h->sdc(h->ctx, now, p->gpu); break;
+  default: break;
+  }
+}
+
+/* "gpuN" -> N; "nodeN" -> its first GPU. */
+static bool fault_gpu(const topo *t, const char *name, bool node, uint32_t *gpu) {
+  uint32_t v;
+  if (!node) {
+    if (topo_find_vertex(t, name, &v) != SIM_OK || topo_vertex_at(t, v)->kind != TOPO_GPU)
+      return false;
+    *gpu = topo_vertex_at(t, v)->index;
+    return true;
+  }
+  char *end;
+  if (strncmp(name, "node", 4) != 0) return false;
+  unsigned long n = strtoul(name + 4, &end, 10);
+  if (end == name + 4 || *end || n >= topo_node_count(t)) return false;
+  for (uint32_t g = 0; g < topo_gpu_count(t); g++)
+    if (topo_gpu_node(t, g) == n) {
+      *gpu = g;
+      return true;
+    }
+  return false;
+}
+
+static int schedule_gpu_faults(cli_training *tr, sim_ctx *sim) {
+  const cfg_fault_list *fl = &tr->cfg->faults;
+  tr->play = sim_calloc(2 * (size_t)fl->n + 1, sizeof *tr->play);
+  for (uint32_t i = 0; i < fl->n; i++) {
+    const cfg_fault *f = &fl->v[i];
+    if (cfg_fault_is_network(f->kind)) continue;
+    uint32_t gpu;
+    if (!fault_gpu(tr->t, f->target, f->kind == CFG_FAULT_NODE_FAIL, &gpu)) {
+      char msg[256];
+      snprintf(msg, sizeof msg, "faults[%u].target: '%s' is not a %s of this cluster (%s0..%u)", i,
+               f->target, f->kind == CFG_FAULT_NODE_FAIL ? "node" : "GPU",
+               f->kind == CFG_FAULT_NODE_FAIL ? "node" : "gpu",
+               (f->kind == CFG_FAULT_NODE_FAIL ? topo_node_count(tr->t) : topo_gpu_count(tr->t)) - 1);
+      cli_error(msg);
+      return CLI_BAD_INPUT;
+    }
+    cli_gpu_fault *p = &tr->play[tr->nplay++];
+    *p = (cli_gpu_fault){.tr = tr, .f = f, .gpu = gpu};
+    ev_schedule(sim, f->at, play_fault, p, 0);
+    if (f->kind == CFG_FAULT_GPU_SLOWDOWN && f->duration) {
+      cli_gpu_fault *q = &tr->play[tr->nplay++];
+      *q = (cli_gpu_fault){.tr = tr, .f = f, .gpu = gpu, .end = true};
+      ev_schedule(sim, f->at + f->duration, play_fault, q, 0);
+    }
+  }
+  return CLI_OK;
+}
+
 /* A rack could throttle: over its limit at full utilization. */
 static bool may_throttle(const cli_training *tr) {
   for (uint32_t r = 0; r < tr->pwr.racks; r++)
@@ -131,6 +206,8 @@ int cli_training_run(cli_training *tr, json_t *events) {
       goto fail;
     throttle_racks(tr, utilization(tr->base), events);
   }
+  int rc = schedule_gpu_faults(tr, tr->sim);
+  if (rc != CLI_OK) return rc;
   if (wl_job_run(tr->job, tr->doc, &err) != SIM_OK) goto fail;
   return CLI_OK;
 fail:
@@ -306,7 +383,10 @@ static json_t *failure_json(cli_training *tr, json_t *events) {
                   : tr->base && wl_job_steps_done(tr->base) ? wl_job_step(tr->base, 0)->time_s
                                                             : 0;
   char comp[32];
-  snprintf(comp, sizeof comp, "gpu%u", f->gpu);
+  if (f->kind == WL_NODE_FAIL)
+    snprintf(comp, sizeof comp, "node%u", topo_gpu_node(tr->t, f->gpu));
+  else
+    snprintf(comp, sizeof comp, "gpu%u", f->gpu);
   json_t *o = json_object();
   json_object_set_new(o, "at_s", json_real(c.at_s));
   json_object_set_new(o, "component", json_string(comp));
@@ -327,6 +407,12 @@ static json_t *failure_json(cli_training *tr, json_t *events) {
   json_object_set_new(o, "recompute_s", json_real(c.lost_work_s));
   json_object_set_new(o, "restart_cost_s", json_real(c.restart_cost_s));
   char detail[320];
+  if (f->kind == WL_NODE_FAIL)
+    snprintf(detail, sizeof detail, "node fails with its %u GPUs (gpu%u first)",
+             tr->cfg->cluster.gpus_per_node, f->gpu);
+  else
+    snprintf(detail, sizeof detail, "GPU fails (node%u)", topo_gpu_node(tr->t, f->gpu));
+  cli_event_add(events, c.at_s, comp, f->kind == WL_NODE_FAIL ? "node-fail" : "gpu-fail", detail);
   snprintf(detail, sizeof detail,
            "the synchronous job stops in step %u (%.6g s into it): %.6g s of work since the last "
            "checkpoint lost (%.4g GPU-hours), restart %.6g s + recompute %.6g s = %.6g s",
@@ -511,8 +597,8 @@ void cli_training_text(const json_t *summary) {
            json_string_value(json_object_get(f, "kind")),
            json_string_value(json_object_get(f, "component")),
            out_fmt_seconds(a, sizeof a, num(f, "at_s")), (int)num(f, "step"));
-    printf("  lost       %s of work since the last checkpoint (%.4g GPU-hours; interval %s%s, "
-           "expected loss %s)\n",
+    printf("  lost       %s of work since the last checkpoint (%.4g GPU-hours; checkpoint every "
+           "%s%s; at a random time the loss averages %s)\n",
            out_fmt_seconds(a, sizeof a, num(f, "lost_work_s")), num(f, "lost_gpu_hours"),
            out_fmt_seconds(b, sizeof b, num(f, "checkpoint_interval_s")),
            json_is_true(json_object_get(f, "checkpoint_interval_auto")) ? " (Daly)" : "",
@@ -553,5 +639,6 @@ void cli_training_free(cli_training *tr) {
   wl_job_free(tr->job);
   if (tr->have_pwr) pwr_free(&tr->pwr);
   sim_free(tr->throttle);
+  sim_free(tr->play);
   memset(tr, 0, sizeof *tr);
 }

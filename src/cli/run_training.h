@@ -17,6 +17,7 @@ typedef struct cli_training {
   const cfg_scenario *cfg;
   const cfg_doc *doc;
   const topo *t;
+  sim_ctx *sim;     /* the run's */
   pwr_model pwr;
   bool have_pwr;
   double *throttle; /* per GPU, from the racks' cooling at the fault-free utilization */
@@ -25,6 +26,8 @@ typedef struct cli_training {
   wl_job *base;     /* the same steps without faults or throttling */
   sim_ctx *base_sim;
   be_backend *base_be;
+  struct cli_gpu_fault *play; /* GPU faults of the scenario, as scheduled */
+  uint32_t nplay;
 } cli_training;
 
 /* Job and power model. Errors are printed; returns a CLI exit code. */

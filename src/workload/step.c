@@ -365,6 +365,11 @@ void wl_job_slowdown(wl_job *j, simtime_ps now, uint32_t gpu, double factor, boo
   run *r = &j->r;
   if (r->stopped || !(factor > 0)) return;
   if (factor > 1) factor = 1;
+  for (size_t k = r->nev; k-- > 0;) /* the same fault played twice (by two players) counts once */
+    if (r->ev[k].gpu == gpu && (r->ev[k].kind == WL_GPU_SLOWDOWN || r->ev[k].kind == WL_GPU_THERMAL)) {
+      if (r->ev[k].at == now && r->ev[k].factor == factor) return;
+      break;
+    }
   wl_gpu_event *e = add_event(r, thermal ? WL_GPU_THERMAL : WL_GPU_SLOWDOWN, now, gpu);
   e->factor = factor;
   if (e->stage == WL_NO_STAGE) return;
@@ -408,6 +413,8 @@ static void hook_fail(void *ctx, simtime_ps now, uint32_t gpu, bool whole_node) 
 static void hook_sdc(void *ctx, simtime_ps now, uint32_t gpu) {
   wl_job *j = ctx;
   if (j->r.stopped) return;
+  for (size_t k = 0; k < j->r.nev; k++)
+    if (j->r.ev[k].kind == WL_GPU_SDC && j->r.ev[k].gpu == gpu && j->r.ev[k].at == now) return;
   add_event(&j->r, WL_GPU_SDC, now, gpu);
 }
 

@@ -51,7 +51,55 @@ expect_exit 0 "$FABSIM" run "${SMALL[@]}" --set output.dir=hot2 --set power.rack
 expect_out "root cause   step 1 +"
 expect_out "throttled by the rack's cooling"
 
+# --- a GPU slowed to f = 0.5 (faults list): each step slows by its compute x (1/f - 1)
+expect_exit 0 "$FABSIM" run "${SMALL[@]}" --set output.dir=slow --set workload.steps=3 \
+  --set 'faults=[{at: 0s, kind: gpu-slowdown, target: gpu5, factor: 0.5}]' --json
+cp "$WORK/out" slow.json
+expect_json slow.json '.steps[0].baseline_s as $t0 | .steps[0].compute_s as $cf |
+  (($cf / 2) as $c | ((.steps[0].time_s - ($t0 + $c * (1 / 0.5 - 1))) | fabs) < 1e-9 * $t0)'
+expect_json slow.json '(.root_cause | length) == 3 and ([.root_cause[].causes[0].component] | unique) == ["gpu5"]'
+expect_json slow.json '.root_cause[0].causes[0].kind == "gpu-slowdown" and
+  (.root_cause[0].text | test("^step 1 \\+[0-9.]+ %: gpu5 slowed to 0.5 \\(node0, rack 0\\).*the other 31 GPUs waited"))'
+expect_json slow.json '[.events[] | select(.kind == "gpu-slowdown" and .component == "gpu5")] | length == 1'
+# the same slowdown for one step only (duration): steps 2 and 3 back at the baseline
+expect_exit 0 "$FABSIM" run "${SMALL[@]}" --set output.dir=slow1 --set workload.steps=3 \
+  --set 'faults=[{at: 0s, kind: gpu-slowdown, target: gpu5, factor: 0.5, duration: 2ms}]' --json
+expect_json "$WORK/out" '(.steps[2].time_s - .steps[2].baseline_s | fabs) < 1e-12 and .root_cause[0].step == 1'
+
+# --- a node fails in step 3: the job stops; work lost since the last checkpoint
+#     (the window starts at one) = min(t mod (tau + delta), tau); restart = R + lost
+expect_exit 0 "$FABSIM" run "${SMALL[@]}" --set output.dir=fail --set workload.steps=4 \
+  --set 'faults=[{at: 5ms, kind: node-fail, target: node2}]' \
+  --set reliability.checkpoint.interval=30min --set reliability.checkpoint.write_time=1min \
+  --set reliability.restart_time=10min --json
+cp "$WORK/out" fail.json
+expect_json fail.json '(.steps | length) == 2 and .failure.kind == "node-fail" and .failure.component == "node2"'
+expect_json fail.json '.failure.step == 3 and .failure.steps_completed == 2 and .failure.node == 2'
+expect_json fail.json '(.failure.lost_work_s - 0.005 | fabs) < 1e-12 and (.failure.restart_cost_s - 600.005 | fabs) < 1e-9'
+expect_json fail.json '(.failure.lost_gpu_hours - 0.005 * 32 / 3600 | fabs) < 1e-12'
+expect_json fail.json '(.failure.expected_lost_work_s - (1800 * 1800 / 2 + 1800 * 60) / 1860 | fabs) < 1e-9'
+expect_json fail.json '[.events[] | select(.kind == "node-fail" or .kind == "job-stopped")] | length == 2'
+expect_exit 0 "$FABSIM" run "${SMALL[@]}" --set output.dir=fail2 --set workload.steps=4 \
+  --set 'faults=[{at: 5ms, kind: node-fail, target: node2}]'
+expect_out "failure      node-fail node2 at 5 ms in step 3: job stopped"
+expect_out "(Daly)"
+
+# --- silent data corruption in step 1, replica checksums every 2 steps: detected at the end of step 2
+expect_exit 0 "$FABSIM" run "${SMALL[@]}" --set output.dir=sdc --set workload.steps=3 \
+  --set 'faults=[{at: 1ms, kind: sdc, target: gpu9}]' --set reliability.sdc_check_interval=2 --json
+cp "$WORK/out" sdc.json
+expect_json sdc.json '.sdc[0].diverge_step == 1 and .sdc[0].detect_step == 2 and .sdc[0].detect_estimated == false'
+expect_json sdc.json '(.sdc[0].detect_at_s - (.steps[1].start_s + .steps[1].time_s) | fabs) < 1e-12'
+expect_json sdc.json '.sdc[0].diverge_at_s > .sdc[0].at_s and .sdc[0].diverge_at_s < .steps[0].time_s'
+expect_json sdc.json '[.events[].kind] | contains(["sdc", "sdc-diverge", "sdc-detected"])'
+expect_exit 0 "$FABSIM" run "${SMALL[@]}" --set output.dir=sdc0 --set workload.steps=3 \
+  --set 'faults=[{at: 1ms, kind: sdc, target: gpu9}]' --json
+expect_json "$WORK/out" '.sdc[0].diverge_step == 1 and .sdc[0].detect_step == null'
+
 # --- bad input
+expect_exit 2 "$FABSIM" run "${SMALL[@]}" --set output.dir=bad \
+  --set 'faults=[{at: 1ms, kind: gpu-fail, target: gpu99}]'
+expect_err "gpu99"
 expect_exit 2 "$FABSIM" run "${SMALL[@]}" --set output.dir=bad --set power.rack.cooling_failure=7:20
 expect_err "power.rack.cooling_failure"
 expect_err "rack of 0..0"

@@ -1,0 +1,329 @@
+/* Faults inside a simulation at the flow fidelity: a link failure in the
+ * middle of a ring AllReduce (completes, every byte delivered, later by the
+ * stall before routing reconverges, reroute logged); a failure in one plane
+ * of a multi-plane fabric leaves the other plane's traffic bit-identical; a
+ * node cut off from the fabric fails its transfers with "no route" and the
+ * collective still ends; resolution of names with did-you-mean. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <string.h>
+
+#include "fabsim/coll.h"
+#include "fabsim/fault.h"
+#include "fixture.h"
+
+/* One fault given as scenario text on top of `sets`. */
+static void load_with(fixture *f, const char *const *sets, int nsets) { load(f, sets, nsets); }
+
+static void ring(const fixture *f, coll_plan *plan, uint32_t n, uint64_t bytes) {
+  uint32_t ranks[64];
+  for (uint32_t i = 0; i < n; i++) ranks[i] = i;
+  coll_spec spec = {.op = CFG_COLL_ALLREDUCE, .algorithm = CFG_ALGO_RING, .bytes = bytes,
+                    .ranks = ranks, .nranks = n, .channels = 1, .chunk = 1 << 20};
+  sim_error err = {0};
+  assert_int_equal(coll_plan_build(plan, f->t, &spec, &err), SIM_OK);
+}
+
+typedef struct run_out {
+  simtime_ps dur;
+  be_stats st;
+  flt_event ev[64];
+  size_t nev;
+} run_out;
+
+/* Run the plan on a flow backend with the scenario's faults. */
+static void run(const fixture *f, const coll_plan *plan, run_out *o) {
+  sim_ctx *sim = sim_create(1);
+  be_backend *b = be_flow_create(sim, f->t, &f->cfg);
+  flt_fault *ff = NULL;
+  uint32_t nf = 0;
+  sim_error err = {0};
+  coll_exec e;
+  assert_int_equal(flt_resolve(&ff, &nf, f->t, &f->cfg, f->doc, &err), SIM_OK);
+  flt_sched *s = flt_sched_start(sim, f->t, b, ff, nf, &f->cfg, NULL, &err);
+  assert_non_null(s);
+  coll_exec_start(&e, b, plan, NULL, NULL);
+  ev_run(sim, SIM_TIME_MAX);
+  assert_true(e.finished);
+  flt_sched_finish(s);
+  o->dur = e.end - e.start;
+  b->ops->stats(b, &o->st);
+  o->nev = flt_sched_event_count(s) < 64 ? flt_sched_event_count(s) : 64;
+  for (size_t i = 0; i < o->nev; i++) o->ev[i] = *flt_sched_event(s, i);
+  flt_sched_free(s);
+  sim_free(ff);
+  be_destroy(b);
+  sim_destroy(sim);
+}
+
+static const flt_event *find_event(const run_out *o, const char *kind) {
+  for (size_t i = 0; i < o->nev; i++)
+    if (strcmp(o->ev[i].kind, kind) == 0) return &o->ev[i];
+  return NULL;
+}
+
+/* The leaf-spine link a transfer src -> dst of the plan crosses. */
+static void link_of(const fixture *f, const coll_plan *plan, uint32_t src, uint32_t dst,
+                    char *name, size_t n) {
+  for (size_t k = 0; k < plan->nphases; k++)
+    for (size_t i = 0; i < plan->phases[k].n; i++) {
+      const be_xfer *x = &plan->phases[k].x[i];
+      topo_path p;
+      if (x->src_gpu != src || x->dst_gpu != dst) continue;
+      assert_int_equal(topo_route(f->t, src, dst, x->flow_hash, &p), SIM_OK);
+      for (uint32_t j = 0; j < p.n; j++) {
+        const topo_link *l = topo_link_at(f->t, topo_channel_link(p.ch[j]));
+        if (l->kind == TOPO_LINK_FABRIC) {
+          topo_link_name(f->t, topo_channel_link(p.ch[j]), name, n);
+          return;
+        }
+      }
+    }
+  fail_msg("no transfer gpu%u -> gpu%u crosses the fabric", src, dst);
+}
+
+/* Ring AllReduce of S = 1 GiB over 16 GPUs of 2 nodes, one channel: 30 steps
+ * of S/16 per transfer; the two fabric transfers of each step (gpu7 -> gpu8,
+ * gpu15 -> gpu0) run at the NIC rate B = 400 Gb/s on disjoint links and are
+ * the bottleneck (NVLink is 450 GB/s). At T = 10 ms the leaf-spine link of
+ * gpu7 -> gpu8 goes down: that flow stalls (rate 0) for the reconvergence
+ * delay d = 1 ms, then moves to another spine, again alone on its links at
+ * B. Nothing else changes, so the closed form is t_fault = t_base + d
+ * (the step in progress waits d; the other steps are untouched), to the
+ * picosecond rounding of each rate change. */
+static void test_link_down_mid_allreduce(void **state) {
+  (void)state;
+  const char *base[] = {"cluster.nodes=2", "fabric.switch_radix=8", "simulation.fidelity=flow",
+                        "reliability.reconvergence=1ms"};
+  fixture f;
+  coll_plan plan;
+  run_out a, b;
+  char link[64], fault[160];
+  load(&f, base, 4);
+  ring(&f, &plan, 16, 1ull << 30);
+  link_of(&f, &plan, 7, 8, link, sizeof link);
+  run(&f, &plan, &a);
+  unload(&f);
+  assert_true(a.dur > 20 * SIM_PS_PER_MS); /* 10 ms falls mid-collective */
+
+  snprintf(fault, sizeof fault, "faults=[{at: 10ms, kind: link-down, target: %s}]", link);
+  const char *sets[] = {base[0], base[1], base[2], base[3], fault};
+  load_with(&f, sets, 5);
+  run(&f, &plan, &b);
+  /* completes with every byte, nothing failed */
+  assert_int_equal(b.st.transfers, coll_plan_transfers(&plan));
+  assert_int_equal(b.st.bytes, coll_plan_bytes(&plan));
+  assert_int_equal(b.st.bytes, a.st.bytes);
+  assert_int_equal(b.st.transfers_failed, 0);
+  assert_int_equal(b.st.flows_rerouted, 1);
+  /* later by the stall d = 1 ms (within 1 ns of rounding) */
+  simtime_ps d = SIM_PS_PER_MS, late = b.dur - a.dur;
+  if (late + SIM_PS_PER_NS < d || late > d + SIM_PS_PER_NS)
+    fail_msg("base %llu ps, with the fault %llu ps: %llu ps later, want 1 ms",
+             (unsigned long long)a.dur, (unsigned long long)b.dur, (unsigned long long)late);
+  /* the log: the fault at 10 ms, the reroute 1 ms later moving one flow */
+  const flt_event *down = find_event(&b, "link-down"), *rr = find_event(&b, "reroute");
+  assert_non_null(down);
+  assert_non_null(rr);
+  assert_int_equal(down->at, 10 * SIM_PS_PER_MS);
+  assert_string_equal(down->component, link);
+  assert_int_equal(rr->at, 11 * SIM_PS_PER_MS);
+  assert_true(rr->value == 1.0);
+  assert_non_null(strstr(rr->effect, "rerouted 1 flow in flight"));
+  unload(&f);
+  coll_plan_free(&plan);
+}
+
+/* A degraded link (half rate) for the whole run stretches only the fabric
+ * transfer that crosses it: a step then takes (S/16) / (B/2) instead of
+ * (S/16) / B, so the 30 steps take t_base + 30 x (S/16)/B, about twice the
+ * fabric-bound time. Checked to 1 %. */
+static void test_degraded_link(void **state) {
+  (void)state;
+  const char *base[] = {"cluster.nodes=2", "fabric.switch_radix=8", "simulation.fidelity=flow"};
+  fixture f;
+  coll_plan plan;
+  run_out a, b;
+  char link[64], fault[160];
+  load(&f, base, 3);
+  ring(&f, &plan, 16, 1ull << 30);
+  link_of(&f, &plan, 7, 8, link, sizeof link);
+  run(&f, &plan, &a);
+  unload(&f);
+  snprintf(fault, sizeof fault,
+           "faults=[{at: 0s, kind: link-degraded, target: %s, factor: 0.5}]", link);
+  const char *sets[] = {base[0], base[1], base[2], fault};
+  load_with(&f, sets, 4);
+  run(&f, &plan, &b);
+  double step = (double)(1ull << 30) / 16 * 8 / 400e9 * 1e12; /* ps */
+  double want = (double)a.dur + 30 * step;
+  if (fabs((double)b.dur - want) > 0.01 * want)
+    fail_msg("degraded: %llu ps, want %.0f ps", (unsigned long long)b.dur, want);
+  assert_int_equal(b.st.bytes, a.st.bytes);
+  assert_non_null(find_event(&b, "link-degraded"));
+  assert_null(find_event(&b, "reroute")); /* routing does not see a slow link */
+  unload(&f);
+  coll_plan_free(&plan);
+}
+
+/* Two planes, node 0 -> node 1 traffic on both (GPU g uses NIC g, plane
+ * g mod 2). A spine-leaf link of plane 1 used by that traffic goes down at
+ * 50 us: plane-0 transfers finish at exactly the same picosecond as without
+ * the fault; plane-1 ones later; only plane-1 flows were rerouted. */
+typedef struct done_at {
+  sim_ctx *sim;
+  simtime_ps at;
+} done_at;
+static void on_done(sim_ctx *sim, void *ctx) { ((done_at *)ctx)->at = sim_now(sim); }
+
+static void planes(const char *fault, simtime_ps *p0, simtime_ps *p1, be_stats *st, char *link,
+                   size_t n) {
+  const char *base[] = {"fabric.topology=multi-plane", "fabric.planes=2", "cluster.nodes=4",
+                        "fabric.switch_radix=8", "simulation.fidelity=flow",
+                        "reliability.reconvergence=20us", fault};
+  fixture f;
+  be_xfer x0[4], x1[4];
+  done_at d0 = {0}, d1 = {0};
+  load(&f, base, fault ? 7 : 6);
+  for (uint32_t i = 0; i < 4; i++) {
+    x0[i] = (be_xfer){.src_gpu = 2 * i, .dst_gpu = 8 + 2 * i, .bytes = 8 << 20, .flow_hash = i};
+    x1[i] = (be_xfer){.src_gpu = 2 * i + 1, .dst_gpu = 9 + 2 * i, .bytes = 8 << 20, .flow_hash = i};
+  }
+  if (link) { /* the fabric link of plane-1 transfer 0 */
+    topo_path p;
+    assert_int_equal(topo_route(f.t, x1[0].src_gpu, x1[0].dst_gpu, x1[0].flow_hash, &p), SIM_OK);
+    for (uint32_t j = 0; j < p.n; j++)
+      if (topo_link_at(f.t, topo_channel_link(p.ch[j]))->kind == TOPO_LINK_FABRIC) {
+        topo_link_name(f.t, topo_channel_link(p.ch[j]), link, n);
+        break;
+      }
+  }
+  sim_ctx *sim = sim_create(1);
+  be_backend *b = be_flow_create(sim, f.t, &f.cfg);
+  flt_fault *ff = NULL;
+  uint32_t nf = 0;
+  sim_error err = {0};
+  assert_int_equal(flt_resolve(&ff, &nf, f.t, &f.cfg, f.doc, &err), SIM_OK);
+  flt_sched *s = flt_sched_start(sim, f.t, b, ff, nf, &f.cfg, NULL, &err);
+  be_submit_phase(b, x0, 4, 3, on_done, &d0);
+  be_submit_phase(b, x1, 4, 3, on_done, &d1);
+  ev_run(sim, SIM_TIME_MAX);
+  *p0 = d0.at;
+  *p1 = d1.at;
+  b->ops->stats(b, st);
+  flt_sched_free(s);
+  sim_free(ff);
+  be_destroy(b);
+  sim_destroy(sim);
+  unload(&f);
+}
+
+static void test_planes_isolate_faults(void **state) {
+  (void)state;
+  simtime_ps a0, a1, b0, b1;
+  be_stats sa, sb;
+  char link[64], fault[160];
+  planes(NULL, &a0, &a1, &sa, link, sizeof link);
+  assert_non_null(strstr(link, "p1."));
+  snprintf(fault, sizeof fault, "faults=[{at: 50us, kind: link-down, target: %s}]", link);
+  planes(fault, &b0, &b1, &sb, NULL, 0);
+  assert_true(a0 > 50 * SIM_PS_PER_US && a1 > 50 * SIM_PS_PER_US); /* the fault hits mid-flow */
+  assert_int_equal(b0, a0);       /* plane 0: to the picosecond */
+  assert_true(b1 > a1);           /* plane 1: stalled for the reconvergence */
+  assert_true(sb.flows_rerouted >= 1 && sb.flows_rerouted <= 4); /* plane-1 flows only */
+  assert_int_equal(sb.bytes, sa.bytes);
+  assert_int_equal(sb.transfers_failed, 0);
+}
+
+/* One NIC per node: node 1's NIC port down cuts it off. Its transfers fail
+ * with "no route" (reported, counted, logged), the collective still ends. */
+static void test_no_route_fails_transfers(void **state) {
+  (void)state;
+  const char *sets[] = {"cluster.nodes=2", "cluster.nic.per_node=1", "fabric.switch_radix=8",
+                        "simulation.fidelity=flow", "reliability.reconvergence=10us",
+                        "faults=[{at: 100us, kind: nic-down, target: nic1}]"};
+  fixture f;
+  coll_plan plan;
+  run_out o;
+  load(&f, sets, 6);
+  ring(&f, &plan, 16, 64ull << 20);
+  run(&f, &plan, &o);
+  assert_true(o.st.transfers_failed > 0);
+  assert_int_equal(o.st.transfers + o.st.transfers_failed, coll_plan_transfers(&plan));
+  assert_true(o.st.bytes < coll_plan_bytes(&plan));
+  const flt_event *e = find_event(&o, "transfer-failed");
+  assert_non_null(e);
+  assert_non_null(strstr(e->effect, "failed: no route"));
+  assert_non_null(find_event(&o, "nic-down"));
+  unload(&f);
+  coll_plan_free(&plan);
+}
+
+static void expect_resolve_error(const char *fault, const char *want) {
+  const char *sets[] = {"cluster.nodes=2", "fabric.switch_radix=8", "simulation.fidelity=flow",
+                        fault};
+  fixture f;
+  flt_fault *ff = NULL;
+  uint32_t nf = 0;
+  sim_error err = {0};
+  load(&f, sets, 4);
+  assert_int_equal(flt_resolve(&ff, &nf, f.t, &f.cfg, f.doc, &err), SIM_ECONFIG);
+  if (strcmp(err.msg, want) != 0) fail_msg("got:  %s\nwant: %s", err.msg, want);
+  unload(&f);
+}
+
+static void test_resolve(void **state) {
+  (void)state;
+  const char *sets[] = {"cluster.nodes=2", "fabric.switch_radix=8", "simulation.fidelity=flow",
+                        "faults=[{at: 1ms, kind: link-down, target: leaf0-spine1}, {at: 1ms, "
+                        "kind: switch-down, target: spine2}, {at: 1ms, kind: nic-down, target: "
+                        "nic9}, {at: 1ms, kind: node-fail, target: node1}, {at: 1ms, kind: sdc, "
+                        "target: gpu3}]"};
+  fixture f;
+  flt_fault *ff = NULL;
+  uint32_t nf = 0, l;
+  sim_error err = {0};
+  load(&f, sets, 4);
+  assert_int_equal(flt_resolve(&ff, &nf, f.t, &f.cfg, f.doc, &err), SIM_OK);
+  assert_int_equal(nf, 5);
+  assert_int_equal(topo_find_link(f.t, "leaf0-spine1", &l), SIM_OK);
+  assert_int_equal(ff[0].link, l);
+  assert_int_equal(topo_vertex_at(f.t, ff[1].vertex)->kind, TOPO_SWITCH);
+  assert_int_equal(topo_link_at(f.t, ff[2].link)->kind, TOPO_LINK_ENDPOINT);
+  assert_int_equal(ff[3].gpu, 8);
+  assert_int_equal(ff[4].gpu, 3);
+  sim_free(ff);
+  unload(&f);
+  expect_resolve_error("faults=[{at: 1ms, kind: link-down, target: lef0-spine1}]",
+                       "--set:4:44: faults[0].target: no element 'lef0' in this fabric; did you "
+                       "mean 'leaf0'?");
+  expect_resolve_error("faults=[{at: 1ms, kind: switch-down, target: spine99}]",
+                       "--set:4:46: faults[0].target: no switch 'spine99' in this fabric; names "
+                       "are as in `fabsim topo --dot -` (gpu0, nic0, leaf0, spine0, leaf0-spine0, "
+                       "node0)");
+  expect_resolve_error("faults=[{at: 1ms, kind: link-down, target: spine0}]",
+                       "--set:4:44: faults[0].target: 'spine0' is not a link; name a link by its "
+                       "two ends (such as leaf0-spine0), or use a switch-down/switch-up kind");
+  expect_resolve_error("faults=[{at: 1ms, kind: link-down, target: leaf0-leaf1}]",
+                       "--set:4:44: faults[0].target: leaf0 and leaf1 are not linked; name a link "
+                       "of `fabsim topo` (such as leaf0's uplinks)");
+  expect_resolve_error("faults=[{at: 1ms, kind: gpu-fail, target: gpu99}]",
+                       "--set:4:43: faults[0].target: no GPU 'gpu99' in this fabric; names are "
+                       "as in `fabsim topo --dot -` (gpu0, nic0, leaf0, spine0, leaf0-spine0, "
+                       "node0)");
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_link_down_mid_allreduce),
+      cmocka_unit_test(test_degraded_link),
+      cmocka_unit_test(test_planes_isolate_faults),
+      cmocka_unit_test(test_no_route_fails_transfers),
+      cmocka_unit_test(test_resolve),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

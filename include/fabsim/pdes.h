@@ -103,6 +103,36 @@ uint64_t pdes_run(pdes *p, simtime_ps until);
 
 void pdes_stats_get(const pdes *p, pdes_stats *s);
 
+/* ---- partitioning a fabric (partition.c) ---------------------------------------------- */
+
+/* How the packet backend's LPs (one per topology vertex) would spread over
+ * ranks, following the fabric: units are (plane, pod) on 3-tier fabrics and
+ * (plane, leaf) on 2-tier ones, each with its leaf/spine switches, NICs and
+ * the GPUs behind those NICs, ordered plane-major and cut into contiguous
+ * runs of about equal endpoint count, so that N = planes gives one plane per
+ * rank and a one-plane 3-tier fabric gets whole pods. Spines of 2-tier planes
+ * and cores (shared by a plane's units) go round robin over the ranks of
+ * their plane; a node's GPUs and scale-up switch stay together (no latency
+ * to look ahead with between them) with NIC (node mod NICs per node). */
+typedef struct pdes_partition {
+  uint32_t nranks;
+  uint32_t *vertex_rank;       /* per topology vertex (owned) */
+  uint64_t cut_links;          /* links whose two ends are on different ranks */
+  uint64_t cut_by_kind[4];     /* by topo_lkind */
+  uint64_t links;
+  simtime_ps lookahead_ps;     /* smallest propagation latency of a cut link;
+                                  SIM_TIME_MAX when nothing is cut */
+  uint32_t endpoints_min, endpoints_max; /* NICs per rank */
+  uint32_t vertices_min, vertices_max;   /* LPs per rank */
+  uint32_t units;              /* (plane, pod|leaf) units */
+  const char *scheme;          /* "plane", "plane+pod", "pod", "plane+leaf", "leaf", "one rank" */
+} pdes_partition;
+
+struct topo;
+/* O(vertices + links). SIM_EINVAL if nranks is 0 or exceeds the units. */
+int pdes_partition_fabric(pdes_partition *p, const struct topo *t, uint32_t nranks, sim_error *err);
+void pdes_partition_free(pdes_partition *p);
+
 /* ---- communicator (comm.c): MPI_COMM_WORLD, or one rank without MPI ----- */
 
 /* Whether this binary was built with MPI. */

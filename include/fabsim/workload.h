@@ -239,6 +239,11 @@ flt_gpu_hooks wl_job_hooks(wl_job *j);
 /* GPU `gpu` runs at `factor` of its speed from `now` on (thermal: logged as
  * a thermal throttle). Call before wl_job_run for a throttle from the start. */
 void wl_job_slowdown(wl_job *j, simtime_ps now, uint32_t gpu, double factor, bool thermal);
+/* fn(ctx, step (0-based), start, end) as each step ends, before the next
+ * starts (e.g. to read the backend's counters per step). */
+void wl_job_on_step(wl_job *j, void (*fn)(void *ctx, uint32_t step, simtime_ps start,
+                                           simtime_ps end),
+                    void *ctx);
 /* Run until every step is done or the job stops on a failure; returns with
  * later events (e.g. faults past the end) still pending. */
 int wl_job_run(wl_job *j, const cfg_doc *doc, sim_error *err);

@@ -73,6 +73,7 @@ int cli_training_begin(cli_training *tr, const cfg_scenario *cfg, const cfg_doc 
   }
   tr->hooks = wl_job_hooks(tr->job);
   tr->sim = be->sim;
+  tr->be = be;
   return CLI_OK;
 }
 
@@ -178,6 +179,32 @@ static int schedule_gpu_faults(cli_training *tr, sim_ctx *sim) {
   return CLI_OK;
 }
 
+/* Per step, at the packet fidelity: PFC pauses and ECN marks of the step
+ * as events (the fabric's congestion the operator sees beside the faults). */
+static void step_counters(void *ctx, uint32_t step, simtime_ps start, simtime_ps end) {
+  cli_training *tr = ctx;
+  be_stats st;
+  char detail[256];
+  tr->be->ops->stats(tr->be, &st);
+  if (st.observed & BE_OBS_PACKETS) {
+    uint64_t pauses = st.pfc_pauses - tr->last.pfc_pauses;
+    uint64_t marks = st.ecn_marks - tr->last.ecn_marks;
+    double paused = sim_ps_to_s(st.pfc_paused - tr->last.pfc_paused);
+    if (pauses) {
+      snprintf(detail, sizeof detail,
+               "step %u: %llu PFC PAUSE frames, egress queues paused %.6g s in all (over %.6g s)",
+               step + 1, (unsigned long long)pauses, paused, sim_ps_to_s(end - start));
+      cli_event_add(tr->events, sim_ps_to_s(end), "fabric", "pfc-pauses", detail);
+    }
+    if (marks) {
+      snprintf(detail, sizeof detail, "step %u: %llu packets ECN-marked", step + 1,
+               (unsigned long long)marks);
+      cli_event_add(tr->events, sim_ps_to_s(end), "fabric", "ecn-marks", detail);
+    }
+  }
+  tr->last = st;
+}
+
 /* A rack could throttle: over its limit at full utilization. */
 static bool may_throttle(const cli_training *tr) {
   for (uint32_t r = 0; r < tr->pwr.racks; r++)
@@ -208,6 +235,9 @@ int cli_training_run(cli_training *tr, json_t *events) {
   }
   int rc = schedule_gpu_faults(tr, tr->sim);
   if (rc != CLI_OK) return rc;
+  tr->events = events;
+  tr->be->ops->stats(tr->be, &tr->last);
+  wl_job_on_step(tr->job, step_counters, tr);
   if (wl_job_run(tr->job, tr->doc, &err) != SIM_OK) goto fail;
   return CLI_OK;
 fail:

@@ -28,6 +28,9 @@ typedef struct cli_training {
   be_backend *base_be;
   struct cli_gpu_fault *play; /* GPU faults of the scenario, as scheduled */
   uint32_t nplay;
+  be_backend *be;   /* the run's */
+  be_stats last;    /* its counters at the end of the previous step */
+  json_t *events;   /* while running */
 } cli_training;
 
 /* Job and power model. Errors are printed; returns a CLI exit code. */

@@ -87,6 +87,8 @@ struct run {
   size_t nev, evcap;
   bool running, stopped;
   simtime_ps stop_at;
+  void (*on_step)(void *ctx, uint32_t step, simtime_ps start, simtime_ps end);
+  void *on_step_ctx;
 };
 
 static void account(run *r, uint32_t s, simtime_ps now) {
@@ -339,6 +341,7 @@ static void step_finished(run *r, simtime_ps now) {
   wl_step *o = &r->steps[r->steps_done];
   summarize(r, o, r->m, r->p, r->cfg, now);
   o->start_s = sim_ps_to_s(r->t0);
+  if (r->on_step) r->on_step(r->on_step_ctx, r->steps_done, r->t0, now);
   r->steps_done++;
   if (r->steps_done < r->steps_want) {
     start_step(r);
@@ -550,6 +553,13 @@ int wl_job_run(wl_job *j, const cfg_doc *doc, sim_error *err) {
     for (size_t i = 0; i < d->n; i++) o->comm_nodes += d->nodes[i].cls != WL__NONE;
   }
   return SIM_OK;
+}
+
+void wl_job_on_step(wl_job *j, void (*fn)(void *ctx, uint32_t step, simtime_ps start,
+                                           simtime_ps end),
+                    void *ctx) {
+  j->r.on_step = fn;
+  j->r.on_step_ctx = ctx;
 }
 
 uint32_t wl_job_steps_done(const wl_job *j) { return j->r.steps_done; }

@@ -96,6 +96,18 @@ expect_exit 0 "$FABSIM" run "${SMALL[@]}" --set output.dir=sdc0 --set workload.s
   --set 'faults=[{at: 1ms, kind: sdc, target: gpu9}]' --json
 expect_json "$WORK/out" '.sdc[0].diverge_step == 1 and .sdc[0].detect_step == null'
 
+# --- packet fidelity, an oversubscribed RoCE fabric with low ECN/PFC thresholds: the
+#     PFC pauses and ECN marks of each step are events; per step they add up to the run's
+expect_exit 0 "$FABSIM" run "${SMALL[@]}" --set output.dir=pfc --set workload.steps=2 \
+  --set simulation.fidelity=packet --set fabric.transport=roce --set fabric.switch_radix=8 \
+  --set fabric.oversubscription=3 --set fabric.ecn.kmin=10KiB --set fabric.ecn.kmax=100KiB \
+  --set fabric.pfc.xoff=64KiB --json
+cp "$WORK/out" pfc.json
+expect_json pfc.json '.network.pfc_pauses > 0 and .network.ecn_marks > 0'
+expect_json pfc.json '[.events[] | select(.kind == "pfc-pauses")] | length == 2'
+expect_json pfc.json '([.events[] | select(.kind == "pfc-pauses") | .detail | capture(": (?<n>[0-9]+) PFC").n | tonumber] | add) == .network.pfc_pauses'
+expect_json pfc.json '([.events[] | select(.kind == "ecn-marks") | .detail | capture(": (?<n>[0-9]+) packets").n | tonumber] | add) == .network.ecn_marks'
+
 # --- bad input
 expect_exit 2 "$FABSIM" run "${SMALL[@]}" --set output.dir=bad \
   --set 'faults=[{at: 1ms, kind: gpu-fail, target: gpu99}]'

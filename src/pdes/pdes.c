@@ -1,11 +1,14 @@
-/* Conservative parallel event engine: per-rank 4-ary heap of events keyed by
- * (time, sending LP, sender sequence), YAWNS windows of the lookahead, and
- * one exchange of cross-rank events per window. The contract and the proof
+/* Conservative parallel event engine: per-rank 4-ary heap of 24-byte keys
+ * (time, sending LP and sender sequence, pool slot) over a pool of events,
+ * YAWNS windows of the lookahead, and one exchange of cross-rank events per
+ * window. The contract and the proof
  * of identity and termination are in include/fabsim/pdes.h and
  * docs/parallel.md.
  *
  * Invariants
- *   - heap holds exactly the pending events of the LPs this rank owns.
+ *   - heap holds exactly the pending events of the LPs this rank owns; each
+ *     key names one pool slot; a slot is free (on the free list) or named
+ *     by exactly one key.
  *   - between windows the outboxes are empty; in a window, out[r] holds the
  *     events for rank r's LPs, every one with time >= window_end.
  *   - seq[lp] counts the events LP lp has sent (owned LPs only move).
@@ -28,6 +31,12 @@ enum { PDES_SEQ_BITS = 36 };
 
 _Static_assert(sizeof(pdes_event) == 64, "an event is one cache line");
 
+typedef struct pdes__key {
+  simtime_ps time;
+  uint64_t tie;
+  uint64_t slot;
+} pdes__key;
+
 typedef struct pdes_vec {
   pdes_event *e;
   size_t n, cap;
@@ -42,9 +51,13 @@ struct pdes {
   uint32_t nhandlers;
   void *model;
   simtime_ps lookahead, now, window_end;
-  /* 4-ary min-heap */
-  pdes_event *heap;
+  /* 4-ary min-heap of keys; events in the pool */
+  pdes__key *heap;
   size_t n, cap;
+  pdes_event *pool;
+  size_t pool_n, pool_cap;
+  uint32_t *free_slots;
+  size_t nfree, free_cap;
   /* cross-rank traffic of the current window */
   pdes_vec *out;
   pdes_vec in;
@@ -109,6 +122,8 @@ void pdes_destroy(pdes *p) {
   sim_free(p->out);
   sim_free(p->in.e);
   sim_free(p->heap);
+  sim_free(p->pool);
+  sim_free(p->free_slots);
   sim_free(p->seq);
   sim_free(p->lp_rank);
   sim_free(p->handlers);
@@ -123,28 +138,37 @@ void pdes_stats_get(const pdes *p, pdes_stats *s) { *s = p->st; }
 
 /* ---- heap ---------------------------------------------------------------------------- */
 
-static inline bool pdes__less(const pdes_event *a, const pdes_event *b) {
+static inline bool pdes__less(const pdes__key *a, const pdes__key *b) {
   return a->time < b->time || (a->time == b->time && a->tie < b->tie);
 }
 
-static void pdes__push(pdes *p, const pdes_event *x) {
+static void pdes__push(pdes *p, const pdes_event *ev) {
+  uint64_t slot;
+  if (p->nfree) {
+    slot = p->free_slots[--p->nfree];
+  } else {
+    if (p->pool_n == p->pool_cap) sim_grow((void **)&p->pool, &p->pool_cap, p->pool_n + 1, sizeof *p->pool);
+    slot = p->pool_n++;
+  }
+  p->pool[slot] = *ev;
+  pdes__key x = {ev->time, ev->tie, slot};
   if (p->n == p->cap) sim_grow((void **)&p->heap, &p->cap, p->n + 1, sizeof *p->heap);
   size_t i = p->n++;
   while (i > 0) {
     size_t parent = (i - 1) >> 2;
-    if (!pdes__less(x, &p->heap[parent])) break;
+    if (!pdes__less(&x, &p->heap[parent])) break;
     p->heap[i] = p->heap[parent];
     i = parent;
   }
-  p->heap[i] = *x;
+  p->heap[i] = x;
 }
 
-/* Remove heap[0]. */
+/* Remove heap[0] (its slot stays allocated: the caller releases it). */
 static void pdes__pop(pdes *p) {
-  pdes_event *h = p->heap;
+  pdes__key *h = p->heap;
   size_t n = --p->n;
   if (n == 0) return;
-  pdes_event x = h[n];
+  pdes__key x = h[n];
   size_t i = 0;
   for (;;) {
     size_t c = (i << 2) + 1;
@@ -157,6 +181,11 @@ static void pdes__pop(pdes *p) {
     i = best;
   }
   h[i] = x;
+}
+
+static inline void pdes__release(pdes *p, uint64_t slot) {
+  if (p->nfree == p->free_cap) sim_grow((void **)&p->free_slots, &p->free_cap, p->nfree + 1, sizeof *p->free_slots);
+  p->free_slots[p->nfree++] = (uint32_t)slot;
 }
 
 static inline void pdes__vec_push(pdes_vec *v, const pdes_event *e) {
@@ -203,8 +232,10 @@ void pdes_send(pdes *p, uint32_t src, uint32_t dst, simtime_ps at, uint32_t kind
 }
 
 static inline void pdes__run_top(pdes *p) {
-  pdes_event e = p->heap[0];
+  uint64_t slot = p->heap[0].slot;
   pdes__pop(p);
+  pdes_event e = p->pool[slot]; /* a copy: the handler's sends may move the pool */
+  pdes__release(p, slot);
   p->now = e.time;
   p->handlers[e.kind](p, &e, p->model);
   p->st.events++;

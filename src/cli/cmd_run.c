@@ -10,6 +10,7 @@
 #include "cli/run_training.h"
 #include "fabsim/backend.h"
 #include "fabsim/coll.h"
+#include "fabsim/fault.h"
 #include "fabsim/out.h"
 
 static const char run_help[] =
@@ -73,6 +74,8 @@ static json_t *observed_int(const be_stats *st, unsigned what, uint64_t v) {
 static json_t *network_json(const be_stats *st) {
   json_t *n = json_object();
   json_object_set_new(n, "transfers", json_integer((json_int_t)st->transfers));
+  json_object_set_new(n, "transfers_failed", json_integer((json_int_t)st->transfers_failed));
+  json_object_set_new(n, "flows_rerouted", json_integer((json_int_t)st->flows_rerouted));
   json_object_set_new(n, "bytes", json_integer((json_int_t)st->bytes));
   json_object_set_new(n, "max_link_sharing", json_integer(st->max_link_sharing));
   json_object_set_new(n, "packets", observed_int(st, BE_OBS_PACKETS, st->packets));
@@ -232,6 +235,9 @@ int cli_cmd_run(int argc, char **argv) {
   uint32_t *ranks = NULL;
   run_result r;
   cli_training tr;
+  flt_fault *faults = NULL;
+  uint32_t nfaults = 0;
+  flt_sched *fs = NULL;
   memset(&r, 0, sizeof r);
   memset(&tr, 0, sizeof tr);
   r.log = json_array();
@@ -252,6 +258,22 @@ int cli_cmd_run(int argc, char **argv) {
   if (cli_run_output_begin(&ro, &be, &cfg, doc, t, &err) != SIM_OK) { /* telemetry tap */
     cli_error(err.msg);
     rc = err.code == SIM_ECONFIG ? CLI_BAD_INPUT : CLI_FAILED;
+    goto done;
+  }
+  /* faults (fabsim/fault.h): scheduled before the workload submits anything;
+   * a training job plays its GPU faults itself (run_training.c) */
+  if (flt_resolve(&faults, &nfaults, t, &cfg, doc, &err) != SIM_OK) {
+    cli_error(err.msg);
+    rc = CLI_BAD_INPUT;
+    goto done;
+  }
+  uint32_t nsched = 0;
+  for (uint32_t i = 0; i < nfaults; i++)
+    if (cfg.workload.kind != CFG_WORKLOAD_TRAINING || cfg_fault_is_network(faults[i].spec.kind))
+      faults[nsched++] = faults[i];
+  if (nsched && !(fs = flt_sched_start(sim, t, be, faults, nsched, &cfg, NULL, &err))) {
+    cli_error(err.msg);
+    rc = CLI_BAD_INPUT;
     goto done;
   }
   if (cfg.workload.kind == CFG_WORKLOAD_COLLECTIVE) {
@@ -329,6 +351,13 @@ int cli_cmd_run(int argc, char **argv) {
   r.events = sim_events(sim);
   r.sim_time_s = sim_ps_to_s(sim_now(sim));
   r.wall_s = wall_now() - t0;
+  if (fs) { /* the faults, reroutes and failed transfers into the summary's events */
+    flt_sched_finish(fs);
+    for (size_t i = 0; i < flt_sched_event_count(fs); i++) {
+      const flt_event *e = flt_sched_event(fs, i);
+      cli_event_add(r.log, sim_ps_to_s(e->at), e->component, e->kind, e->effect);
+    }
+  }
 
   if (cfg.workload.kind != CFG_WORKLOAD_TRAINING &&
       !(r.power = cli_power_json(&cfg, doc, t, r.res.time_s))) {
@@ -364,6 +393,8 @@ done:
   json_decref(r.log);
   json_decref(r.power);
   sim_free(ranks);
+  flt_sched_free(fs); /* before the backend it points to */
+  sim_free(faults);
   be_destroy(be);
   cli_training_free(&tr); /* after be_destroy: the backend's callbacks point into the job */
   cli_run_output_free(&ro);

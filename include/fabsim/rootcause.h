@@ -18,8 +18,10 @@
  * scenario without faults (simulated alongside). The time above that
  * baseline goes first to slowed GPUs (the stage's compute increase: a
  * synchronous job waits for its slowest member, so every other GPU waits
- * that long in its next collective), the rest to the network faults active
- * during the step (exposed communication), or to "other" when none is.
+ * that long in its next collective; in a pipeline the stages by decreasing
+ * increase, each up to its increase, since the slowest sets the pace), the
+ * rest to the network faults active during the step (exposed
+ * communication), or to "other" when none is.
  * Pure functions; no simulation state.
  */
 #ifndef FABSIM_ROOTCAUSE_H

@@ -240,7 +240,6 @@ int cli_cmd_run(int argc, char **argv) {
   flt_sched *fs = NULL;
   memset(&r, 0, sizeof r);
   memset(&tr, 0, sizeof tr);
-  r.log = json_array();
   cli_run_output ro = {0};
   bool complete = true;
   sim_error err = {0};
@@ -249,6 +248,7 @@ int cli_cmd_run(int argc, char **argv) {
   double t0 = wall_now();
   if ((rc = cli_load(&a, &cfg, &doc, &t)) != CLI_OK) goto out;
 
+  r.log = json_array(); /* freed at done */
   sim = sim_create(cfg.simulation.seed);
   if (be_create(&be, sim, t, &cfg, doc, &err) != SIM_OK) {
     cli_error(err.msg);

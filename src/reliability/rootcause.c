@@ -91,14 +91,25 @@ json_t *rel_root_cause(const rel_rc_input *in) {
       if (d > 0 && slowest(in, s, end) >= 0) effect[s] = d;
       gpu_total += effect[s];
     }
-    double scale = gpu_total > excess ? excess / gpu_total : 1; /* stages overlap in a pipeline */
-    gpu_total *= scale;
+    /* In a pipeline the slowest stage sets the pace and the others' delays
+     * overlap it: the excess goes to the stages by decreasing compute
+     * increase, each up to its increase, until none is left. */
+    double *share = sim_calloc(ns ? ns : 1, sizeof *share), left = excess;
+    for (;;) {
+      int best = -1;
+      for (uint32_t s = 0; s < ns; s++)
+        if (effect[s] > 0 && share[s] == 0 && (best < 0 || effect[s] > effect[best])) best = (int)s;
+      if (best < 0 || left <= 0) break;
+      share[best] = effect[best] < left ? effect[best] : left;
+      left -= share[best];
+    }
+    gpu_total = excess - (left > 0 ? left : 0);
     const char *lead = NULL;
     char lead_text[512] = "";
     for (uint32_t s = 0; s < ns; s++) {
-      if (effect[s] <= 0) continue;
+      if (share[s] <= 0) continue;
       const rel_rc_slow *x = &in->slow[slowest(in, s, end)];
-      double e = effect[s] * scale;
+      double e = share[s];
       uint32_t alike = 0; /* GPUs of the stage at that speed (a throttled rack: all of its) */
       for (uint32_t i = 0; i < in->nslow; i++)
         alike += in->slow[i].stage == s && in->slow[i].at_s < end &&
@@ -121,6 +132,7 @@ json_t *rel_root_cause(const rel_rc_input *in) {
       }
     }
     sim_free(effect);
+    sim_free(share);
     /* the rest: network faults active during the step, else unexplained */
     double rest = excess - gpu_total;
     if (rest > 0.01 * excess) {

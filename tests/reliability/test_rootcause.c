@@ -96,11 +96,35 @@ static void test_attribution(void **state) {
   json_decref(rc);
 }
 
+/* A pipeline: the slowest stage sets the pace, the other's delay overlaps it. */
+static void test_pipeline_pace(void **state) {
+  (void)state;
+  double bc[2] = {0.6, 0.6}, be[2] = {0.1, 0.1}, rc_[2] = {1.1, 0.9}, re[2] = {0.1, 0.1};
+  rel_rc_step base = {0, 1, bc, be, 2}, run = {0, 1.5, rc_, re, 2};
+  rel_rc_slow slow[2] = {{.factor = 0.55, .gpu = 3, .stage = 0}, {.factor = 0.67, .gpu = 40, .stage = 1}};
+  rel_rc_input in = {.run = &run, .base = &base, .nrun = 1, .nbase = 1, .slow = slow, .nslow = 2,
+                     .gpus = 64, .threshold_frac = 1e-3};
+  json_t *rc = rel_root_cause(&in);
+  const json_t *causes = json_object_get(json_array_get(rc, 0), "causes");
+  assert_int_equal(json_array_size(causes), 1);
+  assert_string_equal(json_string_value(json_object_get(json_array_get(causes, 0), "component")), "gpu3");
+  assert_near(num(json_array_get(causes, 0), "effect_s"), 0.5);
+  json_decref(rc);
+  run.time_s = 1.7; /* more than stage 0 alone explains: stage 1 gets the rest, up to its 0.3 */
+  rc = rel_root_cause(&in);
+  causes = json_object_get(json_array_get(rc, 0), "causes");
+  assert_int_equal(json_array_size(causes), 2);
+  assert_near(num(json_array_get(causes, 0), "effect_s"), 0.5);
+  assert_near(num(json_array_get(causes, 1), "effect_s"), 0.2);
+  json_decref(rc);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_failure_cost),
       cmocka_unit_test(test_sdc_detect),
       cmocka_unit_test(test_attribution),
+      cmocka_unit_test(test_pipeline_pace),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

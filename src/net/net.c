@@ -186,6 +186,11 @@ void net__port_settle(net__be *n, simtime_ps now) {
 
 /* Time channel c has spent paused up to now, the pauses still on included;
  * *storms counts those on longer than the watchdog. */
+static simtime_ps paused_until(const net__be *n, uint32_t c, simtime_ps now, uint64_t *storms);
+simtime_ps net__paused_until(const net__be *n, uint32_t c, simtime_ps now) {
+  return paused_until(n, c, now, NULL);
+}
+
 static simtime_ps paused_until(const net__be *n, uint32_t c, simtime_ps now, uint64_t *storms) {
   const net__chan *ch = &n->ch[c];
   const net__cold *cd = &n->cold[c];
@@ -209,7 +214,8 @@ static void net_stats(const be_backend *b, be_stats *out) {
   for (uint32_t c = 0; c < n->nch; c++) {
     const net__chan *ch = &n->ch[c];
     out->pfc_paused += paused_until(n, c, now, NULL);
-    if (n->cold[c].telemetry && ch->max_bytes > out->max_queue_bytes) out->max_queue_bytes = ch->max_bytes;
+    if (n->cold[c].telemetry && net__chan_max_queue(n, c) > out->max_queue_bytes)
+      out->max_queue_bytes = net__chan_max_queue(n, c);
     if (now > 0) {
       double u = (double)ch->busy / (double)now;
       if (u > out->link_utilization_max) out->link_utilization_max = u;
@@ -249,7 +255,7 @@ int net__port_stats_of(const be_backend *b, uint32_t c, net__port_stats *out) {
   out->ecn_marks = cd->marks_n;
   out->busy = ch->busy;
   out->paused = paused_until(n, c, now, NULL);
-  out->max_bytes = ch->max_bytes;
+  out->max_bytes = net__chan_max_queue(n, c);
   out->avg_bytes = now ? ch->q_integral / (double)now : 0.0;
   return SIM_OK;
 }
@@ -289,6 +295,7 @@ static void net_destroy(be_backend *b) {
   sim_free(n->vx);
   be_fct_free(&n->fct);
   if (n->health_own.link_ok) topo_health_free(&n->health_own);
+  net__samp_free(n->samp);
   sim_free(n);
 }
 

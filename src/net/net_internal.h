@@ -172,6 +172,7 @@ typedef struct net__cold {
   double loss_p;         /* loss probability of a loss_wire-byte packet */
   uint32_t loss_wire;
   uint8_t down;          /* rate factor 0: nothing gets through */
+  uint32_t run_max;      /* deepest queue before the sampler's last reset of max_bytes */
   simtime_ps paused_since[NET__CLASSES];
 } net__cold;
 
@@ -276,6 +277,8 @@ typedef struct net__port_stats {
   double avg_bytes;        /* time-averaged queue depth */
 } net__port_stats;
 
+typedef struct net__samp net__samp; /* sample.c */
+
 typedef struct net__be {
   be_backend base; /* first: be_backend * <-> net__be * */
   const topo *t;
@@ -336,6 +339,7 @@ typedef struct net__be {
   be_stats st;
   be_fct fct;
   net__ext ext;
+  net__samp *samp;         /* packet telemetry (net_tel.h); NULL: off */
 } net__be;
 
 static inline net__pkt *net__pkt_at(net__be *n, uint32_t i) {
@@ -363,6 +367,18 @@ void net__ensure_wake(net__be *n, uint32_t c, simtime_ps at);
 bool net__can_send(net__be *n, uint32_t c, uint32_t cls, uint32_t frame, simtime_ps now);
 /* Close the telemetry integrals at `now` (stats time). */
 void net__port_settle(net__be *n, simtime_ps now);
+/* Summed paused time of channel c's classes up to now, pauses still on included. */
+simtime_ps net__paused_until(const net__be *n, uint32_t c, simtime_ps now);
+/* Deepest queue of channel c over the run. */
+static inline uint32_t net__chan_max_queue(const net__be *n, uint32_t c) {
+  return n->ch[c].max_bytes > n->cold[c].run_max ? n->ch[c].max_bytes : n->cold[c].run_max;
+}
+
+/* sample.c: the sampler follows whether any phase is active */
+void net__samp_active(net__be *n);
+void net__samp_idle(net__be *n);
+void net__samp_free(net__samp *s);
+
 /* Link l's physical state (be_ops.link_state); see port.c. */
 void net__link_state(be_backend *b, uint32_t link, double rate_factor, double ber);
 

@@ -190,7 +190,7 @@ static void on_rep_end(sim_ctx *sim, void *obj, uint64_t arg) {
   ph->x = NULL;
   ph->done = NULL;
   ph->ctx = NULL;
-  n->active_phases--;
+  if (--n->active_phases == 0) net__samp_idle(n); /* no sample event outlives the traffic */
   if (done) done(sim, ctx); /* may submit a phase: nothing is held across it */
 }
 
@@ -254,7 +254,7 @@ void net__submit_phase(be_backend *b, const be_xfer *x, size_t cnt, uint64_t rep
   ph->bytes = 0;
   ph->failed = ph->lost = 0;
   ph->live = true;
-  n->active_phases++;
+  if (n->active_phases++ == 0) net__samp_active(n);
   if (cnt > ph->qp_cap) {
     sim_free(ph->qp);
     ph->qp = sim_malloc(cnt * sizeof *ph->qp);

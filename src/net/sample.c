@@ -1,0 +1,290 @@
+/* Packet telemetry sampler (net_tel.h): rows of per-port samples taken
+ * while phases run, replayed into a tel after the run.
+ *
+ * Row r covers [r x interval, (r + 1) x interval). The open row is closed by
+ * one event at its end while a phase is active; when the backend goes idle
+ * the event is cancelled (the run's end time must not move) and the open row
+ * stays open until a phase starts again (same row: nothing to do; later: it
+ * is closed, and the rows in between are appended empty) or the replay. A
+ * row's deltas are taken from cumulative per-channel counters (tx bytes,
+ * ECN marks, paused time); its deepest queue is the channel's max_bytes,
+ * which the sampler resets at each row (net__chan_max_queue keeps the
+ * whole-run maximum), so the hot path does not change.
+ *
+ * Cost: O(ports) per row closed, O(ports x rows) per halving, both bounded
+ * by the 256-row cap; replay O(rows x ports).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "net/net_internal.h"
+#include "net/net_tel.h"
+
+enum { ROWS_MAX = 256, QUEUE_MIN_K = 64 };
+#define FIRST_INTERVAL SIM_PS_PER_US
+
+typedef struct net__qrec {
+  uint32_t port, bytes;
+} net__qrec;
+
+struct net__samp {
+  uint32_t nports, k;
+  uint32_t *chan;          /* channel of each port */
+  rate_bps *bps;           /* nominal rate of each port */
+  uint8_t *watched;
+  simtime_ps interval;
+  uint32_t nrows;          /* closed rows; the open one is nrows */
+  uint16_t *util, *paused, *marks; /* [row * nports + port], fractions of 65535, marks saturate */
+  net__qrec *q;            /* sparse deepest queues, rows in order */
+  size_t nq, qcap;
+  uint32_t *qrow;          /* ROWS_MAX + 1 offsets into q */
+  uint64_t *bytes0, *marks0;
+  simtime_ps *paused0;
+  net__qrec *scratch;      /* nports */
+  ev_id ev;
+};
+
+static void on_sample(sim_ctx *sim, void *obj, uint64_t arg);
+
+static simtime_ps row_end(const net__samp *s) { return (simtime_ps)(s->nrows + 1) * s->interval; }
+
+static uint16_t frac16(double x) {
+  if (!(x > 0)) return 0;
+  if (x >= 1) return UINT16_MAX;
+  return (uint16_t)(x * UINT16_MAX + 0.5);
+}
+
+static int by_bytes_desc(const void *a, const void *b) {
+  const net__qrec *x = a, *y = b;
+  if (x->bytes != y->bytes) return x->bytes > y->bytes ? -1 : 1;
+  return x->port < y->port ? -1 : x->port > y->port;
+}
+
+static int by_port(const void *a, const void *b) {
+  const net__qrec *x = a, *y = b;
+  return x->port < y->port ? -1 : x->port > y->port;
+}
+
+/* Append the records in scratch[0..n) as row r's: the k deepest and every
+ * watched port. */
+static void q_append(net__samp *s, uint32_t r, size_t n) {
+  qsort(s->scratch, n, sizeof *s->scratch, by_bytes_desc);
+  size_t kept = 0;
+  for (size_t j = 0; j < n; j++) {
+    if (kept >= s->k && !s->watched[s->scratch[j].port]) continue;
+    if (s->nq == s->qcap) sim_grow((void **)&s->q, &s->qcap, s->nq + 1, sizeof *s->q);
+    s->q[s->nq++] = s->scratch[j];
+    if (kept < s->k) kept++;
+  }
+  s->qrow[r + 1] = (uint32_t)s->nq;
+}
+
+/* Halve the rows: row j becomes rows 2j and 2j+1 merged. O(ports x rows). */
+static void coarsen(net__samp *s) {
+  size_t P = s->nports;
+  uint32_t half = s->nrows / 2;
+  net__qrec *old = s->q;
+  uint32_t *oldrow = sim_malloc((s->nrows + 1) * sizeof *oldrow);
+  memcpy(oldrow, s->qrow, (s->nrows + 1) * sizeof *oldrow);
+  s->q = NULL;
+  s->nq = s->qcap = 0;
+  s->qrow[0] = 0;
+  for (uint32_t j = 0; j < half; j++) {
+    uint16_t *a = s->util + 2 * j * P, *b = a + P, *o = s->util + j * P;
+    for (size_t p = 0; p < P; p++) o[p] = (uint16_t)(((uint32_t)a[p] + b[p] + 1) / 2);
+    a = s->paused + 2 * j * P, b = a + P, o = s->paused + j * P;
+    for (size_t p = 0; p < P; p++) o[p] = (uint16_t)(((uint32_t)a[p] + b[p] + 1) / 2);
+    a = s->marks + 2 * j * P, b = a + P, o = s->marks + j * P;
+    for (size_t p = 0; p < P; p++) {
+      uint32_t m = (uint32_t)a[p] + b[p];
+      o[p] = (uint16_t)(m > UINT16_MAX ? UINT16_MAX : m);
+    }
+    size_t n = 0; /* the two rows' queue records, one per port, deepest kept */
+    for (uint32_t i = oldrow[2 * j]; i < oldrow[2 * j + 2]; i++) s->scratch[n++] = old[i];
+    qsort(s->scratch, n, sizeof *s->scratch, by_port);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+      if (m && s->scratch[m - 1].port == s->scratch[i].port) {
+        if (s->scratch[i].bytes > s->scratch[m - 1].bytes) s->scratch[m - 1].bytes = s->scratch[i].bytes;
+      } else {
+        s->scratch[m++] = s->scratch[i];
+      }
+    }
+    q_append(s, j, m);
+  }
+  sim_free(old);
+  sim_free(oldrow);
+  s->nrows = half;
+  s->interval *= 2;
+}
+
+/* Close the open row with the counters as they are at `now` (the row may be
+ * cut short by the end of the run). */
+static void close_row(net__be *n, simtime_ps now) {
+  net__samp *s = n->samp;
+  size_t P = s->nports, r = s->nrows;
+  simtime_ps start = (simtime_ps)r * s->interval, cut = now > start ? now - start : 1;
+  double len = (double)(cut < s->interval ? cut : s->interval);
+  size_t nq = 0;
+  for (size_t p = 0; p < P; p++) {
+    uint32_t c = s->chan[p];
+    net__chan *ch = &n->ch[c];
+    net__cold *cd = &n->cold[c];
+    uint64_t bytes = ch->tx_bytes, marks = cd->marks_n;
+    simtime_ps paused = net__paused_until(n, c, now);
+    double bits = 8.0 * (double)(bytes - s->bytes0[p]);
+    s->util[r * P + p] = frac16(bits / ((double)s->bps[p] * len / (double)SIM_PS_PER_S));
+    s->paused[r * P + p] = frac16((double)(paused - s->paused0[p]) / len);
+    uint64_t dm = marks - s->marks0[p];
+    s->marks[r * P + p] = (uint16_t)(dm > UINT16_MAX ? UINT16_MAX : dm);
+    s->bytes0[p] = bytes;
+    s->marks0[p] = marks;
+    s->paused0[p] = paused;
+    if (ch->max_bytes > cd->run_max) cd->run_max = ch->max_bytes;
+    if (ch->max_bytes || s->watched[p]) s->scratch[nq++] = (net__qrec){(uint32_t)p, ch->max_bytes};
+    ch->max_bytes = ch->bytes; /* the next row starts at the current depth */
+  }
+  q_append(s, (uint32_t)r, nq);
+  if (++s->nrows == ROWS_MAX) coarsen(s); /* the open row doubles with the rest */
+}
+
+/* An empty row (the fabric was idle throughout). */
+static void empty_row(net__samp *s) {
+  size_t P = s->nports, r = s->nrows;
+  memset(s->util + r * P, 0, P * sizeof *s->util);
+  memset(s->paused + r * P, 0, P * sizeof *s->paused);
+  memset(s->marks + r * P, 0, P * sizeof *s->marks);
+  s->qrow[r + 1] = s->qrow[r];
+  if (++s->nrows == ROWS_MAX) coarsen(s);
+}
+
+static void on_sample(sim_ctx *sim, void *obj, uint64_t arg) {
+  net__be *n = obj;
+  (void)arg;
+  n->samp->ev = 0;
+  close_row(n, sim_now(sim));
+  n->samp->ev = ev_schedule(sim, row_end(n->samp), on_sample, n, 0);
+}
+
+void net__samp_active(net__be *n) {
+  net__samp *s = n->samp;
+  if (!s || s->ev) return;
+  simtime_ps now = sim_now(n->base.sim);
+  if (now >= row_end(s)) {
+    close_row(n, now); /* what happened up to the idle time, and stale packets since */
+    while (now >= row_end(s)) empty_row(s);
+  }
+  s->ev = ev_schedule(n->base.sim, row_end(s), on_sample, n, 0);
+}
+
+void net__samp_idle(net__be *n) {
+  net__samp *s = n->samp;
+  if (!s || !s->ev) return;
+  ev_cancel(n->base.sim, s->ev);
+  s->ev = 0;
+}
+
+void net__samp_free(net__samp *s) {
+  if (!s) return;
+  sim_free(s->chan);
+  sim_free(s->bps);
+  sim_free(s->watched);
+  sim_free(s->util);
+  sim_free(s->paused);
+  sim_free(s->marks);
+  sim_free(s->q);
+  sim_free(s->qrow);
+  sim_free(s->bytes0);
+  sim_free(s->marks0);
+  sim_free(s->paused0);
+  sim_free(s->scratch);
+  sim_free(s);
+}
+
+int net_tel_start(be_backend *b, const tel_portmap *m, const uint32_t *watch, uint32_t nwatch) {
+  if (!b || !b->ops || strcmp(b->ops->name, "packet") != 0) return SIM_EINVAL;
+  net__be *n = (net__be *)b;
+  net__samp_free(n->samp);
+  net__samp *s = sim_calloc(1, sizeof *s);
+  size_t P = m->nports;
+  s->nports = m->nports;
+  s->k = m->nports / 100 + 1 > QUEUE_MIN_K ? m->nports / 100 + 1 : QUEUE_MIN_K;
+  s->chan = sim_malloc((P ? P : 1) * sizeof *s->chan);
+  s->bps = sim_malloc((P ? P : 1) * sizeof *s->bps);
+  memcpy(s->chan, m->channel_of_port, P * sizeof *s->chan);
+  for (size_t p = 0; p < P; p++) s->bps[p] = m->bps[p] ? m->bps[p] : 1;
+  s->watched = sim_calloc(P ? P : 1, 1);
+  for (uint32_t w = 0; w < nwatch; w++)
+    if (watch[w] < P) s->watched[watch[w]] = 1;
+  s->interval = FIRST_INTERVAL;
+  size_t cells = (size_t)ROWS_MAX * (P ? P : 1);
+  s->util = sim_malloc(cells * sizeof *s->util);
+  s->paused = sim_malloc(cells * sizeof *s->paused);
+  s->marks = sim_malloc(cells * sizeof *s->marks);
+  s->qrow = sim_calloc(ROWS_MAX + 1, sizeof *s->qrow);
+  s->bytes0 = sim_calloc(P ? P : 1, sizeof *s->bytes0);
+  s->marks0 = sim_calloc(P ? P : 1, sizeof *s->marks0);
+  s->paused0 = sim_calloc(P ? P : 1, sizeof *s->paused0);
+  s->scratch = sim_malloc(2 * (P ? P : 1) * sizeof *s->scratch);
+  n->samp = s;
+  if (n->active_phases) net__samp_active(n);
+  return SIM_OK;
+}
+
+/* ---- replay ---------------------------------------------------------------------- */
+
+typedef struct later {
+  simtime_ps at;
+  uint32_t port;
+  uint32_t kind; /* 0: pause off, 1: queue back to 0 */
+} later;
+
+static int later_cmp(const void *a, const void *b) {
+  const later *x = a, *y = b;
+  if (x->at != y->at) return x->at < y->at ? -1 : 1;
+  if (x->kind != y->kind) return x->kind < y->kind ? -1 : 1;
+  return x->port < y->port ? -1 : x->port > y->port;
+}
+
+void net_tel_replay(be_backend *b, tel *t, simtime_ps end) {
+  if (!b || strcmp(b->ops->name, "packet") != 0) return;
+  net__be *n = (net__be *)b;
+  net__samp *s = n->samp;
+  if (!s) return;
+  net__samp_idle(n);
+  if (end > (simtime_ps)s->nrows * s->interval) close_row(n, end); /* the open row, up to end */
+  size_t P = s->nports;
+  int64_t *rate = sim_calloc(P ? P : 1, sizeof *rate);
+  later *lt = sim_malloc(2 * (P ? P : 1) * sizeof *lt);
+  for (uint32_t r = 0; r < s->nrows; r++) {
+    simtime_ps st = (simtime_ps)r * s->interval, en = st + s->interval;
+    if (st >= end) break;
+    if (en > end) en = end;
+    simtime_ps len = en - st;
+    size_t nl = 0;
+    for (size_t p = 0; p < P; p++) {
+      /* utilization as a rate over the row (the tel integrates it exactly) */
+      int64_t want = (int64_t)((double)s->util[r * P + p] / UINT16_MAX * (double)s->bps[p]);
+      if (want != rate[p]) tel_port_rate(t, st, (uint32_t)p, want - rate[p]);
+      rate[p] = want;
+      if (s->marks[r * P + p]) tel_port_ecn(t, st, (uint32_t)p, s->marks[r * P + p]);
+      if (s->paused[r * P + p]) { /* paused time at the start of the row */
+        simtime_ps x = (simtime_ps)((double)s->paused[r * P + p] / UINT16_MAX * (double)len);
+        tel_port_pause(t, st, (uint32_t)p, true);
+        lt[nl++] = (later){st + (x ? x : 1), (uint32_t)p, 0};
+      }
+    }
+    for (uint32_t i = s->qrow[r]; i < s->qrow[r + 1]; i++) {
+      const net__qrec *q = &s->q[i];
+      tel_port_queue(t, st, q->port, q->bytes);
+      lt[nl++] = (later){en - 1 > st ? en - 1 : st, q->port, 1};
+    }
+    qsort(lt, nl, sizeof *lt, later_cmp);
+    for (size_t j = 0; j < nl; j++) {
+      if (lt[j].kind == 0) tel_port_pause(t, lt[j].at, lt[j].port, false);
+      else tel_port_queue(t, lt[j].at, lt[j].port, 0);
+    }
+  }
+  sim_free(rate);
+  sim_free(lt);
+}

@@ -263,6 +263,60 @@ static void test_no_route_fails_transfers(void **state) {
   coll_plan_free(&plan);
 }
 
+/* The same AllReduce with gpu7 -> gpu8's link flapping: down 200 us in each
+ * of 3 cycles of 2 ms from 10 ms, routing 50 us behind. Each cycle stalls
+ * the flow for 50 us, until the reroute moves it off the link; when the link
+ * comes back routing returns to it only after the next reroute, which may
+ * move the flow back (a path change while it runs costs nothing in the fluid
+ * model). So the run is later by 3 x 50 us, and the log holds 6 flap
+ * changes and 6 reroutes. A switch-down of every spine but one, then
+ * switch-up, also completes with every byte. */
+static void test_flap_and_switch(void **state) {
+  (void)state;
+  const char *base[] = {"cluster.nodes=2", "fabric.switch_radix=8", "simulation.fidelity=flow",
+                        "reliability.reconvergence=50us"};
+  fixture f;
+  coll_plan plan;
+  run_out a, b, c;
+  char link[64], fault[200];
+  load(&f, base, 4);
+  ring(&f, &plan, 16, 1ull << 30);
+  link_of(&f, &plan, 7, 8, link, sizeof link);
+  run(&f, &plan, &a);
+  unload(&f);
+  snprintf(fault, sizeof fault,
+           "faults=[{at: 10ms, kind: link-flap, target: %s, duration: 200us, period: 2ms, "
+           "count: 3}]", link);
+  const char *sets[] = {base[0], base[1], base[2], base[3], fault};
+  load_with(&f, sets, 5);
+  run(&f, &plan, &b);
+  unload(&f);
+  assert_int_equal(b.st.bytes, a.st.bytes);
+  simtime_ps late = b.dur - a.dur, want = 3 * 50 * SIM_PS_PER_US;
+  if (late + SIM_PS_PER_NS < want || late > want + SIM_PS_PER_NS)
+    fail_msg("flap: %llu ps later, want %llu", (unsigned long long)late, (unsigned long long)want);
+  size_t flaps = 0, reroutes = 0;
+  for (size_t i = 0; i < b.nev; i++) {
+    flaps += strcmp(b.ev[i].kind, "link-flap") == 0;
+    reroutes += strcmp(b.ev[i].kind, "reroute") == 0;
+  }
+  assert_int_equal(flaps, 6);
+  assert_int_equal(reroutes, 6);
+
+  const char *sw[] = {base[0], base[1], base[2], base[3],
+                      "faults=[{at: 5ms, kind: switch-down, target: spine0}, {at: 5ms, kind: "
+                      "switch-down, target: spine1}, {at: 5ms, kind: switch-down, target: spine2}, "
+                      "{at: 9ms, kind: switch-up, target: spine1}]"};
+  load_with(&f, sw, 5);
+  run(&f, &plan, &c);
+  assert_int_equal(c.st.bytes, a.st.bytes);
+  assert_int_equal(c.st.transfers_failed, 0);
+  assert_true(c.dur >= a.dur);
+  assert_non_null(find_event(&c, "switch-up"));
+  unload(&f);
+  coll_plan_free(&plan);
+}
+
 static void expect_resolve_error(const char *fault, const char *want) {
   const char *sets[] = {"cluster.nodes=2", "fabric.switch_radix=8", "simulation.fidelity=flow",
                         fault};
@@ -323,6 +377,7 @@ int main(void) {
       cmocka_unit_test(test_degraded_link),
       cmocka_unit_test(test_planes_isolate_faults),
       cmocka_unit_test(test_no_route_fails_transfers),
+      cmocka_unit_test(test_flap_and_switch),
       cmocka_unit_test(test_resolve),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

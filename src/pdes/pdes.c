@@ -1,5 +1,6 @@
-/* Conservative parallel event engine: per-rank 4-ary heap of 24-byte keys
- * (time, sending LP and sender sequence, pool slot) over a pool of events,
+/* Conservative parallel event engine: per-rank calendar queue (a 4-ary heap
+ * for the current bucket, as src/core/ev.c) of 24-byte keys (time, sending
+ * LP and sender sequence, pool slot) over a pool of events,
  * YAWNS windows of the lookahead, and one exchange of cross-rank events per
  * window. The contract and the proof
  * of identity and termination are in include/fabsim/pdes.h and
@@ -42,6 +43,13 @@ typedef struct pdes_vec {
   size_t n, cap;
 } pdes_vec;
 
+typedef struct pdes__kvec {
+  pdes__key *k;
+  size_t n, cap;
+} pdes__kvec;
+
+enum { PDES_BUCKET_TARGET = 16, PDES_MAX_BUCKETS = 1 << 16 };
+
 struct pdes {
   uint32_t nlps, rank, nranks;
   bool parallel;
@@ -51,9 +59,19 @@ struct pdes {
   uint32_t nhandlers;
   void *model;
   simtime_ps lookahead, now, window_end;
-  /* 4-ary min-heap of keys; events in the pool */
+  /* Pending keys: a calendar queue whose current day is a 4-ary heap, as
+   * src/core/ev.c: the heap holds the keys with time < near_end; bucket j
+   * the keys in [far_base + j*2^shift, far_base + (j+1)*2^shift), buckets
+   * below cur empty, near_end = far_base + cur*2^shift; overflow the rest.
+   * The minimum is always heap[0] after pdes__refill. */
   pdes__key *heap;
   size_t n, cap;
+  simtime_ps near_end, far_base;
+  pdes__kvec *buckets;
+  size_t nb, cur, buckets_cap;
+  unsigned shift;
+  pdes__kvec overflow;
+  size_t pending;
   pdes_event *pool;
   size_t pool_n, pool_cap;
   uint32_t *free_slots;
@@ -122,6 +140,9 @@ void pdes_destroy(pdes *p) {
   sim_free(p->out);
   sim_free(p->in.e);
   sim_free(p->heap);
+  for (size_t i = 0; i < p->buckets_cap; i++) sim_free(p->buckets[i].k);
+  sim_free(p->buckets);
+  sim_free(p->overflow.k);
   sim_free(p->pool);
   sim_free(p->free_slots);
   sim_free(p->seq);
@@ -142,34 +163,7 @@ static inline bool pdes__less(const pdes__key *a, const pdes__key *b) {
   return a->time < b->time || (a->time == b->time && a->tie < b->tie);
 }
 
-static void pdes__push(pdes *p, const pdes_event *ev) {
-  uint64_t slot;
-  if (p->nfree) {
-    slot = p->free_slots[--p->nfree];
-  } else {
-    if (p->pool_n == p->pool_cap) sim_grow((void **)&p->pool, &p->pool_cap, p->pool_n + 1, sizeof *p->pool);
-    slot = p->pool_n++;
-  }
-  p->pool[slot] = *ev;
-  pdes__key x = {ev->time, ev->tie, slot};
-  if (p->n == p->cap) sim_grow((void **)&p->heap, &p->cap, p->n + 1, sizeof *p->heap);
-  size_t i = p->n++;
-  while (i > 0) {
-    size_t parent = (i - 1) >> 2;
-    if (!pdes__less(&x, &p->heap[parent])) break;
-    p->heap[i] = p->heap[parent];
-    i = parent;
-  }
-  p->heap[i] = x;
-}
-
-/* Remove heap[0] (its slot stays allocated: the caller releases it). */
-static void pdes__pop(pdes *p) {
-  pdes__key *h = p->heap;
-  size_t n = --p->n;
-  if (n == 0) return;
-  pdes__key x = h[n];
-  size_t i = 0;
+static void pdes__sift_down(pdes__key *h, size_t n, size_t i, pdes__key x) {
   for (;;) {
     size_t c = (i << 2) + 1;
     if (c >= n) break;
@@ -181,6 +175,112 @@ static void pdes__pop(pdes *p) {
     i = best;
   }
   h[i] = x;
+}
+
+static inline void pdes__kvec_push(pdes__kvec *v, const pdes__key *k) {
+  if (v->n == v->cap) sim_grow((void **)&v->k, &v->cap, v->n + 1, sizeof *v->k);
+  v->k[v->n++] = *k;
+}
+
+/* Place a key in the tier that covers its time. */
+static inline void pdes__insert(pdes *p, const pdes__key *x) {
+  if (x->time < p->near_end) {
+    if (p->n == p->cap) sim_grow((void **)&p->heap, &p->cap, p->n + 1, sizeof *p->heap);
+    size_t i = p->n++;
+    while (i > 0) {
+      size_t parent = (i - 1) >> 2;
+      if (!pdes__less(x, &p->heap[parent])) break;
+      p->heap[i] = p->heap[parent];
+      i = parent;
+    }
+    p->heap[i] = *x;
+    return;
+  }
+  uint64_t idx = (x->time - p->far_base) >> p->shift;
+  pdes__kvec_push(idx < p->nb ? &p->buckets[idx] : &p->overflow, x);
+}
+
+/* The buckets are used up: spread the overflow over new ones sized from its
+ * span and count (about PDES_BUCKET_TARGET keys each). O(overflow + nb). */
+static void pdes__rebuild(pdes *p) {
+  pdes__kvec *o = &p->overflow;
+  simtime_ps lo = SIM_TIME_MAX, hi = 0;
+  for (size_t i = 0; i < o->n; i++) {
+    if (o->k[i].time < lo) lo = o->k[i].time;
+    if (o->k[i].time > hi) hi = o->k[i].time;
+  }
+  uint64_t span = hi - lo + 1;
+  uint64_t width = (uint64_t)((double)span * PDES_BUCKET_TARGET / (double)o->n);
+  unsigned shift = 0;
+  while (shift < 63 && (1ULL << (shift + 1)) <= width) shift++;
+  uint64_t nb = (span >> shift) + 1;
+  if (nb > PDES_MAX_BUCKETS) nb = PDES_MAX_BUCKETS;
+  if (nb > p->buckets_cap) {
+    p->buckets = sim_realloc(p->buckets, nb * sizeof *p->buckets);
+    memset(p->buckets + p->buckets_cap, 0, (nb - p->buckets_cap) * sizeof *p->buckets);
+    p->buckets_cap = nb;
+  }
+  p->nb = nb;
+  p->cur = 0;
+  p->shift = shift;
+  p->far_base = lo;
+  p->near_end = lo;
+  pdes__kvec old = *o; /* keys beyond the new range land in a fresh overflow */
+  o->k = NULL;
+  o->n = o->cap = 0;
+  for (size_t i = 0; i < old.n; i++) pdes__insert(p, &old.k[i]);
+  if (o->cap == 0) {
+    *o = old;
+    o->n = 0;
+  } else {
+    sim_free(old.k);
+  }
+}
+
+/* Make heap[0] the minimum pending key; false if nothing is pending. */
+static inline bool pdes__refill(pdes *p) {
+  while (p->n == 0) {
+    if (p->cur < p->nb) {
+      pdes__kvec *b = &p->buckets[p->cur++];
+      simtime_ps off = (simtime_ps)p->cur << p->shift;
+      p->near_end = off > SIM_TIME_MAX - p->far_base ? SIM_TIME_MAX : p->far_base + off;
+      if (b->n) { /* load and heapify, O(k) */
+        if (p->cap < b->n) sim_grow((void **)&p->heap, &p->cap, b->n, sizeof *p->heap);
+        memcpy(p->heap, b->k, b->n * sizeof *b->k);
+        p->n = b->n;
+        b->n = 0;
+        if (p->n > 1)
+          for (size_t i = (p->n - 2) >> 2; i != SIZE_MAX; i--) pdes__sift_down(p->heap, p->n, i, p->heap[i]);
+      }
+    } else if (p->overflow.n) {
+      pdes__rebuild(p);
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+static void pdes__push(pdes *p, const pdes_event *ev) {
+  uint64_t slot;
+  if (p->nfree) {
+    slot = p->free_slots[--p->nfree];
+  } else {
+    if (p->pool_n == p->pool_cap) sim_grow((void **)&p->pool, &p->pool_cap, p->pool_n + 1, sizeof *p->pool);
+    slot = p->pool_n++;
+  }
+  p->pool[slot] = *ev;
+  pdes__key x = {ev->time, ev->tie, slot};
+  pdes__insert(p, &x);
+  p->pending++;
+}
+
+/* Remove heap[0] (after pdes__refill; its slot stays allocated: the caller
+ * releases it). */
+static void pdes__pop(pdes *p) {
+  size_t n = --p->n;
+  p->pending--;
+  if (n) pdes__sift_down(p->heap, n, 0, p->heap[n]);
 }
 
 static inline void pdes__release(pdes *p, uint64_t slot) {
@@ -246,7 +346,7 @@ static inline void pdes__run_top(pdes *p) {
  * of pending times. Returns it (SIM_TIME_MAX: nothing pending anywhere). */
 static simtime_ps pdes__sync(pdes *p) {
   uint32_t nr = p->nranks;
-  simtime_ps mine = p->n ? p->heap[0].time : SIM_TIME_MAX;
+  simtime_ps mine = pdes__refill(p) ? p->heap[0].time : SIM_TIME_MAX;
   uint64_t total = 0;
   for (uint32_t r = 0; r < nr; r++) {
     total += p->out[r].n;
@@ -313,7 +413,7 @@ uint64_t pdes_run(pdes *p, simtime_ps until) {
   if (!p->parallel) {
     /* Sequential: one window covering everything; same key order. */
     p->window_end = SIM_TIME_MAX;
-    while (p->n && p->heap[0].time <= until) pdes__run_top(p);
+    while (pdes__refill(p) && p->heap[0].time <= until) pdes__run_top(p);
     p->st.windows++;
   } else {
 #ifdef FABSIM_HAVE_MPI
@@ -325,7 +425,7 @@ uint64_t pdes_run(pdes *p, simtime_ps until) {
       /* Run [t, t + L) up to until; sends across ranks must land at or after its end. */
       p->window_end = t > SIM_TIME_MAX - p->lookahead ? SIM_TIME_MAX : t + p->lookahead;
       simtime_ps last = p->window_end - 1 < until ? p->window_end - 1 : until;
-      while (p->n && p->heap[0].time <= last) pdes__run_top(p);
+      while (pdes__refill(p) && p->heap[0].time <= last) pdes__run_top(p);
       p->st.windows++;
     }
     p->window_end = 0;

@@ -53,6 +53,12 @@ static const char *fmt_count(char *buf, size_t n, uint64_t v) {
   return buf;
 }
 
+/* Causes of a step, joined by "; " (truncated at n). */
+static void append(char *buf, size_t n, const char *text) {
+  size_t len = strlen(buf);
+  if (len + 3 < n) snprintf(buf + len, n - len, "%s%s", len ? "; " : "", text);
+}
+
 static json_t *cause(const char *component, const char *kind, double effect, const char *text) {
   json_t *c = json_object();
   json_object_set_new(c, "component", json_string(component));
@@ -76,7 +82,7 @@ static int slowest(const rel_rc_input *in, uint32_t s, double end) {
 json_t *rel_root_cause(const rel_rc_input *in) {
   json_t *out = json_array();
   uint32_t n = in->nrun < in->nbase ? in->nrun : in->nbase;
-  char a[32], b[32], c[32], text[512], comp[64], line[640];
+  char a[32], b[32], c[32], text[512], comp[64], line[1100];
   for (uint32_t k = 0; k < n; k++) {
     const rel_rc_step *r = &in->run[k], *z = &in->base[k];
     double excess = r->time_s - z->time_s, end = r->start_s + r->time_s;
@@ -104,8 +110,7 @@ json_t *rel_root_cause(const rel_rc_input *in) {
       left -= share[best];
     }
     gpu_total = excess - (left > 0 ? left : 0);
-    const char *lead = NULL;
-    char lead_text[512] = "";
+    char lead_text[1024] = "";
     for (uint32_t s = 0; s < ns; s++) {
       if (share[s] <= 0) continue;
       const rel_rc_slow *x = &in->slow[slowest(in, s, end)];
@@ -126,10 +131,7 @@ json_t *rel_root_cause(const rel_rc_input *in) {
                fmt_s(c, sizeof c, e), in->wait_in ? in->wait_in : "collectives");
       json_array_append_new(causes, cause(comp, x->thermal ? "thermal-throttle" : "gpu-slowdown",
                                           e, text));
-      if (!lead) {
-        lead = "gpu";
-        snprintf(lead_text, sizeof lead_text, "%s", text);
-      }
+      append(lead_text, sizeof lead_text, text);
     }
     sim_free(effect);
     sim_free(share);
@@ -150,16 +152,18 @@ json_t *rel_root_cause(const rel_rc_input *in) {
       if (active) {
         const rel_rc_net *x = &in->net[first];
         snprintf(text, sizeof text,
-                 "%s %s: exposed communication %s%s (mean over stages), step %s longer%s", x->component,
-                 x->kind, dexp >= 0 ? "+" : "", fmt_s(a, sizeof a, dexp), fmt_s(b, sizeof b, rest),
+                 "%s %s at %s: exposed communication %s%s%s, every GPU waited %s%s", x->component,
+                 x->kind, fmt_s(c, sizeof c, x->at_s), dexp >= 0 ? "+" : "",
+                 fmt_s(a, sizeof a, dexp), ns > 1 ? " (mean over stages)" : "",
+                 fmt_s(b, sizeof b, rest),
                  active > 1 ? " (with the other network faults of the step)" : "");
         json_array_append_new(causes, cause(x->component, x->kind, rest, text));
-        if (!lead) snprintf(lead_text, sizeof lead_text, "%s", text);
+        append(lead_text, sizeof lead_text, text);
       } else {
         snprintf(text, sizeof text, "%s not explained by a fault (contention or pipeline timing)",
                  fmt_s(a, sizeof a, rest));
         json_array_append_new(causes, cause("job", "other", rest, text));
-        if (!lead_text[0]) snprintf(lead_text, sizeof lead_text, "%s", text);
+        append(lead_text, sizeof lead_text, text);
       }
     }
     json_t *e = json_object();

@@ -296,6 +296,7 @@ static void net_destroy(be_backend *b) {
   be_fct_free(&n->fct);
   if (n->health_own.link_ok) topo_health_free(&n->health_own);
   net__samp_free(n->samp);
+  sim_free(n->reach);
   sim_free(n);
 }
 

@@ -279,6 +279,14 @@ typedef struct net__port_stats {
 
 typedef struct net__samp net__samp; /* sample.c */
 
+/* Reachability cache of dynamic routing under faults (route.c). */
+typedef struct net__reach {
+  uint64_t key;  /* vertex << 32 | destination NIC */
+  uint32_t gen;  /* valid when equal to net__be.reach_gen */
+  uint8_t ok;
+} net__reach;
+enum { NET__REACH_SLOTS = 1 << 14 };
+
 typedef struct net__be {
   be_backend base; /* first: be_backend * <-> net__be * */
   const topo *t;
@@ -334,6 +342,8 @@ typedef struct net__be {
   sim_rng rng_ecn, rng_route, rng_ber;
   const topo_health *health; /* routing's view after the last reroute; NULL: all up */
   topo_health health_own;    /* the copy health points to */
+  net__reach *reach;         /* NET__REACH_SLOTS, made at the first reroute */
+  uint32_t reach_gen;        /* bumped at every reroute */
   uint32_t links_down;     /* links physically down now */
   uint32_t cands[NET__MAX_CANDS];
   be_stats st;

@@ -337,6 +337,7 @@ static void reroute_one(net__be *n, uint32_t pid, size_t i, simtime_ps now) {
   if (q->fl)
     for (uint32_t j = 0; j < 2 * TOPO_MAX_PATH; j++) q->fl[j] = (net__flowlet){0, NET__NONE};
   if (active) {
+    n->st.flows_rerouted++;
     sharing(n, q, +1);
     net__qp_activate(n, id); /* resends wait for the retransmission timeout */
   }
@@ -353,6 +354,8 @@ void net__reroute(be_backend *b, const topo_health *h) {
   memcpy(n->health_own.vertex_ok, h->vertex_ok, n->nv);
   n->health_own.down = h->down;
   n->health = &n->health_own;
+  if (!n->reach) n->reach = sim_calloc(NET__REACH_SLOTS, sizeof *n->reach);
+  n->reach_gen++; /* gen 0 never matches: a fresh cache is empty */
   for (uint32_t pid = 0; pid < n->nph; pid++) {
     if (!n->ph[pid].live) continue;
     for (size_t i = 0; i < n->ph[pid].n; i++) reroute_one(n, pid, i, now);

@@ -21,9 +21,11 @@
  *
  * Faults: after be_ops.reroute, paths come from topo_route_health (next hops
  * toward a still-reachable destination, NIC failover over NVLink), and
- * dynamic policies choose only among next hops whose link and next switch
- * routing sees up; a failure beyond the next hop is not visible to that
- * per-packet choice (packets that reach it are lost and retransmitted).
+ * dynamic policies choose only among next hops whose port is up (at once,
+ * as a switch sees its own link fail) and, after a reroute, from which
+ * routing still reaches the destination (as the subnet manager's tables
+ * would allow); until the reroute, a failure beyond the next hop is not
+ * visible to the per-packet choice (packets that reach it are lost).
  * A queue pair whose path changed has its packets in flight dropped (they
  * were routed by hop index on the old path); its sender state is kept and
  * the retransmission timeout recovers them.
@@ -115,15 +117,43 @@ static uint32_t least_loaded(net__be *n, uint32_t cnt, uint32_t cls) {
   return best;
 }
 
-/* Keep the candidates routing may use after the last reroute (link and next
- * vertex up). Only the next hop is checked: a failure further down toward
- * the destination is not seen by a per-packet choice (see the file comment). */
-static uint32_t usable(net__be *n, uint32_t cnt) {
-  const topo_health *h = n->health;
+/* Keep the candidates a per-packet choice may use: the switch's own ports
+ * that are up (it sees its link fail at once), and those routing still uses
+ * after the last reroute (link and next vertex up). Only the next hop is
+ * checked: a failure further toward the destination is not seen by a
+ * per-packet choice (see the file comment). */
+/* Can vertex w reach NIC dnic over links and vertices routing sees up (h)?
+ * Up/down next hops, so the recursion is at most the fabric's depth; cached
+ * per (w, dnic) until the next reroute (net__be.reach). O(radix^2 / 4) per
+ * uncached leaf in a 3-tier fabric. */
+static bool reaches(net__be *n, const topo_health *h, uint32_t w, uint32_t dnic, int depth) {
+  if (!n->vx[w].is_switch) return true;
+  if (depth > TOPO_MAX_PATH) return false;
+  uint64_t key = (uint64_t)w << 32 | dnic;
+  net__reach *e = &n->reach[sim_hash_u64(key) & (NET__REACH_SLOTS - 1)];
+  if (e->gen == n->reach_gen && e->key == key) return e->ok;
+  uint32_t next[NET__MAX_CANDS];
+  uint32_t cnt = topo_next_hops(n->t, w, dnic, next, NET__MAX_CANDS);
+  bool ok = false;
+  for (uint32_t j = 0; j < cnt && !ok; j++) {
+    uint32_t c = next[j], d = n->ch[c].dst;
+    ok = h->link_ok[topo_channel_link(c)] && h->vertex_ok[d] && reaches(n, h, d, dnic, depth + 1);
+  }
+  e = &n->reach[sim_hash_u64(key) & (NET__REACH_SLOTS - 1)]; /* the slot may have been reused */
+  *e = (net__reach){.key = key, .gen = n->reach_gen, .ok = ok};
+  return ok;
+}
+
+static uint32_t usable(net__be *n, uint32_t cnt, uint32_t dnic) {
+  const topo_health *h = n->health && n->health->down ? n->health : NULL;
   uint32_t k = 0;
   for (uint32_t j = 0; j < cnt; j++) {
     uint32_t c = n->cands[j];
-    if (h->link_ok[topo_channel_link(c)] && h->vertex_ok[n->ch[c].dst]) n->cands[k++] = c;
+    if (n->ch[c].lflags & NET__L_DOWN) continue;
+    if (h && (!h->link_ok[topo_channel_link(c)] || !h->vertex_ok[n->ch[c].dst] ||
+              !reaches(n, h, n->ch[c].dst, dnic, 0)))
+      continue;
+    n->cands[k++] = c;
   }
   return k;
 }
@@ -133,7 +163,7 @@ uint32_t net__route(net__be *n, uint32_t v, net__pkt *p, const net__qhot *h) {
   uint32_t stored = h->path[dir * TOPO_MAX_PATH + p->hop];
   if (!n->dynamic || !n->vx[v].is_switch) return stored;
   uint32_t cnt = topo_next_hops(n->t, v, h->dnic[dir], n->cands, NET__MAX_CANDS);
-  if (n->health && n->health->down) cnt = usable(n, cnt);
+  if (n->links_down || (n->health && n->health->down)) cnt = usable(n, cnt, h->dnic[dir]);
   if (cnt <= 1) return cnt ? n->cands[0] : stored;
   if (n->routing == CFG_ROUTING_SPRAY) {
     uint32_t k = n->spray_rr ? n->vx[v].rr++ % cnt : (uint32_t)sim_rng_below(&n->rng_route, cnt);

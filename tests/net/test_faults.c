@@ -176,6 +176,7 @@ static void link_failure(const char *transport) {
   assert_true(fail.end[0] < plan.reroute + 4 * f.cfg.cluster.nic.rto);
   assert_false(fail.ext.deadlock);
   assert_int_equal(fail.ext.reroutes, 1);
+  assert_true(fail.st.flows_rerouted >= 1); /* x[0] at least, which was on the link */
   run_free(&base);
   run_free(&fail);
   fx_unload(&f);
@@ -189,6 +190,40 @@ static void test_link_failure_roce(void **state) {
 static void test_link_failure_infiniband(void **state) {
   (void)state;
   link_failure("infiniband");
+}
+
+/* Per-packet routing avoids the dead port at once, and after the reroute
+ * every next hop from which the destination is no longer reachable. */
+static void dynamic_routing(const char *routing) {
+  char ro[64];
+  snprintf(ro, sizeof ro, "fabric.routing=%s", routing);
+  const char *sets[8];
+  memcpy(sets, two_tier, sizeof two_tier);
+  sets[6] = ro;
+  fixture f;
+  fx_load(&f, sets, 7);
+  be_xfer x[4];
+  leaf_to_leaf(x);
+  uint32_t l;
+  assert_int_equal(topo_find_link(f.t, "leaf0-spine0", &l), SIM_OK);
+  fault_plan plan = {.link = l, .factor = 0, .at = 30 * SIM_PS_PER_US, .reroute = 80 * SIM_PS_PER_US};
+  fault_run r;
+  run_faults(&r, &f, x, 4, NULL, 0, &plan);
+  printf("  %s: done at %.1f us, drops %llu, retransmits %llu, timeouts %llu\n", routing,
+         sim_ps_to_s(r.end[0]) * 1e6, (unsigned long long)r.st.drops,
+         (unsigned long long)r.st.retransmits, (unsigned long long)r.ext.timeouts);
+  assert_int_equal(r.failures, 0);
+  assert_int_equal(r.st.transfers, 4);
+  assert_int_equal(r.st.bytes, 4 * 1000000);
+  assert_true(r.end[0] < plan.reroute + 4 * f.cfg.cluster.nic.rto);
+  run_free(&r);
+  fx_unload(&f);
+}
+
+static void test_dynamic_routing(void **state) {
+  (void)state;
+  dynamic_routing("adaptive");
+  dynamic_routing("spray");
 }
 
 static void test_determinism(void **state) {
@@ -366,7 +401,7 @@ int main(void) {
       cmocka_unit_test(test_link_failure_roce), cmocka_unit_test(test_link_failure_infiniband),
       cmocka_unit_test(test_bit_errors),        cmocka_unit_test(test_retry_limit),
       cmocka_unit_test(test_no_route),          cmocka_unit_test(test_plane_isolation),
-      cmocka_unit_test(test_determinism),
+      cmocka_unit_test(test_dynamic_routing),   cmocka_unit_test(test_determinism),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -21,6 +21,13 @@ static double now_s(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+static double cpu_s(void) { /* this process, user + system: what fabsim costs on a shared machine */
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 + (double)ru.ru_stime.tv_sec +
+         (double)ru.ru_stime.tv_usec * 1e-6;
+}
+
 static double peak_rss_mib(void) {
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
@@ -81,10 +88,10 @@ int main(int argc, char **argv) {
     x[i] = (be_xfer){.src_gpu = i + 1, .dst_gpu = 0, .bytes = bytes, .flow_hash = sim_hash_u64(i)};
   sim_ctx *sim = sim_create(cfg.simulation.seed);
   be_backend *b = be_packet_create(sim, t, &cfg);
-  double t1 = now_s();
+  double t1 = now_s(), c1 = cpu_s();
   be_submit_phase(b, x, senders, 1, NULL, NULL);
   uint64_t events = ev_run(sim, SIM_TIME_MAX);
-  double t2 = now_s(), wall = t2 - t1;
+  double t2 = now_s(), wall = t2 - t1, cpu = cpu_s() - c1;
   be_stats st;
   b->ops->stats(b, &st);
   net__ext ext;
@@ -96,7 +103,7 @@ int main(int argc, char **argv) {
          senders, bytes, rate, latency, transport, cc);
   printf("  finished      %s (%" PRIu64 " of %" PRIu64 " transfers)\n",
          st.transfers == senders ? "yes" : "NO", st.transfers, senders);
-  printf("  wall          %.3f s simulation (+ %.3f s setup)\n", wall, t1 - t0);
+  printf("  wall          %.3f s simulation (+ %.3f s setup), CPU %.3f s\n", wall, t1 - t0, cpu);
   printf("  peak RSS      %.1f MiB\n", peak_rss_mib());
   printf("  sim time      %.3f us (ideal N S / goodput %.3f us, x%.4f)\n", sim_ps_to_s(sim_now(sim)) * 1e6,
          ideal * 1e6, sim_ps_to_s(sim_now(sim)) / ideal);
@@ -104,7 +111,8 @@ int main(int argc, char **argv) {
          sim_ps_to_s(st.fct_p50) * 1e6, sim_ps_to_s(st.fct_p99) * 1e6, sim_ps_to_s(st.fct_max) * 1e6);
   printf("  packets       %" PRIu64 " data (+%" PRIu64 " retransmitted), %.2f M/s wall\n", st.packets,
          st.retransmits, (double)st.packets / wall / 1e6);
-  printf("  events        %" PRIu64 ", %.2f M/s wall\n", events, (double)events / wall / 1e6);
+  printf("  events        %" PRIu64 ", %.2f M/s wall, %.2f M/s CPU\n", events, (double)events / wall / 1e6,
+         (double)events / cpu / 1e6);
   printf("  network       ECN marks %" PRIu64 ", CNPs %" PRIu64 ", PFC pauses %" PRIu64
          " (%.1f us paused), drops %" PRIu64 ", timeouts %" PRIu64 ", max queue %" PRIu64 " B\n",
          st.ecn_marks, st.cnps, st.pfc_pauses, sim_ps_to_s(st.pfc_paused) * 1e6, st.drops, ext.timeouts,

@@ -237,7 +237,9 @@ int wl_job_create(wl_job **j, const cfg_scenario *cfg, const cfg_doc *doc, const
  * (kind, GPU, time, factor) delivered twice counts once. */
 flt_gpu_hooks wl_job_hooks(wl_job *j);
 /* GPU `gpu` runs at `factor` of its speed from `now` on (thermal: logged as
- * a thermal throttle). Call before wl_job_run for a throttle from the start. */
+ * a thermal throttle). A GPU keeps one fault factor (the latest slowdown
+ * fault; 1 ends it) and one thermal factor, and runs at the lower. Call
+ * before wl_job_run for a throttle from the start. */
 void wl_job_slowdown(wl_job *j, simtime_ps now, uint32_t gpu, double factor, bool thermal);
 /* fn(ctx, step (0-based), start, end) as each step ends, before the next
  * starts (e.g. to read the backend's counters per step). */

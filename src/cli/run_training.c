@@ -344,7 +344,8 @@ static json_t *root_cause(cli_training *tr, json_t *events) {
   /* a slowdown that ended (factor back to 1) no longer explains later steps */
   for (uint32_t i = 0; i < nslow; i++)
     for (uint32_t k = i + 1; k < nslow; k++)
-      if (slow[k].gpu == slow[i].gpu && slow[k].factor >= 1) {
+      if (slow[k].gpu == slow[i].gpu && slow[k].thermal == slow[i].thermal &&
+          slow[k].factor >= 1) {
         slow[i].factor = 1; /* conservative: the GPU is not named after it recovered */
         break;
       }

@@ -78,7 +78,8 @@ struct run {
   uint32_t *deps0;     /* each node's dependency count, to rerun the DAG */
   uint32_t ngpu;
   uint32_t *gpu_stage; /* WL_NO_STAGE: outside the job */
-  double *gpu_speed;   /* 1: full speed */
+  double *gpu_speed;   /* 1: full speed; the lower of the two below */
+  double *gpu_fault, *gpu_thermal; /* the last slowdown fault's factor; the rack's throttle */
   double *stage_speed; /* the slowest GPU of the stage (symmetry: the representative) */
   uint32_t *run_node;  /* per stage: the computation running, or WL__NONE */
   ev_id *run_ev;
@@ -378,6 +379,11 @@ void wl_job_slowdown(wl_job *j, simtime_ps now, uint32_t gpu, double factor, boo
   if (e->stage == WL_NO_STAGE) return;
   uint32_t s = e->stage;
   double was = r->gpu_speed[gpu], old = r->stage_speed[s], sp = old;
+  if (thermal)
+    r->gpu_thermal[gpu] = factor;
+  else
+    r->gpu_fault[gpu] = factor; /* a later fault replaces an earlier one; the rack's stays */
+  factor = r->gpu_fault[gpu] < r->gpu_thermal[gpu] ? r->gpu_fault[gpu] : r->gpu_thermal[gpu];
   r->gpu_speed[gpu] = factor;
   if (factor <= old) {
     sp = factor;
@@ -504,9 +510,11 @@ int wl_job_create(wl_job **out, const cfg_scenario *cfg, const cfg_doc *doc, con
   r->ngpu = topo_gpu_count(t);
   r->gpu_stage = sim_malloc((r->ngpu ? r->ngpu : 1) * sizeof *r->gpu_stage);
   r->gpu_speed = sim_malloc((r->ngpu ? r->ngpu : 1) * sizeof *r->gpu_speed);
+  r->gpu_fault = sim_malloc((r->ngpu ? r->ngpu : 1) * sizeof *r->gpu_fault);
+  r->gpu_thermal = sim_malloc((r->ngpu ? r->ngpu : 1) * sizeof *r->gpu_thermal);
   for (uint32_t g = 0; g < r->ngpu; g++) {
     r->gpu_stage[g] = WL_NO_STAGE;
-    r->gpu_speed[g] = 1;
+    r->gpu_speed[g] = r->gpu_fault[g] = r->gpu_thermal[g] = 1;
   }
   for (uint32_t dd = 0; dd < p->dp; dd++)
     for (uint32_t s = 0; s < p->pp; s++)
@@ -591,6 +599,8 @@ void wl_job_free(wl_job *j) {
   sim_free(r->deps0);
   sim_free(r->gpu_stage);
   sim_free(r->gpu_speed);
+  sim_free(r->gpu_fault);
+  sim_free(r->gpu_thermal);
   sim_free(r->stage_speed);
   sim_free(r->run_node);
   sim_free(r->run_ev);

@@ -127,6 +127,15 @@ static void test_steps_and_throttle(void **state) {
   assert_rel(wl_job_step(h.j, 0)->time_s, C / 4 + 0.75 * C / f + A, 1e-9);
   assert_rel(wl_job_step(h.j, 2)->time_s, C / f + A, 1e-9);
   stop(&h);
+  /* thermal 0.9 and a fault 0.6 on one GPU: the lower; the fault's end leaves the rack's */
+  start(&h, 2);
+  wl_job_slowdown(h.j, 0, 3, 0.9, true);
+  schedule(&h, 0, 0, 0, 3, 0.6);
+  schedule(&h, 1, 0, C / 0.6 + A, 3, 1); /* at the start of step 2 */
+  run(&h);
+  assert_rel(wl_job_step(h.j, 0)->time_s, C / 0.6 + A, 1e-9);
+  assert_rel(wl_job_step(h.j, 1)->time_s, C / 0.9 + A, 1e-9);
+  stop(&h);
   /* two GPUs: the slowest sets the pace */
   start(&h, 1);
   schedule(&h, 0, 0, 0, 1, 0.9);

@@ -20,16 +20,20 @@
  *   The lookahead L is a lower bound on (receive time - send time) of every
  *   event that crosses ranks. Each window starts at T, the global minimum of
  *   the pending event times, and runs every event with time < T + L; cross-rank
- *   events produced in it have time >= T + L, so they are exchanged (one
- *   MPI_Alltoall of counts and minima, one MPI_Alltoallv of events if any
- *   moved) at the window's end before any rank could need them. Termination:
+ *   events produced in it have time >= T + L, so they are exchanged at the
+ *   window's end, before any rank could need them: by default a sparse
+ *   exchange (a message to each rank written to, a non-blocking barrier, an
+ *   MPI_Iallreduce of the minimum); with cfg.dense_exchange one MPI_Alltoall
+ *   of counts and minima and one MPI_Alltoallv of the events. Termination:
  *   after a window every pending time is >= T + L, so a run to `until` takes
  *   at most (until - T0) / L + 1 windows, each finite if the sequential run is.
  *   L = 0 cannot make progress across ranks and is refused (pdes_create); a
  *   cross-rank send that violates L is a model bug and fatal, with a message.
  *
- * Cost: send O(log4 n) into a 4-ary heap of 64-byte events (no per-event
- * malloc once the heap has grown); one window costs two collectives.
+ * Cost: send O(1) amortized into a calendar queue whose current bucket is a
+ * 4-ary heap (as src/core/ev.c) of 24-byte keys over a pool of 64-byte
+ * events, no per-event malloc once grown; a window costs O(log P)
+ * collectives plus one message per rank written to (dense: O(P)).
  */
 #ifndef FABSIM_PDES_H
 #define FABSIM_PDES_H
@@ -67,6 +71,8 @@ typedef struct pdes_cfg {
   void *model;
   bool parallel;            /* true: the LPs spread over the MPI ranks (pdes_comm_init
                                first); false: all on this process, sequential */
+  bool dense_exchange;      /* exchange by MPI_Alltoall + MPI_Alltoallv (O(P) per window)
+                               instead of the default sparse exchange (NBX, O(log P)) */
 } pdes_cfg;
 
 /* Per-rank counters of a run (pdes_stats); wall times in seconds. */

@@ -2,8 +2,9 @@
  * ranks: PHOLD's per-LP state (count, digest of every event's time and
  * origin, last time, RNG state) after a parallel run equals, word for word,
  * the sequential run of the same engine, for several partitions (blocks,
- * round robin, hashed, all but one LP on the last rank), for a run split
- * in two calls, and for delays that land exactly on the window's end.
+ * round robin, hashed, all but one LP on the last rank; the sparse and the
+ * dense exchange), for a run split in two calls, and for delays that land
+ * exactly on the window's end.
  * Exit status 0 when every case matches. */
 #include <inttypes.h>
 #include <stdio.h>
@@ -54,16 +55,18 @@ static void check_case(const char *name, const pdes_phold_cfg *cfg, simtime_ps u
   uint64_t ref_events = 0, events = 0;
   run_state(cfg, false, NULL, 0, until, ref, &ref_events); /* every rank: the sequential reference */
   uint32_t *part = sim_malloc(cfg->nlps * sizeof *part);
-  const char *parts[] = {"blocks", "round-robin", "hashed", "skewed"};
-  for (int k = 0; k < 4; k++) {
+  const char *parts[] = {"blocks", "round-robin", "hashed", "skewed", "blocks, dense exchange"};
+  for (int k = 0; k < 5; k++) {
+    pdes_phold_cfg c = *cfg;
+    c.dense_exchange = k == 4;
     for (uint32_t i = 0; i < cfg->nlps; i++) {
-      if (k == 0) part[i] = (uint32_t)((uint64_t)i * size / cfg->nlps);
+      if (k == 0 || k == 4) part[i] = (uint32_t)((uint64_t)i * size / cfg->nlps);
       else if (k == 1) part[i] = i % size;
       else if (k == 2) part[i] = (uint32_t)(sim_hash_u64(i + 77) % size);
       else part[i] = i == 0 ? 0 : size - 1;
     }
     for (int split = 0; split < 2; split++) {
-      run_state(cfg, true, part, split ? until / 3 : 0, until, got, &events);
+      run_state(&c, true, part, split ? until / 3 : 0, until, got, &events);
       if (rank == 0) {
         CHECK(events == ref_events, "%s/%s%s: %" PRIu64 " events, sequential %" PRIu64, name,
               parts[k], split ? " split" : "", events, ref_events);

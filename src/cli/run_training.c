@@ -239,6 +239,20 @@ int cli_training_run(cli_training *tr, json_t *events) {
   tr->be->ops->stats(tr->be, &tr->last);
   wl_job_on_step(tr->job, step_counters, tr);
   if (wl_job_run(tr->job, tr->doc, &err) != SIM_OK) goto fail;
+  const wl_step *s0 = wl_job_step(tr->job, 0);
+  bool network = false;
+  for (uint32_t i = 0; i < tr->cfg->faults.n; i++)
+    network = network || cfg_fault_is_network(tr->cfg->faults.v[i].kind);
+  if (network && s0 && s0->comm_model != CFG_COMM_LIVE) {
+    char msg[320];
+    snprintf(msg, sizeof msg,
+             "workload.comm_model is %s: each collective was timed once, alone, before the first "
+             "step, so the network faults do not change the steps' times; "
+             "--set workload.comm_model=live to see them (slower)",
+             cfg_comm_model_name(s0->comm_model));
+    fprintf(stderr, "fabsim: warning: %s\n", msg);
+    cli_event_add(events, 0, "job", "warning", msg);
+  }
   return CLI_OK;
 fail:
   cli_error(err.msg);

@@ -411,7 +411,7 @@ static void hook_slowdown(void *ctx, simtime_ps now, uint32_t gpu, double factor
 static void hook_fail(void *ctx, simtime_ps now, uint32_t gpu, bool whole_node) {
   wl_job *j = ctx;
   run *r = &j->r;
-  if (r->stopped || !r->running) return;
+  if (r->stopped || r->steps_done >= r->steps_want) return; /* after the job: nothing to stop */
   add_event(r, whole_node ? WL_NODE_FAIL : WL_GPU_FAIL, now, gpu);
   r->stopped = true;
   r->running = false;
@@ -544,7 +544,9 @@ int wl_job_run(wl_job *j, const cfg_doc *doc, sim_error *err) {
   if (r->reuse) {
     representatives(d, r->steps[0].comm_model == CFG_COMM_SYMMETRIC, j->rep);
     if ((rc = measure_classes(r, j->rep, err)) != SIM_OK) return plan_error(doc, &d->cls[r->failed], err);
+    if (r->stopped) return SIM_OK; /* failed while its collectives were being timed */
   }
+  r->t0 = sim_now(r->sim); /* a failure before the first step: nothing done in it */
   r->running = true;
   start_step(r);
   while (r->running && !r->stopped && sim_pending(r->sim) > 0) ev_run(r->sim, SIM_TIME_MAX);

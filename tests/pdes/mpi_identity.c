@@ -93,12 +93,12 @@ int main(void) {
   /* Typical: delays well above the lookahead. */
   pdes_phold_cfg a = {.nlps = 256, .start = 2, .remote = 0.5, .mean_ps = 1000000,
                       .lookahead_ps = 100000, .seed = 7};
-  check_case("phold", &a, pdes_phold_horizon(&a, 60000));
+  check_case("phold", &a, pdes_phold_horizon(&a, 25000));
   /* Every delay within a few ps of the lookahead: events land on the window's
    * end and many share one picosecond (the tie-break decides). */
   pdes_phold_cfg b = {.nlps = 64, .start = 3, .remote = 0.9, .mean_ps = 2, .lookahead_ps = 1000,
                       .seed = 11};
-  check_case("edge", &b, pdes_phold_horizon(&b, 40000));
+  check_case("edge", &b, pdes_phold_horizon(&b, 20000));
   /* No cross-LP traffic at all; and an LP-per-rank extreme. */
   pdes_phold_cfg c = {.nlps = 4, .start = 1, .remote = 0.0, .mean_ps = 5000, .lookahead_ps = 1,
                       .seed = 3};

@@ -58,9 +58,9 @@ typedef struct rel_rc_step {
   uint32_t nstages;
 } rel_rc_step;
 
-/* A GPU running slow from at_s on. */
+/* A GPU running slow over [at_s, until_s) (until_s < 0: to the end). */
 typedef struct rel_rc_slow {
-  double at_s, factor;
+  double at_s, until_s, factor;
   uint32_t gpu, node, rack, stage;
   bool thermal;
 } rel_rc_slow;

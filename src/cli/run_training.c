@@ -345,24 +345,28 @@ static json_t *root_cause(cli_training *tr, json_t *events) {
     rc_step(wl_job_step(b, k), p, p + pp, &base[k]);
   }
   rel_rc_slow *slow = sim_calloc(nev ? nev : 1, sizeof *slow);
+  uint32_t ngpu = topo_gpu_count(tr->t);
   uint32_t nslow = 0;
   for (size_t i = 0; i < nev; i++) {
     const wl_gpu_event *e = &ev[i];
     if ((e->kind != WL_GPU_SLOWDOWN && e->kind != WL_GPU_THERMAL) || e->stage == WL_NO_STAGE)
       continue;
-    slow[nslow++] = (rel_rc_slow){.at_s = sim_ps_to_s(e->at), .factor = e->factor, .gpu = e->gpu,
+    slow[nslow++] = (rel_rc_slow){.at_s = sim_ps_to_s(e->at), .until_s = -1,
+                                  .factor = e->factor, .gpu = e->gpu,
                                   .node = topo_gpu_node(tr->t, e->gpu),
                                   .rack = gpu_rack(tr, e->gpu), .stage = e->stage,
                                   .thermal = e->kind == WL_GPU_THERMAL};
   }
-  /* a slowdown that ended (factor back to 1) no longer explains later steps */
-  for (uint32_t i = 0; i < nslow; i++)
-    for (uint32_t k = i + 1; k < nslow; k++)
-      if (slow[k].gpu == slow[i].gpu && slow[k].thermal == slow[i].thermal &&
-          slow[k].factor >= 1) {
-        slow[i].factor = 1; /* conservative: the GPU is not named after it recovered */
-        break;
-      }
+  /* a slowdown fault lasts until the GPU's next slowdown fault (factor 1:
+   * its end); thermal throttles last. One pass from the end, O(slow). */
+  double *next = sim_malloc((ngpu ? ngpu : 1) * sizeof *next);
+  for (uint32_t g = 0; g < ngpu; g++) next[g] = -1;
+  for (uint32_t i = nslow; i-- > 0;) {
+    if (slow[i].thermal || slow[i].gpu >= ngpu) continue;
+    slow[i].until_s = next[slow[i].gpu];
+    next[slow[i].gpu] = slow[i].at_s;
+  }
+  sim_free(next);
   uint32_t nnet;
   rel_rc_net *net = network_faults(tr->cfg, &nnet);
   rel_rc_input in = {.run = run, .base = base, .nrun = nrun, .nbase = nbase, .slow = slow,

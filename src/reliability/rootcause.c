@@ -68,12 +68,16 @@ static json_t *cause(const char *component, const char *kind, double effect, con
   return c;
 }
 
-/* The slowest GPU of stage s slowed before `end`, or -1. */
-static int slowest(const rel_rc_input *in, uint32_t s, double end) {
+static bool slow_during(const rel_rc_slow *x, double start, double end) {
+  return x->at_s < end && (x->until_s < 0 || x->until_s > start) && x->factor < 1;
+}
+
+/* The slowest GPU of stage s slow during [start, end), or -1. */
+static int slowest(const rel_rc_input *in, uint32_t s, double start, double end) {
   int best = -1;
   for (uint32_t i = 0; i < in->nslow; i++) {
     const rel_rc_slow *x = &in->slow[i];
-    if (x->stage != s || x->at_s >= end || x->factor >= 1) continue;
+    if (x->stage != s || !slow_during(x, start, end)) continue;
     if (best < 0 || x->factor < in->slow[best].factor) best = (int)i;
   }
   return best;
@@ -94,7 +98,7 @@ json_t *rel_root_cause(const rel_rc_input *in) {
     double *effect = sim_calloc(ns ? ns : 1, sizeof *effect);
     for (uint32_t s = 0; s < ns; s++) {
       double d = r->stage_compute_s[s] - z->stage_compute_s[s];
-      if (d > 0 && slowest(in, s, end) >= 0) effect[s] = d;
+      if (d > 0 && slowest(in, s, r->start_s, end) >= 0) effect[s] = d;
       gpu_total += effect[s];
     }
     /* In a pipeline the slowest stage sets the pace and the others' delays
@@ -113,11 +117,11 @@ json_t *rel_root_cause(const rel_rc_input *in) {
     char lead_text[1024] = "";
     for (uint32_t s = 0; s < ns; s++) {
       if (share[s] <= 0) continue;
-      const rel_rc_slow *x = &in->slow[slowest(in, s, end)];
+      const rel_rc_slow *x = &in->slow[slowest(in, s, r->start_s, end)];
       double e = share[s];
       uint32_t alike = 0; /* GPUs of the stage at that speed (a throttled rack: all of its) */
       for (uint32_t i = 0; i < in->nslow; i++)
-        alike += in->slow[i].stage == s && in->slow[i].at_s < end &&
+        alike += in->slow[i].stage == s && slow_during(&in->slow[i], r->start_s, end) &&
                  in->slow[i].factor == x->factor;
       char more[64] = "";
       if (alike > 1) snprintf(more, sizeof more, " with %s more GPUs", fmt_count(a, sizeof a, alike - 1));

@@ -56,10 +56,10 @@ static void test_attribution(void **state) {
   double c2[1] = {0.8}, e2[1] = {0.35};  /* step 2: a link down -> exposed +0.15 */
   rel_rc_step base[2] = {{0, 1, bc, be, 1}, {1, 1, bc, be, 1}};
   rel_rc_step run[2] = {{0, 1.2, c1, e1, 1}, {1.2, 1.15, c2, e2, 1}};
-  rel_rc_slow slow[2] = {{.at_s = 0, .factor = 0.8, .gpu = 1234, .node = 154, .rack = 19},
-                         {.at_s = 1.2, .factor = 1, .gpu = 1234, .node = 154, .rack = 19}};
+  rel_rc_slow slow[2] = {{.at_s = 0, .until_s = 1.2, .factor = 0.8, .gpu = 1234, .node = 154, .rack = 19},
+                         {.at_s = 1.2, .until_s = -1, .factor = 1, .gpu = 1234, .node = 154, .rack = 19}};
   rel_rc_net net[1] = {{.at_s = 1.3, .until_s = -1, .component = "leaf0-spine0", .kind = "link-down"}};
-  rel_rc_input in = {.run = run, .base = base, .nrun = 2, .nbase = 2, .slow = slow, .nslow = 1,
+  rel_rc_input in = {.run = run, .base = base, .nrun = 2, .nbase = 2, .slow = slow, .nslow = 2,
                      .net = net, .nnet = 1, .gpus = 1024, .wait_in = "dp_allreduce",
                      .threshold_frac = 1e-3};
   json_t *rc = rel_root_cause(&in);
@@ -75,9 +75,8 @@ static void test_attribution(void **state) {
   assert_non_null(strstr(text, "step 1 +20.0 %: gpu1234 slowed to 0.8 (node154, rack 19)"));
   assert_non_null(strstr(text, "the other 1,023 GPUs waited 200 ms in dp_allreduce"));
   assert_int_equal(json_array_size(json_object_get(s1, "causes")), 1);
-  /* step 2: the GPU no longer counts (the caller lists only slowdowns still
-   * in effect; here: nslow = 1 and its compute is back at baseline), the link
-   * takes the excess */
+  /* step 2: the slowdown ended when it began (and its compute is back at
+   * the baseline): the link takes the excess */
   c = json_array_get(json_object_get(s2, "causes"), 0);
   assert_string_equal(json_string_value(json_object_get(c, "component")), "leaf0-spine0");
   assert_string_equal(json_string_value(json_object_get(c, "kind")), "link-down");
@@ -101,7 +100,8 @@ static void test_pipeline_pace(void **state) {
   (void)state;
   double bc[2] = {0.6, 0.6}, be[2] = {0.1, 0.1}, rc_[2] = {1.1, 0.9}, re[2] = {0.1, 0.1};
   rel_rc_step base = {0, 1, bc, be, 2}, run = {0, 1.5, rc_, re, 2};
-  rel_rc_slow slow[2] = {{.factor = 0.55, .gpu = 3, .stage = 0}, {.factor = 0.67, .gpu = 40, .stage = 1}};
+  rel_rc_slow slow[2] = {{.until_s = -1, .factor = 0.55, .gpu = 3, .stage = 0},
+                         {.until_s = -1, .factor = 0.67, .gpu = 40, .stage = 1}};
   rel_rc_input in = {.run = &run, .base = &base, .nrun = 1, .nbase = 1, .slow = slow, .nslow = 2,
                      .gpus = 64, .threshold_frac = 1e-3};
   json_t *rc = rel_root_cause(&in);

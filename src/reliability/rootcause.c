@@ -123,16 +123,21 @@ json_t *rel_root_cause(const rel_rc_input *in) {
       for (uint32_t i = 0; i < in->nslow; i++)
         alike += in->slow[i].stage == s && slow_during(&in->slow[i], r->start_s, end) &&
                  in->slow[i].factor == x->factor;
-      char more[64] = "";
+      uint32_t slowed = 0; /* GPUs slow in this step, any stage: they do not wait, they work */
+      for (uint32_t i = 0; i < in->nslow; i++) slowed += slow_during(&in->slow[i], r->start_s, end);
+      uint32_t others = in->gpus > slowed ? in->gpus - slowed : 0;
+      char more[64] = "", wait[160];
+      if (others)
+        snprintf(wait, sizeof wait, "the other %s GPUs waited %s in %s", fmt_count(b, sizeof b, others),
+                 fmt_s(c, sizeof c, e), in->wait_in ? in->wait_in : "collectives");
+      else
+        snprintf(wait, sizeof wait, "every GPU of the job is slowed; the step takes %s longer",
+                 fmt_s(c, sizeof c, e));
       if (alike > 1) snprintf(more, sizeof more, " with %s more GPUs", fmt_count(a, sizeof a, alike - 1));
       snprintf(comp, sizeof comp, "gpu%u", x->gpu);
-      snprintf(text, sizeof text,
-               "%s%s %s to %.3g (node%u, rack %u): stage %u computes %s longer; the other %s GPUs "
-               "waited %s in %s",
+      snprintf(text, sizeof text, "%s%s %s to %.3g (node%u, rack %u): stage %u computes %s longer; %s",
                comp, more, x->thermal ? "throttled by the rack's cooling" : "slowed", x->factor,
-               x->node, x->rack, x->stage, fmt_s(a, sizeof a, effect[s]),
-               fmt_count(b, sizeof b, in->gpus > alike ? in->gpus - alike : 0),
-               fmt_s(c, sizeof c, e), in->wait_in ? in->wait_in : "collectives");
+               x->node, x->rack, x->stage, fmt_s(a, sizeof a, effect[s]), wait);
       json_array_append_new(causes, cause(comp, x->thermal ? "thermal-throttle" : "gpu-slowdown",
                                           e, text));
       append(lead_text, sizeof lead_text, text);

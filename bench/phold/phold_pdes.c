@@ -17,16 +17,18 @@ static void usage(void) {
   fprintf(stderr,
           "usage: [mpirun -np N] bench_phold --engine pdes [--lps N] [--start E] [--remote R]\n"
           "         [--events M] [--seed S] [--lookahead-ns L] [--mean-ns D] [--partition blocks|rr]\n"
-          "         [--exchange sparse|dense]\n"
+          "         [--exchange auto|sparse|dense]\n"
           "  defaults: --lps 16384 --start 4 --remote 0.25 --events 20000000 --seed 1\n"
-          "            --lookahead-ns 1000 --mean-ns 1000 --partition blocks --exchange sparse\n"
-          "  delay = lookahead + Exp(mean); the lookahead is the engine's window\n");
+          "            --lookahead-ns 1000 --mean-ns 1000 --partition blocks --exchange auto\n"
+          "  delay = lookahead + Exp(mean); the lookahead is the engine's window;\n"
+          "  auto: dense exchange up to 8 ranks, sparse beyond\n");
 }
 
 int phold_pdes_main(int argc, char **argv) {
   uint64_t nlps = 16384, start = 4, target = 20000000, seed = 1, la_ns = 1000, mean_ns = 1000;
   double remote = 0.25;
-  int rr = 0, dense = 0;
+  int rr = 0;
+  pdes_exchange exchange = PDES_EXCHANGE_AUTO;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -35,8 +37,9 @@ int phold_pdes_main(int argc, char **argv) {
     char *end = NULL;
     if (!strcmp(a, "--engine")) { i++; continue; }
     if (!strcmp(a, "--exchange")) {
-      if (strcmp(v, "sparse") && strcmp(v, "dense")) { usage(); return 2; }
-      dense = !strcmp(v, "dense");
+      if (!strcmp(v, "sparse")) exchange = PDES_EXCHANGE_SPARSE;
+      else if (!strcmp(v, "dense")) exchange = PDES_EXCHANGE_DENSE;
+      else if (strcmp(v, "auto")) { usage(); return 2; }
       i++;
       continue;
     }
@@ -71,7 +74,7 @@ int phold_pdes_main(int argc, char **argv) {
   uint32_t rank = pdes_comm_rank(), size = pdes_comm_size();
   pdes_phold_cfg cfg = {.nlps = (uint32_t)nlps, .start = (uint32_t)start, .remote = remote,
                         .mean_ps = mean_ns * SIM_PS_PER_NS, .lookahead_ps = la_ns * SIM_PS_PER_NS,
-                        .seed = seed, .dense_exchange = dense};
+                        .seed = seed, .exchange = exchange};
   uint32_t *part = sim_malloc(nlps * sizeof *part);
   for (uint32_t i = 0; i < nlps; i++) part[i] = rr ? i % size : (uint32_t)((uint64_t)i * size / nlps);
   pdes_phold *m = NULL;
@@ -102,7 +105,8 @@ int phold_pdes_main(int argc, char **argv) {
     }
     printf("phold (pdes) lps=%" PRIu64 " start=%" PRIu64 " remote=%.2f lookahead=%" PRIu64
            " ns mean=%" PRIu64 " ns seed=%" PRIu64 " ranks=%u partition=%s exchange=%s\n",
-           nlps, start, remote, la_ns, mean_ns, seed, size, rr ? "rr" : "blocks", dense ? "dense" : "sparse");
+           nlps, start, remote, la_ns, mean_ns, seed, size, rr ? "rr" : "blocks",
+           exchange == PDES_EXCHANGE_DENSE ? "dense" : exchange == PDES_EXCHANGE_SPARSE ? "sparse" : "auto");
     printf("  events      %" PRIu64 " committed, %" PRIu64 " crossed ranks (%.1f%%)\n", events,
            remote_ev, events ? 100.0 * (double)remote_ev / (double)events : 0.0);
     printf("  sim time    %.3f us\n", (double)end / (double)SIM_PS_PER_US);

@@ -114,7 +114,7 @@ int pdes_create(pdes **out, const pdes_cfg *cfg, sim_error *err) {
   p->nranks = nranks;
   p->parallel = cfg->parallel && nranks > 1;
   p->lookahead = cfg->lookahead_ps;
-  p->dense = cfg->dense_exchange;
+  p->dense = cfg->exchange == PDES_EXCHANGE_DENSE || (cfg->exchange == PDES_EXCHANGE_AUTO && nranks <= 8);
   p->model = cfg->model;
   p->nhandlers = cfg->nhandlers;
   p->handlers = sim_malloc(cfg->nhandlers * sizeof *p->handlers);

@@ -46,7 +46,7 @@ int pdes_phold_create(pdes_phold **out, const pdes_phold_cfg *cfg, bool parallel
   pdes_fn handlers[1] = {phold_handle};
   pdes_cfg pc = {.nlps = cfg->nlps, .lp_rank = lp_rank, .lookahead_ps = cfg->lookahead_ps,
                  .handlers = handlers, .nhandlers = 1, .model = m, .parallel = parallel,
-                 .dense_exchange = cfg->dense_exchange};
+                 .exchange = cfg->exchange};
   int rc = pdes_create(&m->engine, &pc, err);
   if (rc != SIM_OK) {
     sim_free(m);

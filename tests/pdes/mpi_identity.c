@@ -2,9 +2,9 @@
  * ranks: PHOLD's per-LP state (count, digest of every event's time and
  * origin, last time, RNG state) after a parallel run equals, word for word,
  * the sequential run of the same engine, for several partitions (blocks,
- * round robin, hashed, all but one LP on the last rank; the sparse and the
- * dense exchange), for a run split in two calls, and for delays that land
- * exactly on the window's end.
+ * round robin, hashed, all but one LP on the last rank, with the sparse
+ * exchange; blocks with the dense one too), for a run split in two calls,
+ * and for delays that land exactly on the window's end.
  * Exit status 0 when every case matches. */
 #include <inttypes.h>
 #include <stdio.h>
@@ -58,7 +58,7 @@ static void check_case(const char *name, const pdes_phold_cfg *cfg, simtime_ps u
   const char *parts[] = {"blocks", "round-robin", "hashed", "skewed", "blocks, dense exchange"};
   for (int k = 0; k < 5; k++) {
     pdes_phold_cfg c = *cfg;
-    c.dense_exchange = k == 4;
+    c.exchange = k == 4 ? PDES_EXCHANGE_DENSE : PDES_EXCHANGE_SPARSE;
     for (uint32_t i = 0; i < cfg->nlps; i++) {
       if (k == 0 || k == 4) part[i] = (uint32_t)((uint64_t)i * size / cfg->nlps);
       else if (k == 1) part[i] = i % size;

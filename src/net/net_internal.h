@@ -11,7 +11,17 @@
  *   transport.c  reliable connection: sender pull and pacing, ACK/NACK, go-back-N
  *                and selective repeat, retransmission timeout, CNPs
  *   phase.c      be_ops.submit_phase: queue pairs per transfer, repetitions,
- *                completion
+ *                completion, failures; be_ops.reroute
+ *   sample.c     packet telemetry: per-port samples while phases run, replayed
+ *                into a tel after the run (net_tel.h, the CLI's entry point)
+ *
+ * Faults (be_ops.link_state in port.c, be_ops.reroute in phase.c): a link
+ *   that goes down loses what is on it and queued for it, and everything
+ *   routed into it until routing reconverges (the transport recovers after
+ *   the reroute); a degraded link serializes slower and/or loses each packet
+ *   with its wire size's probability at the bit error rate; a queue pair
+ *   that can no longer be routed, or that gives up after its retries, is
+ *   reported failed and its phase still completes.
  *
  * Model in one paragraph
  *   Every channel of the topology (two per link) is an egress port at its

@@ -249,6 +249,11 @@ void wl_job_on_step(wl_job *j, void (*fn)(void *ctx, uint32_t step, simtime_ps s
 /* Run until every step is done or the job stops on a failure; returns with
  * later events (e.g. faults past the end) still pending. */
 int wl_job_run(wl_job *j, const cfg_doc *doc, sim_error *err);
+/* The same in slices: start the job on the first call, then run events up
+ * to `until` (or the job's end). Slicing never changes results. */
+int wl_job_run_until(wl_job *j, simtime_ps until, const cfg_doc *doc, sim_error *err);
+/* Not started yet, or steps left and not failed. */
+bool wl_job_active(const wl_job *j);
 uint32_t wl_job_steps_done(const wl_job *j);
 const wl_step *wl_job_step(const wl_job *j, uint32_t k); /* k < steps done */
 const wl_gpu_event *wl_job_events(const wl_job *j, size_t *n);

@@ -337,8 +337,9 @@ int cli_cmd_run(int argc, char **argv) {
   }
   if (cfg.workload.kind == CFG_WORKLOAD_TRAINING) {
     /* the job drives the simulation itself (and stops it at its end or
-     * failure, leaving later events pending); no progress line */
-    if ((rc = cli_training_run(&tr, r.log)) != CLI_OK) goto done;
+     * failure, leaving later events pending), with its own progress line */
+    if ((rc = cli_training_run(&tr, r.log, !a.quiet && isatty(STDERR_FILENO), &complete)) != CLI_OK)
+      goto done;
   } else {
     coll_exec_start(&r.exec, be, &r.plan, NULL, NULL);
     out_progress prog = {.show = !a.quiet && isatty(STDERR_FILENO),

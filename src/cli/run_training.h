@@ -38,8 +38,10 @@ int cli_training_begin(cli_training *tr, const cfg_scenario *cfg, const cfg_doc 
                        const topo *t, be_backend *be);
 /* When anything may disturb the job (faults, a rack that could exceed its
  * limit): the fault-free baseline first, then the racks throttled at its
- * utilization (thermal events into `events`); then the job. */
-int cli_training_run(cli_training *tr, json_t *events);
+ * utilization (thermal events into `events`); then the job, with a progress
+ * line on stderr when `show`; Ctrl-C stops it cleanly (*complete false: the
+ * steps done so far are reported). */
+int cli_training_run(cli_training *tr, json_t *events, bool show, bool *complete);
 /* Add step, steps, failure, sdc, root_cause and power to the summary and
  * the job's events to `events` (network fault events, already there, are
  * read for the root cause). */

@@ -74,7 +74,9 @@ struct run {
   const wl_parallel *p;
   const cfg_scenario *cfg;
   uint32_t steps_want, steps_done;
-  wl_step *steps;      /* steps_want entries, steps_done filled */
+  wl_step *steps;      /* steps_done filled, and the one running; grown as steps start */
+  size_t stepcap, stepsinit; /* capacity; entries initialised from proto */
+  wl_step proto;       /* what every step shares before it runs (comm model, transfers) */
   uint32_t *deps0;     /* each node's dependency count, to rerun the DAG */
   uint32_t ngpu;
   uint32_t *gpu_stage; /* WL_NO_STAGE: outside the job */
@@ -323,10 +325,16 @@ struct wl_job {
   wl__dag d;
   run r;
   uint32_t *rep;
+  bool started;
 };
 
 static void start_step(run *r) {
   wl__dag *d = r->d;
+  sim_grow((void **)&r->steps, &r->stepcap, r->steps_done + 1, sizeof *r->steps);
+  if (r->stepsinit <= r->steps_done) {
+    r->steps[r->steps_done] = r->proto;
+    r->stepsinit = r->steps_done + 1;
+  }
   size_t nstreams = (size_t)r->p->pp * WL__STREAMS;
   for (size_t i = 0; i < d->n; i++) d->nodes[i].deps = r->deps0[i];
   memset(r->acc, 0, r->p->pp * sizeof *r->acc);
@@ -342,6 +350,11 @@ static void step_finished(run *r, simtime_ps now) {
   wl_step *o = &r->steps[r->steps_done];
   summarize(r, o, r->m, r->p, r->cfg, now);
   o->start_s = sim_ps_to_s(r->t0);
+  o->model = *r->m;
+  o->parallel = *r->p;
+  o->nodes = r->d->n;
+  o->classes = r->d->ncls;
+  for (size_t i = 0; i < r->d->n; i++) o->comm_nodes += r->d->nodes[i].cls != WL__NONE;
   if (r->on_step) r->on_step(r->on_step_ctx, r->steps_done, r->t0, now);
   r->steps_done++;
   if (r->steps_done < r->steps_want) {
@@ -469,7 +482,6 @@ int wl_job_create(wl_job **out, const cfg_scenario *cfg, const cfg_doc *doc, con
   r->p = p;
   r->cfg = cfg;
   r->steps_want = steps ? steps : 1;
-  r->steps = sim_calloc(r->steps_want, sizeof *r->steps);
   uint32_t *rep = j->rep = sim_malloc((d->ncls ? d->ncls : 1) * sizeof *rep);
   uint64_t live = 0, reuse = 0, symmetric = 0;
   representatives(d, true, rep);
@@ -486,12 +498,9 @@ int wl_job_create(wl_job **out, const cfg_scenario *cfg, const cfg_doc *doc, con
     cm = live <= live_max         ? CFG_COMM_LIVE
          : reuse <= TRANSFERS_MAX ? CFG_COMM_REUSE
                                   : CFG_COMM_SYMMETRIC;
-  for (uint32_t k = 0; k < r->steps_want; k++) {
-    r->steps[k].transfers_estimate = live;
-    r->steps[k].comm_model = cm;
-    r->steps[k].transfers_measured =
-        cm == CFG_COMM_LIVE ? 0 : cm == CFG_COMM_REUSE ? reuse : symmetric;
-  }
+  r->proto.transfers_estimate = live;
+  r->proto.comm_model = cm;
+  r->proto.transfers_measured = cm == CFG_COMM_LIVE ? 0 : cm == CFG_COMM_REUSE ? reuse : symmetric;
   r->reuse = cm != CFG_COMM_LIVE;
   if (!r->reuse) {
     for (size_t i = 0; i < d->ncls; i++)
@@ -537,32 +546,37 @@ fail:
   return rc;
 }
 
-int wl_job_run(wl_job *j, const cfg_doc *doc, sim_error *err) {
+int wl_job_run_until(wl_job *j, simtime_ps until, const cfg_doc *doc, sim_error *err) {
   run *r = &j->r;
   wl__dag *d = &j->d;
   int rc;
-  if (r->reuse) {
-    representatives(d, r->steps[0].comm_model == CFG_COMM_SYMMETRIC, j->rep);
-    if ((rc = measure_classes(r, j->rep, err)) != SIM_OK) return plan_error(doc, &d->cls[r->failed], err);
-    if (r->stopped) return SIM_OK; /* failed while its collectives were being timed */
+  if (!j->started) {
+    j->started = true;
+    if (r->reuse) {
+      representatives(d, r->proto.comm_model == CFG_COMM_SYMMETRIC, j->rep);
+      if ((rc = measure_classes(r, j->rep, err)) != SIM_OK)
+        return plan_error(doc, &d->cls[r->failed], err);
+      if (r->stopped) return SIM_OK; /* failed while its collectives were being timed */
+    }
+    r->t0 = sim_now(r->sim); /* a failure before the first step: nothing done in it */
+    r->running = true;
+    start_step(r);
   }
-  r->t0 = sim_now(r->sim); /* a failure before the first step: nothing done in it */
-  r->running = true;
-  start_step(r);
-  while (r->running && !r->stopped && sim_pending(r->sim) > 0) ev_run(r->sim, SIM_TIME_MAX);
-  if (r->running && !r->stopped)
+  if (r->running && !r->stopped) ev_run(r->sim, until); /* returns early at the job's end */
+  if (r->running && !r->stopped && sim_pending(r->sim) == 0)
     return sim_fail(err, SIM_EINVAL, "training step stalled with %zu of %zu nodes done (a bug)",
                     r->done, d->n);
-  const wl_model *m = &j->m;
-  for (uint32_t k = 0; k < r->steps_done; k++) {
-    wl_step *o = &r->steps[k];
-    o->model = *m;
-    o->parallel = j->p;
-    o->nodes = d->n;
-    o->classes = d->ncls;
-    for (size_t i = 0; i < d->n; i++) o->comm_nodes += d->nodes[i].cls != WL__NONE;
-  }
   return SIM_OK;
+}
+
+bool wl_job_active(const wl_job *j) {
+  return !j->started || (j->r.running && !j->r.stopped);
+}
+
+int wl_job_run(wl_job *j, const cfg_doc *doc, sim_error *err) {
+  int rc = SIM_OK;
+  while (rc == SIM_OK && wl_job_active(j)) rc = wl_job_run_until(j, SIM_TIME_MAX, doc, err);
+  return rc;
 }
 
 void wl_job_on_step(wl_job *j, void (*fn)(void *ctx, uint32_t step, simtime_ps start,
@@ -593,7 +607,7 @@ const wl_parallel *wl_job_parallel(const wl_job *j) { return &j->p; }
 void wl_job_free(wl_job *j) {
   if (!j) return;
   run *r = &j->r;
-  for (uint32_t k = 0; k < r->steps_want; k++) wl_step_free(&r->steps[k]);
+  for (size_t k = 0; k < r->stepsinit; k++) wl_step_free(&r->steps[k]);
   sim_free(r->steps);
   sim_free(r->acc);
   sim_free(r->cur);
@@ -619,7 +633,7 @@ int wl_step_run(wl_step *out, const cfg_scenario *cfg, const cfg_doc *doc, const
   memset(out, 0, sizeof *out);
   int rc = wl_job_create(&j, cfg, doc, t, b, 1, err);
   if (rc != SIM_OK) return rc;
-  if ((rc = wl_job_run(j, doc, err)) == SIM_OK) {
+  if ((rc = wl_job_run(j, doc, err)) == SIM_OK && j->r.steps_done == 1) {
     *out = j->r.steps[0];
     j->r.steps[0].stages = NULL; /* moved */
   }

@@ -121,6 +121,14 @@ expect_json example.json '.root_cause[1].causes[1].effect_s > 0.5 and .root_caus
 expect_json example.json '(.root_cause[0].causes | length) == 1 and (.root_cause[2].causes | length) == 1'
 expect_json example.json '[.events[].kind] | contains(["gpu-slowdown", "link-down", "reroute", "straggler"])'
 
+# --- Ctrl-C stops a long training run cleanly: exit 130, the steps done so far, complete false
+timeout --preserve-status -s INT 2 "$FABSIM" run "${SMALL[@]}" --set output.dir=int \
+  --set workload.steps=1000000 >"$WORK/out" 2>"$WORK/err"
+code=$?
+[ $code = 130 ] && pass || fail "Ctrl-C on a training run: exit $code (want 130)"
+expect_err "marked \"complete\": false"
+expect_json int/summary.json '.complete == false and (.steps | length) > 0 and (.steps | length) < 1000000'
+
 # --- bad input
 expect_exit 2 "$FABSIM" run "${SMALL[@]}" --set output.dir=bad \
   --set 'faults=[{at: 1ms, kind: gpu-fail, target: gpu99}]'

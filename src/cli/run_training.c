@@ -197,9 +197,11 @@ static void step_counters(void *ctx, uint32_t step, simtime_ps start, simtime_ps
                step + 1, (unsigned long long)pauses, paused, sim_ps_to_s(end - start));
       cli_event_add(tr->events, sim_ps_to_s(end), "fabric", "pfc-pauses", detail);
     }
+    uint64_t packets = st.packets - tr->last.packets;
     if (marks) {
-      snprintf(detail, sizeof detail, "step %u: %llu packets ECN-marked", step + 1,
-               (unsigned long long)marks);
+      snprintf(detail, sizeof detail, "step %u: %llu packets ECN-marked, %.3g %% of the %llu sent",
+               step + 1, (unsigned long long)marks,
+               packets ? 100.0 * (double)marks / (double)packets : 0, (unsigned long long)packets);
       cli_event_add(tr->events, sim_ps_to_s(end), "fabric", "ecn-marks", detail);
     }
   }

@@ -683,6 +683,9 @@ void cli_training_summary(cli_training *tr, json_t *summary, json_t *events) {
   double u = utilization(tr->job), step_s = done ? total / done : 0;
   json_t *pw = pwr_summary_json(&tr->pwr, u, step_s, tr->cfg->reliability.days * 86400.0);
   json_object_set_new(pw, "utilization_source", json_string("job"));
+  /* the racks' throttling in the run was decided at the fault-free utilization */
+  json_object_set_new(pw, "throttle_utilization",
+                      tr->base ? json_real(tr->utilization) : json_null());
   json_object_set_new(summary, "power", pw);
   sort_events(events);
 }

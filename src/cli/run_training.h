@@ -12,7 +12,8 @@
 typedef struct cli_training {
   /* public */
   wl_job *job;
-  flt_gpu_hooks hooks; /* GPU faults: the fault scheduler calls these */
+  flt_gpu_hooks hooks; /* GPU faults: the scenario's are played through these
+                          (run_training.c); the same fault delivered twice counts once */
   /* private */
   const cfg_scenario *cfg;
   const cfg_doc *doc;
@@ -21,7 +22,7 @@ typedef struct cli_training {
   pwr_model pwr;
   bool have_pwr;
   double *throttle; /* per GPU, from the racks' cooling at the fault-free utilization */
-  double utilization;
+  double utilization; /* that fault-free utilization; 0 when no baseline ran */
   uint32_t throttled_gpus;
   wl_job *base;     /* the same steps without faults or throttling */
   sim_ctx *base_sim;

@@ -68,6 +68,28 @@ typedef enum { PDES_EXCHANGE_AUTO = 0, PDES_EXCHANGE_DENSE, PDES_EXCHANGE_SPARSE
 /* A handler runs one event for LP ev->dst; `model` is cfg.model. */
 typedef void (*pdes_fn)(pdes *p, const pdes_event *ev, void *model);
 
+/* Global state at window boundaries (phase completion: "every transfer of
+ * this phase is done, start the next one"). Handlers add to PDES_REDUCE_WORDS
+ * sum and max accumulators (pdes_reduce_add, pdes_reduce_max); at every
+ * window boundary (and before the first window) the engine combines them
+ * over the ranks and calls cfg.on_window on every rank with the global sums
+ * and maxima of the contributions since the previous call. The hook may send
+ * events from and to LPs of its own rank only, at times >= the end of the
+ * window just run (pdes_done_until); it returns the earliest time it
+ * scheduled on any rank (every rank computes the same, from the same global
+ * values), or SIM_TIME_MAX. Windows are [T, T + L) with T the global minimum
+ * on every partition and in the sequential mode (which runs windowed when a
+ * hook is set), so the hook sees the same values at the same boundaries for
+ * any number of ranks. It must still not depend on where a run was split by
+ * `until`: use it for monotone conditions (a count reaching a total) and
+ * order-free aggregates (sums, maxima). Phase start: the last completion at
+ * T_end is reduced at the end of its window W <= T_end + L, so a next phase
+ * at T_end + d is in every rank's future when d >= L; a hook that schedules
+ * before pdes_done_until is fatal, with a message. */
+enum { PDES_REDUCE_WORDS = 4 };
+typedef simtime_ps (*pdes_window_fn)(pdes *p, const uint64_t sum[PDES_REDUCE_WORDS],
+                                     const uint64_t max[PDES_REDUCE_WORDS], void *model);
+
 typedef struct pdes_cfg {
   uint32_t nlps;
   const uint32_t *lp_rank;  /* rank of each LP (copied); NULL: contiguous blocks */
@@ -78,6 +100,7 @@ typedef struct pdes_cfg {
   bool parallel;            /* true: the LPs spread over the MPI ranks (pdes_comm_init
                                first); false: all on this process, sequential */
   pdes_exchange exchange;   /* how cross-rank events move at a window's end */
+  pdes_window_fn on_window; /* NULL: none (then lookahead may be 0 on one rank) */
 } pdes_cfg;
 
 /* Per-rank counters of a run (pdes_stats); wall times in seconds. */
@@ -107,6 +130,12 @@ simtime_ps pdes_now(const pdes *p);
  * NULL (zeros). */
 void pdes_send(pdes *p, uint32_t src, uint32_t dst, simtime_ps at, uint32_t kind,
                const uint64_t payload[PDES_PAYLOAD_WORDS]);
+
+/* Contributions to the current window's reduction (see pdes_window_fn). */
+void pdes_reduce_add(pdes *p, unsigned word, uint64_t v);
+void pdes_reduce_max(pdes *p, unsigned word, uint64_t v);
+/* Every event before this time has run, on every rank. */
+simtime_ps pdes_done_until(const pdes *p);
 
 /* Run every event with time <= until (SIM_TIME_MAX: until none is left).
  * Collective when parallel. Returns the events run on this rank by this call. */

@@ -60,6 +60,10 @@ struct pdes {
   uint32_t nhandlers;
   void *model;
   simtime_ps lookahead, now, window_end;
+  simtime_ps done_until; /* every event before it has run, on every rank */
+  pdes_window_fn on_window;
+  bool in_hook;
+  uint64_t red[2 * PDES_REDUCE_WORDS]; /* this rank's sums, then maxima, of the window */
   /* Pending keys: a calendar queue whose current day is a 4-ary heap, as
    * src/core/ev.c: the heap holds the keys with time < near_end; bucket j
    * the keys in [far_base + j*2^shift, far_base + (j+1)*2^shift), buckets
@@ -104,6 +108,9 @@ int pdes_create(pdes **out, const pdes_cfg *cfg, sim_error *err) {
                     cfg->nlps, PDES_MAX_LPS);
   if (cfg->nhandlers == 0 || !cfg->handlers)
     return sim_fail(err, SIM_EINVAL, "parallel engine: no event handlers");
+  if (cfg->on_window && cfg->lookahead_ps == 0)
+    return sim_fail(err, SIM_EINVAL, "parallel engine: a window hook needs a lookahead above 0 "
+                                     "(the windows it runs at are the lookahead wide)");
   if (nranks > 1 && cfg->lookahead_ps == 0)
     return sim_fail(err, SIM_EINVAL,
                     "parallel engine: lookahead 0 over %u ranks cannot make progress; partition "
@@ -114,6 +121,7 @@ int pdes_create(pdes **out, const pdes_cfg *cfg, sim_error *err) {
   p->nranks = nranks;
   p->parallel = cfg->parallel && nranks > 1;
   p->lookahead = cfg->lookahead_ps;
+  p->on_window = cfg->on_window;
   p->dense = cfg->exchange == PDES_EXCHANGE_DENSE || (cfg->exchange == PDES_EXCHANGE_AUTO && nranks <= 8);
   p->model = cfg->model;
   p->nhandlers = cfg->nhandlers;
@@ -157,6 +165,17 @@ uint32_t pdes_rank(const pdes *p) { return p->rank; }
 uint32_t pdes_nranks(const pdes *p) { return p->nranks; }
 uint32_t pdes_lp_rank(const pdes *p, uint32_t lp) { return p->lp_rank[lp]; }
 simtime_ps pdes_now(const pdes *p) { return p->now; }
+simtime_ps pdes_done_until(const pdes *p) { return p->done_until; }
+
+void pdes_reduce_add(pdes *p, unsigned word, uint64_t v) {
+  assert(word < PDES_REDUCE_WORDS);
+  p->red[word] += v;
+}
+
+void pdes_reduce_max(pdes *p, unsigned word, uint64_t v) {
+  assert(word < PDES_REDUCE_WORDS);
+  if (v > p->red[PDES_REDUCE_WORDS + word]) p->red[PDES_REDUCE_WORDS + word] = v;
+}
 void pdes_stats_get(const pdes *p, pdes_stats *s) { *s = p->st; }
 
 /* ---- heap ---------------------------------------------------------------------------- */
@@ -320,6 +339,11 @@ void pdes_send(pdes *p, uint32_t src, uint32_t dst, simtime_ps at, uint32_t kind
     pdes__push(p, &e);
     return;
   }
+  if (p->in_hook) {
+    fprintf(stderr, "fabsim: parallel engine: the window hook sent from LP %u to LP %u on rank %u; "
+                    "a hook sends to the LPs of its own rank only\n", src, dst, r);
+    exit(3);
+  }
   if (at < p->window_end) {
     fprintf(stderr,
             "fabsim: parallel engine: LP %u sent to LP %u on rank %u an event at %llu ps, inside "
@@ -470,29 +494,76 @@ static simtime_ps pdes__sync_sparse(pdes *p) {
 }
 #endif
 
+#ifdef FABSIM_HAVE_MPI
+/* Sums in words 0..W-1, maxima in W..2W-1. */
+static void pdes__red_op(void *in, void *inout, int *len, MPI_Datatype *dt) {
+  (void)dt;
+  uint64_t *a = in, *b = inout;
+  for (int i = 0; i < *len; i++) {
+    int w = i % (2 * PDES_REDUCE_WORDS);
+    if (w < PDES_REDUCE_WORDS) b[i] += a[i];
+    else if (a[i] > b[i]) b[i] = a[i];
+  }
+}
+#endif
+
+/* The window hook at a boundary: combine the contributions over the ranks,
+ * call it, fold what it scheduled into t (the global minimum). */
+static simtime_ps pdes__window_hook(pdes *p, simtime_ps t) {
+  uint64_t g[2 * PDES_REDUCE_WORDS];
+  memcpy(g, p->red, sizeof g);
+#ifdef FABSIM_HAVE_MPI
+  if (p->parallel) {
+    MPI_Op op;
+    MPI_Op_create(pdes__red_op, 1, &op);
+    MPI_Allreduce(p->red, g, 2 * PDES_REDUCE_WORDS, MPI_UINT64_T, op, MPI_COMM_WORLD);
+    MPI_Op_free(&op);
+  }
+#endif
+  memset(p->red, 0, sizeof p->red);
+  p->in_hook = true;
+  simtime_ps first = p->on_window(p, g, g + PDES_REDUCE_WORDS, p->model);
+  p->in_hook = false;
+  if (first < p->done_until) {
+    fprintf(stderr, "fabsim: parallel engine: the window hook scheduled an event at %llu ps, before "
+                    "the end of the window just run (%llu ps): a phase must start at least the "
+                    "lookahead (%llu ps) after the completion that triggers it\n",
+            (unsigned long long)first, (unsigned long long)p->done_until, (unsigned long long)p->lookahead);
+    exit(3);
+  }
+  return first < t ? first : t;
+}
+
 uint64_t pdes_run(pdes *p, simtime_ps until) {
   uint64_t start = p->st.events;
   double t0 = pdes__wall();
-  if (!p->parallel) {
+  if (!p->parallel && !p->on_window) {
     /* Sequential: one window covering everything; same key order. */
     p->window_end = SIM_TIME_MAX;
     while (pdes__refill(p) && p->heap[0].time <= until) pdes__run_top(p);
     p->st.windows++;
+    p->window_end = 0;
   } else {
-#ifdef FABSIM_HAVE_MPI
+    /* Windows [t, t + L): over the ranks, or on this process alone when a
+     * window hook needs the same boundaries as the parallel run. */
     for (;;) {
       double s0 = pdes__wall();
-      simtime_ps t = p->dense ? pdes__sync(p) : pdes__sync_sparse(p);
+      simtime_ps t = SIM_TIME_MAX;
+#ifdef FABSIM_HAVE_MPI
+      if (p->parallel) t = p->dense ? pdes__sync(p) : pdes__sync_sparse(p);
+#endif
+      if (!p->parallel) t = pdes__refill(p) ? p->heap[0].time : SIM_TIME_MAX;
+      if (p->on_window) t = pdes__window_hook(p, t);
       p->st.sync_s += pdes__wall() - s0;
       if (t == SIM_TIME_MAX || t > until) break;
       /* Run [t, t + L) up to until; sends across ranks must land at or after its end. */
       p->window_end = t > SIM_TIME_MAX - p->lookahead ? SIM_TIME_MAX : t + p->lookahead;
       simtime_ps last = p->window_end - 1 < until ? p->window_end - 1 : until;
       while (pdes__refill(p) && p->heap[0].time <= last) pdes__run_top(p);
+      p->done_until = last + 1;
       p->st.windows++;
     }
     p->window_end = 0;
-#endif
   }
   p->st.wall_s += pdes__wall() - t0;
   return p->st.events - start;

@@ -87,6 +87,14 @@ static void test_zero_delay_self_and_pieces(void **state) {
   pdes_destroy(p);
 }
 
+static simtime_ps no_hook(pdes *p, const uint64_t *sum, const uint64_t *max, void *model) {
+  (void)p;
+  (void)sum;
+  (void)max;
+  (void)model;
+  return SIM_TIME_MAX;
+}
+
 static void test_config_errors(void **state) {
   (void)state;
   pdes_fn h[1] = {record};
@@ -111,7 +119,15 @@ static void test_config_errors(void **state) {
     assert_non_null(strstr(err.msg, "without MPI"));
   }
   assert_null(p);
-  cfg.parallel = false; /* sequential mode ignores the partition */
+  cfg.parallel = false;
+  cfg.lp_rank = NULL;
+  cfg.lookahead_ps = 0;
+  cfg.on_window = no_hook; /* a window hook needs windows: L > 0 */
+  assert_int_equal(pdes_create(&p, &cfg, &err), SIM_EINVAL);
+  assert_non_null(strstr(err.msg, "window hook"));
+  cfg.on_window = NULL;
+  cfg.lookahead_ps = 1;
+  cfg.lp_rank = part; /* sequential mode ignores the partition */
   assert_int_equal(pdes_create(&p, &cfg, &err), SIM_OK);
   assert_int_equal(pdes_nranks(p), 1);
   assert_true(pdes_owns(p, 2));

@@ -1,0 +1,214 @@
+/* Packet-level prototype on the parallel engine (see fabric.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pdes/fabric.h"
+
+enum { EV_INJECT = 0, EV_ARRIVE = 1, MAX_HOPS = 64 };
+enum { RED_FLOWS_DONE = 0, RED_LAST_ARRIVAL = 1 };
+
+typedef struct fab_vertex {
+  uint64_t packets;   /* NIC: received in the current phase; switch: forwarded */
+  uint64_t digest;    /* of every packet seen: time, destination, sequence */
+  simtime_ps last;
+  uint32_t sent;      /* NIC: packets injected in the current phase */
+  uint32_t phase;     /* NIC: the phase it is sending */
+} fab_vertex;
+
+struct pdes_fabric {
+  const topo *t;
+  pdes_fabric_cfg cfg;
+  pdes *engine;
+  fab_vertex *v;         /* per vertex; only this rank's move */
+  simtime_ps *busy;      /* per channel: free from (owned by the channel's source) */
+  uint32_t *nic_dst;     /* per NIC: its peer in phase 0; phase k adds k to the shift */
+  uint32_t *nic_up;      /* per NIC: the channel to its leaf */
+  uint32_t **plane_nics; /* NICs per plane, in order */
+  uint32_t *plane_n, *nic_pos;
+  uint32_t planes, nics;
+  /* global phase state, the same on every rank (from reduced values only) */
+  uint32_t phase;
+  uint64_t flows_done;
+  simtime_ps phase_last;
+  simtime_ps *phase_end;
+};
+
+static uint32_t peer(const pdes_fabric *m, uint32_t nic, uint32_t phase) {
+  const topo_vertex *x = topo_vertex_at(m->t, topo_nic_vertex(m->t, nic));
+  uint32_t pl = x->plane >= 0 ? (uint32_t)x->plane : 0, n = m->plane_n[pl];
+  uint32_t shift = 1 + (phase * 7u) % (n - 1); /* 1 .. n-1: never itself */
+  return m->plane_nics[pl][(m->nic_pos[nic] + shift) % n];
+}
+
+/* Put a packet on channel ch at or after `ready`; its arrival is an event of
+ * the channel's destination LP. */
+static void transmit(pdes *p, pdes_fabric *m, uint32_t from, uint32_t ch, simtime_ps ready,
+                     const uint64_t payload[PDES_PAYLOAD_WORDS]) {
+  const topo_link *l = topo_link_at(m->t, topo_channel_link(ch));
+  simtime_ps depart = ready > m->busy[ch] ? ready : m->busy[ch];
+  m->busy[ch] = depart + sim_serialization_ps(m->cfg.bytes, l->bps);
+  pdes_send(p, from, topo_channel_dst(m->t, ch), m->busy[ch] + l->latency, EV_ARRIVE, payload);
+}
+
+static void on_inject(pdes *p, const pdes_event *ev, void *model) {
+  pdes_fabric *m = model;
+  uint32_t v = ev->dst, nic = (uint32_t)ev->payload[0];
+  fab_vertex *x = &m->v[v];
+  if (ev->payload[1] != x->phase) { /* a new phase */
+    x->phase = (uint32_t)ev->payload[1];
+    x->sent = 0;
+  }
+  uint32_t dst = peer(m, nic, x->phase);
+  uint64_t pl[PDES_PAYLOAD_WORDS] = {dst, sim_hash_u64(m->cfg.seed ^ ((uint64_t)nic << 20) ^ x->phase),
+                                     x->phase, x->sent};
+  transmit(p, m, v, m->nic_up[nic], ev->time, pl);
+  if (++x->sent < m->cfg.packets) {
+    uint64_t next[PDES_PAYLOAD_WORDS] = {nic, x->phase, 0, 0};
+    pdes_send(p, v, v, m->busy[m->nic_up[nic]], EV_INJECT, next);
+  }
+}
+
+static void on_arrive(pdes *p, const pdes_event *ev, void *model) {
+  pdes_fabric *m = model;
+  uint32_t v = ev->dst, dst_nic = (uint32_t)ev->payload[0];
+  fab_vertex *x = &m->v[v];
+  const topo_vertex *tv = topo_vertex_at(m->t, v);
+  x->digest = sim_hash_u64(x->digest ^ ev->time) ^ sim_hash_u64(ev->payload[0] << 32 ^ ev->payload[3]);
+  x->last = ev->time;
+  x->packets++;
+  if (tv->kind == TOPO_NIC) {
+    if (x->packets == (uint64_t)m->cfg.packets * (ev->payload[2] + 1)) { /* the flow of this phase is in */
+      pdes_reduce_add(p, RED_FLOWS_DONE, 1);
+      pdes_reduce_max(p, RED_LAST_ARRIVAL, ev->time);
+    }
+    return;
+  }
+  uint32_t cand[MAX_HOPS];
+  uint32_t n = topo_next_hops(m->t, v, dst_nic, cand, MAX_HOPS);
+  if (n == 0) {
+    fprintf(stderr, "fabsim: fabric prototype: no next hop at vertex %u for NIC %u\n", v, dst_nic);
+    exit(3);
+  }
+  uint32_t ch = cand[topo_ecmp_pick(m->t, v, ev->payload[1], n)];
+  transmit(p, m, v, ch, ev->time + tv->latency, ev->payload);
+}
+
+/* Phase completion: every flow of the phase arrived -> the next phase starts
+ * start_latency after the last arrival, on every rank's NICs. */
+static simtime_ps on_window(pdes *p, const uint64_t sum[PDES_REDUCE_WORDS],
+                            const uint64_t max[PDES_REDUCE_WORDS], void *model) {
+  pdes_fabric *m = model;
+  m->flows_done += sum[RED_FLOWS_DONE];
+  if (max[RED_LAST_ARRIVAL] > m->phase_last) m->phase_last = max[RED_LAST_ARRIVAL];
+  if (m->phase >= m->cfg.phases || m->flows_done < m->nics) return SIM_TIME_MAX;
+  m->phase_end[m->phase] = m->phase_last;
+  m->phase++;
+  m->flows_done = 0;
+  if (m->phase >= m->cfg.phases) return SIM_TIME_MAX;
+  simtime_ps start = m->phase_last + m->cfg.start_latency;
+  for (uint32_t nic = 0; nic < m->nics; nic++) {
+    uint32_t v = topo_nic_vertex(m->t, nic);
+    if (!pdes_owns(p, v)) continue;
+    uint64_t pl[PDES_PAYLOAD_WORDS] = {nic, m->phase, 0, 0};
+    pdes_send(p, v, v, start, EV_INJECT, pl);
+  }
+  return start;
+}
+
+int pdes_fabric_create(pdes_fabric **out, const topo *t, const pdes_fabric_cfg *cfg, bool parallel,
+                       const uint32_t *vertex_rank, simtime_ps lookahead, sim_error *err) {
+  *out = NULL;
+  if (cfg->packets == 0 || cfg->bytes == 0 || cfg->phases == 0)
+    return sim_fail(err, SIM_EINVAL, "fabric prototype: packets, bytes and phases must be above 0");
+  if (cfg->start_latency < lookahead)
+    return sim_fail(err, SIM_EINVAL, "fabric prototype: the phase start latency (%llu ps) is below the "
+                    "lookahead (%llu ps)", (unsigned long long)cfg->start_latency, (unsigned long long)lookahead);
+  pdes_fabric *m = sim_calloc(1, sizeof *m);
+  m->t = t;
+  m->cfg = *cfg;
+  uint32_t nv = topo_vertex_count(t);
+  m->nics = topo_nic_count(t);
+  m->planes = topo_inventory_get(t)->planes ? topo_inventory_get(t)->planes : 1;
+  m->plane_nics = sim_calloc(m->planes, sizeof *m->plane_nics);
+  m->plane_n = sim_calloc(m->planes, sizeof *m->plane_n);
+  m->nic_pos = sim_calloc(m->nics, sizeof *m->nic_pos);
+  m->nic_up = sim_calloc(m->nics, sizeof *m->nic_up);
+  for (uint32_t pl = 0; pl < m->planes; pl++) m->plane_nics[pl] = sim_calloc(m->nics, sizeof **m->plane_nics);
+  for (uint32_t n = 0; n < m->nics; n++) {
+    uint32_t nv_ = topo_nic_vertex(t, n), l = 0;
+    const topo_vertex *x = topo_vertex_at(t, nv_);
+    uint32_t pl = x->plane >= 0 ? (uint32_t)x->plane : 0;
+    m->nic_pos[n] = m->plane_n[pl];
+    m->plane_nics[pl][m->plane_n[pl]++] = n;
+    if (topo_link_between(t, nv_, topo_nic_leaf(t, n), &l) != SIM_OK) {
+      pdes_fabric_destroy(m);
+      return sim_fail(err, SIM_EINVAL, "fabric prototype: NIC %u has no link to its leaf", n);
+    }
+    m->nic_up[n] = topo_link_at(t, l)->a == nv_ ? 2 * l : 2 * l + 1;
+  }
+  for (uint32_t pl = 0; pl < m->planes; pl++)
+    if (m->plane_n[pl] < 2) {
+      pdes_fabric_destroy(m);
+      return sim_fail(err, SIM_EINVAL, "fabric prototype: plane %u has fewer than 2 NICs", pl);
+    }
+  m->v = sim_calloc(nv, sizeof *m->v);
+  m->busy = sim_calloc(2 * (size_t)topo_link_count(t), sizeof *m->busy);
+  m->phase_end = sim_calloc(cfg->phases, sizeof *m->phase_end);
+  pdes_fn handlers[2] = {on_inject, on_arrive};
+  pdes_cfg pc = {.nlps = nv, .lp_rank = vertex_rank, .lookahead_ps = lookahead, .handlers = handlers,
+                 .nhandlers = 2, .model = m, .parallel = parallel, .exchange = cfg->exchange,
+                 .on_window = on_window};
+  int rc = pdes_create(&m->engine, &pc, err);
+  if (rc != SIM_OK) {
+    pdes_fabric_destroy(m);
+    return rc;
+  }
+  for (uint32_t n = 0; n < m->nics; n++) {
+    uint32_t v = topo_nic_vertex(t, n);
+    if (!pdes_owns(m->engine, v)) continue;
+    uint64_t pl[PDES_PAYLOAD_WORDS] = {n, 0, 0, 0};
+    pdes_send(m->engine, v, v, 0, EV_INJECT, pl);
+  }
+  *out = m;
+  return SIM_OK;
+}
+
+void pdes_fabric_destroy(pdes_fabric *m) {
+  if (!m) return;
+  pdes_destroy(m->engine);
+  for (uint32_t pl = 0; pl < m->planes; pl++) sim_free(m->plane_nics[pl]);
+  sim_free(m->plane_nics);
+  sim_free(m->plane_n);
+  sim_free(m->nic_pos);
+  sim_free(m->nic_up);
+  sim_free(m->v);
+  sim_free(m->busy);
+  sim_free(m->phase_end);
+  sim_free(m);
+}
+
+pdes *pdes_fabric_engine(pdes_fabric *m) { return m->engine; }
+
+uint64_t pdes_fabric_run(pdes_fabric *m) { return pdes_run(m->engine, SIM_TIME_MAX); }
+
+const simtime_ps *pdes_fabric_phase_end(const pdes_fabric *m) { return m->phase_end; }
+
+void pdes_fabric_state(pdes_fabric *m, uint64_t *out) {
+  uint32_t nv = topo_vertex_count(m->t);
+  size_t n = (size_t)nv * PDES_FABRIC_STATE_WORDS;
+  memset(out, 0, n * sizeof *out);
+  for (uint32_t v = 0; v < nv; v++) {
+    if (!pdes_owns(m->engine, v)) continue;
+    uint64_t *w = out + (size_t)v * PDES_FABRIC_STATE_WORDS;
+    w[0] = m->v[v].packets;
+    w[1] = m->v[v].digest;
+    w[2] = m->v[v].last;
+    /* the vertex's output channels, folded */
+    const topo_vertex *x = topo_vertex_at(m->t, v);
+    uint64_t h = 0;
+    for (uint32_t i = 0; i < x->nports; i++) h = sim_hash_u64(h ^ m->busy[topo_port_channel(m->t, v, i)]);
+    w[3] = h;
+  }
+  if (pdes_nranks(m->engine) > 1) pdes_comm_reduce_sum_u64(out, out, n);
+}

@@ -237,13 +237,12 @@ static void on_signal(int sig) {
   interrupted = 1;
 }
 
-static void draw(const cli_training *tr, simtime_ps expected, double started, double rate,
-                 bool final) {
+static void draw(const cli_training *tr, const wl_job *job, sim_ctx *sim, const char *what,
+                 simtime_ps expected, double started, double rate, bool final) {
   char t[32], line[160];
-  sim_ctx *sim = tr->sim;
   out_fmt_seconds(t, sizeof t, sim_ps_to_s(sim_now(sim)));
-  int n = snprintf(line, sizeof line, "  sim %s  step %u/%u", t, wl_job_steps_done(tr->job) + 1,
-                   tr->cfg->workload.steps);
+  int n = snprintf(line, sizeof line, "  %s sim %s  step %u/%u", what, t,
+                   wl_job_steps_done(job) + 1, tr->cfg->workload.steps);
   if (expected > 0 && n > 0 && (size_t)n < sizeof line) {
     double frac = (double)sim_now(sim) / (double)expected, el = out_wall_now() - started;
     if (frac > 0.99) frac = 0.99;
@@ -260,8 +259,8 @@ static void draw(const cli_training *tr, simtime_ps expected, double started, do
 /* The job in slices of simulated time of about 0.05-0.2 s of wall time
  * each (slicing never changes results): the progress line between slices
  * when `show`, and Ctrl-C stops after the current slice (*complete false). */
-static int drive(cli_training *tr, bool show, simtime_ps expected, bool *complete,
-                 sim_error *err) {
+static int drive(cli_training *tr, wl_job *job, sim_ctx *sim, const char *what, bool show,
+                 simtime_ps expected, bool *complete, sim_error *err) {
   struct sigaction sa, old_int, old_term;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_signal;
@@ -271,28 +270,28 @@ static int drive(cli_training *tr, bool show, simtime_ps expected, bool *complet
   sigaction(SIGTERM, &sa, &old_term);
   simtime_ps slice = SIM_PS_PER_US, horizon = 0;
   double started = out_wall_now(), last_draw = started, rate = 0;
-  uint64_t last_events = sim_events(tr->sim);
+  uint64_t last_events = sim_events(sim);
   bool drawn = false;
   int rc = SIM_OK;
-  while (rc == SIM_OK && wl_job_active(tr->job) && !interrupted) {
+  while (rc == SIM_OK && wl_job_active(job) && !interrupted) {
     double t0 = out_wall_now();
-    if (sim_now(tr->sim) > horizon) horizon = sim_now(tr->sim);
+    if (sim_now(sim) > horizon) horizon = sim_now(sim);
     horizon = horizon > SIM_TIME_MAX - slice ? SIM_TIME_MAX : horizon + slice;
-    rc = wl_job_run_until(tr->job, horizon, tr->doc, err);
+    rc = wl_job_run_until(job, horizon, tr->doc, err);
     double now = out_wall_now(), dt = now - t0;
     simtime_ps cap = expected ? expected / 200 + 1 : SIM_TIME_MAX / 8;
     if (dt < 0.05) slice = slice > cap / 4 ? cap : slice * 4;
     else if (dt > 0.2 && slice > 1) slice = slice / 4 + 1;
     if (show && now - last_draw >= 0.2) {
-      rate = (double)(sim_events(tr->sim) - last_events) / (now - last_draw);
-      last_events = sim_events(tr->sim);
+      rate = (double)(sim_events(sim) - last_events) / (now - last_draw);
+      last_events = sim_events(sim);
       last_draw = now;
-      draw(tr, expected, started, rate, false);
+      draw(tr, job, sim, what, expected, started, rate, false);
       drawn = true;
     }
   }
-  if (drawn) draw(tr, expected, started, rate, true);
-  *complete = !(interrupted && wl_job_active(tr->job));
+  if (drawn) draw(tr, job, sim, what, expected, started, rate, true);
+  *complete = !(interrupted && wl_job_active(job));
   sigaction(SIGINT, &old_int, NULL);
   sigaction(SIGTERM, &old_term, NULL);
   interrupted = 0;
@@ -307,8 +306,16 @@ int cli_training_run(cli_training *tr, json_t *events, bool show, bool *complete
     if (be_create(&tr->base_be, tr->base_sim, tr->t, tr->cfg, tr->doc, &err) != SIM_OK ||
         wl_job_create(&tr->base, tr->cfg, tr->doc, tr->t, tr->base_be, tr->cfg->workload.steps,
                       &err) != SIM_OK ||
-        wl_job_run(tr->base, tr->doc, &err) != SIM_OK)
+        drive(tr, tr->base, tr->base_sim, "fault-free:", show, 0, complete, &err) != SIM_OK)
       goto fail;
+    if (!*complete) { /* Ctrl-C during the baseline: the job never ran */
+      char msg[200];
+      snprintf(msg, sizeof msg, "stopped (Ctrl-C) while simulating the fault-free baseline, after "
+               "%u of its %u steps: the job with its faults did not run",
+               wl_job_steps_done(tr->base), tr->cfg->workload.steps);
+      cli_event_add(events, 0, "job", "stopped", msg);
+      return CLI_OK;
+    }
     throttle_racks(tr, utilization(tr->base), events);
   }
   int rc = schedule_gpu_faults(tr, tr->sim);
@@ -322,7 +329,7 @@ int cli_training_run(cli_training *tr, json_t *events, bool show, bool *complete
     const wl_step *last = wl_job_step(tr->base, nb - 1);
     expected = (simtime_ps)((last->start_s + last->time_s) * 1e12);
   }
-  if (drive(tr, show, expected, complete, &err) != SIM_OK) goto fail;
+  if (drive(tr, tr->job, tr->sim, "run:", show, expected, complete, &err) != SIM_OK) goto fail;
   const wl_step *s0 = wl_job_step(tr->job, 0);
   bool network = false;
   for (uint32_t i = 0; i < tr->cfg->faults.n; i++)

@@ -370,8 +370,11 @@ static json_t *steps_json(const wl_job *j, const wl_job *base) {
   return a;
 }
 
-/* The data-parallel reduction the others wait in, by name. */
+/* Where the others wait for a slow stage: the pipeline (sends and the
+ * stages behind them) when there is one, else the data-parallel reduction,
+ * by name. */
 static const char *wait_in(const wl_step *s) {
+  if (s && s->parallel.pp > 1) return "pipeline sends and the collectives after them";
   static const wl_comm_kind order[] = {WL_COMM_DP_ALLREDUCE,  WL_COMM_DP_REDUCESCATTER,
                                        WL_COMM_TP_ALLREDUCE,  WL_COMM_EP_DISPATCH,
                                        WL_COMM_PP_SEND,       WL_COMM_DP_ALLGATHER};

@@ -453,6 +453,15 @@ int cli_cmd_sweep(int argc, char **argv) {
   size_t npoints = 1, nmine = 0;
   bool mpi = pdes_comm_built() && pdes_comm_launched();
   uint32_t rank = 0, size = 1;
+  if (!pdes_comm_built() && pdes_comm_launched()) {
+    /* Under mpirun without MPI built in: rank 0 runs every point, the others stop. */
+    const char *r = getenv("OMPI_COMM_WORLD_RANK");
+    if (!r) r = getenv("PMI_RANK");
+    if (!r) r = getenv("PMIX_RANK");
+    if (r && strtol(r, NULL, 10) != 0) return CLI_OK;
+    fprintf(stderr, "fabsim: built without MPI: this process runs every point "
+                    "(install libopenmpi-dev and rebuild to spread them over the ranks)\n");
+  }
   if (mpi) {
     sim_error err = {0};
     if (pdes_comm_init(&err) != SIM_OK) {

@@ -121,6 +121,16 @@ expect_json example.json '.root_cause[1].causes[1].effect_s > 0.5 and .root_caus
 expect_json example.json '(.root_cause[0].causes | length) == 1 and (.root_cause[2].causes | length) == 1'
 expect_json example.json '[.events[].kind] | contains(["gpu-slowdown", "link-down", "reroute", "straggler"])'
 
+# --- same scenario, same faults, same seed: the same bytes (wall clock aside)
+for i in 1 2; do
+  expect_exit 0 "$FABSIM" run "${SMALL[@]}" --set output.dir=same --set workload.steps=3 \
+    --set 'faults=[{at: 0s, kind: gpu-slowdown, target: gpu5, factor: 0.5}, {at: 1ms, kind: sdc, target: gpu9}, {at: 5ms, kind: gpu-fail, target: gpu2}]' --json
+  jq -S 'del(.sim.wall_s)' "$WORK/out" > "same$i.json"
+  cp same/events.csv "same$i.csv"
+done
+cmp -s same1.json same2.json && pass || fail "two runs of the same faults differ (summary)"
+cmp -s same1.csv same2.csv && pass || fail "two runs of the same faults differ (events.csv)"
+
 # --- Ctrl-C stops a long training run cleanly: exit 130, the steps done so far, complete false
 timeout --preserve-status -s INT 2 "$FABSIM" run "${SMALL[@]}" --set output.dir=int \
   --set workload.steps=1000000 >"$WORK/out" 2>"$WORK/err"

@@ -397,24 +397,6 @@ static void port_send(net__be *n, uint32_t c, uint32_t i, uint64_t qbefore, simt
   flight_push(n, c, i, head + ch->lat);
 }
 
-/* When source port c, free at `free` with nothing queued, should next look
- * at its queue pairs: not before the earliest pacing time among them (a
- * wake in between would find them all paced and only re-arm). Anything that
- * could make one eligible sooner (a new queue pair, a packet queued) kicks
- * the port itself. Short rings only: O(queue pairs). */
-static simtime_ps next_pull(const net__be *n, uint32_t c, simtime_ps free) {
-  enum { SCAN_MAX = 8 };
-  if (n->cold[c].qp_count > SCAN_MAX) return free;
-  simtime_ps at = SIM_TIME_MAX;
-  uint32_t qi = n->ch[c].qp_head;
-  for (uint32_t left = n->cold[c].qp_count; left > 0; left--) {
-    const net__qp *q = &n->qp[qi];
-    if (q->next_send < at) at = q->next_send;
-    qi = q->rr_next;
-  }
-  return at > free ? at : free;
-}
-
 void net__port_kick(net__be *n, uint32_t c) {
   net__chan *ch = &n->ch[c];
   simtime_ps now = sim_now(n->base.sim);
@@ -426,8 +408,7 @@ void net__port_kick(net__be *n, uint32_t c) {
   uint32_t i = port_select(n, c, now, &qbefore);
   if (i == NET__NONE) return;
   port_send(n, c, i, qbefore, now);
-  if (ch->nonempty) net__ensure_wake(n, c, ch->busy_until);
-  else if (ch->qp_head != NET__NONE) net__ensure_wake(n, c, next_pull(n, c, ch->busy_until));
+  if (ch->nonempty || ch->qp_head != NET__NONE) net__ensure_wake(n, c, ch->busy_until);
 }
 
 void net__enqueue(net__be *n, uint32_t c, uint32_t i) {

@@ -17,7 +17,7 @@ typedef struct tel_run {
   be_stats st;
   tel *tel;
   tel_portmap m;
-  uint32_t watched;
+  uint32_t watched[5]; /* leaf0-nic0 (the receiver's port), spine0..3-leaf0 (PAUSEd by leaf0) */
 } tel_run;
 
 static void done(sim_ctx *sim, void *ctx) { ((tel_run *)ctx)->end = sim_now(sim); }
@@ -28,8 +28,13 @@ static void run(const fixture *f, const be_xfer *x, size_t n, bool sample, tel_r
   sim_ctx *sim = sim_create(f->cfg.simulation.seed);
   be_backend *b = be_packet_create(sim, f->t, &f->cfg);
   tel_portmap_build(&r->m, f->t);
-  assert_int_equal(tel_port_find(f->t, &r->m, "leaf0-nic0", &r->watched), SIM_OK);
-  if (sample) assert_int_equal(net_tel_start(b, &r->m, &r->watched, 1), SIM_OK);
+  assert_int_equal(tel_port_find(f->t, &r->m, "leaf0-nic0", &r->watched[0]), SIM_OK);
+  for (uint32_t k = 0; k < 4; k++) {
+    char name[32];
+    snprintf(name, sizeof name, "spine%u-leaf0", k);
+    assert_int_equal(tel_port_find(f->t, &r->m, name, &r->watched[1 + k]), SIM_OK);
+  }
+  if (sample) assert_int_equal(net_tel_start(b, &r->m, r->watched, 5), SIM_OK);
   be_submit_phase(b, x, n, 1, done, r);
   ev_run(sim, SIM_TIME_MAX);
   assert_true(r->end != SIM_TIME_MAX);
@@ -39,7 +44,7 @@ static void run(const fixture *f, const be_xfer *x, size_t n, bool sample, tel_r
     tel_config tc = {.interval = r->end / 100 ? r->end / 100 : 1, .gpus = topo_gpu_count(f->t),
                      .nics = topo_nic_count(f->t), .ports = r->m.nports,
                      .nic_bps = f->cfg.cluster.nic.bandwidth, .port_bps = r->m.bps,
-                     .watch_ports = &r->watched, .nwatch_ports = 1};
+                     .watch_ports = r->watched, .nwatch_ports = 5};
     sim_error err = {0};
     assert_int_equal(tel_create(&r->tel, &tc, &err), SIM_OK);
     net_tel_replay(b, r->tel, r->end);
@@ -68,7 +73,7 @@ static void test_incast_series(void **state) {
   assert_true(obs & TEL_OBS_PORT_QUEUE);
   assert_true(obs & TEL_OBS_PORT_PFC);
   assert_true(obs & TEL_OBS_PORT_UTIL);
-  double qmax = 0, paused = 0, wq = 0, wutil = 0;
+  double qmax = 0, paused = 0, wq = 0, wutil = 0, spine_paused = 0, spine_q = 0;
   for (size_t i = 0; i < tel_rows(t); i++) {
     const tel_port_row *p = tel_port_row_at(t, i);
     if (p->queue_max_bytes > qmax) qmax = p->queue_max_bytes;
@@ -76,18 +81,26 @@ static void test_incast_series(void **state) {
     const tel_watch_row *w = tel_watch_row_at(t, i, 0);
     if (w->queue_max_bytes > wq) wq = w->queue_max_bytes;
     wutil += w->util * sim_ps_to_s(tel_row_length(t, i));
+    for (uint32_t k = 1; k < 5; k++) {
+      spine_paused += tel_watch_row_at(t, i, k)->pfc_paused_s;
+      if (tel_watch_row_at(t, i, k)->queue_max_bytes > spine_q) spine_q = tel_watch_row_at(t, i, k)->queue_max_bytes;
+    }
   }
   tel_totals tot;
   tel_totals_get(t, &tot);
   printf("  incast: %zu rows, deepest queue %.0f B (run %llu B), paused %.1f us in the series "
-         "(all ports incl. NICs %.1f us), leaf0-nic0 deepest %.0f B, busy %.1f of %.1f us\n",
+         "(all ports incl. NICs %.1f us), leaf0-nic0 deepest %.0f B, busy %.1f of %.1f us; "
+         "spine-leaf0 ports paused %.1f us, deepest %.0f B\n",
          tel_rows(t), qmax, (unsigned long long)sampled.st.max_queue_bytes, paused * 1e6,
-         sim_ps_to_s(sampled.st.pfc_paused) * 1e6, wq, wutil * 1e6, sim_ps_to_s(sampled.end) * 1e6);
+         sim_ps_to_s(sampled.st.pfc_paused) * 1e6, wq, wutil * 1e6, sim_ps_to_s(sampled.end) * 1e6,
+         spine_paused * 1e6, spine_q);
   assert_true(qmax > 0);
   assert_true(qmax <= (double)sampled.st.max_queue_bytes);
   assert_true(paused > 0);
   assert_true(paused <= sim_ps_to_s(sampled.st.pfc_paused) * 1.0001);
   assert_true(wq > 0);                                /* the congested port, in full */
+  assert_true(spine_paused > 0);                      /* the ports it PAUSEs, in full */
+  assert_true(spine_paused <= paused * 1.0001);
   assert_true(wutil > 0.8 * sim_ps_to_s(sampled.end)); /* leaf0-nic0 busy most of the run */
   assert_true(tot.pfc_paused > 0);
   tel_destroy(t);

@@ -1,6 +1,6 @@
 /* fabsim run, workload.kind training: the job of workload.steps steps, GPU
- * faults and rack throttling, the fault-free baseline, root cause and power
- * (run_training.c). */
+ * faults and rack throttling, the fault-free baseline (run_training.c); root
+ * cause, failure cost, SDC, power and their text (run_training_report.c). */
 #ifndef FABSIM_CLI_RUN_TRAINING_H
 #define FABSIM_CLI_RUN_TRAINING_H
 
@@ -51,6 +51,11 @@ void cli_training_summary(cli_training *tr, json_t *summary, json_t *events);
 void cli_training_text(const json_t *summary);
 /* Free after be_destroy of the run's backend (its callbacks point into the job). */
 void cli_training_free(cli_training *tr);
+
+/* Internal to run_training*.c: the rack of a GPU (power.rack.servers per
+ * rack); a job's utilization, the compute share of its steps done. */
+uint32_t cli__gpu_rack(const cli_training *tr, uint32_t gpu);
+double cli__job_utilization(const wl_job *j);
 
 /* The power object for a run that is not a training job: power.utilization
  * over the run's time as one "step". NULL (and a message) on bad input. */

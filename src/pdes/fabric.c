@@ -32,13 +32,35 @@ struct pdes_fabric {
   uint64_t flows_done;
   simtime_ps phase_last;
   simtime_ps *phase_end;
+  uint32_t *peers;       /* [phase * nics + nic]: where nic sends in that phase */
 };
 
 static uint32_t peer(const pdes_fabric *m, uint32_t nic, uint32_t phase) {
-  const topo_vertex *x = topo_vertex_at(m->t, topo_nic_vertex(m->t, nic));
-  uint32_t pl = x->plane >= 0 ? (uint32_t)x->plane : 0, n = m->plane_n[pl];
-  uint32_t shift = 1 + (phase * 7u) % (n - 1); /* 1 .. n-1: never itself */
-  return m->plane_nics[pl][(m->nic_pos[nic] + shift) % n];
+  return m->peers[(size_t)phase * m->nics + nic];
+}
+
+/* Every phase's permutation, the same on every rank. */
+static void make_peers(pdes_fabric *m) {
+  m->peers = sim_malloc((size_t)m->cfg.phases * m->nics * sizeof *m->peers);
+  uint32_t *perm = sim_malloc(m->nics * sizeof *perm);
+  for (uint32_t k = 0; k < m->cfg.phases; k++)
+    for (uint32_t pl = 0; pl < m->planes; pl++) {
+      uint32_t n = m->plane_n[pl];
+      for (uint32_t i = 0; i < n; i++) perm[i] = (i + 1 + (k * 7u) % (n - 1)) % n; /* never i */
+      if (m->cfg.random) { /* Sattolo: a uniformly random n-cycle, so never i either */
+        sim_rng r;
+        sim_rng_init_u64(&r, m->cfg.seed, (uint64_t)k * m->planes + pl);
+        for (uint32_t i = 0; i < n; i++) perm[i] = i;
+        for (uint32_t i = n - 1; i > 0; i--) {
+          uint32_t j = (uint32_t)sim_rng_below(&r, i), x = perm[i];
+          perm[i] = perm[j];
+          perm[j] = x;
+        }
+      }
+      for (uint32_t i = 0; i < n; i++)
+        m->peers[(size_t)k * m->nics + m->plane_nics[pl][i]] = m->plane_nics[pl][perm[i]];
+    }
+  sim_free(perm);
 }
 
 /* Put a packet on channel ch at or after `ready`; its arrival is an event of
@@ -152,6 +174,7 @@ int pdes_fabric_create(pdes_fabric **out, const topo *t, const pdes_fabric_cfg *
       pdes_fabric_destroy(m);
       return sim_fail(err, SIM_EINVAL, "fabric prototype: plane %u has fewer than 2 NICs", pl);
     }
+  make_peers(m);
   m->v = sim_calloc(nv, sizeof *m->v);
   m->busy = sim_calloc(2 * (size_t)topo_link_count(t), sizeof *m->busy);
   m->phase_end = sim_calloc(cfg->phases, sizeof *m->phase_end);
@@ -185,6 +208,7 @@ void pdes_fabric_destroy(pdes_fabric *m) {
   sim_free(m->v);
   sim_free(m->busy);
   sim_free(m->phase_end);
+  sim_free(m->peers);
   sim_free(m);
 }
 

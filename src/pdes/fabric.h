@@ -3,7 +3,7 @@
  * (up/down routing, ECMP by flow hash), one FIFO per output channel owned by
  * the sending vertex, no flow control (infinite buffers), and phases that
  * start together: every NIC sends `packets` packets of `bytes` to a NIC of
- * its plane (a shift permutation, different per phase); when every flow of a
+ * its plane (a shift or random permutation, different per phase); when every flow of a
  * phase has arrived (a global condition, through the engine's window hook),
  * the next phase starts `start_latency` after the last arrival. It exists to
  * test and measure what section 6 of docs/parallel.md plans for src/net: the
@@ -20,7 +20,9 @@ typedef struct pdes_fabric_cfg {
   uint32_t bytes;            /* per packet, on the wire */
   uint32_t phases;
   simtime_ps start_latency;  /* from a phase's last arrival to the next phase (>= lookahead) */
-  uint64_t seed;             /* flow hashes */
+  uint64_t seed;             /* flow hashes, random permutations */
+  bool random;               /* phase k: a random single-cycle permutation of each plane's
+                                NICs (Sattolo); else a shift by 1 + 7k mod (n - 1) */
   pdes_exchange exchange;
 } pdes_fabric_cfg;
 

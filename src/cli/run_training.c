@@ -198,7 +198,8 @@ static void step_counters(void *ctx, uint32_t step, simtime_ps start, simtime_ps
       cli_event_add(tr->events, sim_ps_to_s(end), "fabric", "pfc-pauses", detail);
     }
     uint64_t packets = st.packets - tr->last.packets;
-    if (marks) {
+    /* ECN: a burst worth the log when at least 0.1 % of the step's packets were marked */
+    if (marks && (double)marks >= 1e-3 * (double)packets) {
       snprintf(detail, sizeof detail, "step %u: %llu packets ECN-marked, %.3g %% of the %llu sent",
                step + 1, (unsigned long long)marks,
                packets ? 100.0 * (double)marks / (double)packets : 0, (unsigned long long)packets);

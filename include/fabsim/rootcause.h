@@ -21,7 +21,9 @@
  * that long in its next collective; in a pipeline the stages by decreasing
  * increase, each up to its increase, since the slowest sets the pace), the
  * rest to the network faults active during the step (exposed
- * communication), or to "other" when none is.
+ * communication), or to "other" when none is; where the fabric's PFC pauses
+ * and ECN marks were observed, the step's against its baseline's are quoted
+ * with it (a symptom, not a separate cause).
  * Pure functions; no simulation state.
  */
 #ifndef FABSIM_ROOTCAUSE_H
@@ -56,6 +58,9 @@ typedef struct rel_rc_step {
   double start_s, time_s;
   const double *stage_compute_s, *stage_exposed_s; /* nstages each */
   uint32_t nstages;
+  bool fabric;          /* the counters below were observed (packet fidelity) */
+  double pfc_paused_s;  /* egress queue time paused by PFC during the step */
+  uint64_t ecn_marks;
 } rel_rc_step;
 
 /* A GPU running slow over [at_s, until_s) (until_s < 0: to the end). */

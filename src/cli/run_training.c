@@ -182,11 +182,33 @@ static int schedule_gpu_faults(cli_training *tr, sim_ctx *sim) {
 
 /* Per step, at the packet fidelity: PFC pauses and ECN marks of the step
  * as events (the fabric's congestion the operator sees beside the faults). */
+/* Keep step k's counters (side 0: the run, 1: the baseline). */
+static void keep_fabric(cli_training *tr, int side, uint32_t k, const be_stats *st,
+                        const be_stats *last) {
+  sim_grow((void **)&tr->fab[side], &tr->fabcap[side], (size_t)k + 1, sizeof *tr->fab[side]);
+  while (tr->nfab[side] <= k) tr->fab[side][tr->nfab[side]++] = (cli_step_fabric){0};
+  tr->fab[side][k] = (cli_step_fabric){
+      .observed = (st->observed & BE_OBS_PACKETS) != 0,
+      .pfc_paused_s = sim_ps_to_s(st->pfc_paused - last->pfc_paused),
+      .ecn_marks = st->ecn_marks - last->ecn_marks};
+}
+
+static void base_counters(void *ctx, uint32_t step, simtime_ps start, simtime_ps end) {
+  cli_training *tr = ctx;
+  be_stats st;
+  (void)start;
+  (void)end;
+  tr->base_be->ops->stats(tr->base_be, &st);
+  keep_fabric(tr, 1, step, &st, &tr->base_last);
+  tr->base_last = st;
+}
+
 static void step_counters(void *ctx, uint32_t step, simtime_ps start, simtime_ps end) {
   cli_training *tr = ctx;
   be_stats st;
   char detail[256];
   tr->be->ops->stats(tr->be, &st);
+  keep_fabric(tr, 0, step, &st, &tr->last);
   if (st.observed & BE_OBS_PACKETS) {
     uint64_t pauses = st.pfc_pauses - tr->last.pfc_pauses;
     uint64_t marks = st.ecn_marks - tr->last.ecn_marks;
@@ -306,8 +328,11 @@ int cli_training_run(cli_training *tr, json_t *events, bool show, bool *complete
     tr->base_sim = sim_create(tr->cfg->simulation.seed);
     if (be_create(&tr->base_be, tr->base_sim, tr->t, tr->cfg, tr->doc, &err) != SIM_OK ||
         wl_job_create(&tr->base, tr->cfg, tr->doc, tr->t, tr->base_be, tr->cfg->workload.steps,
-                      &err) != SIM_OK ||
-        drive(tr, tr->base, tr->base_sim, "fault-free:", show, 0, complete, &err) != SIM_OK)
+                      &err) != SIM_OK)
+      goto fail;
+    tr->base_be->ops->stats(tr->base_be, &tr->base_last);
+    wl_job_on_step(tr->base, base_counters, tr);
+    if (drive(tr, tr->base, tr->base_sim, "fault-free:", show, 0, complete, &err) != SIM_OK)
       goto fail;
     if (!*complete) { /* Ctrl-C during the baseline: the job never ran */
       char msg[200];
@@ -374,5 +399,7 @@ void cli_training_free(cli_training *tr) {
   if (tr->have_pwr) pwr_free(&tr->pwr);
   sim_free(tr->throttle);
   sim_free(tr->play);
+  sim_free(tr->fab[0]);
+  sim_free(tr->fab[1]);
   memset(tr, 0, sizeof *tr);
 }

@@ -9,6 +9,13 @@
 #include "fabsim/power.h"
 #include "fabsim/workload.h"
 
+/* A step's fabric counters (packet fidelity), for the root cause. */
+typedef struct cli_step_fabric {
+  bool observed;
+  double pfc_paused_s;
+  uint64_t ecn_marks;
+} cli_step_fabric;
+
 typedef struct cli_training {
   /* public */
   wl_job *job;
@@ -32,6 +39,9 @@ typedef struct cli_training {
   be_backend *be;   /* the run's */
   be_stats last;    /* its counters at the end of the previous step */
   json_t *events;   /* while running */
+  struct cli_step_fabric *fab[2]; /* per step, [0] the run, [1] the baseline */
+  size_t nfab[2], fabcap[2];
+  be_stats base_last;
 } cli_training;
 
 /* Job and power model. Errors are printed; returns a CLI exit code. */

@@ -99,6 +99,13 @@ static json_t *root_cause(cli_training *tr, json_t *events) {
     double *p = arr + 2 * (size_t)pp * (nrun + k);
     rc_step(wl_job_step(b, k), p, p + pp, &base[k]);
   }
+  for (int side = 0; side < 2; side++) /* the fabric's counters, per step */
+    for (uint32_t k = 0; k < (side ? nbase : nrun) && k < tr->nfab[side]; k++) {
+      rel_rc_step *x = side ? &base[k] : &run[k];
+      x->fabric = tr->fab[side][k].observed;
+      x->pfc_paused_s = tr->fab[side][k].pfc_paused_s;
+      x->ecn_marks = tr->fab[side][k].ecn_marks;
+    }
   rel_rc_slow *slow = sim_calloc(nev ? nev : 1, sizeof *slow);
   uint32_t ngpu = topo_gpu_count(tr->t);
   uint32_t nslow = 0;

@@ -146,6 +146,12 @@ json_t *rel_root_cause(const rel_rc_input *in) {
     sim_free(share);
     /* the rest: network faults active during the step, else unexplained */
     double rest = excess - gpu_total;
+    char fabric[160] = "";
+    if (r->fabric && z->fabric &&
+        (r->pfc_paused_s > z->pfc_paused_s || r->ecn_marks > z->ecn_marks))
+      snprintf(fabric, sizeof fabric, "; PFC paused queues %s (fault-free %s), %llu ECN marks (%llu)",
+               fmt_s(a, sizeof a, r->pfc_paused_s), fmt_s(b, sizeof b, z->pfc_paused_s),
+               (unsigned long long)r->ecn_marks, (unsigned long long)z->ecn_marks);
     if (rest > 0.01 * excess) {
       double dexp = 0;
       for (uint32_t s = 0; s < ns; s++)
@@ -160,17 +166,19 @@ json_t *rel_root_cause(const rel_rc_input *in) {
       }
       if (active) {
         const rel_rc_net *x = &in->net[first];
+        char d1[32], d2[32];
         snprintf(text, sizeof text,
-                 "%s %s at %s: exposed communication %s%s%s, every GPU waited %s%s", x->component,
+                 "%s %s at %s: exposed communication %s%s%s, every GPU waited %s%s%s", x->component,
                  x->kind, fmt_s(c, sizeof c, x->at_s), dexp >= 0 ? "+" : "",
-                 fmt_s(a, sizeof a, dexp), ns > 1 ? " (mean over stages)" : "",
-                 fmt_s(b, sizeof b, rest),
-                 active > 1 ? " (with the other network faults of the step)" : "");
+                 fmt_s(d1, sizeof d1, dexp), ns > 1 ? " (mean over stages)" : "",
+                 fmt_s(d2, sizeof d2, rest),
+                 active > 1 ? " (with the other network faults of the step)" : "", fabric);
         json_array_append_new(causes, cause(x->component, x->kind, rest, text));
         append(lead_text, sizeof lead_text, text);
       } else {
-        snprintf(text, sizeof text, "%s not explained by a fault (contention or pipeline timing)",
-                 fmt_s(a, sizeof a, rest));
+        char d1[32];
+        snprintf(text, sizeof text, "%s not explained by a fault (contention or pipeline timing)%s",
+                 fmt_s(d1, sizeof d1, rest), fabric);
         json_array_append_new(causes, cause("job", "other", rest, text));
         append(lead_text, sizeof lead_text, text);
       }

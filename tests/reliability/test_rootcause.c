@@ -54,8 +54,9 @@ static void test_attribution(void **state) {
   double bc[1] = {0.8}, be[1] = {0.2};
   double c1[1] = {1.0}, e1[1] = {0.2};   /* step 1: GPU at 0.8 -> compute 1.0 */
   double c2[1] = {0.8}, e2[1] = {0.35};  /* step 2: a link down -> exposed +0.15 */
-  rel_rc_step base[2] = {{0, 1, bc, be, 1}, {1, 1, bc, be, 1}};
-  rel_rc_step run[2] = {{0, 1.2, c1, e1, 1}, {1.2, 1.15, c2, e2, 1}};
+#define STEP(t0, t, c, e) {.start_s = t0, .time_s = t, .stage_compute_s = c, .stage_exposed_s = e, .nstages = 1}
+  rel_rc_step base[2] = {STEP(0, 1, bc, be), STEP(1, 1, bc, be)};
+  rel_rc_step run[2] = {STEP(0, 1.2, c1, e1), STEP(1.2, 1.15, c2, e2)};
   rel_rc_slow slow[2] = {{.at_s = 0, .until_s = 1.2, .factor = 0.8, .gpu = 1234, .node = 154, .rack = 19},
                          {.at_s = 1.2, .until_s = -1, .factor = 1, .gpu = 1234, .node = 154, .rack = 19}};
   rel_rc_net net[1] = {{.at_s = 1.3, .until_s = -1, .component = "leaf0-spine0", .kind = "link-down"}};
@@ -81,7 +82,19 @@ static void test_attribution(void **state) {
   assert_string_equal(json_string_value(json_object_get(c, "component")), "leaf0-spine0");
   assert_string_equal(json_string_value(json_object_get(c, "kind")), "link-down");
   assert_near(num(c, "effect_s"), 0.15);
+  assert_null(strstr(json_string_value(json_object_get(c, "text")), "PFC"));
   json_decref(rc);
+  /* at the packet fidelity the step's PFC pauses and ECN marks are quoted against the baseline's */
+  run[1].fabric = base[1].fabric = true;
+  run[1].pfc_paused_s = 0.03;
+  run[1].ecn_marks = 500;
+  base[1].ecn_marks = 20;
+  rc = rel_root_cause(&in);
+  c = json_array_get(json_object_get(json_array_get(rc, 1), "causes"), 0);
+  assert_non_null(strstr(json_string_value(json_object_get(c, "text")),
+                         "; PFC paused queues 30 ms (fault-free 0 us), 500 ECN marks (20)"));
+  json_decref(rc);
+  run[1].fabric = base[1].fabric = false;
   /* nothing to blame: "other" */
   in.nnet = 0;
   rc = rel_root_cause(&in);
@@ -99,7 +112,8 @@ static void test_attribution(void **state) {
 static void test_pipeline_pace(void **state) {
   (void)state;
   double bc[2] = {0.6, 0.6}, be[2] = {0.1, 0.1}, rc_[2] = {1.1, 0.9}, re[2] = {0.1, 0.1};
-  rel_rc_step base = {0, 1, bc, be, 2}, run = {0, 1.5, rc_, re, 2};
+  rel_rc_step base = {.start_s = 0, .time_s = 1, .stage_compute_s = bc, .stage_exposed_s = be, .nstages = 2};
+  rel_rc_step run = {.start_s = 0, .time_s = 1.5, .stage_compute_s = rc_, .stage_exposed_s = re, .nstages = 2};
   rel_rc_slow slow[2] = {{.until_s = -1, .factor = 0.55, .gpu = 3, .stage = 0},
                          {.until_s = -1, .factor = 0.67, .gpu = 40, .stage = 1}};
   rel_rc_input in = {.run = &run, .base = &base, .nrun = 1, .nbase = 1, .slow = slow, .nslow = 2,

@@ -24,6 +24,7 @@
 
 #ifdef FABSIM_HAVE_MPI
 #include <mpi.h>
+static void pdes__red_op(void *in, void *inout, int *len, MPI_Datatype *dt);
 #endif
 
 enum { PDES_SEQ_BITS = 36 };
@@ -54,6 +55,9 @@ struct pdes {
   uint32_t nlps, rank, nranks;
   bool parallel;
   bool dense; /* MPI_Alltoall(v) exchange instead of the sparse one */
+#ifdef FABSIM_HAVE_MPI
+  MPI_Op red_op; /* the sparse exchange's [min, sums, maxima] reduction */
+#endif
   uint32_t *lp_rank;
   uint64_t *seq;
   pdes_fn *handlers;
@@ -63,7 +67,8 @@ struct pdes {
   simtime_ps done_until; /* every event before it has run, on every rank */
   pdes_window_fn on_window;
   bool in_hook;
-  uint64_t red[2 * PDES_REDUCE_WORDS]; /* this rank's sums, then maxima, of the window */
+  uint64_t red[2 * PDES_REDUCE_WORDS];  /* this rank's sums, then maxima, of the window */
+  uint64_t gred[2 * PDES_REDUCE_WORDS]; /* the same over all ranks, from the last exchange */
   /* Pending keys: a calendar queue whose current day is a 4-ary heap, as
    * src/core/ev.c: the heap holds the keys with time < near_end; bucket j
    * the keys in [far_base + j*2^shift, far_base + (j+1)*2^shift), buckets
@@ -130,6 +135,10 @@ int pdes_create(pdes **out, const pdes_cfg *cfg, sim_error *err) {
   p->lp_rank = sim_malloc(cfg->nlps * sizeof *p->lp_rank);
   p->seq = sim_calloc(cfg->nlps, sizeof *p->seq);
   p->out = sim_calloc(nranks, sizeof *p->out);
+#ifdef FABSIM_HAVE_MPI
+  p->red_op = MPI_OP_NULL;
+  if (p->parallel) MPI_Op_create(pdes__red_op, 1, &p->red_op);
+#endif
   for (uint32_t i = 0; i < cfg->nlps; i++) {
     uint32_t r = cfg->lp_rank ? cfg->lp_rank[i] : (uint32_t)((uint64_t)i * nranks / cfg->nlps);
     if (!cfg->parallel) r = 0;
@@ -146,6 +155,9 @@ int pdes_create(pdes **out, const pdes_cfg *cfg, sim_error *err) {
 
 void pdes_destroy(pdes *p) {
   if (!p) return;
+#ifdef FABSIM_HAVE_MPI
+  if (p->red_op != MPI_OP_NULL) MPI_Op_free(&p->red_op);
+#endif
   for (uint32_t r = 0; r < p->nranks; r++) sim_free(p->out[r].e);
   sim_free(p->out);
   sim_free(p->in.e);
@@ -379,20 +391,30 @@ static simtime_ps pdes__sync(pdes *p) {
     for (size_t i = 0; i < p->out[r].n; i++)
       if (p->out[r].e[i].time < mine) mine = p->out[r].e[i].time;
   }
-  /* [count for r, my minimum, my total sent] to every rank r. */
-  uint64_t *sendm = sim_malloc(3 * nr * sizeof *sendm), *recvm = sim_malloc(3 * nr * sizeof *recvm);
+  /* [count for r, my minimum, my total sent, my window sums and maxima] to
+   * every rank r. */
+  enum { M = 3 + 2 * PDES_REDUCE_WORDS };
+  uint64_t *sendm = sim_malloc(M * nr * sizeof *sendm), *recvm = sim_malloc(M * nr * sizeof *recvm);
   for (uint32_t r = 0; r < nr; r++) {
-    sendm[3 * r] = p->out[r].n;
-    sendm[3 * r + 1] = mine;
-    sendm[3 * r + 2] = total;
+    sendm[M * r] = p->out[r].n;
+    sendm[M * r + 1] = mine;
+    sendm[M * r + 2] = total;
+    memcpy(&sendm[M * r + 3], p->red, sizeof p->red);
   }
-  MPI_Alltoall(sendm, 3, MPI_UINT64_T, recvm, 3, MPI_UINT64_T, MPI_COMM_WORLD);
+  MPI_Alltoall(sendm, M, MPI_UINT64_T, recvm, M, MPI_UINT64_T, MPI_COMM_WORLD);
   simtime_ps gmin = SIM_TIME_MAX;
   uint64_t gtotal = 0, incoming = 0;
+  memset(p->gred, 0, sizeof p->gred);
   for (uint32_t r = 0; r < nr; r++) {
-    incoming += recvm[3 * r];
-    if (recvm[3 * r + 1] < gmin) gmin = recvm[3 * r + 1];
-    gtotal += recvm[3 * r + 2];
+    const uint64_t *m = &recvm[M * r];
+    incoming += m[0];
+    if (m[1] < gmin) gmin = m[1];
+    gtotal += m[2];
+    for (int w = 0; w < PDES_REDUCE_WORDS; w++) {
+      p->gred[w] += m[3 + w];
+      if (m[3 + PDES_REDUCE_WORDS + w] > p->gred[PDES_REDUCE_WORDS + w])
+        p->gred[PDES_REDUCE_WORDS + w] = m[3 + PDES_REDUCE_WORDS + w];
+    }
   }
   if (gtotal) {
     /* Counts in events of 64 bytes: MPI_Datatype of one event. */
@@ -402,17 +424,17 @@ static simtime_ps pdes__sync(pdes *p) {
     int *sc = sim_malloc(4 * nr * sizeof *sc), *sd = sc + nr, *rc = sc + 2 * nr, *rd = sc + 3 * nr;
     size_t soff = 0, roff = 0;
     for (uint32_t r = 0; r < nr; r++) {
-      if (p->out[r].n > (size_t)INT32_MAX || recvm[3 * r] > (uint64_t)INT32_MAX || soff > INT32_MAX ||
+      if (p->out[r].n > (size_t)INT32_MAX || recvm[M * r] > (uint64_t)INT32_MAX || soff > INT32_MAX ||
           roff > INT32_MAX) {
         fprintf(stderr, "fabsim: parallel engine: more than 2^31 events cross ranks in one window\n");
         exit(3);
       }
       sc[r] = (int)p->out[r].n;
       sd[r] = (int)soff;
-      rc[r] = (int)recvm[3 * r];
+      rc[r] = (int)recvm[M * r];
       rd[r] = (int)roff;
       soff += p->out[r].n;
-      roff += recvm[3 * r];
+      roff += recvm[M * r];
     }
     pdes_vec sendbuf = {0};
     sim_grow((void **)&sendbuf.e, &sendbuf.cap, soff ? soff : 1, sizeof *sendbuf.e);
@@ -432,6 +454,18 @@ static simtime_ps pdes__sync(pdes *p) {
   return gmin;
 }
 
+/* The sparse exchange's reduction over [minimum time, sums, maxima]. */
+static void pdes__red_op(void *in, void *inout, int *len, MPI_Datatype *dt) {
+  (void)dt;
+  uint64_t *a = in, *b = inout;
+  for (int i = 0; i < *len; i++) {
+    int w = i % (1 + 2 * PDES_REDUCE_WORDS);
+    if (w == 0) b[i] = a[i] < b[i] ? a[i] : b[i];
+    else if (w <= PDES_REDUCE_WORDS) b[i] += a[i];
+    else if (a[i] > b[i]) b[i] = a[i];
+  }
+}
+
 /* The same, as a sparse exchange (NBX: Hoefler, Siebert, Lumsdaine, "Scalable
  * communication protocols for dynamic sparse data exchange", PPoPP 2010):
  * a synchronous send to each rank this one has events for, receives of
@@ -447,8 +481,12 @@ static simtime_ps pdes__sync_sparse(pdes *p) {
   for (uint32_t r = 0; r < nr; r++)
     for (size_t i = 0; i < p->out[r].n; i++)
       if (p->out[r].e[i].time < mine) mine = p->out[r].e[i].time;
+  /* [minimum, window sums, window maxima], reduced while the events move */
+  uint64_t mv[1 + 2 * PDES_REDUCE_WORDS], gv[1 + 2 * PDES_REDUCE_WORDS];
+  mv[0] = mine;
+  memcpy(mv + 1, p->red, sizeof p->red);
   MPI_Request red, bar = MPI_REQUEST_NULL;
-  MPI_Iallreduce(&mine, &gmin, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD, &red);
+  MPI_Iallreduce(mv, gv, 1 + 2 * PDES_REDUCE_WORDS, MPI_UINT64_T, p->red_op, MPI_COMM_WORLD, &red);
   MPI_Request *sends = sim_malloc(nr * sizeof *sends);
   int nsends = 0;
   for (uint32_t r = 0; r < nr; r++) {
@@ -489,37 +527,19 @@ static simtime_ps pdes__sync_sparse(pdes *p) {
   }
   for (uint32_t r = 0; r < nr; r++) p->out[r].n = 0;
   MPI_Wait(&red, MPI_STATUS_IGNORE);
+  gmin = gv[0];
+  memcpy(p->gred, gv + 1, sizeof p->gred);
   sim_free(sends);
   return gmin;
 }
 #endif
 
-#ifdef FABSIM_HAVE_MPI
-/* Sums in words 0..W-1, maxima in W..2W-1. */
-static void pdes__red_op(void *in, void *inout, int *len, MPI_Datatype *dt) {
-  (void)dt;
-  uint64_t *a = in, *b = inout;
-  for (int i = 0; i < *len; i++) {
-    int w = i % (2 * PDES_REDUCE_WORDS);
-    if (w < PDES_REDUCE_WORDS) b[i] += a[i];
-    else if (a[i] > b[i]) b[i] = a[i];
-  }
-}
-#endif
-
-/* The window hook at a boundary: combine the contributions over the ranks,
- * call it, fold what it scheduled into t (the global minimum). */
+/* The window hook at a boundary: call it with the contributions of every
+ * rank (combined by the exchange that just ran), fold what it scheduled into
+ * t (the global minimum). */
 static simtime_ps pdes__window_hook(pdes *p, simtime_ps t) {
   uint64_t g[2 * PDES_REDUCE_WORDS];
-  memcpy(g, p->red, sizeof g);
-#ifdef FABSIM_HAVE_MPI
-  if (p->parallel) {
-    MPI_Op op;
-    MPI_Op_create(pdes__red_op, 1, &op);
-    MPI_Allreduce(p->red, g, 2 * PDES_REDUCE_WORDS, MPI_UINT64_T, op, MPI_COMM_WORLD);
-    MPI_Op_free(&op);
-  }
-#endif
+  memcpy(g, p->parallel ? p->gred : p->red, sizeof g); /* parallel: reduced in the exchange */
   memset(p->red, 0, sizeof p->red);
   p->in_hook = true;
   simtime_ps first = p->on_window(p, g, g + PDES_REDUCE_WORDS, p->model);

@@ -150,7 +150,10 @@ void pdes_stats_get(const pdes *p, pdes_stats *s);
  * (plane, leaf) on 2-tier ones, each with its leaf/spine switches, NICs and
  * the GPUs behind those NICs, ordered plane-major and cut into contiguous
  * runs of about equal endpoint count, so that N = planes gives one plane per
- * rank and a one-plane 3-tier fabric gets whole pods. Spines of 2-tier planes
+ * rank and a one-plane 3-tier fabric gets whole pods; 3-tier fabrics go to
+ * (plane, leaf) units with more ranks than pods, and with more ranks than
+ * leaves a leaf's NICs split into sub-units (cutting NIC-leaf links; the
+ * leaf with the first). Spines of 2-tier planes
  * and cores (shared by a plane's units) go round robin over the ranks of
  * their plane; a node's GPUs and scale-up switch stay together (no latency
  * to look ahead with between them) with NIC (node mod NICs per node). */
@@ -164,12 +167,14 @@ typedef struct pdes_partition {
                                   SIM_TIME_MAX when nothing is cut */
   uint32_t endpoints_min, endpoints_max; /* NICs per rank */
   uint32_t vertices_min, vertices_max;   /* LPs per rank */
-  uint32_t units;              /* (plane, pod|leaf) units */
-  const char *scheme;          /* "plane", "plane+pod", "pod", "plane+leaf", "leaf", "one rank" */
+  uint32_t units;              /* (plane, pod|leaf[, sub-unit]) units */
+  const char *scheme;          /* "plane", "plane+pod", "pod", "plane+leaf", "leaf",
+                                  "plane+subleaf", "subleaf", "one rank" */
 } pdes_partition;
 
 struct topo;
-/* O(vertices + links). SIM_EINVAL if nranks is 0 or exceeds the units. */
+/* O(vertices + links). SIM_EINVAL if nranks is 0 or more than the endpoints
+ * allow (planes x leaves x the most endpoints under a leaf). */
 int pdes_partition_fabric(pdes_partition *p, const struct topo *t, uint32_t nranks, sim_error *err);
 void pdes_partition_free(pdes_partition *p);
 

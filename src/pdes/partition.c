@@ -43,19 +43,37 @@ int pdes_partition_fabric(pdes_partition *p, const topo *t, uint32_t nranks, sim
   bool fine = three && nranks > planes * pods;
   uint32_t per_plane = three && !fine ? pods : leaves;
   uint32_t leaves_per_pod = three && pods ? leaves / pods : 1;
-  uint32_t nunits = planes * per_plane;
-  if (nranks == 0 || nranks > nunits)
-    return sim_fail(err, SIM_EINVAL, "partition: %u ranks for %u units (%u planes x %u leaves); 1 .. %u",
-                    nranks, nunits, planes, per_plane, nunits);
+  uint32_t nnics = topo_nic_count(t);
+  /* More ranks than leaves: each leaf's NICs split into `split` sub-units
+   * (the leaf with the first), cutting NIC-leaf links. */
+  uint32_t *leaf_nics = sim_calloc(nv, sizeof *leaf_nics), most = 0;
+  for (uint32_t n = 0; n < nnics; n++) {
+    uint32_t c = ++leaf_nics[topo_nic_leaf(t, n)];
+    if (c > most) most = c;
+  }
+  uint32_t split = 1;
+  if (per_plane == leaves && nranks > planes * leaves) split = (nranks + planes * leaves - 1) / (planes * leaves);
+  uint32_t nunits = planes * per_plane * split;
+  if (nranks == 0 || nranks > nunits || split > (most ? most : 1)) {
+    sim_free(leaf_nics);
+    return sim_fail(err, SIM_EINVAL, "partition: %u ranks for %u planes x %u leaves of at most %u endpoints; "
+                    "1 .. %u", nranks, planes, leaves, most, planes * leaves * (most ? most : 1));
+  }
   uint32_t *unit = sim_malloc(nv * sizeof *unit);
   uint64_t *endpoints = sim_calloc(nunits, sizeof *endpoints);
-  for (uint32_t v = 0; v < nv; v++) unit[v] = unit_of(t, v, per_plane, three, fine, leaves_per_pod);
-  uint32_t nnics = topo_nic_count(t);
+  for (uint32_t v = 0; v < nv; v++) {
+    unit[v] = unit_of(t, v, per_plane, three, fine, leaves_per_pod);
+    if (unit[v] != PART_NONE) unit[v] *= split;
+  }
+  uint32_t *seen = sim_calloc(nv, sizeof *seen);
   for (uint32_t n = 0; n < nnics; n++) {
     uint32_t nv_ = topo_nic_vertex(t, n), leaf = topo_nic_leaf(t, n);
-    unit[nv_] = unit[leaf];
-    if (unit[leaf] != PART_NONE) endpoints[unit[leaf]]++;
+    uint32_t g = (uint32_t)((uint64_t)seen[leaf]++ * split / leaf_nics[leaf]);
+    unit[nv_] = unit[leaf] == PART_NONE ? PART_NONE : unit[leaf] + g;
+    if (unit[nv_] != PART_NONE) endpoints[unit[nv_]]++;
   }
+  sim_free(seen);
+  sim_free(leaf_nics);
   /* A node's GPUs and scale-up switch stay together (their links have no
    * propagation latency to look ahead with) on the unit of one of its NICs,
    * NIC (n mod NICs per node), so that nodes spread over the planes; the cut
@@ -89,7 +107,7 @@ int pdes_partition_fabric(pdes_partition *p, const topo *t, uint32_t nranks, sim
   /* the ranks of each plane: first and count, for the shared switches */
   uint32_t *plane_first = sim_malloc(planes * sizeof *plane_first), *plane_n = sim_calloc(planes, sizeof *plane_n);
   for (uint32_t pl = 0; pl < planes; pl++) {
-    uint32_t lo = unit_rank[pl * per_plane], hi = unit_rank[pl * per_plane + per_plane - 1];
+    uint32_t lo = unit_rank[pl * per_plane * split], hi = unit_rank[(pl + 1) * per_plane * split - 1];
     plane_first[pl] = lo;
     plane_n[pl] = hi - lo + 1;
   }
@@ -134,6 +152,7 @@ int pdes_partition_fabric(pdes_partition *p, const topo *t, uint32_t nranks, sim
   }
   if (nranks == 1) p->scheme = "one rank";
   else if (planes > 1 && nranks <= planes) p->scheme = "plane";
+  else if (split > 1) p->scheme = planes > 1 ? "plane+subleaf" : "subleaf";
   else if (planes > 1) p->scheme = three && !fine ? "plane+pod" : "plane+leaf";
   else p->scheme = three && !fine ? "pod" : "leaf";
   sim_free(ne);

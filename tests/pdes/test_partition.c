@@ -92,7 +92,15 @@ static void test_by_pod(void **state) {
   assert_string_equal(p.scheme, "leaf");
   assert_int_equal(p.endpoints_min, 8);
   assert_int_equal(p.endpoints_max, 8);
+  assert_int_equal(p.cut_by_kind[TOPO_LINK_ENDPOINT], 0);
   pdes_partition_free(&p);
+  assert_int_equal(pdes_partition_fabric(&p, t, 64, &err), SIM_OK); /* beyond 32 leaves: half leaves */
+  assert_string_equal(p.scheme, "subleaf");
+  assert_int_equal(p.endpoints_min, 2);
+  assert_int_equal(p.endpoints_max, 2);
+  assert_int_equal(p.cut_by_kind[TOPO_LINK_ENDPOINT], 64); /* the NICs of each leaf's second half */
+  pdes_partition_free(&p);
+  assert_int_equal(pdes_partition_fabric(&p, t, 129, &err), SIM_EINVAL); /* one endpoint per rank at most */
   topo_free(t);
 }
 

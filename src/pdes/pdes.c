@@ -1,10 +1,9 @@
 /* Conservative parallel event engine: per-rank calendar queue (a 4-ary heap
  * for the current bucket, as src/core/ev.c) of 24-byte keys (time, sending
- * LP and sender sequence, pool slot) over a pool of events,
- * YAWNS windows of the lookahead, and one exchange of cross-rank events per
- * window. The contract and the proof
- * of identity and termination are in include/fabsim/pdes.h and
- * docs/parallel.md.
+ * LP and sender sequence, pool slot) over a pool of events; YAWNS windows of
+ * the lookahead; one exchange of cross-rank events (and of the window hook's
+ * sums and maxima) per window. The contract, and the proofs of identity and
+ * termination, are in include/fabsim/pdes.h and docs/parallel.md.
  *
  * Invariants
  *   - heap holds exactly the pending events of the LPs this rank owns; each

@@ -11,7 +11,9 @@
  * nothing, so the run's end time is unchanged.
  *
  * Memory: per row and port, utilization, PFC paused fraction and ECN marks
- * (2 bytes each, dense: ports x 1.5 KB), and the deepest queue only for the
+ * (2 bytes each, dense: ports x 1.5 KB at 256 rows; past 128 MiB, as on a
+ * full 3-tier radix-64 fabric, fewer rows are kept, at least 32, so the
+ * series get coarser instead), and the deepest queue only for the
  * max(64, ports/100 + 1) deepest ports of the row plus the watched ports
  * (sparse): the tel's per-row queue maximum and 99th percentile across ports
  * are exact, a port outside them shows 0 for that row.

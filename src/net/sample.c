@@ -20,7 +20,10 @@
 #include "net/net_internal.h"
 #include "net/net_tel.h"
 
-enum { ROWS_MAX = 256, QUEUE_MIN_K = 64 };
+/* Rows held: 256, fewer on fabrics so large that the dense per-port rows
+ * would pass DENSE_BUDGET (6 bytes per port and row), never fewer than 32. */
+enum { ROWS_MAX = 256, ROWS_MIN = 32, QUEUE_MIN_K = 64 };
+#define DENSE_BUDGET ((size_t)128 << 20)
 #define FIRST_INTERVAL SIM_PS_PER_US
 
 typedef struct net__qrec {
@@ -29,6 +32,7 @@ typedef struct net__qrec {
 
 struct net__samp {
   uint32_t nports, k;
+  uint32_t rows_max;       /* even; see ROWS_MAX */
   uint32_t *chan;          /* channel of each port */
   rate_bps *bps;           /* nominal rate of each port */
   uint8_t *watched;
@@ -37,7 +41,7 @@ struct net__samp {
   uint16_t *util, *paused, *marks; /* [row * nports + port], fractions of 65535, marks saturate */
   net__qrec *q;            /* sparse deepest queues, rows in order */
   size_t nq, qcap;
-  uint32_t *qrow;          /* ROWS_MAX + 1 offsets into q */
+  uint32_t *qrow;          /* rows_max + 1 offsets into q */
   uint64_t *bytes0, *marks0;
   simtime_ps *paused0;
   net__qrec *scratch;      /* nports */
@@ -145,7 +149,7 @@ static void close_row(net__be *n, simtime_ps now) {
     ch->max_bytes = ch->bytes; /* the next row starts at the current depth */
   }
   q_append(s, (uint32_t)r, nq);
-  if (++s->nrows == ROWS_MAX) coarsen(s); /* the open row doubles with the rest */
+  if (++s->nrows == s->rows_max) coarsen(s); /* the open row doubles with the rest */
 }
 
 /* An empty row (the fabric was idle throughout). */
@@ -155,7 +159,7 @@ static void empty_row(net__samp *s) {
   memset(s->paused + r * P, 0, P * sizeof *s->paused);
   memset(s->marks + r * P, 0, P * sizeof *s->marks);
   s->qrow[r + 1] = s->qrow[r];
-  if (++s->nrows == ROWS_MAX) coarsen(s);
+  if (++s->nrows == s->rows_max) coarsen(s);
 }
 
 static void on_sample(sim_ctx *sim, void *obj, uint64_t arg) {
@@ -217,11 +221,13 @@ int net_tel_start(be_backend *b, const tel_portmap *m, const uint32_t *watch, ui
   for (uint32_t w = 0; w < nwatch; w++)
     if (watch[w] < P) s->watched[watch[w]] = 1;
   s->interval = FIRST_INTERVAL;
-  size_t cells = (size_t)ROWS_MAX * (P ? P : 1);
+  size_t fit = DENSE_BUDGET / (6 * (P ? P : 1));
+  s->rows_max = fit >= ROWS_MAX ? ROWS_MAX : fit <= ROWS_MIN ? ROWS_MIN : (uint32_t)fit & ~1u;
+  size_t cells = (size_t)s->rows_max * (P ? P : 1);
   s->util = sim_malloc(cells * sizeof *s->util);
   s->paused = sim_malloc(cells * sizeof *s->paused);
   s->marks = sim_malloc(cells * sizeof *s->marks);
-  s->qrow = sim_calloc(ROWS_MAX + 1, sizeof *s->qrow);
+  s->qrow = sim_calloc(s->rows_max + 1, sizeof *s->qrow);
   s->bytes0 = sim_calloc(P ? P : 1, sizeof *s->bytes0);
   s->marks0 = sim_calloc(P ? P : 1, sizeof *s->marks0);
   s->paused0 = sim_calloc(P ? P : 1, sizeof *s->paused0);

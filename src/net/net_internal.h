@@ -180,8 +180,7 @@ typedef struct net__cold {
   rate_bps bps0;         /* nominal rate */
   double ber;            /* bit error rate; 0: none */
   double loss_p;         /* loss probability of a loss_wire-byte packet */
-  uint32_t loss_wire;
-  uint8_t down;          /* rate factor 0: nothing gets through */
+  uint32_t loss_wire;    /* (down: net__chan.lflags & NET__L_DOWN) */
   uint32_t run_max;      /* deepest queue before the sampler's last reset of max_bytes */
   simtime_ps paused_since[NET__CLASSES];
 } net__cold;

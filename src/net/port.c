@@ -38,6 +38,16 @@
  *     tail drop.
  *   Invariant: a vertex's shared_used = sum over its queues of max(0, bytes -
  *   reserve), for the queues its inputs account to.
+ *
+ * Faults (net__link_state): a link down drops what is queued at its two
+ * ports at once (buffers released upstream, PFC RESUMEs as due) and marks
+ * what is on the wire lost (dropped on arrival, credits returned), clears
+ * PFC state across it, and from then on loses whatever is sent onto it or
+ * routed into it (a black hole until be_ops.reroute moves the paths); a
+ * link with a bit error rate loses each packet sent onto it with
+ * probability 1 - (1 - ber)^(wire bits), drawn from the stream "net.ber";
+ * a rate factor below 1 slows serialization. Counted in drops
+ * (net__ext.link_drops, ber_drops apart).
  */
 #include <assert.h>
 #include <math.h>

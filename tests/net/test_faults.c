@@ -20,6 +20,7 @@ typedef struct fault_plan {
   double factor, ber;
   simtime_ps at;      /* link_state */
   simtime_ps reroute; /* 0: routing never reconverges */
+  simtime_ps up;      /* 0: the link stays as plan sets it; else back to full health then */
 } fault_plan;
 
 typedef struct fault_run {
@@ -52,6 +53,13 @@ static void on_link(sim_ctx *sim, void *obj, uint64_t arg) {
   r->b->ops->link_state(r->b, r->plan.link, r->plan.factor, r->plan.ber);
 }
 
+static void on_up(sim_ctx *sim, void *obj, uint64_t arg) {
+  fault_run *r = obj;
+  (void)sim;
+  (void)arg;
+  r->b->ops->link_state(r->b, r->plan.link, 1, 0);
+}
+
 static void on_reroute(sim_ctx *sim, void *obj, uint64_t arg) {
   fault_run *r = obj;
   (void)sim;
@@ -79,6 +87,7 @@ static void run_faults(fault_run *r, const fixture *f, const be_xfer *xa, size_t
     r->plan = *plan;
     ev_schedule(r->sim, plan->at, on_link, r, 0);
     if (plan->reroute) ev_schedule(r->sim, plan->reroute, on_reroute, r, 0);
+    if (plan->up) ev_schedule(r->sim, plan->up, on_up, r, 0);
   }
   be_submit_phase(r->b, xa, na, 1, done_a, r);
   if (nb) be_submit_phase(r->b, xb, nb, 1, done_b, r);
@@ -224,6 +233,44 @@ static void test_dynamic_routing(void **state) {
   (void)state;
   dynamic_routing("adaptive");
   dynamic_routing("spray");
+}
+
+/* A flap without any reroute: down for 30 us while the link's queues are
+ * full (2 MB buffers, PFC and credits busy), then up again. Nothing may stay
+ * wedged: every transfer completes once the link is back, recovered by the
+ * timeout, on RoCE with PFC and on InfiniBand credits. */
+static void flap(const char *transport) {
+  char tr[64];
+  snprintf(tr, sizeof tr, "fabric.transport=%s", transport);
+  const char *sets[9];
+  memcpy(sets, two_tier, sizeof two_tier);
+  sets[6] = tr;
+  sets[7] = "fabric.switch.buffer=2MB";
+  fixture f;
+  fx_load(&f, sets, 8);
+  be_xfer x[4];
+  leaf_to_leaf(x); /* colliding: queues build on the shared uplinks */
+  fault_plan plan = {.link = fabric_link_of(&f, &x[0]), .factor = 0, .at = 40 * SIM_PS_PER_US,
+                     .up = 70 * SIM_PS_PER_US};
+  fault_run r;
+  run_faults(&r, &f, x, 4, NULL, 0, &plan);
+  printf("  %s flap 40-70 us: done at %.1f us, drops %llu, retransmits %llu, timeouts %llu\n",
+         transport, sim_ps_to_s(r.end[0]) * 1e6, (unsigned long long)r.st.drops,
+         (unsigned long long)r.st.retransmits, (unsigned long long)r.ext.timeouts);
+  assert_int_equal(r.failures, 0);
+  assert_int_equal(r.st.transfers, 4);
+  assert_int_equal(r.st.bytes, 4 * 1000000);
+  assert_true(r.st.drops > 0);
+  assert_true(r.end[0] < plan.up + 4 * f.cfg.cluster.nic.rto);
+  assert_int_equal(r.ext.headroom_drops, 0);
+  run_free(&r);
+  fx_unload(&f);
+}
+
+static void test_flap(void **state) {
+  (void)state;
+  flap("roce");
+  flap("infiniband");
 }
 
 static void test_determinism(void **state) {
@@ -401,7 +448,8 @@ int main(void) {
       cmocka_unit_test(test_link_failure_roce), cmocka_unit_test(test_link_failure_infiniband),
       cmocka_unit_test(test_bit_errors),        cmocka_unit_test(test_retry_limit),
       cmocka_unit_test(test_no_route),          cmocka_unit_test(test_plane_isolation),
-      cmocka_unit_test(test_dynamic_routing),   cmocka_unit_test(test_determinism),
+      cmocka_unit_test(test_dynamic_routing),   cmocka_unit_test(test_flap),
+      cmocka_unit_test(test_determinism),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

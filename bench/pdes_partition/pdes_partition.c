@@ -8,7 +8,8 @@
  *
  * With --run, [mpirun -np N] runs the packet-level prototype (src/pdes/fabric.c:
  * every NIC sends --packets 4 KiB packets to a NIC of its plane (a shift
- * permutation, or with --random a random one per phase), --phases
+ * permutation, or with --random a random one per phase; with --credits B,
+ * credit flow control with B bytes of buffer per ingress), --phases
  * times, each phase starting 1 us after the last arrival of the one before)
  * on the partition for N ranks, and prints its rate, synchronization share,
  * windows, the share of events that crossed ranks and a digest of every
@@ -24,7 +25,7 @@
 #include "fabsim/topo.h"
 #include "pdes/fabric.h"
 
-static int run_prototype(const topo *t, uint32_t packets, uint32_t phases, bool random) {
+static int run_prototype(const topo *t, uint32_t packets, uint32_t phases, bool random, uint32_t credits) {
   sim_error err = {0};
   bool parallel = pdes_comm_built() && pdes_comm_launched();
   if (parallel && pdes_comm_init(&err) != SIM_OK) {
@@ -39,7 +40,7 @@ static int run_prototype(const topo *t, uint32_t packets, uint32_t phases, bool 
   }
   simtime_ps la = part.lookahead_ps == SIM_TIME_MAX ? 100 * SIM_PS_PER_NS : part.lookahead_ps;
   pdes_fabric_cfg cfg = {.packets = packets, .bytes = 4096, .phases = phases, .start_latency = SIM_PS_PER_US,
-                         .seed = 1, .random = random};
+                         .seed = 1, .random = random, .credit_bytes = credits};
   pdes_fabric *m = NULL;
   if (pdes_fabric_create(&m, t, &cfg, parallel, part.vertex_rank, la, &err) != SIM_OK) {
     fprintf(stderr, "%s\n", err.msg);
@@ -69,6 +70,7 @@ static int run_prototype(const topo *t, uint32_t packets, uint32_t phases, bool 
     printf("prototype: %u ranks (%s, %" PRIu64 " links cut, lookahead %.0f ns), %u packets x %u phases per NIC, %s\n",
            size, part.scheme, part.cut_links, (double)la / 1000.0, packets, phases,
            random ? "random permutations" : "shift permutations");
+    if (credits) printf("  credits     %lu bytes per ingress\n", (unsigned long)credits);
     printf("  events      %" PRIu64 ", %" PRIu64 " crossed ranks (%.2f%%)\n", events, crossed,
            events ? 100.0 * (double)crossed / (double)events : 0.0);
     printf("  sim time    %.3f us (phase ends:", (double)pdes_fabric_phase_end(m)[phases - 1] / 1e6);
@@ -97,7 +99,7 @@ static int run_prototype(const topo *t, uint32_t packets, uint32_t phases, bool 
 int main(int argc, char **argv) {
   const char *scenario = NULL, *ranks = "1,2,8,64,1024";
   bool run = false, random = false;
-  unsigned long packets = 64, phases = 2;
+  unsigned long packets = 64, phases = 2, credits = 0;
   const char **sets = calloc((size_t)argc + 1, sizeof *sets);
   int nsets = 0;
   for (int i = 1; i < argc; i++) {
@@ -105,13 +107,14 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--ranks") && i + 1 < argc) ranks = argv[++i];
     else if (!strcmp(argv[i], "--run")) run = true;
     else if (!strcmp(argv[i], "--random")) random = true;
+    else if (!strcmp(argv[i], "--credits") && i + 1 < argc) credits = strtoul(argv[++i], NULL, 10);
     else if (!strcmp(argv[i], "--packets") && i + 1 < argc) packets = strtoul(argv[++i], NULL, 10);
     else if (!strcmp(argv[i], "--phases") && i + 1 < argc) phases = strtoul(argv[++i], NULL, 10);
     else if (argv[i][0] != '-' && !scenario) scenario = argv[i];
     else {
       fprintf(stderr, "usage: bench_pdes_partition [SCENARIO.yaml] [--set KEY=VALUE]... [--ranks N,N,...]\n"
                       "       [mpirun -np N] bench_pdes_partition [SCENARIO.yaml] [--set KEY=VALUE]... --run\n"
-                      "             [--packets P] [--phases K] [--random]\n");
+                      "             [--packets P] [--phases K] [--random] [--credits BYTES]\n");
       return 2;
     }
   }
@@ -124,7 +127,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   if (run) {
-    int rc = packets && phases && packets < (1ul << 30) && phases < 1000 ? run_prototype(t, (uint32_t)packets, (uint32_t)phases, random) : 2;
+    int rc = packets && phases && packets < (1ul << 30) && phases < 1000 ? run_prototype(t, (uint32_t)packets, (uint32_t)phases, random, (uint32_t)credits) : 2;
     topo_free(t);
     cfg_free(&cfg, doc);
     free(sets);

@@ -5,7 +5,22 @@
 
 #include "pdes/fabric.h"
 
-enum { EV_INJECT = 0, EV_ARRIVE = 1, MAX_HOPS = 64 };
+enum { EV_INJECT = 0, EV_ARRIVE = 1, EV_CREDIT = 2, MAX_HOPS = 64 };
+#define NO_CHANNEL UINT32_MAX
+
+/* A packet's payload: [0] destination NIC, [1] flow hash, [2] phase << 32 |
+ * sequence, [3] the channel it is on (at its next vertex: the one it came in
+ * by; NO_CHANNEL before its first hop). */
+
+/* Packets waiting for credits on a channel (owned by its source vertex). */
+typedef struct fab_wait {
+  simtime_ps ready;
+  uint64_t pl[PDES_PAYLOAD_WORDS];
+} fab_wait;
+typedef struct fab_queue {
+  fab_wait *w;
+  size_t head, n, cap;
+} fab_queue;
 enum { RED_FLOWS_DONE = 0, RED_LAST_ARRIVAL = 1 };
 
 typedef struct fab_vertex {
@@ -22,7 +37,8 @@ struct pdes_fabric {
   pdes *engine;
   fab_vertex *v;         /* per vertex; only this rank's move */
   simtime_ps *busy;      /* per channel: free from (owned by the channel's source) */
-  uint32_t *nic_dst;     /* per NIC: its peer in phase 0; phase k adds k to the shift */
+  int64_t *credits;      /* per channel: bytes its destination can still take (credit mode) */
+  fab_queue *queue;      /* per channel: packets waiting for credits (credit mode) */
   uint32_t *nic_up;      /* per NIC: the channel to its leaf */
   uint32_t **plane_nics; /* NICs per plane, in order */
   uint32_t *plane_n, *nic_pos;
@@ -63,14 +79,64 @@ static void make_peers(pdes_fabric *m) {
   sim_free(perm);
 }
 
-/* Put a packet on channel ch at or after `ready`; its arrival is an event of
- * the channel's destination LP. */
-static void transmit(pdes *p, pdes_fabric *m, uint32_t from, uint32_t ch, simtime_ps ready,
+/* Put a packet on channel ch now: serialization after `ready` and the
+ * channel's previous packet; its arrival is an event of the channel's
+ * destination LP. In credit mode the buffer it leaves (the ingress of the
+ * channel it came in by) is returned to that channel's source when it
+ * departs, one link latency later. */
+static void send_now(pdes *p, pdes_fabric *m, uint32_t from, uint32_t ch, simtime_ps ready,
                      const uint64_t payload[PDES_PAYLOAD_WORDS]) {
   const topo_link *l = topo_link_at(m->t, topo_channel_link(ch));
   simtime_ps depart = ready > m->busy[ch] ? ready : m->busy[ch];
   m->busy[ch] = depart + sim_serialization_ps(m->cfg.bytes, l->bps);
-  pdes_send(p, from, topo_channel_dst(m->t, ch), m->busy[ch] + l->latency, EV_ARRIVE, payload);
+  uint64_t pl[PDES_PAYLOAD_WORDS] = {payload[0], payload[1], payload[2], ch};
+  uint32_t in = (uint32_t)payload[3];
+  if (m->cfg.credit_bytes && in != NO_CHANNEL) {
+    uint64_t c[PDES_PAYLOAD_WORDS] = {in, m->cfg.bytes, 0, 0};
+    pdes_send(p, from, topo_channel_src(m->t, in), depart + topo_link_at(m->t, topo_channel_link(in))->latency,
+              EV_CREDIT, c);
+  }
+  pdes_send(p, from, topo_channel_dst(m->t, ch), m->busy[ch] + l->latency, EV_ARRIVE, pl);
+}
+
+static void transmit(pdes *p, pdes_fabric *m, uint32_t from, uint32_t ch, simtime_ps ready,
+                     const uint64_t payload[PDES_PAYLOAD_WORDS]) {
+  if (!m->cfg.credit_bytes) {
+    send_now(p, m, from, ch, ready, payload);
+    return;
+  }
+  fab_queue *q = &m->queue[ch];
+  if (q->n == 0 && m->credits[ch] >= (int64_t)m->cfg.bytes) {
+    m->credits[ch] -= m->cfg.bytes;
+    send_now(p, m, from, ch, ready, payload);
+    return;
+  }
+  if (q->head + q->n == q->cap) {
+    if (q->head) { /* slide down before growing */
+      memmove(q->w, q->w + q->head, q->n * sizeof *q->w);
+      q->head = 0;
+    } else {
+      sim_grow((void **)&q->w, &q->cap, q->n + 1, sizeof *q->w);
+    }
+  }
+  fab_wait *w = &q->w[q->head + q->n++];
+  w->ready = ready;
+  memcpy(w->pl, payload, sizeof w->pl);
+}
+
+/* Credits back from the destination of channel payload[0]: send what waits. */
+static void on_credit(pdes *p, const pdes_event *ev, void *model) {
+  pdes_fabric *m = model;
+  uint32_t ch = (uint32_t)ev->payload[0];
+  fab_queue *q = &m->queue[ch];
+  m->credits[ch] += (int64_t)ev->payload[1];
+  while (q->n && m->credits[ch] >= (int64_t)m->cfg.bytes) {
+    fab_wait w = q->w[q->head++];
+    q->n--;
+    m->credits[ch] -= m->cfg.bytes;
+    send_now(p, m, ev->dst, ch, w.ready > ev->time ? w.ready : ev->time, w.pl);
+  }
+  if (q->n == 0) q->head = 0;
 }
 
 static void on_inject(pdes *p, const pdes_event *ev, void *model) {
@@ -83,11 +149,12 @@ static void on_inject(pdes *p, const pdes_event *ev, void *model) {
   }
   uint32_t dst = peer(m, nic, x->phase);
   uint64_t pl[PDES_PAYLOAD_WORDS] = {dst, sim_hash_u64(m->cfg.seed ^ ((uint64_t)nic << 20) ^ x->phase),
-                                     x->phase, x->sent};
-  transmit(p, m, v, m->nic_up[nic], ev->time, pl);
+                                     (uint64_t)x->phase << 32 | x->sent, NO_CHANNEL};
+  uint32_t up = m->nic_up[nic];
+  transmit(p, m, v, up, ev->time, pl);
   if (++x->sent < m->cfg.packets) {
     uint64_t next[PDES_PAYLOAD_WORDS] = {nic, x->phase, 0, 0};
-    pdes_send(p, v, v, m->busy[m->nic_up[nic]], EV_INJECT, next);
+    pdes_send(p, v, v, m->busy[up] > ev->time ? m->busy[up] : ev->time, EV_INJECT, next);
   }
 }
 
@@ -96,11 +163,18 @@ static void on_arrive(pdes *p, const pdes_event *ev, void *model) {
   uint32_t v = ev->dst, dst_nic = (uint32_t)ev->payload[0];
   fab_vertex *x = &m->v[v];
   const topo_vertex *tv = topo_vertex_at(m->t, v);
-  x->digest = sim_hash_u64(x->digest ^ ev->time) ^ sim_hash_u64(ev->payload[0] << 32 ^ ev->payload[3]);
+  uint64_t phase = ev->payload[2] >> 32, seq = ev->payload[2] & 0xffffffffu;
+  x->digest = sim_hash_u64(x->digest ^ ev->time) ^ sim_hash_u64(ev->payload[0] << 32 ^ seq);
   x->last = ev->time;
   x->packets++;
   if (tv->kind == TOPO_NIC) {
-    if (x->packets == (uint64_t)m->cfg.packets * (ev->payload[2] + 1)) { /* the flow of this phase is in */
+    if (m->cfg.credit_bytes) { /* consumed at once: its buffer is free again */
+      uint32_t in = (uint32_t)ev->payload[3];
+      uint64_t c[PDES_PAYLOAD_WORDS] = {in, m->cfg.bytes, 0, 0};
+      pdes_send(p, v, topo_channel_src(m->t, in), ev->time + topo_link_at(m->t, topo_channel_link(in))->latency,
+                EV_CREDIT, c);
+    }
+    if (x->packets == (uint64_t)m->cfg.packets * (phase + 1)) { /* the flow of this phase is in */
       pdes_reduce_add(p, RED_FLOWS_DONE, 1);
       pdes_reduce_max(p, RED_LAST_ARRIVAL, ev->time);
     }
@@ -177,10 +251,20 @@ int pdes_fabric_create(pdes_fabric **out, const topo *t, const pdes_fabric_cfg *
   make_peers(m);
   m->v = sim_calloc(nv, sizeof *m->v);
   m->busy = sim_calloc(2 * (size_t)topo_link_count(t), sizeof *m->busy);
+  if (cfg->credit_bytes) {
+    if (cfg->credit_bytes < cfg->bytes) {
+      pdes_fabric_destroy(m);
+      return sim_fail(err, SIM_EINVAL, "fabric prototype: credits (%u bytes) below one packet (%u)",
+                      cfg->credit_bytes, cfg->bytes);
+    }
+    m->credits = sim_malloc(2 * (size_t)topo_link_count(t) * sizeof *m->credits);
+    for (size_t c = 0; c < 2 * (size_t)topo_link_count(t); c++) m->credits[c] = cfg->credit_bytes;
+    m->queue = sim_calloc(2 * (size_t)topo_link_count(t), sizeof *m->queue);
+  }
   m->phase_end = sim_calloc(cfg->phases, sizeof *m->phase_end);
-  pdes_fn handlers[2] = {on_inject, on_arrive};
+  pdes_fn handlers[3] = {on_inject, on_arrive, on_credit};
   pdes_cfg pc = {.nlps = nv, .lp_rank = vertex_rank, .lookahead_ps = lookahead, .handlers = handlers,
-                 .nhandlers = 2, .model = m, .parallel = parallel, .exchange = cfg->exchange,
+                 .nhandlers = 3, .model = m, .parallel = parallel, .exchange = cfg->exchange,
                  .on_window = on_window};
   int rc = pdes_create(&m->engine, &pc, err);
   if (rc != SIM_OK) {
@@ -207,6 +291,10 @@ void pdes_fabric_destroy(pdes_fabric *m) {
   sim_free(m->nic_up);
   sim_free(m->v);
   sim_free(m->busy);
+  sim_free(m->credits);
+  if (m->queue)
+    for (size_t c = 0; c < 2 * (size_t)topo_link_count(m->t); c++) sim_free(m->queue[c].w);
+  sim_free(m->queue);
   sim_free(m->phase_end);
   sim_free(m->peers);
   sim_free(m);
@@ -231,7 +319,11 @@ void pdes_fabric_state(pdes_fabric *m, uint64_t *out) {
     /* the vertex's output channels, folded */
     const topo_vertex *x = topo_vertex_at(m->t, v);
     uint64_t h = 0;
-    for (uint32_t i = 0; i < x->nports; i++) h = sim_hash_u64(h ^ m->busy[topo_port_channel(m->t, v, i)]);
+    for (uint32_t i = 0; i < x->nports; i++) {
+      uint32_t ch = topo_port_channel(m->t, v, i);
+      h = sim_hash_u64(h ^ m->busy[ch]);
+      if (m->credits) h = sim_hash_u64(h ^ (uint64_t)m->credits[ch] ^ (uint64_t)m->queue[ch].n << 40);
+    }
     w[3] = h;
   }
   if (pdes_nranks(m->engine) > 1) pdes_comm_reduce_sum_u64(out, out, n);

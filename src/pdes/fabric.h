@@ -1,7 +1,8 @@
 /* A packet-level prototype of the parallel packet backend, on the real
  * topology: one LP per vertex, store-and-forward packets routed hop by hop
  * (up/down routing, ECMP by flow hash), one FIFO per output channel owned by
- * the sending vertex, no flow control (infinite buffers), and phases that
+ * the sending vertex, optional credit-based flow control (credits return on
+ * the reverse channel: a second kind of event across the cut), and phases that
  * start together: every NIC sends `packets` packets of `bytes` to a NIC of
  * its plane (a shift or random permutation, different per phase); when every flow of a
  * phase has arrived (a global condition, through the engine's window hook),
@@ -23,6 +24,11 @@ typedef struct pdes_fabric_cfg {
   uint64_t seed;             /* flow hashes, random permutations */
   bool random;               /* phase k: a random single-cycle permutation of each plane's
                                 NICs (Sattolo); else a shift by 1 + 7k mod (n - 1) */
+  uint32_t credit_bytes;     /* 0: no flow control (infinite buffers); else credit-based flow
+                                control (as InfiniBand): a channel's destination holds this many
+                                bytes; a packet waits at the sender until they are free, and
+                                frees them when it leaves (credits return after the link's
+                                latency, on the reverse channel) */
   pdes_exchange exchange;
 } pdes_fabric_cfg;
 

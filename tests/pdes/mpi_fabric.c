@@ -2,7 +2,8 @@
  * 4 ranks, partitioned by plane (a 4-plane fabric) and by pod (a 3-tier
  * fat-tree): every vertex's state (packets, digest of every packet's time
  * and identity, last time, its channels' busy times) and the end of every
- * phase (shift and random permutations) equal the sequential run's, which uses 1 ns windows for its phase
+ * phase (shift and random permutations, without and with credit flow
+ * control) equal the sequential run's, which uses 1 ns windows for its phase
  * hook where the parallel run uses the partition's lookahead. */
 #include <inttypes.h>
 #include <stdio.h>
@@ -42,11 +43,11 @@ static void run(const topo *t, const pdes_fabric_cfg *cfg, bool parallel, const 
   pdes_fabric_destroy(m);
 }
 
-static void check(const char *name, const char **sets, int nsets, bool random) {
+static void check(const char *name, const char **sets, int nsets, bool random, uint32_t credits) {
   uint32_t rank = pdes_comm_rank(), size = pdes_comm_size();
   topo *t = build(sets, nsets);
   pdes_fabric_cfg cfg = {.packets = 20, .bytes = 4096, .phases = 3, .start_latency = 200 * SIM_PS_PER_NS,
-                         .seed = 9, .random = random};
+                         .seed = 9, .random = random, .credit_bytes = credits};
   size_t words = (size_t)topo_vertex_count(t) * PDES_FABRIC_STATE_WORDS;
   uint64_t *ref = calloc(words, 8), *got = calloc(words, 8), ev_ref, ev;
   simtime_ps ends_ref[3], ends[3];
@@ -90,11 +91,14 @@ int main(void) {
   }
   const char *planes[] = {"fabric.topology=multi-plane", "fabric.planes=4", "cluster.nic.per_node=4",
                           "cluster.gpus_per_node=4", "fabric.switch_radix=8", "cluster.nodes=16"};
-  check("4 planes", planes, 6, false);
+  check("4 planes", planes, 6, false, 0);
   const char *pods[] = {"fabric.tiers=3", "fabric.switch_radix=8", "cluster.nodes=128", "cluster.gpus_per_node=1",
                         "cluster.nic.per_node=1"};
-  check("3-tier", pods, 5, false);
-  check("3-tier rnd", pods, 5, true);
+  check("3-tier", pods, 5, false, 0);
+  check("3-tier rnd", pods, 5, true, 0);
+  /* credit flow control, two packets of buffer per ingress: back-pressure,
+   * and credit returns crossing ranks on the reverse channels */
+  check("3-tier cr", pods, 5, true, 8192);
   uint64_t bad = pdes_comm_sum_u64((uint64_t)failures);
   uint32_t rank = pdes_comm_rank();
   pdes_comm_finalize();

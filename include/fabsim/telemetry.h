@@ -106,6 +106,11 @@ void tel_destroy(tel *t);
 /* ---- feeding (O(1), no allocation; see above) ------------------------- */
 
 void tel_gpu_state_set(tel *t, simtime_ps now, uint32_t gpu, tel_gpu_state s);
+/* n anonymous GPUs move from state `from` to `to` (a workload that knows
+ * groups of GPUs acting alike, e.g. the GPUs of a pipeline stage). Do not
+ * mix with tel_gpu_state_set on the same run: per-GPU states are not kept
+ * for them. At most as many GPUs as are in `from` move. O(1). */
+void tel_gpu_count_move(tel *t, simtime_ps now, tel_gpu_state from, tel_gpu_state to, uint32_t n);
 void tel_nic_bytes(tel *t, simtime_ps now, uint32_t nic, tel_dir d, uint64_t bytes);
 void tel_nic_rate(tel *t, simtime_ps now, uint32_t nic, tel_dir d, int64_t delta_bps);
 void tel_port_bytes(tel *t, simtime_ps now, uint32_t port, uint64_t bytes);

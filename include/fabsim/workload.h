@@ -261,6 +261,23 @@ const wl_gpu_event *wl_job_events(const wl_job *j, size_t *n);
 bool wl_job_stopped(const wl_job *j, simtime_ps *at, simtime_ps *step_start);
 uint32_t wl_job_gpu_stage(const wl_job *j, uint32_t gpu);
 const wl_parallel *wl_job_parallel(const wl_job *j);
+
+/* What the job's GPUs did over time, for the telemetry series: per bin of
+ * bin_ps picoseconds from time 0 and per pipeline stage, the time spent in
+ * compute, exposed communication and bubble (t[(bin * nstages + stage) *
+ * WL_GPU_STATES + state], states in that order; the rest of a bin is idle).
+ * Under the symmetry assumption every GPU of a stage (gpus_per_stage of
+ * them) does the same. Memory is bounded: the bins start at 1 ns and double
+ * in width whenever the job outgrows WL_GPU_BINS of them, so a run longer
+ * than 4 us fills between half of them and all (a 10 s run: bins of about
+ * 4 ms). Valid until wl_job_free. */
+enum { WL_GPU_BINS = 4096, WL_GPU_STATES = 3 };
+typedef struct wl_gpu_timeline {
+  simtime_ps bin_ps;
+  uint32_t nbins, nstages, gpus_per_stage;
+  const simtime_ps *t;
+} wl_gpu_timeline;
+void wl_job_gpu_timeline(const wl_job *j, wl_gpu_timeline *out);
 void wl_job_free(wl_job *j);
 
 #ifdef __cplusplus

@@ -371,7 +371,10 @@ int cli_cmd_run(int argc, char **argv) {
     goto done;
   }
   json_t *summary = summary_json(&a, &cfg, t, &r);
-  if (cfg.workload.kind == CFG_WORKLOAD_TRAINING) cli_training_summary(&tr, summary, r.log);
+  if (cfg.workload.kind == CFG_WORKLOAD_TRAINING) {
+    cli_training_summary(&tr, summary, r.log);
+    ro.job = tr.job; /* its GPU timeline feeds the GPU series */
+  }
   char *dump = cfg_dump(&cfg);
   char path[4096];
   snprintf(path, sizeof path, "%s/scenario.yaml", cfg.output.dir);

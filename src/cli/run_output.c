@@ -140,6 +140,62 @@ int cli_run_output_begin(cli_run_output *o, be_backend **be, const cfg_scenario 
   return SIM_OK;
 }
 
+/* A training job's GPU states: its timeline (wl_job_gpu_timeline) replayed
+ * as moves of whole stages (every GPU of a stage alike). Within a bin each
+ * stage goes compute, exposed communication, bubble, then idle for the rest,
+ * the moves of all stages sorted by time; so the series are exact at bin
+ * boundaries and the order inside a bin (a few ms in a long run) is lost. A
+ * job that stopped on a failure is down from then on. */
+typedef struct gpu_move {
+  simtime_ps at;
+  uint32_t stage;
+  uint8_t to;
+} gpu_move;
+
+static int move_cmp(const void *a, const void *b) {
+  const gpu_move *x = a, *y = b;
+  if (x->at != y->at) return x->at < y->at ? -1 : 1;
+  return x->stage < y->stage ? -1 : x->stage > y->stage;
+}
+
+static void replay_job_gpus(tel *tl, const wl_job *job, simtime_ps end) {
+  static const tel_gpu_state state_of[WL_GPU_STATES + 1] = {TEL_GPU_COMPUTE, TEL_GPU_NETWORK,
+                                                            TEL_GPU_BUBBLE, TEL_GPU_IDLE};
+  wl_gpu_timeline g;
+  wl_job_gpu_timeline(job, &g);
+  if (!g.nstages || !g.gpus_per_stage) return;
+  uint8_t *cur = sim_malloc(g.nstages);
+  memset(cur, WL_GPU_STATES, g.nstages); /* idle */
+  gpu_move *mv = sim_malloc((size_t)g.nstages * (WL_GPU_STATES + 1) * sizeof *mv);
+  for (uint32_t b = 0; b < g.nbins; b++) {
+    simtime_ps t0 = (simtime_ps)b * g.bin_ps;
+    if (t0 >= end) break;
+    size_t n = 0;
+    for (uint32_t s = 0; s < g.nstages; s++) {
+      const simtime_ps *x = g.t + ((size_t)b * g.nstages + s) * WL_GPU_STATES;
+      simtime_ps at = t0;
+      for (uint8_t k = 0; k <= WL_GPU_STATES; k++) {
+        if (k < WL_GPU_STATES && x[k] == 0) continue;
+        mv[n++] = (gpu_move){.at = at, .stage = s, .to = k};
+        if (k < WL_GPU_STATES) at += x[k];
+      }
+    }
+    qsort(mv, n, sizeof *mv, move_cmp);
+    for (size_t i = 0; i < n; i++) {
+      if (cur[mv[i].stage] == mv[i].to) continue;
+      tel_gpu_count_move(tl, mv[i].at < end ? mv[i].at : end, state_of[cur[mv[i].stage]],
+                         state_of[mv[i].to], g.gpus_per_stage);
+      cur[mv[i].stage] = mv[i].to;
+    }
+  }
+  simtime_ps stop = 0, step_start = 0;
+  if (wl_job_stopped(job, &stop, &step_start) && stop <= end)
+    for (uint32_t s = 0; s < g.nstages; s++) /* the job is down: failed or restarting */
+      tel_gpu_count_move(tl, stop, state_of[cur[s]], TEL_GPU_DOWN, g.gpus_per_stage);
+  sim_free(mv);
+  sim_free(cur);
+}
+
 int cli_run_output_end(cli_run_output *o, sim_ctx *sim, const coll_exec *exec, json_t *summary,
                        const cfg_scenario *cfg, const char *scenario_yaml, bool complete,
                        sim_error *err) {
@@ -169,6 +225,7 @@ int cli_run_output_end(cli_run_output *o, sim_ctx *sim, const coll_exec *exec, j
   } else {
     tel_tap_replay(o->tap, o->tel, &o->ports, synthetic ? TEL_TAP_GPUS : 0);
   }
+  if (o->job) replay_job_gpus(o->tel, o->job, end);
   /* the summary's event log (faults, throttling, stragglers, root cause)
    * goes to events.csv and the database too: one log, kept in the summary */
   size_t i;

@@ -6,6 +6,7 @@
 #include "fabsim/coll.h"
 #include "fabsim/out.h"
 #include "fabsim/tel_tap.h"
+#include "fabsim/workload.h"
 
 typedef struct cli_run_output {
   const topo *topo;
@@ -16,6 +17,7 @@ typedef struct cli_run_output {
   uint32_t *watch_ports, *watch_nics;
   uint32_t nwatch_ports, nwatch_nics;
   char started_at[32];   /* wall clock, UTC */
+  const wl_job *job;     /* a training run's job: its GPU timeline feeds the GPU series */
 } cli_run_output;
 
 /* Before the workload starts: check output.ports (SIM_ECONFIG located at

@@ -335,6 +335,15 @@ void tel_destroy(tel *t) {
 
 /* ---- feeding ----------------------------------------------------------------------------- */
 
+void tel_gpu_count_move(tel *t, simtime_ps now, tel_gpu_state from, tel_gpu_state to, uint32_t n) {
+  assert(!t->finished && (unsigned)from < TEL_GPU_NSTATES && (unsigned)to < TEL_GPU_NSTATES);
+  tel__gpu_advance(t, now);
+  if (n > t->gpu_count[from]) n = (uint32_t)t->gpu_count[from];
+  t->gpu_count[from] -= n;
+  t->gpu_count[to] += n;
+  t->observed |= TEL_OBS_GPU;
+}
+
 void tel_gpu_state_set(tel *t, simtime_ps now, uint32_t gpu, tel_gpu_state s) {
   assert(!t->finished && gpu < t->c.gpus && (unsigned)s < TEL_GPU_NSTATES);
   tel__gpu_advance(t, now);

@@ -92,17 +92,48 @@ struct run {
   simtime_ps stop_at;
   void (*on_step)(void *ctx, uint32_t step, simtime_ps start, simtime_ps end);
   void *on_step_ctx;
+  /* what the stages did over time (wl_job_gpu_timeline): [bin][stage][state] */
+  simtime_ps *tl;
+  simtime_ps tl_width;
+  uint32_t tl_n;
 };
+
+/* Halve the timeline's resolution: bins 2b and 2b+1 become bin b. */
+static void tl_coarsen(run *r) {
+  size_t w = (size_t)r->p->pp * WL_GPU_STATES;
+  for (uint32_t b = 0; b < WL_GPU_BINS / 2; b++)
+    for (size_t k = 0; k < w; k++)
+      r->tl[b * w + k] = r->tl[2 * b * w + k] + r->tl[(2 * b + 1) * w + k];
+  memset(r->tl + (size_t)WL_GPU_BINS / 2 * w, 0, (size_t)WL_GPU_BINS / 2 * w * sizeof *r->tl);
+  r->tl_width *= 2;
+  r->tl_n = (r->tl_n + 1) / 2;
+}
+
+/* Stage s spent [from, to) in state k (0 compute, 1 exposed, 2 bubble). */
+static void tl_add(run *r, uint32_t s, unsigned k, simtime_ps from, simtime_ps to) {
+  if (!r->tl || to <= from) return;
+  while (to > r->tl_width * WL_GPU_BINS) tl_coarsen(r);
+  size_t w = (size_t)r->p->pp * WL_GPU_STATES;
+  while (from < to) {
+    simtime_ps b = from / r->tl_width, end = (b + 1) * r->tl_width;
+    if (end > to) end = to;
+    r->tl[b * w + (size_t)s * WL_GPU_STATES + k] += end - from;
+    if (b + 1 > r->tl_n) r->tl_n = (uint32_t)b + 1;
+    from = end;
+  }
+}
 
 static void account(run *r, uint32_t s, simtime_ps now) {
   stage_acc *a = &r->acc[s];
   simtime_ps dt = now - a->last;
-  if (a->busy)
+  unsigned k = a->busy ? 0 : a->comm ? 1 : 2;
+  if (k == 0)
     a->compute += dt;
-  else if (a->comm)
+  else if (k == 1)
     a->exposed += dt;
   else
     a->bubble += dt;
+  tl_add(r, s, k, a->last, now);
   a->last = now;
 }
 
@@ -531,6 +562,8 @@ int wl_job_create(wl_job **out, const cfg_scenario *cfg, const cfg_doc *doc, con
         uint32_t g = wl_rank_gpu(p, dd, s, tt);
         if (g < r->ngpu) r->gpu_stage[g] = s;
       }
+  r->tl = sim_calloc((size_t)WL_GPU_BINS * p->pp * WL_GPU_STATES, sizeof *r->tl);
+  r->tl_width = 1000; /* 1 ns; doubles as the job outgrows WL_GPU_BINS bins */
   r->stage_speed = sim_malloc(p->pp * sizeof *r->stage_speed);
   r->run_node = sim_malloc(p->pp * sizeof *r->run_node);
   r->run_ev = sim_calloc(p->pp, sizeof *r->run_ev);
@@ -604,6 +637,15 @@ uint32_t wl_job_gpu_stage(const wl_job *j, uint32_t gpu) {
 }
 const wl_parallel *wl_job_parallel(const wl_job *j) { return &j->p; }
 
+void wl_job_gpu_timeline(const wl_job *j, wl_gpu_timeline *out) {
+  const run *r = &j->r;
+  out->bin_ps = r->tl_width;
+  out->nbins = r->tl_n;
+  out->nstages = j->p.pp;
+  out->gpus_per_stage = j->p.dp * j->p.tp;
+  out->t = r->tl;
+}
+
 void wl_job_free(wl_job *j) {
   if (!j) return;
   run *r = &j->r;
@@ -618,6 +660,7 @@ void wl_job_free(wl_job *j) {
   sim_free(r->gpu_fault);
   sim_free(r->gpu_thermal);
   sim_free(r->stage_speed);
+  sim_free(r->tl);
   sim_free(r->run_node);
   sim_free(r->run_ev);
   sim_free(r->run_end);

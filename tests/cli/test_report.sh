@@ -77,13 +77,27 @@ awk -F, -v fwd="$fwd" 'NR==1{for(i=1;i<=NF;i++) c[$i]=i; next}
     if (t <= fwd && v > 0) loud++; if (t <= fwd) quiet++; if (v > m) m = v }
   END { exit !(loud == 0 && quiet > 100 && m > 0.25 * 64 * 400) }' dp/timeseries.csv && pass \
   || fail "no quiet forward pass followed by a gradient burst in dp/timeseries.csv"
+# the GPUs' compute share in the series is the step's (time-weighted over the rows)
+want=$(jq '.step.compute_s / .step.time_s' dp/summary.json)
+awk -F, -v want="$want" 'NR==1{for(i=1;i<=NF;i++) c[$i]=i; next}
+  { w += $c["interval_s"]; v += $c["interval_s"] * $c["gpu_compute"] }
+  END { d = v / w - want; exit !(d < 0.005 && d > -0.005) }' dp/timeseries.csv && pass \
+  || fail "gpu_compute in dp/timeseries.csv does not average to the step's compute share $want"
+# a pipeline: the bubble is in the series too (1,024 GPUs, TP8 x PP4 x DP32)
+expect_exit 0 "$FABSIM" run "$SRC/examples/llama-70b-1024gpu.yaml" --set output.dir=pp --quiet
+want=$(jq '.step.bubble_s / .step.time_s' pp/summary.json)
+awk -F, -v want="$want" 'NR==1{for(i=1;i<=NF;i++) c[$i]=i; next}
+  { w += $c["interval_s"]; v += $c["interval_s"] * $c["gpu_bubble"] }
+  END { d = v / w - want; exit !(want > 0.01 && d < 0.005 && d > -0.005) }' pp/timeseries.csv && pass \
+  || fail "gpu_bubble in pp/timeseries.csv does not average to the step's bubble share $want"
+reports+=("pp/report.html:gpu,steps")
 
 # --- a disturbed job: a rack over its cooling throttles its GPUs; the report shows the root
 # cause of each step's excess over the fault-free baseline
 expect_exit 0 "$FABSIM" run "$SRC/examples/dense-7b-64gpu.yaml" --set simulation.fidelity=flow \
   --set power.rack.cooling_failure=0:10 --set workload.steps=2 --set output.dir=hot --quiet
 expect_json hot/summary.json '(.root_cause | length) == 2 and (.root_cause[0].causes[0].kind == "thermal-throttle")'
-reports+=("hot/report.html:steps,events,cause")
+reports+=("hot/report.html:gpu,steps,events,cause")
 
 # --- the comparison report of fabsim compare (bar charts of the headline figures, series)
 expect_exit 0 "$FABSIM" compare "$SRC/examples/default.yaml" "$SRC/examples/rail-roce.yaml" \

@@ -154,6 +154,29 @@ static void test_top_ports(void **state) {
   tel_destroy(t);
 }
 
+/* Moves of anonymous groups give the same rows as the GPUs one by one;
+ * a move of more GPUs than the state holds moves only those. */
+static void test_gpu_count_moves(void **state) {
+  (void)state;
+  tel *t = make(4, 0, 0, 10 * US);
+  tel_gpu_count_move(t, 0, TEL_GPU_IDLE, TEL_GPU_COMPUTE, 4);
+  tel_gpu_count_move(t, 5 * US, TEL_GPU_COMPUTE, TEL_GPU_NETWORK, 2);
+  tel_gpu_count_move(t, 5 * US, TEL_GPU_COMPUTE, TEL_GPU_BUBBLE, 2);
+  tel_gpu_count_move(t, 15 * US, TEL_GPU_BUBBLE, TEL_GPU_DOWN, 9); /* only 2 there */
+  tel_finish(t, 20 * US);
+  const tel_gpu_row *r = tel_gpu_row_at(t, 0);
+  assert_true(fabs(r->frac[TEL_GPU_COMPUTE] - 0.5) < 1e-12);
+  assert_true(fabs(r->frac[TEL_GPU_NETWORK] - 0.25) < 1e-12);
+  assert_true(fabs(r->frac[TEL_GPU_BUBBLE] - 0.25) < 1e-12);
+  r = tel_gpu_row_at(t, 1);
+  assert_true(fabs(r->frac[TEL_GPU_NETWORK] - 0.5) < 1e-12);
+  assert_true(fabs(r->frac[TEL_GPU_BUBBLE] - 0.25) < 1e-12);
+  assert_true(fabs(r->frac[TEL_GPU_DOWN] - 0.25) < 1e-12);
+  assert_true(r->frac[TEL_GPU_IDLE] == 0);
+  assert_true(tel_observed(t) & TEL_OBS_GPU);
+  tel_destroy(t);
+}
+
 static void test_gpu_states_and_steps(void **state) {
   (void)state;
   tel *t = make(4, 0, 0, 10 * US);
@@ -234,7 +257,7 @@ int main(void) {
       cmocka_unit_test(test_rate_integration), cmocka_unit_test(test_counts_match_rates),
       cmocka_unit_test(test_quiet_rows),       cmocka_unit_test(test_percentiles),
       cmocka_unit_test(test_ports_queue_ecn_pfc), cmocka_unit_test(test_top_ports),
-      cmocka_unit_test(test_gpu_states_and_steps), cmocka_unit_test(test_events_and_fct),
+      cmocka_unit_test(test_gpu_states_and_steps), cmocka_unit_test(test_gpu_count_moves), cmocka_unit_test(test_events_and_fct),
       cmocka_unit_test(test_row_limit),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

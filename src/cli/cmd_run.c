@@ -11,6 +11,7 @@
 #include "fabsim/backend.h"
 #include "fabsim/coll.h"
 #include "fabsim/fault.h"
+#include "fabsim/pdes.h"
 #include "fabsim/out.h"
 
 static const char run_help[] =
@@ -230,6 +231,14 @@ static void print_summary(const cfg_scenario *cfg, const topo *t, const run_resu
            strcmp(cfg->output.database, "none") ? ", results.sqlite" : "");
 }
 
+/* Ranks of the MPI job this process was started in by a launcher (1: none). */
+static long mpi_ranks(void) {
+  if (!pdes_comm_launched()) return 1;
+  const char *n = getenv("OMPI_COMM_WORLD_SIZE");
+  if (!n) n = getenv("PMI_SIZE");
+  return n ? strtol(n, NULL, 10) : 1;
+}
+
 int cli_cmd_run(int argc, char **argv) {
   cli_args a;
   cfg_scenario cfg;
@@ -250,6 +259,13 @@ int cli_cmd_run(int argc, char **argv) {
   sim_error err = {0};
   int rc = cli_parse(&a, argc, argv, "jq", run_help);
   if (rc != CLI_OK) goto out;
+  if (mpi_ranks() > 1) { /* N copies would write the same folder and database */
+    cli_error("run under mpirun with more than one rank: a parallel run of one "
+              "simulation is not built yet (issue 7, docs/parallel.md); start one process, or "
+              "use mpirun with fabsim sweep to spread the points of a sweep over the ranks");
+    rc = CLI_BAD_INPUT;
+    goto out;
+  }
   double t0 = wall_now();
   if ((rc = cli_load(&a, &cfg, &doc, &t)) != CLI_OK) goto out;
 

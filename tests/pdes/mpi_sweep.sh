@@ -43,4 +43,8 @@ expect_exit 2 "$MPIEXEC" -np 2 "$FABSIM" sweep --vary fabric.routing=ecmp,bogus 
 expect_exit 0 "$MPIEXEC" -np 3 "$FABSIM" sweep --set cluster.nodes=2 \
   --vary workload.collective.size=1MiB,2MiB --out few --quiet
 [ "$(sqlite3 few/results.sqlite 'SELECT count(*) FROM runs')" = 2 ] && pass || fail "2 points on 3 ranks"
+# fabsim run on several ranks would be N copies writing one folder: refused, nothing written
+expect_exit 2 "$MPIEXEC" -np 2 "$FABSIM" run --set cluster.nodes=2 --set output.dir=many
+expect_err "run under mpirun with more than one rank"
+[ ! -e many ] && pass || fail "fabsim run on 2 ranks wrote output"
 finish

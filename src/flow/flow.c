@@ -42,6 +42,16 @@
  *   From then on, and whenever other phases are active, repetitions run
  *   explicitly.
  *
+ * Faults (fabsim/fault.h)
+ *   link_state scales a link's two channel capacities (0 when down: the
+ *   flows crossing it keep their path at rate 0); reroute takes every flow
+ *   out with its bits left, routes every live phase again over the health
+ *   mask (topo_route_health, from then on for new phases too) and puts each
+ *   flow back on its new path, or fails it ("no route"). A fault ends the
+ *   repetitions in progress as references for the shortcut (see
+ *   enter_fault_mode); the shortcut resumes with the next repetition that
+ *   starts alone.
+ *
  * Cost: routing O(n L) once per phase; per repetition run explicitly,
  *   O(n) to start plus one solve per distinct event time over the touched
  *   components (net.c); a fast-forward is O(1); materialisation
@@ -95,6 +105,7 @@ typedef struct flow_phase {
   /* faults: per transfer, no route on the routing in force (fails at each
    * repetition); failures of the repetition in progress */
   uint8_t *noroute;
+  size_t nnoroute;               /* transfers marked */
   uint64_t rep_failed, rep_lost; /* transfers, payload bytes not delivered */
 } flow_phase;
 
@@ -114,7 +125,7 @@ typedef struct flow_be {
   be_fct fct; /* per transfer of every repetition simulated explicitly (a
                  fast-forwarded repetition repeats the same times) */
   /* faults: once any fault arrived, routing follows route_h (a copy of the
-   * last reroute's mask) and the repetition shortcut is off for good */
+   * last reroute's mask) */
   bool faulted;
   topo_health route_h;
 } flow_be;
@@ -332,7 +343,10 @@ static void rep_start(flow_be *b, flow_phase *p) {
   assert(!p->busy);
   p->start_epoch = ++b->epoch;
   p->alone_at_start = b->busy == 0;
-  p->logging = b->shortcut && p->alone_at_start && p->repeat - p->reps_done >= 2;
+  /* (a repetition with failing transfers is not a reference: the fast-forward
+   * counts whole repetitions) */
+  p->logging = b->shortcut && p->alone_at_start && p->repeat - p->reps_done >= 2 &&
+               p->nnoroute == 0;
   p->nlog = 0;
   p->rep_start = now;
   p->last_delivery = now;
@@ -458,6 +472,7 @@ static void route_phase(flow_be *b, flow_phase *p) {
   const topo *t = b->base.topo;
   size_t words = 0;
   p->off[0] = 0;
+  p->nnoroute = 0;
   for (size_t i = 0; i < p->n; i++) {
     const be_xfer *x = &p->x[i];
     topo_path path = {0};
@@ -466,7 +481,7 @@ static void route_phase(flow_be *b, flow_phase *p) {
     if (x->src_gpu != x->dst_gpu)
       rc = b->faulted ? topo_route_health(t, &b->route_h, x->src_gpu, x->dst_gpu, x->flow_hash, &path)
                       : topo_route(t, x->src_gpu, x->dst_gpu, x->flow_hash, &path);
-    if (rc == SIM_ENOENT) p->noroute[i] = 1; /* cut off by faults */
+    if (rc == SIM_ENOENT) p->noroute[i] = 1, p->nnoroute++; /* cut off by faults */
     if (rc != SIM_OK) path.n = 0; /* unroutable (bad GPU id): treated as local, as analytic does */
     if (words + path.n > p->paths_cap) sim_grow((void **)&p->paths, &p->paths_cap, words + path.n, sizeof *p->paths);
     if (path.n) memcpy(p->paths + words, path.ch, path.n * sizeof *path.ch);
@@ -477,15 +492,17 @@ static void route_phase(flow_be *b, flow_phase *p) {
   }
 }
 
-/* The first fault ends the repetition shortcut: a fast-forwarding phase is
- * turned back into flows now, and no repetition is logged again (a log
- * taken before the fault would replay the fabric as it was). */
+/* A fault changes the fabric under the repetitions in progress: a
+ * fast-forwarding phase is turned back into flows now (its log replays the
+ * fabric as it was, up to now), and the repetitions running are no
+ * references any more (not logged further, never fast-forwarded). The next
+ * repetition that starts alone is logged again, on the fabric as it is; a
+ * later fault interrupts its fast-forward the same way. */
 static void enter_fault_mode(flow_be *b) {
   if (!b->faulted) {
     topo_health_init(&b->route_h, b->base.topo);
     b->faulted = true;
   }
-  b->shortcut = false;
   if (b->ff_phase != NONE) materialise(b, b->ph[b->ff_phase]);
   for (uint32_t i = 0; i < b->nph; i++) b->ph[i]->logging = false;
 }

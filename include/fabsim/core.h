@@ -66,6 +66,13 @@ int sim_fail(sim_error *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int sim_vfail(sim_error *err, int code, const char *fmt, va_list ap);
 
+/* For did-you-mean suggestions: the edit distance between a[0..la) and
+ * b[0..lb) with adjacent transpositions counting one (optimal string
+ * alignment). Names longer than SIM_SUGGEST_MAX are not typos of ours:
+ * SIZE_MAX. O(la x lb), no allocation. */
+enum { SIM_SUGGEST_MAX = 64 };
+size_t sim_edit_distance(const char *a, size_t la, const char *b, size_t lb);
+
 /* ---- allocation ------------------------------------------------------- */
 
 /* The one allocation entry point. Out of memory is fatal: the process prints

@@ -553,27 +553,6 @@ int cfg__is_section(const char *name, size_t len) {
 
 /* ---- suggestions ----------------------------------------------------------------------- */
 
-enum { SUGGEST_MAX = 64 }; /* longer names are not typos of ours */
-
-/* Edit distance with adjacent transpositions. O(la x lb), both <= SUGGEST_MAX. */
-static size_t edit_distance(const char *a, size_t la, const char *b, size_t lb) {
-  size_t d[SUGGEST_MAX + 1][SUGGEST_MAX + 1];
-  for (size_t i = 0; i <= la; i++) d[i][0] = i;
-  for (size_t j = 0; j <= lb; j++) d[0][j] = j;
-  for (size_t i = 1; i <= la; i++) {
-    for (size_t j = 1; j <= lb; j++) {
-      size_t best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
-      if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
-      if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
-          d[i - 2][j - 2] + 1 < best)
-        best = d[i - 2][j - 2] + 1;
-      d[i][j] = best;
-    }
-  }
-  return d[la][lb];
-}
-
 static const char *last_part(const char *s, size_t len, size_t *plen) {
   size_t i = len;
   while (i > 0 && s[i - 1] != '.') i--;
@@ -598,10 +577,10 @@ const char *cfg__suggest(const char *name, size_t len) {
   size_t best_d = (size_t)-1, lastlen, n_by_last = 0;
   const char *last = last_part(name, len, &lastlen);
   size_t allowed = len < 4 ? 0 : len < 8 ? 1 : len < 16 ? 2 : 3;
-  if (len > SUGGEST_MAX) return NULL;
+  if (len > SIM_SUGGEST_MAX) return NULL;
   for (size_t i = 0; i < NELEM(schema) + NELEM(sections); i++) {
     const char *cand = i < NELEM(schema) ? schema[i].name : sections[i - NELEM(schema)];
-    size_t d = edit_distance(name, len, cand, strlen(cand));
+    size_t d = sim_edit_distance(name, len, cand, strlen(cand));
     if (d < best_d) best_d = d, best = cand;
     if (i < NELEM(schema) && lastlen > 0) {
       size_t cl;

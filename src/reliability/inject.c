@@ -19,25 +19,6 @@
 
 /* ---- resolution --------------------------------------------------------------- */
 
-/* Edit distance <= 2 between short names (O(la x lb), both < 48). */
-static size_t edit_distance(const char *a, const char *b) {
-  size_t la = strlen(a), lb = strlen(b), d[48][48];
-  if (la >= 48 || lb >= 48) return 99;
-  for (size_t i = 0; i <= la; i++) d[i][0] = i;
-  for (size_t j = 0; j <= lb; j++) d[0][j] = j;
-  for (size_t i = 1; i <= la; i++)
-    for (size_t j = 1; j <= lb; j++) {
-      size_t best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
-      if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
-      if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
-          d[i - 2][j - 2] + 1 < best)
-        best = d[i - 2][j - 2] + 1;
-      d[i][j] = best;
-    }
-  return d[la][lb];
-}
-
 /* A vertex name close to `name` (a typo of the word, the same number), or
  * NULL. Candidates: every element word with the plane prefix and number of
  * the input. O(words). */
@@ -59,7 +40,7 @@ static const char *suggest_vertex(const topo *t, const char *name, char *buf, si
   for (size_t w = 0; w < sizeof words / sizeof words[0]; w++) {
     char cand[64];
     snprintf(cand, sizeof cand, "%s%s%s", prefix, words[w], digits);
-    size_t d = edit_distance(name, cand);
+    size_t d = sim_edit_distance(name, strlen(name), cand, strlen(cand));
     bool exists = topo_find_vertex(t, cand, &v) == SIM_OK ||
                   (strcmp(words[w], "node") == 0 && *digits &&
                    strtoul(digits, NULL, 10) < topo_node_count(t) && !prefix[0]);

@@ -222,7 +222,24 @@ static void print_summary(const cfg_scenario *cfg, const topo *t, const run_resu
     printf("\n");
   }
   size_t nev = json_array_size(json_object_get(summary, "events"));
-  if (nev) printf("events       %zu in summary.json events[] and events.csv\n", nev);
+  if (nev) { /* the operator's first look: what happened, in time order */
+    enum { SHOW = 8 };
+    printf("events       %zu in summary.json events[] and events.csv%s\n", nev,
+           nev > SHOW ? "; the first:" : ":");
+    size_t i;
+    const json_t *e;
+    json_array_foreach(json_object_get(summary, "events"), i, e) {
+      if (i == SHOW) break;
+      char at[32];
+      const char *detail = json_string_value(json_object_get(e, "detail"));
+      printf("  %-10s %s %s%s%.*s%s\n",
+             out_fmt_seconds(at, sizeof at, json_number_value(json_object_get(e, "at_s"))),
+             json_string_value(json_object_get(e, "component")),
+             json_string_value(json_object_get(e, "kind")), detail && *detail ? ": " : "",
+             detail && strlen(detail) > 160 ? 157 : 160, detail ? detail : "",
+             detail && strlen(detail) > 160 ? "..." : "");
+    }
+  }
   printf("sim          %s events, %s transfers, wall %.3f s\n", out_fmt_count(a, sizeof a, r->events),
          out_fmt_count(b, sizeof b, r->net.transfers), r->wall_s);
   if (written)

@@ -371,9 +371,10 @@ static void reroute(flt_sched *s, uint32_t cause) {
   uint64_t moved = after.flows_rerouted - before.flows_rerouted;
   uint64_t failed = after.transfers_failed - before.transfers_failed;
   log_event(s, s->f[cause].spec.target, "reroute", (double)moved,
-            "routing reconverged (%u element%s down): rerouted %llu flow%s in flight%s%llu "
-            "failed: no route", s->phys.down, s->phys.down == 1 ? "" : "s",
-            (unsigned long long)moved, moved == 1 ? "" : "s", ", ", (unsigned long long)failed);
+            "routing reconverged (%u element%s down): rerouted %llu flow%s in flight; %llu "
+            "transfer%s left without a route failed", s->phys.down, s->phys.down == 1 ? "" : "s",
+            (unsigned long long)moved, moved == 1 ? "" : "s", (unsigned long long)failed,
+            failed == 1 ? "" : "s");
 }
 
 static void on_event(sim_ctx *sim, void *obj, uint64_t arg) {

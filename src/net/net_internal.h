@@ -95,7 +95,10 @@ typedef struct net__pkt {
   uint32_t psn;     /* DATA: sequence number; NACK: first missing */
   uint32_t aux;     /* NACK: end of the missing range */
   uint32_t ack;     /* ACK, NACK: cumulative (next expected PSN) */
-  uint32_t ch;      /* channel it is on or last crossed */
+  uint32_t next;    /* the channel its stored path takes at its next arrival
+                     * (NONE: delivered there or unknown); a prefetch hint only,
+                     * so that an arrival loads the output port in parallel
+                     * with the queue pair's path instead of after it */
   uint32_t in_ch;   /* channel it entered the vertex holding it by; NONE at its source */
   uint16_t frame;   /* bytes in buffers: payload + headers */
   uint16_t epoch;   /* repetition of its queue pair (stale packets are ignored) */

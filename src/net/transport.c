@@ -212,7 +212,7 @@ uint32_t net__qp_pull(net__be *n, uint32_t c, simtime_ps now) {
       p->psn = psn;
       p->aux = 0;
       p->ack = 0;
-      p->ch = c;
+      p->next = q->plen[0] > 1 ? q->path[0][1] : NET__NONE;
       p->in_ch = NET__NONE;
       p->frame = (uint16_t)frame;
       p->epoch = q->epoch;
@@ -267,7 +267,7 @@ static void send_ctrl(net__be *n, uint32_t qi, net__kind kind, uint32_t psn, uin
   p->psn = psn;
   p->aux = aux;
   p->ack = ack;
-  p->ch = q->path[1][0];
+  p->next = q->plen[1] > 1 ? q->path[1][1] : NET__NONE;
   p->in_ch = NET__NONE;
   p->frame = (uint16_t)(kind == NET__CNP ? n->cnp_frame : n->ack_frame);
   p->epoch = q->epoch;
@@ -278,7 +278,7 @@ static void send_ctrl(net__be *n, uint32_t qi, net__kind kind, uint32_t psn, uin
   p->tail = sim_now(n->base.sim);
   if (kind == NET__ACK) n->ext.acks++;
   else if (kind == NET__NACK) n->ext.nacks++;
-  net__enqueue(n, p->ch, i);
+  net__enqueue(n, q->path[1][0], i);
 }
 
 static inline bool bit_get(const net__qp *q, uint32_t b) {

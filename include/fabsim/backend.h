@@ -137,6 +137,14 @@ be_backend *be_flow_create(sim_ctx *sim, const topo *t, const cfg_scenario *cfg)
 /* The packet fidelity (src/net): every packet through ports, buffers, flow
  * control and congestion control. */
 be_backend *be_packet_create(sim_ctx *sim, const topo *t, const cfg_scenario *cfg);
+/* The same on the parallel engine (src/net/par.c, docs/parallel.md): over
+ * the MPI ranks when started by mpirun, else its sequential mode; it runs
+ * as sim's co-engine, and be_ops.stats becomes a collective. NULL and err
+ * when the scenario uses what that engine does not have. */
+be_backend *be_packet_create_parallel(sim_ctx *sim, const topo *t, const cfg_scenario *cfg,
+                                      sim_error *err);
+/* Does the scenario run the packet fidelity on the parallel engine? */
+bool be_packet_parallel(const cfg_scenario *cfg);
 
 #ifdef __cplusplus
 }

@@ -27,6 +27,9 @@ typedef enum { CFG_TOPO_FAT_TREE, CFG_TOPO_MULTI_PLANE, CFG_TOPO_RAIL_OPTIMIZED 
 typedef enum { CFG_TRANSPORT_INFINIBAND, CFG_TRANSPORT_ROCE, CFG_TRANSPORT_ETHERNET } cfg_transport;
 typedef enum { CFG_ROUTING_ECMP, CFG_ROUTING_ADAPTIVE, CFG_ROUTING_SPRAY, CFG_ROUTING_STATIC } cfg_routing;
 typedef enum { CFG_FIDELITY_ANALYTIC, CFG_FIDELITY_FLOW, CFG_FIDELITY_PACKET } cfg_fidelity;
+/* Event engine of the packet fidelity: auto = parallel when started by an
+ * MPI launcher, else sequential. */
+typedef enum { CFG_ENGINE_AUTO, CFG_ENGINE_SEQUENTIAL, CFG_ENGINE_PARALLEL } cfg_engine;
 typedef enum { CFG_GPU_H100, CFG_GPU_H800, CFG_GPU_A100, CFG_GPU_B200 } cfg_gpu;
 typedef enum { CFG_WORKLOAD_COLLECTIVE, CFG_WORKLOAD_TRAFFIC, CFG_WORKLOAD_TRAINING } cfg_workload_kind;
 typedef enum { CFG_PRECISION_FP32, CFG_PRECISION_BF16, CFG_PRECISION_FP16, CFG_PRECISION_FP8 } cfg_precision;
@@ -238,6 +241,7 @@ typedef struct cfg_scenario {
   struct {
     uint64_t seed;
     cfg_fidelity fidelity;
+    cfg_engine engine;
   } simulation;
   struct {
     char *dir;                /* owned by the scenario */

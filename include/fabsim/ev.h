@@ -54,6 +54,19 @@ uint64_t ev_run(sim_ctx *sim, simtime_ps until);
 /* Ask ev_run to return after the current handler. */
 void ev_stop(sim_ctx *sim);
 
+/* A co-engine: another event engine (the parallel packet backend on
+ * src/pdes) that runs beside this context. ev_run calls fn(obj, bound)
+ * before it runs an event at time `bound` (or returns at until + 1): fn runs
+ * its own events with time < bound and returns the time t <= bound before
+ * which all of them have run; t < bound when it scheduled an event here at
+ * t (from inside fn). This context's events at a time run before the
+ * co-engine's at the same time; after each of them the co-engine may have
+ * new events from that time on. sim_events counts the co-engine's events as
+ * it reports them (sim_set_co_events). */
+typedef simtime_ps (*sim_co_fn)(void *obj, simtime_ps bound);
+void sim_set_coengine(sim_ctx *sim, sim_co_fn fn, void *obj);
+void sim_set_co_events(sim_ctx *sim, uint64_t n);
+
 #ifdef __cplusplus
 }
 #endif

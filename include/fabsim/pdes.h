@@ -136,6 +136,9 @@ void pdes_reduce_add(pdes *p, unsigned word, uint64_t v);
 void pdes_reduce_max(pdes *p, unsigned word, uint64_t v);
 /* Every event before this time has run, on every rank. */
 simtime_ps pdes_done_until(const pdes *p);
+/* From the window hook: the current pdes_run returns before running any
+ * event at or after t (every rank's hook must ask the same). */
+void pdes_stop_before(pdes *p, simtime_ps t);
 
 /* Run every event with time <= until (SIM_TIME_MAX: until none is left).
  * Collective when parallel. Returns the events run on this rank by this call. */
@@ -196,6 +199,12 @@ void pdes_comm_barrier(void);
 void pdes_comm_bcast(void *buf, size_t n);
 /* Sum of x over the ranks, on every rank. */
 uint64_t pdes_comm_sum_u64(uint64_t x);
+/* Every rank's byte string, concatenated in rank order, on every rank
+ * (sim_malloc'd; *total its length). At most 2 GiB in all. */
+void *pdes_comm_allgather_bytes(const void *buf, size_t n, size_t *total);
+/* Element-wise sum (max: maximum) of v[0..n) over the ranks, in place on every rank. */
+void pdes_comm_allreduce_u64(uint64_t *v, size_t n, bool max);
+void pdes_comm_allreduce_f64(double *v, size_t n, bool max);
 /* Element-wise sum of v[0..n) into out on rank 0 (out may be v on rank 0). */
 void pdes_comm_reduce_sum_u64(const uint64_t *v, uint64_t *out, size_t n);
 /* Rank 0 receives every rank's byte string (its own included) as

@@ -1,5 +1,14 @@
-/* Backend selection by simulation.fidelity. */
+/* Backend selection by simulation.fidelity (and simulation.engine). */
+#include <stdio.h>
+
 #include "fabsim/backend.h"
+#include "fabsim/pdes.h"
+
+bool be_packet_parallel(const cfg_scenario *cfg) {
+  if (cfg->simulation.fidelity != CFG_FIDELITY_PACKET) return false;
+  if (cfg->simulation.engine == CFG_ENGINE_AUTO) return pdes_comm_launched() && pdes_comm_built();
+  return cfg->simulation.engine == CFG_ENGINE_PARALLEL;
+}
 
 int be_create(be_backend **out, sim_ctx *sim, const topo *t, const cfg_scenario *cfg,
               const cfg_doc *doc, sim_error *err) {
@@ -12,7 +21,18 @@ int be_create(be_backend **out, sim_ctx *sim, const topo *t, const cfg_scenario 
     *out = be_flow_create(sim, t, cfg);
     return SIM_OK;
   case CFG_FIDELITY_PACKET:
-    *out = be_packet_create(sim, t, cfg);
+    if (!be_packet_parallel(cfg)) {
+      *out = be_packet_create(sim, t, cfg);
+      return SIM_OK;
+    }
+    if (!(*out = be_packet_create_parallel(sim, t, cfg, err))) {
+      char msg[sizeof err->msg];
+      snprintf(msg, sizeof msg, "%s", err->msg);
+      int code = err->code;
+      cfg_fail_at(doc, "simulation.engine", err, "%s", msg);
+      err->code = code;
+      return code;
+    }
     return SIM_OK;
   }
   cfg_fail_at(doc, "simulation.fidelity", err,

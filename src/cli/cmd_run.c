@@ -13,6 +13,7 @@
 #include "fabsim/fault.h"
 #include "fabsim/pdes.h"
 #include "fabsim/out.h"
+#include "net/net_tel.h"
 
 static const char run_help[] =
     "usage: fabsim run [SCENARIO.yaml] [--set KEY=VALUE]... [--json] [--quiet]\n"
@@ -276,15 +277,31 @@ int cli_cmd_run(int argc, char **argv) {
   sim_error err = {0};
   int rc = cli_parse(&a, argc, argv, "jq", run_help);
   if (rc != CLI_OK) goto out;
-  if (mpi_ranks() > 1) { /* N copies would write the same folder and database */
-    cli_error("run under mpirun with more than one rank: a parallel run of one "
-              "simulation is not built yet (issue 7, docs/parallel.md); start one process, or "
-              "use mpirun with fabsim sweep to spread the points of a sweep over the ranks");
-    rc = CLI_BAD_INPUT;
-    goto out;
+  /* Under mpirun every rank runs this function; rank 0 alone speaks and
+   * writes. One simulation over the ranks is the packet fidelity on the
+   * parallel engine; anything else would be N copies of one run. */
+  bool mpi = pdes_comm_launched() && pdes_comm_built();
+  if (mpi) {
+    if (pdes_comm_init(&err) != SIM_OK) {
+      cli_error(err.msg);
+      rc = CLI_FAILED;
+      goto out;
+    }
+    if (pdes_comm_rank() != 0) { /* quiet: rank 0 says everything */
+      if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr)) rc = CLI_FAILED;
+    }
   }
   double t0 = wall_now();
   if ((rc = cli_load(&a, &cfg, &doc, &t)) != CLI_OK) goto out;
+  if (mpi_ranks() > 1 && !be_packet_parallel(&cfg)) {
+    cli_error("run under mpirun with more than one rank runs the packet fidelity on the parallel "
+              "engine (simulation.fidelity=packet, simulation.engine=auto or parallel); this "
+              "scenario would run as N copies writing one folder. Start one process, or use "
+              "mpirun with fabsim sweep to spread the points of a sweep over the ranks");
+    rc = CLI_BAD_INPUT;
+    goto done;
+  }
+  bool rank0 = !mpi || pdes_comm_rank() == 0;
 
   r.log = json_array(); /* freed at done */
   sim = sim_create(cfg.simulation.seed);
@@ -301,6 +318,13 @@ int cli_cmd_run(int argc, char **argv) {
   /* faults (fabsim/fault.h): scheduled before the workload submits anything;
    * a training job plays its GPU faults itself (run_training.c) */
   if (flt_resolve(&faults, &nfaults, t, &cfg, doc, &err) != SIM_OK) {
+    cli_error(err.msg);
+    rc = CLI_BAD_INPUT;
+    goto done;
+  }
+  if (nfaults && be_packet_parallel(&cfg)) {
+    cfg_fail_at(doc, "faults", &err, "faults inside a run are not on the parallel engine yet; "
+                "allowed: no faults, or simulation.engine=sequential (one process)");
     cli_error(err.msg);
     rc = CLI_BAD_INPUT;
     goto done;
@@ -376,17 +400,19 @@ int cli_cmd_run(int argc, char **argv) {
   if (cfg.workload.kind == CFG_WORKLOAD_TRAINING) {
     /* the job drives the simulation itself (and stops it at its end or
      * failure, leaving later events pending), with its own progress line */
-    if ((rc = cli_training_run(&tr, r.log, !a.quiet && isatty(STDERR_FILENO), &complete)) != CLI_OK)
+    if ((rc = cli_training_run(&tr, r.log, rank0 && !a.quiet && isatty(STDERR_FILENO), &complete)) !=
+        CLI_OK)
       goto done;
   } else {
     coll_exec_start(&r.exec, be, &r.plan, NULL, NULL);
-    out_progress prog = {.show = !a.quiet && isatty(STDERR_FILENO),
+    out_progress prog = {.show = rank0 && !a.quiet && isatty(STDERR_FILENO),
                          .expected = cli_run_output_estimate(&r.plan, t, &cfg), .started = t0};
     complete = out_progress_run(sim, &prog) == SIM_OK; /* Ctrl-C: stop, finish the outputs */
   }
   if (!r.exec.finished) r.exec.end = sim_now(sim);
   if (r.exec.plan) coll_result_of(&r.exec, &r.res);
-  be->ops->stats(be, &r.net);
+  be->ops->stats(be, &r.net);   /* the parallel engine: collectives, then */
+  net_tel_gather(ro.packet, sim_now(sim)); /* only rank 0 writes */
   r.events = sim_events(sim);
   r.sim_time_s = sim_ps_to_s(sim_now(sim));
   r.wall_s = wall_now() - t0;
@@ -398,6 +424,7 @@ int cli_cmd_run(int argc, char **argv) {
     }
   }
 
+  if (!rank0) goto done;
   if (cfg.workload.kind != CFG_WORKLOAD_TRAINING &&
       !(r.power = cli_power_json(&cfg, doc, t, r.res.time_s))) {
     rc = CLI_BAD_INPUT;
@@ -445,5 +472,6 @@ done:
   if (doc) cfg_free(&cfg, doc);
 out:
   cli_args_free(&a);
+  if (mpi) pdes_comm_finalize();
   return rc < 0 ? CLI_OK : rc;
 }

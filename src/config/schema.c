@@ -19,6 +19,7 @@ static const char *const topology_names[] = {"fat-tree", "multi-plane", "rail-op
 static const char *const transport_names[] = {"infiniband", "roce", "ethernet"};
 static const char *const routing_names[] = {"ecmp", "adaptive", "spray", "static"};
 static const char *const fidelity_names[] = {"analytic", "flow", "packet"};
+static const char *const engine_names[] = {"auto", "sequential", "parallel"};
 static const char *const gpu_names[] = {"H100", "H800", "A100", "B200"};
 static const char *const workload_names[] = {"collective", "traffic", "training"};
 static const char *const precision_names[] = {"fp32", "bf16", "fp16", "fp8"};
@@ -505,6 +506,11 @@ static const cfg__key schema[] = {
          "Seed of every random stream; same seed, same output."),
     ENUM("simulation.fidelity", simulation.fidelity, "analytic", fidelity_names,
          "Backend: analytic (alpha-beta), flow (max-min fair), packet."),
+    ENUM("simulation.engine", simulation.engine, "auto", engine_names,
+         "Event engine of the packet fidelity: sequential (one process), parallel (one "
+         "logical process per vertex on the conservative parallel engine: under mpirun over "
+         "the ranks, else its sequential mode, whose results every rank count reproduces), "
+         "auto (parallel when started by mpirun). docs/parallel.md."),
 
     {.name = "output.dir", .type = CFG__STRING, .def = "fabsim-out",
      .doc = "Folder for summary.json, time series and reports.", FIELD(output.dir)},

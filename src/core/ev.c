@@ -85,6 +85,11 @@ struct sim_ctx {
   uint32_t free_head;
   bool top_pending;
   bool stop;
+  /* co-engine (sim_set_coengine): its events before co_reached have run */
+  sim_co_fn co;
+  void *co_obj;
+  simtime_ps co_reached;
+  uint64_t co_events;
 };
 
 sim_ctx *sim_create(uint64_t seed) {
@@ -106,7 +111,15 @@ void sim_destroy(sim_ctx *sim) {
 
 simtime_ps sim_now(const sim_ctx *sim) { return sim->now; }
 uint64_t sim_seed(const sim_ctx *sim) { return sim->seed; }
-uint64_t sim_events(const sim_ctx *sim) { return sim->events; }
+uint64_t sim_events(const sim_ctx *sim) { return sim->events + sim->co_events; }
+
+void sim_set_coengine(sim_ctx *sim, sim_co_fn fn, void *obj) {
+  sim->co = fn;
+  sim->co_obj = obj;
+  sim->co_reached = sim->now;
+}
+
+void sim_set_co_events(sim_ctx *sim, uint64_t n) { sim->co_events = n; }
 size_t sim_pending(const sim_ctx *sim) {
   return sim->pending - sim->cancelled - (sim->top_pending ? 1 : 0);
 }
@@ -371,34 +384,66 @@ bool ev_cancel(sim_ctx *sim, ev_id id) {
 
 void ev_stop(sim_ctx *sim) { sim->stop = true; }
 
-uint64_t ev_run(sim_ctx *sim, simtime_ps until) {
+/* Run the event at the top of the heap: drop it if it was cancelled (false),
+ * else run it (true). */
+static inline bool ev__run_top(sim_ctx *sim) {
+  ev__key top = sim->heap[0];
+  uint32_t s = ev__slot_of(top);
+  ev__slot *slot = &sim->slots[s];
+  ev_fn fn = slot->fn;
+  if (!fn) { /* cancelled */
+    sim->cancelled--;
+    sim->pending--;
+    ev__slot_release(sim, s);
+    ev__heap_pop(sim);
+    return false;
+  }
+  void *obj = slot->obj;
+  uint64_t arg = slot->arg;
+  ev__slot_release(sim, s);
+  sim->now = ev__time(top);
+  sim->top_pending = true;
+  fn(sim, obj, arg);
+  if (sim->top_pending) {
+    sim->top_pending = false;
+    sim->pending--;
+    ev__heap_pop(sim);
+  }
+  sim->events++;
+  return true;
+}
+
+/* ev_run with a co-engine: before this context's next event (or the end of
+ * the run), the co-engine runs its events up to that time; it may stop
+ * earlier at an event it scheduled here, so the top is looked at again. */
+static uint64_t ev__run_co(sim_ctx *sim, simtime_ps until) {
   uint64_t start = sim->events;
   sim->stop = false;
-  while (!sim->stop && ev__refill(sim)) {
-    ev__key top = sim->heap[0];
-    if (ev__time(top) > until) break;
-    uint32_t s = ev__slot_of(top);
-    ev__slot *slot = &sim->slots[s];
-    ev_fn fn = slot->fn;
-    if (!fn) { /* cancelled */
-      sim->cancelled--;
-      sim->pending--;
-      ev__slot_release(sim, s);
-      ev__heap_pop(sim);
+  while (!sim->stop) {
+    bool have = ev__refill(sim);
+    if (have && !sim->slots[ev__slot_of(sim->heap[0])].fn) { /* cancelled: drop it */
+      ev__run_top(sim);
       continue;
     }
-    void *obj = slot->obj;
-    uint64_t arg = slot->arg;
-    ev__slot_release(sim, s);
-    sim->now = ev__time(top);
-    sim->top_pending = true;
-    fn(sim, obj, arg);
-    if (sim->top_pending) {
-      sim->top_pending = false;
-      sim->pending--;
-      ev__heap_pop(sim);
+    simtime_ps next = have ? ev__time(sim->heap[0]) : SIM_TIME_MAX;
+    simtime_ps bound = next <= until ? next : (until == SIM_TIME_MAX ? SIM_TIME_MAX : until + 1);
+    if (sim->co_reached < bound) {
+      simtime_ps r = sim->co(sim->co_obj, bound);
+      assert(r >= sim->co_reached && r <= bound);
+      sim->co_reached = r;
+      continue;
     }
-    sim->events++;
+    if (!have || next > until) break;
+    ev__run_top(sim);
+    sim->co_reached = sim->now; /* it may have given the co-engine events from now on */
   }
+  return sim->events - start;
+}
+
+uint64_t ev_run(sim_ctx *sim, simtime_ps until) {
+  if (sim->co) return ev__run_co(sim, until);
+  uint64_t start = sim->events;
+  sim->stop = false;
+  while (!sim->stop && ev__refill(sim) && ev__time(sim->heap[0]) <= until) ev__run_top(sim);
   return sim->events - start;
 }

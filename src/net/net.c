@@ -230,15 +230,33 @@ static void net_stats(const be_backend *b, be_stats *out) {
   be_fct_summarize(&f, out);
   sim_free(f.v);
   out->observed |= BE_OBS_PACKETS;
-  n->ext.deadlock = n->active_phases > 0 && sim_pending(b->sim) == 0;
+  n->ext.deadlock = !n->par && n->active_phases > 0 && sim_pending(b->sim) == 0;
+}
+
+static void ext_local(const net__be *n, net__ext *out) {
+  simtime_ps now = sim_now(n->base.sim);
+  *out = n->ext;
+  for (uint32_t c = 0; c < n->nch; c++) paused_until(n, c, now, &out->pfc_storms);
+}
+
+/* be_ops.stats; on the parallel engine a collective over the ranks. */
+static void net_stats_all(const be_backend *b, be_stats *out) {
+  net__be *n = (net__be *)b;
+  net_stats(b, out);
+  if (!n->par) return;
+  net__ext ext;
+  ext_local(n, &ext);
+  net__par_stats(n, out, &ext);
 }
 
 void net__ext_stats(const be_backend *b, net__ext *out) {
   net__be *n = (net__be *)b;
-  simtime_ps now = sim_now(b->sim);
-  n->ext.deadlock = n->active_phases > 0 && sim_pending(b->sim) == 0;
-  *out = n->ext;
-  for (uint32_t c = 0; c < n->nch; c++) paused_until(n, c, now, &out->pfc_storms);
+  n->ext.deadlock = !n->par && n->active_phases > 0 && sim_pending(b->sim) == 0;
+  ext_local(n, out);
+  if (!n->par) return;
+  be_stats st;
+  net_stats(b, &st);
+  net__par_stats(n, &st, out);
 }
 
 int net__port_stats_of(const be_backend *b, uint32_t c, net__port_stats *out) {
@@ -262,6 +280,7 @@ int net__port_stats_of(const be_backend *b, uint32_t c, net__port_stats *out) {
 
 static void net_destroy(be_backend *b) {
   net__be *n = (net__be *)b;
+  net__par_destroy(n);
   for (uint32_t c = 0; c < n->nch; c++) {
     sim_free(n->cold[c].ring.t);
     sim_free(n->cold[c].ring.v);
@@ -303,7 +322,7 @@ static void net_destroy(be_backend *b) {
 static const be_ops net_ops = {
     .name = "packet",
     .submit_phase = net__submit_phase,
-    .stats = net_stats,
+    .stats = net_stats_all,
     .destroy = net_destroy,
     .link_state = net__link_state,
     .reroute = net__reroute,
@@ -329,9 +348,19 @@ be_backend *be_packet_create(sim_ctx *sim, const topo *t, const cfg_scenario *cf
   n->pkt_free = NET__NONE;
   setup_params(n, cfg);
   setup_channels(n, cfg);
-  sim_rng_stream(sim, &n->rng_ecn, "net.ecn");
-  sim_rng_stream(sim, &n->rng_route, "net.route");
-  sim_rng_stream(sim, &n->rng_ber, "net.ber");
+  sim_rng_stream(sim, &n->rng[NET__RNG_ECN], "net.ecn");
+  sim_rng_stream(sim, &n->rng[NET__RNG_ROUTE], "net.route");
+  sim_rng_stream(sim, &n->rng[NET__RNG_BER], "net.ber");
   n->scan_period = n->rto / 16 ? n->rto / 16 : 1;
   return &n->base;
+}
+
+be_backend *be_packet_create_parallel(sim_ctx *sim, const topo *t, const cfg_scenario *cfg,
+                                      sim_error *err) {
+  be_backend *b = be_packet_create(sim, t, cfg);
+  if (net__par_create((net__be *)b, err) != SIM_OK) {
+    net_destroy(b);
+    return NULL;
+  }
+  return b;
 }

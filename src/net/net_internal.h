@@ -14,6 +14,8 @@
  *                completion, failures; be_ops.reroute
  *   sample.c     packet telemetry: per-port samples while phases run, replayed
  *                into a tel after the run (net_tel.h, the CLI's entry point)
+ *   par.c        the same model on the parallel engine (src/pdes): one LP per
+ *                vertex, over MPI ranks or in its sequential mode
  *
  * Faults (be_ops.link_state in port.c, be_ops.reroute in phase.c): a link
  *   that goes down loses what is on it and queued for it, and everything
@@ -290,6 +292,7 @@ typedef struct net__port_stats {
 } net__port_stats;
 
 typedef struct net__samp net__samp; /* sample.c */
+typedef struct net__par net__par;   /* par.c */
 
 /* Reachability cache of dynamic routing under faults (route.c). */
 typedef struct net__reach {
@@ -351,7 +354,7 @@ typedef struct net__be {
   uint32_t active_phases;
   /* per channel: transfers routed over it now (max_link_sharing) */
   uint32_t *sharing;
-  sim_rng rng_ecn, rng_route, rng_ber;
+  sim_rng rng[3];           /* NET__RNG_*: the whole fabric's streams (sequential engine) */
   const topo_health *health; /* routing's view after the last reroute; NULL: all up */
   topo_health health_own;    /* the copy health points to */
   net__reach *reach;         /* NET__REACH_SLOTS, made at the first reroute */
@@ -362,7 +365,22 @@ typedef struct net__be {
   be_fct fct;
   net__ext ext;
   net__samp *samp;         /* packet telemetry (net_tel.h); NULL: off */
+  /* the parallel engine (par.c); NULL: the sequential engine (ev.c) */
+  net__par *par;
+  sim_rng *vrng;           /* par: [vertex * 3 + NET__RNG_*], one stream per vertex */
+  simtime_ps par_now;      /* par: the time of the event or global action running */
 } net__be;
+
+enum { NET__RNG_ECN, NET__RNG_ROUTE, NET__RNG_BER };
+
+/* A random stream of vertex v (ECN marking at its egress ports, routing
+ * choices, bit errors on links it sends on). */
+static inline sim_rng *net__rng(net__be *n, unsigned k, uint32_t v) {
+  return n->par ? &n->vrng[(size_t)v * 3 + k] : &n->rng[k];
+}
+static inline simtime_ps net__now(const net__be *n) {
+  return n->par ? n->par_now : sim_now(n->base.sim);
+}
 
 static inline net__pkt *net__pkt_at(net__be *n, uint32_t i) {
   return &n->pchunk[i >> NET__PKT_SHIFT][i & ((1u << NET__PKT_SHIFT) - 1)];
@@ -413,6 +431,38 @@ void net__reroute(be_backend *b, const topo_health *h);
 /* The channel packet p leaves vertex v by. */
 uint32_t net__route(net__be *n, uint32_t v, net__pkt *p, const net__qhot *h);
 
+/* Run packet i's arrival by channel c at its vertex (it is off the link). */
+void net__arrive(net__be *n, uint32_t c, uint32_t i);
+/* A port's wake, a PFC frame and a credit return at the port's vertex. */
+void net__wake(net__be *n, uint32_t c);
+void net__pfc_rx(net__be *n, uint32_t c, uint32_t cls, bool on);
+void net__credit_rx(net__be *n, uint32_t c, uint32_t cls, uint32_t bytes);
+
+/* par.c: the parallel engine's side of the model (n->par set) */
+/* The vertex that sends on channel c, and the one it enters. */
+static inline uint32_t net__chan_src(const net__be *n, uint32_t c) { return n->cold[c].src; }
+/* Is vertex v on this rank? */
+bool net__par_owns(const net__be *n, uint32_t v);
+/* Events: a port's wake, packet i onto channel c arriving at `at` (the
+ * packet is copied into the event and freed here), a PFC frame and a credit
+ * return from c's destination to its source, arriving at `at`. */
+void net__par_wake(net__be *n, uint32_t c, simtime_ps at);
+void net__par_arrival(net__be *n, uint32_t c, uint32_t i, simtime_ps at);
+void net__par_pfc(net__be *n, uint32_t c, uint32_t cls, bool on, simtime_ps at);
+void net__par_credit(net__be *n, uint32_t c, uint32_t cls, uint32_t bytes, simtime_ps at);
+/* Retransmission timers per source vertex. */
+void net__par_arm(net__be *n, uint32_t qi);
+void net__par_disarm(net__be *n, uint32_t qi);
+/* A queue pair's end, at its sender: completed, or failed with `cause`;
+ * the phase hears of it at the next window boundary (phase.c's
+ * net__phase_end). */
+void net__par_qp_end(net__be *n, uint32_t qi, const char *cause);
+int net__par_create(net__be *n, sim_error *err);
+void net__par_destroy(net__be *n);
+void net__par_stats(net__be *n, be_stats *st, net__ext *ext);
+/* Every rank's packet samples merged into every rank's sampler (sample.c). */
+void net__samp_gather(net__be *n, simtime_ps end);
+
 /* transport.c */
 void net__qp_reset(net__be *n, net__qp *q, simtime_ps now);
 /* Source port c asks its queue pairs for the next packet; NONE if none may
@@ -426,11 +476,19 @@ void net__qp_disarm(net__be *n, uint32_t qi);
 void net__qp_stop(net__be *n, uint32_t qi);
 /* Take qi out of its source port's ring (before its path changes). */
 void net__qp_unring(net__be *n, uint32_t qi);
+/* qi's retransmission timer expired at now: go back, or give up. */
+void net__qp_timeout(net__be *n, uint32_t qi, simtime_ps now);
 /* Packet i has reached the end of its path. */
 void net__deliver(net__be *n, uint32_t i);
 
 /* phase.c */
 void net__qp_complete(net__be *n, uint32_t qi);
+/* The part of a queue pair's end that the phase sees (every rank, at the
+ * window boundary after it, in (time, queue pair) order): its FCT, link
+ * sharing, failure report, and the repetition's end `gap` later (a
+ * global event, scheduled at at + gap). */
+bool net__phase_end(net__be *n, uint32_t qi, simtime_ps at, const char *cause,
+                    uint64_t delivered, simtime_ps gap); /* true: its repetition ended */
 /* qi's transfer fails now with `cause` (static string): reported through
  * be_backend.on_failure, counted in be_stats.transfers_failed, and done for
  * its phase; its packets in flight become stale. */

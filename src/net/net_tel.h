@@ -39,6 +39,10 @@ int net_tel_start(be_backend *b, const tel_portmap *m, const uint32_t *watch, ui
 /* Feed t's port group from the samples, up to end (the run's end): call once
  * after the run, before tel_finish; nothing else may feed t's ports. */
 void net_tel_replay(be_backend *b, tel *t, simtime_ps end);
+/* On the parallel engine, before net_tel_replay and on every rank (a
+ * collective): close the rows at end and merge every rank's samples. A
+ * no-op otherwise. */
+void net_tel_gather(be_backend *b, simtime_ps end);
 
 #ifdef __cplusplus
 }

@@ -116,6 +116,7 @@ static void fail_unrouted(net__be *n, net__phase *ph, size_t i, simtime_ps now) 
 static void rep_start(net__be *n, uint32_t pid) {
   net__phase *ph = &n->ph[pid];
   simtime_ps now = sim_now(n->base.sim);
+  n->par_now = now; /* a global action (par): every rank, for its own vertices */
   ph->active = 0;
   ph->failed = ph->lost = 0;
   for (size_t i = 0; i < ph->n; i++) {
@@ -131,18 +132,41 @@ static void rep_start(net__be *n, uint32_t pid) {
     ev_schedule(n->base.sim, now, on_rep_end, n, pid);
     return;
   }
-  for (size_t i = 0; i < ph->n; i++)
-    if (has_qp(ph->qp[i])) net__qp_activate(n, ph->qp[i]);
+  for (size_t i = 0; i < ph->n; i++) {
+    if (!has_qp(ph->qp[i])) continue;
+    uint32_t qi = ph->qp[i];
+    if (n->par && !net__par_owns(n, net__chan_src(n, n->qp[qi].path[0][0]))) continue;
+    net__qp_activate(n, qi);
+  }
 }
 
 void net__qp_complete(net__be *n, uint32_t qi) {
+  if (n->par) net__par_qp_end(n, qi, NULL); /* the phase hears of it at the window's end */
+  else net__phase_end(n, qi, sim_now(n->base.sim), NULL, n->qp[qi].bytes, 0);
+}
+
+bool net__phase_end(net__be *n, uint32_t qi, simtime_ps at, const char *cause,
+                    uint64_t delivered, simtime_ps gap) {
   net__qp *q = &n->qp[qi];
   net__phase *ph = &n->ph[q->phase];
-  simtime_ps now = sim_now(n->base.sim);
-  be_fct_add(&n->fct, now - q->start);
+  q->done = 1;
+  if (cause) {
+    q->failed = 1;
+    net__qp_orphan_packets(n, qi);
+    be_failure f = {.at = at, .src_gpu = ph->x[q->xfer].src_gpu, .dst_gpu = ph->x[q->xfer].dst_gpu,
+                    .bytes = q->bytes, .bytes_delivered = delivered, .cause = cause};
+    n->st.transfers_failed++;
+    ph->failed++;
+    ph->lost += q->bytes - delivered;
+    if (n->base.on_failure) n->base.on_failure(n->base.on_failure_ctx, &f);
+  } else {
+    be_fct_add(&n->fct, at - q->start);
+  }
   sharing(n, q, -1);
   assert(ph->active > 0);
-  if (--ph->active == 0) ev_schedule(n->base.sim, now, on_rep_end, n, q->phase);
+  if (--ph->active) return false;
+  ev_schedule(n->base.sim, at + gap, on_rep_end, n, q->phase);
+  return true;
 }
 
 static uint64_t bytes_delivered(const net__be *n, const net__qp *q) {
@@ -152,26 +176,16 @@ static uint64_t bytes_delivered(const net__be *n, const net__qp *q) {
 
 void net__qp_fail(net__be *n, uint32_t qi, const char *cause) {
   net__qp *q = &n->qp[qi];
-  net__phase *ph = &n->ph[q->phase];
   if (q->done) return;
   net__qp_stop(n, qi);
-  net__qp_orphan_packets(n, qi);
-  q->failed = 1;
-  be_failure f = {.at = sim_now(n->base.sim), .src_gpu = ph->x[q->xfer].src_gpu,
-                  .dst_gpu = ph->x[q->xfer].dst_gpu, .bytes = q->bytes,
-                  .bytes_delivered = bytes_delivered(n, q), .cause = cause};
-  n->st.transfers_failed++;
-  ph->failed++;
-  ph->lost += q->bytes - f.bytes_delivered;
-  if (n->base.on_failure) n->base.on_failure(n->base.on_failure_ctx, &f);
-  sharing(n, q, -1);
-  assert(ph->active > 0);
-  if (--ph->active == 0) ev_schedule(n->base.sim, f.at, on_rep_end, n, q->phase);
+  if (n->par) net__par_qp_end(n, qi, cause); /* at its sender: the rest at the window's end */
+  else net__phase_end(n, qi, sim_now(n->base.sim), cause, bytes_delivered(n, q), 0);
 }
 
 static void on_rep_end(sim_ctx *sim, void *obj, uint64_t arg) {
   net__be *n = obj;
   uint32_t pid = (uint32_t)arg;
+  n->par_now = sim_now(sim);
   net__phase *ph = &n->ph[pid];
   if (ph->reps_done < ph->repeat) {
     ph->reps_done++;
@@ -243,6 +257,7 @@ void net__submit_phase(be_backend *b, const be_xfer *x, size_t cnt, uint64_t rep
                        be_done_fn done, void *ctx) {
   net__be *n = (net__be *)b;
   simtime_ps now = sim_now(b->sim);
+  n->par_now = now;
   uint32_t pid = phase_alloc(n);
   net__phase *ph = &n->ph[pid];
   ph->x = x;

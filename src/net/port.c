@@ -64,14 +64,18 @@ void net__ensure_wake(net__be *n, uint32_t c, simtime_ps at) {
   net__chan *ch = &n->ch[c];
   if (ch->wake_at <= at) return; /* an earlier wake re-evaluates and re-arms */
   ch->wake_at = at;
-  ev_schedule(n->base.sim, at, on_wake, n, c);
+  if (n->par) net__par_wake(n, c, at);
+  else ev_schedule(n->base.sim, at, on_wake, n, c);
+}
+
+void net__wake(net__be *n, uint32_t c) {
+  if (n->ch[c].wake_at == net__now(n)) n->ch[c].wake_at = SIM_TIME_MAX;
+  net__port_kick(n, c);
 }
 
 static void on_wake(sim_ctx *sim, void *obj, uint64_t arg) {
-  net__be *n = obj;
-  uint32_t c = (uint32_t)arg;
-  if (n->ch[c].wake_at == sim_now(sim)) n->ch[c].wake_at = SIM_TIME_MAX;
-  net__port_kick(n, c);
+  (void)sim;
+  net__wake(obj, (uint32_t)arg);
 }
 
 /* ---- queues --------------------------------------------------------------- */
@@ -173,6 +177,10 @@ static void credit_return(net__be *n, uint32_t c, uint32_t cls, uint32_t bytes, 
   net__chan *ch = &n->ch[c];
   net__ring *r = &n->cold[c].ring;
   simtime_ps at = now + n->cold[c].prop;
+  if (n->par) { /* an event on the reverse channel, even with no delay */
+    net__par_credit(n, c, cls, bytes, at);
+    return;
+  }
   if (at == now && r->n == 0) net__cq_at(n, c, cls)->credits += (int32_t)bytes;
   else ring_push(r, at, cls, bytes);
   if (ch->cblocked) net__ensure_wake(n, c, at);
@@ -191,6 +199,12 @@ static bool credit_ok(net__be *n, uint32_t c, uint32_t cls, uint32_t frame, simt
   return false;
 }
 
+/* A credit return from channel c's destination reaches its source (par). */
+void net__credit_rx(net__be *n, uint32_t c, uint32_t cls, uint32_t bytes) {
+  net__cq_at(n, c, cls)->credits += (int32_t)bytes;
+  if (n->ch[c].cblocked) net__port_kick(n, c);
+}
+
 bool net__can_send(net__be *n, uint32_t c, uint32_t cls, uint32_t frame, simtime_ps now) {
   if (n->ch[c].paused & (1u << cls)) return false;
   return credit_ok(n, c, cls, frame, now);
@@ -207,17 +221,22 @@ static void send_pfc(net__be *n, uint32_t c, uint32_t cls, bool on) {
     ch->xoff &= (uint8_t)~(1u << cls);
   }
   /* the frame crosses the link back to c's source */
-  ev_schedule(n->base.sim, sim_now(n->base.sim) + n->cold[c].prop, on_pfc, n,
-              (uint64_t)c << 4 | cls << 1 | (on ? 1u : 0u));
+  simtime_ps at = net__now(n) + n->cold[c].prop;
+  if (n->par) net__par_pfc(n, c, cls, on, at);
+  else ev_schedule(n->base.sim, at, on_pfc, n, (uint64_t)c << 4 | cls << 1 | (on ? 1u : 0u));
 }
 
 static void on_pfc(sim_ctx *sim, void *obj, uint64_t arg) {
-  net__be *n = obj;
-  uint32_t c = (uint32_t)(arg >> 4), cls = (arg >> 1) & 7, bit = 1u << cls;
+  (void)sim;
+  net__pfc_rx(obj, (uint32_t)(arg >> 4), (arg >> 1) & 7, arg & 1);
+}
+
+void net__pfc_rx(net__be *n, uint32_t c, uint32_t cls, bool on) {
+  uint32_t bit = 1u << cls;
   net__chan *ch = &n->ch[c];
   net__cold *cd = &n->cold[c];
-  simtime_ps now = sim_now(sim);
-  if (arg & 1) {
+  simtime_ps now = net__now(n);
+  if (on) {
     if ((ch->paused & bit) || (ch->lflags & NET__L_DOWN)) return; /* lost with the link */
     ch->paused |= (uint8_t)bit;
     cd->paused_since[cls] = now;
@@ -319,6 +338,10 @@ static void release(net__be *n, uint32_t v, net__pkt *p, uint64_t qbefore, simti
 static inline uint64_t arrive_arg(uint32_t c, uint32_t i) { return (uint64_t)i << 32 | c; }
 
 static void flight_push(net__be *n, uint32_t c, uint32_t i, simtime_ps at) {
+  if (n->par) { /* every packet its own event: it may cross ranks */
+    net__par_arrival(n, c, i, at);
+    return;
+  }
   net__chan *ch = &n->ch[c];
   if (ch->fl_n == ch->fl_cap) {
     uint32_t cap = ch->fl_cap ? 2 * ch->fl_cap : 16;
@@ -375,7 +398,7 @@ static void link_loss(net__be *n, uint32_t c, net__pkt *p, uint32_t wire) {
       cd->loss_wire = wire;
       cd->loss_p = -expm1(8.0 * (double)wire * log1p(-cd->ber));
     }
-    if (!(sim_rng_uniform(&n->rng_ber) < cd->loss_p)) return;
+    if (!(sim_rng_uniform(net__rng(n, NET__RNG_BER, cd->src)) < cd->loss_p)) return;
     n->ext.ber_drops++;
   }
   p->flags |= NET__F_LOST;
@@ -408,7 +431,7 @@ static void port_send(net__be *n, uint32_t c, uint32_t i, uint64_t qbefore, simt
 
 void net__port_kick(net__be *n, uint32_t c) {
   net__chan *ch = &n->ch[c];
-  simtime_ps now = sim_now(n->base.sim);
+  simtime_ps now = net__now(n);
   if (ch->busy_until > now) {
     net__ensure_wake(n, c, ch->busy_until);
     return;
@@ -421,7 +444,7 @@ void net__port_kick(net__be *n, uint32_t c) {
 }
 
 void net__enqueue(net__be *n, uint32_t c, uint32_t i) {
-  q_push(n, c, i, net__pkt_at(n, i), sim_now(n->base.sim));
+  q_push(n, c, i, net__pkt_at(n, i), net__now(n));
   net__port_kick(n, c);
 }
 
@@ -433,7 +456,7 @@ static void ecn_mark(net__be *n, uint32_t o, net__pkt *p) {
   if (q <= out->kmin) return;
   if (q < out->kmax) {
     double prob = n->pmax * (double)(q - out->kmin) / (double)(out->kmax - out->kmin);
-    if (!(sim_rng_uniform(&n->rng_ecn) < prob)) return;
+    if (!(sim_rng_uniform(net__rng(n, NET__RNG_ECN, out->src)) < prob)) return;
   }
   p->flags |= NET__F_CE;
   n->cold[o].marks_n++;
@@ -461,8 +484,14 @@ static void on_arrive(sim_ctx *sim, void *obj, uint64_t arg) {
     const net__fentry *e = &in->fl[in->fl_head];
     ev_schedule(sim, e->at, on_arrive, n, arrive_arg(c, e->pkt));
   }
+  net__arrive(n, c, i);
+}
+
+void net__arrive(net__be *n, uint32_t c, uint32_t i) {
+  net__pkt *p = net__pkt_at(n, i);
+  net__chan *in = &n->ch[c];
   const net__qhot *h = &n->qh[p->qp];
-  simtime_ps now = sim_now(sim);
+  simtime_ps now = net__now(n);
   if (p->epoch != h->epoch || (p->flags & NET__F_LOST)) {
     /* its repetition (or queue pair, or path) is over, or the link lost it
      * (counted when it was lost): drop it */
@@ -545,7 +574,7 @@ static void channel_down(net__be *n, uint32_t c, simtime_ps now) {
 
 void net__link_state(be_backend *b, uint32_t link, double rate_factor, double ber) {
   net__be *n = (net__be *)b;
-  simtime_ps now = sim_now(b->sim);
+  simtime_ps now = net__now(n);
   /* from now on the fabric can lose packets: a selective receiver NACKs holes */
   if (!(rate_factor > 0) || ber > 0) n->lossy = true;
   for (uint32_t c = 2 * link; c < 2 * link + 2 && c < n->nch; c++) {

@@ -101,8 +101,8 @@ int net__paths(net__be *n, const be_xfer *x, uint32_t *out, uint8_t len[2], uint
 /* The candidate with the least queued bytes, counted in whole MTU frames
  * (as switches compare quantized load levels), PAUSEd ports last; ties go to
  * the first from a random starting point, so light load spreads randomly. */
-static uint32_t least_loaded(net__be *n, uint32_t cnt, uint32_t cls) {
-  uint32_t start = (uint32_t)sim_rng_below(&n->rng_route, cnt), best = 0;
+static uint32_t least_loaded(net__be *n, uint32_t v, uint32_t cnt, uint32_t cls) {
+  uint32_t start = (uint32_t)sim_rng_below(net__rng(n, NET__RNG_ROUTE, v), cnt), best = 0;
   uint64_t best_load = UINT64_MAX, quantum = n->mtu + n->hdr;
   for (uint32_t j = 0; j < cnt; j++) {
     uint32_t c = n->cands[start + j < cnt ? start + j : start + j - cnt];
@@ -166,15 +166,15 @@ uint32_t net__route(net__be *n, uint32_t v, net__pkt *p, const net__qhot *h) {
   if (n->links_down || (n->health && n->health->down)) cnt = usable(n, cnt, h->dnic[dir]);
   if (cnt <= 1) return cnt ? n->cands[0] : stored;
   if (n->routing == CFG_ROUTING_SPRAY) {
-    uint32_t k = n->spray_rr ? n->vx[v].rr++ % cnt : (uint32_t)sim_rng_below(&n->rng_route, cnt);
+    uint32_t k = n->spray_rr ? n->vx[v].rr++ % cnt : (uint32_t)sim_rng_below(net__rng(n, NET__RNG_ROUTE, v), cnt);
     return n->cands[k];
   }
   net__qp *q = &n->qp[p->qp];
-  if (!q->fl) return least_loaded(n, cnt, p->cls);
-  simtime_ps now = sim_now(n->base.sim);
+  if (!q->fl) return least_loaded(n, v, cnt, p->cls);
+  simtime_ps now = net__now(n);
   net__flowlet *f = &q->fl[dir * TOPO_MAX_PATH + p->hop];
   if (f->ch == NET__NONE || now - f->last >= n->flowlet_gap || n->cold[f->ch].src != v)
-    f->ch = least_loaded(n, cnt, p->cls);
+    f->ch = least_loaded(n, v, cnt, p->cls);
   f->last = now;
   return f->ch;
 }

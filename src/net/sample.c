@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fabsim/pdes.h"
 #include "net/net_internal.h"
 #include "net/net_tel.h"
 
@@ -145,7 +146,9 @@ static void close_row(net__be *n, simtime_ps now) {
     s->marks0[p] = marks;
     s->paused0[p] = paused;
     if (ch->max_bytes > cd->run_max) cd->run_max = ch->max_bytes;
-    if (ch->max_bytes || s->watched[p]) s->scratch[nq++] = (net__qrec){(uint32_t)p, ch->max_bytes};
+    bool mine = !n->par || net__par_owns(n, cd->src); /* par: each port from its own rank */
+    if (mine && (ch->max_bytes || s->watched[p]))
+      s->scratch[nq++] = (net__qrec){(uint32_t)p, ch->max_bytes};
     ch->max_bytes = ch->bytes; /* the next row starts at the current depth */
   }
   q_append(s, (uint32_t)r, nq);
@@ -235,6 +238,61 @@ int net_tel_start(be_backend *b, const tel_portmap *m, const uint32_t *watch, ui
   n->samp = s;
   if (n->active_phases) net__samp_active(n);
   return SIM_OK;
+}
+
+/* ---- the parallel engine: every rank's rows on every rank ----------------- */
+
+/* Each rank sampled its own ports (the others' counters are zero there):
+ * the dense rows add up, and each row's deepest queues are chosen again
+ * from the union of the ranks' choices (which holds the k deepest of all). */
+void net__samp_gather(net__be *n, simtime_ps end) {
+  net__samp *s = n->samp;
+  if (!s || !n->par) return;
+  net__samp_idle(n);
+  if (end > (simtime_ps)s->nrows * s->interval) close_row(n, end);
+  size_t cells = (size_t)s->nrows * s->nports;
+  uint64_t *v = sim_malloc((cells ? 3 * cells : 1) * sizeof *v);
+  for (size_t j = 0; j < cells; j++) {
+    v[j] = s->util[j];
+    v[cells + j] = s->paused[j];
+    v[2 * cells + j] = s->marks[j];
+  }
+  pdes_comm_allreduce_u64(v, 3 * cells, false);
+  for (size_t j = 0; j < cells; j++) {
+    s->util[j] = (uint16_t)(v[j] > UINT16_MAX ? UINT16_MAX : v[j]);
+    s->paused[j] = (uint16_t)(v[cells + j] > UINT16_MAX ? UINT16_MAX : v[cells + j]);
+    s->marks[j] = (uint16_t)(v[2 * cells + j] > UINT16_MAX ? UINT16_MAX : v[2 * cells + j]);
+  }
+  sim_free(v);
+  /* (row, port, bytes) of every rank */
+  uint32_t *mine = sim_malloc((s->nq ? 3 * s->nq : 1) * sizeof *mine);
+  for (uint32_t r = 0; r < s->nrows; r++)
+    for (uint32_t i = s->qrow[r]; i < s->qrow[r + 1]; i++) {
+      mine[3 * i] = r;
+      mine[3 * i + 1] = s->q[i].port;
+      mine[3 * i + 2] = s->q[i].bytes;
+    }
+  size_t bytes;
+  uint32_t *all = pdes_comm_allgather_bytes(mine, 3 * s->nq * sizeof *mine, &bytes);
+  sim_free(mine);
+  size_t na = bytes / (3 * sizeof *all);
+  s->nq = 0;
+  s->qrow[0] = 0;
+  for (uint32_t r = 0; r < s->nrows; r++) {
+    size_t m = 0;
+    for (size_t i = 0; i < na; i++)
+      if (all[3 * i] == r) {
+        if (m == 2 * (size_t)s->nports) break; /* scratch holds two rows' worth */
+        s->scratch[m++] = (net__qrec){all[3 * i + 1], all[3 * i + 2]};
+      }
+    q_append(s, r, m);
+  }
+  sim_free(all);
+}
+
+void net_tel_gather(be_backend *b, simtime_ps end) {
+  if (!b || strcmp(b->ops->name, "packet") != 0) return;
+  net__samp_gather((net__be *)b, end);
 }
 
 /* ---- replay ---------------------------------------------------------------------- */

@@ -147,6 +147,10 @@ void net__qp_activate(net__be *n, uint32_t qi) {
 
 static void arm(net__be *n, uint32_t qi) {
   net__qp *q = &n->qp[qi];
+  if (n->par) { /* per source vertex */
+    net__par_arm(n, qi);
+    return;
+  }
   if (n->narmed == n->armed_cap) {
     n->armed_cap = n->armed_cap ? 2 * n->armed_cap : 64;
     n->armed = sim_realloc(n->armed, n->armed_cap * sizeof *n->armed);
@@ -174,6 +178,10 @@ void net__qp_stop(net__be *n, uint32_t qi) {
 void net__qp_disarm(net__be *n, uint32_t qi) {
   net__qp *q = &n->qp[qi];
   if (!q->armed) return;
+  if (n->par) {
+    net__par_disarm(n, qi);
+    return;
+  }
   uint32_t last = n->armed[--n->narmed];
   n->armed[q->armed_pos] = last;
   n->qp[last].armed_pos = q->armed_pos;
@@ -275,7 +283,7 @@ static void send_ctrl(net__be *n, uint32_t qi, net__kind kind, uint32_t psn, uin
   p->cls = kind == NET__CNP ? NET__CTRL_CLASS : q->cls;
   p->hop = 0;
   p->flags = NET__F_REV;
-  p->tail = sim_now(n->base.sim);
+  p->tail = net__now(n);
   if (kind == NET__ACK) n->ext.acks++;
   else if (kind == NET__NACK) n->ext.nacks++;
   net__enqueue(n, q->path[1][0], i);
@@ -377,7 +385,7 @@ static void rx_nack(net__be *n, uint32_t qi, uint32_t ack, uint32_t lo, uint32_t
   net__qp_activate(n, qi);
 }
 
-static void timeout(net__be *n, uint32_t qi, simtime_ps now) {
+void net__qp_timeout(net__be *n, uint32_t qi, simtime_ps now) {
   net__qp *q = &n->qp[qi];
   n->ext.timeouts++;
   if (q->retries == 0) q->stalled_since = q->last_progress;
@@ -402,7 +410,7 @@ static void on_scan(sim_ctx *sim, void *obj, uint64_t arg) {
   for (uint32_t j = 0; j < n->narmed;) { /* a QP in error leaves the set (swap with the last) */
     uint32_t qi = n->armed[j];
     net__qp *q = &n->qp[qi];
-    if (q->snd_una < q->snd_max && now >= q->last_progress + q->rto_cur) timeout(n, qi, now);
+    if (q->snd_una < q->snd_max && now >= q->last_progress + q->rto_cur) net__qp_timeout(n, qi, now);
     if (j < n->narmed && n->armed[j] == qi) j++;
   }
   if (n->narmed && !n->scan_ev) n->scan_ev = ev_schedule(sim, now + n->scan_period, on_scan, n, 0);
@@ -412,7 +420,7 @@ void net__deliver(net__be *n, uint32_t i) {
   net__pkt *p = net__pkt_at(n, i);
   uint32_t qi = p->qp, psn = p->psn, aux = p->aux, ack = p->ack;
   uint8_t kind = p->kind, flags = p->flags;
-  simtime_ps now = sim_now(n->base.sim);
+  simtime_ps now = net__now(n);
   net__pkt_free(n, i); /* stale packets were dropped on arrival (port.c) */
   switch ((net__kind)kind) {
   case NET__DATA:

@@ -150,6 +150,46 @@ void pdes_comm_gather_bytes(const void *buf, size_t n, void ***parts, size_t **l
   }
 }
 
+void *pdes_comm_allgather_bytes(const void *buf, size_t n, size_t *total) {
+  if (!comm_active()) {
+    *total = n;
+    void *out = sim_malloc(n ? n : 1);
+    if (n) memcpy(out, buf, n);
+    return out;
+  }
+  int size = (int)pdes_comm_size();
+  if (n > INT32_MAX) {
+    fprintf(stderr, "fabsim: more than 2 GiB to all-gather from one rank\n");
+    exit(3);
+  }
+  int mine = (int)n, *cnt = sim_malloc(2 * (size_t)size * sizeof *cnt), *disp = cnt + size;
+  MPI_Allgather(&mine, 1, MPI_INT, cnt, 1, MPI_INT, MPI_COMM_WORLD);
+  size_t off = 0;
+  for (int r = 0; r < size; r++) {
+    if (off > INT32_MAX) {
+      fprintf(stderr, "fabsim: more than 2 GiB to all-gather\n");
+      exit(3);
+    }
+    disp[r] = (int)off;
+    off += (size_t)cnt[r];
+  }
+  char *out = sim_malloc(off ? off : 1);
+  MPI_Allgatherv(buf, mine, MPI_BYTE, out, cnt, disp, MPI_BYTE, MPI_COMM_WORLD);
+  sim_free(cnt);
+  *total = off;
+  return out;
+}
+
+void pdes_comm_allreduce_u64(uint64_t *v, size_t n, bool max) {
+  if (!comm_active() || n == 0) return;
+  MPI_Allreduce(MPI_IN_PLACE, v, (int)n, MPI_UINT64_T, max ? MPI_MAX : MPI_SUM, MPI_COMM_WORLD);
+}
+
+void pdes_comm_allreduce_f64(double *v, size_t n, bool max) {
+  if (!comm_active() || n == 0) return;
+  MPI_Allreduce(MPI_IN_PLACE, v, (int)n, MPI_DOUBLE, max ? MPI_MAX : MPI_SUM, MPI_COMM_WORLD);
+}
+
 #else /* one rank */
 
 int pdes_comm_init(sim_error *err) {
@@ -165,6 +205,22 @@ void pdes_comm_bcast(void *buf, size_t n) {
   (void)n;
 }
 uint64_t pdes_comm_sum_u64(uint64_t x) { return x; }
+void *pdes_comm_allgather_bytes(const void *buf, size_t n, size_t *total) {
+  *total = n;
+  void *out = sim_malloc(n ? n : 1);
+  if (n) memcpy(out, buf, n);
+  return out;
+}
+void pdes_comm_allreduce_u64(uint64_t *v, size_t n, bool max) {
+  (void)v;
+  (void)n;
+  (void)max;
+}
+void pdes_comm_allreduce_f64(double *v, size_t n, bool max) {
+  (void)v;
+  (void)n;
+  (void)max;
+}
 void pdes_comm_reduce_sum_u64(const uint64_t *v, uint64_t *out, size_t n) {
   if (out != v) memcpy(out, v, n * sizeof *v);
 }

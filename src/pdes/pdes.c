@@ -66,6 +66,7 @@ struct pdes {
   simtime_ps done_until; /* every event before it has run, on every rank */
   pdes_window_fn on_window;
   bool in_hook;
+  simtime_ps run_until; /* the current pdes_run's bound (pdes_stop_before lowers it) */
   uint64_t red[2 * PDES_REDUCE_WORDS];  /* this rank's sums, then maxima, of the window */
   uint64_t gred[2 * PDES_REDUCE_WORDS]; /* the same over all ranks, from the last exchange */
   /* Pending keys: a calendar queue whose current day is a 4-ary heap, as
@@ -177,6 +178,10 @@ uint32_t pdes_nranks(const pdes *p) { return p->nranks; }
 uint32_t pdes_lp_rank(const pdes *p, uint32_t lp) { return p->lp_rank[lp]; }
 simtime_ps pdes_now(const pdes *p) { return p->now; }
 simtime_ps pdes_done_until(const pdes *p) { return p->done_until; }
+void pdes_stop_before(pdes *p, simtime_ps t) {
+  if (t == 0) t = 1; /* nothing runs before 0 anyway */
+  if (t - 1 < p->run_until) p->run_until = t - 1;
+}
 
 void pdes_reduce_add(pdes *p, unsigned word, uint64_t v) {
   assert(word < PDES_REDUCE_WORDS);
@@ -563,6 +568,7 @@ uint64_t pdes_run(pdes *p, simtime_ps until) {
     p->st.windows++;
     p->window_end = 0;
   } else {
+    p->run_until = until;
     /* Windows [t, t + L): over the ranks, or on this process alone when a
      * window hook needs the same boundaries as the parallel run. */
     for (;;) {
@@ -574,6 +580,7 @@ uint64_t pdes_run(pdes *p, simtime_ps until) {
       if (!p->parallel) t = pdes__refill(p) ? p->heap[0].time : SIM_TIME_MAX;
       if (p->on_window) t = pdes__window_hook(p, t);
       p->st.sync_s += pdes__wall() - s0;
+      until = p->run_until;
       if (t == SIM_TIME_MAX || t > until) break;
       /* Run [t, t + L) up to until; sends across ranks must land at or after its end. */
       p->window_end = t > SIM_TIME_MAX - p->lookahead ? SIM_TIME_MAX : t + p->lookahead;

@@ -1,0 +1,357 @@
+/* The packet fidelity on the parallel engine (src/pdes): one logical process
+ * per topology vertex, spread over MPI ranks by pdes_partition_fabric, or
+ * all on one process in the engine's sequential mode. Either way the
+ * results are the same, byte for byte (docs/parallel.md, section 7).
+ *
+ * What changes against the sequential engine (ev.c), and why
+ *   Every interaction between two vertices is an event from one LP to the
+ *   other: a packet's arrival (the packet travels in the event's 32 bytes
+ *   and is a new packet of the receiving rank's pool), a PFC frame, a credit
+ *   return; a port's wake and a source's retransmission scan are events of
+ *   its own vertex. Each crosses a link whose propagation latency is at
+ *   least the lookahead L, the smallest latency of any link a partition may
+ *   cut (every link but the zero-latency ones inside a node), which is the
+ *   same for every number of ranks: windows, and so results, do not depend
+ *   on the partition.
+ *   Random streams are per vertex ("net.v<vertex>.ecn", .route, .ber), not
+ *   per fabric; a port's wake, PFC frames and credits are events where the
+ *   sequential engine reads a ring, so same-picosecond ties may resolve
+ *   differently from ev.c: the two engines agree closely, not exactly.
+ *   The workload (collectives, the training executor) stays on the global
+ *   ev.c context, replicated on every rank; this file is its co-engine
+ *   (sim_set_coengine): before each global event the packet events before
+ *   it run. A queue pair ends at its sender's LP; the phase hears of it at
+ *   the end of that window (the window hook gathers every rank's ends), and
+ *   the next repetition or phase starts L after the last end, which every
+ *   rank can then see: a phase boundary costs L (100 ns on the default
+ *   fabric) more than on the sequential engine.
+ *   Faults inside a run, flowlet switching and the training workload are
+ *   not on this engine yet (refused with a message).
+ *
+ * Cost: an event per packet per hop (the sequential engine's per-link
+ * flight ring is not used), one per credit return on credit links; the
+ * engine's queue over 24-byte keys; a window costs an exchange (30 us on
+ * 2 ranks here). Memory: every rank holds the whole model's arrays (the
+ * fabric state is small next to the packets, which each rank holds only
+ * for its own vertices).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fabsim/pdes.h"
+#include "net/net_internal.h"
+
+enum { K_WAKE, K_ARRIVE, K_PFC, K_CREDIT, K_SCAN, K_COUNT };
+
+typedef struct par_arm {
+  uint32_t *q;
+  uint32_t n, cap;
+  uint8_t scan; /* a scan event is pending */
+} par_arm;
+
+/* A queue pair's end, as its sender saw it. */
+typedef struct par_end {
+  simtime_ps at;
+  uint64_t delivered;
+  uint32_t qi;
+  uint32_t cause; /* index in causes[] */
+} par_end;
+
+static const char *const causes[] = {NULL, "retry limit", "no route"};
+
+struct net__par {
+  pdes *p;
+  pdes_partition part;
+  simtime_ps lookahead;
+  simtime_ps stop;     /* the earliest global event the hook scheduled in this co-run */
+  par_arm *arm;        /* per vertex */
+  par_end *ends;       /* this rank's, since the last window boundary */
+  size_t nends, ends_cap;
+  bool parallel;
+};
+
+bool net__par_owns(const net__be *n, uint32_t v) { return pdes_owns(n->par->p, v); }
+
+/* ---- packets in events ----------------------------------------------------------- */
+
+/* 32 bytes: channel, queue pair, PSN, aux, ack, tail - arrival (ps, 32 bits),
+ * frame, epoch, kind, class, hop, flags. */
+static void pack(const net__pkt *p, uint32_t c, simtime_ps at, uint64_t w[PDES_PAYLOAD_WORDS]) {
+  simtime_ps d = p->tail > at ? p->tail - at : 0;
+  if (d > UINT32_MAX) d = UINT32_MAX; /* a 4 KB frame serialized below 8 Mb/s: tail clipped */
+  w[0] = (uint64_t)c | (uint64_t)p->qp << 32;
+  w[1] = (uint64_t)p->psn | (uint64_t)p->aux << 32;
+  w[2] = (uint64_t)p->ack | d << 32;
+  w[3] = (uint64_t)p->frame | (uint64_t)p->epoch << 16 | (uint64_t)p->kind << 32 |
+         (uint64_t)p->cls << 40 | (uint64_t)p->hop << 48 | (uint64_t)p->flags << 56;
+}
+
+static void unpack(net__pkt *p, const uint64_t w[PDES_PAYLOAD_WORDS], simtime_ps at) {
+  p->qp = (uint32_t)(w[0] >> 32);
+  p->psn = (uint32_t)w[1];
+  p->aux = (uint32_t)(w[1] >> 32);
+  p->ack = (uint32_t)w[2];
+  p->tail = at + (w[2] >> 32);
+  p->frame = (uint16_t)w[3];
+  p->epoch = (uint16_t)(w[3] >> 16);
+  p->kind = (uint8_t)(w[3] >> 32);
+  p->cls = (uint8_t)(w[3] >> 40);
+  p->hop = (uint8_t)(w[3] >> 48);
+  p->flags = (uint8_t)(w[3] >> 56);
+  p->next = NET__NONE;
+  p->in_ch = NET__NONE;
+}
+
+void net__par_arrival(net__be *n, uint32_t c, uint32_t i, simtime_ps at) {
+  uint64_t w[PDES_PAYLOAD_WORDS];
+  pack(net__pkt_at(n, i), c, at, w);
+  pdes_send(n->par->p, n->cold[c].src, n->ch[c].dst, at, K_ARRIVE, w);
+  net__pkt_free(n, i);
+}
+
+void net__par_wake(net__be *n, uint32_t c, simtime_ps at) {
+  uint64_t w[PDES_PAYLOAD_WORDS] = {c, 0, 0, 0};
+  uint32_t v = n->cold[c].src;
+  pdes_send(n->par->p, v, v, at, K_WAKE, w);
+}
+
+void net__par_pfc(net__be *n, uint32_t c, uint32_t cls, bool on, simtime_ps at) {
+  uint64_t w[PDES_PAYLOAD_WORDS] = {c, cls, on, 0};
+  pdes_send(n->par->p, n->ch[c].dst, n->cold[c].src, at, K_PFC, w);
+}
+
+void net__par_credit(net__be *n, uint32_t c, uint32_t cls, uint32_t bytes, simtime_ps at) {
+  uint64_t w[PDES_PAYLOAD_WORDS] = {c, cls, bytes, 0};
+  pdes_send(n->par->p, n->ch[c].dst, n->cold[c].src, at, K_CREDIT, w);
+}
+
+/* ---- handlers -------------------------------------------------------------------- */
+
+static void h_wake(pdes *p, const pdes_event *ev, void *model) {
+  (void)p;
+  net__be *n = model;
+  n->par_now = ev->time;
+  net__wake(n, (uint32_t)ev->payload[0]);
+}
+
+static void h_arrive(pdes *p, const pdes_event *ev, void *model) {
+  (void)p;
+  net__be *n = model;
+  n->par_now = ev->time;
+  uint32_t i = net__pkt_alloc(n);
+  unpack(net__pkt_at(n, i), ev->payload, ev->time);
+  net__arrive(n, (uint32_t)ev->payload[0], i);
+}
+
+static void h_pfc(pdes *p, const pdes_event *ev, void *model) {
+  (void)p;
+  net__be *n = model;
+  n->par_now = ev->time;
+  net__pfc_rx(n, (uint32_t)ev->payload[0], (uint32_t)ev->payload[1], ev->payload[2] != 0);
+}
+
+static void h_credit(pdes *p, const pdes_event *ev, void *model) {
+  (void)p;
+  net__be *n = model;
+  n->par_now = ev->time;
+  net__credit_rx(n, (uint32_t)ev->payload[0], (uint32_t)ev->payload[1], (uint32_t)ev->payload[2]);
+}
+
+/* ---- retransmission timers: one scan per source vertex --------------------------- */
+
+static uint32_t qp_vertex(const net__be *n, uint32_t qi) { return n->cold[n->qp[qi].path[0][0]].src; }
+
+static void scan_at(net__be *n, uint32_t v, simtime_ps at) {
+  n->par->arm[v].scan = 1;
+  pdes_send(n->par->p, v, v, at, K_SCAN, NULL);
+}
+
+void net__par_arm(net__be *n, uint32_t qi) {
+  uint32_t v = qp_vertex(n, qi);
+  par_arm *a = &n->par->arm[v];
+  if (a->n == a->cap) {
+    a->cap = a->cap ? 2 * a->cap : 8;
+    a->q = sim_realloc(a->q, a->cap * sizeof *a->q);
+  }
+  net__qp *q = &n->qp[qi];
+  q->armed = 1;
+  q->armed_pos = a->n;
+  a->q[a->n++] = qi;
+  if (!a->scan) scan_at(n, v, n->par_now + n->scan_period);
+}
+
+void net__par_disarm(net__be *n, uint32_t qi) {
+  par_arm *a = &n->par->arm[qp_vertex(n, qi)];
+  net__qp *q = &n->qp[qi];
+  uint32_t last = a->q[--a->n];
+  a->q[q->armed_pos] = last;
+  n->qp[last].armed_pos = q->armed_pos;
+  q->armed = 0; /* a pending scan finds nothing and stops */
+}
+
+static void h_scan(pdes *p, const pdes_event *ev, void *model) {
+  (void)p;
+  net__be *n = model;
+  simtime_ps now = n->par_now = ev->time;
+  uint32_t v = ev->dst;
+  par_arm *a = &n->par->arm[v];
+  a->scan = 0;
+  for (uint32_t j = 0; j < a->n;) { /* a queue pair in error leaves the set */
+    uint32_t qi = a->q[j];
+    net__qp *q = &n->qp[qi];
+    if (q->snd_una < q->snd_max && now >= q->last_progress + q->rto_cur) net__qp_timeout(n, qi, now);
+    if (j < a->n && a->q[j] == qi) j++;
+  }
+  if (a->n && !a->scan) scan_at(n, v, now + n->scan_period);
+}
+
+/* ---- queue pair ends and phases ------------------------------------------------- */
+
+void net__par_qp_end(net__be *n, uint32_t qi, const char *cause) {
+  net__par *r = n->par;
+  uint32_t k = 0;
+  if (cause) {
+    for (k = 1; k < sizeof causes / sizeof *causes; k++)
+      if (!strcmp(causes[k], cause)) break;
+    if (k == sizeof causes / sizeof *causes) k = 1;
+  }
+  const net__qp *q = &n->qp[qi];
+  uint64_t acked = (uint64_t)q->snd_una * n->mtu; /* what the sender knows arrived */
+  if (r->nends == r->ends_cap) sim_grow((void **)&r->ends, &r->ends_cap, r->nends + 1, sizeof *r->ends);
+  r->ends[r->nends++] = (par_end){.at = n->par_now, .qi = qi, .cause = k,
+                                  .delivered = cause ? (acked < q->bytes ? acked : q->bytes) : q->bytes};
+  pdes_reduce_add(r->p, 0, 1);
+}
+
+static int end_cmp(const void *a, const void *b) {
+  const par_end *x = a, *y = b;
+  if (x->at != y->at) return x->at < y->at ? -1 : 1;
+  return x->qi < y->qi ? -1 : x->qi > y->qi;
+}
+
+/* At a window boundary: the ends of every rank, in (time, queue pair) order,
+ * into the phases; a repetition that ended schedules its successor L after
+ * its last end, a global event the co-run must stop before. */
+static simtime_ps on_window(pdes *p, const uint64_t sum[PDES_REDUCE_WORDS],
+                            const uint64_t max[PDES_REDUCE_WORDS], void *model) {
+  (void)max;
+  net__be *n = model;
+  net__par *r = n->par;
+  if (sum[0] == 0) return SIM_TIME_MAX;
+  size_t bytes;
+  par_end *all = pdes_comm_allgather_bytes(r->ends, r->nends * sizeof *r->ends, &bytes);
+  size_t cnt = bytes / sizeof *all;
+  r->nends = 0;
+  qsort(all, cnt, sizeof *all, end_cmp);
+  for (size_t j = 0; j < cnt; j++) {
+    n->par_now = all[j].at;
+    if (net__phase_end(n, all[j].qi, all[j].at, causes[all[j].cause], all[j].delivered, r->lookahead)) {
+      simtime_ps g = all[j].at + r->lookahead;
+      if (g < r->stop) r->stop = g;
+      pdes_stop_before(p, g);
+    }
+  }
+  sim_free(all);
+  return SIM_TIME_MAX;
+}
+
+/* sim_set_coengine: run the packet events before `bound`, or before the
+ * first global event a phase's end scheduled. */
+static simtime_ps co_run(void *obj, simtime_ps bound) {
+  net__be *n = obj;
+  net__par *r = n->par;
+  r->stop = SIM_TIME_MAX;
+  pdes_run(r->p, bound == SIM_TIME_MAX ? SIM_TIME_MAX : bound - 1);
+  return r->stop < bound ? r->stop : bound;
+}
+
+/* ---- setup and results ------------------------------------------------------------ */
+
+int net__par_create(net__be *n, sim_error *err) {
+  const cfg_scenario *cfg = n->base.cfg;
+  if (cfg->fabric.routing == CFG_ROUTING_ADAPTIVE && cfg->fabric.adaptive.flowlet_gap) {
+    return sim_fail(err, SIM_ENOTSUP, "the parallel engine has no flowlet switching yet "
+                  "(fabric.adaptive.flowlet_gap); allowed: "
+                  "fabric.adaptive.flowlet_gap=0, or simulation.engine=sequential");
+  }
+  net__par *r = sim_calloc(1, sizeof *r);
+  n->par = r;
+  r->parallel = pdes_comm_launched() && pdes_comm_built();
+  if (r->parallel && pdes_comm_init(err) != SIM_OK) return err->code;
+  uint32_t nranks = r->parallel ? pdes_comm_size() : 1;
+  if (pdes_partition_fabric(&r->part, n->t, nranks, err) != SIM_OK) return err->code;
+  /* L: the smallest latency of a link a partition may cut (all but the
+   * zero-latency links inside a node), whatever the rank count */
+  simtime_ps L = SIM_TIME_MAX;
+  for (uint32_t l = 0; l < topo_link_count(n->t); l++) {
+    simtime_ps x = topo_link_at(n->t, l)->latency;
+    if (x > 0 && x < L) L = x;
+  }
+  if (L == SIM_TIME_MAX) L = SIM_PS_PER_US;
+  if (r->part.cut_links && r->part.lookahead_ps < L) {
+    return sim_fail(err, SIM_EINVAL, "the partition over %u ranks cuts a "
+                  "link of %llu ps latency, below the lookahead %llu ps", nranks,
+                  (unsigned long long)r->part.lookahead_ps, (unsigned long long)L);
+  }
+  r->lookahead = L;
+  static const pdes_fn handlers[K_COUNT] = {h_wake, h_arrive, h_pfc, h_credit, h_scan};
+  pdes_cfg pc = {.nlps = n->nv, .lp_rank = r->part.vertex_rank, .lookahead_ps = L,
+                 .handlers = handlers, .nhandlers = K_COUNT, .model = n,
+                 .parallel = r->parallel, .on_window = on_window};
+  if (pdes_create(&r->p, &pc, err) != SIM_OK) return err->code;
+  r->arm = sim_calloc(n->nv ? n->nv : 1, sizeof *r->arm);
+  n->vrng = sim_malloc((size_t)(n->nv ? n->nv : 1) * 3 * sizeof *n->vrng);
+  static const char *const kinds[3] = {"ecn", "route", "ber"};
+  for (uint32_t v = 0; v < n->nv; v++)
+    for (unsigned k = 0; k < 3; k++) {
+      char name[48];
+      snprintf(name, sizeof name, "net.v%u.%s", v, kinds[k]);
+      sim_rng_stream(n->base.sim, &n->vrng[(size_t)v * 3 + k], name);
+    }
+  sim_set_coengine(n->base.sim, co_run, n);
+  return SIM_OK;
+}
+
+void net__par_destroy(net__be *n) {
+  net__par *r = n->par;
+  if (!r) return;
+  if (r->arm)
+    for (uint32_t v = 0; v < n->nv; v++) sim_free(r->arm[v].q);
+  sim_free(r->arm);
+  sim_free(r->ends);
+  pdes_destroy(r->p);
+  pdes_partition_free(&r->part);
+  sim_free(n->vrng);
+  sim_free(r);
+  n->par = NULL;
+}
+
+/* Counters kept where the events ran are summed over the ranks (the
+ * largest ones: maxima); those kept by the global actions (transfers,
+ * bytes, failures, link sharing, FCT) are the same on every rank. */
+void net__par_stats(net__be *n, be_stats *st, net__ext *ext) {
+  uint64_t s[] = {st->packets, st->ecn_marks, st->cnps, st->pfc_pauses, st->pfc_paused, st->drops,
+                  st->retransmits, st->out_of_order, ext->pfc_storms, ext->headroom_drops,
+                  ext->acks, ext->nacks, ext->timeouts, ext->duplicates, ext->stale,
+                  ext->qp_errors, ext->link_drops, ext->ber_drops, ext->pkts_alloc,
+                  ext->inflight_max, 0};
+  enum { NS = sizeof s / sizeof *s };
+  pdes_stats ps;
+  pdes_stats_get(n->par->p, &ps);
+  s[NS - 1] = ps.events;
+  pdes_comm_allreduce_u64(s, NS, false);
+  uint64_t m[] = {st->max_queue_bytes};
+  pdes_comm_allreduce_u64(m, 1, true);
+  double u = st->link_utilization_max;
+  pdes_comm_allreduce_f64(&u, 1, true);
+  st->packets = s[0], st->ecn_marks = s[1], st->cnps = s[2], st->pfc_pauses = s[3];
+  st->pfc_paused = s[4], st->drops = s[5], st->retransmits = s[6], st->out_of_order = s[7];
+  ext->pfc_storms = s[8], ext->headroom_drops = s[9], ext->acks = s[10], ext->nacks = s[11];
+  ext->timeouts = s[12], ext->duplicates = s[13], ext->stale = s[14], ext->qp_errors = s[15];
+  ext->link_drops = s[16], ext->ber_drops = s[17], ext->pkts_alloc = s[18];
+  ext->inflight_max = s[19]; /* the sum of the ranks' maxima */
+  st->max_queue_bytes = m[0];
+  st->link_utilization_max = u;
+  sim_set_co_events(n->base.sim, s[NS - 1]);
+}

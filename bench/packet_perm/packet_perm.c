@@ -9,6 +9,11 @@
  * Prints wall and CPU seconds (the machine is shared: CPU time is what
  * fabsim costs, wall time also counts waiting for a core) (setup, simulation), peak RSS, simulated time, FCT
  * mean/p50/p99/max, packets and events, and their rates per wall second.
+ *
+ * --engine parallel runs the packet fidelity on the parallel engine
+ * (src/net/par.c): its sequential mode alone, over the ranks under mpirun
+ * (rank 0 prints; the partition, windows, events per rank and the share of
+ * time in synchronization are added).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -17,6 +22,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "fabsim/pdes.h"
 #include "net/net_internal.h"
 
 static double now_s(void) {
@@ -42,6 +48,7 @@ static void usage(void) {
   fprintf(stderr,
           "usage: bench_packet_perm [--radix K] [--rate Gbps] [--bytes B] [--transport T]\n"
           "                         [--routing R] [--cc dcqcn|none] [--latency 1us] [--set KEY=V]...\n"
+          "                         [--engine sequential|parallel]\n"
           "  defaults: --radix 8 --rate 400 --bytes 2000000 --transport roce --routing ecmp\n"
           "            --cc dcqcn --latency 1us (3 tiers; one GPU and NIC per node)\n");
 }
@@ -49,7 +56,7 @@ static void usage(void) {
 int main(int argc, char **argv) {
   uint64_t radix = 8, rate = 400, bytes = 2000000;
   const char *transport = "roce", *routing = "ecmp", *cc = "dcqcn", *latency = "1us";
-  const char *extra[16];
+  const char *extra[16], *engine = "sequential";
   int nextra = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -62,6 +69,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--cc")) cc = v;
     else if (!strcmp(a, "--latency")) latency = v;
     else if (!strcmp(a, "--set") && nextra < 16) extra[nextra++] = v;
+    else if (!strcmp(a, "--engine")) engine = v;
     else { usage(); return 2; }
     i++;
   }
@@ -78,7 +86,10 @@ int main(int argc, char **argv) {
   const char *sets[32] = {s_nodes, "cluster.gpus_per_node=1", "cluster.nic.per_node=1",
                           "fabric.tiers=3", s_radix, s_link, s_nic, s_tr, s_ro, s_cc, s_lat,
                           "simulation.fidelity=packet"};
-  int nsets = 12;
+  bool par = !strcmp(engine, "parallel");
+  if (!par && strcmp(engine, "sequential")) { usage(); return 2; }
+  sets[12] = par ? "simulation.engine=parallel" : "simulation.engine=sequential";
+  int nsets = 13;
   for (int i = 0; i < nextra; i++) sets[nsets++] = extra[i];
 
   double t0 = now_s();
@@ -105,7 +116,13 @@ int main(int argc, char **argv) {
     x[i] = (be_xfer){.src_gpu = i, .dst_gpu = dst[i], .bytes = bytes,
                      .flow_hash = sim_hash_u64((uint64_t)i << 32 | dst[i])};
   sim_ctx *sim = sim_create(cfg.simulation.seed);
-  be_backend *b = be_packet_create(sim, t, &cfg);
+  be_backend *b = par ? be_packet_create_parallel(sim, t, &cfg, &err) : be_packet_create(sim, t, &cfg);
+  if (!b) {
+    fprintf(stderr, "%s\n", err.msg);
+    return 2;
+  }
+  bool rank0 = !par || pdes_comm_rank() == 0;
+  if (!rank0 && !freopen("/dev/null", "w", stdout)) return 3;
   double t1 = now_s(), c1 = cpu_s();
   be_submit_phase(b, x, n, 1, NULL, NULL);
   /* run in 1 us slices to sample the event queue's size; the horizon is
@@ -114,7 +131,8 @@ int main(int argc, char **argv) {
   uint64_t events = 0;
   size_t pending_max = 0;
   simtime_ps horizon = 0;
-  while (sim_pending(sim) > 0) {
+  if (par) events = ev_run(sim, SIM_TIME_MAX); /* the engine runs as ev.c's co-engine */
+  while (!par && sim_pending(sim) > 0) {
     horizon += SIM_PS_PER_US;
     events += ev_run(sim, horizon);
     if (sim_pending(sim) > pending_max) pending_max = sim_pending(sim);
@@ -124,6 +142,11 @@ int main(int argc, char **argv) {
   b->ops->stats(b, &st);
   net__ext ext;
   net__ext_stats(b, &ext);
+  be_parallel_info pi = {0};
+  if (par) {
+    be_parallel_info_get(b, &pi);
+    events = sim_events(sim); /* this context's and the engine's, all ranks */
+  }
   double wall = t2 - t1;
   printf("packet_perm: radix %" PRIu64 ", %u hosts, %" PRIu64 " Gb/s, %s latency, %s, %s, cc %s, "
          "%" PRIu64 " bytes per flow\n",
@@ -144,6 +167,16 @@ int main(int argc, char **argv) {
          " (%.1f us paused), drops %" PRIu64 ", max queue %" PRIu64 " B, link utilization max %.3f\n",
          st.ecn_marks, st.cnps, st.pfc_pauses, sim_ps_to_s(st.pfc_paused) * 1e6, st.drops,
          st.max_queue_bytes, st.link_utilization_max);
+  if (par)
+    printf("  parallel      %u rank%s (%s), %" PRIu64 " of %" PRIu64 " links cut, lookahead %.0f ns, "
+           "%" PRIu64 " windows, %.1f%% of events crossed ranks; busiest rank %" PRIu64
+           " events, %.3f s in the engine of which %.3f s synchronizing: %.2f M events/s per rank "
+           "outside synchronization\n",
+           pi.ranks, pi.ranks == 1 ? "" : "s", pi.scheme, pi.cut_links, pi.links,
+           (double)pi.lookahead / SIM_PS_PER_NS, pi.windows,
+           pi.events ? 100.0 * (double)pi.sent_remote / (double)pi.events : 0.0, pi.events_max,
+           pi.wall_max, pi.sync_max,
+           pi.wall_max > pi.sync_max ? (double)pi.events_max / (pi.wall_max - pi.sync_max) / 1e6 : 0.0);
   printf("  memory        packet pool %" PRIu64 " (most alive %" PRIu64 "), events pending at most %zu, "
          "max link sharing %u\n",
          ext.pkts_alloc, ext.inflight_max, pending_max, st.max_link_sharing);
@@ -154,5 +187,6 @@ int main(int argc, char **argv) {
   sim_free(dst);
   topo_free(t);
   cfg_free(&cfg, doc);
+  if (par && pdes_comm_launched() && pdes_comm_built()) pdes_comm_finalize();
   return rc;
 }

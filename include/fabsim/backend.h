@@ -145,6 +145,21 @@ be_backend *be_packet_create_parallel(sim_ctx *sim, const topo *t, const cfg_sce
                                       sim_error *err);
 /* Does the scenario run the packet fidelity on the parallel engine? */
 bool be_packet_parallel(const cfg_scenario *cfg);
+/* How a run on the parallel engine went: the partition and the engine's
+ * work and waiting over the ranks (wall clock: not part of the results). */
+typedef struct be_parallel_info {
+  uint32_t ranks;
+  const char *scheme;          /* pdes_partition.scheme */
+  uint64_t links, cut_links;
+  simtime_ps lookahead;
+  uint64_t windows;
+  uint64_t events, events_max; /* all ranks; the busiest rank */
+  uint64_t sent_remote;        /* events that crossed ranks */
+  double wall_max, sync_max;   /* seconds in the engine, of which in synchronization, slowest rank */
+} be_parallel_info;
+/* A collective over the ranks; false (and nothing filled) when b is not the
+ * packet fidelity on the parallel engine. */
+bool be_parallel_info_get(const be_backend *b, be_parallel_info *out);
 
 #ifdef __cplusplus
 }

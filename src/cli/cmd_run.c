@@ -70,6 +70,7 @@ typedef struct run_result {
   double pair_latency_s; /* traffic pattern pair: zero-byte one-way latency */
   json_t *log;           /* the summary's "events": [{at_s, component, kind, detail}] */
   json_t *power;         /* collective and traffic runs; training adds its own */
+  be_parallel_info par;  /* the parallel engine's partition and effort; ranks 0: not on it */
 } run_result;
 
 /* A counter the fidelity observed, or null: the analytic and flow models have
@@ -156,6 +157,20 @@ static json_t *summary_json(const cli_args *a, const cfg_scenario *cfg, const to
   json_object_set_new(sim, "events", json_integer((json_int_t)r->events));
   json_object_set_new(sim, "sim_time_s", json_real(r->sim_time_s));
   json_object_set_new(sim, "wall_s", json_real(r->wall_s)); /* the only wall-clock field */
+  if (r->par.ranks) { /* how it ran: varies with the rank count, the results do not */
+    const be_parallel_info *p = &r->par;
+    json_t *j = json_object();
+    json_object_set_new(j, "ranks", json_integer(p->ranks));
+    json_object_set_new(j, "partition", json_string(p->scheme));
+    json_object_set_new(j, "cut_links", json_integer((json_int_t)p->cut_links));
+    json_object_set_new(j, "lookahead_ns", json_real((double)p->lookahead / SIM_PS_PER_NS));
+    json_object_set_new(j, "windows", json_integer((json_int_t)p->windows));
+    json_object_set_new(j, "events_busiest_rank", json_integer((json_int_t)p->events_max));
+    json_object_set_new(j, "crossing_frac", json_real(p->events ? (double)p->sent_remote / (double)p->events : 0));
+    json_object_set_new(j, "engine_wall_s", json_real(p->wall_max));
+    json_object_set_new(j, "sync_wall_s", json_real(p->sync_max));
+    json_object_set_new(sim, "parallel", j);
+  }
   json_object_set_new(o, "sim", sim);
   return o;
 }
@@ -243,6 +258,16 @@ static void print_summary(const cfg_scenario *cfg, const topo *t, const run_resu
   }
   printf("sim          %s events, %s transfers, wall %.3f s\n", out_fmt_count(a, sizeof a, r->events),
          out_fmt_count(b, sizeof b, r->net.transfers), r->wall_s);
+  if (r->par.ranks) {
+    const be_parallel_info *p = &r->par;
+    printf("parallel     %u rank%s (%s), %s of %s links cut, lookahead %g ns, %s windows, "
+           "%.1f%% of events crossed ranks, %.0f%% of the engine's time in synchronization\n",
+           p->ranks, p->ranks == 1 ? "" : "s", p->scheme, out_fmt_count(a, sizeof a, p->cut_links),
+           out_fmt_count(b, sizeof b, p->links), (double)p->lookahead / SIM_PS_PER_NS,
+           out_fmt_count(c, sizeof c, p->windows),
+           p->events ? 100.0 * (double)p->sent_remote / (double)p->events : 0.0,
+           p->wall_max > 0 ? 100.0 * p->sync_max / p->wall_max : 0.0);
+  }
   if (written)
     printf("written      %s/: summary.json, scenario.yaml, timeseries.csv, events.csv%s%s\n", written,
            cfg->output.report ? ", report.html" : "",
@@ -310,6 +335,7 @@ int cli_cmd_run(int argc, char **argv) {
     rc = CLI_BAD_INPUT;
     goto done;
   }
+  be_backend *inner = be; /* before the telemetry tap wraps it */
   if (cli_run_output_begin(&ro, &be, &cfg, doc, t, &err) != SIM_OK) { /* telemetry tap */
     cli_error(err.msg);
     rc = err.code == SIM_ECONFIG ? CLI_BAD_INPUT : CLI_FAILED;
@@ -413,6 +439,7 @@ int cli_cmd_run(int argc, char **argv) {
   if (r.exec.plan) coll_result_of(&r.exec, &r.res);
   be->ops->stats(be, &r.net);   /* the parallel engine: collectives, then */
   net_tel_gather(ro.packet, sim_now(sim)); /* only rank 0 writes */
+  be_parallel_info_get(inner, &r.par);
   r.events = sim_events(sim);
   r.sim_time_s = sim_ps_to_s(sim_now(sim));
   r.wall_s = wall_now() - t0;

@@ -120,6 +120,7 @@ void sim_set_coengine(sim_ctx *sim, sim_co_fn fn, void *obj) {
 }
 
 void sim_set_co_events(sim_ctx *sim, uint64_t n) { sim->co_events = n; }
+bool sim_has_coengine(const sim_ctx *sim) { return sim->co != NULL; }
 size_t sim_pending(const sim_ctx *sim) {
   return sim->pending - sim->cancelled - (sim->top_pending ? 1 : 0);
 }

@@ -355,3 +355,21 @@ void net__par_stats(net__be *n, be_stats *st, net__ext *ext) {
   st->link_utilization_max = u;
   sim_set_co_events(n->base.sim, s[NS - 1]);
 }
+
+bool be_parallel_info_get(const be_backend *b, be_parallel_info *out) {
+  if (!b || strcmp(b->ops->name, "packet") != 0 || !((const net__be *)b)->par) return false;
+  const net__par *r = ((const net__be *)b)->par;
+  pdes_stats ps;
+  pdes_stats_get(r->p, &ps);
+  uint64_t sum[2] = {ps.events, ps.sent_remote}, mx[1] = {ps.events};
+  double t[2] = {ps.wall_s, ps.sync_s};
+  pdes_comm_allreduce_u64(sum, 2, false);
+  pdes_comm_allreduce_u64(mx, 1, true);
+  pdes_comm_allreduce_f64(t, 2, true);
+  *out = (be_parallel_info){.ranks = pdes_nranks(r->p), .scheme = r->part.scheme,
+                            .links = r->part.links, .cut_links = r->part.cut_links,
+                            .lookahead = r->lookahead, .windows = ps.windows, .events = sum[0],
+                            .events_max = mx[0], .sent_remote = sum[1], .wall_max = t[0],
+                            .sync_max = t[1]};
+  return true;
+}

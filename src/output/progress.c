@@ -4,6 +4,9 @@
  * that each takes at most about 0.2 s of wall time; between slices the line is
  * redrawn and the stop flag read. Events run in exactly the order one
  * ev_run(SIM_TIME_MAX) would run them, so results do not depend on slicing.
+ * (Under mpirun the ranks slice differently, each by its own clock: the
+ * parallel engine's results do not depend on where its runs stop, only its
+ * window count does; docs/parallel.md, section 7.2.)
  *
  * The signal handler only stores to a sig_atomic_t; it is installed for the
  * run and the previous disposition restored after. A second Ctrl-C while
@@ -96,8 +99,11 @@ int out_progress_run(sim_ctx *sim, out_progress *p) {
       drawn = true;
     }
   }
-  if (drawn) draw(p, sim, out_wall_now(), rate, true);
   bool stopped = stop_requested && sim_pending(sim) > 0;
+  /* a co-engine's events after the last of this context's (late credits,
+   * PFC RESUMEs): its end is known only to itself, on every MPI rank alike */
+  if (!stopped && sim_has_coengine(sim)) ev_run(sim, SIM_TIME_MAX);
+  if (drawn) draw(p, sim, out_wall_now(), rate, true);
   sigaction(SIGINT, &old_int, NULL);
   sigaction(SIGTERM, &old_term, NULL);
   stop_requested = 0;

@@ -2,10 +2,11 @@
 # fabsim run at the packet fidelity on the parallel engine: under mpirun with
 # 1, 2 and 4 ranks every output (summary.json, timeseries.csv, events.csv)
 # equals the engine's sequential mode (simulation.engine=parallel without
-# mpirun), wall clock aside: the identity of docs/parallel.md, section 7.
+# mpirun), wall clock and sim.parallel (the partition, the engine's effort) aside: the identity of docs/parallel.md, section 7.
 # The cases load what can cross ranks: InfiniBand credits, PFC pauses and
 # ECN marks with DCQCN, drops, NACKs and timeouts on lossy Ethernet with
-# packet spraying, and a multi-plane all-to-all through NVLink. Then the
+# packet spraying, a multi-plane all-to-all through NVLink, and a 64-GPU
+# data-parallel training step (the executor on the global context). Then the
 # parallel engine against the sequential one (ev.c): close, not equal.
 # Args: FABSIM SRC MPIEXEC (CTest sets Open MPI's oversubscription)
 MPIEXEC=$3
@@ -25,16 +26,20 @@ CASE[eth-spray]="${TIER3[*]} --set cluster.nodes=128 --set fabric.transport=ethe
   --set workload.traffic.pattern=permutation --set workload.traffic.size=256KB"
 CASE[8plane-a2a]="--set cluster.nodes=2 --set workload.collective.op=alltoall
   --set workload.collective.size=8MiB"
+CASE[dp-train]="--set output.sample_interval=1ms"
+declare -A SCEN
+for c in ib-ring roce-incast eth-spray; do SCEN[$c]=$SRC/examples/default.yaml; done
+SCEN[8plane-a2a]=$SRC/examples/deepseek-8plane.yaml
+SCEN[dp-train]=$SRC/examples/dense-7b-64gpu.yaml
 
 # the engine's sequential mode (no MPI), then 1, 2 and 4 ranks
 same() { # same DIR-A DIR-B: summary (wall clock and arguments aside), series, events
-  diff <(jq -S 'del(.sim.wall_s, .scenario)' "$1/summary.json") \
-       <(jq -S 'del(.sim.wall_s, .scenario)' "$2/summary.json") >/dev/null &&
+  diff <(jq -S 'del(.sim.wall_s, .sim.parallel, .scenario)' "$1/summary.json") \
+       <(jq -S 'del(.sim.wall_s, .sim.parallel, .scenario)' "$2/summary.json") >/dev/null &&
     cmp -s "$1/timeseries.csv" "$2/timeseries.csv" && cmp -s "$1/events.csv" "$2/events.csv"
 }
-for c in ib-ring roce-incast eth-spray 8plane-a2a; do
-  scen=$SRC/examples/default.yaml
-  [ "$c" = 8plane-a2a ] && scen=$SRC/examples/deepseek-8plane.yaml
+for c in ib-ring roce-incast eth-spray 8plane-a2a dp-train; do
+  scen=${SCEN[$c]}
   # shellcheck disable=SC2086
   expect_exit 0 "$FABSIM" run "$scen" "${COMMON[@]}" ${CASE[$c]} --set simulation.engine=parallel \
     --set output.dir=$c-seq --quiet
@@ -43,20 +48,20 @@ for c in ib-ring roce-incast eth-spray 8plane-a2a; do
     expect_exit 0 "$MPIEXEC" -np $np "$FABSIM" run "$scen" "${COMMON[@]}" ${CASE[$c]} \
       --set output.dir=$c-np$np --quiet
     same $c-seq $c-np$np && pass || fail "$c: $np ranks differ from the sequential mode:
-$(diff <(jq -S 'del(.sim.wall_s, .scenario)' $c-seq/summary.json) \
-       <(jq -S 'del(.sim.wall_s, .scenario)' $c-np$np/summary.json) | head -20)"
+$(diff <(jq -S 'del(.sim.wall_s, .sim.parallel, .scenario)' $c-seq/summary.json) \
+       <(jq -S 'del(.sim.wall_s, .sim.parallel, .scenario)' $c-np$np/summary.json) | head -20)"
   done
 done
 # the cases load what they are meant to
 expect_json roce-incast-seq/summary.json '.network.pfc_pauses > 0 and .network.ecn_marks > 0 and .network.cnps > 0'
 expect_json eth-spray-seq/summary.json '.network.drops > 0 and .network.retransmits > 0'
 expect_json 8plane-a2a-seq/summary.json '.network.transfers > 0'
+expect_json dp-train-seq/summary.json '.step.time_s > 0 and .step.exposed_comm_s > 0'
 
 # against the sequential engine: a phase boundary costs one lookahead (100 ns)
 # more on the parallel engine, and same-picosecond ties may differ
 for c in ib-ring roce-incast 8plane-a2a; do
-  scen=$SRC/examples/default.yaml
-  [ "$c" = 8plane-a2a ] && scen=$SRC/examples/deepseek-8plane.yaml
+  scen=${SCEN[$c]}
   # shellcheck disable=SC2086
   expect_exit 0 "$FABSIM" run "$scen" "${COMMON[@]}" ${CASE[$c]} --set output.dir=$c-ev --quiet
   a=$(jq '[.collectives[]?.time_s, .network.fct_us.p99] | map(select(. != null)) | .[0]' $c-ev/summary.json)

@@ -300,8 +300,7 @@ int cli_cmd_run(int argc, char **argv) {
   cli_run_output ro = {0};
   bool complete = true;
   sim_error err = {0};
-  int rc = cli_parse(&a, argc, argv, "jq", run_help);
-  if (rc != CLI_OK) goto out;
+  memset(&a, 0, sizeof a);
   /* Under mpirun every rank runs this function; rank 0 alone speaks and
    * writes. One simulation over the ranks is the packet fidelity on the
    * parallel engine; anything else would be N copies of one run. */
@@ -309,13 +308,18 @@ int cli_cmd_run(int argc, char **argv) {
   if (mpi) {
     if (pdes_comm_init(&err) != SIM_OK) {
       cli_error(err.msg);
-      rc = CLI_FAILED;
-      goto out;
+      pdes_comm_finalize();
+      return CLI_FAILED;
     }
     if (pdes_comm_rank() != 0) { /* quiet: rank 0 says everything */
-      if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr)) rc = CLI_FAILED;
+      if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr)) {
+        pdes_comm_finalize();
+        return CLI_FAILED;
+      }
     }
   }
+  int rc = cli_parse(&a, argc, argv, "jq", run_help);
+  if (rc != CLI_OK) goto out;
   double t0 = wall_now();
   if ((rc = cli_load(&a, &cfg, &doc, &t)) != CLI_OK) goto out;
   if (mpi_ranks() > 1 && !be_packet_parallel(&cfg)) {
@@ -344,13 +348,6 @@ int cli_cmd_run(int argc, char **argv) {
   /* faults (fabsim/fault.h): scheduled before the workload submits anything;
    * a training job plays its GPU faults itself (run_training.c) */
   if (flt_resolve(&faults, &nfaults, t, &cfg, doc, &err) != SIM_OK) {
-    cli_error(err.msg);
-    rc = CLI_BAD_INPUT;
-    goto done;
-  }
-  if (nfaults && be_packet_parallel(&cfg)) {
-    cfg_fail_at(doc, "faults", &err, "faults inside a run are not on the parallel engine yet; "
-                "allowed: no faults, or simulation.engine=sequential (one process)");
     cli_error(err.msg);
     rc = CLI_BAD_INPUT;
     goto done;

@@ -159,6 +159,7 @@ static void setup_channels(net__be *n, const cfg_scenario *cfg) {
     }
     ch->wake_at = SIM_TIME_MAX;
     ch->qp_head = NET__NONE;
+    cd->down_at = SIM_TIME_MAX;
     /* headroom of the input port (PFC) at the destination switch */
     if (ch->fc == NET__FC_PFC) {
       uint64_t h = bytes_in(3 * cd->prop + d->latency, cd->bps) + 2ull * max_wire;

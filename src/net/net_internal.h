@@ -188,6 +188,8 @@ typedef struct net__cold {
   uint32_t loss_wire;    /* (down: net__chan.lflags & NET__L_DOWN) */
   uint32_t run_max;      /* deepest queue before the sampler's last reset of max_bytes */
   simtime_ps paused_since[NET__CLASSES];
+  simtime_ps down_at;    /* par: when the link last went down (SIM_TIME_MAX: never); the
+                          * receiving end loses what was on the wire then */
 } net__cold;
 
 typedef struct net__vert {
@@ -241,6 +243,8 @@ typedef struct net__qp {
   uint64_t *ooo;           /* received beyond rcv_nxt (selective), lazily allocated */
   simtime_ps last_cnp;
   net__flowlet *fl;        /* [2][TOPO_MAX_PATH], adaptive routing with flowlets only */
+  uint32_t fl_stamp;       /* flowlet state resets so far (kept across reuse of the id):
+                            * par keeps flowlets per (switch, queue pair) stamped with it */
 } net__qp;
 
 /* What every hop needs of a queue pair, packed (32 bytes, two per line):
@@ -369,6 +373,8 @@ typedef struct net__be {
   net__par *par;
   sim_rng *vrng;           /* par: [vertex * 3 + NET__RNG_*], one stream per vertex */
   simtime_ps par_now;      /* par: the time of the event or global action running */
+  bool par_in_lp;          /* par: an LP's event is running (else a global action, every rank) */
+  const uint32_t *par_rcv; /* par, during a reroute: every queue pair's receiver's next PSN */
 } net__be;
 
 enum { NET__RNG_ECN, NET__RNG_ROUTE, NET__RNG_BER };
@@ -450,6 +456,10 @@ void net__par_wake(net__be *n, uint32_t c, simtime_ps at);
 void net__par_arrival(net__be *n, uint32_t c, uint32_t i, simtime_ps at);
 void net__par_pfc(net__be *n, uint32_t c, uint32_t cls, bool on, simtime_ps at);
 void net__par_credit(net__be *n, uint32_t c, uint32_t cls, uint32_t bytes, simtime_ps at);
+/* The flowlet state of switch v for queue pair qi in direction dir (par:
+ * per switch, as a switch's own table; the sequential engine keeps one per
+ * hop of the path). */
+net__flowlet *net__par_flowlet(net__be *n, uint32_t v, uint32_t qi, unsigned dir);
 /* Retransmission timers per source vertex. */
 void net__par_arm(net__be *n, uint32_t qi);
 void net__par_disarm(net__be *n, uint32_t qi);

@@ -25,8 +25,14 @@
  *   the next repetition or phase starts L after the last end, which every
  *   rank can then see: a phase boundary costs L (100 ns on the default
  *   fabric) more than on the sequential engine.
- *   Faults inside a run, flowlet switching and the training workload are
- *   not on this engine yet (refused with a message).
+ *   Faults are global events like the rest of the workload: a link's state
+ *   changes at both of its ends at once (each rank its own end), and the
+ *   receiving end finds a packet lost when the link went down while it was
+ *   on the wire (net__cold.down_at); a reroute is the same computation on
+ *   every rank, its failures settled at once, with the bytes each receiver
+ *   holds gathered over the ranks. Flowlets are per (switch, queue pair,
+ *   direction), each switch's own table (the sequential engine keeps one
+ *   entry per hop of the path, shared by the switches at that hop).
  *
  * Cost: an event per packet per hop (the sequential engine's per-link
  * flight ring is not used), one per credit return on credit links; the
@@ -60,12 +66,23 @@ typedef struct par_end {
 
 static const char *const causes[] = {NULL, "retry limit", "no route"};
 
+/* A switch's flowlet entry for a queue pair and direction: open addressing
+ * over this rank's switches (a key holds the vertex, so a rank's table
+ * holds its own switches' entries only). */
+typedef struct par_flow {
+  uint64_t key;   /* vertex << 33 | queue pair << 1 | dir, + 1; 0: empty */
+  uint32_t stamp; /* the queue pair's fl_stamp when written */
+  net__flowlet f;
+} par_flow;
+
 struct net__par {
   pdes *p;
   pdes_partition part;
   simtime_ps lookahead;
   simtime_ps stop;     /* the earliest global event the hook scheduled in this co-run */
   par_arm *arm;        /* per vertex */
+  par_flow *flows;     /* flowlets; capacity a power of two */
+  size_t nflows, flows_cap;
   par_end *ends;       /* this rank's, since the last window boundary */
   size_t nends, ends_cap;
   bool parallel;
@@ -132,30 +149,50 @@ static void h_wake(pdes *p, const pdes_event *ev, void *model) {
   (void)p;
   net__be *n = model;
   n->par_now = ev->time;
+  n->par_in_lp = true;
   net__wake(n, (uint32_t)ev->payload[0]);
+  n->par_in_lp = false;
 }
 
 static void h_arrive(pdes *p, const pdes_event *ev, void *model) {
   (void)p;
   net__be *n = model;
   n->par_now = ev->time;
-  uint32_t i = net__pkt_alloc(n);
-  unpack(net__pkt_at(n, i), ev->payload, ev->time);
-  net__arrive(n, (uint32_t)ev->payload[0], i);
+  uint32_t i = net__pkt_alloc(n), c = (uint32_t)ev->payload[0];
+  net__pkt *pk = net__pkt_at(n, i);
+  unpack(pk, ev->payload, ev->time);
+  net__cold *cd = &n->cold[c];
+  if (cd->down_at <= ev->time && !(pk->flags & NET__F_LOST)) {
+    /* was it on the wire when the link went down? (serialization start to arrival) */
+    simtime_ps end = pk->tail - n->ch[c].lat, ser = sim_serialization_ps(pk->frame + n->pre, cd->bps);
+    if ((end > ser ? end - ser : 0) < cd->down_at) {
+      pk->flags |= NET__F_LOST;
+      n->ext.link_drops++;
+      cd->drops++;
+      n->st.drops++;
+    }
+  }
+  n->par_in_lp = true;
+  net__arrive(n, c, i);
+  n->par_in_lp = false;
 }
 
 static void h_pfc(pdes *p, const pdes_event *ev, void *model) {
   (void)p;
   net__be *n = model;
   n->par_now = ev->time;
+  n->par_in_lp = true;
   net__pfc_rx(n, (uint32_t)ev->payload[0], (uint32_t)ev->payload[1], ev->payload[2] != 0);
+  n->par_in_lp = false;
 }
 
 static void h_credit(pdes *p, const pdes_event *ev, void *model) {
   (void)p;
   net__be *n = model;
   n->par_now = ev->time;
+  n->par_in_lp = true;
   net__credit_rx(n, (uint32_t)ev->payload[0], (uint32_t)ev->payload[1], (uint32_t)ev->payload[2]);
+  n->par_in_lp = false;
 }
 
 /* ---- retransmission timers: one scan per source vertex --------------------------- */
@@ -197,13 +234,41 @@ static void h_scan(pdes *p, const pdes_event *ev, void *model) {
   uint32_t v = ev->dst;
   par_arm *a = &n->par->arm[v];
   a->scan = 0;
+  n->par_in_lp = true;
   for (uint32_t j = 0; j < a->n;) { /* a queue pair in error leaves the set */
     uint32_t qi = a->q[j];
     net__qp *q = &n->qp[qi];
     if (q->snd_una < q->snd_max && now >= q->last_progress + q->rto_cur) net__qp_timeout(n, qi, now);
     if (j < a->n && a->q[j] == qi) j++;
   }
+  n->par_in_lp = false;
   if (a->n && !a->scan) scan_at(n, v, now + n->scan_period);
+}
+
+/* ---- flowlets ------------------------------------------------------------------ */
+
+static par_flow *flow_slot(par_flow *t, size_t cap, uint64_t key) {
+  for (size_t i = sim_hash_u64(key) & (cap - 1);; i = (i + 1) & (cap - 1))
+    if (t[i].key == key || t[i].key == 0) return &t[i];
+}
+
+net__flowlet *net__par_flowlet(net__be *n, uint32_t v, uint32_t qi, unsigned dir) {
+  net__par *r = n->par;
+  if (2 * (r->nflows + 1) > r->flows_cap) { /* grow at half full */
+    size_t cap = r->flows_cap ? 2 * r->flows_cap : 1024;
+    par_flow *t = sim_calloc(cap, sizeof *t);
+    for (size_t i = 0; i < r->flows_cap; i++)
+      if (r->flows[i].key) *flow_slot(t, cap, r->flows[i].key) = r->flows[i];
+    sim_free(r->flows);
+    r->flows = t;
+    r->flows_cap = cap;
+  }
+  uint64_t key = ((uint64_t)v << 33 | (uint64_t)qi << 1 | dir) + 1;
+  par_flow *e = flow_slot(r->flows, r->flows_cap, key);
+  uint32_t stamp = n->qp[qi].fl_stamp;
+  if (e->key == 0) r->nflows++;
+  if (e->key == 0 || e->stamp != stamp) *e = (par_flow){key, stamp, {0, NET__NONE}};
+  return &e->f;
 }
 
 /* ---- queue pair ends and phases ------------------------------------------------- */
@@ -269,12 +334,6 @@ static simtime_ps co_run(void *obj, simtime_ps bound) {
 /* ---- setup and results ------------------------------------------------------------ */
 
 int net__par_create(net__be *n, sim_error *err) {
-  const cfg_scenario *cfg = n->base.cfg;
-  if (cfg->fabric.routing == CFG_ROUTING_ADAPTIVE && cfg->fabric.adaptive.flowlet_gap) {
-    return sim_fail(err, SIM_ENOTSUP, "the parallel engine has no flowlet switching yet "
-                  "(fabric.adaptive.flowlet_gap); allowed: "
-                  "fabric.adaptive.flowlet_gap=0, or simulation.engine=sequential");
-  }
   net__par *r = sim_calloc(1, sizeof *r);
   n->par = r;
   r->parallel = pdes_comm_launched() && pdes_comm_built();
@@ -320,6 +379,7 @@ void net__par_destroy(net__be *n) {
     for (uint32_t v = 0; v < n->nv; v++) sim_free(r->arm[v].q);
   sim_free(r->arm);
   sim_free(r->ends);
+  sim_free(r->flows);
   pdes_destroy(r->p);
   pdes_partition_free(&r->part);
   sim_free(n->vrng);

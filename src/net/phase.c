@@ -27,6 +27,7 @@
 #include <assert.h>
 #include <string.h>
 
+#include "fabsim/pdes.h"
 #include "net/net_internal.h"
 
 static void on_rep_end(sim_ctx *sim, void *obj, uint64_t arg);
@@ -68,7 +69,9 @@ static uint32_t qp_alloc(net__be *n) {
   uint32_t rtx_cap = q->rtx_cap, gen = q->gen;
   uint16_t epoch = q->epoch; /* never reused while its packets may be in flight */
   net__flowlet *fl = q->fl;
+  uint32_t fl_stamp = q->fl_stamp;
   memset(q, 0, sizeof *q);
+  q->fl_stamp = fl_stamp;
   q->rtx = rtx;
   q->rtx_cap = rtx_cap;
   q->gen = gen;
@@ -169,17 +172,19 @@ bool net__phase_end(net__be *n, uint32_t qi, simtime_ps at, const char *cause,
   return true;
 }
 
-static uint64_t bytes_delivered(const net__be *n, const net__qp *q) {
-  if (q->rcv_nxt >= q->npkts) return q->bytes;
-  return (uint64_t)q->rcv_nxt * n->mtu;
+static uint64_t bytes_delivered(const net__be *n, uint32_t qi) {
+  const net__qp *q = &n->qp[qi];
+  uint32_t rcv = n->par_rcv ? n->par_rcv[qi] : q->rcv_nxt; /* par: the receiver's rank's */
+  if (rcv >= q->npkts) return q->bytes;
+  return (uint64_t)rcv * n->mtu;
 }
 
 void net__qp_fail(net__be *n, uint32_t qi, const char *cause) {
   net__qp *q = &n->qp[qi];
   if (q->done) return;
   net__qp_stop(n, qi);
-  if (n->par) net__par_qp_end(n, qi, cause); /* at its sender: the rest at the window's end */
-  else net__phase_end(n, qi, sim_now(n->base.sim), cause, bytes_delivered(n, q), 0);
+  if (n->par && n->par_in_lp) net__par_qp_end(n, qi, cause); /* at its sender: the rest at the window's end */
+  else net__phase_end(n, qi, net__now(n), cause, bytes_delivered(n, qi), 0); /* par: every rank at once */
 }
 
 static void on_rep_end(sim_ctx *sim, void *obj, uint64_t arg) {
@@ -250,6 +255,7 @@ static uint32_t qp_setup(net__be *n, uint32_t pid, size_t i, const uint8_t len[2
   if (n->flowlet_gap && !q->fl) q->fl = sim_malloc(2 * TOPO_MAX_PATH * sizeof *q->fl);
   if (q->fl)
     for (uint32_t j = 0; j < 2 * TOPO_MAX_PATH; j++) q->fl[j] = (net__flowlet){0, NET__NONE};
+  q->fl_stamp++;
   return qi;
 }
 
@@ -351,16 +357,19 @@ static void reroute_one(net__be *n, uint32_t pid, size_t i, simtime_ps now) {
   q->max_rate = path_rate(n, path, len[0]);
   if (q->fl)
     for (uint32_t j = 0; j < 2 * TOPO_MAX_PATH; j++) q->fl[j] = (net__flowlet){0, NET__NONE};
+  q->fl_stamp++;
   if (active) {
     n->st.flows_rerouted++;
     sharing(n, q, +1);
-    net__qp_activate(n, id); /* resends wait for the retransmission timeout */
+    if (!n->par || net__par_owns(n, net__chan_src(n, q->path[0][0])))
+      net__qp_activate(n, id); /* resends wait for the retransmission timeout */
   }
 }
 
 void net__reroute(be_backend *b, const topo_health *h) {
   net__be *n = (net__be *)b;
   simtime_ps now = sim_now(b->sim);
+  n->par_now = now;
   n->ext.reroutes++;
   /* keep a copy: routing's view stays valid after the caller changes h */
   uint32_t nl = topo_link_count(n->t);
@@ -371,8 +380,20 @@ void net__reroute(be_backend *b, const topo_health *h) {
   n->health = &n->health_own;
   if (!n->reach) n->reach = sim_calloc(NET__REACH_SLOTS, sizeof *n->reach);
   n->reach_gen++; /* gen 0 never matches: a fresh cache is empty */
+  uint32_t *rcv = NULL;
+  if (n->par) { /* what each receiver holds, for the failures' bytes delivered (a collective) */
+    uint64_t *v = sim_calloc(n->nqp ? n->nqp : 1, sizeof *v);
+    for (uint32_t qi = 0; qi < n->nqp; qi++) v[qi] = n->qp[qi].rcv_nxt;
+    pdes_comm_allreduce_u64(v, n->nqp, true);
+    rcv = sim_malloc((n->nqp ? n->nqp : 1) * sizeof *rcv);
+    for (uint32_t qi = 0; qi < n->nqp; qi++) rcv[qi] = (uint32_t)v[qi];
+    sim_free(v);
+    n->par_rcv = rcv;
+  }
   for (uint32_t pid = 0; pid < n->nph; pid++) {
     if (!n->ph[pid].live) continue;
     for (size_t i = 0; i < n->ph[pid].n; i++) reroute_one(n, pid, i, now);
   }
+  n->par_rcv = NULL;
+  sim_free(rcv);
 }

@@ -546,6 +546,7 @@ static void channel_down(net__be *n, uint32_t c, simtime_ps now) {
   net__chan *ch = &n->ch[c];
   net__cold *cd = &n->cold[c];
   ch->lflags |= NET__L_DOWN;
+  cd->down_at = now; /* par: packets on the wire are events; their arrival finds them lost */
   for (uint32_t j = 0; j < ch->fl_n; j++) {
     net__pkt *p = net__pkt_at(n, ch->fl[(ch->fl_head + j) & (ch->fl_cap - 1)].pkt);
     if (p->flags & NET__F_LOST) continue;
@@ -574,6 +575,7 @@ static void channel_down(net__be *n, uint32_t c, simtime_ps now) {
 
 void net__link_state(be_backend *b, uint32_t link, double rate_factor, double ber) {
   net__be *n = (net__be *)b;
+  n->par_now = sim_now(b->sim); /* par: a global action, on every rank's own vertices */
   simtime_ps now = net__now(n);
   /* from now on the fabric can lose packets: a selective receiver NACKs holes */
   if (!(rate_factor > 0) || ber > 0) n->lossy = true;

@@ -172,7 +172,7 @@ uint32_t net__route(net__be *n, uint32_t v, net__pkt *p, const net__qhot *h) {
   net__qp *q = &n->qp[p->qp];
   if (!q->fl) return least_loaded(n, v, cnt, p->cls);
   simtime_ps now = net__now(n);
-  net__flowlet *f = &q->fl[dir * TOPO_MAX_PATH + p->hop];
+  net__flowlet *f = n->par ? net__par_flowlet(n, v, p->qp, dir) : &q->fl[dir * TOPO_MAX_PATH + p->hop];
   if (f->ch == NET__NONE || now - f->last >= n->flowlet_gap || n->cold[f->ch].src != v)
     f->ch = least_loaded(n, v, cnt, p->cls);
   f->last = now;

@@ -82,6 +82,7 @@ struct pdes {
   unsigned shift;
   pdes__kvec overflow;
   size_t pending;
+  bool top_pending; /* heap[0] is the event running: its first send into the heap replaces it */
   pdes_event *pool;
   size_t pool_n, pool_cap;
   uint32_t *free_slots;
@@ -308,6 +309,11 @@ static void pdes__push(pdes *p, const pdes_event *ev) {
   }
   p->pool[slot] = *ev;
   pdes__key x = {ev->time, ev->tie, slot};
+  if (p->top_pending && x.time < p->near_end) { /* one sift instead of a pop and a push */
+    p->top_pending = false;
+    pdes__sift_down(p->heap, p->n, 0, x);
+    return;
+  }
   pdes__insert(p, &x);
   p->pending++;
 }
@@ -375,11 +381,18 @@ void pdes_send(pdes *p, uint32_t src, uint32_t dst, simtime_ps at, uint32_t kind
 
 static inline void pdes__run_top(pdes *p) {
   uint64_t slot = p->heap[0].slot;
-  pdes__pop(p);
   pdes_event e = p->pool[slot]; /* a copy: the handler's sends may move the pool */
   pdes__release(p, slot);
+  /* the next event is one of the top's children or one the handler sends:
+   * load the children's events while the handler runs (a miss each, else) */
+  for (size_t j = 1; j <= 4 && j < p->n; j++) __builtin_prefetch(&p->pool[p->heap[j].slot]);
   p->now = e.time;
+  p->top_pending = true; /* its key stays at the top until the handler's first local send */
   p->handlers[e.kind](p, &e, p->model);
+  if (p->top_pending) {
+    p->top_pending = false;
+    pdes__pop(p);
+  }
   p->st.events++;
 }
 

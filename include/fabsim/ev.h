@@ -29,6 +29,8 @@ sim_ctx *sim_create(uint64_t seed);
 void sim_destroy(sim_ctx *sim);
 
 simtime_ps sim_now(const sim_ctx *sim);
+/* Where the context keeps its clock (for a model's hot path: one load). */
+const simtime_ps *sim_now_ptr(const sim_ctx *sim);
 uint64_t sim_seed(const sim_ctx *sim);
 /* Events executed so far (cancelled events are not counted). */
 uint64_t sim_events(const sim_ctx *sim);

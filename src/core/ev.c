@@ -110,6 +110,7 @@ void sim_destroy(sim_ctx *sim) {
 }
 
 simtime_ps sim_now(const sim_ctx *sim) { return sim->now; }
+const simtime_ps *sim_now_ptr(const sim_ctx *sim) { return &sim->now; }
 uint64_t sim_seed(const sim_ctx *sim) { return sim->seed; }
 uint64_t sim_events(const sim_ctx *sim) { return sim->events + sim->co_events; }
 

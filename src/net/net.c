@@ -347,6 +347,7 @@ be_backend *be_packet_create(sim_ctx *sim, const topo *t, const cfg_scenario *cf
   n->cold = sim_calloc(nch, sizeof *n->cold);
   n->sharing = sim_calloc(n->nch ? n->nch : 1, sizeof *n->sharing);
   n->pkt_free = NET__NONE;
+  n->now = sim_now_ptr(sim);
   setup_params(n, cfg);
   setup_channels(n, cfg);
   sim_rng_stream(sim, &n->rng[NET__RNG_ECN], "net.ecn");

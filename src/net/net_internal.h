@@ -373,6 +373,7 @@ typedef struct net__be {
   net__par *par;
   sim_rng *vrng;           /* par: [vertex * 3 + NET__RNG_*], one stream per vertex */
   simtime_ps par_now;      /* par: the time of the event or global action running */
+  const simtime_ps *now;   /* the clock net__now reads: ev.c's, or par_now */
   bool par_in_lp;          /* par: an LP's event is running (else a global action, every rank) */
   const uint32_t *par_rcv; /* par, during a reroute: every queue pair's receiver's next PSN */
 } net__be;
@@ -384,9 +385,7 @@ enum { NET__RNG_ECN, NET__RNG_ROUTE, NET__RNG_BER };
 static inline sim_rng *net__rng(net__be *n, unsigned k, uint32_t v) {
   return n->par ? &n->vrng[(size_t)v * 3 + k] : &n->rng[k];
 }
-static inline simtime_ps net__now(const net__be *n) {
-  return n->par ? n->par_now : sim_now(n->base.sim);
-}
+static inline simtime_ps net__now(const net__be *n) { return *n->now; }
 
 static inline net__pkt *net__pkt_at(net__be *n, uint32_t i) {
   return &n->pchunk[i >> NET__PKT_SHIFT][i & ((1u << NET__PKT_SHIFT) - 1)];

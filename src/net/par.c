@@ -336,6 +336,7 @@ static simtime_ps co_run(void *obj, simtime_ps bound) {
 int net__par_create(net__be *n, sim_error *err) {
   net__par *r = sim_calloc(1, sizeof *r);
   n->par = r;
+  n->now = &n->par_now;
   r->parallel = pdes_comm_launched() && pdes_comm_built();
   if (r->parallel && pdes_comm_init(err) != SIM_OK) return err->code;
   uint32_t nranks = r->parallel ? pdes_comm_size() : 1;

@@ -463,31 +463,7 @@ static void ecn_mark(net__be *n, uint32_t o, net__pkt *p) {
   n->st.ecn_marks++;
 }
 
-static void on_arrive(sim_ctx *sim, void *obj, uint64_t arg) {
-  net__be *n = obj;
-  uint32_t c = (uint32_t)arg, i = (uint32_t)(arg >> 32);
-  net__pkt *p = net__pkt_at(n, i);
-  net__chan *in = &n->ch[c];
-  /* Start the loads of the output port now, from the packet's hint, rather
-   * than after the queue pair's path (three dependent misses apart at
-   * thousands of hosts); a wrong or missing hint costs nothing but time. */
-  uint32_t hint = p->next;
-  if (hint < n->nch) {
-    __builtin_prefetch(&n->ch[hint]);
-    __builtin_prefetch(&n->ch[hint].ser_ps);
-    __builtin_prefetch(net__cq_at(n, hint, p->cls));
-    __builtin_prefetch(&n->cold[hint].kmin);
-  }
-  __builtin_prefetch(&n->ci[(size_t)c * NET__CLASSES + p->cls]);
-  in->fl_head = (in->fl_head + 1) & (in->fl_cap - 1);
-  if (--in->fl_n) {
-    const net__fentry *e = &in->fl[in->fl_head];
-    ev_schedule(sim, e->at, on_arrive, n, arrive_arg(c, e->pkt));
-  }
-  net__arrive(n, c, i);
-}
-
-void net__arrive(net__be *n, uint32_t c, uint32_t i) {
+static inline void arrive(net__be *n, uint32_t c, uint32_t i) {
   net__pkt *p = net__pkt_at(n, i);
   net__chan *in = &n->ch[c];
   const net__qhot *h = &n->qh[p->qp];
@@ -533,6 +509,32 @@ void net__arrive(net__be *n, uint32_t c, uint32_t i) {
   q_push(n, o, i, p, now);
   net__port_kick(n, o);
 }
+
+static void on_arrive(sim_ctx *sim, void *obj, uint64_t arg) {
+  net__be *n = obj;
+  uint32_t c = (uint32_t)arg, i = (uint32_t)(arg >> 32);
+  net__pkt *p = net__pkt_at(n, i);
+  net__chan *in = &n->ch[c];
+  /* Start the loads of the output port now, from the packet's hint, rather
+   * than after the queue pair's path (three dependent misses apart at
+   * thousands of hosts); a wrong or missing hint costs nothing but time. */
+  uint32_t hint = p->next;
+  if (hint < n->nch) {
+    __builtin_prefetch(&n->ch[hint]);
+    __builtin_prefetch(&n->ch[hint].ser_ps);
+    __builtin_prefetch(net__cq_at(n, hint, p->cls));
+    __builtin_prefetch(&n->cold[hint].kmin);
+  }
+  __builtin_prefetch(&n->ci[(size_t)c * NET__CLASSES + p->cls]);
+  in->fl_head = (in->fl_head + 1) & (in->fl_cap - 1);
+  if (--in->fl_n) {
+    const net__fentry *e = &in->fl[in->fl_head];
+    ev_schedule(sim, e->at, on_arrive, n, arrive_arg(c, e->pkt));
+  }
+  arrive(n, c, i);
+}
+
+void net__arrive(net__be *n, uint32_t c, uint32_t i) { arrive(n, c, i); }
 
 /* ---- link state (faults) ------------------------------------------------------ */
 

@@ -70,6 +70,16 @@ typedef simtime_ps (*sim_co_fn)(void *obj, simtime_ps bound);
 void sim_set_coengine(sim_ctx *sim, sim_co_fn fn, void *obj);
 void sim_set_co_events(sim_ctx *sim, uint64_t n);
 bool sim_has_coengine(const sim_ctx *sim);
+/* The co-engine stops the run for good (an interrupt every MPI rank agreed
+ * on): ev_run returns at once, now and later. */
+void sim_co_stop(sim_ctx *sim);
+bool sim_co_stopped(const sim_ctx *sim);
+
+/* Ctrl-C, process-wide: a signal handler notes it (async-signal-safe);
+ * a co-engine votes on it with its other ranks so that all stop together. */
+void sim_interrupt_note(void);
+void sim_interrupt_clear(void);
+bool sim_interrupt_pending(void);
 
 #ifdef __cplusplus
 }

@@ -280,6 +280,7 @@ static void on_signal(int sig) {
     return;
   }
   interrupted = 1;
+  sim_interrupt_note(); /* the parallel engine votes on it over its ranks */
 }
 
 static void draw(const cli_training *tr, const wl_job *job, sim_ctx *sim, const char *what,
@@ -311,6 +312,7 @@ static int drive(cli_training *tr, wl_job *job, sim_ctx *sim, const char *what, 
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
   interrupted = 0;
+  sim_interrupt_clear();
   sigaction(SIGINT, &sa, &old_int);
   sigaction(SIGTERM, &sa, &old_term);
   simtime_ps slice = SIM_PS_PER_US, horizon = 0;
@@ -318,7 +320,8 @@ static int drive(cli_training *tr, wl_job *job, sim_ctx *sim, const char *what, 
   uint64_t last_events = sim_events(sim);
   bool drawn = false;
   int rc = SIM_OK;
-  while (rc == SIM_OK && wl_job_active(job) && !interrupted) {
+  bool co = sim_has_coengine(sim); /* then the stop is the one every rank agreed on */
+  while (rc == SIM_OK && wl_job_active(job) && !(co ? sim_co_stopped(sim) : interrupted)) {
     double t0 = out_wall_now();
     if (sim_now(sim) > horizon) horizon = sim_now(sim);
     horizon = horizon > SIM_TIME_MAX - slice ? SIM_TIME_MAX : horizon + slice;
@@ -336,10 +339,11 @@ static int drive(cli_training *tr, wl_job *job, sim_ctx *sim, const char *what, 
     }
   }
   if (drawn) draw(tr, job, sim, what, expected, started, rate, true);
-  *complete = !(interrupted && wl_job_active(job));
+  *complete = !((co ? sim_co_stopped(sim) : interrupted) && wl_job_active(job));
   sigaction(SIGINT, &old_int, NULL);
   sigaction(SIGTERM, &old_term, NULL);
   interrupted = 0;
+  sim_interrupt_clear();
   return rc;
 }
 

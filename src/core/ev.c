@@ -35,6 +35,7 @@
  * pop O(log4 k) with k the current bucket's size, cancel O(1).
  */
 #include <assert.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,7 +91,15 @@ struct sim_ctx {
   void *co_obj;
   simtime_ps co_reached;
   uint64_t co_events;
+  bool co_stopped; /* sim_co_stop: ev_run returns at once from now on */
 };
+
+/* An interrupt (Ctrl-C) is process-wide by nature: the one flag here that
+ * is not simulation state. A signal handler may set it. */
+static volatile sig_atomic_t interrupt_flag;
+void sim_interrupt_note(void) { interrupt_flag = 1; }
+void sim_interrupt_clear(void) { interrupt_flag = 0; }
+bool sim_interrupt_pending(void) { return interrupt_flag != 0; }
 
 sim_ctx *sim_create(uint64_t seed) {
   sim_ctx *sim = sim_calloc(1, sizeof *sim);
@@ -122,6 +131,11 @@ void sim_set_coengine(sim_ctx *sim, sim_co_fn fn, void *obj) {
 
 void sim_set_co_events(sim_ctx *sim, uint64_t n) { sim->co_events = n; }
 bool sim_has_coengine(const sim_ctx *sim) { return sim->co != NULL; }
+void sim_co_stop(sim_ctx *sim) {
+  sim->co_stopped = true;
+  sim->stop = true;
+}
+bool sim_co_stopped(const sim_ctx *sim) { return sim->co_stopped; }
 size_t sim_pending(const sim_ctx *sim) {
   return sim->pending - sim->cancelled - (sim->top_pending ? 1 : 0);
 }
@@ -420,6 +434,7 @@ static inline bool ev__run_top(sim_ctx *sim) {
  * earlier at an event it scheduled here, so the top is looked at again. */
 static uint64_t ev__run_co(sim_ctx *sim, simtime_ps until) {
   uint64_t start = sim->events;
+  if (sim->co_stopped) return 0;
   sim->stop = false;
   while (!sim->stop) {
     bool have = ev__refill(sim);

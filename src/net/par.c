@@ -303,6 +303,13 @@ static simtime_ps on_window(pdes *p, const uint64_t sum[PDES_REDUCE_WORDS],
   (void)max;
   net__be *n = model;
   net__par *r = n->par;
+  /* Ctrl-C: a vote in the next exchange (max word 3); when any rank saw one,
+   * every rank stops here, and the run's outputs are written as incomplete */
+  pdes_reduce_max(p, 3, sim_interrupt_pending() ? 1 : 0);
+  if (max[3] && !sim_co_stopped(n->base.sim)) {
+    sim_co_stop(n->base.sim);
+    pdes_stop_before(p, pdes_done_until(p));
+  }
   if (sum[0] == 0) return SIM_TIME_MAX;
   size_t bytes;
   par_end *all = pdes_comm_allgather_bytes(r->ends, r->nends * sizeof *r->ends, &bytes);
@@ -328,6 +335,7 @@ static simtime_ps co_run(void *obj, simtime_ps bound) {
   net__par *r = n->par;
   r->stop = SIM_TIME_MAX;
   pdes_run(r->p, bound == SIM_TIME_MAX ? SIM_TIME_MAX : bound - 1);
+  if (sim_co_stopped(n->base.sim)) return bound; /* ev_run returns: nothing more runs */
   return r->stop < bound ? r->stop : bound;
 }
 

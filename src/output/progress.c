@@ -28,6 +28,7 @@ static void on_signal(int sig) {
     return;
   }
   stop_requested = 1;
+  sim_interrupt_note(); /* a co-engine votes on it over its ranks */
 }
 
 double out_wall_now(void) {
@@ -70,6 +71,7 @@ int out_progress_run(sim_ctx *sim, out_progress *p) {
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
   stop_requested = 0;
+  sim_interrupt_clear();
   sigaction(SIGINT, &sa, &old_int);
   sigaction(SIGTERM, &sa, &old_term);
   /* Slices of at most 1/200 of the expected run: growing through an empty
@@ -80,7 +82,10 @@ int out_progress_run(sim_ctx *sim, out_progress *p) {
   bool drawn = false;
   uint64_t last_events = sim_events(sim);
   simtime_ps horizon = sim_now(sim); /* ev_run leaves the clock at the last event, not here */
-  while (sim_pending(sim) > 0 && !stop_requested) {
+  /* with a co-engine (the parallel packet engine, maybe over MPI ranks) the
+   * stop is the one its ranks agreed on, never this process's alone */
+  bool co = sim_has_coengine(sim);
+  while (sim_pending(sim) > 0 && !(co ? sim_co_stopped(sim) : stop_requested)) {
     double t0 = out_wall_now();
     if (sim_now(sim) > horizon) horizon = sim_now(sim);
     horizon = horizon > SIM_TIME_MAX - slice ? SIM_TIME_MAX : horizon + slice;
@@ -99,13 +104,17 @@ int out_progress_run(sim_ctx *sim, out_progress *p) {
       drawn = true;
     }
   }
-  bool stopped = stop_requested && sim_pending(sim) > 0;
+  bool stopped = co ? sim_co_stopped(sim) : stop_requested && sim_pending(sim) > 0;
   /* a co-engine's events after the last of this context's (late credits,
    * PFC RESUMEs): its end is known only to itself, on every MPI rank alike */
-  if (!stopped && sim_has_coengine(sim)) ev_run(sim, SIM_TIME_MAX);
+  if (!stopped && co) {
+    ev_run(sim, SIM_TIME_MAX);
+    stopped = sim_co_stopped(sim);
+  }
   if (drawn) draw(p, sim, out_wall_now(), rate, true);
   sigaction(SIGINT, &old_int, NULL);
   sigaction(SIGTERM, &old_term, NULL);
   stop_requested = 0;
+  sim_interrupt_clear();
   return stopped ? SIM_EINTR : SIM_OK;
 }

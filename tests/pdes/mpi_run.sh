@@ -85,4 +85,20 @@ for c in ib-ring roce-incast 8plane-a2a; do
     fail "$c: sequential engine $a against parallel engine $b (more than 5 % apart)"
 done
 
+# Ctrl-C (SIGTERM from mpirun, here sent to the ranks themselves): the ranks vote at the next
+# window, stop together, and rank 0 writes whole files marked incomplete (exit 130)
+"$MPIEXEC" -np 2 "$FABSIM" run "${COMMON[@]}" --set cluster.nodes=16 --set workload.collective.size=1GiB \
+  --set output.dir="$WORK/intr" --quiet >intr.out 2>intr.err &
+pid=$!
+sleep 3
+pkill -TERM -f "^$FABSIM run .*output.dir=$WORK/intr"
+for _ in $(seq 1 120); do kill -0 $pid 2>/dev/null || break; sleep 1; done
+if kill -0 $pid 2>/dev/null; then
+  pkill -KILL -f "output.dir=$WORK/intr"
+  fail "the ranks did not stop within 2 minutes of SIGTERM"
+fi
+wait $pid
+[ $? != 0 ] && pass || fail "an interrupted run exited 0"
+expect_json intr/summary.json '.complete == false and .sim.sim_time_s > 0'
+grep -q 'marked "complete": false' intr.err && pass || fail "no word of the stop: $(cat intr.err)"
 finish

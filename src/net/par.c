@@ -11,8 +11,9 @@
  *   its own vertex. Each crosses a link whose propagation latency is at
  *   least the lookahead L, the smallest latency of any link a partition may
  *   cut (every link but the zero-latency ones inside a node), which is the
- *   same for every number of ranks: windows, and so results, do not depend
- *   on the partition.
+ *   same for every number of ranks, and so are the phase boundaries it sets
+ *   (below). Results do not depend on where windows fall (they vary with
+ *   where each rank's ev.c loop slices the run).
  *   Random streams are per vertex ("net.v<vertex>.ecn", .route, .ber), not
  *   per fabric; a port's wake, PFC frames and credits are events where the
  *   sequential engine reads a ring, so same-picosecond ties may resolve
@@ -33,6 +34,8 @@
  *   holds gathered over the ranks. Flowlets are per (switch, queue pair,
  *   direction), each switch's own table (the sequential engine keeps one
  *   entry per hop of the path, shared by the switches at that hop).
+ *   Ctrl-C is voted on in the window hook, so that every rank stops at the
+ *   same window boundary (one rank alone would leave the others waiting).
  *
  * Cost: an event per packet per hop (the sequential engine's per-link
  * flight ring is not used), one per credit return on credit links; the

@@ -50,6 +50,11 @@ static const char run_help[] =
     "run cleanly: the files are finished, cover the simulated time reached and say\n"
     "\"complete\": false; a second Ctrl-C kills at once.\n"
     "\n"
+    "Parallel: mpirun -np N fabsim run ... runs the packet fidelity over N MPI ranks\n"
+    "(simulation.engine: auto, the default, or parallel); rank 0 alone prints and\n"
+    "writes, the files equal those of --set simulation.engine=parallel on one\n"
+    "process, and summary.json's sim.parallel says how the ranks shared the work.\n"
+    "\n"
     "Exit status: 0 done, 1 the run failed (e.g. cannot write output), 2 bad input,\n"
     "130 stopped by Ctrl-C.\n"
     "Example: fabsim run examples/default.yaml --set workload.collective.size=256MiB\n";

@@ -11,7 +11,7 @@
  * mean/p50/p99/max, packets and events, and their rates per wall second.
  *
  * --engine parallel runs the packet fidelity on the parallel engine
- * (src/net/par.c): its sequential mode alone, over the ranks under mpirun
+ * (src/net/parallel.c): its sequential mode alone, over the ranks under mpirun
  * (rank 0 prints; the partition, windows, events per rank and the share of
  * time in synchronization are added).
  */
@@ -174,7 +174,7 @@ int main(int argc, char **argv) {
            "outside synchronization\n",
            pi.ranks, pi.ranks == 1 ? "" : "s", pi.scheme, pi.cut_links, pi.links,
            (double)pi.lookahead / SIM_PS_PER_NS, pi.windows,
-           pi.events ? 100.0 * (double)pi.sent_remote / (double)pi.events : 0.0, pi.events_max,
+           100.0 * pi.crossing_frac, pi.events_max,
            pi.wall_max, pi.sync_max,
            pi.wall_max > pi.sync_max ? (double)pi.events_max / (pi.wall_max - pi.sync_max) / 1e6 : 0.0);
   printf("  memory        packet pool %" PRIu64 " (most alive %" PRIu64 "), events pending at most %zu, "

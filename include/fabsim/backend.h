@@ -137,7 +137,7 @@ be_backend *be_flow_create(sim_ctx *sim, const topo *t, const cfg_scenario *cfg)
 /* The packet fidelity (src/net): every packet through ports, buffers, flow
  * control and congestion control. */
 be_backend *be_packet_create(sim_ctx *sim, const topo *t, const cfg_scenario *cfg);
-/* The same on the parallel engine (src/net/par.c, docs/parallel.md): over
+/* The same on the parallel engine (src/net/parallel.c, docs/parallel.md): over
  * the MPI ranks when started by mpirun, else its sequential mode; it runs
  * as sim's co-engine, and be_ops.stats becomes a collective. NULL and err
  * when the scenario uses what that engine does not have. */
@@ -155,6 +155,7 @@ typedef struct be_parallel_info {
   uint64_t windows;
   uint64_t events, events_max; /* all ranks; the busiest rank */
   uint64_t sent_remote;        /* events that crossed ranks */
+  double crossing_frac;        /* sent_remote / events */
   double wall_max, sync_max;   /* seconds in the engine, of which in synchronization, slowest rank */
 } be_parallel_info;
 /* A collective over the ranks; false (and nothing filled) when b is not the

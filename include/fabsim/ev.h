@@ -64,8 +64,9 @@ void ev_stop(sim_ctx *sim);
  * t (from inside fn). This context's events at a time run before the
  * co-engine's at the same time; after each of them the co-engine may have
  * new events from that time on. sim_pending counts this context's events
- * only: ev_run(sim, SIM_TIME_MAX) is what runs a co-engine to its end. sim_events counts the co-engine's events as
- * it reports them (sim_set_co_events). */
+ * only: ev_run(sim, SIM_TIME_MAX) is what runs a co-engine to its end.
+ * sim_events counts the co-engine's events as it reports them
+ * (sim_set_co_events). */
 typedef simtime_ps (*sim_co_fn)(void *obj, simtime_ps bound);
 void sim_set_coengine(sim_ctx *sim, sim_co_fn fn, void *obj);
 void sim_set_co_events(sim_ctx *sim, uint64_t n);

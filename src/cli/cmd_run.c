@@ -171,7 +171,7 @@ static json_t *summary_json(const cli_args *a, const cfg_scenario *cfg, const to
     json_object_set_new(j, "lookahead_ns", json_real((double)p->lookahead / SIM_PS_PER_NS));
     json_object_set_new(j, "windows", json_integer((json_int_t)p->windows));
     json_object_set_new(j, "events_busiest_rank", json_integer((json_int_t)p->events_max));
-    json_object_set_new(j, "crossing_frac", json_real(p->events ? (double)p->sent_remote / (double)p->events : 0));
+    json_object_set_new(j, "crossing_frac", json_real(p->crossing_frac));
     json_object_set_new(j, "engine_wall_s", json_real(p->wall_max));
     json_object_set_new(j, "sync_wall_s", json_real(p->sync_max));
     json_object_set_new(sim, "parallel", j);
@@ -270,8 +270,7 @@ static void print_summary(const cfg_scenario *cfg, const topo *t, const run_resu
            p->ranks, p->ranks == 1 ? "" : "s", p->scheme, out_fmt_count(a, sizeof a, p->cut_links),
            out_fmt_count(b, sizeof b, p->links), (double)p->lookahead / SIM_PS_PER_NS,
            out_fmt_count(c, sizeof c, p->windows),
-           p->events ? 100.0 * (double)p->sent_remote / (double)p->events : 0.0,
-           p->wall_max > 0 ? 100.0 * p->sync_max / p->wall_max : 0.0);
+           100.0 * p->crossing_frac, p->wall_max > 0 ? 100.0 * p->sync_max / p->wall_max : 0.0);
   }
   if (written)
     printf("written      %s/: summary.json, scenario.yaml, timeseries.csv, events.csv%s%s\n", written,
@@ -428,12 +427,11 @@ int cli_cmd_run(int argc, char **argv) {
   if (cfg.workload.kind == CFG_WORKLOAD_TRAINING) {
     /* the job drives the simulation itself (and stops it at its end or
      * failure, leaving later events pending), with its own progress line */
-    if ((rc = cli_training_run(&tr, r.log, rank0 && !a.quiet && isatty(STDERR_FILENO), &complete)) !=
-        CLI_OK)
+    if ((rc = cli_training_run(&tr, r.log, !a.quiet && isatty(STDERR_FILENO), &complete)) != CLI_OK)
       goto done;
   } else {
     coll_exec_start(&r.exec, be, &r.plan, NULL, NULL);
-    out_progress prog = {.show = rank0 && !a.quiet && isatty(STDERR_FILENO),
+    out_progress prog = {.show = !a.quiet && isatty(STDERR_FILENO), /* ranks > 0: /dev/null */
                          .expected = cli_run_output_estimate(&r.plan, t, &cfg), .started = t0};
     complete = out_progress_run(sim, &prog) == SIM_OK; /* Ctrl-C: stop, finish the outputs */
   }

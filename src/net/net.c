@@ -302,7 +302,7 @@ static void net_destroy(be_backend *b) {
   }
   sim_free(n->pchunk);
   sim_free(n->nchunk);
-  sim_free(n->armed);
+  sim_free(n->armed.q);
   sim_free(n->ph);
   sim_free(n->qp);
   sim_free(n->qh);

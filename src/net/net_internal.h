@@ -14,8 +14,8 @@
  *                completion, failures; be_ops.reroute
  *   sample.c     packet telemetry: per-port samples while phases run, replayed
  *                into a tel after the run (net_tel.h, the CLI's entry point)
- *   par.c        the same model on the parallel engine (src/pdes): one LP per
- *                vertex, over MPI ranks or in its sequential mode
+ *   parallel.c   the same model on the parallel engine (src/pdes): one LP per
+ *                vertex, over MPI ranks or in its sequential mode (net__par_*)
  *
  * Faults (be_ops.link_state in port.c, be_ops.reroute in phase.c): a link
  *   that goes down loses what is on it and queued for it, and everything
@@ -221,7 +221,7 @@ typedef struct net__qp {
   uint8_t in_ring, done, armed;
   uint8_t retries;         /* timeouts in a row (reset by progress) */
   uint8_t failed;          /* this repetition's transfer was reported failed */
-  uint32_t armed_pos;      /* index in net__be.armed while armed */
+  uint32_t armed_pos;      /* index in its net__armset while armed */
   uint16_t epoch;          /* repetitions started, modulo 2^16 (mirrored in net__qhot) */
   rate_bps max_rate;
   simtime_ps start;        /* of the current repetition */
@@ -295,8 +295,16 @@ typedef struct net__port_stats {
   double avg_bytes;        /* time-averaged queue depth */
 } net__port_stats;
 
+/* Queue pairs with a retransmission timer armed: scanned every RTO/16,
+ * not one event each (transport.c). One for the fabric on the sequential
+ * engine, one per source vertex on the parallel one. */
+typedef struct net__armset {
+  uint32_t *q;
+  uint32_t n, cap;
+} net__armset;
+
 typedef struct net__samp net__samp; /* sample.c */
-typedef struct net__par net__par;   /* par.c */
+typedef struct net__par net__par;   /* parallel.c */
 
 /* Reachability cache of dynamic routing under faults (route.c). */
 typedef struct net__reach {
@@ -347,9 +355,7 @@ typedef struct net__be {
   uint32_t nqp, qp_cap;
   uint32_t *qp_free;
   uint32_t nqp_free;
-  /* queue pairs with a retransmission timer armed (scanned, not one event each) */
-  uint32_t *armed;
-  uint32_t narmed, armed_cap;
+  net__armset armed;       /* sequential engine: every armed queue pair */
   ev_id scan_ev;
   simtime_ps scan_period;
   /* phases */
@@ -369,12 +375,13 @@ typedef struct net__be {
   be_fct fct;
   net__ext ext;
   net__samp *samp;         /* packet telemetry (net_tel.h); NULL: off */
-  /* the parallel engine (par.c); NULL: the sequential engine (ev.c) */
+  /* the parallel engine (parallel.c); NULL: the sequential engine (ev.c) */
   net__par *par;
   sim_rng *vrng;           /* par: [vertex * 3 + NET__RNG_*], one stream per vertex */
   simtime_ps par_now;      /* par: the time of the event or global action running */
   const simtime_ps *now;   /* the clock net__now reads: ev.c's, or par_now */
-  bool par_in_lp;          /* par: an LP's event is running (else a global action, every rank) */
+  bool par_in_lp;          /* par: an LP's event is running (else a global action or the
+                            * window hook: every rank alike) */
   const uint32_t *par_rcv; /* par, during a reroute: every queue pair's receiver's next PSN */
 } net__be;
 
@@ -443,9 +450,7 @@ void net__wake(net__be *n, uint32_t c);
 void net__pfc_rx(net__be *n, uint32_t c, uint32_t cls, bool on);
 void net__credit_rx(net__be *n, uint32_t c, uint32_t cls, uint32_t bytes);
 
-/* par.c: the parallel engine's side of the model (n->par set) */
-/* The vertex that sends on channel c, and the one it enters. */
-static inline uint32_t net__chan_src(const net__be *n, uint32_t c) { return n->cold[c].src; }
+/* parallel.c: the parallel engine's side of the model (n->par set) */
 /* Is vertex v on this rank? */
 bool net__par_owns(const net__be *n, uint32_t v);
 /* Events: a port's wake, packet i onto channel c arriving at `at` (the
@@ -459,9 +464,10 @@ void net__par_credit(net__be *n, uint32_t c, uint32_t cls, uint32_t bytes, simti
  * per switch, as a switch's own table; the sequential engine keeps one per
  * hop of the path). */
 net__flowlet *net__par_flowlet(net__be *n, uint32_t v, uint32_t qi, unsigned dir);
-/* Retransmission timers per source vertex. */
-void net__par_arm(net__be *n, uint32_t qi);
-void net__par_disarm(net__be *n, uint32_t qi);
+/* Retransmission timers per source vertex: qi's set, and a scan of it
+ * arranged if none is pending. */
+net__armset *net__par_armset(net__be *n, uint32_t qi);
+void net__par_scan_soon(net__be *n, uint32_t qi);
 /* A queue pair's end, at its sender: completed, or failed with `cause`;
  * the phase hears of it at the next window boundary (phase.c's
  * net__phase_end). */
@@ -469,14 +475,14 @@ void net__par_qp_end(net__be *n, uint32_t qi, const char *cause);
 int net__par_create(net__be *n, sim_error *err);
 void net__par_destroy(net__be *n);
 void net__par_stats(net__be *n, be_stats *st, net__ext *ext);
-/* Every rank's packet samples merged into every rank's sampler (sample.c). */
-void net__samp_gather(net__be *n, simtime_ps end);
 
 /* transport.c */
 void net__qp_reset(net__be *n, net__qp *q, simtime_ps now);
 /* Source port c asks its queue pairs for the next packet; NONE if none may
  * send now (a pacing wake is arranged). */
 uint32_t net__qp_pull(net__be *n, uint32_t c, simtime_ps now);
+/* qi has something to send: into its source port's ring, and the port
+ * kicked (parallel engine: on its sender's rank only, a no-op elsewhere). */
 void net__qp_activate(net__be *n, uint32_t qi);
 /* Stop watching qi's timeout (it completed or is released). */
 void net__qp_disarm(net__be *n, uint32_t qi);
@@ -485,8 +491,9 @@ void net__qp_disarm(net__be *n, uint32_t qi);
 void net__qp_stop(net__be *n, uint32_t qi);
 /* Take qi out of its source port's ring (before its path changes). */
 void net__qp_unring(net__be *n, uint32_t qi);
-/* qi's retransmission timer expired at now: go back, or give up. */
-void net__qp_timeout(net__be *n, uint32_t qi, simtime_ps now);
+/* The timeouts due at now among the queue pairs of set s: each goes back,
+ * or gives up (and leaves the set). */
+void net__armset_scan(net__be *n, net__armset *s, simtime_ps now);
 /* Packet i has reached the end of its path. */
 void net__deliver(net__be *n, uint32_t i);
 

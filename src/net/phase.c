@@ -135,12 +135,8 @@ static void rep_start(net__be *n, uint32_t pid) {
     ev_schedule(n->base.sim, now, on_rep_end, n, pid);
     return;
   }
-  for (size_t i = 0; i < ph->n; i++) {
-    if (!has_qp(ph->qp[i])) continue;
-    uint32_t qi = ph->qp[i];
-    if (n->par && !net__par_owns(n, net__chan_src(n, n->qp[qi].path[0][0]))) continue;
-    net__qp_activate(n, qi);
-  }
+  for (size_t i = 0; i < ph->n; i++)
+    if (has_qp(ph->qp[i])) net__qp_activate(n, ph->qp[i]);
 }
 
 void net__qp_complete(net__be *n, uint32_t qi) {
@@ -183,8 +179,10 @@ void net__qp_fail(net__be *n, uint32_t qi, const char *cause) {
   net__qp *q = &n->qp[qi];
   if (q->done) return;
   net__qp_stop(n, qi);
-  if (n->par && n->par_in_lp) net__par_qp_end(n, qi, cause); /* at its sender: the rest at the window's end */
-  else net__phase_end(n, qi, net__now(n), cause, bytes_delivered(n, qi), 0); /* par: every rank at once */
+  if (n->par && n->par_in_lp) /* at its sender's LP: the phase hears of it at the window's end */
+    net__par_qp_end(n, qi, cause);
+  else /* parallel engine: a global action (a reroute), every rank at once */
+    net__phase_end(n, qi, net__now(n), cause, bytes_delivered(n, qi), 0);
 }
 
 static void on_rep_end(sim_ctx *sim, void *obj, uint64_t arg) {
@@ -361,8 +359,7 @@ static void reroute_one(net__be *n, uint32_t pid, size_t i, simtime_ps now) {
   if (active) {
     n->st.flows_rerouted++;
     sharing(n, q, +1);
-    if (!n->par || net__par_owns(n, net__chan_src(n, q->path[0][0])))
-      net__qp_activate(n, id); /* resends wait for the retransmission timeout */
+    net__qp_activate(n, id); /* resends wait for the retransmission timeout */
   }
 }
 

@@ -166,7 +166,8 @@ uint32_t net__route(net__be *n, uint32_t v, net__pkt *p, const net__qhot *h) {
   if (n->links_down || (n->health && n->health->down)) cnt = usable(n, cnt, h->dnic[dir]);
   if (cnt <= 1) return cnt ? n->cands[0] : stored;
   if (n->routing == CFG_ROUTING_SPRAY) {
-    uint32_t k = n->spray_rr ? n->vx[v].rr++ % cnt : (uint32_t)sim_rng_below(net__rng(n, NET__RNG_ROUTE, v), cnt);
+    uint32_t k = n->spray_rr ? n->vx[v].rr++ % cnt
+                              : (uint32_t)sim_rng_below(net__rng(n, NET__RNG_ROUTE, v), cnt);
     return n->cands[k];
   }
   net__qp *q = &n->qp[p->qp];

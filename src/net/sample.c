@@ -242,14 +242,26 @@ int net_tel_start(be_backend *b, const tel_portmap *m, const uint32_t *watch, ui
 
 /* ---- the parallel engine: every rank's rows on every rank ----------------- */
 
+/* No more rows: the sample event off, the open row closed at end. */
+static void samp_finish(net__be *n, simtime_ps end) {
+  net__samp *s = n->samp;
+  net__samp_idle(n);
+  if (end > (simtime_ps)s->nrows * s->interval) close_row(n, end); /* the open row, up to end */
+}
+
+static int by_row(const void *a, const void *b) {
+  const uint32_t *x = a, *y = b; /* (row, port, bytes) */
+  if (x[0] != y[0]) return x[0] < y[0] ? -1 : 1;
+  return x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
 /* Each rank sampled its own ports (the others' counters are zero there):
  * the dense rows add up, and each row's deepest queues are chosen again
- * from the union of the ranks' choices (which holds the k deepest of all). */
-void net__samp_gather(net__be *n, simtime_ps end) {
+ * from the union of the ranks' choices (which holds the k deepest of all;
+ * a port is in one rank's choices only). */
+static void samp_gather(net__be *n, simtime_ps end) {
   net__samp *s = n->samp;
-  if (!s || !n->par) return;
-  net__samp_idle(n);
-  if (end > (simtime_ps)s->nrows * s->interval) close_row(n, end);
+  samp_finish(n, end);
   size_t cells = (size_t)s->nrows * s->nports;
   uint64_t *v = sim_malloc((cells ? 3 * cells : 1) * sizeof *v);
   for (size_t j = 0; j < cells; j++) {
@@ -264,7 +276,6 @@ void net__samp_gather(net__be *n, simtime_ps end) {
     s->marks[j] = (uint16_t)(v[2 * cells + j] > UINT16_MAX ? UINT16_MAX : v[2 * cells + j]);
   }
   sim_free(v);
-  /* (row, port, bytes) of every rank */
   uint32_t *mine = sim_malloc((s->nq ? 3 * s->nq : 1) * sizeof *mine);
   for (uint32_t r = 0; r < s->nrows; r++)
     for (uint32_t i = s->qrow[r]; i < s->qrow[r + 1]; i++) {
@@ -275,16 +286,13 @@ void net__samp_gather(net__be *n, simtime_ps end) {
   size_t bytes;
   uint32_t *all = pdes_comm_allgather_bytes(mine, 3 * s->nq * sizeof *mine, &bytes);
   sim_free(mine);
-  size_t na = bytes / (3 * sizeof *all);
+  size_t na = bytes / (3 * sizeof *all), i = 0;
+  qsort(all, na, 3 * sizeof *all, by_row);
   s->nq = 0;
   s->qrow[0] = 0;
   for (uint32_t r = 0; r < s->nrows; r++) {
     size_t m = 0;
-    for (size_t i = 0; i < na; i++)
-      if (all[3 * i] == r) {
-        if (m == 2 * (size_t)s->nports) break; /* scratch holds two rows' worth */
-        s->scratch[m++] = (net__qrec){all[3 * i + 1], all[3 * i + 2]};
-      }
+    for (; i < na && all[3 * i] == r; i++) s->scratch[m++] = (net__qrec){all[3 * i + 1], all[3 * i + 2]};
     q_append(s, r, m);
   }
   sim_free(all);
@@ -292,7 +300,8 @@ void net__samp_gather(net__be *n, simtime_ps end) {
 
 void net_tel_gather(be_backend *b, simtime_ps end) {
   if (!b || strcmp(b->ops->name, "packet") != 0) return;
-  net__samp_gather((net__be *)b, end);
+  net__be *n = (net__be *)b;
+  if (n->samp && n->par) samp_gather(n, end);
 }
 
 /* ---- replay ---------------------------------------------------------------------- */
@@ -315,8 +324,7 @@ void net_tel_replay(be_backend *b, tel *t, simtime_ps end) {
   net__be *n = (net__be *)b;
   net__samp *s = n->samp;
   if (!s) return;
-  net__samp_idle(n);
-  if (end > (simtime_ps)s->nrows * s->interval) close_row(n, end); /* the open row, up to end */
+  samp_finish(n, end);
   size_t P = s->nports;
   int64_t *rate = sim_calloc(P ? P : 1, sizeof *rate);
   later *lt = sim_malloc(2 * (P ? P : 1) * sizeof *lt);

@@ -141,24 +141,28 @@ void net__qp_activate(net__be *n, uint32_t qi) {
   net__qp *q = &n->qp[qi];
   if (q->done || !has_work(q)) return;
   uint32_t c = q->path[0][0];
+  if (n->par && !net__par_owns(n, n->cold[c].src)) return; /* its sender is on another rank */
   if (!q->in_ring) ring_insert(n, c, qi);
   net__port_kick(n, c);
 }
 
+/* The set qi's timer is in: the fabric's, or (parallel engine) its source vertex's. */
+static net__armset *armset_of(net__be *n, uint32_t qi) {
+  return n->par ? net__par_armset(n, qi) : &n->armed;
+}
+
 static void arm(net__be *n, uint32_t qi) {
   net__qp *q = &n->qp[qi];
-  if (n->par) { /* per source vertex */
-    net__par_arm(n, qi);
-    return;
-  }
-  if (n->narmed == n->armed_cap) {
-    n->armed_cap = n->armed_cap ? 2 * n->armed_cap : 64;
-    n->armed = sim_realloc(n->armed, n->armed_cap * sizeof *n->armed);
+  net__armset *s = armset_of(n, qi);
+  if (s->n == s->cap) {
+    s->cap = s->cap ? 2 * s->cap : 8;
+    s->q = sim_realloc(s->q, s->cap * sizeof *s->q);
   }
   q->armed = 1;
-  q->armed_pos = n->narmed;
-  n->armed[n->narmed++] = qi;
-  if (!n->scan_ev)
+  q->armed_pos = s->n;
+  s->q[s->n++] = qi;
+  if (n->par) net__par_scan_soon(n, qi);
+  else if (!n->scan_ev)
     n->scan_ev = ev_schedule(n->base.sim, sim_now(n->base.sim) + n->scan_period, on_scan, n, 0);
 }
 
@@ -178,15 +182,12 @@ void net__qp_stop(net__be *n, uint32_t qi) {
 void net__qp_disarm(net__be *n, uint32_t qi) {
   net__qp *q = &n->qp[qi];
   if (!q->armed) return;
-  if (n->par) {
-    net__par_disarm(n, qi);
-    return;
-  }
-  uint32_t last = n->armed[--n->narmed];
-  n->armed[q->armed_pos] = last;
+  net__armset *s = armset_of(n, qi);
+  uint32_t last = s->q[--s->n];
+  s->q[q->armed_pos] = last;
   n->qp[last].armed_pos = q->armed_pos;
-  q->armed = 0;
-  if (n->narmed == 0 && n->scan_ev) { /* no timer outlives the traffic */
+  q->armed = 0; /* parallel engine: a pending scan of an empty set stops */
+  if (s->n == 0 && n->scan_ev) { /* no timer outlives the traffic */
     ev_cancel(n->base.sim, n->scan_ev);
     n->scan_ev = 0;
   }
@@ -385,7 +386,7 @@ static void rx_nack(net__be *n, uint32_t qi, uint32_t ack, uint32_t lo, uint32_t
   net__qp_activate(n, qi);
 }
 
-void net__qp_timeout(net__be *n, uint32_t qi, simtime_ps now) {
+static void timeout(net__be *n, uint32_t qi, simtime_ps now) {
   net__qp *q = &n->qp[qi];
   n->ext.timeouts++;
   if (q->retries == 0) q->stalled_since = q->last_progress;
@@ -402,18 +403,22 @@ void net__qp_timeout(net__be *n, uint32_t qi, simtime_ps now) {
   net__qp_activate(n, qi);
 }
 
+void net__armset_scan(net__be *n, net__armset *s, simtime_ps now) {
+  for (uint32_t j = 0; j < s->n;) { /* a QP in error leaves the set (swap with the last) */
+    uint32_t qi = s->q[j];
+    net__qp *q = &n->qp[qi];
+    if (q->snd_una < q->snd_max && now >= q->last_progress + q->rto_cur) timeout(n, qi, now);
+    if (j < s->n && s->q[j] == qi) j++;
+  }
+}
+
 static void on_scan(sim_ctx *sim, void *obj, uint64_t arg) {
   net__be *n = obj;
   simtime_ps now = sim_now(sim);
   (void)arg;
   n->scan_ev = 0;
-  for (uint32_t j = 0; j < n->narmed;) { /* a QP in error leaves the set (swap with the last) */
-    uint32_t qi = n->armed[j];
-    net__qp *q = &n->qp[qi];
-    if (q->snd_una < q->snd_max && now >= q->last_progress + q->rto_cur) net__qp_timeout(n, qi, now);
-    if (j < n->narmed && n->armed[j] == qi) j++;
-  }
-  if (n->narmed && !n->scan_ev) n->scan_ev = ev_schedule(sim, now + n->scan_period, on_scan, n, 0);
+  net__armset_scan(n, &n->armed, now);
+  if (n->armed.n && !n->scan_ev) n->scan_ev = ev_schedule(sim, now + n->scan_period, on_scan, n, 0);
 }
 
 void net__deliver(net__be *n, uint32_t i) {

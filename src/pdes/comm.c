@@ -26,6 +26,14 @@ bool pdes_comm_launched(void) {
          getenv("MPI_LOCALNRANKS");
 }
 
+/* One rank's all-gather: a copy of its own bytes. */
+static void *own_copy(const void *buf, size_t n, size_t *total) {
+  *total = n;
+  void *out = sim_malloc(n ? n : 1);
+  if (n) memcpy(out, buf, n);
+  return out;
+}
+
 #ifdef FABSIM_HAVE_MPI
 
 /* MPI is process-wide by nature: whether this process initialized it is the
@@ -151,12 +159,7 @@ void pdes_comm_gather_bytes(const void *buf, size_t n, void ***parts, size_t **l
 }
 
 void *pdes_comm_allgather_bytes(const void *buf, size_t n, size_t *total) {
-  if (!comm_active()) {
-    *total = n;
-    void *out = sim_malloc(n ? n : 1);
-    if (n) memcpy(out, buf, n);
-    return out;
-  }
+  if (!comm_active()) return own_copy(buf, n, total);
   int size = (int)pdes_comm_size();
   if (n > INT32_MAX) {
     fprintf(stderr, "fabsim: more than 2 GiB to all-gather from one rank\n");
@@ -206,10 +209,7 @@ void pdes_comm_bcast(void *buf, size_t n) {
 }
 uint64_t pdes_comm_sum_u64(uint64_t x) { return x; }
 void *pdes_comm_allgather_bytes(const void *buf, size_t n, size_t *total) {
-  *total = n;
-  void *out = sim_malloc(n ? n : 1);
-  if (n) memcpy(out, buf, n);
-  return out;
+  return own_copy(buf, n, total);
 }
 void pdes_comm_allreduce_u64(uint64_t *v, size_t n, bool max) {
   (void)v;

@@ -44,6 +44,7 @@
  * fabric state is small next to the packets, which each rank holds only
  * for its own vertices).
  */
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,8 +55,7 @@
 enum { K_WAKE, K_ARRIVE, K_PFC, K_CREDIT, K_SCAN, K_COUNT };
 
 typedef struct par_arm {
-  uint32_t *q;
-  uint32_t n, cap;
+  net__armset set;
   uint8_t scan; /* a scan event is pending */
 } par_arm;
 
@@ -88,7 +88,6 @@ struct net__par {
   size_t nflows, flows_cap;
   par_end *ends;       /* this rank's, since the last window boundary */
   size_t nends, ends_cap;
-  bool parallel;
 };
 
 bool net__par_owns(const net__be *n, uint32_t v) { return pdes_owns(n->par->p, v); }
@@ -146,106 +145,80 @@ void net__par_credit(net__be *n, uint32_t c, uint32_t cls, uint32_t bytes, simti
   pdes_send(n->par->p, n->ch[c].dst, n->cold[c].src, at, K_CREDIT, w);
 }
 
-/* ---- handlers -------------------------------------------------------------------- */
+/* ---- events ---------------------------------------------------------------------- */
 
-static void h_wake(pdes *p, const pdes_event *ev, void *model) {
-  (void)p;
+/* Packet pk arriving by channel c at `at`: was it on the wire when the link
+ * last went down (from its serialization's start to its arrival)? */
+static bool lost_on_wire(const net__be *n, uint32_t c, const net__pkt *pk, simtime_ps at) {
+  const net__cold *cd = &n->cold[c];
+  if (cd->down_at > at || (pk->flags & NET__F_LOST)) return false;
+  simtime_ps end = pk->tail - n->ch[c].lat, ser = sim_serialization_ps(pk->frame + n->pre, cd->bps);
+  return (end > ser ? end - ser : 0) < cd->down_at;
+}
+
+/* An LP's event begins: its time, and "not a global action" (co_run and the
+ * window hook say the opposite when they take over). */
+static inline net__be *lp_event(const pdes_event *ev, void *model) {
   net__be *n = model;
   n->par_now = ev->time;
   n->par_in_lp = true;
-  net__wake(n, (uint32_t)ev->payload[0]);
-  n->par_in_lp = false;
+  return n;
+}
+
+static void h_wake(pdes *p, const pdes_event *ev, void *model) {
+  (void)p;
+  net__wake(lp_event(ev, model), (uint32_t)ev->payload[0]);
 }
 
 static void h_arrive(pdes *p, const pdes_event *ev, void *model) {
   (void)p;
-  net__be *n = model;
-  n->par_now = ev->time;
+  net__be *n = lp_event(ev, model);
   uint32_t i = net__pkt_alloc(n), c = (uint32_t)ev->payload[0];
   net__pkt *pk = net__pkt_at(n, i);
   unpack(pk, ev->payload, ev->time);
-  net__cold *cd = &n->cold[c];
-  if (cd->down_at <= ev->time && !(pk->flags & NET__F_LOST)) {
-    /* was it on the wire when the link went down? (serialization start to arrival) */
-    simtime_ps end = pk->tail - n->ch[c].lat, ser = sim_serialization_ps(pk->frame + n->pre, cd->bps);
-    if ((end > ser ? end - ser : 0) < cd->down_at) {
-      pk->flags |= NET__F_LOST;
-      n->ext.link_drops++;
-      cd->drops++;
-      n->st.drops++;
-    }
+  if (lost_on_wire(n, c, pk, ev->time)) { /* counted here: the sender could not see it */
+    pk->flags |= NET__F_LOST;
+    n->ext.link_drops++;
+    n->cold[c].drops++;
+    n->st.drops++;
   }
-  n->par_in_lp = true;
   net__arrive(n, c, i);
-  n->par_in_lp = false;
 }
 
 static void h_pfc(pdes *p, const pdes_event *ev, void *model) {
   (void)p;
-  net__be *n = model;
-  n->par_now = ev->time;
-  n->par_in_lp = true;
-  net__pfc_rx(n, (uint32_t)ev->payload[0], (uint32_t)ev->payload[1], ev->payload[2] != 0);
-  n->par_in_lp = false;
+  const uint64_t *w = ev->payload;
+  net__pfc_rx(lp_event(ev, model), (uint32_t)w[0], (uint32_t)w[1], w[2] != 0);
 }
 
 static void h_credit(pdes *p, const pdes_event *ev, void *model) {
   (void)p;
-  net__be *n = model;
-  n->par_now = ev->time;
-  n->par_in_lp = true;
-  net__credit_rx(n, (uint32_t)ev->payload[0], (uint32_t)ev->payload[1], (uint32_t)ev->payload[2]);
-  n->par_in_lp = false;
+  const uint64_t *w = ev->payload;
+  net__credit_rx(lp_event(ev, model), (uint32_t)w[0], (uint32_t)w[1], (uint32_t)w[2]);
+}
+
+static void h_scan(pdes *p, const pdes_event *ev, void *model) {
+  net__be *n = lp_event(ev, model);
+  par_arm *a = &n->par->arm[ev->dst];
+  a->scan = 0;
+  net__armset_scan(n, &a->set, ev->time);
+  if (a->set.n && !a->scan) {
+    a->scan = 1;
+    pdes_send(p, ev->dst, ev->dst, ev->time + n->scan_period, K_SCAN, NULL);
+  }
 }
 
 /* ---- retransmission timers: one scan per source vertex --------------------------- */
 
 static uint32_t qp_vertex(const net__be *n, uint32_t qi) { return n->cold[n->qp[qi].path[0][0]].src; }
 
-static void scan_at(net__be *n, uint32_t v, simtime_ps at) {
-  n->par->arm[v].scan = 1;
-  pdes_send(n->par->p, v, v, at, K_SCAN, NULL);
-}
+net__armset *net__par_armset(net__be *n, uint32_t qi) { return &n->par->arm[qp_vertex(n, qi)].set; }
 
-void net__par_arm(net__be *n, uint32_t qi) {
+void net__par_scan_soon(net__be *n, uint32_t qi) {
   uint32_t v = qp_vertex(n, qi);
-  par_arm *a = &n->par->arm[v];
-  if (a->n == a->cap) {
-    a->cap = a->cap ? 2 * a->cap : 8;
-    a->q = sim_realloc(a->q, a->cap * sizeof *a->q);
-  }
-  net__qp *q = &n->qp[qi];
-  q->armed = 1;
-  q->armed_pos = a->n;
-  a->q[a->n++] = qi;
-  if (!a->scan) scan_at(n, v, n->par_now + n->scan_period);
-}
-
-void net__par_disarm(net__be *n, uint32_t qi) {
-  par_arm *a = &n->par->arm[qp_vertex(n, qi)];
-  net__qp *q = &n->qp[qi];
-  uint32_t last = a->q[--a->n];
-  a->q[q->armed_pos] = last;
-  n->qp[last].armed_pos = q->armed_pos;
-  q->armed = 0; /* a pending scan finds nothing and stops */
-}
-
-static void h_scan(pdes *p, const pdes_event *ev, void *model) {
-  (void)p;
-  net__be *n = model;
-  simtime_ps now = n->par_now = ev->time;
-  uint32_t v = ev->dst;
-  par_arm *a = &n->par->arm[v];
-  a->scan = 0;
-  n->par_in_lp = true;
-  for (uint32_t j = 0; j < a->n;) { /* a queue pair in error leaves the set */
-    uint32_t qi = a->q[j];
-    net__qp *q = &n->qp[qi];
-    if (q->snd_una < q->snd_max && now >= q->last_progress + q->rto_cur) net__qp_timeout(n, qi, now);
-    if (j < a->n && a->q[j] == qi) j++;
-  }
-  n->par_in_lp = false;
-  if (a->n && !a->scan) scan_at(n, v, now + n->scan_period);
+  if (n->par->arm[v].scan) return;
+  n->par->arm[v].scan = 1;
+  pdes_send(n->par->p, v, v, n->par_now + n->scan_period, K_SCAN, NULL);
 }
 
 /* ---- flowlets ------------------------------------------------------------------ */
@@ -279,11 +252,9 @@ net__flowlet *net__par_flowlet(net__be *n, uint32_t v, uint32_t qi, unsigned dir
 void net__par_qp_end(net__be *n, uint32_t qi, const char *cause) {
   net__par *r = n->par;
   uint32_t k = 0;
-  if (cause) {
-    for (k = 1; k < sizeof causes / sizeof *causes; k++)
-      if (!strcmp(causes[k], cause)) break;
-    if (k == sizeof causes / sizeof *causes) k = 1;
-  }
+  if (cause)
+    for (k = 1; k < sizeof causes / sizeof *causes && strcmp(causes[k], cause); k++) {}
+  assert(k < sizeof causes / sizeof *causes && "a cause the gathering knows");
   const net__qp *q = &n->qp[qi];
   uint64_t acked = (uint64_t)q->snd_una * n->mtu; /* what the sender knows arrived */
   if (r->nends == r->ends_cap) sim_grow((void **)&r->ends, &r->ends_cap, r->nends + 1, sizeof *r->ends);
@@ -303,9 +274,9 @@ static int end_cmp(const void *a, const void *b) {
  * its last end, a global event the co-run must stop before. */
 static simtime_ps on_window(pdes *p, const uint64_t sum[PDES_REDUCE_WORDS],
                             const uint64_t max[PDES_REDUCE_WORDS], void *model) {
-  (void)max;
   net__be *n = model;
   net__par *r = n->par;
+  n->par_in_lp = false; /* the phases' bookkeeping, the same on every rank */
   /* Ctrl-C: a vote in the next exchange (max word 3); when any rank saw one,
    * every rank stops here, and the run's outputs are written as incomplete */
   pdes_reduce_max(p, 3, sim_interrupt_pending() ? 1 : 0);
@@ -338,6 +309,7 @@ static simtime_ps co_run(void *obj, simtime_ps bound) {
   net__par *r = n->par;
   r->stop = SIM_TIME_MAX;
   pdes_run(r->p, bound == SIM_TIME_MAX ? SIM_TIME_MAX : bound - 1);
+  n->par_in_lp = false; /* back to the global context */
   if (sim_co_stopped(n->base.sim)) return bound; /* ev_run returns: nothing more runs */
   return r->stop < bound ? r->stop : bound;
 }
@@ -348,9 +320,9 @@ int net__par_create(net__be *n, sim_error *err) {
   net__par *r = sim_calloc(1, sizeof *r);
   n->par = r;
   n->now = &n->par_now;
-  r->parallel = pdes_comm_launched() && pdes_comm_built();
-  if (r->parallel && pdes_comm_init(err) != SIM_OK) return err->code;
-  uint32_t nranks = r->parallel ? pdes_comm_size() : 1;
+  bool parallel = pdes_comm_launched() && pdes_comm_built();
+  if (parallel && pdes_comm_init(err) != SIM_OK) return err->code;
+  uint32_t nranks = parallel ? pdes_comm_size() : 1;
   if (pdes_partition_fabric(&r->part, n->t, nranks, err) != SIM_OK) return err->code;
   /* L: the smallest latency of a link a partition may cut (all but the
    * zero-latency links inside a node), whatever the rank count */
@@ -369,7 +341,7 @@ int net__par_create(net__be *n, sim_error *err) {
   static const pdes_fn handlers[K_COUNT] = {h_wake, h_arrive, h_pfc, h_credit, h_scan};
   pdes_cfg pc = {.nlps = n->nv, .lp_rank = r->part.vertex_rank, .lookahead_ps = L,
                  .handlers = handlers, .nhandlers = K_COUNT, .model = n,
-                 .parallel = r->parallel, .on_window = on_window};
+                 .parallel = parallel, .on_window = on_window};
   if (pdes_create(&r->p, &pc, err) != SIM_OK) return err->code;
   r->arm = sim_calloc(n->nv ? n->nv : 1, sizeof *r->arm);
   n->vrng = sim_malloc((size_t)(n->nv ? n->nv : 1) * 3 * sizeof *n->vrng);
@@ -388,7 +360,7 @@ void net__par_destroy(net__be *n) {
   net__par *r = n->par;
   if (!r) return;
   if (r->arm)
-    for (uint32_t v = 0; v < n->nv; v++) sim_free(r->arm[v].q);
+    for (uint32_t v = 0; v < n->nv; v++) sim_free(r->arm[v].set.q);
   sim_free(r->arm);
   sim_free(r->ends);
   sim_free(r->flows);
@@ -442,6 +414,7 @@ bool be_parallel_info_get(const be_backend *b, be_parallel_info *out) {
                             .links = r->part.links, .cut_links = r->part.cut_links,
                             .lookahead = r->lookahead, .windows = ps.windows, .events = sum[0],
                             .events_max = mx[0], .sent_remote = sum[1], .wall_max = t[0],
-                            .sync_max = t[1]};
+                            .sync_max = t[1],
+                            .crossing_frac = sum[0] ? (double)sum[1] / (double)sum[0] : 0};
   return true;
 }

@@ -14,7 +14,7 @@ JOBS        ?= $(shell nproc 2>/dev/null || echo 2)
 SCENARIO    ?= examples/default.yaml
 FUZZ_SECONDS ?= 30
 
-.PHONY: all deps build run test test-release test-asan fuzz-smoke bench clean install
+.PHONY: all deps build run test test-release test-asan fuzz-smoke bench validate clean install
 
 all: build
 
@@ -73,6 +73,12 @@ install: build
 
 bench: build
 	./$(BUILD)/bench_phold
+
+# fabsim's figures against published measurements of real clusters (not part
+# of `make test`: minutes, not seconds). The table and its sources:
+# docs/validation.md; the cases: validate/cases.json.
+validate: build
+	validate/run.sh --fabsim ./$(BUILD)/fabsim --markdown $(BUILD)/validation.md
 
 clean:
 	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ)

@@ -202,7 +202,14 @@ void wl_step_free(wl_step *s);
  * speed); the stage's other GPUs then wait for it in their next collective.
  * A GPU or node failure stops the job at once (transfers in flight are
  * abandoned; the job must outlive the backend's callbacks: free it after
- * be_destroy or never run the simulation again). Silent data corruption is
+ * be_destroy or never run the simulation again). So does a transfer of one
+ * of its collectives that the backend reports failed (be_failure: no route,
+ * retry limit): a collective that lost data has not reduced the gradients,
+ * so a real job errors out there (NCCL aborts the communicator); the job
+ * records it as a WL_TRANSFER_FAIL event and stops at its time. The job
+ * takes be->on_failure when it starts (wl_job_run_until's first call) and
+ * hands every failure on to the listener that held it before (e.g. the
+ * fault scheduler's log); nothing may replace it after. Silent data corruption is
  * recorded, and leaves the GPU at the next gradient reduction of its stage
  * (data-parallel AllReduce or ReduceScatter): from there the replicas
  * differ. */
@@ -213,7 +220,8 @@ typedef enum {
   WL_GPU_THERMAL,  /* a rack over its cooling capacity (src/power) */
   WL_GPU_FAIL,
   WL_NODE_FAIL,
-  WL_GPU_SDC
+  WL_GPU_SDC,
+  WL_TRANSFER_FAIL /* a transfer of the job's collectives failed (be_failure): gpu -> dst_gpu */
 } wl_gpu_event_kind;
 
 typedef struct wl_gpu_event {
@@ -226,6 +234,8 @@ typedef struct wl_gpu_event {
   bool diverged;   /* sdc: reached a gradient reduction within the simulated steps */
   uint32_t diverge_step;
   simtime_ps diverge_at;
+  uint32_t dst_gpu;  /* transfer-fail: the receiving GPU */
+  const char *cause; /* transfer-fail: be_failure.cause (static) */
 } wl_gpu_event;
 
 typedef struct wl_job wl_job;
@@ -257,7 +267,9 @@ bool wl_job_active(const wl_job *j);
 uint32_t wl_job_steps_done(const wl_job *j);
 const wl_step *wl_job_step(const wl_job *j, uint32_t k); /* k < steps done */
 const wl_gpu_event *wl_job_events(const wl_job *j, size_t *n);
-/* True when a failure stopped the job: its time and the start of the step it broke. */
+/* True when a failure (GPU, node, or a transfer of its collectives) stopped
+ * the job: its time and the start of the step it broke. The failure is the
+ * last WL_GPU_FAIL, WL_NODE_FAIL or WL_TRANSFER_FAIL event. */
 bool wl_job_stopped(const wl_job *j, simtime_ps *at, simtime_ps *step_start);
 uint32_t wl_job_gpu_stage(const wl_job *j, uint32_t gpu);
 const wl_parallel *wl_job_parallel(const wl_job *j);

@@ -198,7 +198,7 @@ static void replay_job_gpus(tel *tl, const wl_job *job, simtime_ps end) {
 
 int cli_run_output_end(cli_run_output *o, sim_ctx *sim, const coll_exec *exec, json_t *summary,
                        const cfg_scenario *cfg, const char *scenario_yaml, bool complete,
-                       sim_error *err) {
+                       bool failed, sim_error *err) {
   simtime_ps end = sim_now(sim);
   const topo *t = o->topo;
   simtime_ps interval = cfg->output.sample_interval ? cfg->output.sample_interval : auto_interval(end);
@@ -243,7 +243,7 @@ int cli_run_output_end(cli_run_output *o, sim_ctx *sim, const coll_exec *exec, j
   tel_finish(o->tel, end);
   out_run r = {.summary = summary, .scenario_yaml = scenario_yaml, .tel = o->tel,
                .names = {.ctx = o, .port = port_name_cb, .nic = nic_name_cb},
-               .complete = complete, .dir = cfg->output.dir, .database = cfg->output.database,
+               .complete = complete, .failed = failed, .dir = cfg->output.dir, .database = cfg->output.database,
                .report = cfg->output.report, .openmetrics = cfg->output.openmetrics,
                .top_ports = cfg->output.top_ports, .started_at = o->started_at};
   return out_write_run(&r, err);

@@ -92,6 +92,8 @@ struct run {
   simtime_ps stop_at;
   void (*on_step)(void *ctx, uint32_t step, simtime_ps start, simtime_ps end);
   void *on_step_ctx;
+  be_failure_fn prev_failure; /* the backend's failure listener before the job took it */
+  void *prev_failure_ctx;
   /* what the stages did over time (wl_job_gpu_timeline): [bin][stage][state] */
   simtime_ps *tl;
   simtime_ps tl_width;
@@ -285,6 +287,7 @@ static int measure_classes(run *r, const uint32_t *rep, sim_error *err) {
     c->measured = e.end - e.start;
     coll_plan_free(&c->plan);
     c->built = false;
+    if (r->stopped) break; /* a failure (GPU, node, transfer) while timing: the job is over */
   }
   return SIM_OK;
 }
@@ -463,6 +466,24 @@ static void hook_fail(void *ctx, simtime_ps now, uint32_t gpu, bool whole_node) 
   ev_stop(r->sim);
 }
 
+/* A transfer of the job's collectives failed: the job fails there (see
+ * workload.h), after the previous listener heard of it. A failure after the
+ * job's end or stop (transfers in flight abandoned) changes nothing. */
+static void on_transfer_failed(void *ctx, const be_failure *f) {
+  wl_job *j = ctx;
+  run *r = &j->r;
+  if (r->prev_failure) r->prev_failure(r->prev_failure_ctx, f);
+  if (r->stopped || r->steps_done >= r->steps_want) return; /* (also while timing, reuse) */
+  simtime_ps now = sim_now(r->sim);
+  wl_gpu_event *e = add_event(r, WL_TRANSFER_FAIL, now, f->src_gpu);
+  e->dst_gpu = f->dst_gpu;
+  e->cause = f->cause;
+  r->stopped = true;
+  r->running = false;
+  r->stop_at = now;
+  ev_stop(r->sim);
+}
+
 static void hook_sdc(void *ctx, simtime_ps now, uint32_t gpu) {
   wl_job *j = ctx;
   if (j->r.stopped) return;
@@ -585,6 +606,10 @@ int wl_job_run_until(wl_job *j, simtime_ps until, const cfg_doc *doc, sim_error 
   int rc;
   if (!j->started) {
     j->started = true;
+    r->prev_failure = r->b->on_failure; /* workload.h: the job listens from here on */
+    r->prev_failure_ctx = r->b->on_failure_ctx;
+    r->b->on_failure = on_transfer_failed;
+    r->b->on_failure_ctx = j;
     if (r->reuse) {
       representatives(d, r->proto.comm_model == CFG_COMM_SYMMETRIC, j->rep);
       if ((rc = measure_classes(r, j->rep, err)) != SIM_OK)

@@ -68,7 +68,7 @@ expect_json "$WORK/out" '(.steps[2].time_s - .steps[2].baseline_s | fabs) < 1e-1
 
 # --- a node fails in step 3: the job stops; work lost since the last checkpoint
 #     (the window starts at one) = min(t mod (tau + delta), tau); restart = R + lost
-expect_exit 0 "$FABSIM" run "${SMALL[@]}" --set output.dir=fail --set workload.steps=4 \
+expect_exit 4 "$FABSIM" run "${SMALL[@]}" --set output.dir=fail --set workload.steps=4 \
   --set 'faults=[{at: 5ms, kind: node-fail, target: node2}]' \
   --set reliability.checkpoint.interval=30min --set reliability.checkpoint.write_time=1min \
   --set reliability.restart_time=10min --json
@@ -79,10 +79,45 @@ expect_json fail.json '(.failure.lost_work_s - 0.005 | fabs) < 1e-12 and (.failu
 expect_json fail.json '(.failure.lost_gpu_hours - 0.005 * 32 / 3600 | fabs) < 1e-12'
 expect_json fail.json '(.failure.expected_lost_work_s - (1800 * 1800 / 2 + 1800 * 60) / 1860 | fabs) < 1e-9'
 expect_json fail.json '[.events[] | select(.kind == "node-fail" or .kind == "job-stopped")] | length == 2'
-expect_exit 0 "$FABSIM" run "${SMALL[@]}" --set output.dir=fail2 --set workload.steps=4 \
+expect_exit 4 "$FABSIM" run "${SMALL[@]}" --set output.dir=fail2 --set workload.steps=4 \
   --set 'faults=[{at: 5ms, kind: node-fail, target: node2}]'
 expect_out "failure      node-fail node2 at 5 ms in step 3: job stopped"
 expect_out "(Daly)"
+
+expect_json fail.json '.outcome == "failed" and .complete == false'
+expect_err "the simulated job failed: node-fail node2"
+
+# --- a job whose transfers fail has failed (#13): the leaf of every node down at 1 ms, no
+#     route once routing reconverges (1 s): the job stops there, exit 4, never "done" faster
+#     than its fault-free baseline
+expect_exit 4 "$FABSIM" run "${SMALL[@]}" --set output.dir=lost --set workload.steps=3 \
+  --set 'faults=[{at: 1ms, kind: switch-down, target: leaf0}]' --json
+cp "$WORK/out" lost.json
+expect_json lost.json '.outcome == "failed" and .complete == false and
+  .failure.kind == "transfer-failed" and .failure.cause == "no route" and
+  (.failure.at_s - 1.001 | fabs) < 1e-3 and (.steps | length) == 0'
+expect_json lost.json '[.events[] | select(.kind == "job-stopped" and (.detail | test("^transfer gpu[0-9]+->gpu[0-9]+ failed \\(no route\\)")))] | length == 1'
+expect_json lost/summary.json '.outcome == "failed"'
+[ "$(sqlite3 lost/results.sqlite 'SELECT complete FROM runs')" = 0 ] && pass || fail "database row of a failed job says complete"
+expect_err "the simulated job failed: transfer-failed"
+expect_exit 4 "$FABSIM" run "${SMALL[@]}" --set output.dir=lost2 --set workload.steps=3 \
+  --set 'faults=[{at: 1ms, kind: switch-down, target: leaf0}]'
+expect_out "failure      transfer-failed gpu"
+expect_out "  cause      transfer gpu"
+# a collective that lost 480 transfers failed too: no time, no bandwidth, the count and the cause
+expect_exit 4 "$FABSIM" run --set cluster.nodes=2 --set simulation.fidelity=flow \
+  --set workload.collective.size=64MiB --set 'faults=[{at: 10us, kind: switch-down, target: leaf0}]' \
+  --set output.dir=lostc --json
+expect_json "$WORK/out" '.outcome == "failed" and .complete == false and .failure.transfers_failed == 480 and
+  .network.transfers_failed == 480 and .failure.cause == "no route" and
+  .collectives[0].busbw_GBps == null and .collectives[0].time_s == null and
+  .collectives[0].delivered_bytes < 2 * 15 * 64 * 1048576'
+expect_json "$WORK/out" '[.events[] | select(.kind == "job-failed")] | length == 1'
+expect_exit 4 "$FABSIM" run --set cluster.nodes=2 --set simulation.fidelity=flow \
+  --set workload.collective.size=64MiB --set 'faults=[{at: 10us, kind: switch-down, target: leaf0}]' \
+  --set output.dir=lostc2
+expect_out "FAILED: no time or bandwidth"
+expect_out "failure      480 transfers failed"
 
 # --- silent data corruption in step 1, replica checksums every 2 steps: detected at the end of step 2
 expect_exit 0 "$FABSIM" run "${SMALL[@]}" --set output.dir=sdc --set workload.steps=3 \
@@ -123,7 +158,7 @@ expect_json example.json '[.events[].kind] | contains(["gpu-slowdown", "link-dow
 
 # --- same scenario, same faults, same seed: the same bytes (wall clock aside)
 for i in 1 2; do
-  expect_exit 0 "$FABSIM" run "${SMALL[@]}" --set output.dir=same --set workload.steps=3 \
+  expect_exit 4 "$FABSIM" run "${SMALL[@]}" --set output.dir=same --set workload.steps=3 \
     --set 'faults=[{at: 0s, kind: gpu-slowdown, target: gpu5, factor: 0.5}, {at: 1ms, kind: sdc, target: gpu9}, {at: 5ms, kind: gpu-fail, target: gpu2}]' --json
   jq -S 'del(.sim.wall_s)' "$WORK/out" > "same$i.json"
   cp same/events.csv "same$i.csv"

@@ -119,6 +119,18 @@ expect_exit 4 "$FABSIM" run --set cluster.nodes=2 --set simulation.fidelity=flow
 expect_out "FAILED: no time or bandwidth"
 expect_out "failure      480 transfers failed"
 
+# --- a lossy link the flow fidelity cannot get a packet through (ber 0.01 on a 4 KiB MTU:
+#     (1 - 0.01)^33k = 1e-144 of the link): the transfers on it give up after the transport's
+#     retry window (8.6 s without progress, as the packet fidelity), never a stall "bug"
+expect_exit 4 "$FABSIM" run "${SMALL[@]}" --set output.dir=ber --set workload.steps=2 \
+  --set 'faults=[{at: 0s, kind: link-degraded, target: nic0-leaf0, factor: 1, ber: 0.01}]' --json
+expect_json "$WORK/out" '.outcome == "failed" and .failure.kind == "transfer-failed" and
+  .failure.cause == "retry limit" and .failure.at_s > 8.589934592 and .failure.at_s < 8.6'
+# a mild error rate only slows it (goodput 0.9967 at 1e-7): done
+expect_exit 0 "$FABSIM" run "${SMALL[@]}" --set output.dir=ber2 --set workload.steps=2 \
+  --set 'faults=[{at: 0s, kind: link-degraded, target: nic0-leaf0, factor: 1, ber: 1e-7}]' --json
+expect_json "$WORK/out" '.outcome == "done" and (.steps | length) == 2'
+
 # --- silent data corruption in step 1, replica checksums every 2 steps: detected at the end of step 2
 expect_exit 0 "$FABSIM" run "${SMALL[@]}" --set output.dir=sdc --set workload.steps=3 \
   --set 'faults=[{at: 1ms, kind: sdc, target: gpu9}]' --set reliability.sdc_check_interval=2 --json

@@ -240,6 +240,14 @@ typedef struct wl_gpu_event {
 
 typedef struct wl_job wl_job;
 
+/* The horizon of simulated time a job stays below: 2^62 ps (53.4 days).
+ * Twice it still fits a simtime_ps, so the sum of two times under it never
+ * wraps. A job that would pass it is refused before it runs where its
+ * input shows it (cli: workload.steps, a gpu-slowdown's factor); one that
+ * still reaches it (a stage slowed further at run time) stops with
+ * SIM_ERANGE from wl_job_run_until, never with a wrapped time. */
+#define WL_HORIZON_PS ((simtime_ps)1 << 62)
+
 /* Model, parallelism, DAG and (live) plans; errors as wl_step_run. */
 int wl_job_create(wl_job **j, const cfg_scenario *cfg, const cfg_doc *doc, const topo *t,
                   be_backend *b, uint32_t steps, sim_error *err);
@@ -262,6 +270,9 @@ int wl_job_run(wl_job *j, const cfg_doc *doc, sim_error *err);
 /* The same in slices: start the job on the first call, then run events up
  * to `until` (or the job's end). Slicing never changes results. */
 int wl_job_run_until(wl_job *j, simtime_ps until, const cfg_doc *doc, sim_error *err);
+/* The compute one step of the job needs at full speed on its busiest
+ * stage: a lower bound on a step's length. O(DAG nodes). */
+simtime_ps wl_job_step_compute_ps(const wl_job *j);
 /* Not started yet, or steps left and not failed. */
 bool wl_job_active(const wl_job *j);
 uint32_t wl_job_steps_done(const wl_job *j);

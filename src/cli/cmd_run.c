@@ -487,6 +487,21 @@ int cli_cmd_run(int argc, char **argv) {
       rc = CLI_BAD_INPUT;
       goto done;
     }
+    /* the last phase starts (phases - 1) x stagger in: refused past the
+     * horizon of simulated time, where start times would wrap */
+    if (r.plan.nphases > 1 &&
+        (double)spec.stagger * (double)(r.plan.nphases - 1) >= (double)WL_HORIZON_PS) {
+      cfg_fail_at(doc, "workload.traffic.stagger", &err,
+                  "%zu phases started %.6g s apart: the last starts at %.4g s, past the horizon "
+                  "of simulated time, %.4g s (2^62 ps, %.1f days); allowed: at most %.6g s",
+                  r.plan.nphases, sim_ps_to_s(spec.stagger),
+                  sim_ps_to_s(spec.stagger) * (double)(r.plan.nphases - 1),
+                  sim_ps_to_s(WL_HORIZON_PS), sim_ps_to_s(WL_HORIZON_PS) / 86400,
+                  sim_ps_to_s(WL_HORIZON_PS / 2 / (r.plan.nphases - 1)));
+      cli_error(err.msg);
+      rc = CLI_BAD_INPUT;
+      goto done;
+    }
     if (spec.pattern == CFG_TRAFFIC_PAIR) {
       topo_path p;
       topo_route(t, r.plan.phases[0].x[0].src_gpu, r.plan.phases[0].x[0].dst_gpu,

@@ -92,6 +92,7 @@ struct run {
   simtime_ps stop_at;
   void (*on_step)(void *ctx, uint32_t step, simtime_ps start, simtime_ps end);
   void *on_step_ctx;
+  const char *past_horizon; /* what would have taken the job past WL_HORIZON_PS (static) */
   be_failure_fn prev_failure; /* the backend's failure listener before the job took it */
   void *prev_failure_ctx;
   /* what the stages did over time (wl_job_gpu_timeline): [bin][stage][state] */
@@ -113,7 +114,10 @@ static void tl_coarsen(run *r) {
 
 /* Stage s spent [from, to) in state k (0 compute, 1 exposed, 2 bubble). */
 static void tl_add(run *r, uint32_t s, unsigned k, simtime_ps from, simtime_ps to) {
+  if (to > WL_HORIZON_PS) to = WL_HORIZON_PS; /* (the job stops there: wl_job_run_until) */
   if (!r->tl || to <= from) return;
+  /* WL_GPU_BINS bins of at most WL_HORIZON_PS / WL_GPU_BINS cover the
+   * horizon: the width never doubles past that, the product never wraps */
   while (to > r->tl_width * WL_GPU_BINS) tl_coarsen(r);
   size_t w = (size_t)r->p->pp * WL_GPU_STATES;
   while (from < to) {
@@ -140,6 +144,21 @@ static void account(run *r, uint32_t s, simtime_ps now) {
 }
 
 static void node_start(run *r, uint32_t i);
+
+/* `work` picoseconds of compute at `speed` of full speed, rounded up;
+ * false (and the job marked past its horizon) when that would end past
+ * WL_HORIZON_PS: the caller schedules nothing. */
+static bool slowed(run *r, double work, double speed, simtime_ps now, simtime_ps *out) {
+  double d = ceil(work / speed);
+  if (!(d < (double)(WL_HORIZON_PS - now))) {
+    if (!r->past_horizon) r->past_horizon = "a computation slowed by a gpu-slowdown fault";
+    r->running = false;
+    ev_stop(r->sim);
+    return false;
+  }
+  *out = (simtime_ps)d;
+  return true;
+}
 
 static void try_start(run *r, uint32_t i) {
   wl__node *x = &r->d->nodes[i];
@@ -207,8 +226,9 @@ static void node_start(run *r, uint32_t i) {
   if (x->cls == WL__NONE) {
     r->acc[x->stage].busy = true;
     simtime_ps dur = x->dur;
-    if (r->stage_speed && r->stage_speed[x->stage] < 1)
-      dur = (simtime_ps)ceil((double)dur / r->stage_speed[x->stage]);
+    if (r->stage_speed && r->stage_speed[x->stage] < 1 &&
+        !slowed(r, (double)x->dur, r->stage_speed[x->stage], now, &dur))
+      return;
     ev_id id = ev_schedule_in(r->sim, dur, node_end_ev, r, i);
     if (r->run_node) {
       r->run_node[x->stage] = i;
@@ -443,9 +463,9 @@ void wl_job_slowdown(wl_job *j, simtime_ps now, uint32_t gpu, double factor, boo
   /* the computation in progress finishes its remaining work at the new speed */
   uint32_t i = r->run_node[s];
   if (i != WL__NONE && sp != old && r->run_end[s] > now) {
-    double left = (double)(r->run_end[s] - now) * old / sp;
-    simtime_ps dur = (simtime_ps)ceil(left);
+    simtime_ps dur;
     ev_cancel(r->sim, r->run_ev[s]);
+    if (!slowed(r, (double)(r->run_end[s] - now) * old, sp, now, &dur)) return;
     r->run_ev[s] = ev_schedule_in(r->sim, dur, node_end_ev, r, i);
     r->run_end[s] = now + dur;
   }
@@ -621,6 +641,16 @@ int wl_job_run_until(wl_job *j, simtime_ps until, const cfg_doc *doc, sim_error 
     start_step(r);
   }
   if (r->running && !r->stopped) ev_run(r->sim, until); /* returns early at the job's end */
+  if (!r->past_horizon && r->running && sim_now(r->sim) >= WL_HORIZON_PS)
+    r->past_horizon = "an event of the run";
+  if (r->past_horizon) {
+    r->running = false;
+    return sim_fail(err, SIM_ERANGE,
+                    "simulated time would pass the horizon of %.4g s (2^62 ps, %.1f days) in "
+                    "step %u, at %.6g s: %s; the job stops here. Slow it less, or simulate "
+                    "fewer steps", sim_ps_to_s(WL_HORIZON_PS), sim_ps_to_s(WL_HORIZON_PS) / 86400,
+                    r->steps_done + 1, sim_ps_to_s(sim_now(r->sim)), r->past_horizon);
+  }
   if (r->running && !r->stopped && sim_pending(r->sim) == 0)
     return sim_fail(err, SIM_EINVAL, "training step stalled with %zu of %zu nodes done (a bug)",
                     r->done, d->n);
@@ -642,6 +672,19 @@ void wl_job_on_step(wl_job *j, void (*fn)(void *ctx, uint32_t step, simtime_ps s
                     void *ctx) {
   j->r.on_step = fn;
   j->r.on_step_ctx = ctx;
+}
+
+simtime_ps wl_job_step_compute_ps(const wl_job *j) {
+  uint32_t pp = j->p.pp ? j->p.pp : 1;
+  simtime_ps *sum = sim_calloc(pp, sizeof *sum), most = 0;
+  for (size_t i = 0; i < j->d.n; i++) {
+    const wl__node *x = &j->d.nodes[i];
+    if (x->cls == WL__NONE && x->stage < pp) sum[x->stage] += x->dur;
+  }
+  for (uint32_t s = 0; s < pp; s++)
+    if (sum[s] > most) most = sum[s];
+  sim_free(sum);
+  return most;
 }
 
 uint32_t wl_job_steps_done(const wl_job *j) { return j->r.steps_done; }

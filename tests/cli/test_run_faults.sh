@@ -186,6 +186,18 @@ code=$?
 expect_err "marked \"complete\": false"
 expect_json int/summary.json '.complete == false and (.steps | length) > 0 and (.steps | length) < 1000000'
 
+# --- a run that would pass the horizon of simulated time (2^62 ps) is refused before it runs,
+#     at the key that takes it there (#13): never a wrapped time, never a loop
+expect_exit 2 "$FABSIM" run "${SMALL[@]}" --set output.dir=far --set workload.steps=3 \
+  --set 'faults=[{at: 1ms, kind: gpu-slowdown, target: gpu0, factor: 1e-12}]'
+expect_err "faults[0].factor: 1e-12 stretches the"
+expect_err "past the horizon of simulated time, 4.612e+06 s (2^62 ps, 53.4 days); allowed: at least"
+[ -e far ] && fail "a refused run wrote files" || pass
+expect_exit 2 "$FABSIM" run --set workload.kind=traffic --set cluster.nodes=2 \
+  --set workload.traffic.start=staggered --set workload.traffic.stagger=5d --set output.dir=far
+expect_err "workload.traffic.stagger: 16 phases started 432000 s apart"
+expect_err "allowed: at most"
+
 # --- bad input
 expect_exit 2 "$FABSIM" run "${SMALL[@]}" --set output.dir=bad \
   --set 'faults=[{at: 1ms, kind: gpu-fail, target: gpu99}]'

@@ -163,7 +163,9 @@ typedef struct wl_stage_time {
  * The top-level figures are means over stages. */
 typedef struct wl_step {
   double time_s, compute_s, forward_s, backward_s, optimizer_s;
-  double exposed_comm_s, bubble_s, gpu_idle_frac, mfu, tokens_per_s;
+  double exposed_comm_s, bubble_s, mfu, tokens_per_s;
+  double gpu_idle_frac;      /* of all the job's GPU-time: not computing (a GPU done early
+                                waiting for its stage's slowed GPU is idle) */
   double bubble_frac;        /* bubble_s / time_s */
   double bubble_frac_1f1b;   /* (p-1)/(m+p-1), the 1F1B closed form */
   double model_flops;        /* 6 x active params x tokens per step */
@@ -299,6 +301,13 @@ typedef struct wl_gpu_timeline {
   simtime_ps bin_ps;
   uint32_t nbins, nstages, gpus_per_stage;
   const simtime_ps *t;
+  /* A stage computes at the speed of its slowest GPU (the symmetry above);
+   * its other GPUs finish their share early and wait for it. wait[bin *
+   * nstages + stage]: of the bin's compute time, what a full-speed GPU of
+   * the stage spent waiting, (1 - speed) of it; slow_gpus[stage]: its GPUs
+   * slowed at some time (they compute throughout), the others wait. */
+  const simtime_ps *wait;
+  const uint32_t *slow_gpus;
 } wl_gpu_timeline;
 void wl_job_gpu_timeline(const wl_job *j, wl_gpu_timeline *out);
 void wl_job_free(wl_job *j);

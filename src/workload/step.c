@@ -48,6 +48,7 @@ typedef struct stage_acc {
   uint32_t comm; /* collectives in flight touching the stage */
   bool busy;     /* a computation running */
   simtime_ps compute, exposed, bubble, by_role[3];
+  simtime_ps wait; /* of compute: a full-speed GPU's wait for the stage's slowest */
 } stage_acc;
 
 typedef struct run run;
@@ -97,6 +98,9 @@ struct run {
   void *prev_failure_ctx;
   /* what the stages did over time (wl_job_gpu_timeline): [bin][stage][state] */
   simtime_ps *tl;
+  simtime_ps *tl_wait; /* [bin][stage]: a full-speed GPU's wait for the stage's slowest */
+  uint32_t *ever_slow; /* per stage: its GPUs slowed below full speed at some time */
+  uint8_t *was_slow;   /* per GPU: counted in ever_slow */
   simtime_ps tl_width;
   uint32_t tl_n;
 };
@@ -108,6 +112,11 @@ static void tl_coarsen(run *r) {
     for (size_t k = 0; k < w; k++)
       r->tl[b * w + k] = r->tl[2 * b * w + k] + r->tl[(2 * b + 1) * w + k];
   memset(r->tl + (size_t)WL_GPU_BINS / 2 * w, 0, (size_t)WL_GPU_BINS / 2 * w * sizeof *r->tl);
+  size_t pp = r->p->pp;
+  for (uint32_t b = 0; b < WL_GPU_BINS / 2; b++)
+    for (size_t k = 0; k < pp; k++)
+      r->tl_wait[b * pp + k] = r->tl_wait[2 * b * pp + k] + r->tl_wait[(2 * b + 1) * pp + k];
+  memset(r->tl_wait + (size_t)WL_GPU_BINS / 2 * pp, 0, (size_t)WL_GPU_BINS / 2 * pp * sizeof *r->tl_wait);
   r->tl_width *= 2;
   r->tl_n = (r->tl_n + 1) / 2;
 }
@@ -124,6 +133,11 @@ static void tl_add(run *r, uint32_t s, unsigned k, simtime_ps from, simtime_ps t
     simtime_ps b = from / r->tl_width, end = (b + 1) * r->tl_width;
     if (end > to) end = to;
     r->tl[b * w + (size_t)s * WL_GPU_STATES + k] += end - from;
+    /* computing at the speed of its slowest GPU: the others are done
+     * early, and wait the rest (a full-speed GPU: (1 - speed) of it) */
+    if (k == 0 && r->stage_speed && r->stage_speed[s] < 1)
+      r->tl_wait[b * r->p->pp + s] +=
+          (simtime_ps)llround((double)(end - from) * (1 - r->stage_speed[s]));
     if (b + 1 > r->tl_n) r->tl_n = (uint32_t)b + 1;
     from = end;
   }
@@ -133,12 +147,15 @@ static void account(run *r, uint32_t s, simtime_ps now) {
   stage_acc *a = &r->acc[s];
   simtime_ps dt = now - a->last;
   unsigned k = a->busy ? 0 : a->comm ? 1 : 2;
-  if (k == 0)
+  if (k == 0) {
     a->compute += dt;
-  else if (k == 1)
+    if (r->stage_speed && r->stage_speed[s] < 1)
+      a->wait += (simtime_ps)llround((double)dt * (1 - r->stage_speed[s]));
+  } else if (k == 1) {
     a->exposed += dt;
-  else
+  } else {
     a->bubble += dt;
+  }
   tl_add(r, s, k, a->last, now);
   a->last = now;
 }
@@ -359,11 +376,19 @@ static void summarize(run *r, wl_step *o, const wl_model *m, const wl_parallel *
     o->backward_s += st->backward_s / pp;
     o->optimizer_s += st->optimizer_s / pp;
   }
+  /* GPU-time computing: a stage's slowed GPUs compute all of its compute
+   * time, the others less what they waited for them */
+  double per = (double)p->dp * p->tp, busy = 0;
+  for (uint32_t s = 0; s < p->pp; s++) {
+    double slow = r->ever_slow && r->ever_slow[s] < per ? r->ever_slow[s] : per;
+    if (!r->ever_slow) slow = per;
+    busy += sim_ps_to_s(r->acc[s].compute) * per - sim_ps_to_s(r->acc[s].wait) * (per - slow);
+  }
   o->gpus = p->dp * p->tp * p->pp;
   o->tokens = (double)p->global_batch * m->seq_len;
   o->model_flops = 6 * m->params_active * o->tokens;
   if (o->time_s > 0) {
-    o->gpu_idle_frac = 1 - o->compute_s / o->time_s;
+    o->gpu_idle_frac = 1 - busy / (per * pp * o->time_s);
     o->bubble_frac = o->bubble_s / o->time_s;
     o->tokens_per_s = o->tokens / o->time_s;
     o->mfu = o->model_flops / (o->time_s * wl__peak_flops(cfg) * o->gpus);
@@ -459,7 +484,9 @@ void wl_job_slowdown(wl_job *j, simtime_ps now, uint32_t gpu, double factor, boo
     for (uint32_t g = 0; g < r->ngpu; g++)
       if (r->gpu_stage[g] == s && r->gpu_speed[g] < sp) sp = r->gpu_speed[g];
   }
+  if (sp != old && r->running) account(r, s, now); /* the time before, at the old speed */
   r->stage_speed[s] = sp;
+  if (factor < 1 && !r->was_slow[gpu]) r->was_slow[gpu] = 1, r->ever_slow[s]++;
   /* the computation in progress finishes its remaining work at the new speed */
   uint32_t i = r->run_node[s];
   if (i != WL__NONE && sp != old && r->run_end[s] > now) {
@@ -605,6 +632,9 @@ int wl_job_create(wl_job **out, const cfg_scenario *cfg, const cfg_doc *doc, con
       }
   r->tl = sim_calloc((size_t)WL_GPU_BINS * p->pp * WL_GPU_STATES, sizeof *r->tl);
   r->tl_width = 1000; /* 1 ns; doubles as the job outgrows WL_GPU_BINS bins */
+  r->tl_wait = sim_calloc((size_t)WL_GPU_BINS * p->pp, sizeof *r->tl_wait);
+  r->ever_slow = sim_calloc(p->pp, sizeof *r->ever_slow);
+  r->was_slow = sim_calloc(r->ngpu ? r->ngpu : 1, 1);
   r->stage_speed = sim_malloc(p->pp * sizeof *r->stage_speed);
   r->run_node = sim_malloc(p->pp * sizeof *r->run_node);
   r->run_ev = sim_calloc(p->pp, sizeof *r->run_ev);
@@ -712,6 +742,8 @@ void wl_job_gpu_timeline(const wl_job *j, wl_gpu_timeline *out) {
   out->nstages = j->p.pp;
   out->gpus_per_stage = j->p.dp * j->p.tp;
   out->t = r->tl;
+  out->wait = r->tl_wait;
+  out->slow_gpus = r->ever_slow;
 }
 
 void wl_job_free(wl_job *j) {
@@ -729,6 +761,9 @@ void wl_job_free(wl_job *j) {
   sim_free(r->gpu_thermal);
   sim_free(r->stage_speed);
   sim_free(r->tl);
+  sim_free(r->tl_wait);
+  sim_free(r->ever_slow);
+  sim_free(r->was_slow);
   sim_free(r->run_node);
   sim_free(r->run_ev);
   sim_free(r->run_end);

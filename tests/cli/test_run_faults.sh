@@ -58,6 +58,12 @@ cp "$WORK/out" slow.json
 expect_json slow.json '.steps[0].baseline_s as $t0 | .steps[0].compute_s as $cf |
   (($cf / 2) as $c | ((.steps[0].time_s - ($t0 + $c * (1 / 0.5 - 1))) | fabs) < 1e-9 * $t0)'
 expect_json slow.json '(.root_cause | length) == 3 and ([.root_cause[].causes[0].component] | unique) == ["gpu5"]'
+# the 31 GPUs waiting for gpu5 are not computing (#13): in the step's idle share, closed form
+# (gpu5 computes C/f, the others C, of 32 x the step), and in the GPU series alike
+expect_json slow.json '.steps[0].compute_s as $cf | .steps[0].time_s as $t |
+  ((.step.gpu_idle_frac - (1 - ($cf + 31 * $cf * 0.5) / (32 * $t))) | fabs) < 1e-9 and
+  ((.telemetry.gpu_time_share.compute - (1 - .step.gpu_idle_frac)) | fabs) < 1e-3 and
+  .telemetry.gpu_time_share.network > 0.2'
 expect_json slow.json '.root_cause[0].causes[0].kind == "gpu-slowdown" and
   (.root_cause[0].text | test("^step 1 \\+[0-9.]+ %: gpu5 slowed to 0.5 \\(node0, rack 0\\).*the other 31 GPUs waited"))'
 expect_json slow.json '[.events[] | select(.kind == "gpu-slowdown" and .component == "gpu5")] | length == 1'

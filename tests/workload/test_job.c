@@ -192,6 +192,38 @@ static void test_sdc_diverges(void **state) {
   stop(&h);
 }
 
+/* A GPU waiting for a straggler is not computing (#13): one of the 8 GPUs
+ * at f from the start makes the stage compute C / f; the 7 others compute
+ * C and wait C (1 / f - 1), in the step's idle share and in the timeline
+ * that feeds the GPU series (wait per bin, the slowed GPU counted apart). */
+static void test_straggler_wait(void **state) {
+  (void)state;
+  wl_step b;
+  double T0;
+  baseline(&b, 1, &T0);
+  double C = b.compute_s, A = b.exposed_comm_s, f = 0.5;
+  harness h;
+  start(&h, 1);
+  wl_job_slowdown(h.j, 0, 5, f, false);
+  run(&h);
+  const wl_step *s = wl_job_step(h.j, 0);
+  double T = C / f + A;
+  assert_rel(s->time_s, T, 1e-9);
+  assert_rel(s->gpu_idle_frac, 1 - (C / f + 7 * C) / (8 * T), 1e-9);
+  assert_true(s->gpu_idle_frac > 1 - s->compute_s / s->time_s); /* not the slowed GPU's view */
+  wl_gpu_timeline g;
+  wl_job_gpu_timeline(h.j, &g);
+  assert_int_equal(g.slow_gpus[0], 1);
+  double wait = 0, compute = 0;
+  for (uint32_t k = 0; k < g.nbins; k++) {
+    wait += sim_ps_to_s(g.wait[k]);
+    compute += sim_ps_to_s(g.t[k * WL_GPU_STATES]);
+  }
+  assert_rel(compute, C / f, 1e-9);
+  assert_rel(wait, C / f - C, 1e-6);
+  stop(&h);
+}
+
 /* Simulated time never wraps (#13): a GPU slowed so far that its compute
  * would end past WL_HORIZON_PS stops the job with SIM_ERANGE, whether the
  * slowdown is in force when a computation starts or arrives during one;
@@ -283,6 +315,7 @@ static void test_transfer_failure(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_horizon),
+      cmocka_unit_test(test_straggler_wait),
       cmocka_unit_test(test_transfer_failure),
       cmocka_unit_test(test_steps_and_throttle),
       cmocka_unit_test(test_failure_stops),

@@ -202,10 +202,13 @@ static int schedule_gpu_faults(cli_training *tr, sim_ctx *sim) {
       cli_error(msg);
       return CLI_BAD_INPUT;
     }
+    /* past the horizon a run never gets (wl_job stops there): nothing to play,
+     * and at + duration is never formed where it could wrap */
+    if (f->at >= WL_HORIZON_PS) continue;
     cli_gpu_fault *p = &tr->play[tr->nplay++];
     *p = (cli_gpu_fault){.tr = tr, .f = f, .gpu = gpu};
     ev_schedule(sim, f->at, play_fault, p, 0);
-    if (f->kind == CFG_FAULT_GPU_SLOWDOWN && f->duration) {
+    if (f->kind == CFG_FAULT_GPU_SLOWDOWN && f->duration && f->duration < WL_HORIZON_PS - f->at) {
       cli_gpu_fault *q = &tr->play[tr->nplay++];
       *q = (cli_gpu_fault){.tr = tr, .f = f, .gpu = gpu, .end = true};
       ev_schedule(sim, f->at + f->duration, play_fault, q, 0);

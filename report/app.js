@@ -131,7 +131,12 @@
     var sub = (sc.file || 'defaults only') + (sc.overrides && sc.overrides.length ? ' ' + sc.overrides.map(function (o) { return '--set ' + o; }).join(' ') : '') +
       ' \u00b7 ' + s.fidelity + ' fidelity \u00b7 seed ' + sc.seed + ' \u00b7 fabsim ' + s.fabsim_version;
     document.getElementById('subtitle').textContent = sub;
-    if (s.complete === false) {
+    if (s.outcome === 'failed') {
+      var fl = s.failure || {}, wf = section('The job failed');
+      wf.appendChild(el('p', { 'class': 'worse' }, 'The simulated job failed' + (fl.kind ? ': ' + fl.kind + ' ' + (fl.component || '') : '') +
+        (fl.at_s !== undefined ? ' at ' + fmtSeconds(fl.at_s) : '') + (fl.cause ? ' (' + fl.cause + ')' : '') +
+        '. Its times and bandwidths are not those of a job that completed; the figures cover what was delivered up to ' + fmtSeconds(s.sim && s.sim.sim_time_s) + '.'));
+    } else if (s.complete === false) {
       var w = section('Incomplete run');
       w.appendChild(el('p', { 'class': 'warn' }, 'This run was stopped before the end (Ctrl-C): every figure covers the simulated time reached, ' + fmtSeconds(s.sim && s.sim.sim_time_s) + '.'));
     }
@@ -426,7 +431,7 @@
     var sc = section('Runs');
     table(sc, ['label', 'scenario', 'fidelity', 'complete'], runs.map(function (r) {
       var s = r.summary || {}, f = s.scenario || {};
-      return [r.label, (f.file || 'defaults') + ' ' + (f.overrides || []).join(' '), s.fidelity || '', s.complete === false ? 'no' : 'yes'];
+      return [r.label, (f.file || 'defaults') + ' ' + (f.overrides || []).join(' '), s.fidelity || '', s.outcome === 'failed' ? 'failed' : s.complete === false ? 'no' : 'yes'];
     }));
   }
 

@@ -38,11 +38,13 @@ typedef struct out_names {
 } out_names;
 
 typedef struct out_run {
-  json_t *summary;           /* borrowed; gains "complete", "telemetry", "files" */
+  json_t *summary;           /* borrowed; gains "complete", "outcome", "telemetry", "files" */
   const char *scenario_yaml; /* the resolved scenario */
   const tel *tel;            /* finished telemetry, or NULL */
   out_names names;
   bool complete;             /* false: stopped early (Ctrl-C); outputs say so */
+  bool failed;               /* the simulated job failed (a transfer lost, a GPU down): the
+                                summary's "outcome" is "failed" and "complete" false */
   const char *dir;           /* output.dir */
   const char *database;      /* output.database as configured ("none": no database) */
   bool report, openmetrics;

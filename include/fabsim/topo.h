@@ -80,6 +80,10 @@ typedef struct topo_inventory {
   double cost_usd, cost_per_endpoint_usd;
   uint64_t bisection_bandwidth_bps;
   uint64_t max_nodes;               /* what the fabric holds at full size */
+  /* the full build (max_nodes), for capacity planning; the figures above
+   * are the switches the cluster's nodes need */
+  uint64_t switches_full;
+  double cost_usd_full;             /* its switches, NICs and optics */
   uint32_t planes, tiers;
   uint32_t leaf_down, leaf_up;      /* leaf port split after oversubscription */
   double oversubscription;          /* effective leaf_down / leaf_up */

@@ -163,7 +163,9 @@ typedef struct wl_stage_time {
  * The top-level figures are means over stages. */
 typedef struct wl_step {
   double time_s, compute_s, forward_s, backward_s, optimizer_s;
-  double exposed_comm_s, bubble_s, gpu_idle_frac, mfu, tokens_per_s;
+  double exposed_comm_s, bubble_s, mfu, tokens_per_s;
+  double gpu_idle_frac;      /* of all the job's GPU-time: not computing (a GPU done early
+                                waiting for its stage's slowed GPU is idle) */
   double bubble_frac;        /* bubble_s / time_s */
   double bubble_frac_1f1b;   /* (p-1)/(m+p-1), the 1F1B closed form */
   double model_flops;        /* 6 x active params x tokens per step */
@@ -202,7 +204,14 @@ void wl_step_free(wl_step *s);
  * speed); the stage's other GPUs then wait for it in their next collective.
  * A GPU or node failure stops the job at once (transfers in flight are
  * abandoned; the job must outlive the backend's callbacks: free it after
- * be_destroy or never run the simulation again). Silent data corruption is
+ * be_destroy or never run the simulation again). So does a transfer of one
+ * of its collectives that the backend reports failed (be_failure: no route,
+ * retry limit): a collective that lost data has not reduced the gradients,
+ * so a real job errors out there (NCCL aborts the communicator); the job
+ * records it as a WL_TRANSFER_FAIL event and stops at its time. The job
+ * takes be->on_failure when it starts (wl_job_run_until's first call) and
+ * hands every failure on to the listener that held it before (e.g. the
+ * fault scheduler's log); nothing may replace it after. Silent data corruption is
  * recorded, and leaves the GPU at the next gradient reduction of its stage
  * (data-parallel AllReduce or ReduceScatter): from there the replicas
  * differ. */
@@ -213,7 +222,8 @@ typedef enum {
   WL_GPU_THERMAL,  /* a rack over its cooling capacity (src/power) */
   WL_GPU_FAIL,
   WL_NODE_FAIL,
-  WL_GPU_SDC
+  WL_GPU_SDC,
+  WL_TRANSFER_FAIL /* a transfer of the job's collectives failed (be_failure): gpu -> dst_gpu */
 } wl_gpu_event_kind;
 
 typedef struct wl_gpu_event {
@@ -226,9 +236,19 @@ typedef struct wl_gpu_event {
   bool diverged;   /* sdc: reached a gradient reduction within the simulated steps */
   uint32_t diverge_step;
   simtime_ps diverge_at;
+  uint32_t dst_gpu;  /* transfer-fail: the receiving GPU */
+  const char *cause; /* transfer-fail: be_failure.cause (static) */
 } wl_gpu_event;
 
 typedef struct wl_job wl_job;
+
+/* The horizon of simulated time a job stays below: 2^62 ps (53.4 days).
+ * Twice it still fits a simtime_ps, so the sum of two times under it never
+ * wraps. A job that would pass it is refused before it runs where its
+ * input shows it (cli: workload.steps, a gpu-slowdown's factor); one that
+ * still reaches it (a stage slowed further at run time) stops with
+ * SIM_ERANGE from wl_job_run_until, never with a wrapped time. */
+#define WL_HORIZON_PS ((simtime_ps)1 << 62)
 
 /* Model, parallelism, DAG and (live) plans; errors as wl_step_run. */
 int wl_job_create(wl_job **j, const cfg_scenario *cfg, const cfg_doc *doc, const topo *t,
@@ -252,12 +272,17 @@ int wl_job_run(wl_job *j, const cfg_doc *doc, sim_error *err);
 /* The same in slices: start the job on the first call, then run events up
  * to `until` (or the job's end). Slicing never changes results. */
 int wl_job_run_until(wl_job *j, simtime_ps until, const cfg_doc *doc, sim_error *err);
+/* The compute one step of the job needs at full speed on its busiest
+ * stage: a lower bound on a step's length. O(DAG nodes). */
+simtime_ps wl_job_step_compute_ps(const wl_job *j);
 /* Not started yet, or steps left and not failed. */
 bool wl_job_active(const wl_job *j);
 uint32_t wl_job_steps_done(const wl_job *j);
 const wl_step *wl_job_step(const wl_job *j, uint32_t k); /* k < steps done */
 const wl_gpu_event *wl_job_events(const wl_job *j, size_t *n);
-/* True when a failure stopped the job: its time and the start of the step it broke. */
+/* True when a failure (GPU, node, or a transfer of its collectives) stopped
+ * the job: its time and the start of the step it broke. The failure is the
+ * last WL_GPU_FAIL, WL_NODE_FAIL or WL_TRANSFER_FAIL event. */
 bool wl_job_stopped(const wl_job *j, simtime_ps *at, simtime_ps *step_start);
 uint32_t wl_job_gpu_stage(const wl_job *j, uint32_t gpu);
 const wl_parallel *wl_job_parallel(const wl_job *j);
@@ -276,6 +301,13 @@ typedef struct wl_gpu_timeline {
   simtime_ps bin_ps;
   uint32_t nbins, nstages, gpus_per_stage;
   const simtime_ps *t;
+  /* A stage computes at the speed of its slowest GPU (the symmetry above);
+   * its other GPUs finish their share early and wait for it. wait[bin *
+   * nstages + stage]: of the bin's compute time, what a full-speed GPU of
+   * the stage spent waiting, (1 - speed) of it; slow_gpus[stage]: its GPUs
+   * slowed at some time (they compute throughout), the others wait. */
+  const simtime_ps *wait;
+  const uint32_t *slow_gpus;
 } wl_gpu_timeline;
 void wl_job_gpu_timeline(const wl_job *j, wl_gpu_timeline *out);
 void wl_job_free(wl_job *j);

@@ -7,8 +7,10 @@
 #include "fabsim/config.h"
 #include "fabsim/topo.h"
 
-/* Exit codes: the contract scripts rely on. */
-enum { CLI_OK = 0, CLI_FAILED = 1, CLI_BAD_INPUT = 2, CLI_INTERRUPTED = 130 };
+/* Exit codes: the contract scripts rely on. 3 is out of memory (sim_malloc);
+ * CLI_JOB_FAILED: the run itself worked, the simulated job failed (a
+ * transfer lost, a GPU or node down): the files say how and what it cost. */
+enum { CLI_OK = 0, CLI_FAILED = 1, CLI_BAD_INPUT = 2, CLI_JOB_FAILED = 4, CLI_INTERRUPTED = 130 };
 
 typedef struct cli_args {
   const char *scenario;      /* NULL: defaults only */

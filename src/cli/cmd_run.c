@@ -56,7 +56,8 @@ static const char run_help[] =
     "process, and summary.json's sim.parallel says how the ranks shared the work.\n"
     "\n"
     "Exit status: 0 done, 1 the run failed (e.g. cannot write output), 2 bad input,\n"
-    "130 stopped by Ctrl-C.\n"
+    "4 the simulated job failed (a transfer lost, a GPU or node down: summary.json's\n"
+    "\"outcome\" is \"failed\" and \"failure\" says why), 130 stopped by Ctrl-C.\n"
     "Example: fabsim run examples/default.yaml --set workload.collective.size=256MiB\n";
 
 static double wall_now(void) {
@@ -76,7 +77,39 @@ typedef struct run_result {
   json_t *log;           /* the summary's "events": [{at_s, component, kind, detail}] */
   json_t *power;         /* collective and traffic runs; training adds its own */
   be_parallel_info par;  /* the parallel engine's partition and effort; ranks 0: not on it */
+  /* the job's outcome: a job that lost a transfer has failed (training: the
+   * job itself stops there, wl_job); every output reads these */
+  bool failed, stopped;
+  uint64_t failures;     /* transfers reported failed (be_stats.transfers_failed) */
+  be_failure first;      /* the first of them, as the backend reported it */
+  bool have_first;
+  be_failure_fn prev_failure; /* the listener before ours (the fault scheduler's log) */
+  void *prev_failure_ctx;
 } run_result;
+
+/* The run's listener for failed transfers, ahead of the fault scheduler's
+ * (which logs them): keeps the first, for the outputs' "why". */
+static void on_run_failure(void *ctx, const be_failure *f) {
+  run_result *r = ctx;
+  if (!r->have_first) r->first = *f, r->have_first = true;
+  if (r->prev_failure) r->prev_failure(r->prev_failure_ctx, f);
+}
+
+/* The failure object of a collective or traffic run: what broke first. */
+static json_t *failure_json(const run_result *r) {
+  json_t *f = json_object();
+  json_object_set_new(f, "kind", json_string("transfer-failed"));
+  json_object_set_new(f, "transfers_failed", json_integer((json_int_t)r->failures));
+  if (r->have_first) {
+    char comp[32];
+    snprintf(comp, sizeof comp, "gpu%u", r->first.src_gpu);
+    json_object_set_new(f, "at_s", json_real(sim_ps_to_s(r->first.at)));
+    json_object_set_new(f, "component", json_string(comp));
+    json_object_set_new(f, "dst_gpu", json_integer(r->first.dst_gpu));
+    json_object_set_new(f, "cause", json_string(r->first.cause ? r->first.cause : "unknown"));
+  }
+  return f;
+}
 
 /* A counter the fidelity observed, or null: the analytic and flow models have
  * no queues, so they report no pauses or drops rather than zero. */
@@ -115,6 +148,13 @@ static json_t *network_json(const be_stats *st) {
   return n;
 }
 
+/* Bytes a traffic run delivered: every flow's when it ran to its end, else
+ * what the backend delivered (transfers completed) before the stop. */
+static double traffic_bytes(const run_result *r) {
+  if (!r->failed && !r->stopped) return (double)r->plan.bytes * (double)coll_plan_flows(&r->plan);
+  return (double)r->net.bytes;
+}
+
 static json_t *summary_json(const cli_args *a, const cfg_scenario *cfg, const topo *t,
                             const run_result *r) {
   json_t *o = json_object();
@@ -134,9 +174,14 @@ static json_t *summary_json(const cli_args *a, const cfg_scenario *cfg, const to
     json_object_set_new(c, "channels", json_integer(r->plan.channels));
     json_object_set_new(c, "qps_per_connection", json_integer(r->plan.qps));
     json_object_set_new(c, "transfers", json_integer((json_int_t)coll_plan_transfers(&r->plan)));
-    json_object_set_new(c, "time_s", json_real(r->res.time_s));
-    json_object_set_new(c, "algbw_GBps", json_real(r->res.algbw_GBps));
-    json_object_set_new(c, "busbw_GBps", json_real(r->res.busbw_GBps));
+    /* a collective that failed or was stopped has no time and no bandwidth:
+     * what was delivered, over the time it took, instead */
+    bool whole = !r->failed && !r->stopped;
+    json_object_set_new(c, "time_s", whole ? json_real(r->res.time_s) : json_null());
+    json_object_set_new(c, "algbw_GBps", whole ? json_real(r->res.algbw_GBps) : json_null());
+    json_object_set_new(c, "busbw_GBps", whole ? json_real(r->res.busbw_GBps) : json_null());
+    json_object_set_new(c, "elapsed_s", json_real(r->res.time_s));
+    json_object_set_new(c, "delivered_bytes", json_integer((json_int_t)r->net.bytes));
     json_array_append_new(colls, c);
     json_object_set_new(o, "collectives", colls);
   } else if (cfg->workload.kind == CFG_WORKLOAD_TRAINING) {
@@ -149,12 +194,16 @@ static json_t *summary_json(const cli_args *a, const cfg_scenario *cfg, const to
     json_object_set_new(tr, "qps_per_connection", json_integer(r->plan.qps));
     json_object_set_new(tr, "staggered", json_boolean(r->plan.stagger > 0));
     json_object_set_new(tr, "time_s", json_real(r->res.time_s));
-    double total = (double)r->plan.bytes * (double)coll_plan_flows(&r->plan);
+    /* what was delivered over the time it took (stopped or failed: part of it) */
+    double total = traffic_bytes(r);
+    json_object_set_new(tr, "delivered_bytes", json_integer((json_int_t)total));
     json_object_set_new(tr, "throughput_Gbps", json_real(r->res.time_s > 0 ? total * 8 / r->res.time_s / 1e9 : 0));
     if (cfg->workload.traffic.pattern == CFG_TRAFFIC_PAIR)
       json_object_set_new(tr, "latency_us", json_real(r->pair_latency_s * 1e6));
     json_object_set_new(o, "traffic", tr);
   }
+  if (cfg->workload.kind != CFG_WORKLOAD_TRAINING) /* training: cli_training_summary */
+    json_object_set_new(o, "failure", r->failed ? failure_json(r) : json_null());
   json_object_set_new(o, "network", network_json(&r->net));
   if (r->power) json_object_set_new(o, "power", json_incref(r->power));
   json_object_set_new(o, "events", json_incref(r->log));
@@ -198,9 +247,15 @@ static void print_summary(const cfg_scenario *cfg, const topo *t, const run_resu
     printf("%-12s %s, %s over %u ranks, %u channel%s\n", cfg_coll_op_name(r->plan.op),
            cfg_coll_algorithm_name(r->plan.algorithm), out_fmt_bytes(a, sizeof a, r->plan.bytes),
            r->plan.nranks, r->plan.channels, r->plan.channels == 1 ? "" : "s");
-    printf("  time       %s\n", out_fmt_seconds(a, sizeof a, r->res.time_s));
-    printf("  algbw      %.2f GB/s\n", r->res.algbw_GBps);
-    printf("  busbw      %.2f GB/s\n", r->res.busbw_GBps);
+    if (!r->failed && !r->stopped) {
+      printf("  time       %s\n", out_fmt_seconds(a, sizeof a, r->res.time_s));
+      printf("  algbw      %.2f GB/s\n", r->res.algbw_GBps);
+      printf("  busbw      %.2f GB/s\n", r->res.busbw_GBps);
+    } else { /* no bandwidth for a collective that did not complete */
+      printf("  time       %s, %s: no time or bandwidth; %s delivered\n",
+             out_fmt_seconds(a, sizeof a, r->res.time_s), r->failed ? "FAILED" : "stopped",
+             out_fmt_bytes(b, sizeof b, r->net.bytes));
+    }
   } else if (cfg->workload.kind == CFG_WORKLOAD_TRAINING) {
     if (json_object_get(summary, "step")) cli_training_print(json_object_get(summary, "step"));
     cli_training_text(summary);
@@ -210,9 +265,10 @@ static void print_summary(const cfg_scenario *cfg, const topo *t, const run_resu
            out_fmt_count(a, sizeof a, flows), out_fmt_bytes(b, sizeof b, r->plan.bytes),
            r->plan.stagger ? ", staggered" : ", starting together");
     printf("  time       %s\n", out_fmt_seconds(a, sizeof a, r->res.time_s));
-    double total = (double)r->plan.bytes * (double)flows;
+    double total = traffic_bytes(r);
     if (r->res.time_s > 0)
-      printf("  throughput %s aggregate\n", out_fmt_rate(a, sizeof a, (uint64_t)(total * 8 / r->res.time_s)));
+      printf("  throughput %s aggregate%s\n", out_fmt_rate(a, sizeof a, (uint64_t)(total * 8 / r->res.time_s)),
+             r->failed || r->stopped ? " (delivered so far)" : "");
     if (cfg->workload.traffic.pattern == CFG_TRAFFIC_PAIR)
       printf("  latency    %s one-way, zero-byte\n", out_fmt_seconds(a, sizeof a, r->pair_latency_s));
   }
@@ -228,6 +284,15 @@ static void print_summary(const cfg_scenario *cfg, const topo *t, const run_resu
     printf("             %s drops, %s retransmits, max queue %s, busiest link %.0f%%\n",
            out_fmt_count(a, sizeof a, r->net.drops), out_fmt_count(b, sizeof b, r->net.retransmits),
            out_fmt_bytes(c, sizeof c, r->net.max_queue_bytes), r->net.link_utilization_max * 100);
+  }
+  if (r->failed && cfg->workload.kind != CFG_WORKLOAD_TRAINING) {
+    const json_t *f = json_object_get(summary, "failure");
+    printf("failure      %s transfer%s failed: the job failed", out_fmt_count(a, sizeof a, r->failures),
+           r->failures == 1 ? "" : "s");
+    if (r->have_first)
+      printf(" (the first at %s: gpu%u->gpu%u, %s)", out_fmt_seconds(b, sizeof b, sim_ps_to_s(r->first.at)),
+             r->first.src_gpu, r->first.dst_gpu, json_string_value(json_object_get(f, "cause")));
+    printf("\n");
   }
   const json_t *pw = json_object_get(summary, "power");
   if (pw) {
@@ -365,6 +430,11 @@ int cli_cmd_run(int argc, char **argv) {
     rc = CLI_BAD_INPUT;
     goto done;
   }
+  r.prev_failure = be->on_failure; /* ours ahead of the scheduler's log (a training job
+                                       takes the slot at its start, ahead of ours) */
+  r.prev_failure_ctx = be->on_failure_ctx;
+  be->on_failure = on_run_failure;
+  be->on_failure_ctx = &r;
   if (cfg.workload.kind == CFG_WORKLOAD_COLLECTIVE) {
     uint32_t gpus = topo_gpu_count(t);
     uint32_t nranks = cfg.workload.collective.ranks ? cfg.workload.collective.ranks : gpus;
@@ -417,6 +487,21 @@ int cli_cmd_run(int argc, char **argv) {
       rc = CLI_BAD_INPUT;
       goto done;
     }
+    /* the last phase starts (phases - 1) x stagger in: refused past the
+     * horizon of simulated time, where start times would wrap */
+    if (r.plan.nphases > 1 &&
+        (double)spec.stagger * (double)(r.plan.nphases - 1) >= (double)WL_HORIZON_PS) {
+      cfg_fail_at(doc, "workload.traffic.stagger", &err,
+                  "%zu phases started %.6g s apart: the last starts at %.4g s, past the horizon "
+                  "of simulated time, %.4g s (2^62 ps, %.1f days); allowed: at most %.6g s",
+                  r.plan.nphases, sim_ps_to_s(spec.stagger),
+                  sim_ps_to_s(spec.stagger) * (double)(r.plan.nphases - 1),
+                  sim_ps_to_s(WL_HORIZON_PS), sim_ps_to_s(WL_HORIZON_PS) / 86400,
+                  sim_ps_to_s(WL_HORIZON_PS / 2 / (r.plan.nphases - 1)));
+      cli_error(err.msg);
+      rc = CLI_BAD_INPUT;
+      goto done;
+    }
     if (spec.pattern == CFG_TRAFFIC_PAIR) {
       topo_path p;
       topo_route(t, r.plan.phases[0].x[0].src_gpu, r.plan.phases[0].x[0].dst_gpu,
@@ -442,6 +527,10 @@ int cli_cmd_run(int argc, char **argv) {
   be_parallel_info_get(inner, &r.par);
   r.events = sim_events(sim);
   r.sim_time_s = sim_ps_to_s(sim_now(sim));
+  r.stopped = !complete;
+  r.failures = r.net.transfers_failed;
+  r.failed = cfg.workload.kind == CFG_WORKLOAD_TRAINING ? wl_job_stopped(tr.job, NULL, NULL)
+                                                        : r.failures > 0;
   r.wall_s = wall_now() - t0;
   if (fs) { /* the faults, reroutes and failed transfers into the summary's events */
     flt_sched_finish(fs);
@@ -451,6 +540,15 @@ int cli_cmd_run(int argc, char **argv) {
     }
   }
 
+  if (r.failed && cfg.workload.kind != CFG_WORKLOAD_TRAINING) { /* training: job-stopped */
+    char detail[256];
+    snprintf(detail, sizeof detail, "%llu transfer%s failed (the first gpu%u->gpu%u: %s): the %s "
+             "did not deliver its data", (unsigned long long)r.failures, r.failures == 1 ? "" : "s",
+             r.first.src_gpu, r.first.dst_gpu, r.have_first && r.first.cause ? r.first.cause : "unknown",
+             cfg.workload.kind == CFG_WORKLOAD_COLLECTIVE ? "collective" : "traffic");
+    cli_event_add(r.log, r.have_first ? sim_ps_to_s(r.first.at) : r.sim_time_s, "job", "job-failed",
+                  detail);
+  }
   if (!rank0) goto done;
   if (cfg.workload.kind != CFG_WORKLOAD_TRAINING &&
       !(r.power = cli_power_json(&cfg, doc, t, r.res.time_s))) {
@@ -465,7 +563,7 @@ int cli_cmd_run(int argc, char **argv) {
   char *dump = cfg_dump(&cfg);
   char path[4096];
   snprintf(path, sizeof path, "%s/scenario.yaml", cfg.output.dir);
-  if (cli_run_output_end(&ro, sim, &r.exec, summary, &cfg, dump, complete, &err) != SIM_OK ||
+  if (cli_run_output_end(&ro, sim, &r.exec, summary, &cfg, dump, complete, r.failed, &err) != SIM_OK ||
       out_write_json(summary, cfg.output.dir, "summary.json", &err) != SIM_OK ||
       sim_write_file_atomic(path, dump, strlen(dump), &err) != SIM_OK) {
     cli_error(err.msg);
@@ -477,7 +575,17 @@ int cli_cmd_run(int argc, char **argv) {
   } else if (!a.quiet) {
     print_summary(&cfg, t, &r, summary, cfg.output.dir);
   }
-  if (!complete && rc == CLI_OK) {
+  if (r.failed && rc == CLI_OK) {
+    const json_t *f = json_object_get(summary, "failure");
+    const char *cause = json_string_value(json_object_get(f, "cause"));
+    fprintf(stderr, "fabsim: the simulated job failed: %s %s at %.6g s%s%s; the files in %s say "
+                    "\"outcome\": \"failed\"\n",
+            json_string_value(json_object_get(f, "kind")),
+            json_is_string(json_object_get(f, "component")) ? json_string_value(json_object_get(f, "component")) : "",
+            json_number_value(json_object_get(f, "at_s")), cause ? ": " : "", cause ? cause : "",
+            cfg.output.dir);
+    rc = CLI_JOB_FAILED;
+  } else if (!complete && rc == CLI_OK) {
     fprintf(stderr, "fabsim: stopped at %.6g s of simulated time; the files in %s are whole and "
                     "marked \"complete\": false\n", r.sim_time_s, cfg.output.dir);
     rc = CLI_INTERRUPTED;

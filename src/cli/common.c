@@ -103,6 +103,9 @@ json_t *cli_topo_json(const topo *t, const cfg_scenario *cfg) {
   json_object_set_new(o, "cost_usd", json_real(inv->cost_usd));
   json_object_set_new(o, "cost_per_endpoint_usd", json_real(inv->cost_per_endpoint_usd));
   json_object_set_new(o, "bisection_bandwidth_bps", json_integer((json_int_t)inv->bisection_bandwidth_bps));
+  /* the fabric at max_nodes, for capacity planning (the figures above: what these nodes need) */
+  json_object_set_new(o, "switches_full", json_integer((json_int_t)inv->switches_full));
+  json_object_set_new(o, "cost_usd_full", json_real(inv->cost_usd_full));
   return o;
 }
 

@@ -28,10 +28,11 @@ int cli_run_output_begin(cli_run_output *o, be_backend **be, const cfg_scenario 
 simtime_ps cli_run_output_estimate(const coll_plan *p, const topo *t, const cfg_scenario *cfg);
 /* After the run (complete or stopped; exec NULL when no plan ran, as for a
  * training step): make the telemetry, replay the tap into it and write
- * every output file but summary.json and scenario.yaml (out_write_run). */
+ * every output file but summary.json and scenario.yaml (out_write_run);
+ * `failed`: the simulated job failed (out_run.failed). */
 int cli_run_output_end(cli_run_output *o, sim_ctx *sim, const coll_exec *exec, json_t *summary,
                        const cfg_scenario *cfg, const char *scenario_yaml, bool complete,
-                       sim_error *err);
+                       bool failed, sim_error *err);
 void cli_run_output_free(cli_run_output *o);
 
 #endif

@@ -4,6 +4,7 @@
  * in the terminal summary. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/run_training.h"
@@ -180,7 +181,8 @@ static json_t *failure_json(cli_training *tr, json_t *events) {
   size_t nev;
   const wl_gpu_event *ev = wl_job_events(tr->job, &nev), *f = NULL;
   for (size_t i = 0; i < nev; i++)
-    if (ev[i].kind == WL_GPU_FAIL || ev[i].kind == WL_NODE_FAIL) f = &ev[i];
+    if (ev[i].kind == WL_GPU_FAIL || ev[i].kind == WL_NODE_FAIL || ev[i].kind == WL_TRANSFER_FAIL)
+      f = &ev[i];
   if (!f) return json_null();
   const wl_parallel *p = wl_job_parallel(tr->job);
   uint32_t gpus = p->dp * p->tp * p->pp;
@@ -194,6 +196,9 @@ static json_t *failure_json(cli_training *tr, json_t *events) {
                   : tr->base && wl_job_steps_done(tr->base) ? wl_job_step(tr->base, 0)->time_s
                                                             : 0;
   char comp[32];
+  const char *kind = f->kind == WL_NODE_FAIL ? "node-fail"
+                     : f->kind == WL_GPU_FAIL ? "gpu-fail"
+                                              : "transfer-failed";
   if (f->kind == WL_NODE_FAIL)
     snprintf(comp, sizeof comp, "node%u", topo_gpu_node(tr->t, f->gpu));
   else
@@ -201,7 +206,11 @@ static json_t *failure_json(cli_training *tr, json_t *events) {
   json_t *o = json_object();
   json_object_set_new(o, "at_s", json_real(c.at_s));
   json_object_set_new(o, "component", json_string(comp));
-  json_object_set_new(o, "kind", json_string(f->kind == WL_NODE_FAIL ? "node-fail" : "gpu-fail"));
+  json_object_set_new(o, "kind", json_string(kind));
+  if (f->kind == WL_TRANSFER_FAIL) { /* the root cause is the fabric's: say what broke */
+    json_object_set_new(o, "dst_gpu", json_integer(f->dst_gpu));
+    json_object_set_new(o, "cause", json_string(f->cause ? f->cause : "unknown"));
+  }
   json_object_set_new(o, "node", json_integer(topo_gpu_node(tr->t, f->gpu)));
   json_object_set_new(o, "step", json_integer(f->step + 1));
   json_object_set_new(o, "steps_completed", json_integer(done));
@@ -221,13 +230,22 @@ static json_t *failure_json(cli_training *tr, json_t *events) {
   if (f->kind == WL_NODE_FAIL)
     snprintf(detail, sizeof detail, "node fails with its %u GPUs (gpu%u first)",
              tr->cfg->cluster.gpus_per_node, f->gpu);
-  else
+  else if (f->kind == WL_GPU_FAIL)
     snprintf(detail, sizeof detail, "GPU fails (node%u)", topo_gpu_node(tr->t, f->gpu));
-  cli_event_add(events, c.at_s, comp, f->kind == WL_NODE_FAIL ? "node-fail" : "gpu-fail", detail);
+  else
+    snprintf(detail, sizeof detail,
+             "a transfer gpu%u->gpu%u of the job's collectives failed (%s): the collective lost "
+             "data, the communicator aborts", f->gpu, f->dst_gpu, f->cause ? f->cause : "unknown");
+  if (f->kind != WL_TRANSFER_FAIL) /* a transfer's failure: in the job-stopped event */
+    cli_event_add(events, c.at_s, comp, kind, detail);
+  char why[200] = "";
+  if (f->kind == WL_TRANSFER_FAIL)
+    snprintf(why, sizeof why, "transfer gpu%u->gpu%u failed (%s); ", f->gpu, f->dst_gpu,
+             f->cause ? f->cause : "unknown");
   snprintf(detail, sizeof detail,
-           "the synchronous job stops in step %u (%.6g s into it): %.6g s of work since the last "
-           "checkpoint lost (%.4g GPU-hours), restart %.6g s + recompute %.6g s = %.6g s",
-           f->step + 1, sim_ps_to_s(at - step_start), c.lost_work_s, c.lost_gpu_hours,
+           "%sthe synchronous job stops in step %u (%.6g s into it): %.6g s of work since the "
+           "last checkpoint lost (%.4g GPU-hours), restart %.6g s + recompute %.6g s = %.6g s",
+           why, f->step + 1, sim_ps_to_s(at - step_start), c.lost_work_s, c.lost_gpu_hours,
            c.restart_s, c.lost_work_s, c.restart_cost_s);
   cli_event_add(events, c.at_s, "job", "job-stopped", detail);
   return o;
@@ -396,6 +414,10 @@ void cli_training_text(const json_t *summary) {
            json_string_value(json_object_get(f, "kind")),
            json_string_value(json_object_get(f, "component")),
            out_fmt_seconds(a, sizeof a, num(f, "at_s")), (int)num(f, "step"));
+    if (json_is_string(json_object_get(f, "cause")))
+      printf("  cause      transfer gpu%d->gpu%d: %s; the collective lost data\n",
+             atoi(json_string_value(json_object_get(f, "component")) + 3),
+             (int)num(f, "dst_gpu"), json_string_value(json_object_get(f, "cause")));
     printf("  lost       %s of work since the last checkpoint (%.4g GPU-hours; checkpoint every "
            "%s%s; at a random time the loss averages %s)\n",
            out_fmt_seconds(a, sizeof a, num(f, "lost_work_s")), num(f, "lost_gpu_hours"),

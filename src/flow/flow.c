@@ -162,7 +162,7 @@ static void on_drain(sim_ctx *sim, void *obj, uint64_t arg);
 static void on_rep_end(sim_ctx *sim, void *obj, uint64_t arg);
 static void on_ff_end(sim_ctx *sim, void *obj, uint64_t arg);
 static void rep_start(flow_be *b, flow_phase *p);
-static void fail_xfer(flow_be *b, flow_phase *p, size_t i, double rem_bits);
+static void fail_xfer(flow_be *b, flow_phase *p, size_t i, double rem_bits, const char *cause);
 static void route_phase(flow_be *b, flow_phase *p);
 
 static void schedule_solve(flow_be *b) {
@@ -319,9 +319,9 @@ static void ff_start(flow_be *b, flow_phase *p) {
 }
 
 /* Transfer i of p's repetition in progress cannot be delivered: reported
- * through on_failure ("no route"), counted, and finished for the phase with
- * `rem_bits` of its payload undelivered. */
-static void fail_xfer(flow_be *b, flow_phase *p, size_t i, double rem_bits) {
+ * through on_failure (cause: "no route", "retry limit"), counted, and
+ * finished for the phase with `rem_bits` of its payload undelivered. */
+static void fail_xfer(flow_be *b, flow_phase *p, size_t i, double rem_bits, const char *cause) {
   simtime_ps now = sim_now(b->base.sim);
   uint64_t bytes = p->x[i].bytes, lost = (uint64_t)ceil(rem_bits / 8.0);
   if (lost > bytes) lost = bytes;
@@ -331,7 +331,7 @@ static void fail_xfer(flow_be *b, flow_phase *p, size_t i, double rem_bits) {
   note_delivery(p, now);
   if (b->base.on_failure) {
     be_failure f = {.at = now, .src_gpu = p->x[i].src_gpu, .dst_gpu = p->x[i].dst_gpu,
-                    .bytes = bytes, .bytes_delivered = bytes - lost, .cause = "no route"};
+                    .bytes = bytes, .bytes_delivered = bytes - lost, .cause = cause};
     b->base.on_failure(b->base.on_failure_ctx, &f);
   }
 }
@@ -355,7 +355,7 @@ static void rep_start(flow_be *b, flow_phase *p) {
   for (size_t i = 0; i < p->n; i++) {
     uint32_t len = p->off[i + 1] - p->off[i];
     if (p->noroute[i] && p->x[i].bytes > 0) {
-      fail_xfer(b, p, i, (double)p->x[i].bytes * 8.0);
+      fail_xfer(b, p, i, (double)p->x[i].bytes * 8.0, "no route");
       p->drain_off[i] = 0;
       continue;
     }
@@ -384,6 +384,42 @@ static void rep_start(flow_be *b, flow_phase *p) {
 
 /* ---- events ----------------------------------------------------------- */
 
+/* Giving up, as the packet fidelity's transport does (src/net/transport.c,
+ * RETRY_STALL_PS): an RC queue pair goes to the error state after its retry
+ * count (7) of timeouts spanning NCCL's local ACK timeout (NCCL_IB_TIMEOUT
+ * 18: 4.096 us x 2^18, 8 attempts: 8.6 s) without progress. A flow makes
+ * progress when a packet (one MTU, or its last bits) gets through; when the
+ * rate its links leave it (bit errors: goodput x (1 - ber)^(wire bits), so
+ * 1e-144 of the link at ber 0.01 and a 4 KiB MTU; down: 0) takes longer
+ * than that per packet, the flow is starved: it fails ("retry limit") that
+ * long after it starved unless a solve lifts its rate first. Routing moves
+ * flows off a link that is down well before (reliability.reconvergence);
+ * it never sees bit errors, so without this a flow on a lossy link would
+ * wait for ever with no event left. */
+#define STALL_PS ((simtime_ps)8 * 4096 * SIM_PS_PER_NS * (1u << 18))
+
+static bool starved(const flow_be *b, const flow__flow *f) {
+  double bits = (double)b->base.cfg->fabric.mtu * 8.0;
+  if (f->rem < bits) bits = f->rem;
+  return drain_ps(bits, f->rate) >= STALL_PS;
+}
+
+static void on_give_up(sim_ctx *sim, void *obj, uint64_t arg) {
+  flow_be *b = obj;
+  uint32_t id = (uint32_t)arg;
+  flow__flow *f = flow__net_flow(&b->net, id);
+  flow_phase *p = b->ph[f->phase];
+  uint32_t xfer = f->xfer;
+  double rem = drain_bits(f->rem, f->rate, sim_now(sim) - f->t_last);
+  f->ev = 0;
+  p->logging = false; /* a repetition with a failed transfer is no reference */
+  flow__net_remove(&b->net, id);
+  schedule_solve(b);
+  fail_xfer(b, p, xfer, rem, "retry limit");
+  assert(p->active > 0);
+  if (--p->active == 0) rep_drained(b, p);
+}
+
 static void on_solve(sim_ctx *sim, void *obj, uint64_t arg) {
   flow_be *b = obj;
   (void)arg;
@@ -399,6 +435,13 @@ static void on_solve(sim_ctx *sim, void *obj, uint64_t arg) {
     f->rate = f->new_rate;
     flow_phase *p = b->ph[f->phase];
     if (p->logging) log_push(p, now - p->rep_start, f->rate, f->xfer);
+    if (starved(b, f)) { /* the give-up counts from when it starved (t_end none) */
+      if (f->ev && f->t_end == SIM_TIME_MAX) continue;
+      if (f->ev) ev_cancel(sim, f->ev);
+      f->t_end = SIM_TIME_MAX;
+      f->ev = ev_schedule(sim, sat_add(now, STALL_PS), on_give_up, b, id);
+      continue;
+    }
     simtime_ps end = sat_add(now, drain_ps(f->rem, f->rate));
     if (f->ev && end == f->t_end) continue;
     if (f->ev) ev_cancel(sim, f->ev);
@@ -572,7 +615,7 @@ static void flow_reroute(be_backend *base, const topo_health *h) {
     uint32_t i = sv[k].xfer, len = p->off[i + 1] - p->off[i];
     const uint32_t *path = p->paths + p->off[i];
     if (p->noroute[i] || len == 0) {
-      fail_xfer(b, p, i, sv[k].rem);
+      fail_xfer(b, p, i, sv[k].rem, "no route");
       assert(p->active > 0);
       if (--p->active == 0) rep_drained(b, p);
       continue;

@@ -23,7 +23,7 @@ typedef struct flow__flow {
   double rem;           /* bits left to drain at t_last */
   simtime_ps t_last;    /* when rem was last brought up to date */
   simtime_ps t_end;     /* scheduled drain end; SIM_TIME_MAX: none */
-  ev_id ev;             /* pending drain-end event, 0: none */
+  ev_id ev;             /* pending drain end, or give-up when t_end is none (flow.c); 0: none */
   uint32_t phase, xfer; /* owner phase id, transfer index within it */
   /* net-owned state */
   double new_rate;      /* result of the last solve that covered this flow */

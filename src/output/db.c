@@ -25,7 +25,7 @@ static const char db_schema[] =
     "  started_at TEXT NOT NULL,   -- wall clock, UTC, ISO 8601\n"
     "  wall_s REAL NOT NULL,       -- wall-clock seconds the run took\n"
     "  sim_time_s REAL,            -- simulated seconds\n"
-    "  complete INTEGER NOT NULL,  -- 0: stopped early (Ctrl-C)\n"
+    "  complete INTEGER NOT NULL,  -- 0: stopped early (Ctrl-C) or the job failed\n"
     "  output_dir TEXT NOT NULL,\n"
     "  sweep TEXT,                 -- fabsim sweep/compare id, else NULL\n"
     "  point TEXT,                 -- the sweep point: 'key=value key=value'\n"

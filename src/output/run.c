@@ -48,7 +48,11 @@ int out_write_run(const out_run *r, sim_error *err) {
   out__series_build(&s, r->tel, &r->names);
   json_t *files = json_array();
   char *db = out_database_path(r->dir, r->database);
-  json_object_set_new(r->summary, "complete", json_boolean(r->complete));
+  /* complete: the job ran to its end and succeeded; outcome says which of
+   * done, failed (the job's fault: its summary says why) or stopped (Ctrl-C) */
+  json_object_set_new(r->summary, "complete", json_boolean(r->complete && !r->failed));
+  json_object_set_new(r->summary, "outcome",
+                      json_string(r->failed ? "failed" : r->complete ? "done" : "stopped"));
   if (r->tel) json_object_set_new(r->summary, "telemetry", telemetry_json(r->tel));
   /* Files first (so "files" in the summary lists what exists), then the database. */
   out__buf b = {0};
@@ -89,7 +93,7 @@ int out_write_run(const out_run *r, sim_error *err) {
     out__db_run dr = {.summary = r->summary, .scenario_yaml = r->scenario_yaml,
                       .started_at = r->started_at ? r->started_at : "", .dir = r->dir,
                       .sweep = getenv("FABSIM_SWEEP"), .point = getenv("FABSIM_SWEEP_POINT"),
-                      .complete = r->complete};
+                      .complete = r->complete && !r->failed};
     int64_t id = 0;
     if ((rc = sim_mkdirs(r->dir, err)) == SIM_OK)
       rc = out__db_append(db, &dr, &s, r->tel, &r->names, r->top_ports, &id, err);

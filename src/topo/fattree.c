@@ -9,8 +9,12 @@
  *     links (its pod's leaves) and k/2 up links, one to each core of core
  *     group c; there are `up` groups of k/2 cores; a core has k ports, so a
  *     plane holds at most k pods = k * (k/2) * down endpoints (k^3/4 at o = 1).
- * Partial population builds only the leaves and pods needed, all `up` spines
- * per pod, and cores only when there is more than one pod.
+ * Partial population builds only the switches the nodes need: the leaves
+ * and pods their NICs fill, all `up` spines per pod (a leaf reaches every
+ * spine of its pod over one link each), cores only when there is more than
+ * one pod, and no spine at all over a single leaf (one crossbar: nothing
+ * leaves it). The full build's switches stay in the inventory (capacity
+ * planning: topo_inventory.switches_full).
  */
 #include <math.h>
 #include <stdarg.h>
@@ -39,6 +43,19 @@ static void raise_hint(const topo *t, char *buf, size_t n) {
   snprintf(buf, n,
            "raise fabric.switch_radix%s%s or fabric.oversubscription, or lower cluster.nodes",
            more_tiers, planes);
+}
+
+/* Switches per plane for `nodes` nodes (see the header comment). O(1). */
+static void shape_switches(const topo *t, uint32_t nodes, uint32_t *leaves, uint32_t *pods,
+                           uint32_t *spines, uint32_t *cores) {
+  const topo__shape *s = &t->s;
+  if (t->kind == CFG_TOPO_RAIL_OPTIMIZED)
+    *leaves = div_ceil(nodes, s->down) * t->npn; /* every rail's leaf in each group */
+  else
+    *leaves = div_ceil(nodes * (t->npn / t->planes), s->down);
+  *pods = s->tiers == 2 ? 1 : div_ceil(*leaves, s->half);
+  *spines = *leaves > 1 ? *pods * s->up : 0;
+  *cores = s->tiers == 3 && *pods > 1 ? s->up * s->half : 0;
 }
 
 int topo__plan(topo *t, const cfg_scenario *cfg, const cfg_doc *doc, sim_error *err) {
@@ -120,23 +137,14 @@ int topo__plan(topo *t, const cfg_scenario *cfg, const cfg_doc *doc, sim_error *
                       t->planes > 1 ? ", per plane" : "", t->max_nodes, N, hint);
   t->nodes = nodes;
 
-  if (t->kind == CFG_TOPO_RAIL_OPTIMIZED)
-    s->leaves = div_ceil(nodes, s->down) * N; /* every rail's leaf in each group */
-  else
-    s->leaves = div_ceil(nodes * (N / t->planes), s->down);
-  if (tiers == 2) {
-    s->pods = 1;
-    s->spines = s->up;
-    s->cores = 0;
-    s->sc_links = 0;
-  } else {
-    s->pods = div_ceil(s->leaves, s->half);
-    s->spines = s->pods * s->up;
-    s->cores = s->pods > 1 ? s->up * s->half : 0;
-    s->sc_links = s->pods > 1 ? s->spines * s->half : 0;
-  }
-  s->ls_links = s->leaves * s->up;
+  shape_switches(t, nodes, &s->leaves, &s->pods, &s->spines, &s->cores);
+  s->sc_links = s->cores ? s->spines * s->half : 0;
+  s->ls_links = s->spines ? s->leaves * s->up : 0;
   s->switches = s->leaves + s->spines + s->cores;
+  uint32_t fl, fp, fs, fc; /* the full build, per plane */
+  shape_switches(t, t->max_nodes, &fl, &fp, &fs, &fc);
+  s->switches_full = (uint64_t)fl + fs + fc;
+  s->links_full = (uint64_t)(fs ? fl * s->up : 0) + (fc ? (uint64_t)fs * s->half : 0);
 
   uint64_t gpus = (uint64_t)nodes * G, nics = (uint64_t)nodes * N;
   uint64_t pcie = (uint64_t)nodes * (N >= G ? N : G);

@@ -62,6 +62,13 @@ void topo__inventory(topo *t, const cfg_scenario *cfg) {
   inv->bisection_bandwidth_bps = mul_sat(cut / 2, t->planes);
 
   inv->max_nodes = t->max_nodes;
+  inv->switches_full = (uint64_t)t->planes * s->switches_full;
+  uint64_t nics_full = (uint64_t)t->max_nodes * t->npn, opt_full = 2 * t->planes * s->links_full;
+  if (cfg->cost.optical_endpoint_links) opt_full += 2 * nics_full;
+  inv->cost_usd_full = (double)inv->switches_full * cfg->cost.switch_usd +
+                       (double)nics_full * cfg->cost.nic_usd +
+                       (double)opt_full * cfg->cost.transceiver_usd +
+                       (cfg->cost.optical_endpoint_links ? 0.0 : (double)nics_full * cfg->cost.cable_usd);
   inv->planes = t->planes;
   inv->tiers = s->tiers;
   inv->leaf_down = s->down;

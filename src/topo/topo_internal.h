@@ -42,6 +42,7 @@ typedef struct topo__shape {
   uint32_t ls_links, sc_links;          /* leaf-spine, spine-core, per plane */
   uint32_t max_leaves;                  /* at full size, per plane */
   uint64_t max_endpoints;               /* at full size, per plane */
+  uint64_t switches_full, links_full;   /* switches, switch-switch links at full size, per plane */
 } topo__shape;
 
 struct topo {

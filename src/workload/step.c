@@ -48,6 +48,7 @@ typedef struct stage_acc {
   uint32_t comm; /* collectives in flight touching the stage */
   bool busy;     /* a computation running */
   simtime_ps compute, exposed, bubble, by_role[3];
+  simtime_ps wait; /* of compute: a full-speed GPU's wait for the stage's slowest */
 } stage_acc;
 
 typedef struct run run;
@@ -92,8 +93,14 @@ struct run {
   simtime_ps stop_at;
   void (*on_step)(void *ctx, uint32_t step, simtime_ps start, simtime_ps end);
   void *on_step_ctx;
+  const char *past_horizon; /* what would have taken the job past WL_HORIZON_PS (static) */
+  be_failure_fn prev_failure; /* the backend's failure listener before the job took it */
+  void *prev_failure_ctx;
   /* what the stages did over time (wl_job_gpu_timeline): [bin][stage][state] */
   simtime_ps *tl;
+  simtime_ps *tl_wait; /* [bin][stage]: a full-speed GPU's wait for the stage's slowest */
+  uint32_t *ever_slow; /* per stage: its GPUs slowed below full speed at some time */
+  uint8_t *was_slow;   /* per GPU: counted in ever_slow */
   simtime_ps tl_width;
   uint32_t tl_n;
 };
@@ -105,19 +112,32 @@ static void tl_coarsen(run *r) {
     for (size_t k = 0; k < w; k++)
       r->tl[b * w + k] = r->tl[2 * b * w + k] + r->tl[(2 * b + 1) * w + k];
   memset(r->tl + (size_t)WL_GPU_BINS / 2 * w, 0, (size_t)WL_GPU_BINS / 2 * w * sizeof *r->tl);
+  size_t pp = r->p->pp;
+  for (uint32_t b = 0; b < WL_GPU_BINS / 2; b++)
+    for (size_t k = 0; k < pp; k++)
+      r->tl_wait[b * pp + k] = r->tl_wait[2 * b * pp + k] + r->tl_wait[(2 * b + 1) * pp + k];
+  memset(r->tl_wait + (size_t)WL_GPU_BINS / 2 * pp, 0, (size_t)WL_GPU_BINS / 2 * pp * sizeof *r->tl_wait);
   r->tl_width *= 2;
   r->tl_n = (r->tl_n + 1) / 2;
 }
 
 /* Stage s spent [from, to) in state k (0 compute, 1 exposed, 2 bubble). */
 static void tl_add(run *r, uint32_t s, unsigned k, simtime_ps from, simtime_ps to) {
+  if (to > WL_HORIZON_PS) to = WL_HORIZON_PS; /* (the job stops there: wl_job_run_until) */
   if (!r->tl || to <= from) return;
+  /* WL_GPU_BINS bins of at most WL_HORIZON_PS / WL_GPU_BINS cover the
+   * horizon: the width never doubles past that, the product never wraps */
   while (to > r->tl_width * WL_GPU_BINS) tl_coarsen(r);
   size_t w = (size_t)r->p->pp * WL_GPU_STATES;
   while (from < to) {
     simtime_ps b = from / r->tl_width, end = (b + 1) * r->tl_width;
     if (end > to) end = to;
     r->tl[b * w + (size_t)s * WL_GPU_STATES + k] += end - from;
+    /* computing at the speed of its slowest GPU: the others are done
+     * early, and wait the rest (a full-speed GPU: (1 - speed) of it) */
+    if (k == 0 && r->stage_speed && r->stage_speed[s] < 1)
+      r->tl_wait[b * r->p->pp + s] +=
+          (simtime_ps)llround((double)(end - from) * (1 - r->stage_speed[s]));
     if (b + 1 > r->tl_n) r->tl_n = (uint32_t)b + 1;
     from = end;
   }
@@ -127,17 +147,35 @@ static void account(run *r, uint32_t s, simtime_ps now) {
   stage_acc *a = &r->acc[s];
   simtime_ps dt = now - a->last;
   unsigned k = a->busy ? 0 : a->comm ? 1 : 2;
-  if (k == 0)
+  if (k == 0) {
     a->compute += dt;
-  else if (k == 1)
+    if (r->stage_speed && r->stage_speed[s] < 1)
+      a->wait += (simtime_ps)llround((double)dt * (1 - r->stage_speed[s]));
+  } else if (k == 1) {
     a->exposed += dt;
-  else
+  } else {
     a->bubble += dt;
+  }
   tl_add(r, s, k, a->last, now);
   a->last = now;
 }
 
 static void node_start(run *r, uint32_t i);
+
+/* `work` picoseconds of compute at `speed` of full speed, rounded up;
+ * false (and the job marked past its horizon) when that would end past
+ * WL_HORIZON_PS: the caller schedules nothing. */
+static bool slowed(run *r, double work, double speed, simtime_ps now, simtime_ps *out) {
+  double d = ceil(work / speed);
+  if (!(d < (double)(WL_HORIZON_PS - now))) {
+    if (!r->past_horizon) r->past_horizon = "a computation slowed by a gpu-slowdown fault";
+    r->running = false;
+    ev_stop(r->sim);
+    return false;
+  }
+  *out = (simtime_ps)d;
+  return true;
+}
 
 static void try_start(run *r, uint32_t i) {
   wl__node *x = &r->d->nodes[i];
@@ -205,8 +243,9 @@ static void node_start(run *r, uint32_t i) {
   if (x->cls == WL__NONE) {
     r->acc[x->stage].busy = true;
     simtime_ps dur = x->dur;
-    if (r->stage_speed && r->stage_speed[x->stage] < 1)
-      dur = (simtime_ps)ceil((double)dur / r->stage_speed[x->stage]);
+    if (r->stage_speed && r->stage_speed[x->stage] < 1 &&
+        !slowed(r, (double)x->dur, r->stage_speed[x->stage], now, &dur))
+      return;
     ev_id id = ev_schedule_in(r->sim, dur, node_end_ev, r, i);
     if (r->run_node) {
       r->run_node[x->stage] = i;
@@ -285,6 +324,7 @@ static int measure_classes(run *r, const uint32_t *rep, sim_error *err) {
     c->measured = e.end - e.start;
     coll_plan_free(&c->plan);
     c->built = false;
+    if (r->stopped) break; /* a failure (GPU, node, transfer) while timing: the job is over */
   }
   return SIM_OK;
 }
@@ -336,11 +376,19 @@ static void summarize(run *r, wl_step *o, const wl_model *m, const wl_parallel *
     o->backward_s += st->backward_s / pp;
     o->optimizer_s += st->optimizer_s / pp;
   }
+  /* GPU-time computing: a stage's slowed GPUs compute all of its compute
+   * time, the others less what they waited for them */
+  double per = (double)p->dp * p->tp, busy = 0;
+  for (uint32_t s = 0; s < p->pp; s++) {
+    double slow = r->ever_slow && r->ever_slow[s] < per ? r->ever_slow[s] : per;
+    if (!r->ever_slow) slow = per;
+    busy += sim_ps_to_s(r->acc[s].compute) * per - sim_ps_to_s(r->acc[s].wait) * (per - slow);
+  }
   o->gpus = p->dp * p->tp * p->pp;
   o->tokens = (double)p->global_batch * m->seq_len;
   o->model_flops = 6 * m->params_active * o->tokens;
   if (o->time_s > 0) {
-    o->gpu_idle_frac = 1 - o->compute_s / o->time_s;
+    o->gpu_idle_frac = 1 - busy / (per * pp * o->time_s);
     o->bubble_frac = o->bubble_s / o->time_s;
     o->tokens_per_s = o->tokens / o->time_s;
     o->mfu = o->model_flops / (o->time_s * wl__peak_flops(cfg) * o->gpus);
@@ -436,13 +484,15 @@ void wl_job_slowdown(wl_job *j, simtime_ps now, uint32_t gpu, double factor, boo
     for (uint32_t g = 0; g < r->ngpu; g++)
       if (r->gpu_stage[g] == s && r->gpu_speed[g] < sp) sp = r->gpu_speed[g];
   }
+  if (sp != old && r->running) account(r, s, now); /* the time before, at the old speed */
   r->stage_speed[s] = sp;
+  if (factor < 1 && !r->was_slow[gpu]) r->was_slow[gpu] = 1, r->ever_slow[s]++;
   /* the computation in progress finishes its remaining work at the new speed */
   uint32_t i = r->run_node[s];
   if (i != WL__NONE && sp != old && r->run_end[s] > now) {
-    double left = (double)(r->run_end[s] - now) * old / sp;
-    simtime_ps dur = (simtime_ps)ceil(left);
+    simtime_ps dur;
     ev_cancel(r->sim, r->run_ev[s]);
+    if (!slowed(r, (double)(r->run_end[s] - now) * old, sp, now, &dur)) return;
     r->run_ev[s] = ev_schedule_in(r->sim, dur, node_end_ev, r, i);
     r->run_end[s] = now + dur;
   }
@@ -457,6 +507,24 @@ static void hook_fail(void *ctx, simtime_ps now, uint32_t gpu, bool whole_node) 
   run *r = &j->r;
   if (r->stopped || r->steps_done >= r->steps_want) return; /* after the job: nothing to stop */
   add_event(r, whole_node ? WL_NODE_FAIL : WL_GPU_FAIL, now, gpu);
+  r->stopped = true;
+  r->running = false;
+  r->stop_at = now;
+  ev_stop(r->sim);
+}
+
+/* A transfer of the job's collectives failed: the job fails there (see
+ * workload.h), after the previous listener heard of it. A failure after the
+ * job's end or stop (transfers in flight abandoned) changes nothing. */
+static void on_transfer_failed(void *ctx, const be_failure *f) {
+  wl_job *j = ctx;
+  run *r = &j->r;
+  if (r->prev_failure) r->prev_failure(r->prev_failure_ctx, f);
+  if (r->stopped || r->steps_done >= r->steps_want) return; /* (also while timing, reuse) */
+  simtime_ps now = sim_now(r->sim);
+  wl_gpu_event *e = add_event(r, WL_TRANSFER_FAIL, now, f->src_gpu);
+  e->dst_gpu = f->dst_gpu;
+  e->cause = f->cause;
   r->stopped = true;
   r->running = false;
   r->stop_at = now;
@@ -564,6 +632,9 @@ int wl_job_create(wl_job **out, const cfg_scenario *cfg, const cfg_doc *doc, con
       }
   r->tl = sim_calloc((size_t)WL_GPU_BINS * p->pp * WL_GPU_STATES, sizeof *r->tl);
   r->tl_width = 1000; /* 1 ns; doubles as the job outgrows WL_GPU_BINS bins */
+  r->tl_wait = sim_calloc((size_t)WL_GPU_BINS * p->pp, sizeof *r->tl_wait);
+  r->ever_slow = sim_calloc(p->pp, sizeof *r->ever_slow);
+  r->was_slow = sim_calloc(r->ngpu ? r->ngpu : 1, 1);
   r->stage_speed = sim_malloc(p->pp * sizeof *r->stage_speed);
   r->run_node = sim_malloc(p->pp * sizeof *r->run_node);
   r->run_ev = sim_calloc(p->pp, sizeof *r->run_ev);
@@ -585,6 +656,10 @@ int wl_job_run_until(wl_job *j, simtime_ps until, const cfg_doc *doc, sim_error 
   int rc;
   if (!j->started) {
     j->started = true;
+    r->prev_failure = r->b->on_failure; /* workload.h: the job listens from here on */
+    r->prev_failure_ctx = r->b->on_failure_ctx;
+    r->b->on_failure = on_transfer_failed;
+    r->b->on_failure_ctx = j;
     if (r->reuse) {
       representatives(d, r->proto.comm_model == CFG_COMM_SYMMETRIC, j->rep);
       if ((rc = measure_classes(r, j->rep, err)) != SIM_OK)
@@ -596,6 +671,16 @@ int wl_job_run_until(wl_job *j, simtime_ps until, const cfg_doc *doc, sim_error 
     start_step(r);
   }
   if (r->running && !r->stopped) ev_run(r->sim, until); /* returns early at the job's end */
+  if (!r->past_horizon && r->running && sim_now(r->sim) >= WL_HORIZON_PS)
+    r->past_horizon = "an event of the run";
+  if (r->past_horizon) {
+    r->running = false;
+    return sim_fail(err, SIM_ERANGE,
+                    "simulated time would pass the horizon of %.4g s (2^62 ps, %.1f days) in "
+                    "step %u, at %.6g s: %s; the job stops here. Slow it less, or simulate "
+                    "fewer steps", sim_ps_to_s(WL_HORIZON_PS), sim_ps_to_s(WL_HORIZON_PS) / 86400,
+                    r->steps_done + 1, sim_ps_to_s(sim_now(r->sim)), r->past_horizon);
+  }
   if (r->running && !r->stopped && sim_pending(r->sim) == 0)
     return sim_fail(err, SIM_EINVAL, "training step stalled with %zu of %zu nodes done (a bug)",
                     r->done, d->n);
@@ -617,6 +702,19 @@ void wl_job_on_step(wl_job *j, void (*fn)(void *ctx, uint32_t step, simtime_ps s
                     void *ctx) {
   j->r.on_step = fn;
   j->r.on_step_ctx = ctx;
+}
+
+simtime_ps wl_job_step_compute_ps(const wl_job *j) {
+  uint32_t pp = j->p.pp ? j->p.pp : 1;
+  simtime_ps *sum = sim_calloc(pp, sizeof *sum), most = 0;
+  for (size_t i = 0; i < j->d.n; i++) {
+    const wl__node *x = &j->d.nodes[i];
+    if (x->cls == WL__NONE && x->stage < pp) sum[x->stage] += x->dur;
+  }
+  for (uint32_t s = 0; s < pp; s++)
+    if (sum[s] > most) most = sum[s];
+  sim_free(sum);
+  return most;
 }
 
 uint32_t wl_job_steps_done(const wl_job *j) { return j->r.steps_done; }
@@ -644,6 +742,8 @@ void wl_job_gpu_timeline(const wl_job *j, wl_gpu_timeline *out) {
   out->nstages = j->p.pp;
   out->gpus_per_stage = j->p.dp * j->p.tp;
   out->t = r->tl;
+  out->wait = r->tl_wait;
+  out->slow_gpus = r->ever_slow;
 }
 
 void wl_job_free(wl_job *j) {
@@ -661,6 +761,9 @@ void wl_job_free(wl_job *j) {
   sim_free(r->gpu_thermal);
   sim_free(r->stage_speed);
   sim_free(r->tl);
+  sim_free(r->tl_wait);
+  sim_free(r->ever_slow);
+  sim_free(r->was_slow);
   sim_free(r->run_node);
   sim_free(r->run_ev);
   sim_free(r->run_end);

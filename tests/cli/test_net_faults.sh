@@ -29,14 +29,15 @@ expect_exit 0 "$FABSIM" run "${NET[@]}" --set output.dir=down2 \
   --set 'faults=[{at: 5ms, kind: switch-down, target: spine3}]'
 expect_out "events       2 in summary.json events[] and events.csv"
 
-# one NIC per node: node 1's NIC down cuts it off; its transfers fail, the run ends
-expect_exit 0 "$FABSIM" run --set cluster.nodes=2 --set cluster.nic.per_node=1 \
+# one NIC per node: node 1's NIC down cuts it off; its transfers fail, the run ends, the job
+# failed (exit 4)
+expect_exit 4 "$FABSIM" run --set cluster.nodes=2 --set cluster.nic.per_node=1 \
   --set fabric.switch_radix=8 --set simulation.fidelity=flow --set reliability.reconvergence=10us \
   --set workload.collective.size=64MiB --set output.dir=cut --json \
   --set 'faults=[{at: 100us, kind: nic-down, target: nic1}]'
 cp "$WORK/out" cut.json
 expect_json cut.json '.events | map(select(.kind == "transfer-failed" and (.detail | test("failed: no route")))) | length >= 1'
-expect_json cut.json '.network.transfers_failed >= 1'
+expect_json cut.json '.network.transfers_failed >= 1 and .outcome == "failed" and .failure.cause == "no route"'
 
 # bad input: exit 2, located
 cat > bad.yaml <<'YAML'

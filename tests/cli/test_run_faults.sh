@@ -58,6 +58,12 @@ cp "$WORK/out" slow.json
 expect_json slow.json '.steps[0].baseline_s as $t0 | .steps[0].compute_s as $cf |
   (($cf / 2) as $c | ((.steps[0].time_s - ($t0 + $c * (1 / 0.5 - 1))) | fabs) < 1e-9 * $t0)'
 expect_json slow.json '(.root_cause | length) == 3 and ([.root_cause[].causes[0].component] | unique) == ["gpu5"]'
+# the 31 GPUs waiting for gpu5 are not computing (#13): in the step's idle share, closed form
+# (gpu5 computes C/f, the others C, of 32 x the step), and in the GPU series alike
+expect_json slow.json '.steps[0].compute_s as $cf | .steps[0].time_s as $t |
+  ((.step.gpu_idle_frac - (1 - ($cf + 31 * $cf * 0.5) / (32 * $t))) | fabs) < 1e-9 and
+  ((.telemetry.gpu_time_share.compute - (1 - .step.gpu_idle_frac)) | fabs) < 1e-3 and
+  .telemetry.gpu_time_share.network > 0.2'
 expect_json slow.json '.root_cause[0].causes[0].kind == "gpu-slowdown" and
   (.root_cause[0].text | test("^step 1 \\+[0-9.]+ %: gpu5 slowed to 0.5 \\(node0, rack 0\\).*the other 31 GPUs waited"))'
 expect_json slow.json '[.events[] | select(.kind == "gpu-slowdown" and .component == "gpu5")] | length == 1'
@@ -68,7 +74,7 @@ expect_json "$WORK/out" '(.steps[2].time_s - .steps[2].baseline_s | fabs) < 1e-1
 
 # --- a node fails in step 3: the job stops; work lost since the last checkpoint
 #     (the window starts at one) = min(t mod (tau + delta), tau); restart = R + lost
-expect_exit 0 "$FABSIM" run "${SMALL[@]}" --set output.dir=fail --set workload.steps=4 \
+expect_exit 4 "$FABSIM" run "${SMALL[@]}" --set output.dir=fail --set workload.steps=4 \
   --set 'faults=[{at: 5ms, kind: node-fail, target: node2}]' \
   --set reliability.checkpoint.interval=30min --set reliability.checkpoint.write_time=1min \
   --set reliability.restart_time=10min --json
@@ -79,10 +85,57 @@ expect_json fail.json '(.failure.lost_work_s - 0.005 | fabs) < 1e-12 and (.failu
 expect_json fail.json '(.failure.lost_gpu_hours - 0.005 * 32 / 3600 | fabs) < 1e-12'
 expect_json fail.json '(.failure.expected_lost_work_s - (1800 * 1800 / 2 + 1800 * 60) / 1860 | fabs) < 1e-9'
 expect_json fail.json '[.events[] | select(.kind == "node-fail" or .kind == "job-stopped")] | length == 2'
-expect_exit 0 "$FABSIM" run "${SMALL[@]}" --set output.dir=fail2 --set workload.steps=4 \
+expect_exit 4 "$FABSIM" run "${SMALL[@]}" --set output.dir=fail2 --set workload.steps=4 \
   --set 'faults=[{at: 5ms, kind: node-fail, target: node2}]'
 expect_out "failure      node-fail node2 at 5 ms in step 3: job stopped"
 expect_out "(Daly)"
+
+expect_json fail.json '.outcome == "failed" and .complete == false'
+expect_err "the simulated job failed: node-fail node2"
+
+# --- a job whose transfers fail has failed (#13): the leaf of every node down at 1 ms, no
+#     route once routing reconverges (1 s): the job stops there, exit 4, never "done" faster
+#     than its fault-free baseline
+expect_exit 4 "$FABSIM" run "${SMALL[@]}" --set output.dir=lost --set workload.steps=3 \
+  --set 'faults=[{at: 1ms, kind: switch-down, target: leaf0}]' --json
+cp "$WORK/out" lost.json
+expect_json lost.json '.outcome == "failed" and .complete == false and
+  .failure.kind == "transfer-failed" and .failure.cause == "no route" and
+  (.failure.at_s - 1.001 | fabs) < 1e-3 and (.steps | length) == 0'
+expect_json lost.json '[.events[] | select(.kind == "job-stopped" and (.detail | test("^transfer gpu[0-9]+->gpu[0-9]+ failed \\(no route\\)")))] | length == 1'
+expect_json lost/summary.json '.outcome == "failed"'
+[ "$(sqlite3 lost/results.sqlite 'SELECT complete FROM runs')" = 0 ] && pass || fail "database row of a failed job says complete"
+expect_err "the simulated job failed: transfer-failed"
+expect_exit 4 "$FABSIM" run "${SMALL[@]}" --set output.dir=lost2 --set workload.steps=3 \
+  --set 'faults=[{at: 1ms, kind: switch-down, target: leaf0}]'
+expect_out "failure      transfer-failed gpu"
+expect_out "  cause      transfer gpu"
+# a collective that lost 480 transfers failed too: no time, no bandwidth, the count and the cause
+expect_exit 4 "$FABSIM" run --set cluster.nodes=2 --set simulation.fidelity=flow \
+  --set workload.collective.size=64MiB --set 'faults=[{at: 10us, kind: switch-down, target: leaf0}]' \
+  --set output.dir=lostc --json
+expect_json "$WORK/out" '.outcome == "failed" and .complete == false and .failure.transfers_failed == 480 and
+  .network.transfers_failed == 480 and .failure.cause == "no route" and
+  .collectives[0].busbw_GBps == null and .collectives[0].time_s == null and
+  .collectives[0].delivered_bytes < 2 * 15 * 64 * 1048576'
+expect_json "$WORK/out" '[.events[] | select(.kind == "job-failed")] | length == 1'
+expect_exit 4 "$FABSIM" run --set cluster.nodes=2 --set simulation.fidelity=flow \
+  --set workload.collective.size=64MiB --set 'faults=[{at: 10us, kind: switch-down, target: leaf0}]' \
+  --set output.dir=lostc2
+expect_out "FAILED: no time or bandwidth"
+expect_out "failure      480 transfers failed"
+
+# --- a lossy link the flow fidelity cannot get a packet through (ber 0.01 on a 4 KiB MTU:
+#     (1 - 0.01)^33k = 1e-144 of the link): the transfers on it give up after the transport's
+#     retry window (8.6 s without progress, as the packet fidelity), never a stall "bug"
+expect_exit 4 "$FABSIM" run "${SMALL[@]}" --set output.dir=ber --set workload.steps=2 \
+  --set 'faults=[{at: 0s, kind: link-degraded, target: nic0-leaf0, factor: 1, ber: 0.01}]' --json
+expect_json "$WORK/out" '.outcome == "failed" and .failure.kind == "transfer-failed" and
+  .failure.cause == "retry limit" and .failure.at_s > 8.589934592 and .failure.at_s < 8.6'
+# a mild error rate only slows it (goodput 0.9967 at 1e-7): done
+expect_exit 0 "$FABSIM" run "${SMALL[@]}" --set output.dir=ber2 --set workload.steps=2 \
+  --set 'faults=[{at: 0s, kind: link-degraded, target: nic0-leaf0, factor: 1, ber: 1e-7}]' --json
+expect_json "$WORK/out" '.outcome == "done" and (.steps | length) == 2'
 
 # --- silent data corruption in step 1, replica checksums every 2 steps: detected at the end of step 2
 expect_exit 0 "$FABSIM" run "${SMALL[@]}" --set output.dir=sdc --set workload.steps=3 \
@@ -123,7 +176,7 @@ expect_json example.json '[.events[].kind] | contains(["gpu-slowdown", "link-dow
 
 # --- same scenario, same faults, same seed: the same bytes (wall clock aside)
 for i in 1 2; do
-  expect_exit 0 "$FABSIM" run "${SMALL[@]}" --set output.dir=same --set workload.steps=3 \
+  expect_exit 4 "$FABSIM" run "${SMALL[@]}" --set output.dir=same --set workload.steps=3 \
     --set 'faults=[{at: 0s, kind: gpu-slowdown, target: gpu5, factor: 0.5}, {at: 1ms, kind: sdc, target: gpu9}, {at: 5ms, kind: gpu-fail, target: gpu2}]' --json
   jq -S 'del(.sim.wall_s)' "$WORK/out" > "same$i.json"
   cp same/events.csv "same$i.csv"
@@ -138,6 +191,18 @@ code=$?
 [ $code = 130 ] && pass || fail "Ctrl-C on a training run: exit $code (want 130)"
 expect_err "marked \"complete\": false"
 expect_json int/summary.json '.complete == false and (.steps | length) > 0 and (.steps | length) < 1000000'
+
+# --- a run that would pass the horizon of simulated time (2^62 ps) is refused before it runs,
+#     at the key that takes it there (#13): never a wrapped time, never a loop
+expect_exit 2 "$FABSIM" run "${SMALL[@]}" --set output.dir=far --set workload.steps=3 \
+  --set 'faults=[{at: 1ms, kind: gpu-slowdown, target: gpu0, factor: 1e-12}]'
+expect_err "faults[0].factor: 1e-12 stretches the"
+expect_err "past the horizon of simulated time, 4.612e+06 s (2^62 ps, 53.4 days); allowed: at least"
+[ -e far ] && fail "a refused run wrote files" || pass
+expect_exit 2 "$FABSIM" run --set workload.kind=traffic --set cluster.nodes=2 \
+  --set workload.traffic.start=staggered --set workload.traffic.stagger=5d --set output.dir=far
+expect_err "workload.traffic.stagger: 16 phases started 432000 s apart"
+expect_err "allowed: at most"
 
 # --- bad input
 expect_exit 2 "$FABSIM" run "${SMALL[@]}" --set output.dir=bad \

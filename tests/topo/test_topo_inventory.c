@@ -66,6 +66,43 @@ static void test_cost(void **state) {
   topo_free(t);
 }
 
+/* A partial fabric is priced for what its nodes need (#13): one node of 8
+ * GPUs on a radix-64 fat-tree is one leaf (its 8 NICs on 8 of 32 down
+ * ports), no spine; the full build (64 leaves, 32 spines, 2,048 leaf-spine
+ * links, 256 nodes) stays in the inventory for capacity planning. */
+static void test_partial_priced(void **state) {
+  (void)state;
+  tcase c = {"fat-tree", 64, 2, 1, 1, 1, 8, 8};
+  const char *cost[] = {"cost.switch_usd=1000", "cost.nic_usd=100", "cost.transceiver_usd=10",
+                        "cost.cable_usd=1", "cost.optical_endpoint_links=false"};
+  topo *t;
+  const topo_inventory *inv = build_inv(&c, cost, 5, &t);
+  assert_int_equal(inv->switches, 1);
+  assert_int_equal(inv->switches_by_tier[TOPO_TIER_SPINE], 0);
+  assert_int_equal(inv->links_switch_switch, 0);
+  assert_int_equal(inv->transceivers, 0);
+  assert_true(fabs(inv->cost_usd - (1000 + 8 * 100 + 8 * 1)) < 1e-6);
+  assert_int_equal(inv->switches_full, 64 + 32);
+  assert_true(fabs(inv->cost_usd_full - (96 * 1000.0 + 2048 * 100 + 2 * 2048 * 10 + 2048 * 1)) < 1e-6);
+  /* every GPU pair still routes, over the one leaf */
+  topo_path p;
+  assert_int_equal(topo_route(t, 0, 7, 1, &p), SIM_OK);
+  topo_free(t);
+  /* two leaves need the spines again (each leaf reaches each spine once) */
+  tcase c2 = {"fat-tree", 64, 2, 1, 1, 5, 8, 8}; /* 40 NICs: 2 leaves */
+  inv = build_inv(&c2, cost, 5, &t);
+  assert_int_equal(inv->switches, 2 + 32);
+  assert_int_equal(inv->links_switch_switch, 64);
+  topo_free(t);
+  /* a 3-tier build of one pod: its leaves and spines, no core */
+  tcase c3 = {"fat-tree", 16, 3, 1, 1, 8, 8, 8}; /* 64 NICs on 8 leaves of 8 down: one pod */
+  inv = build_inv(&c3, cost, 5, &t);
+  assert_int_equal(inv->switches_by_tier[TOPO_TIER_CORE], 0);
+  assert_int_equal(inv->switches, 8 + 8);
+  assert_int_equal(inv->switches_full, 16 * 8 + 16 * 8 + 8 * 8);
+  topo_free(t);
+}
+
 /* Build must fail with SIM_ECONFIG, no topology, and a message holding every
  * string of `want` (NULL-terminated). */
 static void expect_error(const tcase *c, const char *const *sets, int n, const char *const *want) {
@@ -147,7 +184,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_bisection),      cmocka_unit_test(test_cost),
       cmocka_unit_test(test_nodes_exceed),   cmocka_unit_test(test_invalid_shapes),
-      cmocka_unit_test(test_coexist),
+      cmocka_unit_test(test_coexist),        cmocka_unit_test(test_partial_priced),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -192,8 +192,131 @@ static void test_sdc_diverges(void **state) {
   stop(&h);
 }
 
+/* A GPU waiting for a straggler is not computing (#13): one of the 8 GPUs
+ * at f from the start makes the stage compute C / f; the 7 others compute
+ * C and wait C (1 / f - 1), in the step's idle share and in the timeline
+ * that feeds the GPU series (wait per bin, the slowed GPU counted apart). */
+static void test_straggler_wait(void **state) {
+  (void)state;
+  wl_step b;
+  double T0;
+  baseline(&b, 1, &T0);
+  double C = b.compute_s, A = b.exposed_comm_s, f = 0.5;
+  harness h;
+  start(&h, 1);
+  wl_job_slowdown(h.j, 0, 5, f, false);
+  run(&h);
+  const wl_step *s = wl_job_step(h.j, 0);
+  double T = C / f + A;
+  assert_rel(s->time_s, T, 1e-9);
+  assert_rel(s->gpu_idle_frac, 1 - (C / f + 7 * C) / (8 * T), 1e-9);
+  assert_true(s->gpu_idle_frac > 1 - s->compute_s / s->time_s); /* not the slowed GPU's view */
+  wl_gpu_timeline g;
+  wl_job_gpu_timeline(h.j, &g);
+  assert_int_equal(g.slow_gpus[0], 1);
+  double wait = 0, compute = 0;
+  for (uint32_t k = 0; k < g.nbins; k++) {
+    wait += sim_ps_to_s(g.wait[k]);
+    compute += sim_ps_to_s(g.t[k * WL_GPU_STATES]);
+  }
+  assert_rel(compute, C / f, 1e-9);
+  assert_rel(wait, C / f - C, 1e-6);
+  stop(&h);
+}
+
+/* Simulated time never wraps (#13): a GPU slowed so far that its compute
+ * would end past WL_HORIZON_PS stops the job with SIM_ERANGE, whether the
+ * slowdown is in force when a computation starts or arrives during one;
+ * short of the horizon the step is the closed form (never shorter than its
+ * compute, as a wrapped time made it). */
+static void test_horizon(void **state) {
+  (void)state;
+  wl_step b;
+  double T0;
+  baseline(&b, 1, &T0);
+  double C = b.compute_s, A = b.exposed_comm_s;
+  static const double factors[] = {1e-7, 1e-12, 1e-300};
+  for (int k = 0; k < 3; k++)
+    for (int during = 0; during < 2; during++) {
+      harness h;
+      sim_error err = {0};
+      start(&h, 3);
+      if (during)
+        schedule(&h, 0, 0, C / 4, 0, factors[k]);
+      else
+        wl_job_slowdown(h.j, 0, 0, factors[k], false);
+      int rc = wl_job_run(h.j, h.f.doc, &err);
+      if (C * 1e12 / factors[k] < (double)WL_HORIZON_PS) { /* 1e-7 x 3 steps of C: within */
+        assert_int_equal(rc, SIM_OK);
+        assert_rel(wl_job_step(h.j, 0)->time_s, during ? C / 4 + 0.75 * C / factors[k] + A
+                                                       : C / factors[k] + A, 1e-9);
+      } else {
+        assert_int_equal(rc, SIM_ERANGE);
+        assert_non_null(strstr(err.msg, "horizon"));
+        assert_false(wl_job_active(h.j));
+        assert_int_equal(wl_job_steps_done(h.j), 0);
+      }
+      stop(&h);
+    }
+}
+
+/* A transfer of the job's collectives that fails stops the job at its
+ * time (a collective that lost data has not reduced anything), recorded as
+ * WL_TRANSFER_FAIL; the listener the backend had before the job still
+ * hears of it. */
+typedef struct heard {
+  int n;
+  be_backend *b;
+} heard;
+
+static void listener(void *ctx, const be_failure *f) {
+  (void)f;
+  ((heard *)ctx)->n++;
+}
+
+static void lose_transfer(sim_ctx *sim, void *obj, uint64_t arg) {
+  heard *x = obj;
+  be_failure f = {.at = sim_now(sim), .src_gpu = 3, .dst_gpu = 4, .bytes = 100,
+                  .bytes_delivered = 40, .cause = "retry limit"};
+  (void)arg;
+  x->b->on_failure(x->b->on_failure_ctx, &f);
+}
+
+static void test_transfer_failure(void **state) {
+  (void)state;
+  wl_step b;
+  double T0;
+  baseline(&b, 1, &T0);
+  harness h;
+  start(&h, 3);
+  heard x = {0, h.b};
+  h.b->on_failure = listener;
+  h.b->on_failure_ctx = &x;
+  double at = T0 + b.compute_s + 1e-9; /* in step 2's reduction */
+  ev_schedule(h.sim, (simtime_ps)llround(at * 1e12), lose_transfer, &x, 0);
+  run(&h);
+  assert_int_equal(x.n, 1);
+  assert_int_equal(wl_job_steps_done(h.j), 1);
+  assert_false(wl_job_active(h.j));
+  simtime_ps when, step_start;
+  assert_true(wl_job_stopped(h.j, &when, &step_start));
+  assert_rel(sim_ps_to_s(when), at, 1e-9);
+  size_t n;
+  const wl_gpu_event *e = wl_job_events(h.j, &n);
+  assert_int_equal(n, 1);
+  assert_int_equal(e[0].kind, WL_TRANSFER_FAIL);
+  assert_int_equal(e[0].gpu, 3);
+  assert_int_equal(e[0].dst_gpu, 4);
+  assert_string_equal(e[0].cause, "retry limit");
+  assert_int_equal(e[0].step, 1);
+  stop(&h);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_horizon),
+      cmocka_unit_test(test_straggler_wait),
+      cmocka_unit_test(test_transfer_failure),
       cmocka_unit_test(test_steps_and_throttle),
       cmocka_unit_test(test_failure_stops),
       cmocka_unit_test(test_sdc_diverges),

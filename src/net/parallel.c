@@ -83,6 +83,7 @@ struct net__par {
   pdes_partition part;
   simtime_ps lookahead;
   simtime_ps stop;     /* the earliest global event the hook scheduled in this co-run */
+  uint64_t global_events; /* sim_events when co_run last returned */
   par_arm *arm;        /* per vertex */
   par_flow *flows;     /* flowlets; capacity a power of two */
   size_t nflows, flows_cap;
@@ -303,12 +304,19 @@ static simtime_ps on_window(pdes *p, const uint64_t sum[PDES_REDUCE_WORDS],
 }
 
 /* sim_set_coengine: run the packet events before `bound`, or before the
- * first global event a phase's end scheduled. */
+ * first global event a phase's end scheduled. `bound` differs between ranks
+ * (each slices its run by its own wall clock); the engine's exchanges do not
+ * (pdes_run). Global events did run here since the last call when the global
+ * context's event count moved: they all ran at sim_now, on every rank alike,
+ * and may have given the engine events before the window it had chosen. */
 static simtime_ps co_run(void *obj, simtime_ps bound) {
   net__be *n = obj;
   net__par *r = n->par;
+  uint64_t gev = sim_events(n->base.sim);
+  if (gev != r->global_events) pdes_global_action(r->p, sim_now(n->base.sim));
   r->stop = SIM_TIME_MAX;
   pdes_run(r->p, bound == SIM_TIME_MAX ? SIM_TIME_MAX : bound - 1);
+  r->global_events = sim_events(n->base.sim);
   n->par_in_lp = false; /* back to the global context */
   if (sim_co_stopped(n->base.sim)) return bound; /* ev_run returns: nothing more runs */
   return r->stop < bound ? r->stop : bound;

@@ -333,13 +333,9 @@ int net__par_create(net__be *n, sim_error *err) {
   uint32_t nranks = parallel ? pdes_comm_size() : 1;
   if (pdes_partition_fabric(&r->part, n->t, nranks, err) != SIM_OK) return err->code;
   /* L: the smallest latency of a link a partition may cut (all but the
-   * zero-latency links inside a node), whatever the rank count */
-  simtime_ps L = SIM_TIME_MAX;
-  for (uint32_t l = 0; l < topo_link_count(n->t); l++) {
-    simtime_ps x = topo_link_at(n->t, l)->latency;
-    if (x > 0 && x < L) L = x;
-  }
-  if (L == SIM_TIME_MAX) L = SIM_PS_PER_US;
+   * zero-latency links inside a node), whatever the rank count; a queue
+   * pair's end reaches its phase L later on either engine (end_gap) */
+  simtime_ps L = n->end_gap;
   if (r->part.cut_links && r->part.lookahead_ps < L) {
     return sim_fail(err, SIM_EINVAL, "the partition over %u ranks cuts a "
                   "link of %llu ps latency, below the lookahead %llu ps", nranks,

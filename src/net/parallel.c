@@ -12,20 +12,22 @@
  *   least the lookahead L, the smallest latency of any link a partition may
  *   cut (every link but the zero-latency ones inside a node), which is the
  *   same for every number of ranks, and so are the phase boundaries it sets
- *   (below). Results do not depend on where windows fall (they vary with
- *   where each rank's ev.c loop slices the run).
+ *   (below). Windows are a function of simulated time alone (pdes_run): not
+ *   of where each rank's ev.c loop slices the run by its wall clock.
  *   Random streams are per vertex ("net.v<vertex>.ecn", .route, .ber), not
  *   per fabric; a port's wake, PFC frames and credits are events where the
  *   sequential engine reads a ring, so same-picosecond ties may resolve
- *   differently from ev.c: the two engines agree closely, not exactly.
+ *   differently from ev.c; where no per-vertex stream or timer decides, the
+ *   two engines' outputs are the same bytes (tests/pdes/mpi_run.sh).
  *   The workload (collectives, the training executor) stays on the global
  *   ev.c context, replicated on every rank; this file is its co-engine
  *   (sim_set_coengine): before each global event the packet events before
  *   it run. A queue pair ends at its sender's LP; the phase hears of it at
  *   the end of that window (the window hook gathers every rank's ends), and
  *   the next repetition or phase starts L after the last end, which every
- *   rank can then see: a phase boundary costs L (100 ns on the default
- *   fabric) more than on the sequential engine.
+ *   rank can then see (the sequential engine uses the same rule: end_gap).
+ *   Global events run between the same two exchanges on every rank (co_run
+ *   tells the engine of them), so their collectives (a reroute's) match.
  *   Faults are global events like the rest of the workload: a link's state
  *   changes at both of its ends at once (each rank its own end), and the
  *   receiving end finds a packet lost when the link went down while it was

@@ -9,7 +9,8 @@
 # data-parallel training step (the executor on the global context), and
 # faults (a link down, rerouted around, up again; a degraded link with bit
 # errors). Then the
-# parallel engine against the sequential one (ev.c): close, not equal.
+# parallel engine against the default one (ev.c): byte-identical where no
+# per-vertex random stream or timer decides, else within a stated bound.
 # Args: FABSIM SRC MPIEXEC [load] (CTest sets Open MPI's oversubscription)
 #
 # With `load`: the same identity under CPU load, repeated. Two busy loops
@@ -133,16 +134,39 @@ expect_json dp-train-seq/summary.json '.step.time_s > 0 and .step.exposed_comm_s
 expect_json faults-seq/summary.json '.network.drops > 0 and .network.retransmits > 0 and
   .network.flows_rerouted > 0 and .network.transfers_failed == 0 and ([.events[].kind] | index("reroute") != null)'
 
-# against the sequential engine: a phase boundary costs one lookahead (100 ns)
-# more on the parallel engine, and same-picosecond ties may differ
-for c in ib-ring roce-incast 8plane-a2a; do
+# `fabsim run` (the default engine, ev.c) against `mpirun -np 2 fabsim run`:
+# a queue pair's end reaches its phase one lookahead later on both, so where
+# nothing random or timed per vertex decides, the outputs are byte-identical
+# (sim.events aside: the engines count their effort differently, 19.5 against
+# 15.5 events per data packet)
+same_engines() {
+  diff <(jq -S 'del(.sim.wall_s, .sim.parallel, .sim.events, .scenario)' "$1/summary.json") \
+       <(jq -S 'del(.sim.wall_s, .sim.parallel, .sim.events, .scenario)' "$2/summary.json") >/dev/null &&
+    cmp -s "$1/timeseries.csv" "$2/timeseries.csv" && cmp -s "$1/events.csv" "$2/events.csv"
+}
+for c in ib-ring 8plane-a2a dp-train roce-incast eth-spray; do
   scen=${SCEN[$c]}
   # shellcheck disable=SC2086
   expect_exit 0 "$FABSIM" run "$scen" "${COMMON[@]}" ${CASE[$c]} --set output.dir=$c-ev --quiet
-  a=$(jq '[.collectives[]?.time_s, .network.fct_us.p99] | map(select(. != null)) | .[0]' $c-ev/summary.json)
-  b=$(jq '[.collectives[]?.time_s, .network.fct_us.p99] | map(select(. != null)) | .[0]' $c-seq/summary.json)
+done
+for c in ib-ring 8plane-a2a dp-train; do
+  same_engines $c-ev $c-np2 && pass || fail "$c: the default engine and 2 ranks differ:
+$(diff <(jq -S 'del(.sim.wall_s, .sim.parallel, .sim.events, .scenario)' $c-ev/summary.json) \
+       <(jq -S 'del(.sim.wall_s, .sim.parallel, .sim.events, .scenario)' $c-np2/summary.json) | head -20)"
+done
+# Not byte-identical, and why: ECN marking (roce-incast) and packet spraying
+# (eth-spray) draw from one random stream per vertex on the parallel engine
+# (a vertex must draw the same numbers on any rank) and one per fabric on
+# the default engine: the same distributions, other draws. Bound: the p99
+# FCT within 5 %. Adaptive routing with flowlets (ar-flowlet: a table per
+# switch against one per hop of the path) and timeout-driven recovery
+# (faults: a retransmission scan per source GPU against one per fabric, so
+# a black-holed flow resumes at another tick) are not compared.
+for c in roce-incast eth-spray; do
+  a=$(jq '.network.fct_us.p99' $c-ev/summary.json)
+  b=$(jq '.network.fct_us.p99' $c-np2/summary.json)
   awk -v a="$a" -v b="$b" 'BEGIN { d = (b - a) / a; exit !(d > -0.05 && d < 0.05) }' && pass ||
-    fail "$c: sequential engine $a against parallel engine $b (more than 5 % apart)"
+    fail "$c: default engine p99 FCT $a us against 2 ranks $b us (more than 5 % apart)"
 done
 
 # Ctrl-C (SIGTERM from mpirun, here sent to the ranks themselves): the ranks vote at the next

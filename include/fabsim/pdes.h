@@ -140,8 +140,23 @@ simtime_ps pdes_done_until(const pdes *p);
  * event at or after t (every rank's hook must ask the same). */
 void pdes_stop_before(pdes *p, simtime_ps t);
 
+/* A global action (made outside the handlers by the caller, identically on
+ * every rank, e.g. a workload event of a co-engine's host) has just changed
+ * events at time t, every event before t having run. If the window the last
+ * exchange chose has not begun (t before its start), it was chosen without
+ * them: it is dropped and the next pdes_run exchanges again. A begun window
+ * stays: the action's events are at t or later, and what they send to other
+ * ranks lands at t + L >= the window's end. Every rank must make the same
+ * calls (the exchanges stay matched). */
+void pdes_global_action(pdes *p, simtime_ps t);
+
 /* Run every event with time <= until (SIM_TIME_MAX: until none is left).
- * Collective when parallel. Returns the events run on this rank by this call. */
+ * Collective when parallel. Windows do not depend on `until`: a call whose
+ * bound falls inside a window runs the window's events up to it and returns;
+ * the next call resumes that window, and exchanges only when it is done. So
+ * every rank makes the same exchanges in the same order whatever bounds its
+ * caller uses, and the window hook runs at the same simulated boundaries.
+ * Returns the events run on this rank by this call. */
 uint64_t pdes_run(pdes *p, simtime_ps until);
 
 void pdes_stats_get(const pdes *p, pdes_stats *s);

@@ -354,6 +354,12 @@ be_backend *be_packet_create(sim_ctx *sim, const topo *t, const cfg_scenario *cf
   sim_rng_stream(sim, &n->rng[NET__RNG_ROUTE], "net.route");
   sim_rng_stream(sim, &n->rng[NET__RNG_BER], "net.ber");
   n->scan_period = n->rto / 16 ? n->rto / 16 : 1;
+  n->end_gap = SIM_TIME_MAX; /* the smallest latency of a link with one: O(links) */
+  for (uint32_t l = 0; l < topo_link_count(t); l++) {
+    simtime_ps x = topo_link_at(t, l)->latency;
+    if (x > 0 && x < n->end_gap) n->end_gap = x;
+  }
+  if (n->end_gap == SIM_TIME_MAX) n->end_gap = SIM_PS_PER_US;
   return &n->base;
 }
 

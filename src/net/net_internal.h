@@ -358,6 +358,10 @@ typedef struct net__be {
   net__armset armed;       /* sequential engine: every armed queue pair */
   ev_id scan_ev;
   simtime_ps scan_period;
+  /* A queue pair's end reaches its phase end_gap later (both engines): the
+   * smallest latency of a link with one (1 us if none), the parallel
+   * engine's lookahead, the time within which every rank hears of it. */
+  simtime_ps end_gap;
   /* phases */
   net__phase *ph;
   uint32_t nph, ph_cap;
@@ -502,10 +506,13 @@ void net__qp_complete(net__be *n, uint32_t qi);
 /* The part of a queue pair's end that the phase sees (every rank, at the
  * window boundary after it, in (time, queue pair) order): its FCT, link
  * sharing, failure report, and the repetition's end `gap` later (a
- * global event, scheduled at at + gap). */
+ * global event, scheduled at at + gap): end_gap for an end at the sender
+ * (its last ACK, its retry limit), 0 for one decided by a global action (a
+ * reroute), alike in both engines. */
 bool net__phase_end(net__be *n, uint32_t qi, simtime_ps at, const char *cause,
                     uint64_t delivered, simtime_ps gap); /* true: its repetition ended */
-/* qi's transfer fails now with `cause` (static string): reported through
+/* qi's transfer fails now with `cause` (static string), at its sender (a
+ * transport event: its phase hears of it end_gap later): reported through
  * be_backend.on_failure, counted in be_stats.transfers_failed, and done for
  * its phase; its packets in flight become stale. */
 void net__qp_fail(net__be *n, uint32_t qi, const char *cause);

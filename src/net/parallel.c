@@ -12,20 +12,22 @@
  *   least the lookahead L, the smallest latency of any link a partition may
  *   cut (every link but the zero-latency ones inside a node), which is the
  *   same for every number of ranks, and so are the phase boundaries it sets
- *   (below). Results do not depend on where windows fall (they vary with
- *   where each rank's ev.c loop slices the run).
+ *   (below). Windows are a function of simulated time alone (pdes_run): not
+ *   of where each rank's ev.c loop slices the run by its wall clock.
  *   Random streams are per vertex ("net.v<vertex>.ecn", .route, .ber), not
  *   per fabric; a port's wake, PFC frames and credits are events where the
  *   sequential engine reads a ring, so same-picosecond ties may resolve
- *   differently from ev.c: the two engines agree closely, not exactly.
+ *   differently from ev.c; where no per-vertex stream or timer decides, the
+ *   two engines' outputs are the same bytes (tests/pdes/mpi_run.sh).
  *   The workload (collectives, the training executor) stays on the global
  *   ev.c context, replicated on every rank; this file is its co-engine
  *   (sim_set_coengine): before each global event the packet events before
  *   it run. A queue pair ends at its sender's LP; the phase hears of it at
  *   the end of that window (the window hook gathers every rank's ends), and
  *   the next repetition or phase starts L after the last end, which every
- *   rank can then see: a phase boundary costs L (100 ns on the default
- *   fabric) more than on the sequential engine.
+ *   rank can then see (the sequential engine uses the same rule: end_gap).
+ *   Global events run between the same two exchanges on every rank (co_run
+ *   tells the engine of them), so their collectives (a reroute's) match.
  *   Faults are global events like the rest of the workload: a link's state
  *   changes at both of its ends at once (each rank its own end), and the
  *   receiving end finds a packet lost when the link went down while it was
@@ -83,6 +85,7 @@ struct net__par {
   pdes_partition part;
   simtime_ps lookahead;
   simtime_ps stop;     /* the earliest global event the hook scheduled in this co-run */
+  uint64_t global_events; /* sim_events when co_run last returned */
   par_arm *arm;        /* per vertex */
   par_flow *flows;     /* flowlets; capacity a power of two */
   size_t nflows, flows_cap;
@@ -303,12 +306,19 @@ static simtime_ps on_window(pdes *p, const uint64_t sum[PDES_REDUCE_WORDS],
 }
 
 /* sim_set_coengine: run the packet events before `bound`, or before the
- * first global event a phase's end scheduled. */
+ * first global event a phase's end scheduled. `bound` differs between ranks
+ * (each slices its run by its own wall clock); the engine's exchanges do not
+ * (pdes_run). Global events did run here since the last call when the global
+ * context's event count moved: they all ran at sim_now, on every rank alike,
+ * and may have given the engine events before the window it had chosen. */
 static simtime_ps co_run(void *obj, simtime_ps bound) {
   net__be *n = obj;
   net__par *r = n->par;
+  uint64_t gev = sim_events(n->base.sim);
+  if (gev != r->global_events) pdes_global_action(r->p, sim_now(n->base.sim));
   r->stop = SIM_TIME_MAX;
   pdes_run(r->p, bound == SIM_TIME_MAX ? SIM_TIME_MAX : bound - 1);
+  r->global_events = sim_events(n->base.sim);
   n->par_in_lp = false; /* back to the global context */
   if (sim_co_stopped(n->base.sim)) return bound; /* ev_run returns: nothing more runs */
   return r->stop < bound ? r->stop : bound;
@@ -325,13 +335,9 @@ int net__par_create(net__be *n, sim_error *err) {
   uint32_t nranks = parallel ? pdes_comm_size() : 1;
   if (pdes_partition_fabric(&r->part, n->t, nranks, err) != SIM_OK) return err->code;
   /* L: the smallest latency of a link a partition may cut (all but the
-   * zero-latency links inside a node), whatever the rank count */
-  simtime_ps L = SIM_TIME_MAX;
-  for (uint32_t l = 0; l < topo_link_count(n->t); l++) {
-    simtime_ps x = topo_link_at(n->t, l)->latency;
-    if (x > 0 && x < L) L = x;
-  }
-  if (L == SIM_TIME_MAX) L = SIM_PS_PER_US;
+   * zero-latency links inside a node), whatever the rank count; a queue
+   * pair's end reaches its phase L later on either engine (end_gap) */
+  simtime_ps L = n->end_gap;
   if (r->part.cut_links && r->part.lookahead_ps < L) {
     return sim_fail(err, SIM_EINVAL, "the partition over %u ranks cuts a "
                   "link of %llu ps latency, below the lookahead %llu ps", nranks,

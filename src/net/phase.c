@@ -139,9 +139,12 @@ static void rep_start(net__be *n, uint32_t pid) {
     if (has_qp(ph->qp[i])) net__qp_activate(n, ph->qp[i]);
 }
 
+/* At the sender: the phase hears of it end_gap later, on both engines (the
+ * parallel one at the end of the window holding it, which is at most L =
+ * end_gap later on every rank), so that both give the same figures. */
 void net__qp_complete(net__be *n, uint32_t qi) {
-  if (n->par) net__par_qp_end(n, qi, NULL); /* the phase hears of it at the window's end */
-  else net__phase_end(n, qi, sim_now(n->base.sim), NULL, n->qp[qi].bytes, 0);
+  if (n->par) net__par_qp_end(n, qi, NULL);
+  else net__phase_end(n, qi, sim_now(n->base.sim), NULL, n->qp[qi].bytes, n->end_gap);
 }
 
 bool net__phase_end(net__be *n, uint32_t qi, simtime_ps at, const char *cause,
@@ -179,10 +182,17 @@ void net__qp_fail(net__be *n, uint32_t qi, const char *cause) {
   net__qp *q = &n->qp[qi];
   if (q->done) return;
   net__qp_stop(n, qi);
-  if (n->par && n->par_in_lp) /* at its sender's LP: the phase hears of it at the window's end */
-    net__par_qp_end(n, qi, cause);
-  else /* parallel engine: a global action (a reroute), every rank at once */
-    net__phase_end(n, qi, net__now(n), cause, bytes_delivered(n, qi), 0);
+  assert(!n->par || n->par_in_lp);
+  if (n->par) net__par_qp_end(n, qi, cause); /* at its sender's LP: heard at the window's end */
+  else net__phase_end(n, qi, net__now(n), cause, bytes_delivered(n, qi), n->end_gap);
+}
+
+/* A global action (a reroute) fails qi: every rank at once, at once. */
+static void qp_fail_now(net__be *n, uint32_t qi, const char *cause) {
+  net__qp *q = &n->qp[qi];
+  if (q->done) return;
+  net__qp_stop(n, qi);
+  net__phase_end(n, qi, net__now(n), cause, bytes_delivered(n, qi), 0);
 }
 
 static void on_rep_end(sim_ctx *sim, void *obj, uint64_t arg) {
@@ -336,7 +346,7 @@ static void reroute_one(net__be *n, uint32_t pid, size_t i, simtime_ps now) {
   }
   net__qp *q = &n->qp[id];
   if (!routed) {
-    if (!q->done) net__qp_fail(n, id, "no route");
+    if (!q->done) qp_fail_now(n, id, "no route");
     qp_release(n, id);
     ph->qp[i] = NOROUTE;
     return;

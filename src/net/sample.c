@@ -47,6 +47,7 @@ struct net__samp {
   simtime_ps *paused0;
   net__qrec *scratch;      /* nports */
   ev_id ev;
+  bool finished;           /* samp_finish ran: the rows are final */
 };
 
 static void on_sample(sim_ctx *sim, void *obj, uint64_t arg);
@@ -242,9 +243,12 @@ int net_tel_start(be_backend *b, const tel_portmap *m, const uint32_t *watch, ui
 
 /* ---- the parallel engine: every rank's rows on every rank ----------------- */
 
-/* No more rows: the sample event off, the open row closed at end. */
+/* No more rows: the sample event off, the open row closed at end. Once:
+ * the parallel engine's gathering and the replay both ask. */
 static void samp_finish(net__be *n, simtime_ps end) {
   net__samp *s = n->samp;
+  if (s->finished) return;
+  s->finished = true;
   net__samp_idle(n);
   if (end > (simtime_ps)s->nrows * s->interval) close_row(n, end); /* the open row, up to end */
 }
@@ -357,6 +361,10 @@ void net_tel_replay(be_backend *b, tel *t, simtime_ps end) {
       else tel_port_queue(t, lt[j].at, lt[j].port, 0);
     }
   }
+  /* after the last row the fabric was idle (sampling stops with the traffic) */
+  simtime_ps idle = (simtime_ps)s->nrows * s->interval;
+  for (size_t p = 0; p < P && idle < end; p++)
+    if (rate[p]) tel_port_rate(t, idle, (uint32_t)p, -rate[p]);
   sim_free(rate);
   sim_free(lt);
 }

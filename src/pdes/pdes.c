@@ -62,8 +62,15 @@ struct pdes {
   pdes_fn *handlers;
   uint32_t nhandlers;
   void *model;
-  simtime_ps lookahead, now, window_end;
-  simtime_ps done_until; /* every event before it has run, on every rank */
+  simtime_ps lookahead, now;
+  simtime_ps window_end; /* while a window runs, its end (cross-rank sends land at or after it); else 0 */
+  /* The window chosen by the last exchange, [win_start, win_end): it stays
+   * open across pdes_run calls until every event in it has run, so that
+   * where a caller's bounds fall never adds an exchange (win_open false: the
+   * next run that must go past done_until exchanges first). */
+  bool win_open;
+  simtime_ps win_start, win_end;
+  simtime_ps done_until; /* every event before it has run, on every rank: the last window's end */
   pdes_window_fn on_window;
   bool in_hook;
   simtime_ps run_until; /* the current pdes_run's bound (pdes_stop_before lowers it) */
@@ -182,6 +189,9 @@ simtime_ps pdes_done_until(const pdes *p) { return p->done_until; }
 void pdes_stop_before(pdes *p, simtime_ps t) {
   if (t == 0) t = 1; /* nothing runs before 0 anyway */
   if (t - 1 < p->run_until) p->run_until = t - 1;
+}
+void pdes_global_action(pdes *p, simtime_ps t) {
+  if (p->win_open && t < p->win_start) p->win_open = false;
 }
 
 void pdes_reduce_add(pdes *p, unsigned word, uint64_t v) {
@@ -583,8 +593,24 @@ uint64_t pdes_run(pdes *p, simtime_ps until) {
   } else {
     p->run_until = until;
     /* Windows [t, t + L): over the ranks, or on this process alone when a
-     * window hook needs the same boundaries as the parallel run. */
+     * window hook needs the same boundaries as the parallel run. An exchange
+     * happens only when a window has run to its end and this call must go
+     * further: the sequence of exchanges (and of the hook's collectives) is a
+     * function of simulated time alone, the same on every rank however its
+     * caller slices the run (a rank that stops inside a window resumes it). */
     for (;;) {
+      if (p->win_open) {
+        if (p->win_start == SIM_TIME_MAX) break; /* nothing pending anywhere */
+        simtime_ps last = p->win_end - 1 < p->run_until ? p->win_end - 1 : p->run_until;
+        p->window_end = p->win_end; /* sends across ranks must land at or after it */
+        while (pdes__refill(p) && p->heap[0].time <= last) pdes__run_top(p);
+        p->window_end = 0;
+        if (last < p->win_end - 1) break; /* the bound falls inside: resumed by the next call */
+        p->win_open = false;
+        p->done_until = p->win_end;
+        p->st.windows++;
+      }
+      if (p->run_until < p->done_until || p->done_until == SIM_TIME_MAX) break;
       double s0 = pdes__wall();
       simtime_ps t = SIM_TIME_MAX;
 #ifdef FABSIM_HAVE_MPI
@@ -593,16 +619,10 @@ uint64_t pdes_run(pdes *p, simtime_ps until) {
       if (!p->parallel) t = pdes__refill(p) ? p->heap[0].time : SIM_TIME_MAX;
       if (p->on_window) t = pdes__window_hook(p, t);
       p->st.sync_s += pdes__wall() - s0;
-      until = p->run_until;
-      if (t == SIM_TIME_MAX || t > until) break;
-      /* Run [t, t + L) up to until; sends across ranks must land at or after its end. */
-      p->window_end = t > SIM_TIME_MAX - p->lookahead ? SIM_TIME_MAX : t + p->lookahead;
-      simtime_ps last = p->window_end - 1 < until ? p->window_end - 1 : until;
-      while (pdes__refill(p) && p->heap[0].time <= last) pdes__run_top(p);
-      p->done_until = last + 1;
-      p->st.windows++;
+      p->win_open = true;
+      p->win_start = t;
+      p->win_end = t > SIM_TIME_MAX - p->lookahead ? SIM_TIME_MAX : t + p->lookahead;
     }
-    p->window_end = 0;
   }
   p->st.wall_s += pdes__wall() - t0;
   return p->st.events - start;

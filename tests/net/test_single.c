@@ -4,6 +4,15 @@
  * (S2 - S1) / (FCT(S2) - FCT(S1)), which cancels latency and the one RETH. */
 #include "net/net_test.h"
 
+/* The smallest latency of a link with one: a transfer's end reaches its
+ * phase that much later (both engines; docs/parallel.md, section 7.2). */
+static simtime_ps end_gap(const topo *t) {
+  simtime_ps g = SIM_TIME_MAX;
+  for (uint32_t l = 0; l < topo_link_count(t); l++)
+    if (topo_link_at(t, l)->latency && topo_link_at(t, l)->latency < g) g = topo_link_at(t, l)->latency;
+  return g;
+}
+
 static simtime_ps fct_of(const fixture *f, uint32_t src, uint32_t dst, uint64_t bytes, fx_result *r) {
   be_xfer x = {.src_gpu = src, .dst_gpu = dst, .bytes = bytes, .flow_hash = 7};
   fx_run(f, &x, 1, 1, r);
@@ -12,8 +21,8 @@ static simtime_ps fct_of(const fixture *f, uint32_t src, uint32_t dst, uint64_t 
   assert_int_equal(r->st.drops, 0);
   assert_int_equal(r->st.retransmits, 0);
   assert_true(r->st.observed & BE_OBS_FCT);
-  assert_int_equal(r->st.fct_max, r->end);
-  return r->end;
+  assert_int_equal(r->st.fct_max + end_gap(f->t), r->end);
+  return r->st.fct_max;
 }
 
 static void check(const char *transport, const char *cc, uint32_t gpn, uint32_t src, uint32_t dst,

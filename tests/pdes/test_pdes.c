@@ -1,6 +1,7 @@
 /* Parallel engine, sequential mode (no MPI needed): the key order (time,
  * sending LP, sender sequence), zero-delay self events, run in pieces,
- * configuration errors, and PHOLD determinism. The multi-rank identity is
+ * configuration errors, PHOLD determinism, and windows that do not depend
+ * on the bounds a run is cut at. The multi-rank identity is
  * tests/pdes/mpi_identity.c under mpirun. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -164,12 +165,104 @@ static void test_phold_deterministic(void **state) {
   free(b);
 }
 
+/* Windows do not depend on the bounds a caller runs to (issue 13): the
+ * window hook sees the same boundaries, and the run the same windows, when
+ * it is run in one call or in many pieces of odd sizes. Under MPI every
+ * rank then makes the same exchanges whatever its bounds, which is what
+ * keeps the ranks' collectives matched (tests/pdes/mpi_run.sh load). */
+typedef struct ring_model {
+  simtime_ps bound[4096]; /* pdes_done_until at each hook call */
+  size_t nb;
+  uint64_t ran;
+} ring_model;
+
+static void ring_hop(pdes *p, const pdes_event *ev, void *model) {
+  ring_model *m = model;
+  m->ran++;
+  if (ev->time > 3000) return;
+  simtime_ps d = 10 + (ev->time * 7 + ev->dst) % 23;
+  pdes_send(p, ev->dst, (ev->dst + 1) % 4, ev->time + d, 0, NULL);
+}
+
+static simtime_ps ring_hook(pdes *p, const uint64_t *sum, const uint64_t *max, void *model) {
+  (void)sum;
+  (void)max;
+  ring_model *m = model;
+  assert_true(m->nb < 4096);
+  m->bound[m->nb++] = pdes_done_until(p);
+  return SIM_TIME_MAX;
+}
+
+static pdes *ring_make(ring_model *m) {
+  pdes_fn h[1] = {ring_hop};
+  pdes_cfg cfg = {.nlps = 4, .lookahead_ps = 10, .handlers = h, .nhandlers = 1, .model = m,
+                  .on_window = ring_hook};
+  pdes *p = NULL;
+  sim_error err = {0};
+  assert_int_equal(pdes_create(&p, &cfg, &err), SIM_OK);
+  for (uint32_t lp = 0; lp < 4; lp++) pdes_send(p, lp, lp, 3 * lp, 0, NULL);
+  return p;
+}
+
+static void test_windows_ignore_bounds(void **state) {
+  (void)state;
+  static ring_model whole, pieces;
+  memset(&whole, 0, sizeof whole);
+  memset(&pieces, 0, sizeof pieces);
+  pdes *p = ring_make(&whole);
+  pdes_run(p, SIM_TIME_MAX);
+  pdes_stats a, b;
+  pdes_stats_get(p, &a);
+  pdes_destroy(p);
+  p = ring_make(&pieces);
+  for (simtime_ps u = 0, step = 1; u < 4000; u += step, step = step * 5 % 37 + 1) pdes_run(p, u);
+  pdes_run(p, SIM_TIME_MAX);
+  pdes_stats_get(p, &b);
+  pdes_destroy(p);
+  assert_true(whole.ran > 200);
+  assert_int_equal(pieces.ran, whole.ran);
+  assert_int_equal(b.windows, a.windows);
+  assert_int_equal(pieces.nb, whole.nb); /* as many exchanges: one per window, + the last */
+  assert_memory_equal(pieces.bound, whole.bound, whole.nb * sizeof *whole.bound);
+}
+
+/* A global action before the open window's start drops it (the next run
+ * exchanges again); one at or after its start does not. */
+static void test_global_action(void **state) {
+  (void)state;
+  static ring_model m;
+  memset(&m, 0, sizeof m);
+  pdes_fn h[1] = {ring_hop};
+  pdes_cfg cfg = {.nlps = 4, .lookahead_ps = 10, .handlers = h, .nhandlers = 1, .model = &m,
+                  .on_window = ring_hook};
+  pdes *p = NULL;
+  sim_error err = {0};
+  assert_int_equal(pdes_create(&p, &cfg, &err), SIM_OK);
+  pdes_send(p, 0, 1, 100, 0, NULL);
+  pdes_run(p, 50); /* exchanged once: the window [100, 110) is open, not begun */
+  assert_int_equal(m.nb, 1);
+  pdes_run(p, 60);
+  assert_int_equal(m.nb, 1); /* no exchange: the window still holds */
+  pdes_global_action(p, 100); /* at its start: it stays */
+  pdes_run(p, 70);
+  assert_int_equal(m.nb, 1);
+  pdes_send(p, 2, 2, 80, 0, NULL); /* a global action at 80 gave LP 2 an event there */
+  pdes_global_action(p, 80);
+  pdes_run(p, 80);
+  assert_int_equal(m.nb, 2); /* exchanged again: the window is [80, 90) */
+  assert_int_equal(m.bound[1], 0);
+  assert_int_equal(m.ran, 1);
+  pdes_destroy(p);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_key_order),
       cmocka_unit_test(test_zero_delay_self_and_pieces),
       cmocka_unit_test(test_config_errors),
       cmocka_unit_test(test_phold_deterministic),
+      cmocka_unit_test(test_windows_ignore_bounds),
+      cmocka_unit_test(test_global_action),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -171,6 +171,25 @@ uint32_t topo_spray_channel(const topo *t, uint32_t ch);
 uint32_t topo_pool_members(const topo *t, uint32_t pool, uint32_t *out, uint32_t max);
 /* Members x member rate (a channel id: its link's rate). */
 rate_bps topo_pool_bps(const topo *t, uint32_t pool);
+/* How the analytic and flow fidelities model fabric.routing:
+ * TOPO_SPLIT_POOLS  the transfer is split over its equal-cost paths and
+ *                   counted on pools: spray (an even split), and adaptive
+ *                   decided per packet (fabric.adaptive.flowlet_gap = 0: each
+ *                   packet takes the least-queued port, which keeps the
+ *                   equal-cost queues level, so in the fluid limit the
+ *                   transfer spreads over every path; pool capacity is then
+ *                   the members' sum, where an even split's is members x the
+ *                   slowest member);
+ * TOPO_SPLIT_ADAPTIVE  adaptive per flowlet: one path per transfer, chosen at
+ *                   submission by topo_route_adaptive (a continuous transfer
+ *                   is one flowlet);
+ * TOPO_SPLIT_NONE   static and ecmp: topo_route. */
+typedef enum { TOPO_SPLIT_NONE, TOPO_SPLIT_POOLS, TOPO_SPLIT_ADAPTIVE } topo_split;
+static inline topo_split topo_split_of(const cfg_scenario *cfg) {
+  if (cfg->fabric.routing == CFG_ROUTING_SPRAY) return TOPO_SPLIT_POOLS;
+  if (cfg->fabric.routing != CFG_ROUTING_ADAPTIVE) return TOPO_SPLIT_NONE;
+  return cfg->fabric.adaptive.flowlet_gap ? TOPO_SPLIT_ADAPTIVE : TOPO_SPLIT_POOLS;
+}
 /* Number of distinct shortest routed paths between two GPUs. */
 uint64_t topo_path_count(const topo *t, uint32_t src_gpu, uint32_t dst_gpu);
 /* One-way latency of a path for a zero-byte message (links + vertices in between). */

@@ -1,11 +1,12 @@
 /* Analytic fidelity: alpha-beta cost on the real routed paths.
  *
  * A phase's transfers are routed as fabric.routing says, as the packet model
- * will (static D-mod-K and ECMP by flow hash: topo_route; adaptive: per
- * transfer, the least-loaded equal-cost port at each hop given the transfers
- * counted so far, topo_route_adaptive; spray: an even split over the
- * equal-cost paths, counted on the pools of links it loads alike,
- * topo_spray_channel), then counted onto the channels they cross. A transfer's rate is the
+ * will (topo_split_of: static D-mod-K and ECMP by flow hash: topo_route;
+ * adaptive per flowlet: per transfer, the least-loaded equal-cost port at
+ * each hop given the transfers counted so far, topo_route_adaptive; spray,
+ * and adaptive per packet: split over the equal-cost paths, counted on the
+ * pools of links it loads alike, topo_spray_channel), then counted onto the
+ * channels they cross. A transfer's rate is the
  * smallest channel rate along its path divided by the number of transfers
  * sharing that channel at submission (this phase's and any phase still in
  * flight); its time is the path latency (links and vertices) plus the
@@ -26,7 +27,7 @@ typedef struct analytic {
   uint32_t *sharing; /* per channel and spray pool: transfers in flight on it */
   rate_bps *cap;     /* per channel and spray pool */
   uint32_t nchannels; /* channels + pools */
-  cfg_routing routing;
+  topo_split split;   /* how fabric.routing is modelled (topo_split_of) */
   be_stats st;
   be_fct fct; /* one sample per transfer of one repetition */
 } analytic;
@@ -80,7 +81,7 @@ static void analytic_submit_phase(be_backend *b, const be_xfer *x, size_t n, uin
   for (size_t i = 0; i < n; i++) {
     topo_path p = {0};
     if (x[i].src_gpu != x[i].dst_gpu) {
-      if (a->routing == CFG_ROUTING_ADAPTIVE)
+      if (a->split == TOPO_SPLIT_ADAPTIVE)
         topo_route_adaptive(t, NULL, x[i].src_gpu, x[i].dst_gpu, x[i].flow_hash, a->sharing, &p);
       else topo_route(t, x[i].src_gpu, x[i].dst_gpu, x[i].flow_hash, &p);
     }
@@ -88,7 +89,7 @@ static void analytic_submit_phase(be_backend *b, const be_xfer *x, size_t n, uin
     sim_grow((void **)&ph->paths, &cap, ph->words + 1 + p.n, sizeof *ph->paths);
     ph->paths[ph->words++] = p.n;
     for (uint32_t j = 0; j < p.n; j++) {
-      uint32_t ch = a->routing == CFG_ROUTING_SPRAY ? topo_spray_channel(t, p.ch[j]) : p.ch[j];
+      uint32_t ch = a->split == TOPO_SPLIT_POOLS ? topo_spray_channel(t, p.ch[j]) : p.ch[j];
       ph->paths[ph->words++] = ch;
       if (++a->sharing[ch] > a->st.max_link_sharing) a->st.max_link_sharing = a->sharing[ch];
     }
@@ -145,8 +146,8 @@ be_backend *be_analytic_create(sim_ctx *sim, const topo *t, const cfg_scenario *
   a->base.topo = t;
   a->base.cfg = cfg;
   uint32_t nch = 2 * topo_link_count(t);
-  a->routing = cfg->fabric.routing;
-  a->nchannels = nch + (a->routing == CFG_ROUTING_SPRAY ? topo_pool_count(t) : 0);
+  a->split = topo_split_of(cfg);
+  a->nchannels = nch + (a->split == TOPO_SPLIT_POOLS ? topo_pool_count(t) : 0);
   a->sharing = sim_calloc(a->nchannels ? a->nchannels : 1, sizeof *a->sharing);
   a->cap = sim_malloc((a->nchannels ? a->nchannels : 1) * sizeof *a->cap);
   for (uint32_t c = 0; c < a->nchannels; c++)

@@ -128,8 +128,8 @@ typedef struct flow_be {
    * last reroute's mask) */
   bool faulted;
   topo_health route_h;
-  cfg_routing routing;
-  uint32_t *load; /* adaptive: per channel, transfers of live phases routed over it */
+  topo_split split;
+  uint32_t *load; /* adaptive per flowlet: per channel, transfers of live phases routed over it */
 } flow_be;
 
 static simtime_ps sat_add(simtime_ps a, simtime_ps b) {
@@ -476,17 +476,17 @@ static void on_empty(sim_ctx *sim, void *obj, uint64_t arg) {
 /* ---- routing and faults ------------------------------------------------ */
 
 /* Paths, latencies and no-route marks of every transfer of p on the routing
- * in force (topo_route until the first fault), as fabric.routing says:
- * static and ecmp as topo_route; adaptive per transfer over the transfers of
- * the phases in flight and those of p routed before it (topo_route_adaptive);
- * spray over the pools of links its even split loads alike
- * (topo_spray_channel; while links are down after a reroute, sprayed
- * transfers take their ECMP path instead: the pools assume every member
- * usable). O(n L), more with faults (topo_route_health). */
+ * in force (topo_route until the first fault), as fabric.routing says
+ * (topo_split_of): static and ecmp as topo_route; adaptive per flowlet, per
+ * transfer over the transfers of the phases in flight and those of p routed
+ * before it (topo_route_adaptive); spray and adaptive per packet over the
+ * pools of links the split loads alike (topo_spray_channel; while links are
+ * down after a reroute they take their ECMP path instead: the pools assume
+ * every member usable). O(n L), more with faults (topo_route_health). */
 static void route_phase(flow_be *b, flow_phase *p) {
   const topo *t = b->base.topo;
   const topo_health *h = b->faulted && b->route_h.down ? &b->route_h : NULL;
-  bool pools = b->routing == CFG_ROUTING_SPRAY && !h;
+  bool pools = b->split == TOPO_SPLIT_POOLS && !h;
   size_t words = 0;
   p->off[0] = 0;
   p->nnoroute = 0;
@@ -551,15 +551,19 @@ static void flow_link_state(be_backend *base, uint32_t link, double rate_factor,
   for (uint32_t c = 2 * link; c < 2 * link + 2; c++) {
     flow__net_set_cap(&b->net, c, cap);
     uint32_t pool = topo_spray_channel(base->topo, c);
-    if (pool >= b->net.nlinkch && pool < b->net.nch) { /* even split: the slowest member binds */
+    if (pool >= b->net.nlinkch && pool < b->net.nch) {
+      /* spray's even split: the slowest member binds; adaptive's split
+       * follows the capacity: the members' sum */
       uint32_t nm = topo_pool_members(base->topo, pool, NULL, 0);
       uint32_t *m = sim_malloc(nm * sizeof *m);
-      double min = cap;
+      double min = cap, sum = 0.0;
       topo_pool_members(base->topo, pool, m, nm);
-      for (uint32_t k = 0; k < nm; k++)
+      for (uint32_t k = 0; k < nm; k++) {
         if (b->net.cap[m[k]] < min) min = b->net.cap[m[k]];
+        sum += b->net.cap[m[k]];
+      }
       sim_free(m);
-      flow__net_set_cap(&b->net, pool, min * nm);
+      flow__net_set_cap(&b->net, pool, base->cfg->fabric.routing == CFG_ROUTING_SPRAY ? min * nm : sum);
     }
   }
   schedule_solve(b);
@@ -684,9 +688,9 @@ be_backend *be_flow_create(sim_ctx *sim, const topo *t, const cfg_scenario *cfg)
   b->base.sim = sim;
   b->base.topo = t;
   b->base.cfg = cfg;
-  b->routing = cfg->fabric.routing;
-  flow__net_init_pools(&b->net, t, b->routing == CFG_ROUTING_SPRAY);
-  if (b->routing == CFG_ROUTING_ADAPTIVE)
+  b->split = topo_split_of(cfg);
+  flow__net_init_pools(&b->net, t, b->split == TOPO_SPLIT_POOLS);
+  if (b->split == TOPO_SPLIT_ADAPTIVE)
     b->load = sim_calloc(b->net.nlinkch ? b->net.nlinkch : 1, sizeof *b->load);
   b->ff_phase = NONE;
   b->shortcut = true;

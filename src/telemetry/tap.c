@@ -101,12 +101,13 @@ struct tel_tap {
   uint64_t *gpu_stamp; /* last phase (index + 1) that listed the GPU */
   uint32_t events, last_ch, last_users;
   /* the backend's routing (fabric.routing), so bytes land on the ports the
-   * analytic and flow fidelities use: adaptive counts the transfers of the
-   * phases in flight as they do (load); spray spreads each transfer evenly
-   * over the links of the pools it crosses (pool_bytes, pool_users scratch).
-   * The packet fidelity's adaptive and spray decide per packet: there the
-   * ports are the per-transfer approximation of the same policy. */
-  cfg_routing routing;
+   * analytic and flow fidelities use (topo_split_of): adaptive per flowlet
+   * counts the transfers of the phases in flight as they do (load); spray
+   * and adaptive per packet spread each transfer evenly over the links of
+   * the pools it crosses (pool_bytes, pool_users scratch). The packet
+   * fidelity decides those per packet: there the ports are the fluid
+   * approximation of the same policy. */
+  topo_split split;
   uint32_t *load;
   uint64_t *pool_bytes;
   uint32_t *pool_users, *pool_touched, npools;
@@ -328,9 +329,9 @@ be_backend *tel_tap_wrap(be_backend *inner, tel_tap **out) {
   tap->ch_bytes = sim_calloc(nch ? nch : 1, sizeof *tap->ch_bytes);
   tap->ch_users = sim_calloc(nch ? nch : 1, sizeof *tap->ch_users);
   tap->touched = sim_malloc((nch ? nch : 1) * sizeof *tap->touched);
-  tap->routing = inner->cfg ? inner->cfg->fabric.routing : CFG_ROUTING_STATIC;
-  if (tap->routing == CFG_ROUTING_ADAPTIVE) tap->load = sim_calloc(nch ? nch : 1, sizeof *tap->load);
-  if (tap->routing == CFG_ROUTING_SPRAY) {
+  tap->split = inner->cfg ? topo_split_of(inner->cfg) : TOPO_SPLIT_NONE;
+  if (tap->split == TOPO_SPLIT_ADAPTIVE) tap->load = sim_calloc(nch ? nch : 1, sizeof *tap->load);
+  if (tap->split == TOPO_SPLIT_POOLS) {
     tap->npools = topo_pool_count(inner->topo);
     tap->pool_bytes = sim_calloc(tap->npools ? tap->npools : 1, sizeof *tap->pool_bytes);
     tap->pool_users = sim_calloc(tap->npools ? tap->npools : 1, sizeof *tap->pool_users);

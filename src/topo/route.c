@@ -8,6 +8,18 @@
  *   core:  always                    -> port = dst pod
  * So a next-hop query is O(1) plus O(up ports) to list them, with no
  * per-switch tables at all.
+ *
+ * Among equal-cost up ports (fabric.routing; the one implementation every
+ * fidelity and the telemetry use, topo__choose):
+ *   static    D-mod-K: floor(D / (w_1 .. w_{l-1})) mod w_l at tier l, D the
+ *             destination's index in its plane (leaf, then leaf port), w the
+ *             up-port counts: what OpenSM's fat-tree engine computes on a
+ *             complete tree. Every down-going link carries one destination;
+ *             shifts are collision-free on a full-bisection tree.
+ *   ecmp      a hash of the flow's entropy with the switch's seed.
+ *   adaptive  (topo_route_adaptive) the least-loaded port, counting its
+ *             channel and the down-going channel the choice commits to.
+ * A sprayed transfer loads whole pools of links (the spray section below).
  */
 #include <assert.h>
 

@@ -219,7 +219,7 @@ static void test_adaptive(void **state) {
   fixture f;
   load_fabric(&f, 8, "adaptive", 32);
   uint32_t nch = 2 * topo_link_count(f.t), far = topo_gpu_count(f.t) - 1;
-  uint32_t *ld = sim_calloc(nch, sizeof *load);
+  uint32_t *ld = sim_calloc(nch, sizeof *ld);
   topo_path a, s, b, c;
   assert_int_equal(topo_route_adaptive(f.t, NULL, 0, far, 1, ld, &a), SIM_OK);
   const char *st[] = {"cluster.nodes=8", "fabric.routing=static", "fabric.switch_radix=32",

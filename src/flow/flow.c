@@ -552,18 +552,23 @@ static void flow_link_state(be_backend *base, uint32_t link, double rate_factor,
     flow__net_set_cap(&b->net, c, cap);
     uint32_t pool = topo_spray_channel(base->topo, c);
     if (pool >= b->net.nlinkch && pool < b->net.nch) {
-      /* spray's even split: the slowest member binds; adaptive's split
-       * follows the capacity: the members' sum */
-      uint32_t nm = topo_pool_members(base->topo, pool, NULL, 0);
+      /* Members that are down take no share (a switch sprays only over its
+       * ports that are up; for a pool of down links into a leaf this is
+       * optimistic: the choice is made upstream). Spray's even split over
+       * the rest: the slowest binds; adaptive's split follows capacity: the
+       * sum. O(members), once per fault. */
+      uint32_t nm = topo_pool_members(base->topo, pool, NULL, 0), up = 0;
       uint32_t *m = sim_malloc(nm * sizeof *m);
-      double min = cap, sum = 0.0;
+      double min = 0.0, sum = 0.0;
       topo_pool_members(base->topo, pool, m, nm);
       for (uint32_t k = 0; k < nm; k++) {
-        if (b->net.cap[m[k]] < min) min = b->net.cap[m[k]];
-        sum += b->net.cap[m[k]];
+        double mc = b->net.cap[m[k]];
+        if (!(mc > 0.0)) continue;
+        if (up++ == 0 || mc < min) min = mc;
+        sum += mc;
       }
       sim_free(m);
-      flow__net_set_cap(&b->net, pool, base->cfg->fabric.routing == CFG_ROUTING_SPRAY ? min * nm : sum);
+      flow__net_set_cap(&b->net, pool, base->cfg->fabric.routing == CFG_ROUTING_SPRAY ? min * up : sum);
     }
   }
   schedule_solve(b);

@@ -23,6 +23,7 @@
 #include "fabsim/backend.h"
 #include "fabsim/coll.h"
 #include "fixture.h"
+#include "flow/flow_internal.h"
 
 enum { GPN = 4, CHANNELS = 4 };
 static const uint64_t XFER = 4u << 20;
@@ -302,11 +303,40 @@ static void test_spray_pools(void **state) {
   unload(&f);
 }
 
+/* A pool's capacity under link faults (flow fidelity): spray splits evenly
+ * over the members that are up, so the slowest binds (members up x
+ * slowest); adaptive per packet follows capacity (the sum). One up link of
+ * leaf0 at half rate, then down. */
+static void test_pool_faults(void **state) {
+  (void)state;
+  for (int spray = 0; spray < 2; spray++) {
+    fixture f;
+    load_fabric(&f, 8, spray ? "spray" : "adaptive", 32);
+    sim_ctx *sim = sim_create(1);
+    be_backend *b = be_flow_create(sim, f.t, &f.cfg);
+    const flow__net *net = flow__backend_net(b);
+    uint32_t leaf = topo_nic_leaf(f.t, 0), ch = UINT32_MAX;
+    const topo_vertex *x = topo_vertex_at(f.t, leaf);
+    ch = topo_port_channel(f.t, leaf, x->nports - 1); /* its last up link */
+    uint32_t pool = topo_spray_channel(f.t, ch), up = topo_pool_members(f.t, pool, NULL, 0);
+    double bps = (double)topo_link_at(f.t, topo_channel_link(ch))->bps;
+    assert_true(pool >= 2 * topo_link_count(f.t) && up == 16);
+    assert_true(net->cap[pool] == up * bps);
+    b->ops->link_state(b, topo_channel_link(ch), 0.5, 0.0);
+    assert_true(fabs(net->cap[pool] - (spray ? up * 0.5 * bps : (up - 0.5) * bps)) < 1.0);
+    b->ops->link_state(b, topo_channel_link(ch), 0.0, 0.0);
+    assert_true(fabs(net->cap[pool] - (up - 1) * bps) < 1.0);
+    be_destroy(b);
+    sim_destroy(sim);
+    unload(&f);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_static_is_dmodk), cmocka_unit_test(test_static_shift_collision_free),
       cmocka_unit_test(test_adaptive),        cmocka_unit_test(test_spray_pools),
-      cmocka_unit_test(test_ecmp_queue_pairs),
+      cmocka_unit_test(test_ecmp_queue_pairs), cmocka_unit_test(test_pool_faults),
       cmocka_unit_test(test_ring_8),          cmocka_unit_test(test_ring_16),
       cmocka_unit_test(test_permutation),     cmocka_unit_test(test_ring_64),
   };

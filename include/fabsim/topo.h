@@ -140,13 +140,60 @@ uint32_t topo_next_hops(const topo *t, uint32_t v, uint32_t dst_nic, uint32_t *o
  * scale-up switch. Otherwise src GPU -> its NIC, or, when the destination NIC
  * is on another plane/rail that the fabric cannot reach, over NVLink first to
  * the GPU of src's node whose NIC shares the destination's plane; then the
- * fabric, choosing among equal-cost next hops by hashing flow_hash with each
- * switch's ECMP seed; then the destination NIC -> GPU. */
+ * fabric, choosing among equal-cost next hops as fabric.routing says: static
+ * by the destination (topo_static_pick, what an InfiniBand subnet manager's
+ * fat-tree engine computes), otherwise by hashing flow_hash with each switch's
+ * ECMP seed (ecmp; adaptive and spray decide per transfer or per packet in
+ * the backends, from this path); then the destination NIC -> GPU. */
 int topo_route(const topo *t, uint32_t src_gpu, uint32_t dst_gpu, uint64_t flow_hash,
                topo_path *path);
 /* ECMP choice at switch v among n candidates for a flow: deterministic in
- * (fabric.ecmp.hash_seed, v, flow_hash). */
+ * (fabric.ecmp.hash_seed, v, flow_hash); with fabric.ecmp.polarized, in
+ * (hash_seed, flow_hash) only, the same at every switch. */
 uint32_t topo_ecmp_pick(const topo *t, uint32_t v, uint64_t flow_hash, uint32_t n);
+/* Static (D-mod-K) choice at switch v among its n equal-cost up ports toward
+ * NIC dst_nic: with D the NIC's index within its plane (leaf by leaf, port by
+ * port: how OpenSM's fat-tree engine orders endpoints), the up port at tier l
+ * is floor(D / (w_1 ... w_{l-1})) mod w_l, w_i the up-port count at tier i.
+ * Every down-going link then carries one destination, and a shift or rail
+ * permutation on a full-bisection tree is collision-free. O(1). */
+uint32_t topo_static_pick(const topo *t, uint32_t v, uint32_t dst_nic, uint32_t n);
+/* Spray (an even split of a transfer over its equal-cost paths) as a fluid
+ * model: every fabric link with equal-cost siblings belongs to one pool
+ * (the up links of a leaf; the spine links down into a leaf; in 3 tiers the
+ * spine-to-core links of a pod and the core links into a pod), and a sprayed
+ * transfer loads every member of each pool it crosses equally, so a pool is
+ * counted as one channel of topo_pool_bps capacity. Pool ids follow the
+ * channels: [2 x links, 2 x links + topo_pool_count). All O(1) except
+ * topo_pool_members, O(members). */
+uint32_t topo_pool_count(const topo *t);
+/* The channel a sprayed transfer over ch is counted on: ch's pool, or ch
+ * itself when ch has no equal-cost sibling (host, endpoint links). */
+uint32_t topo_spray_channel(const topo *t, uint32_t ch);
+/* The member channels of a pool (at most max written); returns how many
+ * there are (0: not a pool id). */
+uint32_t topo_pool_members(const topo *t, uint32_t pool, uint32_t *out, uint32_t max);
+/* Members x member rate (a channel id: its link's rate). */
+rate_bps topo_pool_bps(const topo *t, uint32_t pool);
+/* How the analytic and flow fidelities model fabric.routing:
+ * TOPO_SPLIT_POOLS  the transfer is split over its equal-cost paths and
+ *                   counted on pools: spray (an even split), and adaptive
+ *                   decided per packet (fabric.adaptive.flowlet_gap = 0: each
+ *                   packet takes the least-queued port, which keeps the
+ *                   equal-cost queues level, so in the fluid limit the
+ *                   transfer spreads over every path; pool capacity is then
+ *                   the members' sum, where an even split's is members x the
+ *                   slowest member);
+ * TOPO_SPLIT_ADAPTIVE  adaptive per flowlet: one path per transfer, chosen at
+ *                   submission by topo_route_adaptive (a continuous transfer
+ *                   is one flowlet);
+ * TOPO_SPLIT_NONE   static and ecmp: topo_route. */
+typedef enum { TOPO_SPLIT_NONE, TOPO_SPLIT_POOLS, TOPO_SPLIT_ADAPTIVE } topo_split;
+static inline topo_split topo_split_of(const cfg_scenario *cfg) {
+  if (cfg->fabric.routing == CFG_ROUTING_SPRAY) return TOPO_SPLIT_POOLS;
+  if (cfg->fabric.routing != CFG_ROUTING_ADAPTIVE) return TOPO_SPLIT_NONE;
+  return cfg->fabric.adaptive.flowlet_gap ? TOPO_SPLIT_ADAPTIVE : TOPO_SPLIT_POOLS;
+}
 /* Number of distinct shortest routed paths between two GPUs. */
 uint64_t topo_path_count(const topo *t, uint32_t src_gpu, uint32_t dst_gpu);
 /* One-way latency of a path for a zero-byte message (links + vertices in between). */
@@ -169,13 +216,25 @@ void topo_health_set_link(topo_health *h, uint32_t link, bool ok);
 void topo_health_set_vertex(topo_health *h, uint32_t v, bool ok);
 /* As topo_route, over usable links and vertices only. At each switch the
  * equal-cost next hops are those from which the destination NIC is still
- * reachable; ECMP hashes flow_hash over those. When the source GPU's NIC (or
+ * reachable; ECMP hashes flow_hash over those, static takes D-mod-K over
+ * those (the subnet manager recomputing its tables). When the source GPU's NIC (or
  * the NIC in the destination's plane) is unusable, another NIC of the same
  * node is used, reached over NVLink (multi-port and multi-NIC failover), and
  * likewise at the destination. SIM_ENOENT when no path remains. With
  * h == NULL or h->down == 0 the path equals topo_route's. */
 int topo_route_health(const topo *t, const topo_health *h, uint32_t src_gpu, uint32_t dst_gpu,
                       uint64_t flow_hash, topo_path *path);
+
+/* Adaptive routing decided once per transfer (the analytic and flow
+ * fidelities): at each switch the equal-cost next hop whose channel, and the
+ * down-going channel that choice commits the path to, carry the fewest flows
+ * in load[] (per channel, flows assigned at the time of the decision; the
+ * larger of the two counts), ties going to the static choice and then in
+ * port order from it: deterministic, and static routing on an idle fabric.
+ * Over usable links only when h has faults (as topo_route_health).
+ * O(path x up ports). */
+int topo_route_adaptive(const topo *t, const topo_health *h, uint32_t src_gpu, uint32_t dst_gpu,
+                        uint64_t flow_hash, const uint32_t *load, topo_path *path);
 
 const topo_inventory *topo_inventory_get(const topo *t);
 /* Graphviz DOT of the whole graph (nodes collapsed to one box each when

@@ -127,6 +127,11 @@ static const char *const switch_latency_by_transport[] = {"130ns", "600ns", "600
 /* InfiniBand switches forward cut-through; the Ethernet class is modelled
  * store-and-forward (its fabric.switch_latency already covers the pipeline). */
 static const char *const cut_through_by_transport[] = {"true", "false", "false"};
+/* Path selection, indexed by cfg_transport: an InfiniBand subnet manager
+ * programs destination-based forwarding tables (OpenSM's fat-tree engine:
+ * D-mod-K); RoCE and Ethernet switches hash the 5-tuple (ECMP). Sources in
+ * docs/validation.md, "Routing". */
+static const char *const routing_by_transport[] = {"static", "ecmp", "ecmp"};
 /* GPU board power, watts, indexed by cfg_gpu: TDP from NVIDIA datasheets (H100 SXM 700,
  * H800 SXM 700, A100 SXM 400, B200 1000); idle is an assumption (~10-14 % of TDP). */
 static const char *const gpu_tdp_by_gpu[] = {"700", "700", "400", "1000"};
@@ -230,7 +235,16 @@ static const cfg__key schema[] = {
      .doc = "Forwarding latency per switch traversal.", FIELD(fabric.switch_latency)},
     ENUM("fabric.transport", fabric.transport, "infiniband", transport_names,
          "Transport and flow control: credit-based InfiniBand, RoCEv2 (PFC/ECN), lossy Ethernet."),
-    ENUM("fabric.routing", fabric.routing, "ecmp", routing_names, "Path selection."),
+    {.name = "fabric.routing", .type = CFG__ENUM, .def = NULL, .names = routing_names,
+     .nnames = (int)NELEM(routing_names), .derive = CFG__DERIVE_TRANSPORT,
+     .by_value = routing_by_transport,
+     .doc = "Path selection, the same in every fidelity: static is destination-based D-mod-K "
+            "as an InfiniBand subnet manager computes for a fat-tree; adaptive takes the "
+            "least-loaded equal-cost port (analytic, flow: per transfer; packet: per packet or "
+            "flowlet); spray splits each transfer evenly over the equal-cost paths; ecmp "
+            "hashes each queue pair's entropy (RoCE: its UDP source port; see "
+            "workload.qps_per_connection).",
+     FIELD(fabric.routing)},
     UINT("fabric.mtu", fabric.mtu, "4096", 256, 9216,
          "Payload bytes per packet; InfiniBand: 256, 512, 1024, 2048 or 4096."),
     TIME("fabric.adaptive.flowlet_gap", fabric.adaptive.flowlet_gap, "0s",

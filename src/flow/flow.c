@@ -1,8 +1,8 @@
 /* Flow fidelity: a fluid model with max-min fair rates on the routed paths.
  *
  * Transfers
- *   Each transfer of a phase follows its routed path (topo_route with its
- *   flow_hash, as the analytic fidelity, so ECMP collisions appear) and is a
+ *   Each transfer of a phase follows its routed path (fabric.routing, as the
+ *   analytic fidelity: see route_phase; ECMP collisions appear) and is a
  *   fluid flow: its bytes drain at a piecewise-constant rate, the max-min fair
  *   share of channel capacities (the two directions of a link are separate
  *   channels). Rates are recomputed (net.c) whenever flows start or end; all
@@ -128,6 +128,8 @@ typedef struct flow_be {
    * last reroute's mask) */
   bool faulted;
   topo_health route_h;
+  topo_split split;
+  uint32_t *load; /* adaptive per flowlet: per channel, transfers of live phases routed over it */
 } flow_be;
 
 static simtime_ps sat_add(simtime_ps a, simtime_ps b) {
@@ -230,7 +232,15 @@ static void phase_reserve(flow_phase *p, size_t n) {
   p->n_cap = cap;
 }
 
+/* Adaptive routing's view of the fabric: the transfers of phases in flight
+ * (a phase's paths are decided once, at submission, for all repetitions). */
+static void load_add(flow_be *b, const flow_phase *p, int sign) {
+  if (!b->load) return;
+  for (uint32_t k = 0; k < p->off[p->n]; k++) b->load[p->paths[k]] += (uint32_t)sign;
+}
+
 static void phase_finish(flow_be *b, flow_phase *p) {
+  load_add(b, p, -1);
   be_done_fn done = p->done;
   void *ctx = p->ctx;
   phase_release(b, p);
@@ -509,10 +519,17 @@ static void on_empty(sim_ctx *sim, void *obj, uint64_t arg) {
 /* ---- routing and faults ------------------------------------------------ */
 
 /* Paths, latencies and no-route marks of every transfer of p on the routing
- * in force (topo_route until the first fault). O(n L), more with faults
- * (topo_route_health). */
+ * in force (topo_route until the first fault), as fabric.routing says
+ * (topo_split_of): static and ecmp as topo_route; adaptive per flowlet, per
+ * transfer over the transfers of the phases in flight and those of p routed
+ * before it (topo_route_adaptive); spray and adaptive per packet over the
+ * pools of links the split loads alike (topo_spray_channel; while links are
+ * down after a reroute they take their ECMP path instead: the pools assume
+ * every member usable). O(n L), more with faults (topo_route_health). */
 static void route_phase(flow_be *b, flow_phase *p) {
   const topo *t = b->base.topo;
+  const topo_health *h = b->faulted && b->route_h.down ? &b->route_h : NULL;
+  bool pools = b->split == TOPO_SPLIT_POOLS && !h;
   size_t words = 0;
   p->off[0] = 0;
   p->nnoroute = 0;
@@ -521,17 +538,23 @@ static void route_phase(flow_be *b, flow_phase *p) {
     topo_path path = {0};
     int rc = SIM_OK;
     p->noroute[i] = 0;
-    if (x->src_gpu != x->dst_gpu)
-      rc = b->faulted ? topo_route_health(t, &b->route_h, x->src_gpu, x->dst_gpu, x->flow_hash, &path)
-                      : topo_route(t, x->src_gpu, x->dst_gpu, x->flow_hash, &path);
+    if (x->src_gpu != x->dst_gpu) {
+      if (b->load)
+        rc = topo_route_adaptive(t, h, x->src_gpu, x->dst_gpu, x->flow_hash, b->load, &path);
+      else rc = topo_route_health(t, h, x->src_gpu, x->dst_gpu, x->flow_hash, &path);
+    }
     if (rc == SIM_ENOENT) p->noroute[i] = 1, p->nnoroute++; /* cut off by faults */
     if (rc != SIM_OK) path.n = 0; /* unroutable (bad GPU id): treated as local, as analytic does */
+    p->lat[i] = path.n ? topo_path_latency(t, &path) : 0;
     if (words + path.n > p->paths_cap) sim_grow((void **)&p->paths, &p->paths_cap, words + path.n, sizeof *p->paths);
-    if (path.n) memcpy(p->paths + words, path.ch, path.n * sizeof *path.ch);
+    for (uint32_t j = 0; j < path.n; j++) {
+      uint32_t ch = pools ? topo_spray_channel(t, path.ch[j]) : path.ch[j];
+      p->paths[words + j] = ch;
+      if (b->load) b->load[ch]++;
+    }
     words += path.n;
     assert(words <= UINT32_MAX);
     p->off[i + 1] = (uint32_t)words;
-    p->lat[i] = path.n ? topo_path_latency(t, &path) : 0;
   }
 }
 
@@ -568,8 +591,29 @@ static void flow_link_state(be_backend *base, uint32_t link, double rate_factor,
   enter_fault_mode(b);
   cap = (double)topo_link_at(base->topo, link)->bps * rate_factor * ber_goodput(base->cfg, ber);
   if (!(cap > 0.0)) cap = 0.0; /* down: flows on it stall at rate 0 until rerouted */
-  flow__net_set_cap(&b->net, 2 * link, cap);
-  flow__net_set_cap(&b->net, 2 * link + 1, cap);
+  for (uint32_t c = 2 * link; c < 2 * link + 2; c++) {
+    flow__net_set_cap(&b->net, c, cap);
+    uint32_t pool = topo_spray_channel(base->topo, c);
+    if (pool >= b->net.nlinkch && pool < b->net.nch) {
+      /* Members that are down take no share (a switch sprays only over its
+       * ports that are up; for a pool of down links into a leaf this is
+       * optimistic: the choice is made upstream). Spray's even split over
+       * the rest: the slowest binds; adaptive's split follows capacity: the
+       * sum. O(members), once per fault. */
+      uint32_t nm = topo_pool_members(base->topo, pool, NULL, 0), up = 0;
+      uint32_t *m = sim_malloc(nm * sizeof *m);
+      double min = 0.0, sum = 0.0;
+      topo_pool_members(base->topo, pool, m, nm);
+      for (uint32_t k = 0; k < nm; k++) {
+        double mc = b->net.cap[m[k]];
+        if (!(mc > 0.0)) continue;
+        if (up++ == 0 || mc < min) min = mc;
+        sum += mc;
+      }
+      sim_free(m);
+      flow__net_set_cap(&b->net, pool, base->cfg->fabric.routing == CFG_ROUTING_SPRAY ? min * up : sum);
+    }
+  }
   schedule_solve(b);
 }
 
@@ -608,6 +652,7 @@ static void flow_reroute(be_backend *base, const topo_health *h) {
     f->ev = 0;
     flow__net_remove(net, id);
   }
+  if (b->load) memset(b->load, 0, b->net.nlinkch * sizeof *b->load);
   for (uint32_t i = 0; i < b->nph; i++)
     if (b->ph[i]->x) route_phase(b, b->ph[i]);
   for (size_t k = 0; k < ns; k++) {
@@ -672,6 +717,7 @@ static void flow_destroy(be_backend *base) {
   flow__net_free(&b->net);
   be_fct_free(&b->fct);
   if (b->faulted) topo_health_free(&b->route_h);
+  sim_free(b->load);
   sim_free(b);
 }
 
@@ -690,7 +736,10 @@ be_backend *be_flow_create(sim_ctx *sim, const topo *t, const cfg_scenario *cfg)
   b->base.sim = sim;
   b->base.topo = t;
   b->base.cfg = cfg;
-  flow__net_init(&b->net, t);
+  b->split = topo_split_of(cfg);
+  flow__net_init_pools(&b->net, t, b->split == TOPO_SPLIT_POOLS);
+  if (b->split == TOPO_SPLIT_ADAPTIVE)
+    b->load = sim_calloc(b->net.nlinkch ? b->net.nlinkch : 1, sizeof *b->load);
   b->ff_phase = NONE;
   b->shortcut = true;
   return &b->base;

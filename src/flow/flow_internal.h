@@ -41,7 +41,8 @@ typedef struct flow__chan {
 
 typedef struct flow__net {
   const topo *t;
-  uint32_t nch;      /* channels: 2 x links */
+  uint32_t nch;      /* channels: 2 x links, then spray pools (topo_pool_count) if any */
+  uint32_t nlinkch;  /* 2 x links */
   double *cap;       /* per channel, bits/s */
   flow__chan *ch;    /* per channel flow lists */
   /* flow pool */
@@ -73,6 +74,9 @@ typedef struct flow__net {
 } flow__net;
 
 void flow__net_init(flow__net *net, const topo *t);
+/* With spray pools: channel ids past the links are pools of links that
+ * sprayed flows load alike (topo_spray_channel), of topo_pool_bps capacity. */
+void flow__net_init_pools(flow__net *net, const topo *t, bool pools);
 void flow__net_free(flow__net *net);
 /* Add a flow over `path` (n >= 1 distinct channels, kept alive by the caller
  * until the flow is removed). Its backend fields are zeroed except t_end

@@ -38,14 +38,18 @@
 
 #define NOT_IN_HEAP UINT32_MAX
 
-void flow__net_init(flow__net *net, const topo *t) {
+void flow__net_init(flow__net *net, const topo *t) { flow__net_init_pools(net, t, false); }
+
+void flow__net_init_pools(flow__net *net, const topo *t, bool pools) {
   memset(net, 0, sizeof *net);
   net->t = t;
-  net->nch = 2 * topo_link_count(t);
+  net->nlinkch = 2 * topo_link_count(t);
+  net->nch = net->nlinkch + (pools ? topo_pool_count(t) : 0);
   size_t n = net->nch ? net->nch : 1;
   net->cap = sim_malloc(n * sizeof *net->cap);
   for (uint32_t c = 0; c < net->nch; c++)
-    net->cap[c] = (double)topo_link_at(t, topo_channel_link(c))->bps;
+    net->cap[c] = c < net->nlinkch ? (double)topo_link_at(t, topo_channel_link(c))->bps
+                                   : (double)topo_pool_bps(t, c);
   net->ch = sim_calloc(n, sizeof *net->ch);
   net->dirty = sim_malloc(n * sizeof *net->dirty);
   net->is_dirty = sim_calloc(n, sizeof *net->is_dirty);

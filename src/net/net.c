@@ -81,7 +81,6 @@ static void setup_params(net__be *n, const cfg_scenario *cfg) {
   n->routing = cfg->fabric.routing;
   n->recovery = cfg->cluster.nic.recovery;
   n->dynamic = n->routing == CFG_ROUTING_ADAPTIVE || n->routing == CFG_ROUTING_SPRAY;
-  n->polarized = cfg->fabric.ecmp.polarized;
   n->spray_rr = cfg->fabric.spray.order == CFG_SPRAY_ROUND_ROBIN;
   n->lossy = tr == CFG_TRANSPORT_ETHERNET || (tr == CFG_TRANSPORT_ROCE && !cfg->fabric.roce.pfc);
   n->ect = tr != CFG_TRANSPORT_INFINIBAND;
@@ -90,7 +89,6 @@ static void setup_params(net__be *n, const cfg_scenario *cfg) {
   n->pre = tr == CFG_TRANSPORT_INFINIBAND ? 0 : 20;
   n->ack_frame = n->hdr + ACK_EXTRA;
   n->cnp_frame = n->hdr + CNP_EXTRA;
-  n->ecmp_seed = cfg->fabric.ecmp.hash_seed;
   n->xoff = cfg->fabric.pfc.xoff;
   n->xon = cfg->fabric.pfc.xon;
   n->alpha = 1.0 / 8.0;

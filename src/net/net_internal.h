@@ -321,12 +321,11 @@ typedef struct net__be {
   cfg_routing routing;
   cfg_recovery recovery;
   bool dynamic;            /* routing decided per packet at switches */
-  bool polarized, spray_rr;
+  bool spray_rr;
   bool lossy;              /* the fabric can drop (NACK on gaps); set by a lossy fault too */
   bool ect;                /* data packets are ECN-capable */
   uint32_t mtu, hdr, pre;  /* payload per packet, header bytes, preamble+IFG */
   uint32_t ack_frame, cnp_frame;
-  uint64_t ecmp_seed;
   uint64_t xoff, xon;      /* PFC: static XOFF (0: dynamic), resume offset */
   double alpha;            /* dynamic threshold factor */
   double pmax;

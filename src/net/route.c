@@ -2,13 +2,15 @@
  *
  * Static policies are decided once per queue pair, when its phase is
  * submitted, and packets follow the stored path (source routing in the
- * simulator; the choices are the ones the switches would make):
+ * simulator; the choices are the ones the switches would make). The path is
+ * the topology's routing (topo_route_health), the one the analytic and flow
+ * fidelities and the telemetry use:
  *   ecmp       each switch hashes the flow (the QP's UDP source port /
- *              entropy, be_xfer.flow_hash) with its own seed: topo_route;
+ *              entropy, be_xfer.flow_hash) with its own seed;
  *   polarized  every switch uses the same hash (fabric.ecmp.polarized): the
  *              choices at successive tiers are correlated;
- *   static     deterministic by destination, as InfiniBand D-mod-k tables:
- *              at tier t, next hop (dst / n^(t-1)) mod n.
+ *   static     deterministic by destination, as an InfiniBand subnet
+ *              manager's D-mod-K tables (topo_static_pick).
  * Dynamic policies decide per packet at every switch among the equal-cost
  * next hops (topo_next_hops; all have the same remaining length in an
  * up/down fabric, so the stored path's host hops keep their positions):
@@ -30,47 +32,10 @@
  * were routed by hop index on the old path); its sender state is kept and
  * the retransmission timeout recovers them.
  *
- * Cost: static O(path) per queue pair and O(1) per packet per hop; dynamic
+ * Cost: static O(path x up ports) per queue pair and O(1) per packet per hop; dynamic
  * O(equal-cost next hops) per packet per switch.
  */
 #include "net/net_internal.h"
-
-static uint32_t pick_polarized(const net__be *n, uint64_t hash, uint32_t cnt) {
-  uint64_t h = sim_hash_u64(sim_hash_u64(n->ecmp_seed) ^ hash);
-  return (uint32_t)(((h >> 32) * cnt) >> 32);
-}
-
-static uint32_t pick_static(const net__vert *x, uint32_t dnic, uint32_t cnt) {
-  uint64_t d = dnic;
-  for (uint32_t t = 1; t < x->tier; t++) d /= cnt;
-  return (uint32_t)(d % cnt);
-}
-
-/* Rewrite the fabric part of p with the static policy. */
-static int rewalk(net__be *n, topo_path *p, uint32_t dnic, uint64_t hash) {
-  const topo *t = n->t;
-  uint32_t s = 0, e = p->n, target = topo_nic_vertex(t, dnic);
-  while (s < p->n && !n->vx[topo_channel_dst(t, p->ch[s])].is_switch) s++;
-  while (e > 0 && topo_channel_src(t, p->ch[e - 1]) != target) e--;
-  if (s >= p->n || e == 0 || e <= s) return SIM_OK; /* no fabric part */
-  topo_path q = *p;
-  q.n = s + 1;
-  uint32_t v = topo_channel_dst(t, p->ch[s]);
-  while (n->vx[v].is_switch) {
-    uint32_t cnt = topo_next_hops(t, v, dnic, n->cands, NET__MAX_CANDS);
-    if (cnt == 0 || q.n >= TOPO_MAX_PATH) return SIM_ERANGE;
-    uint32_t k = n->polarized ? pick_polarized(n, hash, cnt) : pick_static(&n->vx[v], dnic, cnt);
-    q.ch[q.n++] = n->cands[k];
-    v = topo_channel_dst(t, n->cands[k]);
-  }
-  if (v != target) return SIM_EINVAL;
-  for (uint32_t j = e - 1; j < p->n; j++) {
-    if (q.n >= TOPO_MAX_PATH) return SIM_ERANGE;
-    q.ch[q.n++] = p->ch[j];
-  }
-  *p = q;
-  return SIM_OK;
-}
 
 /* The NIC (global index) where a path leaves the fabric, or NONE. */
 static uint32_t exit_nic(const net__be *n, const topo_path *p) {
@@ -88,10 +53,6 @@ int net__paths(net__be *n, const be_xfer *x, uint32_t *out, uint8_t len[2], uint
     int rc = topo_route_health(n->t, n->health, src, dst, x->flow_hash, &p);
     if (rc != SIM_OK) return rc;
     dnic[dir] = exit_nic(n, &p);
-    bool faults = n->health && n->health->down; /* rewalking would ignore them */
-    if (dnic[dir] != NET__NONE && !faults && (n->polarized || n->routing == CFG_ROUTING_STATIC) &&
-        (rc = rewalk(n, &p, dnic[dir], x->flow_hash)) != SIM_OK)
-      return rc;
     for (uint32_t j = 0; j < p.n; j++) out[dir * TOPO_MAX_PATH + j] = p.ch[j];
     len[dir] = (uint8_t)p.n;
   }

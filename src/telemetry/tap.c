@@ -100,6 +100,17 @@ struct tel_tap {
   uint32_t *touched;   /* scratch: channels touched by the phase being logged */
   uint64_t *gpu_stamp; /* last phase (index + 1) that listed the GPU */
   uint32_t events, last_ch, last_users;
+  /* the backend's routing (fabric.routing), so bytes land on the ports the
+   * analytic and flow fidelities use (topo_split_of): adaptive per flowlet
+   * counts the transfers of the phases in flight as they do (load); spray
+   * and adaptive per packet spread each transfer evenly over the links of
+   * the pools it crosses (pool_bytes, pool_users scratch). The packet
+   * fidelity decides those per packet: there the ports are the fluid
+   * approximation of the same policy. */
+  topo_split split;
+  uint32_t *load;
+  uint64_t *pool_bytes;
+  uint32_t *pool_users, *pool_touched, npools;
 };
 
 typedef struct tap_done {
@@ -107,12 +118,16 @@ typedef struct tap_done {
   size_t idx;
   be_done_fn done;
   void *ctx;
+  uint32_t *paths; /* adaptive: the channels its transfers were counted on */
+  size_t npaths;
 } tap_done;
 
 static void tap_phase_done(sim_ctx *sim, void *obj) {
   tap_done *d = obj;
   be_done_fn done = d->done;
   void *ctx = d->ctx;
+  for (size_t k = 0; k < d->npaths; k++) d->tap->load[d->paths[k]]--;
+  sim_free(d->paths);
   d->tap->ph[d->idx].end = sim_now(sim);
   d->tap->ph[d->idx].pending = NULL;
   sim_free(d);
@@ -176,7 +191,8 @@ static void tap_submit(be_backend *b, const be_xfer *x, size_t n, uint64_t repea
   p->end = SIM_TIME_MAX;
   p->first = tap->nent;
   p->gfirst = tap->ngpus;
-  uint32_t nt = 0;
+  uint32_t nt = 0, np = 0, *paths = NULL;
+  size_t npaths = 0, pcap = 0;
   for (size_t i = 0; i < n; i++) {
     uint32_t g[2] = {x[i].src_gpu, x[i].dst_gpu};
     for (int k = 0; k < 2; k++)
@@ -187,12 +203,38 @@ static void tap_submit(be_backend *b, const be_xfer *x, size_t n, uint64_t repea
       }
     if (x[i].src_gpu == x[i].dst_gpu) continue;
     topo_path path;
-    topo_route(t, x[i].src_gpu, x[i].dst_gpu, x[i].flow_hash, &path);
+    if (tap->load) {
+      topo_route_adaptive(t, NULL, x[i].src_gpu, x[i].dst_gpu, x[i].flow_hash, tap->load, &path);
+      sim_grow((void **)&paths, &pcap, npaths + path.n, sizeof *paths);
+      for (uint32_t j = 0; j < path.n; j++) tap->load[paths[npaths++] = path.ch[j]]++;
+    } else {
+      topo_route(t, x[i].src_gpu, x[i].dst_gpu, x[i].flow_hash, &path);
+    }
     for (uint32_t j = 0; j < path.n; j++) {
-      uint32_t ch = path.ch[j];
+      uint32_t ch = path.ch[j], pool = tap->npools ? topo_spray_channel(t, ch) : ch;
+      if (pool != ch) { /* spray: spread below, once per pool */
+        uint32_t q = pool - 2 * topo_link_count(t);
+        if (tap->pool_users[q]++ == 0) tap->pool_touched[np++] = q;
+        tap->pool_bytes[q] += x[i].bytes;
+        continue;
+      }
       if (tap->ch_users[ch]++ == 0) tap->touched[nt++] = ch;
       tap->ch_bytes[ch] += x[i].bytes;
     }
+  }
+  for (uint32_t k = 0; k < np; k++) {
+    uint32_t q = tap->pool_touched[k], pool = 2 * topo_link_count(t) + q;
+    uint32_t nm = topo_pool_members(t, pool, NULL, 0);
+    uint32_t *m = sim_malloc(nm * sizeof *m);
+    topo_pool_members(t, pool, m, nm);
+    for (uint32_t j = 0; j < nm; j++) { /* users: transfers' worth of load, rounded up */
+      if (tap->ch_users[m[j]] == 0) tap->touched[nt++] = m[j];
+      tap->ch_users[m[j]] += (tap->pool_users[q] + nm - 1) / nm;
+      tap->ch_bytes[m[j]] += tap->pool_bytes[q] / nm;
+    }
+    sim_free(m);
+    tap->pool_users[q] = 0;
+    tap->pool_bytes[q] = 0;
   }
   for (uint32_t k = 0; k < nt; k++) {
     uint32_t ch = tap->touched[k];
@@ -208,7 +250,7 @@ static void tap_submit(be_backend *b, const be_xfer *x, size_t n, uint64_t repea
   p->count = tap->nent - p->first;
   p->gcount = tap->ngpus - p->gfirst;
   tap_done *d = sim_malloc(sizeof *d);
-  *d = (tap_done){.tap = tap, .idx = idx, .done = done, .ctx = ctx};
+  *d = (tap_done){.tap = tap, .idx = idx, .done = done, .ctx = ctx, .paths = paths, .npaths = npaths};
   p->pending = d;
   be_submit_phase(tap->inner, x, n, repeat, tap_phase_done, d);
 }
@@ -221,7 +263,15 @@ static void tap_stats(const be_backend *b, be_stats *out) {
 static void tap_destroy(be_backend *b) {
   tel_tap *tap = (tel_tap *)b;
   be_destroy(tap->inner);
-  for (size_t i = 0; i < tap->nph; i++) sim_free(tap->ph[i].pending);
+  for (size_t i = 0; i < tap->nph; i++)
+    if (tap->ph[i].pending) {
+      sim_free(((tap_done *)tap->ph[i].pending)->paths);
+      sim_free(tap->ph[i].pending);
+    }
+  sim_free(tap->load);
+  sim_free(tap->pool_bytes);
+  sim_free(tap->pool_users);
+  sim_free(tap->pool_touched);
   sim_free(tap->ph);
   sim_free(tap->ent);
   sim_free(tap->gpus);
@@ -279,6 +329,14 @@ be_backend *tel_tap_wrap(be_backend *inner, tel_tap **out) {
   tap->ch_bytes = sim_calloc(nch ? nch : 1, sizeof *tap->ch_bytes);
   tap->ch_users = sim_calloc(nch ? nch : 1, sizeof *tap->ch_users);
   tap->touched = sim_malloc((nch ? nch : 1) * sizeof *tap->touched);
+  tap->split = inner->cfg ? topo_split_of(inner->cfg) : TOPO_SPLIT_NONE;
+  if (tap->split == TOPO_SPLIT_ADAPTIVE) tap->load = sim_calloc(nch ? nch : 1, sizeof *tap->load);
+  if (tap->split == TOPO_SPLIT_POOLS) {
+    tap->npools = topo_pool_count(inner->topo);
+    tap->pool_bytes = sim_calloc(tap->npools ? tap->npools : 1, sizeof *tap->pool_bytes);
+    tap->pool_users = sim_calloc(tap->npools ? tap->npools : 1, sizeof *tap->pool_users);
+    tap->pool_touched = sim_malloc((tap->npools ? tap->npools : 1) * sizeof *tap->pool_touched);
+  }
   uint32_t g = topo_gpu_count(inner->topo);
   tap->gpu_stamp = sim_calloc(g ? g : 1, sizeof *tap->gpu_stamp);
   tap->last_ch = UINT32_MAX;

@@ -175,6 +175,8 @@ int topo__plan(topo *t, const cfg_scenario *cfg, const cfg_doc *doc, sim_error *
   t->l_fabric = t->l_endpoint + t->nics;
   t->nlinks = (uint32_t)nl;
   t->ecmp_seed = cfg->fabric.ecmp.hash_seed;
+  t->routing = cfg->fabric.routing;
+  t->polarized = cfg->fabric.ecmp.polarized;
   return SIM_OK;
 }
 

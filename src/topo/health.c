@@ -7,9 +7,11 @@
  * it: going down, over usable links only; going up, through some usable
  * up/down path (2-tier: the spine's link to the destination leaf; 3-tier: a
  * core whose links to the destination pod's spine and on to the leaf are up,
- * and so on). ECMP then hashes over the candidates left, in port order, so
- * when none is filtered the choice is route.c's and the path equals
- * topo_route's.
+ * and so on). ECMP then hashes over the candidates left, in port order, and
+ * static takes D-mod-K over them (as a subnet manager recomputing its
+ * fat-tree tables over the ports left: OpenSM's ftree balances the
+ * destinations over the remaining up ports in index order), so when none is
+ * filtered the choice is route.c's and the path equals topo_route's.
  *
  * Endpoints: when the NIC a GPU would use (or its link to the leaf) is
  * unusable, or cannot reach the destination, another pair of NICs of the two
@@ -117,7 +119,7 @@ static int push(topo_path *p, uint32_t ch) {
 
 /* src GPU -> snic -> fabric -> dnic -> dst GPU, the fabric part filtered. */
 static int build(const topo *t, const topo_health *h, uint32_t src, uint32_t dst, uint32_t snic,
-                 uint32_t dnic, uint64_t flow_hash, topo_path *path) {
+                 uint32_t dnic, const topo__policy *pol, topo_path *path) {
   uint32_t sgpu = nic_gpu(t, src, snic), dgpu = nic_gpu(t, dst, dnic);
   uint32_t cand[TOPO__MAX_RADIX];
   target g = {dnic, t->v_nic + dnic, topo__nic_place(t, dnic)};
@@ -136,7 +138,7 @@ static int build(const topo *t, const topo_health *h, uint32_t src, uint32_t dst
       if (hop_ok(t, h, x, ch, &g)) cand[nc++] = ch;
     }
     if (nc == 0) return SIM_ENOENT; /* not reached: the caller checked reach first */
-    uint32_t ch = cand[topo_ecmp_pick(t, v, flow_hash, nc)];
+    uint32_t ch = cand[topo__choose(t, v, dnic, g.d, pol, cand, nc)];
     if (push(path, ch) != SIM_OK) return SIM_ERANGE;
     v = topo_channel_dst(t, ch);
   }
@@ -151,11 +153,17 @@ static int build(const topo *t, const topo_health *h, uint32_t src, uint32_t dst
 
 int topo_route_health(const topo *t, const topo_health *h, uint32_t src_gpu, uint32_t dst_gpu,
                       uint64_t flow_hash, topo_path *path) {
-  if (!h || h->down == 0) return topo_route(t, src_gpu, dst_gpu, flow_hash, path);
+  topo__policy pol = topo__default_policy(t, flow_hash);
+  return topo__route_health_policy(t, h, src_gpu, dst_gpu, &pol, path);
+}
+
+int topo__route_health_policy(const topo *t, const topo_health *h, uint32_t src_gpu,
+                              uint32_t dst_gpu, const topo__policy *pol, topo_path *path) {
+  if (!h || h->down == 0) return topo__route_policy(t, src_gpu, dst_gpu, pol, path);
   path->n = 0;
   if (src_gpu >= t->gpus || dst_gpu >= t->gpus || src_gpu == dst_gpu) return SIM_EINVAL;
   uint32_t ns = src_gpu / t->gpn, nd = dst_gpu / t->gpn;
-  if (ns == nd) return topo_route(t, src_gpu, dst_gpu, flow_hash, path);
+  if (ns == nd) return topo__route_policy(t, src_gpu, dst_gpu, pol, path);
   uint32_t dnic0 = topo_gpu_nic(t, dst_gpu), snic0 = topo_gpu_nic(t, src_gpu);
   uint32_t ld0 = dnic0 % t->npn;
   /* as topo_route: across planes, start from the NIC with the destination's index */
@@ -180,6 +188,6 @@ int topo_route_health(const topo *t, const topo_health *h, uint32_t src_gpu, uin
       best_s = snic, best_d = dnic, best_cost = cost;
     }
   }
-  if (best_s != UINT32_MAX) return build(t, h, src_gpu, dst_gpu, best_s, best_d, flow_hash, path);
+  if (best_s != UINT32_MAX) return build(t, h, src_gpu, dst_gpu, best_s, best_d, pol, path);
   return SIM_ENOENT;
 }

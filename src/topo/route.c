@@ -8,6 +8,18 @@
  *   core:  always                    -> port = dst pod
  * So a next-hop query is O(1) plus O(up ports) to list them, with no
  * per-switch tables at all.
+ *
+ * Among equal-cost up ports (fabric.routing; the one implementation every
+ * fidelity and the telemetry use, topo__choose):
+ *   static    D-mod-K: floor(D / (w_1 .. w_{l-1})) mod w_l at tier l, D the
+ *             destination's index in its plane (leaf, then leaf port), w the
+ *             up-port counts: what OpenSM's fat-tree engine computes on a
+ *             complete tree. Every down-going link carries one destination;
+ *             shifts are collision-free on a full-bisection tree.
+ *   ecmp      a hash of the flow's entropy with the switch's seed.
+ *   adaptive  (topo_route_adaptive) the least-loaded port, counting its
+ *             channel and the down-going channel the choice commits to.
+ * A sprayed transfer loads whole pools of links (the spray section below).
  */
 #include <assert.h>
 
@@ -55,8 +67,63 @@ uint32_t topo_next_hops(const topo *t, uint32_t v, uint32_t dst_nic, uint32_t *o
 
 uint32_t topo_ecmp_pick(const topo *t, uint32_t v, uint64_t flow_hash, uint32_t n) {
   if (n <= 1) return 0;
-  uint64_t h = sim_hash_u64(sim_hash_u64(sim_hash_u64(t->ecmp_seed) ^ v) ^ flow_hash);
+  /* polarized: every switch hashes alike, so successive tiers correlate */
+  uint64_t h = t->polarized ? sim_hash_u64(sim_hash_u64(t->ecmp_seed) ^ flow_hash)
+                            : sim_hash_u64(sim_hash_u64(sim_hash_u64(t->ecmp_seed) ^ v) ^ flow_hash);
   return (uint32_t)(((h >> 32) * n) >> 32); /* multiply-shift: uniform, < n */
+}
+
+/* D-mod-K: the destination's index within its plane, as the subnet manager's
+ * fat-tree engine numbers endpoints (by leaf, then by leaf port), divided by
+ * the product of the up-port counts of the tiers below x. The up port is
+ * this modulo the up-port count at x. */
+static uint64_t dmodk_quotient(const topo *t, const topo_vertex *x, topo__place d) {
+  uint64_t dst = (uint64_t)d.leaf * t->s.down + d.slot;
+  if (x->kind == TOPO_SWITCH && x->tier >= TOPO_TIER_SPINE) dst /= t->s.up ? t->s.up : 1;
+  return dst;
+}
+
+uint32_t topo_static_pick(const topo *t, uint32_t v, uint32_t dst_nic, uint32_t n) {
+  if (n <= 1 || v >= t->nvertices || dst_nic >= t->nics) return 0;
+  return (uint32_t)(dmodk_quotient(t, &t->vert[v], topo__nic_place(t, dst_nic)) % n);
+}
+
+/* The down-going channel toward d that taking the up-going channel ch
+ * commits a path to, at the tier ch climbs to: the top of the path (its only
+ * way down toward d), or, below the top, the switch of d's pod that the
+ * fat-tree wiring pairs with ch's far end (spine c of every pod reaches core
+ * group c). NONE when ch does not go up. O(1). */
+static uint32_t mirror(const topo *t, uint32_t ch, uint32_t dnic, topo__place d) {
+  uint32_t y = topo_channel_dst(t, ch), first = 0;
+  const topo_vertex *yx = &t->vert[y];
+  if (yx->kind != TOPO_SWITCH) return UINT32_MAX;
+  if (yx->tier == TOPO_TIER_SPINE && t->s.tiers == 3 && d.leaf / t->s.half != yx->pod) {
+    uint32_t pair = topo__switch_v(t, d.plane, TOPO_TIER_SPINE,
+                                   (d.leaf / t->s.half) * t->s.up + yx->index % t->s.up);
+    yx = &t->vert[pair];
+  }
+  if (topo__hop_range(t, yx, dnic, d, &first) != 1) return UINT32_MAX;
+  return t->port[yx->first_port + first];
+}
+
+uint32_t topo__choose(const topo *t, uint32_t v, uint32_t dnic, topo__place d,
+                      const topo__policy *pol, const uint32_t *cand, uint32_t nc) {
+  if (nc <= 1) return 0;
+  if (pol->mode == CFG_ROUTING_ECMP) return topo_ecmp_pick(t, v, pol->hash, nc);
+  /* D-mod-K over the candidates (after a fault, those left: the subnet
+   * manager recomputes the tables over the ports it still has) */
+  uint32_t k = (uint32_t)(dmodk_quotient(t, &t->vert[v], d) % nc);
+  if (pol->mode == CFG_ROUTING_STATIC || !pol->load) return k;
+  /* adaptive: the least loaded, scanning from the static position */
+  uint32_t best = k;
+  uint64_t best_load = UINT64_MAX;
+  for (uint32_t j = 0; j < nc; j++) {
+    uint32_t i = k + j < nc ? k + j : k + j - nc, m = mirror(t, cand[i], dnic, d);
+    uint64_t load = pol->load[cand[i]];
+    if (m != UINT32_MAX && pol->load[m] > load) load = pol->load[m];
+    if (load < best_load) best_load = load, best = i;
+  }
+  return best;
 }
 
 static int push(topo_path *p, uint32_t ch) {
@@ -65,11 +132,12 @@ static int push(topo_path *p, uint32_t ch) {
   return SIM_OK;
 }
 
-/* The routed path, and the product of the equal-cost choices met on it. The
- * fabric is symmetric, so every routed path between two GPUs meets the same
- * choices and the product counts them all. O(path * up ports). */
-static int walk(const topo *t, uint32_t src, uint32_t dst, uint64_t flow_hash, topo_path *path,
-                uint64_t *choices) {
+/* The routed path under pol, and the product of the equal-cost choices met
+ * on it. The fabric is symmetric, so every routed path between two GPUs
+ * meets the same choices and the product counts them all.
+ * O(path * up ports). */
+static int walk(const topo *t, uint32_t src, uint32_t dst, const topo__policy *pol,
+                topo_path *path, uint64_t *choices) {
   path->n = 0;
   *choices = 1;
   if (src >= t->gpus || dst >= t->gpus || src == dst) return SIM_EINVAL;
@@ -99,7 +167,8 @@ static int walk(const topo *t, uint32_t src, uint32_t dst, uint64_t flow_hash, t
     uint32_t first = 0, n = topo__hop_range(t, x, dnic, dplace, &first);
     assert(n > 0);
     if (n == 0) return SIM_EINVAL;
-    uint32_t ch = t->port[x->first_port + first + topo_ecmp_pick(t, v, flow_hash, n)];
+    const uint32_t *cand = &t->port[x->first_port + first];
+    uint32_t ch = cand[topo__choose(t, v, dnic, dplace, pol, cand, n)];
     *choices *= n;
     if (push(path, ch) != SIM_OK) return SIM_ERANGE;
     v = topo_channel_dst(t, ch);
@@ -107,16 +176,36 @@ static int walk(const topo *t, uint32_t src, uint32_t dst, uint64_t flow_hash, t
   return push(path, 2 * topo__pcie_link(t, dst, dnic) + 1);
 }
 
+int topo__route_policy(const topo *t, uint32_t src_gpu, uint32_t dst_gpu, const topo__policy *pol,
+                       topo_path *path) {
+  uint64_t choices;
+  return walk(t, src_gpu, dst_gpu, pol, path, &choices);
+}
+
+topo__policy topo__default_policy(const topo *t, uint64_t flow_hash) {
+  /* adaptive and spray decide in the backends; their base path is ECMP's */
+  topo__policy p = {.mode = t->routing == CFG_ROUTING_STATIC ? CFG_ROUTING_STATIC : CFG_ROUTING_ECMP,
+                    .hash = flow_hash, .load = NULL};
+  return p;
+}
+
 int topo_route(const topo *t, uint32_t src_gpu, uint32_t dst_gpu, uint64_t flow_hash,
                topo_path *path) {
-  uint64_t choices;
-  return walk(t, src_gpu, dst_gpu, flow_hash, path, &choices);
+  topo__policy pol = topo__default_policy(t, flow_hash);
+  return topo__route_policy(t, src_gpu, dst_gpu, &pol, path);
+}
+
+int topo_route_adaptive(const topo *t, const topo_health *h, uint32_t src_gpu, uint32_t dst_gpu,
+                        uint64_t flow_hash, const uint32_t *load, topo_path *path) {
+  topo__policy pol = {.mode = CFG_ROUTING_ADAPTIVE, .hash = flow_hash, .load = load};
+  return topo__route_health_policy(t, h, src_gpu, dst_gpu, &pol, path);
 }
 
 uint64_t topo_path_count(const topo *t, uint32_t src_gpu, uint32_t dst_gpu) {
   topo_path p;
   uint64_t choices;
-  if (walk(t, src_gpu, dst_gpu, 0, &p, &choices) != SIM_OK) return 0;
+  topo__policy pol = {.mode = CFG_ROUTING_ECMP};
+  if (walk(t, src_gpu, dst_gpu, &pol, &p, &choices) != SIM_OK) return 0;
   return choices;
 }
 
@@ -136,4 +225,75 @@ rate_bps topo_path_bottleneck(const topo *t, const topo_path *p) {
     if (i == 0 || b < min) min = b;
   }
   return min;
+}
+
+/* ---- spray pools ----------------------------------------------------------------
+ *
+ * A transfer sprayed evenly over its equal-cost paths puts the same share on
+ * every link of a "pool": the up links of its source leaf (1 / w1 each), the
+ * links from the spines down into its destination leaf, and in 3 tiers the
+ * spine-to-core links of the source pod and the core-to-pod links into the
+ * destination pod (1 / (w1 w2) each). Every transfer crossing one link of a
+ * pool crosses all of them with the same share, so the pool behaves as one
+ * channel of (members x slowest member) capacity: an exact fluid model of an
+ * even split, with path length unchanged (no sub-flow per path: a 3-tier
+ * radix-64 fabric has 1,024 of them). Pools are numbered after the channels:
+ * 2 x links + plane x (2 leaves + 2 pods) + [up(leaf) | down(leaf) |
+ * up(pod) | down(pod)]. */
+
+static uint32_t pools_per_plane(const topo *t) {
+  return 2 * t->s.leaves + (t->s.sc_links ? 2 * t->s.pods : 0);
+}
+
+uint32_t topo_pool_count(const topo *t) { return t->planes * pools_per_plane(t); }
+
+uint32_t topo_spray_channel(const topo *t, uint32_t ch) {
+  const topo_vertex *x = &t->vert[topo_channel_src(t, ch)], *y = &t->vert[topo_channel_dst(t, ch)];
+  if (x->kind != TOPO_SWITCH || y->kind != TOPO_SWITCH || x->plane < 0) return ch;
+  uint32_t base = 2 * t->nlinks + (uint32_t)x->plane * pools_per_plane(t), L = t->s.leaves;
+  if (x->tier == TOPO_TIER_LEAF) return t->s.up > 1 ? base + x->index : ch;
+  if (x->tier == TOPO_TIER_SPINE && y->tier == TOPO_TIER_LEAF)
+    return t->s.up > 1 ? base + L + y->index : ch;
+  if (x->tier == TOPO_TIER_SPINE) return base + 2 * L + x->pod;
+  return base + 2 * L + t->s.pods + y->pod;
+}
+
+uint32_t topo_pool_members(const topo *t, uint32_t pool, uint32_t *out, uint32_t max) {
+  uint32_t per = pools_per_plane(t), L = t->s.leaves, n = 0;
+  if (pool < 2 * t->nlinks || pool - 2 * t->nlinks >= t->planes * per) return 0;
+  uint32_t plane = (pool - 2 * t->nlinks) / per, i = (pool - 2 * t->nlinks) % per;
+  bool three = t->s.tiers == 3;
+#define MEMBER(v, idx)                                                          \
+  do {                                                                          \
+    const topo_vertex *m_ = &t->vert[v];                                        \
+    if (n < max) out[n] = t->port[m_->first_port + (idx)];                      \
+    n++;                                                                        \
+  } while (0)
+  if (i < L) { /* up links of leaf i */
+    uint32_t v = topo__switch_v(t, plane, TOPO_TIER_LEAF, i);
+    for (uint32_t c = 0; c < t->s.up; c++) MEMBER(v, t->vert[v].nports - t->s.up + c);
+  } else if (i < 2 * L) { /* spines down into leaf i - L */
+    uint32_t leaf = i - L, pod = three ? leaf / t->s.half : 0, port = three ? leaf % t->s.half : leaf;
+    for (uint32_t c = 0; c < t->s.up; c++)
+      MEMBER(topo__switch_v(t, plane, TOPO_TIER_SPINE, pod * t->s.up + c), port);
+  } else if (i < 2 * L + t->s.pods) { /* spine-to-core links of pod i - 2L */
+    uint32_t pod = i - 2 * L;
+    for (uint32_t c = 0; c < t->s.up; c++) {
+      uint32_t v = topo__switch_v(t, plane, TOPO_TIER_SPINE, pod * t->s.up + c);
+      for (uint32_t j = 0; j < t->s.half; j++) MEMBER(v, t->vert[v].nports - t->s.half + j);
+    }
+  } else { /* core-to-pod links into pod i - 2L - pods */
+    uint32_t pod = i - 2 * L - t->s.pods;
+    for (uint32_t c = 0; c < t->s.up; c++)
+      for (uint32_t j = 0; j < t->s.half; j++)
+        MEMBER(topo__switch_v(t, plane, TOPO_TIER_CORE, c * t->s.half + j), pod);
+  }
+#undef MEMBER
+  return n;
+}
+
+rate_bps topo_pool_bps(const topo *t, uint32_t pool) {
+  if (pool < 2 * t->nlinks) return t->link[pool >> 1].bps;
+  uint32_t first = 0, n = topo_pool_members(t, pool, &first, 1);
+  return n ? t->link[first >> 1].bps * n : 0; /* fabric links are alike */
 }

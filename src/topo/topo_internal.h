@@ -56,6 +56,8 @@ struct topo {
   uint32_t v_gpu, v_nvs, v_nic, v_sw, nvertices;
   uint32_t l_nvlink, l_pcie, l_endpoint, l_fabric, nlinks;
   uint64_t ecmp_seed;
+  cfg_routing routing; /* fabric.routing: STATIC routes D-mod-K everywhere */
+  bool polarized;      /* fabric.ecmp.polarized: one hash for every switch */
   topo_vertex *vert;
   topo_link *link;
   uint32_t *port;          /* channels, grouped by source vertex */
@@ -91,6 +93,29 @@ void topo__inventory(topo *t, const cfg_scenario *cfg);
  * or not in its plane. O(1). */
 uint32_t topo__hop_range(const topo *t, const topo_vertex *x, uint32_t dst_nic, topo__place d,
                          uint32_t *first);
+
+/* How a route chooses among equal-cost next hops (route.c):
+ *   ECMP      hash of `hash` with the switch's seed (topo_ecmp_pick);
+ *   STATIC    D-mod-K by destination (topo_static_pick);
+ *   ADAPTIVE  the candidate whose channel, and the down-going channel the
+ *             choice commits to, carry the fewest flows in load[] (the larger
+ *             of the two), scanning from the static choice (ties go to it). */
+typedef struct topo__policy {
+  cfg_routing mode; /* ECMP, STATIC or ADAPTIVE */
+  uint64_t hash;
+  const uint32_t *load; /* ADAPTIVE: per channel, flows assigned */
+} topo__policy;
+/* topo_route's policy: STATIC when fabric.routing is static, else ECMP. */
+topo__policy topo__default_policy(const topo *t, uint64_t flow_hash);
+/* Index into cand[0..nc) (the equal-cost next hops of v toward dnic that
+ * may be used, in port order) chosen under pol. O(nc). */
+uint32_t topo__choose(const topo *t, uint32_t v, uint32_t dnic, topo__place d,
+                      const topo__policy *pol, const uint32_t *cand, uint32_t nc);
+/* topo_route / topo_route_health under an explicit policy. */
+int topo__route_policy(const topo *t, uint32_t src_gpu, uint32_t dst_gpu, const topo__policy *pol,
+                       topo_path *path);
+int topo__route_health_policy(const topo *t, const topo_health *h, uint32_t src_gpu,
+                              uint32_t dst_gpu, const topo__policy *pol, topo_path *path);
 
 /* names.c */
 int topo__parse_vertex(const topo *t, const char *s, size_t len, uint32_t *v);

@@ -69,6 +69,7 @@ expect_exit 0 "$FABSIM" run --set cluster.nodes=2 --set output.dir=s6 --set outp
 
 # --- Ctrl-C: the run stops, every file is whole and says "complete": false
 "$FABSIM" run --set simulation.fidelity=flow --set cluster.nodes=32 --set workload.kind=traffic \
+  --set fabric.routing=ecmp \
   --set workload.traffic.pattern=all-to-all --set workload.traffic.size=256KB --set output.dir=c \
   --quiet 2>c.err &
 pid=$!

@@ -19,9 +19,11 @@ expect_json down.json '.events | map(select(.kind == "reroute" and .at_s == 0.00
 b0=$(jq '.network.bytes' base.json); b1=$(jq '.network.bytes' down.json)
 if [ "$b0" = "$b1" ]; then pass; else fail "bytes $b1, want $b0 (every byte delivered)"; fi
 expect_json down.json '.network.transfers_failed == 0 and .network.flows_rerouted >= 1'
-# later, by no more than the 1 ms stall
+# later, by no more than the 1 ms stall and the rest of the run at half speed
+# (static routing is collision-free without the fault; leaf0 has 8 flows up
+# and 7 up links after it, so at worst two share a link from then on)
 t0=$(jq '.collectives[0].time_s' base.json); t1=$(jq '.collectives[0].time_s' down.json)
-if awk -v a="$t0" -v b="$t1" 'BEGIN { exit !(b > a && b <= a + 0.001 + 1e-9) }'; then pass; else fail "time $t1 vs base $t0: want later by at most 1 ms"; fi
+if awk -v a="$t0" -v b="$t1" 'BEGIN { exit !(b > a && b <= a + 0.001 + (a - 0.005) + 1e-9) }'; then pass; else fail "time $t1 vs base $t0: want later by at most 1 ms + (base - 5 ms)"; fi
 if grep -q '^0.006,leaf0-spine0,reroute,' down/events.csv; then pass; else fail "events.csv lacks the reroute"; fi
 
 # the terminal summary counts the events

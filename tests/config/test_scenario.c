@@ -82,7 +82,7 @@ static void assert_defaults(const cfg_scenario *s) {
   assert_int_equal(s->fabric.link_latency, 100 * NS);
   assert_int_equal(s->fabric.switch_latency, 130 * NS);
   assert_int_equal(s->fabric.transport, CFG_TRANSPORT_INFINIBAND);
-  assert_int_equal(s->fabric.routing, CFG_ROUTING_ECMP);
+  assert_int_equal(s->fabric.routing, CFG_ROUTING_STATIC); /* InfiniBand: subnet-manager routing */
   assert_int_equal(s->fabric.mtu, 4096);
   assert_int_equal(s->fabric.ecmp.hash_seed, 0);
   assert_true(s->cost.switch_usd == 25000);
@@ -175,17 +175,24 @@ static void test_transport_preset(void **state) {
   const char *roce[] = {"fabric.transport=roce"};
   const char *eth[] = {"fabric.transport=ethernet"};
   const char *pinned[] = {"fabric.transport=roce", "fabric.switch_latency=300ns"};
+  const char *ib_ecmp[] = {"fabric.routing=ecmp"};
   cfg_scenario s;
   cfg_doc *doc;
   (void)state;
   doc = load(&s, NULL, roce, 1);
   assert_int_equal(s.fabric.switch_latency, 600 * NS);
+  assert_int_equal(s.fabric.routing, CFG_ROUTING_ECMP); /* switches hash the 5-tuple */
   cfg_free(&s, doc);
   doc = load(&s, NULL, eth, 1);
   assert_int_equal(s.fabric.switch_latency, 600 * NS);
+  assert_int_equal(s.fabric.routing, CFG_ROUTING_ECMP);
   cfg_free(&s, doc);
   doc = load(&s, NULL, pinned, 2);
   assert_int_equal(s.fabric.switch_latency, 300 * NS);
+  cfg_free(&s, doc);
+  doc = load(&s, NULL, ib_ecmp, 1); /* a routing set by hand stays */
+  assert_int_equal(s.fabric.transport, CFG_TRANSPORT_INFINIBAND);
+  assert_int_equal(s.fabric.routing, CFG_ROUTING_ECMP);
   cfg_free(&s, doc);
 }
 

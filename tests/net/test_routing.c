@@ -45,9 +45,10 @@ static void test_static(void **state) {
 /* Spine-core channels of pod 0 (upward) that carried data. */
 static uint32_t used_core_links(bool polarized) {
   const char *sets[] = {"cluster.nodes=128", "cluster.gpus_per_node=1", "fabric.switch_radix=8",
-                        "fabric.tiers=3", polarized ? "fabric.ecmp.polarized=true" : "fabric.ecmp.polarized=false"};
+                        "fabric.tiers=3", polarized ? "fabric.ecmp.polarized=true" : "fabric.ecmp.polarized=false",
+                        "fabric.routing=ecmp"};
   fixture f;
-  fx_load(&f, sets, 5);
+  fx_load(&f, sets, 6);
   /* pod 0 = hosts 0..15; each sends to a host in another pod */
   be_xfer x[16];
   for (uint32_t i = 0; i < 16; i++)

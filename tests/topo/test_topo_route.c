@@ -162,7 +162,10 @@ static void test_rail_through_spine(void **state) {
 static void test_ecmp(void **state) {
   (void)state;
   tcase c = {"fat-tree", 8, 3, 1, 1, 0, 8, 8};
-  topo *t = tc_build(&c);
+  const char *ecmp[] = {"fabric.routing=ecmp"}; /* InfiniBand defaults to static */
+  topo *t;
+  sim_error err0;
+  assert_int_equal(tc_build_extra(&c, ecmp, 1, &t, &err0), SIM_OK);
   uint32_t leaf = topo_nic_leaf(t, 0);
   bool used[8] = {false}, core_used[32] = {false};
   uint32_t cores = 0;
@@ -187,10 +190,10 @@ static void test_ecmp(void **state) {
   assert_int_equal(cores, 16);                      /* all u * k/2 cores */
 
   /* another hash seed changes choices */
-  const char *seed[] = {"fabric.ecmp.hash_seed=12345"};
+  const char *seed[] = {"fabric.ecmp.hash_seed=12345", "fabric.routing=ecmp"};
   topo *t2;
   sim_error err;
-  assert_int_equal(tc_build_extra(&c, seed, 1, &t2, &err), SIM_OK);
+  assert_int_equal(tc_build_extra(&c, seed, 2, &t2, &err), SIM_OK);
   uint32_t differ = 0;
   for (uint64_t f = 0; f < 64; f++)
     differ += topo_ecmp_pick(t, leaf, f, 4) != topo_ecmp_pick(t2, leaf, f, 4);

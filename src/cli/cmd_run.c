@@ -303,6 +303,7 @@ int cli_cmd_run(int argc, char **argv) {
   memset(&tr, 0, sizeof tr);
   cli_run_output ro = {0};
   bool complete = true;
+  int lock = -1;
   sim_error err = {0};
   memset(&a, 0, sizeof a);
   /* Under mpirun every rank runs this function; rank 0 alone speaks and
@@ -335,6 +336,7 @@ int cli_cmd_run(int argc, char **argv) {
     goto done;
   }
   bool rank0 = !mpi || pdes_comm_rank() == 0;
+  if (rank0 && (rc = cli_output_lock(&cfg, doc, &lock)) != CLI_OK) goto done; /* one run per output.dir */
 
   r.log = json_array(); /* freed at done */
   sim = sim_create(cfg.simulation.seed);
@@ -497,6 +499,7 @@ done:
   sim_destroy(sim);
   if (t) topo_free(t);
   if (doc) cfg_free(&cfg, doc);
+  sim_dir_unlock(lock);
 out:
   cli_args_free(&a);
   if (mpi) pdes_comm_finalize();

@@ -73,6 +73,23 @@ int cli_load(const cli_args *a, cfg_scenario *cfg, cfg_doc **doc, topo **t) {
   return CLI_OK;
 }
 
+int cli_output_lock(const cfg_scenario *cfg, const cfg_doc *doc, int *lock) {
+  sim_error err = {0};
+  int rc = sim_dir_lock(cfg->output.dir, lock, &err);
+  if (rc == SIM_OK) return CLI_OK;
+  if (rc == SIM_EBUSY) {
+    char msg[sizeof err.msg];
+    snprintf(msg, sizeof msg, "%s", err.msg);
+    cfg_fail_at(doc, "output.dir", &err,
+                "%s; two runs in one folder would leave a mix of both runs' files. Set "
+                "output.dir to another folder, or wait for that run to end", msg);
+    cli_error(err.msg);
+    return CLI_BAD_INPUT;
+  }
+  cli_error(err.msg);
+  return CLI_FAILED;
+}
+
 json_t *cli_topo_json(const topo *t, const cfg_scenario *cfg) {
   const topo_inventory *inv = topo_inventory_get(t);
   json_t *o = json_object();

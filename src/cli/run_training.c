@@ -315,6 +315,7 @@ static int drive(cli_training *tr, wl_job *job, sim_ctx *sim, const char *what, 
   sim_interrupt_clear();
   sigaction(SIGINT, &sa, &old_int);
   sigaction(SIGTERM, &sa, &old_term);
+  sim_test_pause("simulate"); /* tests: a signal sent while stopped here is handled */
   simtime_ps slice = SIM_PS_PER_US, horizon = 0;
   double started = out_wall_now(), last_draw = started, rate = 0;
   uint64_t last_events = sim_events(sim);

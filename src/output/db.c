@@ -273,6 +273,7 @@ int out__db_append(const char *path, const out__db_run *r, const out__series *s,
   what = "cannot add the hot ports";
   if (insert_hot_ports(db, *run_id, t, names, top_ports) != SIM_OK) goto rollback;
   what = "cannot commit";
+  sim_test_pause("db-commit"); /* tests: kill -9 with the run's rows not yet committed */
   if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) goto rollback;
   sqlite3_close(db);
   return SIM_OK;

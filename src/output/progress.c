@@ -74,6 +74,7 @@ int out_progress_run(sim_ctx *sim, out_progress *p) {
   sim_interrupt_clear();
   sigaction(SIGINT, &sa, &old_int);
   sigaction(SIGTERM, &sa, &old_term);
+  sim_test_pause("simulate"); /* tests: a signal sent while stopped here is handled */
   /* Slices of at most 1/200 of the expected run: growing through an empty
    * stretch must not end in one slice that holds all the work. */
   simtime_ps cap = p->expected ? p->expected / 200 + 1 : SIM_TIME_MAX;

@@ -32,8 +32,9 @@ void cli_args_free(cli_args *a);
 int cli_load(const cli_args *a, cfg_scenario *cfg, cfg_doc **doc, topo **t);
 
 /* Take output.dir for this run (sim_dir_lock) before anything is simulated:
- * another run writing it is refused (exit 2, located at output.dir: choose
- * another folder or wait); *lock gets the descriptor for sim_dir_unlock. */
+ * another run writing it, a folder that cannot be made, or an
+ * output.database that is not a regular file are refused (printed, exit 2,
+ * located at the key); *lock gets the descriptor for sim_dir_unlock. */
 int cli_output_lock(const cfg_scenario *cfg, const cfg_doc *doc, int *lock);
 
 /* Print an error: location-prefixed messages verbatim, others after "fabsim: ". */

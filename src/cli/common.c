@@ -1,8 +1,10 @@
 /* Argument parsing and JSON views shared by the verbs. */
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/cli.h"
+#include "fabsim/out.h"
 
 void cli_error(const char *msg) {
   /* "file:line:col: ..." and "--set:n:col: ..." stand alone, as compilers print. */
@@ -75,19 +77,34 @@ int cli_load(const cli_args *a, cfg_scenario *cfg, cfg_doc **doc, topo **t) {
 
 int cli_output_lock(const cfg_scenario *cfg, const cfg_doc *doc, int *lock) {
   sim_error err = {0};
-  int rc = sim_dir_lock(cfg->output.dir, lock, &err);
+  char msg[sizeof err.msg];
+  struct stat st;
+  char *db = out_database_path(cfg->output.dir, cfg->output.database);
+  int rc = SIM_OK;
+  *lock = -1;
+  /* output.database: written at the end; a device or folder there would
+   * fail only after the whole simulation */
+  if (db && stat(db, &st) == 0 && !S_ISREG(st.st_mode)) {
+    cfg_fail_at(doc, "output.database", &err,
+                "%s is %s; allowed: a regular file (runs are added to it), a path that does not "
+                "exist yet (it is created), or none", db,
+                S_ISDIR(st.st_mode) ? "a folder" : S_ISCHR(st.st_mode) ? "a character device"
+                                                                      : "not a regular file");
+    rc = SIM_ECONFIG;
+  }
+  sim_free(db);
+  if (rc == SIM_OK) rc = sim_dir_lock(cfg->output.dir, lock, &err);
   if (rc == SIM_OK) return CLI_OK;
-  if (rc == SIM_EBUSY) {
-    char msg[sizeof err.msg];
+  if (rc != SIM_ECONFIG) {
     snprintf(msg, sizeof msg, "%s", err.msg);
-    cfg_fail_at(doc, "output.dir", &err,
-                "%s; two runs in one folder would leave a mix of both runs' files. Set "
-                "output.dir to another folder, or wait for that run to end", msg);
-    cli_error(err.msg);
-    return CLI_BAD_INPUT;
+    cfg_fail_at(doc, "output.dir", &err, "%s%s", msg,
+                rc == SIM_EBUSY ? "; two runs in one folder would leave a mix of both runs' "
+                                  "files. Set output.dir to another folder, or wait for that "
+                                  "run to end"
+                                : "; allowed: a folder this user can create and write");
   }
   cli_error(err.msg);
-  return CLI_FAILED;
+  return CLI_BAD_INPUT;
 }
 
 json_t *cli_topo_json(const topo *t, const cfg_scenario *cfg) {

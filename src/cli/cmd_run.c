@@ -464,6 +464,7 @@ int cli_cmd_run(int argc, char **argv) {
     cli_training_summary(&tr, summary, r.log);
     ro.job = tr.job; /* its GPU timeline feeds the GPU series */
   }
+  if (complete) cli_faults_after_end(&cfg, doc, cfg.workload.kind == CFG_WORKLOAD_TRAINING ? sim_now(sim) : r.exec.end, json_object_get(summary, "events"));
   char *dump = cfg_dump(&cfg);
   char path[4096];
   snprintf(path, sizeof path, "%s/scenario.yaml", cfg.output.dir);

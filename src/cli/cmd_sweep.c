@@ -89,12 +89,27 @@ static int add_vary(sweep_args *a, const char *text) {
     fprintf(stderr, "fabsim: --vary '%s': write KEY=V1,V2,... (see --help)\n", text);
     return CLI_BAD_INPUT;
   }
+  /* the key as --set reads it: blanks around it do not count */
+  size_t kb = 0, ke = (size_t)(eq - text);
+  while (kb < ke && (text[kb] == ' ' || text[kb] == '\t')) kb++;
+  while (ke > kb && (text[ke - 1] == ' ' || text[ke - 1] == '\t')) ke--;
+  /* A key varied twice would make points whose two values of it fight
+   * (the later --set wins) under two columns labelled alike. */
+  for (size_t i = 0; i < a->nvary; i++)
+    if (strlen(a->vary[i].key) == ke - kb && !memcmp(a->vary[i].key, text + kb, ke - kb)) {
+      fprintf(stderr, "fabsim: --vary '%s': %s is varied twice; allowed: each key in one --vary "
+                      "with all its values, such as --vary %s=",
+              text, a->vary[i].key, a->vary[i].key);
+      for (size_t k = 0; k < a->vary[i].n; k++) fprintf(stderr, "%s,", a->vary[i].values[k]);
+      fprintf(stderr, "%s\n", eq + 1);
+      return CLI_BAD_INPUT;
+    }
   a->vary = sim_realloc(a->vary, (a->nvary + 1) * sizeof *a->vary);
   vary *v = &a->vary[a->nvary++];
   memset(v, 0, sizeof *v);
-  v->key = sim_malloc((size_t)(eq - text) + 1);
-  memcpy(v->key, text, (size_t)(eq - text));
-  v->key[eq - text] = '\0';
+  v->key = sim_malloc(ke - kb + 1);
+  memcpy(v->key, text + kb, ke - kb);
+  v->key[ke - kb] = '\0';
   for (const char *p = eq + 1;;) {
     size_t len = strcspn(p, ",");
     if (len == 0) {

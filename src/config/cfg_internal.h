@@ -162,7 +162,8 @@ void cfg__faults_markdown(cfg__buf *b);
 enum {
   CFG__YAML_DEPTH_USED = 4,
   CFG__YAML_DEPTH_MAX = 16,      /* 4x the deepest valid scenario */
-  CFG__FILE_MAX = 4 * 1024 * 1024 /* bytes of a scenario file (or one --set value) */
+  CFG__FILE_MAX = 4 * 1024 * 1024, /* bytes of a scenario file (or one --set value) */
+  CFG__DAYS_MAX = 3650             /* reliability.days: ten years (validate.c) */
 };
 /* The whole of a file fabsim reads as input (`what`: "a scenario"): a
  * regular file only (a folder, device, pipe or socket is refused without

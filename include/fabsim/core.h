@@ -157,13 +157,15 @@ int sim_mkdirs(const char *path, sim_error *err);
 int sim_dir_lock(const char *dir, int *fd, sim_error *err);
 void sim_dir_unlock(int fd); /* -1: nothing */
 
-/* Test hook: when the environment variable FABSIM_TEST_PAUSE equals point,
- * the process stops itself (SIGSTOP) there, so a test can wait for the
- * stopped state and then signal or kill it at a known point instead of
- * after a guessed delay. Points: "simulate" (the simulation is about to
- * run its first slice), "db-commit" (a run's rows are inserted, the
- * transaction is not yet committed), "rename" (a file's temporary is whole,
- * not yet renamed). Unset: nothing, one getenv. */
+/* Test hook: the first time the environment variable FABSIM_TEST_PAUSE
+ * equals point, the process removes the variable and stops itself
+ * (SIGSTOP) there, so a test can wait for the stopped state and then signal
+ * or kill it at a known point instead of after a guessed delay (a signal
+ * sent while stopped is handled on SIGCONT). Points: "simulate" (the first
+ * slice that advanced simulated time past 0 has run, the Ctrl-C handler is
+ * installed), "db-commit"
+ * (a run's rows are inserted, the transaction not yet committed), "rename"
+ * (a file's temporary is whole, not yet renamed). Unset: one getenv. */
 void sim_test_pause(const char *point);
 
 #ifdef __cplusplus

@@ -55,8 +55,8 @@ static const char run_help[] =
     "writes, the files equal those of --set simulation.engine=parallel on one\n"
     "process, and summary.json's sim.parallel says how the ranks shared the work.\n"
     "\n"
-    "Exit status: 0 done, 1 the run failed (e.g. cannot write output), 2 bad input,\n"
-    "130 stopped by Ctrl-C.\n"
+    "Exit status: 0 done, 1 the run failed (e.g. cannot write output), 2 bad input\n"
+    "(or output.dir in use by another run), 3 out of memory, 130 stopped by Ctrl-C.\n"
     "Example: fabsim run examples/default.yaml --set workload.collective.size=256MiB\n";
 
 static double wall_now(void) {

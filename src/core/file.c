@@ -54,7 +54,9 @@ static mode_t new_file_mode(void) {
 
 void sim_test_pause(const char *point) {
   const char *want = getenv("FABSIM_TEST_PAUSE");
-  if (want && point && !strcmp(want, point)) raise(SIGSTOP);
+  if (!want || !point || strcmp(want, point) != 0) return;
+  unsetenv("FABSIM_TEST_PAUSE"); /* once per process, and not in its children */
+  raise(SIGSTOP);
 }
 
 int sim_write_file_atomic(const char *path, const void *data, size_t len, sim_error *err) {

@@ -6,15 +6,6 @@
 # there (FABSIM_TEST_PAUSE, fabsim/core.h), never for a guessed delay.
 . "$(dirname "$0")/lib.sh"
 
-# wait_stopped PID: until the process is stopped (state T) by its own
-# SIGSTOP; fails if it ends instead.
-wait_stopped() {
-  while :; do
-    st=$(ps -o stat= -p "$1" 2>/dev/null) || return 1
-    case $st in T*) return 0 ;; esac
-    sleep 0.05
-  done
-}
 RUN=(run --set cluster.nodes=2 --set output.report=false)
 
 # --- a symlink planted where the old temporaries were (NAME.tmp.PID, the pid

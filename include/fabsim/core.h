@@ -149,13 +149,15 @@ uint64_t sim_hash_str(const char *s);
 int sim_write_file_atomic(const char *path, const void *data, size_t len, sim_error *err);
 /* mkdir -p */
 int sim_mkdirs(const char *path, sim_error *err);
-/* One run per folder: creates dir if needed and takes an exclusive lock on
- * dir/.fabsim.lock, held until sim_dir_unlock (or the process ends, however
- * it ends). *fd gets the lock's descriptor. SIM_EBUSY when another process
- * holds it (the message names that process), SIM_EIO when the folder cannot
- * be made or locked. */
-int sim_dir_lock(const char *dir, int *fd, sim_error *err);
-void sim_dir_unlock(int fd); /* -1: nothing */
+/* One run per folder: creates dir if needed (*created: it did not exist)
+ * and takes an exclusive lock on dir/.fabsim.lock, held until
+ * sim_dir_unlock (or the process ends, however it ends). *fd gets the
+ * lock's descriptor. SIM_EBUSY when another process holds it (the message
+ * names that process), SIM_EIO when the folder cannot be made or locked. */
+int sim_dir_lock(const char *dir, int *fd, bool *created, sim_error *err);
+/* Releases the lock (fd -1: nothing). remove_dir: a folder this run created
+ * and wrote nothing into goes again (the lock file, then the folder if empty). */
+void sim_dir_unlock(int fd, const char *dir, bool remove_dir);
 
 /* Test hook: the first time the environment variable FABSIM_TEST_PAUSE
  * equals point, the process removes the variable and stops itself

@@ -303,7 +303,7 @@ int cli_cmd_run(int argc, char **argv) {
   memset(&tr, 0, sizeof tr);
   cli_run_output ro = {0};
   bool complete = true;
-  int lock = -1;
+  cli_lock lock = CLI_LOCK_NONE;
   sim_error err = {0};
   memset(&a, 0, sizeof a);
   /* Under mpirun every rank runs this function; rank 0 alone speaks and
@@ -499,8 +499,8 @@ done:
   cli_run_output_free(&ro);
   sim_destroy(sim);
   if (t) topo_free(t);
+  cli_output_unlock(&lock, rc); /* before cfg_free: it names output.dir */
   if (doc) cfg_free(&cfg, doc);
-  sim_dir_unlock(lock);
 out:
   cli_args_free(&a);
   if (mpi) pdes_comm_finalize();

@@ -75,13 +75,19 @@ int cli_load(const cli_args *a, cfg_scenario *cfg, cfg_doc **doc, topo **t) {
   return CLI_OK;
 }
 
-int cli_output_lock(const cfg_scenario *cfg, const cfg_doc *doc, int *lock) {
+void cli_output_unlock(cli_lock *lock, int rc) {
+  sim_dir_unlock(lock->fd, lock->dir, lock->created && rc == CLI_BAD_INPUT);
+  lock->fd = -1;
+}
+
+int cli_output_lock(const cfg_scenario *cfg, const cfg_doc *doc, cli_lock *lock) {
   sim_error err = {0};
   char msg[sizeof err.msg];
   struct stat st;
   char *db = out_database_path(cfg->output.dir, cfg->output.database);
   int rc = SIM_OK;
-  *lock = -1;
+  lock->fd = -1;
+  lock->dir = cfg->output.dir;
   /* output.database: written at the end; a device or folder there would
    * fail only after the whole simulation */
   if (db && stat(db, &st) == 0 && !S_ISREG(st.st_mode)) {
@@ -93,7 +99,7 @@ int cli_output_lock(const cfg_scenario *cfg, const cfg_doc *doc, int *lock) {
     rc = SIM_ECONFIG;
   }
   sim_free(db);
-  if (rc == SIM_OK) rc = sim_dir_lock(cfg->output.dir, lock, &err);
+  if (rc == SIM_OK) rc = sim_dir_lock(cfg->output.dir, &lock->fd, &lock->created, &err);
   if (rc == SIM_OK) return CLI_OK;
   if (rc != SIM_ECONFIG) {
     snprintf(msg, sizeof msg, "%s", err.msg);

@@ -285,8 +285,9 @@ int cfg__resolve(cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
   if (rc == SIM_OK) rc = check_collective(s, doc, err);
   if (rc == SIM_OK) rc = check_packet(s, doc, err);
   if (rc == SIM_OK) rc = check_faults(s, doc, err);
-  if (rc == SIM_OK) rc = check_rto(s, doc, err);
-  if (rc == SIM_OK) rc = check_buffer(s, doc, err);
+  /* the packet fidelity alone has retransmission timers and switch buffers */
+  if (rc == SIM_OK && s->simulation.fidelity == CFG_FIDELITY_PACKET) rc = check_rto(s, doc, err);
+  if (rc == SIM_OK && s->simulation.fidelity == CFG_FIDELITY_PACKET) rc = check_buffer(s, doc, err);
   if (rc == SIM_OK) rc = check_days(s, doc, err);
   return rc;
 }

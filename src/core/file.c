@@ -111,11 +111,13 @@ err:
  * released by the kernel when the process ends however it ends (kill -9
  * included), visible to other hosts on NFS (lockd). The lock file stays: an
  * unlinked lock file would let two runs lock two different files. */
-int sim_dir_lock(const char *dir, int *fd_out, sim_error *err) {
+int sim_dir_lock(const char *dir, int *fd_out, bool *created, sim_error *err) {
   char path[4200];
   struct flock fl;
+  struct stat st;
   int rc, fd;
   *fd_out = -1;
+  *created = stat(dir, &st) != 0;
   if ((rc = sim_mkdirs(dir, err)) != SIM_OK) return rc;
   if (snprintf(path, sizeof path, "%s/.fabsim.lock", dir) >= (int)sizeof path)
     return sim_fail(err, SIM_EIO, "%s: path too long", dir);
@@ -141,6 +143,12 @@ int sim_dir_lock(const char *dir, int *fd_out, sim_error *err) {
   return rc;
 }
 
-void sim_dir_unlock(int fd) {
-  if (fd >= 0) close(fd);
+void sim_dir_unlock(int fd, const char *dir, bool remove_dir) {
+  char path[4200];
+  if (fd < 0) return;
+  /* still holding the lock: nobody else can be writing the folder */
+  if (remove_dir && snprintf(path, sizeof path, "%s/.fabsim.lock", dir) < (int)sizeof path &&
+      unlink(path) == 0)
+    rmdir(dir); /* only if empty: anything written stays */
+  close(fd);
 }

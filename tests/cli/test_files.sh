@@ -62,6 +62,25 @@ kill -9 $pid
 wait $pid 2>/dev/null
 expect_exit 0 "$FABSIM" "${RUN[@]}" --set output.dir=busy --quiet
 
+# --- one sweep per --out DIR: its points stop themselves (the variable reaches
+#     them), the sweep waits for its point holding DIR, a second sweep is refused
+FABSIM_TEST_PAUSE=simulate "$FABSIM" sweep --vary cluster.nodes=2 --out swl --jobs 1 --quiet >sw.out 2>sw.err &
+sw=$!
+pt=""
+while kill -0 $sw 2>/dev/null; do
+  pt=$(pgrep -f "swl/point-001" | head -1)
+  [ -n "$pt" ] && wait_stopped "$pt" && break
+  sleep 0.05
+done
+[ -n "$pt" ] && pass || fail "the sweep's point never started: $(cat sw.err)"
+expect_exit 2 "$FABSIM" sweep --vary cluster.nodes=4 --out swl --quiet
+expect_err "another fabsim run (process $sw) is writing this folder; give this sweep another --out"
+kill -CONT "$pt"
+wait $sw
+code=$?
+[ $code = 0 ] && pass || fail "the first sweep: exit $code: $(cat sw.err)"
+expect_json swl/point-001/summary.json '.nodes == 2'
+
 # --- kill -9 while a file is being written: stopped with the temporary of
 #     summary.json whole but not renamed, then killed; the previous
 #     summary.json is whole under its name

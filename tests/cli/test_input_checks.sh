@@ -42,19 +42,21 @@ expect_err "--set:2:17: output.database: /dev/null is a character device; allowe
 
 # --- values accepted before and then wrong (defect 9)
 # an RTO at or below the base RTT: every packet resent before its ACK could arrive
-expect_exit 2 "$FABSIM" run --set cluster.nic.rto=0s --set output.dir=o --quiet
-expect_err "--set:1:17: cluster.nic.rto: 0ns does not exceed the fabric's base RTT of 2711.04ns"
+PKT=(--set simulation.fidelity=packet)
+expect_exit 2 "$FABSIM" run "${PKT[@]}" --set cluster.nic.rto=0s --set output.dir=o --quiet
+expect_err "--set:2:17: cluster.nic.rto: 0ns does not exceed the fabric's base RTT of 2711.04ns"
 expect_err "allowed: more than 2711.04ns"
 printf 'cluster:\n  nic:\n    rto: 2us\n' > rto.yaml
-expect_exit 2 "$FABSIM" run rto.yaml --set output.dir=o --quiet
+expect_exit 2 "$FABSIM" run rto.yaml "${PKT[@]}" --set output.dir=o --quiet
 expect_err "rto.yaml:3:10: cluster.nic.rto: 2us does not exceed"
-expect_exit 0 "$FABSIM" topo --set cluster.nic.rto=3us
+expect_exit 0 "$FABSIM" topo "${PKT[@]}" --set cluster.nic.rto=3us
+expect_exit 0 "$FABSIM" topo --set cluster.nic.rto=0s # unused by the analytic fidelity
 # a switch buffer smaller than what the switch model sets aside per port
-expect_exit 2 "$FABSIM" run --set fabric.switch.buffer=1B --set output.dir=o --quiet
-expect_err "--set:1:22: fabric.switch.buffer: 1B is less than a switch needs before any queue can grow; allowed: at least 2115328B, 64 ports x 33052B"
-expect_exit 2 "$FABSIM" topo --set fabric.transport=roce --set fabric.switch.buffer=5MB
+expect_exit 2 "$FABSIM" run "${PKT[@]}" --set fabric.switch.buffer=1B --set output.dir=o --quiet
+expect_err "--set:2:22: fabric.switch.buffer: 1B is less than a switch needs before any queue can grow; allowed: at least 2115328B, 64 ports x 33052B"
+expect_exit 2 "$FABSIM" topo "${PKT[@]}" --set fabric.transport=roce --set fabric.switch.buffer=5MB
 expect_err "allowed: at least 5513984B, 64 ports x 86156B: per port a 4 KB reserve for each of 8 traffic classes and PFC headroom"
-expect_exit 0 "$FABSIM" topo --set fabric.transport=roce --set fabric.switch.buffer=6MB
+expect_exit 0 "$FABSIM" topo "${PKT[@]}" --set fabric.transport=roce --set fabric.switch.buffer=6MB
 # a reliability plan of 100,000 days ran with no progress and no bound
 expect_exit 2 "$FABSIM" reliability --set reliability.days=1e5
 expect_err "--set:1:18: reliability.days: 100000 days is not one training run; allowed: more than 0 and at most 3650"
@@ -63,6 +65,10 @@ expect_exit 0 "$FABSIM" reliability --set reliability.days=3650 --set cluster.no
 expect_exit 2 "$FABSIM" sweep --vary cluster.nodes=2,4 --vary cluster.nodes=8 --out sw
 expect_err "--vary 'cluster.nodes=8': cluster.nodes is varied twice; allowed: each key in one --vary with all its values, such as --vary cluster.nodes=2,4,8"
 [ ! -e sw ] && pass || fail "a refused sweep left a folder"
+# refused input leaves no folder behind, also when refused after the run took output.dir
+expect_exit 2 "$FABSIM" run --set workload.kind=training --set cluster.nodes=3 --set workload.model.layers=2 \
+  --set workload.model.experts=24 --set workload.parallel.ep=12 --set output.dir=refused
+[ ! -e refused ] && pass || fail "a refused run left its output.dir: $(ls -A refused)"
 
 # --- a fault after the workload's end: reported in the terminal, summary and events.csv
 expect_exit 0 "$FABSIM" run "${SMALL[@]}" --set output.dir=late \

@@ -43,7 +43,8 @@ static inline double sim_ps_to_s(simtime_ps t) { return (double)t * 1e-12; }
   X(ERANGE, -4, "value out of range")                                         \
   X(ENOTSUP, -5, "not supported")                                             \
   X(ENOENT, -6, "no such element")                                            \
-  X(EINTR, -7, "interrupted")
+  X(EINTR, -7, "interrupted")                                                 \
+  X(EBUSY, -8, "in use by another run")
 
 typedef enum {
   SIM_OK = 0,
@@ -141,11 +142,33 @@ uint64_t sim_hash_str(const char *s);
 
 /* ---- atomic output ---------------------------------------------------- */
 
-/* Writes `len` bytes to path through a temporary name in the same folder and
- * rename(2), creating the folder if needed, so a reader never sees half a file. */
+/* Writes `len` bytes to path through a temporary in the same folder and
+ * rename(2), creating the folder if needed, so a reader never sees half a
+ * file. The temporary (".NAME.XXXXXX") is made by mkstemp: never a name
+ * someone could plant a symlink at; removed on failure. */
 int sim_write_file_atomic(const char *path, const void *data, size_t len, sim_error *err);
 /* mkdir -p */
 int sim_mkdirs(const char *path, sim_error *err);
+/* One run per folder: creates dir if needed (*created: it did not exist)
+ * and takes an exclusive lock on dir/.fabsim.lock, held until
+ * sim_dir_unlock (or the process ends, however it ends). *fd gets the
+ * lock's descriptor. SIM_EBUSY when another process holds it (the message
+ * names that process), SIM_EIO when the folder cannot be made or locked. */
+int sim_dir_lock(const char *dir, int *fd, bool *created, sim_error *err);
+/* Releases the lock (fd -1: nothing). remove_dir: a folder this run created
+ * and wrote nothing into goes again (the lock file, then the folder if empty). */
+void sim_dir_unlock(int fd, const char *dir, bool remove_dir);
+
+/* Test hook: the first time the environment variable FABSIM_TEST_PAUSE
+ * equals point, the process removes the variable and stops itself
+ * (SIGSTOP) there, so a test can wait for the stopped state and then signal
+ * or kill it at a known point instead of after a guessed delay (a signal
+ * sent while stopped is handled on SIGCONT). Points: "simulate" (the first
+ * slice that advanced simulated time past 0 has run, the Ctrl-C handler is
+ * installed), "db-commit"
+ * (a run's rows are inserted, the transaction not yet committed), "rename"
+ * (a file's temporary is whole, not yet renamed). Unset: one getenv. */
+void sim_test_pause(const char *point);
 
 #ifdef __cplusplus
 }

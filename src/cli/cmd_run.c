@@ -55,9 +55,10 @@ static const char run_help[] =
     "writes, the files equal those of --set simulation.engine=parallel on one\n"
     "process, and summary.json's sim.parallel says how the ranks shared the work.\n"
     "\n"
-    "Exit status: 0 done, 1 the run failed (e.g. cannot write output), 2 bad input,\n"
-    "4 the simulated job failed (a transfer lost, a GPU or node down: summary.json's\n"
-    "\"outcome\" is \"failed\" and \"failure\" says why), 130 stopped by Ctrl-C.\n"
+    "Exit status: 0 done, 1 the run failed (e.g. cannot write output), 2 bad input\n"
+    "(or output.dir in use by another run), 3 out of memory, 4 the simulated job\n"
+    "failed (a transfer lost, a GPU or node down: summary.json's \"outcome\" is\n"
+    "\"failed\" and \"failure\" says why), 130 stopped by Ctrl-C.\n"
     "Example: fabsim run examples/default.yaml --set workload.collective.size=256MiB\n";
 
 static double wall_now(void) {
@@ -368,6 +369,7 @@ int cli_cmd_run(int argc, char **argv) {
   memset(&tr, 0, sizeof tr);
   cli_run_output ro = {0};
   bool complete = true;
+  cli_lock lock = CLI_LOCK_NONE;
   sim_error err = {0};
   memset(&a, 0, sizeof a);
   /* Under mpirun every rank runs this function; rank 0 alone speaks and
@@ -400,6 +402,7 @@ int cli_cmd_run(int argc, char **argv) {
     goto done;
   }
   bool rank0 = !mpi || pdes_comm_rank() == 0;
+  if (rank0 && (rc = cli_output_lock(&cfg, doc, &lock)) != CLI_OK) goto done; /* one run per output.dir */
 
   r.log = json_array(); /* freed at done */
   sim = sim_create(cfg.simulation.seed);
@@ -560,6 +563,7 @@ int cli_cmd_run(int argc, char **argv) {
     cli_training_summary(&tr, summary, r.log);
     ro.job = tr.job; /* its GPU timeline feeds the GPU series */
   }
+  if (complete) cli_faults_after_end(&cfg, doc, cfg.workload.kind == CFG_WORKLOAD_TRAINING ? sim_now(sim) : r.exec.end, json_object_get(summary, "events"));
   char *dump = cfg_dump(&cfg);
   char path[4096];
   snprintf(path, sizeof path, "%s/scenario.yaml", cfg.output.dir);
@@ -604,6 +608,7 @@ done:
   cli_run_output_free(&ro);
   sim_destroy(sim);
   if (t) topo_free(t);
+  cli_output_unlock(&lock, rc); /* before cfg_free: it names output.dir */
   if (doc) cfg_free(&cfg, doc);
 out:
   cli_args_free(&a);

@@ -51,7 +51,8 @@ static const char sweep_help[] =
     "to be in one place; the database never needs one.\n"
     "\n"
     "Exit status: 0 every point ran, 1 a point failed (its stderr.txt is shown),\n"
-    "2 bad input, 130 stopped by Ctrl-C (points finished so far are in the table).\n"
+    "2 bad input (or DIR in use by another sweep), 130 stopped by Ctrl-C (points\n"
+    "finished so far are in the table).\n"
     "\n"
     "Example: fabsim sweep examples/default.yaml --vary fabric.routing=ecmp,adaptive \\\n"
     "           --vary workload.collective.size=64MiB,1GiB --jobs 2\n";
@@ -89,12 +90,27 @@ static int add_vary(sweep_args *a, const char *text) {
     fprintf(stderr, "fabsim: --vary '%s': write KEY=V1,V2,... (see --help)\n", text);
     return CLI_BAD_INPUT;
   }
+  /* the key as --set reads it: blanks around it do not count */
+  size_t kb = 0, ke = (size_t)(eq - text);
+  while (kb < ke && (text[kb] == ' ' || text[kb] == '\t')) kb++;
+  while (ke > kb && (text[ke - 1] == ' ' || text[ke - 1] == '\t')) ke--;
+  /* A key varied twice would make points whose two values of it fight
+   * (the later --set wins) under two columns labelled alike. */
+  for (size_t i = 0; i < a->nvary; i++)
+    if (strlen(a->vary[i].key) == ke - kb && !memcmp(a->vary[i].key, text + kb, ke - kb)) {
+      fprintf(stderr, "fabsim: --vary '%s': %s is varied twice; allowed: each key in one --vary "
+                      "with all its values, such as --vary %s=",
+              text, a->vary[i].key, a->vary[i].key);
+      for (size_t k = 0; k < a->vary[i].n; k++) fprintf(stderr, "%s,", a->vary[i].values[k]);
+      fprintf(stderr, "%s\n", eq + 1);
+      return CLI_BAD_INPUT;
+    }
   a->vary = sim_realloc(a->vary, (a->nvary + 1) * sizeof *a->vary);
   vary *v = &a->vary[a->nvary++];
   memset(v, 0, sizeof *v);
-  v->key = sim_malloc((size_t)(eq - text) + 1);
-  memcpy(v->key, text, (size_t)(eq - text));
-  v->key[eq - text] = '\0';
+  v->key = sim_malloc(ke - kb + 1);
+  memcpy(v->key, text + kb, ke - kb);
+  v->key[ke - kb] = '\0';
   for (const char *p = eq + 1;;) {
     size_t len = strcspn(p, ",");
     if (len == 0) {
@@ -451,6 +467,8 @@ int cli_cmd_sweep(int argc, char **argv) {
   json_t *runs = NULL;
   char *db = NULL, *outabs = NULL, *rank_db = NULL;
   size_t npoints = 1, nmine = 0;
+  int lock = -1; /* rank 0 holds DIR while the sweep writes it */
+  bool created = false;
   bool mpi = pdes_comm_built() && pdes_comm_launched();
   uint32_t rank = 0, size = 1;
   if (!pdes_comm_built() && pdes_comm_launched()) {
@@ -544,6 +562,23 @@ int cli_cmd_sweep(int argc, char **argv) {
     rc = verdict;
   }
   if (rc != CLI_OK) goto out;
+  /* One sweep per DIR: a second one would mix its points, sweep.csv and
+   * report.html with ours (each point's folder is locked by its run too). */
+  if (rank == 0) {
+    sim_error err = {0};
+    int lrc = sim_dir_lock(outabs, &lock, &created, &err);
+    if (lrc != SIM_OK) {
+      fprintf(stderr, "fabsim: --out %s: %s%s\n", a.out, err.msg,
+              lrc == SIM_EBUSY ? "; give this sweep another --out, or wait for that one to end" : "");
+      rc = lrc == SIM_EBUSY ? CLI_BAD_INPUT : CLI_FAILED;
+    }
+  }
+  if (size > 1) {
+    int32_t verdict = rc;
+    pdes_comm_bcast(&verdict, sizeof verdict);
+    rc = verdict;
+  }
+  if (rc != CLI_OK) goto out;
   if (!a.quiet && rank == 0) {
     if (size > 1)
       fprintf(stderr, "sweep %s: %zu points over %u MPI ranks, %u at a time each, in %s\n", id, npoints,
@@ -625,6 +660,7 @@ out:
   if (jobs) cli_jobs_free(jobs, npoints);
   sim_free(db);
   sim_free(rank_db);
+  sim_dir_unlock(lock, outabs, false);
   sim_free(outabs);
   free_args(&a);
   if (mpi) pdes_comm_finalize();

@@ -1,8 +1,10 @@
 /* Argument parsing and JSON views shared by the verbs. */
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/cli.h"
+#include "fabsim/out.h"
 
 void cli_error(const char *msg) {
   /* "file:line:col: ..." and "--set:n:col: ..." stand alone, as compilers print. */
@@ -71,6 +73,80 @@ int cli_load(const cli_args *a, cfg_scenario *cfg, cfg_doc **doc, topo **t) {
     return CLI_BAD_INPUT;
   }
   return CLI_OK;
+}
+
+void cli_output_unlock(cli_lock *lock, int rc) {
+  sim_dir_unlock(lock->fd, lock->dir, lock->created && rc == CLI_BAD_INPUT);
+  lock->fd = -1;
+}
+
+int cli_output_lock(const cfg_scenario *cfg, const cfg_doc *doc, cli_lock *lock) {
+  sim_error err = {0};
+  char msg[sizeof err.msg];
+  struct stat st;
+  char *db = out_database_path(cfg->output.dir, cfg->output.database);
+  int rc = SIM_OK;
+  lock->fd = -1;
+  lock->dir = cfg->output.dir;
+  /* output.database: written at the end; a device or folder there would
+   * fail only after the whole simulation */
+  if (db && stat(db, &st) == 0 && !S_ISREG(st.st_mode)) {
+    cfg_fail_at(doc, "output.database", &err,
+                "%s is %s; allowed: a regular file (runs are added to it), a path that does not "
+                "exist yet (it is created), or none", db,
+                S_ISDIR(st.st_mode) ? "a folder" : S_ISCHR(st.st_mode) ? "a character device"
+                                                                      : "not a regular file");
+    rc = SIM_ECONFIG;
+  }
+  sim_free(db);
+  if (rc == SIM_OK) rc = sim_dir_lock(cfg->output.dir, &lock->fd, &lock->created, &err);
+  if (rc == SIM_OK) return CLI_OK;
+  if (rc != SIM_ECONFIG) {
+    snprintf(msg, sizeof msg, "%s", err.msg);
+    cfg_fail_at(doc, "output.dir", &err, "%s%s", msg,
+                rc == SIM_EBUSY ? "; two runs in one folder would leave a mix of both runs' "
+                                  "files. Set output.dir to another folder, or wait for that "
+                                  "run to end"
+                                : "; allowed: a folder this user can create and write");
+  }
+  cli_error(err.msg);
+  return CLI_BAD_INPUT;
+}
+
+size_t cli_faults_after_end(const cfg_scenario *cfg, const cfg_doc *doc, simtime_ps end,
+                            json_t *events) {
+  size_t n = 0;
+  for (uint32_t i = 0; i < cfg->faults.n; i++) {
+    const cfg_fault *f = &cfg->faults.v[i];
+    char key[48], at[32], endt[32], detail[512];
+    if (f->at < end) continue;
+    snprintf(key, sizeof key, "faults[%u].at", i);
+    out_fmt_seconds(at, sizeof at, sim_ps_to_s(f->at));
+    out_fmt_seconds(endt, sizeof endt, sim_ps_to_s(end));
+    snprintf(detail, sizeof detail,
+             "faults[%u] (%s of %s at %s) came after the workload ended (%s): it had no effect "
+             "on it; allowed: faults[%u].at before %s", i, cfg_fault_kind_name(f->kind), f->target, at,
+             endt, i, endt);
+    /* in time order: before the first event later than the fault */
+    json_t *e = json_object();
+    size_t pos = json_array_size(events);
+    while (pos > 0 &&
+           json_number_value(json_object_get(json_array_get(events, pos - 1), "at_s")) >
+               sim_ps_to_s(f->at))
+      pos--;
+    json_object_set_new(e, "at_s", json_real(sim_ps_to_s(f->at)));
+    json_object_set_new(e, "component", json_string(f->target));
+    json_object_set_new(e, "kind", json_string("fault-after-end"));
+    json_object_set_new(e, "detail", json_string(detail));
+    json_array_insert_new(events, pos, e);
+    cfg_loc l = cfg_where(doc, key);
+    if (l.line)
+      fprintf(stderr, "%s:%u:%u: warning: %s: %s\n", l.file, l.line, l.col, key, detail);
+    else
+      fprintf(stderr, "fabsim: warning: %s\n", detail);
+    n++;
+  }
+  return n;
 }
 
 json_t *cli_topo_json(const topo *t, const cfg_scenario *cfg) {

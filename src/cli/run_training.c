@@ -363,6 +363,7 @@ static int drive(cli_training *tr, wl_job *job, sim_ctx *sim, const char *what, 
     if (sim_now(sim) > horizon) horizon = sim_now(sim);
     horizon = horizon > SIM_TIME_MAX - slice ? SIM_TIME_MAX : horizon + slice;
     rc = wl_job_run_until(job, horizon, tr->doc, err);
+    if (sim_now(sim) > 0) sim_test_pause("simulate"); /* tests: simulated time has advanced */
     double now = out_wall_now(), dt = now - t0;
     simtime_ps cap = expected ? expected / 200 + 1 : SIM_TIME_MAX / 8;
     if (dt < 0.05) slice = slice > cap / 4 ? cap : slice * 4;

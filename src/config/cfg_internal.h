@@ -155,6 +155,23 @@ void cfg__faults_markdown(cfg__buf *b);
 
 /* ---- loading and validation ----------------------------------------------- */
 
+/* Limits on what is read, so no input can take unbounded time or memory.
+ * The deepest valid scenario nests 4 containers (the top mapping, a
+ * section, its subsection, a key's list); the largest holds 4,096 faults
+ * and lists of 1,024 items, well under 1 MiB. */
+enum {
+  CFG__YAML_DEPTH_USED = 4,
+  CFG__YAML_DEPTH_MAX = 16,      /* 4x the deepest valid scenario */
+  CFG__FILE_MAX = 4 * 1024 * 1024, /* bytes of a scenario file (or one --set value) */
+  CFG__DAYS_MAX = 3650             /* reliability.days: ten years (validate.c) */
+};
+/* The whole of a file fabsim reads as input (`what`: "a scenario"): a
+ * regular file only (a folder, device, pipe or socket is refused without
+ * reading), at most CFG__FILE_MAX bytes. *buf (sim_free) gets the bytes.
+ * Errors are SIM_EIO (the file, not its text): "PATH: what is wrong; what
+ * is allowed". */
+int cfg__read_file(const char *path, const char *what, char **buf, size_t *len, sim_error *err);
+
 /* True when key i got a value from the file or a --set. */
 int cfg__is_set(const cfg_doc *doc, size_t i);
 /* Fills every unset derived key, then checks what no single key can

@@ -7,9 +7,12 @@
  * sections, so YAML aliases and deep nesting cannot make it recurse far.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <yaml.h>
 
 #include "config/cfg_internal.h"
@@ -326,12 +329,42 @@ static int walk_mapping(loader *ld, const yaml_node_t *map, const char *prefix) 
   return rc;
 }
 
+/* Nesting depth before anything is built: libyaml's scanner and composer
+ * take time quadratic in the depth (20,000 levels: 8 s), so an event pass
+ * stops at the first container deeper than CFG__YAML_DEPTH_MAX, after
+ * O(CFG__YAML_DEPTH_MAX x bytes) work. A syntax error ends the pass quietly:
+ * the load that follows reports it, and its depth is then within the cap. */
+static int check_depth(loader *ld, const char *key) {
+  yaml_parser_t p;
+  yaml_event_t ev;
+  int depth = 0, rc = SIM_OK;
+  if (!yaml_parser_initialize(&p)) return sim_fail(ld->err, SIM_ECONFIG, "out of memory");
+  yaml_parser_set_input_string(&p, (const unsigned char *)ld->buf, ld->len);
+  while (yaml_parser_parse(&p, &ev)) {
+    yaml_event_type_t type = ev.type;
+    if (type == YAML_SEQUENCE_START_EVENT || type == YAML_MAPPING_START_EVENT) {
+      if (++depth > CFG__YAML_DEPTH_MAX)
+        rc = fail_loc(ld, loc_of(ld, ev.start_mark), key,
+                      "YAML nested %d levels deep here; allowed at most %d (the deepest valid "
+                      "scenario nests %d: the top mapping, a section, its subsection, a list)",
+                      depth, CFG__YAML_DEPTH_MAX, CFG__YAML_DEPTH_USED);
+    } else if (type == YAML_SEQUENCE_END_EVENT || type == YAML_MAPPING_END_EVENT) {
+      depth--;
+    }
+    yaml_event_delete(&ev);
+    if (rc != SIM_OK || type == YAML_STREAM_END_EVENT) break;
+  }
+  yaml_parser_delete(&p);
+  return rc;
+}
+
 static int load_yaml(loader *ld) {
   yaml_parser_t parser;
   yaml_document_t ydoc, extra;
   const yaml_node_t *root;
-  int rc = SIM_OK, have_doc = 0;
+  int rc = check_depth(ld, NULL), have_doc = 0;
 
+  if (rc != SIM_OK) return rc;
   if (!yaml_parser_initialize(&parser)) return sim_fail(ld->err, SIM_ECONFIG, "out of memory");
   yaml_parser_set_input_string(&parser, (const unsigned char *)ld->buf, ld->len);
   if (!yaml_parser_load(&parser, &ydoc)) {
@@ -422,6 +455,13 @@ static int apply_set(loader *ld, uint32_t index, const char *arg) {
   ld->col0 = (uint32_t)(eq - arg) + 2;
   ld->buf = eq + 1;
   ld->len = strlen(eq + 1);
+  if (ld->len > CFG__FILE_MAX) {
+    rc = fail_loc(ld, (cfg_loc){set_label, index, ld->col0}, key,
+                  "a value of %zu bytes; allowed at most %d (a whole scenario file's limit)",
+                  ld->len, CFG__FILE_MAX);
+    goto done;
+  }
+  if ((rc = check_depth(ld, key)) != SIM_OK) goto done;
   if (!yaml_parser_initialize(&parser)) {
     rc = sim_fail(ld->err, SIM_ECONFIG, "out of memory");
     goto done;
@@ -482,6 +522,11 @@ int cfg_load_buffer(cfg_scenario *out, cfg_doc **doc_out, const char *name, cons
   ld.doc = doc;
   ld.err = err;
   ld.label = doc->file;
+  if (len > CFG__FILE_MAX) {
+    rc = sim_fail(err, SIM_ECONFIG, "%s: %zu bytes; a scenario is at most %d bytes (4 MiB)",
+                  doc->file, len, CFG__FILE_MAX);
+    goto fail;
+  }
   if (yaml && len > 0) {
     ld.buf = yaml;
     ld.len = len;
@@ -503,34 +548,77 @@ fail:
   return rc;
 }
 
+static const char *file_kind(mode_t m) {
+  return S_ISDIR(m) ? "a folder" : S_ISCHR(m) ? "a character device"
+         : S_ISBLK(m) ? "a block device" : S_ISFIFO(m) ? "a pipe" : S_ISSOCK(m) ? "a socket"
+                                                                   : "not a regular file";
+}
+
+int cfg__read_file(const char *path, const char *what, char **out, size_t *len_out,
+                   sim_error *err) {
+  struct stat st;
+  char *buf = NULL;
+  size_t len = 0;
+  int rc = SIM_OK;
+  /* O_NONBLOCK: opening a pipe must not wait for a writer; it is refused below */
+  int fd = open(path, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+  *out = NULL;
+  *len_out = 0;
+  if (fd < 0) return sim_fail(err, SIM_EIO, "%s: cannot read: %s", path, strerror(errno));
+  if (fstat(fd, &st) != 0) {
+    rc = sim_fail(err, SIM_EIO, "%s: cannot read: %s", path, strerror(errno));
+    goto done;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    rc = sim_fail(err, SIM_EIO, "%s: is %s; %s is a regular file", path,
+                  file_kind(st.st_mode), what);
+    goto done;
+  }
+  if (st.st_size > CFG__FILE_MAX) {
+    rc = sim_fail(err, SIM_EIO, "%s: %lld bytes; %s is at most %d bytes (4 MiB)", path,
+                  (long long)st.st_size, what, CFG__FILE_MAX);
+    goto done;
+  }
+  /* +1: a file that grew past the cap since fstat is caught, not cut */
+  buf = sim_malloc((size_t)st.st_size + 1 > CFG__FILE_MAX ? (size_t)CFG__FILE_MAX + 1
+                                                          : (size_t)st.st_size + 1);
+  for (size_t cap = (size_t)st.st_size + 1;;) {
+    ssize_t k;
+    if (len == cap) {
+      if (cap > CFG__FILE_MAX) {
+        rc = sim_fail(err, SIM_EIO, "%s: more than %d bytes; %s is at most %d bytes (4 MiB)",
+                      path, CFG__FILE_MAX, what, CFG__FILE_MAX);
+        goto done;
+      }
+      cap = CFG__FILE_MAX + 1;
+      buf = sim_realloc(buf, cap);
+    }
+    k = read(fd, buf + len, cap - len);
+    if (k < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (k < 0) {
+      rc = sim_fail(err, SIM_EIO, "%s: cannot read: %s", path, strerror(errno));
+      goto done;
+    }
+    if (k == 0) break;
+    len += (size_t)k;
+  }
+  *out = buf;
+  *len_out = len;
+  buf = NULL;
+done:
+  sim_free(buf);
+  close(fd);
+  return rc;
+}
+
 int cfg_load(cfg_scenario *out, cfg_doc **doc, const char *path, const char *const *sets,
              int nsets, sim_error *err) {
-  FILE *f = NULL;
   char *buf = NULL;
-  size_t len = 0, cap = 0;
-  int rc;
-
-  if (path) {
-    f = fopen(path, "rb");
-    if (!f) {
-      rc = sim_fail(err, SIM_EIO, "%s: cannot read: %s", path, strerror(errno));
-      goto done;
-    }
-    for (;;) {
-      size_t got;
-      sim_grow((void **)&buf, &cap, len + 65536, 1);
-      got = fread(buf + len, 1, cap - len, f);
-      len += got;
-      if (got == 0) break;
-    }
-    if (ferror(f)) {
-      rc = sim_fail(err, SIM_EIO, "%s: cannot read: %s", path, strerror(errno));
-      goto done;
-    }
-  }
-  rc = cfg_load_buffer(out, doc, path ? path : "<no file>", buf, len, sets, nsets, err);
-done:
-  if (f) fclose(f);
+  size_t len = 0;
+  int rc = SIM_OK;
+  if (path) rc = cfg__read_file(path, "a scenario", &buf, &len, err);
+  if (rc == SIM_OK)
+    rc = cfg_load_buffer(out, doc, path ? path : "<no file>", buf, len, sets, nsets, err);
   sim_free(buf);
   return rc;
 }

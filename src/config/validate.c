@@ -183,6 +183,100 @@ static int check_faults(const cfg_scenario *s, const cfg_doc *doc, sim_error *er
   return SIM_OK;
 }
 
+/* Bytes a channel of bps carries in t, rounded down (as the packet model). */
+static uint64_t bytes_in(simtime_ps t, rate_bps bps) {
+  unsigned __int128 b = (unsigned __int128)t * bps / (8 * SIM_PS_PER_S);
+  return b > UINT64_MAX ? UINT64_MAX : (uint64_t)b;
+}
+
+/* Header bytes per packet (transport headers + RETH) and preamble + IFG, as
+ * the packet model counts them (src/net/net.c: hdr, RETH, pre). */
+static uint32_t frame_bytes(const cfg_scenario *s) {
+  return s->fabric.mtu + (s->fabric.transport == CFG_TRANSPORT_INFINIBAND ? 26 : 62) + 16;
+}
+static uint32_t preamble_bytes(const cfg_scenario *s) {
+  return s->fabric.transport == CFG_TRANSPORT_INFINIBAND ? 0 : 20;
+}
+
+/* The RTO against the fabric's base RTT: a timer that fires before an ACK
+ * can possibly be back resends every packet (cluster.nic.rto=0s ran 19 us of
+ * simulated time in 60 s of wall time). The base RTT between the farthest
+ * NICs of a fabric of T tiers (2T links, 2T-1 switches each way): each way
+ * the sender's and receiver's NIC latency, the links' propagation and the
+ * switches' forwarding, plus one data frame's serialization at the slower
+ * of NIC and link rate, and the receiver holding its ACK for ack_every - 1
+ * more frames (ACK coalescing). No queueing: a lower bound of any RTT. */
+static int check_rto(const cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
+  char rto[CFG__VALUE_TEXT], rtt[CFG__VALUE_TEXT];
+  uint32_t links = 2 * s->fabric.tiers, switches = links - 1;
+  rate_bps slow = s->cluster.nic.bandwidth < s->fabric.link_bandwidth ? s->cluster.nic.bandwidth
+                                                                       : s->fabric.link_bandwidth;
+  simtime_ps frame = sim_serialization_ps(frame_bytes(s) + preamble_bytes(s), slow);
+  simtime_ps way = 2 * s->cluster.nic.latency + links * s->fabric.link_latency +
+                   switches * s->fabric.switch_latency;
+  simtime_ps base = 2 * way + (simtime_ps)s->cluster.nic.ack_every * frame;
+  if (s->cluster.nic.rto > base) return SIM_OK;
+  cfg__format_time(rto, sizeof rto, s->cluster.nic.rto);
+  cfg__format_time(rtt, sizeof rtt, base);
+  return cfg_fail_at(doc, "cluster.nic.rto", err,
+                     "%s does not exceed the fabric's base RTT of %s, so every packet would be "
+                     "resent before its ACK could arrive; allowed: more than %s (NIC latency x 4, "
+                     "%u links and %u switches each way, %u frames of %u bytes at the slower of "
+                     "NIC and link rate); NICs use milliseconds (the default, 1ms)",
+                     rto, rtt, rtt, links, switches, s->cluster.nic.ack_every,
+                     frame_bytes(s) + preamble_bytes(s));
+}
+
+/* The switch buffer against what the packet model sets aside per port before
+ * any sharing (src/net/net.c, kept in step): InfiniBand, credits for the
+ * credit loop, (2 x link latency + switch latency) x rate + 4 frames, so a
+ * link can run at line rate; Ethernet and RoCE, a 4 KB reserve for each of 8
+ * traffic classes and, with PFC, headroom for the PAUSE's flight,
+ * (3 x link latency + switch latency) x rate + 2 frames. A smaller buffer
+ * would be silently exceeded (fabric.switch.buffer=1B reported queues of
+ * 4 KiB); rate is the faster of NIC and link, over switch_radix ports. */
+static int check_buffer(const cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
+  char have[CFG__VALUE_TEXT], need[CFG__VALUE_TEXT], port[CFG__VALUE_TEXT];
+  rate_bps fast = s->cluster.nic.bandwidth > s->fabric.link_bandwidth ? s->cluster.nic.bandwidth
+                                                                       : s->fabric.link_bandwidth;
+  uint64_t frame = frame_bytes(s), wire = frame + preamble_bytes(s), per_port;
+  const char *why;
+  if (s->fabric.transport == CFG_TRANSPORT_INFINIBAND) {
+    per_port = bytes_in(2 * s->fabric.link_latency + s->fabric.switch_latency, fast) + 4 * frame;
+    why = "credits for its credit loop, (2 x link latency + switch latency) x rate + 4 packets, "
+          "so that a link can run at line rate";
+  } else if (s->fabric.transport == CFG_TRANSPORT_ROCE && s->fabric.roce.pfc) {
+    per_port = 8 * 4096 + bytes_in(3 * s->fabric.link_latency + s->fabric.switch_latency, fast) +
+               2 * wire;
+    why = "a 4 KB reserve for each of 8 traffic classes and PFC headroom, (3 x link latency + "
+          "switch latency) x rate + 2 packets";
+  } else {
+    per_port = 8 * 4096;
+    why = "a 4 KB reserve for each of 8 traffic classes (a packet of the MTU in each)";
+  }
+  uint64_t min = per_port * s->fabric.switch_radix;
+  if (s->fabric.sw.buffer >= min) return SIM_OK;
+  cfg__format_size(have, sizeof have, s->fabric.sw.buffer);
+  cfg__format_size(need, sizeof need, min);
+  cfg__format_size(port, sizeof port, per_port);
+  return cfg_fail_at(doc, "fabric.switch.buffer", err,
+                     "%s is less than a switch needs before any queue can grow; allowed: at least "
+                     "%s, %u ports x %s: per port %s", have, need, s->fabric.switch_radix, port,
+                     why);
+}
+
+/* reliability.days: one training run. The longest published runs last
+ * months (Llama 3 405B: 54 days, Meta 2024); the bound is ten years, past
+ * any cluster's service life, and it bounds the Monte Carlo's work, which
+ * grows with the failures a run sees (days 1e5 ran without end in sight). */
+static int check_days(const cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
+  if (s->reliability.days <= CFG__DAYS_MAX) return SIM_OK;
+  return cfg_fail_at(doc, "reliability.days", err,
+                     "%g days is not one training run; allowed: more than 0 and at most %d (ten "
+                     "years; the longest published runs last months, Llama 3: 54 days)",
+                     s->reliability.days, CFG__DAYS_MAX);
+}
+
 int cfg__resolve(cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
   int rc = apply_presets(s, doc, err);
   if (rc == SIM_OK) rc = check_nics(s, doc, err);
@@ -191,5 +285,9 @@ int cfg__resolve(cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
   if (rc == SIM_OK) rc = check_collective(s, doc, err);
   if (rc == SIM_OK) rc = check_packet(s, doc, err);
   if (rc == SIM_OK) rc = check_faults(s, doc, err);
+  /* the packet fidelity alone has retransmission timers and switch buffers */
+  if (rc == SIM_OK && s->simulation.fidelity == CFG_FIDELITY_PACKET) rc = check_rto(s, doc, err);
+  if (rc == SIM_OK && s->simulation.fidelity == CFG_FIDELITY_PACKET) rc = check_buffer(s, doc, err);
+  if (rc == SIM_OK) rc = check_days(s, doc, err);
   return rc;
 }

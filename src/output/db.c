@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "output/out_internal.h"
 
@@ -84,9 +85,16 @@ static int db_fail(sqlite3 *db, sim_error *err, const char *path, const char *wh
   return sim_fail(err, SIM_EIO, "%s: %s: %s", path, what, db ? sqlite3_errmsg(db) : "cannot open");
 }
 
+/* A database is a regular file (or absent, to be created): a device or a
+ * pipe given as output.database or compare --db is refused, not read. */
 static int db_open(const char *path, bool write, sqlite3 **db, sim_error *err) {
   int flags = write ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY;
+  struct stat st;
   *db = NULL;
+  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+    return sim_fail(err, SIM_EIO, "%s: is %s; a results database is a regular file", path,
+                    S_ISDIR(st.st_mode) ? "a folder" : S_ISCHR(st.st_mode) ? "a character device"
+                                                       : "not a regular file");
   if (sqlite3_open_v2(path, db, flags, NULL) != SQLITE_OK) {
     int rc = db_fail(*db, err, path, "cannot open the results database");
     sqlite3_close(*db);
@@ -273,6 +281,7 @@ int out__db_append(const char *path, const out__db_run *r, const out__series *s,
   what = "cannot add the hot ports";
   if (insert_hot_ports(db, *run_id, t, names, top_ports) != SIM_OK) goto rollback;
   what = "cannot commit";
+  sim_test_pause("db-commit"); /* tests: kill -9 with the run's rows not yet committed */
   if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) goto rollback;
   sqlite3_close(db);
   return SIM_OK;

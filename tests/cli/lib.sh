@@ -29,6 +29,17 @@ expect_out() {
 expect_json() {
   if jq -e "$2" "$1" >/dev/null 2>&1; then pass; else fail "$1: jq '$2' is not true"; fi
 }
+# wait_stopped PID: wait until the process has stopped itself at a
+# FABSIM_TEST_PAUSE point (state T; fabsim/core.h). A condition, not a delay:
+# returns 1 if the process ended instead. Polls ps, portable to macOS.
+wait_stopped() {
+  local st
+  while :; do
+    st=$(ps -o stat= -p "$1" 2>/dev/null) || return 1
+    case $st in T*) return 0 ;; esac
+    sleep 0.05
+  done
+}
 finish() {
   echo "$((checks - failures)) passed, $failures failed"
   [ "$failures" = 0 ]

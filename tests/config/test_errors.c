@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -295,12 +296,125 @@ static void test_limits_accepted(void **state) {
   }
 }
 
+/* Resource limits (issue #13, defect 8): nesting, size, and what kind of
+ * file is read. Each is refused before any YAML document is built. */
+static char *nested(size_t levels, const char *prefix) {
+  size_t p = strlen(prefix);
+  char *y = malloc(p + 2 * levels + 2);
+  memcpy(y, prefix, p);
+  memset(y + p, '[', levels);
+  memset(y + p + levels, ']', levels);
+  y[p + 2 * levels] = '\n';
+  y[p + 2 * levels + 1] = '\0';
+  return y;
+}
+
+static int load_text(const char *yaml, size_t len, const char *set, sim_error *err) {
+  cfg_scenario s;
+  cfg_doc *doc = NULL;
+  int rc = cfg_load_buffer(&s, &doc, "e.yaml", yaml, len, &set, set ? 1 : 0, err);
+  if (rc == SIM_OK) cfg_free(&s, doc);
+  return rc;
+}
+
+static void test_resource_limits(void **state) {
+  sim_error err = {0};
+  (void)state;
+  /* 100,000 levels (200 KB): refused at the 17th, after a pass over 17 levels
+   * (libyaml alone took 46 s on it) */
+  char *y = nested(100000, "a: ");
+  assert_int_equal(load_text(y, strlen(y), NULL, &err), SIM_ECONFIG);
+  assert_string_equal(err.msg, "e.yaml:1:19: YAML nested 17 levels deep here; allowed at most 16 "
+                               "(the deepest valid scenario nests 4: the top mapping, a section, "
+                               "its subsection, a list)");
+  free(y);
+  /* 16 levels are within the cap: the error is the key's own */
+  y = nested(15, "cluster.nodes: ");
+  assert_int_equal(load_text(y, strlen(y), NULL, &err), SIM_ECONFIG);
+  assert_non_null(strstr(err.msg, "e.yaml:1:16: cluster.nodes: expected a value"));
+  free(y);
+  /* the same in a --set value, located in the argument */
+  y = nested(100000, "cluster.nodes=");
+  y[strlen(y) - 1] = '\0';
+  assert_int_equal(load_text(NULL, 0, y, &err), SIM_ECONFIG);
+  assert_string_equal(err.msg, "--set:1:31: cluster.nodes: YAML nested 17 levels deep here; "
+                               "allowed at most 16 (the deepest valid scenario nests 4: the top "
+                               "mapping, a section, its subsection, a list)");
+  free(y);
+  /* size: 4 MiB of comments is read; one byte more is not */
+  size_t big = 4u << 20;
+  y = malloc(big + 2);
+  memset(y, '#', big + 1);
+  y[big + 1] = '\0';
+  assert_int_equal(load_text(y, big, NULL, &err), SIM_OK);
+  assert_int_equal(load_text(y, big + 1, NULL, &err), SIM_ECONFIG);
+  assert_string_equal(err.msg, "e.yaml: 4194305 bytes; a scenario is at most 4194304 bytes (4 MiB)");
+  free(y);
+}
+
+/* The fuzz corpus's deep-nesting seed (fuzz/corpus/deep.yaml: 1,000 flow
+ * levels in the file, 3,000 in a --set) loads to the depth error at once. */
+static void test_fuzz_deep_seed(void **state) {
+  char path[4096], *text, *sep, *set;
+  const char *src = getenv("FABSIM_SOURCE_DIR");
+  cfg_scenario s;
+  cfg_doc *doc = NULL;
+  sim_error err = {0};
+  long n;
+  FILE *f;
+  (void)state;
+  snprintf(path, sizeof path, "%s/fuzz/corpus/deep.yaml", src ? src : "..");
+  f = fopen(path, "rb");
+  assert_non_null(f);
+  fseek(f, 0, SEEK_END);
+  n = ftell(f);
+  rewind(f);
+  text = calloc(1, (size_t)n + 1);
+  assert_int_equal(fread(text, 1, (size_t)n, f), (size_t)n);
+  fclose(f);
+  sep = strstr(text, "\n@@\n");
+  assert_non_null(sep);
+  set = sep + 4;
+  set[strcspn(set, "\n")] = '\0';
+  assert_int_equal(cfg_load_buffer(&s, &doc, "deep.yaml", text, (size_t)(sep - text + 1), NULL, 0,
+                                   &err), SIM_ECONFIG);
+  assert_non_null(strstr(err.msg, "deep.yaml:2:43: YAML nested 17 levels deep here"));
+  assert_int_equal(cfg_load_buffer(&s, &doc, "deep.yaml", NULL, 0, (const char **)&set, 1, &err),
+                   SIM_ECONFIG);
+  assert_non_null(strstr(err.msg, "--set:1:24: faults: YAML nested 17 levels deep here"));
+  free(text);
+}
+
+/* Only regular files are read: a device, a folder or a pipe is refused at
+ * once (`fabsim run /dev/zero` read until memory ran out and then blamed
+ * cluster.nodes). */
+static void test_file_kinds(void **state) {
+  static const struct {
+    const char *path, *msg;
+  } cases[] = {
+      {"/dev/zero", "/dev/zero: is a character device; a scenario is a regular file"},
+      {"/dev/null", "/dev/null: is a character device; a scenario is a regular file"},
+      {"/", "/: is a folder; a scenario is a regular file"},
+      {"/nonexistent/s.yaml", "/nonexistent/s.yaml: cannot read: No such file or directory"},
+  };
+  (void)state;
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    cfg_scenario s;
+    cfg_doc *doc = NULL;
+    sim_error err = {0};
+    assert_int_equal(cfg_load(&s, &doc, cases[i].path, NULL, 0, &err), SIM_EIO);
+    assert_string_equal(err.msg, cases[i].msg);
+    assert_null(doc);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_structure_errors), cmocka_unit_test(test_unknown_keys),
       cmocka_unit_test(test_value_errors),     cmocka_unit_test(test_range_errors),
       cmocka_unit_test(test_set_errors),       cmocka_unit_test(test_validation_errors),
-      cmocka_unit_test(test_limits_accepted),
+      cmocka_unit_test(test_limits_accepted),  cmocka_unit_test(test_resource_limits),
+      cmocka_unit_test(test_file_kinds),       cmocka_unit_test(test_fuzz_deep_seed),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

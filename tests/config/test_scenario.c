@@ -459,7 +459,7 @@ static void test_load_file(void **state) {
   snprintf(want, sizeof want, "%s: cannot read: No such file or directory", path);
   assert_string_equal(err.msg, want);
   assert_int_equal(cfg_load(&s, &doc, "/", NULL, 0, &err), SIM_EIO);
-  assert_string_equal(err.msg, "/: cannot read: Is a directory");
+  assert_string_equal(err.msg, "/: is a folder; a scenario is a regular file");
 }
 
 static void test_two_scenarios_at_once(void **state) {

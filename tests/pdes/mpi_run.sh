@@ -170,17 +170,27 @@ for c in roce-incast eth-spray; do
 done
 
 # Ctrl-C (SIGTERM from mpirun, here sent to the ranks themselves): the ranks vote at the next
-# window, stop together, and rank 0 writes whole files marked incomplete (exit 130)
-"$MPIEXEC" -np 2 "$FABSIM" run "${COMMON[@]}" --set cluster.nodes=16 --set workload.collective.size=1GiB \
-  --set output.dir="$WORK/intr" --quiet >intr.out 2>intr.err &
+# window, stop together, and rank 0 writes whole files marked incomplete (exit 130).
+# No guessed delay: each rank stops itself once simulated time has advanced
+# (FABSIM_TEST_PAUSE, fabsim/core.h); once one has, the run is under way, and
+# every rank gets SIGTERM, then SIGCONT (a rank still inside a window waits
+# for the stopped one and takes the signal there). CTest's TIMEOUT bounds a hang.
+FABSIM_TEST_PAUSE=simulate "$MPIEXEC" -np 2 "$FABSIM" run "${COMMON[@]}" --set cluster.nodes=16 \
+  --set workload.collective.size=1GiB --set output.dir="$WORK/intr" --quiet >intr.out 2>intr.err &
 pid=$!
-sleep 3
-pkill -TERM -f "^$FABSIM run .*output.dir=$WORK/intr"
-for _ in $(seq 1 120); do kill -0 $pid 2>/dev/null || break; sleep 1; done
-if kill -0 $pid 2>/dev/null; then
-  pkill -KILL -f "output.dir=$WORK/intr"
-  fail "the ranks did not stop within 2 minutes of SIGTERM"
-fi
+ranks=""
+while kill -0 $pid 2>/dev/null; do
+  ranks=$(pgrep -f "^$FABSIM run .*output.dir=$WORK/intr")
+  stopped=0
+  for r in $ranks; do case $(ps -o stat= -p "$r" 2>/dev/null) in T*) stopped=1 ;; esac; done
+  [ $stopped = 1 ] && [ "$(echo "$ranks" | wc -w)" = 2 ] && break
+  sleep 0.05
+done
+[ -n "$ranks" ] && pass || fail "the ranks never started"
+# shellcheck disable=SC2086
+kill -TERM $ranks
+# shellcheck disable=SC2086
+kill -CONT $ranks
 wait $pid
 [ $? != 0 ] && pass || fail "an interrupted run exited 0"
 expect_json intr/summary.json '.complete == false and .sim.sim_time_s > 0'

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Input that used to be accepted and then gave a wrong or unbounded run
+# (issue #13, defects 8 and 9): each is refused before any simulation with
+# FILE:LINE:COL, the key, what is allowed and exit status 2, or (a fault after
+# the workload's end, known only once it ran) reported in the terminal, the
+# summary and events.csv.
+. "$(dirname "$0")/lib.sh"
+SMALL=(--set cluster.nodes=4 --set workload.kind=training --set workload.model.layers=4
+       --set workload.model.hidden=1024 --set workload.model.heads=16
+       --set workload.model.seq_len=2048 --set workload.model.vocab=0
+       --set workload.global_batch=32 --set workload.bucket_size=1TiB
+       --set workload.grad_overlap=false --set simulation.fidelity=flow)
+
+# --- files: regular files only, bounded size and nesting (defect 8)
+expect_exit 2 "$FABSIM" run /dev/zero --quiet
+expect_err "/dev/zero: is a character device; a scenario is a regular file"
+expect_exit 2 "$FABSIM" topo "$WORK"
+expect_err ": is a folder; a scenario is a regular file"
+mkfifo pipe.yaml
+expect_exit 2 "$FABSIM" topo pipe.yaml
+expect_err "pipe.yaml: is a pipe; a scenario is a regular file"
+head -c 4194305 /dev/zero | tr '\0' '#' > big.yaml
+expect_exit 2 "$FABSIM" topo big.yaml
+expect_err "big.yaml: 4194305 bytes; a scenario is at most 4194304 bytes (4 MiB)"
+# 100,000 levels (200 KB; libyaml alone took 46 s on 500 KB of them): at once
+awk 'BEGIN { printf "cluster: "; for (i = 0; i < 100000; i++) printf "["; for (i = 0; i < 100000; i++) printf "]"; print "" }' > deep.yaml
+expect_exit 2 "$FABSIM" topo deep.yaml
+expect_err "deep.yaml:1:25: YAML nested 17 levels deep here; allowed at most 16"
+for verb in run topo memory reliability; do # every verb reads scenarios the same way
+  expect_exit 2 "$FABSIM" $verb deep.yaml
+  expect_err "deep.yaml:1:25: YAML nested 17 levels deep here"
+done
+expect_exit 2 "$FABSIM" sweep deep.yaml --vary cluster.nodes=2,4
+expect_err "deep.yaml:1:25: YAML nested 17 levels deep here"
+expect_exit 2 "$FABSIM" compare deep.yaml deep.yaml
+expect_err "deep.yaml:1:25: YAML nested 17 levels deep here"
+# databases too, and output.database is checked before the run, not after
+expect_exit 1 "$FABSIM" compare --db /dev/zero
+expect_err "/dev/zero: is a character device; a results database is a regular file"
+expect_exit 2 "$FABSIM" run --set cluster.nodes=2 --set output.database=/dev/null --set output.dir=o --quiet
+expect_err "--set:2:17: output.database: /dev/null is a character device; allowed: a regular file"
+
+# --- values accepted before and then wrong (defect 9)
+# an RTO at or below the base RTT: every packet resent before its ACK could arrive
+PKT=(--set simulation.fidelity=packet)
+expect_exit 2 "$FABSIM" run "${PKT[@]}" --set cluster.nic.rto=0s --set output.dir=o --quiet
+expect_err "--set:2:17: cluster.nic.rto: 0ns does not exceed the fabric's base RTT of 2711.04ns"
+expect_err "allowed: more than 2711.04ns"
+printf 'cluster:\n  nic:\n    rto: 2us\n' > rto.yaml
+expect_exit 2 "$FABSIM" run rto.yaml "${PKT[@]}" --set output.dir=o --quiet
+expect_err "rto.yaml:3:10: cluster.nic.rto: 2us does not exceed"
+expect_exit 0 "$FABSIM" topo "${PKT[@]}" --set cluster.nic.rto=3us
+expect_exit 0 "$FABSIM" topo --set cluster.nic.rto=0s # unused by the analytic fidelity
+# a switch buffer smaller than what the switch model sets aside per port
+expect_exit 2 "$FABSIM" run "${PKT[@]}" --set fabric.switch.buffer=1B --set output.dir=o --quiet
+expect_err "--set:2:22: fabric.switch.buffer: 1B is less than a switch needs before any queue can grow; allowed: at least 2115328B, 64 ports x 33052B"
+expect_exit 2 "$FABSIM" topo "${PKT[@]}" --set fabric.transport=roce --set fabric.switch.buffer=5MB
+expect_err "allowed: at least 5513984B, 64 ports x 86156B: per port a 4 KB reserve for each of 8 traffic classes and PFC headroom"
+expect_exit 0 "$FABSIM" topo "${PKT[@]}" --set fabric.transport=roce --set fabric.switch.buffer=6MB
+# a reliability plan of 100,000 days ran with no progress and no bound
+expect_exit 2 "$FABSIM" reliability --set reliability.days=1e5
+expect_err "--set:1:18: reliability.days: 100000 days is not one training run; allowed: more than 0 and at most 3650"
+expect_exit 0 "$FABSIM" reliability --set reliability.days=3650 --set cluster.nodes=16
+# one key in two --vary: both columns were labelled with the first value
+expect_exit 2 "$FABSIM" sweep --vary cluster.nodes=2,4 --vary cluster.nodes=8 --out sw
+expect_err "--vary 'cluster.nodes=8': cluster.nodes is varied twice; allowed: each key in one --vary with all its values, such as --vary cluster.nodes=2,4,8"
+[ ! -e sw ] && pass || fail "a refused sweep left a folder"
+# refused input leaves no folder behind, also when refused after the run took output.dir
+expect_exit 2 "$FABSIM" run --set workload.kind=training --set cluster.nodes=3 --set workload.model.layers=2 \
+  --set workload.model.experts=24 --set workload.parallel.ep=12 --set output.dir=refused
+[ ! -e refused ] && pass || fail "a refused run left its output.dir: $(ls -A refused)"
+
+# --- a fault after the workload's end: reported in the terminal, summary and events.csv
+expect_exit 0 "$FABSIM" run "${SMALL[@]}" --set output.dir=late \
+  --set 'faults=[{at: 1ms, kind: gpu-slowdown, target: gpu5, factor: 0.5}, {at: 1000s, kind: gpu-fail, target: gpu2}]'
+expect_err "--set:13:72: warning: faults[1].at"
+expect_err "warning: faults[1].at: faults[1] (gpu-fail of gpu2 at 1000 s) came after the workload ended"
+expect_err "allowed: faults[1].at before"
+expect_json late/summary.json '[.events[] | select(.kind == "fault-after-end") | .component] == ["gpu2"]'
+expect_json late/summary.json '[.events[] | select(.kind == "gpu-fail")] == []'
+grep -q ',gpu2,fault-after-end,faults\[1\] (gpu-fail of gpu2 at 1000 s) came after' late/events.csv \
+  && pass || fail "events.csv lacks the late fault: $(cat late/events.csv)"
+expect_out "fault-after-end"
+# a collective run applies it to an idle fabric: also said
+expect_exit 0 "$FABSIM" run --set cluster.nodes=8 --set simulation.fidelity=flow --set output.dir=late2 \
+  --set 'faults=[{at: 10s, kind: link-down, target: leaf0-spine0}]' --quiet
+expect_err "warning: faults[0].at: faults[0] (link-down of leaf0-spine0 at 10 s) came after the workload ended"
+expect_json late2/summary.json '[.events[] | select(.kind == "fault-after-end")] | length == 1'
+# a fault within the run: no warning
+expect_exit 0 "$FABSIM" run "${SMALL[@]}" --set output.dir=early --quiet \
+  --set 'faults=[{at: 1ms, kind: gpu-slowdown, target: gpu5, factor: 0.5}]'
+[ ! -s "$WORK/err" ] && pass || fail "a warning for a fault within the run: $(cat "$WORK/err")"
+finish

@@ -129,9 +129,11 @@ typedef struct cfg_scenario {
     struct {
       rate_bps bandwidth;     /* per GPU, per direction */
       simtime_ps latency;     /* GPU to GPU through the scale-up switch */
+      double efficiency;      /* achieved share of bandwidth, (0, 1] */
     } scale_up;
     struct {
       rate_bps bandwidth;     /* per NIC port */
+      double efficiency;      /* achieved share of bandwidth, (0, 1] */
       uint32_t per_node;      /* default: gpus_per_node */
       simtime_ps latency;     /* NIC processing, per traversal */
       cfg_recovery recovery;  /* packet fidelity: loss and reordering recovery */
@@ -142,6 +144,7 @@ typedef struct cfg_scenario {
     struct {
       rate_bps bandwidth;     /* GPU <-> NIC, per direction */
       simtime_ps latency;
+      double efficiency;      /* achieved share of bandwidth, (0, 1] */
     } pcie;
   } cluster;
   struct {
@@ -151,6 +154,7 @@ typedef struct cfg_scenario {
     uint32_t switch_radix;    /* ports per switch, even */
     double oversubscription;  /* leaf down:up ratio, >= 1 */
     rate_bps link_bandwidth;  /* switch-to-switch links */
+    double link_efficiency;   /* achieved share of link_bandwidth, (0, 1] */
     simtime_ps link_latency;  /* propagation per link */
     simtime_ps switch_latency;/* per switch traversal; default by transport */
     cfg_transport transport;

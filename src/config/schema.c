@@ -121,6 +121,10 @@ static const char *const hbm_by_gpu[] = {"3.35TB/s", "3.35TB/s", "2.039TB/s", "8
 static const char *const scale_up_by_gpu[] = {"450GB/s", "200GB/s", "300GB/s", "900GB/s"};
 static const char *const nic_by_gpu[] = {"400Gbps", "400Gbps", "200Gbps", "400Gbps"};
 static const char *const pcie_by_gpu[] = {"64GB/s", "64GB/s", "32GB/s", "64GB/s"};
+/* What NCCL achieves on NVLink, as a share of the line rate (docs/validation.md, "Link
+ * efficiency"): Hopper 370 of 450 GB/s (nccl-tests #212), A100 232.5 of 300 GB/s; H800 and
+ * B200 take Hopper's protocol overhead (assumption). */
+static const char *const scale_up_eff_by_gpu[] = {"0.822", "0.822", "0.775", "0.822"};
 /* Per-switch forwarding latency, indexed by cfg_transport: InfiniBand NDR
  * cut-through vs. a store-and-forward-class Ethernet/RoCE switch. */
 static const char *const switch_latency_by_transport[] = {"130ns", "600ns", "600ns"};
@@ -186,6 +190,11 @@ static const cfg__key schema[] = {
      FIELD(cluster.scale_up.bandwidth)},
     TIME("cluster.scale_up.latency", cluster.scale_up.latency, "500ns",
          "GPU to GPU latency through the scale-up switch."),
+    {.name = "cluster.scale_up.efficiency", .type = CFG__DOUBLE, BY_GPU,
+     .by_value = scale_up_eff_by_gpu, .dmin = 0, .dmin_exclusive = 1,
+     .doc = "Share of the scale-up line rate collectives achieve (protocol and flag overhead), "
+            "at most 1; NVLink links run at bandwidth x efficiency in every fidelity.",
+     FIELD(cluster.scale_up.efficiency)},
     {.name = "cluster.nic.bandwidth", .type = CFG__BANDWIDTH, BY_GPU, .by_value = nic_by_gpu,
      .min = 1, .doc = "Scale-out NIC port bandwidth, per direction.",
      FIELD(cluster.nic.bandwidth)},
@@ -193,6 +202,10 @@ static const cfg__key schema[] = {
      .min = 1, .max = 256,
      .doc = "NICs per server; must divide, or be a multiple of, cluster.gpus_per_node.",
      FIELD(cluster.nic.per_node)},
+    DBL("cluster.nic.efficiency", cluster.nic.efficiency, "0.92", 0, 1,
+        "Share of the NIC line rate collectives achieve (headers, software), at most 1; "
+        "NIC-to-leaf links run at bandwidth x efficiency (the packet fidelity adds its own "
+        "headers back, so they are not counted twice)."),
     TIME("cluster.nic.latency", cluster.nic.latency, "200ns",
          "NIC processing latency per traversal."),
     ENUM("cluster.nic.recovery", cluster.nic.recovery, "selective", recovery_names,
@@ -209,6 +222,9 @@ static const cfg__key schema[] = {
     {.name = "cluster.pcie.bandwidth", .type = CFG__BANDWIDTH, BY_GPU, .by_value = pcie_by_gpu,
      .min = 1, .bytes_family = 1, .doc = "GPU to NIC PCIe bandwidth, per direction.",
      FIELD(cluster.pcie.bandwidth)},
+    DBL("cluster.pcie.efficiency", cluster.pcie.efficiency, "0.9", 0, 1,
+        "Share of the PCIe line rate DMA achieves (TLP headers and framing at 256-byte "
+        "payloads), at most 1."),
     TIME("cluster.pcie.latency", cluster.pcie.latency, "200ns", "GPU to NIC PCIe latency."),
 
     ENUM("fabric.topology", fabric.topology, "fat-tree", topology_names,
@@ -224,6 +240,9 @@ static const cfg__key schema[] = {
         "Leaf downlink:uplink bandwidth ratio; 1 is non-blocking."),
     BW("fabric.link_bandwidth", fabric.link_bandwidth, "400Gbps", 0,
        "Switch-to-switch link bandwidth."),
+    DBL("fabric.link_efficiency", fabric.link_efficiency, "1", 0, 1,
+        "Share of the switch-to-switch line rate traffic achieves, at most 1; switches forward "
+        "at line rate, packet headers aside (which the packet fidelity models)."),
     TIME("fabric.link_latency", fabric.link_latency, "100ns", "Propagation delay per link."),
     {.name = "fabric.switch_latency", .type = CFG__TIME, .def = NULL,
      .derive = CFG__DERIVE_TRANSPORT, .by_value = switch_latency_by_transport,

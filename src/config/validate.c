@@ -120,6 +120,22 @@ static bool collective_offers(cfg_coll_op op, cfg_coll_algorithm a) {
   return false;
 }
 
+/* Achieved shares of line rates: (0, 1] (the schema checks > 0). */
+static int check_efficiency(const cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
+  const struct {
+    const char *key;
+    double v;
+  } e[] = {{"cluster.scale_up.efficiency", s->cluster.scale_up.efficiency},
+           {"cluster.nic.efficiency", s->cluster.nic.efficiency},
+           {"cluster.pcie.efficiency", s->cluster.pcie.efficiency},
+           {"fabric.link_efficiency", s->fabric.link_efficiency}};
+  for (size_t i = 0; i < sizeof e / sizeof e[0]; i++)
+    if (e[i].v > 1)
+      return cfg_fail_at(doc, e[i].key, err,
+                         "%g is not a share of the line rate; allowed above 0, at most 1", e[i].v);
+  return SIM_OK;
+}
+
 static int check_packet(const cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
   if (s->fabric.ecn.kmin > s->fabric.ecn.kmax)
     return cfg_fail_at(doc, is_set(doc, "fabric.ecn.kmax") ? "fabric.ecn.kmax" : "fabric.ecn.kmin",
@@ -189,6 +205,7 @@ int cfg__resolve(cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
   if (rc == SIM_OK) rc = check_planes(s, doc, err);
   if (rc == SIM_OK) rc = check_switch(s, doc, err);
   if (rc == SIM_OK) rc = check_collective(s, doc, err);
+  if (rc == SIM_OK) rc = check_efficiency(s, doc, err);
   if (rc == SIM_OK) rc = check_packet(s, doc, err);
   if (rc == SIM_OK) rc = check_faults(s, doc, err);
   return rc;

@@ -13,8 +13,9 @@ BUILD_FUZZ  ?= build-fuzz
 JOBS        ?= $(shell nproc 2>/dev/null || echo 2)
 SCENARIO    ?= examples/default.yaml
 FUZZ_SECONDS ?= 30
+FUZZ_NCCLTESTS_SECONDS ?= 15
 
-.PHONY: all deps build run test test-release test-asan fuzz-smoke bench clean install
+.PHONY: all deps build run test test-release test-asan fuzz-smoke bench validate clean install
 
 all: build
 
@@ -57,14 +58,17 @@ test-asan: deps
 	cd $(BUILD_ASAN) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest --output-on-failure -j $(JOBS)
 
-# Coverage-guided fuzzing of the scenario parser for a bounded time.
+# Coverage-guided fuzzing of the parsers (scenario, nccl-tests output) for a bounded time.
 fuzz-smoke: deps
 	CC=clang cmake -S . -B $(BUILD_FUZZ) -DCMAKE_BUILD_TYPE=Debug -DFABSIM_FUZZ=ON -DFABSIM_TESTS=OFF >/dev/null
-	cmake --build $(BUILD_FUZZ) -j $(JOBS) --target fuzz_scenario
-	mkdir -p $(BUILD_FUZZ)/corpus
+	cmake --build $(BUILD_FUZZ) -j $(JOBS) --target fuzz_scenario fuzz_nccltests
+	mkdir -p $(BUILD_FUZZ)/corpus $(BUILD_FUZZ)/corpus_nccltests
 	cp examples/*.yaml fuzz/corpus/* $(BUILD_FUZZ)/corpus/ 2>/dev/null || true
+	cp examples/nccl-tests/* fuzz/corpus_nccltests/* $(BUILD_FUZZ)/corpus_nccltests/
 	./$(BUILD_FUZZ)/fuzz_scenario -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
 	  -print_final_stats=1 $(BUILD_FUZZ)/corpus
+	./$(BUILD_FUZZ)/fuzz_nccltests -max_total_time=$(FUZZ_NCCLTESTS_SECONDS) -timeout=10 \
+	  -rss_limit_mb=2048 -print_final_stats=1 $(BUILD_FUZZ)/corpus_nccltests
 
 # The binary and its man page (fabsim.1) under PREFIX (default /usr/local).
 PREFIX ?= /usr/local
@@ -73,6 +77,12 @@ install: build
 
 bench: build
 	./$(BUILD)/bench_phold
+
+# fabsim's figures against published measurements of real clusters (not part
+# of `make test`: minutes, not seconds). The table and its sources:
+# docs/validation.md; the cases: validate/cases.json.
+validate: build
+	validate/run.sh --fabsim ./$(BUILD)/fabsim --markdown $(BUILD)/validation.md
 
 clean:
 	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ)

@@ -1,0 +1,347 @@
+/* The nccl-tests output reader (include/fabsim/calib.h).
+ *
+ * The table is read by its header, not by position: the header line names
+ * the columns ("size count type redop root time algbw busbw #wrong time ..."
+ * in current versions; older ones print "error" for "#wrong" and leave out
+ * redop and root for some collectives), so the first time/algbw/busbw are
+ * the out-of-place ones and the second time the in-place one.
+ *
+ * Cost: one pass over the text, O(rows + ranks log ranks).
+ */
+#include <ctype.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "fabsim/calib.h"
+
+enum { MAX_COLS = 24, MAX_TOK = 64 };
+
+typedef struct tok {
+  const char *p;
+  size_t n;
+  uint32_t col; /* 1-based column in the line, for messages */
+} tok;
+
+/* Columns the reader needs, by index into a row's tokens (-1: absent). */
+typedef struct layout {
+  int size, time, algbw, busbw, wrong, time_ip;
+  int ncols;
+  uint32_t line;
+} layout;
+
+typedef struct parser {
+  const char *name;
+  cal_run *run;
+  sim_error *err;
+  char **hosts;
+  size_t nhosts, hosts_cap;
+  size_t pt_cap;
+  bool saw_avg;
+  layout lay;
+  cal_op op_line; /* from "Collective test starting:" */
+} parser;
+
+static const struct {
+  const char *key;
+  cal_op op;
+} op_names[] = {
+    {"allreduce", CAL_OP_ALLREDUCE},         {"all_reduce", CAL_OP_ALLREDUCE},
+    {"allgather", CAL_OP_ALLGATHER},         {"all_gather", CAL_OP_ALLGATHER},
+    {"reducescatter", CAL_OP_REDUCESCATTER}, {"reduce_scatter", CAL_OP_REDUCESCATTER},
+    {"alltoall", CAL_OP_ALLTOALL},           {"all_to_all", CAL_OP_ALLTOALL},
+    {"sendrecv", CAL_OP_SENDRECV},           {"broadcast", CAL_OP_BROADCAST},
+    {"reduce", CAL_OP_REDUCE},
+};
+
+const char *cal_op_name(cal_op op) {
+  static const char *const names[] = {"unknown",  "allreduce", "allgather", "reducescatter",
+                                      "alltoall", "sendrecv",  "broadcast", "reduce"};
+  return (unsigned)op < sizeof names / sizeof *names ? names[op] : "unknown";
+}
+
+/* The first operation named anywhere in text (case-insensitive); longer
+ * names first, so "reduce_scatter" is not read as "reduce". */
+cal_op cal_op_parse(const char *text, size_t len) {
+  for (size_t i = 0; i < len; i++) {
+    for (size_t k = 0; k < sizeof op_names / sizeof *op_names; k++) {
+      size_t m = strlen(op_names[k].key);
+      if (i + m <= len && strncasecmp(text + i, op_names[k].key, m) == 0) {
+        const char *after = text + i + m;
+        size_t left = len - i - m;
+        if (op_names[k].op == CAL_OP_REDUCE &&
+            ((left >= 8 && strncasecmp(after, "_scatter", 8) == 0) ||
+             (left >= 7 && strncasecmp(after, "scatter", 7) == 0)))
+          continue; /* reduce_scatter / reducescatter: matched by their own key */
+        return op_names[k].op;
+      }
+    }
+  }
+  return CAL_OP_UNKNOWN;
+}
+
+double cal_bus_factor(cal_op op, uint32_t ranks) {
+  double n = ranks;
+  switch (op) {
+  case CAL_OP_ALLREDUCE: return ranks ? 2.0 * (n - 1) / n : 0;
+  case CAL_OP_ALLGATHER:
+  case CAL_OP_REDUCESCATTER:
+  case CAL_OP_ALLTOALL: return ranks ? (n - 1) / n : 0;
+  default: return 1.0;
+  }
+}
+
+static int fail_at(parser *ps, uint32_t line, uint32_t col, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int fail_at(parser *ps, uint32_t line, uint32_t col, const char *fmt, ...) {
+  char what[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  if (line) return sim_fail(ps->err, SIM_ECONFIG, "%s:%u:%u: %s", ps->name, line, col, what);
+  return sim_fail(ps->err, SIM_ECONFIG, "%s: %s", ps->name, what);
+}
+
+static size_t split(const char *s, size_t n, tok *t, size_t cap) {
+  size_t k = 0, i = 0;
+  while (i < n && k < cap) {
+    while (i < n && isspace((unsigned char)s[i])) i++;
+    if (i >= n) break;
+    size_t b = i;
+    while (i < n && !isspace((unsigned char)s[i])) i++;
+    t[k++] = (tok){.p = s + b, .n = i - b, .col = (uint32_t)b + 1};
+  }
+  return k;
+}
+
+static bool tok_is(const tok *t, const char *w) {
+  return t->n == strlen(w) && strncmp(t->p, w, t->n) == 0;
+}
+
+static bool tok_number(const tok *t, double *v) {
+  char buf[MAX_TOK];
+  if (t->n == 0 || t->n >= sizeof buf) return false;
+  memcpy(buf, t->p, t->n);
+  buf[t->n] = 0;
+  char *end;
+  *v = strtod(buf, &end);
+  return *end == 0 && isfinite(*v);
+}
+
+/* "#       size         count      type   redop ..." */
+static bool read_header(parser *ps, const tok *t, size_t k, uint32_t line) {
+  if (k < 4 || !tok_is(&t[0], "#") || !tok_is(&t[1], "size") || !tok_is(&t[2], "count"))
+    return false;
+  layout L = {.size = -1, .time = -1, .algbw = -1, .busbw = -1, .wrong = -1, .time_ip = -1,
+              .line = line};
+  for (size_t i = 1; i < k; i++) {
+    int c = (int)i - 1; /* a row has no leading "#" */
+    if (tok_is(&t[i], "size")) L.size = c;
+    else if (tok_is(&t[i], "time")) {
+      if (L.time < 0) L.time = c;
+      else if (L.time_ip < 0) L.time_ip = c;
+    } else if (tok_is(&t[i], "algbw") && L.algbw < 0) L.algbw = c;
+    else if (tok_is(&t[i], "busbw") && L.busbw < 0) L.busbw = c;
+    else if ((tok_is(&t[i], "#wrong") || tok_is(&t[i], "error")) && L.wrong < 0) L.wrong = c;
+  }
+  L.ncols = (int)k - 1;
+  if (L.time < 0 || L.algbw < 0 || L.busbw < 0) return false;
+  ps->lay = L;
+  return true;
+}
+
+/* "#  Rank  0 Group  0 Pid 313 on host-0 device  0 [0x18] NVIDIA H100 80GB HBM3" */
+static int read_rank(parser *ps, const char *s, size_t n, const tok *t, size_t k) {
+  size_t on = 0;
+  for (size_t i = 2; i + 1 < k; i++)
+    if (tok_is(&t[i], "on")) {
+      on = i;
+      break;
+    }
+  if (!on) return SIM_OK; /* not a rank line after all */
+  if (ps->nhosts == ps->hosts_cap) {
+    ps->hosts_cap = ps->hosts_cap ? 2 * ps->hosts_cap : 64;
+    ps->hosts = sim_realloc(ps->hosts, ps->hosts_cap * sizeof *ps->hosts);
+  }
+  char *h = sim_malloc(t[on + 1].n + 1);
+  memcpy(h, t[on + 1].p, t[on + 1].n);
+  h[t[on + 1].n] = 0;
+  ps->hosts[ps->nhosts++] = h;
+  if (ps->run->ranks == 0) { /* the device name of rank 0: what follows "[...]" */
+    const char *br = memchr(s, ']', n);
+    if (br) {
+      const char *b = br + 1, *e = s + n;
+      while (b < e && isspace((unsigned char)*b)) b++;
+      while (e > b && isspace((unsigned char)e[-1])) e--;
+      size_t m = (size_t)(e - b) < sizeof ps->run->gpu - 1 ? (size_t)(e - b)
+                                                          : sizeof ps->run->gpu - 1;
+      memcpy(ps->run->gpu, b, m);
+      ps->run->gpu[m] = 0;
+    }
+  }
+  ps->run->ranks++;
+  return SIM_OK;
+}
+
+static int read_row(parser *ps, const tok *t, size_t k, uint32_t line) {
+  const layout *L = &ps->lay;
+  if ((int)k < L->ncols)
+    return fail_at(ps, line, k ? t[k - 1].col : 1,
+                   "a row of the results table with fewer columns than its header (line "
+                   "truncated?); allowed: every column the header names");
+  double v[4];
+  const int idx[4] = {L->size, L->time, L->algbw, L->busbw};
+  static const char *const names[4] = {"size", "time", "algbw", "busbw"};
+  for (int i = 0; i < 4; i++)
+    if (!tok_number(&t[idx[i]], &v[i]) || v[i] < 0) {
+      return fail_at(ps, line, t[idx[i]].col,
+                     "the %s column is not a non-negative number; allowed: numbers as nccl-tests "
+                     "print them",
+                     names[i]);
+    }
+  if (L->wrong >= 0 && !tok_is(&t[L->wrong], "N/A")) {
+    double w;
+    bool num = tok_number(&t[L->wrong], &w);
+    /* "#wrong" counts wrong elements; the older "error" column is a relative
+     * error (0e+00 or a rounding-size number). */
+    if (!num || (w != 0 && (w >= 1 || w < 0)))
+      return fail_at(ps, line, t[L->wrong].col,
+                     "this size failed nccl-tests' own check (#wrong/error is not 0): the "
+                     "measurement is not valid; allowed: rows with #wrong 0");
+  }
+  if (v[0] >= 18446744073709551615.0)
+    return fail_at(ps, line, t[L->size].col, "size out of range");
+  cal_run *r = ps->run;
+  if (r->n == ps->pt_cap) {
+    ps->pt_cap = ps->pt_cap ? 2 * ps->pt_cap : 32;
+    r->pt = sim_realloc(r->pt, ps->pt_cap * sizeof *r->pt);
+  }
+  double tip = -1;
+  if (L->time_ip >= 0 && L->time_ip < (int)k && !tok_number(&t[L->time_ip], &tip)) tip = -1;
+  r->pt[r->n++] = (cal_point){.bytes = (uint64_t)v[0], .time_us = v[1], .algbw_GBps = v[2],
+                              .busbw_GBps = v[3], .time_us_inplace = tip, .line = line};
+  return SIM_OK;
+}
+
+static bool contains(const char *s, size_t n, const char *w) {
+  size_t m = strlen(w);
+  for (size_t i = 0; i + m <= n; i++)
+    if (memcmp(s + i, w, m) == 0) return true;
+  return false;
+}
+
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Hosts, the collective, and the rows' internal consistency. */
+static int finish(parser *ps, cal_op op) {
+  cal_run *r = ps->run;
+  if (ps->lay.line == 0)
+    return fail_at(ps, 0, 0,
+                   "no nccl-tests results table (a line '#  size  count  type ... time  algbw  "
+                   "busbw'); allowed: the output of all_reduce_perf, all_gather_perf, "
+                   "reduce_scatter_perf, alltoall_perf, sendrecv_perf");
+  if (r->n == 0)
+    return fail_at(ps, ps->lay.line, 1, "the results table has no rows");
+  if (!ps->saw_avg)
+    return fail_at(ps, r->pt[r->n - 1].line + 1, 1,
+                   "the file ends without the '# Avg bus bandwidth' line: truncated; allowed: "
+                   "the whole output of one nccl-tests run");
+  if (r->ranks == 0)
+    return fail_at(ps, 0, 0,
+                   "no '#  Rank N ... on HOST device D' lines, so the number of GPUs is "
+                   "unknown; allowed: the whole output, with its 'Using devices' block");
+  qsort(ps->hosts, ps->nhosts, sizeof *ps->hosts, cmp_str);
+  uint32_t run_len = 0;
+  for (size_t i = 0; i < ps->nhosts; i++) {
+    if (i == 0 || strcmp(ps->hosts[i], ps->hosts[i - 1])) {
+      r->nodes++;
+      run_len = 0;
+    }
+    if (++run_len > r->gpus_per_node) r->gpus_per_node = run_len;
+  }
+  if (op == CAL_OP_UNKNOWN) op = ps->op_line;
+  if (op == CAL_OP_UNKNOWN) op = cal_op_parse(ps->name, strlen(ps->name));
+  if (op == CAL_OP_UNKNOWN)
+    return fail_at(ps, 0, 0,
+                   "cannot tell which collective this file measured; name it as OP:FILE, OP "
+                   "one of allreduce, allgather, reducescatter, alltoall, sendrecv, broadcast, "
+                   "reduce");
+  r->op = op;
+  double f = cal_bus_factor(op, r->ranks);
+  for (size_t i = 0; i < r->n; i++) {
+    const cal_point *p = &r->pt[i];
+    /* both columns are printed with 2 decimals: compare where that is precise */
+    if (p->algbw_GBps >= 1.0 && fabs(p->busbw_GBps - p->algbw_GBps * f) > 0.011 + 0.006 * f) {
+      return fail_at(ps, p->line, 1,
+                     "busbw / algbw = %.3f, but %s over %u ranks has nccl-tests bus factor %.3f: "
+                     "the output of another collective, or of another rank count",
+                     p->busbw_GBps / p->algbw_GBps, cal_op_name(op), r->ranks, f);
+    }
+  }
+  return SIM_OK;
+}
+
+int cal_nccltests_parse(cal_run *out, const char *name, const char *text, size_t len, cal_op op,
+                        sim_error *err) {
+  memset(out, 0, sizeof *out);
+  snprintf(out->name, sizeof out->name, "%s", name);
+  parser ps = {.name = name, .run = out, .err = err};
+  int rc = SIM_OK;
+  uint32_t line = 0;
+  tok t[MAX_COLS];
+  for (size_t i = 0; i < len && rc == SIM_OK;) {
+    const char *s = text + i;
+    const char *nl = memchr(s, '\n', len - i);
+    size_t n = nl ? (size_t)(nl - s) : len - i;
+    i += n + 1;
+    line++;
+    if (n && s[n - 1] == '\r') n--;
+    /* "[0] " prefixes of launchers that tag each rank's output */
+    size_t b = 0;
+    while (b < n && isspace((unsigned char)s[b])) b++;
+    if (b < n && s[b] == '[') {
+      size_t e = b + 1;
+      while (e < n && isdigit((unsigned char)s[e])) e++;
+      if (e < n && e > b + 1 && s[e] == ']') {
+        s += e + 1;
+        n -= e + 1;
+      }
+    }
+    if (contains(s, n, "NCCL INFO") || contains(s, n, "NCCL WARN")) continue;
+    size_t k = split(s, n, t, MAX_COLS);
+    if (k == 0) continue;
+    if (t[0].p[0] == '#') {
+      /* "# Rank" lines come as "#  Rank  0 ..." or "#Rank"; header; avg line */
+      if (k >= 3 && tok_is(&t[0], "#") && tok_is(&t[1], "Rank")) rc = read_rank(&ps, s, n, t, k);
+      else if (k >= 4 && tok_is(&t[1], "Avg") && tok_is(&t[2], "bus")) {
+        ps.saw_avg = true;
+        if (!tok_number(&t[k - 1], &out->avg_busbw_GBps)) out->avg_busbw_GBps = 0;
+      } else if (contains(s, n, "Collective test starting:"))
+        ps.op_line = cal_op_parse(s, n);
+      else if (!ps.lay.line) read_header(&ps, t, k, line);
+      continue;
+    }
+    if (!ps.lay.line) continue; /* text before the table (launcher noise) */
+    if (ps.saw_avg) continue;   /* after the table: nothing more to read */
+    double probe;
+    if (!tok_number(&t[0], &probe)) continue; /* a stray line inside the table */
+    rc = read_row(&ps, t, k, line);
+  }
+  if (rc == SIM_OK) rc = finish(&ps, op);
+  for (size_t i = 0; i < ps.nhosts; i++) sim_free(ps.hosts[i]);
+  sim_free(ps.hosts);
+  if (rc != SIM_OK) cal_run_free(out);
+  return rc;
+}
+
+void cal_run_free(cal_run *r) {
+  sim_free(r->pt);
+  r->pt = NULL;
+  r->n = 0;
+}

@@ -1,0 +1,201 @@
+/* The nccl-tests output reader: the shipped samples (examples/nccl-tests/),
+ * the older column layout, launcher prefixes, and every refusal with its
+ * file:line:col. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "fabsim/calib.h"
+
+static char *slurp(const char *rel, size_t *len) {
+  const char *src = getenv("FABSIM_SOURCE_DIR");
+  char path[1024];
+  snprintf(path, sizeof path, "%s/%s", src ? src : "..", rel);
+  FILE *f = fopen(path, "rb");
+  if (!f) fail_msg("cannot open %s", path);
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *b = malloc((size_t)n + 1);
+  if (fread(b, 1, (size_t)n, f) != (size_t)n) fail_msg("short read %s", path);
+  fclose(f);
+  b[n] = 0;
+  *len = (size_t)n;
+  return b;
+}
+
+static void test_allreduce_sample(void **state) {
+  (void)state;
+  size_t n;
+  char *t = slurp("examples/nccl-tests/all_reduce_perf-h100-4nodes.txt", &n);
+  cal_run r;
+  sim_error err = {0};
+  assert_int_equal(cal_nccltests_parse(&r, "ar.txt", t, n, CAL_OP_UNKNOWN, &err), SIM_OK);
+  assert_int_equal(r.op, CAL_OP_ALLREDUCE); /* from "Collective test starting:" */
+  assert_int_equal(r.ranks, 32);
+  assert_int_equal(r.nodes, 4);
+  assert_int_equal(r.gpus_per_node, 8);
+  assert_string_equal(r.gpu, "NVIDIA H100 80GB HBM3");
+  assert_int_equal(r.n, 31); /* 8 B .. 8 GiB, factor 2 */
+  assert_int_equal(r.pt[0].bytes, 8);
+  assert_int_equal(r.pt[30].bytes, 8589934592ull);
+  assert_true(r.pt[30].busbw_GBps > 360 && r.pt[30].busbw_GBps < 370);
+  assert_true(r.pt[30].time_us_inplace > 0);
+  assert_true(r.avg_busbw_GBps > 100);
+  cal_run_free(&r);
+  free(t);
+}
+
+static void test_every_sample(void **state) {
+  (void)state;
+  static const struct {
+    const char *file;
+    cal_op op;
+    uint32_t ranks, nodes;
+  } s[] = {
+      {"examples/nccl-tests/all_gather_perf-h100-1node.txt", CAL_OP_ALLGATHER, 8, 1},
+      {"examples/nccl-tests/alltoall_perf-h100-4nodes.txt", CAL_OP_ALLTOALL, 32, 4},
+      {"examples/nccl-tests/sendrecv_perf-h100-2nodes.txt", CAL_OP_SENDRECV, 16, 2},
+  };
+  for (size_t i = 0; i < sizeof s / sizeof *s; i++) {
+    size_t n;
+    char *t = slurp(s[i].file, &n);
+    cal_run r;
+    sim_error err = {0};
+    if (cal_nccltests_parse(&r, s[i].file, t, n, CAL_OP_UNKNOWN, &err) != SIM_OK)
+      fail_msg("%s", err.msg);
+    assert_int_equal(r.op, s[i].op);
+    assert_int_equal(r.ranks, s[i].ranks);
+    assert_int_equal(r.nodes, s[i].nodes);
+    cal_run_free(&r);
+    free(t);
+  }
+}
+
+static const char older[] =
+    "# nThread 1 nGpus 1 minBytes 8 maxBytes 1073741824 step: 2(factor) warmup iters: 5\n"
+    "#\n"
+    "# Using devices\n"
+    "#   Rank  0 Pid   1200 on     gpu-a device  0 [0x07] NVIDIA A100-SXM4-80GB\n"
+    "#   Rank  1 Pid   1201 on     gpu-a device  1 [0x0b] NVIDIA A100-SXM4-80GB\n"
+    "#   Rank  2 Pid   1300 on     gpu-b device  0 [0x07] NVIDIA A100-SXM4-80GB\n"
+    "#   Rank  3 Pid   1301 on     gpu-b device  1 [0x0b] NVIDIA A100-SXM4-80GB\n"
+    "#\n"
+    "#       size         count    type   redop     time   algbw   busbw  error     time   "
+    "algbw   busbw  error\n"
+    "#        (B)    (elements)                     (us)  (GB/s)  (GB/s)            (us)  "
+    "(GB/s)  (GB/s)\n"
+    "[0]            8             2   float     sum    11.02    0.00    0.00  0e+00    10.87    "
+    "0.00    0.00  0e+00\n"
+    "[0] gpu-a:1200:1200 [0] NCCL INFO 8 Bytes -> Algo 1 proto 0 time 9.5\n"
+    "  1073741824     268435456   float     sum   9039.4  118.79  178.18  0e+00   9024.0  "
+    "118.99  178.48  0e+00\n"
+    "# Out of bounds values : 0 OK\n"
+    "# Avg bus bandwidth    : 89.17\n";
+
+static void test_older_layout_and_prefixes(void **state) {
+  (void)state;
+  cal_run r;
+  sim_error err = {0};
+  /* the operation from the file name */
+  if (cal_nccltests_parse(&r, "runs/all_reduce_perf.log", older, sizeof older - 1,
+                          CAL_OP_UNKNOWN, &err) != SIM_OK)
+    fail_msg("%s", err.msg);
+  assert_int_equal(r.op, CAL_OP_ALLREDUCE);
+  assert_int_equal(r.ranks, 4);
+  assert_int_equal(r.nodes, 2);
+  assert_int_equal(r.gpus_per_node, 2);
+  assert_int_equal(r.n, 2);
+  assert_int_equal(r.pt[1].bytes, 1073741824ull);
+  assert_true(r.pt[1].time_us > 9039 && r.pt[1].time_us < 9040);
+  assert_string_equal(r.gpu, "NVIDIA A100-SXM4-80GB");
+  cal_run_free(&r);
+}
+
+/* Parse text (with one substitution) and expect a refusal containing want. */
+static void expect_refusal(const char *text, const char *from, const char *to, cal_op op,
+                           const char *name, const char *want) {
+  char buf[4096];
+  const char *p = from ? strstr(text, from) : NULL;
+  if (from && !p) fail_msg("test text has no '%s'", from);
+  if (p) {
+    size_t a = (size_t)(p - text);
+    snprintf(buf, sizeof buf, "%.*s%s%s", (int)a, text, to, p + strlen(from));
+  } else {
+    snprintf(buf, sizeof buf, "%s", text);
+  }
+  cal_run r;
+  sim_error err = {0};
+  int rc = cal_nccltests_parse(&r, name, buf, strlen(buf), op, &err);
+  if (rc == SIM_OK) fail_msg("accepted; wanted a refusal with '%s'", want);
+  assert_int_equal(rc, SIM_ECONFIG);
+  if (!strstr(err.msg, want)) fail_msg("message '%s' lacks '%s'", err.msg, want);
+}
+
+static void test_refusals(void **state) {
+  (void)state;
+  const char *ar = "x/all_reduce_perf.txt";
+  /* truncated: the file stops inside the table */
+  expect_refusal(older, "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 89.17\n", "",
+                 CAL_OP_UNKNOWN, ar, "truncated");
+  /* a row cut short */
+  expect_refusal(older, "118.99  178.48  0e+00\n", "\n", CAL_OP_UNKNOWN, ar,
+                 "all_reduce_perf.txt:13:");
+  /* a number that is not one */
+  expect_refusal(older, "9039.4", "9O39.4", CAL_OP_UNKNOWN, ar, "time column");
+  /* the measurement failed its own check */
+  expect_refusal(older, "118.79  178.18  0e+00", "118.79  178.18  3e+00", CAL_OP_UNKNOWN, ar,
+                 "own check");
+  /* ranks missing: busbw/algbw is not 2(n-1)/n for the ranks found */
+  expect_refusal(older, "#   Rank  3 Pid   1301 on     gpu-b device  1 [0x0b] NVIDIA A100-SXM4-80GB\n",
+                 "", CAL_OP_UNKNOWN, ar, "bus factor");
+  /* the output of another collective named as this one */
+  expect_refusal(older, NULL, NULL, CAL_OP_ALLGATHER, ar, "bus factor");
+  /* no way to tell the operation */
+  expect_refusal(older, NULL, NULL, CAL_OP_UNKNOWN, "x/measured.txt", "OP:FILE");
+  /* no rank lines at all */
+  char norank[sizeof older];
+  size_t k = 0;
+  for (const char *l = older; *l;) {
+    const char *e = strchr(l, '\n');
+    size_t m = e ? (size_t)(e - l) + 1 : strlen(l);
+    if (!strstr(l, "Rank") || (e && strstr(l, "Rank") > e)) {
+      memcpy(norank + k, l, m);
+      k += m;
+    }
+    l += m;
+  }
+  norank[k] = 0;
+  expect_refusal(norank, NULL, NULL, CAL_OP_UNKNOWN, ar, "number of GPUs is unknown");
+  /* not nccl-tests output */
+  expect_refusal("hello\nworld\n", NULL, NULL, CAL_OP_UNKNOWN, ar, "no nccl-tests results table");
+  expect_refusal("", NULL, NULL, CAL_OP_UNKNOWN, ar, "no nccl-tests results table");
+}
+
+static void test_op_names(void **state) {
+  (void)state;
+  assert_int_equal(cal_op_parse("reduce_scatter_perf", 19), CAL_OP_REDUCESCATTER);
+  assert_int_equal(cal_op_parse("reducescatter", 13), CAL_OP_REDUCESCATTER);
+  assert_int_equal(cal_op_parse("reduce_perf", 11), CAL_OP_REDUCE);
+  assert_int_equal(cal_op_parse("ALL_GATHER", 10), CAL_OP_ALLGATHER);
+  assert_int_equal(cal_op_parse("nothing", 7), CAL_OP_UNKNOWN);
+  assert_true(cal_bus_factor(CAL_OP_ALLREDUCE, 8) == 1.75);
+  assert_true(cal_bus_factor(CAL_OP_ALLGATHER, 8) == 0.875);
+  assert_true(cal_bus_factor(CAL_OP_SENDRECV, 8) == 1.0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_allreduce_sample),
+      cmocka_unit_test(test_every_sample),
+      cmocka_unit_test(test_older_layout_and_prefixes),
+      cmocka_unit_test(test_refusals),
+      cmocka_unit_test(test_op_names),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

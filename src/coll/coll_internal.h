@@ -49,6 +49,10 @@ bool coll__node_blocks(const topo *t, const uint32_t *ranks, uint32_t n, uint32_
 uint32_t coll__gpu_local(const topo *t, uint32_t gpu);
 int32_t coll__gpu_plane(const topo *t, uint32_t gpu);
 
+/* Protocol bytes, per-phase latency and launch overhead of p->protocol
+ * (nothing for CFG_PROTO_NONE); before QP splitting. O(transfers). */
+void coll__apply_protocol(coll_plan *p, const topo *t, const coll_spec *s);
+
 /* The builders, one per algorithm family. */
 int coll__plan_ring(coll_plan *p, const topo *t, const coll_spec *s);
 int coll__plan_broadcast(coll_plan *p, const topo *t, const coll_spec *s);

@@ -45,7 +45,10 @@ _Static_assert(sizeof(cfg_roce_cc) == sizeof(int) && sizeof(cfg_recovery) == siz
                    sizeof(cfg_spray_order) == sizeof(int),
                "enum fields are stored as int");
 static const char *const coll_algorithm_names[] = {"ring", "pairwise", "tree", "halving-doubling",
-                                                   "hierarchical", "pxn", "node-limited"};
+                                                   "hierarchical", "pxn", "node-limited", "auto"};
+static const char *const coll_protocol_names[] = {"none", "auto", "ll", "ll128", "simple"};
+_Static_assert(sizeof(cfg_coll_protocol) == sizeof(int), "enum fields are stored as int");
+_Static_assert(NELEM(coll_protocol_names) == CFG_PROTO_SIMPLE + 1, "one name per protocol");
 
 _Static_assert(sizeof(cfg_topology) == sizeof(int) && sizeof(cfg_transport) == sizeof(int) &&
                    sizeof(cfg_routing) == sizeof(int) && sizeof(cfg_fidelity) == sizeof(int) &&
@@ -56,7 +59,7 @@ _Static_assert(sizeof(cfg_topology) == sizeof(int) && sizeof(cfg_transport) == s
 _Static_assert(NELEM(gpu_names) == CFG_GPU_B200 + 1, "one name per cfg_gpu");
 _Static_assert(NELEM(transport_names) == CFG_TRANSPORT_ETHERNET + 1, "one name per transport");
 _Static_assert(NELEM(coll_op_names) == CFG_COLL_ALLTOALL + 1, "one name per collective");
-_Static_assert(NELEM(coll_algorithm_names) == CFG_ALGO_NODE_LIMITED + 1, "one name per algorithm");
+_Static_assert(NELEM(coll_algorithm_names) == CFG_ALGO_AUTO + 1, "one name per algorithm");
 _Static_assert(NELEM(workload_names) == CFG_WORKLOAD_TRAINING + 1, "one name per workload kind");
 _Static_assert(NELEM(traffic_pattern_names) == CFG_TRAFFIC_ALL_TO_ALL + 1, "one name per pattern");
 
@@ -94,6 +97,9 @@ const char *cfg_recovery_name(cfg_recovery r) {
 }
 const char *cfg_coll_algorithm_name(cfg_coll_algorithm a) {
   return name_of(coll_algorithm_names, NELEM(coll_algorithm_names), (int)a);
+}
+const char *cfg_coll_protocol_name(cfg_coll_protocol p) {
+  return name_of(coll_protocol_names, NELEM(coll_protocol_names), (int)p);
 }
 const char *cfg_precision_name(cfg_precision p) {
   return name_of(precision_names, NELEM(precision_names), (int)p);
@@ -309,10 +315,12 @@ static const cfg__key schema[] = {
     ENUM("workload.kind", workload.kind, "collective", workload_names, "What the run simulates."),
     ENUM("workload.collective.op", workload.collective.op, "allreduce", coll_op_names,
          "Collective operation."),
-    {.name = "workload.collective.algorithm", .type = CFG__ENUM,
-     RULE("`ring`; alltoall: `pairwise`"), .names = coll_algorithm_names,
-     .nnames = (int)NELEM(coll_algorithm_names),
-     .doc = "Algorithm. allreduce: ring, tree (double binary tree), halving-doubling, "
+    {.name = "workload.collective.algorithm", .type = CFG__ENUM, .def = "auto",
+     .names = coll_algorithm_names, .nnames = (int)NELEM(coll_algorithm_names),
+     .doc = "Algorithm. auto: the tuner picks algorithm, protocol and channels by size and "
+            "topology as NCCL's does (allreduce ring or tree; alltoall pxn across nodes, "
+            "pairwise in one); the summary says what it picked. allreduce: ring, tree (double "
+            "binary tree), halving-doubling, "
             "hierarchical (NVLink reduce-scatter, per-rail ring across nodes, NVLink "
             "all-gather); reducescatter, allgather: ring, halving-doubling; broadcast: ring; "
             "alltoall: pairwise, pxn (cross-plane data forwarded over NVLink to the GPU on the "
@@ -326,6 +334,13 @@ static const cfg__key schema[] = {
          "Parallel rings, each with 1/channels of the data; 0 = one per NIC of a node."),
     SIZE("workload.collective.chunk", workload.collective.chunk, "1MiB",
          "Pipeline chunk of a ring broadcast and of the tree allreduce."),
+    ENUM("workload.collective.protocol", workload.collective.protocol, "auto",
+         coll_protocol_names,
+         "NCCL protocol: ll (8-byte lines of 4 data bytes and a flag: twice the bytes, lowest "
+         "latency), ll128 (128-byte lines of 120 data bytes), simple (whole buffers, fences: "
+         "highest per-hop latency); each adds its per-hop latency and a per-call launch "
+         "overhead (docs/validation.md, Collectives). auto: the tuner picks; none: ideal "
+         "transfers without protocol bytes, latency or launch."),
     ENUM("workload.traffic.pattern", workload.traffic.pattern, "permutation", traffic_pattern_names,
          "Synthetic traffic: pair (GPU 0 to the last GPU), incast (senders to GPU 0), "
          "permutation (each GPU to a distinct other, seeded), all-to-all."),

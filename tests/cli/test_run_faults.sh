@@ -116,7 +116,7 @@ cp "$WORK/out" example.json
 expect_json example.json '[.root_cause[].step] == [1, 2, 3] and ([.root_cause[].causes[0].component] | unique) == ["gpu12"]'
 # compute C at 0.8 takes C / 0.8: the GPU's share is C (1/0.8 - 1) = compute_s (1 - 0.8)
 expect_json example.json '(.root_cause[0].causes[0].effect_s - .steps[0].compute_s * 0.2 | fabs) < 1e-6 * .root_cause[0].excess_s'
-expect_json example.json '.root_cause[1].causes[1].component == "leaf0-spine15" and .root_cause[1].causes[1].kind == "link-down"'
+expect_json example.json '.root_cause[1].causes[1].component == "leaf0-spine0" and .root_cause[1].causes[1].kind == "link-down"'
 expect_json example.json '.root_cause[1].causes[1].effect_s > 0.5 and .root_cause[1].causes[1].effect_s < 1.0'
 expect_json example.json '(.root_cause[0].causes | length) == 1 and (.root_cause[2].causes | length) == 1'
 expect_json example.json '[.events[].kind] | contains(["gpu-slowdown", "link-down", "reroute", "straggler"])'

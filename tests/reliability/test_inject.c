@@ -93,10 +93,11 @@ static void link_of(const fixture *f, const coll_plan *plan, uint32_t src, uint3
 }
 
 /* Ring AllReduce of S = 1 GiB over 16 GPUs of 2 nodes, one channel: 30 steps
- * of S/16 per transfer; the two fabric transfers of each step (gpu7 -> gpu8,
- * gpu15 -> gpu0) run at the NIC rate B = 400 Gb/s on disjoint links and are
- * the bottleneck (NVLink is 450 GB/s). At T = 10 ms the leaf-spine link of
- * gpu7 -> gpu8 goes down: that flow stalls (rate 0) for the reconvergence
+ * of S/16 per transfer; the two fabric transfers of each step (gpu0 -> gpu8,
+ * gpu8 -> gpu0: each node's last GPU hands the chunk over NVLink to the GPU
+ * on the next node's rail) run at the NIC's achievable rate B on disjoint
+ * links and are the bottleneck (NVLink is faster). At T = 10 ms the leaf-spine link of
+ * gpu0 -> gpu8 goes down: that flow stalls (rate 0) for the reconvergence
  * delay d = 1 ms, then moves to another spine, again alone on its links at
  * B. Nothing else changes, so the closed form is t_fault = t_base + d
  * (the step in progress waits d; the other steps are untouched), to the
@@ -111,7 +112,7 @@ static void test_link_down_mid_allreduce(void **state) {
   char link[64], fault[160];
   load(&f, base, 4);
   ring(&f, &plan, 16, 1ull << 30);
-  link_of(&f, &plan, 7, 8, link, sizeof link);
+  link_of(&f, &plan, 0, 8, link, sizeof link);
   run(&f, &plan, &a);
   unload(&f);
   assert_true(a.dur > 20 * SIM_PS_PER_MS); /* 10 ms falls mid-collective */
@@ -166,7 +167,7 @@ static void test_degraded_link(void **state) {
   char link[64], fault[160];
   load(&f, base, 3);
   ring(&f, &plan, 16, 1ull << 30);
-  link_of(&f, &plan, 7, 8, link, sizeof link);
+  link_of(&f, &plan, 0, 8, link, sizeof link);
   run(&f, &plan, &a);
   unload(&f);
   snprintf(fault, sizeof fault,
@@ -282,7 +283,7 @@ static void test_no_route_fails_transfers(void **state) {
   coll_plan_free(&plan);
 }
 
-/* The same AllReduce with gpu7 -> gpu8's link flapping: down 200 us in each
+/* The same AllReduce with gpu0 -> gpu8's link flapping: down 200 us in each
  * of 3 cycles of 2 ms from 10 ms, routing 50 us behind. Each cycle stalls
  * the flow for 50 us, until the reroute moves it off the link; when the link
  * comes back routing returns to it only after the next reroute, which may
@@ -300,7 +301,7 @@ static void test_flap_and_switch(void **state) {
   char link[64], fault[200];
   load(&f, base, 4);
   ring(&f, &plan, 16, 1ull << 30);
-  link_of(&f, &plan, 7, 8, link, sizeof link);
+  link_of(&f, &plan, 0, 8, link, sizeof link);
   run(&f, &plan, &a);
   unload(&f);
   snprintf(fault, sizeof fault,
@@ -337,7 +338,7 @@ static void test_flap_and_switch(void **state) {
 }
 
 /* The same fault at the flow and packet fidelities (ring AllReduce of
- * 64 MiB over 16 GPUs, one channel; gpu7 -> gpu8's leaf-spine link down at
+ * 64 MiB over 16 GPUs, one channel; gpu0 -> gpu8's leaf-spine link down at
  * 1 ms, routing 20 us later). Both complete with every byte and nothing
  * failed; the flow run is later by exactly the 20 us stall; the packet run
  * loses what was on and queued for the link and its transport recovers it,
@@ -356,7 +357,7 @@ static void test_cross_fidelity(void **state) {
   char link[64], fault[160];
   load(&f, base, 4);
   ring(&f, &plan, 16, 64ull << 20);
-  link_of(&f, &plan, 7, 8, link, sizeof link);
+  link_of(&f, &plan, 0, 8, link, sizeof link);
   run_on(&f, &plan, &fa, false);
   run_on(&f, &plan, &pa, true);
   unload(&f);

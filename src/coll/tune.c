@@ -91,7 +91,7 @@ static double ring_estimate(const probe *pr, const coll_spec *s, cfg_coll_protoc
   uint32_t n = s->nranks;
   uint64_t steps, inter;
   ring_steps(s->op, n, pr->m, &steps, &inter);
-  double chunk = ceil((double)s->bytes / ((double)n * k)) * q.wire_num / q.wire_den;
+  double chunk = (double)coll__ceil_div(coll__ceil_div(s->bytes, (uint64_t)n * k) * q.wire_num, q.wire_den);
   double step = 0;
   if (pr->g > 1 && pr->b_intra > 0) step = sim_ps_to_s(pr->wire_intra) + k * chunk / pr->b_intra;
   if (pr->m > 1 && pr->b_inter > 0) {

@@ -92,11 +92,14 @@ typedef struct coll_spec {
  *     (2x), LL128 128-byte lines of 120 data bytes (16/15 x), Simple the
  *     data itself; every transfer of the plan carries its protocol's bytes;
  *   per-hop latency: what a step costs beyond the data, by protocol and by
- *     hop (NVLink or network), from NCCL's tuning model; the part above the
- *     routed path's own latency (which the backend already charges) becomes
- *     each phase's `fixed` delay: a ring phase of N steps, Ni of them
- *     crossing nodes, adds (N - Ni) hop_intra + Ni hop_inter, any other phase
- *     repeat x the hop of its kind (network if any transfer crosses nodes);
+ *     hop (NVLink or network), from NCCL's tuning model, wire included; a
+ *     step of a phase already costs its slowest transfer's routed latency
+ *     alpha (the backend charges it), so the part above alpha becomes the
+ *     phase's `fixed` delay: a ring phase of N steps, Ni of them crossing
+ *     nodes (NCCL's count), adds (N - Ni) max(0, hop_intra - alpha) +
+ *     Ni max(0, hop_inter - alpha), alpha the network path's when the ring
+ *     spans nodes; any other phase repeat x the hop of its kind (network if
+ *     any transfer crosses nodes);
  *   launch: a per-call overhead before the first phase (NCCL's base latency).
  * So on a uniform network a ring AllReduce over one node takes
  *   launch + 2(n-1) (alpha + w S / (n B)) + 2(n-1) max(0, hop - alpha).

@@ -99,8 +99,9 @@ static double ring_estimate(const probe *pr, const coll_spec *s, cfg_coll_protoc
     double net = sim_ps_to_s(pr->wire_inter) + per_nic * chunk / pr->b_inter;
     if (net > step) step = net;
   }
-  simtime_ps fixed = (simtime_ps)(steps - inter) * above(q.hop_nvlink_us, pr->wire_intra) +
-                     (simtime_ps)inter * above(q.hop_net_us, pr->wire_inter);
+  simtime_ps wire = pr->m > 1 ? pr->wire_inter : pr->wire_intra; /* every step's, lock-step */
+  simtime_ps fixed = (simtime_ps)(steps - inter) * above(q.hop_nvlink_us, wire) +
+                     (simtime_ps)inter * above(q.hop_net_us, wire);
   return q.launch_us * 1e-6 + (double)steps * step + sim_ps_to_s(fixed);
 }
 
@@ -148,7 +149,10 @@ void coll__apply_protocol(coll_plan *p, const topo *t, const coll_spec *s) {
   probe_of(t, s, &pr);
   coll_protocol_params q = coll_protocol_params_of(p->algorithm, p->protocol);
   p->launch = us_ps(q.launch_us);
-  simtime_ps intra = above(q.hop_nvlink_us, pr.wire_intra), inter = above(q.hop_net_us, pr.wire_inter);
+  /* A step already costs its slowest transfer's routed latency (the
+   * phase ends with it): a hop of the protocol adds what it takes beyond
+   * that; across nodes every ring step waits for a network hop. */
+  simtime_ps w_intra = pr.wire_intra, w_inter = pr.m > 1 ? pr.wire_inter : pr.wire_intra;
   /* wire bytes: the pool once, phases that are not slices of it each */
   if (q.wire_num != q.wire_den) {
     for (size_t j = 0; j < p->pool_n; j++)
@@ -164,12 +168,14 @@ void coll__apply_protocol(coll_plan *p, const topo *t, const coll_spec *s) {
     if (ring) {
       uint64_t steps, ninter;
       ring_steps(p->op, s->nranks, pr.m, &steps, &ninter);
-      ph->fixed = (simtime_ps)(steps - ninter) * intra + (simtime_ps)ninter * inter;
+      ph->fixed = (simtime_ps)(steps - ninter) * above(q.hop_nvlink_us, w_inter) +
+                  (simtime_ps)ninter * above(q.hop_net_us, w_inter);
       continue;
     }
     bool crosses = false;
     for (size_t j = 0; j < ph->n && !crosses; j++)
       crosses = topo_gpu_node(t, ph->x[j].src_gpu) != topo_gpu_node(t, ph->x[j].dst_gpu);
-    ph->fixed = (simtime_ps)ph->repeat * (crosses ? inter : intra);
+    ph->fixed = (simtime_ps)ph->repeat *
+                (crosses ? above(q.hop_net_us, w_inter) : above(q.hop_nvlink_us, w_intra));
   }
 }

@@ -27,14 +27,24 @@
  */
 #include "coll/coll_internal.h"
 
+/* Rotation of channel c in a block of len ranks: a whole node of G GPUs
+ * over N < G NICs rotates by c G/N (plus c/N for channels beyond N), so
+ * the first N channels start on N different NICs; otherwise by c. */
+static uint32_t rotation(const topo *t, uint32_t len, uint32_t c) {
+  uint32_t g = topo_gpu_count(t) / topo_node_count(t), nics = topo_nic_count(t) / topo_node_count(t);
+  if (len != g || nics >= g || g % nics != 0) return c;
+  uint32_t per = g / nics;
+  return (c % nics) * per + (c / nics) % per;
+}
+
 void coll__ring_order(const topo *t, const uint32_t *ranks, uint32_t n, uint32_t c,
                       uint32_t *ring) {
   uint32_t i = 0;
   while (i < n) {
     uint32_t node = topo_gpu_node(t, ranks[i]), j = i;
     while (j < n && topo_gpu_node(t, ranks[j]) == node) j++;
-    uint32_t len = j - i;
-    for (uint32_t k = 0; k < len; k++) ring[i + k] = ranks[i + (k + c) % len];
+    uint32_t len = j - i, r = rotation(t, len, c);
+    for (uint32_t k = 0; k < len; k++) ring[i + k] = ranks[i + (k + r) % len];
     i = j;
   }
 }

@@ -208,22 +208,24 @@ static uint32_t rail_of(const fixture *f, uint32_t gpu) {
 
 /* Rings stay on their rail: every inter-node transfer of a ring joins two
  * NICs of one rail (on fat-tree, rail-optimized and multi-plane fabrics),
- * and with one channel per NIC every NIC sends exactly one ring's hop. */
+ * and with one channel per NIC every NIC sends exactly one ring's hop (also
+ * with 4 NICs for 8 GPUs). */
 static void test_rail_aligned_rings(void **state) {
   (void)state;
-  static const char *const scen[][2] = {
-      {"cluster.nodes=4", "fabric.topology=fat-tree"},
-      {"cluster.nodes=5", "fabric.topology=rail-optimized"},
-      {"cluster.nodes=3", "fabric.topology=multi-plane"},
+  static const char *const scen[][3] = {
+      {"cluster.nodes=4", "fabric.topology=fat-tree", "cluster.nic.per_node=8"},
+      {"cluster.nodes=5", "fabric.topology=rail-optimized", "cluster.nic.per_node=8"},
+      {"cluster.nodes=3", "fabric.topology=multi-plane", "cluster.nic.per_node=8"},
+      {"cluster.nodes=4", "fabric.topology=fat-tree", "cluster.nic.per_node=4"},
   };
-  for (size_t sc = 0; sc < 3; sc++) {
+  for (size_t sc = 0; sc < 4; sc++) {
     fixture f;
-    load(&f, scen[sc], 2);
-    uint32_t m = topo_node_count(f.t), n = m * 8;
+    load(&f, scen[sc], 3);
+    uint32_t m = topo_node_count(f.t), n = m * 8, k = topo_nic_count(f.t) / m;
     static const cfg_coll_op ops[] = {CFG_COLL_ALLREDUCE, CFG_COLL_ALLGATHER};
     for (int o = 0; o < 2; o++) {
       coll_plan p;
-      build(&f, &p, ops[o], CFG_ALGO_RING, CFG_PROTO_SIMPLE, 64u << 20, n, 8);
+      build(&f, &p, ops[o], CFG_ALGO_RING, CFG_PROTO_SIMPLE, 64u << 20, n, k);
       uint32_t sent[MAXR] = {0}, got[MAXR] = {0}, inter = 0;
       for (size_t j = 0; j < p.phases[0].n; j++) {
         const be_xfer *x = &p.phases[0].x[j];
@@ -233,7 +235,7 @@ static void test_rail_aligned_rings(void **state) {
         got[topo_gpu_nic(f.t, x->dst_gpu)]++;
         inter++;
       }
-      assert_int_equal(inter, 8 * m); /* every ring crosses every node boundary once */
+      assert_int_equal(inter, k * m); /* every ring crosses every node boundary once */
       for (uint32_t i = 0; i < topo_nic_count(f.t); i++) {
         assert_int_equal(sent[i], 1);
         assert_int_equal(got[i], 1);

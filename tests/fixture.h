@@ -18,6 +18,12 @@ static inline void load(fixture *f, const char *const *sets, int nsets) {
   if (topo_build(&f->t, &f->cfg, f->doc, &err) != SIM_OK) fail_msg("%s", err.msg);
 }
 
+/* A link's rate in the topology: line rate x its class's efficiency, as
+ * topo_build rounds it (analytic and flow fidelities). */
+static inline rate_bps fx_achievable(rate_bps line, double efficiency) {
+  return efficiency >= 1.0 ? line : (rate_bps)((double)line * efficiency + 0.5);
+}
+
 static inline void unload(fixture *f) {
   topo_free(f->t);
   cfg_free(&f->cfg, f->doc);

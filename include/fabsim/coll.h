@@ -46,12 +46,16 @@ typedef struct coll_phase {
   be_xfer *x;      /* concurrent transfers (may be a slice of the plan's pool) */
   size_t n;
   uint64_t repeat; /* back-to-back repetitions of the same pattern */
+  simtime_ps fixed; /* protocol latency of all repetitions, added by the executor
+                       after the last one (0 without a protocol) */
   bool in_pool;    /* private: x points into coll_plan.pool */
 } coll_phase;
 
 typedef struct coll_plan {
   cfg_coll_op op;
-  cfg_coll_algorithm algorithm;
+  cfg_coll_algorithm algorithm; /* as run: the tuner's pick when asked for auto */
+  cfg_coll_protocol protocol;   /* as run; CFG_PROTO_NONE: ideal transfers */
+  simtime_ps launch;            /* per-call launch overhead before the first phase */
   uint64_t bytes;   /* S, as nccl-tests counts it */
   uint32_t nranks;
   uint32_t channels;
@@ -77,7 +81,47 @@ typedef struct coll_spec {
   uint32_t channels;     /* >= 1 */
   uint64_t chunk;        /* pipeline chunk (ring broadcast, tree), bytes, >= 1 */
   uint32_t qps;          /* queue pairs per connection (0 or 1: one) */
+  /* CFG_PROTO_NONE (0, zeroed specs): ideal transfers as the closed forms
+   * above; a protocol (or auto) adds its wire bytes, per-hop latency and
+   * launch overhead (coll_protocol_params). */
+  cfg_coll_protocol protocol;
 } coll_spec;
+
+/* Protocols as NCCL runs them, for spec.protocol != CFG_PROTO_NONE:
+ *   wire bytes: LL moves 8-byte lines of 4 data bytes and a 4-byte flag
+ *     (2x), LL128 128-byte lines of 120 data bytes (16/15 x), Simple the
+ *     data itself; every transfer of the plan carries its protocol's bytes;
+ *   per-hop latency: what a step costs beyond the data, by protocol and by
+ *     hop (NVLink or network), from NCCL's tuning model, wire included; a
+ *     step of a phase already costs its slowest transfer's routed latency
+ *     alpha (the backend charges it), so the part above alpha becomes the
+ *     phase's `fixed` delay: a ring phase of N steps, Ni of them crossing
+ *     nodes (NCCL's count), adds (N - Ni) max(0, hop_intra - alpha) +
+ *     Ni max(0, hop_inter - alpha), alpha the network path's when the ring
+ *     spans nodes; any other phase repeat x the hop of its kind (network if
+ *     any transfer crosses nodes);
+ *   launch: a per-call overhead before the first phase (NCCL's base latency).
+ * So on a uniform network a ring AllReduce over one node takes
+ *   launch + 2(n-1) (alpha + w S / (n B)) + 2(n-1) max(0, hop - alpha).
+ * Auto (algorithm or protocol): the tuner (coll_tune) estimates each
+ * candidate with these closed forms and picks the fastest, then lowers the
+ * channels for small sizes as NCCL does (docs/validation.md, Collectives). */
+typedef struct coll_protocol_params {
+  uint32_t wire_num, wire_den; /* wire bytes = ceil(data x num / den) */
+  double launch_us;            /* per call */
+  double hop_nvlink_us, hop_net_us; /* per hop, end to end */
+} coll_protocol_params;
+/* The parameters of protocol p (LL, LL128, SIMPLE) for algorithm a (tree
+ * has its own latencies; the rest use the ring's). */
+coll_protocol_params coll_protocol_params_of(cfg_coll_algorithm a, cfg_coll_protocol p);
+
+/* The tuner's choice for spec (algorithm and protocol may be auto): the
+ * fastest (algorithm, protocol) by the closed forms above on the
+ * topology's achievable rates, then channels lowered while the message is
+ * under channels x threads x bytes-per-thread (NCCL's rule). *est_s: the
+ * estimated time. O(1) after two routes. */
+void coll_tune(const topo *t, const coll_spec *spec, cfg_coll_algorithm *algorithm,
+               cfg_coll_protocol *protocol, uint32_t *channels, double *est_s);
 
 /* Expand a collective into phases. O(transfers). Invalid combinations
  * (algorithm not available for op, hierarchical over nodes with different

@@ -75,8 +75,18 @@ typedef enum {
   CFG_ALGO_HALVING_DOUBLING,
   CFG_ALGO_HIERARCHICAL,
   CFG_ALGO_PXN,
-  CFG_ALGO_NODE_LIMITED /* MoE dispatch/combine (coll_moe_build), not a workload.collective */
+  CFG_ALGO_NODE_LIMITED, /* MoE dispatch/combine (coll_moe_build), not a workload.collective */
+  CFG_ALGO_AUTO          /* the tuner picks (coll_plan_build) */
 } cfg_coll_algorithm;
+/* Collective protocols as NCCL runs them: none = ideal transfers (no
+ * protocol bytes, latency or launch overhead); auto = the tuner picks. */
+typedef enum {
+  CFG_PROTO_NONE,
+  CFG_PROTO_AUTO,
+  CFG_PROTO_LL,
+  CFG_PROTO_LL128,
+  CFG_PROTO_SIMPLE
+} cfg_coll_protocol;
 
 /* faults: a list in the scenario, each entry {at, kind, target, ...}. Parsed
  * and range-checked by cfg_load; names are resolved against the topology by
@@ -129,9 +139,11 @@ typedef struct cfg_scenario {
     struct {
       rate_bps bandwidth;     /* per GPU, per direction */
       simtime_ps latency;     /* GPU to GPU through the scale-up switch */
+      double efficiency;      /* achieved share of bandwidth, (0, 1] */
     } scale_up;
     struct {
       rate_bps bandwidth;     /* per NIC port */
+      double efficiency;      /* achieved share of bandwidth, (0, 1] */
       uint32_t per_node;      /* default: gpus_per_node */
       simtime_ps latency;     /* NIC processing, per traversal */
       cfg_recovery recovery;  /* packet fidelity: loss and reordering recovery */
@@ -142,6 +154,7 @@ typedef struct cfg_scenario {
     struct {
       rate_bps bandwidth;     /* GPU <-> NIC, per direction */
       simtime_ps latency;
+      double efficiency;      /* achieved share of bandwidth, (0, 1] */
     } pcie;
   } cluster;
   struct {
@@ -151,6 +164,7 @@ typedef struct cfg_scenario {
     uint32_t switch_radix;    /* ports per switch, even */
     double oversubscription;  /* leaf down:up ratio, >= 1 */
     rate_bps link_bandwidth;  /* switch-to-switch links */
+    double link_efficiency;   /* achieved share of link_bandwidth, (0, 1] */
     simtime_ps link_latency;  /* propagation per link */
     simtime_ps switch_latency;/* per switch traversal; default by transport */
     cfg_transport transport;
@@ -200,6 +214,7 @@ typedef struct cfg_scenario {
       uint32_t ranks;         /* 0 = every GPU */
       uint32_t channels;      /* parallel rings; 0 = one per NIC of a node */
       uint64_t chunk;         /* bytes: ring broadcast pipeline chunk */
+      cfg_coll_protocol protocol;
     } collective;
     struct {
       cfg_traffic_pattern pattern;
@@ -329,6 +344,7 @@ const char *cfg_fidelity_name(cfg_fidelity f);
 const char *cfg_gpu_name(cfg_gpu g);
 const char *cfg_coll_op_name(cfg_coll_op op);
 const char *cfg_coll_algorithm_name(cfg_coll_algorithm a);
+const char *cfg_coll_protocol_name(cfg_coll_protocol p);
 const char *cfg_workload_kind_name(cfg_workload_kind k);
 const char *cfg_traffic_pattern_name(cfg_traffic_pattern p);
 const char *cfg_roce_cc_name(cfg_roce_cc c);

@@ -173,6 +173,7 @@ static json_t *summary_json(const cli_args *a, const cfg_scenario *cfg, const to
     json_object_set_new(c, "bytes", json_integer((json_int_t)r->plan.bytes));
     json_object_set_new(c, "ranks", json_integer(r->plan.nranks));
     json_object_set_new(c, "channels", json_integer(r->plan.channels));
+    json_object_set_new(c, "protocol", json_string(cfg_coll_protocol_name(r->plan.protocol)));
     json_object_set_new(c, "qps_per_connection", json_integer(r->plan.qps));
     json_object_set_new(c, "transfers", json_integer((json_int_t)coll_plan_transfers(&r->plan)));
     /* a collective that failed or was stopped has no time and no bandwidth:
@@ -245,9 +246,10 @@ static void print_summary(const cfg_scenario *cfg, const topo *t, const run_resu
          cfg->fabric.switch_radix, cfg_transport_name(cfg->fabric.transport),
          out_fmt_count(a, sizeof a, inv->switches), out_fmt_usd(b, sizeof b, inv->cost_usd));
   if (cfg->workload.kind == CFG_WORKLOAD_COLLECTIVE) {
-    printf("%-12s %s, %s over %u ranks, %u channel%s\n", cfg_coll_op_name(r->plan.op),
+    printf("%-12s %s, %s over %u ranks, %u channel%s, protocol %s\n", cfg_coll_op_name(r->plan.op),
            cfg_coll_algorithm_name(r->plan.algorithm), out_fmt_bytes(a, sizeof a, r->plan.bytes),
-           r->plan.nranks, r->plan.channels, r->plan.channels == 1 ? "" : "s");
+           r->plan.nranks, r->plan.channels, r->plan.channels == 1 ? "" : "s",
+           cfg_coll_protocol_name(r->plan.protocol));
     if (!r->failed && !r->stopped) {
       printf("  time       %s\n", out_fmt_seconds(a, sizeof a, r->res.time_s));
       printf("  algbw      %.2f GB/s\n", r->res.algbw_GBps);
@@ -461,6 +463,7 @@ int cli_cmd_run(int argc, char **argv) {
                                                      : cfg.cluster.nic.per_node,
         .chunk = cfg.workload.collective.chunk,
         .qps = cfg.workload.qps_per_connection,
+        .protocol = cfg.workload.collective.protocol,
     };
     if (coll_plan_build(&r.plan, t, &spec, &err) != SIM_OK) {
       char msg[sizeof err.msg];

@@ -21,8 +21,8 @@
  * Every fabric transfer joins two NICs of one plane. With G ranks per node,
  * G planes (one NIC each) and m nodes, n = mG:
  *   t = alpha_nvl + (G-1) m S / (n B_nvl) + (m-1) (alpha_net + S / (m B_nic)).
- * On a single-plane fabric nothing is forwarded (only the node-pairwise
- * schedule remains).
+ * "Plane" is the rail (the NIC's index in its node): on rail-optimized and
+ * fat-tree fabrics too, data leaves through the NIC on the peer's rail.
  */
 #include "coll/coll_internal.h"
 
@@ -52,8 +52,11 @@ typedef struct pxn_nodes {
 static void pxn_nodes_init(pxn_nodes *g, const topo *t, const coll_spec *s) {
   uint32_t n = s->nranks;
   g->gpn = topo_gpu_count(t) / topo_node_count(t);
-  g->planes = topo_inventory_get(t)->planes;
-  if (g->planes == 0) g->planes = 1;
+  /* "planes" here are rails: the NIC index in the node. On a multi-plane
+   * fabric with a plane per NIC they are the planes; on rail-optimized and
+   * fat-tree fabrics data still leaves through the NIC on the peer's rail,
+   * as NCCL's PXN does. */
+  g->planes = topo_nic_count(t) / topo_node_count(t);
   uint32_t pcount;
   coll__node_blocks(t, s->ranks, n, &g->m, &pcount);
   g->first = sim_malloc(g->m * sizeof *g->first);
@@ -64,7 +67,7 @@ static void pxn_nodes_init(pxn_nodes *g, const topo *t, const coll_spec *s) {
   g->local_plane = sim_malloc(g->gpn * sizeof *g->local_plane);
   g->local_count = sim_calloc(g->gpn, sizeof *g->local_count);
   g->has = sim_calloc((size_t)g->m * g->gpn, sizeof *g->has);
-  for (uint32_t l = 0; l < g->gpn; l++) g->local_plane[l] = coll__gpu_plane(t, l);
+  for (uint32_t l = 0; l < g->gpn; l++) g->local_plane[l] = (int32_t)(topo_gpu_nic(t, l) % g->planes);
   uint32_t a = 0;
   for (uint32_t i = 0; i < n; a++) {
     uint32_t node = topo_gpu_node(t, s->ranks[i]), j = i;

@@ -36,8 +36,9 @@ void coll__push_slice(coll_plan *p, size_t off, size_t n, uint64_t repeat);
 void coll__split_qps(coll_plan *p, uint32_t q);
 
 /* Channel c's ordering of the ranks: within each node's block of ranks
- * (contiguous, as ranks ascend) rotate by c, so that channel c's node-to-node
- * hops leave from other GPUs (and NICs) than channel c-1's. */
+ * (contiguous, as ranks ascend) rotate by c (whole nodes with fewer NICs
+ * than GPUs: by c x GPUs/NICs), so that channel c's node-to-node hops leave
+ * from other GPUs (and NICs) than channel c-1's. */
 void coll__ring_order(const topo *t, const uint32_t *ranks, uint32_t n, uint32_t c,
                       uint32_t *order);
 
@@ -48,6 +49,10 @@ bool coll__node_blocks(const topo *t, const uint32_t *ranks, uint32_t n, uint32_
 /* Local index of a GPU in its node, and the fabric plane of its NIC. */
 uint32_t coll__gpu_local(const topo *t, uint32_t gpu);
 int32_t coll__gpu_plane(const topo *t, uint32_t gpu);
+
+/* Protocol bytes, per-phase latency and launch overhead of p->protocol
+ * (nothing for CFG_PROTO_NONE); before QP splitting. O(transfers). */
+void coll__apply_protocol(coll_plan *p, const topo *t, const coll_spec *s);
 
 /* The builders, one per algorithm family. */
 int coll__plan_ring(coll_plan *p, const topo *t, const coll_spec *s);

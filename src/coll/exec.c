@@ -1,11 +1,28 @@
-/* Runs a plan on a backend: phases one after another, or (stagger > 0)
- * phase i submitted at start + i x stagger, all in flight together. */
+/* Runs a plan on a backend: after the plan's launch overhead, phases one
+ * after another, each followed by its fixed protocol latency; or (stagger
+ * > 0) phase i submitted at start + i x stagger, all in flight together. */
 #include "fabsim/coll.h"
 
 static void exec_finish(sim_ctx *sim, coll_exec *e) {
   e->end = sim_now(sim);
   e->finished = true;
   if (e->done) e->done(sim, e->ctx);
+}
+
+static void exec_next(sim_ctx *sim, void *obj);
+
+static void exec_next_ev(sim_ctx *sim, void *obj, uint64_t arg) {
+  (void)arg;
+  exec_next(sim, obj);
+}
+
+/* A phase's transfers are done: its protocol latency (fixed) passes as
+ * one event before the next phase starts. */
+static void exec_phase_done(sim_ctx *sim, void *obj) {
+  coll_exec *e = obj;
+  simtime_ps fixed = e->plan->phases[e->next - 1].fixed;
+  if (fixed == 0) exec_next(sim, obj);
+  else ev_schedule(sim, sim_now(sim) + fixed, exec_next_ev, e, 0);
 }
 
 static void exec_next(sim_ctx *sim, void *obj) {
@@ -15,7 +32,7 @@ static void exec_next(sim_ctx *sim, void *obj) {
     return;
   }
   const coll_phase *ph = &e->plan->phases[e->next++];
-  be_submit_phase(e->b, ph->x, ph->n, ph->repeat, exec_next, e);
+  be_submit_phase(e->b, ph->x, ph->n, ph->repeat, exec_phase_done, e);
 }
 
 static void exec_staggered_done(sim_ctx *sim, void *obj) {
@@ -36,7 +53,9 @@ static void exec_begin(sim_ctx *sim, void *obj, uint64_t arg) {
   coll_exec *e = obj;
   (void)arg;
   if (e->plan->stagger == 0 || e->plan->nphases == 0) {
-    exec_next(sim, obj);
+    /* the launch overhead first (one event), then the phases in order */
+    if (e->plan->launch && e->plan->nphases) ev_schedule(sim, sim_now(sim) + e->plan->launch, exec_next_ev, e, 0);
+    else exec_next(sim, obj);
     return;
   }
   /* One event per phase, scheduled up front: O(phases) pending events. */

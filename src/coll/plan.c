@@ -18,6 +18,7 @@ double coll_busbw_factor(cfg_coll_op op, uint32_t n) {
 }
 
 bool coll_algorithm_supports(cfg_coll_op op, cfg_coll_algorithm a) {
+  if (a == CFG_ALGO_AUTO) return true;
   switch (op) {
   case CFG_COLL_ALLREDUCE:
     return a == CFG_ALGO_RING || a == CFG_ALGO_TREE || a == CFG_ALGO_HALVING_DOUBLING ||
@@ -43,6 +44,7 @@ coll_phase *coll__add_phase(coll_plan *p, size_t n, uint64_t repeat) {
   ph->x = sim_calloc(n ? n : 1, sizeof *ph->x);
   ph->n = n;
   ph->repeat = repeat;
+  ph->fixed = 0;
   ph->in_pool = false;
   return ph;
 }
@@ -148,8 +150,18 @@ bool coll__node_blocks(const topo *t, const uint32_t *ranks, uint32_t n, uint32_
   return uniform;
 }
 
-int coll_plan_build(coll_plan *plan, const topo *t, const coll_spec *s, sim_error *err) {
+int coll_plan_build(coll_plan *plan, const topo *t, const coll_spec *spec, sim_error *err) {
   memset(plan, 0, sizeof *plan);
+  coll_spec tuned = *spec;
+  const coll_spec *s = &tuned;
+  if (spec->nranks >= 2 && spec->channels >= 1 &&
+      (spec->algorithm == CFG_ALGO_AUTO || spec->protocol == CFG_PROTO_AUTO)) {
+    coll_tune(t, spec, &tuned.algorithm, &tuned.protocol, &tuned.channels, NULL);
+  } else if (spec->algorithm == CFG_ALGO_AUTO) {
+    tuned.algorithm = spec->op == CFG_COLL_ALLTOALL ? CFG_ALGO_PAIRWISE : CFG_ALGO_RING;
+  }
+  if (tuned.protocol == CFG_PROTO_AUTO) tuned.protocol = CFG_PROTO_SIMPLE;
+  plan->protocol = s->protocol;
   plan->op = s->op;
   plan->algorithm = s->algorithm;
   plan->bytes = s->bytes;
@@ -184,10 +196,15 @@ int coll_plan_build(coll_plan *plan, const topo *t, const coll_spec *s, sim_erro
   case CFG_ALGO_HIERARCHICAL: rc = coll__plan_hier(plan, t, s, err); break;
   case CFG_ALGO_PAIRWISE: rc = coll__plan_pairwise(plan, s); break;
   case CFG_ALGO_PXN: rc = coll__plan_pxn(plan, t, s); break;
-  case CFG_ALGO_NODE_LIMITED: break; /* rejected above */
+  case CFG_ALGO_NODE_LIMITED: /* rejected above */
+  case CFG_ALGO_AUTO: break;       /* resolved above */
   }
-  if (rc == SIM_OK) coll__split_qps(plan, s->qps);
-  else coll_plan_free(plan);
+  if (rc == SIM_OK) {
+    coll__apply_protocol(plan, t, s);
+    coll__split_qps(plan, s->qps);
+  } else {
+    coll_plan_free(plan);
+  }
   return rc;
 }
 

@@ -45,7 +45,10 @@ _Static_assert(sizeof(cfg_roce_cc) == sizeof(int) && sizeof(cfg_recovery) == siz
                    sizeof(cfg_spray_order) == sizeof(int),
                "enum fields are stored as int");
 static const char *const coll_algorithm_names[] = {"ring", "pairwise", "tree", "halving-doubling",
-                                                   "hierarchical", "pxn", "node-limited"};
+                                                   "hierarchical", "pxn", "node-limited", "auto"};
+static const char *const coll_protocol_names[] = {"none", "auto", "ll", "ll128", "simple"};
+_Static_assert(sizeof(cfg_coll_protocol) == sizeof(int), "enum fields are stored as int");
+_Static_assert(NELEM(coll_protocol_names) == CFG_PROTO_SIMPLE + 1, "one name per protocol");
 
 _Static_assert(sizeof(cfg_topology) == sizeof(int) && sizeof(cfg_transport) == sizeof(int) &&
                    sizeof(cfg_routing) == sizeof(int) && sizeof(cfg_fidelity) == sizeof(int) &&
@@ -56,7 +59,7 @@ _Static_assert(sizeof(cfg_topology) == sizeof(int) && sizeof(cfg_transport) == s
 _Static_assert(NELEM(gpu_names) == CFG_GPU_B200 + 1, "one name per cfg_gpu");
 _Static_assert(NELEM(transport_names) == CFG_TRANSPORT_ETHERNET + 1, "one name per transport");
 _Static_assert(NELEM(coll_op_names) == CFG_COLL_ALLTOALL + 1, "one name per collective");
-_Static_assert(NELEM(coll_algorithm_names) == CFG_ALGO_NODE_LIMITED + 1, "one name per algorithm");
+_Static_assert(NELEM(coll_algorithm_names) == CFG_ALGO_AUTO + 1, "one name per algorithm");
 _Static_assert(NELEM(workload_names) == CFG_WORKLOAD_TRAINING + 1, "one name per workload kind");
 _Static_assert(NELEM(traffic_pattern_names) == CFG_TRAFFIC_ALL_TO_ALL + 1, "one name per pattern");
 
@@ -95,6 +98,9 @@ const char *cfg_recovery_name(cfg_recovery r) {
 const char *cfg_coll_algorithm_name(cfg_coll_algorithm a) {
   return name_of(coll_algorithm_names, NELEM(coll_algorithm_names), (int)a);
 }
+const char *cfg_coll_protocol_name(cfg_coll_protocol p) {
+  return name_of(coll_protocol_names, NELEM(coll_protocol_names), (int)p);
+}
 const char *cfg_precision_name(cfg_precision p) {
   return name_of(precision_names, NELEM(precision_names), (int)p);
 }
@@ -121,6 +127,10 @@ static const char *const hbm_by_gpu[] = {"3.35TB/s", "3.35TB/s", "2.039TB/s", "8
 static const char *const scale_up_by_gpu[] = {"450GB/s", "200GB/s", "300GB/s", "900GB/s"};
 static const char *const nic_by_gpu[] = {"400Gbps", "400Gbps", "200Gbps", "400Gbps"};
 static const char *const pcie_by_gpu[] = {"64GB/s", "64GB/s", "32GB/s", "64GB/s"};
+/* What NCCL achieves on NVLink, as a share of the line rate (docs/validation.md, "Link
+ * efficiency"): Hopper 370 of 450 GB/s (nccl-tests #212), A100 232.5 of 300 GB/s; H800 and
+ * B200 take Hopper's protocol overhead (assumption). */
+static const char *const scale_up_eff_by_gpu[] = {"0.822", "0.822", "0.775", "0.822"};
 /* Per-switch forwarding latency, indexed by cfg_transport: InfiniBand NDR
  * cut-through vs. a store-and-forward-class Ethernet/RoCE switch. */
 static const char *const switch_latency_by_transport[] = {"130ns", "600ns", "600ns"};
@@ -191,6 +201,11 @@ static const cfg__key schema[] = {
      FIELD(cluster.scale_up.bandwidth)},
     TIME("cluster.scale_up.latency", cluster.scale_up.latency, "500ns",
          "GPU to GPU latency through the scale-up switch."),
+    {.name = "cluster.scale_up.efficiency", .type = CFG__DOUBLE, BY_GPU,
+     .by_value = scale_up_eff_by_gpu, .dmin = 0, .dmin_exclusive = 1,
+     .doc = "Share of the scale-up line rate collectives achieve (protocol and flag overhead), "
+            "at most 1; NVLink links run at bandwidth x efficiency in every fidelity.",
+     FIELD(cluster.scale_up.efficiency)},
     {.name = "cluster.nic.bandwidth", .type = CFG__BANDWIDTH, BY_GPU, .by_value = nic_by_gpu,
      .min = 1, .doc = "Scale-out NIC port bandwidth, per direction.",
      FIELD(cluster.nic.bandwidth)},
@@ -198,6 +213,10 @@ static const cfg__key schema[] = {
      .min = 1, .max = 256,
      .doc = "NICs per server; must divide, or be a multiple of, cluster.gpus_per_node.",
      FIELD(cluster.nic.per_node)},
+    DBL("cluster.nic.efficiency", cluster.nic.efficiency, "0.92", 0, 1,
+        "Share of the NIC line rate collectives achieve (headers, software), at most 1; "
+        "NIC-to-leaf links run at bandwidth x efficiency (the packet fidelity adds its own "
+        "headers back, so they are not counted twice)."),
     TIME("cluster.nic.latency", cluster.nic.latency, "200ns",
          "NIC processing latency per traversal."),
     ENUM("cluster.nic.recovery", cluster.nic.recovery, "selective", recovery_names,
@@ -214,6 +233,9 @@ static const cfg__key schema[] = {
     {.name = "cluster.pcie.bandwidth", .type = CFG__BANDWIDTH, BY_GPU, .by_value = pcie_by_gpu,
      .min = 1, .bytes_family = 1, .doc = "GPU to NIC PCIe bandwidth, per direction.",
      FIELD(cluster.pcie.bandwidth)},
+    DBL("cluster.pcie.efficiency", cluster.pcie.efficiency, "0.9", 0, 1,
+        "Share of the PCIe line rate DMA achieves (TLP headers and framing at 256-byte "
+        "payloads), at most 1."),
     TIME("cluster.pcie.latency", cluster.pcie.latency, "200ns", "GPU to NIC PCIe latency."),
 
     ENUM("fabric.topology", fabric.topology, "fat-tree", topology_names,
@@ -229,6 +251,9 @@ static const cfg__key schema[] = {
         "Leaf downlink:uplink bandwidth ratio; 1 is non-blocking."),
     BW("fabric.link_bandwidth", fabric.link_bandwidth, "400Gbps", 0,
        "Switch-to-switch link bandwidth."),
+    DBL("fabric.link_efficiency", fabric.link_efficiency, "1", 0, 1,
+        "Share of the switch-to-switch line rate traffic achieves, at most 1; switches forward "
+        "at line rate, packet headers aside (which the packet fidelity models)."),
     TIME("fabric.link_latency", fabric.link_latency, "100ns", "Propagation delay per link."),
     {.name = "fabric.switch_latency", .type = CFG__TIME, .def = NULL,
      .derive = CFG__DERIVE_TRANSPORT, .by_value = switch_latency_by_transport,
@@ -304,10 +329,12 @@ static const cfg__key schema[] = {
     ENUM("workload.kind", workload.kind, "collective", workload_names, "What the run simulates."),
     ENUM("workload.collective.op", workload.collective.op, "allreduce", coll_op_names,
          "Collective operation."),
-    {.name = "workload.collective.algorithm", .type = CFG__ENUM,
-     RULE("`ring`; alltoall: `pairwise`"), .names = coll_algorithm_names,
-     .nnames = (int)NELEM(coll_algorithm_names),
-     .doc = "Algorithm. allreduce: ring, tree (double binary tree), halving-doubling, "
+    {.name = "workload.collective.algorithm", .type = CFG__ENUM, .def = "auto",
+     .names = coll_algorithm_names, .nnames = (int)NELEM(coll_algorithm_names),
+     .doc = "Algorithm. auto: the tuner picks algorithm, protocol and channels by size and "
+            "topology as NCCL's does (allreduce ring or tree; alltoall pxn across nodes, "
+            "pairwise in one); the summary says what it picked. allreduce: ring, tree (double "
+            "binary tree), halving-doubling, "
             "hierarchical (NVLink reduce-scatter, per-rail ring across nodes, NVLink "
             "all-gather); reducescatter, allgather: ring, halving-doubling; broadcast: ring; "
             "alltoall: pairwise, pxn (cross-plane data forwarded over NVLink to the GPU on the "
@@ -321,6 +348,13 @@ static const cfg__key schema[] = {
          "Parallel rings, each with 1/channels of the data; 0 = one per NIC of a node."),
     SIZE("workload.collective.chunk", workload.collective.chunk, "1MiB",
          "Pipeline chunk of a ring broadcast and of the tree allreduce."),
+    ENUM("workload.collective.protocol", workload.collective.protocol, "auto",
+         coll_protocol_names,
+         "NCCL protocol: ll (8-byte lines of 4 data bytes and a flag: twice the bytes, lowest "
+         "latency), ll128 (128-byte lines of 120 data bytes), simple (whole buffers, fences: "
+         "highest per-hop latency); each adds its per-hop latency and a per-call launch "
+         "overhead (docs/validation.md, Collectives). auto: the tuner picks; none: ideal "
+         "transfers without protocol bytes, latency or launch."),
     ENUM("workload.traffic.pattern", workload.traffic.pattern, "permutation", traffic_pattern_names,
          "Synthetic traffic: pair (GPU 0 to the last GPU), incast (senders to GPU 0), "
          "permutation (each GPU to a distinct other, seeded), all-to-all."),

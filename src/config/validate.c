@@ -57,9 +57,6 @@ static int apply_presets(cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
     s->fabric.ecn.kmin = scale_by_link(100000, s->fabric.link_bandwidth);
   if (!is_set(doc, "fabric.ecn.kmax"))
     s->fabric.ecn.kmax = scale_by_link(400000, s->fabric.link_bandwidth);
-  if (!is_set(doc, "workload.collective.algorithm"))
-    s->workload.collective.algorithm =
-        s->workload.collective.op == CFG_COLL_ALLTOALL ? CFG_ALGO_PAIRWISE : CFG_ALGO_RING;
   return rc;
 }
 
@@ -108,6 +105,7 @@ static int check_switch(const cfg_scenario *s, const cfg_doc *doc, sim_error *er
 /* The algorithms coll_plan_build offers per op (kept in step with
  * coll_algorithm_supports; config does not depend on coll). */
 static bool collective_offers(cfg_coll_op op, cfg_coll_algorithm a) {
+  if (a == CFG_ALGO_AUTO) return true;
   switch (op) {
   case CFG_COLL_ALLREDUCE:
     return a == CFG_ALGO_RING || a == CFG_ALGO_TREE || a == CFG_ALGO_HALVING_DOUBLING ||
@@ -118,6 +116,22 @@ static bool collective_offers(cfg_coll_op op, cfg_coll_algorithm a) {
   case CFG_COLL_ALLTOALL: return a == CFG_ALGO_PAIRWISE || a == CFG_ALGO_PXN;
   }
   return false;
+}
+
+/* Achieved shares of line rates: (0, 1] (the schema checks > 0). */
+static int check_efficiency(const cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
+  const struct {
+    const char *key;
+    double v;
+  } e[] = {{"cluster.scale_up.efficiency", s->cluster.scale_up.efficiency},
+           {"cluster.nic.efficiency", s->cluster.nic.efficiency},
+           {"cluster.pcie.efficiency", s->cluster.pcie.efficiency},
+           {"fabric.link_efficiency", s->fabric.link_efficiency}};
+  for (size_t i = 0; i < sizeof e / sizeof e[0]; i++)
+    if (e[i].v > 1)
+      return cfg_fail_at(doc, e[i].key, err,
+                         "%g is not a share of the line rate; allowed above 0, at most 1", e[i].v);
+  return SIM_OK;
 }
 
 static int check_packet(const cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
@@ -144,11 +158,11 @@ static int check_collective(const cfg_scenario *s, const cfg_doc *doc, sim_error
     return cfg_fail_at(doc, "workload.collective.algorithm", err,
                        "node-limited is the MoE dispatch/combine of training workloads; a "
                        "collective alltoall uses pairwise or pxn");
-  if (op == CFG_COLL_ALLTOALL && !collective_offers(op, algo))
+  if (algo != CFG_ALGO_AUTO && op == CFG_COLL_ALLTOALL && !collective_offers(op, algo))
     return cfg_fail_at(doc, "workload.collective.algorithm", err,
                        "%s does not implement alltoall; use pairwise (or leave the algorithm "
                        "unset)", cfg_coll_algorithm_name(algo));
-  if (op != CFG_COLL_ALLTOALL && collective_offers(CFG_COLL_ALLTOALL, algo))
+  if (algo != CFG_ALGO_AUTO && op != CFG_COLL_ALLTOALL && collective_offers(CFG_COLL_ALLTOALL, algo))
     return cfg_fail_at(doc, "workload.collective.algorithm", err,
                        "%s only implements alltoall; %s needs ring (or leave the algorithm unset)",
                        cfg_coll_algorithm_name(algo), cfg_coll_op_name(op));
@@ -283,6 +297,7 @@ int cfg__resolve(cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
   if (rc == SIM_OK) rc = check_planes(s, doc, err);
   if (rc == SIM_OK) rc = check_switch(s, doc, err);
   if (rc == SIM_OK) rc = check_collective(s, doc, err);
+  if (rc == SIM_OK) rc = check_efficiency(s, doc, err);
   if (rc == SIM_OK) rc = check_packet(s, doc, err);
   if (rc == SIM_OK) rc = check_faults(s, doc, err);
   /* the packet fidelity alone has retransmission timers and switch buffers */

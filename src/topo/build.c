@@ -113,6 +113,38 @@ static void build_node_links(topo *t, const cfg_scenario *cfg) {
   }
 }
 
+/* Wire bytes per payload byte of the packet fidelity's largest packet, the
+ * share its own per-packet headers take: InfiniBand LRH+BTH+ICRC+VCRC 26 B;
+ * RoCEv2 and Ethernet 62 B of headers plus 20 B of preamble and gap (the
+ * frame sizes of src/net/net.c; tests/net/test_single.c checks that the
+ * packet fidelity's goodput is line rate x min(efficiency, payload share)). */
+static double packet_wire_per_payload(const cfg_scenario *cfg) {
+  double hdr = cfg->fabric.transport == CFG_TRANSPORT_INFINIBAND ? 26.0 : 82.0;
+  return (cfg->fabric.mtu + hdr) / cfg->fabric.mtu;
+}
+
+/* Achievable rates: every link runs at its line rate x its class's
+ * efficiency (cluster.scale_up/nic/pcie.efficiency, fabric.link_efficiency),
+ * what software measures on it. The analytic and flow fidelities move
+ * payload at that rate. The packet fidelity serializes headers itself, so
+ * its links run at rate x wire/payload instead (never above line rate):
+ * payload still moves at the achievable rate, headers are not counted
+ * twice. O(links). */
+static void apply_efficiency(topo *t, const cfg_scenario *cfg) {
+  double wire = cfg->simulation.fidelity == CFG_FIDELITY_PACKET ? packet_wire_per_payload(cfg) : 1.0;
+  for (uint32_t i = 0; i < t->nlinks; i++) {
+    topo_link *l = &t->link[i];
+    double eff = l->kind == TOPO_LINK_SCALE_UP ? cfg->cluster.scale_up.efficiency
+                 : l->kind == TOPO_LINK_PCIE   ? cfg->cluster.pcie.efficiency
+                 : l->kind == TOPO_LINK_ENDPOINT ? cfg->cluster.nic.efficiency
+                                                 : cfg->fabric.link_efficiency;
+    double share = eff * wire;
+    if (share >= 1.0) continue;
+    rate_bps r = (rate_bps)((double)l->bps * share + 0.5);
+    l->bps = r ? r : 1;
+  }
+}
+
 /* Counting sort of channels by source vertex; within a vertex, link-id order
  * (the routing invariant of topo_internal.h). */
 static void build_ports(topo *t) {
@@ -152,6 +184,7 @@ int topo_build(topo **out, const cfg_scenario *cfg, const cfg_doc *doc, sim_erro
   build_vertices(t, cfg);
   build_node_links(t, cfg);
   topo__wire_fabric(t, cfg);
+  apply_efficiency(t, cfg);
   build_ports(t);
   topo__inventory(t, cfg);
   *out = t;

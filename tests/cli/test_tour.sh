@@ -33,9 +33,10 @@ awk -v a="$(s 1-16k-2tier)" -v b="$(s 2-16k-3tier)" 'BEGIN { exit !(b > a) }' \
 [ "$(jq '.topology.bisection_bandwidth_bps' tour-q3/*/summary.json | sort -u | wc -l)" = 1 ] && pass \
   || fail "the three fabrics should have the same bisection"
 # 4. the failed link stalls step 2 by about the reconvergence time; step 3 recovers
-expect_json tour-q4/summary.json '[.root_cause[].step] == [2] and .root_cause[0].causes[0].component == "leaf0-spine1"'
+expect_json tour-q4/summary.json '[.root_cause[].step] == [2] and .root_cause[0].causes[0].component == "leaf0-spine0"'
 expect_json tour-q4/summary.json '.root_cause[0].excess_s > 0.8 and .root_cause[0].excess_s < 1.0'
-expect_json tour-q4/summary.json '(.steps[2].time_s - .steps[2].baseline_s | fabs) < 1e-9'
+# step 3 loses nothing (the rerouted flows may even collide less than the baseline's ECMP picks)
+expect_json tour-q4/summary.json '.steps[2].time_s <= .steps[2].baseline_s + 1e-9'
 expect_json tour-q4/summary.json '[.events[].kind] | contains(["link-down", "reroute", "straggler"])'
 expect_json tour-q4-fast/summary.json '.root_cause[0].excess_s < 0.05'
 # 5. the reliability answer the tour quotes

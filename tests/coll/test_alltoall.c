@@ -50,6 +50,11 @@ static int plane_of(const fixture *f, uint32_t gpu) {
   return topo_vertex_at(f->t, topo_nic_vertex(f->t, topo_gpu_nic(f->t, gpu)))->plane;
 }
 
+/* The rail: the NIC's index within its node (PXN forwards to the peer's rail). */
+static uint32_t rail_of(const fixture *f, uint32_t gpu) {
+  return topo_gpu_nic(f->t, gpu) % (topo_nic_count(f->t) / topo_node_count(f->t));
+}
+
 /* A cross-node transfer's route: starts on the sender's own NIC (no NVLink
  * hop hidden in the route) and every switch on it is on `plane`. */
 static void assert_on_plane(const fixture *f, const be_xfer *x, int plane) {
@@ -95,13 +100,18 @@ static void test_pxn_closed_form(void **state) {
   unload(&f);
 }
 
-/* 4 planes over 8 NICs: local indexes l and l+4 share a plane. */
+/* PXN forwards by rail (the NIC's index in its node), as NCCL does: on 4
+ * planes over 8 NICs, local indexes l and l+4 share a plane but not a rail;
+ * single-plane fat-tree and rail-optimized fabrics forward to the peer's
+ * rail as well. */
 static void test_pxn_planes(void **state) {
   (void)state;
   static const char *const scen[][3] = {
       {"cluster.nodes=4", "fabric.topology=multi-plane", "fabric.planes=4"},
       {"cluster.nodes=3", "fabric.topology=multi-plane", "fabric.planes=8"},
       {"cluster.nodes=3", "fabric.topology=multi-plane", "fabric.planes=2"},
+      {"cluster.nodes=2", "fabric.topology=fat-tree", "fabric.planes=1"},
+      {"cluster.nodes=3", "fabric.topology=rail-optimized", "fabric.planes=1"},
   };
   for (size_t sc = 0; sc < sizeof scen / sizeof *scen; sc++) {
     fixture f;
@@ -121,10 +131,11 @@ static void test_pxn_planes(void **state) {
         if (s / G == d / G) {
           /* NVLink: S/n for d itself, plus S/n for each of the m-1 remote
            * ranks with d's local index exactly when the planes differ. */
-          uint64_t fwd = plane_of(&f, s) != plane_of(&f, d) ? m - 1 : 0;
+          uint64_t fwd = rail_of(&f, s) != rail_of(&f, d) ? m - 1 : 0;
           assert_int_equal(x->bytes, chunk * (1 + fwd));
           assert_int_equal(ph, 0);
         } else {
+          assert_int_equal(rail_of(&f, s), rail_of(&f, d));
           assert_int_equal(plane_of(&f, s), plane_of(&f, d));
           assert_on_plane(&f, x, plane_of(&f, d));
           in_fab[d] += x->bytes;
@@ -139,21 +150,12 @@ static void test_pxn_planes(void **state) {
     uint64_t cross = 0;
     for (uint32_t i = 0; i < n; i++)
       for (uint32_t j = 0; j < n; j++)
-        cross += i / G != j / G && plane_of(&f, i) != plane_of(&f, j);
+        cross += i / G != j / G && rail_of(&f, i) != rail_of(&f, j);
     assert_int_equal(total, ((uint64_t)n * (n - 1) + cross) * chunk);
     assert_true(run(&f, &p) > 0);
     coll_plan_free(&p);
     unload(&f);
   }
-  /* A single-plane fabric forwards nothing. */
-  const char *sets[] = {"cluster.nodes=2"};
-  fixture f;
-  load(&f, sets, 1);
-  coll_plan p;
-  build_a2a(&f, &p, CFG_ALGO_PXN, 16 << 16, 16);
-  for (size_t j = 0; j < p.phases[0].n; j++) assert_int_equal(p.phases[0].x[j].bytes, 1 << 16);
-  coll_plan_free(&p);
-  unload(&f);
 }
 
 /* ---- node-limited MoE ------------------------------------------------------------- */

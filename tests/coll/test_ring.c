@@ -23,6 +23,11 @@ static void load(fixture *f, const char *const *sets, int nsets) {
   if (rc) fail_msg("%s", err.msg);
 }
 
+/* A link's rate in the topology: line rate x its class's efficiency. */
+static rate_bps fx_achievable(rate_bps line, double efficiency) {
+  return efficiency >= 1.0 ? line : (rate_bps)((double)line * efficiency + 0.5);
+}
+
 static void unload(fixture *f) {
   topo_free(f->t);
   cfg_free(&f->cfg, f->doc);
@@ -78,7 +83,7 @@ static void test_allreduce_one_node(void **state) {
   const char *sets[] = {"cluster.nodes=1"};
   fixture f;
   load(&f, sets, 1);
-  double B = (double)f.cfg.cluster.scale_up.bandwidth / 8; /* bytes/s */
+  double B = (double)fx_achievable(f.cfg.cluster.scale_up.bandwidth, f.cfg.cluster.scale_up.efficiency) / 8; /* bytes/s */
   double alpha = sim_ps_to_s(f.cfg.cluster.scale_up.latency);
   uint64_t S = 1ull << 30;
   for (uint32_t k = 1; k <= 8; k *= 2) {
@@ -106,7 +111,7 @@ static void test_allreduce_two_nodes(void **state) {
   fixture f;
   load(&f, sets, 1);
   const cfg_scenario *c = &f.cfg;
-  double nic = (double)c->cluster.nic.bandwidth / 8;
+  double nic = (double)fx_achievable(c->cluster.nic.bandwidth, c->cluster.nic.efficiency) / 8;
   double alpha = sim_ps_to_s(2 * c->cluster.pcie.latency + 2 * c->cluster.nic.latency +
                              2 * c->fabric.link_latency + c->fabric.switch_latency);
   uint64_t S = 1ull << 30;
@@ -128,7 +133,7 @@ static void test_alltoall_one_node(void **state) {
   const char *sets[] = {"cluster.nodes=1"};
   fixture f;
   load(&f, sets, 1);
-  double B = (double)f.cfg.cluster.scale_up.bandwidth / 8;
+  double B = (double)fx_achievable(f.cfg.cluster.scale_up.bandwidth, f.cfg.cluster.scale_up.efficiency) / 8;
   double alpha = sim_ps_to_s(f.cfg.cluster.scale_up.latency);
   uint64_t S = 64ull << 20;
   coll_result r;
@@ -144,7 +149,7 @@ static void test_broadcast_pipeline(void **state) {
   const char *sets[] = {"cluster.nodes=1"};
   fixture f;
   load(&f, sets, 1);
-  double B = (double)f.cfg.cluster.scale_up.bandwidth / 8;
+  double B = (double)fx_achievable(f.cfg.cluster.scale_up.bandwidth, f.cfg.cluster.scale_up.efficiency) / 8;
   double alpha = sim_ps_to_s(f.cfg.cluster.scale_up.latency);
   uint64_t S = 16ull << 20; /* 16 chunks of 1 MiB */
   coll_result r;
@@ -178,7 +183,7 @@ static void test_analytic_sharing(void **state) {
   simtime_ps t_two = sim_now(sim) - t_one;
   assert_int_equal(done, 2);
   simtime_ps alpha = f.cfg.cluster.scale_up.latency;
-  rate_bps bw = f.cfg.cluster.scale_up.bandwidth;
+  rate_bps bw = fx_achievable(f.cfg.cluster.scale_up.bandwidth, f.cfg.cluster.scale_up.efficiency);
   assert_int_equal(t_one, alpha + sim_serialization_ps(1 << 20, bw));
   assert_int_equal(t_two, 3 * (alpha + sim_serialization_ps(1 << 20, bw / 2)));
   be_stats st;

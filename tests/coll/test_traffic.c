@@ -124,7 +124,7 @@ static void test_staggered_exec(void **state) {
   coll_exec_start(&e, b, &p, NULL, NULL);
   ev_run(sim, SIM_TIME_MAX);
   assert_true(e.finished);
-  simtime_ps one = f.cfg.cluster.scale_up.latency + sim_serialization_ps(4096, f.cfg.cluster.scale_up.bandwidth);
+  simtime_ps one = f.cfg.cluster.scale_up.latency + sim_serialization_ps(4096, fx_achievable(f.cfg.cluster.scale_up.bandwidth, f.cfg.cluster.scale_up.efficiency));
   assert_int_equal(e.end - e.start, 7 * 1000000000ull + one);
   be_destroy(b);
   sim_destroy(sim);

@@ -92,7 +92,8 @@ static void assert_defaults(const cfg_scenario *s) {
   assert_true(s->cost.optical_endpoint_links);
   assert_int_equal(s->workload.kind, CFG_WORKLOAD_COLLECTIVE);
   assert_int_equal(s->workload.collective.op, CFG_COLL_ALLREDUCE);
-  assert_int_equal(s->workload.collective.algorithm, CFG_ALGO_RING);
+  assert_int_equal(s->workload.collective.algorithm, CFG_ALGO_AUTO);
+  assert_int_equal(s->workload.collective.protocol, CFG_PROTO_AUTO);
   assert_int_equal(s->workload.collective.size, GiB);
   assert_int_equal(s->workload.collective.ranks, 0);
   assert_int_equal(s->simulation.seed, 1);
@@ -220,7 +221,7 @@ static void test_derived_rules(void **state) {
   cfg_free(&s, doc);
 
   doc = load(&s, "workload.collective.op: alltoall\n", NULL, 0);
-  assert_int_equal(s.workload.collective.algorithm, CFG_ALGO_PAIRWISE);
+  assert_int_equal(s.workload.collective.algorithm, CFG_ALGO_AUTO); /* the tuner's */
   cfg_free(&s, doc);
 
   doc = load(&s, "workload.collective: {op: broadcast, algorithm: ring}\n", NULL, 0);

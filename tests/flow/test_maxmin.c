@@ -90,7 +90,7 @@ static void test_k_share(void **state) {
   const char *sets[] = {"cluster.nodes=1"};
   fixture f;
   load(&f, sets, 1);
-  rate_bps W = f.cfg.cluster.scale_up.bandwidth;
+  rate_bps W = fx_achievable(f.cfg.cluster.scale_up.bandwidth, f.cfg.cluster.scale_up.efficiency);
   simtime_ps lat = path_latency(&f, 0, 1, 0);
   uint64_t S = 1u << 20;
   for (uint32_t k = 1; k <= 7; k++) {
@@ -113,7 +113,7 @@ static void test_directions(void **state) {
   const char *sets[] = {"cluster.nodes=1"};
   fixture f;
   load(&f, sets, 1);
-  rate_bps W = f.cfg.cluster.scale_up.bandwidth;
+  rate_bps W = fx_achievable(f.cfg.cluster.scale_up.bandwidth, f.cfg.cluster.scale_up.efficiency);
   simtime_ps lat = path_latency(&f, 0, 1, 0);
   uint64_t S = 1u << 20;
   be_xfer opposite[2] = {{.src_gpu = 0, .dst_gpu = 1, .bytes = S}, {.src_gpu = 1, .dst_gpu = 0, .bytes = S}};
@@ -141,7 +141,7 @@ static void test_parking_lot(void **state) {
   const char *sets[] = {"cluster.nodes=1"};
   fixture f;
   load(&f, sets, 1);
-  rate_bps W = f.cfg.cluster.scale_up.bandwidth;
+  rate_bps W = fx_achievable(f.cfg.cluster.scale_up.bandwidth, f.cfg.cluster.scale_up.efficiency);
   simtime_ps lat = path_latency(&f, 0, 1, 0);
   uint64_t S = 9u << 17;
   simtime_ps u = ser_share(S, W, 1);
@@ -179,7 +179,7 @@ static void test_fabric_share(void **state) {
   const char *sets[] = {"cluster.nodes=2"};
   fixture f;
   load(&f, sets, 1);
-  rate_bps nic = f.cfg.cluster.nic.bandwidth;
+  rate_bps nic = fx_achievable(f.cfg.cluster.nic.bandwidth, f.cfg.cluster.nic.efficiency);
   uint64_t S = 1u << 22;
   be_xfer x[2] = {{.src_gpu = 0, .dst_gpu = 8, .bytes = S, .flow_hash = 1},
                   {.src_gpu = 1, .dst_gpu = 8, .bytes = 2 * S, .flow_hash = 2}};

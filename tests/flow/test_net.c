@@ -145,7 +145,7 @@ static void test_components(void **state) {
   solve_apply(&net);
   assert_int_equal(net.ncomp_fl, 2);
   assert_int_equal(net.nchanged, 2);
-  double W = (double)f.cfg.cluster.scale_up.bandwidth;
+  double W = (double)fx_achievable(f.cfg.cluster.scale_up.bandwidth, f.cfg.cluster.scale_up.efficiency);
   assert_true(flow__net_flow(&net, a)->rate == W);
   assert_true(flow__net_flow(&net, c)->rate == W);
   uint32_t b = flow__net_add(&net, p02.ch, p02.n);

@@ -20,7 +20,7 @@ static void incast_s(const char *const *extra, int nextra, uint64_t S, fx_result
   for (uint32_t i = 0; i < N; i++)
     x[i] = (be_xfer){.src_gpu = i + 1, .dst_gpu = 0, .bytes = S, .flow_hash = sim_hash_u64(i)};
   fx_run(&f, x, N, 1, r);
-  *ideal_ps = (double)N * (double)S * 8 / ((double)f.cfg.cluster.nic.bandwidth * fx_efficiency(&f.cfg)) * 1e12;
+  *ideal_ps = (double)N * (double)S * 8 / ((double)f.cfg.cluster.nic.bandwidth * fmin(f.cfg.cluster.nic.efficiency, fx_efficiency(&f.cfg))) * 1e12;
   assert_int_equal(r->st.transfers, N);
   fx_unload(&f);
 }

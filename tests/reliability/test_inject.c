@@ -93,10 +93,11 @@ static void link_of(const fixture *f, const coll_plan *plan, uint32_t src, uint3
 }
 
 /* Ring AllReduce of S = 1 GiB over 16 GPUs of 2 nodes, one channel: 30 steps
- * of S/16 per transfer; the two fabric transfers of each step (gpu7 -> gpu8,
- * gpu15 -> gpu0) run at the NIC rate B = 400 Gb/s on disjoint links and are
- * the bottleneck (NVLink is 450 GB/s). At T = 10 ms the leaf-spine link of
- * gpu7 -> gpu8 goes down: that flow stalls (rate 0) for the reconvergence
+ * of S/16 per transfer; the two fabric transfers of each step (gpu0 -> gpu8,
+ * gpu8 -> gpu0: each node's last GPU hands the chunk over NVLink to the GPU
+ * on the next node's rail) run at the NIC's achievable rate B on disjoint
+ * links and are the bottleneck (NVLink is faster). At T = 10 ms the leaf-spine link of
+ * gpu0 -> gpu8 goes down: that flow stalls (rate 0) for the reconvergence
  * delay d = 1 ms, then moves to another spine, again alone on its links at
  * B. Nothing else changes, so the closed form is t_fault = t_base + d
  * (the step in progress waits d; the other steps are untouched), to the
@@ -111,7 +112,7 @@ static void test_link_down_mid_allreduce(void **state) {
   char link[64], fault[160];
   load(&f, base, 4);
   ring(&f, &plan, 16, 1ull << 30);
-  link_of(&f, &plan, 7, 8, link, sizeof link);
+  link_of(&f, &plan, 0, 8, link, sizeof link);
   run(&f, &plan, &a);
   unload(&f);
   assert_true(a.dur > 20 * SIM_PS_PER_MS); /* 10 ms falls mid-collective */
@@ -125,21 +126,24 @@ static void test_link_down_mid_allreduce(void **state) {
   assert_int_equal(b.st.bytes, coll_plan_bytes(&plan));
   assert_int_equal(b.st.bytes, a.st.bytes);
   assert_int_equal(b.st.transfers_failed, 0);
-  assert_int_equal(b.st.flows_rerouted, 1);
+  /* the link carries the ring's flow gpu0 -> gpu8 up and, under D-mod-K
+   * (destination 0 takes the same spine from the other side), gpu8 -> gpu0
+   * down: both stall and move */
+  assert_int_equal(b.st.flows_rerouted, 2);
   /* later by the stall d = 1 ms (within 1 ns of rounding) */
   simtime_ps d = SIM_PS_PER_MS, late = b.dur - a.dur;
   if (late + SIM_PS_PER_NS < d || late > d + SIM_PS_PER_NS)
     fail_msg("base %llu ps, with the fault %llu ps: %llu ps later, want 1 ms",
              (unsigned long long)a.dur, (unsigned long long)b.dur, (unsigned long long)late);
-  /* the log: the fault at 10 ms, the reroute 1 ms later moving one flow */
+  /* the log: the fault at 10 ms, the reroute 1 ms later moving both flows */
   const flt_event *down = find_event(&b, "link-down"), *rr = find_event(&b, "reroute");
   assert_non_null(down);
   assert_non_null(rr);
   assert_int_equal(down->at, 10 * SIM_PS_PER_MS);
   assert_string_equal(down->component, link);
   assert_int_equal(rr->at, 11 * SIM_PS_PER_MS);
-  assert_true(rr->value == 1.0);
-  assert_non_null(strstr(rr->effect, "rerouted 1 flow in flight"));
+  assert_true(rr->value == 2.0);
+  assert_non_null(strstr(rr->effect, "rerouted 2 flows in flight"));
   /* the repetition shortcut resumes after the fault: same result as every
    * repetition run explicitly, with far fewer events */
   run_out c;
@@ -154,9 +158,9 @@ static void test_link_down_mid_allreduce(void **state) {
 }
 
 /* A degraded link (half rate) for the whole run stretches only the fabric
- * transfer that crosses it: a step then takes (S/16) / (B/2) instead of
- * (S/16) / B, so the 30 steps take t_base + 30 x (S/16)/B, about twice the
- * fabric-bound time. Checked to 1 %. */
+ * transfer that crosses it: a step then takes (S/16) / (B_link/2) instead of
+ * (S/16) / B_nic (the achievable rates), so the 30 steps take
+ * t_base + 30 x (S/16) (2/B_link - 1/B_nic). Checked to 1 %. */
 static void test_degraded_link(void **state) {
   (void)state;
   const char *base[] = {"cluster.nodes=2", "fabric.switch_radix=8", "simulation.fidelity=flow"};
@@ -166,7 +170,7 @@ static void test_degraded_link(void **state) {
   char link[64], fault[160];
   load(&f, base, 3);
   ring(&f, &plan, 16, 1ull << 30);
-  link_of(&f, &plan, 7, 8, link, sizeof link);
+  link_of(&f, &plan, 0, 8, link, sizeof link);
   run(&f, &plan, &a);
   unload(&f);
   snprintf(fault, sizeof fault,
@@ -174,7 +178,11 @@ static void test_degraded_link(void **state) {
   const char *sets[] = {base[0], base[1], base[2], fault};
   load_with(&f, sets, 4);
   run(&f, &plan, &b);
-  double step = (double)(1ull << 30) / 16 * 8 / 400e9 * 1e12; /* ps */
+  /* the degraded link is a switch-to-switch link: half of 400 Gb/s x
+   * fabric.link_efficiency, below the NICs' 400 Gb/s x nic.efficiency */
+  double bits = (double)(1ull << 30) / 16 * 8;
+  double nic = 400e9 * f.cfg.cluster.nic.efficiency, slow = 0.5 * 400e9 * f.cfg.fabric.link_efficiency;
+  double step = bits * (1 / slow - 1 / nic) * 1e12; /* ps */
   double want = (double)a.dur + 30 * step;
   if (fabs((double)b.dur - want) > 0.01 * want)
     fail_msg("degraded: %llu ps, want %.0f ps", (unsigned long long)b.dur, want);
@@ -278,7 +286,7 @@ static void test_no_route_fails_transfers(void **state) {
   coll_plan_free(&plan);
 }
 
-/* The same AllReduce with gpu7 -> gpu8's link flapping: down 200 us in each
+/* The same AllReduce with gpu0 -> gpu8's link flapping: down 200 us in each
  * of 3 cycles of 2 ms from 10 ms, routing 50 us behind. Each cycle stalls
  * the flow for 50 us, until the reroute moves it off the link; when the link
  * comes back routing returns to it only after the next reroute, which may
@@ -296,7 +304,7 @@ static void test_flap_and_switch(void **state) {
   char link[64], fault[200];
   load(&f, base, 4);
   ring(&f, &plan, 16, 1ull << 30);
-  link_of(&f, &plan, 7, 8, link, sizeof link);
+  link_of(&f, &plan, 0, 8, link, sizeof link);
   run(&f, &plan, &a);
   unload(&f);
   snprintf(fault, sizeof fault,
@@ -333,7 +341,7 @@ static void test_flap_and_switch(void **state) {
 }
 
 /* The same fault at the flow and packet fidelities (ring AllReduce of
- * 64 MiB over 16 GPUs, one channel; gpu7 -> gpu8's leaf-spine link down at
+ * 64 MiB over 16 GPUs, one channel; gpu0 -> gpu8's leaf-spine link down at
  * 1 ms, routing 20 us later). Both complete with every byte and nothing
  * failed; the flow run is later by exactly the 20 us stall; the packet run
  * loses what was on and queued for the link and its transport recovers it,
@@ -352,7 +360,7 @@ static void test_cross_fidelity(void **state) {
   char link[64], fault[160];
   load(&f, base, 4);
   ring(&f, &plan, 16, 64ull << 20);
-  link_of(&f, &plan, 7, 8, link, sizeof link);
+  link_of(&f, &plan, 0, 8, link, sizeof link);
   run_on(&f, &plan, &fa, false);
   run_on(&f, &plan, &pa, true);
   unload(&f);

@@ -78,7 +78,7 @@ static void test_data_parallel(void **state) {
   assert_decomposed(&off);
   /* no overlap, one bucket: the whole ring AllReduce of 2P bytes is exposed,
    * 2(n-1) steps of alpha + S / (n B) over NVLink */
-  double B = (double)c->cluster.scale_up.bandwidth / 8,
+  double B = (double)fx_achievable(c->cluster.scale_up.bandwidth, c->cluster.scale_up.efficiency) / 8,
          alpha = sim_ps_to_s(c->cluster.scale_up.latency);
   double ring = 2 * (n - 1) * (alpha + 2 * P / (n * B));
   assert_rel(off.exposed_comm_s, ring, 1e-6);

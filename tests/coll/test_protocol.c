@@ -1,0 +1,258 @@
+/* Protocols, the tuner and rail-aligned rings (src/coll/tune.c, ring.c) on
+ * the analytic backend against closed forms. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <string.h>
+
+#include "fabsim/coll.h"
+#include "fixture.h"
+
+enum { MAXR = 64 };
+
+static void build(const fixture *f, coll_plan *p, cfg_coll_op op, cfg_coll_algorithm a,
+                  cfg_coll_protocol proto, uint64_t S, uint32_t n, uint32_t k) {
+  uint32_t ranks[MAXR];
+  for (uint32_t i = 0; i < n; i++) ranks[i] = i;
+  coll_spec s = {.op = op, .algorithm = a, .bytes = S, .ranks = ranks, .nranks = n,
+                 .channels = k, .chunk = 1 << 20, .protocol = proto};
+  sim_error err = {0};
+  if (coll_plan_build(p, f->t, &s, &err) != SIM_OK) fail_msg("%s", err.msg);
+}
+
+static double run(const fixture *f, const coll_plan *p, coll_result *res) {
+  sim_ctx *sim = sim_create(1);
+  be_backend *b = be_analytic_create(sim, f->t, &f->cfg);
+  coll_exec e;
+  coll_exec_start(&e, b, p, NULL, NULL);
+  ev_run(sim, SIM_TIME_MAX);
+  assert_true(e.finished);
+  coll_result r;
+  coll_result_of(&e, &r);
+  if (res) *res = r;
+  be_destroy(b);
+  sim_destroy(sim);
+  return r.time_s;
+}
+
+static simtime_ps path_latency(const fixture *f, uint32_t a, uint32_t b) {
+  topo_path p;
+  assert_int_equal(topo_route(f->t, a, b, 0, &p), SIM_OK);
+  return topo_path_latency(f->t, &p);
+}
+
+static double ceil_div(double a, double b) { return ceil(a / b); }
+
+/* One node, uniform NVLink: ring AllReduce with protocol p, k channels:
+ *   t = launch + 2(n-1) (alpha + k w ceil(S/(n k)) / B) + 2(n-1) max(0, hop - alpha)
+ * with w the protocol's wire bytes per data byte. Busbw counts the data. */
+static void test_protocol_closed_forms(void **state) {
+  (void)state;
+  const char *sets[] = {"cluster.nodes=1"};
+  fixture f;
+  load(&f, sets, 1);
+  const uint32_t n = 8, k = 8;
+  double B = (double)fx_achievable(f.cfg.cluster.scale_up.bandwidth, f.cfg.cluster.scale_up.efficiency) / 8;
+  simtime_ps alpha = path_latency(&f, 0, 1);
+  static const cfg_coll_protocol ps[] = {CFG_PROTO_LL, CFG_PROTO_LL128, CFG_PROTO_SIMPLE};
+  static const uint64_t sizes[] = {4096, 1u << 20, 256u << 20};
+  for (size_t i = 0; i < 3; i++)
+    for (size_t j = 0; j < 3; j++) {
+      coll_plan p;
+      build(&f, &p, CFG_COLL_ALLREDUCE, CFG_ALGO_RING, ps[i], sizes[j], n, k);
+      assert_int_equal(p.protocol, ps[i]);
+      coll_protocol_params q = coll_protocol_params_of(CFG_ALGO_RING, ps[i]);
+      double chunk = ceil_div((double)sizes[j], (double)n * k);
+      double wire = ceil_div(chunk * q.wire_num, q.wire_den);
+      simtime_ps hop = (simtime_ps)llround(q.hop_nvlink_us * 1e6);
+      double steps = 2.0 * (n - 1);
+      double want = q.launch_us * 1e-6 + steps * (sim_ps_to_s(alpha) + k * wire / B) +
+                    steps * sim_ps_to_s(hop > alpha ? hop - alpha : 0);
+      coll_result r;
+      double got = run(&f, &p, &r);
+      if (fabs(got - want) > 1e-9 * want + steps * 1e-12)
+        fail_msg("protocol %s, %llu bytes: got %.12g s, want %.12g s", cfg_coll_protocol_name(ps[i]),
+                 (unsigned long long)sizes[j], got, want);
+      /* nccl-tests' definitions, on the data (not the wire) bytes */
+      assert_true(fabs(r.algbw_GBps - (double)sizes[j] / got / 1e9) < 1e-9 * r.algbw_GBps);
+      assert_true(fabs(r.busbw_GBps - r.algbw_GBps * 2.0 * (n - 1) / n) < 1e-9 * r.busbw_GBps);
+      /* the tuner's estimate is the same closed form */
+      uint32_t ranks[MAXR];
+      for (uint32_t g = 0; g < n; g++) ranks[g] = g;
+      coll_spec s = {.op = CFG_COLL_ALLREDUCE, .algorithm = CFG_ALGO_RING, .bytes = sizes[j],
+                     .ranks = ranks, .nranks = n, .channels = p.channels, .chunk = 1 << 20,
+                     .protocol = ps[i]};
+      cfg_coll_algorithm a;
+      cfg_coll_protocol pp;
+      uint32_t kk;
+      double est;
+      coll_tune(f.t, &s, &a, &pp, &kk, &est);
+      assert_int_equal(pp, ps[i]);
+      coll_plan_free(&p);
+      if (kk == k && fabs(est - want) > 1e-9 * want) fail_msg("estimate %.12g, closed form %.12g", est, want);
+    }
+  /* none: the ideal transfers, no launch, no fixed delay, no protocol bytes */
+  coll_plan p;
+  build(&f, &p, CFG_COLL_ALLREDUCE, CFG_ALGO_RING, CFG_PROTO_NONE, 1u << 20, n, k);
+  assert_int_equal(p.launch, 0);
+  assert_int_equal(p.phases[0].fixed, 0);
+  assert_int_equal(coll_plan_bytes(&p), 2ull * (n - 1) * n * k * (uint64_t)ceil_div(1u << 20, n * k));
+  coll_plan_free(&p);
+  unload(&f);
+}
+
+/* Across nodes the analytic run equals the tuner's closed form (rail-aligned
+ * rings, NIC-bound steps, NCCL's count of network hops), for every protocol. */
+static void test_multinode_estimate(void **state) {
+  (void)state;
+  const char *sets[] = {"cluster.nodes=4", "fabric.routing=static"};
+  fixture f;
+  load(&f, sets, 2);
+  uint32_t ranks[MAXR], n = 32;
+  for (uint32_t g = 0; g < n; g++) ranks[g] = g;
+  static const cfg_coll_protocol ps[] = {CFG_PROTO_LL, CFG_PROTO_LL128, CFG_PROTO_SIMPLE};
+  for (size_t i = 0; i < 3; i++) {
+    coll_spec s = {.op = CFG_COLL_ALLREDUCE, .algorithm = CFG_ALGO_RING, .bytes = 64u << 20,
+                   .ranks = ranks, .nranks = n, .channels = 8, .chunk = 1 << 20,
+                   .protocol = ps[i]};
+    cfg_coll_algorithm a;
+    cfg_coll_protocol pp;
+    uint32_t k;
+    double est;
+    coll_tune(f.t, &s, &a, &pp, &k, &est);
+    assert_int_equal(k, 8);
+    coll_plan p;
+    sim_error err = {0};
+    assert_int_equal(coll_plan_build(&p, f.t, &s, &err), SIM_OK);
+    double got = run(&f, &p, NULL);
+    if (fabs(got - est) > 1e-6 * est)
+      fail_msg("%s: simulated %.9g s, estimate %.9g s", cfg_coll_protocol_name(ps[i]), got, est);
+    coll_plan_free(&p);
+  }
+  unload(&f);
+}
+
+/* The tuner on one DGX H100: auto picks the protocol whose closed form is
+ * fastest; going up in size it moves LL -> LL128 -> Simple exactly once
+ * each, and at every size its pick is no slower than the others. Channels
+ * follow NCCL's rule: fewer while S < channels x threads x bytes per thread
+ * (Simple: 512 threads x 64 B). */
+static void test_tuner_crossovers(void **state) {
+  (void)state;
+  const char *sets[] = {"cluster.nodes=1"};
+  fixture f;
+  load(&f, sets, 1);
+  uint32_t ranks[8];
+  for (uint32_t g = 0; g < 8; g++) ranks[g] = g;
+  coll_spec s = {.op = CFG_COLL_ALLREDUCE, .algorithm = CFG_ALGO_AUTO, .ranks = ranks,
+                 .nranks = 8, .channels = 8, .chunk = 1 << 20, .protocol = CFG_PROTO_AUTO};
+  cfg_coll_protocol last = CFG_PROTO_LL;
+  int switches = 0;
+  for (uint64_t S = 8; S <= (4ull << 30); S *= 2) {
+    s.bytes = S;
+    cfg_coll_algorithm a;
+    cfg_coll_protocol p;
+    uint32_t k;
+    double est;
+    coll_tune(f.t, &s, &a, &p, &k, &est);
+    assert_int_equal(a, CFG_ALGO_RING);
+    if (S == 8) assert_int_equal(p, CFG_PROTO_LL);
+    if (S == (4ull << 30)) assert_int_equal(p, CFG_PROTO_SIMPLE);
+    assert_true(p >= last); /* LL < LL128 < SIMPLE in the enum */
+    switches += p != last;
+    last = p;
+    static const cfg_coll_protocol all[] = {CFG_PROTO_LL, CFG_PROTO_LL128, CFG_PROTO_SIMPLE};
+    for (int i = 0; i < 3; i++) {
+      coll_spec t1 = s;
+      t1.protocol = all[i];
+      cfg_coll_algorithm a1;
+      cfg_coll_protocol p1;
+      uint32_t k1;
+      double e1;
+      coll_tune(f.t, &t1, &a1, &p1, &k1, &e1);
+      assert_true(est <= e1);
+    }
+    if (p == CFG_PROTO_SIMPLE) {
+      uint32_t want = 8;
+      while (want > 1 && S < want * 512ull * 64) want--;
+      assert_int_equal(k, want);
+    }
+  }
+  assert_int_equal(switches, 2);
+  /* the plan reports what the tuner picked */
+  coll_plan p;
+  build(&f, &p, CFG_COLL_ALLREDUCE, CFG_ALGO_AUTO, CFG_PROTO_AUTO, 64 * 1024, 8, 8);
+  assert_int_equal(p.algorithm, CFG_ALGO_RING);
+  assert_true(p.protocol != CFG_PROTO_AUTO && p.protocol != CFG_PROTO_NONE);
+  assert_true(p.channels >= 1 && p.channels <= 8);
+  coll_plan_free(&p);
+  /* alltoall: pairwise in one node, pxn across nodes */
+  build(&f, &p, CFG_COLL_ALLTOALL, CFG_ALGO_AUTO, CFG_PROTO_AUTO, 1 << 20, 8, 8);
+  assert_int_equal(p.algorithm, CFG_ALGO_PAIRWISE);
+  coll_plan_free(&p);
+  unload(&f);
+  const char *two[] = {"cluster.nodes=2"};
+  load(&f, two, 1);
+  build(&f, &p, CFG_COLL_ALLTOALL, CFG_ALGO_AUTO, CFG_PROTO_AUTO, 1 << 20, 16, 8);
+  assert_int_equal(p.algorithm, CFG_ALGO_PXN);
+  coll_plan_free(&p);
+  unload(&f);
+}
+
+static uint32_t rail_of(const fixture *f, uint32_t gpu) {
+  return topo_gpu_nic(f->t, gpu) % (topo_nic_count(f->t) / topo_node_count(f->t));
+}
+
+/* Rings stay on their rail: every inter-node transfer of a ring joins two
+ * NICs of one rail (on fat-tree, rail-optimized and multi-plane fabrics),
+ * and with one channel per NIC every NIC sends exactly one ring's hop (also
+ * with 4 NICs for 8 GPUs). */
+static void test_rail_aligned_rings(void **state) {
+  (void)state;
+  static const char *const scen[][3] = {
+      {"cluster.nodes=4", "fabric.topology=fat-tree", "cluster.nic.per_node=8"},
+      {"cluster.nodes=5", "fabric.topology=rail-optimized", "cluster.nic.per_node=8"},
+      {"cluster.nodes=3", "fabric.topology=multi-plane", "cluster.nic.per_node=8"},
+      {"cluster.nodes=4", "fabric.topology=fat-tree", "cluster.nic.per_node=4"},
+  };
+  for (size_t sc = 0; sc < 4; sc++) {
+    fixture f;
+    load(&f, scen[sc], 3);
+    uint32_t m = topo_node_count(f.t), n = m * 8, k = topo_nic_count(f.t) / m;
+    static const cfg_coll_op ops[] = {CFG_COLL_ALLREDUCE, CFG_COLL_ALLGATHER};
+    for (int o = 0; o < 2; o++) {
+      coll_plan p;
+      build(&f, &p, ops[o], CFG_ALGO_RING, CFG_PROTO_SIMPLE, 64u << 20, n, k);
+      uint32_t sent[MAXR] = {0}, got[MAXR] = {0}, inter = 0;
+      for (size_t j = 0; j < p.phases[0].n; j++) {
+        const be_xfer *x = &p.phases[0].x[j];
+        if (topo_gpu_node(f.t, x->src_gpu) == topo_gpu_node(f.t, x->dst_gpu)) continue;
+        assert_int_equal(rail_of(&f, x->src_gpu), rail_of(&f, x->dst_gpu));
+        sent[topo_gpu_nic(f.t, x->src_gpu)]++;
+        got[topo_gpu_nic(f.t, x->dst_gpu)]++;
+        inter++;
+      }
+      assert_int_equal(inter, k * m); /* every ring crosses every node boundary once */
+      for (uint32_t i = 0; i < topo_nic_count(f.t); i++) {
+        assert_int_equal(sent[i], 1);
+        assert_int_equal(got[i], 1);
+      }
+      assert_true(run(&f, &p, NULL) > 0);
+      coll_plan_free(&p);
+    }
+    unload(&f);
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_protocol_closed_forms),
+      cmocka_unit_test(test_multinode_estimate),
+      cmocka_unit_test(test_tuner_crossovers),
+      cmocka_unit_test(test_rail_aligned_rings),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

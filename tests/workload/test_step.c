@@ -154,6 +154,86 @@ static void test_pipeline_bubble(void **state) {
   }
 }
 
+/* The pipeline of test_pipeline_bubble: sends, optimizer and latency made
+ * negligible, layers of equal cost. */
+#define PIPE                                                                                       \
+  "cluster.nodes=1", "workload.model.layers=16", "workload.model.hidden=8192",                     \
+      "workload.model.heads=64", "workload.model.seq_len=1024", "workload.model.vocab=0",          \
+      "workload.parallel.dp=1", "cluster.scale_up.bandwidth=4000TB/s",                             \
+      "cluster.scale_up.latency=1ps", "cluster.hbm_bandwidth=100000TB/s"
+
+static void run_pipe(uint32_t p, uint32_t m, const char *sched, uint32_t v, const char *extra,
+                     wl_step *s) {
+  char pp[64], gb[64], sc[64], vs[64];
+  snprintf(pp, sizeof pp, "workload.parallel.pp=%u", p);
+  snprintf(gb, sizeof gb, "workload.global_batch=%u", m);
+  snprintf(sc, sizeof sc, "workload.pipeline.schedule=%s", sched);
+  snprintf(vs, sizeof vs, "workload.parallel.virtual_stages=%u", v);
+  const char *sets[] = {PIPE, pp, gb, sc, vs};
+  run_step(sets, 14, extra, false, s, NULL);
+}
+
+/* Interleaved 1F1B with v chunks per GPU (Narayanan et al. 2021, sec.
+ * 2.2.2): every stage idles (p-1)(tf + tb)/v, (p-1)/(v m + p - 1) of the
+ * step; v = 1 is 1F1B. */
+static void test_interleaved_bubble(void **state) {
+  (void)state;
+  static const uint32_t ps[] = {2, 4, 4, 4, 8, 2};
+  static const uint32_t ms[] = {4, 4, 8, 16, 8, 6};
+  static const uint32_t vs[] = {2, 2, 4, 2, 2, 8};
+  for (int i = 0; i < 6; i++) {
+    wl_step s;
+    run_pipe(ps[i], ms[i], "interleaved", vs[i], NULL, &s);
+    double p = ps[i], m = ms[i], v = vs[i];
+    assert_int_equal(s.nstages, ps[i]);
+    assert_rel(s.bubble_frac_schedule, (p - 1) / (v * m + p - 1), 1e-12);
+    double tfb = (s.forward_s + s.backward_s) / m; /* per micro-batch, all chunks */
+    for (uint32_t k = 0; k < s.nstages; k++)
+      assert_rel(s.stages[k].bubble_s, (p - 1) * tfb / v, 2e-3);
+    assert_rel(s.bubble_frac, (p - 1) / (v * m + p - 1), 2e-3);
+    assert_decomposed(&s);
+    /* every chunk boundary is a send, each way: v p - 1 of them per micro-batch */
+    assert_int_equal(s.comm[WL_COMM_PP_SEND].count, (uint64_t)(2 * (v * p - 1) * m));
+    wl_step_free(&s);
+  }
+}
+
+/* DualPipe (DeepSeek-V3 report, Table 2): per GPU the bubble is
+ * (p/2 - 1)(F&B + B - 3W), F a chunk's forward, B its whole backward
+ * (2F; 3F under full recomputation), W its weight-gradient half (F) and
+ * F&B an overlapped forward and backward: with no in-layer communication to
+ * hide, F + B. The schedule as built (the public DualPipe order) stays
+ * within that bound on every GPU, equal on all of them, and below half the
+ * 1F1B bubble (p - 1)(F + B) of the same pipeline. */
+static void test_dualpipe_bubble(void **state) {
+  (void)state;
+  static const uint32_t ps[] = {2, 4, 4, 8, 8, 8};
+  static const uint32_t ms[] = {4, 8, 20, 16, 40, 24};
+  static const char *rc[] = {"workload.recompute=none", "workload.recompute=full"};
+  for (int r = 0; r < 2; r++)
+    for (int i = 0; i < 6; i++) {
+      wl_step s, one;
+      run_pipe(ps[i], ms[i], "dualpipe", 1, rc[r], &s);
+      run_pipe(ps[i], ms[i], "1f1b", 1, rc[r], &one);
+      double p = ps[i], m = ms[i];
+      double F = s.forward_s / m; /* each GPU runs m chunk forwards (m/2 of each chunk) */
+      double B = r ? 3 * F : 2 * F, W = F;
+      double bound = (p / 2 - 1) * ((F + B) + B - 3 * W);
+      for (uint32_t k = 0; k < s.nstages; k++) {
+        assert_true(s.stages[k].bubble_s <= bound * (1 + 2e-3) + 1e-9);
+        assert_rel(s.stages[k].bubble_s, s.stages[0].bubble_s, 2e-3);
+      }
+      assert_true(s.bubble_s <= 0.5 * one.bubble_s);
+      assert_rel(s.forward_s + s.backward_s, one.forward_s + one.backward_s, 1e-9); /* same work */
+      if (p == 2) assert_true(s.bubble_s < 1e-9);   /* p/2 - 1 = 0 */
+      assert_rel(s.bubble_frac_schedule, bound / s.time_s, 2e-3 * (r + 1) + 1e-9);
+      assert_decomposed(&s);
+      assert_int_equal(s.comm[WL_COMM_PP_SEND].count, (uint64_t)(2 * (p - 1) * m));
+      wl_step_free(&s);
+      wl_step_free(&one);
+    }
+}
+
 /* Each collective alone on the stream: live and reuse agree exactly; flow
  * and analytic agree within 5 % (no two flows share a link in a ring). */
 static void test_fidelities_agree(void **state) {
@@ -256,6 +336,7 @@ static void test_mlp_step(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_data_parallel),    cmocka_unit_test(test_pipeline_bubble),
+      cmocka_unit_test(test_interleaved_bubble), cmocka_unit_test(test_dualpipe_bubble),
       cmocka_unit_test(test_fidelities_agree), cmocka_unit_test(test_moe_tp_ep),
       cmocka_unit_test(test_mlp_step),
   };

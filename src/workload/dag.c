@@ -280,7 +280,7 @@ static int group_plan(wl__dag *d, const wl__class *c, const uint32_t *ranks, col
         .experts = d->m->experts,
         .top_k = d->m->top_k,
         .node_limit = d->cfg->workload.model.node_limit,
-        .chunks = 1,
+        .chunks = d->cfg->workload.overlap.ep_chunks, /* the two hops pipelined */
         .qps = q,
     };
     return coll_moe_build(out, d->t, &spec, NULL, err);
@@ -569,7 +569,8 @@ typedef struct chunk_emit {
   const segs *L;
   size_t i;
   uint32_t x, wait, first, last;
-  bool grads; /* flush all buckets at the end */
+  uint32_t defer; /* tensor-parallel overlap: a collective the computation after next waits for */
+  bool grads;     /* flush all buckets at the end */
 } chunk_emit;
 
 /* Emits segments of ce from ce->i: in order to the end (`group` false), or
@@ -581,16 +582,34 @@ static bool emit(wl__dag *d, stage_build *b, chunk_emit *ce, bool xcomm, bool gr
   for (; ce->i < ce->L->n; ce->i++) {
     const seg *g = &ce->L->v[ce->i];
     if (group && in_comm && g->kind != SEG_COMM) return false;
+    /* tensor-parallel overlap (Megatron's --tp-comm-overlap): the collective
+     * is split with the GEMM next to it and runs under it; modelled as the
+     * collective running beside the next computation, which the one after
+     * (or the next collective on the compute stream) waits for */
+    bool tpx = !xcomm && g->kind == SEG_COMM && g->comm == WL_COMM_TP_ALLREDUCE &&
+               d->cfg->workload.overlap.tp && ce->x != WL__NONE;
     if (g->kind == SEG_COMPUTE) {
       bool dep = ce->wait != WL__NONE;
       ce->x = compute(d, b->s, g->role, g->sec, g->fresh || dep);
       if (dep) add_edge(d, ce->wait, ce->x);
-      ce->wait = WL__NONE;
+      ce->wait = ce->defer;
+      ce->defer = WL__NONE;
       if (g->fresh) gather_before(d, b, g->gd, g->ge, ce->x);
       if (ce->first == WL__NONE) ce->first = ce->x;
+    } else if (tpx) {
+      uint32_t c = comm(d, b->s, WL__XCOMM, g->comm, g->bytes, WL__NONE);
+      if (g->gd > 0 || g->ge > 0) gather_before(d, b, g->gd, g->ge, c);
+      add_edge(d, ce->x, c);
+      if (ce->defer != WL__NONE) add_edge(d, ce->defer, c);
+      ce->defer = c;
     } else if (g->kind == SEG_COMM) {
       uint32_t c = comm(d, b->s, xcomm ? WL__XCOMM : WL__COMPUTE, g->comm, g->bytes, WL__NONE);
       if (g->gd > 0 || g->ge > 0) gather_before(d, b, g->gd, g->ge, c);
+      if (!xcomm) { /* its input is the overlapped collective's output */
+        if (ce->defer != WL__NONE) add_edge(d, ce->defer, c);
+        if (ce->wait != WL__NONE) add_edge(d, ce->wait, c);
+        ce->defer = ce->wait = WL__NONE;
+      }
       if (xcomm) {
         if (ce->x != WL__NONE && !in_comm) add_edge(d, ce->x, c);
         ce->wait = c;
@@ -616,8 +635,14 @@ static void emit_end(wl__dag *d, stage_build *b, chunk_emit *ce) {
 /* A chunk on its own: in-layer collectives on the compute stream. */
 static void emit_chunk(wl__dag *d, stage_build *b, const segs *L, bool grads, uint32_t *first,
                        uint32_t *last) {
-  chunk_emit ce = {.L = L, .x = WL__NONE, .wait = WL__NONE, .first = WL__NONE, .grads = grads};
+  chunk_emit ce = {.L = L, .x = WL__NONE, .wait = WL__NONE, .defer = WL__NONE,
+                   .first = WL__NONE, .grads = grads};
   emit(d, b, &ce, false, false);
+  uint32_t pend = ce.defer != WL__NONE ? ce.defer : ce.wait;
+  if (pend != WL__NONE) { /* an overlapped collective still in flight: the chunk ends with it */
+    uint32_t z = compute(d, b->s, d->nodes[ce.x].role, 0, true);
+    add_edge(d, pend, z);
+  }
   ce.last = d->tail[b->s * WL__STREAMS + WL__COMPUTE];
   d->nodes[ce.last].sealed = true;
   if (grads) flush_buckets(d, b, ce.last, true);
@@ -630,8 +655,10 @@ static void emit_chunk(wl__dag *d, stage_build *b, const segs *L, bool grads, ui
  * (while its collectives run on WL__XCOMM) a run of the other's. */
 static void emit_pair(wl__dag *d, stage_build *b, const segs *fw, const segs *bw, bool grads,
                       chunk_emit *F, chunk_emit *B) {
-  *F = (chunk_emit){.L = fw, .x = WL__NONE, .wait = WL__NONE, .first = WL__NONE};
-  *B = (chunk_emit){.L = bw, .x = WL__NONE, .wait = WL__NONE, .first = WL__NONE, .grads = grads};
+  *F = (chunk_emit){.L = fw, .x = WL__NONE, .wait = WL__NONE, .defer = WL__NONE,
+                    .first = WL__NONE};
+  *B = (chunk_emit){.L = bw, .x = WL__NONE, .wait = WL__NONE, .defer = WL__NONE,
+                    .first = WL__NONE, .grads = grads};
   bool fdone = false, bdone = false;
   while (!fdone || !bdone) {
     if (!fdone) fdone = emit(d, b, F, true, true);

@@ -280,6 +280,44 @@ static void test_fidelities_agree(void **state) {
 /* Tensor, expert and data parallel together: each layer has two tensor-
  * parallel AllReduces and (MoE) a dispatch and a combine each way; expert
  * gradients reduce over dp / ep ranks. */
+/* The overlap switches: each takes exposed communication away without
+ * changing the compute, and the step still decomposes. A two-hop MoE
+ * all-to-all (expert-parallel groups over 2 nodes) in C chunks takes at
+ * most the two hops one after the other (C = 1) and at least the longer
+ * hop, itself at least half of their sum. */
+static void test_overlap_switches(void **state) {
+  (void)state;
+#define MOE2                                                                                       \
+  "cluster.nodes=4", "workload.model.layers=4", "workload.model.hidden=1024",                      \
+      "workload.model.heads=16", "workload.model.seq_len=4096", "workload.model.vocab=1000",       \
+      "workload.model.experts=8", "workload.model.top_k=2", "workload.model.dense_layers=0",       \
+      "workload.parallel.tp=2", "workload.parallel.ep=8", "workload.parallel.pp=2",              \
+      "workload.global_batch=64", "workload.comm_model=live"
+  const char *one[] = {MOE2, "workload.overlap.ep_chunks=1", "workload.overlap.tp=false"};
+  const char *eight[] = {MOE2, "workload.overlap.ep_chunks=8", "workload.overlap.tp=false"};
+  const char *tp[] = {MOE2, "workload.overlap.ep_chunks=1", "workload.overlap.tp=true"};
+  wl_step a, b, c, dp, dp1;
+  run_step(one, 16, NULL, false, &a, NULL);
+  run_step(eight, 16, NULL, false, &b, NULL);
+  run_step(tp, 16, NULL, false, &c, NULL);
+  run_step(eight, 16, "workload.pipeline.schedule=dualpipe", false, &dp, NULL);
+  run_step(eight, 16, "workload.pipeline.schedule=1f1b", false, &dp1, NULL);
+  const wl_step *all[] = {&a, &b, &c, &dp, &dp1};
+  for (int i = 0; i < 5; i++) assert_decomposed(all[i]);
+  assert_rel(b.compute_s, a.compute_s, 1e-9);
+  assert_rel(c.compute_s, a.compute_s, 1e-9);
+  double d1 = a.comm[WL_COMM_EP_DISPATCH].time_s, d8 = b.comm[WL_COMM_EP_DISPATCH].time_s;
+  assert_true(d8 < d1 && d8 >= d1 / 2);
+  assert_true(b.exposed_comm_s < a.exposed_comm_s);
+  assert_true(c.exposed_comm_s < a.exposed_comm_s);
+  assert_true(c.time_s < a.time_s);
+  /* DualPipe hides in-layer collectives under the other chunk's compute */
+  assert_true(dp.exposed_comm_s < dp1.exposed_comm_s);
+  assert_true(dp.time_s < dp1.time_s);
+  for (int i = 0; i < 5; i++) wl_step_free((wl_step *)all[i]);
+#undef MOE2
+}
+
 static void test_moe_tp_ep(void **state) {
   (void)state;
   const char *sets[] = {
@@ -337,6 +375,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_data_parallel),    cmocka_unit_test(test_pipeline_bubble),
       cmocka_unit_test(test_interleaved_bubble), cmocka_unit_test(test_dualpipe_bubble),
+      cmocka_unit_test(test_overlap_switches),
       cmocka_unit_test(test_fidelities_agree), cmocka_unit_test(test_moe_tp_ep),
       cmocka_unit_test(test_mlp_step),
   };

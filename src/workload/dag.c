@@ -809,8 +809,13 @@ static void build_stage(wl__dag *d, pipe_nodes *pn, stage_build *b, wl__op *ops,
       pn->fl[af] = F.last;
       pn->bf[ab] = B.first;
       pn->bl[ab] = B.last;
+      /* the pair runs as one unit, its parts interleaved finer than the
+       * DAG's (DualPipe splits both into attention, dispatch, MLP and
+       * combine): both outputs leave when the pair ends */
       pipe_send(d, pn, b->s, o->c, jf, +1, F.last);
       pipe_send(d, pn, b->s, o->c2, jb, -1, B.last);
+      if (pn->fsend[af] != WL__NONE) add_edge(d, B.last, pn->fsend[af]);
+      if (pn->bsend[ab] != WL__NONE) add_edge(d, F.last, pn->bsend[ab]);
     }
   }
   if (fc != fcnt) sim_free(fc);

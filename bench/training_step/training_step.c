@@ -8,12 +8,14 @@
  *
  * Built-in cases (run from the repository root; examples/ is read):
  *   moe-16k-flow       DeepSeek-V3-like MoE, 16,384 GPUs, 8-plane 2-tier, flow
+ *                      (the example's DualPipe schedule)
+ *   moe-16k-interleaved-flow  the same with interleaved 1F1B, 2 chunks per GPU
  *   moe-131k-analytic  same model, 131,072 GPUs, 8-plane 3-tier, analytic
  * (both keep the example's 32 micro-batches per data-parallel replica, so the
  * global batch grows with the job)
  *   dense70b-1k-flow   70B dense TP8 x PP4 x DP32 on 1,024 GPUs, flow
  *   dense70b-1k-packet same at the packet fidelity (about a minute)
- * Default: the first three. `--case NAME` (repeatable) picks cases, `--all`
+ * Default: the first four. `--case NAME` (repeatable) picks cases, `--all`
  * adds the packet one, `--scenario FILE [--set k=v ...]` runs one custom case.
  */
 #define _DEFAULT_SOURCE /* wait4 */
@@ -40,6 +42,11 @@ static const bench_case cases[] = {
     {"moe-16k-flow", "DeepSeek-V3-like MoE, 16,384 GPUs, 8-plane 2-tier fat-tree, flow",
      "examples/deepseek-v3-moe.yaml",
      {"cluster.nodes=2048", "workload.global_batch=32768", "simulation.fidelity=flow"}},
+    {"moe-16k-interleaved-flow",
+     "DeepSeek-V3-like MoE, 16,384 GPUs, interleaved 1F1B (2 chunks per GPU), flow",
+     "examples/deepseek-v3-moe.yaml",
+     {"cluster.nodes=2048", "workload.global_batch=32768", "simulation.fidelity=flow",
+      "workload.pipeline.schedule=interleaved", "workload.parallel.virtual_stages=2"}},
     {"moe-131k-analytic", "DeepSeek-V3-like MoE, 131,072 GPUs, 8-plane 3-tier fat-tree, analytic",
      "examples/deepseek-v3-moe.yaml",
      {"cluster.nodes=16384", "fabric.tiers=3", "workload.global_batch=262144",
@@ -49,7 +56,7 @@ static const bench_case cases[] = {
     {"dense70b-1k-packet", "70B dense, TP8 x PP4 x DP32, 1,024 GPUs, packet",
      "examples/llama-70b-1024gpu.yaml", {"simulation.fidelity=packet"}},
 };
-enum { NCASES = sizeof cases / sizeof cases[0], DEFAULT_CASES = 3 };
+enum { NCASES = sizeof cases / sizeof cases[0], DEFAULT_CASES = 4 };
 
 static double now_s(void) {
   struct timespec ts;

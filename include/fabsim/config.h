@@ -45,6 +45,8 @@ typedef enum {
   CFG_ORDER_DP_PP_TP
 } cfg_rank_order;
 typedef enum { CFG_COMM_AUTO, CFG_COMM_LIVE, CFG_COMM_REUSE, CFG_COMM_SYMMETRIC } cfg_comm_model;
+/* workload.pipeline.schedule */
+typedef enum { CFG_SCHED_1F1B, CFG_SCHED_INTERLEAVED, CFG_SCHED_DUALPIPE } cfg_schedule;
 /* A scenario list of integers (e.g. [784, 128, 10]); v is owned by the scenario. */
 typedef struct cfg_u64_list {
   uint64_t *v;
@@ -241,7 +243,15 @@ typedef struct cfg_scenario {
       bool sequence_parallel;
       cfg_rank_order order;
       cfg_coll_algorithm dp_algorithm;
+      uint32_t virtual_stages; /* interleaved 1F1B: model chunks per GPU */
     } parallel;
+    struct {
+      cfg_schedule schedule;
+    } pipeline;
+    struct {
+      bool tp;                /* tensor-parallel collectives overlapped with GEMMs */
+      uint32_t ep_chunks;     /* MoE dispatch/combine: chunks pipelining the two hops */
+    } overlap;
     cfg_precision precision;
     cfg_optimizer optimizer;
     uint32_t micro_batch;     /* sequences */
@@ -354,6 +364,7 @@ const char *cfg_optimizer_name(cfg_optimizer o);
 const char *cfg_recompute_name(cfg_recompute r);
 const char *cfg_rank_order_name(cfg_rank_order o);
 const char *cfg_comm_model_name(cfg_comm_model m);
+const char *cfg_schedule_name(cfg_schedule s);
 
 /* Unit parsers, exposed for tests and the CLI. Return SIM_OK or SIM_ECONFIG
  * with a message naming the accepted units (no location prefix). */

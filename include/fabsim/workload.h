@@ -71,6 +71,8 @@ typedef struct wl_parallel {
   bool sp; /* sequence parallel */
   cfg_rank_order order;
   cfg_recompute recompute;
+  cfg_schedule schedule;           /* pipeline schedule */
+  uint32_t vstages;                /* model chunks per GPU: v (interleaved), 2 (dualpipe), else 1 */
   cfg_coll_algorithm dp_algorithm; /* data-parallel AllReduce (RS/AG: ring if not offered) */
   uint32_t micro_batch;            /* sequences per micro-batch */
   uint32_t micro_batches;          /* m: micro-batches per replica per step */
@@ -86,6 +88,23 @@ uint32_t wl_rank_gpu(const wl_parallel *p, uint32_t d, uint32_t s, uint32_t t);
 /* Layers [first, first + count) of stage s: floor(l pp / L) == s split. */
 void wl_stage_layers(const wl_model *m, const wl_parallel *p, uint32_t s, uint32_t *first,
                      uint32_t *count);
+
+/* The model chunks GPU stage s holds (p->vstages of them, c = 0..): a
+ * virtual stage of the schedule's pipelines, its layers [first, first +
+ * count), whether it holds the input embedding (layer 0) and the output
+ * layer (the last virtual stage of its pipeline).
+ *   1f1b:        one chunk, stage s of pp.
+ *   interleaved: chunk c is virtual stage c pp + s of v pp (layers split
+ *                over v pp as over stages).
+ *   dualpipe:    chunk 0 is stage s of the forward direction, chunk 1 stage
+ *                pp - 1 - s of the reverse one: two copies of the parameters,
+ *                each GPU holds the layers of stages s and pp - 1 - s. */
+typedef struct wl_chunk {
+  uint32_t first, count;
+  bool embedding, head;
+} wl_chunk;
+void wl_stage_chunk(const wl_model *m, const wl_parallel *p, uint32_t s, uint32_t c,
+                    wl_chunk *out);
 
 /* ---- memory --------------------------------------------------------------- */
 
@@ -168,6 +187,9 @@ typedef struct wl_step {
                                 waiting for its stage's slowed GPU is idle) */
   double bubble_frac;        /* bubble_s / time_s */
   double bubble_frac_1f1b;   /* (p-1)/(m+p-1), the 1F1B closed form */
+  double bubble_frac_schedule; /* the schedule's closed form: 1F1B's; interleaved
+                                  (p-1)/(v m + p - 1); dualpipe (p/2-1)(F&B + B - 3W)
+                                  over the step, with F&B = F + B (nothing hidden) */
   double model_flops;        /* 6 x active params x tokens per step */
   double tokens;             /* per step */
   uint32_t gpus;             /* dp x tp x pp */

@@ -232,6 +232,8 @@ static json_t *step_json(const wl_step *s, const wl_model *m, const wl_parallel 
   json_object_set_new(o, "bubble_s", json_real(s->bubble_s));
   json_object_set_new(o, "bubble_frac", json_real(s->bubble_frac));
   json_object_set_new(o, "bubble_frac_1f1b", json_real(s->bubble_frac_1f1b));
+  json_object_set_new(o, "bubble_frac_schedule", json_real(s->bubble_frac_schedule));
+  json_object_set_new(o, "schedule", json_string(cfg_schedule_name(s->parallel.schedule)));
   json_object_set_new(o, "gpu_idle_frac", json_real(s->gpu_idle_frac));
   json_object_set_new(o, "mfu", json_real(s->mfu));
   json_object_set_new(o, "tokens_per_s", json_real(s->tokens_per_s));

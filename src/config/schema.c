@@ -28,6 +28,9 @@ static const char *const recompute_names[] = {"none", "selective", "full"};
 static const char *const rank_order_names[] = {"tp-pp-dp", "tp-dp-pp", "pp-tp-dp",
                                                "pp-dp-tp", "dp-tp-pp", "dp-pp-tp"};
 static const char *const comm_model_names[] = {"auto", "live", "reuse", "symmetric"};
+static const char *const schedule_names[] = {"1f1b", "interleaved", "dualpipe"};
+_Static_assert(sizeof(cfg_schedule) == sizeof(int), "enum fields are stored as int");
+_Static_assert(NELEM(schedule_names) == CFG_SCHED_DUALPIPE + 1, "one name per schedule");
 _Static_assert(sizeof(cfg_precision) == sizeof(int) && sizeof(cfg_optimizer) == sizeof(int) &&
                    sizeof(cfg_recompute) == sizeof(int) && sizeof(cfg_rank_order) == sizeof(int) &&
                    sizeof(cfg_comm_model) == sizeof(int),
@@ -115,6 +118,9 @@ const char *cfg_rank_order_name(cfg_rank_order o) {
 }
 const char *cfg_comm_model_name(cfg_comm_model m) {
   return name_of(comm_model_names, NELEM(comm_model_names), (int)m);
+}
+const char *cfg_schedule_name(cfg_schedule s) {
+  return name_of(schedule_names, NELEM(schedule_names), (int)s);
 }
 
 /* ---- presets ---------------------------------------------------------------------- */
@@ -418,6 +424,23 @@ static const cfg__key schema[] = {
          coll_algorithm_names,
          "Data-parallel gradient AllReduce: ring, tree, halving-doubling or hierarchical "
          "(ReduceScatter and AllGather use it when it offers them, else ring)."),
+    UINT("workload.parallel.virtual_stages", workload.parallel.virtual_stages, "1", 1, 1024,
+         "Interleaved 1F1B: model chunks per GPU (Megatron's virtual pipeline stages); the "
+         "layers split into pp x virtual_stages chunks, chunk c of GPU stage s is virtual stage "
+         "c pp + s. Needs workload.pipeline.schedule interleaved when above 1."),
+    ENUM("workload.pipeline.schedule", workload.pipeline.schedule, "1f1b", schedule_names,
+         "Pipeline schedule: 1f1b (Narayanan et al. 2021), interleaved (1F1B over "
+         "workload.parallel.virtual_stages chunks per GPU; micro-batches a multiple of pp), or "
+         "dualpipe (DeepSeek-V3: two directions, forward and backward chunks overlapped so the "
+         "one's communication runs under the other's compute, weight gradients deferred; pp "
+         "even, at least 2 pp micro-batches, an even count)."),
+    BOOL("workload.overlap.tp", workload.overlap.tp, "false",
+         "Tensor-parallel collectives overlapped with the GEMM they feed, as Megatron's "
+         "--tp-comm-overlap (off by default there too)."),
+    UINT("workload.overlap.ep_chunks", workload.overlap.ep_chunks, "8", 1, 1024,
+         "MoE dispatch and combine in this many chunks, so the network hop of one chunk runs "
+         "while the NVLink hop of the previous one does (DeepEP's forwarding); 1 runs the two "
+         "hops one after the other."),
     ENUM("workload.precision", workload.precision, "bf16", precision_names,
          "Training precision: compute peak and bytes per weight, gradient and activation."),
     ENUM("workload.optimizer", workload.optimizer, "adam", optimizer_names,
@@ -623,7 +646,8 @@ const char *cfg__suggest(const char *name, size_t len) {
                                          "fabric.adaptive", "fabric.spray", "fabric.switch",
                                          "fabric.ecn", "fabric.roce", "fabric.pfc", "cost",
                                          "workload", "workload.collective", "workload.model",
-                                         "workload.parallel", "simulation",
+                                         "workload.parallel", "workload.pipeline",
+                                         "workload.overlap", "simulation",
                                          "reliability", "reliability.checkpoint",
                                          "reliability.rate", "reliability.monte_carlo", "power",
                                          "power.rack", "output", "faults"};

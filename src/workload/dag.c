@@ -280,7 +280,7 @@ static int group_plan(wl__dag *d, const wl__class *c, const uint32_t *ranks, col
         .experts = d->m->experts,
         .top_k = d->m->top_k,
         .node_limit = d->cfg->workload.model.node_limit,
-        .chunks = 1,
+        .chunks = d->cfg->workload.overlap.ep_chunks, /* the two hops pipelined */
         .qps = q,
     };
     return coll_moe_build(out, d->t, &spec, NULL, err);
@@ -345,10 +345,30 @@ int wl__class_plan(wl__dag *d, wl__class *c, sim_error *err) {
 
 /* ---- the step --------------------------------------------------------------- */
 
+/* A computation, an in-layer collective, or gradients produced. */
+enum { SEG_COMPUTE, SEG_COMM, SEG_GRADS };
+typedef struct seg {
+  uint8_t kind, role;
+  bool fresh;      /* compute: its own node (ZeRO 3 gathers into it) */
+  double sec;      /* compute */
+  double gd, ge;   /* compute (fresh), comm: ZeRO-3 gathers before it, dense and expert
+                      parameters per GPU; grads: parameters whose gradients are done */
+  wl_comm_kind comm;
+  uint64_t bytes;
+} seg;
+typedef struct segs {
+  seg *v;
+  size_t n, cap;
+} segs;
+
+/* One stage while its DAG is built; first/count/embedding/head describe
+ * the chunk being built. */
 typedef struct stage_build {
   uint32_t s, first, count;  /* layers [first, first + count) */
+  bool embedding, head;      /* the chunk holds layer 0's embedding / the output layer */
   double tokens;             /* per micro-batch */
   double pending, pending_e; /* gradient bytes waiting for a bucket */
+  segs f, g;                 /* scratch: the chunk(s) being built */
 } stage_build;
 
 static double layer_dense_params(const wl__dag *d, uint32_t l) {
@@ -390,7 +410,6 @@ static double t_head(const wl__dag *d, const stage_build *b) {
 
 static uint64_t whole(double bytes) { return bytes > 0 ? (uint64_t)ceil(bytes) : 0; }
 
-static bool last_stage(const wl__dag *d, const stage_build *b) { return b->s == d->p->pp - 1; }
 
 /* Emits full buckets (all of them when `all`), each depending on `after`. */
 static void flush_buckets(wl__dag *d, stage_build *b, uint32_t after, bool all) {
@@ -432,94 +451,238 @@ static uint64_t ep_bytes(const wl__dag *d, const stage_build *b, wl_comm_kind k)
   return tokens * d->m->hidden * ep_elem_bytes(d, k);
 }
 
-static void layer_comm(wl__dag *d, stage_build *b, wl_comm_kind kind, uint64_t bytes) {
-  comm(d, b->s, WL__COMPUTE, kind, bytes, WL__NONE);
+static seg *push(segs *L, uint8_t kind) {
+  sim_grow((void **)&L->v, &L->cap, L->n + 1, sizeof *L->v);
+  seg *x = &L->v[L->n++];
+  memset(x, 0, sizeof *x);
+  x->kind = kind;
+  return x;
 }
 
-static void forward(wl__dag *d, stage_build *b, uint32_t *first, uint32_t *last) {
+static void seg_compute(segs *L, uint8_t role, double sec, bool fresh, double gd, double ge) {
+  seg *x = push(L, SEG_COMPUTE);
+  x->role = role;
+  x->sec = sec;
+  x->fresh = fresh;
+  x->gd = gd;
+  x->ge = ge;
+}
+
+static void seg_comm(segs *L, wl_comm_kind kind, uint64_t bytes) {
+  seg *x = push(L, SEG_COMM);
+  x->comm = kind;
+  x->bytes = bytes;
+}
+
+static void seg_grads(segs *L, double dense, double expert) {
+  seg *x = push(L, SEG_GRADS);
+  x->gd = dense;
+  x->ge = expert;
+}
+
+static bool has_head(const wl__dag *d, const stage_build *b) {
+  return b->head && d->m->vocab > 0 && d->m->kind != WL_MODEL_MLP;
+}
+
+/* One micro-batch's forward through the chunk (Megatron-LM order). */
+static void forward(const wl__dag *d, const stage_build *b, segs *L) {
   const wl_model *m = d->m;
   const wl_parallel *p = d->p;
   uint64_t tp_bytes = whole(b->tokens * m->hidden * d->abytes);
   uint64_t disp = ep_bytes(d, b, WL_COMM_EP_DISPATCH), comb = ep_bytes(d, b, WL_COMM_EP_COMBINE);
-  *first = WL__NONE;
+  L->n = 0;
   for (uint32_t l = b->first; l < b->first + b->count; l++) {
-    bool fresh = *first == WL__NONE || p->zero >= 3, moe = wl_layer_is_moe(m, l) && p->ep > 1;
+    bool fresh = L->n == 0 || p->zero >= 3, moe = wl_layer_is_moe(m, l) && p->ep > 1;
     double ta = t_attention(d, b);
-    uint32_t x = compute(d, b->s, WL__FWD, ta > 0 ? ta : t_ffn(d, b, l), fresh);
     double emb = l == 0 ? m->embedding / p->tp : 0;
-    gather_before(d, b, layer_dense_params(d, l) + emb, layer_expert_params(d, l), x);
-    if (*first == WL__NONE) *first = x;
+    seg_compute(L, WL__FWD, ta > 0 ? ta : t_ffn(d, b, l), fresh, layer_dense_params(d, l) + emb,
+                layer_expert_params(d, l));
     if (ta > 0) {
-      if (p->tp > 1) layer_comm(d, b, WL_COMM_TP_ALLREDUCE, tp_bytes);
-      if (moe) layer_comm(d, b, WL_COMM_EP_DISPATCH, disp);
-      compute(d, b->s, WL__FWD, t_ffn(d, b, l), false);
-      if (moe) layer_comm(d, b, WL_COMM_EP_COMBINE, comb);
-      if (p->tp > 1) layer_comm(d, b, WL_COMM_TP_ALLREDUCE, tp_bytes);
+      if (p->tp > 1) seg_comm(L, WL_COMM_TP_ALLREDUCE, tp_bytes);
+      if (moe) seg_comm(L, WL_COMM_EP_DISPATCH, disp);
+      seg_compute(L, WL__FWD, t_ffn(d, b, l), false, 0, 0);
+      if (moe) seg_comm(L, WL_COMM_EP_COMBINE, comb);
+      if (p->tp > 1) seg_comm(L, WL_COMM_TP_ALLREDUCE, tp_bytes);
     }
   }
-  if (last_stage(d, b) && m->vocab > 0 && m->kind != WL_MODEL_MLP) {
-    uint32_t x = compute(d, b->s, WL__FWD, t_head(d, b), p->zero >= 3);
-    gather_before(d, b, m->head / p->tp, 0, x);
-  }
-  *last = d->tail[b->s * WL__STREAMS + WL__COMPUTE];
-  d->nodes[*last].sealed = true;
+  if (has_head(d, b)) seg_compute(L, WL__FWD, t_head(d, b), p->zero >= 3, m->head / p->tp, 0);
 }
 
-static void backward(wl__dag *d, stage_build *b, bool grads, uint32_t *first, uint32_t *last) {
+/* One micro-batch's backward through the chunk. Each computation is `f`
+ * times its forward: 2 (input and weight gradients), 3 under full
+ * recomputation; a backward that defers its weight gradients (zb) runs
+ * f - 1 here and leaves them to weight_grads. `grads`: the gradients are
+ * done here (the last micro-batch, or every one under ZeRO 2-3). */
+static void backward(const wl__dag *d, const stage_build *b, bool grads, bool zb, segs *L) {
   const wl_model *m = d->m;
   const wl_parallel *p = d->p;
-  double f = p->recompute == CFG_RECOMPUTE_FULL ? 3 : 2;
-  bool overlap = d->cfg->workload.grad_overlap;
+  double f = (p->recompute == CFG_RECOMPUTE_FULL ? 3 : 2) - (zb ? 1 : 0);
   uint64_t tp_bytes = whole(b->tokens * m->hidden * d->abytes);
   uint64_t disp = ep_bytes(d, b, WL_COMM_EP_DISPATCH), comb = ep_bytes(d, b, WL_COMM_EP_COMBINE);
-  uint32_t x = WL__NONE;
-  *first = WL__NONE;
-  if (last_stage(d, b) && m->vocab > 0 && m->kind != WL_MODEL_MLP) {
-    x = compute(d, b->s, WL__BWD, f * t_head(d, b), true);
-    gather_before(d, b, m->head / p->tp, 0, x);
-    *first = x;
-    if (grads) b->pending += m->head / p->tp * d->gbytes;
-    if (grads && overlap) flush_buckets(d, b, x, false);
+  L->n = 0;
+  grads = grads && !zb;
+  if (has_head(d, b)) {
+    seg_compute(L, WL__BWD, f * t_head(d, b), true, m->head / p->tp, 0);
+    if (grads) seg_grads(L, m->head / p->tp, 0);
   }
   for (uint32_t l = b->first + b->count; l-- > b->first;) {
     bool moe = wl_layer_is_moe(m, l) && p->ep > 1, attn = m->kind != WL_MODEL_MLP;
     double emb = l == 0 ? m->embedding / p->tp : 0;
+    double gd = layer_dense_params(d, l) + emb, ge = layer_expert_params(d, l);
     if (attn && p->tp > 1) {
-      uint32_t c = comm(d, b->s, WL__COMPUTE, WL_COMM_TP_ALLREDUCE, tp_bytes, WL__NONE);
-      if (*first == WL__NONE) *first = c;
-      gather_before(d, b, layer_dense_params(d, l) + emb, layer_expert_params(d, l), c);
+      seg_comm(L, WL_COMM_TP_ALLREDUCE, tp_bytes);
+      L->v[L->n - 1].gd = gd;
+      L->v[L->n - 1].ge = ge;
     }
-    if (moe) layer_comm(d, b, WL_COMM_EP_DISPATCH, disp); /* output gradients out */
-    bool fresh = *first == WL__NONE || (p->zero >= 3 && !(attn && p->tp > 1));
-    x = compute(d, b->s, WL__BWD, f * t_ffn(d, b, l), fresh);
-    if (fresh) gather_before(d, b, layer_dense_params(d, l) + emb, layer_expert_params(d, l), x);
-    if (*first == WL__NONE) *first = x;
-    if (moe) layer_comm(d, b, WL_COMM_EP_COMBINE, comb); /* input gradients back */
+    if (moe) seg_comm(L, WL_COMM_EP_DISPATCH, disp); /* output gradients out */
+    bool fresh = L->n == 0 || (p->zero >= 3 && !(attn && p->tp > 1));
+    seg_compute(L, WL__BWD, f * t_ffn(d, b, l), fresh, gd, ge);
+    if (moe) seg_comm(L, WL_COMM_EP_COMBINE, comb); /* input gradients back */
     if (attn) {
-      if (p->tp > 1) layer_comm(d, b, WL_COMM_TP_ALLREDUCE, tp_bytes);
-      x = compute(d, b->s, WL__BWD, f * t_attention(d, b), false);
+      if (p->tp > 1) seg_comm(L, WL_COMM_TP_ALLREDUCE, tp_bytes);
+      seg_compute(L, WL__BWD, f * t_attention(d, b), false, 0, 0);
     }
-    if (grads) {
-      b->pending += (layer_dense_params(d, l) + emb) * d->gbytes;
-      b->pending_e += layer_expert_params(d, l) * d->gbytes;
-      if (overlap) flush_buckets(d, b, x, false);
-    }
+    if (grads) seg_grads(L, gd, ge);
   }
-  *last = d->tail[b->s * WL__STREAMS + WL__COMPUTE];
-  d->nodes[*last].sealed = true;
-  if (grads) flush_buckets(d, b, *last, true);
 }
 
-/* Optimizer on the stage's shard, then (ZeRO 1-2) the weights gathered back. */
+/* The weight-gradient half of a backward that deferred it (one forward's
+ * FLOPs per computation): no communication. */
+static void weight_grads(const wl__dag *d, const stage_build *b, bool grads, segs *L) {
+  const wl_model *m = d->m;
+  const wl_parallel *p = d->p;
+  L->n = 0;
+  if (has_head(d, b)) {
+    seg_compute(L, WL__BWD, t_head(d, b), true, 0, 0);
+    if (grads) seg_grads(L, m->head / p->tp, 0);
+  }
+  for (uint32_t l = b->first + b->count; l-- > b->first;) {
+    double emb = l == 0 ? m->embedding / p->tp : 0;
+    seg_compute(L, WL__BWD, t_ffn(d, b, l) + t_attention(d, b), L->n == 0, 0, 0);
+    if (grads) seg_grads(L, layer_dense_params(d, l) + emb, layer_expert_params(d, l));
+  }
+}
+
+/* Emitting a chunk: its last computation, the collective the next one
+ * waits for (overlapped: on WL__XCOMM), its first and last nodes. */
+typedef struct chunk_emit {
+  const segs *L;
+  size_t i;
+  uint32_t x, wait, first, last;
+  uint32_t defer; /* tensor-parallel overlap: a collective the computation after next waits for */
+  bool grads;     /* flush all buckets at the end */
+} chunk_emit;
+
+/* Emits segments of ce from ce->i: in order to the end (`group` false), or
+ * up to and including the next run of collectives (`group`). `xcomm`:
+ * collectives on WL__XCOMM, the computation after them waits by an edge.
+ * Returns true when the chunk is done. */
+static bool emit(wl__dag *d, stage_build *b, chunk_emit *ce, bool xcomm, bool group) {
+  bool overlap = d->cfg->workload.grad_overlap, in_comm = false;
+  for (; ce->i < ce->L->n; ce->i++) {
+    const seg *g = &ce->L->v[ce->i];
+    if (group && in_comm && g->kind != SEG_COMM) return false;
+    /* tensor-parallel overlap (Megatron's --tp-comm-overlap): the collective
+     * is split with the GEMM next to it and runs under it; modelled as the
+     * collective running beside the next computation, which the one after
+     * (or the next collective on the compute stream) waits for */
+    bool tpx = !xcomm && g->kind == SEG_COMM && g->comm == WL_COMM_TP_ALLREDUCE &&
+               d->cfg->workload.overlap.tp && ce->x != WL__NONE;
+    if (g->kind == SEG_COMPUTE) {
+      bool dep = ce->wait != WL__NONE;
+      ce->x = compute(d, b->s, g->role, g->sec, g->fresh || dep);
+      if (dep) add_edge(d, ce->wait, ce->x);
+      ce->wait = ce->defer;
+      ce->defer = WL__NONE;
+      if (g->fresh) gather_before(d, b, g->gd, g->ge, ce->x);
+      if (ce->first == WL__NONE) ce->first = ce->x;
+    } else if (tpx) {
+      uint32_t c = comm(d, b->s, WL__XCOMM, g->comm, g->bytes, WL__NONE);
+      if (g->gd > 0 || g->ge > 0) gather_before(d, b, g->gd, g->ge, c);
+      add_edge(d, ce->x, c);
+      if (ce->defer != WL__NONE) add_edge(d, ce->defer, c);
+      ce->defer = c;
+    } else if (g->kind == SEG_COMM) {
+      uint32_t c = comm(d, b->s, xcomm ? WL__XCOMM : WL__COMPUTE, g->comm, g->bytes, WL__NONE);
+      if (g->gd > 0 || g->ge > 0) gather_before(d, b, g->gd, g->ge, c);
+      if (!xcomm) { /* its input is the overlapped collective's output */
+        if (ce->defer != WL__NONE) add_edge(d, ce->defer, c);
+        if (ce->wait != WL__NONE) add_edge(d, ce->wait, c);
+        ce->defer = ce->wait = WL__NONE;
+      }
+      if (xcomm) {
+        if (ce->x != WL__NONE && !in_comm) add_edge(d, ce->x, c);
+        ce->wait = c;
+      }
+      if (ce->first == WL__NONE) ce->first = c;
+      in_comm = true;
+    } else {
+      b->pending += g->gd * d->gbytes;
+      b->pending_e += g->ge * d->gbytes;
+      if (overlap) flush_buckets(d, b, ce->x, false);
+    }
+  }
+  return true;
+}
+
+static void emit_end(wl__dag *d, stage_build *b, chunk_emit *ce) {
+  ce->last = ce->wait != WL__NONE ? ce->wait : ce->x;
+  if (ce->x != WL__NONE) d->nodes[ce->x].sealed = true;
+  if (ce->last != WL__NONE) d->nodes[ce->last].sealed = true;
+  if (ce->grads) flush_buckets(d, b, ce->last, true);
+}
+
+/* A chunk on its own: in-layer collectives on the compute stream. */
+static void emit_chunk(wl__dag *d, stage_build *b, const segs *L, bool grads, uint32_t *first,
+                       uint32_t *last) {
+  chunk_emit ce = {.L = L, .x = WL__NONE, .wait = WL__NONE, .defer = WL__NONE,
+                   .first = WL__NONE, .grads = grads};
+  emit(d, b, &ce, false, false);
+  uint32_t pend = ce.defer != WL__NONE ? ce.defer : ce.wait;
+  if (pend != WL__NONE) { /* an overlapped collective still in flight: the chunk ends with it */
+    uint32_t z = compute(d, b->s, d->nodes[ce.x].role, 0, true);
+    add_edge(d, pend, z);
+  }
+  ce.last = d->tail[b->s * WL__STREAMS + WL__COMPUTE];
+  d->nodes[ce.last].sealed = true;
+  if (grads) flush_buckets(d, b, ce.last, true);
+  *first = ce.first;
+  *last = ce.last;
+}
+
+/* A forward (fw) and a backward (bw) overlapped: their computations
+ * alternate on the compute stream, a run of computations of one, then
+ * (while its collectives run on WL__XCOMM) a run of the other's. */
+static void emit_pair(wl__dag *d, stage_build *b, const segs *fw, const segs *bw, bool grads,
+                      chunk_emit *F, chunk_emit *B) {
+  *F = (chunk_emit){.L = fw, .x = WL__NONE, .wait = WL__NONE, .defer = WL__NONE,
+                    .first = WL__NONE};
+  *B = (chunk_emit){.L = bw, .x = WL__NONE, .wait = WL__NONE, .defer = WL__NONE,
+                    .first = WL__NONE, .grads = grads};
+  bool fdone = false, bdone = false;
+  while (!fdone || !bdone) {
+    if (!fdone) fdone = emit(d, b, F, true, true);
+    if (!bdone) bdone = emit(d, b, B, true, true);
+  }
+  emit_end(d, b, F);
+  emit_end(d, b, B);
+}
+
+/* Optimizer on the stage's shard (all its chunks), then (ZeRO 1-2) the
+ * weights gathered back. */
 static void optimizer(wl__dag *d, stage_build *b) {
   const wl_parallel *p = d->p;
   double dense = 0, expert = 0;
-  for (uint32_t l = b->first; l < b->first + b->count; l++) {
-    dense += layer_dense_params(d, l);
-    expert += layer_expert_params(d, l);
+  for (uint32_t c = 0; c < p->vstages; c++) {
+    wl_chunk k;
+    wl_stage_chunk(d->m, p, b->s, c, &k);
+    for (uint32_t l = k.first; l < k.first + k.count; l++) {
+      dense += layer_dense_params(d, l);
+      expert += layer_expert_params(d, l);
+    }
+    if (k.embedding) dense += d->m->embedding / p->tp;
+    if (k.head) dense += d->m->head / p->tp;
   }
-  if (b->s == 0) dense += d->m->embedding / p->tp;
-  if (last_stage(d, b)) dense += d->m->head / p->tp;
   double ne = (double)p->dp / p->ep;
   double local = p->zero ? dense / p->dp + expert / ne : dense + expert;
   double bytes = local * (2 * d->obytes + d->wbytes + d->gbytes);
@@ -541,56 +704,178 @@ static void optimizer(wl__dag *d, stage_build *b) {
     }
 }
 
+/* The pipelines of the schedule: chunk c of stage s feeds chunk *nc of
+ * stage *ns in its forward pass (false: the last of its pipeline). */
+static bool next_chunk(const wl_parallel *p, uint32_t s, uint32_t c, int dir, uint32_t *ns,
+                       uint32_t *nc) {
+  if (p->schedule == CFG_SCHED_INTERLEAVED) {
+    int64_t k = (int64_t)c * p->pp + s + dir;
+    if (k < 0 || k >= (int64_t)p->pp * p->vstages) return false;
+    *ns = (uint32_t)(k % p->pp);
+    *nc = (uint32_t)(k / p->pp);
+    return true;
+  }
+  if (c == 1) dir = -dir; /* dualpipe's reverse direction */
+  int64_t t = (int64_t)s + dir;
+  if (t < 0 || t >= p->pp) return false;
+  *ns = (uint32_t)t;
+  *nc = c;
+  return true;
+}
+
+static void set_chunk(const wl__dag *d, stage_build *b, uint32_t c) {
+  wl_chunk k;
+  wl_stage_chunk(d->m, d->p, b->s, c, &k);
+  b->first = k.first;
+  b->count = k.count;
+  b->embedding = k.embedding;
+  b->head = k.head;
+}
+
+typedef struct pipe_nodes {
+  uint32_t mpc;                      /* micro-batches per chunk */
+  uint32_t *ff, *fl, *bf, *bl;       /* [(s vstages + c) mpc + j]: first/last node */
+  uint32_t *fsend, *bsend;           /* the send out of it, or WL__NONE */
+} pipe_nodes;
+
+static double send_bytes(const wl__dag *d, uint32_t to_s, uint32_t to_c) {
+  const wl_model *m = d->m;
+  const wl_parallel *p = d->p;
+  if (m->kind != WL_MODEL_MLP)
+    return (double)p->micro_batch * m->seq_len * m->hidden * d->abytes / p->tp;
+  wl_chunk k;
+  wl_stage_chunk(m, p, to_s, to_c, &k);
+  return (double)p->micro_batch * (double)m->widths[k.first] * d->abytes;
+}
+
+/* The send of a forward (dir +1) or backward (dir -1) of chunk c,
+ * micro-batch j, after its last node `last`. */
+static void pipe_send(wl__dag *d, pipe_nodes *pn, uint32_t s, uint32_t c, uint32_t j, int dir,
+                      uint32_t last) {
+  uint32_t ns, nc;
+  if (!next_chunk(d->p, s, c, dir, &ns, &nc)) return;
+  double bytes = dir > 0 ? send_bytes(d, ns, nc) : send_bytes(d, s, c);
+  uint32_t x = comm(d, s, dir > 0 ? WL__SEND_FWD : WL__SEND_BWD, WL_COMM_PP_SEND, whole(bytes), ns);
+  add_edge(d, last, x);
+  size_t at = ((size_t)s * d->p->vstages + c) * pn->mpc + j;
+  (dir > 0 ? pn->fsend : pn->bsend)[at] = x;
+}
+
+/* Stage s's schedule (schedule.c) as nodes. */
+static void build_stage(wl__dag *d, pipe_nodes *pn, stage_build *b, wl__op *ops, size_t nops) {
+  const wl_parallel *p = d->p;
+  uint32_t v = p->vstages, mpc = pn->mpc, fcnt[2] = {0}, bcnt[2] = {0};
+  uint32_t *fc = v > 2 ? sim_calloc(v, sizeof *fc) : fcnt, *bc = v > 2 ? sim_calloc(v, sizeof *bc) : bcnt;
+  uint32_t *wq = sim_malloc((2 * (size_t)v * mpc + 1) * sizeof *wq); /* deferred W: c mpc + j */
+  size_t wh = 0, wt = 0;
+  bool every = p->zero >= 2; /* gradients reduced after every micro-batch */
+  size_t base = (size_t)b->s * v * mpc;
+  for (size_t k = 0; k < nops; k++) {
+    const wl__op *o = &ops[k];
+    if (o->kind == WL__OP_F) {
+      uint32_t j = fc[o->c]++;
+      size_t at = base + (size_t)o->c * mpc + j;
+      set_chunk(d, b, o->c);
+      forward(d, b, &b->f);
+      emit_chunk(d, b, &b->f, false, &pn->ff[at], &pn->fl[at]);
+      pipe_send(d, pn, b->s, o->c, j, +1, pn->fl[at]);
+    } else if (o->kind == WL__OP_B) {
+      uint32_t j = bc[o->c]++;
+      size_t at = base + (size_t)o->c * mpc + j;
+      bool grads = every || j == mpc - 1;
+      set_chunk(d, b, o->c);
+      backward(d, b, grads, o->zb, &b->f);
+      emit_chunk(d, b, &b->f, grads && !o->zb, &pn->bf[at], &pn->bl[at]);
+      pipe_send(d, pn, b->s, o->c, j, -1, pn->bl[at]);
+      if (o->zb) wq[wt++] = o->c * mpc + j;
+    } else if (o->kind == WL__OP_W) {
+      uint32_t c = wq[wh] / mpc, j = wq[wh] % mpc, f, l;
+      bool grads = every || j == mpc - 1;
+      wh++;
+      set_chunk(d, b, c);
+      weight_grads(d, b, grads, &b->f);
+      emit_chunk(d, b, &b->f, grads, &f, &l);
+    } else { /* FB: forward of c, backward of c2 overlapped */
+      uint32_t jf = fc[o->c]++, jb = bc[o->c2]++;
+      size_t af = base + (size_t)o->c * mpc + jf, ab = base + (size_t)o->c2 * mpc + jb;
+      bool grads = every || jb == mpc - 1;
+      set_chunk(d, b, o->c);
+      forward(d, b, &b->f);
+      set_chunk(d, b, o->c2);
+      backward(d, b, grads, false, &b->g);
+      chunk_emit F, B;
+      emit_pair(d, b, &b->f, &b->g, grads, &F, &B);
+      pn->ff[af] = F.first;
+      pn->fl[af] = F.last;
+      pn->bf[ab] = B.first;
+      pn->bl[ab] = B.last;
+      /* the pair runs as one unit, its parts interleaved finer than the
+       * DAG's (DualPipe splits both into attention, dispatch, MLP and
+       * combine): both outputs leave when the pair ends */
+      pipe_send(d, pn, b->s, o->c, jf, +1, F.last);
+      pipe_send(d, pn, b->s, o->c2, jb, -1, B.last);
+      if (pn->fsend[af] != WL__NONE) add_edge(d, B.last, pn->fsend[af]);
+      if (pn->bsend[ab] != WL__NONE) add_edge(d, F.last, pn->bsend[ab]);
+    }
+  }
+  if (fc != fcnt) sim_free(fc);
+  if (bc != bcnt) sim_free(bc);
+  sim_free(wq);
+}
+
 void wl__dag_build(wl__dag *d) {
   const wl_parallel *p = d->p;
   const wl_model *m = d->m;
-  uint32_t pp = p->pp, mb = p->micro_batches;
+  uint32_t pp = p->pp, v = p->vstages;
   size_t nstreams = (size_t)pp * WL__STREAMS;
   d->head = sim_malloc(nstreams * sizeof *d->head);
   d->tail = sim_malloc(nstreams * sizeof *d->tail);
   for (size_t i = 0; i < nstreams; i++) d->head[i] = d->tail[i] = WL__NONE;
-  size_t blocks = (size_t)pp * mb;
-  uint32_t *ff = sim_malloc(blocks * sizeof *ff), *fl = sim_malloc(blocks * sizeof *fl);
-  uint32_t *bf = sim_malloc(blocks * sizeof *bf), *bl = sim_malloc(blocks * sizeof *bl);
+  pipe_nodes pn = {.mpc = p->schedule == CFG_SCHED_DUALPIPE ? p->micro_batches / 2
+                                                            : p->micro_batches};
+  size_t blocks = (size_t)pp * v * pn.mpc;
+  pn.ff = sim_malloc(blocks * sizeof *pn.ff);
+  pn.fl = sim_malloc(blocks * sizeof *pn.fl);
+  pn.bf = sim_malloc(blocks * sizeof *pn.bf);
+  pn.bl = sim_malloc(blocks * sizeof *pn.bl);
+  pn.fsend = sim_malloc(blocks * sizeof *pn.fsend);
+  pn.bsend = sim_malloc(blocks * sizeof *pn.bsend);
+  for (size_t i = 0; i < blocks; i++) pn.fsend[i] = pn.bsend[i] = WL__NONE;
+  size_t nops = 0;
   for (uint32_t s = 0; s < pp; s++) {
-    stage_build b = {.s = s};
-    wl_stage_layers(m, p, s, &b.first, &b.count);
+    size_t k = wl__schedule(p, s, NULL);
+    if (k > nops) nops = k;
+  }
+  wl__op *ops = sim_malloc((nops ? nops : 1) * sizeof *ops);
+  stage_build b = {0};
+  for (uint32_t s = 0; s < pp; s++) {
+    b.s = s;
+    b.pending = b.pending_e = 0;
     b.tokens = (double)p->micro_batch * m->seq_len;
-    uint32_t warm = pp - s - 1 < mb ? pp - s - 1 : mb;
-    bool every = p->zero >= 2; /* gradients reduced after every micro-batch */
-    size_t at = (size_t)s * mb;
-    for (uint32_t j = 0; j < warm; j++) forward(d, &b, &ff[at + j], &fl[at + j]);
-    for (uint32_t i = 0; i + warm < mb; i++) {
-      forward(d, &b, &ff[at + warm + i], &fl[at + warm + i]);
-      backward(d, &b, every || i == mb - 1, &bf[at + i], &bl[at + i]);
-    }
-    for (uint32_t i = mb - warm; i < mb; i++)
-      backward(d, &b, every || i == mb - 1, &bf[at + i], &bl[at + i]);
+    size_t n = wl__schedule(p, s, ops);
+    build_stage(d, &pn, &b, ops, n);
     optimizer(d, &b);
   }
-  /* Pipeline sends, in micro-batch order on each stage's send streams. */
-  double send_bytes = (double)p->micro_batch * m->seq_len * m->hidden * d->abytes / p->tp;
-  for (uint32_t s = 0; s + 1 < pp; s++) {
-    uint32_t fl0, nl;
-    wl_stage_layers(m, p, s + 1, &fl0, &nl);
-    double bytes = m->kind == WL_MODEL_MLP
-                       ? (double)p->micro_batch * (double)m->widths[fl0] * d->abytes
-                       : send_bytes;
-    for (uint32_t j = 0; j < mb; j++) {
-      uint32_t x = comm(d, s, WL__SEND_FWD, WL_COMM_PP_SEND, whole(bytes), s + 1);
-      add_edge(d, fl[(size_t)s * mb + j], x);
-      add_edge(d, x, ff[(size_t)(s + 1) * mb + j]);
-    }
-    for (uint32_t j = 0; j < mb; j++) {
-      uint32_t x = comm(d, s + 1, WL__SEND_BWD, WL_COMM_PP_SEND, whole(bytes), s);
-      add_edge(d, bl[(size_t)(s + 1) * mb + j], x);
-      add_edge(d, x, bf[(size_t)s * mb + j]);
-    }
-  }
-  sim_free(ff);
-  sim_free(fl);
-  sim_free(bf);
-  sim_free(bl);
+  /* Each send feeds the same micro-batch's chunk on the next stage. */
+  for (uint32_t s = 0; s < pp; s++)
+    for (uint32_t c = 0; c < v; c++)
+      for (uint32_t j = 0; j < pn.mpc; j++) {
+        size_t at = ((size_t)s * v + c) * pn.mpc + j;
+        uint32_t ns, nc;
+        if (pn.fsend[at] != WL__NONE && next_chunk(p, s, c, +1, &ns, &nc))
+          add_edge(d, pn.fsend[at], pn.ff[((size_t)ns * v + nc) * pn.mpc + j]);
+        if (pn.bsend[at] != WL__NONE && next_chunk(p, s, c, -1, &ns, &nc))
+          add_edge(d, pn.bsend[at], pn.bf[((size_t)ns * v + nc) * pn.mpc + j]);
+      }
+  sim_free(b.f.v);
+  sim_free(b.g.v);
+  sim_free(ops);
+  sim_free(pn.ff);
+  sim_free(pn.fl);
+  sim_free(pn.bf);
+  sim_free(pn.bl);
+  sim_free(pn.fsend);
+  sim_free(pn.bsend);
 }
 
 void wl__dag_free(wl__dag *d) {

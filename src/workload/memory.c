@@ -31,7 +31,7 @@
  *
  * Not counted: framework workspace, communication buckets, fragmentation.
  */
-#include "fabsim/workload.h"
+#include "workload/wl_internal.h"
 
 void wl_bytes_per_param(cfg_precision prec, cfg_optimizer opt, double *weights, double *gradients,
                         double *optimizer) {
@@ -61,28 +61,74 @@ double wl_layer_activations(const wl_model *m, const wl_parallel *p, cfg_precisi
   return act * bytes;
 }
 
+/* Chunk-forwards held at the schedule's peak on stage s, per chunk
+ * (held[c]): a forward adds one, a backward frees it (a backward that
+ * defers its weight gradients keeps it until its W). 1f1b: min(pp - s, m)
+ * of its one chunk (the closed form); interleaved: the warm-up forwards
+ * plus one, 2 (pp - s - 1) + (v - 1) pp + 1 over the chunks in their order
+ * (Narayanan et al. 2021: the first stage holds 1 + (pp - 1)/(pp v) times
+ * 1F1B's); dualpipe: DeepSeek-V3 Table 2 gives pp + 1 chunks. O(ops). */
+static void held_at_peak(const wl_parallel *p, uint32_t s, double *held) {
+  uint32_t v = p->vstages;
+  for (uint32_t c = 0; c < v; c++) held[c] = 0;
+  if (p->schedule == CFG_SCHED_1F1B) {
+    held[0] = p->pp - s < p->micro_batches ? p->pp - s : p->micro_batches;
+    return;
+  }
+  size_t n = wl__schedule(p, s, NULL), wh = 0, wt = 0;
+  wl__op *ops = sim_malloc((n ? n : 1) * sizeof *ops);
+  uint8_t *wq = sim_malloc(n ? n : 1);
+  double *now = sim_calloc(v, sizeof *now), total = 0, best = -1;
+  wl__schedule(p, s, ops);
+  for (size_t k = 0; k < n; k++) {
+    const wl__op *o = &ops[k];
+    if (o->kind == WL__OP_F || o->kind == WL__OP_FB) now[o->c]++, total++;
+    if (total > best) { /* the peak: just after a forward, before a backward frees */
+      best = total;
+      for (uint32_t c = 0; c < v; c++) held[c] = now[c];
+    }
+    uint8_t bc = o->kind == WL__OP_FB ? o->c2 : o->c;
+    if (o->kind == WL__OP_B && o->zb) {
+      wq[wt++] = bc;
+    } else if (o->kind == WL__OP_B || o->kind == WL__OP_FB) {
+      now[bc]--, total--;
+    } else if (o->kind == WL__OP_W) {
+      now[wq[wh++]]--, total--;
+    }
+  }
+  sim_free(now);
+  sim_free(wq);
+  sim_free(ops);
+}
+
 void wl_memory_stage(wl_memory *out, const wl_model *m, const wl_parallel *p,
                      const cfg_scenario *cfg, uint32_t s) {
-  uint32_t first, count;
-  wl_stage_layers(m, p, s, &first, &count);
   double dense = 0, expert = 0, t = p->tp;
   double act[3] = {0, 0, 0}, widest = 0;
-  double inflight = p->pp - s < p->micro_batches ? p->pp - s : p->micro_batches;
-  for (uint32_t l = first; l < first + count; l++) {
-    double all = wl_layer_params(m, l, false), e = wl_layer_expert_params(m, l);
-    dense += (all - e) / t;
-    expert += e / (t * p->ep);
-    for (int r = 0; r < 3; r++)
-      act[r] += inflight * wl_layer_activations(m, p, cfg->workload.precision, l, (cfg_recompute)r);
-    double one = wl_layer_activations(m, p, cfg->workload.precision, l, CFG_RECOMPUTE_NONE);
-    if (one > widest) widest = one;
+  bool head = false;
+  double *held = sim_malloc(p->vstages * sizeof *held);
+  held_at_peak(p, s, held);
+  for (uint32_t c = 0; c < p->vstages; c++) {
+    wl_chunk k;
+    wl_stage_chunk(m, p, s, c, &k);
+    for (uint32_t l = k.first; l < k.first + k.count; l++) {
+      double all = wl_layer_params(m, l, false), e = wl_layer_expert_params(m, l);
+      dense += (all - e) / t;
+      expert += e / (t * p->ep);
+      for (int r = 0; r < 3; r++)
+        act[r] += held[c] * wl_layer_activations(m, p, cfg->workload.precision, l, (cfg_recompute)r);
+      double one = wl_layer_activations(m, p, cfg->workload.precision, l, CFG_RECOMPUTE_NONE);
+      if (one > widest) widest = one;
+    }
+    if (k.embedding) dense += m->embedding / t;
+    if (k.head) dense += m->head / t;
+    head = head || k.head;
   }
+  sim_free(held);
   act[CFG_RECOMPUTE_FULL] += widest;                     /* the layer being recomputed */
   if (act[CFG_RECOMPUTE_FULL] > act[CFG_RECOMPUTE_NONE]) /* tiny models: never worse than none */
     act[CFG_RECOMPUTE_FULL] = act[CFG_RECOMPUTE_NONE];
-  if (s == 0) dense += m->embedding / t;
-  if (s == p->pp - 1 && m->vocab > 0) {
-    dense += m->head / t;
+  if (head && m->vocab > 0) {
     double logits = 4.0 * m->seq_len * p->micro_batch * m->vocab / t;
     for (int r = 0; r < 3; r++) act[r] += logits;
   }
@@ -146,6 +192,12 @@ bool wl_memory_search(wl_parallel *best, wl_memory *mem, const wl_model *m, cons
       q.pp = pp;
       q.dp = (uint32_t)dp;
       q.micro_batches = (uint32_t)(p->global_batch / (dp * p->micro_batch));
+      if (q.schedule == CFG_SCHED_INTERLEAVED &&
+          (pp < 2 || q.micro_batches % pp != 0 || (uint64_t)pp * q.vstages > m->layers))
+        continue;
+      if (q.schedule == CFG_SCHED_DUALPIPE &&
+          (pp < 2 || pp % 2 != 0 || q.micro_batches % 2 != 0 || q.micro_batches < 2 * pp))
+        continue;
       for (uint32_t z = 0; z <= 3; z++) {
         for (int rc = 0; rc < 3; rc++) {
           unsigned cost = choice_cost(z, rc);

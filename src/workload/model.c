@@ -134,6 +134,15 @@ int wl_parallel_from_cfg(wl_parallel *p, const wl_model *m, const cfg_scenario *
   p->recompute = cfg->workload.recompute;
   p->micro_batch = cfg->workload.micro_batch;
   p->dp_algorithm = PC->dp_algorithm;
+  p->schedule = cfg->workload.pipeline.schedule;
+  p->vstages = p->schedule == CFG_SCHED_INTERLEAVED ? PC->virtual_stages
+               : p->schedule == CFG_SCHED_DUALPIPE  ? 2
+                                                    : 1;
+  if (PC->virtual_stages > 1 && p->schedule != CFG_SCHED_INTERLEAVED)
+    return cfg_fail_at(doc, "workload.parallel.virtual_stages", err,
+                       "%u model chunks per GPU need workload.pipeline.schedule: interleaved "
+                       "(it is %s)",
+                       PC->virtual_stages, cfg_schedule_name(p->schedule));
   if (!coll_algorithm_supports(CFG_COLL_ALLREDUCE, p->dp_algorithm))
     return cfg_fail_at(doc, "workload.parallel.dp_algorithm", err,
                        "%s is not an AllReduce algorithm; allowed: ring, tree, halving-doubling, "
@@ -188,6 +197,32 @@ int wl_parallel_from_cfg(wl_parallel *p, const wl_model *m, const cfg_scenario *
                        (unsigned long long)(gb / per_step));
   p->global_batch = gb;
   p->micro_batches = (uint32_t)(gb / per_step);
+  uint32_t mb = p->micro_batches;
+  if (p->schedule == CFG_SCHED_INTERLEAVED) {
+    if (p->pp < 2)
+      return cfg_fail_at(doc, "workload.pipeline.schedule", err,
+                         "the interleaved schedule needs pipeline stages (workload.parallel.pp "
+                         ">= 2); use 1f1b");
+    if ((uint64_t)p->pp * p->vstages > m->layers)
+      return cfg_fail_at(doc, "workload.parallel.virtual_stages", err,
+                         "%u stages x %u chunks for %u layers; every chunk needs a layer", p->pp,
+                         p->vstages, m->layers);
+    if (mb % p->pp != 0)
+      return cfg_fail_at(doc, "workload.global_batch", err,
+                         "the interleaved schedule runs micro-batches in groups of pp: %u "
+                         "micro-batches is not a multiple of %u (Narayanan et al. 2021)",
+                         mb, p->pp);
+  }
+  if (p->schedule == CFG_SCHED_DUALPIPE) {
+    if (p->pp < 2 || p->pp % 2 != 0)
+      return cfg_fail_at(doc, "workload.parallel.pp", err,
+                         "DualPipe needs an even number of stages, at least 2 (it is %u)", p->pp);
+    if (mb % 2 != 0 || mb < 2 * p->pp)
+      return cfg_fail_at(doc, "workload.global_batch", err,
+                         "DualPipe feeds half the micro-batches from each end: it needs an even "
+                         "count of at least 2 pp = %u (it is %u)",
+                         2 * p->pp, mb);
+  }
   if (cfg->workload.compute_efficiency > 1)
     return cfg_fail_at(doc, "workload.compute_efficiency", err,
                        "%g is above 1; it is a fraction of the GPU's peak",
@@ -213,4 +248,20 @@ void wl_stage_layers(const wl_model *m, const wl_parallel *p, uint32_t s, uint32
   uint64_t a = (uint64_t)s * m->layers / p->pp, b = (uint64_t)(s + 1) * m->layers / p->pp;
   *first = (uint32_t)a;
   *count = (uint32_t)(b - a);
+}
+
+void wl_stage_chunk(const wl_model *m, const wl_parallel *p, uint32_t s, uint32_t c,
+                    wl_chunk *out) {
+  wl_parallel q = *p;
+  uint32_t k = s, n = p->pp; /* virtual stage k of a pipeline of n */
+  if (p->schedule == CFG_SCHED_INTERLEAVED) {
+    k = c * p->pp + s;
+    n = p->pp * p->vstages;
+  } else if (p->schedule == CFG_SCHED_DUALPIPE && c == 1) {
+    k = p->pp - 1 - s;
+  }
+  q.pp = n;
+  wl_stage_layers(m, &q, k, &out->first, &out->count);
+  out->embedding = k == 0;
+  out->head = k == n - 1;
 }

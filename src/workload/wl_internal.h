@@ -2,6 +2,8 @@
  *
  *   model.c   model, parallelism, rank placement (public API)
  *   memory.c  per-GPU memory and the fitting search (public API)
+ *   schedule.c the order of forward/backward chunks per stage (1f1b,
+ *             interleaved, dualpipe)
  *   dag.c     one step as a DAG per pipeline stage, communication classes
  *   step.c    the executor on a backend and the step figures
  *
@@ -22,7 +24,10 @@
 /* Streams of a stage run their nodes in order, one at a time; collectives
  * inside a layer (tensor, expert parallel) sit on the compute stream because
  * the next computation needs their result. */
-enum { WL__COMPUTE, WL__SEND_FWD, WL__SEND_BWD, WL__DP, WL__STREAMS };
+enum { WL__COMPUTE, WL__SEND_FWD, WL__SEND_BWD, WL__DP, WL__XCOMM, WL__STREAMS };
+/* WL__XCOMM: in-layer collectives taken off the compute stream where a
+ * framework overlaps them (dualpipe's overlapped chunk pairs, tensor-
+ * parallel overlap): the computation after one waits for it by an edge. */
 enum { WL__FWD, WL__BWD, WL__OPT, WL__COMM };
 
 typedef struct wl__node {
@@ -70,6 +75,22 @@ typedef struct wl__dag {
   size_t ncls, clscap;
   uint32_t *head, *tail; /* [stage * WL__STREAMS + stream] */
 } wl__dag;
+
+/* One entry of a stage's schedule: a forward (F) or backward (B) of chunk
+ * c, the deferred weight-gradient half of the oldest backward that deferred
+ * it (W), or a forward of chunk c overlapped with a backward of chunk c2
+ * (FB). A B with zb set defers its weight gradients to a later W. The
+ * micro-batch is the next one of that chunk (each chunk runs its
+ * micro-batches in order). */
+enum { WL__OP_F, WL__OP_B, WL__OP_W, WL__OP_FB };
+typedef struct wl__op {
+  uint8_t kind, c, c2;
+  bool zb;
+} wl__op;
+
+/* Stage s's schedule into out (NULL: count only); returns the entries.
+ * At most 3 x vstages x micro_batches. O(that). */
+size_t wl__schedule(const wl_parallel *p, uint32_t s, wl__op *out);
 
 /* Build the step's DAG from the inputs set in d (wl_step_run bounds its
  * size first). O(nodes). */

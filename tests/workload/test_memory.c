@@ -191,6 +191,39 @@ static void test_activations(void **state) {
 }
 
 /* Experts are sharded over ep, and ZeRO shards them over dp / ep. */
+/* Activations held by the schedule on stage 0, in layers' worth of one
+ * micro-batch: 1F1B holds L (pp micro-batches of L/pp layers); interleaved
+ * with v chunks holds L (1 + (pp-1)/(pp v)) (Narayanan et al. 2021, sec.
+ * 2.2.2: its 2 (pp-1) + (v-1) pp + 1 warm-up chunks of L/(v pp) layers);
+ * DualPipe holds pp + 1 chunks of L/pp layers (DeepSeek-V3 Table 2). */
+static void test_schedule_activations(void **state) {
+  (void)state;
+  const char *cases[][3] = {
+      {"workload.pipeline.schedule=1f1b", "workload.parallel.virtual_stages=1", "16"},
+      {"workload.pipeline.schedule=interleaved", "workload.parallel.virtual_stages=2", "16"},
+      {"workload.pipeline.schedule=interleaved", "workload.parallel.virtual_stages=4", "16"},
+      {"workload.pipeline.schedule=dualpipe", "workload.parallel.virtual_stages=1", "16"},
+  };
+  double L = 16, pp = 4;
+  for (int i = 0; i < 4; i++) {
+    setup s;
+    const char *sets[] = {"cluster.nodes=1",          "workload.model.layers=16",
+                          "workload.model.hidden=1024", "workload.model.heads=16",
+                          "workload.model.seq_len=2048", "workload.model.vocab=0",
+                          "workload.parallel.pp=4",   "workload.global_batch=16",
+                          cases[i][0],                cases[i][1]};
+    prepare(&s, sets, 10);
+    double layer =
+        wl_layer_activations(&s.m, &s.p, s.f.cfg.workload.precision, 0, CFG_RECOMPUTE_NONE);
+    wl_memory mem;
+    wl_memory_stage(&mem, &s.m, &s.p, &s.f.cfg, 0);
+    double v = s.p.vstages;
+    double want = i == 0 ? L : i < 3 ? L * (1 + (pp - 1) / (pp * v)) : (pp + 1) * L / pp;
+    assert_close(mem.activations, want * layer);
+    unload(&s.f);
+  }
+}
+
 static void test_expert_sharding(void **state) {
   (void)state;
   setup s;
@@ -335,6 +368,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_param_counts),   cmocka_unit_test(test_zero_stages),
       cmocka_unit_test(test_activations),    cmocka_unit_test(test_expert_sharding),
+      cmocka_unit_test(test_schedule_activations),
       cmocka_unit_test(test_search),         cmocka_unit_test(test_errors),
       cmocka_unit_test(test_rank_placement),
   };

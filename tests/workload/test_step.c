@@ -154,6 +154,90 @@ static void test_pipeline_bubble(void **state) {
   }
 }
 
+/* The pipeline of test_pipeline_bubble: sends, optimizer and latency made
+ * negligible, layers of equal cost. */
+#define PIPE                                                                                       \
+  "cluster.nodes=1", "workload.model.layers=16", "workload.model.hidden=8192",                     \
+      "workload.model.heads=64", "workload.model.seq_len=1024", "workload.model.vocab=0",          \
+      "workload.parallel.dp=1", "cluster.scale_up.bandwidth=4000TB/s",                             \
+      "cluster.scale_up.latency=1ps", "cluster.hbm_bandwidth=100000TB/s"
+
+static void run_pipe(uint32_t p, uint32_t m, const char *sched, uint32_t v, const char *extra,
+                     wl_step *s) {
+  char pp[64], gb[64], sc[64], vs[64];
+  snprintf(pp, sizeof pp, "workload.parallel.pp=%u", p);
+  snprintf(gb, sizeof gb, "workload.global_batch=%u", m);
+  snprintf(sc, sizeof sc, "workload.pipeline.schedule=%s", sched);
+  snprintf(vs, sizeof vs, "workload.parallel.virtual_stages=%u", v);
+  const char *sets[] = {PIPE, pp, gb, sc, vs};
+  run_step(sets, 14, extra, false, s, NULL);
+}
+
+/* Interleaved 1F1B with v chunks per GPU (Narayanan et al. 2021, sec.
+ * 2.2.2): every stage idles (p-1)(tf + tb)/v, (p-1)/(v m + p - 1) of the
+ * step; v = 1 is 1F1B. */
+static void test_interleaved_bubble(void **state) {
+  (void)state;
+  static const uint32_t ps[] = {2, 4, 4, 4, 8, 2};
+  static const uint32_t ms[] = {4, 4, 8, 16, 8, 6};
+  static const uint32_t vs[] = {2, 2, 4, 2, 2, 8};
+  for (int i = 0; i < 6; i++) {
+    wl_step s;
+    run_pipe(ps[i], ms[i], "interleaved", vs[i], NULL, &s);
+    double p = ps[i], m = ms[i], v = vs[i];
+    assert_int_equal(s.nstages, ps[i]);
+    assert_rel(s.bubble_frac_schedule, (p - 1) / (v * m + p - 1), 1e-12);
+    double tfb = (s.forward_s + s.backward_s) / m; /* per micro-batch, all chunks */
+    for (uint32_t k = 0; k < s.nstages; k++)
+      assert_rel(s.stages[k].bubble_s, (p - 1) * tfb / v, 2e-3);
+    assert_rel(s.bubble_frac, (p - 1) / (v * m + p - 1), 2e-3);
+    assert_decomposed(&s);
+    /* every chunk boundary is a send, each way: v p - 1 of them per micro-batch */
+    assert_int_equal(s.comm[WL_COMM_PP_SEND].count, (uint64_t)(2 * (v * p - 1) * m));
+    wl_step_free(&s);
+  }
+}
+
+/* DualPipe (DeepSeek-V3 report, Table 2): per GPU the bubble is
+ * (p/2 - 1)(F&B + B - 3W), F a chunk's forward, B its whole backward
+ * (2F; 3F under full recomputation), W its weight-gradient half (F) and
+ * F&B an overlapped forward and backward pair: with no in-layer
+ * communication to hide, F + B. With F = B_in = W (no recomputation) the
+ * schedule as built has exactly that bubble on every GPU; under full
+ * recomputation (B_in = 2F) it stays within it. Either way below half the
+ * 1F1B bubble (p - 1)(F + B) of the same pipeline. */
+static void test_dualpipe_bubble(void **state) {
+  (void)state;
+  static const uint32_t ps[] = {2, 4, 4, 8, 8, 8};
+  static const uint32_t ms[] = {4, 8, 20, 16, 40, 24};
+  static const char *rc[] = {"workload.recompute=none", "workload.recompute=full"};
+  for (int r = 0; r < 2; r++)
+    for (int i = 0; i < 6; i++) {
+      wl_step s, one;
+      run_pipe(ps[i], ms[i], "dualpipe", 1, rc[r], &s);
+      run_pipe(ps[i], ms[i], "1f1b", 1, rc[r], &one);
+      double p = ps[i], m = ms[i];
+      double F = s.forward_s / m; /* each GPU runs m chunk forwards (m/2 of each chunk) */
+      double B = r ? 3 * F : 2 * F, W = F;
+      double bound = (p / 2 - 1) * ((F + B) + B - 3 * W);
+      for (uint32_t k = 0; k < s.nstages; k++) {
+        if (r == 0) /* F = B_in = W, the case the closed form is derived for: exact */
+          assert_rel(s.stages[k].bubble_s, bound, 2e-3);
+        else /* B = 3F: within it */
+          assert_true(s.stages[k].bubble_s <= bound * (1 + 2e-3) + 1e-9);
+        assert_rel(s.stages[k].bubble_s, s.stages[0].bubble_s, 2e-3);
+      }
+      assert_true(s.bubble_s <= 0.5 * one.bubble_s);
+      assert_rel(s.forward_s + s.backward_s, one.forward_s + one.backward_s, 1e-9); /* same work */
+      if (p == 2) assert_true(s.bubble_s < 1e-9);   /* p/2 - 1 = 0 */
+      assert_rel(s.bubble_frac_schedule, bound / s.time_s, 2e-3 * (r + 1) + 1e-9);
+      assert_decomposed(&s);
+      assert_int_equal(s.comm[WL_COMM_PP_SEND].count, (uint64_t)(2 * (p - 1) * m));
+      wl_step_free(&s);
+      wl_step_free(&one);
+    }
+}
+
 /* Each collective alone on the stream: live and reuse agree exactly; flow
  * and analytic agree within 5 % (no two flows share a link in a ring). */
 static void test_fidelities_agree(void **state) {
@@ -200,6 +284,44 @@ static void test_fidelities_agree(void **state) {
 /* Tensor, expert and data parallel together: each layer has two tensor-
  * parallel AllReduces and (MoE) a dispatch and a combine each way; expert
  * gradients reduce over dp / ep ranks. */
+/* The overlap switches: each takes exposed communication away without
+ * changing the compute, and the step still decomposes. A two-hop MoE
+ * all-to-all (expert-parallel groups over 2 nodes) in C chunks takes at
+ * most the two hops one after the other (C = 1) and at least the longer
+ * hop, itself at least half of their sum. */
+static void test_overlap_switches(void **state) {
+  (void)state;
+#define MOE2                                                                                       \
+  "cluster.nodes=4", "workload.model.layers=4", "workload.model.hidden=1024",                      \
+      "workload.model.heads=16", "workload.model.seq_len=4096", "workload.model.vocab=1000",       \
+      "workload.model.experts=8", "workload.model.top_k=2", "workload.model.dense_layers=0",       \
+      "workload.parallel.tp=2", "workload.parallel.ep=8", "workload.parallel.pp=2",              \
+      "workload.global_batch=64", "workload.comm_model=live"
+  const char *one[] = {MOE2, "workload.overlap.ep_chunks=1", "workload.overlap.tp=false"};
+  const char *eight[] = {MOE2, "workload.overlap.ep_chunks=8", "workload.overlap.tp=false"};
+  const char *tp[] = {MOE2, "workload.overlap.ep_chunks=1", "workload.overlap.tp=true"};
+  wl_step a, b, c, dp, dp1;
+  run_step(one, 16, NULL, false, &a, NULL);
+  run_step(eight, 16, NULL, false, &b, NULL);
+  run_step(tp, 16, NULL, false, &c, NULL);
+  run_step(eight, 16, "workload.pipeline.schedule=dualpipe", false, &dp, NULL);
+  run_step(eight, 16, "workload.pipeline.schedule=1f1b", false, &dp1, NULL);
+  const wl_step *all[] = {&a, &b, &c, &dp, &dp1};
+  for (int i = 0; i < 5; i++) assert_decomposed(all[i]);
+  assert_rel(b.compute_s, a.compute_s, 1e-9);
+  assert_rel(c.compute_s, a.compute_s, 1e-9);
+  double d1 = a.comm[WL_COMM_EP_DISPATCH].time_s, d8 = b.comm[WL_COMM_EP_DISPATCH].time_s;
+  assert_true(d8 < d1 && d8 >= d1 / 2);
+  assert_true(b.exposed_comm_s < a.exposed_comm_s);
+  assert_true(c.exposed_comm_s < a.exposed_comm_s);
+  assert_true(c.time_s < a.time_s);
+  /* DualPipe hides in-layer collectives under the other chunk's compute */
+  assert_true(dp.exposed_comm_s < dp1.exposed_comm_s);
+  assert_true(dp.time_s < dp1.time_s);
+  for (int i = 0; i < 5; i++) wl_step_free((wl_step *)all[i]);
+#undef MOE2
+}
+
 static void test_moe_tp_ep(void **state) {
   (void)state;
   const char *sets[] = {
@@ -256,6 +378,8 @@ static void test_mlp_step(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_data_parallel),    cmocka_unit_test(test_pipeline_bubble),
+      cmocka_unit_test(test_interleaved_bubble), cmocka_unit_test(test_dualpipe_bubble),
+      cmocka_unit_test(test_overlap_switches),
       cmocka_unit_test(test_fidelities_agree), cmocka_unit_test(test_moe_tp_ep),
       cmocka_unit_test(test_mlp_step),
   };

@@ -254,7 +254,7 @@ static void test_latency_bottleneck(void **state) {
   topo_path p;
   assert_int_equal(topo_route(t, 0, 1, 0, &p), SIM_OK);
   assert_int_equal(topo_path_latency(t, &p), 500 * SIM_PS_PER_NS);
-  /* achievable rates: line x efficiency (NVLink 0.822, NIC 0.92 by default) */
+  /* achievable rates: line x efficiency (NVLink 0.824, NIC 0.92 by default) */
   assert_int_equal(topo_path_bottleneck(t, &p), 2959200000000ULL);
   /* gpu0 -> gpu31: PCIe, NIC, link, leaf, link, spine, link, leaf, link, NIC, PCIe */
   assert_int_equal(topo_route(t, 0, 31, 0, &p), SIM_OK);

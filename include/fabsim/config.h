@@ -27,6 +27,8 @@ typedef enum { CFG_TOPO_FAT_TREE, CFG_TOPO_MULTI_PLANE, CFG_TOPO_RAIL_OPTIMIZED 
 typedef enum { CFG_TRANSPORT_INFINIBAND, CFG_TRANSPORT_ROCE, CFG_TRANSPORT_ETHERNET } cfg_transport;
 typedef enum { CFG_ROUTING_ECMP, CFG_ROUTING_ADAPTIVE, CFG_ROUTING_SPRAY, CFG_ROUTING_STATIC } cfg_routing;
 typedef enum { CFG_FIDELITY_ANALYTIC, CFG_FIDELITY_FLOW, CFG_FIDELITY_PACKET } cfg_fidelity;
+/* Price presets of cost.*: list prices, or the model of DeepSeek-V3's Table 3. */
+typedef enum { CFG_COST_LIST, CFG_COST_DEEPSEEK_V3 } cfg_cost_model;
 /* Event engine of the packet fidelity: auto = parallel when started by an
  * MPI launcher, else sequential. */
 typedef enum { CFG_ENGINE_AUTO, CFG_ENGINE_SEQUENTIAL, CFG_ENGINE_PARALLEL } cfg_engine;
@@ -201,6 +203,7 @@ typedef struct cfg_scenario {
     } pfc;
   } fabric;
   struct {
+    cfg_cost_model model;     /* selects the defaults of the prices below */
     double switch_usd;
     double transceiver_usd;   /* per optical transceiver (two per optical link) */
     double nic_usd;
@@ -349,6 +352,7 @@ char *cfg_dump(const cfg_scenario *s);
 /* Enum names as written in scenarios ("fat-tree", "infiniband", "H100", ...). */
 const char *cfg_topology_name(cfg_topology t);
 const char *cfg_transport_name(cfg_transport t);
+const char *cfg_cost_model_name(cfg_cost_model m);
 const char *cfg_routing_name(cfg_routing r);
 const char *cfg_fidelity_name(cfg_fidelity f);
 const char *cfg_gpu_name(cfg_gpu g);

@@ -98,6 +98,12 @@ static void default_column(cfg__buf *b, const cfg__key *k) {
       cfg__buf_printf(b, "%s %s `%s`", t ? "," : "", cfg_transport_name((cfg_transport)t),
                       k->by_value[t]);
     break;
+  case CFG__DERIVE_COST:
+    cfg__buf_puts(b, "by `cost.model`:");
+    for (int m = CFG_COST_LIST; m <= CFG_COST_DEEPSEEK_V3; m++)
+      cfg__buf_printf(b, "%s %s `%s`", m ? "," : "", cfg_cost_model_name((cfg_cost_model)m),
+                      k->by_value[m]);
+    break;
   case CFG__DERIVE_RULE:
     cfg__buf_puts(b, k->def_doc);
     break;

@@ -44,6 +44,7 @@ static const char *const coll_op_names[] = {"allreduce", "reducescatter", "allga
 static const char *const roce_cc_names[] = {"dcqcn", "none"};
 static const char *const recovery_names[] = {"selective", "go-back-n"};
 static const char *const spray_order_names[] = {"random", "round-robin"};
+static const char *const cost_model_names[] = {"list", "deepseek-v3"};
 _Static_assert(sizeof(cfg_roce_cc) == sizeof(int) && sizeof(cfg_recovery) == sizeof(int) &&
                    sizeof(cfg_spray_order) == sizeof(int),
                "enum fields are stored as int");
@@ -81,6 +82,9 @@ const char *cfg_routing_name(cfg_routing r) {
 }
 const char *cfg_fidelity_name(cfg_fidelity f) {
   return name_of(fidelity_names, NELEM(fidelity_names), (int)f);
+}
+const char *cfg_cost_model_name(cfg_cost_model m) {
+  return name_of(cost_model_names, NELEM(cost_model_names), (int)m);
 }
 const char *cfg_gpu_name(cfg_gpu g) { return name_of(gpu_names, NELEM(gpu_names), (int)g); }
 const char *cfg_coll_op_name(cfg_coll_op op) {
@@ -154,7 +158,22 @@ static const char *const routing_by_transport[] = {"static", "ecmp", "ecmp"};
  * H800 SXM 700, A100 SXM 400, B200 1000); idle is an assumption (~10-14 % of TDP). */
 static const char *const gpu_tdp_by_gpu[] = {"700", "700", "400", "1000"};
 static const char *const gpu_idle_by_gpu[] = {"70", "70", "50", "140"};
+/* Server power besides GPUs and NICs, watts, indexed by cfg_gpu: NVIDIA's DGX datasheets give
+ * the system's maximum (DGX H100 ~10.2 kW, DGX A100 6.5 kW, DGX B200 ~14.3 kW; H800 as H100);
+ * less 8 GPUs at TDP (700, 400, 1000 W) and 8 NICs at power.nic_w (25 W): docs/validation.md. */
+static const char *const node_w_by_gpu[] = {"4400", "4400", "3100", "6100"};
 static const char *const cooling_names[] = {"air", "liquid"};
+/* Prices by cost.model (docs/validation.md, "Cost"). list: list-price assumptions. deepseek-v3:
+ * the two unknowns of DeepSeek-V3's Table 3 (Zhao et al., ISCA '25), a switch and a
+ * switch-to-switch link (NICs and endpoint links not counted), solved from its FT2 and FT3
+ * rows: 96 s + 2,048 l = 2,048 x 4.39 k$ and 5,120 s + 131,072 l = 65,536 x 7.5 k$ give
+ * s = 81,920 $ and l = 550 $ (two transceivers of 275 $); the MPFT row is then a check. */
+static const char *const switch_usd_by_cost[] = {"25000", "81920"};
+static const char *const transceiver_usd_by_cost[] = {"1000", "275"};
+static const char *const nic_usd_by_cost[] = {"1500", "0"};
+static const char *const cable_usd_by_cost[] = {"100", "0"};
+static const char *const optical_endpoint_by_cost[] = {"true", "false"};
+_Static_assert(sizeof(cfg_cost_model) == sizeof(int), "enum fields are stored as int");
 /* Routing reconvergence after a network fault, indexed by cfg_transport (assumptions built
  * from public figures, docs/faults.md):
  *   InfiniBand: the switch's port-state trap (IBTA trap 128) makes the subnet manager sweep
@@ -324,15 +343,24 @@ static const cfg__key schema[] = {
             "tiers correlate and paths polarize.",
      FIELD(fabric.ecmp.polarized)},
 
-    DBL("cost.switch_usd", cost.switch_usd, "25000", 0, 0,
-        "Price per fabric switch (list-price assumption; override it)."),
-    DBL("cost.transceiver_usd", cost.transceiver_usd, "1000", 0, 0,
-        "Price per optical transceiver, two per optical link (assumption)."),
-    DBL("cost.nic_usd", cost.nic_usd, "1500", 0, 0, "Price per NIC (assumption)."),
-    DBL("cost.cable_usd", cost.cable_usd, "100", 0, 0,
-        "Price per copper (DAC) cable (assumption)."),
-    {.name = "cost.optical_endpoint_links", .type = CFG__BOOL, .def = "true",
-     .doc = "NIC-to-leaf links are optical (else copper).", FIELD(cost.optical_endpoint_links)},
+    ENUM("cost.model", cost.model, "list", cost_model_names,
+         "Price presets of the keys below: list (list-price assumptions) or deepseek-v3 (the "
+         "switch and link prices that reproduce DeepSeek-V3's Table 3 cost per endpoint)."),
+#define BY_COST .def = NULL, .derive = CFG__DERIVE_COST
+    {.name = "cost.switch_usd", .type = CFG__DOUBLE, BY_COST, .by_value = switch_usd_by_cost,
+     .dmin = 0, .doc = "Price per fabric switch (override it with your quote).",
+     FIELD(cost.switch_usd)},
+    {.name = "cost.transceiver_usd", .type = CFG__DOUBLE, BY_COST,
+     .by_value = transceiver_usd_by_cost, .dmin = 0,
+     .doc = "Price per optical transceiver, two per optical link.", FIELD(cost.transceiver_usd)},
+    {.name = "cost.nic_usd", .type = CFG__DOUBLE, BY_COST, .by_value = nic_usd_by_cost,
+     .dmin = 0, .doc = "Price per NIC.", FIELD(cost.nic_usd)},
+    {.name = "cost.cable_usd", .type = CFG__DOUBLE, BY_COST, .by_value = cable_usd_by_cost,
+     .dmin = 0, .doc = "Price per copper (DAC) cable.", FIELD(cost.cable_usd)},
+    {.name = "cost.optical_endpoint_links", .type = CFG__BOOL, BY_COST,
+     .by_value = optical_endpoint_by_cost, .doc = "NIC-to-leaf links are optical (else copper).",
+     FIELD(cost.optical_endpoint_links)},
+#undef BY_COST
 
     ENUM("workload.kind", workload.kind, "collective", workload_names, "What the run simulates."),
     ENUM("workload.collective.op", workload.collective.op, "allreduce", coll_op_names,
@@ -548,8 +576,10 @@ static const cfg__key schema[] = {
      FIELD(power.gpu_tdp_w)},
     {.name = "power.gpu_idle_w", .type = CFG__DOUBLE, BY_GPU, .by_value = gpu_idle_by_gpu,
      .dmin = 0, .doc = "GPU power when idle, watts (assumption).", FIELD(power.gpu_idle_w)},
-    DBL("power.node_w", power.node_w, "3000", 0, 0,
-        "Server power besides GPUs and NICs (CPUs, memory, NVSwitch, fans), watts (assumption)."),
+    {.name = "power.node_w", .type = CFG__DOUBLE, BY_GPU, .by_value = node_w_by_gpu, .dmin = 0,
+     .doc = "Server power besides GPUs and NICs (CPUs, memory, NVSwitch, fans), watts: the "
+            "DGX datasheet's maximum less 8 GPUs at TDP and 8 NICs.",
+     FIELD(power.node_w)},
     DBL("power.nic_w", power.nic_w, "25", 0, 0, "Power per NIC, watts (assumption)."),
     DBL("power.switch_port_w", power.switch_port_w, "12", 0, 0,
         "Fabric switch power per port without optics, watts (assumption)."),

@@ -45,6 +45,7 @@ static int apply_presets(cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
           *(const simtime_ps *)(const void *)((const char *)s + k->offset) == CFG__TIME_AUTO))
       continue;
     if (k->derive == CFG__DERIVE_GPU) rc = apply_preset(s, i, (int)s->cluster.gpu, err);
+    else if (k->derive == CFG__DERIVE_COST) rc = apply_preset(s, i, (int)s->cost.model, err);
     else if (k->derive == CFG__DERIVE_TRANSPORT)
       rc = apply_preset(s, i, (int)s->fabric.transport, err);
   }

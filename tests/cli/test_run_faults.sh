@@ -21,7 +21,7 @@ expect_json clean.json '.root_cause == [] and .failure == null and .sdc == [] an
 expect_json clean.json '.power.utilization_source == "job" and
   (.power.utilization - (.steps[0].compute_s / .steps[0].time_s) | fabs) < 1e-9'
 expect_json clean.json '. as $s | .topology as $t | .power.utilization as $u |
-  (($s.gpus * (70 + $u * 630) + $t.nodes * 3000 + $t.endpoints * 25
+  (($s.gpus * (70 + $u * 630) + $t.nodes * 4400 + $t.endpoints * 25
     + $t.switches * $t.switch_radix * 12 + $t.transceivers * 9) / 1000) as $it |
   ((.power.it_kw - $it) | fabs) < 1e-6 * $it and
   ((.power.facility_kw - 1.2 * $it) | fabs) < 1e-6 * $it and

@@ -152,10 +152,13 @@ static void test_parking_lot(void **state) {
   rec r[4];
   be_stats st;
   run_each(&f, x, 4, r, &st);
-  assert_ps_near(r[0].at, lat + u * 3 / 2, 1);
-  assert_ps_near(r[1].at, lat + 5 * u, 2);
-  assert_ps_near(r[2].at, lat + 3 * u, 1);
-  assert_ps_near(r[3].at, lat + 3 * u, 1);
+  /* u is rounded up to a picosecond and the flow fidelity rounds each rate
+   * segment's drain time: a few ps over a flow's rate changes (the 3 u of
+   * the closed forms carry u's rounding three times) */
+  assert_ps_near(r[0].at, lat + u * 3 / 2, 3);
+  assert_ps_near(r[1].at, lat + 5 * u, 5);
+  assert_ps_near(r[2].at, lat + 3 * u, 3);
+  assert_ps_near(r[3].at, lat + 3 * u, 3);
   assert_int_equal(st.max_link_sharing, 3);
   assert_int_equal(st.bytes, 6 * S);
 

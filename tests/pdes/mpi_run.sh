@@ -68,14 +68,16 @@ differ() { # differ DIR-A DIR-B: the first lines that differ
 
 if [ "$MODE" = load ]; then
   runs=${LOAD_RUNS:-5}
+  # protocol none: no launch overhead, so the faults at 2-10 us meet the flows in flight
   LOAD_CASE[faults]="--set cluster.nodes=4 --set workload.collective.algorithm=halving-doubling
+    --set workload.collective.protocol=none
     --set workload.collective.size=1MiB --set reliability.reconvergence=2us"
   LOAD_FAULTS=(--set "faults=[{at: 2us, kind: link-down, target: leaf0-spine0},
     {at: 3us, kind: link-degraded, target: leaf1-spine1, factor: 0.5, ber: 1e-6},
     {at: 10us, kind: link-up, target: leaf0-spine0}]")
   LOAD_CASE[incast]="${TIER3[*]} --set cluster.nodes=128 --set fabric.transport=roce
     --set workload.traffic.pattern=incast --set workload.traffic.senders=8 --set workload.traffic.size=64KB
-    --set fabric.switch.buffer=256KB"
+    --set fabric.switch.buffer=512KB"
   LOAD_SCEN[faults]=$SRC/examples/link-failure.yaml
   LOAD_SCEN[incast]=$SRC/examples/default.yaml
   busy=()

@@ -17,13 +17,32 @@
 /* 8 nodes of 8 H100 (700 W TDP, 70 W idle), 8 NICs of 25 W, 3 kW servers,
  * 4 nodes per rack (2 racks). */
 static void setup(fixture *f, pwr_model *m, const char *const *extra, int nextra) {
-  const char *sets[16] = {"cluster.nodes=8", "power.rack.cooling=liquid"};
-  int n = 2;
+  /* the closed forms below are written for a 3 kW server besides GPUs and NICs */
+  const char *sets[16] = {"cluster.nodes=8", "power.rack.cooling=liquid", "power.node_w=3000"};
+  int n = 3;
   sim_error err = {0};
   for (int i = 0; i < nextra; i++) sets[n++] = extra[i];
   load(f, sets, n);
   if (pwr_init(m, &f->cfg, f->doc, topo_inventory_get(f->t), &err) != SIM_OK)
     fail_msg("%s", err.msg);
+}
+
+/* The default server power reproduces the DGX datasheets' maximum at full load:
+ * 8 GPUs at TDP + 8 NICs + power.node_w. */
+static void test_dgx_presets(void **state) {
+  (void)state;
+  static const struct {
+    const char *gpu;
+    double kw;
+  } dgx[] = {{"cluster.gpu=H100", 10.2}, {"cluster.gpu=A100", 6.5}, {"cluster.gpu=B200", 14.3}};
+  for (size_t i = 0; i < sizeof dgx / sizeof *dgx; i++) {
+    const char *sets[] = {"cluster.nodes=1", dgx[i].gpu};
+    fixture f;
+    load(&f, sets, 2);
+    double w = 8 * f.cfg.power.gpu_tdp_w + 8 * f.cfg.power.nic_w + f.cfg.power.node_w;
+    NEAR(w * 1e-3, dgx[i].kw);
+    unload(&f);
+  }
 }
 
 static void test_power_hand_sums(void **state) {
@@ -118,6 +137,7 @@ static void test_cap_and_json(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_power_hand_sums),
+      cmocka_unit_test(test_dgx_presets),
       cmocka_unit_test(test_throttle),
       cmocka_unit_test(test_cap_and_json),
   };

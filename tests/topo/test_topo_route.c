@@ -255,7 +255,7 @@ static void test_latency_bottleneck(void **state) {
   assert_int_equal(topo_route(t, 0, 1, 0, &p), SIM_OK);
   assert_int_equal(topo_path_latency(t, &p), 500 * SIM_PS_PER_NS);
   /* achievable rates: line x efficiency (NVLink 0.824, NIC 0.92 by default) */
-  assert_int_equal(topo_path_bottleneck(t, &p), 2959200000000ULL);
+  assert_int_equal(topo_path_bottleneck(t, &p), 2966400000000ULL); /* 3.6e12 x 0.824 */
   /* gpu0 -> gpu31: PCIe, NIC, link, leaf, link, spine, link, leaf, link, NIC, PCIe */
   assert_int_equal(topo_route(t, 0, 31, 0, &p), SIM_OK);
   assert_int_equal(topo_path_latency(t, &p), (2 * 150 + 2 * 200 + 4 * 100 + 3 * 300) * SIM_PS_PER_NS);

@@ -13,6 +13,7 @@ reports=()
 # (protocol none: ideal transfers, so every moment of the run has traffic in flight; the
 #  protocols' launch and per-hop latencies are gaps the GPU shares would count as idle)
 expect_exit 0 "$FABSIM" run "$SRC/examples/default.yaml" --set workload.collective.protocol=none \
+  --set fabric.routing=ecmp \
   --set output.dir=a --quiet
 for f in summary.json scenario.yaml timeseries.csv events.csv report.html results.sqlite; do
   [ -s "a/$f" ] && pass || fail "a/$f not written"
@@ -41,6 +42,7 @@ mv a a1
 # (protocol none: ideal transfers, so every moment of the run has traffic in flight; the
 #  protocols' launch and per-hop latencies are gaps the GPU shares would count as idle)
 expect_exit 0 "$FABSIM" run "$SRC/examples/default.yaml" --set workload.collective.protocol=none \
+  --set fabric.routing=ecmp \
   --set output.dir=a --quiet
 for f in timeseries.csv events.csv report.html scenario.yaml; do
   cmp -s "a/$f" "a1/$f" && pass || fail "$f differs between two identical runs"

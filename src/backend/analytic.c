@@ -30,16 +30,28 @@ typedef struct analytic {
   topo_split split;   /* how fabric.routing is modelled (topo_split_of) */
   be_stats st;
   be_fct fct; /* one sample per transfer of one repetition */
+  struct analytic_phase *live; /* phases in flight; owned: freed at destroy when a run
+                                  stops before their completion event */
 } analytic;
 
 typedef struct analytic_phase {
   analytic *a;
+  struct analytic_phase *prev, *next; /* in a->live */
   uint32_t *paths; /* flat: [len, ch0, ch1, ...] per transfer */
   size_t words;
   uint64_t transfers, bytes;
   be_done_fn done;
   void *ctx;
 } analytic_phase;
+
+static void phase_free(analytic_phase *ph) {
+  analytic *a = ph->a;
+  if (ph->prev) ph->prev->next = ph->next;
+  else a->live = ph->next;
+  if (ph->next) ph->next->prev = ph->prev;
+  sim_free(ph->paths);
+  sim_free(ph);
+}
 
 static void analytic_phase_done(sim_ctx *sim, void *obj, uint64_t arg) {
   analytic_phase *ph = obj;
@@ -57,8 +69,7 @@ static void analytic_phase_done(sim_ctx *sim, void *obj, uint64_t arg) {
   a->st.bytes += ph->bytes;
   be_done_fn done = ph->done;
   void *ctx = ph->ctx;
-  sim_free(ph->paths);
-  sim_free(ph);
+  phase_free(ph);
   if (done) done(sim, ctx);
 }
 
@@ -72,6 +83,9 @@ static void analytic_submit_phase(be_backend *b, const be_xfer *x, size_t n, uin
   const topo *t = b->topo;
   analytic_phase *ph = sim_calloc(1, sizeof *ph);
   ph->a = a;
+  ph->next = a->live;
+  if (a->live) a->live->prev = ph;
+  a->live = ph;
   ph->done = done;
   ph->ctx = ctx;
   size_t cap = 0;
@@ -126,6 +140,7 @@ static void analytic_stats(const be_backend *b, be_stats *out) {
 
 static void analytic_destroy(be_backend *b) {
   analytic *a = (analytic *)b;
+  while (a->live) phase_free(a->live);
   sim_free(a->sharing);
   sim_free(a->cap);
   be_fct_free(&a->fct);

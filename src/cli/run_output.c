@@ -88,10 +88,14 @@ static int parse_watch(cli_run_output *o, const cfg_scenario *cfg, const cfg_doc
     memcpy(item, q, len);
     item[len] = '\0';
     uint32_t id, v;
+    bool twice = false;
     if (tel_port_find(o->topo, &o->ports, item, &id) == SIM_OK) {
+      for (size_t i = 0; i < o->nwatch_ports; i++) twice |= o->watch_ports[i] == id;
       o->watch_ports[o->nwatch_ports++] = id;
     } else if (topo_find_vertex(o->topo, item, &v) == SIM_OK && topo_vertex_at(o->topo, v)->kind == TOPO_NIC) {
-      o->watch_nics[o->nwatch_nics++] = topo_vertex_at(o->topo, v)->index;
+      uint32_t nic = topo_vertex_at(o->topo, v)->index;
+      for (size_t i = 0; i < o->nwatch_nics; i++) twice |= o->watch_nics[i] == nic;
+      o->watch_nics[o->nwatch_nics++] = nic;
     } else {
       uint32_t p0 = o->ports.nports ? 0 : UINT32_MAX;
       char example[96] = "leaf0-spine0";
@@ -101,6 +105,9 @@ static int parse_watch(cli_run_output *o, const cfg_scenario *cfg, const cfg_doc
                          "SWITCH-PEER (e.g. %s: the port of the first toward the second), a NIC "
                          "nicN; `fabsim topo --dot -` lists the names", item, example);
     }
+    if (twice) /* each watched port is one column of timeseries.csv and one series row */
+      return cfg_fail_at(doc, "output.ports", err,
+                         "'%s' names %s twice; allowed: each port or NIC once", s, item);
     p += strcspn(p, ",");
     if (*p == ',') p++;
   }

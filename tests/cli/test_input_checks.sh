@@ -90,4 +90,10 @@ expect_json late2/summary.json '[.events[] | select(.kind == "fault-after-end")]
 expect_exit 0 "$FABSIM" run "${SMALL[@]}" --set output.dir=early --quiet \
   --set 'faults=[{at: 1ms, kind: gpu-slowdown, target: gpu5, factor: 0.5}]'
 [ ! -s "$WORK/err" ] && pass || fail "a warning for a fault within the run: $(cat "$WORK/err")"
+
+# a port watched twice would be two columns and two series rows of one name: refused at the key
+expect_exit 2 "$FABSIM" run --set cluster.nodes=8 --set output.ports=leaf0-spine0,nic3,leaf0-spine0 \
+  --set output.dir=twice --quiet
+expect_err "output.ports: 'leaf0-spine0,nic3,leaf0-spine0' names leaf0-spine0 twice"
+[ ! -e twice ] && pass || fail "a refused run left its output folder"
 finish

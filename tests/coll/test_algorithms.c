@@ -10,6 +10,7 @@
 
 #include "fabsim/coll.h"
 #include "fixture.h"
+#include "coll/coll_test.h"
 
 enum { MAXR = 64 };
 
@@ -29,30 +30,11 @@ static void build(const fixture *f, coll_plan *p, cfg_coll_op op, cfg_coll_algor
   if (coll_plan_build(p, f->t, &s, &err) != SIM_OK) fail_msg("%s", err.msg);
 }
 
-static double run(const fixture *f, const coll_plan *p, coll_result *res) {
-  sim_ctx *sim = sim_create(1);
-  be_backend *b = be_analytic_create(sim, f->t, &f->cfg);
-  coll_exec e;
-  coll_exec_start(&e, b, p, NULL, NULL);
-  ev_run(sim, SIM_TIME_MAX);
-  assert_true(e.finished);
-  coll_result r;
-  coll_result_of(&e, &r);
-  if (res) *res = r;
-  be_stats st;
-  b->ops->stats(b, &st);
-  assert_int_equal(st.transfers, coll_plan_transfers(p));
-  assert_int_equal(st.bytes, coll_plan_bytes(p));
-  be_destroy(b);
-  sim_destroy(sim);
-  return r.time_s;
-}
-
 static double time_of(const fixture *f, cfg_coll_op op, cfg_coll_algorithm a, uint64_t S,
                       const uint32_t *ranks, uint32_t n, uint32_t k, uint64_t chunk) {
   coll_plan p;
   build(f, &p, op, a, S, ranks, n, k, chunk);
-  double t = run(f, &p, NULL);
+  double t = coll_test_run(f, &p, NULL);
   coll_plan_free(&p);
   return t;
 }
@@ -204,7 +186,7 @@ static void test_tree_closed_forms(void **state) {
       uint64_t steps;
       double want = tree_model_time(&m, C, k, a, (double)MiB, B, &steps);
       assert_int_equal(steps_of(&p), C + 2 * (uint64_t)log2n - 1);
-      assert_close_steps(run(&f, &p, NULL), want, (double)steps);
+      assert_close_steps(coll_test_run(&f, &p, NULL), want, (double)steps);
       /* Every tree edge carries every chunk once up and once down. */
       assert_int_equal(coll_plan_bytes(&p), 2ull * 2 * (n - 1) * (S / 2));
       uint64_t out[MAXR], in[MAXR];
@@ -251,7 +233,7 @@ static void test_hd_one_node(void **state) {
     coll_result r;
     coll_plan p;
     build(&f, &p, CFG_COLL_ALLREDUCE, CFG_ALGO_HALVING_DOUBLING, Su, ranks, 8, k, 1);
-    double t = run(&f, &p, &r);
+    double t = coll_test_run(&f, &p, &r);
     assert_close_steps(t, 2 * 3 * a + 2.0 * 7 / 8 * S / B, 6);
     assert_close_steps(r.busbw_GBps, 2.0 * 7 / 8 * S / t / 1e9, 0);
     uint64_t out[8], in[8];
@@ -353,7 +335,7 @@ static void test_hierarchical(void **state) {
       coll_plan p;
       coll_result r;
       build(&f, &p, CFG_COLL_ALLREDUCE, CFG_ALGO_HIERARCHICAL, Su, ranks, n, k, 1);
-      double t = run(&f, &p, &r);
+      double t = coll_test_run(&f, &p, &r);
       assert_close_steps(t, want, 2 * (G - 1) + 2 * (m - 1));
       assert_close_steps(r.busbw_GBps, 2.0 * (n - 1) / n * S / t / 1e9, 0);
       /* every rank sends and receives 2(n-1)/n S, as in a ring */
@@ -421,7 +403,7 @@ static void test_support_and_busbw(void **state) {
         continue;
       }
       coll_result r;
-      double t = run(&f, &p, &r);
+      double t = coll_test_run(&f, &p, &r);
       assert_true(t > 0);
       assert_close_steps(r.algbw_GBps, (double)(1 << 20) / t / 1e9, 0);
       double factor = op == CFG_COLL_ALLREDUCE   ? 2.0 * 7 / 8
@@ -481,7 +463,7 @@ static void test_qps_and_merge(void **state) {
           assert_int_equal(three.phases[ph].x[3 * j + q].dst_gpu, one.phases[ph].x[j].dst_gpu);
         }
     }
-    double t1 = run(&f, &one, NULL), t3 = run(&f, &three, NULL);
+    double t1 = coll_test_run(&f, &one, NULL), t3 = coll_test_run(&f, &three, NULL);
     /* the same up to the byte a three-way split rounds up per transfer */
     if (fabs(t3 - t1) > 1e-5 * t1) fail_msg("op %d: %.12g vs %.12g", i, t1, t3);
     coll_plan_free(&one);
@@ -494,12 +476,12 @@ static void test_qps_and_merge(void **state) {
     build(&f, &g0, CFG_COLL_ALLREDUCE, a, 8u << 20, ranks, 8, 1, 1 << 20);
     build(&f, &g1, CFG_COLL_ALLREDUCE, a, 8u << 20, ranks + 8, 8, 1, 1 << 20);
     uint64_t x0 = coll_plan_transfers(&g0), x1 = coll_plan_transfers(&g1);
-    double alone = run(&f, &g0, NULL);
+    double alone = coll_test_run(&f, &g0, NULL);
     sim_error err = {0};
     assert_int_equal(coll_plan_merge(&g0, &g1, &err), SIM_OK);
     assert_int_equal(g1.nphases, 0);
     assert_int_equal(coll_plan_transfers(&g0), x0 + x1);
-    assert_close_steps(run(&f, &g0, NULL), alone, 0);
+    assert_close_steps(coll_test_run(&f, &g0, NULL), alone, 0);
     coll_plan other;
     build(&f, &other, CFG_COLL_ALLREDUCE, CFG_ALGO_RING, 8u << 20, ranks, 8, 1, 1 << 20);
     assert_int_equal(coll_plan_merge(&g0, &other, &err), SIM_EINVAL);

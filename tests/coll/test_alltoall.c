@@ -11,28 +11,13 @@
 
 #include "fabsim/coll.h"
 #include "fixture.h"
+#include "coll/coll_test.h"
 
 enum { MAXR = 64, G = 8 };
 
 static void assert_close_steps(double got, double want, double steps) {
   if (fabs(got - want) > 1e-12 * fabs(want) + steps * 1e-12)
     fail_msg("got %.15g, want %.15g (diff %.3g)", got, want, got - want);
-}
-
-static double run(const fixture *f, const coll_plan *p) {
-  sim_ctx *sim = sim_create(1);
-  be_backend *b = be_analytic_create(sim, f->t, &f->cfg);
-  coll_exec e;
-  coll_exec_start(&e, b, p, NULL, NULL);
-  ev_run(sim, SIM_TIME_MAX);
-  assert_true(e.finished);
-  be_stats st;
-  b->ops->stats(b, &st);
-  assert_int_equal(st.transfers, coll_plan_transfers(p));
-  assert_int_equal(st.bytes, coll_plan_bytes(p));
-  be_destroy(b);
-  sim_destroy(sim);
-  return sim_ps_to_s(e.end - e.start);
 }
 
 static double alpha_of(const fixture *f, uint32_t a, uint32_t b) {
@@ -95,7 +80,7 @@ static void test_pxn_closed_form(void **state) {
   build_a2a(&f, &p, CFG_ALGO_PXN, Su, n);
   assert_int_equal(p.nphases, m);
   double want = an + 7.0 * m * S / n / Bn + (m - 1) * (ax + S / m / Bx);
-  assert_close_steps(run(&f, &p), want, m);
+  assert_close_steps(coll_test_run(&f, &p, NULL), want, m);
   coll_plan_free(&p);
   unload(&f);
 }
@@ -152,7 +137,7 @@ static void test_pxn_planes(void **state) {
       for (uint32_t j = 0; j < n; j++)
         cross += i / G != j / G && rail_of(&f, i) != rail_of(&f, j);
     assert_int_equal(total, ((uint64_t)n * (n - 1) + cross) * chunk);
-    assert_true(run(&f, &p) > 0);
+    assert_true(coll_test_run(&f, &p, NULL) > 0);
     coll_plan_free(&p);
     unload(&f);
   }
@@ -202,7 +187,7 @@ static void test_moe_closed_form(void **state) {
       assert_int_equal(info.node_span, 2);
       assert_int_equal(info.gpus_per_token, 8);
       double t1 = ax + (double)T * b / C / Bx, t2 = an + 7.0 * (double)T * b / C / Bn;
-      assert_close_steps(run(&f, &p), t1 + (C - 1) * fmax(t1, t2) + t2, C + 1);
+      assert_close_steps(coll_test_run(&f, &p, NULL), t1 + (C - 1) * fmax(t1, t2) + t2, C + 1);
       coll_plan_free(&p);
     }
     /* Four nodes, M = 2, T = 4: 2 copies to each node (own included), 3
@@ -210,7 +195,7 @@ static void test_moe_closed_form(void **state) {
      * 4 to each GPU. t = alpha_net + 3 x 2b/B_nic + alpha_nvl + 7 x 4b/B_nvl. */
     coll_plan p;
     assert_int_equal(moe(&f, &p, NULL, COLL_MOE_DISPATCH, 32, 4, 64, 8, 2, 1, 1), SIM_OK);
-    assert_close_steps(run(&f, &p), ax + 6 * b / Bx + an + 28 * b / Bn, 2);
+    assert_close_steps(coll_test_run(&f, &p, NULL), ax + 6 * b / Bx + an + 28 * b / Bn, 2);
     coll_plan_free(&p);
     unload(&f);
   }
@@ -297,7 +282,7 @@ static void test_moe_combine_and_errors(void **state) {
       assert_int_equal(a->x[j].bytes, r->x[j].bytes);
     }
   }
-  assert_close_steps(run(&f, &d), run(&f, &c), 2);
+  assert_close_steps(coll_test_run(&f, &d, NULL), coll_test_run(&f, &c, NULL), 2);
   assert_int_equal(d.op, CFG_COLL_ALLTOALL);
   assert_int_equal(d.algorithm, CFG_ALGO_NODE_LIMITED);
   assert_int_equal(d.bytes, 100 * 7168 * 2);
@@ -318,7 +303,7 @@ static void test_moe_combine_and_errors(void **state) {
   /* one node: NVLink only; the plan still runs */
   assert_int_equal(moe(&f, &d, NULL, COLL_MOE_DISPATCH, 8, 8, 8, 2, 4, 4, 1), SIM_OK);
   assert_int_equal(d.nphases, 1);
-  assert_true(run(&f, &d) > 0);
+  assert_true(coll_test_run(&f, &d, NULL) > 0);
   coll_plan_free(&d);
   unload(&f);
 }

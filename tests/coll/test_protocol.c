@@ -10,6 +10,7 @@
 
 #include "fabsim/coll.h"
 #include "fixture.h"
+#include "coll/coll_test.h"
 
 enum { MAXR = 64 };
 
@@ -21,21 +22,6 @@ static void build(const fixture *f, coll_plan *p, cfg_coll_op op, cfg_coll_algor
                  .channels = k, .chunk = 1 << 20, .protocol = proto};
   sim_error err = {0};
   if (coll_plan_build(p, f->t, &s, &err) != SIM_OK) fail_msg("%s", err.msg);
-}
-
-static double run(const fixture *f, const coll_plan *p, coll_result *res) {
-  sim_ctx *sim = sim_create(1);
-  be_backend *b = be_analytic_create(sim, f->t, &f->cfg);
-  coll_exec e;
-  coll_exec_start(&e, b, p, NULL, NULL);
-  ev_run(sim, SIM_TIME_MAX);
-  assert_true(e.finished);
-  coll_result r;
-  coll_result_of(&e, &r);
-  if (res) *res = r;
-  be_destroy(b);
-  sim_destroy(sim);
-  return r.time_s;
 }
 
 static simtime_ps path_latency(const fixture *f, uint32_t a, uint32_t b) {
@@ -72,7 +58,7 @@ static void test_protocol_closed_forms(void **state) {
       double want = q.launch_us * 1e-6 + steps * (sim_ps_to_s(alpha) + k * wire / B) +
                     steps * sim_ps_to_s(hop > alpha ? hop - alpha : 0);
       coll_result r;
-      double got = run(&f, &p, &r);
+      double got = coll_test_run(&f, &p, &r);
       if (fabs(got - want) > 1e-9 * want + steps * 1e-12)
         fail_msg("protocol %s, %llu bytes: got %.12g s, want %.12g s", cfg_coll_protocol_name(ps[i]),
                  (unsigned long long)sizes[j], got, want);
@@ -127,7 +113,7 @@ static void test_multinode_estimate(void **state) {
     coll_plan p;
     sim_error err = {0};
     assert_int_equal(coll_plan_build(&p, f.t, &s, &err), SIM_OK);
-    double got = run(&f, &p, NULL);
+    double got = coll_test_run(&f, &p, NULL);
     if (fabs(got - est) > 1e-6 * est)
       fail_msg("%s: simulated %.9g s, estimate %.9g s", cfg_coll_protocol_name(ps[i]), got, est);
     coll_plan_free(&p);
@@ -240,7 +226,7 @@ static void test_rail_aligned_rings(void **state) {
         assert_int_equal(sent[i], 1);
         assert_int_equal(got[i], 1);
       }
-      assert_true(run(&f, &p, NULL) > 0);
+      assert_true(coll_test_run(&f, &p, NULL) > 0);
       coll_plan_free(&p);
     }
     unload(&f);

@@ -146,8 +146,11 @@ uint64_t coll_plan_bytes(const coll_plan *plan);
  * (DeepSeek-V3: each token's top-k experts lie on at most M = 4 nodes).
  *
  * The expert-parallel group is m nodes of G ranks (whole node blocks of the
- * same size); the E routed experts are spread evenly, E/(mG) per GPU. Token
- * routing is the balanced expectation, made integral and deterministic:
+ * same size); the E routed experts are spread evenly, E/(mG) per GPU. With
+ * router statistics (spec.routing, see coll_moe_routing below) the bytes
+ * follow them; without, token routing is the balanced expectation, made
+ * integral and deterministic (an upper bound on the nodes and GPUs a token
+ * reaches):
  *   - each token goes to M' = min(M, m, top_k) distinct nodes (M = 0: no
  *     limit, M' = min(m, top_k), an upper bound on the m (1 - (1-1/m)^k)
  *     nodes uniform routing reaches on average) and to k_j = top_k/M'
@@ -174,6 +177,48 @@ uint64_t coll_plan_bytes(const coll_plan *plan);
  * The plan reports op alltoall, algorithm node-limited, bytes = T b. */
 typedef enum { COLL_MOE_DISPATCH, COLL_MOE_COMBINE } coll_moe_dir;
 
+/* Router statistics: where the tokens of an expert-parallel group of m
+ * nodes x G GPUs go, from a pool of P seeded router decisions (model in
+ * src/coll/moe_router.c: top-k by Gumbel-perturbed popularity, node-limited
+ * as DeepSeek-V3). Routing does not depend on the token's source, so the
+ * pool's shares of a token are every rank's expectation:
+ *   node_share[B]         P(the token reaches node B: some expert there);
+ *   gpu_share[B G + g]    P(it reaches GPU g of node B);
+ *   expert_share[B G + g] its expected experts on that GPU (the GPU's load).
+ * Uniform popularity (skew 0) makes every node and GPU alike: each gets the
+ * pool's mean, not its sampling noise.
+ * With routing set, dispatch sends rank (A, a) -> (B, a), B != A,
+ *   copies = floor(T node_share[B] + r / mG),  r = A G + a,
+ * (by Hermite's identity the mG offsets sum to floor(mG T node_share[B]),
+ * so the group's total is exact to within the G ranks of B itself); and
+ * the rail GPU (B, a) forwards to (B, g), g != a,
+ *   floor(m T gpu_share[B G + g] + (a G + g) / G^2)
+ * (every node's tokens, its own included, reach its rail GPU there).
+ * Hot experts (skew > 0) make some nodes' fabric links and GPUs' NVLink
+ * ports carry more; imbalance = max/mean expert_share is the expert compute
+ * of the busiest GPU against the mean. */
+typedef struct coll_moe_router_spec {
+  uint32_t nodes, per_node; /* m, G */
+  uint32_t experts, top_k;  /* E (a multiple of m G), k */
+  uint32_t node_limit;      /* M; 0 or >= m: no limit */
+  double skew;              /* popularity (1 + rank)^-skew; 0: uniform */
+  uint64_t seed;
+} coll_moe_router_spec;
+
+typedef struct coll_moe_routing {
+  uint32_t nodes, per_node, tokens; /* m, G, P */
+  double *node_share, *gpu_share, *expert_share;
+  double nodes_per_token, gpus_per_token; /* pool means */
+  double imbalance;                       /* max / mean expert load per GPU */
+} coll_moe_routing;
+
+/* Draw the pool. SIM_EINVAL with a message for experts not a multiple of
+ * m G, top_k outside 1..(experts a token may reach), or a negative skew.
+ * O(P E k). Free with coll_moe_routing_free. */
+int coll_moe_routing_sample(coll_moe_routing *r, const coll_moe_router_spec *spec,
+                            sim_error *err);
+void coll_moe_routing_free(coll_moe_routing *r);
+
 typedef struct coll_moe_spec {
   coll_moe_dir dir;
   const uint32_t *ranks; /* the expert-parallel group: GPU ids, ascending */
@@ -186,6 +231,8 @@ typedef struct coll_moe_spec {
   uint32_t node_limit;   /* M: nodes a token's experts may span; 0 = no limit */
   uint32_t chunks;       /* pipeline chunks; 0 or 1: no pipelining */
   uint32_t qps;          /* queue pairs per connection (0 or 1: one) */
+  const coll_moe_routing *routing; /* router statistics of this group's shape;
+                                      NULL: the balanced expectation above */
 } coll_moe_spec;
 
 /* What the routing model gives, for workloads and reports. */

@@ -49,6 +49,8 @@ typedef enum {
 typedef enum { CFG_COMM_AUTO, CFG_COMM_LIVE, CFG_COMM_REUSE, CFG_COMM_SYMMETRIC } cfg_comm_model;
 /* workload.pipeline.schedule */
 typedef enum { CFG_SCHED_1F1B, CFG_SCHED_INTERLEAVED, CFG_SCHED_DUALPIPE } cfg_schedule;
+/* workload.model.routing */
+typedef enum { CFG_MOE_SAMPLED, CFG_MOE_BALANCED } cfg_moe_routing;
 /* A scenario list of integers (e.g. [784, 128, 10]); v is owned by the scenario. */
 typedef struct cfg_u64_list {
   uint64_t *v;
@@ -239,6 +241,8 @@ typedef struct cfg_scenario {
       uint32_t expert_hidden; /* 0: ffn_hidden */
       uint32_t dense_layers;  /* leading dense layers of an MoE model */
       uint32_t node_limit;    /* MoE: nodes a token's experts may span; 0 = any */
+      cfg_moe_routing routing; /* MoE: token routing model */
+      double expert_skew;      /* MoE: Zipf exponent of expert popularity */
     } model;
     struct {
       uint32_t dp;            /* 0: GPUs / (tp x pp) */
@@ -369,6 +373,7 @@ const char *cfg_recompute_name(cfg_recompute r);
 const char *cfg_rank_order_name(cfg_rank_order o);
 const char *cfg_comm_model_name(cfg_comm_model m);
 const char *cfg_schedule_name(cfg_schedule s);
+const char *cfg_moe_routing_name(cfg_moe_routing r);
 
 /* Unit parsers, exposed for tests and the CLI. Return SIM_OK or SIM_ECONFIG
  * with a message naming the accepted units (no location prefix). */

@@ -10,6 +10,7 @@
  * Every GPU of the group thus receives exactly T D tokens (T D b bytes,
  * its own share without moving), and every rail GPU exactly T M' copies.
  */
+#include <math.h>
 #include <string.h>
 
 #include "coll/coll_internal.h"
@@ -17,16 +18,30 @@
 typedef struct moe_model {
   uint32_t m, g, span, d;
   uint64_t tokens, b;
+  const coll_moe_routing *routing; /* NULL: the balanced expectation */
 } moe_model;
 
-static uint64_t fabric_copies(const moe_model *md, uint32_t o, uint32_t a) {
-  uint64_t total = md->tokens * md->span;
-  return total / md->m + ((o + a) % md->m < total % md->m);
+/* Token copies rank (A, a) sends to node A + o (mod m), o != 0. */
+static uint64_t fabric_copies(const moe_model *md, uint32_t A, uint32_t o, uint32_t a) {
+  const coll_moe_routing *r = md->routing;
+  if (!r) {
+    uint64_t total = md->tokens * md->span;
+    return total / md->m + ((o + a) % md->m < total % md->m);
+  }
+  double n = (double)md->m * md->g, r_idx = (double)A * md->g + a;
+  return (uint64_t)floor((double)md->tokens * r->node_share[(A + o) % md->m] + r_idx / n);
 }
 
-static uint64_t nvl_deliveries(const moe_model *md, uint32_t a, uint32_t g) {
-  uint64_t total = md->tokens * md->d;
-  return total / md->g + ((g + md->g - a) % md->g < total % md->g);
+/* Tokens the rail GPU (B, a) hands to (B, g), g != a, over NVLink. */
+static uint64_t nvl_deliveries(const moe_model *md, uint32_t B, uint32_t a, uint32_t g) {
+  const coll_moe_routing *r = md->routing;
+  if (!r) {
+    uint64_t total = md->tokens * md->d;
+    return total / md->g + ((g + md->g - a) % md->g < total % md->g);
+  }
+  double G = md->g, idx = (double)a * md->g + g;
+  return (uint64_t)floor((double)md->m * (double)md->tokens * r->gpu_share[(size_t)B * md->g + g] +
+                         idx / (G * G));
 }
 
 static int moe_check(const topo *t, const coll_moe_spec *s, moe_model *md, sim_error *err) {
@@ -46,11 +61,16 @@ static int moe_check(const topo *t, const coll_moe_spec *s, moe_model *md, sim_e
                     s->experts, s->nranks);
   if (s->top_k == 0 || s->top_k > s->experts)
     return sim_fail(err, SIM_EINVAL, "top_k %u outside 1..%u (the experts)", s->top_k, s->experts);
+  md->routing = s->routing;
+  if (s->routing && (s->routing->nodes != md->m || s->routing->per_node != md->g))
+    return sim_fail(err, SIM_EINVAL,
+                    "router statistics drawn for %u nodes x %u GPUs, the group is %u x %u",
+                    s->routing->nodes, s->routing->per_node, md->m, md->g);
   uint32_t span = s->node_limit ? s->node_limit : md->m;
   if (span > md->m) span = md->m;
   if (span > s->top_k) span = s->top_k;
   uint32_t per_node = s->experts / md->m, most = (s->top_k + span - 1) / span;
-  if (most > per_node)
+  if (most > per_node && !s->routing)
     return sim_fail(err, SIM_EINVAL,
                     "a token's %u experts on %u node%s need %u experts per node; each node holds "
                     "%u (raise experts or the node limit)",
@@ -100,7 +120,7 @@ int coll_moe_build(coll_plan *p, const topo *t, const coll_moe_spec *s, coll_moe
       uint32_t self = s->ranks[(size_t)ai * md.g + a];
       for (uint32_t o = 1; o < md.m; o++) {
         uint32_t peer = s->ranks[(size_t)((ai + o) % md.m) * md.g + a];
-        uint64_t bytes = fabric_copies(&md, o, a) * md.b;
+        uint64_t bytes = fabric_copies(&md, ai, o, a) * md.b;
         fab_bytes += bytes;
         if (dispatch) hop_add(&fab, self, peer, bytes, 0x400);
         else hop_add(&fab, peer, self, bytes, 0x401);
@@ -108,7 +128,7 @@ int coll_moe_build(coll_plan *p, const topo *t, const coll_moe_spec *s, coll_moe
       for (uint32_t gl = 0; gl < md.g; gl++) {
         if (gl == a) continue;
         uint32_t peer = s->ranks[(size_t)ai * md.g + gl];
-        uint64_t bytes = nvl_deliveries(&md, a, gl) * md.b;
+        uint64_t bytes = nvl_deliveries(&md, ai, a, gl) * md.b;
         nvl_bytes += bytes;
         if (dispatch) hop_add(&nvl, self, peer, bytes, 0x402);
         else hop_add(&nvl, peer, self, bytes, 0x403);

@@ -31,6 +31,9 @@ static const char *const comm_model_names[] = {"auto", "live", "reuse", "symmetr
 static const char *const schedule_names[] = {"1f1b", "interleaved", "dualpipe"};
 _Static_assert(sizeof(cfg_schedule) == sizeof(int), "enum fields are stored as int");
 _Static_assert(NELEM(schedule_names) == CFG_SCHED_DUALPIPE + 1, "one name per schedule");
+static const char *const moe_routing_names[] = {"sampled", "balanced"};
+_Static_assert(sizeof(cfg_moe_routing) == sizeof(int), "enum fields are stored as int");
+_Static_assert(NELEM(moe_routing_names) == CFG_MOE_BALANCED + 1, "one name per routing model");
 _Static_assert(sizeof(cfg_precision) == sizeof(int) && sizeof(cfg_optimizer) == sizeof(int) &&
                    sizeof(cfg_recompute) == sizeof(int) && sizeof(cfg_rank_order) == sizeof(int) &&
                    sizeof(cfg_comm_model) == sizeof(int),
@@ -125,6 +128,9 @@ const char *cfg_comm_model_name(cfg_comm_model m) {
 }
 const char *cfg_schedule_name(cfg_schedule s) {
   return name_of(schedule_names, NELEM(schedule_names), (int)s);
+}
+const char *cfg_moe_routing_name(cfg_moe_routing r) {
+  return name_of(moe_routing_names, NELEM(moe_routing_names), (int)r);
 }
 
 /* ---- presets ---------------------------------------------------------------------- */
@@ -434,6 +440,17 @@ static const cfg__key schema[] = {
          "Leading layers of an MoE model that keep a dense feed-forward (DeepSeek-V3: 3)."),
     UINT("workload.model.node_limit", workload.model.node_limit, "0", 0, 1000000,
          "MoE: each token's experts lie on at most this many nodes (DeepSeek-V3: 4); 0: any."),
+    ENUM("workload.model.routing", workload.model.routing, "sampled", moe_routing_names,
+         "MoE token routing: sampled (a top-k router over seeded affinities, node-limited as "
+         "DeepSeek-V3: the workload.model.node_limit nodes with the highest sum of their top "
+         "k/limit affinities, then the top k experts there; dispatch and combine bytes follow "
+         "the nodes and GPUs the router's tokens reach, on average fewer than k) or balanced "
+         "(every token reaches min(limit, nodes, k) nodes and as many GPUs as it can: the "
+         "upper bound, fabsim's model before 2026-11)."),
+    DBL("workload.model.expert_skew", workload.model.expert_skew, "0", 0, 0,
+        "MoE hot experts (routing sampled): expert popularity falls as (1 + rank)^-skew over "
+        "a seeded order of the experts, so the GPUs and links of the hot ones carry more; 0 "
+        "is uniform (what auxiliary-loss-free balancing aims at, DeepSeek-V3 sec. 2.1.2)."),
     UINT("workload.parallel.dp", workload.parallel.dp, "0", 0, UINT32_MAX,
          "Data-parallel degree; 0 uses every GPU the others leave: GPUs / (tp x pp)."),
     UINT("workload.parallel.tp", workload.parallel.tp, "1", 1, 1024,

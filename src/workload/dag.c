@@ -265,10 +265,38 @@ static uint32_t ep_elem_bytes(const wl__dag *d, wl_comm_kind k) {
   return (uint32_t)d->abytes;
 }
 
+/* The router statistics every expert-parallel group shares (all have the
+ * shape of the first: whole node blocks of the same size), drawn once per
+ * step from simulation.seed; NULL for balanced routing, or a group that is
+ * not whole node blocks (coll_moe_build then says why). */
+static int moe_routing(wl__dag *d, const uint32_t *ranks, uint32_t n,
+                       const coll_moe_routing **out, sim_error *err) {
+  *out = NULL;
+  const cfg_scenario *cfg = d->cfg;
+  if (cfg->workload.model.routing != CFG_MOE_SAMPLED) return SIM_OK;
+  if (d->moe.tokens == 0) {
+    uint32_t m = 1;
+    for (uint32_t i = 1; i < n; i++)
+      m += topo_gpu_node(d->t, ranks[i]) != topo_gpu_node(d->t, ranks[i - 1]);
+    if (n % m != 0) return SIM_OK;
+    coll_moe_router_spec rs = {.nodes = m, .per_node = n / m, .experts = d->m->experts,
+                               .top_k = d->m->top_k, .node_limit = cfg->workload.model.node_limit,
+                               .skew = cfg->workload.model.expert_skew,
+                               .seed = cfg->simulation.seed};
+    int rc = coll_moe_routing_sample(&d->moe, &rs, err);
+    if (rc != SIM_OK) return rc;
+  }
+  *out = &d->moe;
+  return SIM_OK;
+}
+
 static int group_plan(wl__dag *d, const wl__class *c, const uint32_t *ranks, coll_plan *out,
                       sim_error *err) {
   uint32_t n = c->group, q = d->cfg->workload.qps_per_connection;
   if (c->kind == WL_COMM_EP_DISPATCH || c->kind == WL_COMM_EP_COMBINE) {
+    const coll_moe_routing *routing;
+    int rc = moe_routing(d, ranks, n, &routing, err);
+    if (rc != SIM_OK) return rc;
     uint32_t elem = ep_elem_bytes(d, c->kind);
     coll_moe_spec spec = {
         .dir = c->kind == WL_COMM_EP_DISPATCH ? COLL_MOE_DISPATCH : COLL_MOE_COMBINE,
@@ -282,6 +310,7 @@ static int group_plan(wl__dag *d, const wl__class *c, const uint32_t *ranks, col
         .node_limit = d->cfg->workload.model.node_limit,
         .chunks = d->cfg->workload.overlap.ep_chunks, /* the two hops pipelined */
         .qps = q,
+        .routing = routing,
     };
     return coll_moe_build(out, d->t, &spec, NULL, err);
   }
@@ -887,5 +916,6 @@ void wl__dag_free(wl__dag *d) {
   sim_free(d->edge_next);
   sim_free(d->head);
   sim_free(d->tail);
+  coll_moe_routing_free(&d->moe);
   memset(d, 0, sizeof *d);
 }

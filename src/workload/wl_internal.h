@@ -74,6 +74,7 @@ typedef struct wl__dag {
   wl__class *cls;
   size_t ncls, clscap;
   uint32_t *head, *tail; /* [stage * WL__STREAMS + stream] */
+  coll_moe_routing moe;  /* MoE router statistics, drawn at the first EP plan (tokens 0: not yet) */
 } wl__dag;
 
 /* One entry of a stage's schedule: a forward (F) or backward (B) of chunk

@@ -85,6 +85,8 @@ typedef struct coll_spec {
    * above; a protocol (or auto) adds its wire bytes, per-hop latency and
    * launch overhead (coll_protocol_params). */
   cfg_coll_protocol protocol;
+  bool pxn_serial;       /* pxn all-to-all: all NVLink forwarding before the fabric
+                            phases (false, as NCCL: pipelined with them) */
 } coll_spec;
 
 /* Protocols as NCCL runs them, for spec.protocol != CFG_PROTO_NONE:

@@ -257,6 +257,7 @@ typedef struct cfg_scenario {
     } pipeline;
     struct {
       bool tp;                /* tensor-parallel collectives overlapped with GEMMs */
+      bool pxn;               /* pxn all-to-all: NVLink forwarding pipelined with the fabric */
       uint32_t ep_chunks;     /* MoE dispatch/combine: chunks pipelining the two hops */
     } overlap;
     cfg_precision precision;

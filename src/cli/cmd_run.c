@@ -464,6 +464,7 @@ int cli_cmd_run(int argc, char **argv) {
         .chunk = cfg.workload.collective.chunk,
         .qps = cfg.workload.qps_per_connection,
         .protocol = cfg.workload.collective.protocol,
+        .pxn_serial = !cfg.workload.overlap.pxn,
     };
     if (coll_plan_build(&r.plan, t, &spec, &err) != SIM_OK) {
       char msg[sizeof err.msg];

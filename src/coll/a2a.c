@@ -12,15 +12,21 @@
  * goes straight over the fabric. Explicit transfers, so every fidelity sees
  * the NVLink hop as its own step:
  *   phase 0 (NVLink): rank i -> each GPU x of its node: S/n for x itself if x
- *     is a rank, plus S/n for every rank with local index x on other nodes
- *     when x's plane differs from i's (aggregated, one transfer per pair);
+ *     is a rank, plus S/n for every rank with local index x on the next node
+ *     (serial: on every other node) when x's plane differs from i's
+ *     (aggregated, one transfer per pair);
  *   phases 1..m-1 (fabric, m nodes, node offset s): for every rank d on node
  *     A+s, the GPU of node A with d's local index sends d the S/n of every
  *     cross-plane rank of A and its own, one transfer; same-plane ranks of A
  *     with another local index send their S/n directly.
- * Every fabric transfer joins two NICs of one plane. With G ranks per node,
- * G planes (one NIC each) and m nodes, n = mG:
- *   t = alpha_nvl + (G-1) m S / (n B_nvl) + (m-1) (alpha_net + S / (m B_nic)).
+ * Every fabric transfer joins two NICs of one plane. As NCCL pipelines PXN,
+ * the forwarding of offset s+1's data runs over NVLink alongside fabric
+ * phase s (phase 0 forwards offset 1's); spec.pxn_serial forwards every
+ * offset's data in phase 0 instead. With G ranks per node, G planes (one
+ * NIC each) and m nodes, n = mG, t_net = alpha_net + S / (m B_nic):
+ *   serial:    t = alpha_nvl + (G-1) m S / (n B_nvl) + (m-1) t_net;
+ *   pipelined: t = alpha_nvl + 2 (G-1) S / (n B_nvl)
+ *                + (m-2) max(t_net, alpha_nvl + (G-1) S / (n B_nvl)) + t_net.
  * "Plane" is the rail (the NIC's index in its node): on rail-optimized and
  * fat-tree fabrics too, data leaves through the NIC on the peer's rail.
  */
@@ -105,47 +111,66 @@ static void pxn_nodes_free(pxn_nodes *g) {
   sim_free(g->has);
 }
 
+/* NVLink transfers of node blocks' ranks: to each GPU x of the node, S/n for
+ * x itself when `own` (and x is a rank), plus S/n for every rank with x's
+ * local index on the nodes at offsets [lo, hi) when x's plane differs. */
+static size_t pxn_nvlink(const pxn_nodes *g, const topo *t, const coll_spec *s, uint64_t chunk,
+                         bool own, uint32_t lo, uint32_t hi, uint64_t salt, be_xfer *x) {
+  size_t w = 0;
+  for (uint32_t a = 0; a < g->m; a++)
+    for (uint32_t k = g->first[a]; k < g->first[a] + g->len[a]; k++) {
+      uint32_t src = s->ranks[k], la = coll__gpu_local(t, src);
+      for (uint32_t l = 0; l < g->gpn; l++) {
+        if (l == la) continue;
+        uint64_t units = own && g->has[(size_t)a * g->gpn + l];
+        if (g->local_plane[l] != g->local_plane[la])
+          for (uint32_t o = lo; o < hi; o++) units += g->has[(size_t)((a + o) % g->m) * g->gpn + l];
+        if (units) coll__xfer(&x[w++], src, g->node[a] * g->gpn + l, units * chunk, salt);
+      }
+    }
+  return w;
+}
+
+/* Fabric transfers of node offset st: one plane per transfer. */
+static size_t pxn_fabric(const pxn_nodes *g, const topo *t, const coll_spec *s, uint64_t chunk,
+                         uint32_t st, be_xfer *x) {
+  size_t w = 0;
+  for (uint32_t a = 0; a < g->m; a++) {
+    uint32_t b = (a + st) % g->m;
+    const uint32_t *ps = &g->plane_start[(size_t)a * (g->planes + 1)];
+    for (uint32_t k = g->first[b]; k < g->first[b] + g->len[b]; k++) {
+      uint32_t dst = s->ranks[k], ly = coll__gpu_local(t, dst);
+      uint32_t q = (uint32_t)g->local_plane[ly];
+      uint32_t proxy = g->node[a] * g->gpn + ly;
+      bool own = g->has[(size_t)a * g->gpn + ly];
+      uint64_t units = (uint64_t)(g->len[a] - (ps[q + 1] - ps[q])) + own;
+      if (units) coll__xfer(&x[w++], proxy, dst, units * chunk, st);
+      for (uint32_t r = ps[q]; r < ps[q + 1]; r++) {
+        uint32_t src = g->by_plane[g->first[a] + r];
+        if (src != proxy) coll__xfer(&x[w++], src, dst, chunk, st);
+      }
+    }
+  }
+  return w;
+}
+
 int coll__plan_pxn(coll_plan *p, const topo *t, const coll_spec *s) {
   uint32_t n = s->nranks;
   uint64_t chunk = coll__ceil_div(s->bytes, n);
   pxn_nodes g;
   pxn_nodes_init(&g, t, s);
-  /* a phase emits at most gpn transfers per rank */
-  be_xfer *x = sim_malloc((size_t)n * (g.gpn + 1) * sizeof *x);
-  /* Phase 0: NVLink, intra-node data plus the cross-plane data to forward. */
-  size_t w = 0;
-  for (uint32_t a = 0; a < g.m; a++) {
-    const bool *has = &g.has[(size_t)a * g.gpn];
-    for (uint32_t k = g.first[a]; k < g.first[a] + g.len[a]; k++) {
-      uint32_t src = s->ranks[k], la = coll__gpu_local(t, src);
-      for (uint32_t l = 0; l < g.gpn; l++) {
-        if (l == la) continue;
-        uint64_t units = has[l];
-        if (g.local_plane[l] != g.local_plane[la]) units += g.local_count[l] - has[l];
-        if (units) coll__xfer(&x[w++], src, g.node[a] * g.gpn + l, units * chunk, 0);
-      }
-    }
-  }
-  coll__push_step(p, x, w, 1);
-  /* Phases 1..m-1: node offset s, one plane per transfer. */
+  /* a phase emits at most gpn transfers per rank on each of NVLink and the fabric */
+  be_xfer *x = sim_malloc((size_t)n * (2 * g.gpn + 1) * sizeof *x);
+  /* Phase 0: NVLink, intra-node data plus the forwarding of the first node
+   * offset (serial: of every offset). */
+  uint32_t first_hi = s->pxn_serial ? g.m : 2 < g.m ? 2 : g.m;
+  coll__push_step(p, x, pxn_nvlink(&g, t, s, chunk, true, 1, first_hi, 0, x), 1);
+  /* Phases 1..m-1: node offset st over the fabric; pipelined, with the
+   * forwarding of offset st + 1 over NVLink alongside. */
   for (uint32_t st = 1; st < g.m; st++) {
-    w = 0;
-    for (uint32_t a = 0; a < g.m; a++) {
-      uint32_t b = (a + st) % g.m;
-      const uint32_t *ps = &g.plane_start[(size_t)a * (g.planes + 1)];
-      for (uint32_t k = g.first[b]; k < g.first[b] + g.len[b]; k++) {
-        uint32_t dst = s->ranks[k], ly = coll__gpu_local(t, dst);
-        uint32_t q = (uint32_t)g.local_plane[ly];
-        uint32_t proxy = g.node[a] * g.gpn + ly;
-        bool own = g.has[(size_t)a * g.gpn + ly];
-        uint64_t units = (uint64_t)(g.len[a] - (ps[q + 1] - ps[q])) + own;
-        if (units) coll__xfer(&x[w++], proxy, dst, units * chunk, st);
-        for (uint32_t r = ps[q]; r < ps[q + 1]; r++) {
-          uint32_t src = g.by_plane[g.first[a] + r];
-          if (src != proxy) coll__xfer(&x[w++], src, dst, chunk, st);
-        }
-      }
-    }
+    size_t w = pxn_fabric(&g, t, s, chunk, st, x);
+    if (!s->pxn_serial && st + 1 < g.m)
+      w += pxn_nvlink(&g, t, s, chunk, false, st + 1, st + 2, st, x + w);
     coll__push_step(p, x, w, 1);
   }
   sim_free(x);

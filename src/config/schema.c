@@ -484,6 +484,10 @@ static const cfg__key schema[] = {
     BOOL("workload.overlap.tp", workload.overlap.tp, "false",
          "Tensor-parallel collectives overlapped with the GEMM they feed, as Megatron's "
          "--tp-comm-overlap (off by default there too)."),
+    BOOL("workload.overlap.pxn", workload.overlap.pxn, "true",
+         "All-to-all with pxn: each node offset's data is forwarded over NVLink to the GPU on "
+         "the peer's rail while the previous offset's crosses the fabric, as NCCL pipelines "
+         "PXN; false forwards all of it first."),
     UINT("workload.overlap.ep_chunks", workload.overlap.ep_chunks, "8", 1, 1024,
          "MoE dispatch and combine in this many chunks, so the network hop of one chunk runs "
          "while the NVLink hop of the previous one does (DeepEP's forwarding); 1 runs the two "

@@ -53,36 +53,55 @@ static void assert_on_plane(const fixture *f, const be_xfer *x, int plane) {
   }
 }
 
-static void build_a2a(const fixture *f, coll_plan *p, cfg_coll_algorithm a, uint64_t S, uint32_t n) {
+static void build_a2a_mode(const fixture *f, coll_plan *p, cfg_coll_algorithm a, uint64_t S,
+                           uint32_t n, bool serial) {
   uint32_t ranks[MAXR];
   for (uint32_t i = 0; i < n; i++) ranks[i] = i;
   coll_spec s = {.op = CFG_COLL_ALLTOALL, .algorithm = a, .bytes = S, .ranks = ranks, .nranks = n,
-                 .channels = 1, .chunk = 1};
+                 .channels = 1, .chunk = 1, .pxn_serial = serial};
   sim_error err = {0};
   if (coll_plan_build(p, f->t, &s, &err) != SIM_OK) fail_msg("%s", err.msg);
+}
+static void build_a2a(const fixture *f, coll_plan *p, cfg_coll_algorithm a, uint64_t S, uint32_t n) {
+  build_a2a_mode(f, p, a, S, n, false);
 }
 
 /* ---- pxn ------------------------------------------------------------------------- */
 
 /* 8 planes, one NIC each: every cross-node pair with different local indexes
- * is cross-plane. t = alpha_nvl + 7 m S/(n B_nvl) + (m-1)(alpha_net + S/(m B_nic)). */
+ * is cross-plane. t_net = alpha_net + S/(m B_nic), t_fwd = (G-1) S/(n B_nvl):
+ *   serial:    alpha_nvl + m t_fwd + (m-1) t_net;
+ *   pipelined: alpha_nvl + 2 t_fwd + (m-2) max(t_net, alpha_nvl + t_fwd) + t_net.
+ * At 2 nodes the two coincide; with NVLink as slow as the NIC's share the
+ * max() picks the forwarding. */
 static void test_pxn_closed_form(void **state) {
   (void)state;
-  const char *sets[] = {"cluster.nodes=4", "fabric.topology=multi-plane"};
-  fixture f;
-  load(&f, sets, 2);
-  uint32_t m = 4, n = m * G;
-  uint64_t Su = 64u << 20;
-  double S = (double)Su;
-  double an = alpha_of(&f, 0, 1), Bn = bw_of(&f, 0, 1);
-  double ax = alpha_of(&f, 0, 8), Bx = bw_of(&f, 0, 8);
-  coll_plan p;
-  build_a2a(&f, &p, CFG_ALGO_PXN, Su, n);
-  assert_int_equal(p.nphases, m);
-  double want = an + 7.0 * m * S / n / Bn + (m - 1) * (ax + S / m / Bx);
-  assert_close_steps(coll_test_run(&f, &p, NULL), want, m);
-  coll_plan_free(&p);
-  unload(&f);
+  static const char *const nodes[] = {"cluster.nodes=2", "cluster.nodes=4", "cluster.nodes=8"};
+  static const char *const nvl[] = {"cluster.scale_up.bandwidth=900GB/s",
+                                    "cluster.scale_up.bandwidth=20GB/s"};
+  for (int ni = 0; ni < 3; ni++)
+    for (int bi = 0; bi < 2; bi++) {
+      const char *sets[] = {nodes[ni], "fabric.topology=multi-plane", nvl[bi]};
+      fixture f;
+      load(&f, sets, 3);
+      uint32_t m = topo_node_count(f.t), n = m * G;
+      uint64_t Su = 64u << 20;
+      double S = (double)Su;
+      double an = alpha_of(&f, 0, 1), Bn = bw_of(&f, 0, 1);
+      double ax = alpha_of(&f, 0, 8), Bx = bw_of(&f, 0, 8);
+      double tnet = ax + S / m / Bx, tfwd = (G - 1) * S / n / Bn;
+      coll_plan p;
+      build_a2a_mode(&f, &p, CFG_ALGO_PXN, Su, n, true);
+      assert_int_equal(p.nphases, m);
+      assert_close_steps(coll_test_run(&f, &p, NULL), an + m * tfwd + (m - 1) * tnet, m);
+      coll_plan_free(&p);
+      build_a2a(&f, &p, CFG_ALGO_PXN, Su, n);
+      assert_int_equal(p.nphases, m);
+      double want = an + 2 * tfwd + (m - 2) * fmax(tnet, an + tfwd) + tnet;
+      assert_close_steps(coll_test_run(&f, &p, NULL), want, m);
+      coll_plan_free(&p);
+      unload(&f);
+    }
 }
 
 /* PXN forwards by rail (the NIC's index in its node), as NCCL does: on 4
@@ -103,42 +122,52 @@ static void test_pxn_planes(void **state) {
     load(&f, (const char *const *)scen[sc], 3);
     uint32_t m = topo_node_count(f.t), n = m * G;
     uint64_t chunk = 1 << 16, Su = chunk * n;
-    coll_plan p;
-    build_a2a(&f, &p, CFG_ALGO_PXN, Su, n);
-    uint64_t in_fab[MAXR] = {0}, in_all[MAXR] = {0}, out_all[MAXR] = {0}, total = 0;
-    for (size_t ph = 0; ph < p.nphases; ph++)
-      for (size_t j = 0; j < p.phases[ph].n; j++) {
-        const be_xfer *x = &p.phases[ph].x[j];
-        uint32_t s = x->src_gpu, d = x->dst_gpu;
-        in_all[d] += x->bytes;
-        out_all[s] += x->bytes;
-        total += x->bytes;
-        if (s / G == d / G) {
-          /* NVLink: S/n for d itself, plus S/n for each of the m-1 remote
-           * ranks with d's local index exactly when the planes differ. */
-          uint64_t fwd = rail_of(&f, s) != rail_of(&f, d) ? m - 1 : 0;
-          assert_int_equal(x->bytes, chunk * (1 + fwd));
-          assert_int_equal(ph, 0);
-        } else {
-          assert_int_equal(rail_of(&f, s), rail_of(&f, d));
-          assert_int_equal(plane_of(&f, s), plane_of(&f, d));
-          assert_on_plane(&f, x, plane_of(&f, d));
-          in_fab[d] += x->bytes;
-          if (s % G != d % G) assert_int_equal(x->bytes, chunk); /* a same-plane direct send */
+    for (int serial = 0; serial < 2; serial++) {
+      coll_plan p;
+      build_a2a_mode(&f, &p, CFG_ALGO_PXN, Su, n, serial);
+      uint64_t in_fab[MAXR] = {0}, in_all[MAXR] = {0}, out_all[MAXR] = {0}, total = 0;
+      static uint64_t nvl_pair[MAXR][MAXR];
+      memset(nvl_pair, 0, sizeof nvl_pair);
+      for (size_t ph = 0; ph < p.nphases; ph++)
+        for (size_t j = 0; j < p.phases[ph].n; j++) {
+          const be_xfer *x = &p.phases[ph].x[j];
+          uint32_t s = x->src_gpu, d = x->dst_gpu;
+          in_all[d] += x->bytes;
+          out_all[s] += x->bytes;
+          total += x->bytes;
+          if (s / G == d / G) {
+            /* NVLink: S/n for d itself, plus S/n for each of the m-1 remote
+             * ranks with d's local index exactly when the planes differ (all
+             * in phase 0 when serial, else one node's per phase). */
+            nvl_pair[s][d] += x->bytes;
+            if (serial) assert_int_equal(ph, 0);
+          } else {
+            assert_int_equal(rail_of(&f, s), rail_of(&f, d));
+            assert_int_equal(plane_of(&f, s), plane_of(&f, d));
+            assert_on_plane(&f, x, plane_of(&f, d));
+            in_fab[d] += x->bytes;
+            if (s % G != d % G) assert_int_equal(x->bytes, chunk); /* a same-plane direct send */
+          }
         }
+      for (uint32_t i = 0; i < n; i++)
+        for (uint32_t d = 0; d < n; d++) {
+          if (i / G != d / G || i == d) continue;
+          uint64_t fwd = rail_of(&f, i) != rail_of(&f, d) ? m - 1 : 0;
+          assert_int_equal(nvl_pair[i][d], chunk * (1 + fwd));
+        }
+      for (uint32_t i = 0; i < n; i++) {
+        assert_int_equal(in_fab[i], (uint64_t)(n - G) * chunk); /* every remote rank's S/n */
+        assert_int_equal(in_all[i], out_all[i]);                /* relays pass on what they get */
       }
-    for (uint32_t i = 0; i < n; i++) {
-      assert_int_equal(in_fab[i], (uint64_t)(n - G) * chunk); /* every remote rank's S/n */
-      assert_int_equal(in_all[i], out_all[i]);                /* relays pass on what they get */
+      /* Data volume: every pair's S/n once, plus one NVLink copy per cross-plane remote pair. */
+      uint64_t cross = 0;
+      for (uint32_t i = 0; i < n; i++)
+        for (uint32_t j = 0; j < n; j++)
+          cross += i / G != j / G && rail_of(&f, i) != rail_of(&f, j);
+      assert_int_equal(total, ((uint64_t)n * (n - 1) + cross) * chunk);
+      assert_true(coll_test_run(&f, &p, NULL) > 0);
+      coll_plan_free(&p);
     }
-    /* Data volume: every pair's S/n once, plus one NVLink copy per cross-plane remote pair. */
-    uint64_t cross = 0;
-    for (uint32_t i = 0; i < n; i++)
-      for (uint32_t j = 0; j < n; j++)
-        cross += i / G != j / G && rail_of(&f, i) != rail_of(&f, j);
-    assert_int_equal(total, ((uint64_t)n * (n - 1) + cross) * chunk);
-    assert_true(coll_test_run(&f, &p, NULL) > 0);
-    coll_plan_free(&p);
     unload(&f);
   }
 }

@@ -85,6 +85,12 @@ typedef struct cal_run {
 int cal_nccltests_parse(cal_run *out, const char *name, const char *text, size_t len, cal_op op,
                         sim_error *err);
 void cal_run_free(cal_run *r);
+/* Read and parse one file, named as on a command line: PATH, or OP:PATH
+ * to name the collective (e.g. allreduce:run7.log). Refused, as
+ * "PATH: what": a missing or unreadable file, not a regular file, over
+ * CAL_NCCLTESTS_MAX_BYTES; then everything cal_nccltests_parse refuses. */
+enum { CAL_NCCLTESTS_MAX_BYTES = 64 << 20 };
+int cal_nccltests_read(cal_run *out, const char *arg, sim_error *err);
 /* The run as nccl-tests prints it (header, "Using devices" block with
  * hosts node000.. and r->gpu, the table with float elements, the closing
  * lines), times with nccl-tests' precision (2 decimals under 100 us, 1

@@ -18,7 +18,7 @@
  * inside the bounds, efficiencies snapped to 1e-4 and latencies to whole
  * nanoseconds, so the written keys reproduce the fitted model exactly.
  * Deterministic: fixed order, no randomness. Cost per evaluation: one
- * topology per file and one analytic run per row.
+ * analytic run per row, and one topology per file when an efficiency moved.
  */
 #include <math.h>
 #include <stdio.h>
@@ -40,10 +40,14 @@ const char *cal_param_name(cal_param p) {
   return (unsigned)p < CAL_NPARAM ? names[p] : "unknown";
 }
 
-/* One file's cluster, loaded once from the base with the file's shape. */
+/* One file's cluster, loaded once from the base with the file's shape;
+ * its topology is rebuilt only when an efficiency moves (latency steps,
+ * half of the search, reuse it). */
 typedef struct shape {
   cfg_scenario cfg;
   cfg_doc *doc;
+  topo *t;       /* owned; built for eff[] */
+  double eff[2]; /* NVLink, NIC efficiency t was built with */
 } shape;
 
 typedef struct fitter {
@@ -109,9 +113,17 @@ static int evaluate(fitter *F, const double *x, cal_file_fit *rows, bool before,
   for (size_t i = 0; i < F->nruns; i++) {
     const cal_run *r = &F->runs[i];
     cfg_scenario c = scenario_at(F, i, x);
-    topo *t = NULL;
-    int rc = topo_build(&t, &c, F->shapes[i].doc, err);
-    if (rc != SIM_OK) return rc;
+    shape *sh = &F->shapes[i];
+    int rc = SIM_OK;
+    if (!sh->t || sh->eff[0] != c.cluster.scale_up.efficiency ||
+        sh->eff[1] != c.cluster.nic.efficiency) {
+      if (sh->t) topo_free(sh->t);
+      sh->t = NULL;
+      if ((rc = topo_build(&sh->t, &c, sh->doc, err)) != SIM_OK) return rc;
+      sh->eff[0] = c.cluster.scale_up.efficiency;
+      sh->eff[1] = c.cluster.nic.efficiency;
+    }
+    const topo *t = sh->t;
     double fsq = 0;
     size_t used = 0;
     for (size_t j = 0; j < r->n && rc == SIM_OK; j++) {
@@ -133,7 +145,6 @@ static int evaluate(fitter *F, const double *x, cal_file_fit *rows, bool before,
         w->protocol = s.protocol;
       }
     }
-    topo_free(t);
     if (rc != SIM_OK) {
       char msg[sizeof err->msg];
       snprintf(msg, sizeof msg, "%s", err->msg);
@@ -261,8 +272,8 @@ static int load_shape(shape *s, const cal_base *base, const char *gpu, const cal
   if (rc != SIM_OK) {
     char msg[sizeof err->msg];
     snprintf(msg, sizeof msg, "%s", err->msg);
-    return sim_fail(err, rc, "%s (the base scenario with the shape of %s: %u nodes x %u GPUs)",
-                    msg, r->name, r->nodes, r->gpus_per_node);
+    return sim_fail(err, rc, "%s (the base scenario with the shape of %s: %u nodes x %u GPUs)", msg,
+                    r->name, r->nodes, r->gpus_per_node);
   }
   return SIM_OK;
 }
@@ -289,7 +300,9 @@ int cal_fit_run(cal_fit *out, const cal_base *base, const cal_run *runs, size_t 
     out->files[i].rows = sim_calloc(runs[i].n ? runs[i].n : 1, sizeof *out->files[i].rows);
     for (size_t j = 0; j < runs[i].n; j++) {
       const cal_point *p = &runs[i].pt[j];
-      out->files[i].rows[j] = (cal_row){.bytes = p->bytes, .line = p->line, .used = row_used(p),
+      out->files[i].rows[j] = (cal_row){.bytes = p->bytes,
+                                        .line = p->line,
+                                        .used = row_used(p),
                                         .measured_us = p->time_us,
                                         .measured_busbw_GBps = p->busbw_GBps};
       out->rows_used += row_used(p);
@@ -305,8 +318,10 @@ int cal_fit_run(cal_fit *out, const cal_base *base, const cal_run *runs, size_t 
   F.x[CAL_PARAM_NVLINK_EFF] = c0->cluster.scale_up.efficiency;
   F.x[CAL_PARAM_NIC_EFF] = c0->cluster.nic.efficiency;
   for (size_t i = 0; i < nruns; i++) {
-    if (runs[i].nodes == 1) F.on[CAL_PARAM_NVLINK_EFF] = true;
-    else F.on[CAL_PARAM_NIC_EFF] = true;
+    if (runs[i].nodes == 1)
+      F.on[CAL_PARAM_NVLINK_EFF] = true;
+    else
+      F.on[CAL_PARAM_NIC_EFF] = true;
   }
   double cost, sq;
   if ((rc = evaluate(&F, F.x, out->files, true, &cost, &sq, err)) != SIM_OK) goto done;
@@ -332,8 +347,10 @@ int cal_fit_run(cal_fit *out, const cal_base *base, const cal_run *runs, size_t 
   latency_of(&out->lat_before, F.x, &out->lat_after);
   out->evaluations = F.evals;
 done:
-  for (size_t i = 0; i < nruns; i++)
+  for (size_t i = 0; i < nruns; i++) {
+    if (F.shapes[i].t) topo_free(F.shapes[i].t);
     if (F.shapes[i].doc) cfg_free(&F.shapes[i].cfg, F.shapes[i].doc);
+  }
   sim_free(F.shapes);
   if (rc != SIM_OK) cal_fit_free(out);
   return rc;

@@ -50,13 +50,15 @@ static void time_text(char *out, size_t cap, double us) {
 
 char *cal_nccltests_format(const cal_run *r) {
   buf b = {0};
-  bool reduces = r->op == CAL_OP_ALLREDUCE || r->op == CAL_OP_REDUCESCATTER || r->op == CAL_OP_REDUCE;
+  bool reduces =
+      r->op == CAL_OP_ALLREDUCE || r->op == CAL_OP_REDUCESCATTER || r->op == CAL_OP_REDUCE;
   bool rooted = r->op == CAL_OP_BROADCAST || r->op == CAL_OP_REDUCE;
   uint64_t lo = r->n ? r->pt[0].bytes : 0, hi = r->n ? r->pt[r->n - 1].bytes : 0;
   put(&b, "# nccl-tests version 2.13.9 nccl-headers=22105 nccl-library=22105\n");
   put(&b, "# Collective test starting: %s\n", nccl_tests_name(r->op));
-  put(&b, "# nThread 1 nGpus 1 minBytes %llu maxBytes %llu step: 2(factor) warmup iters: 5 "
-          "iters: 20 agg iters: 1 validation: 1 graph: 0\n#\n# Using devices\n",
+  put(&b,
+      "# nThread 1 nGpus 1 minBytes %llu maxBytes %llu step: 2(factor) warmup iters: 5 "
+      "iters: 20 agg iters: 1 validation: 1 graph: 0\n#\n# Using devices\n",
       (unsigned long long)lo, (unsigned long long)hi);
   uint32_t per = r->gpus_per_node ? r->gpus_per_node : 1;
   for (uint32_t i = 0; i < r->ranks; i++)

@@ -26,8 +26,8 @@
 #include "fabsim/calib.h"
 
 /* The spec of one collective over GPUs 0..n-1 (ranks: caller's array of n). */
-static coll_spec spec_of(const cfg_scenario *cfg, cfg_coll_op op, uint64_t bytes,
-                         uint32_t *ranks, uint32_t n) {
+static coll_spec spec_of(const cfg_scenario *cfg, cfg_coll_op op, uint64_t bytes, uint32_t *ranks,
+                         uint32_t n) {
   for (uint32_t i = 0; i < n; i++) ranks[i] = i;
   return (coll_spec){
       .op = op,
@@ -44,8 +44,8 @@ static coll_spec spec_of(const cfg_scenario *cfg, cfg_coll_op op, uint64_t bytes
   };
 }
 
-int cal_collective_plan(coll_plan *plan, const topo *t, const cfg_scenario *cfg,
-                        const cfg_doc *doc, sim_error *err) {
+int cal_collective_plan(coll_plan *plan, const topo *t, const cfg_scenario *cfg, const cfg_doc *doc,
+                        sim_error *err) {
   memset(plan, 0, sizeof *plan);
   uint32_t gpus = topo_gpu_count(t);
   uint32_t n = cfg->workload.collective.ranks ? cfg->workload.collective.ranks : gpus;
@@ -54,7 +54,8 @@ int cal_collective_plan(coll_plan *plan, const topo *t, const cfg_scenario *cfg,
                        "%u ranks but the cluster has %u GPUs; allowed: 1..%u, or 0 for all", n,
                        gpus, gpus);
   uint32_t *ranks = sim_malloc(n * sizeof *ranks);
-  coll_spec spec = spec_of(cfg, cfg->workload.collective.op, cfg->workload.collective.size, ranks, n);
+  coll_spec spec =
+      spec_of(cfg, cfg->workload.collective.op, cfg->workload.collective.size, ranks, n);
   int rc = coll_plan_build(plan, t, &spec, err);
   sim_free(ranks); /* the plan keeps GPU ids, not the array */
   if (rc != SIM_OK) {
@@ -125,8 +126,8 @@ static void plan_sendrecv(coll_plan *p, const topo *t, const cfg_scenario *cfg, 
   ph->fixed = proto == CFG_PROTO_NONE || hop <= alpha ? 0 : hop - alpha;
 }
 
-int cal_simulate(const topo *t, const cfg_scenario *cfg, cal_op op, uint64_t bytes,
-                 uint32_t ranks, cal_sim *out, sim_error *err) {
+int cal_simulate(const topo *t, const cfg_scenario *cfg, cal_op op, uint64_t bytes, uint32_t ranks,
+                 cal_sim *out, sim_error *err) {
   memset(out, 0, sizeof *out);
   cfg_coll_op cop = CFG_COLL_ALLREDUCE;
   if (op != CAL_OP_SENDRECV && !fabsim_op(op, &cop))
@@ -156,8 +157,10 @@ int cal_simulate(const topo *t, const cfg_scenario *cfg, cal_op op, uint64_t byt
   be_stats st;
   b->ops->stats(b, &st);
   if (!e.finished || st.transfers_failed)
-    rc = sim_fail(err, SIM_EINVAL, "%s of %llu bytes over %u ranks did not complete (%llu "
-                  "transfers failed)", cal_op_name(op), (unsigned long long)bytes, ranks,
+    rc = sim_fail(err, SIM_EINVAL,
+                  "%s of %llu bytes over %u ranks did not complete (%llu "
+                  "transfers failed)",
+                  cal_op_name(op), (unsigned long long)bytes, ranks,
                   (unsigned long long)st.transfers_failed);
   else {
     out->time_s = sim_ps_to_s(e.end - e.start);

@@ -368,11 +368,13 @@ int cal_nccltests_read(cal_run *out, const char *arg, sim_error *err) {
   if (stat(path, &st) != 0)
     return sim_fail(err, SIM_ECONFIG, "%s: cannot read: %s", path, strerror(errno));
   if (!S_ISREG(st.st_mode))
-    return sim_fail(err, SIM_ECONFIG, "%s: not a regular file; allowed: a file of nccl-tests output", path);
+    return sim_fail(err, SIM_ECONFIG,
+                    "%s: not a regular file; allowed: a file of nccl-tests output", path);
   if (st.st_size > CAL_NCCLTESTS_MAX_BYTES)
-    return sim_fail(err, SIM_ECONFIG, "%s: %lld bytes, over the %d MiB an nccl-tests output "
-                    "can take; allowed: one run's output", path, (long long)st.st_size,
-                    CAL_NCCLTESTS_MAX_BYTES >> 20);
+    return sim_fail(err, SIM_ECONFIG,
+                    "%s: %lld bytes, over the %d MiB an nccl-tests output "
+                    "can take; allowed: one run's output",
+                    path, (long long)st.st_size, CAL_NCCLTESTS_MAX_BYTES >> 20);
   FILE *f = fopen(path, "rb");
   if (!f) return sim_fail(err, SIM_ECONFIG, "%s: cannot read: %s", path, strerror(errno));
   size_t cap = (size_t)st.st_size + 1, len = 0;

@@ -69,9 +69,12 @@ static int parse_args(cal_args *a, int argc, char **argv) {
         return CLI_BAD_INPUT;
       }
       const char *v = argv[++i];
-      if (!strcmp(s, "-o") || !strcmp(s, "--output")) a->output = v;
-      else if (!strcmp(s, "--base")) a->base = v;
-      else a->sets[a->nsets++] = v;
+      if (!strcmp(s, "-o") || !strcmp(s, "--output"))
+        a->output = v;
+      else if (!strcmp(s, "--base"))
+        a->base = v;
+      else
+        a->sets[a->nsets++] = v;
     } else if (!strncmp(s, "--set=", 6)) {
       a->sets[a->nsets++] = s + 6;
     } else if (!strcmp(s, "--json")) {
@@ -116,8 +119,10 @@ static json_t *result_json(const cal_fit *f, const char *written) {
       json_object_set_new(r, "before_us", w->used ? json_real(w->before_us) : json_null());
       json_object_set_new(r, "fitted_us", w->used ? json_real(w->fitted_us) : json_null());
       json_object_set_new(r, "measured_busbw_GBps", json_real(w->measured_busbw_GBps));
-      json_object_set_new(r, "fitted_busbw_GBps", w->used ? json_real(w->fitted_busbw_GBps) : json_null());
-      json_object_set_new(r, "residual", w->used ? json_real(w->fitted_us / w->measured_us - 1) : json_null());
+      json_object_set_new(r, "fitted_busbw_GBps",
+                          w->used ? json_real(w->fitted_busbw_GBps) : json_null());
+      json_object_set_new(r, "residual",
+                          w->used ? json_real(w->fitted_us / w->measured_us - 1) : json_null());
       json_object_set_new(r, "algorithm", json_string(cfg_coll_algorithm_name(w->algorithm)));
       json_object_set_new(r, "protocol", json_string(cfg_coll_protocol_name(w->protocol)));
       json_array_append_new(rows, r);
@@ -132,7 +137,8 @@ static json_t *result_json(const cal_fit *f, const char *written) {
   for (int p = 0; p < CAL_NPARAM; p++) {
     json_t *j = json_object();
     json_object_set_new(j, "name", json_string(cal_param_name((cal_param)p)));
-    json_object_set_new(j, "kind", json_string(p <= CAL_PARAM_NIC_EFF ? "efficiency" : "latency-factor"));
+    json_object_set_new(j, "kind",
+                        json_string(p <= CAL_PARAM_NIC_EFF ? "efficiency" : "latency-factor"));
     json_object_set_new(j, "fitted", json_boolean(f->fitted[p]));
     json_object_set_new(j, "before", json_real(f->before[p]));
     json_object_set_new(j, "after", json_real(f->after[p]));
@@ -161,8 +167,8 @@ static void print_file(const cal_file_fit *ff) {
   const cal_run *r = ff->run;
   printf("\n%s: %s, %u GPUs (%u node%s x %u)\n", r->name, cal_op_name(r->op), r->ranks, r->nodes,
          r->nodes == 1 ? "" : "s", r->gpus_per_node);
-  printf("  %12s %12s %12s %11s %11s %9s  %s\n", "size", "measured us", "fitted us",
-         "busbw meas", "busbw fit", "residual", "as run");
+  printf("  %12s %12s %12s %11s %11s %9s  %s\n", "size", "measured us", "fitted us", "busbw meas",
+         "busbw fit", "residual", "as run");
   for (size_t k = 0; k < r->n; k++) {
     const cal_row *w = &ff->rows[k];
     char sz[32];
@@ -172,16 +178,17 @@ static void print_file(const cal_file_fit *ff) {
              w->measured_us, "-", w->measured_busbw_GBps, "-", "-");
       continue;
     }
-    printf("  %12s %12.2f %12.2f %11.2f %11.2f %+8.1f%%  %s/%s\n", sz, w->measured_us,
-           w->fitted_us, w->measured_busbw_GBps, w->fitted_busbw_GBps,
-           100 * (w->fitted_us / w->measured_us - 1), cfg_coll_algorithm_name(w->algorithm),
-           cfg_coll_protocol_name(w->protocol));
+    printf("  %12s %12.2f %12.2f %11.2f %11.2f %+8.1f%%  %s/%s\n", sz, w->measured_us, w->fitted_us,
+           w->measured_busbw_GBps, w->fitted_busbw_GBps, 100 * (w->fitted_us / w->measured_us - 1),
+           cfg_coll_algorithm_name(w->algorithm), cfg_coll_protocol_name(w->protocol));
   }
   printf("  rms of ln(fitted / measured time): %.4f before the fit, %.4f after\n", ff->rms_before,
          ff->rms_after);
 }
 
-static void us_text(char *out, size_t cap, simtime_ps ps) { snprintf(out, cap, "%gus", (double)ps / 1e6); }
+static void us_text(char *out, size_t cap, simtime_ps ps) {
+  snprintf(out, cap, "%gus", (double)ps / 1e6);
+}
 
 static void print_result(const cal_fit *f, const char *written) {
   printf("fabsim calibrate: %zu file%s, %zu rows, %u model evaluations%s%s%s\n", f->nfiles,
@@ -213,7 +220,8 @@ static void print_result(const cal_fit *f, const char *written) {
   printf("rms of ln(fitted / measured time) over every row: %.4f before, %.4f after\n",
          f->rms_before, f->rms_after);
   printf("written      %s: fabsim run %s, or over another scenario with the --set arguments "
-         "in its header\n", written, written);
+         "in its header\n",
+         written, written);
 }
 
 int cli_cmd_calibrate(int argc, char **argv) {
@@ -245,7 +253,8 @@ int cli_cmd_calibrate(int argc, char **argv) {
   for (int i = 0; i < a.nsets && used < (int)sizeof inputs; i++)
     used += snprintf(inputs + used, sizeof inputs - (size_t)used, " --set %s", a.sets[i]);
   if (fit.gpu[0] && used < (int)sizeof inputs)
-    snprintf(inputs + used, sizeof inputs - (size_t)used, ", cluster.gpu %s from the files", fit.gpu);
+    snprintf(inputs + used, sizeof inputs - (size_t)used, ", cluster.gpu %s from the files",
+             fit.gpu);
   frag = cal_fit_fragment(&fit, inputs);
   if (sim_write_file_atomic(a.output, frag, strlen(frag), &err) != SIM_OK) {
     cli_error(err.msg);

@@ -27,7 +27,8 @@ static void test_latency_defaults(void **state) {
   for (size_t i = 0; i < 3; i++)
     for (size_t j = 0; j < 3; j++) {
       coll_protocol_params d = coll_protocol_params_of(NULL, as[j], ps[i]);
-      coll_protocol_params c = coll_protocol_params_of(&f.cfg.workload.collective.latency, as[j], ps[i]);
+      coll_protocol_params c =
+          coll_protocol_params_of(&f.cfg.workload.collective.latency, as[j], ps[i]);
       assert_true(d.launch_us == c.launch_us && d.hop_nvlink_us == c.hop_nvlink_us &&
                   d.hop_net_us == c.hop_net_us);
     }
@@ -49,8 +50,10 @@ static void test_latency_defaults(void **state) {
  * of coll.h, launch + 2(n-1)(alpha + w S/(n k B) k) + 2(n-1)(hop - alpha). */
 static void test_simulate_latency_key(void **state) {
   (void)state;
-  const char *sets[] = {"cluster.nodes=1", "workload.collective.protocol=ll",
-                        "workload.collective.algorithm=ring", "workload.collective.channels=1",
+  const char *sets[] = {"cluster.nodes=1",
+                        "workload.collective.protocol=ll",
+                        "workload.collective.algorithm=ring",
+                        "workload.collective.channels=1",
                         "workload.collective.latency.ll.launch=20us",
                         "workload.collective.latency.ll.nvlink_hop=3us"};
   fixture f;
@@ -90,7 +93,8 @@ static void test_sendrecv_closed_form(void **state) {
   double B = (double)topo_path_bottleneck(f.t, &p) / 8;
   double hop = 14e-6; /* Simple network hop */
   double want = 8.4e-6 + (alpha > hop ? alpha : hop) + (double)S / B;
-  if (!(fabs(s.time_s - want) < 2e-12)) fail_msg("got %.12g want %.12g alpha %g B %g", s.time_s, want, alpha, B);
+  if (!(fabs(s.time_s - want) < 2e-12))
+    fail_msg("got %.12g want %.12g alpha %g B %g", s.time_s, want, alpha, B);
   assert_true(fabs(s.busbw_GBps - (double)S / s.time_s / 1e9) < 1e-9);
   /* LL at 8 KiB: twice the bytes, LL's launch and hop */
   assert_int_equal(cal_simulate(f.t, &f.cfg, CAL_OP_SENDRECV, 8192, 16, &s, &err), SIM_OK);
@@ -127,14 +131,17 @@ static void synth(cal_run *out, const shape *sh, const char *const *truth, int n
   sets[n++] = b;
   fixture f;
   load(&f, sets, n);
-  cal_run r = {.op = sh->op, .ranks = sh->nodes * sh->per_node, .nodes = sh->nodes,
+  cal_run r = {.op = sh->op,
+               .ranks = sh->nodes * sh->per_node,
+               .nodes = sh->nodes,
                .gpus_per_node = sh->per_node};
   snprintf(r.gpu, sizeof r.gpu, "NVIDIA H100 80GB HBM3");
   r.pt = calloc(32, sizeof *r.pt);
   for (uint64_t bytes = 8; bytes <= (1ull << 30); bytes *= 4) {
     cal_sim s;
     sim_error err = {0};
-    if (cal_simulate(f.t, &f.cfg, sh->op, bytes, r.ranks, &s, &err) != SIM_OK) fail_msg("%s", err.msg);
+    if (cal_simulate(f.t, &f.cfg, sh->op, bytes, r.ranks, &s, &err) != SIM_OK)
+      fail_msg("%s", err.msg);
     r.pt[r.n++] = (cal_point){.bytes = bytes, .time_us = s.time_s * 1e6};
   }
   char *text = cal_nccltests_format(&r);
@@ -233,7 +240,8 @@ static void test_fit_recovers(void **state) {
   load(&f, argv, (int)n + 1);
   for (size_t j = 0; j < runs[2].n; j++) {
     cal_sim s;
-    assert_int_equal(cal_simulate(f.t, &f.cfg, CAL_OP_ALLREDUCE, runs[2].pt[j].bytes, 32, &s, &err), SIM_OK);
+    assert_int_equal(cal_simulate(f.t, &f.cfg, CAL_OP_ALLREDUCE, runs[2].pt[j].bytes, 32, &s, &err),
+                     SIM_OK);
     assert_true(s.time_s * 1e6 == fit.files[2].rows[j].fitted_us);
   }
   unload(&f);

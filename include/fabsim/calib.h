@@ -17,6 +17,12 @@
  * ranks found (the output of another collective, or ranks missing).
  *
  * Ownership: cal_run owns its arrays; cal_run_free releases them.
+ *
+ * The rest of the module turns such measurements into scenario keys:
+ * cal_simulate runs one collective of a file's shape on the analytic
+ * fidelity, cal_fit_run fits link efficiencies and protocol latencies to
+ * every row of every file, cal_fit_fragment writes them as a scenario
+ * fragment (fabsim calibrate; docs/validation.md, Calibration).
  */
 #ifndef FABSIM_CALIB_H
 #define FABSIM_CALIB_H
@@ -24,6 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fabsim/coll.h"
 #include "fabsim/core.h"
 
 #ifdef __cplusplus
@@ -78,6 +85,121 @@ typedef struct cal_run {
 int cal_nccltests_parse(cal_run *out, const char *name, const char *text, size_t len, cal_op op,
                         sim_error *err);
 void cal_run_free(cal_run *r);
+/* Read and parse one file, named as on a command line: PATH, or OP:PATH
+ * to name the collective (e.g. allreduce:run7.log). Refused, as
+ * "PATH: what": a missing or unreadable file, not a regular file, over
+ * CAL_NCCLTESTS_MAX_BYTES; then everything cal_nccltests_parse refuses. */
+enum { CAL_NCCLTESTS_MAX_BYTES = 64 << 20 };
+int cal_nccltests_read(cal_run *out, const char *arg, sim_error *err);
+/* The run as nccl-tests prints it (header, "Using devices" block with
+ * hosts node000.. and r->gpu, the table with float elements, the closing
+ * lines), times with nccl-tests' precision (2 decimals under 100 us, 1
+ * under 10 ms, none above); cal_nccltests_parse reads it back. Used to write
+ * fabsim's own samples and the fit's tests. Caller frees with sim_free. */
+char *cal_nccltests_format(const cal_run *r);
+
+/* ---- one collective from a scenario (measure.c) ---- */
+
+/* The plan of the scenario's workload.collective on t (op, algorithm, size,
+ * ranks 0..n-1, channels, chunk, queue pairs, protocol and its latencies):
+ * what fabsim run simulates. Ranks beyond the cluster and combinations the
+ * algorithm does not offer are SIM_ECONFIG located at the key. */
+int cal_collective_plan(coll_plan *plan, const topo *t, const cfg_scenario *cfg,
+                        const cfg_doc *doc, sim_error *err);
+
+/* One simulated nccl-tests row. */
+typedef struct cal_sim {
+  double time_s;
+  double algbw_GBps, busbw_GBps; /* nccl-tests' definitions (cal_bus_factor) */
+  cfg_coll_algorithm algorithm;  /* as run: the tuner's picks */
+  cfg_coll_protocol protocol;
+  uint32_t channels;
+} cal_sim;
+
+/* Does cal_simulate model op? (all but reduce) */
+bool cal_op_simulated(cal_op op);
+/* Simulate one `op` of `bytes` (nccl-tests' size column) over GPUs
+ * 0..ranks-1 of t on the analytic backend, with cfg's algorithm, protocol,
+ * channels and latencies (t built from cfg at the analytic fidelity).
+ * sendrecv: every rank sends to the next at once (measure.c). SIM_EINVAL
+ * for reduce, fewer than 2 or more ranks than GPUs, or a collective whose
+ * transfers fail. O(transfers) per call. */
+int cal_simulate(const topo *t, const cfg_scenario *cfg, cal_op op, uint64_t bytes,
+                 uint32_t ranks, cal_sim *out, sim_error *err);
+
+/* ---- the fit (fit.c) ---- */
+
+typedef enum {
+  CAL_PARAM_NVLINK_EFF, /* cluster.scale_up.efficiency: from single-node files */
+  CAL_PARAM_NIC_EFF,    /* cluster.nic.efficiency: from multi-node files */
+  CAL_PARAM_LAT_LL,     /* factor on every workload.collective.latency.ll.* key */
+  CAL_PARAM_LAT_LL128,
+  CAL_PARAM_LAT_SIMPLE,
+  CAL_NPARAM
+} cal_param;
+const char *cal_param_name(cal_param p);
+
+/* The cluster the files were measured on: a scenario (NULL: defaults) and
+ * --set overrides on it. Each file's shape (cluster.nodes and
+ * cluster.gpus_per_node from its rank lines) is set over it; without a file
+ * and without a cluster.gpu override, cluster.gpu comes from the files'
+ * device names. */
+typedef struct cal_base {
+  const char *path;
+  const char *const *sets;
+  int nsets;
+} cal_base;
+
+/* One row of one file: measured, and the model before and after the fit. */
+typedef struct cal_row {
+  uint64_t bytes;
+  uint32_t line;
+  bool used;                   /* in the fit: size > 0 and time > 0 */
+  double measured_us, before_us, fitted_us;
+  double measured_busbw_GBps, fitted_busbw_GBps;
+  cfg_coll_algorithm algorithm; /* fitted model's picks */
+  cfg_coll_protocol protocol;
+} cal_row;
+
+typedef struct cal_file_fit {
+  const cal_run *run;          /* the caller's */
+  cal_row *rows;               /* run->n, owned */
+  double rms_before, rms_after; /* of ln(model / measured) over used rows */
+} cal_file_fit;
+
+typedef struct cal_fit {
+  bool fitted[CAL_NPARAM];     /* the files inform it (else it stays at before) */
+  /* efficiencies as values; latency factors relative to the base's latencies
+   * (before 1) */
+  double before[CAL_NPARAM], after[CAL_NPARAM];
+  cfg_coll_latency lat_before, lat_after; /* the keys themselves */
+  char gpu[16];                /* cluster.gpu inferred from the files, or "" */
+  cal_file_fit *files;
+  size_t nfiles;
+  double rms_before, rms_after; /* over every used row */
+  size_t rows_used;
+  uint32_t evaluations;         /* model evaluations the search took */
+} cal_fit;
+
+/* Fit the parameters the files inform to every used row of every run:
+ * minimize sum soft_l1(ln(t_model / t_measured)) (scale 0.1: rows off by
+ * more than ~10% count linearly, not squared) by a compass search
+ * within physical bounds (efficiency 0.3..1 in steps down to 1e-4; latency
+ * factor 1/8..8, down to 0.1%), from the base's values. Deterministic.
+ * Errors (SIM_ECONFIG, SIM_EINVAL): the base does not load (file:line:col),
+ * the GPU cannot be told, a file's collective is not simulated. The runs
+ * must outlive out. */
+int cal_fit_run(cal_fit *out, const cal_base *base, const cal_run *runs, size_t nruns,
+                sim_error *err);
+void cal_fit_free(cal_fit *f);
+/* The fitted keys as "key=value" strings, in schema order, for --set or a
+ * scenario: up to cap of them into sets[i] (128 bytes each); returns how
+ * many there are. */
+size_t cal_fit_sets(const cal_fit *f, char (*sets)[128], size_t cap);
+/* The scenario fragment (YAML of the fitted keys, with a header comment
+ * naming the inputs and the same keys as --set arguments). `inputs`
+ * describes the base for the comment. Caller frees with sim_free. */
+char *cal_fit_fragment(const cal_fit *f, const char *inputs);
 
 #ifdef __cplusplus
 }

@@ -87,6 +87,9 @@ typedef struct coll_spec {
   cfg_coll_protocol protocol;
   bool pxn_serial;       /* pxn all-to-all: all NVLink forwarding before the fabric
                             phases (false, as NCCL: pipelined with them) */
+  /* The protocols' launch and per-hop latencies (the scenario's
+   * workload.collective.latency); NULL: NCCL's defaults. */
+  const cfg_coll_latency *latency;
 } coll_spec;
 
 /* Protocols as NCCL runs them, for spec.protocol != CFG_PROTO_NONE:
@@ -114,8 +117,11 @@ typedef struct coll_protocol_params {
   double hop_nvlink_us, hop_net_us; /* per hop, end to end */
 } coll_protocol_params;
 /* The parameters of protocol p (LL, LL128, SIMPLE) for algorithm a (tree
- * has its own latencies; the rest use the ring's). */
-coll_protocol_params coll_protocol_params_of(cfg_coll_algorithm a, cfg_coll_protocol p);
+ * has its own latencies; the rest use the ring's), latencies from lat
+ * (a scenario's workload.collective.latency; NULL: NCCL's defaults, the
+ * same as the scenario's defaults). */
+coll_protocol_params coll_protocol_params_of(const cfg_coll_latency *lat, cfg_coll_algorithm a,
+                                             cfg_coll_protocol p);
 
 /* The tuner's choice for spec (algorithm and protocol may be auto): the
  * fastest (algorithm, protocol) by the closed forms above on the

@@ -86,6 +86,17 @@ typedef enum {
 } cfg_coll_algorithm;
 /* Collective protocols as NCCL runs them: none = ideal transfers (no
  * protocol bytes, latency or launch overhead); auto = the tuner picks. */
+/* One protocol's latencies (workload.collective.latency.<protocol>.*): the
+ * per-call launch overhead and the per-hop latency inside a node (NVLink)
+ * and across nodes (network), for the ring and the other algorithms, and
+ * the tree's own (NCCL keeps a row per algorithm). */
+typedef struct cfg_proto_latency {
+  simtime_ps launch, nvlink_hop, network_hop;
+  simtime_ps tree_launch, tree_nvlink_hop, tree_network_hop;
+} cfg_proto_latency;
+typedef struct cfg_coll_latency {
+  cfg_proto_latency ll, ll128, simple;
+} cfg_coll_latency;
 typedef enum {
   CFG_PROTO_NONE,
   CFG_PROTO_AUTO,
@@ -222,6 +233,7 @@ typedef struct cfg_scenario {
       uint32_t channels;      /* parallel rings; 0 = one per NIC of a node */
       uint64_t chunk;         /* bytes: ring broadcast pipeline chunk */
       cfg_coll_protocol protocol;
+      cfg_coll_latency latency; /* NCCL's tuning model by default; fabsim calibrate fits them */
     } collective;
     struct {
       cfg_traffic_pattern pattern;

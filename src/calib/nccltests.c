@@ -9,12 +9,14 @@
  * Cost: one pass over the text, O(rows + ranks log ranks).
  */
 #include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include "fabsim/calib.h"
 
@@ -344,4 +346,44 @@ void cal_run_free(cal_run *r) {
   sim_free(r->pt);
   r->pt = NULL;
   r->n = 0;
+}
+
+/* "OP:FILE" names the collective of a file whose text and name do not. */
+static cal_op op_prefix(const char *arg, const char **path) {
+  const char *colon = strchr(arg, ':');
+  *path = arg;
+  if (!colon || colon == arg) return CAL_OP_UNKNOWN;
+  struct stat st;
+  if (stat(arg, &st) == 0) return CAL_OP_UNKNOWN; /* a file whose name has a colon */
+  cal_op op = cal_op_parse(arg, (size_t)(colon - arg));
+  if (op != CAL_OP_UNKNOWN) *path = colon + 1;
+  return op;
+}
+
+int cal_nccltests_read(cal_run *out, const char *arg, sim_error *err) {
+  memset(out, 0, sizeof *out);
+  const char *path;
+  cal_op op = op_prefix(arg, &path);
+  struct stat st;
+  if (stat(path, &st) != 0)
+    return sim_fail(err, SIM_ECONFIG, "%s: cannot read: %s", path, strerror(errno));
+  if (!S_ISREG(st.st_mode))
+    return sim_fail(err, SIM_ECONFIG,
+                    "%s: not a regular file; allowed: a file of nccl-tests output", path);
+  if (st.st_size > CAL_NCCLTESTS_MAX_BYTES)
+    return sim_fail(err, SIM_ECONFIG,
+                    "%s: %lld bytes, over the %d MiB an nccl-tests output "
+                    "can take; allowed: one run's output",
+                    path, (long long)st.st_size, CAL_NCCLTESTS_MAX_BYTES >> 20);
+  FILE *f = fopen(path, "rb");
+  if (!f) return sim_fail(err, SIM_ECONFIG, "%s: cannot read: %s", path, strerror(errno));
+  size_t cap = (size_t)st.st_size + 1, len = 0;
+  char *text = sim_malloc(cap);
+  size_t k;
+  while (len < cap - 1 && (k = fread(text + len, 1, cap - 1 - len, f)) > 0) len += k;
+  int rc = ferror(f) ? sim_fail(err, SIM_ECONFIG, "%s: read failed", path) : SIM_OK;
+  fclose(f);
+  if (rc == SIM_OK) rc = cal_nccltests_parse(out, path, text, len, op, err);
+  sim_free(text);
+  return rc;
 }

@@ -78,5 +78,6 @@ json_t *cli_step_json(const struct wl_step *s, const cfg_scenario *cfg);
 int cli_cmd_reliability(int argc, char **argv);
 int cli_cmd_sweep(int argc, char **argv);
 int cli_cmd_compare(int argc, char **argv);
+int cli_cmd_calibrate(int argc, char **argv);
 
 #endif

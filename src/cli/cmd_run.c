@@ -9,6 +9,7 @@
 #include "cli/run_output.h"
 #include "cli/run_training.h"
 #include "fabsim/backend.h"
+#include "fabsim/calib.h"
 #include "fabsim/coll.h"
 #include "fabsim/fault.h"
 #include "fabsim/pdes.h"
@@ -361,7 +362,6 @@ int cli_cmd_run(int argc, char **argv) {
   topo *t = NULL;
   sim_ctx *sim = NULL;
   be_backend *be = NULL;
-  uint32_t *ranks = NULL;
   run_result r;
   cli_training tr;
   flt_fault *faults = NULL;
@@ -441,35 +441,7 @@ int cli_cmd_run(int argc, char **argv) {
   be->on_failure = on_run_failure;
   be->on_failure_ctx = &r;
   if (cfg.workload.kind == CFG_WORKLOAD_COLLECTIVE) {
-    uint32_t gpus = topo_gpu_count(t);
-    uint32_t nranks = cfg.workload.collective.ranks ? cfg.workload.collective.ranks : gpus;
-    if (nranks > gpus) {
-      cfg_fail_at(doc, "workload.collective.ranks", &err,
-                  "%u ranks but the cluster has %u GPUs; allowed: 1..%u, or 0 for all", nranks, gpus,
-                  gpus);
-      cli_error(err.msg);
-      rc = CLI_BAD_INPUT;
-      goto done;
-    }
-    ranks = sim_malloc(nranks * sizeof *ranks);
-    for (uint32_t i = 0; i < nranks; i++) ranks[i] = i;
-    coll_spec spec = {
-        .op = cfg.workload.collective.op,
-        .algorithm = cfg.workload.collective.algorithm,
-        .bytes = cfg.workload.collective.size,
-        .ranks = ranks,
-        .nranks = nranks,
-        .channels = cfg.workload.collective.channels ? cfg.workload.collective.channels
-                                                     : cfg.cluster.nic.per_node,
-        .chunk = cfg.workload.collective.chunk,
-        .qps = cfg.workload.qps_per_connection,
-        .protocol = cfg.workload.collective.protocol,
-        .pxn_serial = !cfg.workload.overlap.pxn,
-    };
-    if (coll_plan_build(&r.plan, t, &spec, &err) != SIM_OK) {
-      char msg[sizeof err.msg];
-      snprintf(msg, sizeof msg, "%s", err.msg);
-      cfg_fail_at(doc, "workload.collective.algorithm", &err, "%s", msg);
+    if (cal_collective_plan(&r.plan, t, &cfg, doc, &err) != SIM_OK) { /* located at the key */
       cli_error(err.msg);
       rc = CLI_BAD_INPUT;
       goto done;
@@ -604,7 +576,6 @@ done:
   coll_plan_free(&r.plan);
   json_decref(r.log);
   json_decref(r.power);
-  sim_free(ranks);
   flt_sched_free(fs); /* before the backend it points to */
   sim_free(faults);
   be_destroy(be);

@@ -18,6 +18,7 @@ static const char main_help[] =
     "  reliability  failures, checkpoint intervals, ETTR, spares, power over a run\n"
     "  sweep     run the cross product of --vary values in parallel; one table\n"
     "  compare   put scenarios (or runs from a database) side by side\n"
+    "  calibrate fit link efficiencies and protocol latencies to nccl-tests output\n"
     "  version   print the version\n"
     "  help      this text; 'fabsim VERB --help' for a verb's options\n"
     "\n"
@@ -48,6 +49,7 @@ static const char main_help[] =
     "  fabsim run --set cluster.nodes=4 --set workload.collective.size=64MiB --json\n"
     "  fabsim sweep examples/default.yaml --vary fabric.routing=ecmp,adaptive --jobs 2\n"
     "  fabsim compare examples/default.yaml examples/rail-roce.yaml\n"
+    "  fabsim calibrate examples/nccl-tests/*.txt -o calibration.yaml\n"
     "\n"
     "see also: man fabsim, docs/tour.md (questions and their answers), docs/scenario.md\n";
 
@@ -67,7 +69,8 @@ int main(int argc, char **argv) {
   if (!strcmp(verb, "reliability")) return cli_cmd_reliability(argc - 2, argv + 2);
   if (!strcmp(verb, "sweep")) return cli_cmd_sweep(argc - 2, argv + 2);
   if (!strcmp(verb, "compare")) return cli_cmd_compare(argc - 2, argv + 2);
+  if (!strcmp(verb, "calibrate")) return cli_cmd_calibrate(argc - 2, argv + 2);
   fprintf(stderr, "fabsim: unknown verb '%s'; verbs: run, topo, memory, reliability, sweep, compare, "
-                  "version, help\n", verb);
+                  "calibrate, version, help\n", verb);
   return CLI_BAD_INPUT;
 }

@@ -2,7 +2,9 @@
  *
  * The constants are NCCL's public tuning model (src/graph/tuning.cc,
  * NCCL 2.2x): base latency per algorithm and protocol (our launch
- * overhead), per-hop latency over NVLink and over the network, the
+ * overhead), per-hop latency over NVLink and over the network (these
+ * latencies come from the scenario, workload.collective.latency.*, whose
+ * defaults are NCCL's; fabsim calibrate fits them), the
  * protocols' line formats, and the thread counts and bytes-per-thread
  * thresholds that decide how many channels a message gets
  * (src/enqueue.cc). docs/validation.md, "Collectives", lists each with its
@@ -20,16 +22,30 @@ static int proto_index(cfg_coll_protocol p) {
   return p == CFG_PROTO_LL ? PROTO_LL : p == CFG_PROTO_LL128 ? PROTO_LL128 : PROTO_SIMPLE;
 }
 
-coll_protocol_params coll_protocol_params_of(cfg_coll_algorithm a, cfg_coll_protocol p) {
-  /* [tree?][protocol]: launch, NVLink hop, network hop (microseconds). */
-  static const double lat[2][NPROTO][3] = {
-      {{6.6, 0.6, 2.7}, {14.0, 1.9, 4.0}, {8.4, 3.4, 14.0}},   /* ring (and the others) */
-      {{6.8, 0.6, 5.0}, {14.0, 1.25, 8.5}, {8.4, 4.0, 14.0}}}; /* tree */
+/* NCCL's defaults, used when a spec carries no latencies: the same figures
+ * as the schema's defaults of workload.collective.latency.* (a test in
+ * tests/calib checks they agree). */
+static const cfg_coll_latency nccl_latency = {
+    /* launch, NVLink hop, network hop; the tree's launch, NVLink hop, network hop (ps) */
+    .ll = {6600000, 600000, 2700000, 6800000, 600000, 5000000},
+    .ll128 = {14000000, 1900000, 4000000, 14000000, 1250000, 8500000},
+    .simple = {8400000, 3400000, 14000000, 8400000, 4000000, 14000000},
+};
+
+static double ps_us(simtime_ps ps) { return (double)ps / 1e6; }
+
+coll_protocol_params coll_protocol_params_of(const cfg_coll_latency *lat, cfg_coll_algorithm a,
+                                             cfg_coll_protocol p) {
   static const uint32_t num[NPROTO] = {2, 16, 1}, den[NPROTO] = {1, 15, 1};
-  int i = proto_index(p), tr = a == CFG_ALGO_TREE;
-  return (coll_protocol_params){.wire_num = num[i], .wire_den = den[i],
-                                .launch_us = lat[tr][i][0], .hop_nvlink_us = lat[tr][i][1],
-                                .hop_net_us = lat[tr][i][2]};
+  if (!lat) lat = &nccl_latency;
+  int i = proto_index(p);
+  const cfg_proto_latency *l = i == PROTO_LL ? &lat->ll : i == PROTO_LL128 ? &lat->ll128 : &lat->simple;
+  bool tree = a == CFG_ALGO_TREE;
+  return (coll_protocol_params){
+      .wire_num = num[i], .wire_den = den[i],
+      .launch_us = ps_us(tree ? l->tree_launch : l->launch),
+      .hop_nvlink_us = ps_us(tree ? l->tree_nvlink_hop : l->nvlink_hop),
+      .hop_net_us = ps_us(tree ? l->tree_network_hop : l->network_hop)};
 }
 
 /* What the tuner and the latency model need to know of the ranks'
@@ -87,7 +103,7 @@ static void ring_steps(cfg_coll_op op, uint32_t n, uint32_t m, uint64_t *steps, 
  * step moves one chunk per channel; a GPU's NVLink port carries all k, a
  * NIC the channels it serves (rail-aligned rings, one NIC per channel). */
 static double ring_estimate(const probe *pr, const coll_spec *s, cfg_coll_protocol p, uint32_t k) {
-  coll_protocol_params q = coll_protocol_params_of(CFG_ALGO_RING, p);
+  coll_protocol_params q = coll_protocol_params_of(s->latency, CFG_ALGO_RING, p);
   uint32_t n = s->nranks;
   uint64_t steps, inter;
   ring_steps(s->op, n, pr->m, &steps, &inter);
@@ -147,7 +163,7 @@ void coll__apply_protocol(coll_plan *p, const topo *t, const coll_spec *s) {
   if (p->protocol == CFG_PROTO_NONE || p->nphases == 0) return;
   probe pr;
   probe_of(t, s, &pr);
-  coll_protocol_params q = coll_protocol_params_of(p->algorithm, p->protocol);
+  coll_protocol_params q = coll_protocol_params_of(s->latency, p->algorithm, p->protocol);
   p->launch = us_ps(q.launch_us);
   /* A step already costs its slowest transfer's routed latency (the
    * phase ends with it): a hop of the protocol adds what it takes beyond

@@ -397,6 +397,71 @@ static const cfg__key schema[] = {
          "highest per-hop latency); each adds its per-hop latency and a per-call launch "
          "overhead (docs/validation.md, Collectives). auto: the tuner picks; none: ideal "
          "transfers without protocol bytes, latency or launch."),
+    TIME("workload.collective.latency.ll.launch",
+         workload.collective.latency.ll.launch, "6.6us",
+         "LL launch overhead of one call (NCCL's base latency), ring and every algorithm but "
+         "tree. Defaults of workload.collective.latency.*: NCCL's tuning model "
+         "(src/graph/tuning.cc; docs/validation.md, Collectives); `fabsim calibrate` fits them"
+         " to nccl-tests output."),
+    TIME("workload.collective.latency.ll.nvlink_hop",
+         workload.collective.latency.ll.nvlink_hop, "0.6us",
+         "LL latency of one step inside a node (NVLink), end to end, wire included; the part "
+         "above the routed path's latency is added to the step."),
+    TIME("workload.collective.latency.ll.network_hop",
+         workload.collective.latency.ll.network_hop, "2.7us",
+         "LL latency of one step that crosses nodes, end to end, wire included; the part above"
+         " the routed path's latency is added to the step."),
+    TIME("workload.collective.latency.ll.tree_launch",
+         workload.collective.latency.ll.tree_launch, "6.8us",
+         "LL launch overhead of one call of the tree algorithm."),
+    TIME("workload.collective.latency.ll.tree_nvlink_hop",
+         workload.collective.latency.ll.tree_nvlink_hop, "0.6us",
+         "LL tree algorithm: latency of one step inside a node."),
+    TIME("workload.collective.latency.ll.tree_network_hop",
+         workload.collective.latency.ll.tree_network_hop, "5us",
+         "LL tree algorithm: latency of one step across nodes."),
+    TIME("workload.collective.latency.ll128.launch",
+         workload.collective.latency.ll128.launch, "14us",
+         "LL128 launch overhead of one call (NCCL's base latency), ring and every algorithm "
+         "but tree."),
+    TIME("workload.collective.latency.ll128.nvlink_hop",
+         workload.collective.latency.ll128.nvlink_hop, "1.9us",
+         "LL128 latency of one step inside a node (NVLink), end to end, wire included; the "
+         "part above the routed path's latency is added to the step."),
+    TIME("workload.collective.latency.ll128.network_hop",
+         workload.collective.latency.ll128.network_hop, "4us",
+         "LL128 latency of one step that crosses nodes, end to end, wire included; the part "
+         "above the routed path's latency is added to the step."),
+    TIME("workload.collective.latency.ll128.tree_launch",
+         workload.collective.latency.ll128.tree_launch, "14us",
+         "LL128 launch overhead of one call of the tree algorithm."),
+    TIME("workload.collective.latency.ll128.tree_nvlink_hop",
+         workload.collective.latency.ll128.tree_nvlink_hop, "1.25us",
+         "LL128 tree algorithm: latency of one step inside a node."),
+    TIME("workload.collective.latency.ll128.tree_network_hop",
+         workload.collective.latency.ll128.tree_network_hop, "8.5us",
+         "LL128 tree algorithm: latency of one step across nodes."),
+    TIME("workload.collective.latency.simple.launch",
+         workload.collective.latency.simple.launch, "8.4us",
+         "Simple launch overhead of one call (NCCL's base latency), ring and every algorithm "
+         "but tree."),
+    TIME("workload.collective.latency.simple.nvlink_hop",
+         workload.collective.latency.simple.nvlink_hop, "3.4us",
+         "Simple latency of one step inside a node (NVLink), end to end, wire included; the "
+         "part above the routed path's latency is added to the step."),
+    TIME("workload.collective.latency.simple.network_hop",
+         workload.collective.latency.simple.network_hop, "14us",
+         "Simple latency of one step that crosses nodes, end to end, wire included; the part "
+         "above the routed path's latency is added to the step."),
+    TIME("workload.collective.latency.simple.tree_launch",
+         workload.collective.latency.simple.tree_launch, "8.4us",
+         "Simple launch overhead of one call of the tree algorithm."),
+    TIME("workload.collective.latency.simple.tree_nvlink_hop",
+         workload.collective.latency.simple.tree_nvlink_hop, "4us",
+         "Simple tree algorithm: latency of one step inside a node."),
+    TIME("workload.collective.latency.simple.tree_network_hop",
+         workload.collective.latency.simple.tree_network_hop, "14us",
+         "Simple tree algorithm: latency of one step across nodes."),
     ENUM("workload.traffic.pattern", workload.traffic.pattern, "permutation", traffic_pattern_names,
          "Synthetic traffic: pair (GPU 0 to the last GPU), incast (senders to GPU 0), "
          "permutation (each GPU to a distinct other, seeded), all-to-all."),
@@ -694,16 +759,38 @@ static const char *last_part(const char *s, size_t len, size_t *plen) {
  * failing that, the only leaf with the same last part in another section
  * ("nodes", "fabric.nodes" -> "cluster.nodes"). */
 const char *cfg__suggest(const char *name, size_t len) {
-  static const char *const sections[] = {"cluster", "cluster.scale_up", "cluster.nic",
-                                         "cluster.pcie", "fabric", "fabric.ecmp",
-                                         "fabric.adaptive", "fabric.spray", "fabric.switch",
-                                         "fabric.ecn", "fabric.roce", "fabric.pfc", "cost",
-                                         "workload", "workload.collective", "workload.model",
-                                         "workload.parallel", "workload.pipeline",
-                                         "workload.overlap", "simulation",
-                                         "reliability", "reliability.checkpoint",
-                                         "reliability.rate", "reliability.monte_carlo", "power",
-                                         "power.rack", "output", "faults"};
+  static const char *const sections[] = {"cluster",
+                                         "cluster.scale_up",
+                                         "cluster.nic",
+                                         "cluster.pcie",
+                                         "fabric",
+                                         "fabric.ecmp",
+                                         "fabric.adaptive",
+                                         "fabric.spray",
+                                         "fabric.switch",
+                                         "fabric.ecn",
+                                         "fabric.roce",
+                                         "fabric.pfc",
+                                         "cost",
+                                         "workload",
+                                         "workload.collective",
+                                         "workload.collective.latency",
+                                         "workload.collective.latency.ll",
+                                         "workload.collective.latency.ll128",
+                                         "workload.collective.latency.simple",
+                                         "workload.model",
+                                         "workload.parallel",
+                                         "workload.pipeline",
+                                         "workload.overlap",
+                                         "simulation",
+                                         "reliability",
+                                         "reliability.checkpoint",
+                                         "reliability.rate",
+                                         "reliability.monte_carlo",
+                                         "power",
+                                         "power.rack",
+                                         "output",
+                                         "faults"};
   const char *best = NULL, *by_last = NULL;
   size_t best_d = (size_t)-1, lastlen, n_by_last = 0;
   const char *last = last_part(name, len, &lastlen);

@@ -59,6 +59,7 @@ static void test_every_sample(void **state) {
     uint32_t ranks, nodes;
   } s[] = {
       {"examples/nccl-tests/all_gather_perf-h100-1node.txt", CAL_OP_ALLGATHER, 8, 1},
+      {"examples/nccl-tests/all_reduce_perf-h100-1node.txt", CAL_OP_ALLREDUCE, 8, 1}, /* fabsim's */
       {"examples/nccl-tests/alltoall_perf-h100-4nodes.txt", CAL_OP_ALLTOALL, 32, 4},
       {"examples/nccl-tests/sendrecv_perf-h100-2nodes.txt", CAL_OP_SENDRECV, 16, 2},
   };

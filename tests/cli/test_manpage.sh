@@ -16,7 +16,7 @@ groff -man -Tutf8 -ww -z "$page" 2>"$WORK/groff.err"
 MANWIDTH=100 man -l "$page" >"$WORK/man.txt" 2>/dev/null
 grep -q 'fabsim run' "$WORK/man.txt" && pass || fail "man -l did not render the page"
 
-for verb in run topo memory reliability sweep compare version help; do
+for verb in run topo memory reliability sweep compare calibrate version help; do
   grep -q "^\.B $verb\$" "$page" && pass || fail "man page lacks a COMMANDS entry for $verb"
   expect_exit 0 "$FABSIM" "$verb" --help
 done

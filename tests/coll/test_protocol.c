@@ -50,7 +50,7 @@ static void test_protocol_closed_forms(void **state) {
       coll_plan p;
       build(&f, &p, CFG_COLL_ALLREDUCE, CFG_ALGO_RING, ps[i], sizes[j], n, k);
       assert_int_equal(p.protocol, ps[i]);
-      coll_protocol_params q = coll_protocol_params_of(CFG_ALGO_RING, ps[i]);
+      coll_protocol_params q = coll_protocol_params_of(NULL, CFG_ALGO_RING, ps[i]);
       double chunk = ceil_div((double)sizes[j], (double)n * k);
       double wire = ceil_div(chunk * q.wire_num, q.wire_den);
       simtime_ps hop = (simtime_ps)llround(q.hop_nvlink_us * 1e6);

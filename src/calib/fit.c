@@ -1,0 +1,364 @@
+/* The fit of link efficiencies and protocol latencies to nccl-tests rows
+ * (include/fabsim/calib.h, cal_fit_run).
+ *
+ * Model: each row is simulated as fabsim run would (cal_simulate) on a
+ * cluster of the file's shape, with the tuner's algorithm, protocol and
+ * channels. Parameters:
+ *   - NVLink efficiency (cluster.scale_up.efficiency), when a file is one
+ *     node: its large rows run at NVLink rates;
+ *   - NIC efficiency (cluster.nic.efficiency), when a file spans nodes;
+ *   - one latency factor per protocol the tuner runs on some row: it scales
+ *     every workload.collective.latency.<protocol>.* key of the base (launch
+ *     and per-hop, ring and tree), keeping the ratios of NCCL's tuning model;
+ *     small rows are all latency.
+ * Objective: sum over rows of soft_l1(ln(t_model / t_measured)), scale 0.1;
+ * on log time, so a 10% miss at 8 B weighs what it weighs at 8 GiB.
+ * Search: compass search (each parameter in turn, +step then -step, kept
+ * when strictly better; all steps halved after a sweep without a move)
+ * inside the bounds, efficiencies snapped to 1e-4 and latencies to whole
+ * nanoseconds, so the written keys reproduce the fitted model exactly.
+ * Deterministic: fixed order, no randomness. Cost per evaluation: one
+ * analytic run per row, and one topology per file when an efficiency moved.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "fabsim/calib.h"
+
+enum { MAX_EVALS = 3000, MAX_SETS = 256 };
+static const double SOFT_L1_SCALE = 0.1;
+static const double EFF_MIN = 0.3, EFF_MAX = 1.0, EFF_STEP0 = 0.08, EFF_STEP_MIN = 1e-4;
+static const double LAT_LN_MIN = -2.0794415416798357 /* ln 1/8 */, LAT_LN_MAX = 2.0794415416798357;
+static const double LAT_STEP0 = 0.4, LAT_STEP_MIN = 1e-3;
+
+const char *cal_param_name(cal_param p) {
+  static const char *const names[CAL_NPARAM] = {
+      "cluster.scale_up.efficiency", "cluster.nic.efficiency", "workload.collective.latency.ll",
+      "workload.collective.latency.ll128", "workload.collective.latency.simple"};
+  return (unsigned)p < CAL_NPARAM ? names[p] : "unknown";
+}
+
+/* One file's cluster, loaded once from the base with the file's shape;
+ * its topology is rebuilt only when an efficiency moves (latency steps,
+ * half of the search, reuse it). */
+typedef struct shape {
+  cfg_scenario cfg;
+  cfg_doc *doc;
+  topo *t;       /* owned; built for eff[] */
+  double eff[2]; /* NVLink, NIC efficiency t was built with */
+} shape;
+
+typedef struct fitter {
+  const cal_run *runs;
+  size_t nruns;
+  shape *shapes;
+  cfg_coll_latency lat0; /* the base's latencies (the first file's cfg) */
+  double x[CAL_NPARAM];  /* efficiencies as values, latency factors as ln */
+  bool on[CAL_NPARAM];
+  uint32_t evals;
+} fitter;
+
+static cfg_proto_latency *proto_lat(cfg_coll_latency *l, int i) {
+  return i == 0 ? &l->ll : i == 1 ? &l->ll128 : &l->simple;
+}
+
+static simtime_ps scale_ns(simtime_ps v, double f) {
+  return (simtime_ps)llround((double)v * f / 1000.0) * 1000;
+}
+
+/* The latencies for ln factors x[LAT_*], rounded to whole nanoseconds. */
+static void latency_of(const cfg_coll_latency *base, const double *x, cfg_coll_latency *out) {
+  *out = *base;
+  for (int i = 0; i < 3; i++) {
+    if (x[CAL_PARAM_LAT_LL + i] == 0) continue; /* unchanged: the base's exact values */
+    double f = exp(x[CAL_PARAM_LAT_LL + i]);
+    cfg_proto_latency *l = proto_lat(out, i);
+    const cfg_proto_latency *b = proto_lat((cfg_coll_latency *)base, i);
+    l->launch = scale_ns(b->launch, f);
+    l->nvlink_hop = scale_ns(b->nvlink_hop, f);
+    l->network_hop = scale_ns(b->network_hop, f);
+    l->tree_launch = scale_ns(b->tree_launch, f);
+    l->tree_nvlink_hop = scale_ns(b->tree_nvlink_hop, f);
+    l->tree_network_hop = scale_ns(b->tree_network_hop, f);
+  }
+}
+
+/* The scenario of file i under parameters x (a shallow copy: shares the
+ * loaded scenario's strings, never freed). */
+static cfg_scenario scenario_at(const fitter *F, size_t i, const double *x) {
+  cfg_scenario c = F->shapes[i].cfg;
+  if (F->on[CAL_PARAM_NVLINK_EFF]) c.cluster.scale_up.efficiency = x[CAL_PARAM_NVLINK_EFF];
+  if (F->on[CAL_PARAM_NIC_EFF]) c.cluster.nic.efficiency = x[CAL_PARAM_NIC_EFF];
+  latency_of(&F->shapes[i].cfg.workload.collective.latency, x, &c.workload.collective.latency);
+  return c;
+}
+
+static double soft_l1(double r) {
+  double z = r / SOFT_L1_SCALE;
+  return 2 * SOFT_L1_SCALE * SOFT_L1_SCALE * (sqrt(1 + z * z) - 1);
+}
+
+static bool row_used(const cal_point *p) { return p->bytes > 0 && p->time_us > 0; }
+
+/* Simulate every used row of every file at x; rows (optional, per file)
+ * get the model's figures; *cost the objective, *sq the sum of squared log
+ * residuals. */
+static int evaluate(fitter *F, const double *x, cal_file_fit *rows, bool before, double *cost,
+                    double *sq, sim_error *err) {
+  *cost = 0;
+  if (sq) *sq = 0;
+  F->evals++;
+  for (size_t i = 0; i < F->nruns; i++) {
+    const cal_run *r = &F->runs[i];
+    cfg_scenario c = scenario_at(F, i, x);
+    shape *sh = &F->shapes[i];
+    int rc = SIM_OK;
+    if (!sh->t || sh->eff[0] != c.cluster.scale_up.efficiency ||
+        sh->eff[1] != c.cluster.nic.efficiency) {
+      if (sh->t) topo_free(sh->t);
+      sh->t = NULL;
+      if ((rc = topo_build(&sh->t, &c, sh->doc, err)) != SIM_OK) return rc;
+      sh->eff[0] = c.cluster.scale_up.efficiency;
+      sh->eff[1] = c.cluster.nic.efficiency;
+    }
+    const topo *t = sh->t;
+    double fsq = 0;
+    size_t used = 0;
+    for (size_t j = 0; j < r->n && rc == SIM_OK; j++) {
+      const cal_point *p = &r->pt[j];
+      if (!row_used(p)) continue;
+      cal_sim s;
+      rc = cal_simulate(t, &c, r->op, p->bytes, r->ranks, &s, err);
+      if (rc != SIM_OK) break;
+      double us = s.time_s * 1e6, res = log(us / p->time_us);
+      *cost += soft_l1(res);
+      fsq += res * res;
+      used++;
+      if (rows) {
+        cal_row *w = &rows[i].rows[j];
+        if (before) w->before_us = us;
+        w->fitted_us = us;
+        w->fitted_busbw_GBps = s.busbw_GBps;
+        w->algorithm = s.algorithm;
+        w->protocol = s.protocol;
+      }
+    }
+    if (rc != SIM_OK) {
+      char msg[sizeof err->msg];
+      snprintf(msg, sizeof msg, "%s", err->msg);
+      return sim_fail(err, rc, "%s: %s", r->name, msg);
+    }
+    if (sq) *sq += fsq;
+    if (rows) {
+      double rms = used ? sqrt(fsq / (double)used) : 0;
+      if (before) rows[i].rms_before = rms;
+      rows[i].rms_after = rms;
+    }
+  }
+  return SIM_OK;
+}
+
+static void bounds(cal_param p, double *lo, double *hi, double *step0, double *step_min) {
+  bool eff = p == CAL_PARAM_NVLINK_EFF || p == CAL_PARAM_NIC_EFF;
+  *lo = eff ? EFF_MIN : LAT_LN_MIN;
+  *hi = eff ? EFF_MAX : LAT_LN_MAX;
+  *step0 = eff ? EFF_STEP0 : LAT_STEP0;
+  *step_min = eff ? EFF_STEP_MIN : LAT_STEP_MIN;
+}
+
+static double snap(cal_param p, double v) {
+  double lo, hi, s0, smin;
+  bounds(p, &lo, &hi, &s0, &smin);
+  if (v < lo) v = lo;
+  if (v > hi) v = hi;
+  if (p == CAL_PARAM_NVLINK_EFF || p == CAL_PARAM_NIC_EFF) v = round(v * 1e4) / 1e4;
+  return v;
+}
+
+/* Compass search from F->x. O(evaluations x rows). */
+static int search(fitter *F, sim_error *err) {
+  double step[CAL_NPARAM], best;
+  int rc = evaluate(F, F->x, NULL, false, &best, NULL, err);
+  bool any = false;
+  for (int p = 0; p < CAL_NPARAM; p++) {
+    double lo, hi, smin;
+    bounds((cal_param)p, &lo, &hi, &step[p], &smin);
+    any = any || F->on[p];
+  }
+  while (rc == SIM_OK && any && F->evals < MAX_EVALS) {
+    bool moved = false, open = false;
+    for (int p = 0; p < CAL_NPARAM && rc == SIM_OK; p++) {
+      double lo, hi, s0, smin;
+      bounds((cal_param)p, &lo, &hi, &s0, &smin);
+      if (!F->on[p] || step[p] < smin) continue;
+      open = true;
+      for (int dir = 1; dir >= -1 && rc == SIM_OK; dir -= 2) {
+        double y[CAL_NPARAM];
+        memcpy(y, F->x, sizeof y);
+        y[p] = snap((cal_param)p, F->x[p] + dir * step[p]);
+        if (y[p] == F->x[p]) continue;
+        double c;
+        rc = evaluate(F, y, NULL, false, &c, NULL, err);
+        if (rc == SIM_OK && c < best * (1 - 1e-12)) {
+          best = c;
+          F->x[p] = y[p];
+          moved = true;
+          break;
+        }
+      }
+    }
+    if (!open) break;
+    if (!moved)
+      for (int p = 0; p < CAL_NPARAM; p++) step[p] /= 2;
+  }
+  return rc;
+}
+
+/* cluster.gpu from a device name ("NVIDIA H100 80GB HBM3"), or NULL. */
+static const char *gpu_of(const char *device) {
+  static const char *const known[] = {"H100", "H800", "A100", "B200"};
+  for (size_t i = 0; i < sizeof known / sizeof *known; i++)
+    if (strstr(device, known[i])) return known[i];
+  return NULL;
+}
+
+static bool sets_key(const cal_base *b, const char *key) {
+  size_t n = strlen(key);
+  for (int i = 0; i < b->nsets; i++)
+    if (!strncmp(b->sets[i], key, n) && b->sets[i][n] == '=') return true;
+  return false;
+}
+
+/* cluster.gpu from the files when the base says nothing of it. */
+static int infer_gpu(cal_fit *out, const cal_base *base, const cal_run *runs, size_t nruns,
+                     sim_error *err) {
+  if (base->path || sets_key(base, "cluster.gpu")) return SIM_OK;
+  for (size_t i = 0; i < nruns; i++) {
+    const char *g = gpu_of(runs[i].gpu);
+    if (!g)
+      return sim_fail(err, SIM_ECONFIG,
+                      "%s: cannot tell the GPU from its device name '%s' (fabsim knows H100, "
+                      "H800, A100, B200); describe the cluster with --base SCENARIO or --set "
+                      "cluster.gpu=...",
+                      runs[i].name, runs[i].gpu);
+    if (out->gpu[0] && strcmp(out->gpu, g))
+      return sim_fail(err, SIM_ECONFIG,
+                      "%s measured %s GPUs, %s measured %s: one calibration is one cluster; "
+                      "calibrate each apart",
+                      runs[0].name, out->gpu, runs[i].name, g);
+    snprintf(out->gpu, sizeof out->gpu, "%s", g);
+  }
+  return SIM_OK;
+}
+
+/* Load the base with file r's shape over it. */
+static int load_shape(shape *s, const cal_base *base, const char *gpu, const cal_run *r,
+                      sim_error *err) {
+  char extra[5][64];
+  const char **sets = sim_calloc((size_t)base->nsets + 5, sizeof *sets);
+  int n = 0;
+  for (int i = 0; i < base->nsets; i++) sets[n++] = base->sets[i];
+  int k = 0;
+  if (gpu[0]) snprintf(extra[k++], sizeof extra[0], "cluster.gpu=%s", gpu);
+  snprintf(extra[k++], sizeof extra[0], "cluster.nodes=%u", r->nodes);
+  snprintf(extra[k++], sizeof extra[0], "cluster.gpus_per_node=%u", r->gpus_per_node);
+  snprintf(extra[k++], sizeof extra[0], "simulation.fidelity=analytic");
+  snprintf(extra[k++], sizeof extra[0], "workload.kind=collective");
+  for (int i = 0; i < k; i++) sets[n++] = extra[i];
+  int rc = cfg_load(&s->cfg, &s->doc, base->path, sets, n, err);
+  sim_free(sets);
+  if (rc != SIM_OK) {
+    char msg[sizeof err->msg];
+    snprintf(msg, sizeof msg, "%s", err->msg);
+    return sim_fail(err, rc, "%s (the base scenario with the shape of %s: %u nodes x %u GPUs)", msg,
+                    r->name, r->nodes, r->gpus_per_node);
+  }
+  return SIM_OK;
+}
+
+int cal_fit_run(cal_fit *out, const cal_base *base, const cal_run *runs, size_t nruns,
+                sim_error *err) {
+  memset(out, 0, sizeof *out);
+  fitter F = {.runs = runs, .nruns = nruns};
+  int rc = SIM_OK;
+  if (nruns == 0) return sim_fail(err, SIM_EINVAL, "no nccl-tests files to fit");
+  for (size_t i = 0; i < nruns; i++)
+    if (!cal_op_simulated(runs[i].op))
+      return sim_fail(err, SIM_ECONFIG,
+                      "%s: fabsim has no %s collective to fit it with; allowed: all_reduce, "
+                      "all_gather, reduce_scatter, alltoall, sendrecv, broadcast",
+                      runs[i].name, cal_op_name(runs[i].op));
+  if ((rc = infer_gpu(out, base, runs, nruns, err)) != SIM_OK) return rc;
+  F.shapes = sim_calloc(nruns, sizeof *F.shapes);
+  out->files = sim_calloc(nruns, sizeof *out->files);
+  out->nfiles = nruns;
+  for (size_t i = 0; i < nruns && rc == SIM_OK; i++) {
+    rc = load_shape(&F.shapes[i], base, out->gpu, &runs[i], err);
+    out->files[i].run = &runs[i];
+    out->files[i].rows = sim_calloc(runs[i].n ? runs[i].n : 1, sizeof *out->files[i].rows);
+    for (size_t j = 0; j < runs[i].n; j++) {
+      const cal_point *p = &runs[i].pt[j];
+      out->files[i].rows[j] = (cal_row){.bytes = p->bytes,
+                                        .line = p->line,
+                                        .used = row_used(p),
+                                        .measured_us = p->time_us,
+                                        .measured_busbw_GBps = p->busbw_GBps};
+      out->rows_used += row_used(p);
+    }
+  }
+  if (rc != SIM_OK) goto done;
+  if (out->rows_used == 0) {
+    rc = sim_fail(err, SIM_EINVAL, "no row with a size and a time above 0 to fit");
+    goto done;
+  }
+  /* starting point: the base (first file's values; every file shares them) */
+  const cfg_scenario *c0 = &F.shapes[0].cfg;
+  F.x[CAL_PARAM_NVLINK_EFF] = c0->cluster.scale_up.efficiency;
+  F.x[CAL_PARAM_NIC_EFF] = c0->cluster.nic.efficiency;
+  for (size_t i = 0; i < nruns; i++) {
+    if (runs[i].nodes == 1)
+      F.on[CAL_PARAM_NVLINK_EFF] = true;
+    else
+      F.on[CAL_PARAM_NIC_EFF] = true;
+  }
+  double cost, sq;
+  if ((rc = evaluate(&F, F.x, out->files, true, &cost, &sq, err)) != SIM_OK) goto done;
+  out->rms_before = sqrt(sq / (double)out->rows_used);
+  for (size_t i = 0; i < nruns; i++) /* the protocols the rows run on */
+    for (size_t j = 0; j < runs[i].n; j++) {
+      const cal_row *w = &out->files[i].rows[j];
+      if (!w->used) continue;
+      if (w->protocol == CFG_PROTO_LL) F.on[CAL_PARAM_LAT_LL] = true;
+      if (w->protocol == CFG_PROTO_LL128) F.on[CAL_PARAM_LAT_LL128] = true;
+      if (w->protocol == CFG_PROTO_SIMPLE) F.on[CAL_PARAM_LAT_SIMPLE] = true;
+    }
+  for (int p = 0; p < CAL_NPARAM; p++) {
+    out->fitted[p] = F.on[p];
+    out->before[p] = p <= CAL_PARAM_NIC_EFF ? F.x[p] : 1.0;
+  }
+  if ((rc = search(&F, err)) != SIM_OK) goto done;
+  if ((rc = evaluate(&F, F.x, out->files, false, &cost, &sq, err)) != SIM_OK) goto done;
+  out->rms_after = sqrt(sq / (double)out->rows_used);
+  for (int p = 0; p < CAL_NPARAM; p++)
+    out->after[p] = p <= CAL_PARAM_NIC_EFF ? F.x[p] : exp(F.x[p]);
+  out->lat_before = c0->workload.collective.latency;
+  latency_of(&out->lat_before, F.x, &out->lat_after);
+  out->evaluations = F.evals;
+done:
+  for (size_t i = 0; i < nruns; i++) {
+    if (F.shapes[i].t) topo_free(F.shapes[i].t);
+    if (F.shapes[i].doc) cfg_free(&F.shapes[i].cfg, F.shapes[i].doc);
+  }
+  sim_free(F.shapes);
+  if (rc != SIM_OK) cal_fit_free(out);
+  return rc;
+}
+
+void cal_fit_free(cal_fit *f) {
+  for (size_t i = 0; i < f->nfiles; i++) sim_free(f->files[i].rows);
+  sim_free(f->files);
+  f->files = NULL;
+  f->nfiles = 0;
+}

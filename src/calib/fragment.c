@@ -1,0 +1,112 @@
+/* The fit as scenario keys: "key=value" strings (cal_fit_sets) and a YAML
+ * fragment (cal_fit_fragment), include/fabsim/calib.h.
+ *
+ * Values are written so that loading them gives back the fitted numbers
+ * bit for bit: efficiencies in the shortest decimal that reads back as the
+ * same double, latencies in microseconds with every picosecond digit the
+ * value has (they are whole nanoseconds after a fit).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fabsim/calib.h"
+
+static void double_text(char *out, size_t cap, double v) {
+  for (int prec = 1; prec <= 17; prec++) {
+    snprintf(out, cap, "%.*g", prec, v);
+    if (strtod(out, NULL) == v) return;
+  }
+}
+
+static void time_text(char *out, size_t cap, simtime_ps ps) {
+  unsigned long long whole = ps / 1000000, frac = ps % 1000000;
+  if (!frac) {
+    snprintf(out, cap, "%lluus", whole);
+    return;
+  }
+  char f[8];
+  snprintf(f, sizeof f, "%06llu", frac);
+  for (int i = 5; i > 0 && f[i] == '0'; i--) f[i] = 0;
+  snprintf(out, cap, "%llu.%sus", whole, f);
+}
+
+static const char *const proto_names[3] = {"ll", "ll128", "simple"};
+static const char *const field_names[6] = {"launch",      "nvlink_hop",      "network_hop",
+                                           "tree_launch", "tree_nvlink_hop", "tree_network_hop"};
+
+static simtime_ps field_of(const cfg_coll_latency *l, int proto, int field) {
+  const cfg_proto_latency *p = proto == 0 ? &l->ll : proto == 1 ? &l->ll128 : &l->simple;
+  const simtime_ps v[6] = {p->launch,      p->nvlink_hop,      p->network_hop,
+                           p->tree_launch, p->tree_nvlink_hop, p->tree_network_hop};
+  return v[field];
+}
+
+size_t cal_fit_sets(const cal_fit *f, char (*sets)[128], size_t cap) {
+  size_t n = 0;
+#define ADD(...)                                                                                   \
+  do {                                                                                             \
+    if (n < cap) snprintf(sets[n], sizeof sets[n], __VA_ARGS__);                                   \
+    n++;                                                                                           \
+  } while (0)
+  char v[64];
+  if (f->gpu[0]) ADD("cluster.gpu=%s", f->gpu);
+  if (f->fitted[CAL_PARAM_NVLINK_EFF]) {
+    double_text(v, sizeof v, f->after[CAL_PARAM_NVLINK_EFF]);
+    ADD("cluster.scale_up.efficiency=%s", v);
+  }
+  if (f->fitted[CAL_PARAM_NIC_EFF]) {
+    double_text(v, sizeof v, f->after[CAL_PARAM_NIC_EFF]);
+    ADD("cluster.nic.efficiency=%s", v);
+  }
+  for (int p = 0; p < 3; p++) {
+    if (!f->fitted[CAL_PARAM_LAT_LL + p]) continue;
+    for (int k = 0; k < 6; k++) {
+      time_text(v, sizeof v, field_of(&f->lat_after, p, k));
+      ADD("workload.collective.latency.%s.%s=%s", proto_names[p], field_names[k], v);
+    }
+  }
+#undef ADD
+  return n;
+}
+
+char *cal_fit_fragment(const cal_fit *f, const char *inputs) {
+  enum { CAP = 64 };
+  char sets[CAP][128];
+  size_t n = cal_fit_sets(f, sets, CAP);
+  if (n > CAP) n = CAP;
+  size_t cap = 4096 + (n + f->nfiles) * 300 + (inputs ? strlen(inputs) : 0), len = 0;
+  char *out = sim_malloc(cap);
+#define PUT(...) len += (size_t)snprintf(out + len, cap - len, __VA_ARGS__)
+  PUT("# fabsim calibrate: fitted to %zu nccl-tests file%s, %zu rows\n", f->nfiles,
+      f->nfiles == 1 ? "" : "s", f->rows_used);
+  for (size_t i = 0; i < f->nfiles; i++) PUT("#   %s\n", f->files[i].run->name);
+  if (inputs && *inputs) PUT("# cluster: %s\n", inputs);
+  PUT("# rms of ln(model time / measured time): %.4f before, %.4f after\n", f->rms_before,
+      f->rms_after);
+  PUT("# Alone: fabsim run THIS.yaml. Over another scenario (fabsim run takes one\n"
+      "# scenario file), the same keys as overrides:\n#   fabsim run BASE.yaml");
+  for (size_t i = 0; i < n; i++) PUT(" \\\n#     --set %s", sets[i]);
+  PUT("\n");
+  /* YAML: sections opened as the dotted names change (keys are in schema order) */
+  char prev[128] = "";
+  for (size_t i = 0; i < n; i++) {
+    char *eq = strchr(sets[i], '=');
+    *eq = 0;
+    const char *key = sets[i], *val = eq + 1;
+    size_t shared = 0, depth = 0;
+    for (size_t j = 0; key[j] && key[j] == prev[j]; j++)
+      if (key[j] == '.') shared = j + 1;
+    for (size_t j = 0; j < shared; j++) depth += key[j] == '.';
+    const char *at = key + shared, *dot;
+    while ((dot = strchr(at, '.')) != NULL) {
+      PUT("%*s%.*s:\n", (int)(2 * depth), "", (int)(dot - at), at);
+      depth++;
+      at = dot + 1;
+    }
+    PUT("%*s%s: %s\n", (int)(2 * depth), "", at, val);
+    snprintf(prev, sizeof prev, "%s", key);
+  }
+#undef PUT
+  return out;
+}

@@ -1,0 +1,281 @@
+/* fabsim calibrate: fit the model to nccl-tests output of the user's own
+ * cluster (src/calib) and write the fitted keys as a scenario fragment.
+ * Arguments in, one library call, the result printed. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "fabsim/calib.h"
+#include "fabsim/out.h"
+
+static const char calibrate_help[] =
+    "usage: fabsim calibrate FILE... [-o FILE] [--base SCENARIO.yaml] [--set KEY=VALUE]...\n"
+    "                        [--json]\n"
+    "\n"
+    "Fit fabsim's collective model to nccl-tests output measured on your cluster\n"
+    "(all_reduce_perf, all_gather_perf, reduce_scatter_perf, alltoall_perf,\n"
+    "sendrecv_perf, broadcast_perf; any GPUs, nodes and sizes): the NVLink\n"
+    "efficiency (from single-node files), the NIC efficiency (from multi-node\n"
+    "files) and one latency factor per protocol the rows run on (LL, LL128,\n"
+    "Simple: it scales that protocol's workload.collective.latency.* keys).\n"
+    "Each row is simulated at the analytic fidelity on a cluster of the file's\n"
+    "shape (nodes and GPUs per node from its rank lines); the fit minimizes a\n"
+    "robust sum of log-time residuals over every row of every file.\n"
+    "\n"
+    "  FILE               nccl-tests output; OP:FILE names the collective when\n"
+    "                     neither the text nor the name does (allreduce:run7.log)\n"
+    "  -o, --output FILE  where to write the fitted keys (default calibration.yaml)\n"
+    "  --base SCENARIO    the cluster the files were measured on (fabric, NICs,\n"
+    "                     GPU); default: fabsim's defaults with cluster.gpu from\n"
+    "                     the files' device names (H100, H800, A100, B200)\n"
+    "  --set KEY=VALUE    override a key of the base (repeatable)\n"
+    "  --json             print the result as JSON instead of the tables\n"
+    "\n"
+    "Prints, per file, each size's measured and fitted time and busbw and the\n"
+    "residual (fitted time / measured time - 1), then the parameters before and\n"
+    "after. The written file is a scenario fragment: `fabsim run FILE` runs it\n"
+    "alone; over another scenario pass its keys as overrides (its header lists\n"
+    "them as --set arguments): fabsim run BASE.yaml --set KEY=VALUE ...\n"
+    "\n"
+    "Exit status: 0 done, 1 the fragment could not be written, 2 bad input (a\n"
+    "file that is not nccl-tests output, truncated, or failed its own check,\n"
+    "named as FILE:LINE:COL; a bad base scenario or key).\n"
+    "Example: fabsim calibrate examples/nccl-tests/*.txt -o my-cluster.yaml\n";
+
+typedef struct cal_args {
+  const char **files;
+  int nfiles;
+  const char **sets;
+  int nsets;
+  const char *base, *output;
+  bool json;
+} cal_args;
+
+static int parse_args(cal_args *a, int argc, char **argv) {
+  a->files = sim_calloc((size_t)argc + 1, sizeof *a->files);
+  a->sets = sim_calloc((size_t)argc + 1, sizeof *a->sets);
+  a->output = "calibration.yaml";
+  for (int i = 0; i < argc; i++) {
+    const char *s = argv[i];
+    bool has_next = i + 1 < argc;
+    if (!strcmp(s, "--help") || !strcmp(s, "-h")) {
+      fputs(calibrate_help, stdout);
+      return -1;
+    } else if (!strcmp(s, "-o") || !strcmp(s, "--output") || !strcmp(s, "--base") ||
+               !strcmp(s, "--set") || !strcmp(s, "-s")) {
+      if (!has_next) {
+        fprintf(stderr, "fabsim: %s needs a value (see --help)\n", s);
+        return CLI_BAD_INPUT;
+      }
+      const char *v = argv[++i];
+      if (!strcmp(s, "-o") || !strcmp(s, "--output"))
+        a->output = v;
+      else if (!strcmp(s, "--base"))
+        a->base = v;
+      else
+        a->sets[a->nsets++] = v;
+    } else if (!strncmp(s, "--set=", 6)) {
+      a->sets[a->nsets++] = s + 6;
+    } else if (!strcmp(s, "--json")) {
+      a->json = true;
+    } else if (s[0] == '-' && s[1] != '\0') {
+      fprintf(stderr, "fabsim: unknown option '%s' (see --help)\n", s);
+      return CLI_BAD_INPUT;
+    } else {
+      a->files[a->nfiles++] = s;
+    }
+  }
+  if (a->nfiles == 0) {
+    fprintf(stderr, "fabsim: calibrate needs at least one nccl-tests output file (see --help)\n");
+    return CLI_BAD_INPUT;
+  }
+  return CLI_OK;
+}
+
+static const char *const proto_names[3] = {"ll", "ll128", "simple"};
+
+static const cfg_proto_latency *lat_of(const cfg_coll_latency *l, int p) {
+  return p == 0 ? &l->ll : p == 1 ? &l->ll128 : &l->simple;
+}
+
+static json_t *result_json(const cal_fit *f, const char *written) {
+  json_t *o = json_object();
+  json_t *files = json_array();
+  for (size_t i = 0; i < f->nfiles; i++) {
+    const cal_file_fit *ff = &f->files[i];
+    json_t *j = json_object(), *rows = json_array();
+    json_object_set_new(j, "file", json_string(ff->run->name));
+    json_object_set_new(j, "op", json_string(cal_op_name(ff->run->op)));
+    json_object_set_new(j, "ranks", json_integer(ff->run->ranks));
+    json_object_set_new(j, "nodes", json_integer(ff->run->nodes));
+    json_object_set_new(j, "gpus_per_node", json_integer(ff->run->gpus_per_node));
+    for (size_t k = 0; k < ff->run->n; k++) {
+      const cal_row *w = &ff->rows[k];
+      json_t *r = json_object();
+      json_object_set_new(r, "bytes", json_integer((json_int_t)w->bytes));
+      json_object_set_new(r, "line", json_integer(w->line));
+      json_object_set_new(r, "measured_us", json_real(w->measured_us));
+      json_object_set_new(r, "before_us", w->used ? json_real(w->before_us) : json_null());
+      json_object_set_new(r, "fitted_us", w->used ? json_real(w->fitted_us) : json_null());
+      json_object_set_new(r, "measured_busbw_GBps", json_real(w->measured_busbw_GBps));
+      json_object_set_new(r, "fitted_busbw_GBps",
+                          w->used ? json_real(w->fitted_busbw_GBps) : json_null());
+      json_object_set_new(r, "residual",
+                          w->used ? json_real(w->fitted_us / w->measured_us - 1) : json_null());
+      json_object_set_new(r, "algorithm", json_string(cfg_coll_algorithm_name(w->algorithm)));
+      json_object_set_new(r, "protocol", json_string(cfg_coll_protocol_name(w->protocol)));
+      json_array_append_new(rows, r);
+    }
+    json_object_set_new(j, "rows", rows);
+    json_object_set_new(j, "rms_log_residual_before", json_real(ff->rms_before));
+    json_object_set_new(j, "rms_log_residual_after", json_real(ff->rms_after));
+    json_array_append_new(files, j);
+  }
+  json_object_set_new(o, "files", files);
+  json_t *params = json_array();
+  for (int p = 0; p < CAL_NPARAM; p++) {
+    json_t *j = json_object();
+    json_object_set_new(j, "name", json_string(cal_param_name((cal_param)p)));
+    json_object_set_new(j, "kind",
+                        json_string(p <= CAL_PARAM_NIC_EFF ? "efficiency" : "latency-factor"));
+    json_object_set_new(j, "fitted", json_boolean(f->fitted[p]));
+    json_object_set_new(j, "before", json_real(f->before[p]));
+    json_object_set_new(j, "after", json_real(f->after[p]));
+    json_array_append_new(params, j);
+  }
+  json_object_set_new(o, "parameters", params);
+  char sets[64][128];
+  size_t n = cal_fit_sets(f, sets, 64);
+  json_t *keys = json_object();
+  for (size_t i = 0; i < n && i < 64; i++) {
+    char *eq = strchr(sets[i], '=');
+    *eq = 0;
+    json_object_set_new(keys, sets[i], json_string(eq + 1));
+  }
+  json_object_set_new(o, "keys", keys);
+  json_object_set_new(o, "gpu_from_files", f->gpu[0] ? json_string(f->gpu) : json_null());
+  json_object_set_new(o, "rows", json_integer((json_int_t)f->rows_used));
+  json_object_set_new(o, "rms_log_residual_before", json_real(f->rms_before));
+  json_object_set_new(o, "rms_log_residual_after", json_real(f->rms_after));
+  json_object_set_new(o, "evaluations", json_integer(f->evaluations));
+  json_object_set_new(o, "written", json_string(written));
+  return o;
+}
+
+static void print_file(const cal_file_fit *ff) {
+  const cal_run *r = ff->run;
+  printf("\n%s: %s, %u GPUs (%u node%s x %u)\n", r->name, cal_op_name(r->op), r->ranks, r->nodes,
+         r->nodes == 1 ? "" : "s", r->gpus_per_node);
+  printf("  %12s %12s %12s %11s %11s %9s  %s\n", "size", "measured us", "fitted us", "busbw meas",
+         "busbw fit", "residual", "as run");
+  for (size_t k = 0; k < r->n; k++) {
+    const cal_row *w = &ff->rows[k];
+    char sz[32];
+    out_fmt_bytes(sz, sizeof sz, w->bytes);
+    if (!w->used) {
+      printf("  %12s %12.2f %12s %11.2f %11s %9s  (not fitted: no size or time)\n", sz,
+             w->measured_us, "-", w->measured_busbw_GBps, "-", "-");
+      continue;
+    }
+    printf("  %12s %12.2f %12.2f %11.2f %11.2f %+8.1f%%  %s/%s\n", sz, w->measured_us, w->fitted_us,
+           w->measured_busbw_GBps, w->fitted_busbw_GBps, 100 * (w->fitted_us / w->measured_us - 1),
+           cfg_coll_algorithm_name(w->algorithm), cfg_coll_protocol_name(w->protocol));
+  }
+  printf("  rms of ln(fitted / measured time): %.4f before the fit, %.4f after\n", ff->rms_before,
+         ff->rms_after);
+}
+
+static void us_text(char *out, size_t cap, simtime_ps ps) {
+  snprintf(out, cap, "%gus", (double)ps / 1e6);
+}
+
+static void print_result(const cal_fit *f, const char *written) {
+  printf("fabsim calibrate: %zu file%s, %zu rows, %u model evaluations%s%s%s\n", f->nfiles,
+         f->nfiles == 1 ? "" : "s", f->rows_used, f->evaluations, f->gpu[0] ? ", cluster.gpu " : "",
+         f->gpu, f->gpu[0] ? " from the files" : "");
+  for (size_t i = 0; i < f->nfiles; i++) print_file(&f->files[i]);
+  printf("\nparameters                          before     after\n");
+  for (int p = 0; p <= CAL_PARAM_NIC_EFF; p++)
+    printf("  %-32s %8.4g  %8.4g%s\n", cal_param_name((cal_param)p), f->before[p], f->after[p],
+           f->fitted[p] ? "" : "  (not measured by these files: kept)");
+  for (int p = 0; p < 3; p++) {
+    int k = CAL_PARAM_LAT_LL + p;
+    const cfg_proto_latency *b = lat_of(&f->lat_before, p), *a = lat_of(&f->lat_after, p);
+    char l0[32], l1[32], n0[32], n1[32], w0[32], w1[32];
+    us_text(l0, sizeof l0, b->launch);
+    us_text(l1, sizeof l1, a->launch);
+    us_text(n0, sizeof n0, b->nvlink_hop);
+    us_text(n1, sizeof n1, a->nvlink_hop);
+    us_text(w0, sizeof w0, b->network_hop);
+    us_text(w1, sizeof w1, a->network_hop);
+    if (!f->fitted[k]) {
+      printf("  latency %-24s x1 (no row ran on %s: kept)\n", proto_names[p], proto_names[p]);
+      continue;
+    }
+    printf("  latency %-24s x1        x%.4g: launch %s -> %s, NVLink hop %s -> %s, network hop "
+           "%s -> %s (tree keys alike)\n",
+           proto_names[p], f->after[k], l0, l1, n0, n1, w0, w1);
+  }
+  printf("rms of ln(fitted / measured time) over every row: %.4f before, %.4f after\n",
+         f->rms_before, f->rms_after);
+  printf("written      %s: fabsim run %s, or over another scenario with the --set arguments "
+         "in its header\n",
+         written, written);
+}
+
+int cli_cmd_calibrate(int argc, char **argv) {
+  cal_args a = {0};
+  cal_run *runs = NULL;
+  int nread = 0;
+  cal_fit fit = {0};
+  bool have_fit = false;
+  char *frag = NULL;
+  sim_error err = {0};
+  int rc = parse_args(&a, argc, argv);
+  if (rc != CLI_OK) goto out;
+  runs = sim_calloc((size_t)a.nfiles, sizeof *runs);
+  for (; nread < a.nfiles; nread++)
+    if (cal_nccltests_read(&runs[nread], a.files[nread], &err) != SIM_OK) {
+      cli_error(err.msg);
+      rc = CLI_BAD_INPUT;
+      goto out;
+    }
+  cal_base base = {.path = a.base, .sets = a.sets, .nsets = a.nsets};
+  if (cal_fit_run(&fit, &base, runs, (size_t)nread, &err) != SIM_OK) {
+    cli_error(err.msg);
+    rc = CLI_BAD_INPUT; /* the base, a key, a file fabsim cannot model */
+    goto out;
+  }
+  have_fit = true;
+  char inputs[1024];
+  int used = snprintf(inputs, sizeof inputs, "%s", a.base ? a.base : "fabsim's defaults");
+  for (int i = 0; i < a.nsets && used < (int)sizeof inputs; i++)
+    used += snprintf(inputs + used, sizeof inputs - (size_t)used, " --set %s", a.sets[i]);
+  if (fit.gpu[0] && used < (int)sizeof inputs)
+    snprintf(inputs + used, sizeof inputs - (size_t)used, ", cluster.gpu %s from the files",
+             fit.gpu);
+  frag = cal_fit_fragment(&fit, inputs);
+  if (sim_write_file_atomic(a.output, frag, strlen(frag), &err) != SIM_OK) {
+    cli_error(err.msg);
+    rc = CLI_FAILED;
+    goto out;
+  }
+  if (a.json) {
+    json_t *o = result_json(&fit, a.output);
+    char *text = out_json_text(o);
+    puts(text);
+    free(text);
+    json_decref(o);
+  } else {
+    print_result(&fit, a.output);
+  }
+out:
+  sim_free(frag);
+  if (have_fit) cal_fit_free(&fit);
+  for (int i = 0; i < nread; i++) cal_run_free(&runs[i]);
+  sim_free(runs);
+  sim_free(a.files);
+  sim_free(a.sets);
+  return rc < 0 ? CLI_OK : rc;
+}

@@ -30,7 +30,7 @@ enum {
 #define EX_FWD_OPS 60000000000ull   /* num_ops of the forward node */
 #define EX_BWD_OPS 120000000000ull
 #define EX_OPT_OPS 1000000000ull
-#define EX_TENSOR_BYTES (1ull << 30) /* tensor_size of each compute node */
+#define EX_TENSOR_BYTES (64ull << 20) /* tensor_size of each compute node */
 
 /* Rank r's trace as Chakra ET bytes (sim_free). */
 static inline uint8_t *ex_trace(uint32_t r, size_t *len) {

@@ -48,13 +48,13 @@ static int frame(const char *name, const uint8_t *data, size_t len, size_t *pos,
   int rc = trc__varint(data, len, pos, &n);
   if (rc == -1)
     return sim_fail(err, SIM_EINVAL, "%s: byte %zu: truncated: the file ends inside the length "
-                    "of the %s message", name, at, what);
+                    "of the %s", name, at, what);
   if (rc == -2)
-    return sim_fail(err, SIM_EINVAL, "%s: byte %zu: bad length of the %s message: a varint "
-                    "longer than 10 bytes (not a Chakra ET stream?)", name, at, what);
+    return sim_fail(err, SIM_EINVAL, "%s: byte %zu: bad length of the %s: a varint longer "
+                    "than 10 bytes (not a Chakra ET stream?)", name, at, what);
   if (n > len - *pos)
-    return sim_fail(err, SIM_EINVAL, "%s: byte %zu: truncated: the %s message needs %llu bytes, "
-                    "the file has %zu left", name, at, what, (unsigned long long)n, len - *pos);
+    return sim_fail(err, SIM_EINVAL, "%s: byte %zu: truncated: the %s needs %llu bytes, the "
+                    "file has %zu left", name, at, what, (unsigned long long)n, len - *pos);
   *msg = data + *pos;
   *mlen = (size_t)n;
   *pos += (size_t)n;
@@ -174,12 +174,13 @@ static int node_kind(int type, trc_kind *k) {
 /* Decode one Node message into t->nodes[t->n]; its dependency ids go to
  * *ids (grown), *nids of them. */
 static int parse_node(trc_trace *t, size_t *pgcap, const uint8_t *msg, size_t mlen, size_t at,
-                      uint64_t **ids, size_t *idcap, size_t *nids, sim_error *err) {
+                      const char *what, uint64_t **ids, size_t *idcap, size_t *nids,
+                      sim_error *err) {
   node_ctx c = {t->name, at, 0};
   ChakraProtoMsg__Node *m = chakra_proto_msg__node__unpack(NULL, mlen, msg);
   if (!m)
-    return sim_fail(err, SIM_EINVAL, "%s: byte %zu: the message after node %u is not a valid "
-                    "Chakra Node (corrupt or truncated protobuf)", t->name, at, t->n);
+    return sim_fail(err, SIM_EINVAL, "%s: byte %zu: the %s is not a valid Chakra Node (corrupt "
+                    "protobuf)", t->name, at, what);
   int rc = SIM_OK;
   c.id = m->id;
   trc_node *x = &t->nodes[t->n];
@@ -371,7 +372,8 @@ int trc_parse(trc_trace *out, const char *name, const uint8_t *data, size_t len,
                   "GlobalMetadata message", name);
     goto err;
   }
-  if ((rc = frame(name, data, len, &pos, "GlobalMetadata", &msg, &mlen, err)) != SIM_OK) goto err;
+  if ((rc = frame(name, data, len, &pos, "GlobalMetadata message", &msg, &mlen, err)) != SIM_OK)
+    goto err;
   ChakraProtoMsg__GlobalMetadata *gm = chakra_proto_msg__global_metadata__unpack(NULL, mlen, msg);
   if (!gm) {
     rc = sim_fail(err, SIM_EINVAL, "%s: byte 0: the first message is not a valid Chakra "
@@ -386,12 +388,14 @@ int trc_parse(trc_trace *out, const char *name, const uint8_t *data, size_t len,
       rc = sim_fail(err, SIM_EINVAL, "%s: byte %zu: more than 2^32 nodes", name, at);
       goto err;
     }
-    char what[48];
-    snprintf(what, sizeof what, "node after %u", out->n);
-    if ((rc = frame(name, data, len, &pos, out->n ? what : "first Node", &msg, &mlen, err)) != SIM_OK)
-      goto err;
+    char what[64] = "first Node message";
+    if (out->n)
+      snprintf(what, sizeof what, "Node message after node %llu",
+               (unsigned long long)out->nodes[out->n - 1].id);
+    if ((rc = frame(name, data, len, &pos, what, &msg, &mlen, err)) != SIM_OK) goto err;
     sim_grow((void **)&out->nodes, &cap, (size_t)out->n + 1, sizeof *out->nodes);
-    if ((rc = parse_node(out, &pgcap, msg, mlen, at, &ids, &idcap, &nids, err)) != SIM_OK) goto err;
+    if ((rc = parse_node(out, &pgcap, msg, mlen, at, what, &ids, &idcap, &nids, err)) != SIM_OK)
+      goto err;
   }
   if ((rc = resolve_deps(out, ids, err)) != SIM_OK) goto err;
   if ((rc = order_nodes(out, err)) != SIM_OK) goto err;

@@ -32,10 +32,9 @@ enum {
 #define EX_OPT_OPS 1000000000ull
 #define EX_TENSOR_BYTES (64ull << 20) /* tensor_size of each compute node */
 
-/* Rank r's trace as Chakra ET bytes (sim_free). */
-static inline uint8_t *ex_trace(uint32_t r, size_t *len) {
+/* Rank r's nodes (at most 6) into n; returns how many. */
+static inline size_t ex_nodes(uint32_t r, trc_write_node *n) {
   static const uint64_t d1[] = {1}, d2[] = {2}, d3[] = {3}, d4[] = {4}, d5[] = {5};
-  trc_write_node n[6];
   size_t k = 0;
   n[k++] = (trc_write_node){.id = 1, .name = "forward", .kind = TRC_COMPUTE,
                             .duration_us = r == 3 ? EX_FWD_SLOW_US : EX_FWD_US,
@@ -61,6 +60,13 @@ static inline uint8_t *ex_trace(uint32_t r, size_t *len) {
                             .tensor_size = EX_TENSOR_BYTES,
                             .deps = p2p ? d5 : ag ? d4 : d3,
                             .ndeps = 1};
+  return k;
+}
+
+/* Rank r's trace as Chakra ET bytes (sim_free). */
+static inline uint8_t *ex_trace(uint32_t r, size_t *len) {
+  trc_write_node n[6];
+  size_t k = ex_nodes(r, n);
   return trc_write("0.0.4", n, k, len);
 }
 #endif

@@ -46,9 +46,15 @@ static trc_set *example_set(const uint32_t *rank_trace, uint32_t ntraces) {
   return s;
 }
 
+/* The scenario's fidelity (analytic or flow). */
+static be_backend *backend(sim_ctx *sim, const fixture *f) {
+  return f->cfg.simulation.fidelity == CFG_FIDELITY_FLOW ? be_flow_create(sim, f->t, &f->cfg)
+                                                         : be_analytic_create(sim, f->t, &f->cfg);
+}
+
 static void run_set(const fixture *f, const trc_set *s, trc_result *out) {
   sim_ctx *sim = sim_create(1);
-  be_backend *b = be_analytic_create(sim, f->t, &f->cfg);
+  be_backend *b = backend(sim, f);
   trc_runner *r;
   sim_error err = {0};
   if (trc_runner_create(&r, s, &f->cfg, f->doc, f->t, b, &err) != SIM_OK) fail_msg("%s", err.msg);
@@ -74,7 +80,7 @@ static simtime_ps alone_coll(const fixture *f, cfg_coll_op op, uint64_t bytes, u
   sim_error err = {0};
   if (coll_plan_build(&p, f->t, &spec, &err) != SIM_OK) fail_msg("%s", err.msg);
   sim_ctx *sim = sim_create(1);
-  be_backend *b = be_analytic_create(sim, f->t, &f->cfg);
+  be_backend *b = backend(sim, f);
   coll_exec e;
   coll_exec_start(&e, b, &p, NULL, NULL);
   ev_run(sim, SIM_TIME_MAX);
@@ -86,11 +92,16 @@ static simtime_ps alone_coll(const fixture *f, cfg_coll_op op, uint64_t bytes, u
   return t;
 }
 
+static void fail_contains(const char *msg, const char *want) {
+  print_message("  %s\n", msg);
+  if (!strstr(msg, want)) fail_msg("'%s' not in: %s", want, msg);
+}
+
 static void xfer_done(sim_ctx *sim, void *ctx) { *(simtime_ps *)ctx = sim_now(sim); }
 
 static simtime_ps alone_xfer(const fixture *f, uint32_t src, uint32_t dst, uint64_t bytes) {
   sim_ctx *sim = sim_create(1);
-  be_backend *b = be_analytic_create(sim, f->t, &f->cfg);
+  be_backend *b = backend(sim, f);
   be_xfer x = {src, dst, bytes, sim_hash_u64(0), 0};
   simtime_ps end = 0;
   be_submit_phase(b, &x, 1, 1, xfer_done, &end);
@@ -102,10 +113,13 @@ static simtime_ps alone_xfer(const fixture *f, uint32_t src, uint32_t dst, uint6
 
 static const uint32_t per_rank[EX_RANKS] = {0, 1, 2, 3, 4, 5, 6, 7};
 
+/* state: the fidelity */
 static void test_closed_form(void **state) {
-  (void)state;
+  const char *sets[7];
+  memcpy(sets, base_sets, sizeof base_sets);
+  sets[5] = *state;
   fixture f;
-  load(&f, base_sets, 6);
+  load(&f, sets, 6);
   trc_set *s = example_set(per_rank, EX_RANKS);
   assert_int_equal(s->ngroups, 2);
   assert_int_equal(s->ninstances, 2);
@@ -198,6 +212,62 @@ static uint8_t *slurp(const char *path, size_t *len) {
   return b;
 }
 
+static void reduce_instead(trc_write_node *n) { n[1].comm_type = TRC_REDUCE; }
+
+/* A REDUCE (no fabsim collective) is refused when the run is planned, at the
+ * key, naming the file and node; a host op (is_cpu_op) runs beside the
+ * compute stream. */
+static void test_unmodelled(void **state) {
+  (void)state;
+  fixture f;
+  load(&f, base_sets, 6);
+  trc_trace *tr = sim_calloc(EX_RANKS, sizeof *tr);
+  for (uint32_t r = 0; r < EX_RANKS; r++) {
+    trc_write_node n[6];
+    size_t k = ex_nodes(r, n), len;
+    reduce_instead(n);
+    uint8_t *buf = trc_write("0.0.4", n, k, &len);
+    sim_error err = {0};
+    if (trc_parse(&tr[r], "et.x.et", buf, len, &err) != SIM_OK) fail_msg("%s", err.msg);
+    sim_free(buf);
+  }
+  trc_set *s;
+  sim_error err = {0};
+  if (trc_set_create(&s, tr, EX_RANKS, per_rank, EX_RANKS, &err) != SIM_OK) fail_msg("%s", err.msg);
+  sim_ctx *sim = sim_create(1);
+  be_backend *b = be_analytic_create(sim, f.t, &f.cfg);
+  trc_runner *r = NULL;
+  assert_int_equal(trc_runner_create(&r, s, &f.cfg, f.doc, f.t, b, &err), SIM_ECONFIG);
+  assert_null(r);
+  fail_contains(err.msg, "workload.trace.path: et.x.et: byte 78, node 2: a REDUCE collective, "
+                "which fabsim does not model");
+  be_destroy(b);
+  sim_destroy(sim);
+  trc_set_free(s);
+  /* one rank: a 30 us host op and a 20 us compute node, both from the start,
+   * then 10 us of compute after both: 40 us, 30 of them computing */
+  static const uint64_t d12[] = {1, 2};
+  trc_write_node h[3] = {{.id = 1, .kind = TRC_HOST, .duration_us = 30},
+                         {.id = 2, .kind = TRC_COMPUTE, .duration_us = 20},
+                         {.id = 3, .kind = TRC_COMPUTE, .duration_us = 10, .deps = d12, .ndeps = 2}};
+  size_t len;
+  uint8_t *buf = trc_write("0.0.4", h, 3, &len);
+  trc_trace *one = sim_calloc(1, sizeof *one);
+  if (trc_parse(one, "host.et", buf, len, &err) != SIM_OK) fail_msg("%s", err.msg);
+  sim_free(buf);
+  assert_int_equal(one->nodes[0].kind, TRC_HOST);
+  static const uint32_t zero[1] = {0};
+  if (trc_set_create(&s, one, 1, zero, 1, &err) != SIM_OK) fail_msg("%s", err.msg);
+  trc_result res;
+  run_set(&f, s, &res);
+  assert_int_equal(res.time_ps, 40000000);
+  assert_float_equal(res.ranks[0].compute_s, 30e-6, 1e-15);
+  assert_float_equal(res.ranks[0].idle_s, 10e-6, 1e-15);
+  trc_result_free(&res);
+  trc_set_free(s);
+  unload(&f);
+}
+
 /* examples/traces/ holds exactly what the generator writes. */
 static void test_checked_in(void **state) {
   (void)state;
@@ -273,7 +343,9 @@ static void test_cli(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_closed_form), cmocka_unit_test(test_roofline),
+      cmocka_unit_test_prestate(test_closed_form, "simulation.fidelity=analytic"),
+      cmocka_unit_test_prestate(test_closed_form, "simulation.fidelity=flow"),
+      cmocka_unit_test(test_roofline), cmocka_unit_test(test_unmodelled),
       cmocka_unit_test(test_classes),     cmocka_unit_test(test_checked_in),
       cmocka_unit_test(test_cli),
   };

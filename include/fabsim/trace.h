@@ -86,8 +86,8 @@ typedef struct trc_node {
   uint32_t call;          /* collective: k-th of its group in file order; send,
                              recv: k-th point-to-point node of the file */
   uint32_t ndeps;
-  uint32_t *deps;         /* indices into trc_trace.nodes, each < this node's
-                             position in topological order (see order) */
+  uint32_t *deps;         /* its data_deps as indices into trc_trace.nodes,
+                             ascending, each once */
 } trc_node;
 
 /* One parsed file. */

@@ -112,6 +112,7 @@ static int node_times(trc_runner *r, const cfg_scenario *cfg, const cfg_doc *doc
   for (uint32_t k = 0; k < s->ntraces; k++) {
     const trc_trace *t = &s->traces[k];
     r->node_ps[k] = sim_calloc(t->n ? t->n : 1, sizeof **r->node_ps);
+    simtime_ps total = 0; /* every node's time: a bound on the rank's critical path's compute */
     for (uint32_t i = 0; i < t->n; i++) {
       const trc_node *x = &t->nodes[i];
       if (x->kind != TRC_COMPUTE && x->kind != TRC_MEM && x->kind != TRC_HOST) continue;
@@ -128,6 +129,12 @@ static int node_times(trc_runner *r, const cfg_scenario *cfg, const cfg_doc *doc
         d = secs_ps(a > m ? a : m);
       }
       r->node_ps[k][i] = d;
+      if ((total += d) >= WL_HORIZON_PS)
+        return cfg_fail_at(doc, "workload.trace.path", err, "%s: byte %llu, node %llu: the "
+                           "nodes' durations up to here add up past the horizon of simulated "
+                           "time, %.4g s (2^62 ps); allowed: less", t->name,
+                           (unsigned long long)x->offset, (unsigned long long)x->id,
+                           sim_ps_to_s(WL_HORIZON_PS));
     }
   }
   return SIM_OK;

@@ -266,6 +266,30 @@ static void test_unmodelled(void **state) {
   assert_float_equal(res.ranks[0].idle_s, 10e-6, 1e-15);
   trc_result_free(&res);
   trc_set_free(s);
+  /* times past the horizon of simulated time (2^62 ps, 4.61e12 us) */
+  static const uint64_t d1[] = {1};
+  trc_write_node big[2] = {{.id = 1, .kind = TRC_COMPUTE, .duration_us = 3000000000000ull},
+                           {.id = 2, .kind = TRC_COMPUTE, .duration_us = 3000000000000ull,
+                            .deps = d1, .ndeps = 1}};
+  const char *want[2] = {"node 1: duration_micros 5000000000000; allowed: at most 4611686018427",
+                         "node 2: the nodes' durations up to here add up past the horizon"};
+  for (int c = 0; c < 2; c++) {
+    if (c == 0) big[0].duration_us = 5000000000000ull;
+    else big[0].duration_us = 3000000000000ull;
+    buf = trc_write("0.0.4", big, 2, &len);
+    one = sim_calloc(1, sizeof *one);
+    if (trc_parse(one, "big.et", buf, len, &err) != SIM_OK) fail_msg("%s", err.msg);
+    sim_free(buf);
+    if (trc_set_create(&s, one, 1, zero, 1, &err) != SIM_OK) fail_msg("%s", err.msg);
+    sim = sim_create(1);
+    b = be_analytic_create(sim, f.t, &f.cfg);
+    r = NULL;
+    assert_int_equal(trc_runner_create(&r, s, &f.cfg, f.doc, f.t, b, &err), SIM_ECONFIG);
+    fail_contains(err.msg, want[c]);
+    be_destroy(b);
+    sim_destroy(sim);
+    trc_set_free(s);
+  }
   unload(&f);
 }
 

@@ -170,7 +170,8 @@ typedef struct trc_set {
  * failure). rank_trace[r] < ntraces for each rank. Errors: SIM_EINVAL naming
  * the ranks and nodes that disagree (a collective's count, comm_type or
  * comm_size over its group; a send with no matching recv or sizes that
- * differ; a peer out of range). */
+ * differ; a peer out of range; a cross-rank deadlock, found by playing the
+ * runner's rules without time: O(nodes over ranks + deps)). */
 int trc_set_create(trc_set **out, trc_trace *traces, uint32_t ntraces, const uint32_t *rank_trace,
                    uint32_t nranks, sim_error *err);
 void trc_set_free(trc_set *s);

@@ -201,6 +201,121 @@ done:
   return rc;
 }
 
+/* Would every node run? The runner's rules without time (a call completes
+ * when all members reached it, a pair when both sides did), as a worklist
+ * over all ranks' nodes. A node left over waits forever: a cross-rank
+ * deadlock (rank 0 in an AllReduce that rank 1 reaches only after a recv
+ * from rank 0's later send). O(nodes over ranks + deps). */
+typedef struct dl_state {
+  const trc_set *s;
+  uint32_t **left;    /* per rank, per node: deps not done */
+  uint32_t *arrived;  /* per call, then per pair */
+  uint64_t *stack;    /* rank << 32 | node: done, children to release */
+  size_t n, cap;
+} dl_state;
+
+static void dl_done(dl_state *d, uint32_t r, uint32_t i) {
+  sim_grow((void **)&d->stack, &d->cap, d->n + 1, sizeof *d->stack);
+  d->stack[d->n++] = (uint64_t)r << 32 | i;
+}
+
+static void dl_ready(dl_state *d, uint32_t r, uint32_t i) {
+  const trc_set *s = d->s;
+  uint32_t k = s->rank_trace[r];
+  const trc_trace *t = &s->traces[k];
+  const trc_node *x = &t->nodes[i];
+  if (x->kind == TRC_COLL) {
+    uint32_t gi = s->pg_group[k][x->pg == TRC_NO_GROUP ? t->npg : x->pg];
+    const trc_group *g = &s->groups[gi];
+    if (++d->arrived[g->first + x->call] < g->nranks) return;
+    for (uint32_t m = 0; m < g->nranks; m++) {
+      uint32_t q = g->ranks[m], kq = s->rank_trace[q], p = 0;
+      const trc_trace *tq = &s->traces[kq];
+      while (s->pg_group[kq][p] != gi) p++;
+      dl_done(d, q, tq->call_nodes[tq->call_start[p] + x->call]);
+    }
+  } else if (x->kind == TRC_SEND || x->kind == TRC_RECV) {
+    uint32_t pi = s->rank_pair[r][x->call];
+    if (++d->arrived[s->ninstances + pi] < 2) return;
+    dl_done(d, s->pairs[pi].src, s->pairs[pi].send_node);
+    dl_done(d, s->pairs[pi].dst, s->pairs[pi].recv_node);
+  } else {
+    dl_done(d, r, i);
+  }
+}
+
+/* What node i of rank r waits for, for the deadlock message. */
+static size_t dl_describe(const dl_state *d, uint32_t r, uint32_t i, char *buf, size_t cap) {
+  const trc_set *s = d->s;
+  uint32_t k = s->rank_trace[r];
+  const trc_trace *t = &s->traces[k];
+  const trc_node *x = &t->nodes[i];
+  char lab[96];
+  if (x->kind == TRC_COLL) {
+    const trc_group *g = &s->groups[s->pg_group[k][x->pg == TRC_NO_GROUP ? t->npg : x->pg]];
+    snprintf(lab, sizeof lab, g->name[0] ? "\"%s\"" : "the default group%s", g->name);
+    return (size_t)snprintf(buf, cap, "rank %u (%s) waits at node %llu (%s, call %u of %s: %u "
+                            "of %u ranks reach it)", r, t->name, (unsigned long long)x->id,
+                            trc_comm_type_name(x->comm_type), x->call, lab,
+                            d->arrived[g->first + x->call], g->nranks);
+  }
+  const trc_pair *p = &s->pairs[s->rank_pair[r][x->call]];
+  return (size_t)snprintf(buf, cap, "rank %u (%s) waits at node %llu (%s rank %u, whose %s "
+                          "never starts)", r, t->name, (unsigned long long)x->id,
+                          x->kind == TRC_SEND ? "send to" : "recv from",
+                          x->kind == TRC_SEND ? p->dst : p->src,
+                          x->kind == TRC_SEND ? "recv" : "send");
+}
+
+static int check_deadlock(const trc_set *s, sim_error *err) {
+  dl_state d = {.s = s};
+  uint64_t total = 0, done = 0;
+  int rc = SIM_OK;
+  d.left = sim_calloc(s->nranks ? s->nranks : 1, sizeof *d.left);
+  d.arrived = sim_calloc((size_t)s->ninstances + s->npairs + 1, sizeof *d.arrived);
+  for (uint32_t r = 0; r < s->nranks; r++) {
+    const trc_trace *t = &s->traces[s->rank_trace[r]];
+    d.left[r] = sim_malloc((t->n ? t->n : 1) * sizeof **d.left);
+    for (uint32_t i = 0; i < t->n; i++) d.left[r][i] = t->nodes[i].ndeps;
+    total += t->n;
+  }
+  for (uint32_t r = 0; r < s->nranks; r++) {
+    const trc_trace *t = &s->traces[s->rank_trace[r]];
+    for (uint32_t i = 0; i < t->n; i++)
+      if (!t->nodes[i].ndeps) dl_ready(&d, r, i);
+  }
+  while (d.n) {
+    uint64_t v = d.stack[--d.n];
+    uint32_t r = (uint32_t)(v >> 32), i = (uint32_t)v;
+    const trc_trace *t = &s->traces[s->rank_trace[r]];
+    done++;
+    for (uint32_t c = t->child_start[i]; c < t->child_start[i + 1]; c++)
+      if (--d.left[r][t->children[c]] == 0) dl_ready(&d, r, t->children[c]);
+  }
+  if (done < total) { /* the stuck nodes whose own dependencies are done */
+    char msg[640];
+    size_t used = 0;
+    int shown = 0;
+    for (uint32_t r = 0; r < s->nranks && shown < 3; r++) {
+      const trc_trace *t = &s->traces[s->rank_trace[r]];
+      for (uint32_t i = 0; i < t->n && shown < 3; i++) {
+        trc_kind kd = t->nodes[i].kind;
+        if (d.left[r][i] || (kd != TRC_COLL && kd != TRC_SEND && kd != TRC_RECV)) continue;
+        if (shown++) used += (size_t)snprintf(msg + used, used < sizeof msg ? sizeof msg - used : 0, "; ");
+        if (used < sizeof msg) used += dl_describe(&d, r, i, msg + used, sizeof msg - used);
+      }
+    }
+    rc = sim_fail(err, SIM_EINVAL, "deadlock: %llu of %llu nodes over the ranks can never run: "
+                  "%s", (unsigned long long)(total - done),
+                  (unsigned long long)total, shown ? msg : "(no node waits at a call)");
+  }
+  for (uint32_t r = 0; r < s->nranks; r++) sim_free(d.left[r]);
+  sim_free(d.left);
+  sim_free(d.arrived);
+  sim_free(d.stack);
+  return rc;
+}
+
 int trc_set_create(trc_set **out, trc_trace *traces, uint32_t ntraces, const uint32_t *rank_trace,
                    uint32_t nranks, sim_error *err) {
   trc_set *s = sim_calloc(1, sizeof *s);
@@ -211,6 +326,7 @@ int trc_set_create(trc_set **out, trc_trace *traces, uint32_t ntraces, const uin
   memcpy(s->rank_trace, rank_trace, nranks * sizeof *s->rank_trace);
   int rc = match_groups(s, err);
   if (rc == SIM_OK) rc = match_p2p(s, err);
+  if (rc == SIM_OK) rc = check_deadlock(s, err);
   if (rc != SIM_OK) {
     trc_set_free(s);
     s = NULL;

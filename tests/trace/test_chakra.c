@@ -208,6 +208,36 @@ static void test_matching(void **state) {
   set_fails(0, send_far, "rank 0 sends to rank 8; allowed: another rank of the job, 0..7", NULL);
 }
 
+/* Rank 0 reaches the AllReduce before its send, rank 1 only after the recv:
+ * neither can go on. */
+static void test_deadlock(void **state) {
+  (void)state;
+  static const uint64_t d1[] = {1};
+  trc_write_node a[2] = {{.id = 1, .kind = TRC_COLL, .comm_type = TRC_ALL_REDUCE, .bytes = 64},
+                         {.id = 2, .kind = TRC_SEND, .bytes = 8, .peer = 1, .deps = d1, .ndeps = 1}};
+  trc_write_node b[2] = {{.id = 1, .kind = TRC_RECV, .bytes = 8, .peer = 0},
+                         {.id = 2, .kind = TRC_COLL, .comm_type = TRC_ALL_REDUCE, .bytes = 64,
+                          .deps = d1, .ndeps = 1}};
+  trc_trace *tr = sim_calloc(2, sizeof *tr);
+  const trc_write_node *w[2] = {a, b};
+  for (int r = 0; r < 2; r++) {
+    size_t len;
+    uint8_t *buf = trc_write("0.0.4", w[r], 2, &len);
+    sim_error err = {0};
+    if (trc_parse(&tr[r], r ? "b.et" : "a.et", buf, len, &err) != SIM_OK) fail_msg("%s", err.msg);
+    sim_free(buf);
+  }
+  static const uint32_t rt[2] = {0, 1};
+  trc_set *s;
+  sim_error err = {0};
+  assert_int_equal(trc_set_create(&s, tr, 2, rt, 2, &err), SIM_EINVAL);
+  print_message("  %s\n", err.msg);
+  assert_non_null(strstr(err.msg, "deadlock: 4 of 4 nodes over the ranks can never run: rank 0 "
+                         "(a.et) waits at node 1 (ALL_REDUCE, call 0 of the default group: 1 of "
+                         "2 ranks reach it); rank 1 (b.et) waits at node 1 (recv from rank 0, "
+                         "whose send never starts)"));
+}
+
 /* trc_load: files by pattern relative to the scenario, classes, a missing rank. */
 static void test_load(void **state) {
   (void)state;
@@ -267,7 +297,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_reads_example), cmocka_unit_test(test_framing),
       cmocka_unit_test(test_graph),         cmocka_unit_test(test_matching),
-      cmocka_unit_test(test_load),
+      cmocka_unit_test(test_load),          cmocka_unit_test(test_deadlock),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

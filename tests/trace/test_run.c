@@ -362,6 +362,18 @@ static void test_cli(void **state) {
   snprintf(args, sizeof args, "--set output.dir=%s/3 --set workload.trace.ranks=9", dir);
   assert_int_equal(run_cli(args, out, sizeof out), 2);
   assert_non_null(strstr(out, "workload.trace.ranks"));
+  /* a truncated rank file: exit 2 at the key, with the file and byte */
+  const char *src = getenv("FABSIM_SOURCE_DIR");
+  snprintf(args, sizeof args, "mkdir -p %s/tr && cp %s/examples/traces/*.et %s/tr/ && truncate -s "
+           "-2 %s/tr/et.3.et", dir, src, dir, dir);
+  assert_int_equal(system(args), 0);
+  snprintf(args, sizeof args, "--set output.dir=%s/4 --set workload.trace.path=%s/tr/et.%%d.et",
+           dir, dir);
+  assert_int_equal(run_cli(args, out, sizeof out), 2);
+  print_message("  %s", out);
+  assert_non_null(strstr(out, "workload.trace.path: rank 3: "));
+  assert_non_null(strstr(out, "tr/et.3.et: byte "));
+  assert_non_null(strstr(out, "truncated: the Node message after node 4 needs"));
   snprintf(args, sizeof args, "rm -rf %s", dir);
   assert_int_equal(system(args), 0);
 }

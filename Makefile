@@ -3,7 +3,7 @@
 
 DEBIAN_PACKAGES := build-essential cmake pkg-config libyaml-dev libjansson-dev libcmocka-dev jq \
                    clang libclang-rt-14-dev libsqlite3-dev sqlite3 chromium nodejs groff-base \
-                   openmpi-bin libopenmpi-dev
+                   openmpi-bin libopenmpi-dev libprotobuf-c-dev protobuf-c-compiler
 # With Open MPI present the parallel engine is built and ctest runs its MPI
 # tests under mpirun (1, 2 and 4 ranks, oversubscribed); without it
 # (cmake -DFABSIM_MPI=OFF, or no MPI found) everything else builds and tests.
@@ -14,6 +14,7 @@ JOBS        ?= $(shell nproc 2>/dev/null || echo 2)
 SCENARIO    ?= examples/default.yaml
 FUZZ_SECONDS ?= 30
 FUZZ_NCCLTESTS_SECONDS ?= 15
+FUZZ_CHAKRA_SECONDS ?= 15
 
 .PHONY: all deps build run test test-release test-asan fuzz-smoke bench validate clean install
 
@@ -58,17 +59,21 @@ test-asan: deps
 	cd $(BUILD_ASAN) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest --output-on-failure -j $(JOBS)
 
-# Coverage-guided fuzzing of the parsers (scenario, nccl-tests output) for a bounded time.
+# Coverage-guided fuzzing of the parsers (scenario, nccl-tests output, Chakra
+# execution traces) for a bounded time.
 fuzz-smoke: deps
 	CC=clang cmake -S . -B $(BUILD_FUZZ) -DCMAKE_BUILD_TYPE=Debug -DFABSIM_FUZZ=ON -DFABSIM_TESTS=OFF >/dev/null
-	cmake --build $(BUILD_FUZZ) -j $(JOBS) --target fuzz_scenario fuzz_nccltests
-	mkdir -p $(BUILD_FUZZ)/corpus $(BUILD_FUZZ)/corpus_nccltests
+	cmake --build $(BUILD_FUZZ) -j $(JOBS) --target fuzz_scenario fuzz_nccltests fuzz_chakra
+	mkdir -p $(BUILD_FUZZ)/corpus $(BUILD_FUZZ)/corpus_nccltests $(BUILD_FUZZ)/corpus_chakra
 	cp examples/*.yaml fuzz/corpus/* $(BUILD_FUZZ)/corpus/ 2>/dev/null || true
 	cp examples/nccl-tests/* fuzz/corpus_nccltests/* $(BUILD_FUZZ)/corpus_nccltests/
 	./$(BUILD_FUZZ)/fuzz_scenario -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
 	  -print_final_stats=1 $(BUILD_FUZZ)/corpus
 	./$(BUILD_FUZZ)/fuzz_nccltests -max_total_time=$(FUZZ_NCCLTESTS_SECONDS) -timeout=10 \
 	  -rss_limit_mb=2048 -print_final_stats=1 $(BUILD_FUZZ)/corpus_nccltests
+	cp examples/traces/* fuzz/corpus_chakra/* $(BUILD_FUZZ)/corpus_chakra/
+	./$(BUILD_FUZZ)/fuzz_chakra -max_total_time=$(FUZZ_CHAKRA_SECONDS) -timeout=10 \
+	  -rss_limit_mb=2048 -print_final_stats=1 $(BUILD_FUZZ)/corpus_chakra
 
 # The binary and its man page (fabsim.1) under PREFIX (default /usr/local).
 PREFIX ?= /usr/local

@@ -33,7 +33,14 @@ typedef enum { CFG_COST_LIST, CFG_COST_DEEPSEEK_V3 } cfg_cost_model;
  * MPI launcher, else sequential. */
 typedef enum { CFG_ENGINE_AUTO, CFG_ENGINE_SEQUENTIAL, CFG_ENGINE_PARALLEL } cfg_engine;
 typedef enum { CFG_GPU_H100, CFG_GPU_H800, CFG_GPU_A100, CFG_GPU_B200 } cfg_gpu;
-typedef enum { CFG_WORKLOAD_COLLECTIVE, CFG_WORKLOAD_TRAFFIC, CFG_WORKLOAD_TRAINING } cfg_workload_kind;
+typedef enum {
+  CFG_WORKLOAD_COLLECTIVE,
+  CFG_WORKLOAD_TRAFFIC,
+  CFG_WORKLOAD_TRAINING,
+  CFG_WORKLOAD_TRACE /* Chakra execution traces (fabsim/trace.h) */
+} cfg_workload_kind;
+/* workload.trace.compute: a compute node's time */
+typedef enum { CFG_TRACE_RECORDED, CFG_TRACE_ROOFLINE } cfg_trace_compute;
 typedef enum { CFG_PRECISION_FP32, CFG_PRECISION_BF16, CFG_PRECISION_FP16, CFG_PRECISION_FP8 } cfg_precision;
 typedef enum { CFG_OPTIMIZER_ADAM, CFG_OPTIMIZER_SGD } cfg_optimizer;
 typedef enum { CFG_RECOMPUTE_NONE, CFG_RECOMPUTE_SELECTIVE, CFG_RECOMPUTE_FULL } cfg_recompute;
@@ -282,6 +289,12 @@ typedef struct cfg_scenario {
     bool grad_overlap;
     cfg_comm_model comm_model;
     uint32_t steps;           /* training steps fabsim run simulates */
+    struct {                  /* workload.kind trace: Chakra ET files */
+      char *path;             /* owned; "%d" -> the rank; "none" */
+      uint32_t ranks;         /* 0 = every GPU */
+      char *classes;          /* owned; "FIRST-LAST:FILE,...", or "none" */
+      cfg_trace_compute compute;
+    } trace;
   } workload;
   struct {
     uint64_t seed;

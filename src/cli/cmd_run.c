@@ -13,6 +13,7 @@
 #include "fabsim/coll.h"
 #include "fabsim/fault.h"
 #include "fabsim/pdes.h"
+#include "fabsim/trace.h"
 #include "fabsim/out.h"
 #include "net/net_tel.h"
 
@@ -20,7 +21,8 @@ static const char run_help[] =
     "usage: fabsim run [SCENARIO.yaml] [--set KEY=VALUE]... [--json] [--quiet]\n"
     "\n"
     "Simulate the scenario's workload (workload.kind: a collective, synthetic\n"
-    "traffic or a training step) on its cluster at the chosen fidelity\n"
+    "traffic, a training step or Chakra execution traces) on its cluster at the\n"
+    "chosen fidelity\n"
     "(simulation.fidelity: analytic, flow or packet) and print a summary.\n"
     "\n"
     "  SCENARIO.yaml      scenario file (optional: every key has a default)\n"
@@ -87,6 +89,8 @@ typedef struct run_result {
   bool have_first;
   be_failure_fn prev_failure; /* the listener before ours (the fault scheduler's log) */
   void *prev_failure_ctx;
+  const trc_set *trace_set;  /* workload.kind trace (src/trace): the traces and */
+  trc_result trace;          /* the run's figures */
 } run_result;
 
 /* The run's listener for failed transfers, ahead of the fault scheduler's
@@ -189,6 +193,8 @@ static json_t *summary_json(const cli_args *a, const cfg_scenario *cfg, const to
     json_object_set_new(o, "collectives", colls);
   } else if (cfg->workload.kind == CFG_WORKLOAD_TRAINING) {
     /* step, steps, failure, sdc, root_cause, power: cli_training_summary */
+  } else if (cfg->workload.kind == CFG_WORKLOAD_TRACE) {
+    json_object_set_new(o, "trace", trc_result_json(&r->trace, r->trace_set, cfg));
   } else {
     json_t *tr = json_object();
     json_object_set_new(tr, "pattern", json_string(cfg_traffic_pattern_name(cfg->workload.traffic.pattern)));
@@ -263,6 +269,8 @@ static void print_summary(const cfg_scenario *cfg, const topo *t, const run_resu
   } else if (cfg->workload.kind == CFG_WORKLOAD_TRAINING) {
     if (json_object_get(summary, "step")) cli_training_print(json_object_get(summary, "step"));
     cli_training_text(summary);
+  } else if (cfg->workload.kind == CFG_WORKLOAD_TRACE) {
+    trc_result_print(stdout, &r->trace, r->trace_set);
   } else {
     uint64_t flows = coll_plan_flows(&r->plan);
     printf("traffic      %s, %s flows of %s%s\n", cfg_traffic_pattern_name(cfg->workload.traffic.pattern),
@@ -367,6 +375,8 @@ int cli_cmd_run(int argc, char **argv) {
   flt_fault *faults = NULL;
   uint32_t nfaults = 0;
   flt_sched *fs = NULL;
+  trc_set *trs = NULL;
+  trc_runner *trr = NULL;
   memset(&r, 0, sizeof r);
   memset(&tr, 0, sizeof tr);
   cli_run_output ro = {0};
@@ -449,6 +459,14 @@ int cli_cmd_run(int argc, char **argv) {
   } else if (cfg.workload.kind == CFG_WORKLOAD_TRAINING) {
     if ((rc = cli_training_begin(&tr, &cfg, doc, t, be)) != CLI_OK) goto done;
     /* GPU faults: the fault scheduler calls tr.hooks (wl_job_hooks) at their times */
+  } else if (cfg.workload.kind == CFG_WORKLOAD_TRACE) { /* Chakra traces: read, matched, planned */
+    if (trc_load(&trs, &cfg, doc, topo_gpu_count(t), &err) != SIM_OK ||
+        trc_runner_create(&trr, trs, &cfg, doc, t, be, &err) != SIM_OK) {
+      cli_error(err.msg);
+      rc = CLI_BAD_INPUT;
+      goto done;
+    }
+    r.trace_set = trs;
   } else {
     coll_traffic_spec spec = {
         .pattern = cfg.workload.traffic.pattern,
@@ -494,13 +512,18 @@ int cli_cmd_run(int argc, char **argv) {
     if ((rc = cli_training_run(&tr, r.log, !a.quiet && isatty(STDERR_FILENO), &complete)) != CLI_OK)
       goto done;
   } else {
-    coll_exec_start(&r.exec, be, &r.plan, NULL, NULL);
+    if (trr) trc_runner_start(trr);
+    else coll_exec_start(&r.exec, be, &r.plan, NULL, NULL);
     out_progress prog = {.show = !a.quiet && isatty(STDERR_FILENO), /* ranks > 0: /dev/null */
                          .expected = cli_run_output_estimate(&r.plan, t, &cfg), .started = t0};
     complete = out_progress_run(sim, &prog) == SIM_OK; /* Ctrl-C: stop, finish the outputs */
   }
   if (!r.exec.finished) r.exec.end = sim_now(sim);
   if (r.exec.plan) coll_result_of(&r.exec, &r.res);
+  if (trr) {
+    trc_runner_result(trr, &r.trace);
+    r.res.time_s = r.trace.time_s;
+  }
   be->ops->stats(be, &r.net);   /* the parallel engine: collectives, then */
   net_tel_gather(ro.packet, sim_now(sim)); /* only rank 0 writes */
   be_parallel_info_get(inner, &r.par);
@@ -524,7 +547,7 @@ int cli_cmd_run(int argc, char **argv) {
     snprintf(detail, sizeof detail, "%llu transfer%s failed (the first gpu%u->gpu%u: %s): the %s "
              "did not deliver its data", (unsigned long long)r.failures, r.failures == 1 ? "" : "s",
              r.first.src_gpu, r.first.dst_gpu, r.have_first && r.first.cause ? r.first.cause : "unknown",
-             cfg.workload.kind == CFG_WORKLOAD_COLLECTIVE ? "collective" : "traffic");
+             cfg_workload_kind_name(cfg.workload.kind));
     cli_event_add(r.log, r.have_first ? sim_ps_to_s(r.first.at) : r.sim_time_s, "job", "job-failed",
                   detail);
   }
@@ -574,11 +597,14 @@ int cli_cmd_run(int argc, char **argv) {
   json_decref(summary);
 done:
   coll_plan_free(&r.plan);
+  trc_result_free(&r.trace);
   json_decref(r.log);
   json_decref(r.power);
   flt_sched_free(fs); /* before the backend it points to */
   sim_free(faults);
   be_destroy(be);
+  trc_runner_free(trr); /* after be_destroy: its callbacks point into the runner */
+  trc_set_free(trs);
   cli_training_free(&tr); /* after be_destroy: the backend's callbacks point into the job */
   cli_run_output_free(&ro);
   sim_destroy(sim);

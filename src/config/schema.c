@@ -21,7 +21,9 @@ static const char *const routing_names[] = {"ecmp", "adaptive", "spray", "static
 static const char *const fidelity_names[] = {"analytic", "flow", "packet"};
 static const char *const engine_names[] = {"auto", "sequential", "parallel"};
 static const char *const gpu_names[] = {"H100", "H800", "A100", "B200"};
-static const char *const workload_names[] = {"collective", "traffic", "training"};
+static const char *const workload_names[] = {"collective", "traffic", "training", "trace"};
+static const char *const trace_compute_names[] = {"recorded", "roofline"};
+_Static_assert(sizeof(cfg_trace_compute) == sizeof(int), "enum fields are stored as int");
 static const char *const precision_names[] = {"fp32", "bf16", "fp16", "fp8"};
 static const char *const optimizer_names[] = {"adam", "sgd"};
 static const char *const recompute_names[] = {"none", "selective", "full"};
@@ -67,7 +69,7 @@ _Static_assert(NELEM(gpu_names) == CFG_GPU_B200 + 1, "one name per cfg_gpu");
 _Static_assert(NELEM(transport_names) == CFG_TRANSPORT_ETHERNET + 1, "one name per transport");
 _Static_assert(NELEM(coll_op_names) == CFG_COLL_ALLTOALL + 1, "one name per collective");
 _Static_assert(NELEM(coll_algorithm_names) == CFG_ALGO_AUTO + 1, "one name per algorithm");
-_Static_assert(NELEM(workload_names) == CFG_WORKLOAD_TRAINING + 1, "one name per workload kind");
+_Static_assert(NELEM(workload_names) == CFG_WORKLOAD_TRACE + 1, "one name per workload kind");
 _Static_assert(NELEM(traffic_pattern_names) == CFG_TRAFFIC_ALL_TO_ALL + 1, "one name per pattern");
 
 static const char *name_of(const char *const *names, size_t n, int v) {
@@ -585,6 +587,22 @@ static const cfg__key schema[] = {
     UINT("workload.steps", workload.steps, "1", 1, 1000000,
          "Training steps fabsim run simulates one after another (faults and throttling act "
          "across them; the step object reports the first, steps[] each)."),
+    {.name = "workload.trace.path", .type = CFG__STRING, .def = "none",
+     .doc = "Chakra execution traces (workload.kind trace), one per rank: a path in which %d "
+            "stands for the rank (traces/et.%d.et: rank 3 reads traces/et.3.et), or one file "
+            "every rank runs; relative to the scenario's folder. docs/training.md, Chakra "
+            "traces.",
+     FIELD(workload.trace.path)},
+    UINT("workload.trace.ranks", workload.trace.ranks, "0", 0, UINT32_MAX,
+         "Ranks of the traced job, rank r on GPU r; 0 = every GPU of the cluster."),
+    {.name = "workload.trace.classes", .type = CFG__STRING, .def = "none",
+     .doc = "One trace per rank class instead of workload.trace.path: FIRST-LAST:FILE items, "
+            "comma-separated, covering every rank once (0-3:dp.et,4-7:dp.et); none: by path.",
+     FIELD(workload.trace.classes)},
+    ENUM("workload.trace.compute", workload.trace.compute, "recorded", trace_compute_names,
+         "A compute node's time: its recorded duration_micros, or roofline: max(num_ops / "
+         "(cluster.gpu_flops at workload.precision x workload.compute_efficiency), tensor_size "
+         "/ cluster.hbm_bandwidth) where num_ops is present (else recorded)."),
 
     /* reliability.rate.*: Meta, "The Llama 3 Herd of Models" (2024), Table 5: 419 unexpected
      * interruptions in 54 days of 16,384 H100 GPUs (2,048 nodes, 110,592 node-days); each
@@ -781,6 +799,7 @@ const char *cfg__suggest(const char *name, size_t len) {
                                          "workload.model",
                                          "workload.parallel",
                                          "workload.pipeline",
+                                         "workload.trace",
                                          "workload.overlap",
                                          "simulation",
                                          "reliability",

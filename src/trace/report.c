@@ -1,0 +1,77 @@
+/* A trace run's figures as the summary's "trace" object and as text. */
+#include <stdio.h>
+
+#include "trace/trc_internal.h"
+
+json_t *trc_result_json(const trc_result *r, const trc_set *s, const cfg_scenario *cfg) {
+  json_t *o = json_object();
+  json_object_set_new(o, "ranks", json_integer(r->nranks));
+  json_object_set_new(o, "compute_model", json_string(cfg->workload.trace.compute == CFG_TRACE_ROOFLINE
+                                                          ? "roofline" : "recorded"));
+  json_t *files = json_array();
+  for (uint32_t k = 0; k < s->ntraces; k++) {
+    json_t *f = json_object();
+    json_object_set_new(f, "path", json_string(s->traces[k].name));
+    json_object_set_new(f, "version", json_string(s->traces[k].version));
+    json_object_set_new(f, "nodes", json_integer(s->traces[k].n));
+    json_array_append_new(files, f);
+  }
+  json_object_set_new(o, "files", files);
+  json_t *groups = json_array();
+  for (uint32_t g = 0; g < s->ngroups; g++) {
+    json_t *j = json_object(), *ranks = json_array();
+    json_object_set_new(j, "pg_name", json_string(s->groups[g].name));
+    for (uint32_t i = 0; i < s->groups[g].nranks; i++)
+      json_array_append_new(ranks, json_integer(s->groups[g].ranks[i]));
+    json_object_set_new(j, "ranks", ranks);
+    json_object_set_new(j, "calls", json_integer(s->groups[g].ncalls));
+    json_array_append_new(groups, j);
+  }
+  json_object_set_new(o, "groups", groups);
+  json_object_set_new(o, "nodes", json_integer((json_int_t)r->nodes));
+  json_object_set_new(o, "compute_nodes", json_integer((json_int_t)r->compute_nodes));
+  json_object_set_new(o, "collectives", json_integer((json_int_t)r->collectives));
+  json_object_set_new(o, "collective_bytes", json_integer((json_int_t)r->coll_bytes));
+  json_object_set_new(o, "p2p_transfers", json_integer((json_int_t)r->p2p));
+  json_object_set_new(o, "p2p_bytes", json_integer((json_int_t)r->p2p_bytes));
+  json_object_set_new(o, "time_s", json_real(r->time_s));
+  json_object_set_new(o, "time_ps", json_integer((json_int_t)r->time_ps));
+  json_object_set_new(o, "compute_s", json_real(r->compute_s));
+  json_object_set_new(o, "comm_s", json_real(r->comm_s));
+  json_object_set_new(o, "exposed_comm_s", json_real(r->exposed_comm_s));
+  json_object_set_new(o, "idle_s", json_real(r->idle_s));
+  json_t *per = json_array();
+  for (uint32_t i = 0; i < r->nranks; i++) {
+    const trc_rank_time *t = &r->ranks[i];
+    json_t *j = json_object();
+    json_object_set_new(j, "rank", json_integer(i));
+    json_object_set_new(j, "file", json_integer(s->rank_trace[i]));
+    json_object_set_new(j, "compute_s", json_real(t->compute_s));
+    json_object_set_new(j, "comm_s", json_real(t->comm_s));
+    json_object_set_new(j, "exposed_comm_s", json_real(t->exposed_comm_s));
+    json_object_set_new(j, "idle_s", json_real(t->idle_s));
+    json_object_set_new(j, "end_s", json_real(t->end_s));
+    json_array_append_new(per, j);
+  }
+  json_object_set_new(o, "per_rank", per);
+  return o;
+}
+
+void trc_result_print(FILE *f, const trc_result *r, const trc_set *s) {
+  fprintf(f, "trace        %u ranks, %u file%s, %llu nodes: %llu compute, %llu collective "
+          "calls in %u group%s, %llu send/recv pairs\n", r->nranks, s->ntraces,
+          s->ntraces == 1 ? "" : "s", (unsigned long long)r->nodes,
+          (unsigned long long)r->compute_nodes, (unsigned long long)r->collectives, s->ngroups,
+          s->ngroups == 1 ? "" : "s", (unsigned long long)r->p2p);
+  fprintf(f, "  iteration  %.6g ms\n", r->time_s * 1e3);
+  fprintf(f, "  per rank   compute %.6g ms, communication %.6g ms (exposed %.6g ms), idle "
+          "%.6g ms (means)\n", r->compute_s * 1e3, r->comm_s * 1e3, r->exposed_comm_s * 1e3,
+          r->idle_s * 1e3);
+  uint32_t slow = 0;
+  for (uint32_t i = 1; i < r->nranks; i++)
+    if (r->ranks[i].end_s > r->ranks[slow].end_s) slow = i;
+  if (r->nranks)
+    fprintf(f, "  last rank  %u ends at %.6g ms (compute %.6g ms, exposed communication %.6g ms)\n",
+            slow, r->ranks[slow].end_s * 1e3, r->ranks[slow].compute_s * 1e3,
+            r->ranks[slow].exposed_comm_s * 1e3);
+}

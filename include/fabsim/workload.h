@@ -190,6 +190,10 @@ typedef struct wl_step {
   double bubble_frac_schedule; /* the schedule's closed form: 1F1B's; interleaved
                                   (p-1)/(v m + p - 1); dualpipe (p/2-1)(F&B + B - 3W)
                                   over the step, with F&B = F + B (nothing hidden) */
+  double memory_bound_s;     /* mean over stages: compute time, at full speed, of operations
+                                bound by HBM bandwidth (their bytes take longer than their
+                                FLOPs: element-wise, optimizer, small GEMMs) */
+  double memory_bound_frac;  /* of all compute time at full speed */
   double model_flops;        /* 6 x active params x tokens per step */
   double tokens;             /* per step */
   uint32_t gpus;             /* dp x tp x pp */

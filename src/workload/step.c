@@ -376,6 +376,17 @@ static void summarize(run *r, wl_step *o, const wl_model *m, const wl_parallel *
     o->backward_s += st->backward_s / pp;
     o->optimizer_s += st->optimizer_s / pp;
   }
+  /* The share of compute (at full speed) in memory-bound operations: every
+   * compute node runs once per step. O(nodes). */
+  double mem = 0, nominal = 0;
+  for (size_t i = 0; i < r->d->n; i++) {
+    const wl__node *x = &r->d->nodes[i];
+    if (x->cls != WL__NONE) continue;
+    mem += sim_ps_to_s(x->mem);
+    nominal += sim_ps_to_s(x->dur);
+  }
+  o->memory_bound_s = mem / pp;
+  o->memory_bound_frac = nominal > 0 ? mem / nominal : 0;
   /* GPU-time computing: a stage's slowed GPUs compute all of its compute
    * time, the others less what they waited for them */
   double per = (double)p->dp * p->tp, busy = 0;
@@ -574,8 +585,7 @@ int wl_job_create(wl_job **out, const cfg_scenario *cfg, const cfg_doc *doc, con
   d->p = p;
   d->cfg = cfg;
   d->t = t;
-  d->peak = wl__peak_flops(cfg) * cfg->workload.compute_efficiency;
-  d->hbm = (double)cfg->cluster.hbm_bandwidth / 8;
+  wl__hw_init(&d->hw, cfg);
   wl_bytes_per_param(cfg->workload.precision, cfg->workload.optimizer, &d->wbytes, &d->gbytes,
                      &d->obytes);
   d->abytes = cfg->workload.precision == CFG_PRECISION_FP32 ? 4 : 2;

@@ -189,7 +189,8 @@ typedef struct wl_step {
   double bubble_frac_1f1b;   /* (p-1)/(m+p-1), the 1F1B closed form */
   double bubble_frac_schedule; /* the schedule's closed form: 1F1B's; interleaved
                                   (p-1)/(v m + p - 1); dualpipe (p/2-1)(F&B + B - 3W)
-                                  over the step, with F&B = F + B (nothing hidden) */
+                                  over the step, with F&B = F + B (nothing hidden), F and
+                                  B a chunk's mean forward and backward, W = F */
   double memory_bound_s;     /* mean over stages: compute time, at full speed, of operations
                                 bound by HBM bandwidth (their bytes take longer than their
                                 FLOPs: element-wise, optimizer, small GEMMs) */

@@ -408,8 +408,9 @@ static void summarize(run *r, wl_step *o, const wl_model *m, const wl_parallel *
   double v = p->vstages, mb = p->micro_batches;
   if (p->schedule == CFG_SCHED_INTERLEAVED) o->bubble_frac_schedule = (pp - 1) / (v * mb + pp - 1);
   else if (p->schedule == CFG_SCHED_1F1B) o->bubble_frac_schedule = o->bubble_frac_1f1b;
-  else if (o->time_s > 0) { /* F: a chunk's forward, the mean over GPUs (each runs m of them) */
-    double F = o->forward_s / mb, B = (p->recompute == CFG_RECOMPUTE_FULL ? 3 : 2) * F;
+  else if (o->time_s > 0) { /* F, B: a chunk's forward and whole backward, the mean over GPUs
+                               (each runs m of them); W = F as the report's table takes it */
+    double F = o->forward_s / mb, B = o->backward_s / mb;
     o->bubble_frac_schedule = (pp / 2 - 1) * ((F + B) + B - 3 * F) / o->time_s;
   }
 }

@@ -166,11 +166,49 @@ static void test_small_expert_gemms(void **state) {
   unload(&f);
 }
 
+static void run_step(const char *const *sets, int n, wl_step *out) {
+  fixture f;
+  load(&f, sets, n);
+  sim_ctx *sim = sim_create(1);
+  be_backend *b = be_analytic_create(sim, f.t, &f.cfg);
+  sim_error err = {0};
+  if (wl_step_run(out, &f.cfg, f.doc, f.t, b, &err) != SIM_OK) fail_msg("%s", err.msg);
+  be_destroy(b);
+  sim_destroy(sim);
+  unload(&f);
+}
+
+/* The defect the roofline fixes (issue #14): cutting HBM bandwidth k-fold
+ * must cost at least (k - 1) x the memory-bound time: every operation that
+ * was memory-bound takes k times as long, and none gets faster. A 1.3 B
+ * dense layer stack, data parallel on 8 GPUs. */
+static void test_hbm_sensitivity(void **state) {
+  (void)state;
+  const char *fast[] = {"cluster.nodes=1",        "workload.model.layers=4",
+                        "workload.model.hidden=2048", "workload.model.heads=16",
+                        "workload.model.seq_len=4096", "workload.model.vocab=0",
+                        "workload.global_batch=8"};
+  const char *slow[] = {"cluster.nodes=1",        "workload.model.layers=4",
+                        "workload.model.hidden=2048", "workload.model.heads=16",
+                        "workload.model.seq_len=4096", "workload.model.vocab=0",
+                        "workload.global_batch=8", "cluster.hbm_bandwidth=0.5TB/s"};
+  wl_step a, b;
+  run_step(fast, 7, &a);
+  run_step(slow, 8, &b);
+  double k = 3.35 / 0.5;
+  assert_true(a.memory_bound_s > 0);
+  assert_true(b.memory_bound_s >= k * a.memory_bound_s * (1 - 1e-9));
+  assert_true(b.compute_s - a.compute_s >= (k - 1) * a.memory_bound_s * (1 - 1e-9));
+  assert_true(b.memory_bound_frac > a.memory_bound_frac);
+  wl_step_free(&a);
+  wl_step_free(&b);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_two_regimes),     cmocka_unit_test(test_tile_quantization),
       cmocka_unit_test(test_precisions),      cmocka_unit_test(test_presets),
-      cmocka_unit_test(test_small_expert_gemms),
+      cmocka_unit_test(test_small_expert_gemms), cmocka_unit_test(test_hbm_sensitivity),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

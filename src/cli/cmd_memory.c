@@ -328,7 +328,8 @@ void cli_training_print(const json_t *step) {
          out_fmt_seconds(c, sizeof c, num(step, "exposed_comm_s")),
          out_fmt_seconds(c + 32, 32, num(step, "bubble_s")));
   printf("  compute    %.1f%% memory-bound (%s of the compute bound by HBM bandwidth)\n",
-         100 * num(step, "memory_bound_frac"), out_fmt_seconds(a, sizeof a, num(step, "memory_bound_s")));
+         100 * num(step, "memory_bound_frac"),
+         out_fmt_seconds(a, sizeof a, num(step, "memory_bound_s")));
   printf("  GPUs       %.1f%% idle, MFU %.1f%%, %s tokens/s\n", 100 * num(step, "gpu_idle_frac"),
          100 * num(step, "mfu"),
          out_fmt_count(a, sizeof a, (uint64_t)llround(num(step, "tokens_per_s"))));

@@ -32,7 +32,9 @@ typedef enum { CFG_COST_LIST, CFG_COST_DEEPSEEK_V3 } cfg_cost_model;
 /* Event engine of the packet fidelity: auto = parallel when started by an
  * MPI launcher, else sequential. */
 typedef enum { CFG_ENGINE_AUTO, CFG_ENGINE_SEQUENTIAL, CFG_ENGINE_PARALLEL } cfg_engine;
-typedef enum { CFG_GPU_H100, CFG_GPU_H800, CFG_GPU_A100, CFG_GPU_B200 } cfg_gpu;
+typedef enum {
+  CFG_GPU_H100, CFG_GPU_H800, CFG_GPU_A100, CFG_GPU_B200, CFG_GPU_H200, CFG_GPU_MI300X
+} cfg_gpu;
 typedef enum {
   CFG_WORKLOAD_COLLECTIVE,
   CFG_WORKLOAD_TRAFFIC,
@@ -158,8 +160,11 @@ typedef struct cfg_scenario {
     uint32_t gpus_per_node;
     cfg_gpu gpu;
     double gpu_flops;         /* dense BF16 FLOP/s */
+    double gpu_flops_fp8;     /* dense FP8 FLOP/s */
+    double gpu_flops_fp32;    /* dense TF32 FLOP/s (fp32 training) */
     uint64_t gpu_memory;      /* bytes of HBM */
     rate_bps hbm_bandwidth;   /* bits/s */
+    double hbm_efficiency;    /* achieved share of hbm_bandwidth, (0, 1] */
     struct {
       rate_bps bandwidth;     /* per GPU, per direction */
       simtime_ps latency;     /* GPU to GPU through the scale-up switch */
@@ -284,7 +289,7 @@ typedef struct cfg_scenario {
     uint32_t micro_batch;     /* sequences */
     uint32_t global_batch;    /* sequences per step; 0: derived */
     cfg_recompute recompute;
-    double compute_efficiency;
+    double compute_efficiency; /* achieved share of the peak in a large GEMM, (0, 1] */
     uint64_t bucket_size;     /* bytes of gradients per reduction bucket */
     bool grad_overlap;
     cfg_comm_model comm_model;

@@ -189,7 +189,12 @@ typedef struct wl_step {
   double bubble_frac_1f1b;   /* (p-1)/(m+p-1), the 1F1B closed form */
   double bubble_frac_schedule; /* the schedule's closed form: 1F1B's; interleaved
                                   (p-1)/(v m + p - 1); dualpipe (p/2-1)(F&B + B - 3W)
-                                  over the step, with F&B = F + B (nothing hidden) */
+                                  over the step, with F&B = F + B (nothing hidden), F and
+                                  B a chunk's mean forward and backward, W = F */
+  double memory_bound_s;     /* mean over stages: compute time, at full speed, of operations
+                                bound by HBM bandwidth (their bytes take longer than their
+                                FLOPs: element-wise, optimizer, small GEMMs) */
+  double memory_bound_frac;  /* of all compute time at full speed */
   double model_flops;        /* 6 x active params x tokens per step */
   double tokens;             /* per step */
   uint32_t gpus;             /* dp x tp x pp */
@@ -337,4 +342,10 @@ void wl_job_free(wl_job *j);
 #ifdef __cplusplus
 }
 #endif
+/* What one GPU achieves at the scenario's precision: a large GEMM's FLOP/s
+ * (peak x workload.compute_efficiency) and HBM bytes/s (x
+ * cluster.hbm_efficiency), as the training step's roofline uses them
+ * (src/workload/roofline.c). */
+void wl_achievable(const cfg_scenario *cfg, double *flops, double *hbm_bytes_per_s);
+
 #endif

@@ -228,6 +228,8 @@ static json_t *step_json(const wl_step *s, const wl_model *m, const wl_parallel 
   json_object_set_new(o, "forward_s", json_real(s->forward_s));
   json_object_set_new(o, "backward_s", json_real(s->backward_s));
   json_object_set_new(o, "optimizer_s", json_real(s->optimizer_s));
+  json_object_set_new(o, "memory_bound_s", json_real(s->memory_bound_s));
+  json_object_set_new(o, "memory_bound_frac", json_real(s->memory_bound_frac));
   json_object_set_new(o, "exposed_comm_s", json_real(s->exposed_comm_s));
   json_object_set_new(o, "bubble_s", json_real(s->bubble_s));
   json_object_set_new(o, "bubble_frac", json_real(s->bubble_frac));
@@ -325,6 +327,9 @@ void cli_training_print(const json_t *step) {
          out_fmt_seconds(b, sizeof b, num(step, "compute_s")),
          out_fmt_seconds(c, sizeof c, num(step, "exposed_comm_s")),
          out_fmt_seconds(c + 32, 32, num(step, "bubble_s")));
+  printf("  compute    %.1f%% memory-bound (%s of the compute bound by HBM bandwidth)\n",
+         100 * num(step, "memory_bound_frac"),
+         out_fmt_seconds(a, sizeof a, num(step, "memory_bound_s")));
   printf("  GPUs       %.1f%% idle, MFU %.1f%%, %s tokens/s\n", 100 * num(step, "gpu_idle_frac"),
          100 * num(step, "mfu"),
          out_fmt_count(a, sizeof a, (uint64_t)llround(num(step, "tokens_per_s"))));

@@ -89,7 +89,7 @@ static void default_column(cfg__buf *b, const cfg__key *k) {
     break;
   case CFG__DERIVE_GPU:
     cfg__buf_puts(b, "by `cluster.gpu`:");
-    for (int g = CFG_GPU_H100; g <= CFG_GPU_B200; g++)
+    for (int g = CFG_GPU_H100; g <= CFG_GPU_MI300X; g++)
       cfg__buf_printf(b, "%s %s `%s`", g ? "," : "", cfg_gpu_name((cfg_gpu)g), k->by_value[g]);
     break;
   case CFG__DERIVE_TRANSPORT:

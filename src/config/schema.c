@@ -20,7 +20,7 @@ static const char *const transport_names[] = {"infiniband", "roce", "ethernet"};
 static const char *const routing_names[] = {"ecmp", "adaptive", "spray", "static"};
 static const char *const fidelity_names[] = {"analytic", "flow", "packet"};
 static const char *const engine_names[] = {"auto", "sequential", "parallel"};
-static const char *const gpu_names[] = {"H100", "H800", "A100", "B200"};
+static const char *const gpu_names[] = {"H100", "H800", "A100", "B200", "H200", "MI300X"};
 static const char *const workload_names[] = {"collective", "traffic", "training", "trace"};
 static const char *const trace_compute_names[] = {"recorded", "roofline"};
 _Static_assert(sizeof(cfg_trace_compute) == sizeof(int), "enum fields are stored as int");
@@ -65,7 +65,7 @@ _Static_assert(sizeof(cfg_topology) == sizeof(int) && sizeof(cfg_transport) == s
                    sizeof(cfg_coll_op) == sizeof(int) && sizeof(cfg_coll_algorithm) == sizeof(int) &&
                    sizeof(cfg_traffic_pattern) == sizeof(int) && sizeof(cfg_traffic_start) == sizeof(int),
                "enum fields are stored as int");
-_Static_assert(NELEM(gpu_names) == CFG_GPU_B200 + 1, "one name per cfg_gpu");
+_Static_assert(NELEM(gpu_names) == CFG_GPU_MI300X + 1, "one name per cfg_gpu");
 _Static_assert(NELEM(transport_names) == CFG_TRANSPORT_ETHERNET + 1, "one name per transport");
 _Static_assert(NELEM(coll_op_names) == CFG_COLL_ALLTOALL + 1, "one name per collective");
 _Static_assert(NELEM(coll_algorithm_names) == CFG_ALGO_AUTO + 1, "one name per algorithm");
@@ -137,20 +137,42 @@ const char *cfg_moe_routing_name(cfg_moe_routing r) {
 
 /* ---- presets ---------------------------------------------------------------------- */
 
-/* Per-GPU figures (MODEL-INPUTS.md, vendor datasheets), indexed by cfg_gpu:
- * H100, H800, A100, B200. Bandwidths per direction. */
-static const char *const gpu_flops_by_gpu[] = {"989e12", "989e12", "312e12", "2250e12"};
-static const char *const gpu_memory_by_gpu[] = {"80GiB", "80GiB", "80GiB", "192GB"};
-static const char *const hbm_by_gpu[] = {"3.35TB/s", "3.35TB/s", "2.039TB/s", "8TB/s"};
-static const char *const scale_up_by_gpu[] = {"450GB/s", "200GB/s", "300GB/s", "900GB/s"};
-static const char *const nic_by_gpu[] = {"400Gbps", "400Gbps", "200Gbps", "400Gbps"};
-static const char *const pcie_by_gpu[] = {"64GB/s", "64GB/s", "32GB/s", "64GB/s"};
+/* Per-GPU figures (MODEL-INPUTS.md, vendor datasheets; docs/validation.md, "Compute
+ * (roofline)"), indexed by cfg_gpu: H100, H800, A100, B200, H200, MI300X. Bandwidths per
+ * direction. FLOP/s are dense (no sparsity): BF16, FP8 and TF32 tensor-core peaks. A100 has no
+ * FP8 tensor cores: FP8 operands run at its BF16 rate. MI300X: AMD Instinct MI300X datasheet
+ * (1307.4 TFLOP/s BF16, 2614.9 FP8, 653.7 TF32, 192 GB HBM3 at 5.3 TB/s; Infinity Fabric 7 links
+ * of 64 GB/s per direction, modelled as a switch of their sum). */
+static const char *const gpu_flops_by_gpu[] = {"989e12", "989e12", "312e12", "2250e12", "989e12",
+                                               "1307.4e12"};
+static const char *const gpu_flops_fp8_by_gpu[] = {"1979e12", "1979e12", "312e12", "4500e12",
+                                                   "1979e12", "2614.9e12"};
+static const char *const gpu_flops_fp32_by_gpu[] = {"494.5e12", "494.5e12", "156e12", "1125e12",
+                                                    "494.5e12", "653.7e12"};
+static const char *const gpu_memory_by_gpu[] = {"80GiB", "80GiB", "80GiB", "192GB", "141GB",
+                                                "192GB"};
+static const char *const hbm_by_gpu[] = {"3.35TB/s", "3.35TB/s", "2.039TB/s", "8TB/s",
+                                         "4.8TB/s", "5.3TB/s"};
+/* Achieved share of the dense BF16 peak in a large matrix multiply: the Maximum Achievable
+ * Matmul FLOPS (MAMF) measured by S. Bekman's mamf-finder (github.com/stas00/ml-engineering,
+ * compute/accelerator/README.md): A100 SXM 271.2 of 312, H100 SXM 794.5 of 989 (H200 "the
+ * same"; H800 has H100's compute), B200 1745 of 2250, MI300X 781.9 of 1307.4 (ROCm 6.2). */
+static const char *const gemm_eff_by_gpu[] = {"0.803", "0.803", "0.869", "0.776", "0.803",
+                                              "0.598"};
+static const char *const scale_up_by_gpu[] = {"450GB/s", "200GB/s", "300GB/s", "900GB/s",
+                                              "450GB/s", "448GB/s"};
+static const char *const nic_by_gpu[] = {"400Gbps", "400Gbps", "200Gbps", "400Gbps", "400Gbps",
+                                         "400Gbps"};
+static const char *const pcie_by_gpu[] = {"64GB/s", "64GB/s", "32GB/s", "64GB/s", "64GB/s",
+                                          "64GB/s"};
 /* What NCCL achieves on NVLink, as a share of the line rate: NCCL's own topology model of an
  * NVLink's usable bandwidth (src/graph/topo.h: SM80_NVLINK_BW 20.0, SM90 20.6, SM100 40.1 GB/s
  * per link) x the links per GPU (A100 12, H100 18, H800 8, B200 18) over the line rate
  * (docs/validation.md, "Link efficiency"): H100 370.8/450, H800 164.8/200, A100 240/300,
- * B200 721.8/900. Not fitted to any measurement; make validate checks it against nccl-tests. */
-static const char *const scale_up_eff_by_gpu[] = {"0.824", "0.824", "0.8", "0.802"};
+ * B200 721.8/900; H200 has H100's NVLink. MI300X: no NCCL figure; A100's 0.8 (assumption).
+ * Not fitted to any measurement; make validate checks it against nccl-tests. */
+static const char *const scale_up_eff_by_gpu[] = {"0.824", "0.824", "0.8", "0.802", "0.824",
+                                                  "0.8"};
 /* Per-switch forwarding latency, indexed by cfg_transport: InfiniBand NDR
  * cut-through vs. a store-and-forward-class Ethernet/RoCE switch. */
 static const char *const switch_latency_by_transport[] = {"130ns", "600ns", "600ns"};
@@ -163,13 +185,16 @@ static const char *const cut_through_by_transport[] = {"true", "false", "false"}
  * docs/validation.md, "Routing". */
 static const char *const routing_by_transport[] = {"static", "ecmp", "ecmp"};
 /* GPU board power, watts, indexed by cfg_gpu: TDP from NVIDIA datasheets (H100 SXM 700,
- * H800 SXM 700, A100 SXM 400, B200 1000); idle is an assumption (~10-14 % of TDP). */
-static const char *const gpu_tdp_by_gpu[] = {"700", "700", "400", "1000"};
-static const char *const gpu_idle_by_gpu[] = {"70", "70", "50", "140"};
+ * H800 SXM 700, A100 SXM 400, B200 1000, H200 SXM 700) and AMD's (MI300X 750); idle is an
+ * assumption (~10-14 % of TDP). */
+static const char *const gpu_tdp_by_gpu[] = {"700", "700", "400", "1000", "700", "750"};
+static const char *const gpu_idle_by_gpu[] = {"70", "70", "50", "140", "70", "75"};
 /* Server power besides GPUs and NICs, watts, indexed by cfg_gpu: NVIDIA's DGX datasheets give
  * the system's maximum (DGX H100 ~10.2 kW, DGX A100 6.5 kW, DGX B200 ~14.3 kW; H800 as H100);
  * less 8 GPUs at TDP (700, 400, 1000 W) and 8 NICs at power.nic_w (25 W): docs/validation.md. */
-static const char *const node_w_by_gpu[] = {"4400", "4400", "3100", "6100"};
+/* H200: as H100 (DGX H200 ~10.2 kW, the same chassis). MI300X: no system maximum from AMD;
+ * H100's host (assumption). */
+static const char *const node_w_by_gpu[] = {"4400", "4400", "3100", "6100", "4400", "4400"};
 static const char *const cooling_names[] = {"air", "liquid"};
 /* Prices by cost.model (docs/validation.md, "Cost"). list: list-price assumptions. deepseek-v3:
  * the two unknowns of DeepSeek-V3's Table 3 (Zhao et al., ISCA '25), a switch and a
@@ -226,10 +251,21 @@ static const cfg__key schema[] = {
     {.name = "cluster.gpu_flops", .type = CFG__DOUBLE, BY_GPU, .by_value = gpu_flops_by_gpu,
      .dmin = 0, .dmin_exclusive = 1, .doc = "Peak dense BF16 FLOP/s per GPU.",
      FIELD(cluster.gpu_flops)},
+    {.name = "cluster.gpu_flops_fp8", .type = CFG__DOUBLE, BY_GPU,
+     .by_value = gpu_flops_fp8_by_gpu, .dmin = 0, .dmin_exclusive = 1,
+     .doc = "Peak dense FP8 FLOP/s per GPU (workload.precision fp8).",
+     FIELD(cluster.gpu_flops_fp8)},
+    {.name = "cluster.gpu_flops_fp32", .type = CFG__DOUBLE, BY_GPU,
+     .by_value = gpu_flops_fp32_by_gpu, .dmin = 0, .dmin_exclusive = 1,
+     .doc = "Peak dense TF32 tensor-core FLOP/s per GPU (workload.precision fp32).",
+     FIELD(cluster.gpu_flops_fp32)},
     {.name = "cluster.gpu_memory", .type = CFG__SIZE, BY_GPU, .by_value = gpu_memory_by_gpu,
      .min = 1, .doc = "HBM capacity per GPU.", FIELD(cluster.gpu_memory)},
     {.name = "cluster.hbm_bandwidth", .type = CFG__BANDWIDTH, BY_GPU, .by_value = hbm_by_gpu,
      .min = 1, .bytes_family = 1, .doc = "HBM bandwidth per GPU.", FIELD(cluster.hbm_bandwidth)},
+    DBL("cluster.hbm_efficiency", cluster.hbm_efficiency, "0.9", 0, 1,
+        "Share of cluster.hbm_bandwidth memory-bound kernels achieve (STREAM-like copies), at "
+        "most 1; the roofline of every training operation uses it."),
     {.name = "cluster.scale_up.bandwidth", .type = CFG__BANDWIDTH, BY_GPU,
      .by_value = scale_up_by_gpu, .min = 1, .bytes_family = 1,
      .doc = "Scale-up (NVLink) bandwidth per GPU, per direction.",
@@ -571,9 +607,12 @@ static const cfg__key schema[] = {
     ENUM("workload.recompute", workload.recompute, "none", recompute_names,
          "Activation recomputation: selective drops attention scores, full keeps only each "
          "layer's input and reruns its forward in the backward pass."),
-    DBL("workload.compute_efficiency", workload.compute_efficiency, "0.6", 0, 1,
-        "Achieved fraction of the GPU's peak FLOP/s in matrix multiplies (assumption), at "
-        "most 1."),
+    {.name = "workload.compute_efficiency", .type = CFG__DOUBLE, BY_GPU,
+     .by_value = gemm_eff_by_gpu, .dmin = 0, .dmin_exclusive = 1,
+     .doc = "Achieved fraction of the precision's peak FLOP/s in a large matrix multiply "
+            "(measured maximum achievable matmul FLOP/s), at most 1; smaller GEMMs lose more "
+            "by tile quantization and the roofline of their operand bytes.",
+     FIELD(workload.compute_efficiency)},
     SIZE("workload.bucket_size", workload.bucket_size, "25MiB",
          "Gradients per data-parallel reduction bucket (PyTorch DDP's default)."),
     BOOL("workload.grad_overlap", workload.grad_overlap, "true",

@@ -87,16 +87,6 @@ struct trc_runner {
  * at create), so no sum of two wraps. */
 #define TRC_MAX_US (WL_HORIZON_PS / 1000000u)
 
-/* Peak FLOP/s at the scenario's precision: the same rule as the training
- * workload's (src/workload/dag.c, wl__peak_flops, internal to that module):
- * TF32 half of BF16, FP8 twice. */
-static double peak_flops(const cfg_scenario *cfg) {
-  double f = cfg->cluster.gpu_flops;
-  if (cfg->workload.precision == CFG_PRECISION_FP32) return f / 2;
-  if (cfg->workload.precision == CFG_PRECISION_FP8) return 2 * f;
-  return f;
-}
-
 static simtime_ps secs_ps(double s) {
   if (!(s > 0)) return 0;
   double ps = ceil(s * 1e12);
@@ -106,8 +96,8 @@ static simtime_ps secs_ps(double s) {
 static int node_times(trc_runner *r, const cfg_scenario *cfg, const cfg_doc *doc,
                       sim_error *err) {
   const trc_set *s = r->s;
-  double flops = peak_flops(cfg) * cfg->workload.compute_efficiency;
-  double hbm = (double)cfg->cluster.hbm_bandwidth / 8;
+  double flops, hbm; /* the training step's achievable rates */
+  wl_achievable(cfg, &flops, &hbm);
   r->node_ps = sim_calloc(s->ntraces, sizeof *r->node_ps);
   for (uint32_t k = 0; k < s->ntraces; k++) {
     const trc_trace *t = &s->traces[k];

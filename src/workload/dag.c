@@ -11,12 +11,14 @@
  *             EP combine | TP AllReduce
  *   backward: the same in reverse, each computation twice the forward's
  *             FLOPs (three times under full recomputation).
- * Durations: FLOPs from 2 x parameters x tokens (forward; 6 P T in all,
- * MODEL-INPUTS.md), each GPU's share under tp (and ep for experts), at the
- * precision's peak x workload.compute_efficiency, or the HBM time of the
- * weights and activations the operation touches when that is longer
- * (roofline). The last stage adds the output layer; the input embedding is
- * a lookup with no FLOPs.
+ * Durations: each operation of the layer timed by its roofline (roofline.c:
+ * GEMMs, attention core, element-wise operations), summed into the part's
+ * computation; a backward is the input-gradient half (GEMMs, attention
+ * core, element-wise) plus the weight-gradient GEMMs (deferred to a W under
+ * DualPipe's zero-bubble split), plus the forward again under full
+ * recomputation. Each node keeps the share of its time that memory-bound
+ * operations took. The last stage adds the output layer; the input
+ * embedding is a lookup (not timed).
  *
  * Gradients: as the last micro-batch's backward pass produces each layer's
  * gradients, they fill buckets of workload.bucket_size, each reduced over the
@@ -37,26 +39,10 @@
 
 #include "workload/wl_internal.h"
 
-double wl__peak_flops(const cfg_scenario *cfg) {
-  double f = cfg->cluster.gpu_flops;
-  switch (cfg->workload.precision) {
-  case CFG_PRECISION_FP32: return f / 2; /* TF32 tensor cores: half of BF16 */
-  case CFG_PRECISION_FP8: return 2 * f;  /* FP8 tensor cores: twice BF16 */
-  case CFG_PRECISION_BF16:
-  case CFG_PRECISION_FP16: break;
-  }
-  return f;
-}
-
 static simtime_ps secs_ps(double s) {
   if (!(s > 0)) return 0;
   double ps = ceil(s * 1e12);
   return ps >= 1.8e19 ? SIM_TIME_MAX : (simtime_ps)ps;
-}
-
-static double roofline(const wl__dag *d, double flops, double bytes) {
-  double a = flops / d->peak, b = bytes / d->hbm;
-  return a > b ? a : b;
 }
 
 /* ---- graph primitives ------------------------------------------------------ */
@@ -96,17 +82,19 @@ static void add_edge(wl__dag *d, uint32_t from, uint32_t to) {
 /* A computation on stage s, merged into the stream's last node when that is
  * an unsealed computation of the same role and `fresh` is false (a node that
  * will receive a dependency must be fresh). */
-static uint32_t compute(wl__dag *d, uint32_t s, uint8_t role, double seconds, bool fresh) {
+static uint32_t compute(wl__dag *d, uint32_t s, uint8_t role, wl__cost c, bool fresh) {
   uint32_t tail = d->tail[s * WL__STREAMS + WL__COMPUTE];
   if (!fresh && tail != WL__NONE) {
     wl__node *x = &d->nodes[tail];
     if (x->cls == WL__NONE && x->role == role && !x->sealed) {
-      x->dur += secs_ps(seconds);
+      x->dur += secs_ps(c.t);
+      x->mem += secs_ps(c.mem);
       return tail;
     }
   }
   uint32_t i = add_node(d, s, WL__COMPUTE, role);
-  d->nodes[i].dur = secs_ps(seconds);
+  d->nodes[i].dur = secs_ps(c.t);
+  d->nodes[i].mem = secs_ps(c.mem);
   return i;
 }
 
@@ -379,7 +367,7 @@ enum { SEG_COMPUTE, SEG_COMM, SEG_GRADS };
 typedef struct seg {
   uint8_t kind, role;
   bool fresh;      /* compute: its own node (ZeRO 3 gathers into it) */
-  double sec;      /* compute */
+  wl__cost c;     /* compute */
   double gd, ge;   /* compute (fresh), comm: ZeRO-3 gathers before it, dense and expert
                       parameters per GPU; grads: parameters whose gradients are done */
   wl_comm_kind comm;
@@ -407,34 +395,29 @@ static double layer_expert_params(const wl__dag *d, uint32_t l) {
   return wl_layer_expert_params(d->m, l) / ((double)d->p->tp * d->p->ep);
 }
 
-/* Forward seconds of layer l's attention part and feed-forward part. */
-static double t_attention(const wl__dag *d, const stage_build *b) {
-  if (d->m->kind == WL_MODEL_MLP) return 0;
-  double P = d->m->attention / d->p->tp, h = d->m->hidden, sp = d->p->sp ? d->p->tp : 1;
-  return roofline(d, 2 * b->tokens * P, P * d->wbytes + 2 * b->tokens * h * d->abytes / sp);
+/* Layer l's attention part and feed-forward part, and the output layer, for
+ * one micro-batch of the chunk being built (roofline.c). */
+static void attention_part(const wl__dag *d, const stage_build *b, wl__part *o) {
+  wl__part_attention(&d->hw, d->m, d->p, b->tokens, o);
 }
 
-static double t_ffn(const wl__dag *d, const stage_build *b, uint32_t l) {
-  const wl_model *m = d->m;
-  double t = d->p->tp, sp = d->p->sp ? t : 1, h = m->hidden;
-  if (m->kind == WL_MODEL_MLP) {
-    double P = wl_layer_params(m, l, false), io = (double)m->widths[l] + (double)m->widths[l + 1];
-    return roofline(d, 2 * b->tokens * P, P * d->wbytes + b->tokens * io * d->abytes);
-  }
-  if (!wl_layer_is_moe(m, l))
-    return roofline(d, 2 * b->tokens * m->ffn / t,
-                    m->ffn / t * d->wbytes + 2 * b->tokens * h * d->abytes / sp);
-  double k = (double)m->top_k + m->shared_experts;
-  double used = (m->router + k * m->expert) / t;
-  double held = (m->router + ((double)m->experts / d->p->ep + m->shared_experts) * m->expert) / t;
-  return roofline(d, 2 * b->tokens * used,
-                  held * d->wbytes + 2 * b->tokens * h * k * d->abytes / sp);
+static void ffn_part(const wl__dag *d, const stage_build *b, uint32_t l, wl__part *o) {
+  wl__part_ffn(&d->hw, d->m, d->p, b->tokens, l, o);
 }
 
-static double t_head(const wl__dag *d, const stage_build *b) {
-  double P = d->m->head / d->p->tp;
-  return roofline(d, 2 * b->tokens * P,
-                  P * d->wbytes + b->tokens * d->m->vocab * d->abytes / d->p->tp);
+static void head_part(const wl__dag *d, const stage_build *b, wl__part *o) {
+  wl__part_head(&d->hw, d->m, d->p, b->tokens, o);
+}
+
+static wl__cost sum(wl__cost a, wl__cost b) { return (wl__cost){a.t + b.t, a.mem + b.mem}; }
+
+/* A part's backward: input gradients, weight gradients unless deferred
+ * (zb), and the forward again under full recomputation. */
+static wl__cost backward_cost(const wl__dag *d, const wl__part *x, bool zb) {
+  wl__cost c = x->bin;
+  if (!zb) c = sum(c, x->bw);
+  if (d->p->recompute == CFG_RECOMPUTE_FULL) c = sum(c, x->fwd);
+  return c;
 }
 
 static uint64_t whole(double bytes) { return bytes > 0 ? (uint64_t)ceil(bytes) : 0; }
@@ -488,10 +471,10 @@ static seg *push(segs *L, uint8_t kind) {
   return x;
 }
 
-static void seg_compute(segs *L, uint8_t role, double sec, bool fresh, double gd, double ge) {
+static void seg_compute(segs *L, uint8_t role, wl__cost c, bool fresh, double gd, double ge) {
   seg *x = push(L, SEG_COMPUTE);
   x->role = role;
-  x->sec = sec;
+  x->c = c;
   x->fresh = fresh;
   x->gd = gd;
   x->ge = ge;
@@ -519,39 +502,47 @@ static void forward(const wl__dag *d, const stage_build *b, segs *L) {
   const wl_parallel *p = d->p;
   uint64_t tp_bytes = whole(b->tokens * m->hidden * d->abytes);
   uint64_t disp = ep_bytes(d, b, WL_COMM_EP_DISPATCH), comb = ep_bytes(d, b, WL_COMM_EP_COMBINE);
+  wl__part A, F, H;
+  attention_part(d, b, &A);
   L->n = 0;
   for (uint32_t l = b->first; l < b->first + b->count; l++) {
     bool fresh = L->n == 0 || p->zero >= 3, moe = wl_layer_is_moe(m, l) && p->ep > 1;
-    double ta = t_attention(d, b);
+    bool attn = m->kind != WL_MODEL_MLP;
     double emb = l == 0 ? m->embedding / p->tp : 0;
-    seg_compute(L, WL__FWD, ta > 0 ? ta : t_ffn(d, b, l), fresh, layer_dense_params(d, l) + emb,
+    ffn_part(d, b, l, &F);
+    seg_compute(L, WL__FWD, attn ? A.fwd : F.fwd, fresh, layer_dense_params(d, l) + emb,
                 layer_expert_params(d, l));
-    if (ta > 0) {
+    if (attn) {
       if (p->tp > 1) seg_comm(L, WL_COMM_TP_ALLREDUCE, tp_bytes);
       if (moe) seg_comm(L, WL_COMM_EP_DISPATCH, disp);
-      seg_compute(L, WL__FWD, t_ffn(d, b, l), false, 0, 0);
+      seg_compute(L, WL__FWD, F.fwd, false, 0, 0);
       if (moe) seg_comm(L, WL_COMM_EP_COMBINE, comb);
       if (p->tp > 1) seg_comm(L, WL_COMM_TP_ALLREDUCE, tp_bytes);
     }
   }
-  if (has_head(d, b)) seg_compute(L, WL__FWD, t_head(d, b), p->zero >= 3, m->head / p->tp, 0);
+  if (has_head(d, b)) {
+    head_part(d, b, &H);
+    seg_compute(L, WL__FWD, H.fwd, p->zero >= 3, m->head / p->tp, 0);
+  }
 }
 
-/* One micro-batch's backward through the chunk. Each computation is `f`
- * times its forward: 2 (input and weight gradients), 3 under full
- * recomputation; a backward that defers its weight gradients (zb) runs
- * f - 1 here and leaves them to weight_grads. `grads`: the gradients are
- * done here (the last micro-batch, or every one under ZeRO 2-3). */
+/* One micro-batch's backward through the chunk: each computation is its
+ * part's input gradients and weight gradients (backward_cost); a backward
+ * that defers its weight gradients (zb) leaves them to weight_grads.
+ * `grads`: the gradients are done here (the last micro-batch, or every one
+ * under ZeRO 2-3). */
 static void backward(const wl__dag *d, const stage_build *b, bool grads, bool zb, segs *L) {
   const wl_model *m = d->m;
   const wl_parallel *p = d->p;
-  double f = (p->recompute == CFG_RECOMPUTE_FULL ? 3 : 2) - (zb ? 1 : 0);
+  wl__part A, F, H;
+  attention_part(d, b, &A);
   uint64_t tp_bytes = whole(b->tokens * m->hidden * d->abytes);
   uint64_t disp = ep_bytes(d, b, WL_COMM_EP_DISPATCH), comb = ep_bytes(d, b, WL_COMM_EP_COMBINE);
   L->n = 0;
   grads = grads && !zb;
   if (has_head(d, b)) {
-    seg_compute(L, WL__BWD, f * t_head(d, b), true, m->head / p->tp, 0);
+    head_part(d, b, &H);
+    seg_compute(L, WL__BWD, backward_cost(d, &H, zb), true, m->head / p->tp, 0);
     if (grads) seg_grads(L, m->head / p->tp, 0);
   }
   for (uint32_t l = b->first + b->count; l-- > b->first;) {
@@ -565,29 +556,34 @@ static void backward(const wl__dag *d, const stage_build *b, bool grads, bool zb
     }
     if (moe) seg_comm(L, WL_COMM_EP_DISPATCH, disp); /* output gradients out */
     bool fresh = L->n == 0 || (p->zero >= 3 && !(attn && p->tp > 1));
-    seg_compute(L, WL__BWD, f * t_ffn(d, b, l), fresh, gd, ge);
+    ffn_part(d, b, l, &F);
+    seg_compute(L, WL__BWD, backward_cost(d, &F, zb), fresh, gd, ge);
     if (moe) seg_comm(L, WL_COMM_EP_COMBINE, comb); /* input gradients back */
     if (attn) {
       if (p->tp > 1) seg_comm(L, WL_COMM_TP_ALLREDUCE, tp_bytes);
-      seg_compute(L, WL__BWD, f * t_attention(d, b), false, 0, 0);
+      seg_compute(L, WL__BWD, backward_cost(d, &A, zb), false, 0, 0);
     }
     if (grads) seg_grads(L, gd, ge);
   }
 }
 
-/* The weight-gradient half of a backward that deferred it (one forward's
- * FLOPs per computation): no communication. */
+/* The weight-gradient GEMMs of a backward that deferred them: no
+ * communication. */
 static void weight_grads(const wl__dag *d, const stage_build *b, bool grads, segs *L) {
   const wl_model *m = d->m;
   const wl_parallel *p = d->p;
+  wl__part A, F, H;
+  attention_part(d, b, &A);
   L->n = 0;
   if (has_head(d, b)) {
-    seg_compute(L, WL__BWD, t_head(d, b), true, 0, 0);
+    head_part(d, b, &H);
+    seg_compute(L, WL__BWD, H.bw, true, 0, 0);
     if (grads) seg_grads(L, m->head / p->tp, 0);
   }
   for (uint32_t l = b->first + b->count; l-- > b->first;) {
     double emb = l == 0 ? m->embedding / p->tp : 0;
-    seg_compute(L, WL__BWD, t_ffn(d, b, l) + t_attention(d, b), L->n == 0, 0, 0);
+    ffn_part(d, b, l, &F);
+    seg_compute(L, WL__BWD, sum(F.bw, A.bw), L->n == 0, 0, 0);
     if (grads) seg_grads(L, layer_dense_params(d, l) + emb, layer_expert_params(d, l));
   }
 }
@@ -619,7 +615,7 @@ static bool emit(wl__dag *d, stage_build *b, chunk_emit *ce, bool xcomm, bool gr
                d->cfg->workload.overlap.tp && ce->x != WL__NONE;
     if (g->kind == SEG_COMPUTE) {
       bool dep = ce->wait != WL__NONE;
-      ce->x = compute(d, b->s, g->role, g->sec, g->fresh || dep);
+      ce->x = compute(d, b->s, g->role, g->c, g->fresh || dep);
       if (dep) add_edge(d, ce->wait, ce->x);
       ce->wait = ce->defer;
       ce->defer = WL__NONE;
@@ -669,7 +665,7 @@ static void emit_chunk(wl__dag *d, stage_build *b, const segs *L, bool grads, ui
   emit(d, b, &ce, false, false);
   uint32_t pend = ce.defer != WL__NONE ? ce.defer : ce.wait;
   if (pend != WL__NONE) { /* an overlapped collective still in flight: the chunk ends with it */
-    uint32_t z = compute(d, b->s, d->nodes[ce.x].role, 0, true);
+    uint32_t z = compute(d, b->s, d->nodes[ce.x].role, (wl__cost){0, 0}, true);
     add_edge(d, pend, z);
   }
   ce.last = d->tail[b->s * WL__STREAMS + WL__COMPUTE];
@@ -715,7 +711,7 @@ static void optimizer(wl__dag *d, stage_build *b) {
   double ne = (double)p->dp / p->ep;
   double local = p->zero ? dense / p->dp + expert / ne : dense + expert;
   double bytes = local * (2 * d->obytes + d->wbytes + d->gbytes);
-  uint32_t x = compute(d, b->s, WL__OPT, bytes / d->hbm, true);
+  uint32_t x = compute(d, b->s, WL__OPT, wl__eltwise(&d->hw, bytes), true);
   uint32_t dp_tail = d->tail[b->s * WL__STREAMS + WL__DP];
   if (dp_tail != WL__NONE) add_edge(d, dp_tail, x);
   if (p->zero == 0 || p->zero >= 3) return;

@@ -227,6 +227,10 @@ int wl_parallel_from_cfg(wl_parallel *p, const wl_model *m, const cfg_scenario *
     return cfg_fail_at(doc, "workload.compute_efficiency", err,
                        "%g is above 1; it is a fraction of the GPU's peak",
                        cfg->workload.compute_efficiency);
+  if (cfg->cluster.hbm_efficiency > 1)
+    return cfg_fail_at(doc, "cluster.hbm_efficiency", err,
+                       "%g is above 1; it is a fraction of cluster.hbm_bandwidth",
+                       cfg->cluster.hbm_efficiency);
   return SIM_OK;
 #undef PC
 }

@@ -376,6 +376,17 @@ static void summarize(run *r, wl_step *o, const wl_model *m, const wl_parallel *
     o->backward_s += st->backward_s / pp;
     o->optimizer_s += st->optimizer_s / pp;
   }
+  /* The share of compute (at full speed) in memory-bound operations: every
+   * compute node runs once per step. O(nodes). */
+  double mem = 0, nominal = 0;
+  for (size_t i = 0; i < r->d->n; i++) {
+    const wl__node *x = &r->d->nodes[i];
+    if (x->cls != WL__NONE) continue;
+    mem += sim_ps_to_s(x->mem);
+    nominal += sim_ps_to_s(x->dur);
+  }
+  o->memory_bound_s = mem / pp;
+  o->memory_bound_frac = nominal > 0 ? mem / nominal : 0;
   /* GPU-time computing: a stage's slowed GPUs compute all of its compute
    * time, the others less what they waited for them */
   double per = (double)p->dp * p->tp, busy = 0;
@@ -397,8 +408,9 @@ static void summarize(run *r, wl_step *o, const wl_model *m, const wl_parallel *
   double v = p->vstages, mb = p->micro_batches;
   if (p->schedule == CFG_SCHED_INTERLEAVED) o->bubble_frac_schedule = (pp - 1) / (v * mb + pp - 1);
   else if (p->schedule == CFG_SCHED_1F1B) o->bubble_frac_schedule = o->bubble_frac_1f1b;
-  else if (o->time_s > 0) { /* F: a chunk's forward, the mean over GPUs (each runs m of them) */
-    double F = o->forward_s / mb, B = (p->recompute == CFG_RECOMPUTE_FULL ? 3 : 2) * F;
+  else if (o->time_s > 0) { /* F, B: a chunk's forward and whole backward, the mean over GPUs
+                               (each runs m of them); W = F as the report's table takes it */
+    double F = o->forward_s / mb, B = o->backward_s / mb;
     o->bubble_frac_schedule = (pp / 2 - 1) * ((F + B) + B - 3 * F) / o->time_s;
   }
 }
@@ -574,8 +586,7 @@ int wl_job_create(wl_job **out, const cfg_scenario *cfg, const cfg_doc *doc, con
   d->p = p;
   d->cfg = cfg;
   d->t = t;
-  d->peak = wl__peak_flops(cfg) * cfg->workload.compute_efficiency;
-  d->hbm = (double)cfg->cluster.hbm_bandwidth / 8;
+  wl__hw_init(&d->hw, cfg);
   wl_bytes_per_param(cfg->workload.precision, cfg->workload.optimizer, &d->wbytes, &d->gbytes,
                      &d->obytes);
   d->abytes = cfg->workload.precision == CFG_PRECISION_FP32 ? 4 : 2;

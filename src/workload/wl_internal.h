@@ -4,6 +4,7 @@
  *   memory.c  per-GPU memory and the fitting search (public API)
  *   schedule.c the order of forward/backward chunks per stage (1f1b,
  *             interleaved, dualpipe)
+ *   roofline.c each operation of a layer timed by a roofline (compute side)
  *   dag.c     one step as a DAG per pipeline stage, communication classes
  *   step.c    the executor on a backend and the step figures
  *
@@ -32,6 +33,7 @@ enum { WL__FWD, WL__BWD, WL__OPT, WL__COMM };
 
 typedef struct wl__node {
   simtime_ps dur; /* compute nodes */
+  simtime_ps mem; /* compute nodes: of dur, operations bound by HBM bandwidth */
   simtime_ps start;
   uint32_t stage;
   uint32_t peer;       /* pipeline sends: the other stage; else WL__NONE */
@@ -58,13 +60,52 @@ typedef struct wl__class {
   simtime_ps measured; /* reuse: the time of one instance alone */
 } wl__class;
 
+/* ---- compute: each operation's roofline (roofline.c) ---- */
+
+/* What one GPU achieves at the training precision. */
+typedef struct wl__hw {
+  double gemm;  /* FLOP/s of a large GEMM: peak x workload.compute_efficiency */
+  double attn;  /* FLOP/s of attention's matmuls (16-bit, TF32 under fp32) */
+  double hbm;   /* bytes/s: cluster.hbm_bandwidth x cluster.hbm_efficiency */
+  double in;    /* bytes per GEMM operand element (1 under fp8) */
+  double act;   /* bytes per activation element (2; fp32 4) */
+  double wgrad; /* bytes per weight-gradient element a GEMM writes */
+} wl__hw;
+
+/* Seconds, and of them the time of memory-bound operations. */
+typedef struct wl__cost {
+  double t, mem;
+} wl__cost;
+
+/* A layer part per micro-batch: its forward, its backward without weight
+ * gradients (input-gradient GEMMs, attention core, element-wise) and its
+ * weight-gradient GEMMs. */
+typedef struct wl__part {
+  wl__cost fwd, bin, bw;
+} wl__part;
+
+void wl__hw_init(wl__hw *hw, const cfg_scenario *cfg);
+/* C[m x n] = A[m x k] B[k x n]: max(2mnk / (gemm x tile quantization),
+ * operand and output bytes / hbm). */
+wl__cost wl__gemm(const wl__hw *hw, double m, double n, double k, double out_bytes);
+/* An element-wise operation moving `bytes`: bytes / hbm, memory-bound. */
+wl__cost wl__eltwise(const wl__hw *hw, double bytes);
+/* Layer parts on one GPU for a micro-batch of `tokens` (MLP: attention is
+ * empty and l's linear layer is the feed-forward). */
+void wl__part_attention(const wl__hw *hw, const wl_model *m, const wl_parallel *p, double tokens,
+                        wl__part *out);
+void wl__part_ffn(const wl__hw *hw, const wl_model *m, const wl_parallel *p, double tokens,
+                  uint32_t l, wl__part *out);
+void wl__part_head(const wl__hw *hw, const wl_model *m, const wl_parallel *p, double tokens,
+                   wl__part *out);
+
 typedef struct wl__dag {
   /* inputs (borrowed) */
   const wl_model *m;
   const wl_parallel *p;
   const cfg_scenario *cfg;
   const topo *t;
-  double peak, hbm;                      /* FLOP/s at the precision x efficiency; HBM bytes/s */
+  wl__hw hw;                             /* what a GPU achieves (roofline.c) */
   double wbytes, gbytes, obytes, abytes; /* per parameter; per activation element */
   /* graph */
   wl__node *nodes;
@@ -100,7 +141,8 @@ void wl__dag_free(wl__dag *d);
 /* Expand class c into its plan (all groups of its stage merged phase by
  * phase). */
 int wl__class_plan(wl__dag *d, wl__class *c, sim_error *err);
-/* Compute peak for the scenario's precision, FLOP/s (before efficiency). */
+/* Dense peak for the scenario's precision, FLOP/s (before efficiency):
+ * cluster.gpu_flops, _fp8 or _fp32. */
 double wl__peak_flops(const cfg_scenario *cfg);
 
 #endif

@@ -120,10 +120,10 @@ static void test_value_errors(void **state) {
        "ms, s, min, h, d; a plain number is only accepted for 0"},
       {"workload.collective.size: 1.5B\n", {0},
        "e.yaml:1:27: workload.collective.size: '1.5B' is not a whole number of bytes"},
-      {"cluster.gpu: H200\n", {0},
-       "e.yaml:1:14: cluster.gpu: 'H200' is not one of: H100, H800, A100, B200"},
+      {"cluster.gpu: H300\n", {0},
+       "e.yaml:1:14: cluster.gpu: 'H300' is not one of: H100, H800, A100, B200, H200, MI300X"},
       {"cluster.gpu: b200\n", {0},
-       "e.yaml:1:14: cluster.gpu: 'b200' is not one of: H100, H800, A100, B200 (did you mean "
+       "e.yaml:1:14: cluster.gpu: 'b200' is not one of: H100, H800, A100, B200, H200, MI300X (did you mean "
        "'B200'?)"},
       {"fabric.routing: random\n", {0},
        "e.yaml:1:17: fabric.routing: 'random' is not one of: ecmp, adaptive, spray, static"},
@@ -206,7 +206,7 @@ static void test_set_errors(void **state) {
       {NULL, {"cluster.nodes= {a: 1}"},
        "--set:1:16: cluster.nodes: expected a value (integer 0..1000000), got a mapping"},
       {NULL, {"cluster.gpu=[H100]"},
-       "--set:1:13: cluster.gpu: expected a value (one of: H100, H800, A100, B200), got a list"},
+       "--set:1:13: cluster.gpu: expected a value (one of: H100, H800, A100, B200, H200, MI300X), got a list"},
       {NULL, {"output.dir=\"abc"},
        "--set:1:16: output.dir: YAML syntax error: found unexpected end of stream (while "
        "scanning a quoted scalar)"},

@@ -133,6 +133,10 @@ static void test_presets_by_gpu(void **state) {
       {"cluster.gpu=A100", 312e12, 80 * GiB, 16312 * GBPS, 2400 * GBPS, 200 * GBPS, 256 * GBPS},
       {"cluster.gpu=B200", 2250e12, 192000000000ULL, 64000 * GBPS, 7200 * GBPS, 400 * GBPS,
        512 * GBPS},
+      {"cluster.gpu=H200", 989e12, 141000000000ULL, 38400 * GBPS, 3600 * GBPS, 400 * GBPS,
+       512 * GBPS},
+      {"cluster.gpu=MI300X", 1307.4e12, 192000000000ULL, 42400 * GBPS, 3584 * GBPS, 400 * GBPS,
+       512 * GBPS},
   };
   (void)state;
   for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {

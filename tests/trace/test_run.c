@@ -167,8 +167,9 @@ static void test_roofline(void **state) {
   trc_set *s = example_set(per_rank, EX_RANKS);
   trc_result r;
   run_set(&f, s, &r);
-  /* max(num_ops / (989e12 x 0.5), 64 MiB / 3.35 TB/s) per node, ceil to ps */
-  double flops = f.cfg.cluster.gpu_flops * 0.5, hbm = (double)f.cfg.cluster.hbm_bandwidth / 8;
+  /* max(num_ops / (989e12 x 0.5), 64 MiB / (3.35 TB/s x hbm_efficiency)) per node, ceil to ps */
+  double flops = f.cfg.cluster.gpu_flops * 0.5,
+         hbm = (double)f.cfg.cluster.hbm_bandwidth / 8 * f.cfg.cluster.hbm_efficiency;
   double mem = (double)EX_TENSOR_BYTES / hbm;
   double fwd = fmax((double)EX_FWD_OPS / flops, mem), bwd = fmax((double)EX_BWD_OPS / flops, mem);
   double opt = fmax((double)EX_OPT_OPS / flops, mem);

@@ -54,6 +54,49 @@ static void assert_decomposed(const wl_step *s) {
   assert_rel(s->compute_s + s->exposed_comm_s + s->bubble_s, s->time_s, 1e-12);
 }
 
+/* The roofline of every operation of one DP8 layer (h = 1024, s = T =
+ * 2048, tp 1, bf16, GELU feed-forward of 4h), written out from
+ * docs/training.md independently of src/workload/roofline.c: a GEMM
+ * m x n x k is max(2mnk / G, (mk + kn + mn) 2 bytes / H) (all sizes
+ * multiples of the 128 x 128 tile), an element-wise operation its bytes / H,
+ * the attention core max(2 s^2 h / G, 4 T h 2 / H) (causal: half of
+ * 4 s^2 h); backward: dgrad and wgrad GEMMs, the core at 2.5 x its FLOPs
+ * and 8 tensors, element-wise at twice the bytes. */
+typedef struct tcost {
+  double t, mem;
+} tcost;
+static double G_, H_;
+static void op(tcost *c, double t_flops, double t_bytes) {
+  if (t_bytes > t_flops) {
+    c->t += t_bytes;
+    c->mem += t_bytes;
+  } else {
+    c->t += t_flops;
+  }
+}
+static void gemm(tcost *c, double m, double n, double k) {
+  op(c, 2 * m * n * k / G_, (m * k + k * n + m * n) * 2 / H_);
+}
+static void dp8_layer(double G, double H, tcost *fwd, tcost *bwd) {
+  double h = 1024, T = 2048, s = 2048;
+  G_ = G;
+  H_ = H;
+  *fwd = *bwd = (tcost){0, 0};
+  /* norm, rotary (Q and K), residual, norm, GELU (4h in and out), residual */
+  double elems = 2 * T * h + 4 * T * h + 3 * T * h + 2 * T * h + 2 * T * 4 * h + 3 * T * h;
+  op(fwd, 0, elems * 2 / H);
+  op(bwd, 0, 2 * elems * 2 / H);
+  double shapes[4][2] = {{h, 3 * h}, {h, h}, {h, 4 * h}, {4 * h, h}}; /* k x n: QKV, O, up, down */
+  for (int i = 0; i < 4; i++) {
+    double k = shapes[i][0], n = shapes[i][1];
+    gemm(fwd, T, n, k);
+    gemm(bwd, T, k, n); /* input gradient */
+    gemm(bwd, k, n, T); /* weight gradient */
+  }
+  op(fwd, 2 * s * s * h / G, 4 * T * h * 2 / H);
+  op(bwd, 2.5 * 2 * s * s * h / G, 8 * T * h * 2 / H);
+}
+
 /* 8 GPUs of one node, data parallel only; P = 4 x 12 h^2. */
 #define DP8                                                                                        \
   "cluster.nodes=1", "workload.precision=bf16", "workload.model.layers=4",                         \
@@ -69,11 +112,18 @@ static void test_data_parallel(void **state) {
   const cfg_scenario *c = &f.cfg;
   double P = 4 * 12.0 * 1024 * 1024, tokens = 2048, n = 8;
   double peak = c->cluster.gpu_flops * c->workload.compute_efficiency;
-  double hbm = (double)c->cluster.hbm_bandwidth / 8;
-  /* compute: 6 P T over the GPU's effective peak; Adam touches 28 bytes per parameter */
-  assert_rel(off.forward_s, 2 * P * tokens / peak, 1e-9);
-  assert_rel(off.backward_s, 4 * P * tokens / peak, 1e-9);
+  double hbm = (double)c->cluster.hbm_bandwidth / 8 * c->cluster.hbm_efficiency;
+  /* compute: every operation's roofline, 4 layers; Adam touches 28 bytes per parameter */
+  tcost fwd, bwd;
+  dp8_layer(peak, hbm, &fwd, &bwd);
+  assert_rel(off.forward_s, 4 * fwd.t, 1e-9);
+  assert_rel(off.backward_s, 4 * bwd.t, 1e-9);
   assert_rel(off.optimizer_s, 28 * P / hbm, 1e-9);
+  assert_true(off.forward_s > 2 * P * tokens / peak); /* more than its 6PT share */
+  double mem = 4 * (fwd.mem + bwd.mem) + 28 * P / hbm;
+  assert_true(fwd.mem > 0 && fwd.mem < fwd.t);
+  assert_rel(off.memory_bound_s, mem, 1e-9);
+  assert_rel(off.memory_bound_frac, mem / off.compute_s, 1e-7); /* each node rounded to 1 ps */
   assert_rel(off.bubble_s + 1, 1, 1e-12);
   assert_decomposed(&off);
   /* no overlap, one bucket: the whole ring AllReduce of 2P bytes is exposed,
@@ -158,19 +208,19 @@ static void test_pipeline_bubble(void **state) {
  * negligible, layers of equal cost. */
 #define PIPE                                                                                       \
   "cluster.nodes=1", "workload.model.layers=16", "workload.model.hidden=8192",                     \
-      "workload.model.heads=64", "workload.model.seq_len=1024", "workload.model.vocab=0",          \
-      "workload.parallel.dp=1", "cluster.scale_up.bandwidth=4000TB/s",                             \
+      "workload.model.heads=64", "workload.model.seq_len=32", "workload.micro_batch=32",           \
+      "workload.model.vocab=0", "workload.parallel.dp=1", "cluster.scale_up.bandwidth=4000TB/s",   \
       "cluster.scale_up.latency=1ps", "cluster.hbm_bandwidth=100000TB/s"
 
 static void run_pipe(uint32_t p, uint32_t m, const char *sched, uint32_t v, const char *extra,
                      wl_step *s) {
   char pp[64], gb[64], sc[64], vs[64];
   snprintf(pp, sizeof pp, "workload.parallel.pp=%u", p);
-  snprintf(gb, sizeof gb, "workload.global_batch=%u", m);
+  snprintf(gb, sizeof gb, "workload.global_batch=%u", m * 32); /* PIPE: 32 sequences each */
   snprintf(sc, sizeof sc, "workload.pipeline.schedule=%s", sched);
   snprintf(vs, sizeof vs, "workload.parallel.virtual_stages=%u", v);
   const char *sets[] = {PIPE, pp, gb, sc, vs};
-  run_step(sets, 14, extra, false, s, NULL);
+  run_step(sets, 15, extra, false, s, NULL);
 }
 
 /* Interleaved 1F1B with v chunks per GPU (Narayanan et al. 2021, sec.
@@ -201,6 +251,8 @@ static void test_interleaved_bubble(void **state) {
 /* DualPipe (DeepSeek-V3 report, Table 2): per GPU the bubble is
  * (p/2 - 1)(F&B + B - 3W), F a chunk's forward, B its whole backward
  * (2F; 3F under full recomputation), W its weight-gradient half (F) and
+ * (PIPE's sequences of 32 tokens make the attention core, the one part
+ * whose backward is not twice its forward, 0.07 % of the GEMMs) and
  * F&B an overlapped forward and backward pair: with no in-layer
  * communication to hide, F + B. With F = B_in = W (no recomputation) the
  * schedule as built has exactly that bubble on every GPU; under full

@@ -1,0 +1,214 @@
+/* The compute side's roofline (src/workload/roofline.c) against closed
+ * forms: a compute-bound GEMM takes 2mnk over the achievable FLOP/s, a
+ * memory-bound GEMM or element-wise operation its bytes over the achievable
+ * HBM bandwidth; tile quantization, FP8 and the GPU presets change exactly
+ * what docs/training.md says they change. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+
+#include "fixture.h"
+#include "workload/wl_internal.h"
+
+static void assert_rel(double got, double want, double rel) {
+  if (fabs(got - want) > rel * fabs(want))
+    fail_msg("got %.15g, want %.15g (rel %.3g)", got, want, rel);
+}
+
+static void hw_of(const char *const *sets, int n, wl__hw *hw, fixture *f) {
+  load(f, sets, n);
+  wl__hw_init(hw, &f->cfg);
+}
+
+/* H100 in bf16: G = 989e12 x 0.803 (MAMF), H = 3.35 TB/s x 0.9. */
+static void test_two_regimes(void **state) {
+  (void)state;
+  const char *sets[] = {"cluster.nodes=1"};
+  fixture f;
+  wl__hw hw;
+  hw_of(sets, 1, &hw, &f);
+  double G = 989e12 * 0.803, H = 3.35e12 * 0.9;
+  assert_rel(hw.gemm, G, 1e-12);
+  assert_rel(hw.hbm, H, 1e-12);
+  /* compute-bound: 8192^3, 2 x 8192^3 FLOPs (1.1 TFLOP) against 3 x 128 MiB */
+  double n = 8192;
+  wl__cost c = wl__gemm(&hw, n, n, n, 2);
+  assert_rel(c.t, 2 * n * n * n / G, 1e-12);
+  assert_true(c.mem == 0);
+  /* memory-bound: 16 tokens through a 7168 x 7168 weight (an expert with few
+   * tokens): reads 16 x 7168 and the weight, writes 16 x 7168, 2 bytes each */
+  double m = 16, k = 7168;
+  c = wl__gemm(&hw, m, k, k, 2);
+  double bytes = (m * k + k * k + m * k) * 2;
+  assert_rel(c.t, bytes / H, 1e-12);
+  assert_rel(c.mem, c.t, 1e-12);
+  assert_true(c.t > 2 * m * k * k / G); /* FLOPs alone would be faster */
+  /* element-wise: bytes only */
+  c = wl__eltwise(&hw, 1e9);
+  assert_rel(c.t, 1e9 / H, 1e-12);
+  assert_rel(c.mem, c.t, 1e-12);
+  unload(&f);
+}
+
+/* A 1000-row GEMM runs 8 tiles of 128 rows, the last one 104/128 empty: its
+ * FLOPs take as long as 1024 rows'. */
+static void test_tile_quantization(void **state) {
+  (void)state;
+  const char *sets[] = {"cluster.nodes=1"};
+  fixture f;
+  wl__hw hw;
+  hw_of(sets, 1, &hw, &f);
+  double n = 8192;
+  wl__cost a = wl__gemm(&hw, 1000, n, n, 2), b = wl__gemm(&hw, 1024, n, n, 2);
+  assert_true(a.mem == 0 && b.mem == 0);
+  assert_rel(a.t, 2 * 1024 * n * n / hw.gemm, 1e-12);
+  assert_rel(a.t, b.t, 1e-12);
+  /* and the columns alike */
+  assert_rel(wl__gemm(&hw, n, 1000, n, 2).t, b.t, 1e-12);
+  unload(&f);
+}
+
+/* FP8: the FP8 peak for GEMMs, 1-byte operands (outputs stay 16-bit);
+ * attention's matmuls stay at the 16-bit peak. fp32: TF32 peak, 4 bytes. */
+static void test_precisions(void **state) {
+  (void)state;
+  const char *fp8[] = {"cluster.nodes=1", "workload.precision=fp8"};
+  const char *fp32[] = {"cluster.nodes=1", "workload.precision=fp32"};
+  fixture f;
+  wl__hw hw;
+  hw_of(fp8, 2, &hw, &f);
+  double H = 3.35e12 * 0.9, n = 8192, m = 16, k = 7168;
+  assert_rel(hw.gemm, 1979e12 * 0.803, 1e-12);
+  assert_rel(hw.attn, 989e12 * 0.803, 1e-12);
+  assert_rel(wl__gemm(&hw, n, n, n, 2).t, 2 * n * n * n / (1979e12 * 0.803), 1e-12);
+  assert_rel(wl__gemm(&hw, m, k, k, 2).t, ((m * k + k * k) * 1 + m * k * 2) / H, 1e-12);
+  unload(&f);
+  hw_of(fp32, 2, &hw, &f);
+  assert_rel(hw.gemm, 494.5e12 * 0.803, 1e-12);
+  assert_rel(hw.attn, hw.gemm, 1e-12);
+  assert_rel(wl__gemm(&hw, m, k, k, 4).t, (m * k + k * k + m * k) * 4 / H, 1e-12);
+  unload(&f);
+}
+
+/* Presets by cluster.gpu, and explicit keys over them. */
+static void test_presets(void **state) {
+  (void)state;
+  static const struct {
+    const char *gpu;
+    double bf16, fp8, eff, hbm;
+  } want[] = {
+      {"cluster.gpu=H100", 989e12, 1979e12, 0.803, 3.35e12},
+      {"cluster.gpu=H800", 989e12, 1979e12, 0.803, 3.35e12},
+      {"cluster.gpu=H200", 989e12, 1979e12, 0.803, 4.8e12},
+      {"cluster.gpu=B200", 2250e12, 4500e12, 0.776, 8e12},
+      {"cluster.gpu=A100", 312e12, 312e12, 0.869, 2.039e12},
+      {"cluster.gpu=MI300X", 1307.4e12, 2614.9e12, 0.598, 5.3e12},
+  };
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+    const char *bf[] = {"cluster.nodes=1", want[i].gpu};
+    const char *f8[] = {"cluster.nodes=1", want[i].gpu, "workload.precision=fp8"};
+    fixture f;
+    wl__hw hw;
+    hw_of(bf, 2, &hw, &f);
+    assert_rel(hw.gemm, want[i].bf16 * want[i].eff, 1e-12);
+    assert_rel(hw.hbm, want[i].hbm * 0.9, 1e-12);
+    unload(&f);
+    hw_of(f8, 3, &hw, &f);
+    assert_rel(hw.gemm, want[i].fp8 * want[i].eff, 1e-12);
+    unload(&f);
+  }
+  const char *set[] = {"cluster.nodes=1", "cluster.gpu=MI300X", "workload.compute_efficiency=0.5",
+                       "cluster.hbm_efficiency=0.75"};
+  fixture f;
+  wl__hw hw;
+  hw_of(set, 4, &hw, &f);
+  assert_rel(hw.gemm, 1307.4e12 * 0.5, 1e-12);
+  assert_rel(hw.hbm, 5.3e12 * 0.75, 1e-12);
+  unload(&f);
+}
+
+/* An MoE layer whose experts each see few tokens is memory-bound where the
+ * dense layer of the same width is not: E = 64 experts, top 2, 512 tokens
+ * per micro-batch, one GPU: 16 tokens per expert. */
+static void test_small_expert_gemms(void **state) {
+  (void)state;
+  const char *sets[] = {"cluster.nodes=1",           "workload.model.layers=2",
+                        "workload.model.hidden=4096", "workload.model.heads=32",
+                        "workload.model.seq_len=512", "workload.model.vocab=0",
+                        "workload.model.experts=64",  "workload.model.top_k=2",
+                        "workload.model.dense_layers=1", "workload.model.expert_hidden=16384",
+                        "workload.parallel.dp=1",     "workload.global_batch=1"};
+  fixture f;
+  wl__hw hw;
+  hw_of(sets, 12, &hw, &f);
+  wl_model m;
+  wl_parallel p;
+  sim_error err = {0};
+  assert_int_equal(wl_model_from_cfg(&m, &f.cfg, f.doc, &err), SIM_OK);
+  assert_int_equal(wl_parallel_from_cfg(&p, &m, &f.cfg, f.doc, 1, &err), SIM_OK);
+  wl__part dense, moe;
+  wl__part_ffn(&hw, &m, &p, 512, 0, &dense);
+  wl__part_ffn(&hw, &m, &p, 512, 1, &moe);
+  /* twice the dense layer's FLOPs per token (top 2 of width 4h), but 64
+   * experts' two 4096 x 16384 weights read for 16 tokens each: at least
+   * 64 x 2 x 4096 x 16384 x 2 bytes over H, far more than twice the dense
+   * layer, which is compute-bound (512 tokens: 512 FLOP per weight byte
+   * pair, above the ridge of 989e12 x 0.803 / 3.015e12 = 263) */
+  double weights = 64 * 2 * 4096.0 * 16384 * 2;
+  assert_true(moe.fwd.t >= weights / hw.hbm);
+  assert_true(moe.fwd.mem >= weights / hw.hbm);
+  assert_true(moe.fwd.t > 5 * dense.fwd.t);
+  assert_true(dense.fwd.mem < 0.2 * dense.fwd.t);
+  unload(&f);
+}
+
+static void run_step(const char *const *sets, int n, wl_step *out) {
+  fixture f;
+  load(&f, sets, n);
+  sim_ctx *sim = sim_create(1);
+  be_backend *b = be_analytic_create(sim, f.t, &f.cfg);
+  sim_error err = {0};
+  if (wl_step_run(out, &f.cfg, f.doc, f.t, b, &err) != SIM_OK) fail_msg("%s", err.msg);
+  be_destroy(b);
+  sim_destroy(sim);
+  unload(&f);
+}
+
+/* The defect the roofline fixes (issue #14): cutting HBM bandwidth k-fold
+ * must cost at least (k - 1) x the memory-bound time: every operation that
+ * was memory-bound takes k times as long, and none gets faster. A 1.3 B
+ * dense layer stack, data parallel on 8 GPUs. */
+static void test_hbm_sensitivity(void **state) {
+  (void)state;
+  const char *fast[] = {"cluster.nodes=1",        "workload.model.layers=4",
+                        "workload.model.hidden=2048", "workload.model.heads=16",
+                        "workload.model.seq_len=4096", "workload.model.vocab=0",
+                        "workload.global_batch=8"};
+  const char *slow[] = {"cluster.nodes=1",        "workload.model.layers=4",
+                        "workload.model.hidden=2048", "workload.model.heads=16",
+                        "workload.model.seq_len=4096", "workload.model.vocab=0",
+                        "workload.global_batch=8", "cluster.hbm_bandwidth=0.5TB/s"};
+  wl_step a, b;
+  run_step(fast, 7, &a);
+  run_step(slow, 8, &b);
+  double k = 3.35 / 0.5;
+  assert_true(a.memory_bound_s > 0);
+  assert_true(b.memory_bound_s >= k * a.memory_bound_s * (1 - 1e-9));
+  assert_true(b.compute_s - a.compute_s >= (k - 1) * a.memory_bound_s * (1 - 1e-9));
+  assert_true(b.memory_bound_frac > a.memory_bound_frac);
+  wl_step_free(&a);
+  wl_step_free(&b);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_two_regimes),     cmocka_unit_test(test_tile_quantization),
+      cmocka_unit_test(test_precisions),      cmocka_unit_test(test_presets),
+      cmocka_unit_test(test_small_expert_gemms), cmocka_unit_test(test_hbm_sensitivity),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

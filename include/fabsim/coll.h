@@ -85,7 +85,17 @@ typedef struct coll_spec {
    * above; a protocol (or auto) adds its wire bytes, per-hop latency and
    * launch overhead (coll_protocol_params). */
   cfg_coll_protocol protocol;
+  /* What the hardware offers the tuner (coll_spec_set_hw; zeroed: an H100
+   * without NVLS or SHARP): the GPU's architecture picks NCCL's per-channel
+   * bandwidth caps and NVLS efficiency. */
+  cfg_gpu gpu;
+  bool nvls;             /* NVLink SHARP: NVSwitch gen 3+ and allowed */
+  bool sharp;            /* InfiniBand SHARP on the fabric (fabric.sharp) */
 } coll_spec;
+
+/* Fill spec's hardware fields from a scenario: gpu, nvls (H100, H800 or
+ * B200 and workload.collective.nvls), sharp (fabric.sharp on InfiniBand). */
+void coll_spec_set_hw(coll_spec *spec, const cfg_scenario *cfg);
 
 /* Protocols as NCCL runs them, for spec.protocol != CFG_PROTO_NONE:
  *   wire bytes: LL moves 8-byte lines of 4 data bytes and a 4-byte flag

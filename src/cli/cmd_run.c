@@ -465,6 +465,7 @@ int cli_cmd_run(int argc, char **argv) {
         .qps = cfg.workload.qps_per_connection,
         .protocol = cfg.workload.collective.protocol,
     };
+    coll_spec_set_hw(&spec, &cfg);
     if (coll_plan_build(&r.plan, t, &spec, &err) != SIM_OK) {
       char msg[sizeof err.msg];
       snprintf(msg, sizeof msg, "%s", err.msg);

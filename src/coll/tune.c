@@ -84,6 +84,9 @@ static void ring_steps(cfg_coll_op op, uint32_t n, uint32_t m, uint64_t *steps, 
   *inter = m > 1 ? passes * (m - 1) : 0;
 }
 
+/* Slots per connection (NCCL's NCCL_STEPS, device.h). */
+enum { NCCL_STEPS = 8 };
+
 /* NCCL's per-architecture rows (tuning.cc): Ampere, Hopper, Blackwell. */
 enum { ARCH_AMPERE, ARCH_HOPPER, ARCH_BLACKWELL, NARCH };
 static int arch_of(cfg_gpu g) {
@@ -185,50 +188,72 @@ static uint32_t tune_channels(const coll_spec *s, cfg_coll_algorithm a, cfg_coll
   return nc;
 }
 
-/* Time of a built plan at the probed rates, seconds: every phase's step
- * takes its busiest GPU port's or NIC's bytes at their rate plus the
- * path's latency (the network's if any transfer crosses nodes), repeated,
- * then its fixed delay; the launch first. Exact for the plans whose every
- * step is paced by its busiest port on an uncongested fabric (tree, nvls,
- * collnet). O(transfers listed). */
-static double plan_estimate(const topo *t, const coll_plan *pl, const probe *pr) {
+/* Per-GPU NVLink and per-NIC byte counters for phase_busiest_s; zeroed. */
+typedef struct port_loads {
+  double *nv_out, *nv_in, *nic_out, *nic_in;
+} port_loads;
+
+static void port_loads_init(port_loads *l, const topo *t) {
   uint32_t ng = topo_gpu_count(t), nn = topo_nic_count(t);
-  double *load = sim_calloc(2 * (size_t)ng + 2 * (size_t)nn, sizeof *load);
-  double *nv_out = load, *nv_in = load + ng, *nic_out = load + 2 * ng, *nic_in = nic_out + nn;
+  l->nv_out = sim_calloc(2 * (size_t)ng + 2 * (size_t)nn, sizeof *l->nv_out);
+  l->nv_in = l->nv_out + ng;
+  l->nic_out = l->nv_in + ng;
+  l->nic_in = l->nic_out + nn;
+}
+
+/* One step of phase ph at the probed rates, seconds, without the path's
+ * latency: its busiest GPU port's or NIC's bytes at their rate (NVLink for
+ * transfers inside a node, the NICs for those across). *crosses: whether
+ * any transfer crosses nodes. Leaves l zeroed. O(transfers of the phase). */
+static double phase_busiest_s(const topo *t, const coll_phase *ph, const probe *pr,
+                              port_loads *l, bool *crosses) {
+  *crosses = false;
+  for (size_t j = 0; j < ph->n; j++) {
+    const be_xfer *x = &ph->x[j];
+    if (topo_gpu_node(t, x->src_gpu) != topo_gpu_node(t, x->dst_gpu)) {
+      *crosses = true;
+      l->nic_out[topo_gpu_nic(t, x->src_gpu)] += (double)x->bytes;
+      l->nic_in[topo_gpu_nic(t, x->dst_gpu)] += (double)x->bytes;
+    } else {
+      l->nv_out[x->src_gpu] += (double)x->bytes;
+      l->nv_in[x->dst_gpu] += (double)x->bytes;
+    }
+  }
+  double step = 0;
+  for (size_t j = 0; j < ph->n; j++) {
+    const be_xfer *x = &ph->x[j];
+    uint32_t a = topo_gpu_nic(t, x->src_gpu), b = topo_gpu_nic(t, x->dst_gpu);
+    double v[4] = {pr->b_intra > 0 ? l->nv_out[x->src_gpu] / pr->b_intra : 0,
+                   pr->b_intra > 0 ? l->nv_in[x->dst_gpu] / pr->b_intra : 0,
+                   pr->b_inter > 0 ? l->nic_out[a] / pr->b_inter : 0,
+                   pr->b_inter > 0 ? l->nic_in[b] / pr->b_inter : 0};
+    for (int c = 0; c < 4; c++)
+      if (v[c] > step) step = v[c];
+  }
+  for (size_t j = 0; j < ph->n; j++) {
+    const be_xfer *x = &ph->x[j];
+    l->nv_out[x->src_gpu] = l->nv_in[x->dst_gpu] = 0;
+    l->nic_out[topo_gpu_nic(t, x->src_gpu)] = l->nic_in[topo_gpu_nic(t, x->dst_gpu)] = 0;
+  }
+  return step;
+}
+
+/* Time of a built plan at the probed rates, seconds: every phase's step
+ * takes phase_busiest_s plus the path's latency (the network's if any
+ * transfer crosses nodes), repeated, then its fixed delay; the launch
+ * first. Exact for plans whose every step is paced by its busiest port on
+ * an uncongested fabric (tree, nvls, collnet). O(transfers listed). */
+static double plan_estimate(const topo *t, const coll_plan *pl, const probe *pr) {
+  port_loads l;
+  port_loads_init(&l, t);
   double total = sim_ps_to_s(pl->launch);
   for (size_t i = 0; i < pl->nphases; i++) {
-    const coll_phase *ph = &pl->phases[i];
-    bool crosses = false;
-    for (size_t j = 0; j < ph->n; j++) {
-      const be_xfer *x = &ph->x[j];
-      if (topo_gpu_node(t, x->src_gpu) != topo_gpu_node(t, x->dst_gpu)) {
-        crosses = true;
-        nic_out[topo_gpu_nic(t, x->src_gpu)] += (double)x->bytes;
-        nic_in[topo_gpu_nic(t, x->dst_gpu)] += (double)x->bytes;
-      } else {
-        nv_out[x->src_gpu] += (double)x->bytes;
-        nv_in[x->dst_gpu] += (double)x->bytes;
-      }
-    }
-    double step = 0;
-    for (size_t j = 0; j < ph->n; j++) { /* read the maxima, then clear what was touched */
-      const be_xfer *x = &ph->x[j];
-      uint32_t a = topo_gpu_nic(t, x->src_gpu), b = topo_gpu_nic(t, x->dst_gpu);
-      double v[4] = {nv_out[x->src_gpu] / pr->b_intra, nv_in[x->dst_gpu] / pr->b_intra,
-                     pr->b_inter > 0 ? nic_out[a] / pr->b_inter : 0,
-                     pr->b_inter > 0 ? nic_in[b] / pr->b_inter : 0};
-      for (int c = 0; c < 4; c++)
-        if (v[c] > step && isfinite(v[c])) step = v[c];
-    }
-    for (size_t j = 0; j < ph->n; j++) {
-      const be_xfer *x = &ph->x[j];
-      nv_out[x->src_gpu] = nv_in[x->dst_gpu] = 0;
-      nic_out[topo_gpu_nic(t, x->src_gpu)] = nic_in[topo_gpu_nic(t, x->dst_gpu)] = 0;
-    }
+    bool crosses;
+    double step = phase_busiest_s(t, &pl->phases[i], pr, &l, &crosses);
     step += sim_ps_to_s(crosses ? pr->wire_inter : pr->wire_intra);
-    total += (double)ph->repeat * step + sim_ps_to_s(ph->fixed);
+    total += (double)pl->phases[i].repeat * step + sim_ps_to_s(pl->phases[i].fixed);
   }
-  sim_free(load);
+  sim_free(l.nv_out);
   return total;
 }
 
@@ -350,6 +375,10 @@ void coll__apply_protocol(coll_plan *p, const topo *t, const coll_spec *s) {
           p->phases[i].x[j].bytes = coll__ceil_div(p->phases[i].x[j].bytes * q.wire_num, q.wire_den);
   }
   bool ring = p->algorithm == CFG_ALGO_RING && p->op != CFG_COLL_BROADCAST && p->nphases == 1;
+  /* chunk pipelines without a cycle: the tree, the broadcast chain */
+  bool chunked = p->algorithm == CFG_ALGO_TREE || p->op == CFG_COLL_BROADCAST;
+  port_loads l = {0};
+  if (chunked) port_loads_init(&l, t);
   for (size_t i = 0; i < p->nphases; i++) {
     coll_phase *ph = &p->phases[i];
     if (ring) {
@@ -357,9 +386,20 @@ void coll__apply_protocol(coll_plan *p, const topo *t, const coll_spec *s) {
       continue;
     }
     bool crosses = false;
+    double t_step = chunked ? phase_busiest_s(t, ph, &pr, &l, &crosses) : 0;
     for (size_t j = 0; j < ph->n && !crosses; j++)
       crosses = topo_gpu_node(t, ph->x[j].src_gpu) != topo_gpu_node(t, ph->x[j].dst_gpu);
-    ph->fixed = (simtime_ps)ph->repeat *
-                (crosses ? above(q.hop_net_us, w_inter) : above(q.hop_nvlink_us, w_intra));
+    simtime_ps hop = crosses ? above(q.hop_net_us, w_inter) : above(q.hop_nvlink_us, w_intra);
+    if (!chunked) {
+      ph->fixed = (simtime_ps)ph->repeat * hop;
+      continue;
+    }
+    /* The first step of a phase waits the hop (the pipeline advances a
+     * level); its repeats are chunks in flight: NCCL keeps NCCL_STEPS = 8
+     * per connection, so a repeat's hop overlaps the transfers of the 7
+     * before it and only what they do not cover shows. */
+    simtime_ps cover = s_ps((NCCL_STEPS - 1) * t_step);
+    ph->fixed = hop + (simtime_ps)(ph->repeat - 1) * (hop > cover ? hop - cover : 0);
   }
+  sim_free(l.nv_out);
 }

@@ -36,7 +36,7 @@ coll_protocol_params coll_protocol_params_of(cfg_coll_algorithm a, cfg_coll_prot
 /* What the tuner and the latency model need to know of the ranks'
  * placement: nodes m, ranks per node g (first node), NICs per node, and the
  * routed latency and achievable rate of one hop inside a node and one
- * across nodes (0 when there is no such pair). O(ranks) + two routes. */
+ * across nodes (0 when there is no such pair). O(ranks) + three routes. */
 typedef struct probe {
   uint32_t m, g, npn;
   simtime_ps wire_intra, wire_inter;
@@ -53,18 +53,29 @@ static void probe_of(const topo *t, const coll_spec *s, probe *pr) {
     pr->wire_intra = topo_path_latency(t, &p);
     pr->b_intra = (double)topo_path_bottleneck(t, &p) / 8;
   }
-  for (uint32_t i = 1; i < s->nranks; i++)
-    if (topo_gpu_node(t, s->ranks[i]) != topo_gpu_node(t, s->ranks[0])) {
-      /* same local index: the rail a rail-aligned hop uses */
-      uint32_t dst = s->ranks[i], want = coll__gpu_local(t, s->ranks[0]);
-      for (uint32_t j = i; j < s->nranks && topo_gpu_node(t, s->ranks[j]) == topo_gpu_node(t, dst); j++)
-        if (coll__gpu_local(t, s->ranks[j]) == want) dst = s->ranks[j];
-      if (topo_route(t, s->ranks[0], dst, 0, &p) == SIM_OK) {
-        pr->wire_inter = topo_path_latency(t, &p);
-        pr->b_inter = (double)topo_path_bottleneck(t, &p) / 8;
-      }
-      break;
+  /* across nodes: to the same rail (the hop a rail-aligned ring takes) on
+   * the next node and on the last, the farthest in index (other leaves and
+   * pods): the slower of the two paces a lock-step ring */
+  uint32_t want = coll__gpu_local(t, s->ranks[0]);
+  uint32_t node0 = topo_gpu_node(t, s->ranks[0]);
+  for (int end = 0; end < 2 && pr->m > 1; end++) {
+    uint32_t i = 1;
+    if (end) { /* the first rank of the last node */
+      i = s->nranks - 1;
+      while (i > 0 && topo_gpu_node(t, s->ranks[i - 1]) == topo_gpu_node(t, s->ranks[s->nranks - 1])) i--;
+    } else {
+      while (i < s->nranks && topo_gpu_node(t, s->ranks[i]) == node0) i++;
     }
+    uint32_t dst = s->ranks[i];
+    for (uint32_t j = i; j < s->nranks && topo_gpu_node(t, s->ranks[j]) == topo_gpu_node(t, dst); j++)
+      if (coll__gpu_local(t, s->ranks[j]) == want) dst = s->ranks[j];
+    if (topo_route(t, s->ranks[0], dst, 0, &p) == SIM_OK) {
+      simtime_ps w = topo_path_latency(t, &p);
+      double b = (double)topo_path_bottleneck(t, &p) / 8;
+      if (w > pr->wire_inter) pr->wire_inter = w;
+      if (pr->b_inter == 0 || b < pr->b_inter) pr->b_inter = b;
+    }
+  }
 }
 
 static simtime_ps us_ps(double us) { return us > 0 ? (simtime_ps)llround(us * 1e6) : 0; }
@@ -202,16 +213,15 @@ static void port_loads_init(port_loads *l, const topo *t) {
 }
 
 /* One step of phase ph at the probed rates, seconds, without the path's
- * latency: its busiest GPU port's or NIC's bytes at their rate (NVLink for
- * transfers inside a node, the NICs for those across). *crosses: whether
- * any transfer crosses nodes. Leaves l zeroed. O(transfers of the phase). */
+ * latency: its busiest GPU port's bytes at the NVLink rate (*nv, transfers
+ * inside a node) and its busiest NIC's at the network rate (*net, transfers
+ * across; 0 if none). Returns the larger. Leaves l zeroed. O(transfers of
+ * the phase). */
 static double phase_busiest_s(const topo *t, const coll_phase *ph, const probe *pr,
-                              port_loads *l, bool *crosses) {
-  *crosses = false;
+                              port_loads *l, double *nv, double *net) {
   for (size_t j = 0; j < ph->n; j++) {
     const be_xfer *x = &ph->x[j];
     if (topo_gpu_node(t, x->src_gpu) != topo_gpu_node(t, x->dst_gpu)) {
-      *crosses = true;
       l->nic_out[topo_gpu_nic(t, x->src_gpu)] += (double)x->bytes;
       l->nic_in[topo_gpu_nic(t, x->dst_gpu)] += (double)x->bytes;
     } else {
@@ -219,38 +229,41 @@ static double phase_busiest_s(const topo *t, const coll_phase *ph, const probe *
       l->nv_in[x->dst_gpu] += (double)x->bytes;
     }
   }
-  double step = 0;
+  *nv = *net = 0;
   for (size_t j = 0; j < ph->n; j++) {
     const be_xfer *x = &ph->x[j];
     uint32_t a = topo_gpu_nic(t, x->src_gpu), b = topo_gpu_nic(t, x->dst_gpu);
-    double v[4] = {pr->b_intra > 0 ? l->nv_out[x->src_gpu] / pr->b_intra : 0,
-                   pr->b_intra > 0 ? l->nv_in[x->dst_gpu] / pr->b_intra : 0,
-                   pr->b_inter > 0 ? l->nic_out[a] / pr->b_inter : 0,
-                   pr->b_inter > 0 ? l->nic_in[b] / pr->b_inter : 0};
-    for (int c = 0; c < 4; c++)
-      if (v[c] > step) step = v[c];
+    if (topo_gpu_node(t, x->src_gpu) != topo_gpu_node(t, x->dst_gpu)) {
+      double v = (l->nic_out[a] > l->nic_in[b] ? l->nic_out[a] : l->nic_in[b]) / pr->b_inter;
+      if (pr->b_inter > 0 && v > *net) *net = v;
+    } else {
+      double v = (l->nv_out[x->src_gpu] > l->nv_in[x->dst_gpu] ? l->nv_out[x->src_gpu]
+                                                                : l->nv_in[x->dst_gpu]) / pr->b_intra;
+      if (pr->b_intra > 0 && v > *nv) *nv = v;
+    }
   }
   for (size_t j = 0; j < ph->n; j++) {
     const be_xfer *x = &ph->x[j];
     l->nv_out[x->src_gpu] = l->nv_in[x->dst_gpu] = 0;
     l->nic_out[topo_gpu_nic(t, x->src_gpu)] = l->nic_in[topo_gpu_nic(t, x->dst_gpu)] = 0;
   }
-  return step;
+  return *nv > *net ? *nv : *net;
 }
 
 /* Time of a built plan at the probed rates, seconds: every phase's step
- * takes phase_busiest_s plus the path's latency (the network's if any
- * transfer crosses nodes), repeated, then its fixed delay; the launch
- * first. Exact for plans whose every step is paced by its busiest port on
+ * takes the later of its busiest NVLink port's bytes plus the NVLink path's
+ * latency and its busiest NIC's plus the network path's, repeated, then its
+ * fixed delay; the launch first. Exact for plans whose every step is paced by its busiest port on
  * an uncongested fabric (tree, nvls, collnet). O(transfers listed). */
 static double plan_estimate(const topo *t, const coll_plan *pl, const probe *pr) {
   port_loads l;
   port_loads_init(&l, t);
   double total = sim_ps_to_s(pl->launch);
   for (size_t i = 0; i < pl->nphases; i++) {
-    bool crosses;
-    double step = phase_busiest_s(t, &pl->phases[i], pr, &l, &crosses);
-    step += sim_ps_to_s(crosses ? pr->wire_inter : pr->wire_intra);
+    double nv, net;
+    phase_busiest_s(t, &pl->phases[i], pr, &l, &nv, &net);
+    double step = nv > 0 ? nv + sim_ps_to_s(pr->wire_intra) : 0;
+    if (net > 0 && net + sim_ps_to_s(pr->wire_inter) > step) step = net + sim_ps_to_s(pr->wire_inter);
     total += (double)pl->phases[i].repeat * step + sim_ps_to_s(pl->phases[i].fixed);
   }
   sim_free(l.nv_out);
@@ -386,7 +399,7 @@ void coll__apply_protocol(coll_plan *p, const topo *t, const coll_spec *s) {
       continue;
     }
     bool crosses = false;
-    double t_step = chunked ? phase_busiest_s(t, ph, &pr, &l, &crosses) : 0;
+    double nv, net, t_step = chunked ? phase_busiest_s(t, ph, &pr, &l, &nv, &net) : 0;
     for (size_t j = 0; j < ph->n && !crosses; j++)
       crosses = topo_gpu_node(t, ph->x[j].src_gpu) != topo_gpu_node(t, ph->x[j].dst_gpu);
     simtime_ps hop = crosses ? above(q.hop_net_us, w_inter) : above(q.hop_nvlink_us, w_intra);

@@ -1,5 +1,12 @@
 /* Double binary tree AllReduce (after NCCL's ncclGetBtree/ncclGetDtree).
  *
+ * Across nodes (two or more whole node blocks of g ranks) the tree is
+ * NCCL's: each node's ranks a chain in channel order, the chain's head under
+ * the head of its node's parent in the node-level trees A and B below (over
+ * node indices instead of positions); H = (g-1) + ceil(log2 m) and only the
+ * heads cross nodes, on their channel's rail. On one node (or uneven
+ * blocks) the trees are over the ranks themselves, as follows.
+ *
  * Tree A over positions 0..n-1: an in-order binary tree in which position r
  * (r >= 1, lowest set bit b) has children r - b/2 and r + b/2 (or the
  * largest r + b/2^i below n); position 0 is the root with one child, the

@@ -13,6 +13,11 @@
  *                  hierarchical      intra-node ReduceScatter + per-rail
  *                                    inter-node ring AllReduce of S/G +
  *                                    intra-node AllGather
+ *                  nvls              NVLink SHARP, one node: every GPU port
+ *                                    S (n+1)/(n e) each way (src/coll/sharp.c)
+ *                  collnet           InfiniBand SHARP: intra-node reduce-
+ *                                    scatter/all-gather with each NIC's S/g
+ *                                    up and down the aggregation tree
  *   reducescatter, allgather
  *                  ring              (n-1) (alpha + S/(n B))
  *                  halving-doubling  log2 n alpha + (n-1)/n S/B
@@ -90,12 +95,27 @@ typedef struct coll_spec {
   /* The protocols' launch and per-hop latencies (the scenario's
    * workload.collective.latency); NULL: NCCL's defaults. */
   const cfg_coll_latency *latency;
+  /* What the hardware offers the tuner (coll_spec_set_hw; zeroed: an H100
+   * without NVLS or SHARP): the GPU's architecture picks NCCL's per-channel
+   * bandwidth caps and NVLS efficiency. */
+  cfg_gpu gpu;
+  bool nvls;             /* NVLink SHARP: NVSwitch gen 3+ and allowed */
+  bool sharp;            /* InfiniBand SHARP on the fabric (fabric.sharp) */
 } coll_spec;
+
+/* Fill spec's hardware fields from a scenario: gpu, nvls (H100, H800 or
+ * B200 and workload.collective.nvls), sharp (fabric.sharp on InfiniBand). */
+void coll_spec_set_hw(coll_spec *spec, const cfg_scenario *cfg);
 
 /* Protocols as NCCL runs them, for spec.protocol != CFG_PROTO_NONE:
  *   wire bytes: LL moves 8-byte lines of 4 data bytes and a 4-byte flag
  *     (2x), LL128 128-byte lines of 120 data bytes (16/15 x), Simple the
  *     data itself; every transfer of the plan carries its protocol's bytes;
+ *   pipelining: a ring step is forwarded in slices (Simple 2, LL and LL128
+ *     line by line), hiding the hop latency up to (1 - 1/slices) of each
+ *     step's transfer; LL and LL128 channels are capped at NCCL's
+ *     per-channel rates; a tree phase's repeats overlap their hop with the
+ *     7 chunks in flight before them (src/coll/tune.c states the forms);
  *   per-hop latency: what a step costs beyond the data, by protocol and by
  *     hop (NVLink or network), from NCCL's tuning model, wire included; a
  *     step of a phase already costs its slowest transfer's routed latency

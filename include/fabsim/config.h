@@ -90,6 +90,8 @@ typedef enum {
   CFG_ALGO_HALVING_DOUBLING,
   CFG_ALGO_HIERARCHICAL,
   CFG_ALGO_PXN,
+  CFG_ALGO_NVLS,         /* NVLink SHARP: reduction in the NVSwitch (one node) */
+  CFG_ALGO_COLLNET,      /* InfiniBand SHARP: reduction in the fabric's switches */
   CFG_ALGO_NODE_LIMITED, /* MoE dispatch/combine (coll_moe_build), not a workload.collective */
   CFG_ALGO_AUTO          /* the tuner picks (coll_plan_build) */
 } cfg_coll_algorithm;
@@ -221,6 +223,7 @@ typedef struct cfg_scenario {
       bool pfc;
       cfg_roce_cc cc;
     } roce;
+    bool sharp;               /* switches reduce in the network (SHARP / CollNet) */
     struct {
       uint64_t xoff;          /* bytes per ingress queue; 0 = dynamic threshold */
       uint64_t xon;           /* resume offset below the XOFF threshold */
@@ -246,6 +249,7 @@ typedef struct cfg_scenario {
       uint64_t chunk;         /* bytes: ring broadcast pipeline chunk */
       cfg_coll_protocol protocol;
       cfg_coll_latency latency; /* NCCL's tuning model by default; fabsim calibrate fits them */
+      bool nvls;              /* NVLink SHARP allowed where the NVSwitch has it */
     } collective;
     struct {
       cfg_traffic_pattern pattern;

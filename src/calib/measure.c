@@ -29,7 +29,7 @@
 static coll_spec spec_of(const cfg_scenario *cfg, cfg_coll_op op, uint64_t bytes, uint32_t *ranks,
                          uint32_t n) {
   for (uint32_t i = 0; i < n; i++) ranks[i] = i;
-  return (coll_spec){
+  coll_spec s = {
       .op = op,
       .algorithm = cfg->workload.collective.algorithm,
       .bytes = bytes,
@@ -43,6 +43,8 @@ static coll_spec spec_of(const cfg_scenario *cfg, cfg_coll_op op, uint64_t bytes
       .latency = &cfg->workload.collective.latency,
       .pxn_serial = !cfg->workload.overlap.pxn,
   };
+  coll_spec_set_hw(&s, cfg); /* what the GPU and fabric offer the tuner (NVLS, SHARP) */
+  return s;
 }
 
 int cal_collective_plan(coll_plan *plan, const topo *t, const cfg_scenario *cfg, const cfg_doc *doc,

@@ -22,7 +22,7 @@ bool coll_algorithm_supports(cfg_coll_op op, cfg_coll_algorithm a) {
   switch (op) {
   case CFG_COLL_ALLREDUCE:
     return a == CFG_ALGO_RING || a == CFG_ALGO_TREE || a == CFG_ALGO_HALVING_DOUBLING ||
-           a == CFG_ALGO_HIERARCHICAL;
+           a == CFG_ALGO_HIERARCHICAL || a == CFG_ALGO_NVLS || a == CFG_ALGO_COLLNET;
   case CFG_COLL_REDUCESCATTER:
   case CFG_COLL_ALLGATHER: return a == CFG_ALGO_RING || a == CFG_ALGO_HALVING_DOUBLING;
   case CFG_COLL_BROADCAST: return a == CFG_ALGO_RING;
@@ -182,9 +182,13 @@ int coll_plan_build(coll_plan *plan, const topo *t, const coll_spec *spec, sim_e
   if (!coll_algorithm_supports(s->op, s->algorithm))
     return sim_fail(err, SIM_EINVAL,
                     "%s has no '%s' algorithm here (allreduce: ring, tree, halving-doubling, "
-                    "hierarchical; reducescatter, allgather: ring, halving-doubling; broadcast: "
+                    "hierarchical, nvls, collnet; reducescatter, allgather: ring, halving-doubling; broadcast: "
                     "ring; alltoall: pairwise, pxn)",
                     cfg_coll_op_name(s->op), cfg_coll_algorithm_name(s->algorithm));
+  if ((s->algorithm == CFG_ALGO_NVLS || s->algorithm == CFG_ALGO_COLLNET) &&
+      (s->protocol == CFG_PROTO_LL || s->protocol == CFG_PROTO_LL128))
+    return sim_fail(err, SIM_EINVAL, "%s runs the simple protocol only (as NCCL's)",
+                    cfg_coll_algorithm_name(s->algorithm));
   if (s->nranks == 1 || s->bytes == 0) return SIM_OK; /* nothing moves */
   int rc = SIM_OK;
   switch (s->algorithm) {
@@ -196,6 +200,8 @@ int coll_plan_build(coll_plan *plan, const topo *t, const coll_spec *spec, sim_e
   case CFG_ALGO_HIERARCHICAL: rc = coll__plan_hier(plan, t, s, err); break;
   case CFG_ALGO_PAIRWISE: rc = coll__plan_pairwise(plan, s); break;
   case CFG_ALGO_PXN: rc = coll__plan_pxn(plan, t, s); break;
+  case CFG_ALGO_NVLS: rc = coll__plan_nvls(plan, t, s, err); break;
+  case CFG_ALGO_COLLNET: rc = coll__plan_collnet(plan, t, s, err); break;
   case CFG_ALGO_NODE_LIMITED: /* rejected above */
   case CFG_ALGO_AUTO: break;       /* resolved above */
   }

@@ -1,5 +1,12 @@
 /* Double binary tree AllReduce (after NCCL's ncclGetBtree/ncclGetDtree).
  *
+ * Across nodes (two or more whole node blocks of g ranks) the tree is
+ * NCCL's: each node's ranks a chain in channel order, the chain's head under
+ * the head of its node's parent in the node-level trees A and B below (over
+ * node indices instead of positions); H = (g-1) + ceil(log2 m) and only the
+ * heads cross nodes, on their channel's rail. On one node (or uneven
+ * blocks) the trees are over the ranks themselves, as follows.
+ *
  * Tree A over positions 0..n-1: an in-order binary tree in which position r
  * (r >= 1, lowest set bit b) has children r - b/2 and r + b/2 (or the
  * largest r + b/2^i below n); position 0 is the root with one child, the
@@ -58,24 +65,40 @@ static void btree_parents(uint32_t n, int32_t *parent) {
   }
 }
 
-/* Tree A (which = 0) or its mirror/shift B (which = 1). O(n). */
-static void tree_shape_init(tree_shape *s, uint32_t n, int which) {
-  int32_t *a = sim_malloc(n * sizeof *a);
-  btree_parents(n, a);
-  s->parent = sim_malloc(n * sizeof *s->parent);
-  s->height = sim_calloc(n, sizeof *s->height);
-  s->depth = sim_calloc(n, sizeof *s->depth);
-  for (uint32_t r = 0; r < n; r++) {
-    if (which == 0) s->parent[r] = a[r];
-    else if (n % 2 == 0) {
-      int32_t u = a[n - 1 - r];
-      s->parent[r] = u < 0 ? -1 : (int32_t)(n - 1) - u;
+/* Node-level tree A (which = 0) or its mirror/shift B (which = 1) over
+ * m positions. */
+static void dtree_parents(uint32_t m, int which, int32_t *parent) {
+  int32_t *a = sim_malloc(m * sizeof *a);
+  btree_parents(m, a);
+  for (uint32_t r = 0; r < m; r++) {
+    if (which == 0) parent[r] = a[r];
+    else if (m % 2 == 0) {
+      int32_t u = a[m - 1 - r];
+      parent[r] = u < 0 ? -1 : (int32_t)(m - 1) - u;
     } else {
-      int32_t u = a[(r + n - 1) % n];
-      s->parent[r] = u < 0 ? -1 : (int32_t)(((uint32_t)u + 1) % n);
+      int32_t u = a[(r + m - 1) % m];
+      parent[r] = u < 0 ? -1 : (int32_t)(((uint32_t)u + 1) % m);
     }
   }
   sim_free(a);
+}
+
+/* NCCL's tree over n = m g positions (m node blocks of g, in channel
+ * order): each node a chain, position a g + i (i > 0) under a g + i - 1;
+ * the chain's head a g under the head of node a's parent in the node-level
+ * tree A or B; the root node's head is the root. g = 1: the rank-level
+ * double binary tree. Depths and heights filled in. O(n). */
+static void tree_shape_init(tree_shape *s, uint32_t m, uint32_t g, int which) {
+  uint32_t n = m * g;
+  s->parent = sim_malloc(n * sizeof *s->parent);
+  s->height = sim_calloc(n, sizeof *s->height);
+  s->depth = sim_calloc(n, sizeof *s->depth);
+  int32_t *up = sim_malloc(m * sizeof *up);
+  dtree_parents(m, which, up);
+  for (uint32_t a = 0; a < m; a++)
+    for (uint32_t i = 0; i < g; i++)
+      s->parent[a * g + i] = i > 0 ? (int32_t)(a * g + i - 1) : up[a] < 0 ? -1 : up[a] * (int32_t)g;
+  sim_free(up);
   /* Depths: a parent's depth is known once its own chain is; in-order trees
    * are log n deep, so walking up is O(n log n) at worst, O(n) amortized
    * with the memo (depth 0 marks "unknown" except at the root). */
@@ -131,9 +154,14 @@ int coll__plan_tree(coll_plan *p, const topo *t, const coll_spec *s) {
   uint64_t per_tree = coll__ceil_div(s->bytes, 2ull * k);
   uint64_t nchunks = coll__ceil_div(per_tree, s->chunk);
   uint64_t chunk = coll__ceil_div(per_tree, nchunks);
+  /* NCCL's shape over two or more whole node blocks of the same size;
+   * otherwise (one node, uneven blocks) the rank-level double binary tree,
+   * every rank its own block */
+  uint32_t m, g;
+  if (!coll__node_blocks(t, s->ranks, n, &m, &g) || m < 2) m = n, g = 1;
   tree_shape tr[2];
-  tree_shape_init(&tr[0], n, 0);
-  tree_shape_init(&tr[1], n, 1);
+  tree_shape_init(&tr[0], m, g, 0);
+  tree_shape_init(&tr[1], m, g, 1);
   uint32_t hgt = tr[0].h > tr[1].h ? tr[0].h : tr[1].h;
   uint64_t steps = nchunks + 2ull * hgt - 1;
   uint32_t *order = sim_malloc((size_t)k * n * sizeof *order);

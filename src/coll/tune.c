@@ -13,6 +13,7 @@
  * launch a delay per call, so all three fidelities see them alike.
  */
 #include <math.h>
+#include <string.h>
 
 #include "coll/coll_internal.h"
 
@@ -51,7 +52,7 @@ coll_protocol_params coll_protocol_params_of(const cfg_coll_latency *lat, cfg_co
 /* What the tuner and the latency model need to know of the ranks'
  * placement: nodes m, ranks per node g (first node), NICs per node, and the
  * routed latency and achievable rate of one hop inside a node and one
- * across nodes (0 when there is no such pair). O(ranks) + two routes. */
+ * across nodes (0 when there is no such pair). O(ranks) + three routes. */
 typedef struct probe {
   uint32_t m, g, npn;
   simtime_ps wire_intra, wire_inter;
@@ -68,21 +69,33 @@ static void probe_of(const topo *t, const coll_spec *s, probe *pr) {
     pr->wire_intra = topo_path_latency(t, &p);
     pr->b_intra = (double)topo_path_bottleneck(t, &p) / 8;
   }
-  for (uint32_t i = 1; i < s->nranks; i++)
-    if (topo_gpu_node(t, s->ranks[i]) != topo_gpu_node(t, s->ranks[0])) {
-      /* same local index: the rail a rail-aligned hop uses */
-      uint32_t dst = s->ranks[i], want = coll__gpu_local(t, s->ranks[0]);
-      for (uint32_t j = i; j < s->nranks && topo_gpu_node(t, s->ranks[j]) == topo_gpu_node(t, dst); j++)
-        if (coll__gpu_local(t, s->ranks[j]) == want) dst = s->ranks[j];
-      if (topo_route(t, s->ranks[0], dst, 0, &p) == SIM_OK) {
-        pr->wire_inter = topo_path_latency(t, &p);
-        pr->b_inter = (double)topo_path_bottleneck(t, &p) / 8;
-      }
-      break;
+  /* across nodes: to the same rail (the hop a rail-aligned ring takes) on
+   * the next node and on the last, the farthest in index (other leaves and
+   * pods): the slower of the two paces a lock-step ring */
+  uint32_t want = coll__gpu_local(t, s->ranks[0]);
+  uint32_t node0 = topo_gpu_node(t, s->ranks[0]);
+  for (int end = 0; end < 2 && pr->m > 1; end++) {
+    uint32_t i = 1;
+    if (end) { /* the first rank of the last node */
+      i = s->nranks - 1;
+      while (i > 0 && topo_gpu_node(t, s->ranks[i - 1]) == topo_gpu_node(t, s->ranks[s->nranks - 1])) i--;
+    } else {
+      while (i < s->nranks && topo_gpu_node(t, s->ranks[i]) == node0) i++;
     }
+    uint32_t dst = s->ranks[i];
+    for (uint32_t j = i; j < s->nranks && topo_gpu_node(t, s->ranks[j]) == topo_gpu_node(t, dst); j++)
+      if (coll__gpu_local(t, s->ranks[j]) == want) dst = s->ranks[j];
+    if (topo_route(t, s->ranks[0], dst, 0, &p) == SIM_OK) {
+      simtime_ps w = topo_path_latency(t, &p);
+      double b = (double)topo_path_bottleneck(t, &p) / 8;
+      if (w > pr->wire_inter) pr->wire_inter = w;
+      if (pr->b_inter == 0 || b < pr->b_inter) pr->b_inter = b;
+    }
+  }
 }
 
 static simtime_ps us_ps(double us) { return us > 0 ? (simtime_ps)llround(us * 1e6) : 0; }
+static simtime_ps s_ps(double s) { return s > 0 ? (simtime_ps)llround(s * 1e12) : 0; }
 
 /* Protocol latency above the routed path's, per hop. */
 static simtime_ps above(double hop_us, simtime_ps wire) {
@@ -98,16 +111,91 @@ static void ring_steps(cfg_coll_op op, uint32_t n, uint32_t m, uint64_t *steps, 
   *inter = m > 1 ? passes * (m - 1) : 0;
 }
 
-/* Closed-form time of a ring (AllReduce, ReduceScatter, AllGather,
- * Broadcast as n-1 steps) with protocol p and k channels, seconds: every
- * step moves one chunk per channel; a GPU's NVLink port carries all k, a
+/* Slots per connection (NCCL's NCCL_STEPS, device.h). */
+enum { NCCL_STEPS = 8 };
+
+/* NCCL's per-architecture rows (tuning.cc): Ampere, Hopper, Blackwell. */
+enum { ARCH_AMPERE, ARCH_HOPPER, ARCH_BLACKWELL, NARCH };
+/* MI300X has no row (RCCL's tuner is its own): Ampere's, an assumption. */
+static int arch_of(cfg_gpu g) {
+  if (g == CFG_GPU_A100 || g == CFG_GPU_MI300X) return ARCH_AMPERE;
+  return g == CFG_GPU_B200 ? ARCH_BLACKWELL : ARCH_HOPPER;
+}
+
+/* A ring channel's data-rate cap, bytes/s (INFINITY: none): LL128
+ * perChMaxRingLL128Bws by architecture; LL llMaxBws, the whole ring's, so
+ * 1/k of it per channel: on one node by architecture, across nodes the x86
+ * Intel row by node count (fabsim does not model the host CPU). These are
+ * the GPU threads' limits polling flags, not the wire's. */
+static double ring_channel_cap(const coll_spec *s, uint32_t m, cfg_coll_protocol p, uint32_t k) {
+  static const double ll128[NARCH] = {20.0, 36.7, 40.0};
+  static const double ll_node[NARCH] = {87.7, 141.0, 282.0};
+  static const double ll_net[2] = {39.0, 20.4}; /* 2 nodes, more */
+  if (p == CFG_PROTO_LL128) return ll128[arch_of(s->gpu)] * 1e9;
+  if (p == CFG_PROTO_LL) return (m <= 1 ? ll_node[arch_of(s->gpu)] : ll_net[m > 2]) * 1e9 / k;
+  return INFINITY;
+}
+
+/* Slices a ring step is forwarded in: Simple ALLREDUCE_CHUNKSTEPS /
+ * ALLREDUCE_SLICESTEPS = (NCCL_STEPS/2) / (NCCL_STEPS/4) = 2 (collectives.h;
+ * the same for ReduceScatter and AllGather); LL and LL128 forward each
+ * thread's lines as their flags arrive, one unit being the threads' line
+ * data (LL 512 threads x 8 data bytes of a 16-byte line, LL128 640 threads x
+ * 16 bytes of 128-byte lines, 120/128 of it data). */
+static double ring_slices(cfg_coll_protocol p, double chunk) {
+  if (p != CFG_PROTO_LL && p != CFG_PROTO_LL128) return 2;
+  double unit = p == CFG_PROTO_LL ? 512.0 * 8 : 640.0 * 16 * 120 / 128;
+  return chunk > unit ? chunk / unit : 1;
+}
+
+/* Time of one ring step's data per channel at the probed rates (seconds),
+ * without the path latency: a GPU's NVLink port carries all k channels, a
  * NIC the channels it serves (rail-aligned rings, one NIC per channel). */
+static double ring_step_data_s(const probe *pr, double chunk_wire, uint32_t k) {
+  double step = 0;
+  if (pr->g > 1 && pr->b_intra > 0) step = k * chunk_wire / pr->b_intra;
+  if (pr->m > 1 && pr->b_inter > 0) {
+    uint32_t nics = pr->npn < k ? pr->npn : k, per_nic = (k + nics - 1) / nics;
+    double net = per_nic * chunk_wire / pr->b_inter;
+    if (net > step) step = net;
+  }
+  return step;
+}
+
+/* The ring phase's delay beyond its steps' transfers (seconds), as NCCL's
+ * ring runs: a channel's step cannot beat its protocol's cap (LL, LL128),
+ * and the steps pipeline: a rank forwards slice i of a step while slice
+ * i+1 arrives, and the hop latency of one slice overlaps the transfer of
+ * the others. In steady state a piece of data goes round the ring (n hops
+ * of latency) while each rank sends n steps, so the latency beyond the
+ * path's is hidden up to (1 - 1/slices) of every step's transfer time:
+ *   fixed = steps (t_cap - t_data)+ + (H - steps (1 - 1/slices) t_step)+,
+ * H the protocol's hop latencies above the path's (NCCL's count, as before),
+ * t_step = max(t_data, t_cap). A lock-step ring (one slice) pays all of H. */
+static double ring_delay_s(const probe *pr, const coll_spec *s, cfg_coll_protocol p,
+                           const coll_protocol_params *q, uint32_t k) {
+  uint64_t steps, inter;
+  ring_steps(s->op, s->nranks, pr->m, &steps, &inter);
+  double chunk = (double)coll__ceil_div(s->bytes, (uint64_t)s->nranks * k);
+  double wire_chunk = (double)coll__ceil_div((uint64_t)chunk * q->wire_num, q->wire_den);
+  double t_data = ring_step_data_s(pr, wire_chunk, k);
+  double t_cap = chunk / ring_channel_cap(s, pr->m, p, k);
+  double t_step = t_cap > t_data ? t_cap : t_data;
+  simtime_ps wire = pr->m > 1 ? pr->wire_inter : pr->wire_intra; /* every step's, lock-step */
+  double h = sim_ps_to_s((simtime_ps)(steps - inter) * above(q->hop_nvlink_us, wire) +
+                         (simtime_ps)inter * above(q->hop_net_us, wire));
+  double hidden = (double)steps * (1 - 1 / ring_slices(p, chunk)) * t_step;
+  return (double)steps * (t_step - t_data) + (h > hidden ? h - hidden : 0);
+}
+
+/* Closed-form time of a ring (AllReduce, ReduceScatter, AllGather) with
+ * protocol p and k channels, seconds: launch + steps (wire + t_data) +
+ * ring_delay_s. */
 static double ring_estimate(const probe *pr, const coll_spec *s, cfg_coll_protocol p, uint32_t k) {
   coll_protocol_params q = coll_protocol_params_of(s->latency, CFG_ALGO_RING, p);
-  uint32_t n = s->nranks;
   uint64_t steps, inter;
-  ring_steps(s->op, n, pr->m, &steps, &inter);
-  double chunk = (double)coll__ceil_div(coll__ceil_div(s->bytes, (uint64_t)n * k) * q.wire_num, q.wire_den);
+  ring_steps(s->op, s->nranks, pr->m, &steps, &inter);
+  double chunk = (double)coll__ceil_div(coll__ceil_div(s->bytes, (uint64_t)s->nranks * k) * q.wire_num, q.wire_den);
   double step = 0;
   if (pr->g > 1 && pr->b_intra > 0) step = sim_ps_to_s(pr->wire_intra) + k * chunk / pr->b_intra;
   if (pr->m > 1 && pr->b_inter > 0) {
@@ -115,54 +203,194 @@ static double ring_estimate(const probe *pr, const coll_spec *s, cfg_coll_protoc
     double net = sim_ps_to_s(pr->wire_inter) + per_nic * chunk / pr->b_inter;
     if (net > step) step = net;
   }
-  simtime_ps wire = pr->m > 1 ? pr->wire_inter : pr->wire_intra; /* every step's, lock-step */
-  simtime_ps fixed = (simtime_ps)(steps - inter) * above(q.hop_nvlink_us, wire) +
-                     (simtime_ps)inter * above(q.hop_net_us, wire);
-  return q.launch_us * 1e-6 + (double)steps * step + sim_ps_to_s(fixed);
+  return q.launch_us * 1e-6 + (double)steps * step + ring_delay_s(pr, s, p, &q, k);
 }
 
 /* NCCL's channel rule: fewer channels while the message is under
  * channels x threads x bytes per thread (ring LL: x ranks). */
-static uint32_t tune_channels(const coll_spec *s, cfg_coll_protocol p) {
+static uint32_t tune_channels(const coll_spec *s, cfg_coll_algorithm a, cfg_coll_protocol p) {
   static const uint64_t threads[NPROTO] = {512, 640, 512}, per_thread[NPROTO] = {8, 8, 64};
   int i = proto_index(p);
-  uint64_t unit = threads[i] * per_thread[i] * (i == PROTO_LL ? s->nranks : 1);
+  uint64_t unit = threads[i] * per_thread[i] * (i == PROTO_LL && a == CFG_ALGO_RING ? s->nranks : 1);
   uint32_t nc = s->channels;
   while (nc > 1 && s->bytes < nc * unit) nc--;
   return nc;
 }
 
+/* Per-GPU NVLink and per-NIC byte counters for phase_busiest_s; zeroed. */
+typedef struct port_loads {
+  double *nv_out, *nv_in, *nic_out, *nic_in;
+} port_loads;
+
+static void port_loads_init(port_loads *l, const topo *t) {
+  uint32_t ng = topo_gpu_count(t), nn = topo_nic_count(t);
+  l->nv_out = sim_calloc(2 * (size_t)ng + 2 * (size_t)nn, sizeof *l->nv_out);
+  l->nv_in = l->nv_out + ng;
+  l->nic_out = l->nv_in + ng;
+  l->nic_in = l->nic_out + nn;
+}
+
+/* One step of phase ph at the probed rates, seconds, without the path's
+ * latency: its busiest GPU port's bytes at the NVLink rate (*nv, transfers
+ * inside a node) and its busiest NIC's at the network rate (*net, transfers
+ * across; 0 if none). Returns the larger. Leaves l zeroed. O(transfers of
+ * the phase). */
+static double phase_busiest_s(const topo *t, const coll_phase *ph, const probe *pr,
+                              port_loads *l, double *nv, double *net) {
+  for (size_t j = 0; j < ph->n; j++) {
+    const be_xfer *x = &ph->x[j];
+    if (topo_gpu_node(t, x->src_gpu) != topo_gpu_node(t, x->dst_gpu)) {
+      l->nic_out[topo_gpu_nic(t, x->src_gpu)] += (double)x->bytes;
+      l->nic_in[topo_gpu_nic(t, x->dst_gpu)] += (double)x->bytes;
+    } else {
+      l->nv_out[x->src_gpu] += (double)x->bytes;
+      l->nv_in[x->dst_gpu] += (double)x->bytes;
+    }
+  }
+  *nv = *net = 0;
+  for (size_t j = 0; j < ph->n; j++) {
+    const be_xfer *x = &ph->x[j];
+    uint32_t a = topo_gpu_nic(t, x->src_gpu), b = topo_gpu_nic(t, x->dst_gpu);
+    if (topo_gpu_node(t, x->src_gpu) != topo_gpu_node(t, x->dst_gpu)) {
+      double v = (l->nic_out[a] > l->nic_in[b] ? l->nic_out[a] : l->nic_in[b]) / pr->b_inter;
+      if (pr->b_inter > 0 && v > *net) *net = v;
+    } else {
+      double v = (l->nv_out[x->src_gpu] > l->nv_in[x->dst_gpu] ? l->nv_out[x->src_gpu]
+                                                                : l->nv_in[x->dst_gpu]) / pr->b_intra;
+      if (pr->b_intra > 0 && v > *nv) *nv = v;
+    }
+  }
+  for (size_t j = 0; j < ph->n; j++) {
+    const be_xfer *x = &ph->x[j];
+    l->nv_out[x->src_gpu] = l->nv_in[x->dst_gpu] = 0;
+    l->nic_out[topo_gpu_nic(t, x->src_gpu)] = l->nic_in[topo_gpu_nic(t, x->dst_gpu)] = 0;
+  }
+  return *nv > *net ? *nv : *net;
+}
+
+/* Time of a built plan at the probed rates, seconds: every phase's step
+ * takes the later of its busiest NVLink port's bytes plus the NVLink path's
+ * latency and its busiest NIC's plus the network path's, repeated, then its
+ * fixed delay; the launch first. Exact for plans whose every step is paced by its busiest port on
+ * an uncongested fabric (tree, nvls, collnet). O(transfers listed). */
+static double plan_estimate(const topo *t, const coll_plan *pl, const probe *pr) {
+  port_loads l;
+  port_loads_init(&l, t);
+  double total = sim_ps_to_s(pl->launch);
+  for (size_t i = 0; i < pl->nphases; i++) {
+    double nv, net;
+    phase_busiest_s(t, &pl->phases[i], pr, &l, &nv, &net);
+    double step = nv > 0 ? nv + sim_ps_to_s(pr->wire_intra) : 0;
+    if (net > 0 && net + sim_ps_to_s(pr->wire_inter) > step) step = net + sim_ps_to_s(pr->wire_inter);
+    total += (double)pl->phases[i].repeat * step + sim_ps_to_s(pl->phases[i].fixed);
+  }
+  sim_free(l.nv_out);
+  return total;
+}
+
+/* Build spec as algorithm a with protocol p and estimate it; INFINITY when
+ * the plan cannot be built. */
+static double candidate_estimate(const topo *t, const coll_spec *s, const probe *pr,
+                                 cfg_coll_algorithm a, cfg_coll_protocol p, uint32_t k) {
+  coll_spec c = *s;
+  c.algorithm = a;
+  c.protocol = p;
+  c.channels = k;
+  c.qps = 1;
+  coll_plan pl;
+  sim_error err;
+  if (coll_plan_build(&pl, t, &c, &err) != SIM_OK) return INFINITY;
+  double e = plan_estimate(t, &pl, pr);
+  coll_plan_free(&pl);
+  return e;
+}
+
+/* Tree candidates are estimated on their built plan, three builds and
+ * O(transfers x phases) each: above this many tree transfers (4 (n-1)
+ * channels: 4,096 GPUs at 8 channels) the tuner leaves the tree out (a
+ * 16,384-GPU estimate took 3.5 s, the ring's closed form microseconds). */
+enum { TUNE_TREE_MAX_XFERS = 1 << 17 };
+
 void coll_tune(const topo *t, const coll_spec *s, cfg_coll_algorithm *algorithm,
                cfg_coll_protocol *protocol, uint32_t *channels, double *est_s) {
   probe pr;
   probe_of(t, s, &pr);
-  cfg_coll_algorithm a = s->algorithm;
-  if (a == CFG_ALGO_AUTO)
-    a = s->op != CFG_COLL_ALLTOALL ? CFG_ALGO_RING : pr.m > 1 ? CFG_ALGO_PXN : CFG_ALGO_PAIRWISE;
   static const cfg_coll_protocol all[NPROTO] = {CFG_PROTO_LL, CFG_PROTO_LL128, CFG_PROTO_SIMPLE};
-  cfg_coll_protocol best = s->protocol;
+  cfg_coll_algorithm best_a = s->algorithm;
+  cfg_coll_protocol best_p = s->protocol;
+  uint32_t best_k = s->channels;
   double best_t = INFINITY;
-  if (a == CFG_ALGO_PAIRWISE || a == CFG_ALGO_PXN) {
+  bool any = s->algorithm == CFG_ALGO_AUTO;
+  if (any && s->op == CFG_COLL_ALLTOALL) best_a = pr.m > 1 ? CFG_ALGO_PXN : CFG_ALGO_PAIRWISE;
+  if (best_a == CFG_ALGO_PAIRWISE || best_a == CFG_ALGO_PXN) {
     /* point-to-point: LL up to 16 KiB per peer (NCCL_P2P_LL_THRESHOLD), else Simple */
-    if (best == CFG_PROTO_AUTO)
-      best = s->nranks && s->bytes / s->nranks <= 16384 ? CFG_PROTO_LL : CFG_PROTO_SIMPLE;
-  } else {
+    if (best_p == CFG_PROTO_AUTO)
+      best_p = s->nranks && s->bytes / s->nranks <= 16384 ? CFG_PROTO_LL : CFG_PROTO_SIMPLE;
+    goto done;
+  }
+  /* Rings (every op but all-to-all): the closed form. */
+  if (any || s->algorithm == CFG_ALGO_RING)
     for (int i = 0; i < NPROTO; i++) {
       if (s->protocol != CFG_PROTO_AUTO && all[i] != s->protocol) continue;
-      double e = ring_estimate(&pr, s, all[i], tune_channels(s, all[i]));
-      if (e < best_t) best_t = e, best = all[i];
+      uint32_t k = tune_channels(s, CFG_ALGO_RING, all[i]);
+      double e = ring_estimate(&pr, s, all[i], k);
+      if (e < best_t) best_t = e, best_a = CFG_ALGO_RING, best_p = all[i], best_k = k;
     }
+  /* AllReduce: the tree (every protocol), NVLS (one node) and CollNet
+   * (SHARP), Simple only, where the hardware has them. */
+  bool tree = s->algorithm == CFG_ALGO_TREE ||
+              (any && s->op == CFG_COLL_ALLREDUCE &&
+               4ull * (s->nranks - 1) * s->channels <= TUNE_TREE_MAX_XFERS);
+  for (int i = 0; tree && i < NPROTO; i++) {
+    if (s->protocol != CFG_PROTO_AUTO && all[i] != s->protocol) continue;
+    uint32_t k = tune_channels(s, CFG_ALGO_TREE, all[i]);
+    double e = candidate_estimate(t, s, &pr, CFG_ALGO_TREE, all[i], k);
+    if (e < best_t) best_t = e, best_a = CFG_ALGO_TREE, best_p = all[i], best_k = k;
   }
-  *algorithm = a;
-  *protocol = best;
-  *channels = a == CFG_ALGO_RING ? tune_channels(s, best) : s->channels;
-  if (est_s) *est_s = a == CFG_ALGO_RING ? ring_estimate(&pr, s, best, *channels) : NAN;
+  static const cfg_coll_algorithm sharp[2] = {CFG_ALGO_NVLS, CFG_ALGO_COLLNET};
+  for (int i = 0; i < 2; i++) {
+    bool want = s->algorithm == sharp[i] ||
+                (any && s->op == CFG_COLL_ALLREDUCE && (i == 0 ? s->nvls && pr.m == 1 : s->sharp && pr.m > 1));
+    if (!want || (s->protocol != CFG_PROTO_AUTO && s->protocol != CFG_PROTO_SIMPLE)) continue;
+    double e = candidate_estimate(t, s, &pr, sharp[i], CFG_PROTO_SIMPLE, s->channels);
+    if (e < best_t || s->algorithm == sharp[i])
+      best_t = e, best_a = sharp[i], best_p = CFG_PROTO_SIMPLE, best_k = s->channels;
+  }
+  if (best_a == CFG_ALGO_AUTO) best_a = CFG_ALGO_RING; /* no candidate: the ring */
+  if (best_p == CFG_PROTO_AUTO) {                      /* a fixed algorithm we do not estimate */
+    best_p = CFG_PROTO_SIMPLE;
+  }
+done:
+  *algorithm = best_a;
+  *protocol = best_p;
+  *channels = best_k;
+  if (est_s) *est_s = isfinite(best_t) ? best_t : NAN;
+}
+
+void coll_spec_set_hw(coll_spec *spec, const cfg_scenario *cfg) {
+  spec->gpu = cfg->cluster.gpu;
+  spec->nvls = cfg->workload.collective.nvls && coll__nvls_efficiency(cfg->cluster.gpu) > 0;
+  spec->sharp = cfg->fabric.sharp && cfg->fabric.transport == CFG_TRANSPORT_INFINIBAND;
 }
 
 void coll__apply_protocol(coll_plan *p, const topo *t, const coll_spec *s) {
   if (p->protocol == CFG_PROTO_NONE || p->nphases == 0) return;
   probe pr;
   probe_of(t, s, &pr);
+  if (p->algorithm == CFG_ALGO_NVLS || p->algorithm == CFG_ALGO_COLLNET) {
+    /* one phase, a pipeline's steady state; NCCL's latency above the
+     * path's (tuning.cc, base latency 0): NVLS its NVLink hop (25 us), plus
+     * its network hop (18 us) across nodes; CollNet Direct its network hop
+     * (31 us) plus two intra-node hops (3.7 us) and 0.4 us of arity
+     * serialization per local rank beyond the first */
+    double us = p->algorithm == CFG_ALGO_NVLS ? 25.0
+                : s->nvls                     ? 25.0 + 18.0
+                                              : 2 * (3.7 + (pr.g - 1) * 0.4) + 31.0;
+    simtime_ps wire = pr.m > 1 ? pr.wire_inter : pr.wire_intra;
+    p->launch = 0;
+    p->phases[0].fixed = above(us, wire);
+    return;
+  }
   coll_protocol_params q = coll_protocol_params_of(s->latency, p->algorithm, p->protocol);
   p->launch = us_ps(q.launch_us);
   /* A step already costs its slowest transfer's routed latency (the
@@ -179,19 +407,31 @@ void coll__apply_protocol(coll_plan *p, const topo *t, const coll_spec *s) {
           p->phases[i].x[j].bytes = coll__ceil_div(p->phases[i].x[j].bytes * q.wire_num, q.wire_den);
   }
   bool ring = p->algorithm == CFG_ALGO_RING && p->op != CFG_COLL_BROADCAST && p->nphases == 1;
+  /* chunk pipelines without a cycle: the tree, the broadcast chain */
+  bool chunked = p->algorithm == CFG_ALGO_TREE || p->op == CFG_COLL_BROADCAST;
+  port_loads l = {0};
+  if (chunked) port_loads_init(&l, t);
   for (size_t i = 0; i < p->nphases; i++) {
     coll_phase *ph = &p->phases[i];
     if (ring) {
-      uint64_t steps, ninter;
-      ring_steps(p->op, s->nranks, pr.m, &steps, &ninter);
-      ph->fixed = (simtime_ps)(steps - ninter) * above(q.hop_nvlink_us, w_inter) +
-                  (simtime_ps)ninter * above(q.hop_net_us, w_inter);
+      ph->fixed = s_ps(ring_delay_s(&pr, s, p->protocol, &q, p->channels));
       continue;
     }
     bool crosses = false;
+    double nv, net, t_step = chunked ? phase_busiest_s(t, ph, &pr, &l, &nv, &net) : 0;
     for (size_t j = 0; j < ph->n && !crosses; j++)
       crosses = topo_gpu_node(t, ph->x[j].src_gpu) != topo_gpu_node(t, ph->x[j].dst_gpu);
-    ph->fixed = (simtime_ps)ph->repeat *
-                (crosses ? above(q.hop_net_us, w_inter) : above(q.hop_nvlink_us, w_intra));
+    simtime_ps hop = crosses ? above(q.hop_net_us, w_inter) : above(q.hop_nvlink_us, w_intra);
+    if (!chunked) {
+      ph->fixed = (simtime_ps)ph->repeat * hop;
+      continue;
+    }
+    /* The first step of a phase waits the hop (the pipeline advances a
+     * level); its repeats are chunks in flight: NCCL keeps NCCL_STEPS = 8
+     * per connection, so a repeat's hop overlaps the transfers of the 7
+     * before it and only what they do not cover shows. */
+    simtime_ps cover = s_ps((NCCL_STEPS - 1) * t_step);
+    ph->fixed = hop + (simtime_ps)(ph->repeat - 1) * (hop > cover ? hop - cover : 0);
   }
+  sim_free(l.nv_out);
 }

@@ -54,7 +54,8 @@ _Static_assert(sizeof(cfg_roce_cc) == sizeof(int) && sizeof(cfg_recovery) == siz
                    sizeof(cfg_spray_order) == sizeof(int),
                "enum fields are stored as int");
 static const char *const coll_algorithm_names[] = {"ring", "pairwise", "tree", "halving-doubling",
-                                                   "hierarchical", "pxn", "node-limited", "auto"};
+                                                   "hierarchical", "pxn", "nvls", "collnet",
+                                                   "node-limited", "auto"};
 static const char *const coll_protocol_names[] = {"none", "auto", "ll", "ll128", "simple"};
 _Static_assert(sizeof(cfg_coll_protocol) == sizeof(int), "enum fields are stored as int");
 _Static_assert(NELEM(coll_protocol_names) == CFG_PROTO_SIMPLE + 1, "one name per protocol");
@@ -372,6 +373,11 @@ static const cfg__key schema[] = {
      FIELD(fabric.roce.pfc)},
     ENUM("fabric.roce.cc", fabric.roce.cc, "dcqcn", roce_cc_names,
          "Congestion control of RoCE and Ethernet queue pairs."),
+    BOOL("fabric.sharp", fabric.sharp, "false",
+         "The switches reduce in the network (InfiniBand SHARP on Quantum switches; NCCL's "
+         "CollNet): allreduce may run as collnet, each NIC sending its share up the "
+         "aggregation tree once and receiving the result once. Off by default: SHARP needs "
+         "a licence and the aggregation manager configured."),
     {.name = "fabric.pfc.xoff", .type = CFG__SIZE, .def = "0B",
      .doc = "PAUSE when an ingress queue holds this much shared buffer; 0 = dynamic: 1/8 of "
             "the free shared buffer.",
@@ -412,11 +418,13 @@ static const cfg__key schema[] = {
     {.name = "workload.collective.algorithm", .type = CFG__ENUM, .def = "auto",
      .names = coll_algorithm_names, .nnames = (int)NELEM(coll_algorithm_names),
      .doc = "Algorithm. auto: the tuner picks algorithm, protocol and channels by size and "
-            "topology as NCCL's does (allreduce ring or tree; alltoall pxn across nodes, "
+            "topology as NCCL's does (allreduce ring, tree, nvls or collnet; alltoall pxn across nodes, "
             "pairwise in one); the summary says what it picked. allreduce: ring, tree (double "
             "binary tree), halving-doubling, "
             "hierarchical (NVLink reduce-scatter, per-rail ring across nodes, NVLink "
-            "all-gather); reducescatter, allgather: ring, halving-doubling; broadcast: ring; "
+            "all-gather), nvls (NVLink SHARP: the NVSwitch reduces; one node of H100, H800 or "
+            "B200), collnet (InfiniBand SHARP: the switches reduce; needs fabric.sharp); "
+            "reducescatter, allgather: ring, halving-doubling; broadcast: ring; "
             "alltoall: pairwise, pxn (cross-plane data forwarded over NVLink to the GPU on the "
             "peer's plane). node-limited is the MoE dispatch of training workloads.",
      FIELD(workload.collective.algorithm)},
@@ -500,6 +508,10 @@ static const cfg__key schema[] = {
     TIME("workload.collective.latency.simple.tree_network_hop",
          workload.collective.latency.simple.tree_network_hop, "14us",
          "Simple tree algorithm: latency of one step across nodes."),
+    BOOL("workload.collective.nvls", workload.collective.nvls, "true",
+         "NVLink SHARP (NCCL_NVLS_ENABLE): on one node of H100, H800, H200 or B200 (NVSwitch "
+         "generation 3 and later) allreduce may run as nvls, the NVSwitch reducing; auto "
+         "picks it where the tuner finds it faster. false: never."),
     ENUM("workload.traffic.pattern", workload.traffic.pattern, "permutation", traffic_pattern_names,
          "Synthetic traffic: pair (GPU 0 to the last GPU), incast (senders to GPU 0), "
          "permutation (each GPU to a distinct other, seeded), all-to-all."),

@@ -78,6 +78,32 @@ static void test_analytic_vs_flow(void **state) {
     coll_plan_free(&p);
     coll_plan_free(&q);
   }
+  /* With protocols and the in-switch algorithms (fabsim's NCCL model): the
+   * fixed delays are the same on both, the transfers agree. */
+  static const struct {
+    cfg_coll_algorithm a;
+    cfg_coll_protocol p;
+    uint32_t n;
+    uint64_t S;
+  } proto[] = {
+      {CFG_ALGO_RING, CFG_PROTO_SIMPLE, 32, 1u << 30}, {CFG_ALGO_RING, CFG_PROTO_LL128, 32, 16u << 20},
+      {CFG_ALGO_RING, CFG_PROTO_LL, 32, 1u << 20},     {CFG_ALGO_TREE, CFG_PROTO_SIMPLE, 32, 64u << 20},
+      {CFG_ALGO_TREE, CFG_PROTO_LL, 32, 64u << 10},    {CFG_ALGO_NVLS, CFG_PROTO_SIMPLE, 8, 1u << 30},
+      {CFG_ALGO_COLLNET, CFG_PROTO_SIMPLE, 32, 1u << 30},
+  };
+  for (size_t i = 0; i < sizeof proto / sizeof *proto; i++) {
+    coll_spec s = {.op = CFG_COLL_ALLREDUCE, .algorithm = proto[i].a, .bytes = proto[i].S,
+                   .ranks = ranks, .nranks = proto[i].n, .channels = 8, .chunk = 1u << 20,
+                   .protocol = proto[i].p, .gpu = CFG_GPU_H100, .nvls = true, .sharp = true};
+    coll_plan p;
+    sim_error err = {0};
+    assert_int_equal(coll_plan_build(&p, f.t, &s, &err), SIM_OK);
+    double ta = run(&f, &p, false), tf = run(&f, &p, true);
+    if (fabs(tf - ta) > 0.05 * ta)
+      fail_msg("%s %s: analytic %.9g s, flow %.9g s", cfg_coll_algorithm_name(s.algorithm),
+               cfg_coll_protocol_name(s.protocol), ta, tf);
+    coll_plan_free(&p);
+  }
   /* MoE dispatch, pipelined: the fabric and NVLink hops overlap on both. */
   coll_moe_spec ms = {.dir = COLL_MOE_DISPATCH, .ranks = ranks, .nranks = 32, .tokens = 1024,
                       .hidden = 7168, .elem_bytes = 1, .experts = 256, .top_k = 8,

@@ -31,7 +31,10 @@ TIER3=(--set fabric.tiers=3 --set fabric.switch_radix=8 --set cluster.gpus_per_n
        --set cluster.nic.per_node=1 --set fabric.link_bandwidth=100Gbps
        --set cluster.nic.bandwidth=100Gbps --set workload.kind=traffic)
 declare -A CASE
-CASE[ib-ring]="--set cluster.nodes=4 --set workload.collective.size=4MiB"
+# The ring, pinned: at 4 nodes and 4 MiB the tuner now picks the tree, whose
+# mean FCT differs between the engines by 4e-4 (the step times agree): the
+# open issue #13 defect 12 (see 8plane-a2a below), not yet found.
+CASE[ib-ring]="--set cluster.nodes=4 --set workload.collective.size=4MiB --set workload.collective.algorithm=ring"
 CASE[roce-incast]="${TIER3[*]} --set cluster.nodes=128 --set fabric.transport=roce
   --set workload.traffic.pattern=incast --set workload.traffic.senders=24 --set workload.traffic.size=256KB
   --set fabric.switch.buffer=4MB"

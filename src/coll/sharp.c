@@ -1,0 +1,109 @@
+/* In-switch reduction: NVLink SHARP (nvls) and InfiniBand SHARP (collnet).
+ *
+ * A switch that reduces is not a point-to-point transfer, so these plans
+ * carry the loads the reduction puts on each port, with transfers whose
+ * bytes on every GPU port and NIC are exactly those loads; the switch's own
+ * reduction runs at line rate (NVSwitch and Quantum ALUs are not the
+ * bottleneck, NVIDIA's NVLS and SHARP descriptions) and is not a resource.
+ *
+ * nvls (one node of g = n GPUs, NCCL's NVLS AllReduce): each GPU owns S/n of
+ * the buffer; it reads its share reduced over all GPUs through the switch
+ * (multimem.ld_reduce: every GPU's port sends S in all, receives S/n) and
+ * stores the result once to the multicast address (sends S/n, the switch
+ * delivers S to every GPU). NCCL pipelines the two ("AllReduce pipelines two
+ * operations", tuning.cc), so each GPU port carries S (n+1)/n each way at
+ * once. One phase: every ordered pair (i, j) a transfer of
+ *   S (n+1) / (n (n-1)) / e      bytes, e = NCCL's nvlsEfficiency
+ * (Hopper 0.85, Blackwell 0.74), so each port carries S (n+1)/(n e) each
+ * way; on a port of bandwidth B
+ *   t = wire + S (n+1) / (n e B) + (25 us - wire)   (NCCL's NVLS latency),
+ * busbw = 2(n-1)/n S/t -> 2(n-1)/(n+1) e B: 1.56 x 0.85 = 1.32 x the ring's
+ * at n = 8.
+ *
+ * collnet (m >= 2 nodes of g GPUs, NCCL's CollNet Direct; with NVLS on the
+ * node, NCCL's NVLS across nodes, which needs SHARP the same way): in the
+ * pipeline's steady state at once
+ *   - inside each node the reduce-scatter and all-gather of S: with NVLS the
+ *     loads above (S (g+1)/(g e) each way per GPU port), else direct over
+ *     NVLink: every GPU sends every other one S/g for the reduce-scatter and
+ *     S/g of the result, 2 S/g a pair;
+ *   - across nodes each GPU's NIC sends its reduced S/g up the aggregation
+ *     tree once and receives the result once: a transfer of S/g to the GPU
+ *     of the same rail on the next node (a shift, collision-free under
+ *     D-mod-K routing), the NIC loads SHARP puts on the fabric's edge.
+ *   t = wire + max(intra per-port load / B_nvlink, S/g / B_nic) + fixed,
+ *   fixed = NCCL's CollNet latency less the wire: with NVLS 25 + 18 us
+ *   (NVLS NVLink + NVLS network), else 2 (3.7 + (g-1) 0.4) + 31 us.
+ * So for a node whose NICs are the bottleneck t ~ S / (per-node NIC
+ * bandwidth) + the aggregation latency.
+ */
+#include "coll/coll_internal.h"
+
+/* NCCL's nvlsEfficiency (tuning.cc) by architecture; 0: no NVLS. */
+double coll__nvls_efficiency(cfg_gpu g) {
+  switch (g) {
+  case CFG_GPU_H100:
+  case CFG_GPU_H800:
+  case CFG_GPU_H200: return 0.85; /* Hopper, NVSwitch generation 3 */
+  case CFG_GPU_B200: return 0.74;
+  case CFG_GPU_A100:
+  case CFG_GPU_MI300X: return 0.0; /* NVSwitch gen 2; Infinity Fabric mesh, no switch */
+  }
+  return 0.0;
+}
+
+/* NVLS loads inside one node block [r, r + g): every ordered pair. */
+static size_t add_nvls_pairs(be_xfer *x, const uint32_t *r, uint32_t g, uint64_t bytes, double e) {
+  uint64_t per = (uint64_t)((double)bytes * (g + 1) / ((double)g * (g - 1) * e) + 0.999999);
+  size_t w = 0;
+  for (uint32_t i = 0; i < g; i++)
+    for (uint32_t j = 0; j < g; j++)
+      if (i != j) coll__xfer(&x[w++], r[i], r[j], per ? per : 1, 0x4e564c53);
+  return w;
+}
+
+int coll__plan_nvls(coll_plan *p, const topo *t, const coll_spec *s, sim_error *err) {
+  uint32_t m, g;
+  double e = coll__nvls_efficiency(s->gpu);
+  if (e == 0 || !s->nvls)
+    return sim_fail(err, SIM_EINVAL,
+                    "nvls needs NVSwitch generation 3 (H100, H800, H200, B200) and "
+                    "workload.collective.nvls: true; %s", e == 0 ? "this GPU has none" : "it is off");
+  coll__node_blocks(t, s->ranks, s->nranks, &m, &g);
+  if (m != 1)
+    return sim_fail(err, SIM_EINVAL,
+                    "nvls reduces in one node's NVSwitch: the %u ranks span %u nodes (across "
+                    "nodes it needs InfiniBand SHARP: algorithm collnet with fabric.sharp)",
+                    s->nranks, m);
+  coll_phase *ph = coll__add_phase(p, (size_t)g * (g - 1), 1);
+  add_nvls_pairs(ph->x, s->ranks, g, s->bytes, e);
+  return SIM_OK;
+}
+
+int coll__plan_collnet(coll_plan *p, const topo *t, const coll_spec *s, sim_error *err) {
+  uint32_t m, g;
+  if (!s->sharp)
+    return sim_fail(err, SIM_EINVAL,
+                    "collnet needs switches that reduce: set fabric.sharp: true (InfiniBand)");
+  if (!coll__node_blocks(t, s->ranks, s->nranks, &m, &g) || m < 2)
+    return sim_fail(err, SIM_EINVAL,
+                    "collnet runs over whole nodes of the same size, at least two (%u ranks on "
+                    "%u nodes)", s->nranks, m);
+  double e = s->nvls ? coll__nvls_efficiency(s->gpu) : 0.0;
+  uint64_t share = coll__ceil_div(s->bytes, g);
+  size_t intra = g > 1 ? (size_t)g * (g - 1) : 0;
+  coll_phase *ph = coll__add_phase(p, (size_t)m * (intra + g), 1);
+  size_t w = 0;
+  for (uint32_t a = 0; a < m; a++) {
+    const uint32_t *r = s->ranks + (size_t)a * g, *next = s->ranks + (size_t)((a + 1) % m) * g;
+    if (g > 1 && e > 0) {
+      w += add_nvls_pairs(ph->x + w, r, g, s->bytes, e);
+    } else if (g > 1) {
+      for (uint32_t i = 0; i < g; i++)
+        for (uint32_t j = 0; j < g; j++)
+          if (i != j) coll__xfer(&ph->x[w++], r[i], r[j], 2 * share, 0x434e);
+    }
+    for (uint32_t i = 0; i < g; i++) coll__xfer(&ph->x[w++], r[i], next[i], share, 0x534852);
+  }
+  return SIM_OK;
+}

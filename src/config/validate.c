@@ -334,6 +334,45 @@ static int check_days(const cfg_scenario *s, const cfg_doc *doc, sim_error *err)
                      s->reliability.days, CFG__DAYS_MAX);
 }
 
+static const char *fmt_bytes(char *buf, size_t n, uint64_t b) {
+  if (b >= (1ull << 30)) snprintf(buf, n, "%.3g GiB", (double)b / (1ull << 30));
+  else snprintf(buf, n, "%.3g MiB", (double)b / (1ull << 20));
+  return buf;
+}
+
+/* A run that would need more memory than the machine has (or
+ * simulation.memory_limit allows) is refused before it builds anything,
+ * instead of being killed half-way: located at cluster.nodes, naming the
+ * fidelity and the smaller fidelities' estimates. Cost: O(1). */
+static int check_memory(cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
+  cfg_memory m;
+  uint64_t avail = s->simulation.memory_limit ? s->simulation.memory_limit : cfg_memory_available();
+  cfg_memory_estimate(s, &m);
+  if (m.bytes <= avail) return SIM_OK;
+  char need[32], have[32], alt[160] = "", x[32];
+  cfg_fidelity fid = s->simulation.fidelity;
+  for (int f = (int)fid - 1; f >= 0; f--) { /* the cheaper fidelities' estimates */
+    cfg_memory o;
+    s->simulation.fidelity = (cfg_fidelity)f;
+    cfg_memory_estimate(s, &o);
+    size_t len = strlen(alt);
+    snprintf(alt + len, sizeof alt - len, ", or simulation.fidelity %s (%s)",
+             cfg_fidelity_name((cfg_fidelity)f), fmt_bytes(x, sizeof x, o.bytes));
+  }
+  s->simulation.fidelity = fid;
+  return cfg_fail_at(doc, "cluster.nodes", err,
+                     "%llu GPUs and %llu links at simulation.fidelity %s need about %s (estimate: %llu B "
+                     "per GPU + %llu B per link), more than the %s %s; allowed: fewer "
+                     "cluster.nodes%s",
+                     (unsigned long long)m.gpus, (unsigned long long)m.links,
+                     cfg_fidelity_name(fid), fmt_bytes(need, sizeof need, m.bytes),
+                     (unsigned long long)m.per_gpu, (unsigned long long)m.per_link,
+                     fmt_bytes(have, sizeof have, avail),
+                     s->simulation.memory_limit ? "of simulation.memory_limit"
+                                                : "available on this machine (MemAvailable)",
+                     alt);
+}
+
 int cfg__resolve(cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
   int rc = apply_presets(s, doc, err);
   if (rc == SIM_OK) rc = check_nics(s, doc, err);
@@ -348,5 +387,6 @@ int cfg__resolve(cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
   if (rc == SIM_OK && s->simulation.fidelity == CFG_FIDELITY_PACKET) rc = check_rto(s, doc, err);
   if (rc == SIM_OK && s->simulation.fidelity == CFG_FIDELITY_PACKET) rc = check_buffer(s, doc, err);
   if (rc == SIM_OK) rc = check_days(s, doc, err);
+  if (rc == SIM_OK) rc = check_memory(s, doc, err);
   return rc;
 }

@@ -309,6 +309,7 @@ typedef struct cfg_scenario {
     uint64_t seed;
     cfg_fidelity fidelity;
     cfg_engine engine;
+    uint64_t memory_limit;   /* bytes a run may use; 0: what the machine has available */
   } simulation;
   struct {
     char *dir;                /* owned by the scenario */
@@ -423,4 +424,18 @@ char *cfg_schema_markdown(void);
 #ifdef __cplusplus
 }
 #endif
+/* Memory a run needs, estimated from the scenario alone (src/config/memest.c):
+ * bytes = 8 MiB + per_gpu x gpus + per_link x links, coefficients by fidelity
+ * (measured peak RSS slopes). validate.c refuses a scenario whose estimate
+ * exceeds simulation.memory_limit (0: cfg_memory_available()). */
+typedef struct cfg_memory {
+  uint64_t bytes;
+  uint64_t gpus, links;       /* counted from the scenario (links: NICs x tiers) */
+  uint64_t per_gpu, per_link; /* bytes, at the scenario's fidelity */
+} cfg_memory;
+void cfg_memory_estimate(const cfg_scenario *s, cfg_memory *m);
+uint64_t cfg_memory_nics(const cfg_scenario *s); /* NICs the scenario builds */
+/* MemAvailable of /proc/meminfo, else sysconf's available pages; UINT64_MAX if unknown. */
+uint64_t cfg_memory_available(void);
+
 #endif

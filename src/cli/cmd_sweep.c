@@ -8,6 +8,8 @@
  * travel to rank 0 over MPI and are merged there (one transaction per rank
  * file), after which rank 0 alone prints the table and writes sweep.csv and
  * report.html, exactly as one process would. */
+#define _DEFAULT_SOURCE /* mkstemps */
+#include <errno.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -401,7 +403,7 @@ static void rename_db_in_point(const cli_job *j, const char *rank_db, const char
  * (their bytes sent over MPI) into db; the point statuses and wall times of
  * all ranks are gathered into jobs on rank 0. Returns SIM_OK or prints. */
 static int gather_points(cli_job *jobs, size_t npoints, const char *rank_db, const char *db,
-                         const char *tmpdir, const char *sweep_id, bool *interrupted) {
+                         bool *interrupted) {
   uint32_t rank = pdes_comm_rank(), size = pdes_comm_size();
   int rc = SIM_OK;
   /* statuses and wall times of this rank's points, in point order */
@@ -430,7 +432,10 @@ static int gather_points(cli_job *jobs, size_t npoints, const char *rank_db, con
   for (uint32_t r = 0; parts && r < size; r++) sim_free(parts[r]);
   sim_free(parts);
   sim_free(lens);
-  /* the databases of ranks 1.. */
+  /* the databases of ranks 1.., with their names */
+  void **names = NULL;
+  size_t *name_lens = NULL;
+  pdes_comm_gather_bytes(rank_db, strlen(rank_db) + 1, &names, &name_lens);
   if (rank != 0)
     for (size_t p = rank; p < npoints; p += size) rename_db_in_point(&jobs[p], rank_db, db);
   size_t n = 0;
@@ -444,8 +449,7 @@ static int gather_points(cli_job *jobs, size_t npoints, const char *rank_db, con
       char tmp[4200];
       snprintf(tmp, sizeof tmp, "%s.rank%u.tmp", db, r);
       sim_error err = {0};
-      char from[4200];
-      snprintf(from, sizeof from, "%s/fabsim-%s-rank%u.sqlite", tmpdir, sweep_id, r);
+      const char *from = names[r];
       if (sim_write_file_atomic(tmp, parts[r], lens[r], &err) != SIM_OK ||
           merge_db(db, tmp, from, &err) != SIM_OK) {
         cli_error(err.msg);
@@ -457,6 +461,9 @@ static int gather_points(cli_job *jobs, size_t npoints, const char *rank_db, con
   for (uint32_t r = 0; parts && r < size; r++) sim_free(parts[r]);
   sim_free(parts);
   sim_free(lens);
+  for (uint32_t r = 0; names && r < size; r++) sim_free(names[r]);
+  sim_free(names);
+  sim_free(name_lens);
   sim_free(st);
   return rc;
 }
@@ -466,6 +473,7 @@ int cli_cmd_sweep(int argc, char **argv) {
   cli_job *jobs = NULL, *mine = NULL;
   json_t *runs = NULL;
   char *db = NULL, *outabs = NULL, *rank_db = NULL;
+  bool rank_tmp = false; /* rank_db is this rank's temporary database (rank > 0) */
   size_t npoints = 1, nmine = 0;
   int lock = -1; /* rank 0 holds DIR while the sweep writes it */
   bool created = false;
@@ -510,16 +518,28 @@ int cli_cmd_sweep(int argc, char **argv) {
   char id[96] = "";
   if (rank == 0) cli_run_id(id, sizeof id, "sweep");
   pdes_comm_bcast(id, sizeof id); /* one sweep id over all ranks */
-  /* Rank r's database: node-local, named the same on every rank (rank 0
-   * needs the names to rewrite the paths a point recorded). */
+  /* Rank r's database: node-local, a new file of a name nobody can guess or
+   * plant (mkstemps: O_EXCL, mode 0600; a symlink there is not followed);
+   * rank 0 learns each rank's name with its bytes (gather_points) to rewrite
+   * the paths a point recorded. Removed when gathered, and at every exit
+   * (an interrupted sweep gathers too). */
   const char *tmpdir = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
   rank_db = sim_strdup(db);
   if (rank != 0) {
     size_t n = strlen(tmpdir) + strlen(id) + 64;
     sim_free(rank_db);
     rank_db = sim_malloc(n);
-    snprintf(rank_db, n, "%s/fabsim-%s-rank%u.sqlite", tmpdir, id, rank);
-    unlink(rank_db);
+    snprintf(rank_db, n, "%s/fabsim-%s-rank%u-XXXXXX.sqlite", tmpdir, id, rank);
+    int fd = mkstemps(rank_db, (int)strlen(".sqlite"));
+    if (fd < 0) {
+      fprintf(stderr, "fabsim: rank %u: cannot create a database in %s: %s; allowed: TMPDIR a "
+              "folder this user can write\n", rank, tmpdir, strerror(errno));
+      rank_tmp = false;
+      rc = CLI_FAILED;
+      goto out;
+    }
+    close(fd);
+    rank_tmp = true;
   }
   jobs = sim_calloc(npoints, sizeof *jobs);
   const char **sets = sim_calloc((size_t)a.nsets + a.nvary + 1, sizeof *sets);
@@ -596,7 +616,7 @@ int cli_cmd_sweep(int argc, char **argv) {
     jobs[p].wall_s = mine[k].wall_s;
     jobs[p].pid = mine[k].pid;
   }
-  if (size > 1 && gather_points(jobs, npoints, rank_db, db, tmpdir, id, &interrupted) != SIM_OK) rc = CLI_FAILED;
+  if (size > 1 && gather_points(jobs, npoints, rank_db, db, &interrupted) != SIM_OK) rc = CLI_FAILED;
   if (rank != 0) goto out;
   size_t failed = 0;
   for (size_t p = 0; p < npoints; p++) failed += jobs[p].status != 0;
@@ -655,6 +675,7 @@ out:
     pdes_comm_bcast(&final, sizeof final);
     rc = final;
   }
+  if (rank_tmp) unlink(rank_db); /* (gone already unless the sweep ended early) */
   json_decref(runs);
   sim_free(mine);
   if (jobs) cli_jobs_free(jobs, npoints);

@@ -21,9 +21,20 @@ static const char topo_help[] =
     "\n"
     "Example: fabsim topo --set fabric.switch_radix=64 --set fabric.tiers=3 --json\n";
 
+/* The memory estimate (cfg_memory_estimate) at each fidelity, by cfg_fidelity. */
+static void memory_estimates(const cfg_scenario *cfg, uint64_t est[3]) {
+  cfg_scenario s = *cfg;
+  for (int f = 0; f < 3; f++) {
+    cfg_memory m;
+    s.simulation.fidelity = (cfg_fidelity)f;
+    cfg_memory_estimate(&s, &m);
+    est[f] = m.bytes;
+  }
+}
+
 static void print_table(const topo *t, const cfg_scenario *cfg) {
   const topo_inventory *inv = topo_inventory_get(t);
-  char a[64], b[64], c[64];
+  char a[64], b[64], c[64], d[64];
   printf("fabric     %s, %u tiers, %u plane%s, radix %u, %s, leaf %u down / %u up (%.3g:1)\n",
          cfg_topology_name(cfg->fabric.topology), inv->tiers, inv->planes, inv->planes == 1 ? "" : "s",
          cfg->fabric.switch_radix, cfg_transport_name(cfg->fabric.transport), inv->leaf_down,
@@ -51,6 +62,12 @@ static void print_table(const topo *t, const cfg_scenario *cfg) {
   printf("cost       %s (%s per endpoint)\n", out_fmt_usd(a, sizeof a, inv->cost_usd),
          out_fmt_usd(b, sizeof b, inv->cost_per_endpoint_usd));
   printf("bisection  %s\n", out_fmt_rate(a, sizeof a, inv->bisection_bandwidth_bps));
+  uint64_t est[3];
+  memory_estimates(cfg, est);
+  printf("memory     about %s to run at the %s fidelity (analytic %s, flow %s, packet %s; "
+         "estimate)\n", out_fmt_bytes(a, sizeof a, est[cfg->simulation.fidelity]),
+         cfg_fidelity_name(cfg->simulation.fidelity), out_fmt_bytes(b, sizeof b, est[0]),
+         out_fmt_bytes(c, sizeof c, est[1]), out_fmt_bytes(d, sizeof d, est[2]));
 }
 
 int cli_cmd_topo(int argc, char **argv) {
@@ -77,7 +94,12 @@ int cli_cmd_topo(int argc, char **argv) {
     if (f == stdout) goto done;
   }
   if (a.json) {
-    json_t *o = cli_topo_json(t, &cfg);
+    json_t *o = cli_topo_json(t, &cfg), *mem = json_object();
+    uint64_t est[3];
+    memory_estimates(&cfg, est);
+    for (int f = 0; f < 3; f++)
+      json_object_set_new(mem, cfg_fidelity_name((cfg_fidelity)f), json_integer((json_int_t)est[f]));
+    json_object_set_new(o, "memory_estimate_bytes", mem);
     char *text = out_json_text(o);
     puts(text);
     free(text);

@@ -166,6 +166,10 @@ enum {
   CFG__FILE_MAX = 4 * 1024 * 1024, /* bytes of a scenario file (or one --set value) */
   CFG__DAYS_MAX = 3650             /* reliability.days: ten years (validate.c) */
 };
+/* The horizon of simulated time every derived time stays below (validate.c:
+ * fault schedules): 2^62 ps, 53.4 days, the workload's WL_HORIZON_PS, so
+ * the sum of two such times never wraps a simtime_ps. */
+#define CFG__HORIZON_PS ((simtime_ps)1 << 62)
 /* The whole of a file fabsim reads as input (`what`: "a scenario"): a
  * regular file only (a folder, device, pipe or socket is refused without
  * reading), at most CFG__FILE_MAX bytes. *buf (sim_free) gets the bytes.

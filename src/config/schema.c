@@ -770,6 +770,12 @@ static const cfg__key schema[] = {
          "the ranks, else its sequential mode, whose results every rank count reproduces), "
          "auto (parallel when started by mpirun). docs/parallel.md."),
 
+    {.name = "simulation.memory_limit", .type = CFG__SIZE, .def = "0", .min = 0,
+     .doc = "Memory a run may use; 0 = what the machine has available (MemAvailable). A "
+            "scenario whose estimate (per GPU and per link at its fidelity, printed by "
+            "fabsim topo) exceeds it is refused before anything is built.",
+     FIELD(simulation.memory_limit)},
+
     {.name = "output.dir", .type = CFG__STRING, .def = "fabsim-out",
      .doc = "Folder for summary.json, time series and reports.", FIELD(output.dir)},
     TIME("output.sample_interval", output.sample_interval, "0s",

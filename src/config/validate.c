@@ -211,6 +211,48 @@ static int check_faults(const cfg_scenario *s, const cfg_doc *doc, sim_error *er
   return SIM_OK;
 }
 
+/* Fault schedules: every time one derives (at; at + duration; a flap's
+ * cycles at + k x period and the last recovery at + (count - 1) x period +
+ * duration) stays under CFG__HORIZON_PS, and so does routing's reconvergence
+ * after it: no sum of them wraps a simtime_ps (faults at 150 d for 150 d
+ * were scheduled at a wrapped time, 86 d). Located at the key that takes
+ * the schedule past the horizon. Overflow-checked arithmetic throughout. */
+static int past_horizon(const cfg_doc *doc, uint32_t i, const char *field, sim_error *err,
+                        const char *what, unsigned __int128 t) {
+  char key[48];
+  snprintf(key, sizeof key, "faults[%u].%s", i, field);
+  return cfg_fail_at(doc, key, err,
+                     "%s comes at %.4g days, past the horizon of simulated time (2^62 ps, %.1f "
+                     "days); allowed: %s before %.1f days", what, (double)t / (86400.0 * SIM_PS_PER_S),
+                     (double)CFG__HORIZON_PS / (86400.0 * SIM_PS_PER_S), what,
+                     (double)CFG__HORIZON_PS / (86400.0 * SIM_PS_PER_S));
+}
+
+static int check_fault_times(const cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
+  const unsigned __int128 h = CFG__HORIZON_PS;
+  bool network = false;
+  for (uint32_t i = 0; i < s->faults.n; i++) {
+    const cfg_fault *f = &s->faults.v[i];
+    unsigned __int128 at = f->at, last = at;
+    network |= cfg_fault_is_network(f->kind);
+    if (at >= h) return past_horizon(doc, i, "at", err, "the fault", at);
+    if (f->kind == CFG_FAULT_LINK_FLAP && f->count > 1) {
+      last = at + (unsigned __int128)(f->count - 1) * f->period; /* < 2^96: no wrap */
+      if (last >= h) return past_horizon(doc, i, "count", err, "the last cycle (at + (count - 1) x period)", last);
+    }
+    if (last + f->duration >= h)
+      return past_horizon(doc, i, "duration", err, "the recovery (at + duration)", last + f->duration);
+  }
+  if (network && s->reliability.reconvergence >= CFG__HORIZON_PS)
+    return cfg_fail_at(doc, "reliability.reconvergence", err,
+                       "a reroute %.4g days after a fault is past the horizon of simulated time "
+                       "(2^62 ps, %.1f days); allowed: less than %.1f days",
+                       sim_ps_to_s(s->reliability.reconvergence) / 86400,
+                       (double)CFG__HORIZON_PS / (86400.0 * SIM_PS_PER_S),
+                       (double)CFG__HORIZON_PS / (86400.0 * SIM_PS_PER_S));
+  return SIM_OK;
+}
+
 /* Bytes a channel of bps carries in t, rounded down (as the packet model). */
 static uint64_t bytes_in(simtime_ps t, rate_bps bps) {
   unsigned __int128 b = (unsigned __int128)t * bps / (8 * SIM_PS_PER_S);
@@ -305,6 +347,45 @@ static int check_days(const cfg_scenario *s, const cfg_doc *doc, sim_error *err)
                      s->reliability.days, CFG__DAYS_MAX);
 }
 
+static const char *fmt_bytes(char *buf, size_t n, uint64_t b) {
+  if (b >= (1ull << 30)) snprintf(buf, n, "%.3g GiB", (double)b / (1ull << 30));
+  else snprintf(buf, n, "%.3g MiB", (double)b / (1ull << 20));
+  return buf;
+}
+
+/* A run that would need more memory than the machine has (or
+ * simulation.memory_limit allows) is refused before it builds anything,
+ * instead of being killed half-way: located at cluster.nodes, naming the
+ * fidelity and the smaller fidelities' estimates. Cost: O(1). */
+static int check_memory(cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
+  cfg_memory m;
+  uint64_t avail = s->simulation.memory_limit ? s->simulation.memory_limit : cfg_memory_available();
+  cfg_memory_estimate(s, &m);
+  if (m.bytes <= avail) return SIM_OK;
+  char need[32], have[32], alt[160] = "", x[32];
+  cfg_fidelity fid = s->simulation.fidelity;
+  for (int f = (int)fid - 1; f >= 0; f--) { /* the cheaper fidelities' estimates */
+    cfg_memory o;
+    s->simulation.fidelity = (cfg_fidelity)f;
+    cfg_memory_estimate(s, &o);
+    size_t len = strlen(alt);
+    snprintf(alt + len, sizeof alt - len, ", or simulation.fidelity %s (%s)",
+             cfg_fidelity_name((cfg_fidelity)f), fmt_bytes(x, sizeof x, o.bytes));
+  }
+  s->simulation.fidelity = fid;
+  return cfg_fail_at(doc, "cluster.nodes", err,
+                     "%llu GPUs and %llu links at simulation.fidelity %s need about %s (estimate: %llu B "
+                     "per GPU + %llu B per link), more than the %s %s; allowed: fewer "
+                     "cluster.nodes%s",
+                     (unsigned long long)m.gpus, (unsigned long long)m.links,
+                     cfg_fidelity_name(fid), fmt_bytes(need, sizeof need, m.bytes),
+                     (unsigned long long)m.per_gpu, (unsigned long long)m.per_link,
+                     fmt_bytes(have, sizeof have, avail),
+                     s->simulation.memory_limit ? "of simulation.memory_limit"
+                                                : "available on this machine (MemAvailable)",
+                     alt);
+}
+
 int cfg__resolve(cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
   int rc = apply_presets(s, doc, err);
   if (rc == SIM_OK) rc = check_nics(s, doc, err);
@@ -314,9 +395,11 @@ int cfg__resolve(cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
   if (rc == SIM_OK) rc = check_efficiency(s, doc, err);
   if (rc == SIM_OK) rc = check_packet(s, doc, err);
   if (rc == SIM_OK) rc = check_faults(s, doc, err);
+  if (rc == SIM_OK) rc = check_fault_times(s, doc, err);
   /* the packet fidelity alone has retransmission timers and switch buffers */
   if (rc == SIM_OK && s->simulation.fidelity == CFG_FIDELITY_PACKET) rc = check_rto(s, doc, err);
   if (rc == SIM_OK && s->simulation.fidelity == CFG_FIDELITY_PACKET) rc = check_buffer(s, doc, err);
   if (rc == SIM_OK) rc = check_days(s, doc, err);
+  if (rc == SIM_OK) rc = check_memory(s, doc, err);
   return rc;
 }

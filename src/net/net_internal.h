@@ -199,6 +199,8 @@ typedef struct net__vert {
   uint32_t rr;                       /* spray round robin */
   uint8_t is_switch;
   uint8_t tier;
+  uint16_t reorder;                  /* GPU: reordering degree learnt as a receiver
+                                      * (transport.c nack_lost); 0: none seen */
 } net__vert;
 
 typedef struct net__range {
@@ -239,6 +241,7 @@ typedef struct net__qp {
   /* receiver */
   uint32_t rcv_nxt, acked, nack_psn;
   uint32_t rcv_high;       /* 1 + highest PSN received */
+  uint32_t nack_hi;        /* selective: holes below it were reported (NACKed) */
   uint32_t ooo_words;
   uint64_t *ooo;           /* received beyond rcv_nxt (selective), lazily allocated */
   simtime_ps last_cnp;

@@ -18,9 +18,11 @@
  *   and retransmissions. Out-of-order data (counted):
  *     go-back-n  dropped; one NACK per expected PSN asks to resend from it;
  *     selective  kept in a bitmap (reorder buffer); on a fabric that can drop,
- *                a packet that opens a new hole (beyond the highest PSN seen)
- *                sends a NACK naming exactly the hole, and the sender resends
- *                only that range (as IRN-style selective repeat); on a
+ *                a hole is NACKed, naming exactly its range, once data its
+ *                receiver's reordering degree above it has arrived (0 on
+ *                in-order paths: at once; learnt from spurious reports
+ *                under per-packet routing, see nack_lost), and the sender
+ *                resends only that range (as IRN-style selective repeat); on a
  *                lossless fabric reordering is not loss and no NACK is sent
  *                (the retransmission timeout remains).
  *   A CE-marked packet makes the notification point send a CNP (class 7),
@@ -53,6 +55,9 @@
  * deadlocked lossless fabric still ends its phase. */
 #define RETRY_STALL_PS ((simtime_ps)8 * 4096 * SIM_PS_PER_NS * (1u << 18))
 enum { RETH = 16, RTO_MAX_FACTOR = 64, RETRY_LIMIT = 7 };
+/* Largest reordering degree a receiver learns (Linux net.ipv4.tcp_max_reordering
+ * default, Documentation/networking/ip-sysctl.rst). */
+enum { REORDER_MAX = 300 };
 
 static void on_scan(sim_ctx *sim, void *obj, uint64_t arg);
 
@@ -70,6 +75,7 @@ void net__qp_reset(net__be *n, net__qp *q, simtime_ps now) {
   q->failed = 0;
   q->rcv_nxt = q->acked = q->rcv_high = 0;
   q->nack_psn = NET__NONE;
+  q->nack_hi = 0;
   if (q->ooo) memset(q->ooo, 0, q->ooo_words * sizeof *q->ooo);
 }
 
@@ -309,6 +315,50 @@ static uint32_t bit_scan(const net__qp *q, uint32_t from, bool want) {
   return q->npkts;
 }
 
+/* Loss detection of a selective receiver on a fabric that can drop. A hole
+ * is reported (NACKed, once) when data more than the receiver's reordering
+ * degree PSNs above it has arrived: TCP's duplicate threshold made adaptive
+ * (Linux's tp->reordering, kept per destination host in its TCP metrics
+ * cache; here per receiving GPU, net__vert.reorder, for the whole run). It
+ * starts at 0: a fabric that keeps a queue pair's packets in order (static
+ * routing, ECMP) has a hole NACKed as soon as it opens. When an original
+ * packet (not a retransmission) arrives in a hole already reported, before
+ * or after the retransmission it caused, the report was reordering, not
+ * loss: the degree grows to how far the data had run ahead of it and at
+ * least doubles, up to REORDER_MAX (beyond, the timeout recovers), so a
+ * receiver pays O(log REORDER_MAX) spurious reports. Per-packet routing
+ * (adaptive, spray), whose paths differ in queueing by design, so learns
+ * how far packets overtake each other after a few spurious retransmissions,
+ * instead of resending every overtaken packet for the rest of the run once
+ * a fault made the fabric lossy (issue 13: 5 drops -> 10,789 retransmits).
+ * A hole with too little data after it is left to the timeout.
+ * O(holes reported). */
+static uint16_t *reorder_of(net__be *n, const net__qp *q) {
+  return &n->vx[n->ch[q->path[0][q->plen[0] - 1]].dst].reorder;
+}
+
+static void reordered(net__be *n, const net__qp *q, uint32_t psn) {
+  uint16_t *r = reorder_of(n, q);
+  uint32_t ahead = q->rcv_high - psn, deg = 2u * *r > ahead ? 2u * *r : ahead;
+  *r = (uint16_t)(deg < REORDER_MAX ? deg : REORDER_MAX);
+}
+
+static void nack_lost(net__be *n, uint32_t qi, uint32_t psn) {
+  net__qp *q = &n->qp[qi];
+  uint32_t deg = *reorder_of(n, q);
+  if (psn < deg) return;
+  uint32_t upto = psn - deg, from = q->nack_hi > q->rcv_nxt ? q->nack_hi : q->rcv_nxt;
+  if (upto <= from) return;
+  q->nack_hi = upto;
+  for (uint32_t lo = bit_scan(q, from, false); lo < upto;) {
+    uint32_t hi = bit_scan(q, lo, true);
+    if (hi > upto) hi = upto;
+    q->acked = q->rcv_nxt;
+    send_ctrl(n, qi, NET__NACK, lo, hi);
+    lo = bit_scan(q, hi, false);
+  }
+}
+
 static void rx_data(net__be *n, uint32_t qi, uint32_t psn, uint8_t flags, simtime_ps now) {
   net__qp *q = &n->qp[qi];
   if ((flags & NET__F_CE) && n->cc->on_cnp &&
@@ -318,10 +368,10 @@ static void rx_data(net__be *n, uint32_t qi, uint32_t psn, uint8_t flags, simtim
     send_ctrl(n, qi, NET__CNP, 0, 0);
   }
   bool selective = n->recovery == CFG_RECOVERY_SELECTIVE;
-  uint32_t high = q->rcv_high;
   if (psn == q->rcv_nxt) {
     q->rcv_nxt = q->ooo ? bit_scan(q, psn + 1, false) : psn + 1;
     if (q->rcv_high < q->rcv_nxt) q->rcv_high = q->rcv_nxt;
+    if (psn < q->nack_hi && !(flags & NET__F_RETX)) reordered(n, q, psn);
     if (q->rcv_nxt == q->npkts || q->rcv_nxt - q->acked >= n->ack_every || (flags & NET__F_RETX)) {
       q->acked = q->rcv_nxt;
       send_ctrl(n, qi, NET__ACK, 0, 0);
@@ -330,6 +380,7 @@ static void rx_data(net__be *n, uint32_t qi, uint32_t psn, uint8_t flags, simtim
   }
   if (psn < q->rcv_nxt || (selective && bit_get(q, psn))) {
     n->ext.duplicates++;
+    if (psn < q->nack_hi && !(flags & NET__F_RETX)) reordered(n, q, psn); /* overtaken by its resend */
     q->acked = q->rcv_nxt;
     send_ctrl(n, qi, NET__ACK, 0, 0);
     return;
@@ -349,11 +400,8 @@ static void rx_data(net__be *n, uint32_t qi, uint32_t psn, uint8_t flags, simtim
   }
   q->ooo[psn / 64] |= 1ull << (psn % 64);
   if (psn + 1 > q->rcv_high) q->rcv_high = psn + 1;
-  /* a new hole below psn: on a fabric that can drop, ask for it at once */
-  if (n->lossy && psn > high) {
-    q->acked = q->rcv_nxt;
-    send_ctrl(n, qi, NET__NACK, high > q->rcv_nxt ? high : q->rcv_nxt, psn);
-  }
+  if (psn < q->nack_hi && !(flags & NET__F_RETX)) reordered(n, q, psn);
+  if (n->lossy) nack_lost(n, qi, psn);
 }
 
 /* ---- sender signals -------------------------------------------------------------- */

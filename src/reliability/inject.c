@@ -241,7 +241,9 @@ static void on_event(sim_ctx *sim, void *obj, uint64_t arg);
 
 /* Routing reconverges reconvergence after now (one reroute per instant). */
 static void want_reroute(flt_sched *s, uint32_t cause) {
-  simtime_ps at = sim_now(s->sim) + s->cfg->reliability.reconvergence;
+  simtime_ps at;
+  if (__builtin_add_overflow(sim_now(s->sim), s->cfg->reliability.reconvergence, &at))
+    at = SIM_TIME_MAX; /* never: routing does not reconverge within simulated time */
   if (at == s->reroute_at) return;
   s->reroute_at = at;
   s->reroute_cause = cause;
@@ -410,6 +412,19 @@ static void sched(flt_sched *s, simtime_ps at, uint32_t i, int act) {
   ev_schedule(s->sim, at, on_event, s, ((uint64_t)i << 3) | (uint64_t)act);
 }
 
+/* Every time fault c's schedule derives, plus a reroute `reconv` after
+ * it, fits a simtime_ps (cfg's validation keeps them under its horizon,
+ * 2^62 ps; this guards callers that build specs themselves). */
+static bool schedule_fits(const cfg_fault *c, simtime_ps reconv) {
+  simtime_ps last = c->at, cycles, end;
+  if (c->kind == CFG_FAULT_LINK_FLAP && c->count > 1 &&
+      (__builtin_mul_overflow((simtime_ps)(c->count - 1), c->period, &cycles) ||
+       __builtin_add_overflow(last, cycles, &last)))
+    return false;
+  return !__builtin_add_overflow(last, c->duration, &end) &&
+         !__builtin_add_overflow(end, reconv, &end);
+}
+
 flt_sched *flt_sched_start(sim_ctx *sim, const topo *t, be_backend *be, const flt_fault *f,
                            uint32_t n, const cfg_scenario *cfg, const flt_gpu_hooks *hooks,
                            sim_error *err) {
@@ -419,6 +434,13 @@ flt_sched *flt_sched_start(sim_ctx *sim, const topo *t, be_backend *be, const fl
       sim_fail(err, SIM_ENOTSUP, "faults[%u]: the %s backend cannot model %s; use "
                "simulation.fidelity flow or packet", f[i].spec.index, be->ops->name,
                cfg_fault_kind_name(f[i].spec.kind));
+      return NULL;
+    }
+  for (uint32_t i = 0; i < n; i++)
+    if (!schedule_fits(&f[i].spec, cfg->reliability.reconvergence)) {
+      sim_fail(err, SIM_ERANGE, "faults[%u]: its schedule (at, duration, period x count, "
+               "reliability.reconvergence after it) passes the range of simulated time",
+               f[i].spec.index);
       return NULL;
     }
   flt_sched *s = sim_calloc(1, sizeof *s);

@@ -163,6 +163,50 @@ static void test_errors(void **state) {
                "(such as target: leaf0-spine0)");
 }
 
+/* Fault schedules stay under the horizon of simulated time (2^62 ps, 53.4
+ * days): no derived time (at + duration, a flap's last cycle, a reroute
+ * after it) may wrap a simtime_ps. Refused at the key that takes it past. */
+static void test_horizon(void **state) {
+  (void)state;
+  const char *pre = "simulation.fidelity: flow\nfaults:\n  - ";
+  char y[256];
+  snprintf(y, sizeof y, "%s{at: 60d, kind: link-down, target: a}\n", pre);
+  expect_error(y, NULL,
+               "f.yaml:3:10: faults[0].at: the fault comes at 60 days, past the horizon of "
+               "simulated time (2^62 ps, 53.4 days); allowed: the fault before 53.4 days");
+  snprintf(y, sizeof y, "%s{at: 30d, kind: link-down, target: a, duration: 30d}\n", pre);
+  expect_error(y, NULL,
+               "f.yaml:3:53: faults[0].duration: the recovery (at + duration) comes at 60 days, "
+               "past the horizon of simulated time (2^62 ps, 53.4 days); allowed: the recovery "
+               "(at + duration) before 53.4 days");
+  /* each value fits 2^64 ps (213.5 days); their sum wraps it */
+  snprintf(y, sizeof y, "%s{at: 1ms, kind: gpu-slowdown, target: gpu0, factor: 0.5, "
+           "duration: 213d}\n", pre);
+  expect_error(y, NULL,
+               "f.yaml:3:72: faults[0].duration: the recovery (at + duration) comes at 213 days, "
+               "past the horizon of simulated time (2^62 ps, 53.4 days); allowed: the recovery "
+               "(at + duration) before 53.4 days");
+  /* period x count: 10^6 cycles of 200 days */
+  snprintf(y, sizeof y, "%s{at: 1ms, kind: link-flap, target: a, duration: 1s, period: 200d, "
+           "count: 1000000}\n", pre);
+  expect_error(y, NULL,
+               "f.yaml:3:78: faults[0].count: the last cycle (at + (count - 1) x period) comes "
+               "at 2e+08 days, past the horizon of simulated time (2^62 ps, 53.4 days); allowed: "
+               "the last cycle (at + (count - 1) x period) before 53.4 days");
+  snprintf(y, sizeof y, "%s{at: 1ms, kind: link-down, target: a}\nreliability:\n  "
+           "reconvergence: 100d\n", pre);
+  expect_error(y, NULL,
+               "f.yaml:5:18: reliability.reconvergence: a reroute 100 days after a fault is past "
+               "the horizon of simulated time (2^62 ps, 53.4 days); allowed: less than 53.4 days");
+  /* just under: 53 days of flapping */
+  cfg_scenario s;
+  snprintf(y, sizeof y, "%s{at: 1ms, kind: link-flap, target: a, duration: 1h, period: 1d, "
+           "count: 53}\n", pre);
+  cfg_doc *doc = load(&s, y, NULL, 0);
+  assert_int_equal(s.faults.v[0].count, 53);
+  cfg_free(&s, doc);
+}
+
 static void test_reconvergence(void **state) {
   cfg_scenario s;
   cfg_doc *doc;
@@ -190,6 +234,7 @@ int main(void) {
       cmocka_unit_test(test_set_and_round_trip),
       cmocka_unit_test(test_errors),
       cmocka_unit_test(test_reconvergence),
+      cmocka_unit_test(test_horizon),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -26,7 +26,7 @@ for t in metrics timeseries events hot_ports series; do
   [ "$(sqlite3 seq/results.sqlite "SELECT count(*) FROM $t")" = "$(sqlite3 $DB "SELECT count(*) FROM $t")" ] \
     && pass || fail "table $t: $(sqlite3 $DB "SELECT count(*) FROM $t") rows"
 done
-[ "$(sqlite3 $DB "SELECT count(*) FROM runs WHERE summary_json LIKE '%rank1.sqlite%' OR overrides LIKE '%rank1%'")" = 0 ] \
+[ "$(sqlite3 $DB "SELECT count(*) FROM runs WHERE summary_json LIKE '%-rank1-%' OR overrides LIKE '%rank1%'")" = 0 ] \
   && pass || fail "a merged run names the rank's database"
 [ "$(sqlite3 $DB "SELECT count(*) FROM runs WHERE overrides LIKE '%$PWD/par/results.sqlite%'")" = 6 ] \
   && pass || fail "runs name the sweep's database"

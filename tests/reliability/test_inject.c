@@ -398,6 +398,34 @@ static void expect_resolve_error(const char *fault, const char *want) {
   unload(&f);
 }
 
+/* A schedule built by hand (not through the scenario's validation) whose
+ * times would wrap simulated time is refused by the scheduler. */
+static void test_schedule_overflow(void **state) {
+  (void)state;
+  const char *sets[] = {"cluster.nodes=2", "fabric.switch_radix=8", "simulation.fidelity=flow",
+                        "faults=[{at: 1ms, kind: link-flap, target: leaf0-spine1, duration: 1ms, "
+                        "period: 2ms, count: 3}]"};
+  fixture f;
+  flt_fault *ff = NULL;
+  uint32_t nf = 0;
+  sim_error err = {0};
+  load(&f, sets, 4);
+  assert_int_equal(flt_resolve(&ff, &nf, f.t, &f.cfg, f.doc, &err), SIM_OK);
+  sim_ctx *sim = sim_create(1);
+  be_backend *b = be_flow_create(sim, f.t, &f.cfg);
+  ff[0].spec.period = UINT64_MAX / 2; /* x (count - 1) = 2 wraps */
+  assert_null(flt_sched_start(sim, f.t, b, ff, nf, &f.cfg, NULL, &err));
+  assert_int_equal(err.code, SIM_ERANGE);
+  ff[0].spec.kind = CFG_FAULT_LINK_DOWN; /* at + duration wraps */
+  ff[0].spec.duration = UINT64_MAX - 1;
+  assert_null(flt_sched_start(sim, f.t, b, ff, nf, &f.cfg, NULL, &err));
+  assert_int_equal(err.code, SIM_ERANGE);
+  be_destroy(b);
+  sim_destroy(sim);
+  sim_free(ff);
+  unload(&f);
+}
+
 static void test_resolve(void **state) {
   (void)state;
   const char *sets[] = {"cluster.nodes=2", "fabric.switch_radix=8", "simulation.fidelity=flow",
@@ -448,6 +476,7 @@ int main(void) {
       cmocka_unit_test(test_flap_and_switch),
       cmocka_unit_test(test_cross_fidelity),
       cmocka_unit_test(test_resolve),
+      cmocka_unit_test(test_schedule_overflow),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -848,6 +848,18 @@ static void build_stage(wl__dag *d, pipe_nodes *pn, stage_build *b, wl__op *ops,
   sim_free(wq);
 }
 
+void wl__moe_draw(wl__dag *d) {
+  const wl_parallel *p = d->p;
+  if (d->m->experts == 0 || p->ep < 2) return;
+  uint32_t *ranks = sim_malloc(p->ep * sizeof *ranks);
+  for (uint32_t k = 0; k < p->ep; k++) ranks[k] = wl_rank_gpu(p, k, 0, 0); /* group 0, stage 0 */
+  qsort(ranks, p->ep, sizeof *ranks, cmp_u32);
+  const coll_moe_routing *r;
+  sim_error err = {0};
+  if (moe_routing(d, ranks, p->ep, &r, &err) == SIM_OK && r) d->hw.expert_load = r->imbalance;
+  sim_free(ranks);
+}
+
 void wl__dag_build(wl__dag *d) {
   const wl_parallel *p = d->p;
   const wl_model *m = d->m;

@@ -53,6 +53,7 @@ void wl__hw_init(wl__hw *hw, const cfg_scenario *cfg) {
   hw->act = p == CFG_PRECISION_FP32 ? 4 : 2;
   hw->in = p == CFG_PRECISION_FP8 ? 1 : hw->act;
   hw->wgrad = p == CFG_PRECISION_FP32 ? 4 : 2;
+  hw->expert_load = 1;
 }
 
 static wl__cost roof(double t_flops, double t_bytes) {
@@ -139,10 +140,12 @@ void wl__part_ffn(const wl__hw *hw, const wl_model *m, const wl_parallel *p, dou
     linear(o, hw, 1, T, f, h);
   } else {
     double k = m->top_k, E = m->experts, ep = p->ep, fe = m->expert / ((g + 1) * h) / t;
-    double local = E / ep, te = T * k * ep / E; /* local experts; tokens each */
+    /* local experts; tokens each on the busiest GPU (hot experts: the
+     * dispatch and combine wait for it) */
+    double local = E / ep, load = hw->expert_load, te = T * k * ep / E * load;
     linear(o, hw, 1, T, h, m->router / h / t);
     linear(o, hw, local, te, h, g * fe);
-    eltwise(o, hw, (g + 1) * T * k * fe);
+    eltwise(o, hw, (g + 1) * T * k * load * fe);
     linear(o, hw, local, te, fe, h);
     if (m->shared_experts > 0) {
       double sh = m->shared_experts * fe;

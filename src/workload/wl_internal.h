@@ -70,6 +70,8 @@ typedef struct wl__hw {
   double in;    /* bytes per GEMM operand element (1 under fp8) */
   double act;   /* bytes per activation element (2; fp32 4) */
   double wgrad; /* bytes per weight-gradient element a GEMM writes */
+  double expert_load; /* the busiest GPU's expert tokens over the mean (router
+                         statistics: coll_moe_routing.imbalance; 1 balanced) */
 } wl__hw;
 
 /* Seconds, and of them the time of memory-bound operations. */
@@ -137,6 +139,10 @@ size_t wl__schedule(const wl_parallel *p, uint32_t s, wl__op *out);
 /* Build the step's DAG from the inputs set in d (wl_step_run bounds its
  * size first). O(nodes). */
 void wl__dag_build(wl__dag *d);
+/* Before wl__dag_build: draw the MoE router statistics of the expert-parallel
+ * groups (sampled routing, ep > 1) and set d->hw.expert_load from them. A
+ * shape the router refuses is left to the dispatch plan, which says why. */
+void wl__moe_draw(wl__dag *d);
 void wl__dag_free(wl__dag *d);
 /* Expand class c into its plan (all groups of its stage merged phase by
  * phase). */

@@ -166,6 +166,42 @@ static void test_small_expert_gemms(void **state) {
   unload(&f);
 }
 
+/* Hot experts: the busiest GPU's expert GEMMs see `load` times the mean
+ * tokens (the dispatch and combine wait for it): the MoE part with load L
+ * is the part at load 1 plus, exactly, the two expert GEMMs' and their
+ * activation's difference between T k ep/E x L and x 1 tokens each. */
+static void test_expert_load(void **state) {
+  (void)state;
+  const char *sets[] = {"cluster.nodes=1",           "workload.model.layers=2",
+                        "workload.model.hidden=4096", "workload.model.heads=32",
+                        "workload.model.seq_len=512", "workload.model.vocab=0",
+                        "workload.model.experts=64",  "workload.model.top_k=2",
+                        "workload.model.dense_layers=1", "workload.model.expert_hidden=16384",
+                        "workload.parallel.dp=1",     "workload.global_batch=1"};
+  fixture f;
+  wl__hw hw;
+  hw_of(sets, 12, &hw, &f);
+  wl_model m;
+  wl_parallel p;
+  sim_error err = {0};
+  assert_int_equal(wl_model_from_cfg(&m, &f.cfg, f.doc, &err), SIM_OK);
+  assert_int_equal(wl_parallel_from_cfg(&p, &m, &f.cfg, f.doc, 1, &err), SIM_OK);
+  wl__part one, hot;
+  wl__part_ffn(&hw, &m, &p, 4096, 1, &one);
+  hw.expert_load = 3;
+  wl__part_ffn(&hw, &m, &p, 4096, 1, &hot);
+  double T = 4096, k = 2, E = 64, h = 4096, fe = m.expert / (2 * h); /* not gated: up and down */
+  double te = T * k / E;
+  wl__cost up1 = wl__gemm(&hw, te, fe, h, hw.act), up3 = wl__gemm(&hw, 3 * te, fe, h, hw.act);
+  wl__cost dn1 = wl__gemm(&hw, te, h, fe, hw.act), dn3 = wl__gemm(&hw, 3 * te, h, fe, hw.act);
+  wl__cost a1 = wl__eltwise(&hw, 2 * T * k * fe * hw.act);
+  wl__cost a3 = wl__eltwise(&hw, 6 * T * k * fe * hw.act);
+  double want = one.fwd.t + E * (up3.t - up1.t + dn3.t - dn1.t) + a3.t - a1.t;
+  if (fabs(hot.fwd.t - want) > 1e-12 * want)
+    fail_msg("got %.12g want %.12g", hot.fwd.t, want);
+  unload(&f);
+}
+
 static void run_step(const char *const *sets, int n, wl_step *out) {
   fixture f;
   load(&f, sets, n);
@@ -209,6 +245,7 @@ int main(void) {
       cmocka_unit_test(test_two_regimes),     cmocka_unit_test(test_tile_quantization),
       cmocka_unit_test(test_precisions),      cmocka_unit_test(test_presets),
       cmocka_unit_test(test_small_expert_gemms), cmocka_unit_test(test_hbm_sensitivity),
+      cmocka_unit_test(test_expert_load),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

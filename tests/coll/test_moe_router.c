@@ -163,12 +163,12 @@ static void test_dispatch_follows_routing(void **state) {
   assert_int_equal(coll_moe_build(&q, f.t, &s, &bal, &err), SIM_OK);
   assert_true(info.fabric_bytes < bal.fabric_bytes);
   assert_true(info.nvlink_bytes < bal.nvlink_bytes);
+  coll_plan_free(&q);
   /* a pool drawn for another shape is refused */
   coll_moe_routing other = draw(2, 8, 128, 8, 2, 0, 5);
   s.routing = &other;
   assert_int_equal(coll_moe_build(&q, f.t, &s, NULL, &err), SIM_EINVAL);
   coll_moe_routing_free(&other);
-  coll_plan_free(&q);
   coll_plan_free(&p);
   coll_moe_routing_free(&r);
   unload(&f);

@@ -39,7 +39,8 @@ static void usage(void) {
 }
 
 /* The ring step run `reps` times explicitly (shortcut off): wall per repetition. */
-static void run_explicit(const topo *t, const cfg_scenario *cfg, const coll_plan *plan, uint64_t reps) {
+static void run_explicit(const topo *t, const cfg_scenario *cfg, const coll_plan *plan,
+                         uint64_t reps) {
   if (reps == 0 || plan->nphases == 0) return;
   const coll_phase *ph = &plan->phases[0];
   sim_ctx *sim = sim_create(cfg->simulation.seed);
@@ -51,7 +52,8 @@ static void run_explicit(const topo *t, const cfg_scenario *cfg, const coll_plan
   double t1 = now_s();
   printf("  explicit      %" PRIu64 " repetitions: %.3f s wall, %.1f ms per repetition, %" PRIu64
          " events, sim %.3f us per repetition\n",
-         reps, t1 - t0, (t1 - t0) * 1e3 / (double)reps, events, sim_ps_to_s(sim_now(sim)) * 1e6 / (double)reps);
+         reps, t1 - t0, (t1 - t0) * 1e3 / (double)reps, events,
+         sim_ps_to_s(sim_now(sim)) * 1e6 / (double)reps);
   be_destroy(b);
   sim_destroy(sim);
 }
@@ -74,10 +76,11 @@ static int run(const char *topology, uint64_t nodes, uint64_t bytes, uint64_t ch
                uint64_t explicit_reps) {
   char nodes_set[64];
   snprintf(nodes_set, sizeof nodes_set, "cluster.nodes=%" PRIu64, nodes);
-  const char *mp[] = {nodes_set, "fabric.topology=multi-plane", "fabric.planes=8",
-                      "fabric.switch_radix=64", "fabric.tiers=2", "simulation.fidelity=flow"};
-  const char *ft[] = {nodes_set, "fabric.topology=fat-tree", "fabric.switch_radix=64", "fabric.tiers=3",
-                      "simulation.fidelity=flow"};
+  const char *mp[] = {nodes_set,         "fabric.topology=multi-plane",
+                      "fabric.planes=8", "fabric.switch_radix=64",
+                      "fabric.tiers=2",  "simulation.fidelity=flow"};
+  const char *ft[] = {nodes_set, "fabric.topology=fat-tree", "fabric.switch_radix=64",
+                      "fabric.tiers=3", "simulation.fidelity=flow"};
   bool multi = !strcmp(topology, "multi-plane");
   const char *const *sets = multi ? mp : ft;
   int nsets = multi ? 6 : 5;
@@ -101,8 +104,13 @@ static int run(const char *topology, uint64_t nodes, uint64_t bytes, uint64_t ch
   uint32_t n = topo_gpu_count(t);
   ranks = sim_malloc(n * sizeof *ranks);
   for (uint32_t i = 0; i < n; i++) ranks[i] = i;
-  coll_spec spec = {.op = CFG_COLL_ALLREDUCE, .algorithm = CFG_ALGO_RING, .bytes = bytes,
-                    .ranks = ranks, .nranks = n, .channels = (uint32_t)channels, .chunk = 1 << 20};
+  coll_spec spec = {.op = CFG_COLL_ALLREDUCE,
+                    .algorithm = CFG_ALGO_RING,
+                    .bytes = bytes,
+                    .ranks = ranks,
+                    .nranks = n,
+                    .channels = (uint32_t)channels,
+                    .chunk = 1 << 20};
   if (coll_plan_build(&plan, t, &spec, &err) != SIM_OK) goto fail;
   double t2 = now_s();
   sim = sim_create(cfg.simulation.seed);
@@ -121,13 +129,15 @@ static int run(const char *topology, uint64_t nodes, uint64_t bytes, uint64_t ch
   printf("flow_ring %s: %u GPUs, %u nodes, allreduce %" PRIu64 " bytes, %" PRIu64 " channels\n",
          topology, n, topo_node_count(t), bytes, channels);
   printf("  finished      %s\n", e.finished ? "yes" : "NO");
-  printf("  sim time      %.6f ms (analytic %.6f ms)\n", r.time_s * 1e3, analytic_time_s(t, &cfg, &plan) * 1e3);
+  printf("  sim time      %.6f ms (analytic %.6f ms)\n", r.time_s * 1e3,
+         analytic_time_s(t, &cfg, &plan) * 1e3);
   printf("  busbw         %.3f GB/s (algbw %.3f GB/s)\n", r.busbw_GBps, r.algbw_GBps);
   printf("  transfers     %" PRIu64 " (%zu per repetition x %" PRIu64 ")\n", st.transfers,
          plan.nphases ? plan.phases[0].n : 0, plan.nphases ? plan.phases[0].repeat : 0);
   printf("  max sharing   %u flows on one channel\n", st.max_link_sharing);
-  printf("  events        %" PRIu64 ", solves %" PRIu64 ", flows solved %" PRIu64 ", channels solved %" PRIu64
-         "\n", events, net->solves, net->solved_flows, net->solved_channels);
+  printf("  events        %" PRIu64 ", solves %" PRIu64 ", flows solved %" PRIu64
+         ", channels solved %" PRIu64 "\n",
+         events, net->solves, net->solved_flows, net->solved_channels);
   printf("  wall          %.3f s (topology %.3f s, plan %.3f s, simulation %.3f s)\n", t3 - t0,
          t1 - t0, t2 - t1, t3 - t2);
   printf("  peak RSS      %.1f MiB (process high-water mark)\n", rss);
@@ -184,7 +194,9 @@ int main(int argc, char **argv) {
     return 2;
   }
   int rc = 0;
-  if (both || !strcmp(topology, "multi-plane")) rc |= run("multi-plane", nodes, bytes, channels, explicit_reps);
-  if (both || !strcmp(topology, "fat-tree")) rc |= run("fat-tree", nodes, bytes, channels, explicit_reps);
+  if (both || !strcmp(topology, "multi-plane"))
+    rc |= run("multi-plane", nodes, bytes, channels, explicit_reps);
+  if (both || !strcmp(topology, "fat-tree"))
+    rc |= run("fat-tree", nodes, bytes, channels, explicit_reps);
   return rc;
 }

@@ -7,8 +7,8 @@
  * k^3/4 hosts: 8 -> 128, 16 -> 1,024, 32 -> 8,192.
  *
  * Prints wall and CPU seconds (the machine is shared: CPU time is what
- * fabsim costs, wall time also counts waiting for a core) (setup, simulation), peak RSS, simulated time, FCT
- * mean/p50/p99/max, packets and events, and their rates per wall second.
+ * fabsim costs, wall time also counts waiting for a core) (setup, simulation), peak RSS, simulated
+ * time, FCT mean/p50/p99/max, packets and events, and their rates per wall second.
  *
  * --engine parallel runs the packet fidelity on the parallel engine
  * (src/net/parallel.c): its sequential mode alone, over the ranks under mpirun
@@ -34,8 +34,8 @@ static double now_s(void) {
 static double cpu_s(void) { /* this process, user + system: what fabsim costs on a shared machine */
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
-  return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 + (double)ru.ru_stime.tv_sec +
-         (double)ru.ru_stime.tv_usec * 1e-6;
+  return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
+         (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
 }
 
 static double peak_rss_mib(void) {
@@ -45,12 +45,13 @@ static double peak_rss_mib(void) {
 }
 
 static void usage(void) {
-  fprintf(stderr,
-          "usage: bench_packet_perm [--radix K] [--rate Gbps] [--bytes B] [--transport T]\n"
-          "                         [--routing R] [--cc dcqcn|none] [--latency 1us] [--set KEY=V]...\n"
-          "                         [--engine sequential|parallel]\n"
-          "  defaults: --radix 8 --rate 400 --bytes 2000000 --transport roce --routing ecmp\n"
-          "            --cc dcqcn --latency 1us (3 tiers; one GPU and NIC per node)\n");
+  fprintf(
+      stderr,
+      "usage: bench_packet_perm [--radix K] [--rate Gbps] [--bytes B] [--transport T]\n"
+      "                         [--routing R] [--cc dcqcn|none] [--latency 1us] [--set KEY=V]...\n"
+      "                         [--engine sequential|parallel]\n"
+      "  defaults: --radix 8 --rate 400 --bytes 2000000 --transport roce --routing ecmp\n"
+      "            --cc dcqcn --latency 1us (3 tiers; one GPU and NIC per node)\n");
 }
 
 int main(int argc, char **argv) {
@@ -60,7 +61,10 @@ int main(int argc, char **argv) {
   int nextra = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!v) { usage(); return 2; }
+    if (!v) {
+      usage();
+      return 2;
+    }
     if (!strcmp(a, "--radix")) radix = strtoull(v, NULL, 10);
     else if (!strcmp(a, "--rate")) rate = strtoull(v, NULL, 10);
     else if (!strcmp(a, "--bytes")) bytes = strtoull(v, NULL, 10);
@@ -70,7 +74,10 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--latency")) latency = v;
     else if (!strcmp(a, "--set") && nextra < 16) extra[nextra++] = v;
     else if (!strcmp(a, "--engine")) engine = v;
-    else { usage(); return 2; }
+    else {
+      usage();
+      return 2;
+    }
     i++;
   }
   uint64_t hosts = radix * radix * radix / 4;
@@ -83,11 +90,23 @@ int main(int argc, char **argv) {
   snprintf(s_ro, sizeof s_ro, "fabric.routing=%s", routing);
   snprintf(s_cc, sizeof s_cc, "fabric.roce.cc=%s", cc);
   snprintf(s_lat, sizeof s_lat, "fabric.link_latency=%s", latency);
-  const char *sets[32] = {s_nodes, "cluster.gpus_per_node=1", "cluster.nic.per_node=1",
-                          "fabric.tiers=3", s_radix, s_link, s_nic, s_tr, s_ro, s_cc, s_lat,
+  const char *sets[32] = {s_nodes,
+                          "cluster.gpus_per_node=1",
+                          "cluster.nic.per_node=1",
+                          "fabric.tiers=3",
+                          s_radix,
+                          s_link,
+                          s_nic,
+                          s_tr,
+                          s_ro,
+                          s_cc,
+                          s_lat,
                           "simulation.fidelity=packet"};
   bool par = !strcmp(engine, "parallel");
-  if (!par && strcmp(engine, "sequential")) { usage(); return 2; }
+  if (!par && strcmp(engine, "sequential")) {
+    usage();
+    return 2;
+  }
   sets[12] = par ? "simulation.engine=parallel" : "simulation.engine=sequential";
   int nsets = 13;
   for (int i = 0; i < nextra; i++) sets[nsets++] = extra[i];
@@ -97,7 +116,8 @@ int main(int argc, char **argv) {
   cfg_doc *doc = NULL;
   topo *t = NULL;
   sim_error err = {0};
-  if (cfg_load(&cfg, &doc, NULL, sets, nsets, &err) != SIM_OK || topo_build(&t, &cfg, doc, &err) != SIM_OK) {
+  if (cfg_load(&cfg, &doc, NULL, sets, nsets, &err) != SIM_OK ||
+      topo_build(&t, &cfg, doc, &err) != SIM_OK) {
     fprintf(stderr, "%s\n", err.msg);
     return 2;
   }
@@ -113,10 +133,13 @@ int main(int argc, char **argv) {
     dst[j] = tmp;
   }
   for (uint32_t i = 0; i < n; i++)
-    x[i] = (be_xfer){.src_gpu = i, .dst_gpu = dst[i], .bytes = bytes,
+    x[i] = (be_xfer){.src_gpu = i,
+                     .dst_gpu = dst[i],
+                     .bytes = bytes,
                      .flow_hash = sim_hash_u64((uint64_t)i << 32 | dst[i])};
   sim_ctx *sim = sim_create(cfg.simulation.seed);
-  be_backend *b = par ? be_packet_create_parallel(sim, t, &cfg, &err) : be_packet_create(sim, t, &cfg);
+  be_backend *b =
+      par ? be_packet_create_parallel(sim, t, &cfg, &err) : be_packet_create(sim, t, &cfg);
   if (!b) {
     fprintf(stderr, "%s\n", err.msg);
     return 2;
@@ -148,7 +171,8 @@ int main(int argc, char **argv) {
     events = sim_events(sim); /* this context's and the engine's, all ranks */
   }
   double wall = t2 - t1;
-  printf("packet_perm: radix %" PRIu64 ", %u hosts, %" PRIu64 " Gb/s, %s latency, %s, %s, cc %s, "
+  printf("packet_perm: radix %" PRIu64 ", %u hosts, %" PRIu64
+         " Gb/s, %s latency, %s, %s, cc %s, "
          "%" PRIu64 " bytes per flow\n",
          radix, n, rate, latency, transport, routing, cc, bytes);
   printf("  finished      %s (%" PRIu64 " of %u transfers)\n", st.transfers == n ? "yes" : "NO",
@@ -156,28 +180,33 @@ int main(int argc, char **argv) {
   printf("  wall          %.3f s simulation (+ %.3f s setup), CPU %.3f s\n", wall, t1 - t0, cpu);
   printf("  peak RSS      %.1f MiB\n", peak_rss_mib());
   printf("  sim time      %.3f us\n", sim_ps_to_s(sim_now(sim)) * 1e6);
-  printf("  FCT           mean %.2f us, p50 %.2f us, p99 %.2f us, max %.2f us\n", st.fct_mean_s * 1e6,
-         sim_ps_to_s(st.fct_p50) * 1e6, sim_ps_to_s(st.fct_p99) * 1e6, sim_ps_to_s(st.fct_max) * 1e6);
-  printf("  packets       %" PRIu64 " data (+%" PRIu64 " retransmitted, %" PRIu64 " ACKs), %.2f M/s wall\n",
+  printf("  FCT           mean %.2f us, p50 %.2f us, p99 %.2f us, max %.2f us\n",
+         st.fct_mean_s * 1e6, sim_ps_to_s(st.fct_p50) * 1e6, sim_ps_to_s(st.fct_p99) * 1e6,
+         sim_ps_to_s(st.fct_max) * 1e6);
+  printf("  packets       %" PRIu64 " data (+%" PRIu64 " retransmitted, %" PRIu64
+         " ACKs), %.2f M/s wall\n",
          st.packets, st.retransmits, ext.acks, (double)st.packets / wall / 1e6);
   printf("  events        %" PRIu64 ", %.2f M/s wall, %.2f M/s CPU, %.1f per data packet\n", events,
          (double)events / wall / 1e6, (double)events / cpu / 1e6,
          (double)events / (double)(st.packets ? st.packets : 1));
   printf("  network       ECN marks %" PRIu64 ", CNPs %" PRIu64 ", PFC pauses %" PRIu64
-         " (%.1f us paused), drops %" PRIu64 ", max queue %" PRIu64 " B, link utilization max %.3f\n",
+         " (%.1f us paused), drops %" PRIu64 ", max queue %" PRIu64
+         " B, link utilization max %.3f\n",
          st.ecn_marks, st.cnps, st.pfc_pauses, sim_ps_to_s(st.pfc_paused) * 1e6, st.drops,
          st.max_queue_bytes, st.link_utilization_max);
   if (par)
-    printf("  parallel      %u rank%s (%s), %" PRIu64 " of %" PRIu64 " links cut, lookahead %.0f ns, "
+    printf("  parallel      %u rank%s (%s), %" PRIu64 " of %" PRIu64
+           " links cut, lookahead %.0f ns, "
            "%" PRIu64 " windows, %.1f%% of events crossed ranks; busiest rank %" PRIu64
            " events, %.3f s in the engine of which %.3f s synchronizing: %.2f M events/s per rank "
            "outside synchronization\n",
            pi.ranks, pi.ranks == 1 ? "" : "s", pi.scheme, pi.cut_links, pi.links,
-           (double)pi.lookahead / SIM_PS_PER_NS, pi.windows,
-           100.0 * pi.crossing_frac, pi.events_max,
-           pi.wall_max, pi.sync_max,
-           pi.wall_max > pi.sync_max ? (double)pi.events_max / (pi.wall_max - pi.sync_max) / 1e6 : 0.0);
-  printf("  memory        packet pool %" PRIu64 " (most alive %" PRIu64 "), events pending at most %zu, "
+           (double)pi.lookahead / SIM_PS_PER_NS, pi.windows, 100.0 * pi.crossing_frac,
+           pi.events_max, pi.wall_max, pi.sync_max,
+           pi.wall_max > pi.sync_max ? (double)pi.events_max / (pi.wall_max - pi.sync_max) / 1e6
+                                     : 0.0);
+  printf("  memory        packet pool %" PRIu64 " (most alive %" PRIu64
+         "), events pending at most %zu, "
          "max link sharing %u\n",
          ext.pkts_alloc, ext.inflight_max, pending_max, st.max_link_sharing);
   int rc = st.transfers == n ? 0 : 1;

@@ -25,7 +25,8 @@
 #include "fabsim/topo.h"
 #include "pdes/fabric.h"
 
-static int run_prototype(const topo *t, uint32_t packets, uint32_t phases, bool random, uint32_t credits) {
+static int run_prototype(const topo *t, uint32_t packets, uint32_t phases, bool random,
+                         uint32_t credits) {
   sim_error err = {0};
   bool parallel = pdes_comm_built() && pdes_comm_launched();
   if (parallel && pdes_comm_init(&err) != SIM_OK) {
@@ -39,8 +40,13 @@ static int run_prototype(const topo *t, uint32_t packets, uint32_t phases, bool 
     return 2;
   }
   simtime_ps la = part.lookahead_ps == SIM_TIME_MAX ? 100 * SIM_PS_PER_NS : part.lookahead_ps;
-  pdes_fabric_cfg cfg = {.packets = packets, .bytes = 4096, .phases = phases, .start_latency = SIM_PS_PER_US,
-                         .seed = 1, .random = random, .credit_bytes = credits};
+  pdes_fabric_cfg cfg = {.packets = packets,
+                         .bytes = 4096,
+                         .phases = phases,
+                         .start_latency = SIM_PS_PER_US,
+                         .seed = 1,
+                         .random = random,
+                         .credit_bytes = credits};
   pdes_fabric *m = NULL;
   if (pdes_fabric_create(&m, t, &cfg, parallel, part.vertex_rank, la, &err) != SIM_OK) {
     fprintf(stderr, "%s\n", err.msg);
@@ -67,20 +73,23 @@ static int run_prototype(const topo *t, uint32_t packets, uint32_t phases, bool 
       if (s->wall_s > wall) wall = s->wall_s;
     }
     const pdes_stats *s0 = parts[0];
-    printf("prototype: %u ranks (%s, %" PRIu64 " links cut, lookahead %.0f ns), %u packets x %u phases per NIC, %s\n",
+    printf("prototype: %u ranks (%s, %" PRIu64
+           " links cut, lookahead %.0f ns), %u packets x %u phases per NIC, %s\n",
            size, part.scheme, part.cut_links, (double)la / 1000.0, packets, phases,
            random ? "random permutations" : "shift permutations");
     if (credits) printf("  credits     %lu bytes per ingress\n", (unsigned long)credits);
     printf("  events      %" PRIu64 ", %" PRIu64 " crossed ranks (%.2f%%)\n", events, crossed,
            events ? 100.0 * (double)crossed / (double)events : 0.0);
-    printf("  sim time    %.3f us (phase ends:", (double)pdes_fabric_phase_end(m)[phases - 1] / 1e6);
-    for (uint32_t k = 0; k < phases; k++) printf(" %.3f", (double)pdes_fabric_phase_end(m)[k] / 1e6);
+    printf("  sim time    %.3f us (phase ends:",
+           (double)pdes_fabric_phase_end(m)[phases - 1] / 1e6);
+    for (uint32_t k = 0; k < phases; k++)
+      printf(" %.3f", (double)pdes_fabric_phase_end(m)[k] / 1e6);
     printf(")\n  wall        %.3f s, %.2f M events/s\n", wall, (double)events / wall / 1e6);
     printf("  windows     %" PRIu64 " (%.0f /s)\n", s0->windows, (double)s0->windows / wall);
     for (uint32_t r = 0; r < size; r++) {
       const pdes_stats *s = parts[r];
-      printf("  rank %-4u   %" PRIu64 " events, %.2f M events/s (%.2f outside sync), sync %.1f%%\n", r, s->events,
-             (double)s->events / s->wall_s / 1e6,
+      printf("  rank %-4u   %" PRIu64 " events, %.2f M events/s (%.2f outside sync), sync %.1f%%\n",
+             r, s->events, (double)s->events / s->wall_s / 1e6,
              s->wall_s > s->sync_s ? (double)s->events / (s->wall_s - s->sync_s) / 1e6 : 0.0,
              100.0 * s->sync_s / s->wall_s);
     }
@@ -112,9 +121,11 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--phases") && i + 1 < argc) phases = strtoul(argv[++i], NULL, 10);
     else if (argv[i][0] != '-' && !scenario) scenario = argv[i];
     else {
-      fprintf(stderr, "usage: bench_pdes_partition [SCENARIO.yaml] [--set KEY=VALUE]... [--ranks N,N,...]\n"
-                      "       [mpirun -np N] bench_pdes_partition [SCENARIO.yaml] [--set KEY=VALUE]... --run\n"
-                      "             [--packets P] [--phases K] [--random] [--credits BYTES]\n");
+      fprintf(
+          stderr,
+          "usage: bench_pdes_partition [SCENARIO.yaml] [--set KEY=VALUE]... [--ranks N,N,...]\n"
+          "       [mpirun -np N] bench_pdes_partition [SCENARIO.yaml] [--set KEY=VALUE]... --run\n"
+          "             [--packets P] [--phases K] [--random] [--credits BYTES]\n");
       return 2;
     }
   }
@@ -122,19 +133,23 @@ int main(int argc, char **argv) {
   cfg_doc *doc = NULL;
   topo *t = NULL;
   sim_error err = {0};
-  if (cfg_load(&cfg, &doc, scenario, sets, nsets, &err) != SIM_OK || topo_build(&t, &cfg, doc, &err) != SIM_OK) {
+  if (cfg_load(&cfg, &doc, scenario, sets, nsets, &err) != SIM_OK ||
+      topo_build(&t, &cfg, doc, &err) != SIM_OK) {
     fprintf(stderr, "%s\n", err.msg);
     return 2;
   }
   if (run) {
-    int rc = packets && phases && packets < (1ul << 30) && phases < 1000 ? run_prototype(t, (uint32_t)packets, (uint32_t)phases, random, (uint32_t)credits) : 2;
+    int rc = packets && phases && packets < (1ul << 30) && phases < 1000
+                 ? run_prototype(t, (uint32_t)packets, (uint32_t)phases, random, (uint32_t)credits)
+                 : 2;
     topo_free(t);
     cfg_free(&cfg, doc);
     free(sets);
     return rc;
   }
   const topo_inventory *inv = topo_inventory_get(t);
-  printf("fabric: %" PRIu64 " GPUs, %" PRIu64 " endpoints, %" PRIu64 " switches, %u planes, %u tiers; "
+  printf("fabric: %" PRIu64 " GPUs, %" PRIu64 " endpoints, %" PRIu64
+         " switches, %u planes, %u tiers; "
          "%u vertices (LPs), %u links\n",
          inv->gpus, inv->endpoints, inv->switches, inv->planes, inv->tiers, topo_vertex_count(t),
          topo_link_count(t));
@@ -150,10 +165,11 @@ int main(int argc, char **argv) {
       char la[32];
       if (p.lookahead_ps == SIM_TIME_MAX) snprintf(la, sizeof la, "-");
       else snprintf(la, sizeof la, "%.0f ns", (double)p.lookahead_ps / 1000.0);
-      printf("%6u  %-10s  %6u  %7u..%-7u  %6u..%-6u  %9" PRIu64 "  %7" PRIu64 "  %7" PRIu64 "  %7" PRIu64
-             "  %9s\n",
-             p.nranks, p.scheme, p.units, p.endpoints_min, p.endpoints_max, p.vertices_min, p.vertices_max,
-             p.cut_links, p.cut_by_kind[TOPO_LINK_FABRIC], p.cut_by_kind[TOPO_LINK_ENDPOINT],
+      printf("%6u  %-10s  %6u  %7u..%-7u  %6u..%-6u  %9" PRIu64 "  %7" PRIu64 "  %7" PRIu64
+             "  %7" PRIu64 "  %9s\n",
+             p.nranks, p.scheme, p.units, p.endpoints_min, p.endpoints_max, p.vertices_min,
+             p.vertices_max, p.cut_links, p.cut_by_kind[TOPO_LINK_FABRIC],
+             p.cut_by_kind[TOPO_LINK_ENDPOINT],
              p.cut_by_kind[TOPO_LINK_SCALE_UP] + p.cut_by_kind[TOPO_LINK_PCIE], la);
       pdes_partition_free(&p);
     }

@@ -37,7 +37,6 @@ typedef struct phold_sim {
   sim_ctx *sim;
 } phold_sim;
 
-
 static void phold_handle(sim_ctx *sim, void *obj, uint64_t arg);
 
 static void phold_send(sim_ctx *sim, phold *p, phold_lp *lp) {
@@ -64,11 +63,12 @@ static double now_s(void) {
 }
 
 static void usage(void) {
-  fprintf(stderr,
-          "usage: bench_phold [--lps N] [--start E] [--remote R] [--events M] [--seed S]\n"
-          "  defaults: --lps 16384 --start 1 --remote 0.25 --events 30000000 --seed 1\n"
-          "  mean delay 1 us, lookahead 1 ns\n"
-          "  --engine pdes: the parallel engine, under mpirun (bench_phold --engine pdes --help)\n");
+  fprintf(
+      stderr,
+      "usage: bench_phold [--lps N] [--start E] [--remote R] [--events M] [--seed S]\n"
+      "  defaults: --lps 16384 --start 1 --remote 0.25 --events 30000000 --seed 1\n"
+      "  mean delay 1 us, lookahead 1 ns\n"
+      "  --engine pdes: the parallel engine, under mpirun (bench_phold --engine pdes --help)\n");
 }
 
 int main(int argc, char **argv) {
@@ -77,22 +77,40 @@ int main(int argc, char **argv) {
   for (int i = 1; i + 1 < argc; i++)
     if (!strcmp(argv[i], "--engine")) {
       if (!strcmp(argv[i + 1], "pdes")) return phold_pdes_main(argc, argv);
-      if (strcmp(argv[i + 1], "ev")) { usage(); return 2; }
+      if (strcmp(argv[i + 1], "ev")) {
+        usage();
+        return 2;
+      }
     }
   for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--engine")) { i++; continue; }
+    if (!strcmp(argv[i], "--engine")) {
+      i++;
+      continue;
+    }
     const char *a = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(); return 0; }
-    if (!v) { usage(); return 2; }
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      usage();
+      return 0;
+    }
+    if (!v) {
+      usage();
+      return 2;
+    }
     char *end = NULL;
     if (!strcmp(a, "--lps")) nlps = strtoull(v, &end, 10);
     else if (!strcmp(a, "--start")) start = strtoull(v, &end, 10);
     else if (!strcmp(a, "--events")) target = strtoull(v, &end, 10);
     else if (!strcmp(a, "--seed")) seed = strtoull(v, &end, 10);
     else if (!strcmp(a, "--remote")) remote = strtod(v, &end);
-    else { usage(); return 2; }
-    if (!end || *end || end == v) { usage(); return 2; }
+    else {
+      usage();
+      return 2;
+    }
+    if (!end || *end || end == v) {
+      usage();
+      return 2;
+    }
     i++;
   }
   if (nlps == 0 || nlps > UINT32_MAX || start == 0 || remote < 0 || remote > 1) {

@@ -14,14 +14,15 @@
 #include "pdes/phold.h"
 
 static void usage(void) {
-  fprintf(stderr,
-          "usage: [mpirun -np N] bench_phold --engine pdes [--lps N] [--start E] [--remote R]\n"
-          "         [--events M] [--seed S] [--lookahead-ns L] [--mean-ns D] [--partition blocks|rr]\n"
-          "         [--exchange auto|sparse|dense]\n"
-          "  defaults: --lps 16384 --start 4 --remote 0.25 --events 20000000 --seed 1\n"
-          "            --lookahead-ns 1000 --mean-ns 1000 --partition blocks --exchange auto\n"
-          "  delay = lookahead + Exp(mean); the lookahead is the engine's window;\n"
-          "  auto: dense exchange up to 8 ranks, sparse beyond\n");
+  fprintf(
+      stderr,
+      "usage: [mpirun -np N] bench_phold --engine pdes [--lps N] [--start E] [--remote R]\n"
+      "         [--events M] [--seed S] [--lookahead-ns L] [--mean-ns D] [--partition blocks|rr]\n"
+      "         [--exchange auto|sparse|dense]\n"
+      "  defaults: --lps 16384 --start 4 --remote 0.25 --events 20000000 --seed 1\n"
+      "            --lookahead-ns 1000 --mean-ns 1000 --partition blocks --exchange auto\n"
+      "  delay = lookahead + Exp(mean); the lookahead is the engine's window;\n"
+      "  auto: dense exchange up to 8 ranks, sparse beyond\n");
 }
 
 int phold_pdes_main(int argc, char **argv) {
@@ -32,19 +33,34 @@ int phold_pdes_main(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(); return 0; }
-    if (!v) { usage(); return 2; }
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      usage();
+      return 0;
+    }
+    if (!v) {
+      usage();
+      return 2;
+    }
     char *end = NULL;
-    if (!strcmp(a, "--engine")) { i++; continue; }
+    if (!strcmp(a, "--engine")) {
+      i++;
+      continue;
+    }
     if (!strcmp(a, "--exchange")) {
       if (!strcmp(v, "sparse")) exchange = PDES_EXCHANGE_SPARSE;
       else if (!strcmp(v, "dense")) exchange = PDES_EXCHANGE_DENSE;
-      else if (strcmp(v, "auto")) { usage(); return 2; }
+      else if (strcmp(v, "auto")) {
+        usage();
+        return 2;
+      }
       i++;
       continue;
     }
     if (!strcmp(a, "--partition")) {
-      if (strcmp(v, "blocks") && strcmp(v, "rr")) { usage(); return 2; }
+      if (strcmp(v, "blocks") && strcmp(v, "rr")) {
+        usage();
+        return 2;
+      }
       rr = !strcmp(v, "rr");
       i++;
       continue;
@@ -56,8 +72,14 @@ int phold_pdes_main(int argc, char **argv) {
     else if (!strcmp(a, "--lookahead-ns")) la_ns = strtoull(v, &end, 10);
     else if (!strcmp(a, "--mean-ns")) mean_ns = strtoull(v, &end, 10);
     else if (!strcmp(a, "--remote")) remote = strtod(v, &end);
-    else { usage(); return 2; }
-    if (!end || *end || end == v) { usage(); return 2; }
+    else {
+      usage();
+      return 2;
+    }
+    if (!end || *end || end == v) {
+      usage();
+      return 2;
+    }
     i++;
   }
   if (nlps == 0 || nlps > (1u << 28) || start == 0 || start > 1000 || remote < 0 || remote > 1 ||
@@ -72,11 +94,16 @@ int phold_pdes_main(int argc, char **argv) {
     return 1;
   }
   uint32_t rank = pdes_comm_rank(), size = pdes_comm_size();
-  pdes_phold_cfg cfg = {.nlps = (uint32_t)nlps, .start = (uint32_t)start, .remote = remote,
-                        .mean_ps = mean_ns * SIM_PS_PER_NS, .lookahead_ps = la_ns * SIM_PS_PER_NS,
-                        .seed = seed, .exchange = exchange};
+  pdes_phold_cfg cfg = {.nlps = (uint32_t)nlps,
+                        .start = (uint32_t)start,
+                        .remote = remote,
+                        .mean_ps = mean_ns * SIM_PS_PER_NS,
+                        .lookahead_ps = la_ns * SIM_PS_PER_NS,
+                        .seed = seed,
+                        .exchange = exchange};
   uint32_t *part = sim_malloc(nlps * sizeof *part);
-  for (uint32_t i = 0; i < nlps; i++) part[i] = rr ? i % size : (uint32_t)((uint64_t)i * size / nlps);
+  for (uint32_t i = 0; i < nlps; i++)
+    part[i] = rr ? i % size : (uint32_t)((uint64_t)i * size / nlps);
   pdes_phold *m = NULL;
   if (pdes_phold_create(&m, &cfg, parallel, part, &err) != SIM_OK) {
     fprintf(stderr, "bench_phold: %s\n", err.msg);
@@ -106,7 +133,9 @@ int phold_pdes_main(int argc, char **argv) {
     printf("phold (pdes) lps=%" PRIu64 " start=%" PRIu64 " remote=%.2f lookahead=%" PRIu64
            " ns mean=%" PRIu64 " ns seed=%" PRIu64 " ranks=%u partition=%s exchange=%s\n",
            nlps, start, remote, la_ns, mean_ns, seed, size, rr ? "rr" : "blocks",
-           exchange == PDES_EXCHANGE_DENSE ? "dense" : exchange == PDES_EXCHANGE_SPARSE ? "sparse" : "auto");
+           exchange == PDES_EXCHANGE_DENSE    ? "dense"
+           : exchange == PDES_EXCHANGE_SPARSE ? "sparse"
+                                              : "auto");
     printf("  events      %" PRIu64 " committed, %" PRIu64 " crossed ranks (%.1f%%)\n", events,
            remote_ev, events ? 100.0 * (double)remote_ev / (double)events : 0.0);
     printf("  sim time    %.3f us\n", (double)end / (double)SIM_PS_PER_US);
@@ -119,7 +148,8 @@ int phold_pdes_main(int argc, char **argv) {
     for (uint32_t r = 0; r < size; r++) {
       const pdes_stats *s = parts[r];
       if (s->sync_s > sync_max) sync_max = s->sync_s;
-      printf("  rank %-4u   %" PRIu64 " events, %.2f M events/s (%.2f M/s outside sync), sync %.1f%% of %.3f s\n",
+      printf("  rank %-4u   %" PRIu64
+             " events, %.2f M events/s (%.2f M/s outside sync), sync %.1f%% of %.3f s\n",
              r, s->events, (double)s->events / s->wall_s / 1e6,
              s->wall_s > s->sync_s ? (double)s->events / (s->wall_s - s->sync_s) / 1e6 : 0.0,
              s->wall_s > 0 ? 100.0 * s->sync_s / s->wall_s : 0.0, s->wall_s);

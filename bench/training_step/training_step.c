@@ -39,7 +39,8 @@ typedef struct bench_case {
 } bench_case;
 
 static const bench_case cases[] = {
-    {"moe-16k-flow", "DeepSeek-V3-like MoE, 16,384 GPUs, 8-plane 2-tier fat-tree, flow",
+    {"moe-16k-flow",
+     "DeepSeek-V3-like MoE, 16,384 GPUs, 8-plane 2-tier fat-tree, flow",
      "examples/deepseek-v3-moe.yaml",
      {"cluster.nodes=2048", "workload.global_batch=32768", "simulation.fidelity=flow"}},
     {"moe-16k-interleaved-flow",
@@ -47,14 +48,19 @@ static const bench_case cases[] = {
      "examples/deepseek-v3-moe.yaml",
      {"cluster.nodes=2048", "workload.global_batch=32768", "simulation.fidelity=flow",
       "workload.pipeline.schedule=interleaved", "workload.parallel.virtual_stages=2"}},
-    {"moe-131k-analytic", "DeepSeek-V3-like MoE, 131,072 GPUs, 8-plane 3-tier fat-tree, analytic",
+    {"moe-131k-analytic",
+     "DeepSeek-V3-like MoE, 131,072 GPUs, 8-plane 3-tier fat-tree, analytic",
      "examples/deepseek-v3-moe.yaml",
      {"cluster.nodes=16384", "fabric.tiers=3", "workload.global_batch=262144",
       "simulation.fidelity=analytic"}},
-    {"dense70b-1k-flow", "70B dense, TP8 x PP4 x DP32, 1,024 GPUs, flow",
-     "examples/llama-70b-1024gpu.yaml", {"simulation.fidelity=flow"}},
-    {"dense70b-1k-packet", "70B dense, TP8 x PP4 x DP32, 1,024 GPUs, packet",
-     "examples/llama-70b-1024gpu.yaml", {"simulation.fidelity=packet"}},
+    {"dense70b-1k-flow",
+     "70B dense, TP8 x PP4 x DP32, 1,024 GPUs, flow",
+     "examples/llama-70b-1024gpu.yaml",
+     {"simulation.fidelity=flow"}},
+    {"dense70b-1k-packet",
+     "70B dense, TP8 x PP4 x DP32, 1,024 GPUs, packet",
+     "examples/llama-70b-1024gpu.yaml",
+     {"simulation.fidelity=packet"}},
 };
 enum { NCASES = sizeof cases / sizeof cases[0], DEFAULT_CASES = 4 };
 
@@ -97,9 +103,10 @@ static int run_case(const bench_case *c) {
   printf("\n  GPUs          %u (%s, comm model %s, %" PRIu64 " transfers measured)\n", st.gpus,
          cfg_fidelity_name(cfg.simulation.fidelity), cfg_comm_model_name(st.comm_model),
          st.transfers_measured);
-  printf("  step          %.3f s simulated: compute %.3f s, exposed comm %.3f s, bubble %.3f s, "
-         "MFU %.1f %%\n",
-         st.time_s, st.compute_s, st.exposed_comm_s, st.bubble_s, st.mfu * 100.0);
+  printf(
+      "  step          %.3f s simulated: compute %.3f s, exposed comm %.3f s, bubble %.3f s, "
+      "MFU %.1f %%\n",
+      st.time_s, st.compute_s, st.exposed_comm_s, st.bubble_s, st.mfu * 100.0);
   printf("  wall          %.3f s (load and topology %.3f s, step %.3f s)\n", t2 - t0, t1 - t0,
          t2 - t1);
   rc = 0;
@@ -138,9 +145,10 @@ static int run_forked(const bench_case *c) {
 }
 
 static void usage(void) {
-  fprintf(stderr, "usage: bench_training_step [--case NAME]... [--all]\n"
-                  "       bench_training_step --scenario FILE [--set key=value]...\n"
-                  "cases:\n");
+  fprintf(stderr,
+          "usage: bench_training_step [--case NAME]... [--all]\n"
+          "       bench_training_step --scenario FILE [--set key=value]...\n"
+          "cases:\n");
   for (int i = 0; i < NCASES; i++) fprintf(stderr, "  %-20s %s\n", cases[i].name, cases[i].what);
 }
 

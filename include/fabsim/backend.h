@@ -42,12 +42,12 @@ typedef struct be_stats {
   uint64_t bytes;            /* payload bytes delivered */
   uint32_t max_link_sharing; /* most transfers seen on one channel at once */
   /* packet-level counters (observed & BE_OBS_PACKETS) */
-  uint64_t packets;          /* data packets sent by NICs, first transmissions */
+  uint64_t packets; /* data packets sent by NICs, first transmissions */
   uint64_t ecn_marks, cnps;
-  uint64_t pfc_pauses;       /* PAUSE (XOFF) frames sent */
-  simtime_ps pfc_paused;     /* summed time egress queues spent paused */
+  uint64_t pfc_pauses;   /* PAUSE (XOFF) frames sent */
+  simtime_ps pfc_paused; /* summed time egress queues spent paused */
   uint64_t drops, retransmits, out_of_order;
-  uint64_t max_queue_bytes;  /* deepest egress queue seen anywhere */
+  uint64_t max_queue_bytes;    /* deepest egress queue seen anywhere */
   double link_utilization_max; /* busiest channel: busy time / run time */
   /* flow completion times of transfers (observed & BE_OBS_FCT) */
   simtime_ps fct_p50, fct_p99, fct_p999, fct_max;
@@ -75,8 +75,8 @@ typedef struct be_ops {
   const char *name;
   /* Start `n` concurrent transfers now, `repeat` >= 1 times back to back;
    * `done` fires once, when the last transfer of the last repetition ends. */
-  void (*submit_phase)(be_backend *b, const be_xfer *x, size_t n, uint64_t repeat,
-                       be_done_fn done, void *ctx);
+  void (*submit_phase)(be_backend *b, const be_xfer *x, size_t n, uint64_t repeat, be_done_fn done,
+                       void *ctx);
   void (*stats)(const be_backend *b, be_stats *out);
   void (*destroy)(be_backend *b);
   /* Faults (optional; NULL: the fidelity cannot model them, and a scenario
@@ -105,7 +105,7 @@ typedef struct be_failure {
   simtime_ps at;
   uint32_t src_gpu, dst_gpu;
   uint64_t bytes, bytes_delivered;
-  const char *cause;  /* static string */
+  const char *cause; /* static string */
 } be_failure;
 typedef void (*be_failure_fn)(void *ctx, const be_failure *f);
 
@@ -149,14 +149,14 @@ bool be_packet_parallel(const cfg_scenario *cfg);
  * work and waiting over the ranks (wall clock: not part of the results). */
 typedef struct be_parallel_info {
   uint32_t ranks;
-  const char *scheme;          /* pdes_partition.scheme */
+  const char *scheme; /* pdes_partition.scheme */
   uint64_t links, cut_links;
   simtime_ps lookahead;
   uint64_t windows;
   uint64_t events, events_max; /* all ranks; the busiest rank */
   uint64_t sent_remote;        /* events that crossed ranks */
   double crossing_frac;        /* sent_remote / events */
-  double wall_max, sync_max;   /* seconds in the engine, of which in synchronization, slowest rank */
+  double wall_max, sync_max; /* seconds in the engine, of which in synchronization, slowest rank */
 } be_parallel_info;
 /* A collective over the ranks; false (and nothing filled) when b is not the
  * packet fidelity on the parallel engine. */

@@ -58,22 +58,22 @@ double cal_bus_factor(cal_op op, uint32_t ranks);
 
 /* One row of the results table: one message size. */
 typedef struct cal_point {
-  uint64_t bytes;      /* "size" column */
-  double time_us;      /* out-of-place */
+  uint64_t bytes; /* "size" column */
+  double time_us; /* out-of-place */
   double algbw_GBps;
   double busbw_GBps;
   double time_us_inplace; /* < 0 when the row has no in-place columns */
-  uint32_t line;       /* where it stands in the file, for messages */
+  uint32_t line;          /* where it stands in the file, for messages */
 } cal_point;
 
 typedef struct cal_run {
-  char name[256];      /* the file's name as given */
+  char name[256]; /* the file's name as given */
   cal_op op;
-  uint32_t ranks;      /* GPUs in the test */
-  uint32_t nodes;      /* distinct hosts */
+  uint32_t ranks;         /* GPUs in the test */
+  uint32_t nodes;         /* distinct hosts */
   uint32_t gpus_per_node; /* most ranks on one host */
-  char gpu[96];        /* device name of rank 0, as printed */
-  cal_point *pt;       /* rows in file order */
+  char gpu[96];           /* device name of rank 0, as printed */
+  cal_point *pt;          /* rows in file order */
   size_t n;
   double avg_busbw_GBps; /* the closing line */
 } cal_run;
@@ -104,8 +104,8 @@ char *cal_nccltests_format(const cal_run *r);
  * ranks 0..n-1, channels, chunk, queue pairs, protocol and its latencies):
  * what fabsim run simulates. Ranks beyond the cluster and combinations the
  * algorithm does not offer are SIM_ECONFIG located at the key. */
-int cal_collective_plan(coll_plan *plan, const topo *t, const cfg_scenario *cfg,
-                        const cfg_doc *doc, sim_error *err);
+int cal_collective_plan(coll_plan *plan, const topo *t, const cfg_scenario *cfg, const cfg_doc *doc,
+                        sim_error *err);
 
 /* One simulated nccl-tests row. */
 typedef struct cal_sim {
@@ -124,8 +124,8 @@ bool cal_op_simulated(cal_op op);
  * sendrecv: every rank sends to the next at once (measure.c). SIM_EINVAL
  * for reduce, fewer than 2 or more ranks than GPUs, or a collective whose
  * transfers fail. O(transfers) per call. */
-int cal_simulate(const topo *t, const cfg_scenario *cfg, cal_op op, uint64_t bytes,
-                 uint32_t ranks, cal_sim *out, sim_error *err);
+int cal_simulate(const topo *t, const cfg_scenario *cfg, cal_op op, uint64_t bytes, uint32_t ranks,
+                 cal_sim *out, sim_error *err);
 
 /* ---- the fit (fit.c) ---- */
 
@@ -154,7 +154,7 @@ typedef struct cal_base {
 typedef struct cal_row {
   uint64_t bytes;
   uint32_t line;
-  bool used;                   /* in the fit: size > 0 and time > 0 */
+  bool used; /* in the fit: size > 0 and time > 0 */
   double measured_us, before_us, fitted_us;
   double measured_busbw_GBps, fitted_busbw_GBps;
   cfg_coll_algorithm algorithm; /* fitted model's picks */
@@ -162,23 +162,23 @@ typedef struct cal_row {
 } cal_row;
 
 typedef struct cal_file_fit {
-  const cal_run *run;          /* the caller's */
-  cal_row *rows;               /* run->n, owned */
+  const cal_run *run;           /* the caller's */
+  cal_row *rows;                /* run->n, owned */
   double rms_before, rms_after; /* of ln(model / measured) over used rows */
 } cal_file_fit;
 
 typedef struct cal_fit {
-  bool fitted[CAL_NPARAM];     /* the files inform it (else it stays at before) */
+  bool fitted[CAL_NPARAM]; /* the files inform it (else it stays at before) */
   /* efficiencies as values; latency factors relative to the base's latencies
    * (before 1) */
   double before[CAL_NPARAM], after[CAL_NPARAM];
   cfg_coll_latency lat_before, lat_after; /* the keys themselves */
-  char gpu[16];                /* cluster.gpu inferred from the files, or "" */
+  char gpu[16];                           /* cluster.gpu inferred from the files, or "" */
   cal_file_fit *files;
   size_t nfiles;
   double rms_before, rms_after; /* over every used row */
   size_t rows_used;
-  uint32_t evaluations;         /* model evaluations the search took */
+  uint32_t evaluations; /* model evaluations the search took */
 } cal_fit;
 
 /* Fit the parameters the files inform to every used row of every run:

@@ -48,12 +48,12 @@ extern "C" {
 #endif
 
 typedef struct coll_phase {
-  be_xfer *x;      /* concurrent transfers (may be a slice of the plan's pool) */
+  be_xfer *x; /* concurrent transfers (may be a slice of the plan's pool) */
   size_t n;
-  uint64_t repeat; /* back-to-back repetitions of the same pattern */
+  uint64_t repeat;  /* back-to-back repetitions of the same pattern */
   simtime_ps fixed; /* protocol latency of all repetitions, added by the executor
                        after the last one (0 without a protocol) */
-  bool in_pool;    /* private: x points into coll_plan.pool */
+  bool in_pool;     /* private: x points into coll_plan.pool */
 } coll_phase;
 
 typedef struct coll_plan {
@@ -61,11 +61,11 @@ typedef struct coll_plan {
   cfg_coll_algorithm algorithm; /* as run: the tuner's pick when asked for auto */
   cfg_coll_protocol protocol;   /* as run; CFG_PROTO_NONE: ideal transfers */
   simtime_ps launch;            /* per-call launch overhead before the first phase */
-  uint64_t bytes;   /* S, as nccl-tests counts it */
+  uint64_t bytes;               /* S, as nccl-tests counts it */
   uint32_t nranks;
   uint32_t channels;
-  uint32_t qps;     /* queue pairs per connection: each flow is qps transfers */
-  uint64_t chunk;   /* pipeline chunk (Broadcast, tree) */
+  uint32_t qps;   /* queue pairs per connection: each flow is qps transfers */
+  uint64_t chunk; /* pipeline chunk (Broadcast, tree) */
   coll_phase *phases;
   size_t nphases;
   size_t phases_cap; /* private */
@@ -83,15 +83,15 @@ typedef struct coll_spec {
   uint64_t bytes;
   const uint32_t *ranks; /* GPU ids, ascending; ranks[0] is the root */
   uint32_t nranks;
-  uint32_t channels;     /* >= 1 */
-  uint64_t chunk;        /* pipeline chunk (ring broadcast, tree), bytes, >= 1 */
-  uint32_t qps;          /* queue pairs per connection (0 or 1: one) */
+  uint32_t channels; /* >= 1 */
+  uint64_t chunk;    /* pipeline chunk (ring broadcast, tree), bytes, >= 1 */
+  uint32_t qps;      /* queue pairs per connection (0 or 1: one) */
   /* CFG_PROTO_NONE (0, zeroed specs): ideal transfers as the closed forms
    * above; a protocol (or auto) adds its wire bytes, per-hop latency and
    * launch overhead (coll_protocol_params). */
   cfg_coll_protocol protocol;
-  bool pxn_serial;       /* pxn all-to-all: all NVLink forwarding before the fabric
-                            phases (false, as NCCL: pipelined with them) */
+  bool pxn_serial; /* pxn all-to-all: all NVLink forwarding before the fabric
+                      phases (false, as NCCL: pipelined with them) */
   /* The protocols' launch and per-hop latencies (the scenario's
    * workload.collective.latency); NULL: NCCL's defaults. */
   const cfg_coll_latency *latency;
@@ -99,8 +99,8 @@ typedef struct coll_spec {
    * without NVLS or SHARP): the GPU's architecture picks NCCL's per-channel
    * bandwidth caps and NVLS efficiency. */
   cfg_gpu gpu;
-  bool nvls;             /* NVLink SHARP: NVSwitch gen 3+ and allowed */
-  bool sharp;            /* InfiniBand SHARP on the fabric (fabric.sharp) */
+  bool nvls;  /* NVLink SHARP: NVSwitch gen 3+ and allowed */
+  bool sharp; /* InfiniBand SHARP on the fabric (fabric.sharp) */
 } coll_spec;
 
 /* Fill spec's hardware fields from a scenario: gpu, nvls (H100, H800 or
@@ -132,8 +132,8 @@ void coll_spec_set_hw(coll_spec *spec, const cfg_scenario *cfg);
  * candidate with these closed forms and picks the fastest, then lowers the
  * channels for small sizes as NCCL does (docs/validation.md, Collectives). */
 typedef struct coll_protocol_params {
-  uint32_t wire_num, wire_den; /* wire bytes = ceil(data x num / den) */
-  double launch_us;            /* per call */
+  uint32_t wire_num, wire_den;      /* wire bytes = ceil(data x num / den) */
+  double launch_us;                 /* per call */
   double hop_nvlink_us, hop_net_us; /* per hop, end to end */
 } coll_protocol_params;
 /* The parameters of protocol p (LL, LL128, SIMPLE) for algorithm a (tree
@@ -243,34 +243,33 @@ typedef struct coll_moe_routing {
 /* Draw the pool. SIM_EINVAL with a message for experts not a multiple of
  * m G, top_k outside 1..(experts a token may reach), or a negative skew.
  * O(P E k). Free with coll_moe_routing_free. */
-int coll_moe_routing_sample(coll_moe_routing *r, const coll_moe_router_spec *spec,
-                            sim_error *err);
+int coll_moe_routing_sample(coll_moe_routing *r, const coll_moe_router_spec *spec, sim_error *err);
 void coll_moe_routing_free(coll_moe_routing *r);
 
 typedef struct coll_moe_spec {
   coll_moe_dir dir;
   const uint32_t *ranks; /* the expert-parallel group: GPU ids, ascending */
   uint32_t nranks;
-  uint64_t tokens;       /* T: tokens per rank */
-  uint64_t hidden;       /* elements per token */
-  uint32_t elem_bytes;   /* bytes per element (e.g. fp8 dispatch 1, bf16 combine 2) */
-  uint32_t experts;      /* E: routed experts over the group, a multiple of nranks */
-  uint32_t top_k;        /* experts per token, <= E */
-  uint32_t node_limit;   /* M: nodes a token's experts may span; 0 = no limit */
-  uint32_t chunks;       /* pipeline chunks; 0 or 1: no pipelining */
-  uint32_t qps;          /* queue pairs per connection (0 or 1: one) */
+  uint64_t tokens;                 /* T: tokens per rank */
+  uint64_t hidden;                 /* elements per token */
+  uint32_t elem_bytes;             /* bytes per element (e.g. fp8 dispatch 1, bf16 combine 2) */
+  uint32_t experts;                /* E: routed experts over the group, a multiple of nranks */
+  uint32_t top_k;                  /* experts per token, <= E */
+  uint32_t node_limit;             /* M: nodes a token's experts may span; 0 = no limit */
+  uint32_t chunks;                 /* pipeline chunks; 0 or 1: no pipelining */
+  uint32_t qps;                    /* queue pairs per connection (0 or 1: one) */
   const coll_moe_routing *routing; /* router statistics of this group's shape;
                                       NULL: the balanced expectation above */
 } coll_moe_spec;
 
 /* What the routing model gives, for workloads and reports. */
 typedef struct coll_moe_info {
-  uint32_t nodes, per_node;  /* m, G */
-  uint32_t node_span;        /* M' */
-  uint32_t gpus_per_token;   /* D */
-  uint64_t token_bytes;      /* b */
-  uint64_t fabric_bytes;     /* sent across the fabric, whole group */
-  uint64_t nvlink_bytes;     /* moved over NVLink, whole group */
+  uint32_t nodes, per_node; /* m, G */
+  uint32_t node_span;       /* M' */
+  uint32_t gpus_per_token;  /* D */
+  uint64_t token_bytes;     /* b */
+  uint64_t fabric_bytes;    /* sent across the fabric, whole group */
+  uint64_t nvlink_bytes;    /* moved over NVLink, whole group */
 } coll_moe_info;
 
 /* Build a dispatch or combine plan. O(n (m + G)) transfers. SIM_EINVAL with
@@ -291,9 +290,9 @@ int coll_moe_build(coll_plan *plan, const topo *t, const coll_moe_spec *spec, co
  * at i x stagger). Each flow is split over `qps` queue pairs. */
 typedef struct coll_traffic_spec {
   cfg_traffic_pattern pattern;
-  uint64_t bytes;      /* per flow */
-  uint32_t senders;    /* incast */
-  simtime_ps stagger;  /* 0: together */
+  uint64_t bytes;     /* per flow */
+  uint32_t senders;   /* incast */
+  simtime_ps stagger; /* 0: together */
   uint32_t qps;
   uint64_t seed;
 } coll_traffic_spec;

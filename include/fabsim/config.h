@@ -25,7 +25,12 @@ extern "C" {
 
 typedef enum { CFG_TOPO_FAT_TREE, CFG_TOPO_MULTI_PLANE, CFG_TOPO_RAIL_OPTIMIZED } cfg_topology;
 typedef enum { CFG_TRANSPORT_INFINIBAND, CFG_TRANSPORT_ROCE, CFG_TRANSPORT_ETHERNET } cfg_transport;
-typedef enum { CFG_ROUTING_ECMP, CFG_ROUTING_ADAPTIVE, CFG_ROUTING_SPRAY, CFG_ROUTING_STATIC } cfg_routing;
+typedef enum {
+  CFG_ROUTING_ECMP,
+  CFG_ROUTING_ADAPTIVE,
+  CFG_ROUTING_SPRAY,
+  CFG_ROUTING_STATIC
+} cfg_routing;
 typedef enum { CFG_FIDELITY_ANALYTIC, CFG_FIDELITY_FLOW, CFG_FIDELITY_PACKET } cfg_fidelity;
 /* Price presets of cost.*: list prices, or the model of DeepSeek-V3's Table 3. */
 typedef enum { CFG_COST_LIST, CFG_COST_DEEPSEEK_V3 } cfg_cost_model;
@@ -33,7 +38,12 @@ typedef enum { CFG_COST_LIST, CFG_COST_DEEPSEEK_V3 } cfg_cost_model;
  * MPI launcher, else sequential. */
 typedef enum { CFG_ENGINE_AUTO, CFG_ENGINE_SEQUENTIAL, CFG_ENGINE_PARALLEL } cfg_engine;
 typedef enum {
-  CFG_GPU_H100, CFG_GPU_H800, CFG_GPU_A100, CFG_GPU_B200, CFG_GPU_H200, CFG_GPU_MI300X
+  CFG_GPU_H100,
+  CFG_GPU_H800,
+  CFG_GPU_A100,
+  CFG_GPU_B200,
+  CFG_GPU_H200,
+  CFG_GPU_MI300X
 } cfg_gpu;
 typedef enum {
   CFG_WORKLOAD_COLLECTIVE,
@@ -43,7 +53,12 @@ typedef enum {
 } cfg_workload_kind;
 /* workload.trace.compute: a compute node's time */
 typedef enum { CFG_TRACE_RECORDED, CFG_TRACE_ROOFLINE } cfg_trace_compute;
-typedef enum { CFG_PRECISION_FP32, CFG_PRECISION_BF16, CFG_PRECISION_FP16, CFG_PRECISION_FP8 } cfg_precision;
+typedef enum {
+  CFG_PRECISION_FP32,
+  CFG_PRECISION_BF16,
+  CFG_PRECISION_FP16,
+  CFG_PRECISION_FP8
+} cfg_precision;
 typedef enum { CFG_OPTIMIZER_ADAM, CFG_OPTIMIZER_SGD } cfg_optimizer;
 typedef enum { CFG_RECOMPUTE_NONE, CFG_RECOMPUTE_SELECTIVE, CFG_RECOMPUTE_FULL } cfg_recompute;
 /* Rank placement onto GPUs, innermost (consecutive GPUs) dimension first. */
@@ -126,12 +141,12 @@ typedef enum {
   CFG_FAULT_LINK_DEGRADED,
   CFG_FAULT_SWITCH_DOWN,
   CFG_FAULT_SWITCH_UP,
-  CFG_FAULT_NIC_DOWN,   /* a NIC port (its link to the leaf) */
+  CFG_FAULT_NIC_DOWN, /* a NIC port (its link to the leaf) */
   CFG_FAULT_NIC_UP,
   CFG_FAULT_GPU_SLOWDOWN,
   CFG_FAULT_GPU_FAIL,
   CFG_FAULT_NODE_FAIL,
-  CFG_FAULT_SDC         /* silent data corruption on a GPU */
+  CFG_FAULT_SDC /* silent data corruption on a GPU */
 } cfg_fault_kind;
 typedef struct cfg_fault {
   simtime_ps at;
@@ -147,7 +162,7 @@ typedef struct cfg_fault {
   uint32_t index;      /* position in the list: errors name faults[index].key */
 } cfg_fault;
 typedef struct cfg_fault_list {
-  cfg_fault *v;        /* owned by the scenario */
+  cfg_fault *v; /* owned by the scenario */
   uint32_t n;
 } cfg_fault_list;
 
@@ -158,52 +173,52 @@ bool cfg_fault_is_network(cfg_fault_kind k);
 /* The resolved scenario. All fields public and read-only after cfg_load. */
 typedef struct cfg_scenario {
   struct {
-    uint32_t nodes;        /* 0 = absent: the topology is built at full size */
+    uint32_t nodes; /* 0 = absent: the topology is built at full size */
     uint32_t gpus_per_node;
     cfg_gpu gpu;
-    double gpu_flops;         /* dense BF16 FLOP/s */
-    double gpu_flops_fp8;     /* dense FP8 FLOP/s */
-    double gpu_flops_fp32;    /* dense TF32 FLOP/s (fp32 training) */
-    uint64_t gpu_memory;      /* bytes of HBM */
-    rate_bps hbm_bandwidth;   /* bits/s */
-    double hbm_efficiency;    /* achieved share of hbm_bandwidth, (0, 1] */
+    double gpu_flops;       /* dense BF16 FLOP/s */
+    double gpu_flops_fp8;   /* dense FP8 FLOP/s */
+    double gpu_flops_fp32;  /* dense TF32 FLOP/s (fp32 training) */
+    uint64_t gpu_memory;    /* bytes of HBM */
+    rate_bps hbm_bandwidth; /* bits/s */
+    double hbm_efficiency;  /* achieved share of hbm_bandwidth, (0, 1] */
     struct {
-      rate_bps bandwidth;     /* per GPU, per direction */
-      simtime_ps latency;     /* GPU to GPU through the scale-up switch */
-      double efficiency;      /* achieved share of bandwidth, (0, 1] */
+      rate_bps bandwidth; /* per GPU, per direction */
+      simtime_ps latency; /* GPU to GPU through the scale-up switch */
+      double efficiency;  /* achieved share of bandwidth, (0, 1] */
     } scale_up;
     struct {
-      rate_bps bandwidth;     /* per NIC port */
-      double efficiency;      /* achieved share of bandwidth, (0, 1] */
-      uint32_t per_node;      /* default: gpus_per_node */
-      simtime_ps latency;     /* NIC processing, per traversal */
-      cfg_recovery recovery;  /* packet fidelity: loss and reordering recovery */
-      simtime_ps rto;         /* retransmission timeout */
-      uint32_t ack_every;     /* ACK coalescing: one per this many packets */
-      simtime_ps cnp_interval;/* at most one CNP per queue pair per interval */
+      rate_bps bandwidth;      /* per NIC port */
+      double efficiency;       /* achieved share of bandwidth, (0, 1] */
+      uint32_t per_node;       /* default: gpus_per_node */
+      simtime_ps latency;      /* NIC processing, per traversal */
+      cfg_recovery recovery;   /* packet fidelity: loss and reordering recovery */
+      simtime_ps rto;          /* retransmission timeout */
+      uint32_t ack_every;      /* ACK coalescing: one per this many packets */
+      simtime_ps cnp_interval; /* at most one CNP per queue pair per interval */
     } nic;
     struct {
-      rate_bps bandwidth;     /* GPU <-> NIC, per direction */
+      rate_bps bandwidth; /* GPU <-> NIC, per direction */
       simtime_ps latency;
-      double efficiency;      /* achieved share of bandwidth, (0, 1] */
+      double efficiency; /* achieved share of bandwidth, (0, 1] */
     } pcie;
   } cluster;
   struct {
     cfg_topology topology;
-    uint32_t tiers;           /* 2 or 3 */
-    uint32_t planes;          /* default 1; multi-plane: default nic.per_node */
-    uint32_t switch_radix;    /* ports per switch, even */
-    double oversubscription;  /* leaf down:up ratio, >= 1 */
-    rate_bps link_bandwidth;  /* switch-to-switch links */
-    double link_efficiency;   /* achieved share of link_bandwidth, (0, 1] */
-    simtime_ps link_latency;  /* propagation per link */
-    simtime_ps switch_latency;/* per switch traversal; default by transport */
+    uint32_t tiers;            /* 2 or 3 */
+    uint32_t planes;           /* default 1; multi-plane: default nic.per_node */
+    uint32_t switch_radix;     /* ports per switch, even */
+    double oversubscription;   /* leaf down:up ratio, >= 1 */
+    rate_bps link_bandwidth;   /* switch-to-switch links */
+    double link_efficiency;    /* achieved share of link_bandwidth, (0, 1] */
+    simtime_ps link_latency;   /* propagation per link */
+    simtime_ps switch_latency; /* per switch traversal; default by transport */
     cfg_transport transport;
     cfg_routing routing;
-    uint32_t mtu;             /* payload bytes per packet */
+    uint32_t mtu; /* payload bytes per packet */
     struct {
       uint64_t hash_seed;
-      bool polarized;         /* every switch hashes alike (no per-switch seed) */
+      bool polarized; /* every switch hashes alike (no per-switch seed) */
     } ecmp;
     struct {
       simtime_ps flowlet_gap; /* adaptive routing per flowlet; 0 = per packet */
@@ -211,31 +226,31 @@ typedef struct cfg_scenario {
     struct {
       cfg_spray_order order;
     } spray;
-    struct {                  /* fabric.switch.* (packet fidelity) */
-      uint64_t buffer;        /* shared buffer per switch, bytes */
+    struct {           /* fabric.switch.* (packet fidelity) */
+      uint64_t buffer; /* shared buffer per switch, bytes */
       bool cut_through;
     } sw;
     struct {
-      uint64_t kmin, kmax;    /* bytes, at a fabric.link_bandwidth port */
+      uint64_t kmin, kmax; /* bytes, at a fabric.link_bandwidth port */
       double pmax;
     } ecn;
     struct {
       bool pfc;
       cfg_roce_cc cc;
     } roce;
-    bool sharp;               /* switches reduce in the network (SHARP / CollNet) */
+    bool sharp; /* switches reduce in the network (SHARP / CollNet) */
     struct {
-      uint64_t xoff;          /* bytes per ingress queue; 0 = dynamic threshold */
-      uint64_t xon;           /* resume offset below the XOFF threshold */
-      simtime_ps watchdog;    /* a pause longer than this is a pause storm */
+      uint64_t xoff;       /* bytes per ingress queue; 0 = dynamic threshold */
+      uint64_t xon;        /* resume offset below the XOFF threshold */
+      simtime_ps watchdog; /* a pause longer than this is a pause storm */
     } pfc;
   } fabric;
   struct {
-    cfg_cost_model model;     /* selects the defaults of the prices below */
+    cfg_cost_model model; /* selects the defaults of the prices below */
     double switch_usd;
-    double transceiver_usd;   /* per optical transceiver (two per optical link) */
+    double transceiver_usd; /* per optical transceiver (two per optical link) */
     double nic_usd;
-    double cable_usd;         /* per copper (DAC) cable */
+    double cable_usd;            /* per copper (DAC) cable */
     bool optical_endpoint_links; /* NIC-leaf links optical (else copper) */
   } cost;
   struct {
@@ -243,37 +258,37 @@ typedef struct cfg_scenario {
     struct {
       cfg_coll_op op;
       cfg_coll_algorithm algorithm;
-      uint64_t size;          /* bytes: the buffer size as nccl-tests counts it */
-      uint32_t ranks;         /* 0 = every GPU */
-      uint32_t channels;      /* parallel rings; 0 = one per NIC of a node */
-      uint64_t chunk;         /* bytes: ring broadcast pipeline chunk */
+      uint64_t size;     /* bytes: the buffer size as nccl-tests counts it */
+      uint32_t ranks;    /* 0 = every GPU */
+      uint32_t channels; /* parallel rings; 0 = one per NIC of a node */
+      uint64_t chunk;    /* bytes: ring broadcast pipeline chunk */
       cfg_coll_protocol protocol;
       cfg_coll_latency latency; /* NCCL's tuning model by default; fabsim calibrate fits them */
-      bool nvls;              /* NVLink SHARP allowed where the NVSwitch has it */
+      bool nvls;                /* NVLink SHARP allowed where the NVSwitch has it */
     } collective;
     struct {
       cfg_traffic_pattern pattern;
-      uint64_t size;          /* bytes per flow */
-      uint32_t senders;       /* incast fan-in */
+      uint64_t size;    /* bytes per flow */
+      uint32_t senders; /* incast fan-in */
       cfg_traffic_start start;
       simtime_ps stagger;
     } traffic;
     uint32_t qps_per_connection;
-    struct {                  /* workload.kind training: the model */
-      double params;          /* 0: counted from the shape */
+    struct {         /* workload.kind training: the model */
+      double params; /* 0: counted from the shape */
       uint32_t layers, hidden, heads, seq_len, vocab;
-      uint32_t ffn_hidden;    /* 0: 4 x hidden */
-      bool gated_ffn;         /* three feed-forward matrices (SwiGLU) */
-      cfg_u64_list mlp_layers;/* non-empty: a plain MLP of these widths */
+      uint32_t ffn_hidden;     /* 0: 4 x hidden */
+      bool gated_ffn;          /* three feed-forward matrices (SwiGLU) */
+      cfg_u64_list mlp_layers; /* non-empty: a plain MLP of these widths */
       uint32_t experts, top_k, shared_experts;
-      uint32_t expert_hidden; /* 0: ffn_hidden */
-      uint32_t dense_layers;  /* leading dense layers of an MoE model */
-      uint32_t node_limit;    /* MoE: nodes a token's experts may span; 0 = any */
+      uint32_t expert_hidden;  /* 0: ffn_hidden */
+      uint32_t dense_layers;   /* leading dense layers of an MoE model */
+      uint32_t node_limit;     /* MoE: nodes a token's experts may span; 0 = any */
       cfg_moe_routing routing; /* MoE: token routing model */
       double expert_skew;      /* MoE: Zipf exponent of expert popularity */
     } model;
     struct {
-      uint32_t dp;            /* 0: GPUs / (tp x pp) */
+      uint32_t dp; /* 0: GPUs / (tp x pp) */
       uint32_t tp, pp, ep, zero;
       bool sequence_parallel;
       cfg_rank_order order;
@@ -284,24 +299,24 @@ typedef struct cfg_scenario {
       cfg_schedule schedule;
     } pipeline;
     struct {
-      bool tp;                /* tensor-parallel collectives overlapped with GEMMs */
-      bool pxn;               /* pxn all-to-all: NVLink forwarding pipelined with the fabric */
-      uint32_t ep_chunks;     /* MoE dispatch/combine: chunks pipelining the two hops */
+      bool tp;            /* tensor-parallel collectives overlapped with GEMMs */
+      bool pxn;           /* pxn all-to-all: NVLink forwarding pipelined with the fabric */
+      uint32_t ep_chunks; /* MoE dispatch/combine: chunks pipelining the two hops */
     } overlap;
     cfg_precision precision;
     cfg_optimizer optimizer;
-    uint32_t micro_batch;     /* sequences */
-    uint32_t global_batch;    /* sequences per step; 0: derived */
+    uint32_t micro_batch;  /* sequences */
+    uint32_t global_batch; /* sequences per step; 0: derived */
     cfg_recompute recompute;
     double compute_efficiency; /* achieved share of the peak in a large GEMM, (0, 1] */
-    uint64_t bucket_size;     /* bytes of gradients per reduction bucket */
+    uint64_t bucket_size;      /* bytes of gradients per reduction bucket */
     bool grad_overlap;
     cfg_comm_model comm_model;
-    uint32_t steps;           /* training steps fabsim run simulates */
-    struct {                  /* workload.kind trace: Chakra ET files */
-      char *path;             /* owned; "%d" -> the rank; "none" */
-      uint32_t ranks;         /* 0 = every GPU */
-      char *classes;          /* owned; "FIRST-LAST:FILE,...", or "none" */
+    uint32_t steps;   /* training steps fabsim run simulates */
+    struct {          /* workload.kind trace: Chakra ET files */
+      char *path;     /* owned; "%d" -> the rank; "none" */
+      uint32_t ranks; /* 0 = every GPU */
+      char *classes;  /* owned; "FIRST-LAST:FILE,...", or "none" */
       cfg_trace_compute compute;
     } trace;
   } workload;
@@ -309,54 +324,54 @@ typedef struct cfg_scenario {
     uint64_t seed;
     cfg_fidelity fidelity;
     cfg_engine engine;
-    uint64_t memory_limit;   /* bytes a run may use; 0: what the machine has available */
+    uint64_t memory_limit; /* bytes a run may use; 0: what the machine has available */
   } simulation;
   struct {
-    char *dir;                /* owned by the scenario */
+    char *dir;                  /* owned by the scenario */
     simtime_ps sample_interval; /* telemetry; 0 = auto */
-    char *ports;              /* watched ports/NICs, comma-separated, or "none" */
-    char *database;           /* SQLite file (relative: inside dir), or "none" */
-    bool report;              /* write report.html */
-    bool openmetrics;         /* write metrics.txt (OpenMetrics text) */
-    uint32_t top_ports;       /* hottest ports listed */
+    char *ports;                /* watched ports/NICs, comma-separated, or "none" */
+    char *database;             /* SQLite file (relative: inside dir), or "none" */
+    bool report;                /* write report.html */
+    bool openmetrics;           /* write metrics.txt (OpenMetrics text) */
+    uint32_t top_ports;         /* hottest ports listed */
   } output;
-  struct {                    /* reliability.*: planning over a whole run (src/reliability) */
+  struct { /* reliability.*: planning over a whole run (src/reliability) */
     double days;
     double node_failure_rate; /* per 1,000 node-days; 0 = the sum of `rate` */
     struct {
-      uint64_t size;          /* bytes of one checkpoint */
-      rate_bps bandwidth;     /* aggregate write bandwidth */
-      simtime_ps write_time;  /* 0 = size / bandwidth */
-      char *interval;         /* "auto" or a duration; owned by the scenario */
+      uint64_t size;         /* bytes of one checkpoint */
+      rate_bps bandwidth;    /* aggregate write bandwidth */
+      simtime_ps write_time; /* 0 = size / bandwidth */
+      char *interval;        /* "auto" or a duration; owned by the scenario */
     } checkpoint;
     simtime_ps restart_time;
-    uint32_t spares;          /* hot spare nodes */
-    simtime_ps repair_time;   /* a failed node is back in the spare pool after this */
-    simtime_ps no_spare_delay;/* extra wait for a node swap when no hot spare is free */
+    uint32_t spares;             /* hot spare nodes */
+    simtime_ps repair_time;      /* a failed node is back in the spare pool after this */
+    simtime_ps no_spare_delay;   /* extra wait for a node swap when no hot spare is free */
     uint32_t sdc_check_interval; /* replica checksums every this many steps; 0 = never */
-    simtime_ps reconvergence; /* faults: routing reconverges this long after a network
-                                 fault (default by fabric.transport) */
+    simtime_ps reconvergence;    /* faults: routing reconverges this long after a network
+                                    fault (default by fabric.transport) */
     struct {
       uint32_t runs;
     } monte_carlo;
-    struct {                  /* interruptions per 1,000 node-days, by cause */
+    struct { /* interruptions per 1,000 node-days, by cause */
       double faulty_gpu, hbm, software, network, host, sram, gsp, nic, nccl, sdc, thermal,
           other_hardware, dependency;
     } rate;
   } reliability;
-  struct {                    /* power.*: power and cooling (src/power) */
+  struct { /* power.*: power and cooling (src/power) */
     double gpu_tdp_w, gpu_idle_w, node_w, nic_w, switch_port_w, transceiver_w;
     double pue, usd_per_kwh, utilization;
     simtime_ps step_time;
     struct {
       uint32_t servers;
       cfg_cooling cooling;
-      double cooling_kw;      /* 0 = by cooling: air 40 kW, liquid 120 kW */
-      double cap_kw;          /* 0 = no power cap */
-      char *cooling_failure;  /* "none" or "RACK:KW"; owned by the scenario */
+      double cooling_kw;     /* 0 = by cooling: air 40 kW, liquid 120 kW */
+      double cap_kw;         /* 0 = no power cap */
+      char *cooling_failure; /* "none" or "RACK:KW"; owned by the scenario */
     } rack;
   } power;
-  cfg_fault_list faults;      /* faults inside the simulation (fabsim/fault.h) */
+  cfg_fault_list faults; /* faults inside the simulation (fabsim/fault.h) */
 } cfg_scenario;
 
 /* Where a key's value came from, for error messages raised after loading
@@ -372,8 +387,8 @@ typedef struct cfg_doc cfg_doc; /* opaque: sources and key locations */
  * On success returns SIM_OK, fills *out and stores a handle in *doc (free
  * with cfg_free). On failure returns SIM_ECONFIG with err->msg as described
  * above; *out and *doc are left empty and need no freeing. */
-int cfg_load(cfg_scenario *out, cfg_doc **doc, const char *path, const char *const *sets,
-             int nsets, sim_error *err);
+int cfg_load(cfg_scenario *out, cfg_doc **doc, const char *path, const char *const *sets, int nsets,
+             sim_error *err);
 /* Same, from a buffer (used by the fuzz target and tests); name labels errors. */
 int cfg_load_buffer(cfg_scenario *out, cfg_doc **doc, const char *name, const char *yaml,
                     size_t len, const char *const *sets, int nsets, sim_error *err);

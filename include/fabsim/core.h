@@ -36,14 +36,14 @@ static inline double sim_ps_to_s(simtime_ps t) { return (double)t * 1e-12; }
 /* ---- errors ----------------------------------------------------------- */
 
 /* Recoverable errors are negative codes; messages live in one table. */
-#define SIM_ERRNO_MAP(X)                                                      \
-  X(EINVAL, -1, "invalid argument")                                           \
-  X(ECONFIG, -2, "invalid scenario")                                          \
-  X(EIO, -3, "input/output error")                                            \
-  X(ERANGE, -4, "value out of range")                                         \
-  X(ENOTSUP, -5, "not supported")                                             \
-  X(ENOENT, -6, "no such element")                                            \
-  X(EINTR, -7, "interrupted")                                                 \
+#define SIM_ERRNO_MAP(X)              \
+  X(EINVAL, -1, "invalid argument")   \
+  X(ECONFIG, -2, "invalid scenario")  \
+  X(EIO, -3, "input/output error")    \
+  X(ERANGE, -4, "value out of range") \
+  X(ENOTSUP, -5, "not supported")     \
+  X(ENOENT, -6, "no such element")    \
+  X(EINTR, -7, "interrupted")         \
   X(EBUSY, -8, "in use by another run")
 
 typedef enum {
@@ -63,8 +63,7 @@ typedef struct sim_error {
 } sim_error;
 
 /* Sets err (if not NULL) and returns code, so callers can `return sim_fail(...)`. */
-int sim_fail(sim_error *err, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+int sim_fail(sim_error *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int sim_vfail(sim_error *err, int code, const char *fmt, va_list ap);
 
 /* For did-you-mean suggestions: the edit distance between a[0..la) and

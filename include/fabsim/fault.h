@@ -33,10 +33,10 @@ extern "C" {
 /* One fault with its target resolved: a link, a vertex (switch, NIC) or a
  * GPU index, by kind. */
 typedef struct flt_fault {
-  cfg_fault spec;      /* as written (spec.target still the name) */
-  uint32_t link;       /* link kinds, nic kinds: the link; else UINT32_MAX */
-  uint32_t vertex;     /* switch kinds: the switch; nic kinds: the NIC vertex */
-  uint32_t gpu;        /* gpu kinds: the GPU; node-fail: the node's first GPU */
+  cfg_fault spec;  /* as written (spec.target still the name) */
+  uint32_t link;   /* link kinds, nic kinds: the link; else UINT32_MAX */
+  uint32_t vertex; /* switch kinds: the switch; nic kinds: the NIC vertex */
+  uint32_t gpu;    /* gpu kinds: the GPU; node-fail: the node's first GPU */
 } flt_fault;
 
 /* Resolve cfg->faults against t. Unknown names are SIM_ECONFIG located at
@@ -103,7 +103,7 @@ enum { FLT_LOG_FAILURES = 32 };
 void flt_sched_finish(flt_sched *s);
 size_t flt_sched_event_count(const flt_sched *s);
 const flt_event *flt_sched_event(const flt_sched *s, size_t i); /* in time order */
-uint64_t flt_sched_failures(const flt_sched *s); /* transfers reported failed */
+uint64_t flt_sched_failures(const flt_sched *s);                /* transfers reported failed */
 void flt_sched_free(flt_sched *s);
 
 #ifdef __cplusplus

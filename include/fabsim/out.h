@@ -42,14 +42,14 @@ typedef struct out_run {
   const char *scenario_yaml; /* the resolved scenario */
   const tel *tel;            /* finished telemetry, or NULL */
   out_names names;
-  bool complete;             /* false: stopped early (Ctrl-C); outputs say so */
-  bool failed;               /* the simulated job failed (a transfer lost, a GPU down): the
-                                summary's "outcome" is "failed" and "complete" false */
-  const char *dir;           /* output.dir */
-  const char *database;      /* output.database as configured ("none": no database) */
+  bool complete;        /* false: stopped early (Ctrl-C); outputs say so */
+  bool failed;          /* the simulated job failed (a transfer lost, a GPU down): the
+                           summary's "outcome" is "failed" and "complete" false */
+  const char *dir;      /* output.dir */
+  const char *database; /* output.database as configured ("none": no database) */
   bool report, openmetrics;
   uint32_t top_ports;
-  const char *started_at;    /* wall clock, ISO 8601 UTC (not in deterministic files) */
+  const char *started_at; /* wall clock, ISO 8601 UTC (not in deterministic files) */
 } out_run;
 
 /* Write timeseries.csv, events.csv, report.html (if asked), metrics.txt (if
@@ -87,9 +87,9 @@ int out_compare_report(const char *dbpath, const json_t *runs, const char *dir, 
 
 typedef struct sim_ctx sim_ctx;
 typedef struct out_progress {
-  bool show;             /* draw the line (callers pass: stderr is a terminal and not --quiet) */
-  simtime_ps expected;   /* simulated end the run expects (0: unknown) */
-  double started;        /* wall clock at the start, monotonic seconds */
+  bool show;           /* draw the line (callers pass: stderr is a terminal and not --quiet) */
+  simtime_ps expected; /* simulated end the run expects (0: unknown) */
+  double started;      /* wall clock at the start, monotonic seconds */
 } out_progress;
 /* Run the simulation to the end like ev_run(sim, SIM_TIME_MAX), in slices
  * of simulated time so that it can draw the progress line (simulated time,

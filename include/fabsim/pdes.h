@@ -92,9 +92,9 @@ typedef simtime_ps (*pdes_window_fn)(pdes *p, const uint64_t sum[PDES_REDUCE_WOR
 
 typedef struct pdes_cfg {
   uint32_t nlps;
-  const uint32_t *lp_rank;  /* rank of each LP (copied); NULL: contiguous blocks */
-  simtime_ps lookahead_ps;  /* min delay of any event that crosses ranks; > 0 if ranks > 1 */
-  const pdes_fn *handlers;  /* indexed by event kind (copied) */
+  const uint32_t *lp_rank; /* rank of each LP (copied); NULL: contiguous blocks */
+  simtime_ps lookahead_ps; /* min delay of any event that crosses ranks; > 0 if ranks > 1 */
+  const pdes_fn *handlers; /* indexed by event kind (copied) */
   uint32_t nhandlers;
   void *model;
   bool parallel;            /* true: the LPs spread over the MPI ranks (pdes_comm_init
@@ -120,7 +120,9 @@ void pdes_destroy(pdes *p);
 uint32_t pdes_rank(const pdes *p);
 uint32_t pdes_nranks(const pdes *p);
 uint32_t pdes_lp_rank(const pdes *p, uint32_t lp);
-static inline bool pdes_owns(const pdes *p, uint32_t lp) { return pdes_lp_rank(p, lp) == pdes_rank(p); }
+static inline bool pdes_owns(const pdes *p, uint32_t lp) {
+  return pdes_lp_rank(p, lp) == pdes_rank(p);
+}
 /* Time of the event being run (or of the last one). */
 simtime_ps pdes_now(const pdes *p);
 
@@ -177,17 +179,17 @@ void pdes_stats_get(const pdes *p, pdes_stats *s);
  * to look ahead with between them) with NIC (node mod NICs per node). */
 typedef struct pdes_partition {
   uint32_t nranks;
-  uint32_t *vertex_rank;       /* per topology vertex (owned) */
-  uint64_t cut_links;          /* links whose two ends are on different ranks */
-  uint64_t cut_by_kind[4];     /* by topo_lkind */
+  uint32_t *vertex_rank;   /* per topology vertex (owned) */
+  uint64_t cut_links;      /* links whose two ends are on different ranks */
+  uint64_t cut_by_kind[4]; /* by topo_lkind */
   uint64_t links;
-  simtime_ps lookahead_ps;     /* smallest propagation latency of a cut link;
-                                  SIM_TIME_MAX when nothing is cut */
+  simtime_ps lookahead_ps;               /* smallest propagation latency of a cut link;
+                                            SIM_TIME_MAX when nothing is cut */
   uint32_t endpoints_min, endpoints_max; /* NICs per rank */
   uint32_t vertices_min, vertices_max;   /* LPs per rank */
-  uint32_t units;              /* (plane, pod|leaf[, sub-unit]) units */
-  const char *scheme;          /* "plane", "plane+pod", "pod", "plane+leaf", "leaf",
-                                  "plane+subleaf", "subleaf", "one rank" */
+  uint32_t units;                        /* (plane, pod|leaf[, sub-unit]) units */
+  const char *scheme;                    /* "plane", "plane+pod", "pod", "plane+leaf", "leaf",
+                                            "plane+subleaf", "subleaf", "one rank" */
 } pdes_partition;
 
 struct topo;

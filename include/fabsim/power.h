@@ -36,7 +36,7 @@ typedef struct pwr_model {
   /* public, read-only */
   uint32_t nodes, gpus_per_node, nics_per_node, rack_nodes, racks;
   double gpu_tdp_w, gpu_idle_w, node_w, nic_w;
-  double switch_w, optics_w;  /* whole fabric */
+  double switch_w, optics_w; /* whole fabric */
   uint64_t switches, transceivers;
   double pue, usd_per_kwh;
   /* private: per-rack limit in watts (INFINITY = none) */
@@ -66,12 +66,12 @@ void pwr_gpu_throttle(const pwr_model *m, double u, double *out, uint32_t n);
 
 typedef struct pwr_summary {
   double gpu_kw, server_kw, nic_kw, switch_kw, optics_kw; /* delivered, after throttling */
-  double it_demand_kw;          /* before throttling */
+  double it_demand_kw;                                    /* before throttling */
   double it_kw, facility_kw;
   double energy_kwh_per_step, cost_usd_per_step;
   double energy_mwh_per_run, cost_usd_per_run;
   uint32_t racks, racks_throttled;
-  double min_throttle;          /* smallest rack factor */
+  double min_throttle; /* smallest rack factor */
 } pwr_summary;
 
 /* Everything at utilization u for a step of step_s seconds and a run of run_s

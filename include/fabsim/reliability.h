@@ -89,8 +89,8 @@ double rel_young_s(double delta, double mttf);
 double rel_daly_s(double delta, double mttf);
 /* Exact ETTR of the model: failures (rate 1/M) strike during compute and
  * checkpoint writes, never during a restart of mean length R:
- *   ETTR = tau / E[wall time per segment] = tau lambda / ((e^{lambda(tau+delta)} - 1)(1 + lambda R)).
- * At lambda = 0: tau / (tau + delta). */
+ *   ETTR = tau / E[wall time per segment] = tau lambda / ((e^{lambda(tau+delta)} - 1)(1 + lambda
+ * R)). At lambda = 0: tau / (tau + delta). */
 double rel_ettr(double tau, double delta, double mean_restart, double mttf);
 /* Erlang B: probability that all `servers` are busy for offered load a (Poisson
  * arrivals, any service time). 1 when servers = 0. */
@@ -98,16 +98,16 @@ double rel_erlang_b(uint32_t servers, double load);
 
 typedef struct rel_result {
   double lambda_per_s, mttf_s;
-  double rate_per_node_day;               /* r, interruptions per node per day */
-  double expected_total;                  /* lambda x days: interruptions over the run */
-  double expected_by_cause[REL_CAUSES];   /* sums to expected_total */
-  double young_s, daly_s, optimal_s;      /* optimal: maximizes the exact ETTR */
-  double interval_s;                      /* the interval used */
-  double swap_frac;                       /* share of interruptions that swap a node */
-  double p_no_spare;                      /* Erlang B of the spare pool */
+  double rate_per_node_day;             /* r, interruptions per node per day */
+  double expected_total;                /* lambda x days: interruptions over the run */
+  double expected_by_cause[REL_CAUSES]; /* sums to expected_total */
+  double young_s, daly_s, optimal_s;    /* optimal: maximizes the exact ETTR */
+  double interval_s;                    /* the interval used */
+  double swap_frac;                     /* share of interruptions that swap a node */
+  double p_no_spare;                    /* Erlang B of the spare pool */
   double mean_restart_s;
   double ettr_closed;
-  double goodput_frac;                    /* ETTR x nodes / (nodes + spares) */
+  double goodput_frac; /* ETTR x nodes / (nodes + spares) */
   /* Monte Carlo (when runs > 0): mean ETTR over runs and half width of its 95 % CI. */
   uint32_t runs;
   double ettr_mc, ettr_mc_ci95, interruptions_mc;

@@ -58,8 +58,8 @@ typedef struct rel_rc_step {
   double start_s, time_s;
   const double *stage_compute_s, *stage_exposed_s; /* nstages each */
   uint32_t nstages;
-  bool fabric;          /* the counters below were observed (packet fidelity) */
-  double pfc_paused_s;  /* egress queue time paused by PFC during the step */
+  bool fabric;         /* the counters below were observed (packet fidelity) */
+  double pfc_paused_s; /* egress queue time paused by PFC during the step */
   uint64_t ecn_marks;
 } rel_rc_step;
 
@@ -84,9 +84,9 @@ typedef struct rel_rc_input {
   uint32_t nslow;
   const rel_rc_net *net;
   uint32_t nnet;
-  uint32_t gpus;          /* in the job */
-  const char *wait_in;    /* where the others wait, e.g. "dp_allreduce" */
-  double threshold_frac;  /* steps with less excess are left out (e.g. 0.001) */
+  uint32_t gpus;         /* in the job */
+  const char *wait_in;   /* where the others wait, e.g. "dp_allreduce" */
+  double threshold_frac; /* steps with less excess are left out (e.g. 0.001) */
 } rel_rc_input;
 
 /* [{step, start_s, time_s, baseline_s, excess_s, excess_frac, text,

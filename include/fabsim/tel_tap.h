@@ -39,7 +39,7 @@ typedef struct tel_portmap {
   uint32_t nports;
   uint32_t *port_of_channel; /* UINT32_MAX: not a switch egress channel */
   uint32_t *channel_of_port;
-  rate_bps *bps;             /* per port */
+  rate_bps *bps; /* per port */
 } tel_portmap;
 void tel_portmap_build(tel_portmap *m, const topo *t);
 void tel_portmap_free(tel_portmap *m);

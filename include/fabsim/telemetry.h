@@ -86,17 +86,17 @@ enum {
 };
 
 typedef struct tel_config {
-  simtime_ps interval;       /* sample interval, > 0 */
+  simtime_ps interval; /* sample interval, > 0 */
   uint32_t gpus, nics, ports;
-  rate_bps nic_bps;          /* line rate of a NIC, for utilization */
-  const rate_bps *port_bps;  /* ports entries (copied); NULL: all nic_bps */
+  rate_bps nic_bps;            /* line rate of a NIC, for utilization */
+  const rate_bps *port_bps;    /* ports entries (copied); NULL: all nic_bps */
   const uint32_t *watch_ports; /* full series for these ports (copied) */
   uint32_t nwatch_ports;
-  const uint32_t *watch_nics;  /* full series for these NICs (copied) */
+  const uint32_t *watch_nics; /* full series for these NICs (copied) */
   uint32_t nwatch_nics;
-  uint32_t max_rows;         /* rows kept per group; 0: 1,000,000. Past it
-                                the run goes on, sampling stops, and
-                                tel_truncated says so. */
+  uint32_t max_rows; /* rows kept per group; 0: 1,000,000. Past it
+                        the run goes on, sampling stops, and
+                        tel_truncated says so. */
 } tel_config;
 
 /* SIM_EINVAL for interval 0. */
@@ -130,8 +130,8 @@ void tel_step_end(tel *t, simtime_ps now, uint64_t step);
  * "pause-storm", "collective-start"); effect: what it did, in words; value:
  * the measured effect as a number (NAN when there is none). Events may be
  * logged in any time order; they are sorted (stably) by time on output. */
-void tel_event(tel *t, simtime_ps at, const char *component, const char *kind,
-               const char *effect, double value);
+void tel_event(tel *t, simtime_ps at, const char *component, const char *kind, const char *effect,
+               double value);
 
 /* Close every group's intervals up to `end` (the last row may be shorter
  * than the interval). Call once, after the run; feeding afterwards is a
@@ -154,9 +154,9 @@ typedef struct tel_gpu_row {
   double frac[TEL_GPU_NSTATES]; /* of GPU-time in the row; sums to 1 */
 } tel_gpu_row;
 typedef struct tel_nic_row {
-  double total_gbps[2];  /* [TEL_TX], [TEL_RX]: sum over NICs */
+  double total_gbps[2];                         /* [TEL_TX], [TEL_RX]: sum over NICs */
   double p50_gbps[2], p99_gbps[2], max_gbps[2]; /* across NICs */
-  uint32_t active[2];    /* NICs that moved any byte */
+  uint32_t active[2];                           /* NICs that moved any byte */
 } tel_nic_row;
 typedef struct tel_port_row {
   double util_mean, util_p50, util_p99, util_max; /* 0..1 across ports */
@@ -166,9 +166,9 @@ typedef struct tel_port_row {
   uint32_t paused_ports;                          /* ports paused at some point */
 } tel_port_row;
 typedef struct tel_watch_row { /* one watched port or NIC in one row */
-  double util;            /* ports: utilization; NICs: TX utilization */
-  double gbps[2];         /* ports: [0] egress Gb/s; NICs: TX, RX */
-  double queue_max_bytes; /* ports only */
+  double util;                 /* ports: utilization; NICs: TX utilization */
+  double gbps[2];              /* ports: [0] egress Gb/s; NICs: TX, RX */
+  double queue_max_bytes;      /* ports only */
   double ecn_marks;
   double pfc_paused_s;
 } tel_watch_row;
@@ -185,7 +185,7 @@ uint32_t tel_watch_entity(const tel *t, uint32_t w, bool *is_nic);
 /* Whole-run figures. */
 typedef struct tel_port_total {
   uint32_t port;
-  double bytes, util;     /* util: bytes / (line rate x run time) */
+  double bytes, util; /* util: bytes / (line rate x run time) */
   uint64_t queue_max_bytes, ecn_marks;
   simtime_ps pfc_paused;
 } tel_port_total;
@@ -193,10 +193,10 @@ typedef struct tel_port_total {
  * were written (ports that moved nothing are not listed). O(ports x k). */
 size_t tel_top_ports(const tel *t, tel_port_total *out, size_t k);
 typedef struct tel_totals {
-  double nic_bytes[2];          /* all NICs, TX and RX */
+  double nic_bytes[2]; /* all NICs, TX and RX */
   double port_bytes;
   uint64_t ecn_marks;
-  simtime_ps pfc_paused;        /* summed over ports */
+  simtime_ps pfc_paused; /* summed over ports */
   uint64_t queue_max_bytes;
   double gpu_frac[TEL_GPU_NSTATES]; /* of all GPU-time in the run */
   uint64_t fct_count;

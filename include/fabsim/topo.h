@@ -39,7 +39,12 @@ extern "C" {
 typedef struct topo topo; /* opaque */
 
 typedef enum { TOPO_GPU, TOPO_NVSWITCH, TOPO_NIC, TOPO_SWITCH } topo_vkind;
-typedef enum { TOPO_LINK_SCALE_UP, TOPO_LINK_PCIE, TOPO_LINK_ENDPOINT, TOPO_LINK_FABRIC } topo_lkind;
+typedef enum {
+  TOPO_LINK_SCALE_UP,
+  TOPO_LINK_PCIE,
+  TOPO_LINK_ENDPOINT,
+  TOPO_LINK_FABRIC
+} topo_lkind;
 
 enum { TOPO_TIER_LEAF = 1, TOPO_TIER_SPINE = 2, TOPO_TIER_CORE = 3 };
 enum { TOPO_MAX_PATH = 16 }; /* channels in the longest routed path */
@@ -58,35 +63,35 @@ typedef struct topo_vertex {
 } topo_vertex;
 
 typedef struct topo_link {
-  uint32_t a, b;       /* vertices; channel 2l goes a -> b */
+  uint32_t a, b; /* vertices; channel 2l goes a -> b */
   topo_lkind kind;
-  rate_bps bps;        /* per direction */
-  simtime_ps latency;  /* propagation */
+  rate_bps bps;       /* per direction */
+  simtime_ps latency; /* propagation */
 } topo_link;
 
 typedef struct topo_path {
-  uint32_t n;                       /* channels */
+  uint32_t n; /* channels */
   uint32_t ch[TOPO_MAX_PATH];
 } topo_path;
 
 typedef struct topo_inventory {
-  uint64_t nodes, gpus, endpoints;  /* endpoints = NICs attached to the fabric */
+  uint64_t nodes, gpus, endpoints; /* endpoints = NICs attached to the fabric */
   uint64_t switches;
-  uint64_t switches_by_tier[4];     /* [1] leaf, [2] spine, [3] core */
+  uint64_t switches_by_tier[4]; /* [1] leaf, [2] spine, [3] core */
   uint64_t links_endpoint_switch;
   uint64_t links_switch_switch;
   uint64_t transceivers;
   uint64_t copper_cables;
   double cost_usd, cost_per_endpoint_usd;
   uint64_t bisection_bandwidth_bps;
-  uint64_t max_nodes;               /* what the fabric holds at full size */
+  uint64_t max_nodes; /* what the fabric holds at full size */
   /* the full build (max_nodes), for capacity planning; the figures above
    * are the switches the cluster's nodes need */
   uint64_t switches_full;
-  double cost_usd_full;             /* its switches, NICs and optics */
+  double cost_usd_full; /* its switches, NICs and optics */
   uint32_t planes, tiers;
-  uint32_t leaf_down, leaf_up;      /* leaf port split after oversubscription */
-  double oversubscription;          /* effective leaf_down / leaf_up */
+  uint32_t leaf_down, leaf_up; /* leaf port split after oversubscription */
+  double oversubscription;     /* effective leaf_down / leaf_up */
 } topo_inventory;
 
 /* Build from a loaded scenario. Impossible combinations (odd radix, more
@@ -110,7 +115,7 @@ uint32_t topo_gpu_count(const topo *t);
 uint32_t topo_node_count(const topo *t);
 uint32_t topo_gpu_vertex(const topo *t, uint32_t gpu);
 uint32_t topo_nic_vertex(const topo *t, uint32_t nic);
-uint32_t topo_gpu_nic(const topo *t, uint32_t gpu);   /* global NIC index */
+uint32_t topo_gpu_nic(const topo *t, uint32_t gpu); /* global NIC index */
 uint32_t topo_gpu_node(const topo *t, uint32_t gpu);
 uint32_t topo_nic_count(const topo *t);
 /* The leaf switch vertex NIC `nic` (global index) is cabled to. */

@@ -72,41 +72,41 @@ const char *trc_comm_type_name(int comm_type); /* "ALL_REDUCE", ...; "unknown" *
 
 /* One node as read; read-only after parsing. */
 typedef struct trc_node {
-  uint64_t id;            /* the trace's node id */
-  uint64_t offset;        /* byte offset of its length prefix in the file */
+  uint64_t id;     /* the trace's node id */
+  uint64_t offset; /* byte offset of its length prefix in the file */
   trc_kind kind;
-  int comm_type;          /* TRC_COLL */
-  uint64_t duration_us;   /* duration_micros */
-  uint64_t num_ops;       /* 0: absent */
-  uint64_t tensor_size;   /* bytes; 0: absent */
-  uint64_t bytes;         /* comm_size */
-  int64_t peer;           /* send: comm_dst; recv: comm_src; -1 absent */
-  int64_t tag;            /* comm_tag, 0 absent */
-  uint32_t pg;            /* index into trc_trace.pg_names; TRC_NO_GROUP: none */
-  uint32_t call;          /* collective: k-th of its group in file order; send,
-                             recv: k-th point-to-point node of the file */
+  int comm_type;        /* TRC_COLL */
+  uint64_t duration_us; /* duration_micros */
+  uint64_t num_ops;     /* 0: absent */
+  uint64_t tensor_size; /* bytes; 0: absent */
+  uint64_t bytes;       /* comm_size */
+  int64_t peer;         /* send: comm_dst; recv: comm_src; -1 absent */
+  int64_t tag;          /* comm_tag, 0 absent */
+  uint32_t pg;          /* index into trc_trace.pg_names; TRC_NO_GROUP: none */
+  uint32_t call;        /* collective: k-th of its group in file order; send,
+                           recv: k-th point-to-point node of the file */
   uint32_t ndeps;
-  uint32_t *deps;         /* its data_deps as indices into trc_trace.nodes,
-                             ascending, each once */
+  uint32_t *deps; /* its data_deps as indices into trc_trace.nodes,
+                     ascending, each once */
 } trc_node;
 
 /* One parsed file. */
 typedef struct trc_trace {
-  char *name;             /* path as given, for messages */
-  char *version;          /* GlobalMetadata.version */
-  trc_node *nodes;        /* file order */
+  char *name;      /* path as given, for messages */
+  char *version;   /* GlobalMetadata.version */
+  trc_node *nodes; /* file order */
   uint32_t n;
-  uint32_t *order;        /* a topological order of the nodes (n entries) */
-  char **pg_names;        /* the process groups the trace names, first use order */
+  uint32_t *order; /* a topological order of the nodes (n entries) */
+  char **pg_names; /* the process groups the trace names, first use order */
   uint32_t npg;
-  uint32_t *dep_pool;     /* private */
-  uint32_t *child_start;  /* n + 1: children of node i are children[child_start[i] ..
-                             child_start[i + 1]) (the nodes depending on it) */
+  uint32_t *dep_pool;    /* private */
+  uint32_t *child_start; /* n + 1: children of node i are children[child_start[i] ..
+                            child_start[i + 1]) (the nodes depending on it) */
   uint32_t *children;
-  uint32_t *call_start;   /* npg + 2: collectives of group pg (npg: the default
-                             group) are call_nodes[call_start[pg] .. call_start[pg + 1]) */
+  uint32_t *call_start; /* npg + 2: collectives of group pg (npg: the default
+                           group) are call_nodes[call_start[pg] .. call_start[pg + 1]) */
   uint32_t *call_nodes;
-  uint32_t np2p;          /* send and recv nodes */
+  uint32_t np2p; /* send and recv nodes */
 } trc_trace;
 
 /* Parse one file's bytes. name labels errors. Checks framing (varint and
@@ -129,41 +129,41 @@ typedef struct trc_write_node {
   int comm_type;
   uint64_t duration_us, num_ops, tensor_size, bytes;
   int64_t peer, tag;
-  const char *pg_name;     /* NULL: none */
-  const uint64_t *deps;    /* ids (data_deps) */
+  const char *pg_name;  /* NULL: none */
+  const uint64_t *deps; /* ids (data_deps) */
   uint32_t ndeps;
 } trc_write_node;
 uint8_t *trc_write(const char *version, const trc_write_node *nodes, size_t n, size_t *len);
 
 /* A job: one trace per rank, shared by the ranks of a class. */
 typedef struct trc_group {
-  char *name;             /* pg_name; "" for the default group (every rank) */
-  uint32_t *ranks;        /* ascending */
+  char *name;      /* pg_name; "" for the default group (every rank) */
+  uint32_t *ranks; /* ascending */
   uint32_t nranks;
-  uint32_t ncalls;        /* collectives per member */
-  uint32_t first;         /* call k is instance first + k of the set */
+  uint32_t ncalls; /* collectives per member */
+  uint32_t first;  /* call k is instance first + k of the set */
 } trc_group;
 
 /* A send and the recv it pairs with. */
 typedef struct trc_pair {
-  uint32_t src, dst;      /* ranks */
+  uint32_t src, dst;             /* ranks */
   uint32_t send_node, recv_node; /* node indices in their ranks' traces */
   uint64_t bytes;
 } trc_pair;
 
 typedef struct trc_set {
   uint32_t nranks;
-  trc_trace *traces;      /* distinct files */
+  trc_trace *traces; /* distinct files */
   uint32_t ntraces;
-  uint32_t *rank_trace;   /* nranks: the trace each rank runs */
+  uint32_t *rank_trace; /* nranks: the trace each rank runs */
   trc_group *groups;
   uint32_t ngroups;
-  uint32_t **pg_group;    /* per trace, per pg index (npg + 1: the default
-                             group last) the group index, or TRC_NO_GROUP */
-  uint32_t ninstances;    /* collective calls over the job */
+  uint32_t **pg_group; /* per trace, per pg index (npg + 1: the default
+                          group last) the group index, or TRC_NO_GROUP */
+  uint32_t ninstances; /* collective calls over the job */
   trc_pair *pairs;
   uint32_t npairs;
-  uint32_t **rank_pair;   /* per rank, per point-to-point ordinal (trc_node.call) */
+  uint32_t **rank_pair; /* per rank, per point-to-point ordinal (trc_node.call) */
 } trc_set;
 
 /* Match traces over ranks (traces are moved in: freed with the set, also on
@@ -190,17 +190,17 @@ int trc_load(trc_set **out, const cfg_scenario *cfg, const cfg_doc *doc, uint32_
  * compute + exposed + idle = time. */
 typedef struct trc_rank_time {
   double compute_s, comm_s, exposed_comm_s, idle_s;
-  double end_s;           /* when its last node ended */
+  double end_s; /* when its last node ended */
 } trc_rank_time;
 
 typedef struct trc_result {
-  double time_s;          /* iteration: the last node of any rank ends */
+  double time_s; /* iteration: the last node of any rank ends */
   simtime_ps time_ps;
   double compute_s, comm_s, exposed_comm_s, idle_s; /* means over ranks */
   uint32_t nranks;
   uint64_t nodes, compute_nodes, collectives, p2p; /* collectives: calls, not nodes */
   uint64_t coll_bytes, p2p_bytes;
-  trc_rank_time *ranks;   /* owned */
+  trc_rank_time *ranks; /* owned */
 } trc_result;
 
 typedef struct trc_runner trc_runner;

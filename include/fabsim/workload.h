@@ -103,8 +103,7 @@ typedef struct wl_chunk {
   uint32_t first, count;
   bool embedding, head;
 } wl_chunk;
-void wl_stage_chunk(const wl_model *m, const wl_parallel *p, uint32_t s, uint32_t c,
-                    wl_chunk *out);
+void wl_stage_chunk(const wl_model *m, const wl_parallel *p, uint32_t s, uint32_t c, wl_chunk *out);
 
 /* ---- memory --------------------------------------------------------------- */
 
@@ -183,30 +182,30 @@ typedef struct wl_stage_time {
 typedef struct wl_step {
   double time_s, compute_s, forward_s, backward_s, optimizer_s;
   double exposed_comm_s, bubble_s, mfu, tokens_per_s;
-  double gpu_idle_frac;      /* of all the job's GPU-time: not computing (a GPU done early
-                                waiting for its stage's slowed GPU is idle) */
-  double bubble_frac;        /* bubble_s / time_s */
-  double bubble_frac_1f1b;   /* (p-1)/(m+p-1), the 1F1B closed form */
+  double gpu_idle_frac;        /* of all the job's GPU-time: not computing (a GPU done early
+                                  waiting for its stage's slowed GPU is idle) */
+  double bubble_frac;          /* bubble_s / time_s */
+  double bubble_frac_1f1b;     /* (p-1)/(m+p-1), the 1F1B closed form */
   double bubble_frac_schedule; /* the schedule's closed form: 1F1B's; interleaved
                                   (p-1)/(v m + p - 1); dualpipe (p/2-1)(F&B + B - 3W)
                                   over the step, with F&B = F + B (nothing hidden), F and
                                   B a chunk's mean forward and backward, W = F */
-  double memory_bound_s;     /* mean over stages: compute time, at full speed, of operations
-                                bound by HBM bandwidth (their bytes take longer than their
-                                FLOPs: element-wise, optimizer, small GEMMs) */
-  double memory_bound_frac;  /* of all compute time at full speed */
-  double model_flops;        /* 6 x active params x tokens per step */
-  double tokens;             /* per step */
-  uint32_t gpus;             /* dp x tp x pp */
-  cfg_comm_model comm_model; /* in effect: live, reuse or symmetric */
+  double memory_bound_s;       /* mean over stages: compute time, at full speed, of operations
+                                  bound by HBM bandwidth (their bytes take longer than their
+                                  FLOPs: element-wise, optimizer, small GEMMs) */
+  double memory_bound_frac;    /* of all compute time at full speed */
+  double model_flops;          /* 6 x active params x tokens per step */
+  double tokens;               /* per step */
+  uint32_t gpus;               /* dp x tp x pp */
+  cfg_comm_model comm_model;   /* in effect: live, reuse or symmetric */
   uint64_t nodes, comm_nodes, classes;
   uint64_t transfers_estimate; /* a live step would submit (repetitions not counted) */
   uint64_t transfers_measured; /* reuse, symmetric: submitted to measure */
   wl_comm_total comm[WL_COMM_KINDS];
   wl_stage_time *stages; /* pp entries, owned */
   uint32_t nstages;
-  double start_s;        /* simulated time the step started (wl_job: steps one after another) */
-  wl_model model;        /* as derived for the step (MLP widths borrowed from the scenario) */
+  double start_s; /* simulated time the step started (wl_job: steps one after another) */
+  wl_model model; /* as derived for the step (MLP widths borrowed from the scenario) */
   wl_parallel parallel;
 } wl_step;
 
@@ -257,10 +256,10 @@ typedef struct wl_gpu_event {
   wl_gpu_event_kind kind;
   simtime_ps at;
   uint32_t gpu;
-  uint32_t stage;  /* WL_NO_STAGE: the GPU is not in the job */
-  uint32_t step;   /* 0-based step running at `at` (= steps done) */
-  double factor;   /* slowdown, thermal: speed left, (0, 1] */
-  bool diverged;   /* sdc: reached a gradient reduction within the simulated steps */
+  uint32_t stage; /* WL_NO_STAGE: the GPU is not in the job */
+  uint32_t step;  /* 0-based step running at `at` (= steps done) */
+  double factor;  /* slowdown, thermal: speed left, (0, 1] */
+  bool diverged;  /* sdc: reached a gradient reduction within the simulated steps */
   uint32_t diverge_step;
   simtime_ps diverge_at;
   uint32_t dst_gpu;  /* transfer-fail: the receiving GPU */
@@ -290,8 +289,8 @@ flt_gpu_hooks wl_job_hooks(wl_job *j);
 void wl_job_slowdown(wl_job *j, simtime_ps now, uint32_t gpu, double factor, bool thermal);
 /* fn(ctx, step (0-based), start, end) as each step ends, before the next
  * starts (e.g. to read the backend's counters per step). */
-void wl_job_on_step(wl_job *j, void (*fn)(void *ctx, uint32_t step, simtime_ps start,
-                                           simtime_ps end),
+void wl_job_on_step(wl_job *j,
+                    void (*fn)(void *ctx, uint32_t step, simtime_ps start, simtime_ps end),
                     void *ctx);
 /* Run until every step is done or the job stops on a failure; returns with
  * later events (e.g. faults past the end) still pending. */

@@ -23,13 +23,13 @@
 #include "fabsim/backend.h"
 
 typedef struct analytic {
-  be_backend base; /* first: be_backend * <-> analytic * */
-  uint32_t *sharing; /* per channel and spray pool: transfers in flight on it */
-  rate_bps *cap;     /* per channel and spray pool */
+  be_backend base;    /* first: be_backend * <-> analytic * */
+  uint32_t *sharing;  /* per channel and spray pool: transfers in flight on it */
+  rate_bps *cap;      /* per channel and spray pool */
   uint32_t nchannels; /* channels + pools */
   topo_split split;   /* how fabric.routing is modelled (topo_split_of) */
   be_stats st;
-  be_fct fct; /* one sample per transfer of one repetition */
+  be_fct fct;                  /* one sample per transfer of one repetition */
   struct analytic_phase *live; /* phases in flight; owned: freed at destroy when a run
                                   stops before their completion event */
 } analytic;
@@ -37,7 +37,7 @@ typedef struct analytic {
 typedef struct analytic_phase {
   analytic *a;
   struct analytic_phase *prev, *next; /* in a->live */
-  uint32_t *paths; /* flat: [len, ch0, ch1, ...] per transfer */
+  uint32_t *paths;                    /* flat: [len, ch0, ch1, ...] per transfer */
   size_t words;
   uint64_t transfers, bytes;
   be_done_fn done;

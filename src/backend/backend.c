@@ -14,12 +14,8 @@ int be_create(be_backend **out, sim_ctx *sim, const topo *t, const cfg_scenario 
               const cfg_doc *doc, sim_error *err) {
   *out = NULL;
   switch (cfg->simulation.fidelity) {
-  case CFG_FIDELITY_ANALYTIC:
-    *out = be_analytic_create(sim, t, cfg);
-    return SIM_OK;
-  case CFG_FIDELITY_FLOW:
-    *out = be_flow_create(sim, t, cfg);
-    return SIM_OK;
+  case CFG_FIDELITY_ANALYTIC: *out = be_analytic_create(sim, t, cfg); return SIM_OK;
+  case CFG_FIDELITY_FLOW: *out = be_flow_create(sim, t, cfg); return SIM_OK;
   case CFG_FIDELITY_PACKET:
     if (!be_packet_parallel(cfg)) {
       *out = be_packet_create(sim, t, cfg);

@@ -318,10 +318,8 @@ int cal_fit_run(cal_fit *out, const cal_base *base, const cal_run *runs, size_t 
   F.x[CAL_PARAM_NVLINK_EFF] = c0->cluster.scale_up.efficiency;
   F.x[CAL_PARAM_NIC_EFF] = c0->cluster.nic.efficiency;
   for (size_t i = 0; i < nruns; i++) {
-    if (runs[i].nodes == 1)
-      F.on[CAL_PARAM_NVLINK_EFF] = true;
-    else
-      F.on[CAL_PARAM_NIC_EFF] = true;
+    if (runs[i].nodes == 1) F.on[CAL_PARAM_NVLINK_EFF] = true;
+    else F.on[CAL_PARAM_NIC_EFF] = true;
   }
   double cost, sq;
   if ((rc = evaluate(&F, F.x, out->files, true, &cost, &sq, err)) != SIM_OK) goto done;

@@ -65,10 +65,12 @@ char *cal_nccltests_format(const cal_run *r) {
     put(&b, "#  Rank %2u Group  0 Pid %6u on node%03u device %2u [0x%02x] %s\n", i, 41200 + i,
         i / per, i % per, 0x18 + 16 * (i % per), r->gpu);
   put(&b, "#\n#%62s%-35s%-18s\n", "", "out-of-place", "in-place");
-  put(&b, "#       size         count      type   redop    root     time   algbw   busbw #wrong"
-          "     time   algbw   busbw #wrong\n");
-  put(&b, "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)      "
-          "      (us)  (GB/s)  (GB/s)       \n");
+  put(&b,
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong"
+      "     time   algbw   busbw #wrong\n");
+  put(&b,
+      "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)      "
+      "      (us)  (GB/s)  (GB/s)       \n");
   double sum = 0;
   for (size_t i = 0; i < r->n; i++) {
     const cal_point *p = &r->pt[i];

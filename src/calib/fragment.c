@@ -44,10 +44,10 @@ static simtime_ps field_of(const cfg_coll_latency *l, int proto, int field) {
 
 size_t cal_fit_sets(const cal_fit *f, char (*sets)[128], size_t cap) {
   size_t n = 0;
-#define ADD(...)                                                                                   \
-  do {                                                                                             \
-    if (n < cap) snprintf(sets[n], sizeof sets[n], __VA_ARGS__);                                   \
-    n++;                                                                                           \
+#define ADD(...)                                                 \
+  do {                                                           \
+    if (n < cap) snprintf(sets[n], sizeof sets[n], __VA_ARGS__); \
+    n++;                                                         \
   } while (0)
   char v[64];
   if (f->gpu[0]) ADD("cluster.gpu=%s", f->gpu);

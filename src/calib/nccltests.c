@@ -51,11 +51,16 @@ static const struct {
   const char *key;
   cal_op op;
 } op_names[] = {
-    {"allreduce", CAL_OP_ALLREDUCE},         {"all_reduce", CAL_OP_ALLREDUCE},
-    {"allgather", CAL_OP_ALLGATHER},         {"all_gather", CAL_OP_ALLGATHER},
-    {"reducescatter", CAL_OP_REDUCESCATTER}, {"reduce_scatter", CAL_OP_REDUCESCATTER},
-    {"alltoall", CAL_OP_ALLTOALL},           {"all_to_all", CAL_OP_ALLTOALL},
-    {"sendrecv", CAL_OP_SENDRECV},           {"broadcast", CAL_OP_BROADCAST},
+    {"allreduce", CAL_OP_ALLREDUCE},
+    {"all_reduce", CAL_OP_ALLREDUCE},
+    {"allgather", CAL_OP_ALLGATHER},
+    {"all_gather", CAL_OP_ALLGATHER},
+    {"reducescatter", CAL_OP_REDUCESCATTER},
+    {"reduce_scatter", CAL_OP_REDUCESCATTER},
+    {"alltoall", CAL_OP_ALLTOALL},
+    {"all_to_all", CAL_OP_ALLTOALL},
+    {"sendrecv", CAL_OP_SENDRECV},
+    {"broadcast", CAL_OP_BROADCAST},
     {"reduce", CAL_OP_REDUCE},
 };
 
@@ -138,8 +143,8 @@ static bool tok_number(const tok *t, double *v) {
 static bool read_header(parser *ps, const tok *t, size_t k, uint32_t line) {
   if (k < 4 || !tok_is(&t[0], "#") || !tok_is(&t[1], "size") || !tok_is(&t[2], "count"))
     return false;
-  layout L = {.size = -1, .time = -1, .algbw = -1, .busbw = -1, .wrong = -1, .time_ip = -1,
-              .line = line};
+  layout L = {
+      .size = -1, .time = -1, .algbw = -1, .busbw = -1, .wrong = -1, .time_ip = -1, .line = line};
   for (size_t i = 1; i < k; i++) {
     int c = (int)i - 1; /* a row has no leading "#" */
     if (tok_is(&t[i], "size")) L.size = c;
@@ -179,8 +184,8 @@ static int read_rank(parser *ps, const char *s, size_t n, const tok *t, size_t k
       const char *b = br + 1, *e = s + n;
       while (b < e && isspace((unsigned char)*b)) b++;
       while (e > b && isspace((unsigned char)e[-1])) e--;
-      size_t m = (size_t)(e - b) < sizeof ps->run->gpu - 1 ? (size_t)(e - b)
-                                                          : sizeof ps->run->gpu - 1;
+      size_t m =
+          (size_t)(e - b) < sizeof ps->run->gpu - 1 ? (size_t)(e - b) : sizeof ps->run->gpu - 1;
       memcpy(ps->run->gpu, b, m);
       ps->run->gpu[m] = 0;
     }
@@ -215,8 +220,7 @@ static int read_row(parser *ps, const tok *t, size_t k, uint32_t line) {
                      "this size failed nccl-tests' own check (#wrong/error is not 0): the "
                      "measurement is not valid; allowed: rows with #wrong 0");
   }
-  if (v[0] >= 18446744073709551615.0)
-    return fail_at(ps, line, t[L->size].col, "size out of range");
+  if (v[0] >= 18446744073709551615.0) return fail_at(ps, line, t[L->size].col, "size out of range");
   cal_run *r = ps->run;
   if (r->n == ps->pt_cap) {
     ps->pt_cap = ps->pt_cap ? 2 * ps->pt_cap : 32;
@@ -224,8 +228,12 @@ static int read_row(parser *ps, const tok *t, size_t k, uint32_t line) {
   }
   double tip = -1;
   if (L->time_ip >= 0 && L->time_ip < (int)k && !tok_number(&t[L->time_ip], &tip)) tip = -1;
-  r->pt[r->n++] = (cal_point){.bytes = (uint64_t)v[0], .time_us = v[1], .algbw_GBps = v[2],
-                              .busbw_GBps = v[3], .time_us_inplace = tip, .line = line};
+  r->pt[r->n++] = (cal_point){.bytes = (uint64_t)v[0],
+                              .time_us = v[1],
+                              .algbw_GBps = v[2],
+                              .busbw_GBps = v[3],
+                              .time_us_inplace = tip,
+                              .line = line};
   return SIM_OK;
 }
 
@@ -248,8 +256,7 @@ static int finish(parser *ps, cal_op op) {
                    "no nccl-tests results table (a line '#  size  count  type ... time  algbw  "
                    "busbw'); allowed: the output of all_reduce_perf, all_gather_perf, "
                    "reduce_scatter_perf, alltoall_perf, sendrecv_perf");
-  if (r->n == 0)
-    return fail_at(ps, ps->lay.line, 1, "the results table has no rows");
+  if (r->n == 0) return fail_at(ps, ps->lay.line, 1, "the results table has no rows");
   if (!ps->saw_avg)
     return fail_at(ps, r->pt[r->n - 1].line + 1, 1,
                    "the file ends without the '# Avg bus bandwidth' line: truncated; allowed: "
@@ -324,8 +331,7 @@ int cal_nccltests_parse(cal_run *out, const char *name, const char *text, size_t
       else if (k >= 4 && tok_is(&t[1], "Avg") && tok_is(&t[2], "bus")) {
         ps.saw_avg = true;
         if (!tok_number(&t[k - 1], &out->avg_busbw_GBps)) out->avg_busbw_GBps = 0;
-      } else if (contains(s, n, "Collective test starting:"))
-        ps.op_line = cal_op_parse(s, n);
+      } else if (contains(s, n, "Collective test starting:")) ps.op_line = cal_op_parse(s, n);
       else if (!ps.lay.line) read_header(&ps, t, k, line);
       continue;
     }

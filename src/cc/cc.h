@@ -25,14 +25,14 @@ enum { CC_STATE_BYTES = 96 };
 
 /* Per-model parameters, shared by every queue pair of a backend. */
 typedef struct cc_params {
-  rate_bps line;               /* reference port rate the DCQCN steps scale from */
+  rate_bps line; /* reference port rate the DCQCN steps scale from */
   /* DCQCN (Zhu et al., SIGCOMM 2015), defaults from MODEL-INPUTS.md */
-  double g;                    /* alpha gain, 1/256 */
-  simtime_ps alpha_period;     /* alpha update, 1 us */
-  simtime_ps decrease_period;  /* at most one rate decrease per 4 us */
-  simtime_ps increase_period;  /* rate-increase timer, 300 us */
-  uint32_t fast_recovery;      /* F: fast-recovery stages, 1 */
-  rate_bps rai, rhai, rmin;    /* additive 5 Mb/s, hyper 50 Mb/s per 25 Gb/s; min 1 Gb/s */
+  double g;                   /* alpha gain, 1/256 */
+  simtime_ps alpha_period;    /* alpha update, 1 us */
+  simtime_ps decrease_period; /* at most one rate decrease per 4 us */
+  simtime_ps increase_period; /* rate-increase timer, 300 us */
+  uint32_t fast_recovery;     /* F: fast-recovery stages, 1 */
+  rate_bps rai, rhai, rmin;   /* additive 5 Mb/s, hyper 50 Mb/s per 25 Gb/s; min 1 Gb/s */
 } cc_params;
 
 /* Opaque per-queue-pair state, owned by the caller. */

@@ -13,12 +13,12 @@
 enum { CLI_OK = 0, CLI_FAILED = 1, CLI_BAD_INPUT = 2, CLI_JOB_FAILED = 4, CLI_INTERRUPTED = 130 };
 
 typedef struct cli_args {
-  const char *scenario;      /* NULL: defaults only */
-  const char **sets;         /* --set values, in order */
+  const char *scenario; /* NULL: defaults only */
+  const char **sets;    /* --set values, in order */
   int nsets;
   bool json;
   bool quiet;
-  const char *dot;           /* topo --dot FILE */
+  const char *dot; /* topo --dot FILE */
   bool dot_collapse;
 } cli_args;
 
@@ -39,7 +39,8 @@ typedef struct cli_lock {
   bool created; /* the run made the folder */
   const char *dir;
 } cli_lock;
-#define CLI_LOCK_NONE {-1, false, NULL}
+#define CLI_LOCK_NONE \
+  { -1, false, NULL }
 /* Take output.dir for this run before anything is simulated: another run
  * writing it, a folder that cannot be made, or an output.database that is
  * not a regular file are refused (printed, exit 2, located at the key). */

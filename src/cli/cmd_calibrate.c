@@ -69,12 +69,9 @@ static int parse_args(cal_args *a, int argc, char **argv) {
         return CLI_BAD_INPUT;
       }
       const char *v = argv[++i];
-      if (!strcmp(s, "-o") || !strcmp(s, "--output"))
-        a->output = v;
-      else if (!strcmp(s, "--base"))
-        a->base = v;
-      else
-        a->sets[a->nsets++] = v;
+      if (!strcmp(s, "-o") || !strcmp(s, "--output")) a->output = v;
+      else if (!strcmp(s, "--base")) a->base = v;
+      else a->sets[a->nsets++] = v;
     } else if (!strncmp(s, "--set=", 6)) {
       a->sets[a->nsets++] = s + 6;
     } else if (!strcmp(s, "--json")) {
@@ -213,15 +210,17 @@ static void print_result(const cal_fit *f, const char *written) {
       printf("  latency %-24s x1 (no row ran on %s: kept)\n", proto_names[p], proto_names[p]);
       continue;
     }
-    printf("  latency %-24s x1        x%.4g: launch %s -> %s, NVLink hop %s -> %s, network hop "
-           "%s -> %s (tree keys alike)\n",
-           proto_names[p], f->after[k], l0, l1, n0, n1, w0, w1);
+    printf(
+        "  latency %-24s x1        x%.4g: launch %s -> %s, NVLink hop %s -> %s, network hop "
+        "%s -> %s (tree keys alike)\n",
+        proto_names[p], f->after[k], l0, l1, n0, n1, w0, w1);
   }
   printf("rms of ln(fitted / measured time) over every row: %.4f before, %.4f after\n",
          f->rms_before, f->rms_after);
-  printf("written      %s: fabsim run %s, or over another scenario with the --set arguments "
-         "in its header\n",
-         written, written);
+  printf(
+      "written      %s: fabsim run %s, or over another scenario with the --set arguments "
+      "in its header\n",
+      written, written);
 }
 
 int cli_cmd_calibrate(int argc, char **argv) {

@@ -32,7 +32,8 @@ static const char compare_help[] =
     "\n"
     "Exit status: 0 done, 1 a run failed, 2 bad input, 130 stopped by Ctrl-C.\n"
     "\n"
-    "Example: fabsim compare examples/default.yaml examples/rail-roce.yaml --set cluster.nodes=64\n";
+    "Example: fabsim compare examples/default.yaml examples/rail-roce.yaml --set "
+    "cluster.nodes=64\n";
 
 typedef struct compare_args {
   const char **files, **sets, *out, *db;
@@ -89,7 +90,8 @@ static int parse(compare_args *a, int argc, char **argv) {
       char *end;
       long long id = strtoll(a->files[i], &end, 10);
       if (*end || id < 1) {
-        fprintf(stderr, "fabsim: '%s' is not a run id; with --db, give run ids (see --help)\n", a->files[i]);
+        fprintf(stderr, "fabsim: '%s' is not a run id; with --db, give run ids (see --help)\n",
+                a->files[i]);
         return CLI_BAD_INPUT;
       }
       a->ids[a->nids++] = id;
@@ -202,8 +204,8 @@ static void label_db_runs(json_t *runs) {
     const char *file = json_string_value(json_object_get(r, "scenario"));
     char base[128] = "defaults", label[256];
     if (file) base_label(file, base, sizeof base);
-    snprintf(label, sizeof label, "run %lld: %s", (long long)json_integer_value(json_object_get(r, "run_id")),
-             point ? point : base);
+    snprintf(label, sizeof label, "run %lld: %s",
+             (long long)json_integer_value(json_object_get(r, "run_id")), point ? point : base);
     json_object_set_new(r, "label", json_string(label));
   }
 }

@@ -134,9 +134,10 @@ static void print_model(const wl_model *m) {
   printf(": %u layers, hidden %u, %u heads, sequence %s, vocabulary %s\n", m->layers, m->hidden,
          m->heads, out_fmt_count(a, sizeof a, m->seq_len), out_fmt_count(b, sizeof b, m->vocab));
   if (m->kind == WL_MODEL_MOE)
-    printf("             %u routed experts (top %u) + %u shared, expert width %u, %u dense layers "
-           "first\n",
-           m->experts, m->top_k, m->shared_experts, m->expert_hidden, m->dense_layers);
+    printf(
+        "             %u routed experts (top %u) + %u shared, expert width %u, %u dense layers "
+        "first\n",
+        m->experts, m->top_k, m->shared_experts, m->expert_hidden, m->dense_layers);
 }
 
 static void print_parallel(const wl_parallel *p, const cfg_scenario *cfg) {
@@ -311,10 +312,8 @@ void cli_training_print(const json_t *step) {
   char a[64], b[64], c[64];
   const json_t *par = json_object_get(step, "parallel"), *mod = json_object_get(step, "model");
   double params = num(mod, "params");
-  if (params >= 1e9)
-    snprintf(a, sizeof a, "%.4g B", params / 1e9);
-  else
-    out_fmt_count(a, sizeof a, (uint64_t)params);
+  if (params >= 1e9) snprintf(a, sizeof a, "%.4g B", params / 1e9);
+  else out_fmt_count(a, sizeof a, (uint64_t)params);
   printf("training     %s, %s params, dp %d x tp %d x pp %d",
          json_string_value(json_object_get(mod, "kind")), a, (int)num(par, "dp"),
          (int)num(par, "tp"), (int)num(par, "pp"));

@@ -12,7 +12,8 @@
 
 static const char reliability_help[] =
     "usage: fabsim reliability [SCENARIO.yaml] [--set KEY=VALUE]... [--json]\n"
-    "                          [--sweep-gpus N,...] [--sweep-interval T,...] [--sweep-spares S,...]\n"
+    "                          [--sweep-gpus N,...] [--sweep-interval T,...] [--sweep-spares "
+    "S,...]\n"
     "\n"
     "Plan a training run of reliability.days on the scenario's cluster (nodes x\n"
     "gpus_per_node): MTTF, expected interruptions by cause (defaults from Meta's\n"
@@ -208,19 +209,22 @@ static void print_result(const rel_params *p, const rel_result *r, const cfg_sce
          fmt_min(a, sizeof a, r->young_s), fmt_min(b, sizeof b, r->daly_s),
          fmt_min(c, sizeof c, r->optimal_s), fmt_min(d, sizeof d, r->interval_s),
          cfg->reliability.checkpoint.interval);
-  printf("spares      %u hot spare node%s: %.0f %% of interruptions swap a node, %.3g of them find "
-         "no spare; mean restart %s\n",
-         p->spares, p->spares == 1 ? "" : "s", 100 * r->swap_frac, r->p_no_spare,
-         fmt_min(a, sizeof a, r->mean_restart_s));
+  printf(
+      "spares      %u hot spare node%s: %.0f %% of interruptions swap a node, %.3g of them find "
+      "no spare; mean restart %s\n",
+      p->spares, p->spares == 1 ? "" : "s", 100 * r->swap_frac, r->p_no_spare,
+      fmt_min(a, sizeof a, r->mean_restart_s));
   printf("ETTR        closed form %.4f", r->ettr_closed);
   if (r->runs > 0)
     printf("; Monte Carlo %.4f +- %.4f (95 %%, %u runs, seed %llu)", r->ettr_mc, r->ettr_mc_ci95,
            r->runs, (unsigned long long)p->seed);
-  printf("\ngoodput     %.4f of the fleet's GPU time, ETTR x nodes / (nodes + spares) (%s "
-         "productive GPU-hours)\n",
-         r->goodput_frac,
-         out_fmt_count(a, sizeof a,
-                       (uint64_t)llround(r->ettr_closed * p->nodes * p->gpus_per_node * p->days * 24)));
+  printf(
+      "\ngoodput     %.4f of the fleet's GPU time, ETTR x nodes / (nodes + spares) (%s "
+      "productive GPU-hours)\n",
+      r->goodput_frac,
+      out_fmt_count(
+          a, sizeof a,
+          (uint64_t)llround(r->ettr_closed * p->nodes * p->gpus_per_node * p->days * 24)));
 }
 
 static void print_power(const pwr_model *m, const cfg_scenario *cfg, double run_s) {
@@ -228,10 +232,11 @@ static void print_power(const pwr_model *m, const cfg_scenario *cfg, double run_
   double u = cfg->power.utilization, step_s = sim_ps_to_s(cfg->power.step_time);
   char a[64], c[64];
   pwr_summarize(m, u, step_s, run_s, &s);
-  printf("power       IT %.1f kW at %.0f %% GPU utilization (GPUs %.1f, servers %.1f, NICs %.1f, "
-         "switches %.1f, optics %.1f); facility %.1f kW at PUE %.3g\n",
-         s.it_kw, 100 * u, s.gpu_kw, s.server_kw, s.nic_kw, s.switch_kw, s.optics_kw,
-         s.facility_kw, m->pue);
+  printf(
+      "power       IT %.1f kW at %.0f %% GPU utilization (GPUs %.1f, servers %.1f, NICs %.1f, "
+      "switches %.1f, optics %.1f); facility %.1f kW at PUE %.3g\n",
+      s.it_kw, 100 * u, s.gpu_kw, s.server_kw, s.nic_kw, s.switch_kw, s.optics_kw, s.facility_kw,
+      m->pue);
   printf("energy      %.4g kWh per %s step ($%.3g at $%.3g/kWh); %.1f MWh per run (%s)\n",
          s.energy_kwh_per_step, out_fmt_seconds(a, sizeof a, step_s), s.cost_usd_per_step,
          m->usd_per_kwh, s.energy_mwh_per_run, out_fmt_usd(c, sizeof c, s.cost_usd_per_run));
@@ -240,8 +245,7 @@ static void print_power(const pwr_model *m, const cfg_scenario *cfg, double run_
   if (s.racks_throttled)
     printf("%u over their limit of %.4g kW, GPUs throttled to %.3f\n", s.racks_throttled,
            m->rack_limit_w[0] * 1e-3, s.min_throttle);
-  else
-    printf("within their limit of %.4g kW\n", m->rack_limit_w[0] * 1e-3);
+  else printf("within their limit of %.4g kW\n", m->rack_limit_w[0] * 1e-3);
 }
 
 static void print_sweep_header(void) {
@@ -255,9 +259,8 @@ static void print_sweep_row(const rel_params *p, const rel_result *r, const char
   else snprintf(c, sizeof c, "-");
   printf("%8llu %7u %6u %9s %10.1f %10s %8s %8.4f %18s %8.4f\n",
          (unsigned long long)p->nodes * p->gpus_per_node, p->nodes, p->spares,
-         fmt_min(a, sizeof a, r->mttf_s),
-         r->expected_total, fmt_min(b, sizeof b, r->interval_s), choice, r->ettr_closed, c,
-         r->goodput_frac);
+         fmt_min(a, sizeof a, r->mttf_s), r->expected_total, fmt_min(b, sizeof b, r->interval_s),
+         choice, r->ettr_closed, c, r->goodput_frac);
 }
 
 /* One row: `base` at `nodes`, `spares` and an interval choice. */
@@ -330,8 +333,9 @@ int cli_cmd_reliability(int argc, char **argv) {
   if (a.json) {
     json_t *o = result_json(&p, &r);
     json_object_set_new(o, "scenario", cli_scenario_json(&a, &cfg));
-    json_object_set_new(o, "power", pwr_summary_json(&pm, cfg.power.utilization,
-                                                     sim_ps_to_s(cfg.power.step_time), run_s));
+    json_object_set_new(
+        o, "power",
+        pwr_summary_json(&pm, cfg.power.utilization, sim_ps_to_s(cfg.power.step_time), run_s));
     if (sweeping) {
       json_t *rows = json_array();
       rc = run_sweep(&p, &sw, rows);

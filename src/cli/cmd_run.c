@@ -84,13 +84,13 @@ typedef struct run_result {
   /* the job's outcome: a job that lost a transfer has failed (training: the
    * job itself stops there, wl_job); every output reads these */
   bool failed, stopped;
-  uint64_t failures;     /* transfers reported failed (be_stats.transfers_failed) */
-  be_failure first;      /* the first of them, as the backend reported it */
+  uint64_t failures; /* transfers reported failed (be_stats.transfers_failed) */
+  be_failure first;  /* the first of them, as the backend reported it */
   bool have_first;
   be_failure_fn prev_failure; /* the listener before ours (the fault scheduler's log) */
   void *prev_failure_ctx;
-  const trc_set *trace_set;  /* workload.kind trace (src/trace): the traces and */
-  trc_result trace;          /* the run's figures */
+  const trc_set *trace_set; /* workload.kind trace (src/trace): the traces and */
+  trc_result trace;         /* the run's figures */
 } run_result;
 
 /* The run's listener for failed transfers, ahead of the fault scheduler's
@@ -134,12 +134,16 @@ static json_t *network_json(const be_stats *st) {
   json_object_set_new(n, "ecn_marks", observed_int(st, BE_OBS_PACKETS, st->ecn_marks));
   json_object_set_new(n, "cnps", observed_int(st, BE_OBS_PACKETS, st->cnps));
   json_object_set_new(n, "pfc_pauses", observed_int(st, BE_OBS_PACKETS, st->pfc_pauses));
-  json_object_set_new(n, "pfc_paused_s", (st->observed & BE_OBS_PACKETS) ? json_real(sim_ps_to_s(st->pfc_paused)) : json_null());
+  json_object_set_new(
+      n, "pfc_paused_s",
+      (st->observed & BE_OBS_PACKETS) ? json_real(sim_ps_to_s(st->pfc_paused)) : json_null());
   json_object_set_new(n, "drops", observed_int(st, BE_OBS_PACKETS, st->drops));
   json_object_set_new(n, "retransmits", observed_int(st, BE_OBS_PACKETS, st->retransmits));
   json_object_set_new(n, "out_of_order", observed_int(st, BE_OBS_PACKETS, st->out_of_order));
   json_object_set_new(n, "max_queue_bytes", observed_int(st, BE_OBS_PACKETS, st->max_queue_bytes));
-  json_object_set_new(n, "link_utilization_max", (st->observed & BE_OBS_PACKETS) ? json_real(st->link_utilization_max) : json_null());
+  json_object_set_new(
+      n, "link_utilization_max",
+      (st->observed & BE_OBS_PACKETS) ? json_real(st->link_utilization_max) : json_null());
   if (st->observed & BE_OBS_FCT) {
     json_t *f = json_object();
     json_object_set_new(f, "p50", json_real(sim_ps_to_s(st->fct_p50) * 1e6));
@@ -197,7 +201,8 @@ static json_t *summary_json(const cli_args *a, const cfg_scenario *cfg, const to
     json_object_set_new(o, "trace", trc_result_json(&r->trace, r->trace_set, cfg));
   } else {
     json_t *tr = json_object();
-    json_object_set_new(tr, "pattern", json_string(cfg_traffic_pattern_name(cfg->workload.traffic.pattern)));
+    json_object_set_new(tr, "pattern",
+                        json_string(cfg_traffic_pattern_name(cfg->workload.traffic.pattern)));
     json_object_set_new(tr, "flows", json_integer((json_int_t)coll_plan_flows(&r->plan)));
     json_object_set_new(tr, "bytes_per_flow", json_integer((json_int_t)r->plan.bytes));
     json_object_set_new(tr, "qps_per_connection", json_integer(r->plan.qps));
@@ -206,7 +211,8 @@ static json_t *summary_json(const cli_args *a, const cfg_scenario *cfg, const to
     /* what was delivered over the time it took (stopped or failed: part of it) */
     double total = traffic_bytes(r);
     json_object_set_new(tr, "delivered_bytes", json_integer((json_int_t)total));
-    json_object_set_new(tr, "throughput_Gbps", json_real(r->res.time_s > 0 ? total * 8 / r->res.time_s / 1e9 : 0));
+    json_object_set_new(tr, "throughput_Gbps",
+                        json_real(r->res.time_s > 0 ? total * 8 / r->res.time_s / 1e9 : 0));
     if (cfg->workload.traffic.pattern == CFG_TRAFFIC_PAIR)
       json_object_set_new(tr, "latency_us", json_real(r->pair_latency_s * 1e6));
     json_object_set_new(o, "traffic", tr);
@@ -245,13 +251,15 @@ static void print_summary(const cfg_scenario *cfg, const topo *t, const run_resu
   printf("fabsim %s, %s fidelity, seed %llu\n", FABSIM_VERSION,
          cfg_fidelity_name(cfg->simulation.fidelity), (unsigned long long)cfg->simulation.seed);
   printf("cluster      %s nodes x %u %s = %s GPUs, %s NICs at %s\n",
-         out_fmt_count(a, sizeof a, inv->nodes), cfg->cluster.gpus_per_node, cfg_gpu_name(cfg->cluster.gpu),
-         out_fmt_count(b, sizeof b, inv->gpus), out_fmt_count(c, sizeof c, inv->endpoints),
+         out_fmt_count(a, sizeof a, inv->nodes), cfg->cluster.gpus_per_node,
+         cfg_gpu_name(cfg->cluster.gpu), out_fmt_count(b, sizeof b, inv->gpus),
+         out_fmt_count(c, sizeof c, inv->endpoints),
          out_fmt_rate(c + 32, 32, cfg->cluster.nic.bandwidth));
   printf("fabric       %s, %u tiers, %u plane%s, radix %u, %s, %s switches, %s\n",
-         cfg_topology_name(cfg->fabric.topology), inv->tiers, inv->planes, inv->planes == 1 ? "" : "s",
-         cfg->fabric.switch_radix, cfg_transport_name(cfg->fabric.transport),
-         out_fmt_count(a, sizeof a, inv->switches), out_fmt_usd(b, sizeof b, inv->cost_usd));
+         cfg_topology_name(cfg->fabric.topology), inv->tiers, inv->planes,
+         inv->planes == 1 ? "" : "s", cfg->fabric.switch_radix,
+         cfg_transport_name(cfg->fabric.transport), out_fmt_count(a, sizeof a, inv->switches),
+         out_fmt_usd(b, sizeof b, inv->cost_usd));
   if (cfg->workload.kind == CFG_WORKLOAD_COLLECTIVE) {
     printf("%-12s %s, %s over %u ranks, %u channel%s, protocol %s\n", cfg_coll_op_name(r->plan.op),
            cfg_coll_algorithm_name(r->plan.algorithm), out_fmt_bytes(a, sizeof a, r->plan.bytes),
@@ -273,19 +281,23 @@ static void print_summary(const cfg_scenario *cfg, const topo *t, const run_resu
     trc_result_print(stdout, &r->trace, r->trace_set);
   } else {
     uint64_t flows = coll_plan_flows(&r->plan);
-    printf("traffic      %s, %s flows of %s%s\n", cfg_traffic_pattern_name(cfg->workload.traffic.pattern),
+    printf("traffic      %s, %s flows of %s%s\n",
+           cfg_traffic_pattern_name(cfg->workload.traffic.pattern),
            out_fmt_count(a, sizeof a, flows), out_fmt_bytes(b, sizeof b, r->plan.bytes),
            r->plan.stagger ? ", staggered" : ", starting together");
     printf("  time       %s\n", out_fmt_seconds(a, sizeof a, r->res.time_s));
     double total = traffic_bytes(r);
     if (r->res.time_s > 0)
-      printf("  throughput %s aggregate%s\n", out_fmt_rate(a, sizeof a, (uint64_t)(total * 8 / r->res.time_s)),
+      printf("  throughput %s aggregate%s\n",
+             out_fmt_rate(a, sizeof a, (uint64_t)(total * 8 / r->res.time_s)),
              r->failed || r->stopped ? " (delivered so far)" : "");
     if (cfg->workload.traffic.pattern == CFG_TRAFFIC_PAIR)
-      printf("  latency    %s one-way, zero-byte\n", out_fmt_seconds(a, sizeof a, r->pair_latency_s));
+      printf("  latency    %s one-way, zero-byte\n",
+             out_fmt_seconds(a, sizeof a, r->pair_latency_s));
   }
   if (r->net.observed & BE_OBS_FCT)
-    printf("  fct        p50 %s, p99 %s, max %s\n", out_fmt_seconds(a, sizeof a, sim_ps_to_s(r->net.fct_p50)),
+    printf("  fct        p50 %s, p99 %s, max %s\n",
+           out_fmt_seconds(a, sizeof a, sim_ps_to_s(r->net.fct_p50)),
            out_fmt_seconds(b, sizeof b, sim_ps_to_s(r->net.fct_p99)),
            out_fmt_seconds(c, sizeof c, sim_ps_to_s(r->net.fct_max)));
   if (r->net.observed & BE_OBS_PACKETS) {
@@ -299,22 +311,24 @@ static void print_summary(const cfg_scenario *cfg, const topo *t, const run_resu
   }
   if (r->failed && cfg->workload.kind != CFG_WORKLOAD_TRAINING) {
     const json_t *f = json_object_get(summary, "failure");
-    printf("failure      %s transfer%s failed: the job failed", out_fmt_count(a, sizeof a, r->failures),
-           r->failures == 1 ? "" : "s");
+    printf("failure      %s transfer%s failed: the job failed",
+           out_fmt_count(a, sizeof a, r->failures), r->failures == 1 ? "" : "s");
     if (r->have_first)
-      printf(" (the first at %s: gpu%u->gpu%u, %s)", out_fmt_seconds(b, sizeof b, sim_ps_to_s(r->first.at)),
-             r->first.src_gpu, r->first.dst_gpu, json_string_value(json_object_get(f, "cause")));
+      printf(" (the first at %s: gpu%u->gpu%u, %s)",
+             out_fmt_seconds(b, sizeof b, sim_ps_to_s(r->first.at)), r->first.src_gpu,
+             r->first.dst_gpu, json_string_value(json_object_get(f, "cause")));
     printf("\n");
   }
   const json_t *pw = json_object_get(summary, "power");
   if (pw) {
-    printf("power        IT %.4g kW, facility %.4g kW (PUE %.3g), %.4g kWh per step at "
-           "utilization %.0f%%",
-           json_number_value(json_object_get(pw, "it_kw")),
-           json_number_value(json_object_get(pw, "facility_kw")),
-           json_number_value(json_object_get(pw, "pue")),
-           json_number_value(json_object_get(pw, "energy_kwh_per_step")),
-           100 * json_number_value(json_object_get(pw, "utilization")));
+    printf(
+        "power        IT %.4g kW, facility %.4g kW (PUE %.3g), %.4g kWh per step at "
+        "utilization %.0f%%",
+        json_number_value(json_object_get(pw, "it_kw")),
+        json_number_value(json_object_get(pw, "facility_kw")),
+        json_number_value(json_object_get(pw, "pue")),
+        json_number_value(json_object_get(pw, "energy_kwh_per_step")),
+        100 * json_number_value(json_object_get(pw, "utilization")));
     json_int_t hot = json_integer_value(json_object_get(pw, "racks_throttled"));
     if (hot) printf(", %lld rack%s throttled", (long long)hot, hot == 1 ? "" : "s");
     printf("\n");
@@ -338,20 +352,22 @@ static void print_summary(const cfg_scenario *cfg, const topo *t, const run_resu
              detail && strlen(detail) > 160 ? "..." : "");
     }
   }
-  printf("sim          %s events, %s transfers, wall %.3f s\n", out_fmt_count(a, sizeof a, r->events),
-         out_fmt_count(b, sizeof b, r->net.transfers), r->wall_s);
+  printf("sim          %s events, %s transfers, wall %.3f s\n",
+         out_fmt_count(a, sizeof a, r->events), out_fmt_count(b, sizeof b, r->net.transfers),
+         r->wall_s);
   if (r->par.ranks) {
     const be_parallel_info *p = &r->par;
-    printf("parallel     %u rank%s (%s), %s of %s links cut, lookahead %g ns, %s windows, "
-           "%.1f%% of events crossed ranks, %.0f%% of the engine's time in synchronization\n",
-           p->ranks, p->ranks == 1 ? "" : "s", p->scheme, out_fmt_count(a, sizeof a, p->cut_links),
-           out_fmt_count(b, sizeof b, p->links), (double)p->lookahead / SIM_PS_PER_NS,
-           out_fmt_count(c, sizeof c, p->windows),
-           100.0 * p->crossing_frac, p->wall_max > 0 ? 100.0 * p->sync_max / p->wall_max : 0.0);
+    printf(
+        "parallel     %u rank%s (%s), %s of %s links cut, lookahead %g ns, %s windows, "
+        "%.1f%% of events crossed ranks, %.0f%% of the engine's time in synchronization\n",
+        p->ranks, p->ranks == 1 ? "" : "s", p->scheme, out_fmt_count(a, sizeof a, p->cut_links),
+        out_fmt_count(b, sizeof b, p->links), (double)p->lookahead / SIM_PS_PER_NS,
+        out_fmt_count(c, sizeof c, p->windows), 100.0 * p->crossing_frac,
+        p->wall_max > 0 ? 100.0 * p->sync_max / p->wall_max : 0.0);
   }
   if (written)
-    printf("written      %s/: summary.json, scenario.yaml, timeseries.csv, events.csv%s%s\n", written,
-           cfg->output.report ? ", report.html" : "",
+    printf("written      %s/: summary.json, scenario.yaml, timeseries.csv, events.csv%s%s\n",
+           written, cfg->output.report ? ", report.html" : "",
            strcmp(cfg->output.database, "none") ? ", results.sqlite" : "");
 }
 
@@ -406,15 +422,17 @@ int cli_cmd_run(int argc, char **argv) {
   double t0 = wall_now();
   if ((rc = cli_load(&a, &cfg, &doc, &t)) != CLI_OK) goto out;
   if (mpi_ranks() > 1 && !be_packet_parallel(&cfg)) {
-    cli_error("run under mpirun with more than one rank runs the packet fidelity on the parallel "
-              "engine (simulation.fidelity=packet, simulation.engine=auto or parallel); this "
-              "scenario would run as N copies writing one folder. Start one process, or use "
-              "mpirun with fabsim sweep to spread the points of a sweep over the ranks");
+    cli_error(
+        "run under mpirun with more than one rank runs the packet fidelity on the parallel "
+        "engine (simulation.fidelity=packet, simulation.engine=auto or parallel); this "
+        "scenario would run as N copies writing one folder. Start one process, or use "
+        "mpirun with fabsim sweep to spread the points of a sweep over the ranks");
     rc = CLI_BAD_INPUT;
     goto done;
   }
   bool rank0 = !mpi || pdes_comm_rank() == 0;
-  if (rank0 && (rc = cli_output_lock(&cfg, doc, &lock)) != CLI_OK) goto done; /* one run per output.dir */
+  if (rank0 && (rc = cli_output_lock(&cfg, doc, &lock)) != CLI_OK)
+    goto done; /* one run per output.dir */
 
   r.log = json_array(); /* freed at done */
   sim = sim_create(cfg.simulation.seed);
@@ -472,7 +490,8 @@ int cli_cmd_run(int argc, char **argv) {
         .pattern = cfg.workload.traffic.pattern,
         .bytes = cfg.workload.traffic.size,
         .senders = cfg.workload.traffic.senders,
-        .stagger = cfg.workload.traffic.start == CFG_START_STAGGERED ? cfg.workload.traffic.stagger : 0,
+        .stagger =
+            cfg.workload.traffic.start == CFG_START_STAGGERED ? cfg.workload.traffic.stagger : 0,
         .qps = cfg.workload.qps_per_connection,
         .seed = cfg.simulation.seed,
     };
@@ -515,7 +534,8 @@ int cli_cmd_run(int argc, char **argv) {
     if (trr) trc_runner_start(trr);
     else coll_exec_start(&r.exec, be, &r.plan, NULL, NULL);
     out_progress prog = {.show = !a.quiet && isatty(STDERR_FILENO), /* ranks > 0: /dev/null */
-                         .expected = cli_run_output_estimate(&r.plan, t, &cfg), .started = t0};
+                         .expected = cli_run_output_estimate(&r.plan, t, &cfg),
+                         .started = t0};
     complete = out_progress_run(sim, &prog) == SIM_OK; /* Ctrl-C: stop, finish the outputs */
   }
   if (!r.exec.finished) r.exec.end = sim_now(sim);
@@ -524,7 +544,7 @@ int cli_cmd_run(int argc, char **argv) {
     trc_runner_result(trr, &r.trace);
     r.res.time_s = r.trace.time_s;
   }
-  be->ops->stats(be, &r.net);   /* the parallel engine: collectives, then */
+  be->ops->stats(be, &r.net);              /* the parallel engine: collectives, then */
   net_tel_gather(ro.packet, sim_now(sim)); /* only rank 0 writes */
   be_parallel_info_get(inner, &r.par);
   r.events = sim_events(sim);
@@ -544,9 +564,11 @@ int cli_cmd_run(int argc, char **argv) {
 
   if (r.failed && cfg.workload.kind != CFG_WORKLOAD_TRAINING) { /* training: job-stopped */
     char detail[256];
-    snprintf(detail, sizeof detail, "%llu transfer%s failed (the first gpu%u->gpu%u: %s): the %s "
-             "did not deliver its data", (unsigned long long)r.failures, r.failures == 1 ? "" : "s",
-             r.first.src_gpu, r.first.dst_gpu, r.have_first && r.first.cause ? r.first.cause : "unknown",
+    snprintf(detail, sizeof detail,
+             "%llu transfer%s failed (the first gpu%u->gpu%u: %s): the %s "
+             "did not deliver its data",
+             (unsigned long long)r.failures, r.failures == 1 ? "" : "s", r.first.src_gpu,
+             r.first.dst_gpu, r.have_first && r.first.cause ? r.first.cause : "unknown",
              cfg_workload_kind_name(cfg.workload.kind));
     cli_event_add(r.log, r.have_first ? sim_ps_to_s(r.first.at) : r.sim_time_s, "job", "job-failed",
                   detail);
@@ -562,11 +584,15 @@ int cli_cmd_run(int argc, char **argv) {
     cli_training_summary(&tr, summary, r.log);
     ro.job = tr.job; /* its GPU timeline feeds the GPU series */
   }
-  if (complete) cli_faults_after_end(&cfg, doc, cfg.workload.kind == CFG_WORKLOAD_TRAINING ? sim_now(sim) : r.exec.end, json_object_get(summary, "events"));
+  if (complete)
+    cli_faults_after_end(&cfg, doc,
+                         cfg.workload.kind == CFG_WORKLOAD_TRAINING ? sim_now(sim) : r.exec.end,
+                         json_object_get(summary, "events"));
   char *dump = cfg_dump(&cfg);
   char path[4096];
   snprintf(path, sizeof path, "%s/scenario.yaml", cfg.output.dir);
-  if (cli_run_output_end(&ro, sim, &r.exec, summary, &cfg, dump, complete, r.failed, &err) != SIM_OK ||
+  if (cli_run_output_end(&ro, sim, &r.exec, summary, &cfg, dump, complete, r.failed, &err) !=
+          SIM_OK ||
       out_write_json(summary, cfg.output.dir, "summary.json", &err) != SIM_OK ||
       sim_write_file_atomic(path, dump, strlen(dump), &err) != SIM_OK) {
     cli_error(err.msg);
@@ -581,16 +607,21 @@ int cli_cmd_run(int argc, char **argv) {
   if (r.failed && rc == CLI_OK) {
     const json_t *f = json_object_get(summary, "failure");
     const char *cause = json_string_value(json_object_get(f, "cause"));
-    fprintf(stderr, "fabsim: the simulated job failed: %s %s at %.6g s%s%s; the files in %s say "
-                    "\"outcome\": \"failed\"\n",
+    fprintf(stderr,
+            "fabsim: the simulated job failed: %s %s at %.6g s%s%s; the files in %s say "
+            "\"outcome\": \"failed\"\n",
             json_string_value(json_object_get(f, "kind")),
-            json_is_string(json_object_get(f, "component")) ? json_string_value(json_object_get(f, "component")) : "",
+            json_is_string(json_object_get(f, "component"))
+                ? json_string_value(json_object_get(f, "component"))
+                : "",
             json_number_value(json_object_get(f, "at_s")), cause ? ": " : "", cause ? cause : "",
             cfg.output.dir);
     rc = CLI_JOB_FAILED;
   } else if (!complete && rc == CLI_OK) {
-    fprintf(stderr, "fabsim: stopped at %.6g s of simulated time; the files in %s are whole and "
-                    "marked \"complete\": false\n", r.sim_time_s, cfg.output.dir);
+    fprintf(stderr,
+            "fabsim: stopped at %.6g s of simulated time; the files in %s are whole and "
+            "marked \"complete\": false\n",
+            r.sim_time_s, cfg.output.dir);
     rc = CLI_INTERRUPTED;
   }
   sim_free(dump);

@@ -100,8 +100,9 @@ static int add_vary(sweep_args *a, const char *text) {
    * (the later --set wins) under two columns labelled alike. */
   for (size_t i = 0; i < a->nvary; i++)
     if (strlen(a->vary[i].key) == ke - kb && !memcmp(a->vary[i].key, text + kb, ke - kb)) {
-      fprintf(stderr, "fabsim: --vary '%s': %s is varied twice; allowed: each key in one --vary "
-                      "with all its values, such as --vary %s=",
+      fprintf(stderr,
+              "fabsim: --vary '%s': %s is varied twice; allowed: each key in one --vary "
+              "with all its values, such as --vary %s=",
               text, a->vary[i].key, a->vary[i].key);
       for (size_t k = 0; k < a->vary[i].n; k++) fprintf(stderr, "%s,", a->vary[i].values[k]);
       fprintf(stderr, "%s\n", eq + 1);
@@ -168,7 +169,8 @@ static int parse(sweep_args *a, int argc, char **argv) {
       a->quiet = true;
     } else if (s[0] == '-' && s[1]) {
       fprintf(stderr, "fabsim: %s '%s' (see --help)\n",
-              next || strchr("sj", s[1]) == NULL ? "unknown option" : "a value is missing after", s);
+              next || strchr("sj", s[1]) == NULL ? "unknown option" : "a value is missing after",
+              s);
       return CLI_BAD_INPUT;
     } else if (!a->scenario) {
       a->scenario = s;
@@ -201,8 +203,7 @@ static int check_point(const sweep_args *a, const char **sets, int nsets) {
   /* "--set:N:COL: msg": N past the common --set values is a --vary value. */
   if (sscanf(err.msg, "--set:%d:%d: %n", &line, &col, &used) == 2 && used > 0 && line > a->nsets)
     fprintf(stderr, "fabsim: --vary %s: %s\n", sets[line - 1], err.msg + used);
-  else
-    cli_error(err.msg);
+  else cli_error(err.msg);
   return CLI_BAD_INPUT;
 }
 
@@ -219,26 +220,30 @@ static int merge_db(const char *dst, const char *src, const char *src_name, sim_
   size_t ntables = 0;
   int rc = SIM_EIO;
   char *q = NULL;
-  if (sqlite3_open_v2(dst, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) goto fail;
+  if (sqlite3_open_v2(dst, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK)
+    goto fail;
   sqlite3_busy_timeout(db, 600000);
   q = sqlite3_mprintf("ATTACH %Q AS r", src);
   if (sqlite3_exec(db, q, NULL, NULL, NULL) != SQLITE_OK) goto fail;
   if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) goto fail;
   /* A destination without the schema (rank 0 ran nothing yet) takes src's. */
-  if (sqlite3_prepare_v2(db, "SELECT count(*) FROM main.sqlite_master WHERE name = 'runs'", -1, &tabs,
-                         NULL) != SQLITE_OK || sqlite3_step(tabs) != SQLITE_ROW)
+  if (sqlite3_prepare_v2(db, "SELECT count(*) FROM main.sqlite_master WHERE name = 'runs'", -1,
+                         &tabs, NULL) != SQLITE_OK ||
+      sqlite3_step(tabs) != SQLITE_ROW)
     goto fail;
   bool have = sqlite3_column_int(tabs, 0) > 0;
   sqlite3_finalize(tabs);
   tabs = NULL;
-  if (sqlite3_prepare_v2(db, "SELECT type, name, sql FROM r.sqlite_master WHERE sql NOT NULL AND "
-                             "name NOT LIKE 'sqlite_%' ORDER BY type = 'index', rowid", -1, &tabs,
-                         NULL) != SQLITE_OK)
+  if (sqlite3_prepare_v2(db,
+                         "SELECT type, name, sql FROM r.sqlite_master WHERE sql NOT NULL AND "
+                         "name NOT LIKE 'sqlite_%' ORDER BY type = 'index', rowid",
+                         -1, &tabs, NULL) != SQLITE_OK)
     goto fail;
   while (sqlite3_step(tabs) == SQLITE_ROW) {
     const char *type = (const char *)sqlite3_column_text(tabs, 0);
     const char *name = (const char *)sqlite3_column_text(tabs, 1);
-    if (!have && sqlite3_exec(db, (const char *)sqlite3_column_text(tabs, 2), NULL, NULL, NULL) != SQLITE_OK)
+    if (!have &&
+        sqlite3_exec(db, (const char *)sqlite3_column_text(tabs, 2), NULL, NULL, NULL) != SQLITE_OK)
       goto fail;
     if (strcmp(type, "table") || !strcmp(name, "runs")) continue;
     /* The table's columns, run_id replaced by the new id (?1). */
@@ -264,8 +269,9 @@ static int merge_db(const char *dst, const char *src, const char *src_name, sim_
     sqlite3_finalize(info);
     if (keyed) {
       tables = sim_realloc(tables, (ntables + 1) * sizeof *tables);
-      tables[ntables++] = sqlite3_mprintf("INSERT INTO main.\"%w\" (%s) SELECT %s FROM r.\"%w\" WHERE run_id = ?2",
-                                          name, names, sel, name);
+      tables[ntables++] =
+          sqlite3_mprintf("INSERT INTO main.\"%w\" (%s) SELECT %s FROM r.\"%w\" WHERE run_id = ?2",
+                          name, names, sel, name);
     }
     sqlite3_free(names);
     sqlite3_free(sel);
@@ -275,7 +281,8 @@ static int merge_db(const char *dst, const char *src, const char *src_name, sim_
   /* runs: every column but run_id. */
   {
     sqlite3_stmt *info = NULL;
-    if (sqlite3_prepare_v2(db, "PRAGMA r.table_info('runs')", -1, &info, NULL) != SQLITE_OK) goto fail;
+    if (sqlite3_prepare_v2(db, "PRAGMA r.table_info('runs')", -1, &info, NULL) != SQLITE_OK)
+      goto fail;
     char *names = sqlite3_mprintf("");
     while (sqlite3_step(info) == SQLITE_ROW) {
       const char *c = (const char *)sqlite3_column_text(info, 1);
@@ -286,13 +293,15 @@ static int merge_db(const char *dst, const char *src, const char *src_name, sim_
     }
     sqlite3_finalize(info);
     cols = sim_calloc(1, sizeof *cols);
-    cols[0] = sqlite3_mprintf("INSERT INTO main.runs (%s) SELECT %s FROM r.runs WHERE run_id = ?1", names, names);
+    cols[0] = sqlite3_mprintf("INSERT INTO main.runs (%s) SELECT %s FROM r.runs WHERE run_id = ?1",
+                              names, names);
     sqlite3_free(names);
   }
   /* The path the points recorded, in the copy's text columns. */
   {
     sqlite3_stmt *info = NULL;
-    if (sqlite3_prepare_v2(db, "PRAGMA r.table_info('runs')", -1, &info, NULL) != SQLITE_OK) goto fail;
+    if (sqlite3_prepare_v2(db, "PRAGMA r.table_info('runs')", -1, &info, NULL) != SQLITE_OK)
+      goto fail;
     while (sqlite3_step(info) == SQLITE_ROW) {
       const char *type = (const char *)sqlite3_column_text(info, 2);
       if (!type || strcmp(type, "TEXT")) continue;
@@ -308,7 +317,9 @@ static int merge_db(const char *dst, const char *src, const char *src_name, sim_
     }
     sqlite3_finalize(info);
   }
-  if (sqlite3_prepare_v2(db, "SELECT run_id FROM r.runs ORDER BY run_id", -1, &runs, NULL) != SQLITE_OK) goto fail;
+  if (sqlite3_prepare_v2(db, "SELECT run_id FROM r.runs ORDER BY run_id", -1, &runs, NULL) !=
+      SQLITE_OK)
+    goto fail;
   while (sqlite3_step(runs) == SQLITE_ROW) {
     sqlite3_int64 old = sqlite3_column_int64(runs, 0);
     sqlite3_stmt *ins = NULL;
@@ -331,7 +342,8 @@ static int merge_db(const char *dst, const char *src, const char *src_name, sim_
   rc = SIM_OK;
   goto out;
 fail:
-  sim_fail(err, SIM_EIO, "%s: merging the results of %s: %s", dst, src, db ? sqlite3_errmsg(db) : "cannot open");
+  sim_fail(err, SIM_EIO, "%s: merging the results of %s: %s", dst, src,
+           db ? sqlite3_errmsg(db) : "cannot open");
   if (db) sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
 out:
   sqlite3_finalize(runs);
@@ -485,8 +497,9 @@ int cli_cmd_sweep(int argc, char **argv) {
     if (!r) r = getenv("PMI_RANK");
     if (!r) r = getenv("PMIX_RANK");
     if (r && strtol(r, NULL, 10) != 0) return CLI_OK;
-    fprintf(stderr, "fabsim: built without MPI: this process runs every point "
-                    "(install libopenmpi-dev and rebuild to spread them over the ranks)\n");
+    fprintf(stderr,
+            "fabsim: built without MPI: this process runs every point "
+            "(install libopenmpi-dev and rebuild to spread them over the ranks)\n");
   }
   if (mpi) {
     sim_error err = {0};
@@ -532,8 +545,10 @@ int cli_cmd_sweep(int argc, char **argv) {
     snprintf(rank_db, n, "%s/fabsim-%s-rank%u-XXXXXX.sqlite", tmpdir, id, rank);
     int fd = mkstemps(rank_db, (int)strlen(".sqlite"));
     if (fd < 0) {
-      fprintf(stderr, "fabsim: rank %u: cannot create a database in %s: %s; allowed: TMPDIR a "
-              "folder this user can write\n", rank, tmpdir, strerror(errno));
+      fprintf(stderr,
+              "fabsim: rank %u: cannot create a database in %s: %s; allowed: TMPDIR a "
+              "folder this user can write\n",
+              rank, tmpdir, strerror(errno));
       rank_tmp = false;
       rc = CLI_FAILED;
       goto out;
@@ -558,7 +573,8 @@ int cli_cmd_sweep(int argc, char **argv) {
       sets[a.nsets + (int)v] = kv;
     }
     for (size_t v = 0; v < a.nvary; v++)
-      lablen += (size_t)snprintf(label + lablen, sizeof label - (lablen < sizeof label ? lablen : sizeof label),
+      lablen += (size_t)snprintf(label + lablen,
+                                 sizeof label - (lablen < sizeof label ? lablen : sizeof label),
                                  "%s%s", v ? " " : "", sets[a.nsets + (int)v]);
     /* Rank 0 checks (and reports); the verdict goes to every rank below. */
     if (rank == 0) rc = check_point(&a, sets, a.nsets + (int)a.nvary);
@@ -588,8 +604,9 @@ int cli_cmd_sweep(int argc, char **argv) {
     sim_error err = {0};
     int lrc = sim_dir_lock(outabs, &lock, &created, &err);
     if (lrc != SIM_OK) {
-      fprintf(stderr, "fabsim: --out %s: %s%s\n", a.out, err.msg,
-              lrc == SIM_EBUSY ? "; give this sweep another --out, or wait for that one to end" : "");
+      fprintf(
+          stderr, "fabsim: --out %s: %s%s\n", a.out, err.msg,
+          lrc == SIM_EBUSY ? "; give this sweep another --out, or wait for that one to end" : "");
       rc = lrc == SIM_EBUSY ? CLI_BAD_INPUT : CLI_FAILED;
     }
   }
@@ -601,10 +618,9 @@ int cli_cmd_sweep(int argc, char **argv) {
   if (rc != CLI_OK) goto out;
   if (!a.quiet && rank == 0) {
     if (size > 1)
-      fprintf(stderr, "sweep %s: %zu points over %u MPI ranks, %u at a time each, in %s\n", id, npoints,
-              size, a.jobs, a.out);
-    else
-      fprintf(stderr, "sweep %s: %zu points, %u at a time, in %s\n", id, npoints, a.jobs, a.out);
+      fprintf(stderr, "sweep %s: %zu points over %u MPI ranks, %u at a time each, in %s\n", id,
+              npoints, size, a.jobs, a.out);
+    else fprintf(stderr, "sweep %s: %zu points, %u at a time, in %s\n", id, npoints, a.jobs, a.out);
   }
   /* This rank's points: r, r + size, ... (shallow copies; jobs owns them). */
   mine = sim_calloc(npoints / size + 1, sizeof *mine);
@@ -616,7 +632,8 @@ int cli_cmd_sweep(int argc, char **argv) {
     jobs[p].wall_s = mine[k].wall_s;
     jobs[p].pid = mine[k].pid;
   }
-  if (size > 1 && gather_points(jobs, npoints, rank_db, db, &interrupted) != SIM_OK) rc = CLI_FAILED;
+  if (size > 1 && gather_points(jobs, npoints, rank_db, db, &interrupted) != SIM_OK)
+    rc = CLI_FAILED;
   if (rank != 0) goto out;
   size_t failed = 0;
   for (size_t p = 0; p < npoints; p++) failed += jobs[p].status != 0;
@@ -663,7 +680,8 @@ int cli_cmd_sweep(int argc, char **argv) {
     char ep[4200];
     snprintf(ep, sizeof ep, "%s/stderr.txt", jobs[p].dir);
     FILE *f = fopen(ep, "r");
-    fprintf(stderr, "fabsim: point %zu (%s) failed with exit status %d:\n", p + 1, jobs[p].label, jobs[p].status);
+    fprintf(stderr, "fabsim: point %zu (%s) failed with exit status %d:\n", p + 1, jobs[p].label,
+            jobs[p].status);
     char line[1024];
     for (int k = 0; f && k < 10 && fgets(line, sizeof line, f); k++) fprintf(stderr, "  %s", line);
     if (f) fclose(f);

@@ -36,9 +36,10 @@ static void print_table(const topo *t, const cfg_scenario *cfg) {
   const topo_inventory *inv = topo_inventory_get(t);
   char a[64], b[64], c[64], d[64];
   printf("fabric     %s, %u tiers, %u plane%s, radix %u, %s, leaf %u down / %u up (%.3g:1)\n",
-         cfg_topology_name(cfg->fabric.topology), inv->tiers, inv->planes, inv->planes == 1 ? "" : "s",
-         cfg->fabric.switch_radix, cfg_transport_name(cfg->fabric.transport), inv->leaf_down,
-         inv->leaf_up, inv->oversubscription);
+         cfg_topology_name(cfg->fabric.topology), inv->tiers, inv->planes,
+         inv->planes == 1 ? "" : "s", cfg->fabric.switch_radix,
+         cfg_transport_name(cfg->fabric.transport), inv->leaf_down, inv->leaf_up,
+         inv->oversubscription);
   printf("cluster    %s nodes x %u %s = %s GPUs (fabric holds %s nodes)\n",
          out_fmt_count(a, sizeof a, inv->nodes), cfg->cluster.gpus_per_node,
          cfg_gpu_name(cfg->cluster.gpu), out_fmt_count(b, sizeof b, inv->gpus),
@@ -57,17 +58,20 @@ static void print_table(const topo *t, const cfg_scenario *cfg) {
   printf("links      %s endpoint-switch, %s switch-switch\n",
          out_fmt_count(a, sizeof a, inv->links_endpoint_switch),
          out_fmt_count(b, sizeof b, inv->links_switch_switch));
-  printf("optics     %s transceivers, %s copper cables\n", out_fmt_count(a, sizeof a, inv->transceivers),
+  printf("optics     %s transceivers, %s copper cables\n",
+         out_fmt_count(a, sizeof a, inv->transceivers),
          out_fmt_count(b, sizeof b, inv->copper_cables));
   printf("cost       %s (%s per endpoint)\n", out_fmt_usd(a, sizeof a, inv->cost_usd),
          out_fmt_usd(b, sizeof b, inv->cost_per_endpoint_usd));
   printf("bisection  %s\n", out_fmt_rate(a, sizeof a, inv->bisection_bandwidth_bps));
   uint64_t est[3];
   memory_estimates(cfg, est);
-  printf("memory     about %s to run at the %s fidelity (analytic %s, flow %s, packet %s; "
-         "estimate)\n", out_fmt_bytes(a, sizeof a, est[cfg->simulation.fidelity]),
-         cfg_fidelity_name(cfg->simulation.fidelity), out_fmt_bytes(b, sizeof b, est[0]),
-         out_fmt_bytes(c, sizeof c, est[1]), out_fmt_bytes(d, sizeof d, est[2]));
+  printf(
+      "memory     about %s to run at the %s fidelity (analytic %s, flow %s, packet %s; "
+      "estimate)\n",
+      out_fmt_bytes(a, sizeof a, est[cfg->simulation.fidelity]),
+      cfg_fidelity_name(cfg->simulation.fidelity), out_fmt_bytes(b, sizeof b, est[0]),
+      out_fmt_bytes(c, sizeof c, est[1]), out_fmt_bytes(d, sizeof d, est[2]));
 }
 
 int cli_cmd_topo(int argc, char **argv) {
@@ -98,7 +102,8 @@ int cli_cmd_topo(int argc, char **argv) {
     uint64_t est[3];
     memory_estimates(&cfg, est);
     for (int f = 0; f < 3; f++)
-      json_object_set_new(mem, cfg_fidelity_name((cfg_fidelity)f), json_integer((json_int_t)est[f]));
+      json_object_set_new(mem, cfg_fidelity_name((cfg_fidelity)f),
+                          json_integer((json_int_t)est[f]));
     json_object_set_new(o, "memory_estimate_bytes", mem);
     char *text = out_json_text(o);
     puts(text);

@@ -93,9 +93,11 @@ int cli_output_lock(const cfg_scenario *cfg, const cfg_doc *doc, cli_lock *lock)
   if (db && stat(db, &st) == 0 && !S_ISREG(st.st_mode)) {
     cfg_fail_at(doc, "output.database", &err,
                 "%s is %s; allowed: a regular file (runs are added to it), a path that does not "
-                "exist yet (it is created), or none", db,
-                S_ISDIR(st.st_mode) ? "a folder" : S_ISCHR(st.st_mode) ? "a character device"
-                                                                      : "not a regular file");
+                "exist yet (it is created), or none",
+                db,
+                S_ISDIR(st.st_mode)   ? "a folder"
+                : S_ISCHR(st.st_mode) ? "a character device"
+                                      : "not a regular file");
     rc = SIM_ECONFIG;
   }
   sim_free(db);
@@ -125,14 +127,13 @@ size_t cli_faults_after_end(const cfg_scenario *cfg, const cfg_doc *doc, simtime
     out_fmt_seconds(endt, sizeof endt, sim_ps_to_s(end));
     snprintf(detail, sizeof detail,
              "faults[%u] (%s of %s at %s) came after the workload ended (%s): it had no effect "
-             "on it; allowed: faults[%u].at before %s", i, cfg_fault_kind_name(f->kind), f->target, at,
-             endt, i, endt);
+             "on it; allowed: faults[%u].at before %s",
+             i, cfg_fault_kind_name(f->kind), f->target, at, endt, i, endt);
     /* in time order: before the first event later than the fault */
     json_t *e = json_object();
     size_t pos = json_array_size(events);
-    while (pos > 0 &&
-           json_number_value(json_object_get(json_array_get(events, pos - 1), "at_s")) >
-               sim_ps_to_s(f->at))
+    while (pos > 0 && json_number_value(json_object_get(json_array_get(events, pos - 1), "at_s")) >
+                          sim_ps_to_s(f->at))
       pos--;
     json_object_set_new(e, "at_s", json_real(sim_ps_to_s(f->at)));
     json_object_set_new(e, "component", json_string(f->target));
@@ -140,10 +141,8 @@ size_t cli_faults_after_end(const cfg_scenario *cfg, const cfg_doc *doc, simtime
     json_object_set_new(e, "detail", json_string(detail));
     json_array_insert_new(events, pos, e);
     cfg_loc l = cfg_where(doc, key);
-    if (l.line)
-      fprintf(stderr, "%s:%u:%u: warning: %s: %s\n", l.file, l.line, l.col, key, detail);
-    else
-      fprintf(stderr, "fabsim: warning: %s\n", detail);
+    if (l.line) fprintf(stderr, "%s:%u:%u: warning: %s: %s\n", l.file, l.line, l.col, key, detail);
+    else fprintf(stderr, "fabsim: warning: %s\n", detail);
     n++;
   }
   return n;
@@ -171,14 +170,16 @@ json_t *cli_topo_json(const topo *t, const cfg_scenario *cfg) {
     json_object_set_new(tiers, tier_names[i], json_integer((json_int_t)inv->switches_by_tier[i]));
   json_object_set_new(o, "switches_by_tier", tiers);
   json_t *links = json_object();
-  json_object_set_new(links, "endpoint_switch", json_integer((json_int_t)inv->links_endpoint_switch));
+  json_object_set_new(links, "endpoint_switch",
+                      json_integer((json_int_t)inv->links_endpoint_switch));
   json_object_set_new(links, "switch_switch", json_integer((json_int_t)inv->links_switch_switch));
   json_object_set_new(o, "links", links);
   json_object_set_new(o, "transceivers", json_integer((json_int_t)inv->transceivers));
   json_object_set_new(o, "copper_cables", json_integer((json_int_t)inv->copper_cables));
   json_object_set_new(o, "cost_usd", json_real(inv->cost_usd));
   json_object_set_new(o, "cost_per_endpoint_usd", json_real(inv->cost_per_endpoint_usd));
-  json_object_set_new(o, "bisection_bandwidth_bps", json_integer((json_int_t)inv->bisection_bandwidth_bps));
+  json_object_set_new(o, "bisection_bandwidth_bps",
+                      json_integer((json_int_t)inv->bisection_bandwidth_bps));
   /* the fabric at max_nodes, for capacity planning (the figures above: what these nodes need) */
   json_object_set_new(o, "switches_full", json_integer((json_int_t)inv->switches_full));
   json_object_set_new(o, "cost_usd_full", json_real(inv->cost_usd_full));

@@ -54,7 +54,8 @@ static const char main_help[] =
     "see also: man fabsim, docs/tour.md (questions and their answers), docs/scenario.md\n";
 
 int main(int argc, char **argv) {
-  if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+  if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
+      !strcmp(argv[1], "-h")) {
     fputs(main_help, argc < 2 ? stderr : stdout);
     return argc < 2 ? CLI_BAD_INPUT : CLI_OK;
   }
@@ -70,7 +71,9 @@ int main(int argc, char **argv) {
   if (!strcmp(verb, "sweep")) return cli_cmd_sweep(argc - 2, argv + 2);
   if (!strcmp(verb, "compare")) return cli_cmd_compare(argc - 2, argv + 2);
   if (!strcmp(verb, "calibrate")) return cli_cmd_calibrate(argc - 2, argv + 2);
-  fprintf(stderr, "fabsim: unknown verb '%s'; verbs: run, topo, memory, reliability, sweep, compare, "
-                  "calibrate, version, help\n", verb);
+  fprintf(stderr,
+          "fabsim: unknown verb '%s'; verbs: run, topo, memory, reliability, sweep, compare, "
+          "calibrate, version, help\n",
+          verb);
   return CLI_BAD_INPUT;
 }

@@ -5,7 +5,8 @@
  * backend, so every phase of any workload is logged. After it: the tel, with
  * output.sample_interval or about 500 samples over the run's real length;
  * the tap's replay (at the packet fidelity the switch ports come from the
- * backend's own samples instead: real queues and pauses, net/net_tel.h); the workload's events; out_write_run. */
+ * backend's own samples instead: real queues and pauses, net/net_tel.h); the workload's events;
+ * out_write_run. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,7 +85,8 @@ static int parse_watch(cli_run_output *o, const cfg_scenario *cfg, const cfg_doc
     if (len == 0 || len >= sizeof item)
       return cfg_fail_at(doc, "output.ports", err,
                          "'%s' has an empty or overlong entry; allowed: none, or names such as "
-                         "leaf0-spine0,nic3 separated by commas", s);
+                         "leaf0-spine0,nic3 separated by commas",
+                         s);
     memcpy(item, q, len);
     item[len] = '\0';
     uint32_t id, v;
@@ -92,7 +94,8 @@ static int parse_watch(cli_run_output *o, const cfg_scenario *cfg, const cfg_doc
     if (tel_port_find(o->topo, &o->ports, item, &id) == SIM_OK) {
       for (size_t i = 0; i < o->nwatch_ports; i++) twice |= o->watch_ports[i] == id;
       o->watch_ports[o->nwatch_ports++] = id;
-    } else if (topo_find_vertex(o->topo, item, &v) == SIM_OK && topo_vertex_at(o->topo, v)->kind == TOPO_NIC) {
+    } else if (topo_find_vertex(o->topo, item, &v) == SIM_OK &&
+               topo_vertex_at(o->topo, v)->kind == TOPO_NIC) {
       uint32_t nic = topo_vertex_at(o->topo, v)->index;
       for (size_t i = 0; i < o->nwatch_nics; i++) twice |= o->watch_nics[i] == nic;
       o->watch_nics[o->nwatch_nics++] = nic;
@@ -103,7 +106,8 @@ static int parse_watch(cli_run_output *o, const cfg_scenario *cfg, const cfg_doc
       return cfg_fail_at(doc, "output.ports", err,
                          "'%s' is neither a switch port nor a NIC of this topology; a port is "
                          "SWITCH-PEER (e.g. %s: the port of the first toward the second), a NIC "
-                         "nicN; `fabsim topo --dot -` lists the names", item, example);
+                         "nicN; `fabsim topo --dot -` lists the names",
+                         item, example);
     }
     if (twice) /* each watched port is one column of timeseries.csv and one series row */
       return cfg_fail_at(doc, "output.ports", err,
@@ -117,15 +121,16 @@ static int parse_watch(cli_run_output *o, const cfg_scenario *cfg, const cfg_doc
 static void workload_events(cli_run_output *o, const coll_exec *exec, const cfg_scenario *cfg) {
   char what[160];
   if (cfg->workload.kind == CFG_WORKLOAD_COLLECTIVE)
-    snprintf(what, sizeof what, "%s of %llu bytes over %u ranks",
-             cfg_coll_op_name(exec->plan->op), (unsigned long long)exec->plan->bytes, exec->plan->nranks);
+    snprintf(what, sizeof what, "%s of %llu bytes over %u ranks", cfg_coll_op_name(exec->plan->op),
+             (unsigned long long)exec->plan->bytes, exec->plan->nranks);
   else
     snprintf(what, sizeof what, "%s traffic, %llu flows",
              cfg_traffic_pattern_name(cfg->workload.traffic.pattern),
              (unsigned long long)coll_plan_flows(exec->plan));
   tel_event(o->tel, exec->start, "job", "workload-start", what, NAN);
   if (exec->finished)
-    tel_event(o->tel, exec->end, "job", "workload-end", "finished", sim_ps_to_s(exec->end - exec->start));
+    tel_event(o->tel, exec->end, "job", "workload-end", "finished",
+              sim_ps_to_s(exec->end - exec->start));
 }
 
 int cli_run_output_begin(cli_run_output *o, be_backend **be, const cfg_scenario *cfg,
@@ -228,15 +233,23 @@ int cli_run_output_end(cli_run_output *o, sim_ctx *sim, const coll_exec *exec, j
                        bool failed, sim_error *err) {
   simtime_ps end = sim_now(sim);
   const topo *t = o->topo;
-  simtime_ps interval = cfg->output.sample_interval ? cfg->output.sample_interval : auto_interval(end);
-  tel_config tc = {.interval = interval, .gpus = topo_gpu_count(t), .nics = topo_nic_count(t),
-                   .ports = o->ports.nports, .nic_bps = cfg->cluster.nic.bandwidth,
-                   .port_bps = o->ports.bps, .watch_ports = o->watch_ports,
-                   .nwatch_ports = o->nwatch_ports, .watch_nics = o->watch_nics,
-                   .nwatch_nics = o->nwatch_nics, .max_rows = 100000};
+  simtime_ps interval =
+      cfg->output.sample_interval ? cfg->output.sample_interval : auto_interval(end);
+  tel_config tc = {.interval = interval,
+                   .gpus = topo_gpu_count(t),
+                   .nics = topo_nic_count(t),
+                   .ports = o->ports.nports,
+                   .nic_bps = cfg->cluster.nic.bandwidth,
+                   .port_bps = o->ports.bps,
+                   .watch_ports = o->watch_ports,
+                   .nwatch_ports = o->nwatch_ports,
+                   .watch_nics = o->watch_nics,
+                   .nwatch_nics = o->nwatch_nics,
+                   .max_rows = 100000};
   int rc = tel_create(&o->tel, &tc, err);
   if (rc != SIM_OK) return rc;
-  bool synthetic = cfg->workload.kind == CFG_WORKLOAD_COLLECTIVE || cfg->workload.kind == CFG_WORKLOAD_TRAFFIC;
+  bool synthetic =
+      cfg->workload.kind == CFG_WORKLOAD_COLLECTIVE || cfg->workload.kind == CFG_WORKLOAD_TRAFFIC;
   if (exec && synthetic) workload_events(o, exec, cfg);
   /* GPU states from the phases only where nothing else runs on the GPUs:
    * a training step's compute is not in the phase log. */
@@ -268,11 +281,18 @@ int cli_run_output_end(cli_run_output *o, sim_ctx *sim, const coll_exec *exec, j
     tel_event(o->tel, end, "job", "stopped",
               "stopped before the end (Ctrl-C); figures cover the time reached", sim_ps_to_s(end));
   tel_finish(o->tel, end);
-  out_run r = {.summary = summary, .scenario_yaml = scenario_yaml, .tel = o->tel,
+  out_run r = {.summary = summary,
+               .scenario_yaml = scenario_yaml,
+               .tel = o->tel,
                .names = {.ctx = o, .port = port_name_cb, .nic = nic_name_cb},
-               .complete = complete, .failed = failed, .dir = cfg->output.dir, .database = cfg->output.database,
-               .report = cfg->output.report, .openmetrics = cfg->output.openmetrics,
-               .top_ports = cfg->output.top_ports, .started_at = o->started_at};
+               .complete = complete,
+               .failed = failed,
+               .dir = cfg->output.dir,
+               .database = cfg->output.database,
+               .report = cfg->output.report,
+               .openmetrics = cfg->output.openmetrics,
+               .top_ports = cfg->output.top_ports,
+               .started_at = o->started_at};
   return out_write_run(&r, err);
 }
 

@@ -12,12 +12,12 @@ typedef struct cli_run_output {
   const topo *topo;
   tel *tel;
   tel_tap *tap;
-  be_backend *packet;    /* the packet backend when it samples its own ports (net_tel.h) */
+  be_backend *packet; /* the packet backend when it samples its own ports (net_tel.h) */
   tel_portmap ports;
   uint32_t *watch_ports, *watch_nics;
   uint32_t nwatch_ports, nwatch_nics;
-  char started_at[32];   /* wall clock, UTC */
-  const wl_job *job;     /* a training run's job: its GPU timeline feeds the GPU series */
+  char started_at[32]; /* wall clock, UTC */
+  const wl_job *job;   /* a training run's job: its GPU timeline feeds the GPU series */
 } cli_run_output;
 
 /* Before the workload starts: check output.ports (SIM_ECONFIG located at

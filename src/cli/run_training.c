@@ -88,8 +88,8 @@ static int check_horizon(const cli_training *tr, sim_error *err) {
   return SIM_OK;
 }
 
-int cli_training_begin(cli_training *tr, const cfg_scenario *cfg, const cfg_doc *doc,
-                       const topo *t, be_backend *be) {
+int cli_training_begin(cli_training *tr, const cfg_scenario *cfg, const cfg_doc *doc, const topo *t,
+                       be_backend *be) {
   sim_error err = {0};
   memset(tr, 0, sizeof *tr);
   tr->cfg = cfg;
@@ -195,10 +195,11 @@ static int schedule_gpu_faults(cli_training *tr, sim_ctx *sim) {
     uint32_t gpu;
     if (!fault_gpu(tr->t, f->target, f->kind == CFG_FAULT_NODE_FAIL, &gpu)) {
       char msg[256];
-      snprintf(msg, sizeof msg, "faults[%u].target: '%s' is not a %s of this cluster (%s0..%u)", i,
-               f->target, f->kind == CFG_FAULT_NODE_FAIL ? "node" : "GPU",
-               f->kind == CFG_FAULT_NODE_FAIL ? "node" : "gpu",
-               (f->kind == CFG_FAULT_NODE_FAIL ? topo_node_count(tr->t) : topo_gpu_count(tr->t)) - 1);
+      snprintf(
+          msg, sizeof msg, "faults[%u].target: '%s' is not a %s of this cluster (%s0..%u)", i,
+          f->target, f->kind == CFG_FAULT_NODE_FAIL ? "node" : "GPU",
+          f->kind == CFG_FAULT_NODE_FAIL ? "node" : "gpu",
+          (f->kind == CFG_FAULT_NODE_FAIL ? topo_node_count(tr->t) : topo_gpu_count(tr->t)) - 1);
       cli_error(msg);
       return CLI_BAD_INPUT;
     }
@@ -224,10 +225,10 @@ static void keep_fabric(cli_training *tr, int side, uint32_t k, const be_stats *
                         const be_stats *last) {
   sim_grow((void **)&tr->fab[side], &tr->fabcap[side], (size_t)k + 1, sizeof *tr->fab[side]);
   while (tr->nfab[side] <= k) tr->fab[side][tr->nfab[side]++] = (cli_step_fabric){0};
-  tr->fab[side][k] = (cli_step_fabric){
-      .observed = (st->observed & BE_OBS_PACKETS) != 0,
-      .pfc_paused_s = sim_ps_to_s(st->pfc_paused - last->pfc_paused),
-      .ecn_marks = st->ecn_marks - last->ecn_marks};
+  tr->fab[side][k] =
+      (cli_step_fabric){.observed = (st->observed & BE_OBS_PACKETS) != 0,
+                        .pfc_paused_s = sim_ps_to_s(st->pfc_paused - last->pfc_paused),
+                        .ecn_marks = st->ecn_marks - last->ecn_marks};
 }
 
 static void base_counters(void *ctx, uint32_t step, simtime_ps start, simtime_ps end) {
@@ -400,7 +401,8 @@ int cli_training_run(cli_training *tr, json_t *events, bool show, bool *complete
       goto fail;
     if (!*complete) { /* Ctrl-C during the baseline: the job never ran */
       char msg[200];
-      snprintf(msg, sizeof msg, "stopped (Ctrl-C) while simulating the fault-free baseline, after "
+      snprintf(msg, sizeof msg,
+               "stopped (Ctrl-C) while simulating the fault-free baseline, after "
                "%u of its %u steps: the job with its faults did not run",
                wl_job_steps_done(tr->base), tr->cfg->workload.steps);
       cli_event_add(events, 0, "job", "stopped", msg);
@@ -449,7 +451,8 @@ json_t *cli_power_json(const cfg_scenario *cfg, const cfg_doc *doc, const topo *
     pwr_free(&m);
     return NULL;
   }
-  json_t *pw = pwr_summary_json(&m, cfg->power.utilization, step_s, cfg->reliability.days * 86400.0);
+  json_t *pw =
+      pwr_summary_json(&m, cfg->power.utilization, step_s, cfg->reliability.days * 86400.0);
   json_object_set_new(pw, "utilization_source", json_string("power.utilization"));
   pwr_free(&m);
   return pw;

@@ -25,28 +25,28 @@ typedef struct cli_training {
   const cfg_scenario *cfg;
   const cfg_doc *doc;
   const topo *t;
-  sim_ctx *sim;     /* the run's */
+  sim_ctx *sim; /* the run's */
   pwr_model pwr;
   bool have_pwr;
-  double *throttle; /* per GPU, from the racks' cooling at the fault-free utilization */
+  double *throttle;   /* per GPU, from the racks' cooling at the fault-free utilization */
   double utilization; /* that fault-free utilization; 0 when no baseline ran */
   uint32_t throttled_gpus;
-  wl_job *base;     /* the same steps without faults or throttling */
+  wl_job *base; /* the same steps without faults or throttling */
   sim_ctx *base_sim;
   be_backend *base_be;
   struct cli_gpu_fault *play; /* GPU faults of the scenario, as scheduled */
   uint32_t nplay;
-  be_backend *be;   /* the run's */
-  be_stats last;    /* its counters at the end of the previous step */
-  json_t *events;   /* while running */
+  be_backend *be;                 /* the run's */
+  be_stats last;                  /* its counters at the end of the previous step */
+  json_t *events;                 /* while running */
   struct cli_step_fabric *fab[2]; /* per step, [0] the run, [1] the baseline */
   size_t nfab[2], fabcap[2];
   be_stats base_last;
 } cli_training;
 
 /* Job and power model. Errors are printed; returns a CLI exit code. */
-int cli_training_begin(cli_training *tr, const cfg_scenario *cfg, const cfg_doc *doc,
-                       const topo *t, be_backend *be);
+int cli_training_begin(cli_training *tr, const cfg_scenario *cfg, const cfg_doc *doc, const topo *t,
+                       be_backend *be);
 /* When anything may disturb the job (faults, a rack that could exceed its
  * limit): the fault-free baseline first, then the racks throttled at its
  * utilization (thermal events into `events`); then the job, with a progress

@@ -37,9 +37,9 @@ static json_t *steps_json(const wl_job *j, const wl_job *base) {
  * by name. */
 static const char *wait_in(const wl_step *s) {
   if (s && s->parallel.pp > 1) return "pipeline sends and the collectives after them";
-  static const wl_comm_kind order[] = {WL_COMM_DP_ALLREDUCE,  WL_COMM_DP_REDUCESCATTER,
-                                       WL_COMM_TP_ALLREDUCE,  WL_COMM_EP_DISPATCH,
-                                       WL_COMM_PP_SEND,       WL_COMM_DP_ALLGATHER};
+  static const wl_comm_kind order[] = {WL_COMM_DP_ALLREDUCE, WL_COMM_DP_REDUCESCATTER,
+                                       WL_COMM_TP_ALLREDUCE, WL_COMM_EP_DISPATCH,
+                                       WL_COMM_PP_SEND,      WL_COMM_DP_ALLGATHER};
   for (size_t i = 0; s && i < sizeof order / sizeof *order; i++)
     if (s->comm[order[i]].count) return wl_comm_kind_name(order[i]);
   return "collectives";
@@ -59,8 +59,7 @@ static rel_rc_net *network_faults(const cfg_scenario *cfg, uint32_t *n) {
     x->until_s = -1;
     if (f->kind == CFG_FAULT_LINK_FLAP)
       x->until_s = sim_ps_to_s(f->at + (simtime_ps)f->count * f->period);
-    else if (f->duration)
-      x->until_s = sim_ps_to_s(f->at + f->duration);
+    else if (f->duration) x->until_s = sim_ps_to_s(f->at + f->duration);
     for (uint32_t k = 0; k < cfg->faults.n; k++) { /* an explicit -up entry ends it */
       const cfg_fault *u = &cfg->faults.v[k];
       bool up = u->kind == CFG_FAULT_LINK_UP || u->kind == CFG_FAULT_SWITCH_UP ||
@@ -81,8 +80,11 @@ static void rc_step(const wl_step *s, double *compute, double *exposed, rel_rc_s
     compute[i] = s->stages[i].compute_s;
     exposed[i] = s->stages[i].exposed_comm_s;
   }
-  *out = (rel_rc_step){.start_s = s->start_s, .time_s = s->time_s, .stage_compute_s = compute,
-                       .stage_exposed_s = exposed, .nstages = s->nstages};
+  *out = (rel_rc_step){.start_s = s->start_s,
+                       .time_s = s->time_s,
+                       .stage_compute_s = compute,
+                       .stage_exposed_s = exposed,
+                       .nstages = s->nstages};
 }
 
 static json_t *root_cause(cli_training *tr, json_t *events) {
@@ -114,10 +116,13 @@ static json_t *root_cause(cli_training *tr, json_t *events) {
     const wl_gpu_event *e = &ev[i];
     if ((e->kind != WL_GPU_SLOWDOWN && e->kind != WL_GPU_THERMAL) || e->stage == WL_NO_STAGE)
       continue;
-    slow[nslow++] = (rel_rc_slow){.at_s = sim_ps_to_s(e->at), .until_s = -1,
-                                  .factor = e->factor, .gpu = e->gpu,
+    slow[nslow++] = (rel_rc_slow){.at_s = sim_ps_to_s(e->at),
+                                  .until_s = -1,
+                                  .factor = e->factor,
+                                  .gpu = e->gpu,
                                   .node = topo_gpu_node(tr->t, e->gpu),
-                                  .rack = cli__gpu_rack(tr, e->gpu), .stage = e->stage,
+                                  .rack = cli__gpu_rack(tr, e->gpu),
+                                  .stage = e->stage,
                                   .thermal = e->kind == WL_GPU_THERMAL};
   }
   /* a slowdown fault lasts until the GPU's next slowdown fault (factor 1:
@@ -132,9 +137,16 @@ static json_t *root_cause(cli_training *tr, json_t *events) {
   sim_free(next);
   uint32_t nnet;
   rel_rc_net *net = network_faults(tr->cfg, &nnet);
-  rel_rc_input in = {.run = run, .base = base, .nrun = nrun, .nbase = nbase, .slow = slow,
-                     .nslow = nslow, .net = net, .nnet = nnet,
-                     .gpus = wl_job_step(j, 0)->gpus, .wait_in = wait_in(wl_job_step(j, 0)),
+  rel_rc_input in = {.run = run,
+                     .base = base,
+                     .nrun = nrun,
+                     .nbase = nbase,
+                     .slow = slow,
+                     .nslow = nslow,
+                     .net = net,
+                     .nnet = nnet,
+                     .gpus = wl_job_step(j, 0)->gpus,
+                     .wait_in = wait_in(wl_job_step(j, 0)),
                      .threshold_frac = 1e-3};
   json_t *rc = rel_root_cause(&in);
   size_t i;
@@ -192,17 +204,15 @@ static json_t *failure_json(cli_training *tr, json_t *events) {
   rel_failure_cost c;
   rel_failure_cost_of(sim_ps_to_s(at), tau, delta, restart, gpus, &c);
   uint32_t done = wl_job_steps_done(tr->job);
-  double step_s = done ? wl_job_step(tr->job, done - 1)->time_s
+  double step_s = done                                      ? wl_job_step(tr->job, done - 1)->time_s
                   : tr->base && wl_job_steps_done(tr->base) ? wl_job_step(tr->base, 0)->time_s
                                                             : 0;
   char comp[32];
-  const char *kind = f->kind == WL_NODE_FAIL ? "node-fail"
+  const char *kind = f->kind == WL_NODE_FAIL  ? "node-fail"
                      : f->kind == WL_GPU_FAIL ? "gpu-fail"
                                               : "transfer-failed";
-  if (f->kind == WL_NODE_FAIL)
-    snprintf(comp, sizeof comp, "node%u", topo_gpu_node(tr->t, f->gpu));
-  else
-    snprintf(comp, sizeof comp, "gpu%u", f->gpu);
+  if (f->kind == WL_NODE_FAIL) snprintf(comp, sizeof comp, "node%u", topo_gpu_node(tr->t, f->gpu));
+  else snprintf(comp, sizeof comp, "gpu%u", f->gpu);
   json_t *o = json_object();
   json_object_set_new(o, "at_s", json_real(c.at_s));
   json_object_set_new(o, "component", json_string(comp));
@@ -235,7 +245,8 @@ static json_t *failure_json(cli_training *tr, json_t *events) {
   else
     snprintf(detail, sizeof detail,
              "a transfer gpu%u->gpu%u of the job's collectives failed (%s): the collective lost "
-             "data, the communicator aborts", f->gpu, f->dst_gpu, f->cause ? f->cause : "unknown");
+             "data, the communicator aborts",
+             f->gpu, f->dst_gpu, f->cause ? f->cause : "unknown");
   if (f->kind != WL_TRANSFER_FAIL) /* a transfer's failure: in the job-stopped event */
     cli_event_add(events, c.at_s, comp, kind, detail);
   char why[200] = "";
@@ -270,8 +281,10 @@ static json_t *sdc_json(cli_training *tr, json_t *events) {
     bool replicas = p->dp > 1 && e->stage != WL_NO_STAGE;
     /* beyond the simulated steps the reduction comes in the next step */
     uint64_t diverge = !replicas ? 0 : e->diverged ? (uint64_t)e->diverge_step + 1 : done + 1;
-    json_object_set_new(o, "diverge_step", diverge ? json_integer((json_int_t)diverge) : json_null());
-    json_object_set_new(o, "diverge_at_s", e->diverged ? json_real(sim_ps_to_s(e->diverge_at)) : json_null());
+    json_object_set_new(o, "diverge_step",
+                        diverge ? json_integer((json_int_t)diverge) : json_null());
+    json_object_set_new(o, "diverge_at_s",
+                        e->diverged ? json_real(sim_ps_to_s(e->diverge_at)) : json_null());
     uint64_t detect = rel_sdc_detect_step(diverge, every);
     json_object_set_new(o, "detect_step", detect ? json_integer((json_int_t)detect) : json_null());
     double detect_at = NAN;
@@ -288,8 +301,9 @@ static json_t *sdc_json(cli_training *tr, json_t *events) {
     json_object_set_new(o, "detect_estimated", json_boolean(estimated));
     json_array_append_new(a, o);
     if (!replicas)
-      snprintf(detail, sizeof detail, "silent data corruption; no data-parallel replica to diverge "
-                                      "from (dp = 1): replica checksums cannot detect it");
+      snprintf(detail, sizeof detail,
+               "silent data corruption; no data-parallel replica to diverge "
+               "from (dp = 1): replica checksums cannot detect it");
     else if (!every)
       snprintf(detail, sizeof detail,
                "silent data corruption: replicas diverge in step %llu%s; never detected "
@@ -303,9 +317,10 @@ static json_t *sdc_json(cli_training *tr, json_t *events) {
                every, (unsigned long long)detect, estimated ? "about " : "", detect_at);
     cli_event_add(events, sim_ps_to_s(e->at), comp, "sdc", detail);
     if (e->diverged) {
-      snprintf(detail, sizeof detail, "corrupted data from gpu%u enters the gradient reduction of "
-                                      "step %llu: replicas diverge", e->gpu,
-               (unsigned long long)diverge);
+      snprintf(detail, sizeof detail,
+               "corrupted data from gpu%u enters the gradient reduction of "
+               "step %llu: replicas diverge",
+               e->gpu, (unsigned long long)diverge);
       cli_event_add(events, sim_ps_to_s(e->diverge_at), comp, "sdc-diverge", detail);
     }
     if (detect && !estimated) {
@@ -388,7 +403,9 @@ void cli_training_summary(cli_training *tr, json_t *summary, json_t *events) {
 
 /* ---- text ------------------------------------------------------------------------------ */
 
-static double num(const json_t *o, const char *k) { return json_number_value(json_object_get(o, k)); }
+static double num(const json_t *o, const char *k) {
+  return json_number_value(json_object_get(o, k));
+}
 
 void cli_training_text(const json_t *summary) {
   char a[64], b[64], c[64];
@@ -416,24 +433,26 @@ void cli_training_text(const json_t *summary) {
            out_fmt_seconds(a, sizeof a, num(f, "at_s")), (int)num(f, "step"));
     if (json_is_string(json_object_get(f, "cause")))
       printf("  cause      transfer gpu%d->gpu%d: %s; the collective lost data\n",
-             atoi(json_string_value(json_object_get(f, "component")) + 3),
-             (int)num(f, "dst_gpu"), json_string_value(json_object_get(f, "cause")));
-    printf("  lost       %s of work since the last checkpoint (%.4g GPU-hours; checkpoint every "
-           "%s%s; at a random time the loss averages %s)\n",
-           out_fmt_seconds(a, sizeof a, num(f, "lost_work_s")), num(f, "lost_gpu_hours"),
-           out_fmt_seconds(b, sizeof b, num(f, "checkpoint_interval_s")),
-           json_is_true(json_object_get(f, "checkpoint_interval_auto")) ? " (Daly)" : "",
-           out_fmt_seconds(c, sizeof c, num(f, "expected_lost_work_s")));
-    printf("  restart    %s + recompute %s = %s\n", out_fmt_seconds(a, sizeof a, num(f, "restart_s")),
+             atoi(json_string_value(json_object_get(f, "component")) + 3), (int)num(f, "dst_gpu"),
+             json_string_value(json_object_get(f, "cause")));
+    printf(
+        "  lost       %s of work since the last checkpoint (%.4g GPU-hours; checkpoint every "
+        "%s%s; at a random time the loss averages %s)\n",
+        out_fmt_seconds(a, sizeof a, num(f, "lost_work_s")), num(f, "lost_gpu_hours"),
+        out_fmt_seconds(b, sizeof b, num(f, "checkpoint_interval_s")),
+        json_is_true(json_object_get(f, "checkpoint_interval_auto")) ? " (Daly)" : "",
+        out_fmt_seconds(c, sizeof c, num(f, "expected_lost_work_s")));
+    printf("  restart    %s + recompute %s = %s\n",
+           out_fmt_seconds(a, sizeof a, num(f, "restart_s")),
            out_fmt_seconds(b, sizeof b, num(f, "recompute_s")),
            out_fmt_seconds(c, sizeof c, num(f, "restart_cost_s")));
   }
   size_t i;
   const json_t *e;
   json_array_foreach(json_object_get(summary, "sdc"), i, e) {
-    printf("sdc          gpu%d at %s: ", (int)num(e, "gpu"), out_fmt_seconds(a, sizeof a, num(e, "at_s")));
-    if (json_is_null(json_object_get(e, "diverge_step")))
-      printf("no replicas to diverge from\n");
+    printf("sdc          gpu%d at %s: ", (int)num(e, "gpu"),
+           out_fmt_seconds(a, sizeof a, num(e, "at_s")));
+    if (json_is_null(json_object_get(e, "diverge_step"))) printf("no replicas to diverge from\n");
     else if (json_is_null(json_object_get(e, "detect_step")))
       printf("replicas diverge in step %d, never detected (no replica checksums)\n",
              (int)num(e, "diverge_step"));
@@ -452,4 +471,3 @@ void cli_training_text(const json_t *summary) {
     printf("%-12s %s\n", i ? "" : "root cause", json_string_value(json_object_get(e, "text")));
   }
 }
-

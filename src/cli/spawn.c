@@ -130,7 +130,8 @@ size_t cli_jobs_run(cli_job *jobs, size_t n, unsigned parallel, const char *swee
     pid_t pid = waitpid(-1, &st, 0);
     if (pid < 0) {
       if (errno != EINTR) break;
-      if (jobs_stop && !forwarded) { /* a Ctrl-C at the terminal reaches them too; kill -INT may not */
+      if (jobs_stop &&
+          !forwarded) { /* a Ctrl-C at the terminal reaches them too; kill -INT may not */
         for (size_t i = 0; i < next; i++)
           if (jobs[i].pid > 0 && jobs[i].status == -1) kill(jobs[i].pid, SIGINT);
         forwarded = true;
@@ -146,7 +147,10 @@ size_t cli_jobs_run(cli_job *jobs, size_t n, unsigned parallel, const char *swee
       finished++;
       if (!quiet)
         fprintf(stderr, "[%zu/%zu] %s: %s (%.1f s)\n", finished, n, j->label,
-                j->status == 0 ? "done" : j->status == CLI_INTERRUPTED ? "stopped" : "FAILED", j->wall_s);
+                j->status == 0                 ? "done"
+                : j->status == CLI_INTERRUPTED ? "stopped"
+                                               : "FAILED",
+                j->wall_s);
     }
   }
   for (size_t i = 0; i < n; i++) failed += jobs[i].status != 0;
@@ -254,7 +258,8 @@ void cli_print_sweep_table(FILE *f, const json_t *runs, const char *const *keys,
       if (strlen(cell[r][c]) > w[c]) w[c] = strlen(cell[r][c]);
   for (size_t r = 0; r <= nr; r++) {
     for (size_t c = 0; c < ncol; c++)
-      fprintf(f, c <= nkeys ? "%-*s%s" : "%*s%s", (int)w[c], cell[r][c], c + 1 < ncol ? "  " : "\n");
+      fprintf(f, c <= nkeys ? "%-*s%s" : "%*s%s", (int)w[c], cell[r][c],
+              c + 1 < ncol ? "  " : "\n");
     for (size_t c = 0; c < ncol; c++) sim_free(cell[r][c]);
     sim_free(cell[r]);
   }
@@ -291,7 +296,8 @@ void cli_print_compare_table(FILE *f, const json_t *runs) {
       char a[64], cellbuf[96];
       fmt_value(a, sizeof a, v, unit);
       if (r > 0 && json_is_number(v) && json_is_number(base) && json_number_value(base) != 0) {
-        double pct = (json_number_value(v) - json_number_value(base)) / fabs(json_number_value(base)) * 100;
+        double pct =
+            (json_number_value(v) - json_number_value(base)) / fabs(json_number_value(base)) * 100;
         snprintf(cellbuf, sizeof cellbuf, "%s (%+.1f%%)", a, pct);
       } else {
         snprintf(cellbuf, sizeof cellbuf, "%s", a);
@@ -310,12 +316,12 @@ char *cli_sweep_csv(const json_t *runs, const char *const *keys, size_t nkeys) {
   size_t nf = json_array_size(figs);
   size_t cap = 4096, len = 0;
   char *s = sim_malloc(cap);
-#define PUT(...)                                                           \
-  do {                                                                     \
-    int m_ = snprintf(NULL, 0, __VA_ARGS__);                               \
-    sim_grow((void **)&s, &cap, len + (size_t)m_ + 1, 1);                  \
-    snprintf(s + len, cap - len, __VA_ARGS__);                             \
-    len += (size_t)m_;                                                     \
+#define PUT(...)                                          \
+  do {                                                    \
+    int m_ = snprintf(NULL, 0, __VA_ARGS__);              \
+    sim_grow((void **)&s, &cap, len + (size_t)m_ + 1, 1); \
+    snprintf(s + len, cap - len, __VA_ARGS__);            \
+    len += (size_t)m_;                                    \
   } while (0)
   PUT("point,complete"); /* no run id: parallel runs end in any order */
   for (size_t k = 0; k < nkeys; k++) PUT(",%s", keys[k]);
@@ -336,7 +342,8 @@ char *cli_sweep_csv(const json_t *runs, const char *const *keys, size_t nkeys) {
       PUT(",%s", v);
     }
     for (size_t k = 0; k < nf; k++) {
-      json_t *v = figure_value(run, json_string_value(json_object_get(json_array_get(figs, k), "label")));
+      json_t *v =
+          figure_value(run, json_string_value(json_object_get(json_array_get(figs, k), "label")));
       if (json_is_number(v)) {
         char num[40];
         for (int prec = 6; prec <= 17; prec++) { /* the fewest digits that read back exactly */

@@ -10,12 +10,12 @@
 
 /* One `fabsim run` to make: argv after "run", its output.dir, its label. */
 typedef struct cli_job {
-  char **args;     /* owned, NULL-terminated */
+  char **args; /* owned, NULL-terminated */
   size_t nargs;
-  char *dir;       /* output.dir of the run (owned) */
-  char *label;     /* "fabric.routing=adaptive cluster.nodes=64" (owned) */
+  char *dir;   /* output.dir of the run (owned) */
+  char *label; /* "fabric.routing=adaptive cluster.nodes=64" (owned) */
   pid_t pid;
-  int status;      /* exit code; -1 not run; 128+n killed by signal n */
+  int status; /* exit code; -1 not run; 128+n killed by signal n */
   double wall_s;
 } cli_job;
 

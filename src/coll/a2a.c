@@ -73,7 +73,8 @@ static void pxn_nodes_init(pxn_nodes *g, const topo *t, const coll_spec *s) {
   g->local_plane = sim_malloc(g->gpn * sizeof *g->local_plane);
   g->local_count = sim_calloc(g->gpn, sizeof *g->local_count);
   g->has = sim_calloc((size_t)g->m * g->gpn, sizeof *g->has);
-  for (uint32_t l = 0; l < g->gpn; l++) g->local_plane[l] = (int32_t)(topo_gpu_nic(t, l) % g->planes);
+  for (uint32_t l = 0; l < g->gpn; l++)
+    g->local_plane[l] = (int32_t)(topo_gpu_nic(t, l) % g->planes);
   uint32_t a = 0;
   for (uint32_t i = 0; i < n; a++) {
     uint32_t node = topo_gpu_node(t, s->ranks[i]), j = i;

@@ -54,7 +54,8 @@ static void exec_begin(sim_ctx *sim, void *obj, uint64_t arg) {
   (void)arg;
   if (e->plan->stagger == 0 || e->plan->nphases == 0) {
     /* the launch overhead first (one event), then the phases in order */
-    if (e->plan->launch && e->plan->nphases) ev_schedule(sim, sim_now(sim) + e->plan->launch, exec_next_ev, e, 0);
+    if (e->plan->launch && e->plan->nphases)
+      ev_schedule(sim, sim_now(sim) + e->plan->launch, exec_next_ev, e, 0);
     else exec_next(sim, obj);
     return;
   }

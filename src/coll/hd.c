@@ -38,7 +38,9 @@ typedef struct hd_ctx {
   be_xfer *x;
 } hd_ctx;
 
-static uint32_t survivor_pos(const hd_ctx *h, uint32_t v) { return v < h->rem ? 2 * v + 1 : v + h->rem; }
+static uint32_t survivor_pos(const hd_ctx *h, uint32_t v) {
+  return v < h->rem ? 2 * v + 1 : v + h->rem;
+}
 
 /* Survivors u < r with u = x (mod mod): the ones weighing two blocks. */
 static uint64_t heavy_count(uint32_t rem, uint32_t x, uint32_t mod) {
@@ -105,7 +107,7 @@ int coll__plan_hd(coll_plan *p, const topo *t, const coll_spec *s) {
   for (uint32_t c = 0; c < h.k; c++) coll__ring_order(t, s->ranks, h.n, c, &order[(size_t)c * h.n]);
   h.order = order;
   h.x = sim_malloc((size_t)h.k * h.n * sizeof *h.x);
-  uint64_t vec = coll__ceil_div(s->bytes, h.k);                  /* per channel */
+  uint64_t vec = coll__ceil_div(s->bytes, h.k);                 /* per channel */
   uint64_t blk = coll__ceil_div(s->bytes, (uint64_t)h.n * h.k); /* one rank's block */
   switch (s->op) {
   case CFG_COLL_ALLREDUCE:

@@ -34,7 +34,8 @@ int coll__plan_hier(coll_plan *p, const topo *t, const coll_spec *s, sim_error *
   if (!coll__node_blocks(t, s->ranks, s->nranks, &m, &g))
     return sim_fail(err, SIM_EINVAL,
                     "hierarchical allreduce needs the same number of ranks on every node "
-                    "(the first node has %u); use whole nodes", g);
+                    "(the first node has %u); use whole nodes",
+                    g);
   uint64_t intra = coll__ceil_div(s->bytes, (uint64_t)g * k);
   uint64_t inter = coll__ceil_div(s->bytes, (uint64_t)g * m * k);
   if (g > 1) intra_ring(p, s, m, g, intra);
@@ -44,8 +45,8 @@ int coll__plan_hier(coll_plan *p, const topo *t, const coll_spec *s, sim_error *
     for (uint32_t c = 0; c < k; c++)
       for (uint32_t l = 0; l < g; l++)
         for (uint32_t a = 0; a < m; a++)
-          coll__xfer(&ph->x[w++], s->ranks[(size_t)a * g + l], s->ranks[(size_t)((a + 1) % m) * g + l],
-                     inter, 0x300 + c);
+          coll__xfer(&ph->x[w++], s->ranks[(size_t)a * g + l],
+                     s->ranks[(size_t)((a + 1) % m) * g + l], inter, 0x300 + c);
   }
   if (g > 1) intra_ring(p, s, m, g, intra);
   return SIM_OK;

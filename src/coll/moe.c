@@ -49,12 +49,14 @@ static int moe_check(const topo *t, const coll_moe_spec *s, moe_model *md, sim_e
     return sim_fail(err, SIM_EINVAL, "MoE dispatch needs ranks, hidden >= 1 and elem_bytes >= 1");
   for (uint32_t i = 0; i < s->nranks; i++)
     if ((i > 0 && s->ranks[i] <= s->ranks[i - 1]) || s->ranks[i] >= topo_gpu_count(t))
-      return sim_fail(err, SIM_EINVAL,
-                      "expert-parallel ranks must be distinct GPUs of the cluster in ascending order");
+      return sim_fail(
+          err, SIM_EINVAL,
+          "expert-parallel ranks must be distinct GPUs of the cluster in ascending order");
   if (!coll__node_blocks(t, s->ranks, s->nranks, &md->m, &md->g))
     return sim_fail(err, SIM_EINVAL,
                     "the expert-parallel group needs the same number of ranks on every node (the "
-                    "first has %u); place whole nodes", md->g);
+                    "first has %u); place whole nodes",
+                    md->g);
   if (s->experts == 0 || s->experts % s->nranks != 0)
     return sim_fail(err, SIM_EINVAL,
                     "%u experts do not spread evenly over %u expert-parallel ranks; use a multiple",

@@ -124,8 +124,7 @@ static void shares(coll_moe_routing *out, const uint32_t *node, const uint32_t *
   out->imbalance = uniform || all == 0 ? 1 : most * (double)n / all;
 }
 
-int coll_moe_routing_sample(coll_moe_routing *out, const coll_moe_router_spec *s,
-                            sim_error *err) {
+int coll_moe_routing_sample(coll_moe_routing *out, const coll_moe_router_spec *s, sim_error *err) {
   memset(out, 0, sizeof *out);
   uint32_t mg = s->nodes * s->per_node;
   if (s->nodes == 0 || s->per_node == 0 || s->experts == 0 || s->experts % mg != 0)

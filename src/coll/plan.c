@@ -85,7 +85,8 @@ void coll__push_slice(coll_plan *p, size_t off, size_t n, uint64_t repeat) {
     p->phases_cap = p->phases_cap ? 2 * p->phases_cap : 8;
     p->phases = sim_realloc(p->phases, p->phases_cap * sizeof *p->phases);
   }
-  p->phases[p->nphases++] = (coll_phase){.x = p->pool + off, .n = n, .repeat = repeat, .in_pool = true};
+  p->phases[p->nphases++] =
+      (coll_phase){.x = p->pool + off, .n = n, .repeat = repeat, .in_pool = true};
 }
 
 /* q transfers of about x.bytes/q (the first ones one byte larger when it
@@ -178,13 +179,15 @@ int coll_plan_build(coll_plan *plan, const topo *t, const coll_spec *spec, sim_e
   if (s->algorithm == CFG_ALGO_NODE_LIMITED)
     return sim_fail(err, SIM_EINVAL,
                     "node-limited is the MoE dispatch/combine (coll_moe_build, training "
-                    "workload), not a %s algorithm", cfg_coll_op_name(s->op));
+                    "workload), not a %s algorithm",
+                    cfg_coll_op_name(s->op));
   if (!coll_algorithm_supports(s->op, s->algorithm))
-    return sim_fail(err, SIM_EINVAL,
-                    "%s has no '%s' algorithm here (allreduce: ring, tree, halving-doubling, "
-                    "hierarchical, nvls, collnet; reducescatter, allgather: ring, halving-doubling; broadcast: "
-                    "ring; alltoall: pairwise, pxn)",
-                    cfg_coll_op_name(s->op), cfg_coll_algorithm_name(s->algorithm));
+    return sim_fail(
+        err, SIM_EINVAL,
+        "%s has no '%s' algorithm here (allreduce: ring, tree, halving-doubling, "
+        "hierarchical, nvls, collnet; reducescatter, allgather: ring, halving-doubling; broadcast: "
+        "ring; alltoall: pairwise, pxn)",
+        cfg_coll_op_name(s->op), cfg_coll_algorithm_name(s->algorithm));
   if ((s->algorithm == CFG_ALGO_NVLS || s->algorithm == CFG_ALGO_COLLNET) &&
       (s->protocol == CFG_PROTO_LL || s->protocol == CFG_PROTO_LL128))
     return sim_fail(err, SIM_EINVAL, "%s runs the simple protocol only (as NCCL's)",
@@ -193,7 +196,8 @@ int coll_plan_build(coll_plan *plan, const topo *t, const coll_spec *spec, sim_e
   int rc = SIM_OK;
   switch (s->algorithm) {
   case CFG_ALGO_RING:
-    rc = s->op == CFG_COLL_BROADCAST ? coll__plan_broadcast(plan, t, s) : coll__plan_ring(plan, t, s);
+    rc = s->op == CFG_COLL_BROADCAST ? coll__plan_broadcast(plan, t, s)
+                                     : coll__plan_ring(plan, t, s);
     break;
   case CFG_ALGO_TREE: rc = coll__plan_tree(plan, t, s); break;
   case CFG_ALGO_HALVING_DOUBLING: rc = coll__plan_hd(plan, t, s); break;
@@ -203,7 +207,7 @@ int coll_plan_build(coll_plan *plan, const topo *t, const coll_spec *spec, sim_e
   case CFG_ALGO_NVLS: rc = coll__plan_nvls(plan, t, s, err); break;
   case CFG_ALGO_COLLNET: rc = coll__plan_collnet(plan, t, s, err); break;
   case CFG_ALGO_NODE_LIMITED: /* rejected above */
-  case CFG_ALGO_AUTO: break;       /* resolved above */
+  case CFG_ALGO_AUTO: break;  /* resolved above */
   }
   if (rc == SIM_OK) {
     coll__apply_protocol(plan, t, s);
@@ -228,10 +232,9 @@ int coll_plan_merge(coll_plan *into, coll_plan *from, sim_error *err) {
                     into->nphases, from->nphases);
   for (size_t i = 0; i < into->nphases; i++)
     if (into->phases[i].repeat != from->phases[i].repeat)
-      return sim_fail(err, SIM_EINVAL,
-                      "phase %zu repeats %llu times in one plan and %llu in the other", i,
-                      (unsigned long long)into->phases[i].repeat,
-                      (unsigned long long)from->phases[i].repeat);
+      return sim_fail(
+          err, SIM_EINVAL, "phase %zu repeats %llu times in one plan and %llu in the other", i,
+          (unsigned long long)into->phases[i].repeat, (unsigned long long)from->phases[i].repeat);
   for (size_t i = 0; i < into->nphases; i++) {
     coll_phase *a = &into->phases[i];
     const coll_phase *b = &from->phases[i];

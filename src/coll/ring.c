@@ -31,7 +31,8 @@
  * over N < G NICs rotates by c G/N (plus c/N for channels beyond N), so
  * the first N channels start on N different NICs; otherwise by c. */
 static uint32_t rotation(const topo *t, uint32_t len, uint32_t c) {
-  uint32_t g = topo_gpu_count(t) / topo_node_count(t), nics = topo_nic_count(t) / topo_node_count(t);
+  uint32_t g = topo_gpu_count(t) / topo_node_count(t),
+           nics = topo_nic_count(t) / topo_node_count(t);
   if (len != g || nics >= g || g % nics != 0) return c;
   uint32_t per = g / nics;
   return (c % nics) * per + (c / nics) % per;
@@ -76,7 +77,8 @@ int coll__plan_ring(coll_plan *p, const topo *t, const coll_spec *s) {
   size_t nx = 0;
   for (uint32_t c = 0; c < k; c++) {
     coll__ring_order(t, s->ranks, n, c, ring + (size_t)c * n);
-    for (uint32_t i = 0; i < n; i++) nx += 1 + (relay_of(t, ring + (size_t)c * n, n, i) != UINT32_MAX);
+    for (uint32_t i = 0; i < n; i++)
+      nx += 1 + (relay_of(t, ring + (size_t)c * n, n, i) != UINT32_MAX);
   }
   coll_phase *ph = coll__add_phase(p, nx, steps);
   size_t w = 0;

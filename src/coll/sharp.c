@@ -68,7 +68,8 @@ int coll__plan_nvls(coll_plan *p, const topo *t, const coll_spec *s, sim_error *
   if (e == 0 || !s->nvls)
     return sim_fail(err, SIM_EINVAL,
                     "nvls needs NVSwitch generation 3 (H100, H800, H200, B200) and "
-                    "workload.collective.nvls: true; %s", e == 0 ? "this GPU has none" : "it is off");
+                    "workload.collective.nvls: true; %s",
+                    e == 0 ? "this GPU has none" : "it is off");
   coll__node_blocks(t, s->ranks, s->nranks, &m, &g);
   if (m != 1)
     return sim_fail(err, SIM_EINVAL,
@@ -88,7 +89,8 @@ int coll__plan_collnet(coll_plan *p, const topo *t, const coll_spec *s, sim_erro
   if (!coll__node_blocks(t, s->ranks, s->nranks, &m, &g) || m < 2)
     return sim_fail(err, SIM_EINVAL,
                     "collnet runs over whole nodes of the same size, at least two (%u ranks on "
-                    "%u nodes)", s->nranks, m);
+                    "%u nodes)",
+                    s->nranks, m);
   double e = s->nvls ? coll__nvls_efficiency(s->gpu) : 0.0;
   uint64_t share = coll__ceil_div(s->bytes, g);
   size_t intra = g > 1 ? (size_t)g * (g - 1) : 0;

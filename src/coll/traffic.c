@@ -28,7 +28,9 @@ static int traffic_pairs(const topo *t, const coll_traffic_spec *s, flow_pair **
   uint32_t n = topo_gpu_count(t);
   flow_pair *f = NULL;
   uint64_t nf = 0;
-  if (n < 2) return sim_fail(err, SIM_EINVAL, "synthetic traffic needs at least 2 GPUs; the cluster has %u", n);
+  if (n < 2)
+    return sim_fail(err, SIM_EINVAL, "synthetic traffic needs at least 2 GPUs; the cluster has %u",
+                    n);
   switch (s->pattern) {
   case CFG_TRAFFIC_PAIR:
     f = sim_malloc(sizeof *f);
@@ -84,12 +86,16 @@ int coll_traffic_build(coll_plan *plan, const topo *t, const coll_traffic_spec *
   if (s->stagger == 0) {
     coll_phase *ph = coll__add_phase(plan, nf, 1);
     for (uint64_t i = 0; i < nf; i++)
-      ph->x[i] = (be_xfer){.src_gpu = f[i].src, .dst_gpu = f[i].dst, .bytes = s->bytes,
+      ph->x[i] = (be_xfer){.src_gpu = f[i].src,
+                           .dst_gpu = f[i].dst,
+                           .bytes = s->bytes,
                            .flow_hash = sim_hash_u64((uint64_t)f[i].src << 32 | f[i].dst)};
   } else {
     for (uint64_t i = 0; i < nf; i++) {
       coll_phase *ph = coll__add_phase(plan, 1, 1);
-      ph->x[0] = (be_xfer){.src_gpu = f[i].src, .dst_gpu = f[i].dst, .bytes = s->bytes,
+      ph->x[0] = (be_xfer){.src_gpu = f[i].src,
+                           .dst_gpu = f[i].dst,
+                           .bytes = s->bytes,
                            .flow_hash = sim_hash_u64((uint64_t)f[i].src << 32 | f[i].dst)};
     }
   }

@@ -40,10 +40,10 @@
 #include "coll/coll_internal.h"
 
 typedef struct tree_shape {
-  int32_t *parent;   /* -1 at the root */
-  uint32_t *height;  /* 0 at leaves */
-  uint32_t *depth;   /* 0 at the root */
-  uint32_t h;        /* height of the root */
+  int32_t *parent;  /* -1 at the root */
+  uint32_t *height; /* 0 at leaves */
+  uint32_t *depth;  /* 0 at the root */
+  uint32_t h;       /* height of the root */
 } tree_shape;
 
 /* NCCL's in-order tree with root 0 (one child). */

@@ -40,13 +40,15 @@ coll_protocol_params coll_protocol_params_of(const cfg_coll_latency *lat, cfg_co
   static const uint32_t num[NPROTO] = {2, 16, 1}, den[NPROTO] = {1, 15, 1};
   if (!lat) lat = &nccl_latency;
   int i = proto_index(p);
-  const cfg_proto_latency *l = i == PROTO_LL ? &lat->ll : i == PROTO_LL128 ? &lat->ll128 : &lat->simple;
+  const cfg_proto_latency *l = i == PROTO_LL      ? &lat->ll
+                               : i == PROTO_LL128 ? &lat->ll128
+                                                  : &lat->simple;
   bool tree = a == CFG_ALGO_TREE;
-  return (coll_protocol_params){
-      .wire_num = num[i], .wire_den = den[i],
-      .launch_us = ps_us(tree ? l->tree_launch : l->launch),
-      .hop_nvlink_us = ps_us(tree ? l->tree_nvlink_hop : l->nvlink_hop),
-      .hop_net_us = ps_us(tree ? l->tree_network_hop : l->network_hop)};
+  return (coll_protocol_params){.wire_num = num[i],
+                                .wire_den = den[i],
+                                .launch_us = ps_us(tree ? l->tree_launch : l->launch),
+                                .hop_nvlink_us = ps_us(tree ? l->tree_nvlink_hop : l->nvlink_hop),
+                                .hop_net_us = ps_us(tree ? l->tree_network_hop : l->network_hop)};
 }
 
 /* What the tuner and the latency model need to know of the ranks'
@@ -78,12 +80,15 @@ static void probe_of(const topo *t, const coll_spec *s, probe *pr) {
     uint32_t i = 1;
     if (end) { /* the first rank of the last node */
       i = s->nranks - 1;
-      while (i > 0 && topo_gpu_node(t, s->ranks[i - 1]) == topo_gpu_node(t, s->ranks[s->nranks - 1])) i--;
+      while (i > 0 &&
+             topo_gpu_node(t, s->ranks[i - 1]) == topo_gpu_node(t, s->ranks[s->nranks - 1]))
+        i--;
     } else {
       while (i < s->nranks && topo_gpu_node(t, s->ranks[i]) == node0) i++;
     }
     uint32_t dst = s->ranks[i];
-    for (uint32_t j = i; j < s->nranks && topo_gpu_node(t, s->ranks[j]) == topo_gpu_node(t, dst); j++)
+    for (uint32_t j = i; j < s->nranks && topo_gpu_node(t, s->ranks[j]) == topo_gpu_node(t, dst);
+         j++)
       if (coll__gpu_local(t, s->ranks[j]) == want) dst = s->ranks[j];
     if (topo_route(t, s->ranks[0], dst, 0, &p) == SIM_OK) {
       simtime_ps w = topo_path_latency(t, &p);
@@ -195,7 +200,8 @@ static double ring_estimate(const probe *pr, const coll_spec *s, cfg_coll_protoc
   coll_protocol_params q = coll_protocol_params_of(s->latency, CFG_ALGO_RING, p);
   uint64_t steps, inter;
   ring_steps(s->op, s->nranks, pr->m, &steps, &inter);
-  double chunk = (double)coll__ceil_div(coll__ceil_div(s->bytes, (uint64_t)s->nranks * k) * q.wire_num, q.wire_den);
+  double chunk = (double)coll__ceil_div(
+      coll__ceil_div(s->bytes, (uint64_t)s->nranks * k) * q.wire_num, q.wire_den);
   double step = 0;
   if (pr->g > 1 && pr->b_intra > 0) step = sim_ps_to_s(pr->wire_intra) + k * chunk / pr->b_intra;
   if (pr->m > 1 && pr->b_inter > 0) {
@@ -211,7 +217,8 @@ static double ring_estimate(const probe *pr, const coll_spec *s, cfg_coll_protoc
 static uint32_t tune_channels(const coll_spec *s, cfg_coll_algorithm a, cfg_coll_protocol p) {
   static const uint64_t threads[NPROTO] = {512, 640, 512}, per_thread[NPROTO] = {8, 8, 64};
   int i = proto_index(p);
-  uint64_t unit = threads[i] * per_thread[i] * (i == PROTO_LL && a == CFG_ALGO_RING ? s->nranks : 1);
+  uint64_t unit =
+      threads[i] * per_thread[i] * (i == PROTO_LL && a == CFG_ALGO_RING ? s->nranks : 1);
   uint32_t nc = s->channels;
   while (nc > 1 && s->bytes < nc * unit) nc--;
   return nc;
@@ -235,8 +242,8 @@ static void port_loads_init(port_loads *l, const topo *t) {
  * inside a node) and its busiest NIC's at the network rate (*net, transfers
  * across; 0 if none). Returns the larger. Leaves l zeroed. O(transfers of
  * the phase). */
-static double phase_busiest_s(const topo *t, const coll_phase *ph, const probe *pr,
-                              port_loads *l, double *nv, double *net) {
+static double phase_busiest_s(const topo *t, const coll_phase *ph, const probe *pr, port_loads *l,
+                              double *nv, double *net) {
   for (size_t j = 0; j < ph->n; j++) {
     const be_xfer *x = &ph->x[j];
     if (topo_gpu_node(t, x->src_gpu) != topo_gpu_node(t, x->dst_gpu)) {
@@ -256,7 +263,8 @@ static double phase_busiest_s(const topo *t, const coll_phase *ph, const probe *
       if (pr->b_inter > 0 && v > *net) *net = v;
     } else {
       double v = (l->nv_out[x->src_gpu] > l->nv_in[x->dst_gpu] ? l->nv_out[x->src_gpu]
-                                                                : l->nv_in[x->dst_gpu]) / pr->b_intra;
+                                                               : l->nv_in[x->dst_gpu]) /
+                 pr->b_intra;
       if (pr->b_intra > 0 && v > *nv) *nv = v;
     }
   }
@@ -281,7 +289,8 @@ static double plan_estimate(const topo *t, const coll_plan *pl, const probe *pr)
     double nv, net;
     phase_busiest_s(t, &pl->phases[i], pr, &l, &nv, &net);
     double step = nv > 0 ? nv + sim_ps_to_s(pr->wire_intra) : 0;
-    if (net > 0 && net + sim_ps_to_s(pr->wire_inter) > step) step = net + sim_ps_to_s(pr->wire_inter);
+    if (net > 0 && net + sim_ps_to_s(pr->wire_inter) > step)
+      step = net + sim_ps_to_s(pr->wire_inter);
     total += (double)pl->phases[i].repeat * step + sim_ps_to_s(pl->phases[i].fixed);
   }
   sim_free(l.nv_out);
@@ -349,8 +358,9 @@ void coll_tune(const topo *t, const coll_spec *s, cfg_coll_algorithm *algorithm,
   }
   static const cfg_coll_algorithm sharp[2] = {CFG_ALGO_NVLS, CFG_ALGO_COLLNET};
   for (int i = 0; i < 2; i++) {
-    bool want = s->algorithm == sharp[i] ||
-                (any && s->op == CFG_COLL_ALLREDUCE && (i == 0 ? s->nvls && pr.m == 1 : s->sharp && pr.m > 1));
+    bool want =
+        s->algorithm == sharp[i] || (any && s->op == CFG_COLL_ALLREDUCE &&
+                                     (i == 0 ? s->nvls && pr.m == 1 : s->sharp && pr.m > 1));
     if (!want || (s->protocol != CFG_PROTO_AUTO && s->protocol != CFG_PROTO_SIMPLE)) continue;
     double e = candidate_estimate(t, s, &pr, sharp[i], CFG_PROTO_SIMPLE, s->channels);
     if (e < best_t || s->algorithm == sharp[i])
@@ -404,7 +414,8 @@ void coll__apply_protocol(coll_plan *p, const topo *t, const coll_spec *s) {
     for (size_t i = 0; i < p->nphases; i++)
       if (!p->phases[i].in_pool)
         for (size_t j = 0; j < p->phases[i].n; j++)
-          p->phases[i].x[j].bytes = coll__ceil_div(p->phases[i].x[j].bytes * q.wire_num, q.wire_den);
+          p->phases[i].x[j].bytes =
+              coll__ceil_div(p->phases[i].x[j].bytes * q.wire_num, q.wire_den);
   }
   bool ring = p->algorithm == CFG_ALGO_RING && p->op != CFG_COLL_BROADCAST && p->nphases == 1;
   /* chunk pipelines without a cycle: the tree, the broadcast chain */

@@ -63,10 +63,10 @@ typedef enum {
   CFG__TIME,      /* simtime_ps, >= min */
   CFG__SIZE,      /* uint64_t bytes, >= min */
   CFG__BOOL,
-  CFG__STRING,    /* char * owned by the scenario, never empty */
-  CFG__ENUM,      /* C enum (int-sized), names[] indexed by value */
-  CFG__LIST,      /* cfg_u64_list, each item in [min, max], at most CFG__LIST_MAX */
-  CFG__FAULTS     /* cfg_fault_list (faults.c); YAML: a list of mappings */
+  CFG__STRING, /* char * owned by the scenario, never empty */
+  CFG__ENUM,   /* C enum (int-sized), names[] indexed by value */
+  CFG__LIST,   /* cfg_u64_list, each item in [min, max], at most CFG__LIST_MAX */
+  CFG__FAULTS  /* cfg_fault_list (faults.c); YAML: a list of mappings */
 } cfg__type;
 
 enum { CFG__LIST_MAX = 1024 };
@@ -83,20 +83,20 @@ typedef enum {
 } cfg__derive;
 
 typedef struct cfg__key {
-  const char *name;         /* dotted, the contract with users */
+  const char *name; /* dotted, the contract with users */
   cfg__type type;
-  const char *def;          /* default as scenario text; NULL when derived */
+  const char *def; /* default as scenario text; NULL when derived */
   cfg__derive derive;
   const char *const *by_value; /* derived texts indexed by the controlling enum */
-  const char *def_doc;      /* default column for DERIVE_RULE */
-  uint64_t min, max;        /* UINT: range; BANDWIDTH/TIME/SIZE: min only */
-  double dmin;              /* DOUBLE */
+  const char *def_doc;         /* default column for DERIVE_RULE */
+  uint64_t min, max;           /* UINT: range; BANDWIDTH/TIME/SIZE: min only */
+  double dmin;                 /* DOUBLE */
   int dmin_exclusive;
   const char *const *names; /* ENUM */
   int nnames;
-  int bytes_family;         /* BANDWIDTH: print as bytes/s (memory, NVLink, PCIe) */
-  const char *doc;          /* one line */
-  size_t offset, width;     /* into cfg_scenario */
+  int bytes_family;     /* BANDWIDTH: print as bytes/s (memory, NVLink, PCIe) */
+  const char *doc;      /* one line */
+  size_t offset, width; /* into cfg_scenario */
 } cfg__key;
 
 size_t cfg__nkeys(void);
@@ -112,8 +112,7 @@ const char *cfg__suggest(const char *name, size_t len);
  * message without location or key into msg (cap bytes). Text need not be
  * NUL-terminated; embedded NULs are rejected. Replaces (and frees) a
  * previous string value. */
-int cfg__set_text(cfg_scenario *s, size_t i, const char *text, size_t len, char *msg,
-                  size_t cap);
+int cfg__set_text(cfg_scenario *s, size_t i, const char *text, size_t len, char *msg, size_t cap);
 /* A list key's items: parse one item's text (message as cfg__set_text), and
  * replace the whole list with n values (copied). */
 int cfg__parse_list_item(size_t i, const char *text, size_t len, uint64_t *out, char *msg,
@@ -132,8 +131,15 @@ void cfg__quote_yaml(cfg__buf *b, const char *str);
 
 /* The fields of one `faults:` entry, in the order messages and docs list them. */
 enum {
-  CFG__FF_AT, CFG__FF_KIND, CFG__FF_TARGET, CFG__FF_FACTOR, CFG__FF_BER, CFG__FF_DURATION,
-  CFG__FF_PERIOD, CFG__FF_COUNT, CFG__FF_N
+  CFG__FF_AT,
+  CFG__FF_KIND,
+  CFG__FF_TARGET,
+  CFG__FF_FACTOR,
+  CFG__FF_BER,
+  CFG__FF_DURATION,
+  CFG__FF_PERIOD,
+  CFG__FF_COUNT,
+  CFG__FF_N
 };
 enum { CFG__FAULTS_MAX = 4096 };
 const char *cfg__fault_field_name(int field);
@@ -162,7 +168,7 @@ void cfg__faults_markdown(cfg__buf *b);
  * and lists of 1,024 items, well under 1 MiB. */
 enum {
   CFG__YAML_DEPTH_USED = 4,
-  CFG__YAML_DEPTH_MAX = 16,      /* 4x the deepest valid scenario */
+  CFG__YAML_DEPTH_MAX = 16,        /* 4x the deepest valid scenario */
   CFG__FILE_MAX = 4 * 1024 * 1024, /* bytes of a scenario file (or one --set value) */
   CFG__DAYS_MAX = 3650             /* reliability.days: ten years (validate.c) */
 };

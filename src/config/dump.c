@@ -68,8 +68,7 @@ char *cfg_dump(const cfg_scenario *s) {
     for (size_t j = 0; j < at; j++) depth += name[j] == '.';
     /* open every section below the shared part, one line each */
     for (const char *dot; (dot = strchr(name + at, '.')) != NULL; at = (size_t)(dot - name) + 1) {
-      cfg__buf_printf(&b, "%*s%.*s:\n", (int)(2 * depth), "", (int)(dot - (name + at)),
-                      name + at);
+      cfg__buf_printf(&b, "%*s%.*s:\n", (int)(2 * depth), "", (int)(dot - (name + at)), name + at);
       depth++;
     }
     cfg__buf_printf(&b, "%*s%s: ", (int)(2 * depth), "", name + at);
@@ -84,9 +83,7 @@ char *cfg_dump(const cfg_scenario *s) {
 
 static void default_column(cfg__buf *b, const cfg__key *k) {
   switch (k->derive) {
-  case CFG__DERIVE_NONE:
-    cfg__buf_printf(b, "`%s`", k->def);
-    break;
+  case CFG__DERIVE_NONE: cfg__buf_printf(b, "`%s`", k->def); break;
   case CFG__DERIVE_GPU:
     cfg__buf_puts(b, "by `cluster.gpu`:");
     for (int g = CFG_GPU_H100; g <= CFG_GPU_MI300X; g++)
@@ -104,9 +101,7 @@ static void default_column(cfg__buf *b, const cfg__key *k) {
       cfg__buf_printf(b, "%s %s `%s`", m ? "," : "", cfg_cost_model_name((cfg_cost_model)m),
                       k->by_value[m]);
     break;
-  case CFG__DERIVE_RULE:
-    cfg__buf_puts(b, k->def_doc);
-    break;
+  case CFG__DERIVE_RULE: cfg__buf_puts(b, k->def_doc); break;
   }
 }
 

@@ -17,9 +17,9 @@
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
-static const char *const kind_names[] = {
-    "link-down",  "link-up", "link-flap",    "link-degraded", "switch-down", "switch-up",
-    "nic-down",   "nic-up",  "gpu-slowdown", "gpu-fail",      "node-fail",   "sdc"};
+static const char *const kind_names[] = {"link-down",    "link-up",   "link-flap", "link-degraded",
+                                         "switch-down",  "switch-up", "nic-down",  "nic-up",
+                                         "gpu-slowdown", "gpu-fail",  "node-fail", "sdc"};
 _Static_assert(NELEM(kind_names) == CFG_FAULT_SDC + 1, "one name per fault kind");
 _Static_assert(sizeof(cfg_fault_kind) == sizeof(int), "enum fields are stored as int");
 
@@ -30,13 +30,9 @@ const char *cfg_fault_kind_name(cfg_fault_kind k) {
   return (int)k >= 0 && (size_t)k < NELEM(kind_names) ? kind_names[k] : "(invalid)";
 }
 
-bool cfg_fault_is_network(cfg_fault_kind k) {
-  return k <= CFG_FAULT_NIC_UP;
-}
+bool cfg_fault_is_network(cfg_fault_kind k) { return k <= CFG_FAULT_NIC_UP; }
 
-const char *cfg__fault_field_name(int f) {
-  return f >= 0 && f < CFG__FF_N ? field_names[f] : "?";
-}
+const char *cfg__fault_field_name(int f) { return f >= 0 && f < CFG__FF_N ? field_names[f] : "?"; }
 
 int cfg__fault_field_find(const char *name, size_t len) {
   for (int i = 0; i < CFG__FF_N; i++)
@@ -52,7 +48,8 @@ static unsigned uses(cfg_fault_kind k) {
   case CFG_FAULT_LINK_DOWN:
   case CFG_FAULT_SWITCH_DOWN:
   case CFG_FAULT_NIC_DOWN: return BASE | B(CFG__FF_DURATION);
-  case CFG_FAULT_LINK_FLAP: return BASE | B(CFG__FF_DURATION) | B(CFG__FF_PERIOD) | B(CFG__FF_COUNT);
+  case CFG_FAULT_LINK_FLAP:
+    return BASE | B(CFG__FF_DURATION) | B(CFG__FF_PERIOD) | B(CFG__FF_COUNT);
   case CFG_FAULT_LINK_DEGRADED:
     return BASE | B(CFG__FF_FACTOR) | B(CFG__FF_BER) | B(CFG__FF_DURATION);
   case CFG_FAULT_GPU_SLOWDOWN: return BASE | B(CFG__FF_FACTOR) | B(CFG__FF_DURATION);
@@ -121,8 +118,9 @@ int cfg__fault_set_field(cfg_fault *f, int field, const char *t, size_t n, char 
   case CFG__FF_KIND: return parse_kind(t, n, &f->kind, msg, cap);
   case CFG__FF_TARGET:
     if (n == 0) {
-      snprintf(msg, cap, "missing value; allowed a name as `fabsim topo` prints it "
-                         "(leaf0-spine0, spine3, nic17, gpu17, node2)");
+      snprintf(msg, cap,
+               "missing value; allowed a name as `fabsim topo` prints it "
+               "(leaf0-spine0, spine3, nic17, gpu17, node2)");
       return SIM_ECONFIG;
     }
     sim_free(f->target);
@@ -183,11 +181,15 @@ void cfg__fault_unknown_field(const char *name, size_t len, char *msg, size_t ca
       hint = f;
   }
   if (hint)
-    snprintf(msg, cap, "unknown field '%s' (did you mean '%s'?); allowed at, kind, target, factor, "
-                       "ber, duration, period, count", shown, hint);
+    snprintf(msg, cap,
+             "unknown field '%s' (did you mean '%s'?); allowed at, kind, target, factor, "
+             "ber, duration, period, count",
+             shown, hint);
   else
-    snprintf(msg, cap, "unknown field '%s'; allowed at, kind, target, factor, ber, duration, "
-                       "period, count", shown);
+    snprintf(msg, cap,
+             "unknown field '%s'; allowed at, kind, target, factor, ber, duration, "
+             "period, count",
+             shown);
 }
 
 int cfg__fault_check(cfg_fault *f, const uint8_t have[CFG__FF_N], int *field_out, char *msg,
@@ -216,8 +218,9 @@ int cfg__fault_check(cfg_fault *f, const uint8_t have[CFG__FF_N], int *field_out
       switch (i) {
       case CFG__FF_AT: snprintf(msg, cap, "missing; allowed a time such as at: 1ms"); break;
       case CFG__FF_TARGET:
-        snprintf(msg, cap, "missing; allowed a name as `fabsim topo` prints it (such as "
-                           "target: leaf0-spine0)");
+        snprintf(msg, cap,
+                 "missing; allowed a name as `fabsim topo` prints it (such as "
+                 "target: leaf0-spine0)");
         break;
       case CFG__FF_FACTOR:
         snprintf(msg, cap, "missing; %s needs a factor, allowed (0, 1] (such as factor: 0.8)",
@@ -234,14 +237,16 @@ int cfg__fault_check(cfg_fault *f, const uint8_t have[CFG__FF_N], int *field_out
     if (!have[CFG__FF_COUNT]) f->count = 1;
     if (f->duration == 0) {
       *field_out = CFG__FF_DURATION;
-      snprintf(msg, cap, "0 is out of range; allowed a time > 0, how long the link stays down "
-                         "in each cycle");
+      snprintf(msg, cap,
+               "0 is out of range; allowed a time > 0, how long the link stays down "
+               "in each cycle");
       return SIM_ECONFIG;
     }
     if (f->period <= f->duration) {
       *field_out = CFG__FF_PERIOD;
-      snprintf(msg, cap, "must exceed duration (the time down in each cycle); allowed a time "
-                         "> duration");
+      snprintf(msg, cap,
+               "must exceed duration (the time down in each cycle); allowed a time "
+               "> duration");
       return SIM_ECONFIG;
     }
   }
@@ -290,16 +295,20 @@ void cfg__faults_markdown(cfg__buf *b) {
   static const char *const field_doc[CFG__FF_N][2] = {
       {"time", "When the fault happens, from the start of the run (`1ms`, `250us`)."},
       {"kind", "What happens; see the kinds below."},
-      {"name", "The element, named as `fabsim topo` prints it: a link `leaf0-spine0` "
-               "(`p1.leaf0-p1.spine0` on multi-plane fabrics, `nic17-leaf2`), a switch "
-               "`spine3`, a NIC `nic17`, a GPU `gpu17`, a node `node2`."},
-      {"number (0, 1]", "link-degraded: fraction of the link rate left; gpu-slowdown: speed "
-                        "factor of the GPU (0.8 = 80 % of its normal speed)."},
-      {"number [0, 1)", "link-degraded: bit error rate; the flow fidelity scales goodput by "
-                        "the packet success probability (1 - ber)^(bits of an MTU packet), the "
-                        "packet fidelity drops packets with that probability."},
-      {"time", "How long the fault lasts, then the element recovers; absent or 0: until the "
-               "run ends (or a matching -up entry). link-flap: time down in each cycle."},
+      {"name",
+       "The element, named as `fabsim topo` prints it: a link `leaf0-spine0` "
+       "(`p1.leaf0-p1.spine0` on multi-plane fabrics, `nic17-leaf2`), a switch "
+       "`spine3`, a NIC `nic17`, a GPU `gpu17`, a node `node2`."},
+      {"number (0, 1]",
+       "link-degraded: fraction of the link rate left; gpu-slowdown: speed "
+       "factor of the GPU (0.8 = 80 % of its normal speed)."},
+      {"number [0, 1)",
+       "link-degraded: bit error rate; the flow fidelity scales goodput by "
+       "the packet success probability (1 - ber)^(bits of an MTU packet), the "
+       "packet fidelity drops packets with that probability."},
+      {"time",
+       "How long the fault lasts, then the element recovers; absent or 0: until the "
+       "run ends (or a matching -up entry). link-flap: time down in each cycle."},
       {"time", "link-flap: cycle length, more than duration."},
       {"integer 1..1000000", "link-flap: cycles (default 1)."},
   };
@@ -330,8 +339,8 @@ void cfg__faults_markdown(cfg__buf *b) {
     list[0] = '\0';
     for (int f = CFG__FF_FACTOR; f < CFG__FF_N; f++)
       if (u & B(f))
-        o += (size_t)snprintf(list + o, sizeof list - o, "%s`%s`%s", o ? ", " : "",
-                              field_names[f], need & B(f) ? " (required)" : "");
+        o += (size_t)snprintf(list + o, sizeof list - o, "%s`%s`%s", o ? ", " : "", field_names[f],
+                              need & B(f) ? " (required)" : "");
     cfg__buf_printf(b, "| `%s` | %s | %s |\n", kind_names[k], o ? list : "-", kind_doc[k]);
   }
 }

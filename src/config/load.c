@@ -31,7 +31,7 @@ typedef struct cfg__fault_loc {
 } cfg__fault_loc;
 
 struct cfg_doc {
-  char *file; /* label of the scenario source, owned */
+  char *file;           /* label of the scenario source, owned */
   cfg__fault_loc *floc; /* per entry of the faults list in effect, owned */
   uint32_t nfloc;
   size_t nkeys;
@@ -113,8 +113,9 @@ static int is_null(const yaml_node_t *n) {
 }
 
 static const char *kind_name(const yaml_node_t *n) {
-  return n->type == YAML_MAPPING_NODE ? "a mapping" : n->type == YAML_SEQUENCE_NODE ? "a list"
-                                                                                   : "a value";
+  return n->type == YAML_MAPPING_NODE    ? "a mapping"
+         : n->type == YAML_SEQUENCE_NODE ? "a list"
+                                         : "a value";
 }
 
 /* A list key from a YAML sequence; each item is located on its own. */
@@ -126,13 +127,12 @@ static int set_sequence(loader *ld, int i, const char *key, const yaml_node_t *v
   for (size_t j = 0; j < n && rc == SIM_OK; j++) {
     const yaml_node_t *item = yaml_document_get_node(ld->ydoc, v->data.sequence.items.start[j]);
     cfg_loc l = loc_of(ld, item->start_mark);
-    if (j == CFG__LIST_MAX)
-      rc = fail_loc(ld, l, key, "more than %d items", CFG__LIST_MAX);
+    if (j == CFG__LIST_MAX) rc = fail_loc(ld, l, key, "more than %d items", CFG__LIST_MAX);
     else if (item->type != YAML_SCALAR_NODE)
       rc = fail_loc(ld, l, key, "item %zu: expected an integer, got %s", j + 1, kind_name(item));
-    else if (cfg__parse_list_item((size_t)i, is_null(item) ? "" : (const char *)item->data.scalar.value,
-                                  is_null(item) ? 0 : item->data.scalar.length, &vals[j], msg,
-                                  sizeof msg) != SIM_OK)
+    else if (cfg__parse_list_item(
+                 (size_t)i, is_null(item) ? "" : (const char *)item->data.scalar.value,
+                 is_null(item) ? 0 : item->data.scalar.length, &vals[j], msg, sizeof msg) != SIM_OK)
       rc = fail_loc(ld, l, key, "item %zu: %s", j + 1, msg);
   }
   if (rc == SIM_OK) cfg__set_list(ld->s, (size_t)i, vals, (uint32_t)n);
@@ -150,8 +150,8 @@ static int set_faults(loader *ld, int i, const char *key, const yaml_node_t *v) 
   int rc = SIM_OK;
   (void)key;
   if (n > CFG__FAULTS_MAX)
-    return fail_loc(ld, loc_of(ld, v->start_mark), "faults", "%zu entries; allowed at most %d",
-                    n, CFG__FAULTS_MAX);
+    return fail_loc(ld, loc_of(ld, v->start_mark), "faults", "%zu entries; allowed at most %d", n,
+                    CFG__FAULTS_MAX);
   l.v = sim_calloc(n ? n : 1, sizeof *l.v);
   locs = sim_calloc(n ? n : 1, sizeof *locs);
   for (size_t j = 0; j < n && rc == SIM_OK; j++) {
@@ -166,7 +166,8 @@ static int set_faults(loader *ld, int i, const char *key, const yaml_node_t *v) 
     if (item->type != YAML_MAPPING_NODE) {
       rc = fail_loc(ld, locs[j].entry, name,
                     "expected a mapping such as {at: 1ms, kind: link-down, target: leaf0-spine0}, "
-                    "got %s", kind_name(item));
+                    "got %s",
+                    kind_name(item));
       break;
     }
     for (yaml_node_pair_t *pair = item->data.mapping.pairs.start;
@@ -177,16 +178,14 @@ static int set_faults(loader *ld, int i, const char *key, const yaml_node_t *v) 
       int field;
       snprintf(name, sizeof name, "faults[%zu]", j);
       field = k->type == YAML_SCALAR_NODE
-                      ? cfg__fault_field_find((const char *)k->data.scalar.value,
-                                              k->data.scalar.length)
-                      : -1;
+                  ? cfg__fault_field_find((const char *)k->data.scalar.value, k->data.scalar.length)
+                  : -1;
       if (field < 0) {
         if (k->type == YAML_SCALAR_NODE)
           cfg__fault_unknown_field((const char *)k->data.scalar.value, k->data.scalar.length, msg,
                                    sizeof msg);
         else
-          snprintf(msg, sizeof msg, "a field name must be a word such as at, not %s",
-                   kind_name(k));
+          snprintf(msg, sizeof msg, "a field name must be a word such as at, not %s", kind_name(k));
         rc = fail_loc(ld, kl, name, "%s", msg);
         break;
       }
@@ -242,8 +241,8 @@ static int set_leaf(loader *ld, int i, const char *key, const yaml_node_t *v) {
     return fail_loc(ld, l, key, "expected a value (%s), got %s", type, kind_name(v));
   }
   if (!ld->set_index && slot->origin == ORIGIN_FILE)
-    return fail_loc(ld, l, key, "duplicate key (first set at line %u, column %u)",
-                    slot->loc.line, slot->loc.col);
+    return fail_loc(ld, l, key, "duplicate key (first set at line %u, column %u)", slot->loc.line,
+                    slot->loc.col);
   if (v->type == YAML_SEQUENCE_NODE) {
     int rc = ktype == CFG__FAULTS ? set_faults(ld, i, key, v) : set_sequence(ld, i, key, v);
     if (rc != SIM_OK) return rc;
@@ -378,7 +377,8 @@ static int load_yaml(loader *ld) {
     if (root->type != YAML_MAPPING_NODE) {
       rc = fail_loc(ld, loc_of(ld, root->start_mark), NULL,
                     "expected a mapping of keys at the top level (such as 'cluster.nodes: 4'), "
-                    "got %s", kind_name(root));
+                    "got %s",
+                    kind_name(root));
       goto done;
     }
     rc = walk_mapping(ld, root, "");
@@ -448,8 +448,7 @@ static int apply_set(loader *ld, uint32_t index, const char *arg) {
     if (cfg__is_section(key, ke - kb))
       rc = fail_loc(ld, l, key, "is a section; set one of its keys (such as %s)",
                     first_key_of(key, ke - kb));
-    else
-      rc = fail_unknown(ld, l, key, ke - kb);
+    else rc = fail_unknown(ld, l, key, ke - kb);
     goto done;
   }
   ld->col0 = (uint32_t)(eq - arg) + 2;
@@ -478,9 +477,9 @@ static int apply_set(loader *ld, uint32_t index, const char *arg) {
   if (root) {
     rc = set_leaf(ld, idx, key, root);
   } else {
-    static const yaml_node_t empty = {.type = YAML_SCALAR_NODE,
-                                      .data.scalar = {.value = (yaml_char_t *)"",
-                                                      .style = YAML_PLAIN_SCALAR_STYLE}};
+    static const yaml_node_t empty = {
+        .type = YAML_SCALAR_NODE,
+        .data.scalar = {.value = (yaml_char_t *)"", .style = YAML_PLAIN_SCALAR_STYLE}};
     rc = set_leaf(ld, idx, key, &empty);
   }
 done:
@@ -510,8 +509,8 @@ int cfg_load_buffer(cfg_scenario *out, cfg_doc **doc_out, const char *name, cons
   for (size_t i = 0; i < n; i++) {
     doc->slot[i].loc.file = "default";
     if (cfg__key_at(i)->def &&
-        cfg__set_text(&s, i, cfg__key_at(i)->def, strlen(cfg__key_at(i)->def), msg,
-                      sizeof msg) != SIM_OK) {
+        cfg__set_text(&s, i, cfg__key_at(i)->def, strlen(cfg__key_at(i)->def), msg, sizeof msg) !=
+            SIM_OK) {
       rc = sim_fail(err, SIM_ECONFIG, "schema default of %s: %s", cfg__key_at(i)->name, msg);
       goto fail;
     }
@@ -549,9 +548,12 @@ fail:
 }
 
 static const char *file_kind(mode_t m) {
-  return S_ISDIR(m) ? "a folder" : S_ISCHR(m) ? "a character device"
-         : S_ISBLK(m) ? "a block device" : S_ISFIFO(m) ? "a pipe" : S_ISSOCK(m) ? "a socket"
-                                                                   : "not a regular file";
+  return S_ISDIR(m)    ? "a folder"
+         : S_ISCHR(m)  ? "a character device"
+         : S_ISBLK(m)  ? "a block device"
+         : S_ISFIFO(m) ? "a pipe"
+         : S_ISSOCK(m) ? "a socket"
+                       : "not a regular file";
 }
 
 int cfg__read_file(const char *path, const char *what, char **out, size_t *len_out,
@@ -570,8 +572,8 @@ int cfg__read_file(const char *path, const char *what, char **out, size_t *len_o
     goto done;
   }
   if (!S_ISREG(st.st_mode)) {
-    rc = sim_fail(err, SIM_EIO, "%s: is %s; %s is a regular file", path,
-                  file_kind(st.st_mode), what);
+    rc = sim_fail(err, SIM_EIO, "%s: is %s; %s is a regular file", path, file_kind(st.st_mode),
+                  what);
     goto done;
   }
   if (st.st_size > CFG__FILE_MAX) {
@@ -586,8 +588,8 @@ int cfg__read_file(const char *path, const char *what, char **out, size_t *len_o
     ssize_t k;
     if (len == cap) {
       if (cap > CFG__FILE_MAX) {
-        rc = sim_fail(err, SIM_EIO, "%s: more than %d bytes; %s is at most %d bytes (4 MiB)",
-                      path, CFG__FILE_MAX, what, CFG__FILE_MAX);
+        rc = sim_fail(err, SIM_EIO, "%s: more than %d bytes; %s is at most %d bytes (4 MiB)", path,
+                      CFG__FILE_MAX, what, CFG__FILE_MAX);
         goto done;
       }
       cap = CFG__FILE_MAX + 1;
@@ -611,8 +613,8 @@ done:
   return rc;
 }
 
-int cfg_load(cfg_scenario *out, cfg_doc **doc, const char *path, const char *const *sets,
-             int nsets, sim_error *err) {
+int cfg_load(cfg_scenario *out, cfg_doc **doc, const char *path, const char *const *sets, int nsets,
+             sim_error *err) {
   char *buf = NULL;
   size_t len = 0;
   int rc = SIM_OK;
@@ -635,7 +637,8 @@ void cfg_free(cfg_scenario *s, cfg_doc *doc) {
     for (size_t i = 0; i < cfg__nkeys(); i++) { /* lists own their items */
       const cfg__key *k = cfg__key_at(i);
       if (k->type == CFG__LIST) sim_free(((cfg_u64_list *)(void *)((char *)s + k->offset))->v);
-      if (k->type == CFG__FAULTS) cfg__faults_free((cfg_fault_list *)(void *)((char *)s + k->offset));
+      if (k->type == CFG__FAULTS)
+        cfg__faults_free((cfg_fault_list *)(void *)((char *)s + k->offset));
     }
     memset(s, 0, sizeof *s);
   }
@@ -662,8 +665,8 @@ static int fault_where(const cfg_doc *doc, const char *key, cfg_loc *out) {
     return 0;
   }
   if (!doc || j >= doc->nfloc) return 0;
-  *out = field >= 0 && doc->floc[j].field[field].line ? doc->floc[j].field[field]
-                                                       : doc->floc[j].entry;
+  *out =
+      field >= 0 && doc->floc[j].field[field].line ? doc->floc[j].field[field] : doc->floc[j].entry;
   return 1;
 }
 

@@ -44,8 +44,8 @@ _Static_assert(NELEM(rank_order_names) == CFG_ORDER_DP_PP_TP + 1, "one name per 
 _Static_assert(NELEM(precision_names) == CFG_PRECISION_FP8 + 1, "one name per precision");
 static const char *const traffic_pattern_names[] = {"pair", "incast", "permutation", "all-to-all"};
 static const char *const traffic_start_names[] = {"together", "staggered"};
-static const char *const coll_op_names[] = {"allreduce", "reducescatter", "allgather",
-                                            "broadcast", "alltoall"};
+static const char *const coll_op_names[] = {"allreduce", "reducescatter", "allgather", "broadcast",
+                                            "alltoall"};
 static const char *const roce_cc_names[] = {"dcqcn", "none"};
 static const char *const recovery_names[] = {"selective", "go-back-n"};
 static const char *const spray_order_names[] = {"random", "round-robin"};
@@ -53,9 +53,9 @@ static const char *const cost_model_names[] = {"list", "deepseek-v3"};
 _Static_assert(sizeof(cfg_roce_cc) == sizeof(int) && sizeof(cfg_recovery) == sizeof(int) &&
                    sizeof(cfg_spray_order) == sizeof(int),
                "enum fields are stored as int");
-static const char *const coll_algorithm_names[] = {"ring", "pairwise", "tree", "halving-doubling",
-                                                   "hierarchical", "pxn", "nvls", "collnet",
-                                                   "node-limited", "auto"};
+static const char *const coll_algorithm_names[] = {
+    "ring", "pairwise", "tree",    "halving-doubling", "hierarchical",
+    "pxn",  "nvls",     "collnet", "node-limited",     "auto"};
 static const char *const coll_protocol_names[] = {"none", "auto", "ll", "ll128", "simple"};
 _Static_assert(sizeof(cfg_coll_protocol) == sizeof(int), "enum fields are stored as int");
 _Static_assert(NELEM(coll_protocol_names) == CFG_PROTO_SIMPLE + 1, "one name per protocol");
@@ -63,8 +63,10 @@ _Static_assert(NELEM(coll_protocol_names) == CFG_PROTO_SIMPLE + 1, "one name per
 _Static_assert(sizeof(cfg_topology) == sizeof(int) && sizeof(cfg_transport) == sizeof(int) &&
                    sizeof(cfg_routing) == sizeof(int) && sizeof(cfg_fidelity) == sizeof(int) &&
                    sizeof(cfg_gpu) == sizeof(int) && sizeof(cfg_workload_kind) == sizeof(int) &&
-                   sizeof(cfg_coll_op) == sizeof(int) && sizeof(cfg_coll_algorithm) == sizeof(int) &&
-                   sizeof(cfg_traffic_pattern) == sizeof(int) && sizeof(cfg_traffic_start) == sizeof(int),
+                   sizeof(cfg_coll_op) == sizeof(int) &&
+                   sizeof(cfg_coll_algorithm) == sizeof(int) &&
+                   sizeof(cfg_traffic_pattern) == sizeof(int) &&
+                   sizeof(cfg_traffic_start) == sizeof(int),
                "enum fields are stored as int");
 _Static_assert(NELEM(gpu_names) == CFG_GPU_MI300X + 1, "one name per cfg_gpu");
 _Static_assert(NELEM(transport_names) == CFG_TRANSPORT_ETHERNET + 1, "one name per transport");
@@ -144,36 +146,34 @@ const char *cfg_moe_routing_name(cfg_moe_routing r) {
  * FP8 tensor cores: FP8 operands run at its BF16 rate. MI300X: AMD Instinct MI300X datasheet
  * (1307.4 TFLOP/s BF16, 2614.9 FP8, 653.7 TF32, 192 GB HBM3 at 5.3 TB/s; Infinity Fabric 7 links
  * of 64 GB/s per direction, modelled as a switch of their sum). */
-static const char *const gpu_flops_by_gpu[] = {"989e12", "989e12", "312e12", "2250e12", "989e12",
-                                               "1307.4e12"};
-static const char *const gpu_flops_fp8_by_gpu[] = {"1979e12", "1979e12", "312e12", "4500e12",
-                                                   "1979e12", "2614.9e12"};
-static const char *const gpu_flops_fp32_by_gpu[] = {"494.5e12", "494.5e12", "156e12", "1125e12",
-                                                    "494.5e12", "653.7e12"};
-static const char *const gpu_memory_by_gpu[] = {"80GiB", "80GiB", "80GiB", "192GB", "141GB",
-                                                "192GB"};
-static const char *const hbm_by_gpu[] = {"3.35TB/s", "3.35TB/s", "2.039TB/s", "8TB/s",
-                                         "4.8TB/s", "5.3TB/s"};
+static const char *const gpu_flops_by_gpu[] = {"989e12",  "989e12", "312e12",
+                                               "2250e12", "989e12", "1307.4e12"};
+static const char *const gpu_flops_fp8_by_gpu[] = {"1979e12", "1979e12", "312e12",
+                                                   "4500e12", "1979e12", "2614.9e12"};
+static const char *const gpu_flops_fp32_by_gpu[] = {"494.5e12", "494.5e12", "156e12",
+                                                    "1125e12",  "494.5e12", "653.7e12"};
+static const char *const gpu_memory_by_gpu[] = {"80GiB", "80GiB", "80GiB",
+                                                "192GB", "141GB", "192GB"};
+static const char *const hbm_by_gpu[] = {"3.35TB/s", "3.35TB/s", "2.039TB/s",
+                                         "8TB/s",    "4.8TB/s",  "5.3TB/s"};
 /* Achieved share of the dense BF16 peak in a large matrix multiply: the Maximum Achievable
  * Matmul FLOPS (MAMF) measured by S. Bekman's mamf-finder (github.com/stas00/ml-engineering,
  * compute/accelerator/README.md): A100 SXM 271.2 of 312, H100 SXM 794.5 of 989 (H200 "the
  * same"; H800 has H100's compute), B200 1745 of 2250, MI300X 781.9 of 1307.4 (ROCm 6.2). */
-static const char *const gemm_eff_by_gpu[] = {"0.803", "0.803", "0.869", "0.776", "0.803",
-                                              "0.598"};
-static const char *const scale_up_by_gpu[] = {"450GB/s", "200GB/s", "300GB/s", "900GB/s",
-                                              "450GB/s", "448GB/s"};
-static const char *const nic_by_gpu[] = {"400Gbps", "400Gbps", "200Gbps", "400Gbps", "400Gbps",
-                                         "400Gbps"};
-static const char *const pcie_by_gpu[] = {"64GB/s", "64GB/s", "32GB/s", "64GB/s", "64GB/s",
-                                          "64GB/s"};
+static const char *const gemm_eff_by_gpu[] = {"0.803", "0.803", "0.869", "0.776", "0.803", "0.598"};
+static const char *const scale_up_by_gpu[] = {"450GB/s", "200GB/s", "300GB/s",
+                                              "900GB/s", "450GB/s", "448GB/s"};
+static const char *const nic_by_gpu[] = {"400Gbps", "400Gbps", "200Gbps",
+                                         "400Gbps", "400Gbps", "400Gbps"};
+static const char *const pcie_by_gpu[] = {"64GB/s", "64GB/s", "32GB/s",
+                                          "64GB/s", "64GB/s", "64GB/s"};
 /* What NCCL achieves on NVLink, as a share of the line rate: NCCL's own topology model of an
  * NVLink's usable bandwidth (src/graph/topo.h: SM80_NVLINK_BW 20.0, SM90 20.6, SM100 40.1 GB/s
  * per link) x the links per GPU (A100 12, H100 18, H800 8, B200 18) over the line rate
  * (docs/validation.md, "Link efficiency"): H100 370.8/450, H800 164.8/200, A100 240/300,
  * B200 721.8/900; H200 has H100's NVLink. MI300X: no NCCL figure; A100's 0.8 (assumption).
  * Not fitted to any measurement; make validate checks it against nccl-tests. */
-static const char *const scale_up_eff_by_gpu[] = {"0.824", "0.824", "0.8", "0.802", "0.824",
-                                                  "0.8"};
+static const char *const scale_up_eff_by_gpu[] = {"0.824", "0.824", "0.8", "0.802", "0.824", "0.8"};
 /* Per-switch forwarding latency, indexed by cfg_transport: InfiniBand NDR
  * cut-through vs. a store-and-forward-class Ethernet/RoCE switch. */
 static const char *const switch_latency_by_transport[] = {"130ns", "600ns", "600ns"};
@@ -223,22 +223,30 @@ _Static_assert(sizeof(cfg_cooling) == sizeof(int), "enum fields are stored as in
 
 #define FIELD(m) .offset = offsetof(cfg_scenario, m), .width = sizeof(((cfg_scenario *)0)->m)
 #define UINT(key, m, d, lo, hi, text) \
-  {.name = key, .type = CFG__UINT, .def = d, .min = lo, .max = hi, .doc = text, FIELD(m)}
-#define DBL(key, m, d, lo, excl, text)                                                 \
-  {.name = key, .type = CFG__DOUBLE, .def = d, .dmin = lo, .dmin_exclusive = excl, \
-   .doc = text, FIELD(m)}
-#define BW(key, m, d, bytes, text)                                                     \
-  {.name = key, .type = CFG__BANDWIDTH, .def = d, .min = 1, .bytes_family = bytes, \
-   .doc = text, FIELD(m)}
-#define TIME(key, m, d, text) {.name = key, .type = CFG__TIME, .def = d, .doc = text, FIELD(m)}
+  { .name = key, .type = CFG__UINT, .def = d, .min = lo, .max = hi, .doc = text, FIELD(m) }
+#define DBL(key, m, d, lo, excl, text)                                                           \
+  {                                                                                              \
+    .name = key, .type = CFG__DOUBLE, .def = d, .dmin = lo, .dmin_exclusive = excl, .doc = text, \
+    FIELD(m)                                                                                     \
+  }
+#define BW(key, m, d, bytes, text)                                                               \
+  {                                                                                              \
+    .name = key, .type = CFG__BANDWIDTH, .def = d, .min = 1, .bytes_family = bytes, .doc = text, \
+    FIELD(m)                                                                                     \
+  }
+#define TIME(key, m, d, text) \
+  { .name = key, .type = CFG__TIME, .def = d, .doc = text, FIELD(m) }
 #define SIZE(key, m, d, text) \
-  {.name = key, .type = CFG__SIZE, .def = d, .min = 1, .doc = text, FIELD(m)}
+  { .name = key, .type = CFG__SIZE, .def = d, .min = 1, .doc = text, FIELD(m) }
 #define ENUM(key, m, d, list, text)                                                      \
-  {.name = key, .type = CFG__ENUM, .def = d, .names = list, .nnames = (int)NELEM(list), \
-   .doc = text, FIELD(m)}
-#define BOOL(key, m, d, text) {.name = key, .type = CFG__BOOL, .def = d, .doc = text, FIELD(m)}
+  {                                                                                      \
+    .name = key, .type = CFG__ENUM, .def = d, .names = list, .nnames = (int)NELEM(list), \
+    .doc = text, FIELD(m)                                                                \
+  }
+#define BOOL(key, m, d, text) \
+  { .name = key, .type = CFG__BOOL, .def = d, .doc = text, FIELD(m) }
 #define LIST(key, m, d, lo, hi, text) \
-  {.name = key, .type = CFG__LIST, .def = d, .min = lo, .max = hi, .doc = text, FIELD(m)}
+  { .name = key, .type = CFG__LIST, .def = d, .min = lo, .max = hi, .doc = text, FIELD(m) }
 #define BY_GPU .def = NULL, .derive = CFG__DERIVE_GPU
 #define RULE(text) .def = NULL, .derive = CFG__DERIVE_RULE, .def_doc = text
 
@@ -249,40 +257,79 @@ static const cfg__key schema[] = {
          "GPUs per server, all in one scale-up (NVLink) domain."),
     ENUM("cluster.gpu", cluster.gpu, "H100", gpu_names,
          "GPU model; selects the presets marked \"by cluster.gpu\"."),
-    {.name = "cluster.gpu_flops", .type = CFG__DOUBLE, BY_GPU, .by_value = gpu_flops_by_gpu,
-     .dmin = 0, .dmin_exclusive = 1, .doc = "Peak dense BF16 FLOP/s per GPU.",
+    {.name = "cluster.gpu_flops",
+     .type = CFG__DOUBLE,
+     BY_GPU,
+     .by_value = gpu_flops_by_gpu,
+     .dmin = 0,
+     .dmin_exclusive = 1,
+     .doc = "Peak dense BF16 FLOP/s per GPU.",
      FIELD(cluster.gpu_flops)},
-    {.name = "cluster.gpu_flops_fp8", .type = CFG__DOUBLE, BY_GPU,
-     .by_value = gpu_flops_fp8_by_gpu, .dmin = 0, .dmin_exclusive = 1,
+    {.name = "cluster.gpu_flops_fp8",
+     .type = CFG__DOUBLE,
+     BY_GPU,
+     .by_value = gpu_flops_fp8_by_gpu,
+     .dmin = 0,
+     .dmin_exclusive = 1,
      .doc = "Peak dense FP8 FLOP/s per GPU (workload.precision fp8).",
      FIELD(cluster.gpu_flops_fp8)},
-    {.name = "cluster.gpu_flops_fp32", .type = CFG__DOUBLE, BY_GPU,
-     .by_value = gpu_flops_fp32_by_gpu, .dmin = 0, .dmin_exclusive = 1,
+    {.name = "cluster.gpu_flops_fp32",
+     .type = CFG__DOUBLE,
+     BY_GPU,
+     .by_value = gpu_flops_fp32_by_gpu,
+     .dmin = 0,
+     .dmin_exclusive = 1,
      .doc = "Peak dense TF32 tensor-core FLOP/s per GPU (workload.precision fp32).",
      FIELD(cluster.gpu_flops_fp32)},
-    {.name = "cluster.gpu_memory", .type = CFG__SIZE, BY_GPU, .by_value = gpu_memory_by_gpu,
-     .min = 1, .doc = "HBM capacity per GPU.", FIELD(cluster.gpu_memory)},
-    {.name = "cluster.hbm_bandwidth", .type = CFG__BANDWIDTH, BY_GPU, .by_value = hbm_by_gpu,
-     .min = 1, .bytes_family = 1, .doc = "HBM bandwidth per GPU.", FIELD(cluster.hbm_bandwidth)},
+    {.name = "cluster.gpu_memory",
+     .type = CFG__SIZE,
+     BY_GPU,
+     .by_value = gpu_memory_by_gpu,
+     .min = 1,
+     .doc = "HBM capacity per GPU.",
+     FIELD(cluster.gpu_memory)},
+    {.name = "cluster.hbm_bandwidth",
+     .type = CFG__BANDWIDTH,
+     BY_GPU,
+     .by_value = hbm_by_gpu,
+     .min = 1,
+     .bytes_family = 1,
+     .doc = "HBM bandwidth per GPU.",
+     FIELD(cluster.hbm_bandwidth)},
     DBL("cluster.hbm_efficiency", cluster.hbm_efficiency, "0.9", 0, 1,
         "Share of cluster.hbm_bandwidth memory-bound kernels achieve (STREAM-like copies), at "
         "most 1; the roofline of every training operation uses it."),
-    {.name = "cluster.scale_up.bandwidth", .type = CFG__BANDWIDTH, BY_GPU,
-     .by_value = scale_up_by_gpu, .min = 1, .bytes_family = 1,
+    {.name = "cluster.scale_up.bandwidth",
+     .type = CFG__BANDWIDTH,
+     BY_GPU,
+     .by_value = scale_up_by_gpu,
+     .min = 1,
+     .bytes_family = 1,
      .doc = "Scale-up (NVLink) bandwidth per GPU, per direction.",
      FIELD(cluster.scale_up.bandwidth)},
     TIME("cluster.scale_up.latency", cluster.scale_up.latency, "500ns",
          "GPU to GPU latency through the scale-up switch."),
-    {.name = "cluster.scale_up.efficiency", .type = CFG__DOUBLE, BY_GPU,
-     .by_value = scale_up_eff_by_gpu, .dmin = 0, .dmin_exclusive = 1,
+    {.name = "cluster.scale_up.efficiency",
+     .type = CFG__DOUBLE,
+     BY_GPU,
+     .by_value = scale_up_eff_by_gpu,
+     .dmin = 0,
+     .dmin_exclusive = 1,
      .doc = "Share of the scale-up line rate collectives achieve (protocol and flag overhead), "
             "at most 1; NVLink links run at bandwidth x efficiency in every fidelity.",
      FIELD(cluster.scale_up.efficiency)},
-    {.name = "cluster.nic.bandwidth", .type = CFG__BANDWIDTH, BY_GPU, .by_value = nic_by_gpu,
-     .min = 1, .doc = "Scale-out NIC port bandwidth, per direction.",
+    {.name = "cluster.nic.bandwidth",
+     .type = CFG__BANDWIDTH,
+     BY_GPU,
+     .by_value = nic_by_gpu,
+     .min = 1,
+     .doc = "Scale-out NIC port bandwidth, per direction.",
      FIELD(cluster.nic.bandwidth)},
-    {.name = "cluster.nic.per_node", .type = CFG__UINT, RULE("same as `cluster.gpus_per_node`"),
-     .min = 1, .max = 256,
+    {.name = "cluster.nic.per_node",
+     .type = CFG__UINT,
+     RULE("same as `cluster.gpus_per_node`"),
+     .min = 1,
+     .max = 256,
      .doc = "NICs per server; must divide, or be a multiple of, cluster.gpus_per_node.",
      FIELD(cluster.nic.per_node)},
     DBL("cluster.nic.efficiency", cluster.nic.efficiency, "0.92", 0, 1,
@@ -302,19 +349,26 @@ static const cfg__key schema[] = {
          "every this many packets, and always the last one, duplicates and retransmissions."),
     TIME("cluster.nic.cnp_interval", cluster.nic.cnp_interval, "50us",
          "DCQCN notification point: at most one CNP per queue pair per interval."),
-    {.name = "cluster.pcie.bandwidth", .type = CFG__BANDWIDTH, BY_GPU, .by_value = pcie_by_gpu,
-     .min = 1, .bytes_family = 1, .doc = "GPU to NIC PCIe bandwidth, per direction.",
+    {.name = "cluster.pcie.bandwidth",
+     .type = CFG__BANDWIDTH,
+     BY_GPU,
+     .by_value = pcie_by_gpu,
+     .min = 1,
+     .bytes_family = 1,
+     .doc = "GPU to NIC PCIe bandwidth, per direction.",
      FIELD(cluster.pcie.bandwidth)},
     DBL("cluster.pcie.efficiency", cluster.pcie.efficiency, "0.9", 0, 1,
         "Share of the PCIe line rate DMA achieves (TLP headers and framing at 256-byte "
         "payloads), at most 1."),
     TIME("cluster.pcie.latency", cluster.pcie.latency, "200ns", "GPU to NIC PCIe latency."),
 
-    ENUM("fabric.topology", fabric.topology, "fat-tree", topology_names,
-         "Scale-out topology."),
+    ENUM("fabric.topology", fabric.topology, "fat-tree", topology_names, "Scale-out topology."),
     UINT("fabric.tiers", fabric.tiers, "2", 2, 3, "Switch tiers: 2 (leaf-spine) or 3 (with core)."),
-    {.name = "fabric.planes", .type = CFG__UINT,
-     RULE("`1`; multi-plane: same as `cluster.nic.per_node`"), .min = 1, .max = 256,
+    {.name = "fabric.planes",
+     .type = CFG__UINT,
+     RULE("`1`; multi-plane: same as `cluster.nic.per_node`"),
+     .min = 1,
+     .max = 256,
      .doc = "Independent fabric planes; must divide cluster.nic.per_node (multi-plane only).",
      FIELD(fabric.planes)},
     UINT("fabric.switch_radix", fabric.switch_radix, "64", 4, 1024,
@@ -327,13 +381,21 @@ static const cfg__key schema[] = {
         "Share of the switch-to-switch line rate traffic achieves, at most 1; switches forward "
         "at line rate, packet headers aside (which the packet fidelity models)."),
     TIME("fabric.link_latency", fabric.link_latency, "100ns", "Propagation delay per link."),
-    {.name = "fabric.switch_latency", .type = CFG__TIME, .def = NULL,
-     .derive = CFG__DERIVE_TRANSPORT, .by_value = switch_latency_by_transport,
-     .doc = "Forwarding latency per switch traversal.", FIELD(fabric.switch_latency)},
+    {.name = "fabric.switch_latency",
+     .type = CFG__TIME,
+     .def = NULL,
+     .derive = CFG__DERIVE_TRANSPORT,
+     .by_value = switch_latency_by_transport,
+     .doc = "Forwarding latency per switch traversal.",
+     FIELD(fabric.switch_latency)},
     ENUM("fabric.transport", fabric.transport, "infiniband", transport_names,
          "Transport and flow control: credit-based InfiniBand, RoCEv2 (PFC/ECN), lossy Ethernet."),
-    {.name = "fabric.routing", .type = CFG__ENUM, .def = NULL, .names = routing_names,
-     .nnames = (int)NELEM(routing_names), .derive = CFG__DERIVE_TRANSPORT,
+    {.name = "fabric.routing",
+     .type = CFG__ENUM,
+     .def = NULL,
+     .names = routing_names,
+     .nnames = (int)NELEM(routing_names),
+     .derive = CFG__DERIVE_TRANSPORT,
      .by_value = routing_by_transport,
      .doc = "Path selection, the same in every fidelity: static is destination-based D-mod-K "
             "as an InfiniBand subnet manager computes for a fat-tree; adaptive takes the "
@@ -352,23 +414,31 @@ static const cfg__key schema[] = {
     SIZE("fabric.switch.buffer", fabric.sw.buffer, "32MB",
          "Packet fidelity: shared packet buffer per switch (InfiniBand: split evenly over the "
          "input ports as credits)."),
-    {.name = "fabric.switch.cut_through", .type = CFG__BOOL, .def = NULL,
-     .derive = CFG__DERIVE_TRANSPORT, .by_value = cut_through_by_transport,
+    {.name = "fabric.switch.cut_through",
+     .type = CFG__BOOL,
+     .def = NULL,
+     .derive = CFG__DERIVE_TRANSPORT,
+     .by_value = cut_through_by_transport,
      .doc = "Switches forward once the header has arrived (else once the whole packet has).",
      FIELD(fabric.sw.cut_through)},
-    {.name = "fabric.ecn.kmin", .type = CFG__SIZE,
-     RULE("100KB x `fabric.link_bandwidth` / 25Gbps"), .min = 1,
+    {.name = "fabric.ecn.kmin",
+     .type = CFG__SIZE,
+     RULE("100KB x `fabric.link_bandwidth` / 25Gbps"),
+     .min = 1,
      .doc = "ECN marking starts above this egress queue depth at a port of "
             "fabric.link_bandwidth (other port speeds scale in proportion).",
      FIELD(fabric.ecn.kmin)},
-    {.name = "fabric.ecn.kmax", .type = CFG__SIZE,
-     RULE("400KB x `fabric.link_bandwidth` / 25Gbps"), .min = 1,
+    {.name = "fabric.ecn.kmax",
+     .type = CFG__SIZE,
+     RULE("400KB x `fabric.link_bandwidth` / 25Gbps"),
+     .min = 1,
      .doc = "Egress queue depth where the marking probability reaches fabric.ecn.pmax; every "
             "packet is marked above it (scaled like kmin).",
      FIELD(fabric.ecn.kmax)},
-    DBL("fabric.ecn.pmax", fabric.ecn.pmax, "0.2", 0, 0,
-        "Marking probability at kmax, at most 1."),
-    {.name = "fabric.roce.pfc", .type = CFG__BOOL, .def = "true",
+    DBL("fabric.ecn.pmax", fabric.ecn.pmax, "0.2", 0, 0, "Marking probability at kmax, at most 1."),
+    {.name = "fabric.roce.pfc",
+     .type = CFG__BOOL,
+     .def = "true",
      .doc = "RoCE: priority flow control makes the fabric lossless (false: tail drop).",
      FIELD(fabric.roce.pfc)},
     ENUM("fabric.roce.cc", fabric.roce.cc, "dcqcn", roce_cc_names,
@@ -378,7 +448,9 @@ static const cfg__key schema[] = {
          "CollNet): allreduce may run as collnet, each NIC sending its share up the "
          "aggregation tree once and receiving the result once. Off by default: SHARP needs "
          "a licence and the aggregation manager configured."),
-    {.name = "fabric.pfc.xoff", .type = CFG__SIZE, .def = "0B",
+    {.name = "fabric.pfc.xoff",
+     .type = CFG__SIZE,
+     .def = "0B",
      .doc = "PAUSE when an ingress queue holds this much shared buffer; 0 = dynamic: 1/8 of "
             "the free shared buffer.",
      FIELD(fabric.pfc.xoff)},
@@ -388,7 +460,9 @@ static const cfg__key schema[] = {
          "A queue paused longer than this is recorded as a pause storm."),
     UINT("fabric.ecmp.hash_seed", fabric.ecmp.hash_seed, "0", 0, UINT64_MAX,
          "Seed of the ECMP hash."),
-    {.name = "fabric.ecmp.polarized", .type = CFG__BOOL, .def = "false",
+    {.name = "fabric.ecmp.polarized",
+     .type = CFG__BOOL,
+     .def = "false",
      .doc = "Every switch uses the same hash (no per-switch seed), so choices at successive "
             "tiers correlate and paths polarize.",
      FIELD(fabric.ecmp.polarized)},
@@ -397,28 +471,53 @@ static const cfg__key schema[] = {
          "Price presets of the keys below: list (list-price assumptions) or deepseek-v3 (the "
          "switch and link prices that reproduce DeepSeek-V3's Table 3 cost per endpoint)."),
 #define BY_COST .def = NULL, .derive = CFG__DERIVE_COST
-    {.name = "cost.switch_usd", .type = CFG__DOUBLE, BY_COST, .by_value = switch_usd_by_cost,
-     .dmin = 0, .doc = "Price per fabric switch (override it with your quote).",
+    {.name = "cost.switch_usd",
+     .type = CFG__DOUBLE,
+     BY_COST,
+     .by_value = switch_usd_by_cost,
+     .dmin = 0,
+     .doc = "Price per fabric switch (override it with your quote).",
      FIELD(cost.switch_usd)},
-    {.name = "cost.transceiver_usd", .type = CFG__DOUBLE, BY_COST,
-     .by_value = transceiver_usd_by_cost, .dmin = 0,
-     .doc = "Price per optical transceiver, two per optical link.", FIELD(cost.transceiver_usd)},
-    {.name = "cost.nic_usd", .type = CFG__DOUBLE, BY_COST, .by_value = nic_usd_by_cost,
-     .dmin = 0, .doc = "Price per NIC.", FIELD(cost.nic_usd)},
-    {.name = "cost.cable_usd", .type = CFG__DOUBLE, BY_COST, .by_value = cable_usd_by_cost,
-     .dmin = 0, .doc = "Price per copper (DAC) cable.", FIELD(cost.cable_usd)},
-    {.name = "cost.optical_endpoint_links", .type = CFG__BOOL, BY_COST,
-     .by_value = optical_endpoint_by_cost, .doc = "NIC-to-leaf links are optical (else copper).",
+    {.name = "cost.transceiver_usd",
+     .type = CFG__DOUBLE,
+     BY_COST,
+     .by_value = transceiver_usd_by_cost,
+     .dmin = 0,
+     .doc = "Price per optical transceiver, two per optical link.",
+     FIELD(cost.transceiver_usd)},
+    {.name = "cost.nic_usd",
+     .type = CFG__DOUBLE,
+     BY_COST,
+     .by_value = nic_usd_by_cost,
+     .dmin = 0,
+     .doc = "Price per NIC.",
+     FIELD(cost.nic_usd)},
+    {.name = "cost.cable_usd",
+     .type = CFG__DOUBLE,
+     BY_COST,
+     .by_value = cable_usd_by_cost,
+     .dmin = 0,
+     .doc = "Price per copper (DAC) cable.",
+     FIELD(cost.cable_usd)},
+    {.name = "cost.optical_endpoint_links",
+     .type = CFG__BOOL,
+     BY_COST,
+     .by_value = optical_endpoint_by_cost,
+     .doc = "NIC-to-leaf links are optical (else copper).",
      FIELD(cost.optical_endpoint_links)},
 #undef BY_COST
 
     ENUM("workload.kind", workload.kind, "collective", workload_names, "What the run simulates."),
     ENUM("workload.collective.op", workload.collective.op, "allreduce", coll_op_names,
          "Collective operation."),
-    {.name = "workload.collective.algorithm", .type = CFG__ENUM, .def = "auto",
-     .names = coll_algorithm_names, .nnames = (int)NELEM(coll_algorithm_names),
+    {.name = "workload.collective.algorithm",
+     .type = CFG__ENUM,
+     .def = "auto",
+     .names = coll_algorithm_names,
+     .nnames = (int)NELEM(coll_algorithm_names),
      .doc = "Algorithm. auto: the tuner picks algorithm, protocol and channels by size and "
-            "topology as NCCL's does (allreduce ring, tree, nvls or collnet; alltoall pxn across nodes, "
+            "topology as NCCL's does (allreduce ring, tree, nvls or collnet; alltoall pxn across "
+            "nodes, "
             "pairwise in one); the summary says what it picked. allreduce: ring, tree (double "
             "binary tree), halving-doubling, "
             "hierarchical (NVLink reduce-scatter, per-rail ring across nodes, NVLink "
@@ -436,38 +535,35 @@ static const cfg__key schema[] = {
          "Parallel rings, each with 1/channels of the data; 0 = one per NIC of a node."),
     SIZE("workload.collective.chunk", workload.collective.chunk, "1MiB",
          "Pipeline chunk of a ring broadcast and of the tree allreduce."),
-    ENUM("workload.collective.protocol", workload.collective.protocol, "auto",
-         coll_protocol_names,
+    ENUM("workload.collective.protocol", workload.collective.protocol, "auto", coll_protocol_names,
          "NCCL protocol: ll (8-byte lines of 4 data bytes and a flag: twice the bytes, lowest "
          "latency), ll128 (128-byte lines of 120 data bytes), simple (whole buffers, fences: "
          "highest per-hop latency); each adds its per-hop latency and a per-call launch "
          "overhead (docs/validation.md, Collectives). auto: the tuner picks; none: ideal "
          "transfers without protocol bytes, latency or launch."),
-    TIME("workload.collective.latency.ll.launch",
-         workload.collective.latency.ll.launch, "6.6us",
+    TIME("workload.collective.latency.ll.launch", workload.collective.latency.ll.launch, "6.6us",
          "LL launch overhead of one call (NCCL's base latency), ring and every algorithm but "
          "tree. Defaults of workload.collective.latency.*: NCCL's tuning model "
          "(src/graph/tuning.cc; docs/validation.md, Collectives); `fabsim calibrate` fits them"
          " to nccl-tests output."),
-    TIME("workload.collective.latency.ll.nvlink_hop",
-         workload.collective.latency.ll.nvlink_hop, "0.6us",
+    TIME("workload.collective.latency.ll.nvlink_hop", workload.collective.latency.ll.nvlink_hop,
+         "0.6us",
          "LL latency of one step inside a node (NVLink), end to end, wire included; the part "
          "above the routed path's latency is added to the step."),
-    TIME("workload.collective.latency.ll.network_hop",
-         workload.collective.latency.ll.network_hop, "2.7us",
+    TIME("workload.collective.latency.ll.network_hop", workload.collective.latency.ll.network_hop,
+         "2.7us",
          "LL latency of one step that crosses nodes, end to end, wire included; the part above"
          " the routed path's latency is added to the step."),
-    TIME("workload.collective.latency.ll.tree_launch",
-         workload.collective.latency.ll.tree_launch, "6.8us",
-         "LL launch overhead of one call of the tree algorithm."),
+    TIME("workload.collective.latency.ll.tree_launch", workload.collective.latency.ll.tree_launch,
+         "6.8us", "LL launch overhead of one call of the tree algorithm."),
     TIME("workload.collective.latency.ll.tree_nvlink_hop",
          workload.collective.latency.ll.tree_nvlink_hop, "0.6us",
          "LL tree algorithm: latency of one step inside a node."),
     TIME("workload.collective.latency.ll.tree_network_hop",
          workload.collective.latency.ll.tree_network_hop, "5us",
          "LL tree algorithm: latency of one step across nodes."),
-    TIME("workload.collective.latency.ll128.launch",
-         workload.collective.latency.ll128.launch, "14us",
+    TIME("workload.collective.latency.ll128.launch", workload.collective.latency.ll128.launch,
+         "14us",
          "LL128 launch overhead of one call (NCCL's base latency), ring and every algorithm "
          "but tree."),
     TIME("workload.collective.latency.ll128.nvlink_hop",
@@ -487,8 +583,8 @@ static const cfg__key schema[] = {
     TIME("workload.collective.latency.ll128.tree_network_hop",
          workload.collective.latency.ll128.tree_network_hop, "8.5us",
          "LL128 tree algorithm: latency of one step across nodes."),
-    TIME("workload.collective.latency.simple.launch",
-         workload.collective.latency.simple.launch, "8.4us",
+    TIME("workload.collective.latency.simple.launch", workload.collective.latency.simple.launch,
+         "8.4us",
          "Simple launch overhead of one call (NCCL's base latency), ring and every algorithm "
          "but tree."),
     TIME("workload.collective.latency.simple.nvlink_hop",
@@ -619,8 +715,12 @@ static const cfg__key schema[] = {
     ENUM("workload.recompute", workload.recompute, "none", recompute_names,
          "Activation recomputation: selective drops attention scores, full keeps only each "
          "layer's input and reruns its forward in the backward pass."),
-    {.name = "workload.compute_efficiency", .type = CFG__DOUBLE, BY_GPU,
-     .by_value = gemm_eff_by_gpu, .dmin = 0, .dmin_exclusive = 1,
+    {.name = "workload.compute_efficiency",
+     .type = CFG__DOUBLE,
+     BY_GPU,
+     .by_value = gemm_eff_by_gpu,
+     .dmin = 0,
+     .dmin_exclusive = 1,
      .doc = "Achieved fraction of the precision's peak FLOP/s in a large matrix multiply "
             "(measured maximum achievable matmul FLOP/s), at most 1; smaller GEMMs lose more "
             "by tile quantization and the roofline of their operand bytes.",
@@ -638,7 +738,9 @@ static const cfg__key schema[] = {
     UINT("workload.steps", workload.steps, "1", 1, 1000000,
          "Training steps fabsim run simulates one after another (faults and throttling act "
          "across them; the step object reports the first, steps[] each)."),
-    {.name = "workload.trace.path", .type = CFG__STRING, .def = "none",
+    {.name = "workload.trace.path",
+     .type = CFG__STRING,
+     .def = "none",
      .doc = "Chakra execution traces (workload.kind trace), one per rank: a path in which %d "
             "stands for the rank (traces/et.%d.et: rank 3 reads traces/et.3.et), or one file "
             "every rank runs; relative to the scenario's folder. docs/training.md, Chakra "
@@ -646,7 +748,9 @@ static const cfg__key schema[] = {
      FIELD(workload.trace.path)},
     UINT("workload.trace.ranks", workload.trace.ranks, "0", 0, UINT32_MAX,
          "Ranks of the traced job, rank r on GPU r; 0 = every GPU of the cluster."),
-    {.name = "workload.trace.classes", .type = CFG__STRING, .def = "none",
+    {.name = "workload.trace.classes",
+     .type = CFG__STRING,
+     .def = "none",
      .doc = "One trace per rank class instead of workload.trace.path: FIRST-LAST:FILE items, "
             "comma-separated, covering every rank once (0-3:dp.et,4-7:dp.et); none: by path.",
      FIELD(workload.trace.classes)},
@@ -668,11 +772,15 @@ static const cfg__key schema[] = {
          "state)."),
     BW("reliability.checkpoint.bandwidth", reliability.checkpoint.bandwidth, "2TB/s", 1,
        "Aggregate checkpoint write bandwidth (Llama 3: 2 TB/s sustained storage throughput)."),
-    {.name = "reliability.checkpoint.write_time", .type = CFG__TIME, .def = "0s",
+    {.name = "reliability.checkpoint.write_time",
+     .type = CFG__TIME,
+     .def = "0s",
      .doc = "Time the job stalls to write one checkpoint; 0 = checkpoint.size / "
             "checkpoint.bandwidth.",
      FIELD(reliability.checkpoint.write_time)},
-    {.name = "reliability.checkpoint.interval", .type = CFG__STRING, .def = "auto",
+    {.name = "reliability.checkpoint.interval",
+     .type = CFG__STRING,
+     .def = "auto",
      .doc = "Compute time between checkpoints: a duration, or auto (Daly's interval).",
      FIELD(reliability.checkpoint.interval)},
     TIME("reliability.restart_time", reliability.restart_time, "10min",
@@ -688,8 +796,11 @@ static const cfg__key schema[] = {
     UINT("reliability.sdc_check_interval", reliability.sdc_check_interval, "0", 0, 1000000,
          "Compare checksums of the data-parallel replicas every this many steps (0 = never): "
          "when fabsim run would detect a silent data corruption fault."),
-    {.name = "reliability.reconvergence", .type = CFG__TIME, .def = NULL,
-     .derive = CFG__DERIVE_TRANSPORT, .by_value = reconvergence_by_transport,
+    {.name = "reliability.reconvergence",
+     .type = CFG__TIME,
+     .def = NULL,
+     .derive = CFG__DERIVE_TRANSPORT,
+     .by_value = reconvergence_by_transport,
      .doc = "Faults: routing moves traffic off a failed link or switch this long after the "
             "failure (and back after a repair); until then flows on it stall. auto: by transport, "
             "InfiniBand subnet-manager recompute (trap-driven sweep; OpenSM's periodic sweep is "
@@ -726,12 +837,26 @@ static const cfg__key schema[] = {
         "External dependency (Llama 3: 2); per node, no node swap."),
 
     /* power.*: sources in docs/reliability.md; "assumption" marks our own estimates. */
-    {.name = "power.gpu_tdp_w", .type = CFG__DOUBLE, BY_GPU, .by_value = gpu_tdp_by_gpu,
-     .dmin = 0, .dmin_exclusive = 1, .doc = "GPU board power at full load, watts (datasheet TDP).",
+    {.name = "power.gpu_tdp_w",
+     .type = CFG__DOUBLE,
+     BY_GPU,
+     .by_value = gpu_tdp_by_gpu,
+     .dmin = 0,
+     .dmin_exclusive = 1,
+     .doc = "GPU board power at full load, watts (datasheet TDP).",
      FIELD(power.gpu_tdp_w)},
-    {.name = "power.gpu_idle_w", .type = CFG__DOUBLE, BY_GPU, .by_value = gpu_idle_by_gpu,
-     .dmin = 0, .doc = "GPU power when idle, watts (assumption).", FIELD(power.gpu_idle_w)},
-    {.name = "power.node_w", .type = CFG__DOUBLE, BY_GPU, .by_value = node_w_by_gpu, .dmin = 0,
+    {.name = "power.gpu_idle_w",
+     .type = CFG__DOUBLE,
+     BY_GPU,
+     .by_value = gpu_idle_by_gpu,
+     .dmin = 0,
+     .doc = "GPU power when idle, watts (assumption).",
+     FIELD(power.gpu_idle_w)},
+    {.name = "power.node_w",
+     .type = CFG__DOUBLE,
+     BY_GPU,
+     .by_value = node_w_by_gpu,
+     .dmin = 0,
      .doc = "Server power besides GPUs and NICs (CPUs, memory, NVSwitch, fans), watts: the "
             "DGX datasheet's maximum less 8 GPUs at TDP and 8 NICs.",
      FIELD(power.node_w)},
@@ -755,7 +880,9 @@ static const cfg__key schema[] = {
         "(assumption). A rack above it throttles its GPUs."),
     DBL("power.rack.cap_kw", power.rack.cap_kw, "0", 0, 0,
         "Rack power cap, kW; 0 = none. A rack above it throttles its GPUs."),
-    {.name = "power.rack.cooling_failure", .type = CFG__STRING, .def = "none",
+    {.name = "power.rack.cooling_failure",
+     .type = CFG__STRING,
+     .def = "none",
      .doc = "One rack with reduced cooling in fabsim run: RACK:KW (e.g. 3:20, rack 3 can remove "
             "20 kW), or none. Its GPUs throttle if it draws more.",
      FIELD(power.rack.cooling_failure)},
@@ -770,34 +897,51 @@ static const cfg__key schema[] = {
          "the ranks, else its sequential mode, whose results every rank count reproduces), "
          "auto (parallel when started by mpirun). docs/parallel.md."),
 
-    {.name = "simulation.memory_limit", .type = CFG__SIZE, .def = "0", .min = 0,
+    {.name = "simulation.memory_limit",
+     .type = CFG__SIZE,
+     .def = "0",
+     .min = 0,
      .doc = "Memory a run may use; 0 = what the machine has available (MemAvailable). A "
             "scenario whose estimate (per GPU and per link at its fidelity, printed by "
             "fabsim topo) exceeds it is refused before anything is built.",
      FIELD(simulation.memory_limit)},
 
-    {.name = "output.dir", .type = CFG__STRING, .def = "fabsim-out",
-     .doc = "Folder for summary.json, time series and reports.", FIELD(output.dir)},
+    {.name = "output.dir",
+     .type = CFG__STRING,
+     .def = "fabsim-out",
+     .doc = "Folder for summary.json, time series and reports.",
+     FIELD(output.dir)},
     TIME("output.sample_interval", output.sample_interval, "0s",
          "Telemetry sample interval (timeseries.csv, report charts); 0 = about 500 samples "
          "over the expected run."),
-    {.name = "output.ports", .type = CFG__STRING, .def = "none",
+    {.name = "output.ports",
+     .type = CFG__STRING,
+     .def = "none",
      .doc = "Comma-separated switch ports (leaf0-spine3: leaf0's port toward spine3) and NICs "
             "(nic17) whose full time series are kept; none: aggregates only.",
      FIELD(output.ports)},
-    {.name = "output.database", .type = CFG__STRING, .def = "results.sqlite",
+    {.name = "output.database",
+     .type = CFG__STRING,
+     .def = "results.sqlite",
      .doc = "SQLite results database; a relative path is inside output.dir; runs naming the "
             "same file share it; none: no database.",
      FIELD(output.database)},
-    {.name = "output.report", .type = CFG__BOOL, .def = "true",
-     .doc = "Write report.html, one self-contained page with charts.", FIELD(output.report)},
-    {.name = "output.openmetrics", .type = CFG__BOOL, .def = "false",
+    {.name = "output.report",
+     .type = CFG__BOOL,
+     .def = "true",
+     .doc = "Write report.html, one self-contained page with charts.",
+     FIELD(output.report)},
+    {.name = "output.openmetrics",
+     .type = CFG__BOOL,
+     .def = "false",
      .doc = "Also write the final counters as OpenMetrics text (metrics.txt).",
      FIELD(output.openmetrics)},
     UINT("output.top_ports", output.top_ports, "10", 0, 1000,
          "Hottest switch ports listed in the report and database."),
 
-    {.name = "faults", .type = CFG__FAULTS, .def = "[]",
+    {.name = "faults",
+     .type = CFG__FAULTS,
+     .def = "[]",
      .doc = "Faults inside the simulation, a list of {at, kind, target, ...} (flow and packet "
             "fidelities for network kinds); see the table below and docs/faults.md.",
      FIELD(faults)},
@@ -894,12 +1038,9 @@ static const void *cfield(const cfg_scenario *s, const cfg__key *k) {
 }
 
 static void describe_range(const cfg__key *k, char *out, size_t cap) {
-  if (k->max == UINT64_MAX)
-    snprintf(out, cap, "%llu..2^64-1", (unsigned long long)k->min);
-  else if (k->max == UINT32_MAX)
-    snprintf(out, cap, "%llu..2^32-1", (unsigned long long)k->min);
-  else
-    snprintf(out, cap, "%llu..%llu", (unsigned long long)k->min, (unsigned long long)k->max);
+  if (k->max == UINT64_MAX) snprintf(out, cap, "%llu..2^64-1", (unsigned long long)k->min);
+  else if (k->max == UINT32_MAX) snprintf(out, cap, "%llu..2^32-1", (unsigned long long)k->min);
+  else snprintf(out, cap, "%llu..%llu", (unsigned long long)k->min, (unsigned long long)k->max);
 }
 
 void cfg__describe_type(const cfg__key *k, char *out, size_t cap) {
@@ -913,28 +1054,18 @@ void cfg__describe_type(const cfg__key *k, char *out, size_t cap) {
   case CFG__DOUBLE:
     snprintf(out, cap, "number %s %g", k->dmin_exclusive ? ">" : ">=", k->dmin);
     break;
-  case CFG__BANDWIDTH:
-    snprintf(out, cap, "bandwidth%s", k->min ? " > 0" : "");
-    break;
+  case CFG__BANDWIDTH: snprintf(out, cap, "bandwidth%s", k->min ? " > 0" : ""); break;
   case CFG__TIME:
     snprintf(out, cap, k->derive == CFG__DERIVE_TRANSPORT ? "time or auto" : "time");
     break;
-  case CFG__FAULTS:
-    snprintf(out, cap, "list of faults");
-    break;
-  case CFG__SIZE:
-    snprintf(out, cap, "size%s", k->min ? " > 0" : "");
-    break;
-  case CFG__BOOL:
-    snprintf(out, cap, "true or false");
-    break;
+  case CFG__FAULTS: snprintf(out, cap, "list of faults"); break;
+  case CFG__SIZE: snprintf(out, cap, "size%s", k->min ? " > 0" : ""); break;
+  case CFG__BOOL: snprintf(out, cap, "true or false"); break;
   case CFG__LIST:
     describe_range(k, range, sizeof range);
     snprintf(out, cap, "list of integers %s", range);
     break;
-  case CFG__STRING:
-    snprintf(out, cap, "string");
-    break;
+  case CFG__STRING: snprintf(out, cap, "string"); break;
   case CFG__ENUM:
     o = (size_t)snprintf(out, cap, "one of:");
     for (int i = 0; i < k->nnames && o < cap; i++)
@@ -1090,12 +1221,9 @@ static int set_enum(cfg_scenario *s, const cfg__key *k, const char *t, size_t n,
   }
   cfg__excerpt(shown, sizeof shown, t, n, 64);
   cfg__describe_type(k, list, sizeof list);
-  if (n == 0)
-    snprintf(msg, cap, "missing value; expected %s", list);
-  else if (hint)
-    snprintf(msg, cap, "'%s' is not %s (did you mean '%s'?)", shown, list, hint);
-  else
-    snprintf(msg, cap, "'%s' is not %s", shown, list);
+  if (n == 0) snprintf(msg, cap, "missing value; expected %s", list);
+  else if (hint) snprintf(msg, cap, "'%s' is not %s (did you mean '%s'?)", shown, list, hint);
+  else snprintf(msg, cap, "'%s' is not %s", shown, list);
   return SIM_ECONFIG;
 }
 
@@ -1165,8 +1293,7 @@ static int set_list(cfg_scenario *s, size_t i, const char *t, size_t n, char *ms
   return SIM_OK;
 }
 
-int cfg__set_text(cfg_scenario *s, size_t i, const char *text, size_t len, char *msg,
-                  size_t cap) {
+int cfg__set_text(cfg_scenario *s, size_t i, const char *text, size_t len, char *msg, size_t cap) {
   const cfg__key *k = &schema[i];
   if (memchr(text, '\0', len)) {
     snprintf(msg, cap, "contains a NUL character");
@@ -1177,29 +1304,23 @@ int cfg__set_text(cfg_scenario *s, size_t i, const char *text, size_t len, char 
     while (len > 0 && is_space(text[len - 1])) len--;
   }
   switch (k->type) {
-  case CFG__UINT:
-    return set_uint(s, k, text, len, msg, cap);
-  case CFG__DOUBLE:
-    return set_double(s, k, text, len, msg, cap);
+  case CFG__UINT: return set_uint(s, k, text, len, msg, cap);
+  case CFG__DOUBLE: return set_double(s, k, text, len, msg, cap);
   case CFG__BANDWIDTH:
   case CFG__TIME:
-  case CFG__SIZE:
-    return set_unit(s, k, text, len, msg, cap);
-  case CFG__BOOL:
-    return set_bool(s, k, text, len, msg, cap);
-  case CFG__ENUM:
-    return set_enum(s, k, text, len, msg, cap);
-  case CFG__STRING:
-    return set_string(s, k, text, len, msg, cap);
-  case CFG__LIST:
-    return set_list(s, i, text, len, msg, cap);
+  case CFG__SIZE: return set_unit(s, k, text, len, msg, cap);
+  case CFG__BOOL: return set_bool(s, k, text, len, msg, cap);
+  case CFG__ENUM: return set_enum(s, k, text, len, msg, cap);
+  case CFG__STRING: return set_string(s, k, text, len, msg, cap);
+  case CFG__LIST: return set_list(s, i, text, len, msg, cap);
   case CFG__FAULTS:
     if (len == 0 || same_text(text, len, "[]")) {
       cfg__faults_free(field(s, k));
       return SIM_OK;
     }
-    snprintf(msg, cap, "expected a list of faults such as [{at: 1ms, kind: link-down, target: "
-                       "leaf0-spine0}]");
+    snprintf(msg, cap,
+             "expected a list of faults such as [{at: 1ms, kind: link-down, target: "
+             "leaf0-spine0}]");
     return SIM_ECONFIG;
   }
   return SIM_ECONFIG;
@@ -1299,8 +1420,6 @@ void cfg__value_text(const cfg_scenario *s, size_t i, cfg__buf *b) {
     cfg__buf_puts(b, "]");
     break;
   }
-  case CFG__FAULTS:
-    cfg__faults_text(cfield(s, k), b);
-    break;
+  case CFG__FAULTS: cfg__faults_text(cfield(s, k), b); break;
   }
 }

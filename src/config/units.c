@@ -24,9 +24,9 @@ typedef struct unit {
 typedef enum { ROUND_EXACT, ROUND_NEAREST } rounding;
 
 typedef struct unit_kind {
-  const char *what;    /* "bandwidth" */
-  const char *example; /* "400Gbps" */
-  const char *base;    /* "bits/s" for overflow messages */
+  const char *what;           /* "bandwidth" */
+  const char *example;        /* "400Gbps" */
+  const char *base;           /* "bits/s" for overflow messages */
   const char *resolution_msg; /* when ROUND_EXACT leaves a fraction */
   const unit *units;
   size_t nunits;
@@ -42,21 +42,21 @@ typedef struct unit_kind {
 static const unit bandwidth_units[] = {
     {"bps", 1},
     {"Kbps", K10},
-    {"Mbps", K10 * K10},
-    {"Gbps", K10 * K10 * K10},
-    {"Tbps", K10 * K10 * K10 * K10},
+    {"Mbps", K10 *K10},
+    {"Gbps", K10 *K10 *K10},
+    {"Tbps", K10 *K10 *K10 *K10},
     {"Kb/s", K10},
-    {"Mb/s", K10 * K10},
-    {"Gb/s", K10 * K10 * K10},
-    {"Tb/s", K10 * K10 * K10 * K10},
+    {"Mb/s", K10 *K10},
+    {"Gb/s", K10 *K10 *K10},
+    {"Tb/s", K10 *K10 *K10 *K10},
     {"KB/s", 8 * K10},
-    {"MB/s", 8 * K10 * K10},
-    {"GB/s", 8 * K10 * K10 * K10},
-    {"TB/s", 8 * K10 * K10 * K10 * K10},
+    {"MB/s", 8 * K10 *K10},
+    {"GB/s", 8 * K10 *K10 *K10},
+    {"TB/s", 8 * K10 *K10 *K10 *K10},
     {"KiB/s", 8 * K2},
-    {"MiB/s", 8 * K2 * K2},
-    {"GiB/s", 8 * K2 * K2 * K2},
-    {"TiB/s", 8 * K2 * K2 * K2 * K2},
+    {"MiB/s", 8 * K2 *K2},
+    {"GiB/s", 8 * K2 *K2 *K2},
+    {"TiB/s", 8 * K2 *K2 *K2 *K2},
 };
 
 static const unit time_units[] = {
@@ -75,33 +75,53 @@ static const unit time_units[] = {
 static const unit size_units[] = {
     {"B", 1},
     {"KB", K10},
-    {"MB", K10 * K10},
-    {"GB", K10 * K10 * K10},
-    {"TB", K10 * K10 * K10 * K10},
+    {"MB", K10 *K10},
+    {"GB", K10 *K10 *K10},
+    {"TB", K10 *K10 *K10 *K10},
     {"KiB", K2},
-    {"MiB", K2 * K2},
-    {"GiB", K2 * K2 * K2},
-    {"TiB", K2 * K2 * K2 * K2},
+    {"MiB", K2 *K2},
+    {"GiB", K2 *K2 *K2},
+    {"TiB", K2 *K2 *K2 *K2},
 };
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
 static const unit_kind bandwidth_kind = {
-    "bandwidth", "400Gbps", "bits/s", NULL, bandwidth_units, NELEM(bandwidth_units),
-    ROUND_NEAREST, 1, 1,
+    "bandwidth",
+    "400Gbps",
+    "bits/s",
+    NULL,
+    bandwidth_units,
+    NELEM(bandwidth_units),
+    ROUND_NEAREST,
+    1,
+    1,
     "bits/s: bps, Kbps, Mbps, Gbps, Tbps (or Kb/s, Mb/s, Gb/s, Tb/s); "
     "bytes/s: KB/s, MB/s, GB/s, TB/s (x1000) or KiB/s, MiB/s, GiB/s, TiB/s (x1024); "
     "a plain number is bits/s"};
 
 static const unit_kind time_kind = {
-    "time", "500ns", "ps",
+    "time",
+    "500ns",
+    "ps",
     "is not a whole number of picoseconds (the clock resolution)",
-    time_units, NELEM(time_units), ROUND_EXACT, 0, 0,
+    time_units,
+    NELEM(time_units),
+    ROUND_EXACT,
+    0,
+    0,
     "ps, ns, us (or \xc2\xb5s), ms, s, min, h, d; a plain number is only accepted for 0"};
 
 static const unit_kind size_kind = {
-    "size", "1GiB", "bytes", "is not a whole number of bytes", size_units, NELEM(size_units),
-    ROUND_EXACT, 1, 0,
+    "size",
+    "1GiB",
+    "bytes",
+    "is not a whole number of bytes",
+    size_units,
+    NELEM(size_units),
+    ROUND_EXACT,
+    1,
+    0,
     "B, KB, MB, GB, TB (x1000) or KiB, MiB, GiB, TiB (x1024); a plain number is bytes"};
 
 /* ---- messages --------------------------------------------------------------- */
@@ -287,8 +307,8 @@ static int parse_with_unit(const unit_kind *k, const char *text, size_t len, uin
   }
   nlen = cfg__scan_number(text + b, e - b);
   if (nlen == 0) {
-    snprintf(msg, cap, "expected a %s such as %s, got '%s'; units: %s", k->what, k->example,
-             shown, k->accepted);
+    snprintf(msg, cap, "expected a %s such as %s, got '%s'; units: %s", k->what, k->example, shown,
+             k->accepted);
     goto out;
   }
   u = text + b + nlen;
@@ -312,10 +332,11 @@ static int parse_with_unit(const unit_kind *k, const char *text, size_t len, uin
       const char *hint = unit_case_hint(k, u, ulen);
       cfg__excerpt(ushown, sizeof ushown, u, ulen, 16);
       if (hint)
-        snprintf(msg, cap, "unknown unit '%s' in '%s' (units are case-sensitive: did you mean "
-                 "'%s'?); units: %s", ushown, shown, hint, k->accepted);
-      else
-        snprintf(msg, cap, "unknown unit '%s' in '%s'; units: %s", ushown, shown, k->accepted);
+        snprintf(msg, cap,
+                 "unknown unit '%s' in '%s' (units are case-sensitive: did you mean "
+                 "'%s'?); units: %s",
+                 ushown, shown, hint, k->accepted);
+      else snprintf(msg, cap, "unknown unit '%s' in '%s'; units: %s", ushown, shown, k->accepted);
       goto out;
     }
     factor = k->units[i].factor;
@@ -328,9 +349,7 @@ static int parse_with_unit(const unit_kind *k, const char *text, size_t len, uin
   case CONV_OVERFLOW:
     snprintf(msg, cap, "'%s' is too large (the limit is 2^64-1 %s)", shown, k->base);
     break;
-  case CONV_FRACTION:
-    snprintf(msg, cap, "'%s' %s", shown, k->resolution_msg);
-    break;
+  case CONV_FRACTION: snprintf(msg, cap, "'%s' %s", shown, k->resolution_msg); break;
   }
 out:
   return rc;
@@ -403,7 +422,7 @@ static int format_in(char *out, size_t cap, uint64_t v, const unit *table, size_
 
 void cfg__format_bandwidth(char *out, size_t cap, rate_bps v, int bytes_family) {
   static const char *const bits[] = {"Tbps", "Gbps", "Mbps", "Kbps", "bps"};
-  static const char *const bytes[] = {"TB/s", "GB/s", "MB/s", "KB/s",
+  static const char *const bytes[] = {"TB/s",  "GB/s",  "MB/s",  "KB/s",
                                       "TiB/s", "GiB/s", "MiB/s", "KiB/s"};
   const size_t nt = NELEM(bandwidth_units);
   if (bytes_family && format_in(out, cap, v, bandwidth_units, nt, bytes, NELEM(bytes))) return;

@@ -66,7 +66,8 @@ static int check_nics(const cfg_scenario *s, const cfg_doc *doc, sim_error *err)
   if (g % n != 0 && n % g != 0)
     return cfg_fail_at(doc, "cluster.nic.per_node", err,
                        "%u NICs cannot be shared evenly by %u GPUs; use a divisor or a multiple "
-                       "of cluster.gpus_per_node (%u)", n, g, g);
+                       "of cluster.gpus_per_node (%u)",
+                       n, g, g);
   return SIM_OK;
 }
 
@@ -82,11 +83,13 @@ static int check_planes(const cfg_scenario *s, const cfg_doc *doc, sim_error *er
   if (p > n)
     return cfg_fail_at(doc, "fabric.planes", err,
                        "%u planes exceed cluster.nic.per_node (%u); every plane needs a NIC on "
-                       "each node", p, n);
+                       "each node",
+                       p, n);
   if (n % p != 0)
     return cfg_fail_at(doc, "fabric.planes", err,
                        "%u does not divide cluster.nic.per_node (%u); every plane gets the same "
-                       "number of NICs per node", p, n);
+                       "number of NICs per node",
+                       p, n);
   return SIM_OK;
 }
 
@@ -95,7 +98,8 @@ static int check_switch(const cfg_scenario *s, const cfg_doc *doc, sim_error *er
   if (s->fabric.switch_radix % 2 != 0)
     return cfg_fail_at(doc, "fabric.switch_radix", err,
                        "%u is odd; a fat-tree switch splits its ports evenly between down- and "
-                       "uplinks", s->fabric.switch_radix);
+                       "uplinks",
+                       s->fabric.switch_radix);
   /* InfiniBand's MTU is one of five powers of two (IBTA spec, PortInfo NeighborMTU). */
   if (s->fabric.transport == CFG_TRANSPORT_INFINIBAND && ((mtu & (mtu - 1)) != 0 || mtu > 4096))
     return cfg_fail_at(doc, "fabric.mtu", err,
@@ -139,14 +143,16 @@ static int check_packet(const cfg_scenario *s, const cfg_doc *doc, sim_error *er
   if (s->fabric.ecn.kmin > s->fabric.ecn.kmax)
     return cfg_fail_at(doc, is_set(doc, "fabric.ecn.kmax") ? "fabric.ecn.kmax" : "fabric.ecn.kmin",
                        err, "kmin (%llu bytes) exceeds kmax (%llu bytes); kmin <= kmax",
-                       (unsigned long long)s->fabric.ecn.kmin, (unsigned long long)s->fabric.ecn.kmax);
+                       (unsigned long long)s->fabric.ecn.kmin,
+                       (unsigned long long)s->fabric.ecn.kmax);
   if (s->fabric.ecn.pmax > 1)
     return cfg_fail_at(doc, "fabric.ecn.pmax", err, "%g is not a probability; allowed 0..1",
                        s->fabric.ecn.pmax);
   if (s->fabric.pfc.xoff != 0 && s->fabric.pfc.xon >= s->fabric.pfc.xoff)
     return cfg_fail_at(doc, "fabric.pfc.xon", err,
                        "the resume offset (%llu bytes) must be below fabric.pfc.xoff (%llu bytes)",
-                       (unsigned long long)s->fabric.pfc.xon, (unsigned long long)s->fabric.pfc.xoff);
+                       (unsigned long long)s->fabric.pfc.xon,
+                       (unsigned long long)s->fabric.pfc.xoff);
   return SIM_OK;
 }
 
@@ -162,8 +168,10 @@ static int check_collective(const cfg_scenario *s, const cfg_doc *doc, sim_error
   if (algo != CFG_ALGO_AUTO && op == CFG_COLL_ALLTOALL && !collective_offers(op, algo))
     return cfg_fail_at(doc, "workload.collective.algorithm", err,
                        "%s does not implement alltoall; use pairwise (or leave the algorithm "
-                       "unset)", cfg_coll_algorithm_name(algo));
-  if (algo != CFG_ALGO_AUTO && op != CFG_COLL_ALLTOALL && collective_offers(CFG_COLL_ALLTOALL, algo))
+                       "unset)",
+                       cfg_coll_algorithm_name(algo));
+  if (algo != CFG_ALGO_AUTO && op != CFG_COLL_ALLTOALL &&
+      collective_offers(CFG_COLL_ALLTOALL, algo))
     return cfg_fail_at(doc, "workload.collective.algorithm", err,
                        "%s only implements alltoall; %s needs ring (or leave the algorithm unset)",
                        cfg_coll_algorithm_name(algo), cfg_coll_op_name(op));
@@ -172,12 +180,13 @@ static int check_collective(const cfg_scenario *s, const cfg_doc *doc, sim_error
                        "%s does not implement %s; allowed: %s (or leave the algorithm unset)",
                        cfg_coll_algorithm_name(algo), cfg_coll_op_name(op),
                        op == CFG_COLL_BROADCAST ? "ring" : "ring, halving-doubling");
-  if (algo == CFG_ALGO_NVLS && (s->cluster.gpu == CFG_GPU_A100 || s->cluster.gpu == CFG_GPU_MI300X ||
-                                 !s->workload.collective.nvls))
+  if (algo == CFG_ALGO_NVLS && (s->cluster.gpu == CFG_GPU_A100 ||
+                                s->cluster.gpu == CFG_GPU_MI300X || !s->workload.collective.nvls))
     return cfg_fail_at(doc, "workload.collective.algorithm", err,
                        "nvls needs NVLink SHARP: NVSwitch generation 3 (cluster.gpu H100, H800, "
                        "H200 or B200; here %s) and workload.collective.nvls: true (here %s)",
-                       cfg_gpu_name(s->cluster.gpu), s->workload.collective.nvls ? "true" : "false");
+                       cfg_gpu_name(s->cluster.gpu),
+                       s->workload.collective.nvls ? "true" : "false");
   if (algo == CFG_ALGO_COLLNET && !s->fabric.sharp)
     return cfg_fail_at(doc, "workload.collective.algorithm", err,
                        "collnet needs switches that reduce: set fabric.sharp: true");
@@ -223,7 +232,8 @@ static int past_horizon(const cfg_doc *doc, uint32_t i, const char *field, sim_e
   snprintf(key, sizeof key, "faults[%u].%s", i, field);
   return cfg_fail_at(doc, key, err,
                      "%s comes at %.4g days, past the horizon of simulated time (2^62 ps, %.1f "
-                     "days); allowed: %s before %.1f days", what, (double)t / (86400.0 * SIM_PS_PER_S),
+                     "days); allowed: %s before %.1f days",
+                     what, (double)t / (86400.0 * SIM_PS_PER_S),
                      (double)CFG__HORIZON_PS / (86400.0 * SIM_PS_PER_S), what,
                      (double)CFG__HORIZON_PS / (86400.0 * SIM_PS_PER_S));
 }
@@ -238,10 +248,13 @@ static int check_fault_times(const cfg_scenario *s, const cfg_doc *doc, sim_erro
     if (at >= h) return past_horizon(doc, i, "at", err, "the fault", at);
     if (f->kind == CFG_FAULT_LINK_FLAP && f->count > 1) {
       last = at + (unsigned __int128)(f->count - 1) * f->period; /* < 2^96: no wrap */
-      if (last >= h) return past_horizon(doc, i, "count", err, "the last cycle (at + (count - 1) x period)", last);
+      if (last >= h)
+        return past_horizon(doc, i, "count", err, "the last cycle (at + (count - 1) x period)",
+                            last);
     }
     if (last + f->duration >= h)
-      return past_horizon(doc, i, "duration", err, "the recovery (at + duration)", last + f->duration);
+      return past_horizon(doc, i, "duration", err, "the recovery (at + duration)",
+                          last + f->duration);
   }
   if (network && s->reliability.reconvergence >= CFG__HORIZON_PS)
     return cfg_fail_at(doc, "reliability.reconvergence", err,
@@ -280,7 +293,7 @@ static int check_rto(const cfg_scenario *s, const cfg_doc *doc, sim_error *err) 
   char rto[CFG__VALUE_TEXT], rtt[CFG__VALUE_TEXT];
   uint32_t links = 2 * s->fabric.tiers, switches = links - 1;
   rate_bps slow = s->cluster.nic.bandwidth < s->fabric.link_bandwidth ? s->cluster.nic.bandwidth
-                                                                       : s->fabric.link_bandwidth;
+                                                                      : s->fabric.link_bandwidth;
   simtime_ps frame = sim_serialization_ps(frame_bytes(s) + preamble_bytes(s), slow);
   simtime_ps way = 2 * s->cluster.nic.latency + links * s->fabric.link_latency +
                    switches * s->fabric.switch_latency;
@@ -308,18 +321,20 @@ static int check_rto(const cfg_scenario *s, const cfg_doc *doc, sim_error *err) 
 static int check_buffer(const cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
   char have[CFG__VALUE_TEXT], need[CFG__VALUE_TEXT], port[CFG__VALUE_TEXT];
   rate_bps fast = s->cluster.nic.bandwidth > s->fabric.link_bandwidth ? s->cluster.nic.bandwidth
-                                                                       : s->fabric.link_bandwidth;
+                                                                      : s->fabric.link_bandwidth;
   uint64_t frame = frame_bytes(s), wire = frame + preamble_bytes(s), per_port;
   const char *why;
   if (s->fabric.transport == CFG_TRANSPORT_INFINIBAND) {
     per_port = bytes_in(2 * s->fabric.link_latency + s->fabric.switch_latency, fast) + 4 * frame;
-    why = "credits for its credit loop, (2 x link latency + switch latency) x rate + 4 packets, "
-          "so that a link can run at line rate";
+    why =
+        "credits for its credit loop, (2 x link latency + switch latency) x rate + 4 packets, "
+        "so that a link can run at line rate";
   } else if (s->fabric.transport == CFG_TRANSPORT_ROCE && s->fabric.roce.pfc) {
-    per_port = 8 * 4096 + bytes_in(3 * s->fabric.link_latency + s->fabric.switch_latency, fast) +
-               2 * wire;
-    why = "a 4 KB reserve for each of 8 traffic classes and PFC headroom, (3 x link latency + "
-          "switch latency) x rate + 2 packets";
+    per_port =
+        8 * 4096 + bytes_in(3 * s->fabric.link_latency + s->fabric.switch_latency, fast) + 2 * wire;
+    why =
+        "a 4 KB reserve for each of 8 traffic classes and PFC headroom, (3 x link latency + "
+        "switch latency) x rate + 2 packets";
   } else {
     per_port = 8 * 4096;
     why = "a 4 KB reserve for each of 8 traffic classes (a packet of the MTU in each)";
@@ -331,8 +346,8 @@ static int check_buffer(const cfg_scenario *s, const cfg_doc *doc, sim_error *er
   cfg__format_size(port, sizeof port, per_port);
   return cfg_fail_at(doc, "fabric.switch.buffer", err,
                      "%s is less than a switch needs before any queue can grow; allowed: at least "
-                     "%s, %u ports x %s: per port %s", have, need, s->fabric.switch_radix, port,
-                     why);
+                     "%s, %u ports x %s: per port %s",
+                     have, need, s->fabric.switch_radix, port, why);
 }
 
 /* reliability.days: one training run. The longest published runs last
@@ -373,17 +388,17 @@ static int check_memory(cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
              cfg_fidelity_name((cfg_fidelity)f), fmt_bytes(x, sizeof x, o.bytes));
   }
   s->simulation.fidelity = fid;
-  return cfg_fail_at(doc, "cluster.nodes", err,
-                     "%llu GPUs and %llu links at simulation.fidelity %s need about %s (estimate: %llu B "
-                     "per GPU + %llu B per link), more than the %s %s; allowed: fewer "
-                     "cluster.nodes%s",
-                     (unsigned long long)m.gpus, (unsigned long long)m.links,
-                     cfg_fidelity_name(fid), fmt_bytes(need, sizeof need, m.bytes),
-                     (unsigned long long)m.per_gpu, (unsigned long long)m.per_link,
-                     fmt_bytes(have, sizeof have, avail),
-                     s->simulation.memory_limit ? "of simulation.memory_limit"
-                                                : "available on this machine (MemAvailable)",
-                     alt);
+  return cfg_fail_at(
+      doc, "cluster.nodes", err,
+      "%llu GPUs and %llu links at simulation.fidelity %s need about %s (estimate: %llu B "
+      "per GPU + %llu B per link), more than the %s %s; allowed: fewer "
+      "cluster.nodes%s",
+      (unsigned long long)m.gpus, (unsigned long long)m.links, cfg_fidelity_name(fid),
+      fmt_bytes(need, sizeof need, m.bytes), (unsigned long long)m.per_gpu,
+      (unsigned long long)m.per_link, fmt_bytes(have, sizeof have, avail),
+      s->simulation.memory_limit ? "of simulation.memory_limit"
+                                 : "available on this machine (MemAvailable)",
+      alt);
 }
 
 int cfg__resolve(cfg_scenario *s, const cfg_doc *doc, sim_error *err) {

@@ -6,8 +6,10 @@
 #include "fabsim/core.h"
 
 static void sim__oom(size_t size) {
-  fprintf(stderr, "fabsim: out of memory allocating %zu bytes; reduce the scenario size "
-                  "(cluster.nodes) or run on a machine with more memory\n", size);
+  fprintf(stderr,
+          "fabsim: out of memory allocating %zu bytes; reduce the scenario size "
+          "(cluster.nodes) or run on a machine with more memory\n",
+          size);
   fflush(stderr);
   exit(3);
 }

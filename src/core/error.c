@@ -5,15 +5,12 @@
 
 const char *sim_strerror(int code) {
   switch (code) {
-  case SIM_OK:
-    return "ok";
+  case SIM_OK: return "ok";
 #define SIM__ERR_CASE(name, value, text) \
-  case value:                            \
-    return text;
+  case value: return text;
     SIM_ERRNO_MAP(SIM__ERR_CASE)
 #undef SIM__ERR_CASE
-  default:
-    return "unknown error";
+  default: return "unknown error";
   }
 }
 

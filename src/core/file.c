@@ -66,7 +66,8 @@ int sim_write_file_atomic(const char *path, const void *data, size_t len, sim_er
   const char *base = slash ? slash + 1 : path;
   size_t dirlen = slash ? (size_t)(slash - path) : 0;
   if (!*base) return sim_fail(err, SIM_EIO, "%s: names a folder, not a file", path);
-  if (dirlen + strlen(base) + 16 > sizeof tmp) return sim_fail(err, SIM_EIO, "%s: path too long", path);
+  if (dirlen + strlen(base) + 16 > sizeof tmp)
+    return sim_fail(err, SIM_EIO, "%s: path too long", path);
   if (slash) {
     memcpy(tmp, path, dirlen);
     tmp[dirlen] = '\0';
@@ -75,7 +76,9 @@ int sim_write_file_atomic(const char *path, const void *data, size_t len, sim_er
   /* ".NAME.XXXXXX" beside NAME: same file system, so rename is atomic */
   snprintf(tmp, sizeof tmp, "%.*s%s.%s.XXXXXX", (int)dirlen, path, slash ? "/" : "", base);
   fd = mkstemp(tmp);
-  if (fd < 0) return sim_fail(err, SIM_EIO, "%s: cannot create a temporary beside it: %s", path, strerror(errno));
+  if (fd < 0)
+    return sim_fail(err, SIM_EIO, "%s: cannot create a temporary beside it: %s", path,
+                    strerror(errno));
   if (fchmod(fd, new_file_mode()) != 0) {
     rc = sim_fail(err, SIM_EIO, "%s: cannot set its mode: %s", tmp, strerror(errno));
     goto err;
@@ -84,7 +87,8 @@ int sim_write_file_atomic(const char *path, const void *data, size_t len, sim_er
     ssize_t k = write(fd, (const char *)data + done, len - done);
     if (k < 0 && errno == EINTR) continue;
     if (k <= 0) {
-      rc = sim_fail(err, SIM_EIO, "%s: write failed: %s", tmp, k < 0 ? strerror(errno) : "no space");
+      rc =
+          sim_fail(err, SIM_EIO, "%s: write failed: %s", tmp, k < 0 ? strerror(errno) : "no space");
       goto err;
     }
     done += (size_t)k;
@@ -122,7 +126,8 @@ int sim_dir_lock(const char *dir, int *fd_out, bool *created, sim_error *err) {
   if (snprintf(path, sizeof path, "%s/.fabsim.lock", dir) >= (int)sizeof path)
     return sim_fail(err, SIM_EIO, "%s: path too long", dir);
   fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, new_file_mode());
-  if (fd < 0) return sim_fail(err, SIM_EIO, "%s: cannot create the lock file: %s", path, strerror(errno));
+  if (fd < 0)
+    return sim_fail(err, SIM_EIO, "%s: cannot create the lock file: %s", path, strerror(errno));
   memset(&fl, 0, sizeof fl);
   fl.l_type = F_WRLCK;
   fl.l_whence = SEEK_SET;

@@ -86,8 +86,8 @@ typedef struct flow_phase {
   size_t paths_cap, n_cap;
   /* the repetition in progress */
   simtime_ps rep_start, last_delivery;
-  size_t active;      /* flows of this repetition still draining */
-  bool busy;          /* has flows in the network, or is fast-forwarding */
+  size_t active; /* flows of this repetition still draining */
+  bool busy;     /* has flows in the network, or is fast-forwarding */
   bool alone_at_start;
   uint64_t start_epoch;
   /* reference log of a repetition that started alone */
@@ -287,7 +287,8 @@ static void materialise(flow_be *b, flow_phase *p) {
   }
   for (size_t j = 0; j < p->nlog && p->log[j].off <= tau; j++) {
     const flow_log *e = &p->log[j];
-    p->rp_rem[e->xfer] = drain_bits(p->rp_rem[e->xfer], p->rp_rate[e->xfer], e->off - p->rp_last[e->xfer]);
+    p->rp_rem[e->xfer] =
+        drain_bits(p->rp_rem[e->xfer], p->rp_rate[e->xfer], e->off - p->rp_last[e->xfer]);
     p->rp_rate[e->xfer] = e->rate;
     p->rp_last[e->xfer] = e->off;
   }
@@ -340,8 +341,12 @@ static void fail_xfer(flow_be *b, flow_phase *p, size_t i, double rem_bits, cons
   p->rep_lost += lost;
   note_delivery(p, now);
   if (b->base.on_failure) {
-    be_failure f = {.at = now, .src_gpu = p->x[i].src_gpu, .dst_gpu = p->x[i].dst_gpu,
-                    .bytes = bytes, .bytes_delivered = bytes - lost, .cause = cause};
+    be_failure f = {.at = now,
+                    .src_gpu = p->x[i].src_gpu,
+                    .dst_gpu = p->x[i].dst_gpu,
+                    .bytes = bytes,
+                    .bytes_delivered = bytes - lost,
+                    .cause = cause};
     b->base.on_failure(b->base.on_failure_ctx, &f);
   }
 }
@@ -355,8 +360,8 @@ static void rep_start(flow_be *b, flow_phase *p) {
   p->alone_at_start = b->busy == 0;
   /* (a repetition with failing transfers is not a reference: the fast-forward
    * counts whole repetitions) */
-  p->logging = b->shortcut && p->alone_at_start && p->repeat - p->reps_done >= 2 &&
-               p->nnoroute == 0;
+  p->logging =
+      b->shortcut && p->alone_at_start && p->repeat - p->reps_done >= 2 && p->nnoroute == 0;
   p->nlog = 0;
   p->rep_start = now;
   p->last_delivery = now;
@@ -546,7 +551,8 @@ static void route_phase(flow_be *b, flow_phase *p) {
     if (rc == SIM_ENOENT) p->noroute[i] = 1, p->nnoroute++; /* cut off by faults */
     if (rc != SIM_OK) path.n = 0; /* unroutable (bad GPU id): treated as local, as analytic does */
     p->lat[i] = path.n ? topo_path_latency(t, &path) : 0;
-    if (words + path.n > p->paths_cap) sim_grow((void **)&p->paths, &p->paths_cap, words + path.n, sizeof *p->paths);
+    if (words + path.n > p->paths_cap)
+      sim_grow((void **)&p->paths, &p->paths_cap, words + path.n, sizeof *p->paths);
     for (uint32_t j = 0; j < path.n; j++) {
       uint32_t ch = pools ? topo_spray_channel(t, path.ch[j]) : path.ch[j];
       p->paths[words + j] = ch;
@@ -611,7 +617,8 @@ static void flow_link_state(be_backend *base, uint32_t link, double rate_factor,
         sum += mc;
       }
       sim_free(m);
-      flow__net_set_cap(&b->net, pool, base->cfg->fabric.routing == CFG_ROUTING_SPRAY ? min * up : sum);
+      flow__net_set_cap(&b->net, pool,
+                        base->cfg->fabric.routing == CFG_ROUTING_SPRAY ? min * up : sum);
     }
   }
   schedule_solve(b);

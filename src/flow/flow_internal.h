@@ -26,11 +26,11 @@ typedef struct flow__flow {
   ev_id ev;             /* pending drain end, or give-up when t_end is none (flow.c); 0: none */
   uint32_t phase, xfer; /* owner phase id, transfer index within it */
   /* net-owned state */
-  double new_rate;      /* result of the last solve that covered this flow */
-  const uint32_t *path; /* channels; storage owned by the caller of add */
-  uint32_t n;           /* path length, 1..TOPO_MAX_PATH */
-  uint32_t seen;        /* solve epoch that collected it into a component */
-  uint32_t frozen;      /* solve epoch that fixed its rate */
+  double new_rate;             /* result of the last solve that covered this flow */
+  const uint32_t *path;        /* channels; storage owned by the caller of add */
+  uint32_t n;                  /* path length, 1..TOPO_MAX_PATH */
+  uint32_t seen;               /* solve epoch that collected it into a component */
+  uint32_t frozen;             /* solve epoch that fixed its rate */
   uint32_t pos[TOPO_MAX_PATH]; /* index of this flow in each path channel's list */
 } flow__flow;
 
@@ -41,10 +41,10 @@ typedef struct flow__chan {
 
 typedef struct flow__net {
   const topo *t;
-  uint32_t nch;      /* channels: 2 x links, then spray pools (topo_pool_count) if any */
-  uint32_t nlinkch;  /* 2 x links */
-  double *cap;       /* per channel, bits/s */
-  flow__chan *ch;    /* per channel flow lists */
+  uint32_t nch;     /* channels: 2 x links, then spray pools (topo_pool_count) if any */
+  uint32_t nlinkch; /* 2 x links */
+  double *cap;      /* per channel, bits/s */
+  flow__chan *ch;   /* per channel flow lists */
   /* flow pool */
   flow__flow *fl;
   uint32_t nfl, flcap; /* high-water, capacity */

@@ -230,7 +230,8 @@ static void collect(flow__net *net, uint32_t e) {
       flow__flow *f = &net->fl[id];
       if (f->seen == e) continue;
       f->seen = e;
-      if (nf == net->comp_fl_cap) sim_grow((void **)&net->comp_fl, &net->comp_fl_cap, nf + 1, sizeof *net->comp_fl);
+      if (nf == net->comp_fl_cap)
+        sim_grow((void **)&net->comp_fl, &net->comp_fl_cap, nf + 1, sizeof *net->comp_fl);
       net->comp_fl[nf++] = id;
       for (uint32_t j = 0; j < f->n; j++) {
         uint32_t c2 = f->path[j];

@@ -105,12 +105,9 @@ static void setup_params(net__be *n, const cfg_scenario *cfg) {
 static net__fc fc_into(const cfg_scenario *cfg, const topo_vertex *d) {
   if (d->kind != TOPO_SWITCH) return NET__FC_CREDIT;
   switch (cfg->fabric.transport) {
-  case CFG_TRANSPORT_INFINIBAND:
-    return NET__FC_CREDIT;
-  case CFG_TRANSPORT_ROCE:
-    return cfg->fabric.roce.pfc ? NET__FC_PFC : NET__FC_LOSSY;
-  case CFG_TRANSPORT_ETHERNET:
-    break;
+  case CFG_TRANSPORT_INFINIBAND: return NET__FC_CREDIT;
+  case CFG_TRANSPORT_ROCE: return cfg->fabric.roce.pfc ? NET__FC_PFC : NET__FC_LOSSY;
+  case CFG_TRANSPORT_ETHERNET: break;
   }
   return NET__FC_LOSSY;
 }

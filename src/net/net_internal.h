@@ -64,19 +64,19 @@ extern "C" {
 #define NET__NONE UINT32_MAX
 enum {
   NET__CLASSES = 8,
-  NET__CTRL_CLASS = 7,      /* CNPs: strict priority */
-  NET__STRICT_MASK = 0xc0,  /* classes 7 and 6: strict priority, 7 first */
-  NET__RR_CLASSES = 6,      /* classes 0..5: round robin, one packet per turn */
-  NET__PKT_SHIFT = 12,      /* packets per pool chunk: 4096 */
-  NET__MAX_CANDS = 1024     /* equal-cost next hops examined at one switch */
+  NET__CTRL_CLASS = 7,     /* CNPs: strict priority */
+  NET__STRICT_MASK = 0xc0, /* classes 7 and 6: strict priority, 7 first */
+  NET__RR_CLASSES = 6,     /* classes 0..5: round robin, one packet per turn */
+  NET__PKT_SHIFT = 12,     /* packets per pool chunk: 4096 */
+  NET__MAX_CANDS = 1024    /* equal-cost next hops examined at one switch */
 };
 
 typedef enum { NET__DATA, NET__ACK, NET__NACK, NET__CNP } net__kind;
 enum {
-  NET__F_ECT = 1,  /* ECN-capable (RoCE/Ethernet data) */
-  NET__F_CE = 2,   /* congestion experienced */
-  NET__F_REV = 4,  /* travels the queue pair's reverse (ACK) path */
-  NET__F_RETX = 8, /* a retransmission */
+  NET__F_ECT = 1,   /* ECN-capable (RoCE/Ethernet data) */
+  NET__F_CE = 2,    /* congestion experienced */
+  NET__F_REV = 4,   /* travels the queue pair's reverse (ACK) path */
+  NET__F_RETX = 8,  /* a retransmission */
   NET__F_HDRM = 16, /* occupies PFC headroom at the vertex holding it */
   NET__F_LOST = 32  /* on a link that failed, or corrupted (BER): discarded on arrival */
 };
@@ -92,18 +92,18 @@ typedef enum { NET__FC_CREDIT, NET__FC_PFC, NET__FC_LOSSY } net__fc;
 /* A packet: 40 bytes. Its queue link lives apart (net__be.pnext), so that
  * queueing never touches a neighbour's cache line. */
 typedef struct net__pkt {
-  simtime_ps tail;  /* when its tail is available at the vertex holding it */
-  uint32_t qp;      /* owning queue pair */
-  uint32_t psn;     /* DATA: sequence number; NACK: first missing */
-  uint32_t aux;     /* NACK: end of the missing range */
-  uint32_t ack;     /* ACK, NACK: cumulative (next expected PSN) */
-  uint32_t next;    /* the channel its stored path takes at its next arrival
-                     * (NONE: delivered there or unknown); a prefetch hint only,
-                     * so that an arrival loads the output port in parallel
-                     * with the queue pair's path instead of after it */
-  uint32_t in_ch;   /* channel it entered the vertex holding it by; NONE at its source */
-  uint16_t frame;   /* bytes in buffers: payload + headers */
-  uint16_t epoch;   /* repetition of its queue pair (stale packets are ignored) */
+  simtime_ps tail; /* when its tail is available at the vertex holding it */
+  uint32_t qp;     /* owning queue pair */
+  uint32_t psn;    /* DATA: sequence number; NACK: first missing */
+  uint32_t aux;    /* NACK: end of the missing range */
+  uint32_t ack;    /* ACK, NACK: cumulative (next expected PSN) */
+  uint32_t next;   /* the channel its stored path takes at its next arrival
+                    * (NONE: delivered there or unknown); a prefetch hint only,
+                    * so that an arrival loads the output port in parallel
+                    * with the queue pair's path instead of after it */
+  uint32_t in_ch;  /* channel it entered the vertex holding it by; NONE at its source */
+  uint16_t frame;  /* bytes in buffers: payload + headers */
+  uint16_t epoch;  /* repetition of its queue pair (stale packets are ignored) */
   uint8_t kind, cls, hop, flags;
 } net__pkt;
 
@@ -132,24 +132,24 @@ typedef struct net__chan {
   simtime_ps lat;        /* propagation + forwarding latency of the vertex entered */
   net__fentry *fl;       /* packets on the link: ring of fl_cap (a power of two) */
   uint32_t fl_head, fl_n, fl_cap;
-  uint32_t dst;          /* vertex entered */
-  uint32_t bytes;        /* queued, all classes */
-  uint32_t qp_head;      /* source port: ring of queue pairs with data to send */
-  uint8_t fc;            /* net__fc into dst */
-  uint8_t dst_cut;       /* dst forwards cut-through */
-  uint8_t lflags;        /* NET__L_*: ECN marking, link down, bit errors */
-  uint8_t nonempty;      /* classes with packets */
-  uint8_t paused;        /* classes stopped by PFC from dst */
-  uint8_t rr;            /* last round-robin class served */
-  uint8_t cblocked;      /* waiting for credits */
-  uint8_t xoff;          /* PFC input at dst: classes PAUSEd toward src */
+  uint32_t dst;     /* vertex entered */
+  uint32_t bytes;   /* queued, all classes */
+  uint32_t qp_head; /* source port: ring of queue pairs with data to send */
+  uint8_t fc;       /* net__fc into dst */
+  uint8_t dst_cut;  /* dst forwards cut-through */
+  uint8_t lflags;   /* NET__L_*: ECN marking, link down, bit errors */
+  uint8_t nonempty; /* classes with packets */
+  uint8_t paused;   /* classes stopped by PFC from dst */
+  uint8_t rr;       /* last round-robin class served */
+  uint8_t cblocked; /* waiting for credits */
+  uint8_t xoff;     /* PFC input at dst: classes PAUSEd toward src */
   /* line 2 */
-  simtime_ps ser_ps;     /* serialization cache: ser_bytes -> ser_ps */
-  simtime_ps busy;       /* summed serialization time */
+  simtime_ps ser_ps; /* serialization cache: ser_bytes -> ser_ps */
+  simtime_ps busy;   /* summed serialization time */
   uint64_t tx_bytes, tx_pkts;
-  double q_integral;     /* bytes x ps, for the time-averaged depth */
+  double q_integral; /* bytes x ps, for the time-averaged depth */
   simtime_ps q_last;
-  simtime_ps hdr_ps;     /* serialization of preamble + headers (cut-through head) */
+  simtime_ps hdr_ps; /* serialization of preamble + headers (cut-through head) */
   uint32_t ser_bytes;
   uint32_t max_bytes;
 } net__chan;
@@ -158,7 +158,7 @@ _Static_assert(sizeof(net__chan) == 128, "net__chan is two cache lines");
 
 /* Per (channel, class): the egress queue and the credits the source holds. */
 typedef struct net__cq {
-  uint32_t head, tail;   /* packet list (net__be.pnext) */
+  uint32_t head, tail; /* packet list (net__be.pnext) */
   uint32_t bytes;
   int32_t credits;
 } net__cq;
@@ -171,25 +171,25 @@ typedef struct net__ci {
 /* Rarely touched per-channel state. */
 typedef struct net__cold {
   rate_bps bps;
-  simtime_ps prop;       /* propagation */
-  uint32_t kmin, kmax;   /* ECN thresholds at this port, bytes */
-  uint32_t hdrm;         /* PFC input at dst: headroom in use, all classes */
+  simtime_ps prop;     /* propagation */
+  uint32_t kmin, kmax; /* ECN thresholds at this port, bytes */
+  uint32_t hdrm;       /* PFC input at dst: headroom in use, all classes */
   uint32_t src;
-  uint32_t qp_count;     /* queue pairs in the source ring */
-  int32_t credit0;       /* credits per class granted by dst */
-  uint8_t telemetry;     /* counts toward max_queue_bytes (switch and NIC ports) */
+  uint32_t qp_count; /* queue pairs in the source ring */
+  int32_t credit0;   /* credits per class granted by dst */
+  uint8_t telemetry; /* counts toward max_queue_bytes (switch and NIC ports) */
   net__ring ring;
   uint64_t pauses_rx, drops, marks_n;
-  simtime_ps paused_ps;  /* summed time classes spent paused */
+  simtime_ps paused_ps; /* summed time classes spent paused */
   /* faults (be_ops.link_state): the link's physical state, both channels */
-  rate_bps bps0;         /* nominal rate */
-  double ber;            /* bit error rate; 0: none */
-  double loss_p;         /* loss probability of a loss_wire-byte packet */
-  uint32_t loss_wire;    /* (down: net__chan.lflags & NET__L_DOWN) */
-  uint32_t run_max;      /* deepest queue before the sampler's last reset of max_bytes */
+  rate_bps bps0;      /* nominal rate */
+  double ber;         /* bit error rate; 0: none */
+  double loss_p;      /* loss probability of a loss_wire-byte packet */
+  uint32_t loss_wire; /* (down: net__chan.lflags & NET__L_DOWN) */
+  uint32_t run_max;   /* deepest queue before the sampler's last reset of max_bytes */
   simtime_ps paused_since[NET__CLASSES];
-  simtime_ps down_at;    /* par: when the link last went down (SIM_TIME_MAX: never); the
-                          * receiving end loses what was on the wire then */
+  simtime_ps down_at; /* par: when the link last went down (SIM_TIME_MAX: never); the
+                       * receiving end loses what was on the wire then */
 } net__cold;
 
 typedef struct net__vert {
@@ -199,8 +199,8 @@ typedef struct net__vert {
   uint32_t rr;                       /* spray round robin */
   uint8_t is_switch;
   uint8_t tier;
-  uint16_t reorder;                  /* GPU: reordering degree learnt as a receiver
-                                      * (transport.c nack_lost); 0: none seen */
+  uint16_t reorder; /* GPU: reordering degree learnt as a receiver
+                     * (transport.c nack_lost); 0: none seen */
 } net__vert;
 
 typedef struct net__range {
@@ -221,17 +221,17 @@ typedef struct net__qp {
   uint8_t plen[2];
   uint8_t cls;
   uint8_t in_ring, done, armed;
-  uint8_t retries;         /* timeouts in a row (reset by progress) */
-  uint8_t failed;          /* this repetition's transfer was reported failed */
-  uint32_t armed_pos;      /* index in its net__armset while armed */
-  uint16_t epoch;          /* repetitions started, modulo 2^16 (mirrored in net__qhot) */
+  uint8_t retries;    /* timeouts in a row (reset by progress) */
+  uint8_t failed;     /* this repetition's transfer was reported failed */
+  uint32_t armed_pos; /* index in its net__armset while armed */
+  uint16_t epoch;     /* repetitions started, modulo 2^16 (mirrored in net__qhot) */
   rate_bps max_rate;
-  simtime_ps start;        /* of the current repetition */
+  simtime_ps start; /* of the current repetition */
   /* sender */
   uint32_t snd_nxt, snd_una, snd_max;
   uint32_t rr_next, rr_prev;
   simtime_ps next_send, last_progress, rto_cur;
-  simtime_ps stalled_since;  /* last progress before the current run of timeouts */
+  simtime_ps stalled_since; /* last progress before the current run of timeouts */
   rate_bps pace_rate;
   uint32_t pace_wire;
   simtime_ps pace_ps;
@@ -240,23 +240,23 @@ typedef struct net__qp {
   cc_state cc;
   /* receiver */
   uint32_t rcv_nxt, acked, nack_psn;
-  uint32_t rcv_high;       /* 1 + highest PSN received */
-  uint32_t nack_hi;        /* selective: holes below it were reported (NACKed) */
+  uint32_t rcv_high; /* 1 + highest PSN received */
+  uint32_t nack_hi;  /* selective: holes below it were reported (NACKed) */
   uint32_t ooo_words;
-  uint64_t *ooo;           /* received beyond rcv_nxt (selective), lazily allocated */
+  uint64_t *ooo; /* received beyond rcv_nxt (selective), lazily allocated */
   simtime_ps last_cnp;
-  net__flowlet *fl;        /* [2][TOPO_MAX_PATH], adaptive routing with flowlets only */
-  uint32_t fl_stamp;       /* flowlet state resets so far (kept across reuse of the id):
-                            * par keeps flowlets per (switch, queue pair) stamped with it */
+  net__flowlet *fl;  /* [2][TOPO_MAX_PATH], adaptive routing with flowlets only */
+  uint32_t fl_stamp; /* flowlet state resets so far (kept across reuse of the id):
+                      * par keeps flowlets per (switch, queue pair) stamped with it */
 } net__qp;
 
 /* What every hop needs of a queue pair, packed (32 bytes, two per line):
  * the per-hop path lookup never touches the full net__qp. */
 typedef struct net__qhot {
-  const uint32_t *path;    /* data path; the ACK path at path + TOPO_MAX_PATH */
-  uint32_t dnic[2];        /* NIC index at the fabric exit, per direction; NONE: no fabric */
+  const uint32_t *path; /* data path; the ACK path at path + TOPO_MAX_PATH */
+  uint32_t dnic[2];     /* NIC index at the fabric exit, per direction; NONE: no fabric */
   uint8_t plen[2];
-  uint16_t epoch;          /* repetitions started, modulo 2^16 */
+  uint16_t epoch; /* repetitions started, modulo 2^16 */
   uint32_t pad[3];
 } net__qhot;
 
@@ -266,12 +266,12 @@ typedef struct net__phase {
   uint64_t repeat, reps_done;
   be_done_fn done;
   void *ctx;
-  uint32_t *qp;           /* per transfer: queue pair, NONE when it never enters the network */
-  uint32_t *paths;        /* flat storage the queue pairs point into */
+  uint32_t *qp;    /* per transfer: queue pair, NONE when it never enters the network */
+  uint32_t *paths; /* flat storage the queue pairs point into */
   size_t paths_cap, qp_cap;
-  size_t active;          /* queue pairs of this repetition not yet complete */
-  uint64_t bytes;         /* payload of one repetition */
-  uint64_t failed, lost;  /* this repetition: transfers failed, their bytes not delivered */
+  size_t active;         /* queue pairs of this repetition not yet complete */
+  uint64_t bytes;        /* payload of one repetition */
+  uint64_t failed, lost; /* this repetition: transfers failed, their bytes not delivered */
   bool live;
 } net__phase;
 
@@ -280,22 +280,22 @@ typedef struct net__ext {
   uint64_t pfc_storms;     /* pauses that outlasted fabric.pfc.watchdog */
   uint64_t headroom_drops; /* lossless drops: PFC headroom overflowed (should stay 0) */
   uint64_t acks, nacks, timeouts, duplicates;
-  uint64_t stale;          /* packets of a finished repetition dropped in flight */
-  uint64_t qp_errors;      /* queue pairs that exhausted their retries (transfer failed) */
-  uint64_t no_route;       /* transfers failed at a reroute: no path left */
-  uint64_t link_drops;     /* packets lost on or routed into a link that is down */
-  uint64_t ber_drops;      /* packets corrupted by bit errors */
-  uint64_t reroutes;       /* be_ops.reroute calls */
-  uint64_t pkts_alloc;     /* packet pool capacity (high-water) */
-  uint64_t inflight_max;   /* most packets alive at once */
-  bool deadlock;           /* transfers left with nothing scheduled */
+  uint64_t stale;        /* packets of a finished repetition dropped in flight */
+  uint64_t qp_errors;    /* queue pairs that exhausted their retries (transfer failed) */
+  uint64_t no_route;     /* transfers failed at a reroute: no path left */
+  uint64_t link_drops;   /* packets lost on or routed into a link that is down */
+  uint64_t ber_drops;    /* packets corrupted by bit errors */
+  uint64_t reroutes;     /* be_ops.reroute calls */
+  uint64_t pkts_alloc;   /* packet pool capacity (high-water) */
+  uint64_t inflight_max; /* most packets alive at once */
+  bool deadlock;         /* transfers left with nothing scheduled */
 } net__ext;
 
 typedef struct net__port_stats {
   uint64_t tx_bytes, tx_pkts, pauses_rx, drops, ecn_marks;
   simtime_ps busy, paused;
   uint32_t max_bytes;
-  double avg_bytes;        /* time-averaged queue depth */
+  double avg_bytes; /* time-averaged queue depth */
 } net__port_stats;
 
 /* Queue pairs with a retransmission timer armed: scanned every RTO/16,
@@ -311,8 +311,8 @@ typedef struct net__par net__par;   /* parallel.c */
 
 /* Reachability cache of dynamic routing under faults (route.c). */
 typedef struct net__reach {
-  uint64_t key;  /* vertex << 32 | destination NIC */
-  uint32_t gen;  /* valid when equal to net__be.reach_gen */
+  uint64_t key; /* vertex << 32 | destination NIC */
+  uint32_t gen; /* valid when equal to net__be.reach_gen */
   uint8_t ok;
 } net__reach;
 enum { NET__REACH_SLOTS = 1 << 14 };
@@ -323,41 +323,41 @@ typedef struct net__be {
   /* parameters */
   cfg_routing routing;
   cfg_recovery recovery;
-  bool dynamic;            /* routing decided per packet at switches */
+  bool dynamic; /* routing decided per packet at switches */
   bool spray_rr;
-  bool lossy;              /* the fabric can drop (NACK on gaps); set by a lossy fault too */
-  bool ect;                /* data packets are ECN-capable */
-  uint32_t mtu, hdr, pre;  /* payload per packet, header bytes, preamble+IFG */
+  bool lossy;             /* the fabric can drop (NACK on gaps); set by a lossy fault too */
+  bool ect;               /* data packets are ECN-capable */
+  uint32_t mtu, hdr, pre; /* payload per packet, header bytes, preamble+IFG */
   uint32_t ack_frame, cnp_frame;
-  uint64_t xoff, xon;      /* PFC: static XOFF (0: dynamic), resume offset */
-  double alpha;            /* dynamic threshold factor */
+  uint64_t xoff, xon; /* PFC: static XOFF (0: dynamic), resume offset */
+  double alpha;       /* dynamic threshold factor */
   double pmax;
   simtime_ps rto, cnp_interval, flowlet_gap, watchdog;
   uint32_t ack_every;
   const cc_ops *cc;
   cc_params ccp;
   /* graph */
-  net__chan *ch;         /* 64-byte aligned (ch_mem is the allocation) */
+  net__chan *ch; /* 64-byte aligned (ch_mem is the allocation) */
   void *ch_mem;
-  net__cq *cq;           /* [channel * 8 + class] */
-  net__ci *ci;           /* [channel * 8 + class] */
+  net__cq *cq; /* [channel * 8 + class] */
+  net__ci *ci; /* [channel * 8 + class] */
   net__cold *cold;
   uint32_t nch;
   net__vert *vx;
   uint32_t nv;
   /* packet pool: chunks of 2^NET__PKT_SHIFT, stable addresses */
   net__pkt **pchunk;
-  uint32_t **nchunk;     /* queue links, same chunking */
+  uint32_t **nchunk; /* queue links, same chunking */
   uint32_t npchunk, pchunk_cap;
   uint32_t pkt_free;
   uint64_t pkts_live;
   /* queue pairs */
   net__qp *qp;
-  net__qhot *qh;           /* parallel to qp */
+  net__qhot *qh; /* parallel to qp */
   uint32_t nqp, qp_cap;
   uint32_t *qp_free;
   uint32_t nqp_free;
-  net__armset armed;       /* sequential engine: every armed queue pair */
+  net__armset armed; /* sequential engine: every armed queue pair */
   ev_id scan_ev;
   simtime_ps scan_period;
   /* A queue pair's end reaches its phase end_gap later (both engines): the
@@ -370,17 +370,17 @@ typedef struct net__be {
   uint32_t active_phases;
   /* per channel: transfers routed over it now (max_link_sharing) */
   uint32_t *sharing;
-  sim_rng rng[3];           /* NET__RNG_*: the whole fabric's streams (sequential engine) */
+  sim_rng rng[3];            /* NET__RNG_*: the whole fabric's streams (sequential engine) */
   const topo_health *health; /* routing's view after the last reroute; NULL: all up */
   topo_health health_own;    /* the copy health points to */
   net__reach *reach;         /* NET__REACH_SLOTS, made at the first reroute */
   uint32_t reach_gen;        /* bumped at every reroute */
-  uint32_t links_down;     /* links physically down now */
+  uint32_t links_down;       /* links physically down now */
   uint32_t cands[NET__MAX_CANDS];
   be_stats st;
   be_fct fct;
   net__ext ext;
-  net__samp *samp;         /* packet telemetry (net_tel.h); NULL: off */
+  net__samp *samp; /* packet telemetry (net_tel.h); NULL: off */
   /* the parallel engine (parallel.c); NULL: the sequential engine (ev.c) */
   net__par *par;
   sim_rng *vrng;           /* par: [vertex * 3 + NET__RNG_*], one stream per vertex */
@@ -511,8 +511,8 @@ void net__qp_complete(net__be *n, uint32_t qi);
  * global event, scheduled at at + gap): end_gap for an end at the sender
  * (its last ACK, its retry limit), 0 for one decided by a global action (a
  * reroute), alike in both engines. */
-bool net__phase_end(net__be *n, uint32_t qi, simtime_ps at, const char *cause,
-                    uint64_t delivered, simtime_ps gap); /* true: its repetition ended */
+bool net__phase_end(net__be *n, uint32_t qi, simtime_ps at, const char *cause, uint64_t delivered,
+                    simtime_ps gap); /* true: its repetition ended */
 /* qi's transfer fails now with `cause` (static string), at its sender (a
  * transport event: its phase hears of it end_gap later): reported through
  * be_backend.on_failure, counted in be_stats.transfers_failed, and done for
@@ -521,8 +521,8 @@ void net__qp_fail(net__be *n, uint32_t qi, const char *cause);
 /* Drop every packet of qi in flight (its epoch moves on); the sender's state
  * is kept (a repetition in progress continues with new packets). */
 void net__qp_orphan_packets(net__be *n, uint32_t qi);
-void net__submit_phase(be_backend *b, const be_xfer *x, size_t n, uint64_t repeat,
-                       be_done_fn done, void *ctx);
+void net__submit_phase(be_backend *b, const be_xfer *x, size_t n, uint64_t repeat, be_done_fn done,
+                       void *ctx);
 
 /* Introspection for tests and benchmarks. */
 void net__ext_stats(const be_backend *b, net__ext *out);

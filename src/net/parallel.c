@@ -84,12 +84,12 @@ struct net__par {
   pdes *p;
   pdes_partition part;
   simtime_ps lookahead;
-  simtime_ps stop;     /* the earliest global event the hook scheduled in this co-run */
+  simtime_ps stop;        /* the earliest global event the hook scheduled in this co-run */
   uint64_t global_events; /* sim_events when co_run last returned */
-  par_arm *arm;        /* per vertex */
-  par_flow *flows;     /* flowlets; capacity a power of two */
+  par_arm *arm;           /* per vertex */
+  par_flow *flows;        /* flowlets; capacity a power of two */
   size_t nflows, flows_cap;
-  par_end *ends;       /* this rank's, since the last window boundary */
+  par_end *ends; /* this rank's, since the last window boundary */
   size_t nends, ends_cap;
 };
 
@@ -213,7 +213,9 @@ static void h_scan(pdes *p, const pdes_event *ev, void *model) {
 
 /* ---- retransmission timers: one scan per source vertex --------------------------- */
 
-static uint32_t qp_vertex(const net__be *n, uint32_t qi) { return n->cold[n->qp[qi].path[0][0]].src; }
+static uint32_t qp_vertex(const net__be *n, uint32_t qi) {
+  return n->cold[n->qp[qi].path[0][0]].src;
+}
 
 net__armset *net__par_armset(net__be *n, uint32_t qi) { return &n->par->arm[qp_vertex(n, qi)].set; }
 
@@ -256,13 +258,18 @@ void net__par_qp_end(net__be *n, uint32_t qi, const char *cause) {
   net__par *r = n->par;
   uint32_t k = 0;
   if (cause)
-    for (k = 1; k < sizeof causes / sizeof *causes && strcmp(causes[k], cause); k++) {}
+    for (k = 1; k < sizeof causes / sizeof *causes && strcmp(causes[k], cause); k++) {
+    }
   assert(k < sizeof causes / sizeof *causes && "a cause the gathering knows");
   const net__qp *q = &n->qp[qi];
   uint64_t acked = (uint64_t)q->snd_una * n->mtu; /* what the sender knows arrived */
-  if (r->nends == r->ends_cap) sim_grow((void **)&r->ends, &r->ends_cap, r->nends + 1, sizeof *r->ends);
-  r->ends[r->nends++] = (par_end){.at = n->par_now, .qi = qi, .cause = k,
-                                  .delivered = cause ? (acked < q->bytes ? acked : q->bytes) : q->bytes};
+  if (r->nends == r->ends_cap)
+    sim_grow((void **)&r->ends, &r->ends_cap, r->nends + 1, sizeof *r->ends);
+  r->ends[r->nends++] =
+      (par_end){.at = n->par_now,
+                .qi = qi,
+                .cause = k,
+                .delivered = cause ? (acked < q->bytes ? acked : q->bytes) : q->bytes};
   pdes_reduce_add(r->p, 0, 1);
 }
 
@@ -295,7 +302,8 @@ static simtime_ps on_window(pdes *p, const uint64_t sum[PDES_REDUCE_WORDS],
   qsort(all, cnt, sizeof *all, end_cmp);
   for (size_t j = 0; j < cnt; j++) {
     n->par_now = all[j].at;
-    if (net__phase_end(n, all[j].qi, all[j].at, causes[all[j].cause], all[j].delivered, r->lookahead)) {
+    if (net__phase_end(n, all[j].qi, all[j].at, causes[all[j].cause], all[j].delivered,
+                       r->lookahead)) {
       simtime_ps g = all[j].at + r->lookahead;
       if (g < r->stop) r->stop = g;
       pdes_stop_before(p, g);
@@ -319,7 +327,7 @@ static simtime_ps co_run(void *obj, simtime_ps bound) {
   r->stop = SIM_TIME_MAX;
   pdes_run(r->p, bound == SIM_TIME_MAX ? SIM_TIME_MAX : bound - 1);
   r->global_events = sim_events(n->base.sim);
-  n->par_in_lp = false; /* back to the global context */
+  n->par_in_lp = false;                          /* back to the global context */
   if (sim_co_stopped(n->base.sim)) return bound; /* ev_run returns: nothing more runs */
   return r->stop < bound ? r->stop : bound;
 }
@@ -339,15 +347,21 @@ int net__par_create(net__be *n, sim_error *err) {
    * pair's end reaches its phase L later on either engine (end_gap) */
   simtime_ps L = n->end_gap;
   if (r->part.cut_links && r->part.lookahead_ps < L) {
-    return sim_fail(err, SIM_EINVAL, "the partition over %u ranks cuts a "
-                  "link of %llu ps latency, below the lookahead %llu ps", nranks,
-                  (unsigned long long)r->part.lookahead_ps, (unsigned long long)L);
+    return sim_fail(err, SIM_EINVAL,
+                    "the partition over %u ranks cuts a "
+                    "link of %llu ps latency, below the lookahead %llu ps",
+                    nranks, (unsigned long long)r->part.lookahead_ps, (unsigned long long)L);
   }
   r->lookahead = L;
   static const pdes_fn handlers[K_COUNT] = {h_wake, h_arrive, h_pfc, h_credit, h_scan};
-  pdes_cfg pc = {.nlps = n->nv, .lp_rank = r->part.vertex_rank, .lookahead_ps = L,
-                 .handlers = handlers, .nhandlers = K_COUNT, .model = n,
-                 .parallel = parallel, .on_window = on_window};
+  pdes_cfg pc = {.nlps = n->nv,
+                 .lp_rank = r->part.vertex_rank,
+                 .lookahead_ps = L,
+                 .handlers = handlers,
+                 .nhandlers = K_COUNT,
+                 .model = n,
+                 .parallel = parallel,
+                 .on_window = on_window};
   if (pdes_create(&r->p, &pc, err) != SIM_OK) return err->code;
   r->arm = sim_calloc(n->nv ? n->nv : 1, sizeof *r->arm);
   n->vrng = sim_malloc((size_t)(n->nv ? n->nv : 1) * 3 * sizeof *n->vrng);
@@ -381,11 +395,13 @@ void net__par_destroy(net__be *n) {
  * largest ones: maxima); those kept by the global actions (transfers,
  * bytes, failures, link sharing, FCT) are the same on every rank. */
 void net__par_stats(net__be *n, be_stats *st, net__ext *ext) {
-  uint64_t s[] = {st->packets, st->ecn_marks, st->cnps, st->pfc_pauses, st->pfc_paused, st->drops,
-                  st->retransmits, st->out_of_order, ext->pfc_storms, ext->headroom_drops,
-                  ext->acks, ext->nacks, ext->timeouts, ext->duplicates, ext->stale,
-                  ext->qp_errors, ext->link_drops, ext->ber_drops, ext->pkts_alloc,
-                  ext->inflight_max, 0};
+  uint64_t s[] = {st->packets,         st->ecn_marks,     st->cnps,
+                  st->pfc_pauses,      st->pfc_paused,    st->drops,
+                  st->retransmits,     st->out_of_order,  ext->pfc_storms,
+                  ext->headroom_drops, ext->acks,         ext->nacks,
+                  ext->timeouts,       ext->duplicates,   ext->stale,
+                  ext->qp_errors,      ext->link_drops,   ext->ber_drops,
+                  ext->pkts_alloc,     ext->inflight_max, 0};
   enum { NS = sizeof s / sizeof *s };
   pdes_stats ps;
   pdes_stats_get(n->par->p, &ps);
@@ -416,10 +432,16 @@ bool be_parallel_info_get(const be_backend *b, be_parallel_info *out) {
   pdes_comm_allreduce_u64(sum, 2, false);
   pdes_comm_allreduce_u64(mx, 1, true);
   pdes_comm_allreduce_f64(t, 2, true);
-  *out = (be_parallel_info){.ranks = pdes_nranks(r->p), .scheme = r->part.scheme,
-                            .links = r->part.links, .cut_links = r->part.cut_links,
-                            .lookahead = r->lookahead, .windows = ps.windows, .events = sum[0],
-                            .events_max = mx[0], .sent_remote = sum[1], .wall_max = t[0],
+  *out = (be_parallel_info){.ranks = pdes_nranks(r->p),
+                            .scheme = r->part.scheme,
+                            .links = r->part.links,
+                            .cut_links = r->part.cut_links,
+                            .lookahead = r->lookahead,
+                            .windows = ps.windows,
+                            .events = sum[0],
+                            .events_max = mx[0],
+                            .sent_remote = sum[1],
+                            .wall_max = t[0],
                             .sync_max = t[1],
                             .crossing_frac = sum[0] ? (double)sum[1] / (double)sum[0] : 0};
   return true;

@@ -107,8 +107,12 @@ static void sharing(net__be *n, const net__qp *q, int d) {
 }
 
 static void fail_unrouted(net__be *n, net__phase *ph, size_t i, simtime_ps now) {
-  be_failure f = {.at = now, .src_gpu = ph->x[i].src_gpu, .dst_gpu = ph->x[i].dst_gpu,
-                  .bytes = ph->x[i].bytes, .bytes_delivered = 0, .cause = "no route"};
+  be_failure f = {.at = now,
+                  .src_gpu = ph->x[i].src_gpu,
+                  .dst_gpu = ph->x[i].dst_gpu,
+                  .bytes = ph->x[i].bytes,
+                  .bytes_delivered = 0,
+                  .cause = "no route"};
   n->st.transfers_failed++;
   n->ext.no_route++;
   ph->failed++;
@@ -147,16 +151,20 @@ void net__qp_complete(net__be *n, uint32_t qi) {
   else net__phase_end(n, qi, sim_now(n->base.sim), NULL, n->qp[qi].bytes, n->end_gap);
 }
 
-bool net__phase_end(net__be *n, uint32_t qi, simtime_ps at, const char *cause,
-                    uint64_t delivered, simtime_ps gap) {
+bool net__phase_end(net__be *n, uint32_t qi, simtime_ps at, const char *cause, uint64_t delivered,
+                    simtime_ps gap) {
   net__qp *q = &n->qp[qi];
   net__phase *ph = &n->ph[q->phase];
   q->done = 1;
   if (cause) {
     q->failed = 1;
     net__qp_orphan_packets(n, qi);
-    be_failure f = {.at = at, .src_gpu = ph->x[q->xfer].src_gpu, .dst_gpu = ph->x[q->xfer].dst_gpu,
-                    .bytes = q->bytes, .bytes_delivered = delivered, .cause = cause};
+    be_failure f = {.at = at,
+                    .src_gpu = ph->x[q->xfer].src_gpu,
+                    .dst_gpu = ph->x[q->xfer].dst_gpu,
+                    .bytes = q->bytes,
+                    .bytes_delivered = delivered,
+                    .cause = cause};
     n->st.transfers_failed++;
     ph->failed++;
     ph->lost += q->bytes - delivered;

@@ -108,7 +108,7 @@ static inline uint32_t q_pop(net__be *n, uint32_t c, uint32_t k, simtime_ps now)
   q->head = next;
   if (next == NET__NONE) {
     q->tail = NET__NONE;
-    ch->nonempty &= (uint8_t)~(1u << k);
+    ch->nonempty &= (uint8_t) ~(1u << k);
   } else {
     __builtin_prefetch(net__pkt_at(n, next)); /* the next one to leave */
   }
@@ -146,7 +146,8 @@ static void ring_absorb(net__be *n, uint32_t c, simtime_ps now) {
 static void ring_push(net__ring *r, simtime_ps at, uint32_t cls, uint32_t bytes) {
   if (r->n) { /* merge with the newest entry when it lands at the same time */
     uint32_t last = (r->head + r->n - 1) % r->cap;
-    if (r->t[last] == at && r->v[last] >> 24 == cls && (r->v[last] & 0xffffff) + bytes < (1u << 24)) {
+    if (r->t[last] == at && r->v[last] >> 24 == cls &&
+        (r->v[last] & 0xffffff) + bytes < (1u << 24)) {
       r->v[last] += bytes;
       return;
     }
@@ -218,7 +219,7 @@ static void send_pfc(net__be *n, uint32_t c, uint32_t cls, bool on) {
     ch->xoff |= (uint8_t)(1u << cls);
     n->st.pfc_pauses++;
   } else {
-    ch->xoff &= (uint8_t)~(1u << cls);
+    ch->xoff &= (uint8_t) ~(1u << cls);
   }
   /* the frame crosses the link back to c's source */
   simtime_ps at = net__now(n) + n->cold[c].prop;
@@ -318,12 +319,8 @@ static void release(net__be *n, uint32_t v, net__pkt *p, uint64_t qbefore, simti
   uint32_t c = p->in_ch;
   if (c == NET__NONE) return;
   switch ((net__fc)n->ch[c].fc) {
-  case NET__FC_CREDIT:
-    credit_return(n, c, p->cls, p->frame, now);
-    break;
-  case NET__FC_PFC:
-    pfc_release(n, &n->vx[v], c, p);
-    break;
+  case NET__FC_CREDIT: credit_return(n, c, p->cls, p->frame, now); break;
+  case NET__FC_PFC: pfc_release(n, &n->vx[v], c, p); break;
   case NET__FC_LOSSY: {
     net__vert *x = &n->vx[v];
     x->shared_used -= over(qbefore, x->reserve) - over(qbefore - p->frame, x->reserve);

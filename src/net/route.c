@@ -41,7 +41,8 @@
 static uint32_t exit_nic(const net__be *n, const topo_path *p) {
   for (uint32_t j = p->n; j-- > 1;) {
     const topo_vertex *x = topo_vertex_at(n->t, topo_channel_src(n->t, p->ch[j]));
-    if (x->kind == TOPO_NIC && n->vx[topo_channel_src(n->t, p->ch[j - 1])].is_switch) return x->index;
+    if (x->kind == TOPO_NIC && n->vx[topo_channel_src(n->t, p->ch[j - 1])].is_switch)
+      return x->index;
   }
   return NET__NONE;
 }
@@ -128,13 +129,14 @@ uint32_t net__route(net__be *n, uint32_t v, net__pkt *p, const net__qhot *h) {
   if (cnt <= 1) return cnt ? n->cands[0] : stored;
   if (n->routing == CFG_ROUTING_SPRAY) {
     uint32_t k = n->spray_rr ? n->vx[v].rr++ % cnt
-                              : (uint32_t)sim_rng_below(net__rng(n, NET__RNG_ROUTE, v), cnt);
+                             : (uint32_t)sim_rng_below(net__rng(n, NET__RNG_ROUTE, v), cnt);
     return n->cands[k];
   }
   net__qp *q = &n->qp[p->qp];
   if (!q->fl) return least_loaded(n, v, cnt, p->cls);
   simtime_ps now = net__now(n);
-  net__flowlet *f = n->par ? net__par_flowlet(n, v, p->qp, dir) : &q->fl[dir * TOPO_MAX_PATH + p->hop];
+  net__flowlet *f =
+      n->par ? net__par_flowlet(n, v, p->qp, dir) : &q->fl[dir * TOPO_MAX_PATH + p->hop];
   if (f->ch == NET__NONE || now - f->last >= n->flowlet_gap || n->cold[f->ch].src != v)
     f->ch = least_loaded(n, v, cnt, p->cls);
   f->last = now;

@@ -33,21 +33,21 @@ typedef struct net__qrec {
 
 struct net__samp {
   uint32_t nports, k;
-  uint32_t rows_max;       /* even; see ROWS_MAX */
-  uint32_t *chan;          /* channel of each port */
-  rate_bps *bps;           /* nominal rate of each port */
+  uint32_t rows_max; /* even; see ROWS_MAX */
+  uint32_t *chan;    /* channel of each port */
+  rate_bps *bps;     /* nominal rate of each port */
   uint8_t *watched;
   simtime_ps interval;
-  uint32_t nrows;          /* closed rows; the open one is nrows */
+  uint32_t nrows;                  /* closed rows; the open one is nrows */
   uint16_t *util, *paused, *marks; /* [row * nports + port], fractions of 65535, marks saturate */
-  net__qrec *q;            /* sparse deepest queues, rows in order */
+  net__qrec *q;                    /* sparse deepest queues, rows in order */
   size_t nq, qcap;
-  uint32_t *qrow;          /* rows_max + 1 offsets into q */
+  uint32_t *qrow; /* rows_max + 1 offsets into q */
   uint64_t *bytes0, *marks0;
   simtime_ps *paused0;
-  net__qrec *scratch;      /* nports */
+  net__qrec *scratch; /* nports */
   ev_id ev;
-  bool finished;           /* samp_finish ran: the rows are final */
+  bool finished; /* samp_finish ran: the rows are final */
 };
 
 static void on_sample(sim_ctx *sim, void *obj, uint64_t arg);
@@ -111,7 +111,8 @@ static void coarsen(net__samp *s) {
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
       if (m && s->scratch[m - 1].port == s->scratch[i].port) {
-        if (s->scratch[i].bytes > s->scratch[m - 1].bytes) s->scratch[m - 1].bytes = s->scratch[i].bytes;
+        if (s->scratch[i].bytes > s->scratch[m - 1].bytes)
+          s->scratch[m - 1].bytes = s->scratch[i].bytes;
       } else {
         s->scratch[m++] = s->scratch[i];
       }
@@ -296,7 +297,8 @@ static void samp_gather(net__be *n, simtime_ps end) {
   s->qrow[0] = 0;
   for (uint32_t r = 0; r < s->nrows; r++) {
     size_t m = 0;
-    for (; i < na && all[3 * i] == r; i++) s->scratch[m++] = (net__qrec){all[3 * i + 1], all[3 * i + 2]};
+    for (; i < na && all[3 * i] == r; i++)
+      s->scratch[m++] = (net__qrec){all[3 * i + 1], all[3 * i + 2]};
     q_append(s, r, m);
   }
   sim_free(all);

@@ -192,7 +192,7 @@ void net__qp_disarm(net__be *n, uint32_t qi) {
   uint32_t last = s->q[--s->n];
   s->q[q->armed_pos] = last;
   n->qp[last].armed_pos = q->armed_pos;
-  q->armed = 0; /* parallel engine: a pending scan of an empty set stops */
+  q->armed = 0;                  /* parallel engine: a pending scan of an empty set stops */
   if (s->n == 0 && n->scan_ev) { /* no timer outlives the traffic */
     ev_cancel(n->base.sim, n->scan_ev);
     n->scan_ev = 0;
@@ -380,7 +380,8 @@ static void rx_data(net__be *n, uint32_t qi, uint32_t psn, uint8_t flags, simtim
   }
   if (psn < q->rcv_nxt || (selective && bit_get(q, psn))) {
     n->ext.duplicates++;
-    if (psn < q->nack_hi && !(flags & NET__F_RETX)) reordered(n, q, psn); /* overtaken by its resend */
+    if (psn < q->nack_hi && !(flags & NET__F_RETX))
+      reordered(n, q, psn); /* overtaken by its resend */
     q->acked = q->rcv_nxt;
     send_ctrl(n, qi, NET__ACK, 0, 0);
     return;
@@ -476,15 +477,9 @@ void net__deliver(net__be *n, uint32_t i) {
   simtime_ps now = net__now(n);
   net__pkt_free(n, i); /* stale packets were dropped on arrival (port.c) */
   switch ((net__kind)kind) {
-  case NET__DATA:
-    rx_data(n, qi, psn, flags, now);
-    break;
-  case NET__ACK:
-    rx_ack(n, qi, ack, now);
-    break;
-  case NET__NACK:
-    rx_nack(n, qi, ack, psn, aux, now);
-    break;
+  case NET__DATA: rx_data(n, qi, psn, flags, now); break;
+  case NET__ACK: rx_ack(n, qi, ack, now); break;
+  case NET__NACK: rx_nack(n, qi, ack, psn, aux, now); break;
   case NET__CNP:
     if (n->cc->on_cnp && !n->qp[qi].done) n->cc->on_cnp(&n->qp[qi].cc, &n->ccp, now);
     break;

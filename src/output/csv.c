@@ -45,7 +45,8 @@ void out__events_csv(out__buf *b, const tel *t) {
   }
 }
 
-static void leaves(const json_t *j, char *name, size_t len, size_t cap, out__leaf_fn fn, void *ctx) {
+static void leaves(const json_t *j, char *name, size_t len, size_t cap, out__leaf_fn fn,
+                   void *ctx) {
   if (json_is_number(j)) {
     fn(ctx, name, json_number_value(j));
   } else if (json_is_boolean(j)) {
@@ -60,7 +61,8 @@ static void leaves(const json_t *j, char *name, size_t len, size_t cap, out__lea
   } else if (json_is_array(j)) {
     for (size_t i = 0; i < json_array_size(j); i++) {
       int n = snprintf(name + len, cap - len, "%s%zu", len ? "." : "", i);
-      if (n > 0 && len + (size_t)n < cap) leaves(json_array_get(j, i), name, len + (size_t)n, cap, fn, ctx);
+      if (n > 0 && len + (size_t)n < cap)
+        leaves(json_array_get(j, i), name, len + (size_t)n, cap, fn, ctx);
     }
   }
   name[len] = '\0';

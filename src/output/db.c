@@ -93,8 +93,9 @@ static int db_open(const char *path, bool write, sqlite3 **db, sim_error *err) {
   *db = NULL;
   if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
     return sim_fail(err, SIM_EIO, "%s: is %s; a results database is a regular file", path,
-                    S_ISDIR(st.st_mode) ? "a folder" : S_ISCHR(st.st_mode) ? "a character device"
-                                                       : "not a regular file");
+                    S_ISDIR(st.st_mode)   ? "a folder"
+                    : S_ISCHR(st.st_mode) ? "a character device"
+                                          : "not a regular file");
   if (sqlite3_open_v2(path, db, flags, NULL) != SQLITE_OK) {
     int rc = db_fail(*db, err, path, "cannot open the results database");
     sqlite3_close(*db);
@@ -170,8 +171,8 @@ static int insert_series(sqlite3 *db, int64_t run, const out__series *s) {
                          "INSERT INTO timeseries (run_id, metric, entity, t_s, interval_s, value) "
                          "VALUES (?,?,?,?,?,?)",
                          -1, &st, NULL) != SQLITE_OK ||
-      sqlite3_prepare_v2(db, "INSERT INTO series (run_id, metric, entity, unit) VALUES (?,?,?,?)", -1,
-                         &cs, NULL) != SQLITE_OK)
+      sqlite3_prepare_v2(db, "INSERT INTO series (run_id, metric, entity, unit) VALUES (?,?,?,?)",
+                         -1, &cs, NULL) != SQLITE_OK)
     rc = SIM_EIO;
   for (size_t c = 0; c < s->ncols && rc == SIM_OK; c++) {
     sqlite3_reset(cs);
@@ -198,8 +199,10 @@ static int insert_series(sqlite3 *db, int64_t run, const out__series *s) {
 
 static int insert_events(sqlite3 *db, int64_t run, const tel *t) {
   sqlite3_stmt *st = NULL;
-  if (sqlite3_prepare_v2(db, "INSERT INTO events (run_id, t_s, component, kind, effect, value) VALUES (?,?,?,?,?,?)",
-                         -1, &st, NULL) != SQLITE_OK)
+  if (sqlite3_prepare_v2(
+          db,
+          "INSERT INTO events (run_id, t_s, component, kind, effect, value) VALUES (?,?,?,?,?,?)",
+          -1, &st, NULL) != SQLITE_OK)
     return SIM_EIO;
   int rc = SIM_OK;
   size_t n = t ? tel_event_count(t) : 0;
@@ -227,10 +230,11 @@ static int insert_hot_ports(sqlite3 *db, int64_t run, const tel *t, const out_na
   size_t n = tel_top_ports(t, top, k);
   sqlite3_stmt *st = NULL;
   int rc = SIM_OK;
-  if (sqlite3_prepare_v2(db,
-                         "INSERT INTO hot_ports (run_id, rank, port, bytes, utilization, queue_max_bytes, "
-                         "ecn_marks, pfc_paused_s) VALUES (?,?,?,?,?,?,?,?)",
-                         -1, &st, NULL) != SQLITE_OK)
+  if (sqlite3_prepare_v2(
+          db,
+          "INSERT INTO hot_ports (run_id, rank, port, bytes, utilization, queue_max_bytes, "
+          "ecn_marks, pfc_paused_s) VALUES (?,?,?,?,?,?,?,?)",
+          -1, &st, NULL) != SQLITE_OK)
     rc = SIM_EIO;
   unsigned obs = tel_observed(t);
   for (size_t i = 0; i < n && rc == SIM_OK; i++) {
@@ -268,8 +272,8 @@ int out__db_append(const char *path, const out__db_run *r, const out__series *s,
   what = "cannot add the run";
   if (insert_run(db, r, run_id) != SIM_OK) goto rollback;
   ins m = {.run = *run_id};
-  if (sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO metrics (run_id, name, value) VALUES (?,?,?)", -1,
-                         &m.st, NULL) != SQLITE_OK)
+  if (sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO metrics (run_id, name, value) VALUES (?,?,?)",
+                         -1, &m.st, NULL) != SQLITE_OK)
     goto rollback;
   out__json_leaves(r->summary, metric_leaf, &m);
   sqlite3_finalize(m.st);
@@ -305,10 +309,11 @@ int out_db_read_runs(const char *path, const char *sweep, const int64_t *ids, si
   *out = NULL;
   int rc = db_open(path, false, &db, err);
   if (rc != SIM_OK) return rc;
-  const char *sql = sweep ? "SELECT run_id, scenario, point, complete, summary_json, output_dir FROM runs "
-                            "WHERE sweep = ?1 ORDER BY run_id"
-                          : "SELECT run_id, scenario, point, complete, summary_json, output_dir FROM runs "
-                            "WHERE ?1 IS NULL OR run_id = ?2 ORDER BY run_id";
+  const char *sql =
+      sweep ? "SELECT run_id, scenario, point, complete, summary_json, output_dir FROM runs "
+              "WHERE sweep = ?1 ORDER BY run_id"
+            : "SELECT run_id, scenario, point, complete, summary_json, output_dir FROM runs "
+              "WHERE ?1 IS NULL OR run_id = ?2 ORDER BY run_id";
   if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
     rc = db_fail(db, err, path, "not a fabsim results database");
     goto done;
@@ -357,10 +362,11 @@ int out_db_series(const char *path, int64_t run_id, const char *metric, json_t *
   *t_out = json_array();
   *v_out = json_array();
   if (rc != SIM_OK) return rc;
-  if (sqlite3_prepare_v2(db,
-                         "SELECT t_s, value FROM timeseries WHERE run_id = ? AND metric = ? AND entity = '' "
-                         "ORDER BY t_s",
-                         -1, &st, NULL) != SQLITE_OK) {
+  if (sqlite3_prepare_v2(
+          db,
+          "SELECT t_s, value FROM timeseries WHERE run_id = ? AND metric = ? AND entity = '' "
+          "ORDER BY t_s",
+          -1, &st, NULL) != SQLITE_OK) {
     rc = db_fail(db, err, path, "not a fabsim results database");
   } else {
     sqlite3_bind_int64(st, 1, run_id);

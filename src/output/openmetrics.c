@@ -52,7 +52,8 @@ void out__openmetrics(out__buf *b, const json_t *summary, const tel *t) {
   const char *file = json_string_value(json_object_get(sc, "file"));
   out__puts(&labels, "scenario=\"");
   label_escape(&labels, file ? file : "");
-  out__printf(&labels, "\",seed=\"%lld\"", (long long)json_integer_value(json_object_get(sc, "seed")));
+  out__printf(&labels, "\",seed=\"%lld\"",
+              (long long)json_integer_value(json_object_get(sc, "seed")));
   om_ctx o = {.b = b, .labels = labels.p};
   out__json_leaves(summary, gauge, &o);
   if (t) {
@@ -61,10 +62,12 @@ void out__openmetrics(out__buf *b, const json_t *summary, const tel *t) {
     unsigned obs = tel_observed(t);
     if (obs & TEL_OBS_NIC) {
       counter(b, labels.p, "fabsim_nic_tx_bytes", "Bytes sent by all NICs.", tot.nic_bytes[TEL_TX]);
-      counter(b, labels.p, "fabsim_nic_rx_bytes", "Bytes received by all NICs.", tot.nic_bytes[TEL_RX]);
+      counter(b, labels.p, "fabsim_nic_rx_bytes", "Bytes received by all NICs.",
+              tot.nic_bytes[TEL_RX]);
     }
     if (obs & TEL_OBS_PORT_UTIL)
-      counter(b, labels.p, "fabsim_switch_port_bytes", "Bytes sent by all switch ports.", tot.port_bytes);
+      counter(b, labels.p, "fabsim_switch_port_bytes", "Bytes sent by all switch ports.",
+              tot.port_bytes);
     if (obs & TEL_OBS_PORT_ECN)
       counter(b, labels.p, "fabsim_ecn_marks", "ECN marks at switch ports.", (double)tot.ecn_marks);
     if (obs & TEL_OBS_PORT_PFC)

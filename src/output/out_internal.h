@@ -45,9 +45,9 @@ typedef struct out__col {
 typedef struct out__series {
   size_t rows, ncols;
   out__col *cols;
-  double *t;      /* rows: start of each row, seconds */
-  double *len;    /* rows: length of each row, seconds */
-  double *v;      /* rows x ncols, row-major */
+  double *t;   /* rows: start of each row, seconds */
+  double *len; /* rows: length of each row, seconds */
+  double *v;   /* rows x ncols, row-major */
 } out__series;
 
 /* Columns only for groups the telemetry observed, in a fixed order. */

@@ -56,7 +56,8 @@ static void draw(const out_progress *p, sim_ctx *sim, double now, double rate, b
     double frac = (double)sim_now(sim) / (double)p->expected;
     if (frac > 0.99) frac = final ? 1 : 0.99;
     fmt_eta(eta, sizeof eta, frac > 0 ? elapsed * (1 - frac) / frac : -1);
-    snprintf(line, sizeof line, "  sim %s  %3.0f%%  %.3g Mevents/s  ETA %s", t, frac * 100, rate / 1e6, eta);
+    snprintf(line, sizeof line, "  sim %s  %3.0f%%  %.3g Mevents/s  ETA %s", t, frac * 100,
+             rate / 1e6, eta);
   } else {
     snprintf(line, sizeof line, "  sim %s  %.3g Mevents/s  %.0fs", t, rate / 1e6, elapsed);
   }

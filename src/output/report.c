@@ -126,8 +126,8 @@ static json_t *series_json(const out__series *s) {
 }
 
 static json_t *observed_json(unsigned obs) {
-  static const char *const names[] = {"gpu", "nic", "port_util", "port_queue", "port_ecn",
-                                      "port_pfc", "fct", "steps"};
+  static const char *const names[] = {"gpu",      "nic",      "port_util", "port_queue",
+                                      "port_ecn", "port_pfc", "fct",       "steps"};
   json_t *a = json_array();
   for (unsigned k = 0; k < sizeof names / sizeof names[0]; k++)
     if (obs & (1u << k)) json_array_append_new(a, json_string(names[k]));
@@ -275,7 +275,8 @@ int out__report_write(const json_t *data, const char *dir, const char *title, si
     size_t name = i + sizeof mark - 1, e = name;
     while (e < tlen && tpl[e] != '@') e++;
     size_t from = i, to = e + 1;
-    if (from >= 2 && !memcmp(tpl + from - 2, "/*", 2) && to + 2 <= tlen && !memcmp(tpl + to, "*/", 2)) {
+    if (from >= 2 && !memcmp(tpl + from - 2, "/*", 2) && to + 2 <= tlen &&
+        !memcmp(tpl + to, "*/", 2)) {
       from -= 2;
       to += 2;
     }
@@ -283,12 +284,16 @@ int out__report_write(const json_t *data, const char *dir, const char *title, si
     size_t nl = e - name;
     const char *nm = tpl + name;
     if (nl == 5 && !memcmp(nm, "TITLE", 5)) put_html_escaped(&b, title);
-    else if (nl == 3 && !memcmp(nm, "CSS", 3)) out__putn(&b, (const char *)out__asset_css, out__asset_css_len);
-    else if (nl == 7 && !memcmp(nm, "CHARTJS", 7)) put_script_safe(&b, (const char *)out__asset_chartjs, chartjs_len());
-    else if (nl == 3 && !memcmp(nm, "APP", 3)) put_script_safe(&b, (const char *)out__asset_app, out__asset_app_len);
+    else if (nl == 3 && !memcmp(nm, "CSS", 3))
+      out__putn(&b, (const char *)out__asset_css, out__asset_css_len);
+    else if (nl == 7 && !memcmp(nm, "CHARTJS", 7))
+      put_script_safe(&b, (const char *)out__asset_chartjs, chartjs_len());
+    else if (nl == 3 && !memcmp(nm, "APP", 3))
+      put_script_safe(&b, (const char *)out__asset_app, out__asset_app_len);
     else if (nl == 4 && !memcmp(nm, "DATA", 4)) put_json_safe(&b, json);
     else {
-      rc = sim_fail(err, SIM_EIO, "report template: unknown mark %.*s (a build problem)", (int)nl, nm);
+      rc = sim_fail(err, SIM_EIO, "report template: unknown mark %.*s (a build problem)", (int)nl,
+                    nm);
       break;
     }
     at = i = to;
@@ -304,9 +309,9 @@ int out__report_write(const json_t *data, const char *dir, const char *title, si
 
 /* ---- comparison report ---------------------------------------------------------------------- */
 
-static const char *const compare_series[] = {"nic_tx_gbps_total", "nic_tx_gbps_max", "port_util_max",
-                                             "port_queue_max_bytes", "pfc_paused_s", "gpu_network",
-                                             "gpu_compute"};
+static const char *const compare_series[] = {
+    "nic_tx_gbps_total", "nic_tx_gbps_max", "port_util_max", "port_queue_max_bytes",
+    "pfc_paused_s",      "gpu_network",     "gpu_compute"};
 
 int out_compare_report(const char *dbpath, const json_t *runs, const char *dir, sim_error *err) {
   json_t *d = json_object(), *items = json_array();
@@ -316,8 +321,8 @@ int out_compare_report(const char *dbpath, const json_t *runs, const char *dir, 
     const json_t *r = json_array_get(runs, i);
     json_t *o = json_object(), *series = json_object();
     json_int_t id = json_integer_value(json_object_get(r, "run_id"));
-    json_object_set(o, "label", json_object_get(r, "label")); /* no run id: it depends on
-                                                                  which parallel run ended first */
+    json_object_set(o, "label", json_object_get(r, "label"));        /* no run id: it depends on
+                                                                         which parallel run ended first */
     json_t *summary = json_deep_copy(json_object_get(r, "summary")); /* no wall clock on the page */
     json_object_del(json_object_get(summary, "sim"), "wall_s");
     json_object_set_new(o, "headline", out_headline(summary));

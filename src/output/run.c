@@ -14,7 +14,8 @@ char *out_database_path(const char *dir, const char *database) {
   return p;
 }
 
-static int write_file(out__buf *b, const out_run *r, const char *name, json_t *files, sim_error *err) {
+static int write_file(out__buf *b, const out_run *r, const char *name, json_t *files,
+                      sim_error *err) {
   int rc = out__write(b, r->dir, name, err);
   if (rc == SIM_OK) json_array_append_new(files, json_string(name));
   return rc;
@@ -52,7 +53,9 @@ int out_write_run(const out_run *r, sim_error *err) {
    * done, failed (the job's fault: its summary says why) or stopped (Ctrl-C) */
   json_object_set_new(r->summary, "complete", json_boolean(r->complete && !r->failed));
   json_object_set_new(r->summary, "outcome",
-                      json_string(r->failed ? "failed" : r->complete ? "done" : "stopped"));
+                      json_string(r->failed     ? "failed"
+                                  : r->complete ? "done"
+                                                : "stopped"));
   if (r->tel) json_object_set_new(r->summary, "telemetry", telemetry_json(r->tel));
   /* Files first (so "files" in the summary lists what exists), then the database. */
   out__buf b = {0};
@@ -80,7 +83,8 @@ int out_write_run(const out_run *r, sim_error *err) {
     const json_t *sc = json_object_get(r->summary, "scenario");
     const char *file = json_string_value(json_object_get(sc, "file"));
     const char *slash = file ? strrchr(file, '/') : NULL;
-    snprintf(title, sizeof title, "fabsim report: %s", file ? (slash ? slash + 1 : file) : "default scenario");
+    snprintf(title, sizeof title, "fabsim report: %s",
+             file ? (slash ? slash + 1 : file) : "default scenario");
     /* The page carries no wall-clock figure, so the same run gives the same bytes. */
     json_t *summary = json_deep_copy(r->summary);
     json_object_del(json_object_get(summary, "sim"), "wall_s");
@@ -90,9 +94,12 @@ int out_write_run(const out_run *r, sim_error *err) {
     json_decref(data);
   }
   if (rc == SIM_OK && db) {
-    out__db_run dr = {.summary = r->summary, .scenario_yaml = r->scenario_yaml,
-                      .started_at = r->started_at ? r->started_at : "", .dir = r->dir,
-                      .sweep = getenv("FABSIM_SWEEP"), .point = getenv("FABSIM_SWEEP_POINT"),
+    out__db_run dr = {.summary = r->summary,
+                      .scenario_yaml = r->scenario_yaml,
+                      .started_at = r->started_at ? r->started_at : "",
+                      .dir = r->dir,
+                      .sweep = getenv("FABSIM_SWEEP"),
+                      .point = getenv("FABSIM_SWEEP_POINT"),
                       .complete = r->complete && !r->failed};
     int64_t id = 0;
     if ((rc = sim_mkdirs(r->dir, err)) == SIM_OK)

@@ -107,7 +107,8 @@ void pdes_comm_reduce_sum_u64(const uint64_t *v, uint64_t *out, size_t n) {
   for (size_t off = 0; off < n;) {
     size_t k = n - off > (1u << 27) ? (1u << 27) : n - off;
     const void *send = rank == 0 && out == v ? MPI_IN_PLACE : (const void *)(v + off);
-    MPI_Reduce(send, rank == 0 ? out + off : NULL, (int)k, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Reduce(send, rank == 0 ? out + off : NULL, (int)k, MPI_UINT64_T, MPI_SUM, 0,
+               MPI_COMM_WORLD);
     off += k;
   }
 }

@@ -24,11 +24,11 @@ typedef struct fab_queue {
 enum { RED_FLOWS_DONE = 0, RED_LAST_ARRIVAL = 1 };
 
 typedef struct fab_vertex {
-  uint64_t packets;   /* NIC: received in the current phase; switch: forwarded */
-  uint64_t digest;    /* of every packet seen: time, destination, sequence */
+  uint64_t packets; /* NIC: received in the current phase; switch: forwarded */
+  uint64_t digest;  /* of every packet seen: time, destination, sequence */
   simtime_ps last;
-  uint32_t sent;      /* NIC: packets injected in the current phase */
-  uint32_t phase;     /* NIC: the phase it is sending */
+  uint32_t sent;  /* NIC: packets injected in the current phase */
+  uint32_t phase; /* NIC: the phase it is sending */
 } fab_vertex;
 
 struct pdes_fabric {
@@ -48,7 +48,7 @@ struct pdes_fabric {
   uint64_t flows_done;
   simtime_ps phase_last;
   simtime_ps *phase_end;
-  uint32_t *peers;       /* [phase * nics + nic]: where nic sends in that phase */
+  uint32_t *peers; /* [phase * nics + nic]: where nic sends in that phase */
 };
 
 static uint32_t peer(const pdes_fabric *m, uint32_t nic, uint32_t phase) {
@@ -93,8 +93,8 @@ static void send_now(pdes *p, pdes_fabric *m, uint32_t from, uint32_t ch, simtim
   uint32_t in = (uint32_t)payload[3];
   if (m->cfg.credit_bytes && in != NO_CHANNEL) {
     uint64_t c[PDES_PAYLOAD_WORDS] = {in, m->cfg.bytes, 0, 0};
-    pdes_send(p, from, topo_channel_src(m->t, in), depart + topo_link_at(m->t, topo_channel_link(in))->latency,
-              EV_CREDIT, c);
+    pdes_send(p, from, topo_channel_src(m->t, in),
+              depart + topo_link_at(m->t, topo_channel_link(in))->latency, EV_CREDIT, c);
   }
   pdes_send(p, from, topo_channel_dst(m->t, ch), m->busy[ch] + l->latency, EV_ARRIVE, pl);
 }
@@ -148,7 +148,8 @@ static void on_inject(pdes *p, const pdes_event *ev, void *model) {
     x->sent = 0;
   }
   uint32_t dst = peer(m, nic, x->phase);
-  uint64_t pl[PDES_PAYLOAD_WORDS] = {dst, sim_hash_u64(m->cfg.seed ^ ((uint64_t)nic << 20) ^ x->phase),
+  uint64_t pl[PDES_PAYLOAD_WORDS] = {dst,
+                                     sim_hash_u64(m->cfg.seed ^ ((uint64_t)nic << 20) ^ x->phase),
                                      (uint64_t)x->phase << 32 | x->sent, NO_CHANNEL};
   uint32_t up = m->nic_up[nic];
   transmit(p, m, v, up, ev->time, pl);
@@ -171,8 +172,8 @@ static void on_arrive(pdes *p, const pdes_event *ev, void *model) {
     if (m->cfg.credit_bytes) { /* consumed at once: its buffer is free again */
       uint32_t in = (uint32_t)ev->payload[3];
       uint64_t c[PDES_PAYLOAD_WORDS] = {in, m->cfg.bytes, 0, 0};
-      pdes_send(p, v, topo_channel_src(m->t, in), ev->time + topo_link_at(m->t, topo_channel_link(in))->latency,
-                EV_CREDIT, c);
+      pdes_send(p, v, topo_channel_src(m->t, in),
+                ev->time + topo_link_at(m->t, topo_channel_link(in))->latency, EV_CREDIT, c);
     }
     if (x->packets == (uint64_t)m->cfg.packets * (phase + 1)) { /* the flow of this phase is in */
       pdes_reduce_add(p, RED_FLOWS_DONE, 1);
@@ -218,8 +219,10 @@ int pdes_fabric_create(pdes_fabric **out, const topo *t, const pdes_fabric_cfg *
   if (cfg->packets == 0 || cfg->bytes == 0 || cfg->phases == 0)
     return sim_fail(err, SIM_EINVAL, "fabric prototype: packets, bytes and phases must be above 0");
   if (cfg->start_latency < lookahead)
-    return sim_fail(err, SIM_EINVAL, "fabric prototype: the phase start latency (%llu ps) is below the "
-                    "lookahead (%llu ps)", (unsigned long long)cfg->start_latency, (unsigned long long)lookahead);
+    return sim_fail(err, SIM_EINVAL,
+                    "fabric prototype: the phase start latency (%llu ps) is below the "
+                    "lookahead (%llu ps)",
+                    (unsigned long long)cfg->start_latency, (unsigned long long)lookahead);
   pdes_fabric *m = sim_calloc(1, sizeof *m);
   m->t = t;
   m->cfg = *cfg;
@@ -230,7 +233,8 @@ int pdes_fabric_create(pdes_fabric **out, const topo *t, const pdes_fabric_cfg *
   m->plane_n = sim_calloc(m->planes, sizeof *m->plane_n);
   m->nic_pos = sim_calloc(m->nics, sizeof *m->nic_pos);
   m->nic_up = sim_calloc(m->nics, sizeof *m->nic_up);
-  for (uint32_t pl = 0; pl < m->planes; pl++) m->plane_nics[pl] = sim_calloc(m->nics, sizeof **m->plane_nics);
+  for (uint32_t pl = 0; pl < m->planes; pl++)
+    m->plane_nics[pl] = sim_calloc(m->nics, sizeof **m->plane_nics);
   for (uint32_t n = 0; n < m->nics; n++) {
     uint32_t nv_ = topo_nic_vertex(t, n), l = 0;
     const topo_vertex *x = topo_vertex_at(t, nv_);
@@ -263,8 +267,14 @@ int pdes_fabric_create(pdes_fabric **out, const topo *t, const pdes_fabric_cfg *
   }
   m->phase_end = sim_calloc(cfg->phases, sizeof *m->phase_end);
   pdes_fn handlers[3] = {on_inject, on_arrive, on_credit};
-  pdes_cfg pc = {.nlps = nv, .lp_rank = vertex_rank, .lookahead_ps = lookahead, .handlers = handlers,
-                 .nhandlers = 3, .model = m, .parallel = parallel, .exchange = cfg->exchange,
+  pdes_cfg pc = {.nlps = nv,
+                 .lp_rank = vertex_rank,
+                 .lookahead_ps = lookahead,
+                 .handlers = handlers,
+                 .nhandlers = 3,
+                 .model = m,
+                 .parallel = parallel,
+                 .exchange = cfg->exchange,
                  .on_window = on_window};
   int rc = pdes_create(&m->engine, &pc, err);
   if (rc != SIM_OK) {
@@ -322,7 +332,8 @@ void pdes_fabric_state(pdes_fabric *m, uint64_t *out) {
     for (uint32_t i = 0; i < x->nports; i++) {
       uint32_t ch = topo_port_channel(m->t, v, i);
       h = sim_hash_u64(h ^ m->busy[ch]);
-      if (m->credits) h = sim_hash_u64(h ^ (uint64_t)m->credits[ch] ^ (uint64_t)m->queue[ch].n << 40);
+      if (m->credits)
+        h = sim_hash_u64(h ^ (uint64_t)m->credits[ch] ^ (uint64_t)m->queue[ch].n << 40);
     }
     w[3] = h;
   }

@@ -17,18 +17,18 @@
 #include "fabsim/topo.h"
 
 typedef struct pdes_fabric_cfg {
-  uint32_t packets;          /* per flow and phase */
-  uint32_t bytes;            /* per packet, on the wire */
+  uint32_t packets; /* per flow and phase */
+  uint32_t bytes;   /* per packet, on the wire */
   uint32_t phases;
-  simtime_ps start_latency;  /* from a phase's last arrival to the next phase (>= lookahead) */
-  uint64_t seed;             /* flow hashes, random permutations */
-  bool random;               /* phase k: a random single-cycle permutation of each plane's
-                                NICs (Sattolo); else a shift by 1 + 7k mod (n - 1) */
-  uint32_t credit_bytes;     /* 0: no flow control (infinite buffers); else credit-based flow
-                                control (as InfiniBand): a channel's destination holds this many
-                                bytes; a packet waits at the sender until they are free, and
-                                frees them when it leaves (credits return after the link's
-                                latency, on the reverse channel) */
+  simtime_ps start_latency; /* from a phase's last arrival to the next phase (>= lookahead) */
+  uint64_t seed;            /* flow hashes, random permutations */
+  bool random;              /* phase k: a random single-cycle permutation of each plane's
+                               NICs (Sattolo); else a shift by 1 + 7k mod (n - 1) */
+  uint32_t credit_bytes;    /* 0: no flow control (infinite buffers); else credit-based flow
+                               control (as InfiniBand): a channel's destination holds this many
+                               bytes; a packet waits at the sender until they are free, and
+                               frees them when it leaves (credits return after the link's
+                               latency, on the reverse channel) */
   pdes_exchange exchange;
 } pdes_fabric_cfg;
 

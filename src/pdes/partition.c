@@ -52,12 +52,15 @@ int pdes_partition_fabric(pdes_partition *p, const topo *t, uint32_t nranks, sim
     if (c > most) most = c;
   }
   uint32_t split = 1;
-  if (per_plane == leaves && nranks > planes * leaves) split = (nranks + planes * leaves - 1) / (planes * leaves);
+  if (per_plane == leaves && nranks > planes * leaves)
+    split = (nranks + planes * leaves - 1) / (planes * leaves);
   uint32_t nunits = planes * per_plane * split;
   if (nranks == 0 || nranks > nunits || split > (most ? most : 1)) {
     sim_free(leaf_nics);
-    return sim_fail(err, SIM_EINVAL, "partition: %u ranks for %u planes x %u leaves of at most %u endpoints; "
-                    "1 .. %u", nranks, planes, leaves, most, planes * leaves * (most ? most : 1));
+    return sim_fail(err, SIM_EINVAL,
+                    "partition: %u ranks for %u planes x %u leaves of at most %u endpoints; "
+                    "1 .. %u",
+                    nranks, planes, leaves, most, planes * leaves * (most ? most : 1));
   }
   uint32_t *unit = sim_malloc(nv * sizeof *unit);
   uint64_t *endpoints = sim_calloc(nunits, sizeof *endpoints);
@@ -78,7 +81,8 @@ int pdes_partition_fabric(pdes_partition *p, const topo *t, uint32_t nranks, sim
    * propagation latency to look ahead with) on the unit of one of its NICs,
    * NIC (n mod NICs per node), so that nodes spread over the planes; the cut
    * is then the PCIe links to the node's other NICs. */
-  uint32_t nodes = topo_node_count(t), npn = nodes ? nnics / nodes : 0, gpn = nodes ? topo_gpu_count(t) / nodes : 0;
+  uint32_t nodes = topo_node_count(t), npn = nodes ? nnics / nodes : 0,
+           gpn = nodes ? topo_gpu_count(t) / nodes : 0;
   for (uint32_t g = 0; g < topo_gpu_count(t); g++) {
     uint32_t n = topo_gpu_node(t, g);
     uint32_t nic = npn ? n * npn + n % npn : topo_gpu_nic(t, g);
@@ -105,9 +109,11 @@ int pdes_partition_fabric(pdes_partition *p, const topo *t, uint32_t nranks, sim
   p->units = nunits;
   p->vertex_rank = sim_malloc(nv * sizeof *p->vertex_rank);
   /* the ranks of each plane: first and count, for the shared switches */
-  uint32_t *plane_first = sim_malloc(planes * sizeof *plane_first), *plane_n = sim_calloc(planes, sizeof *plane_n);
+  uint32_t *plane_first = sim_malloc(planes * sizeof *plane_first),
+           *plane_n = sim_calloc(planes, sizeof *plane_n);
   for (uint32_t pl = 0; pl < planes; pl++) {
-    uint32_t lo = unit_rank[pl * per_plane * split], hi = unit_rank[(pl + 1) * per_plane * split - 1];
+    uint32_t lo = unit_rank[pl * per_plane * split],
+             hi = unit_rank[(pl + 1) * per_plane * split - 1];
     plane_first[pl] = lo;
     plane_n[pl] = hi - lo + 1;
   }

@@ -63,7 +63,8 @@ struct pdes {
   uint32_t nhandlers;
   void *model;
   simtime_ps lookahead, now;
-  simtime_ps window_end; /* while a window runs, its end (cross-rank sends land at or after it); else 0 */
+  simtime_ps
+      window_end; /* while a window runs, its end (cross-rank sends land at or after it); else 0 */
   /* The window chosen by the last exchange, [win_start, win_end): it stays
    * open across pdes_run calls until every event in it has run, so that
    * where a caller's bounds fall never adds an exchange (win_open false: the
@@ -111,8 +112,9 @@ int pdes_create(pdes **out, const pdes_cfg *cfg, sim_error *err) {
   uint32_t rank = 0, nranks = 1;
   if (cfg->parallel) {
     if (!pdes_comm_built())
-      return sim_fail(err, SIM_ENOTSUP, "parallel engine: fabsim was built without MPI "
-                                        "(install libopenmpi-dev and rebuild)");
+      return sim_fail(err, SIM_ENOTSUP,
+                      "parallel engine: fabsim was built without MPI "
+                      "(install libopenmpi-dev and rebuild)");
     rank = pdes_comm_rank();
     nranks = pdes_comm_size();
   }
@@ -122,12 +124,14 @@ int pdes_create(pdes **out, const pdes_cfg *cfg, sim_error *err) {
   if (cfg->nhandlers == 0 || !cfg->handlers)
     return sim_fail(err, SIM_EINVAL, "parallel engine: no event handlers");
   if (cfg->on_window && cfg->lookahead_ps == 0)
-    return sim_fail(err, SIM_EINVAL, "parallel engine: a window hook needs a lookahead above 0 "
-                                     "(the windows it runs at are the lookahead wide)");
+    return sim_fail(err, SIM_EINVAL,
+                    "parallel engine: a window hook needs a lookahead above 0 "
+                    "(the windows it runs at are the lookahead wide)");
   if (nranks > 1 && cfg->lookahead_ps == 0)
     return sim_fail(err, SIM_EINVAL,
                     "parallel engine: lookahead 0 over %u ranks cannot make progress; partition "
-                    "so that no zero-latency link is cut, or run on one rank", nranks);
+                    "so that no zero-latency link is cut, or run on one rank",
+                    nranks);
   pdes *p = sim_calloc(1, sizeof *p);
   p->nlps = cfg->nlps;
   p->rank = rank;
@@ -135,7 +139,8 @@ int pdes_create(pdes **out, const pdes_cfg *cfg, sim_error *err) {
   p->parallel = cfg->parallel && nranks > 1;
   p->lookahead = cfg->lookahead_ps;
   p->on_window = cfg->on_window;
-  p->dense = cfg->exchange == PDES_EXCHANGE_DENSE || (cfg->exchange == PDES_EXCHANGE_AUTO && nranks <= 8);
+  p->dense =
+      cfg->exchange == PDES_EXCHANGE_DENSE || (cfg->exchange == PDES_EXCHANGE_AUTO && nranks <= 8);
   p->model = cfg->model;
   p->nhandlers = cfg->nhandlers;
   p->handlers = sim_malloc(cfg->nhandlers * sizeof *p->handlers);
@@ -298,7 +303,8 @@ static inline bool pdes__refill(pdes *p) {
         p->n = b->n;
         b->n = 0;
         if (p->n > 1)
-          for (size_t i = (p->n - 2) >> 2; i != SIZE_MAX; i--) pdes__sift_down(p->heap, p->n, i, p->heap[i]);
+          for (size_t i = (p->n - 2) >> 2; i != SIZE_MAX; i--)
+            pdes__sift_down(p->heap, p->n, i, p->heap[i]);
       }
     } else if (p->overflow.n) {
       pdes__rebuild(p);
@@ -314,7 +320,8 @@ static void pdes__push(pdes *p, const pdes_event *ev) {
   if (p->nfree) {
     slot = p->free_slots[--p->nfree];
   } else {
-    if (p->pool_n == p->pool_cap) sim_grow((void **)&p->pool, &p->pool_cap, p->pool_n + 1, sizeof *p->pool);
+    if (p->pool_n == p->pool_cap)
+      sim_grow((void **)&p->pool, &p->pool_cap, p->pool_n + 1, sizeof *p->pool);
     slot = p->pool_n++;
   }
   p->pool[slot] = *ev;
@@ -337,7 +344,8 @@ static void pdes__pop(pdes *p) {
 }
 
 static inline void pdes__release(pdes *p, uint64_t slot) {
-  if (p->nfree == p->free_cap) sim_grow((void **)&p->free_slots, &p->free_cap, p->nfree + 1, sizeof *p->free_slots);
+  if (p->nfree == p->free_cap)
+    sim_grow((void **)&p->free_slots, &p->free_cap, p->nfree + 1, sizeof *p->free_slots);
   p->free_slots[p->nfree++] = (uint32_t)slot;
 }
 
@@ -354,8 +362,8 @@ void pdes_send(pdes *p, uint32_t src, uint32_t dst, simtime_ps at, uint32_t kind
   assert(p->lp_rank[src] == p->rank && "only an LP of this rank sends");
   assert(at >= p->now && "events cannot be sent into the past");
   if (p->seq[src] >= PDES_SEQ_LIMIT) {
-    fprintf(stderr, "fabsim: LP %u sent 2^%d events; the parallel engine's sequence is full\n",
-            src, PDES_SEQ_BITS);
+    fprintf(stderr, "fabsim: LP %u sent 2^%d events; the parallel engine's sequence is full\n", src,
+            PDES_SEQ_BITS);
     exit(3);
   }
   pdes_event e;
@@ -372,8 +380,10 @@ void pdes_send(pdes *p, uint32_t src, uint32_t dst, simtime_ps at, uint32_t kind
     return;
   }
   if (p->in_hook) {
-    fprintf(stderr, "fabsim: parallel engine: the window hook sent from LP %u to LP %u on rank %u; "
-                    "a hook sends to the LPs of its own rank only\n", src, dst, r);
+    fprintf(stderr,
+            "fabsim: parallel engine: the window hook sent from LP %u to LP %u on rank %u; "
+            "a hook sends to the LPs of its own rank only\n",
+            src, dst, r);
     exit(3);
   }
   if (at < p->window_end) {
@@ -451,9 +461,10 @@ static simtime_ps pdes__sync(pdes *p) {
     int *sc = sim_malloc(4 * nr * sizeof *sc), *sd = sc + nr, *rc = sc + 2 * nr, *rd = sc + 3 * nr;
     size_t soff = 0, roff = 0;
     for (uint32_t r = 0; r < nr; r++) {
-      if (p->out[r].n > (size_t)INT32_MAX || recvm[M * r] > (uint64_t)INT32_MAX || soff > INT32_MAX ||
-          roff > INT32_MAX) {
-        fprintf(stderr, "fabsim: parallel engine: more than 2^31 events cross ranks in one window\n");
+      if (p->out[r].n > (size_t)INT32_MAX || recvm[M * r] > (uint64_t)INT32_MAX ||
+          soff > INT32_MAX || roff > INT32_MAX) {
+        fprintf(stderr,
+                "fabsim: parallel engine: more than 2^31 events cross ranks in one window\n");
         exit(3);
       }
       sc[r] = (int)p->out[r].n;
@@ -519,11 +530,12 @@ static simtime_ps pdes__sync_sparse(pdes *p) {
   for (uint32_t r = 0; r < nr; r++) {
     if (!p->out[r].n) continue;
     if (p->out[r].n > (size_t)INT32_MAX / sizeof(pdes_event)) {
-      fprintf(stderr, "fabsim: parallel engine: more than 2^25 events for one rank in one window\n");
+      fprintf(stderr,
+              "fabsim: parallel engine: more than 2^25 events for one rank in one window\n");
       exit(3);
     }
-    MPI_Issend(p->out[r].e, (int)(p->out[r].n * sizeof(pdes_event)), MPI_BYTE, (int)r, TAG, MPI_COMM_WORLD,
-               &sends[nsends++]);
+    MPI_Issend(p->out[r].e, (int)(p->out[r].n * sizeof(pdes_event)), MPI_BYTE, (int)r, TAG,
+               MPI_COMM_WORLD, &sends[nsends++]);
   }
   bool barrier = false;
   for (;;) {
@@ -572,10 +584,12 @@ static simtime_ps pdes__window_hook(pdes *p, simtime_ps t) {
   simtime_ps first = p->on_window(p, g, g + PDES_REDUCE_WORDS, p->model);
   p->in_hook = false;
   if (first < p->done_until) {
-    fprintf(stderr, "fabsim: parallel engine: the window hook scheduled an event at %llu ps, before "
-                    "the end of the window just run (%llu ps): a phase must start at least the "
-                    "lookahead (%llu ps) after the completion that triggers it\n",
-            (unsigned long long)first, (unsigned long long)p->done_until, (unsigned long long)p->lookahead);
+    fprintf(stderr,
+            "fabsim: parallel engine: the window hook scheduled an event at %llu ps, before "
+            "the end of the window just run (%llu ps): a phase must start at least the "
+            "lookahead (%llu ps) after the completion that triggers it\n",
+            (unsigned long long)first, (unsigned long long)p->done_until,
+            (unsigned long long)p->lookahead);
     exit(3);
   }
   return first < t ? first : t;

@@ -23,7 +23,8 @@ static void phold_send(pdes *p, pdes_phold *m, uint32_t id) {
     dst = (uint32_t)sim_rng_below(&lp->rng, m->cfg.nlps - 1);
     if (dst >= id) dst++;
   }
-  simtime_ps delay = m->cfg.lookahead_ps + (simtime_ps)sim_rng_exp(&lp->rng, (double)m->cfg.mean_ps);
+  simtime_ps delay =
+      m->cfg.lookahead_ps + (simtime_ps)sim_rng_exp(&lp->rng, (double)m->cfg.mean_ps);
   uint64_t payload[PDES_PAYLOAD_WORDS] = {id, lp->handled, 0, 0};
   pdes_send(p, id, dst, pdes_now(p) + delay, 0, payload);
 }
@@ -33,8 +34,8 @@ static void phold_handle(pdes *p, const pdes_event *ev, void *model) {
   phold_lp *lp = &m->lps[ev->dst];
   lp->handled++;
   lp->last = ev->time;
-  lp->digest = sim_hash_u64(lp->digest ^ ev->time) ^ sim_hash_u64(ev->payload[0] * 0x9e3779b97f4a7c15ULL +
-                                                                   ev->payload[1]);
+  lp->digest = sim_hash_u64(lp->digest ^ ev->time) ^
+               sim_hash_u64(ev->payload[0] * 0x9e3779b97f4a7c15ULL + ev->payload[1]);
   phold_send(p, m, ev->dst);
 }
 
@@ -44,8 +45,13 @@ int pdes_phold_create(pdes_phold **out, const pdes_phold_cfg *cfg, bool parallel
   pdes_phold *m = sim_calloc(1, sizeof *m);
   m->cfg = *cfg;
   pdes_fn handlers[1] = {phold_handle};
-  pdes_cfg pc = {.nlps = cfg->nlps, .lp_rank = lp_rank, .lookahead_ps = cfg->lookahead_ps,
-                 .handlers = handlers, .nhandlers = 1, .model = m, .parallel = parallel,
+  pdes_cfg pc = {.nlps = cfg->nlps,
+                 .lp_rank = lp_rank,
+                 .lookahead_ps = cfg->lookahead_ps,
+                 .handlers = handlers,
+                 .nhandlers = 1,
+                 .model = m,
+                 .parallel = parallel,
                  .exchange = cfg->exchange};
   int rc = pdes_create(&m->engine, &pc, err);
   if (rc != SIM_OK) {
@@ -92,6 +98,7 @@ void pdes_phold_state(pdes_phold *m, uint64_t *out) {
 
 simtime_ps pdes_phold_horizon(const pdes_phold_cfg *cfg, uint64_t events) {
   /* nlps*start events are always in flight, each ~ mean + lookahead long. */
-  double per_ps = (double)cfg->nlps * cfg->start / ((double)cfg->mean_ps + (double)cfg->lookahead_ps);
+  double per_ps =
+      (double)cfg->nlps * cfg->start / ((double)cfg->mean_ps + (double)cfg->lookahead_ps);
   return (simtime_ps)((double)events / per_ps);
 }

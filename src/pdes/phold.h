@@ -18,7 +18,7 @@ typedef struct pdes_phold_cfg {
   simtime_ps mean_ps;      /* mean of the exponential part of the delay */
   simtime_ps lookahead_ps; /* fixed part of every delay; the engine's lookahead */
   uint64_t seed;
-  pdes_exchange exchange;  /* pdes_cfg.exchange */
+  pdes_exchange exchange; /* pdes_cfg.exchange */
 } pdes_phold_cfg;
 
 /* Words of state per LP that pdes_phold_state returns. */

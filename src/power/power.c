@@ -29,7 +29,7 @@ int pwr_init(pwr_model *m, const cfg_scenario *cfg, const cfg_doc *doc, const to
   m->optics_w = (double)inv->transceivers * cfg->power.transceiver_w;
   m->pue = cfg->power.pue;
   m->usd_per_kwh = cfg->power.usd_per_kwh;
-  double cooling_kw = cfg->power.rack.cooling_kw > 0 ? cfg->power.rack.cooling_kw
+  double cooling_kw = cfg->power.rack.cooling_kw > 0                  ? cfg->power.rack.cooling_kw
                       : cfg->power.rack.cooling == CFG_COOLING_LIQUID ? 120.0
                                                                       : 40.0;
   double limit_kw = cooling_kw;

@@ -83,8 +83,10 @@ static int fail_unknown(const topo *t, const cfg_doc *doc, uint32_t i, const cha
   if (suggest_vertex(t, name, hint, sizeof hint))
     return fail_target(doc, i, err, "no %s '%s' in this fabric; did you mean '%s'?", what, name,
                        hint);
-  return fail_target(doc, i, err, "no %s '%s' in this fabric; names are as in `fabsim topo --dot -` "
-                     "(gpu0, nic0, leaf0, spine0, leaf0-spine0, node0)", what, name);
+  return fail_target(doc, i, err,
+                     "no %s '%s' in this fabric; names are as in `fabsim topo --dot -` "
+                     "(gpu0, nic0, leaf0, spine0, leaf0-spine0, node0)",
+                     what, name);
 }
 
 static int resolve_link(const topo *t, const cfg_doc *doc, uint32_t i, const char *name,
@@ -96,19 +98,22 @@ static int resolve_link(const topo *t, const cfg_doc *doc, uint32_t i, const cha
   if (topo_find_link(t, name, &l) == SIM_OK) {
     L = topo_link_at(t, l);
     if (L->kind != TOPO_LINK_FABRIC && L->kind != TOPO_LINK_ENDPOINT)
-      return fail_target(doc, i, err, "'%s' is inside a server (%s); link faults apply to fabric "
-                         "links (leaf0-spine0) and NIC links (nic0-leaf0)", name,
-                         L->kind == TOPO_LINK_PCIE ? "PCIe" : "NVLink");
+      return fail_target(doc, i, err,
+                         "'%s' is inside a server (%s); link faults apply to fabric "
+                         "links (leaf0-spine0) and NIC links (nic0-leaf0)",
+                         name, L->kind == TOPO_LINK_PCIE ? "PCIe" : "NVLink");
     f->link = l;
     return SIM_OK;
   }
   if (!dash) {
     if (topo_find_vertex(t, name, &va) == SIM_OK)
-      return fail_target(doc, i, err, "'%s' is not a link; name a link by its two ends (such as "
-                         "leaf0-spine0), or use a %s kind", name,
+      return fail_target(doc, i, err,
+                         "'%s' is not a link; name a link by its two ends (such as "
+                         "leaf0-spine0), or use a %s kind",
+                         name,
                          topo_vertex_at(t, va)->kind == TOPO_SWITCH ? "switch-down/switch-up"
                          : topo_vertex_at(t, va)->kind == TOPO_NIC  ? "nic-down/nic-up"
-                                                                     : "gpu");
+                                                                    : "gpu");
     return fail_unknown(t, doc, i, name, "link", err);
   }
   if ((size_t)(dash - name) >= sizeof a) return fail_unknown(t, doc, i, name, "link", err);
@@ -117,8 +122,10 @@ static int resolve_link(const topo *t, const cfg_doc *doc, uint32_t i, const cha
   if (topo_find_vertex(t, a, &va) != SIM_OK) return fail_unknown(t, doc, i, a, "element", err);
   if (topo_find_vertex(t, dash + 1, &vb) != SIM_OK)
     return fail_unknown(t, doc, i, dash + 1, "element", err);
-  return fail_target(doc, i, err, "%s and %s are not linked; name a link of `fabsim topo` (such "
-                     "as %s's uplinks)", a, dash + 1, a);
+  return fail_target(doc, i, err,
+                     "%s and %s are not linked; name a link of `fabsim topo` (such "
+                     "as %s's uplinks)",
+                     a, dash + 1, a);
 }
 
 int flt_resolve(flt_fault **out, uint32_t *n, const topo *t, const cfg_scenario *cfg,
@@ -141,7 +148,8 @@ int flt_resolve(flt_fault **out, uint32_t *n, const topo *t, const cfg_scenario 
     case CFG_FAULT_LINK_DEGRADED: rc = resolve_link(t, doc, i, name, f, err); break;
     case CFG_FAULT_SWITCH_DOWN:
     case CFG_FAULT_SWITCH_UP:
-      if (topo_find_vertex(t, name, &x) != SIM_OK) rc = fail_unknown(t, doc, i, name, "switch", err);
+      if (topo_find_vertex(t, name, &x) != SIM_OK)
+        rc = fail_unknown(t, doc, i, name, "switch", err);
       else if (topo_vertex_at(t, x)->kind != TOPO_SWITCH)
         rc = fail_target(doc, i, err, "'%s' is not a fabric switch (leaf0, spine0, core0)", name);
       else f->vertex = x;
@@ -166,7 +174,8 @@ int flt_resolve(flt_fault **out, uint32_t *n, const topo *t, const cfg_scenario 
     case CFG_FAULT_GPU_FAIL:
     case CFG_FAULT_SDC:
       if (topo_find_vertex(t, name, &x) != SIM_OK)
-        rc = fail_unknown(t, doc, i, name, f->spec.kind == CFG_FAULT_NODE_FAIL ? "node" : "GPU", err);
+        rc = fail_unknown(t, doc, i, name, f->spec.kind == CFG_FAULT_NODE_FAIL ? "node" : "GPU",
+                          err);
       else if (topo_vertex_at(t, x)->kind != TOPO_GPU)
         rc = fail_target(doc, i, err, "'%s' is not a %s (gpu0 .. gpu%u%s)", name,
                          f->spec.kind == CFG_FAULT_NODE_FAIL ? "node or GPU" : "GPU",
@@ -174,7 +183,8 @@ int flt_resolve(flt_fault **out, uint32_t *n, const topo *t, const cfg_scenario 
                          f->spec.kind == CFG_FAULT_NODE_FAIL ? ", node0 .." : "");
       else {
         f->gpu = topo_vertex_at(t, x)->index;
-        if (f->spec.kind == CFG_FAULT_NODE_FAIL) f->gpu = topo_gpu_node(t, f->gpu) * (topo_gpu_count(t) / topo_node_count(t));
+        if (f->spec.kind == CFG_FAULT_NODE_FAIL)
+          f->gpu = topo_gpu_node(t, f->gpu) * (topo_gpu_count(t) / topo_node_count(t));
       }
       break;
     }
@@ -202,11 +212,11 @@ struct flt_sched {
   uint32_t n;
   flt_gpu_hooks hooks;
   bool have_hooks;
-  uint32_t *held;     /* per link: active faults holding it down */
-  double *factor;     /* per link: degradation in force (1 = none) */
+  uint32_t *held; /* per link: active faults holding it down */
+  double *factor; /* per link: degradation in force (1 = none) */
   double *ber;
-  topo_health phys;   /* physical state, what the next reroute sees */
-  simtime_ps reroute_at; /* the pending reroute's time, or SIM_TIME_MAX */
+  topo_health phys;       /* physical state, what the next reroute sees */
+  simtime_ps reroute_at;  /* the pending reroute's time, or SIM_TIME_MAX */
   uint32_t reroute_cause; /* fault index that asked for it */
   flt_event *log;
   size_t nlog, logcap;
@@ -259,7 +269,8 @@ static uint32_t hold(flt_sched *s, uint32_t i, int delta) {
     uint32_t l = f->link;
     if (delta < 0 && s->held[l] == 0) return 0; /* an -up with nothing down */
     s->held[l] = (uint32_t)((int)s->held[l] + delta);
-    if ((delta > 0 && s->held[l] == 1) || (delta < 0 && s->held[l] == 0)) changed++, link_push(s, l);
+    if ((delta > 0 && s->held[l] == 1) || (delta < 0 && s->held[l] == 0))
+      changed++, link_push(s, l);
     return changed;
   }
   const topo_vertex *x = topo_vertex_at(s->t, f->vertex);
@@ -269,7 +280,8 @@ static uint32_t hold(flt_sched *s, uint32_t i, int delta) {
     uint32_t l = topo_channel_link(topo_port_channel(s->t, f->vertex, p));
     if (delta < 0 && s->held[l] == 0) continue;
     s->held[l] = (uint32_t)((int)s->held[l] + delta);
-    if ((delta > 0 && s->held[l] == 1) || (delta < 0 && s->held[l] == 0)) changed++, link_push(s, l);
+    if ((delta > 0 && s->held[l] == 1) || (delta < 0 && s->held[l] == 0))
+      changed++, link_push(s, l);
   }
   return changed;
 }
@@ -291,11 +303,9 @@ static void apply_network(flt_sched *s, uint32_t i, int act) {
     if (!s->held[f->link]) link_push(s, f->link);
     if (act == ACT_APPLY)
       log_event(s, name, "link-degraded", f->spec.factor,
-                "runs at %.3g of its rate, bit error rate %.3g (routing keeps it)",
-                f->spec.factor, f->spec.ber);
-    else
-      log_event(s, name, "recover", 1.0, "back to its full rate after %s",
-                "link-degraded");
+                "runs at %.3g of its rate, bit error rate %.3g (routing keeps it)", f->spec.factor,
+                f->spec.ber);
+    else log_event(s, name, "recover", 1.0, "back to its full rate after %s", "link-degraded");
     return;
   case CFG_FAULT_LINK_UP:
   case CFG_FAULT_SWITCH_UP:
@@ -303,11 +313,9 @@ static void apply_network(flt_sched *s, uint32_t i, int act) {
     changed = hold(s, i, -1);
     if (changed)
       log_event(s, name, cfg_fault_kind_name(f->spec.kind), (double)changed,
-                "%u link%s up; routing takes %s back after %g ms", changed,
-                changed == 1 ? "" : "s", changed == 1 ? "it" : "them",
-                (double)s->cfg->reliability.reconvergence / 1e9);
-    else
-      log_event(s, name, cfg_fault_kind_name(f->spec.kind), 0, "nothing was down");
+                "%u link%s up; routing takes %s back after %g ms", changed, changed == 1 ? "" : "s",
+                changed == 1 ? "it" : "them", (double)s->cfg->reliability.reconvergence / 1e9);
+    else log_event(s, name, cfg_fault_kind_name(f->spec.kind), 0, "nothing was down");
     if (changed) want_reroute(s, i);
     return;
   default: break;
@@ -340,8 +348,7 @@ static void apply_gpu(flt_sched *s, uint32_t i, int act) {
     if (act == ACT_APPLY)
       log_event(s, name, "gpu-slowdown", factor, "gpu%u computes at %.3g of its speed%s", f->gpu,
                 factor, none);
-    else
-      log_event(s, name, "recover", factor, "gpu%u back to full speed%s", f->gpu, none);
+    else log_event(s, name, "recover", factor, "gpu%u back to full speed%s", f->gpu, none);
     return;
   }
   case CFG_FAULT_GPU_FAIL:
@@ -374,9 +381,9 @@ static void reroute(flt_sched *s, uint32_t cause) {
   uint64_t failed = after.transfers_failed - before.transfers_failed;
   log_event(s, s->f[cause].spec.target, "reroute", (double)moved,
             "routing reconverged (%u element%s down): rerouted %llu flow%s in flight; %llu "
-            "transfer%s left without a route failed", s->phys.down, s->phys.down == 1 ? "" : "s",
-            (unsigned long long)moved, moved == 1 ? "" : "s", (unsigned long long)failed,
-            failed == 1 ? "" : "s");
+            "transfer%s left without a route failed",
+            s->phys.down, s->phys.down == 1 ? "" : "s", (unsigned long long)moved,
+            moved == 1 ? "" : "s", (unsigned long long)failed, failed == 1 ? "" : "s");
 }
 
 static void on_event(sim_ctx *sim, void *obj, uint64_t arg) {
@@ -431,14 +438,16 @@ flt_sched *flt_sched_start(sim_ctx *sim, const topo *t, be_backend *be, const fl
   uint32_t nl = topo_link_count(t);
   for (uint32_t i = 0; i < n; i++)
     if (cfg_fault_is_network(f[i].spec.kind) && (!be->ops->link_state || !be->ops->reroute)) {
-      sim_fail(err, SIM_ENOTSUP, "faults[%u]: the %s backend cannot model %s; use "
-               "simulation.fidelity flow or packet", f[i].spec.index, be->ops->name,
-               cfg_fault_kind_name(f[i].spec.kind));
+      sim_fail(err, SIM_ENOTSUP,
+               "faults[%u]: the %s backend cannot model %s; use "
+               "simulation.fidelity flow or packet",
+               f[i].spec.index, be->ops->name, cfg_fault_kind_name(f[i].spec.kind));
       return NULL;
     }
   for (uint32_t i = 0; i < n; i++)
     if (!schedule_fits(&f[i].spec, cfg->reliability.reconvergence)) {
-      sim_fail(err, SIM_ERANGE, "faults[%u]: its schedule (at, duration, period x count, "
+      sim_fail(err, SIM_ERANGE,
+               "faults[%u]: its schedule (at, duration, period x count, "
                "reliability.reconvergence after it) passes the range of simulated time",
                f[i].spec.index);
       return NULL;

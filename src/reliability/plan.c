@@ -43,11 +43,16 @@ const rel_cause_info *rel_cause_at(int cause) {
 
 /* Offsets of reliability.rate.<cause> in cfg_scenario, in cause order. */
 static const size_t rate_offset[REL_CAUSES] = {
-    offsetof(cfg_scenario, reliability.rate.faulty_gpu),      offsetof(cfg_scenario, reliability.rate.hbm),
-    offsetof(cfg_scenario, reliability.rate.software), offsetof(cfg_scenario, reliability.rate.network),
-    offsetof(cfg_scenario, reliability.rate.host),     offsetof(cfg_scenario, reliability.rate.sram),
-    offsetof(cfg_scenario, reliability.rate.gsp),      offsetof(cfg_scenario, reliability.rate.nic),
-    offsetof(cfg_scenario, reliability.rate.nccl),     offsetof(cfg_scenario, reliability.rate.sdc),
+    offsetof(cfg_scenario, reliability.rate.faulty_gpu),
+    offsetof(cfg_scenario, reliability.rate.hbm),
+    offsetof(cfg_scenario, reliability.rate.software),
+    offsetof(cfg_scenario, reliability.rate.network),
+    offsetof(cfg_scenario, reliability.rate.host),
+    offsetof(cfg_scenario, reliability.rate.sram),
+    offsetof(cfg_scenario, reliability.rate.gsp),
+    offsetof(cfg_scenario, reliability.rate.nic),
+    offsetof(cfg_scenario, reliability.rate.nccl),
+    offsetof(cfg_scenario, reliability.rate.sdc),
     offsetof(cfg_scenario, reliability.rate.thermal),
     offsetof(cfg_scenario, reliability.rate.other_hardware),
     offsetof(cfg_scenario, reliability.rate.dependency),
@@ -88,8 +93,7 @@ int rel_params_from_config(rel_params *p, const cfg_scenario *cfg, const cfg_doc
       return cfg_fail_at(doc, "reliability.node_failure_rate", err,
                          "every reliability.rate.* is 0, so the rate cannot be split by cause; "
                          "set at least one");
-    for (int i = 0; i < REL_CAUSES; i++)
-      p->rate[i] *= cfg->reliability.node_failure_rate / sum;
+    for (int i = 0; i < REL_CAUSES; i++) p->rate[i] *= cfg->reliability.node_failure_rate / sum;
   }
   for (int i = 0; i < REL_CAUSES; i++) p->rate[i] *= per_kilo * per_day;
 
@@ -190,8 +194,8 @@ void rel_evaluate(const rel_params *p, rel_result *r) {
     if (done) break;
   }
   double hi = isfinite(r->mttf_s) ? 10.0 * r->mttf_s + 10.0 * p->write_s : run_s;
-  r->optimal_s = isfinite(r->mttf_s) ? optimal_interval(p->write_s, r->mean_restart_s, r->mttf_s, hi)
-                                     : run_s;
+  r->optimal_s =
+      isfinite(r->mttf_s) ? optimal_interval(p->write_s, r->mean_restart_s, r->mttf_s, hi) : run_s;
   if (p->interval_s > 0) r->interval_s = p->interval_s;
   else r->interval_s = isfinite(r->daly_s) ? r->daly_s : run_s;
   r->ettr_closed = rel_ettr(r->interval_s, p->write_s, r->mean_restart_s, r->mttf_s);

@@ -18,8 +18,8 @@ void rel_failure_cost_of(double at_s, double tau, double delta, double restart_s
   double phase = cycle > 0 && isfinite(cycle) ? fmod(at_s, cycle) : at_s;
   out->since_checkpoint_s = phase;
   out->lost_work_s = phase < tau ? phase : tau;
-  out->expected_lost_work_s = cycle > 0 && isfinite(cycle) ? (tau * tau / 2 + tau * delta) / cycle
-                                                           : at_s;
+  out->expected_lost_work_s =
+      cycle > 0 && isfinite(cycle) ? (tau * tau / 2 + tau * delta) / cycle : at_s;
   out->restart_cost_s = restart_s + out->lost_work_s;
   out->lost_gpu_hours = out->lost_work_s * gpus / 3600.0;
 }
@@ -32,12 +32,9 @@ uint64_t rel_sdc_detect_step(uint64_t diverge_step, uint32_t every) {
 /* "41.2 ms": three significant digits in a readable unit. */
 static const char *fmt_s(char *buf, size_t n, double s) {
   double a = fabs(s);
-  if (a >= 1)
-    snprintf(buf, n, "%.3g s", s);
-  else if (a >= 1e-3)
-    snprintf(buf, n, "%.3g ms", s * 1e3);
-  else
-    snprintf(buf, n, "%.3g us", s * 1e6);
+  if (a >= 1) snprintf(buf, n, "%.3g s", s);
+  else if (a >= 1e-3) snprintf(buf, n, "%.3g ms", s * 1e3);
+  else snprintf(buf, n, "%.3g us", s * 1e6);
   return buf;
 }
 
@@ -128,18 +125,21 @@ json_t *rel_root_cause(const rel_rc_input *in) {
       uint32_t others = in->gpus > slowed ? in->gpus - slowed : 0;
       char more[64] = "", wait[160];
       if (others)
-        snprintf(wait, sizeof wait, "the other %s GPUs waited %s in %s", fmt_count(b, sizeof b, others),
-                 fmt_s(c, sizeof c, e), in->wait_in ? in->wait_in : "collectives");
+        snprintf(wait, sizeof wait, "the other %s GPUs waited %s in %s",
+                 fmt_count(b, sizeof b, others), fmt_s(c, sizeof c, e),
+                 in->wait_in ? in->wait_in : "collectives");
       else
         snprintf(wait, sizeof wait, "every GPU of the job is slowed; the step takes %s longer",
                  fmt_s(c, sizeof c, e));
-      if (alike > 1) snprintf(more, sizeof more, " with %s more GPUs", fmt_count(a, sizeof a, alike - 1));
+      if (alike > 1)
+        snprintf(more, sizeof more, " with %s more GPUs", fmt_count(a, sizeof a, alike - 1));
       snprintf(comp, sizeof comp, "gpu%u", x->gpu);
-      snprintf(text, sizeof text, "%s%s %s to %.3g (node%u, rack %u): stage %u computes %s longer; %s",
-               comp, more, x->thermal ? "throttled by the rack's cooling" : "slowed", x->factor,
-               x->node, x->rack, x->stage, fmt_s(a, sizeof a, effect[s]), wait);
-      json_array_append_new(causes, cause(comp, x->thermal ? "thermal-throttle" : "gpu-slowdown",
-                                          e, text));
+      snprintf(text, sizeof text,
+               "%s%s %s to %.3g (node%u, rack %u): stage %u computes %s longer; %s", comp, more,
+               x->thermal ? "throttled by the rack's cooling" : "slowed", x->factor, x->node,
+               x->rack, x->stage, fmt_s(a, sizeof a, effect[s]), wait);
+      json_array_append_new(causes,
+                            cause(comp, x->thermal ? "thermal-throttle" : "gpu-slowdown", e, text));
       append(lead_text, sizeof lead_text, text);
     }
     sim_free(effect);
@@ -149,7 +149,8 @@ json_t *rel_root_cause(const rel_rc_input *in) {
     char fabric[160] = "";
     if (r->fabric && z->fabric &&
         (r->pfc_paused_s > z->pfc_paused_s || r->ecn_marks > z->ecn_marks))
-      snprintf(fabric, sizeof fabric, "; PFC paused queues %s (fault-free %s), %llu ECN marks (%llu)",
+      snprintf(fabric, sizeof fabric,
+               "; PFC paused queues %s (fault-free %s), %llu ECN marks (%llu)",
                fmt_s(a, sizeof a, r->pfc_paused_s), fmt_s(b, sizeof b, z->pfc_paused_s),
                (unsigned long long)r->ecn_marks, (unsigned long long)z->ecn_marks);
     if (rest > 0.01 * excess) {

@@ -14,8 +14,8 @@
 
 #include "telemetry/tel_internal.h"
 
-static const char *const gpu_state_names[TEL_GPU_NSTATES] = {"idle",       "compute", "network",
-                                                             "bubble",     "checkpoint", "down"};
+static const char *const gpu_state_names[TEL_GPU_NSTATES] = {"idle",   "compute",    "network",
+                                                             "bubble", "checkpoint", "down"};
 
 const char *tel_gpu_state_name(tel_gpu_state s) {
   return (unsigned)s < TEL_GPU_NSTATES ? gpu_state_names[s] : "?";
@@ -122,7 +122,8 @@ static tel_watch_row *watch_slot(tel *t, uint64_t row) {
     size_t old = t->watch_cap;
     sim_grow((void **)&t->watch_rows, &t->watch_cap, (size_t)row + 1,
              t->nwatch * sizeof *t->watch_rows);
-    memset(t->watch_rows + old * t->nwatch, 0, (t->watch_cap - old) * t->nwatch * sizeof *t->watch_rows);
+    memset(t->watch_rows + old * t->nwatch, 0,
+           (t->watch_cap - old) * t->nwatch * sizeof *t->watch_rows);
   }
   return t->watch_rows + (size_t)row * t->nwatch;
 }
@@ -174,7 +175,8 @@ static void close_nic(tel *t, simtime_ps b) {
     }
     for (uint32_t k = wp; w && k < t->nwatch; k++) {
       uint32_t i = t->watch[k];
-      for (int d = 0; d < 2; d++) w[k].gbps[d] = (double)meter_value(g, &t->nic[d][i], b) / dt / 1e9;
+      for (int d = 0; d < 2; d++)
+        w[k].gbps[d] = (double)meter_value(g, &t->nic[d][i], b) / dt / 1e9;
       w[k].util = t->c.nic_bps ? w[k].gbps[0] * 1e9 / (double)t->c.nic_bps : 0;
     }
   }
@@ -250,7 +252,8 @@ static void close_gpu(tel *t, simtime_ps b) {
 typedef void (*close_fn)(tel *t, simtime_ps b);
 
 static inline void group_advance(tel *t, tel__group *g, simtime_ps now, close_fn close) {
-  while (!g->frozen && now - g->open_start >= t->c.interval) close(t, g->open_start + t->c.interval);
+  while (!g->frozen && now - g->open_start >= t->c.interval)
+    close(t, g->open_start + t->c.interval);
 }
 
 void tel__gpu_integrate(tel *t, simtime_ps now) {
@@ -273,7 +276,8 @@ void tel__gpu_advance(tel *t, simtime_ps now) {
 
 int tel_create(tel **out, const tel_config *c, sim_error *err) {
   *out = NULL;
-  if (c->interval == 0) return sim_fail(err, SIM_EINVAL, "telemetry: the sample interval must be > 0");
+  if (c->interval == 0)
+    return sim_fail(err, SIM_EINVAL, "telemetry: the sample interval must be > 0");
   tel *t = sim_calloc(1, sizeof *t);
   t->c = *c;
   if (t->c.max_rows == 0) t->c.max_rows = 1000000;
@@ -484,14 +488,17 @@ size_t tel_top_ports(const tel *t, tel_port_total *out, size_t k) {
 void tel_totals_get(const tel *t, tel_totals *o) {
   memset(o, 0, sizeof *o);
   for (int d = 0; d < 2; d++)
-    for (uint32_t i = 0; i < t->c.nics; i++) o->nic_bytes[d] += (double)meter_total(&t->nic[d][i], t->end) / 8e12;
+    for (uint32_t i = 0; i < t->c.nics; i++)
+      o->nic_bytes[d] += (double)meter_total(&t->nic[d][i], t->end) / 8e12;
   for (uint32_t i = 0; i < t->c.ports; i++) {
     o->port_bytes += (double)meter_total(&t->port_bits[i], t->end) / 8e12;
     o->ecn_marks += (uint64_t)meter_total(&t->port_ecn[i], t->end);
     o->pfc_paused += (simtime_ps)meter_total(&t->port_pause[i], t->end);
-    if (t->port_queue[i].max_all > o->queue_max_bytes) o->queue_max_bytes = t->port_queue[i].max_all;
+    if (t->port_queue[i].max_all > o->queue_max_bytes)
+      o->queue_max_bytes = t->port_queue[i].max_all;
   }
   double denom = (double)t->c.gpus * (double)t->end;
-  for (int s = 0; s < TEL_GPU_NSTATES; s++) o->gpu_frac[s] = denom > 0 ? (double)t->gpu_cum[s] / denom : 0;
+  for (int s = 0; s < TEL_GPU_NSTATES; s++)
+    o->gpu_frac[s] = denom > 0 ? (double)t->gpu_cum[s] / denom : 0;
   o->fct_count = t->fct_n;
 }

@@ -148,7 +148,8 @@ static void log_sharing(tel_tap *tap, uint32_t nt, simtime_ps now) {
     if (tap->ch_users[ch] > users && is_fabric_channel(t, ch)) {
       users = tap->ch_users[ch];
       best = ch;
-    } else if (tap->ch_users[ch] == users && best != UINT32_MAX && ch < best && is_fabric_channel(t, ch)) {
+    } else if (tap->ch_users[ch] == users && best != UINT32_MAX && ch < best &&
+               is_fabric_channel(t, ch)) {
       best = ch;
     }
   }
@@ -157,8 +158,8 @@ static void log_sharing(tel_tap *tap, uint32_t nt, simtime_ps now) {
   tap->last_users = users;
   if (tap->events > TAP_MAX_EVENTS) return;
   sim_grow((void **)&tap->ev, &tap->evcap, tap->nev + 1, sizeof *tap->ev);
-  tap->ev[tap->nev++] = (tap_event){.at = now, .ch = tap->events++ == TAP_MAX_EVENTS ? UINT32_MAX : best,
-                                    .users = users};
+  tap->ev[tap->nev++] = (tap_event){
+      .at = now, .ch = tap->events++ == TAP_MAX_EVENTS ? UINT32_MAX : best, .users = users};
 }
 
 static void replay_events(const tel_tap *tap, tel *tl) {
@@ -246,11 +247,13 @@ static void tap_submit(be_backend *b, const be_xfer *x, size_t n, uint64_t repea
     }
   }
   log_sharing(tap, nt, p->start);
-  for (uint32_t k = 0; k < nt; k++) tap->ch_users[tap->touched[k]] = 0, tap->ch_bytes[tap->touched[k]] = 0;
+  for (uint32_t k = 0; k < nt; k++)
+    tap->ch_users[tap->touched[k]] = 0, tap->ch_bytes[tap->touched[k]] = 0;
   p->count = tap->nent - p->first;
   p->gcount = tap->ngpus - p->gfirst;
   tap_done *d = sim_malloc(sizeof *d);
-  *d = (tap_done){.tap = tap, .idx = idx, .done = done, .ctx = ctx, .paths = paths, .npaths = npaths};
+  *d = (tap_done){
+      .tap = tap, .idx = idx, .done = done, .ctx = ctx, .paths = paths, .npaths = npaths};
   p->pending = d;
   be_submit_phase(tap->inner, x, n, repeat, tap_phase_done, d);
 }

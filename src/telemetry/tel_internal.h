@@ -31,11 +31,11 @@ typedef struct tel__level {
 
 /* Sampling state of one group (GPUs, NICs or ports). */
 typedef struct tel__group {
-  uint64_t open;          /* index of the open interval */
-  simtime_ps open_start;  /* open * interval */
-  uint64_t touches;       /* entities touched in the open interval */
-  bool prev_quiet;        /* the last closed row was full length and untouched */
-  bool frozen;            /* max_rows reached: rows stop, totals go on */
+  uint64_t open;         /* index of the open interval */
+  simtime_ps open_start; /* open * interval */
+  uint64_t touches;      /* entities touched in the open interval */
+  bool prev_quiet;       /* the last closed row was full length and untouched */
+  bool frozen;           /* max_rows reached: rows stop, totals go on */
 } tel__group;
 
 typedef struct tel__event {
@@ -46,9 +46,9 @@ typedef struct tel__event {
 } tel__event;
 
 struct tel {
-  tel_config c;           /* copies of the arrays below */
+  tel_config c; /* copies of the arrays below */
   rate_bps *port_bps;
-  uint32_t *watch;        /* watch_ports then watch_nics */
+  uint32_t *watch; /* watch_ports then watch_nics */
   uint32_t nwatch;
   unsigned observed;
   bool finished, truncated;
@@ -63,7 +63,7 @@ struct tel {
   tel_gpu_row *gpu_rows;
   size_t gpu_nrows, gpu_cap;
 
-  tel__meter *nic[2];     /* bits x ps per ps: rate in bit/s; amounts in bit-ps */
+  tel__meter *nic[2]; /* bits x ps per ps: rate in bit/s; amounts in bit-ps */
   tel__group nic_g;
   tel_nic_row *nic_rows;
   size_t nic_nrows, nic_cap;
@@ -77,7 +77,7 @@ struct tel {
   tel_watch_row *watch_rows; /* rows x nwatch */
   size_t watch_cap;          /* in rows */
 
-  double *scratch;           /* max(nics, ports) values for percentiles */
+  double *scratch; /* max(nics, ports) values for percentiles */
 
   /* log.c */
   tel__event *events;

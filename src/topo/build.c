@@ -131,11 +131,12 @@ static double packet_wire_per_payload(const cfg_scenario *cfg) {
  * payload still moves at the achievable rate, headers are not counted
  * twice. O(links). */
 static void apply_efficiency(topo *t, const cfg_scenario *cfg) {
-  double wire = cfg->simulation.fidelity == CFG_FIDELITY_PACKET ? packet_wire_per_payload(cfg) : 1.0;
+  double wire =
+      cfg->simulation.fidelity == CFG_FIDELITY_PACKET ? packet_wire_per_payload(cfg) : 1.0;
   for (uint32_t i = 0; i < t->nlinks; i++) {
     topo_link *l = &t->link[i];
-    double eff = l->kind == TOPO_LINK_SCALE_UP ? cfg->cluster.scale_up.efficiency
-                 : l->kind == TOPO_LINK_PCIE   ? cfg->cluster.pcie.efficiency
+    double eff = l->kind == TOPO_LINK_SCALE_UP   ? cfg->cluster.scale_up.efficiency
+                 : l->kind == TOPO_LINK_PCIE     ? cfg->cluster.pcie.efficiency
                  : l->kind == TOPO_LINK_ENDPOINT ? cfg->cluster.nic.efficiency
                                                  : cfg->fabric.link_efficiency;
     double share = eff * wire;
@@ -244,7 +245,7 @@ uint32_t topo_nic_leaf(const topo *t, uint32_t nic) {
 
 uint32_t topo_switch_vertex(const topo *t, uint32_t plane, uint32_t tier, uint32_t index) {
   const topo__shape *s = &t->s;
-  uint32_t n = tier == TOPO_TIER_LEAF ? s->leaves
+  uint32_t n = tier == TOPO_TIER_LEAF    ? s->leaves
                : tier == TOPO_TIER_SPINE ? s->spines
                : tier == TOPO_TIER_CORE  ? s->cores
                                          : 0;

@@ -32,14 +32,16 @@ static const char *dot_name(const topo *t, uint32_t v, bool collapse, char *buf,
 
 int topo_write_dot(const topo *t, FILE *f, bool collapse_nodes) {
   char a[48], b[48];
-  fprintf(f, "graph fabsim {\n  graph [rankdir=BT, label=\"%s, %u-tier, radix %u, %u plane%s, %u nodes\"];\n",
+  fprintf(f,
+          "graph fabsim {\n  graph [rankdir=BT, label=\"%s, %u-tier, radix %u, %u plane%s, %u "
+          "nodes\"];\n",
           cfg_topology_name(t->kind), t->s.tiers, t->s.k, t->planes, t->planes == 1 ? "" : "s",
           t->nodes);
   fprintf(f, "  node [fontsize=10];\n");
   for (uint32_t n = 0; n < t->nodes; n++) {
     if (collapse_nodes) {
-      fprintf(f, "  \"node%u\" [shape=box, style=rounded, label=\"node%u\\n%u GPU, %u NIC\"];\n", n, n,
-              t->gpn, t->npn);
+      fprintf(f, "  \"node%u\" [shape=box, style=rounded, label=\"node%u\\n%u GPU, %u NIC\"];\n", n,
+              n, t->gpn, t->npn);
       continue;
     }
     fprintf(f, "  subgraph cluster_node%u {\n    label=\"node%u\";\n", n, n);

@@ -51,8 +51,7 @@ static void shape_switches(const topo *t, uint32_t nodes, uint32_t *leaves, uint
   const topo__shape *s = &t->s;
   if (t->kind == CFG_TOPO_RAIL_OPTIMIZED)
     *leaves = div_ceil(nodes, s->down) * t->npn; /* every rail's leaf in each group */
-  else
-    *leaves = div_ceil(nodes * (t->npn / t->planes), s->down);
+  else *leaves = div_ceil(nodes * (t->npn / t->planes), s->down);
   *pods = s->tiers == 2 ? 1 : div_ceil(*leaves, s->half);
   *spines = *leaves > 1 ? *pods * s->up : 0;
   *cores = s->tiers == 3 && *pods > 1 ? s->up * s->half : 0;
@@ -113,10 +112,8 @@ int topo__plan(topo *t, const cfg_scenario *cfg, const cfg_doc *doc, sim_error *
   s->max_endpoints = (uint64_t)s->max_leaves * s->down;
 
   uint64_t max_nodes;
-  if (t->kind == CFG_TOPO_RAIL_OPTIMIZED)
-    max_nodes = (uint64_t)(s->max_leaves / N) * s->down;
-  else
-    max_nodes = s->max_endpoints / (N / t->planes);
+  if (t->kind == CFG_TOPO_RAIL_OPTIMIZED) max_nodes = (uint64_t)(s->max_leaves / N) * s->down;
+  else max_nodes = s->max_endpoints / (N / t->planes);
   if (max_nodes > UINT32_MAX) max_nodes = UINT32_MAX;
   t->max_nodes = (uint32_t)max_nodes;
   char hint[200];
@@ -157,9 +154,8 @@ int topo__plan(topo *t, const cfg_scenario *cfg, const cfg_doc *doc, sim_error *
     return topo__fail(doc, "cluster.nodes", err,
                       "%u nodes%s make %llu vertices and %llu links, more than the %d of each "
                       "fabsim builds; set cluster.nodes to at most about %llu",
-                      nodes, cfg->cluster.nodes ? "" : " (the full fabric)",
-                      (unsigned long long)nv, (unsigned long long)nl, TOPO__MAX_ELEMS,
-                      (unsigned long long)fits);
+                      nodes, cfg->cluster.nodes ? "" : " (the full fabric)", (unsigned long long)nv,
+                      (unsigned long long)nl, TOPO__MAX_ELEMS, (unsigned long long)fits);
   }
 
   t->gpus = (uint32_t)gpus;
@@ -189,7 +185,7 @@ topo__place topo__nic_place(const topo *t, uint32_t nic) {
     p.leaf = (node / t->s.down) * t->npn + i;
     p.slot = node % t->s.down;
   } else {
-    uint32_t per = t->npn / t->planes; /* NICs per node in each plane */
+    uint32_t per = t->npn / t->planes;       /* NICs per node in each plane */
     uint32_t j = node * per + i / t->planes; /* endpoint index within the plane */
     p.plane = i % t->planes;
     p.leaf = j / t->s.down;

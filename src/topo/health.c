@@ -167,9 +167,8 @@ int topo__route_health_policy(const topo *t, const topo_health *h, uint32_t src_
   uint32_t dnic0 = topo_gpu_nic(t, dst_gpu), snic0 = topo_gpu_nic(t, src_gpu);
   uint32_t ld0 = dnic0 % t->npn;
   /* as topo_route: across planes, start from the NIC with the destination's index */
-  uint32_t ls0 = t->vert[t->v_nic + snic0].plane == t->vert[t->v_nic + dnic0].plane
-                     ? snic0 % t->npn
-                     : ld0;
+  uint32_t ls0 =
+      t->vert[t->v_nic + snic0].plane == t->vert[t->v_nic + dnic0].plane ? snic0 % t->npn : ld0;
   /* Endpoint pairs in one plane, fewest NVLink detours first (a multi-port
    * NIC's other port before another GPU's NIC), then in search order from
    * topo_route's pair. O(N^2) pairs, each tried only if it could improve. */

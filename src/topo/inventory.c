@@ -43,10 +43,8 @@ void topo__inventory(topo *t, const cfg_scenario *cfg) {
   inv->links_endpoint_switch = t->nics;
   inv->links_switch_switch = (uint64_t)t->planes * (s->ls_links + s->sc_links);
   inv->transceivers = 2 * inv->links_switch_switch;
-  if (cfg->cost.optical_endpoint_links)
-    inv->transceivers += 2 * inv->links_endpoint_switch;
-  else
-    inv->copper_cables = inv->links_endpoint_switch;
+  if (cfg->cost.optical_endpoint_links) inv->transceivers += 2 * inv->links_endpoint_switch;
+  else inv->copper_cables = inv->links_endpoint_switch;
   inv->cost_usd = (double)inv->switches * cfg->cost.switch_usd +
                   (double)inv->endpoints * cfg->cost.nic_usd +
                   (double)inv->transceivers * cfg->cost.transceiver_usd +
@@ -65,10 +63,10 @@ void topo__inventory(topo *t, const cfg_scenario *cfg) {
   inv->switches_full = (uint64_t)t->planes * s->switches_full;
   uint64_t nics_full = (uint64_t)t->max_nodes * t->npn, opt_full = 2 * t->planes * s->links_full;
   if (cfg->cost.optical_endpoint_links) opt_full += 2 * nics_full;
-  inv->cost_usd_full = (double)inv->switches_full * cfg->cost.switch_usd +
-                       (double)nics_full * cfg->cost.nic_usd +
-                       (double)opt_full * cfg->cost.transceiver_usd +
-                       (cfg->cost.optical_endpoint_links ? 0.0 : (double)nics_full * cfg->cost.cable_usd);
+  inv->cost_usd_full =
+      (double)inv->switches_full * cfg->cost.switch_usd + (double)nics_full * cfg->cost.nic_usd +
+      (double)opt_full * cfg->cost.transceiver_usd +
+      (cfg->cost.optical_endpoint_links ? 0.0 : (double)nics_full * cfg->cost.cable_usd);
   inv->planes = t->planes;
   inv->tiers = s->tiers;
   inv->leaf_down = s->down;

@@ -29,8 +29,7 @@ const char *topo_vertex_name(const topo *t, uint32_t v, char *buf, size_t n) {
   case TOPO_SWITCH:
     if (t->kind == CFG_TOPO_MULTI_PLANE)
       snprintf(buf, n, "p%d.%s%u", x->plane, tier_word[x->tier], x->index);
-    else
-      snprintf(buf, n, "%s%u", tier_word[x->tier], x->index);
+    else snprintf(buf, n, "%s%u", tier_word[x->tier], x->index);
     break;
   }
   return buf;

@@ -48,8 +48,7 @@ uint32_t topo__hop_range(const topo *t, const topo_vertex *x, uint32_t dst_nic, 
     if (d.leaf / s->half == x->pod) return *first = d.leaf % s->half, 1;
     nup = s->sc_links ? s->half : 0;
     break;
-  default:
-    return *first = d.leaf / s->half, 1;
+  default: return *first = d.leaf / s->half, 1;
   }
   *first = x->nports - nup;
   return nup;
@@ -68,8 +67,9 @@ uint32_t topo_next_hops(const topo *t, uint32_t v, uint32_t dst_nic, uint32_t *o
 uint32_t topo_ecmp_pick(const topo *t, uint32_t v, uint64_t flow_hash, uint32_t n) {
   if (n <= 1) return 0;
   /* polarized: every switch hashes alike, so successive tiers correlate */
-  uint64_t h = t->polarized ? sim_hash_u64(sim_hash_u64(t->ecmp_seed) ^ flow_hash)
-                            : sim_hash_u64(sim_hash_u64(sim_hash_u64(t->ecmp_seed) ^ v) ^ flow_hash);
+  uint64_t h = t->polarized
+                   ? sim_hash_u64(sim_hash_u64(t->ecmp_seed) ^ flow_hash)
+                   : sim_hash_u64(sim_hash_u64(sim_hash_u64(t->ecmp_seed) ^ v) ^ flow_hash);
   return (uint32_t)(((h >> 32) * n) >> 32); /* multiply-shift: uniform, < n */
 }
 
@@ -136,8 +136,8 @@ static int push(topo_path *p, uint32_t ch) {
  * on it. The fabric is symmetric, so every routed path between two GPUs
  * meets the same choices and the product counts them all.
  * O(path * up ports). */
-static int walk(const topo *t, uint32_t src, uint32_t dst, const topo__policy *pol,
-                topo_path *path, uint64_t *choices) {
+static int walk(const topo *t, uint32_t src, uint32_t dst, const topo__policy *pol, topo_path *path,
+                uint64_t *choices) {
   path->n = 0;
   *choices = 1;
   if (src >= t->gpus || dst >= t->gpus || src == dst) return SIM_EINVAL;
@@ -184,8 +184,10 @@ int topo__route_policy(const topo *t, uint32_t src_gpu, uint32_t dst_gpu, const 
 
 topo__policy topo__default_policy(const topo *t, uint64_t flow_hash) {
   /* adaptive and spray decide in the backends; their base path is ECMP's */
-  topo__policy p = {.mode = t->routing == CFG_ROUTING_STATIC ? CFG_ROUTING_STATIC : CFG_ROUTING_ECMP,
-                    .hash = flow_hash, .load = NULL};
+  topo__policy p = {
+      .mode = t->routing == CFG_ROUTING_STATIC ? CFG_ROUTING_STATIC : CFG_ROUTING_ECMP,
+      .hash = flow_hash,
+      .load = NULL};
   return p;
 }
 
@@ -263,17 +265,18 @@ uint32_t topo_pool_members(const topo *t, uint32_t pool, uint32_t *out, uint32_t
   if (pool < 2 * t->nlinks || pool - 2 * t->nlinks >= t->planes * per) return 0;
   uint32_t plane = (pool - 2 * t->nlinks) / per, i = (pool - 2 * t->nlinks) % per;
   bool three = t->s.tiers == 3;
-#define MEMBER(v, idx)                                                          \
-  do {                                                                          \
-    const topo_vertex *m_ = &t->vert[v];                                        \
-    if (n < max) out[n] = t->port[m_->first_port + (idx)];                      \
-    n++;                                                                        \
+#define MEMBER(v, idx)                                     \
+  do {                                                     \
+    const topo_vertex *m_ = &t->vert[v];                   \
+    if (n < max) out[n] = t->port[m_->first_port + (idx)]; \
+    n++;                                                   \
   } while (0)
   if (i < L) { /* up links of leaf i */
     uint32_t v = topo__switch_v(t, plane, TOPO_TIER_LEAF, i);
     for (uint32_t c = 0; c < t->s.up; c++) MEMBER(v, t->vert[v].nports - t->s.up + c);
   } else if (i < 2 * L) { /* spines down into leaf i - L */
-    uint32_t leaf = i - L, pod = three ? leaf / t->s.half : 0, port = three ? leaf % t->s.half : leaf;
+    uint32_t leaf = i - L, pod = three ? leaf / t->s.half : 0,
+             port = three ? leaf % t->s.half : leaf;
     for (uint32_t c = 0; c < t->s.up; c++)
       MEMBER(topo__switch_v(t, plane, TOPO_TIER_SPINE, pod * t->s.up + c), port);
   } else if (i < 2 * L + t->s.pods) { /* spine-to-core links of pod i - 2L */

@@ -34,8 +34,8 @@ enum { TOPO__MAX_ELEMS = 1 << 24, TOPO__MAX_RADIX = 1024, TOPO__MAX_PER_NODE = 4
 
 /* Shape of one plane (all planes of a multi-plane fabric are identical). */
 typedef struct topo__shape {
-  uint32_t k, half;      /* radix, radix / 2 */
-  uint32_t up, down;     /* leaf port split */
+  uint32_t k, half;  /* radix, radix / 2 */
+  uint32_t up, down; /* leaf port split */
   uint32_t tiers;
   uint32_t leaves, spines, cores, pods; /* built, per plane */
   uint32_t switches;                    /* leaves + spines + cores */
@@ -48,8 +48,8 @@ typedef struct topo__shape {
 struct topo {
   sim_arena arena; /* owns everything below, and this struct */
   cfg_topology kind;
-  uint32_t gpn, npn;       /* GPUs, NICs per node */
-  uint32_t planes;         /* 1 unless multi-plane */
+  uint32_t gpn, npn; /* GPUs, NICs per node */
+  uint32_t planes;   /* 1 unless multi-plane */
   uint32_t nodes, gpus, nics;
   uint32_t max_nodes;
   topo__shape s;
@@ -60,7 +60,7 @@ struct topo {
   bool polarized;      /* fabric.ecmp.polarized: one hash for every switch */
   topo_vertex *vert;
   topo_link *link;
-  uint32_t *port;          /* channels, grouped by source vertex */
+  uint32_t *port; /* channels, grouped by source vertex */
   topo_inventory inv;
 };
 

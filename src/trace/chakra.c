@@ -14,10 +14,9 @@
 #include "trace/trc_internal.h"
 
 const char *trc_comm_type_name(int comm_type) {
-  static const char *const names[] = {"ALL_REDUCE", "REDUCE",         "ALL_GATHER",
-                                      "GATHER",     "SCATTER",        "BROADCAST",
-                                      "ALL_TO_ALL", "REDUCE_SCATTER", "REDUCE_SCATTER_BLOCK",
-                                      "BARRIER"};
+  static const char *const names[] = {
+      "ALL_REDUCE", "REDUCE",         "ALL_GATHER",           "GATHER", "SCATTER", "BROADCAST",
+      "ALL_TO_ALL", "REDUCE_SCATTER", "REDUCE_SCATTER_BLOCK", "BARRIER"};
   return comm_type >= 0 && comm_type <= TRC_BARRIER ? names[comm_type] : "unknown";
 }
 
@@ -47,14 +46,20 @@ static int frame(const char *name, const uint8_t *data, size_t len, size_t *pos,
   uint64_t n;
   int rc = trc__varint(data, len, pos, &n);
   if (rc == -1)
-    return sim_fail(err, SIM_EINVAL, "%s: byte %zu: truncated: the file ends inside the length "
-                    "of the %s", name, at, what);
+    return sim_fail(err, SIM_EINVAL,
+                    "%s: byte %zu: truncated: the file ends inside the length "
+                    "of the %s",
+                    name, at, what);
   if (rc == -2)
-    return sim_fail(err, SIM_EINVAL, "%s: byte %zu: bad length of the %s: a varint longer "
-                    "than 10 bytes (not a Chakra ET stream?)", name, at, what);
+    return sim_fail(err, SIM_EINVAL,
+                    "%s: byte %zu: bad length of the %s: a varint longer "
+                    "than 10 bytes (not a Chakra ET stream?)",
+                    name, at, what);
   if (n > len - *pos)
-    return sim_fail(err, SIM_EINVAL, "%s: byte %zu: truncated: the %s needs %llu bytes, the "
-                    "file has %zu left", name, at, what, (unsigned long long)n, len - *pos);
+    return sim_fail(err, SIM_EINVAL,
+                    "%s: byte %zu: truncated: the %s needs %llu bytes, the "
+                    "file has %zu left",
+                    name, at, what, (unsigned long long)n, len - *pos);
   *msg = data + *pos;
   *mlen = (size_t)n;
   *pos += (size_t)n;
@@ -124,7 +129,8 @@ static int node_attrs(trc_node *x, const ChakraProtoMsg__Node *m, trc_trace *t, 
                     (x->kind == TRC_SEND && !strcmp(nm, "comm_dst")) ||
                     (x->kind == TRC_RECV && !strcmp(nm, "comm_src")) || !strcmp(nm, "comm_tag");
     if (want_int && !isint)
-      return NODE_FAIL(c, "attribute %s is not an integer (value field %d)", nm, (int)a->value_case);
+      return NODE_FAIL(c, "attribute %s is not an integer (value field %d)", nm,
+                       (int)a->value_case);
     if (want_int && (big || v < 0))
       return NODE_FAIL(c, "attribute %s is negative or over 2^63", nm);
     if (!strcmp(nm, "comm_type")) x->comm_type = (int)(v > 1000 ? 1000 : v), have_type = true;
@@ -149,7 +155,8 @@ static int node_attrs(trc_node *x, const ChakraProtoMsg__Node *m, trc_trace *t, 
       return NODE_FAIL(c, "a %s collective without comm_size", trc_comm_type_name(x->comm_type));
   }
   if (x->kind == TRC_SEND || x->kind == TRC_RECV) {
-    if (!have_size) return NODE_FAIL(c, "a %s without comm_size", x->kind == TRC_SEND ? "send" : "recv");
+    if (!have_size)
+      return NODE_FAIL(c, "a %s without comm_size", x->kind == TRC_SEND ? "send" : "recv");
     if (!have_peer)
       return NODE_FAIL(c, "a %s without %s", x->kind == TRC_SEND ? "send" : "recv",
                        x->kind == TRC_SEND ? "comm_dst" : "comm_src");
@@ -179,8 +186,10 @@ static int parse_node(trc_trace *t, size_t *pgcap, const uint8_t *msg, size_t ml
   node_ctx c = {t->name, at, 0};
   ChakraProtoMsg__Node *m = chakra_proto_msg__node__unpack(NULL, mlen, msg);
   if (!m)
-    return sim_fail(err, SIM_EINVAL, "%s: byte %zu: the %s is not a valid Chakra Node (corrupt "
-                    "protobuf)", t->name, at, what);
+    return sim_fail(err, SIM_EINVAL,
+                    "%s: byte %zu: the %s is not a valid Chakra Node (corrupt "
+                    "protobuf)",
+                    t->name, at, what);
   int rc = SIM_OK;
   c.id = m->id;
   trc_node *x = &t->nodes[t->n];
@@ -238,8 +247,10 @@ static int resolve_deps(trc_trace *t, const uint64_t *ids, sim_error *err) {
   for (uint32_t i = 1; i < t->n; i++)
     if (ix[i].id == ix[i - 1].id) {
       const trc_node *a = &t->nodes[ix[i - 1].i], *b = &t->nodes[ix[i].i];
-      rc = sim_fail(err, SIM_EINVAL, "%s: byte %llu, node %llu: duplicate node id (also at byte "
-                    "%llu)", t->name, (unsigned long long)b->offset, (unsigned long long)b->id,
+      rc = sim_fail(err, SIM_EINVAL,
+                    "%s: byte %llu, node %llu: duplicate node id (also at byte "
+                    "%llu)",
+                    t->name, (unsigned long long)b->offset, (unsigned long long)b->id,
                     (unsigned long long)a->offset);
       goto done;
     }
@@ -259,9 +270,11 @@ static int resolve_deps(trc_trace *t, const uint64_t *ids, sim_error *err) {
         else hi = mid;
       }
       if (lo == t->n || ix[lo].id != want) {
-        rc = sim_fail(err, SIM_EINVAL, "%s: byte %llu, node %llu: depends on node %llu, which "
-                      "the file does not hold", t->name, (unsigned long long)x->offset,
-                      (unsigned long long)x->id, (unsigned long long)want);
+        rc = sim_fail(err, SIM_EINVAL,
+                      "%s: byte %llu, node %llu: depends on node %llu, which "
+                      "the file does not hold",
+                      t->name, (unsigned long long)x->offset, (unsigned long long)x->id,
+                      (unsigned long long)want);
         goto done;
       }
       d[nd++] = ix[lo].i;
@@ -310,10 +323,14 @@ static int order_nodes(trc_trace *t, sim_error *err) {
   if (tail < n) {
     uint32_t u = 0;
     while (!indeg[u]) u++;
-    for (uint32_t step = 0; step < n; step++) { /* walk back along unfinished deps: into the cycle */
+    for (uint32_t step = 0; step < n;
+         step++) { /* walk back along unfinished deps: into the cycle */
       const trc_node *x = &t->nodes[u];
       for (uint32_t j = 0; j < x->ndeps; j++)
-        if (indeg[x->deps[j]]) { u = x->deps[j]; break; }
+        if (indeg[x->deps[j]]) {
+          u = x->deps[j];
+          break;
+        }
     }
     char ids[256];
     size_t used = 0;
@@ -323,12 +340,18 @@ static int order_nodes(trc_trace *t, sim_error *err) {
                                (unsigned long long)t->nodes[v].id);
       const trc_node *x = &t->nodes[v];
       for (uint32_t j = 0; j < x->ndeps; j++)
-        if (indeg[x->deps[j]]) { v = x->deps[j]; break; }
+        if (indeg[x->deps[j]]) {
+          v = x->deps[j];
+          break;
+        }
       if (v == u || used >= sizeof ids - 32) break;
     }
-    rc = sim_fail(err, SIM_EINVAL, "%s: byte %llu, node %llu: dependency cycle (%s%s); %u of "
-                  "%u nodes can never start", t->name, (unsigned long long)t->nodes[u].offset,
-                  (unsigned long long)t->nodes[u].id, ids, v == u ? " <- ..." : " ...", n - tail, n);
+    rc =
+        sim_fail(err, SIM_EINVAL,
+                 "%s: byte %llu, node %llu: dependency cycle (%s%s); %u of "
+                 "%u nodes can never start",
+                 t->name, (unsigned long long)t->nodes[u].offset,
+                 (unsigned long long)t->nodes[u].id, ids, v == u ? " <- ..." : " ...", n - tail, n);
   }
   sim_free(fill);
   sim_free(indeg);
@@ -368,16 +391,20 @@ int trc_parse(trc_trace *out, const char *name, const uint8_t *data, size_t len,
   size_t mlen;
   int rc;
   if (len == 0) {
-    rc = sim_fail(err, SIM_EINVAL, "%s: empty file: a Chakra ET file starts with a "
-                  "GlobalMetadata message", name);
+    rc = sim_fail(err, SIM_EINVAL,
+                  "%s: empty file: a Chakra ET file starts with a "
+                  "GlobalMetadata message",
+                  name);
     goto err;
   }
   if ((rc = frame(name, data, len, &pos, "GlobalMetadata message", &msg, &mlen, err)) != SIM_OK)
     goto err;
   ChakraProtoMsg__GlobalMetadata *gm = chakra_proto_msg__global_metadata__unpack(NULL, mlen, msg);
   if (!gm) {
-    rc = sim_fail(err, SIM_EINVAL, "%s: byte 0: the first message is not a valid Chakra "
-                  "GlobalMetadata (corrupt protobuf, or not a Chakra ET file)", name);
+    rc = sim_fail(err, SIM_EINVAL,
+                  "%s: byte 0: the first message is not a valid Chakra "
+                  "GlobalMetadata (corrupt protobuf, or not a Chakra ET file)",
+                  name);
     goto err;
   }
   out->version = sim_strdup(gm->version ? gm->version : "");
@@ -450,14 +477,13 @@ static ChakraProtoMsg__AttributeProto *attr_new(ChakraProtoMsg__AttributeProto *
 }
 
 uint8_t *trc_write(const char *version, const trc_write_node *nodes, size_t n, size_t *len) {
-  static const int types[] = {
-      [TRC_COMPUTE] = CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE,
-      [TRC_COLL] = CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE,
-      [TRC_SEND] = CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE,
-      [TRC_RECV] = CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE,
-      [TRC_MEM] = CHAKRA_PROTO_MSG__NODE_TYPE__MEM_LOAD_NODE,
-      [TRC_OTHER] = CHAKRA_PROTO_MSG__NODE_TYPE__METADATA_NODE,
-      [TRC_HOST] = CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE};
+  static const int types[] = {[TRC_COMPUTE] = CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE,
+                              [TRC_COLL] = CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE,
+                              [TRC_SEND] = CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE,
+                              [TRC_RECV] = CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE,
+                              [TRC_MEM] = CHAKRA_PROTO_MSG__NODE_TYPE__MEM_LOAD_NODE,
+                              [TRC_OTHER] = CHAKRA_PROTO_MSG__NODE_TYPE__METADATA_NODE,
+                              [TRC_HOST] = CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE};
   uint8_t *buf = NULL;
   size_t cap = 0;
   *len = 0;

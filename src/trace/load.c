@@ -100,16 +100,17 @@ static int parse_classes(file_list *fl, uint32_t *rank_trace, uint32_t nranks,
     const char *file = end + 1;
     size_t flen = strcspn(file, ",");
     if (a > b || b >= nranks)
-      return cfg_fail_at(doc, key, err, "ranks %lu-%lu outside the job's 0..%u "
-                         "(workload.trace.ranks)", a, b, nranks - 1);
+      return cfg_fail_at(doc, key, err,
+                         "ranks %lu-%lu outside the job's 0..%u "
+                         "(workload.trace.ranks)",
+                         a, b, nranks - 1);
     char rel[2048], path[4096];
     snprintf(rel, sizeof rel, "%.*s", (int)flen, file);
     resolve(path, sizeof path, doc, key, rel);
     uint32_t k = file_index(fl, path);
     for (unsigned long r = a; r <= b; r++) {
       if (rank_trace[r] != UINT32_MAX)
-        return cfg_fail_at(doc, key, err, "rank %lu is in two classes; allowed: each rank once",
-                           r);
+        return cfg_fail_at(doc, key, err, "rank %lu is in two classes; allowed: each rank once", r);
       rank_trace[r] = k;
     }
     p = file + flen;
@@ -117,12 +118,16 @@ static int parse_classes(file_list *fl, uint32_t *rank_trace, uint32_t nranks,
   }
   for (uint32_t r = 0; r < nranks; r++)
     if (rank_trace[r] == UINT32_MAX)
-      return cfg_fail_at(doc, key, err, "rank %u is in no class: the rank is missing; allowed: "
-                         "classes covering every rank 0..%u once", r, nranks - 1);
+      return cfg_fail_at(doc, key, err,
+                         "rank %u is in no class: the rank is missing; allowed: "
+                         "classes covering every rank 0..%u once",
+                         r, nranks - 1);
   return SIM_OK;
 bad:
-  return cfg_fail_at(doc, key, err, "'%s' is not a list of FIRST-LAST:FILE items; allowed: e.g. "
-                     "0-3:a.et,4-7:b.et, or none", cfg->workload.trace.classes);
+  return cfg_fail_at(doc, key, err,
+                     "'%s' is not a list of FIRST-LAST:FILE items; allowed: e.g. "
+                     "0-3:a.et,4-7:b.et, or none",
+                     cfg->workload.trace.classes);
 }
 
 int trc_load(trc_set **out, const cfg_scenario *cfg, const cfg_doc *doc, uint32_t gpus,
@@ -136,8 +141,10 @@ int trc_load(trc_set **out, const cfg_scenario *cfg, const cfg_doc *doc, uint32_
   uint32_t *rank_trace = sim_malloc((nranks ? nranks : 1) * sizeof *rank_trace);
   int rc = SIM_OK;
   if (nranks > gpus) {
-    rc = cfg_fail_at(doc, "workload.trace.ranks", err, "%u ranks but the cluster has %u GPUs "
-                     "(rank r runs on GPU r); allowed: 1..%u, or 0 for all", nranks, gpus, gpus);
+    rc = cfg_fail_at(doc, "workload.trace.ranks", err,
+                     "%u ranks but the cluster has %u GPUs "
+                     "(rank r runs on GPU r); allowed: 1..%u, or 0 for all",
+                     nranks, gpus, gpus);
     goto done;
   }
   if (by_class) {
@@ -145,15 +152,18 @@ int trc_load(trc_set **out, const cfg_scenario *cfg, const cfg_doc *doc, uint32_
   } else {
     const char *pat = cfg->workload.trace.path;
     if (!strcmp(pat, "none")) {
-      rc = cfg_fail_at(doc, "workload.kind", err, "trace needs workload.trace.path (or "
+      rc = cfg_fail_at(doc, "workload.kind", err,
+                       "trace needs workload.trace.path (or "
                        "workload.trace.classes): the Chakra ET files to run");
       goto done;
     }
     for (uint32_t r = 0; r < nranks; r++) {
       char rel[4096], path[4096];
       if (expand(rel, sizeof rel, pat, r) != 0) {
-        rc = cfg_fail_at(doc, key, err, "'%s': only %%d (the rank) may follow a %%; allowed: a "
-                         "path, with %%d where the rank goes", pat);
+        rc = cfg_fail_at(doc, key, err,
+                         "'%s': only %%d (the rank) may follow a %%; allowed: a "
+                         "path, with %%d where the rank goes",
+                         pat);
         goto done;
       }
       resolve(path, sizeof path, doc, key, rel);
@@ -174,10 +184,11 @@ int trc_load(trc_set **out, const cfg_scenario *cfg, const cfg_doc *doc, uint32_
       char msg[sizeof e.msg];
       snprintf(msg, sizeof msg, "%s", e.msg);
       if (rc == SIM_EIO && !by_class)
-        rc = cfg_fail_at(doc, key, err, "rank %u: %s (the job has %u ranks, one file each: "
-                         "workload.trace.ranks)", r0, msg, nranks);
-      else
-        rc = cfg_fail_at(doc, key, err, "rank %u: %s", r0, msg);
+        rc = cfg_fail_at(doc, key, err,
+                         "rank %u: %s (the job has %u ranks, one file each: "
+                         "workload.trace.ranks)",
+                         r0, msg, nranks);
+      else rc = cfg_fail_at(doc, key, err, "rank %u: %s", r0, msg);
       goto done;
     }
   }

@@ -37,7 +37,8 @@ static int match_groups(trc_set *s, sim_error *err) {
     s->pg_group[k] = sim_malloc(((size_t)t->npg + 1) * sizeof **s->pg_group);
     for (uint32_t p = 0; p <= t->npg; p++) {
       bool used = t->call_start[p + 1] > t->call_start[p];
-      s->pg_group[k][p] = !used ? TRC_NO_GROUP : find_group(s, &cap, p < t->npg ? t->pg_names[p] : "");
+      s->pg_group[k][p] =
+          !used ? TRC_NO_GROUP : find_group(s, &cap, p < t->npg ? t->pg_names[p] : "");
     }
   }
   for (uint32_t r = 0; r < s->nranks; r++) { /* ranks ascending: members ascending */
@@ -54,10 +55,11 @@ static int match_groups(trc_set *s, sim_error *err) {
       for (uint32_t i = 0; i < g->nranks && g->ranks[i] == miss; i++) miss++;
       uint32_t r0 = g->ranks[0];
       const trc_trace *t0 = &s->traces[s->rank_trace[r0]];
-      return sim_fail(err, SIM_EINVAL, "%s: rank %u has collectives without pg_name (the "
+      return sim_fail(err, SIM_EINVAL,
+                      "%s: rank %u has collectives without pg_name (the "
                       "default group, every rank), but rank %u (%s) has none: the ranks "
-                      "disagree on the group", t0->name, r0, miss,
-                      s->traces[s->rank_trace[miss]].name);
+                      "disagree on the group",
+                      t0->name, r0, miss, s->traces[s->rank_trace[miss]].name);
     }
     /* the calls of each member's trace against the first member's */
     uint32_t r0 = g->ranks[0], k0 = s->rank_trace[r0];
@@ -77,20 +79,22 @@ static int match_groups(trc_set *s, sim_error *err) {
       while (s->pg_group[k][p] != gi) p++;
       uint32_t n = t->call_start[p + 1] - t->call_start[p];
       if (n != g->ncalls)
-        return sim_fail(err, SIM_EINVAL, "%s: rank %u makes %u collective calls on %s, rank %u "
+        return sim_fail(err, SIM_EINVAL,
+                        "%s: rank %u makes %u collective calls on %s, rank %u "
                         "(%s) makes %u: the group's members must make the same calls",
                         t->name, r, n, group_label(g, lab, sizeof lab), r0, t0->name, g->ncalls);
       for (uint32_t c = 0; c < n; c++) {
         const trc_node *a = &t0->nodes[t0->call_nodes[t0->call_start[p0] + c]];
         const trc_node *b = &t->nodes[t->call_nodes[t->call_start[p] + c]];
         if (a->comm_type != b->comm_type || a->bytes != b->bytes)
-          return sim_fail(err, SIM_EINVAL, "%s: byte %llu, node %llu: call %u on %s is %s of "
+          return sim_fail(err, SIM_EINVAL,
+                          "%s: byte %llu, node %llu: call %u on %s is %s of "
                           "%llu bytes at rank %u, but %s of %llu bytes at rank %u (%s, node %llu): "
-                          "the group disagrees", t->name, (unsigned long long)b->offset,
-                          (unsigned long long)b->id, c, group_label(g, lab, sizeof lab),
-                          trc_comm_type_name(b->comm_type), (unsigned long long)b->bytes, r,
-                          trc_comm_type_name(a->comm_type), (unsigned long long)a->bytes, r0,
-                          t0->name, (unsigned long long)a->id);
+                          "the group disagrees",
+                          t->name, (unsigned long long)b->offset, (unsigned long long)b->id, c,
+                          group_label(g, lab, sizeof lab), trc_comm_type_name(b->comm_type),
+                          (unsigned long long)b->bytes, r, trc_comm_type_name(a->comm_type),
+                          (unsigned long long)a->bytes, r0, t0->name, (unsigned long long)a->id);
       }
     }
   }
@@ -100,7 +104,7 @@ static int match_groups(trc_set *s, sim_error *err) {
 typedef struct p2p_rec {
   uint32_t src, dst;
   int64_t tag;
-  uint32_t seq;  /* k-th of its (src, dst, tag) in file order */
+  uint32_t seq; /* k-th of its (src, dst, tag) in file order */
   uint32_t rank, node;
 } p2p_rec;
 
@@ -117,7 +121,8 @@ static void number_seq(p2p_rec *v, size_t n) {
   qsort(v, n, sizeof *v, cmp_rec);
   for (size_t i = 0; i < n; i++)
     v[i].seq = i && v[i - 1].src == v[i].src && v[i - 1].dst == v[i].dst && v[i - 1].tag == v[i].tag
-                   ? v[i - 1].seq + 1 : 0;
+                   ? v[i - 1].seq + 1
+                   : 0;
 }
 
 static int cmp_rec_seq(const p2p_rec *x, const p2p_rec *y) {
@@ -131,16 +136,20 @@ static int unmatched(const trc_set *s, const p2p_rec *e, bool send, sim_error *e
   const trc_trace *t = &s->traces[s->rank_trace[e->rank]];
   const trc_node *x = &t->nodes[e->node];
   if (send)
-    return sim_fail(err, SIM_EINVAL, "%s: byte %llu, node %llu: rank %u sends %llu bytes to rank "
+    return sim_fail(err, SIM_EINVAL,
+                    "%s: byte %llu, node %llu: rank %u sends %llu bytes to rank "
                     "%u (tag %lld, its send number %u there) with no matching recv in rank %u's "
-                    "trace (%s)", t->name, (unsigned long long)x->offset, (unsigned long long)x->id,
-                    e->src, (unsigned long long)x->bytes, e->dst, (long long)e->tag, e->seq, e->dst,
+                    "trace (%s)",
+                    t->name, (unsigned long long)x->offset, (unsigned long long)x->id, e->src,
+                    (unsigned long long)x->bytes, e->dst, (long long)e->tag, e->seq, e->dst,
                     s->traces[s->rank_trace[e->dst]].name);
-  return sim_fail(err, SIM_EINVAL, "%s: byte %llu, node %llu: rank %u receives %llu bytes from "
+  return sim_fail(err, SIM_EINVAL,
+                  "%s: byte %llu, node %llu: rank %u receives %llu bytes from "
                   "rank %u (tag %lld, its recv number %u from there) with no matching send in rank "
-                  "%u's trace (%s)", t->name, (unsigned long long)x->offset,
-                  (unsigned long long)x->id, e->dst, (unsigned long long)x->bytes, e->src,
-                  (long long)e->tag, e->seq, e->src, s->traces[s->rank_trace[e->src]].name);
+                  "%u's trace (%s)",
+                  t->name, (unsigned long long)x->offset, (unsigned long long)x->id, e->dst,
+                  (unsigned long long)x->bytes, e->src, (long long)e->tag, e->seq, e->src,
+                  s->traces[s->rank_trace[e->src]].name);
 }
 
 /* Sends and recvs paired: the k-th send a->b with tag t and the k-th recv
@@ -159,10 +168,12 @@ static int match_p2p(trc_set *s, sim_error *err) {
       const trc_node *x = &t->nodes[i];
       if (x->kind != TRC_SEND && x->kind != TRC_RECV) continue;
       if (x->peer < 0 || x->peer >= (int64_t)s->nranks || x->peer == (int64_t)r) {
-        rc = sim_fail(err, SIM_EINVAL, "%s: byte %llu, node %llu: rank %u %s rank %lld; allowed: "
-                      "another rank of the job, 0..%u", t->name, (unsigned long long)x->offset,
-                      (unsigned long long)x->id, r, x->kind == TRC_SEND ? "sends to" : "receives from",
-                      (long long)x->peer, s->nranks - 1);
+        rc = sim_fail(err, SIM_EINVAL,
+                      "%s: byte %llu, node %llu: rank %u %s rank %lld; allowed: "
+                      "another rank of the job, 0..%u",
+                      t->name, (unsigned long long)x->offset, (unsigned long long)x->id, r,
+                      x->kind == TRC_SEND ? "sends to" : "receives from", (long long)x->peer,
+                      s->nranks - 1);
         goto done;
       }
       uint32_t peer = (uint32_t)x->peer;
@@ -176,13 +187,20 @@ static int match_p2p(trc_set *s, sim_error *err) {
   size_t i = 0, j = 0;
   while (i < ns || j < nr) {
     int c = i == ns ? 1 : j == nr ? -1 : cmp_rec_seq(&snd[i], &rcv[j]);
-    if (c < 0) { rc = unmatched(s, &snd[i], true, err); goto done; }
-    if (c > 0) { rc = unmatched(s, &rcv[j], false, err); goto done; }
+    if (c < 0) {
+      rc = unmatched(s, &snd[i], true, err);
+      goto done;
+    }
+    if (c > 0) {
+      rc = unmatched(s, &rcv[j], false, err);
+      goto done;
+    }
     const trc_trace *ts = &s->traces[s->rank_trace[snd[i].rank]];
     const trc_trace *tr = &s->traces[s->rank_trace[rcv[j].rank]];
     const trc_node *a = &ts->nodes[snd[i].node], *b = &tr->nodes[rcv[j].node];
     if (a->bytes != b->bytes) {
-      rc = sim_fail(err, SIM_EINVAL, "%s: byte %llu, node %llu: rank %u receives %llu bytes from "
+      rc = sim_fail(err, SIM_EINVAL,
+                    "%s: byte %llu, node %llu: rank %u receives %llu bytes from "
                     "rank %u (tag %lld), which sends %llu (%s, node %llu): the sizes disagree",
                     tr->name, (unsigned long long)b->offset, (unsigned long long)b->id, rcv[j].rank,
                     (unsigned long long)b->bytes, snd[i].rank, (long long)a->tag,
@@ -208,9 +226,9 @@ done:
  * from rank 0's later send). O(nodes over ranks + deps). */
 typedef struct dl_state {
   const trc_set *s;
-  uint32_t **left;    /* per rank, per node: deps not done */
-  uint32_t *arrived;  /* per call, then per pair */
-  uint64_t *stack;    /* rank << 32 | node: done, children to release */
+  uint32_t **left;   /* per rank, per node: deps not done */
+  uint32_t *arrived; /* per call, then per pair */
+  uint64_t *stack;   /* rank << 32 | node: done, children to release */
   size_t n, cap;
 } dl_state;
 
@@ -254,17 +272,19 @@ static size_t dl_describe(const dl_state *d, uint32_t r, uint32_t i, char *buf, 
   if (x->kind == TRC_COLL) {
     const trc_group *g = &s->groups[s->pg_group[k][x->pg == TRC_NO_GROUP ? t->npg : x->pg]];
     snprintf(lab, sizeof lab, g->name[0] ? "\"%s\"" : "the default group%s", g->name);
-    return (size_t)snprintf(buf, cap, "rank %u (%s) waits at node %llu (%s, call %u of %s: %u "
-                            "of %u ranks reach it)", r, t->name, (unsigned long long)x->id,
-                            trc_comm_type_name(x->comm_type), x->call, lab,
-                            d->arrived[g->first + x->call], g->nranks);
+    return (size_t)snprintf(buf, cap,
+                            "rank %u (%s) waits at node %llu (%s, call %u of %s: %u "
+                            "of %u ranks reach it)",
+                            r, t->name, (unsigned long long)x->id, trc_comm_type_name(x->comm_type),
+                            x->call, lab, d->arrived[g->first + x->call], g->nranks);
   }
   const trc_pair *p = &s->pairs[s->rank_pair[r][x->call]];
-  return (size_t)snprintf(buf, cap, "rank %u (%s) waits at node %llu (%s rank %u, whose %s "
-                          "never starts)", r, t->name, (unsigned long long)x->id,
-                          x->kind == TRC_SEND ? "send to" : "recv from",
-                          x->kind == TRC_SEND ? p->dst : p->src,
-                          x->kind == TRC_SEND ? "recv" : "send");
+  return (size_t)snprintf(
+      buf, cap,
+      "rank %u (%s) waits at node %llu (%s rank %u, whose %s "
+      "never starts)",
+      r, t->name, (unsigned long long)x->id, x->kind == TRC_SEND ? "send to" : "recv from",
+      x->kind == TRC_SEND ? p->dst : p->src, x->kind == TRC_SEND ? "recv" : "send");
 }
 
 static int check_deadlock(const trc_set *s, sim_error *err) {
@@ -301,13 +321,16 @@ static int check_deadlock(const trc_set *s, sim_error *err) {
       for (uint32_t i = 0; i < t->n && shown < 3; i++) {
         trc_kind kd = t->nodes[i].kind;
         if (d.left[r][i] || (kd != TRC_COLL && kd != TRC_SEND && kd != TRC_RECV)) continue;
-        if (shown++) used += (size_t)snprintf(msg + used, used < sizeof msg ? sizeof msg - used : 0, "; ");
+        if (shown++)
+          used += (size_t)snprintf(msg + used, used < sizeof msg ? sizeof msg - used : 0, "; ");
         if (used < sizeof msg) used += dl_describe(&d, r, i, msg + used, sizeof msg - used);
       }
     }
-    rc = sim_fail(err, SIM_EINVAL, "deadlock: %llu of %llu nodes over the ranks can never run: "
-                  "%s", (unsigned long long)(total - done),
-                  (unsigned long long)total, shown ? msg : "(no node waits at a call)");
+    rc = sim_fail(err, SIM_EINVAL,
+                  "deadlock: %llu of %llu nodes over the ranks can never run: "
+                  "%s",
+                  (unsigned long long)(total - done), (unsigned long long)total,
+                  shown ? msg : "(no node waits at a call)");
   }
   for (uint32_t r = 0; r < s->nranks; r++) sim_free(d.left[r]);
   sim_free(d.left);

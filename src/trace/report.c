@@ -6,8 +6,9 @@
 json_t *trc_result_json(const trc_result *r, const trc_set *s, const cfg_scenario *cfg) {
   json_t *o = json_object();
   json_object_set_new(o, "ranks", json_integer(r->nranks));
-  json_object_set_new(o, "compute_model", json_string(cfg->workload.trace.compute == CFG_TRACE_ROOFLINE
-                                                          ? "roofline" : "recorded"));
+  json_object_set_new(
+      o, "compute_model",
+      json_string(cfg->workload.trace.compute == CFG_TRACE_ROOFLINE ? "roofline" : "recorded"));
   json_t *files = json_array();
   for (uint32_t k = 0; k < s->ntraces; k++) {
     json_t *f = json_object();
@@ -58,15 +59,17 @@ json_t *trc_result_json(const trc_result *r, const trc_set *s, const cfg_scenari
 }
 
 void trc_result_print(FILE *f, const trc_result *r, const trc_set *s) {
-  fprintf(f, "trace        %u ranks, %u file%s, %llu nodes: %llu compute, %llu collective "
-          "calls in %u group%s, %llu send/recv pairs\n", r->nranks, s->ntraces,
-          s->ntraces == 1 ? "" : "s", (unsigned long long)r->nodes,
+  fprintf(f,
+          "trace        %u ranks, %u file%s, %llu nodes: %llu compute, %llu collective "
+          "calls in %u group%s, %llu send/recv pairs\n",
+          r->nranks, s->ntraces, s->ntraces == 1 ? "" : "s", (unsigned long long)r->nodes,
           (unsigned long long)r->compute_nodes, (unsigned long long)r->collectives, s->ngroups,
           s->ngroups == 1 ? "" : "s", (unsigned long long)r->p2p);
   fprintf(f, "  iteration  %.6g ms\n", r->time_s * 1e3);
-  fprintf(f, "  per rank   compute %.6g ms, communication %.6g ms (exposed %.6g ms), idle "
-          "%.6g ms (means)\n", r->compute_s * 1e3, r->comm_s * 1e3, r->exposed_comm_s * 1e3,
-          r->idle_s * 1e3);
+  fprintf(f,
+          "  per rank   compute %.6g ms, communication %.6g ms (exposed %.6g ms), idle "
+          "%.6g ms (means)\n",
+          r->compute_s * 1e3, r->comm_s * 1e3, r->exposed_comm_s * 1e3, r->idle_s * 1e3);
   uint32_t slow = 0;
   for (uint32_t i = 1; i < r->nranks; i++)
     if (r->ranks[i].end_s > r->ranks[slow].end_s) slow = i;

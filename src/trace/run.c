@@ -28,9 +28,9 @@ typedef struct trc_runner trc_runner;
 
 typedef struct call_state {
   trc_runner *run;
-  uint32_t group, k;     /* call k of group */
+  uint32_t group, k; /* call k of group */
   uint32_t arrived;
-  int32_t plan;          /* index into plans; -1: synchronization only */
+  int32_t plan; /* index into plans; -1: synchronization only */
   coll_exec exec;
 } call_state;
 
@@ -42,7 +42,7 @@ typedef struct pair_state {
 } pair_state;
 
 typedef struct stream {
-  uint32_t *queue;       /* ready nodes, FIFO */
+  uint32_t *queue; /* ready nodes, FIFO */
   uint32_t qhead, qtail;
   bool busy;
 } stream;
@@ -50,9 +50,9 @@ typedef struct stream {
 enum { GPU_STREAM, HOST_STREAM };
 
 typedef struct rank_state {
-  uint32_t *left;        /* per node: dependencies not yet done */
-  stream st[2];          /* the GPU's compute stream, the host's */
-  uint32_t comm;         /* collectives and transfers in flight (from arrival) */
+  uint32_t *left; /* per node: dependencies not yet done */
+  stream st[2];   /* the GPU's compute stream, the host's */
+  uint32_t comm;  /* collectives and transfers in flight (from arrival) */
   simtime_ps last, compute, comm_t, exposed, idle, end;
   uint32_t done;
 } rank_state;
@@ -68,7 +68,7 @@ struct trc_runner {
   sim_ctx *sim;
   be_backend *b;
   simtime_ps start;
-  simtime_ps **node_ps;  /* per trace, per node: its duration */
+  simtime_ps **node_ps; /* per trace, per node: its duration */
   rank_state *ranks;
   call_state *calls;
   pair_state *pairs;
@@ -76,7 +76,7 @@ struct trc_runner {
   plan_key *keys;
   size_t nplans;
   uint64_t nodes_total, nodes_done, compute_nodes, coll_bytes, p2p_bytes;
-  uint32_t *work;        /* pending completions: (rank, node) pairs */
+  uint32_t *work; /* pending completions: (rank, node) pairs */
   size_t nwork, workcap;
   bool draining;
 };
@@ -93,8 +93,7 @@ static simtime_ps secs_ps(double s) {
   return ps >= (double)WL_HORIZON_PS ? WL_HORIZON_PS : (simtime_ps)ps;
 }
 
-static int node_times(trc_runner *r, const cfg_scenario *cfg, const cfg_doc *doc,
-                      sim_error *err) {
+static int node_times(trc_runner *r, const cfg_scenario *cfg, const cfg_doc *doc, sim_error *err) {
   const trc_set *s = r->s;
   double flops, hbm; /* the training step's achievable rates */
   wl_achievable(cfg, &flops, &hbm);
@@ -107,11 +106,12 @@ static int node_times(trc_runner *r, const cfg_scenario *cfg, const cfg_doc *doc
       const trc_node *x = &t->nodes[i];
       if (x->kind != TRC_COMPUTE && x->kind != TRC_MEM && x->kind != TRC_HOST) continue;
       if (x->duration_us > TRC_MAX_US)
-        return cfg_fail_at(doc, "workload.trace.path", err, "%s: byte %llu, node %llu: "
+        return cfg_fail_at(doc, "workload.trace.path", err,
+                           "%s: byte %llu, node %llu: "
                            "duration_micros %llu; allowed: at most %llu (2^62 ps, the horizon "
-                           "of simulated time)", t->name, (unsigned long long)x->offset,
-                           (unsigned long long)x->id, (unsigned long long)x->duration_us,
-                           (unsigned long long)TRC_MAX_US);
+                           "of simulated time)",
+                           t->name, (unsigned long long)x->offset, (unsigned long long)x->id,
+                           (unsigned long long)x->duration_us, (unsigned long long)TRC_MAX_US);
       simtime_ps d = x->duration_us * 1000000u;
       if (x->kind == TRC_COMPUTE && cfg->workload.trace.compute == CFG_TRACE_ROOFLINE &&
           x->num_ops && flops > 0) {
@@ -120,10 +120,11 @@ static int node_times(trc_runner *r, const cfg_scenario *cfg, const cfg_doc *doc
       }
       r->node_ps[k][i] = d;
       if ((total += d) >= WL_HORIZON_PS)
-        return cfg_fail_at(doc, "workload.trace.path", err, "%s: byte %llu, node %llu: the "
+        return cfg_fail_at(doc, "workload.trace.path", err,
+                           "%s: byte %llu, node %llu: the "
                            "nodes' durations up to here add up past the horizon of simulated "
-                           "time, %.4g s (2^62 ps); allowed: less", t->name,
-                           (unsigned long long)x->offset, (unsigned long long)x->id,
+                           "time, %.4g s (2^62 ps); allowed: less",
+                           t->name, (unsigned long long)x->offset, (unsigned long long)x->id,
                            sim_ps_to_s(WL_HORIZON_PS));
     }
   }
@@ -161,7 +162,8 @@ static int plan_calls(trc_runner *r, const cfg_scenario *cfg, const cfg_doc *doc
       if (x->comm_type == TRC_BARRIER || x->bytes == 0 || g->nranks < 2) continue;
       cfg_coll_op op;
       if (!map_op(x->comm_type, &op))
-        return cfg_fail_at(doc, "workload.trace.path", err, "%s: byte %llu, node %llu: a %s "
+        return cfg_fail_at(doc, "workload.trace.path", err,
+                           "%s: byte %llu, node %llu: a %s "
                            "collective, which fabsim does not model; allowed: ALL_REDUCE, "
                            "ALL_GATHER, REDUCE_SCATTER(_BLOCK), BROADCAST, ALL_TO_ALL, BARRIER",
                            tr->name, (unsigned long long)x->offset, (unsigned long long)x->id,
@@ -171,14 +173,15 @@ static int plan_calls(trc_runner *r, const cfg_scenario *cfg, const cfg_doc *doc
       uint64_t bytes = x->bytes;
       if (op == CFG_COLL_ALLGATHER) {
         if (bytes > UINT64_MAX / 4 / g->nranks)
-          return cfg_fail_at(doc, "workload.trace.path", err, "%s: node %llu: comm_size %llu "
-                             "too large", tr->name, (unsigned long long)x->id,
-                             (unsigned long long)bytes);
+          return cfg_fail_at(doc, "workload.trace.path", err,
+                             "%s: node %llu: comm_size %llu "
+                             "too large",
+                             tr->name, (unsigned long long)x->id, (unsigned long long)bytes);
         bytes *= g->nranks;
       }
       size_t j = 0;
-      while (j < r->nplans && !(r->keys[j].group == gi && r->keys[j].op == op &&
-                                r->keys[j].bytes == bytes))
+      while (j < r->nplans &&
+             !(r->keys[j].group == gi && r->keys[j].op == op && r->keys[j].bytes == bytes))
         j++;
       if (j == r->nplans) {
         coll_spec spec = {
@@ -199,10 +202,11 @@ static int plan_calls(trc_runner *r, const cfg_scenario *cfg, const cfg_doc *doc
         memset(&r->plans[j], 0, sizeof r->plans[j]);
         sim_error e = {0};
         if (coll_plan_build(&r->plans[j], t, &spec, &e) != SIM_OK)
-          return cfg_fail_at(doc, "workload.collective.algorithm", err, "%s, node %llu (%s of "
-                             "%llu bytes over %u ranks): %s", tr->name, (unsigned long long)x->id,
-                             trc_comm_type_name(x->comm_type), (unsigned long long)x->bytes,
-                             g->nranks, e.msg);
+          return cfg_fail_at(doc, "workload.collective.algorithm", err,
+                             "%s, node %llu (%s of "
+                             "%llu bytes over %u ranks): %s",
+                             tr->name, (unsigned long long)x->id, trc_comm_type_name(x->comm_type),
+                             (unsigned long long)x->bytes, g->nranks, e.msg);
         r->keys[j] = (plan_key){gi, op, bytes};
         r->nplans++;
       }
@@ -292,8 +296,8 @@ static void compute_done(sim_ctx *sim, void *obj, uint64_t arg) {
   (void)sim;
   trc_runner *r = obj;
   uint32_t i = (uint32_t)(arg >> 32), node = (uint32_t)arg;
-  int which = r->s->traces[r->s->rank_trace[i]].nodes[node].kind == TRC_HOST ? HOST_STREAM
-                                                                             : GPU_STREAM;
+  int which =
+      r->s->traces[r->s->rank_trace[i]].nodes[node].kind == TRC_HOST ? HOST_STREAM : GPU_STREAM;
   account(r, i);
   r->ranks[i].st[which].busy = false;
   push_done(r, i, node);

@@ -57,10 +57,8 @@ static uint32_t add_node(wl__dag *d, uint32_t stage, uint8_t stream, uint8_t rol
   x->role = role;
   x->peer = x->cls = x->first_edge = x->next = x->aux = WL__NONE;
   uint32_t *tail = &d->tail[stage * WL__STREAMS + stream];
-  if (*tail == WL__NONE)
-    d->head[stage * WL__STREAMS + stream] = i;
-  else
-    d->nodes[*tail].next = i;
+  if (*tail == WL__NONE) d->head[stage * WL__STREAMS + stream] = i;
+  else d->nodes[*tail].next = i;
   *tail = i;
   return i;
 }
@@ -257,8 +255,8 @@ static uint32_t ep_elem_bytes(const wl__dag *d, wl_comm_kind k) {
  * shape of the first: whole node blocks of the same size), drawn once per
  * step from simulation.seed; NULL for balanced routing, or a group that is
  * not whole node blocks (coll_moe_build then says why). */
-static int moe_routing(wl__dag *d, const uint32_t *ranks, uint32_t n,
-                       const coll_moe_routing **out, sim_error *err) {
+static int moe_routing(wl__dag *d, const uint32_t *ranks, uint32_t n, const coll_moe_routing **out,
+                       sim_error *err) {
   *out = NULL;
   const cfg_scenario *cfg = d->cfg;
   if (cfg->workload.model.routing != CFG_MOE_SAMPLED) return SIM_OK;
@@ -267,8 +265,11 @@ static int moe_routing(wl__dag *d, const uint32_t *ranks, uint32_t n,
     for (uint32_t i = 1; i < n; i++)
       m += topo_gpu_node(d->t, ranks[i]) != topo_gpu_node(d->t, ranks[i - 1]);
     if (n % m != 0) return SIM_OK;
-    coll_moe_router_spec rs = {.nodes = m, .per_node = n / m, .experts = d->m->experts,
-                               .top_k = d->m->top_k, .node_limit = cfg->workload.model.node_limit,
+    coll_moe_router_spec rs = {.nodes = m,
+                               .per_node = n / m,
+                               .experts = d->m->experts,
+                               .top_k = d->m->top_k,
+                               .node_limit = cfg->workload.model.node_limit,
                                .skew = cfg->workload.model.expert_skew,
                                .seed = cfg->simulation.seed};
     int rc = coll_moe_routing_sample(&d->moe, &rs, err);
@@ -366,10 +367,10 @@ int wl__class_plan(wl__dag *d, wl__class *c, sim_error *err) {
 enum { SEG_COMPUTE, SEG_COMM, SEG_GRADS };
 typedef struct seg {
   uint8_t kind, role;
-  bool fresh;      /* compute: its own node (ZeRO 3 gathers into it) */
-  wl__cost c;     /* compute */
-  double gd, ge;   /* compute (fresh), comm: ZeRO-3 gathers before it, dense and expert
-                      parameters per GPU; grads: parameters whose gradients are done */
+  bool fresh;    /* compute: its own node (ZeRO 3 gathers into it) */
+  wl__cost c;    /* compute */
+  double gd, ge; /* compute (fresh), comm: ZeRO-3 gathers before it, dense and expert
+                    parameters per GPU; grads: parameters whose gradients are done */
   wl_comm_kind comm;
   uint64_t bytes;
 } seg;
@@ -421,7 +422,6 @@ static wl__cost backward_cost(const wl__dag *d, const wl__part *x, bool zb) {
 }
 
 static uint64_t whole(double bytes) { return bytes > 0 ? (uint64_t)ceil(bytes) : 0; }
-
 
 /* Emits full buckets (all of them when `all`), each depending on `after`. */
 static void flush_buckets(wl__dag *d, stage_build *b, uint32_t after, bool all) {
@@ -660,8 +660,12 @@ static void emit_end(wl__dag *d, stage_build *b, chunk_emit *ce) {
 /* A chunk on its own: in-layer collectives on the compute stream. */
 static void emit_chunk(wl__dag *d, stage_build *b, const segs *L, bool grads, uint32_t *first,
                        uint32_t *last) {
-  chunk_emit ce = {.L = L, .x = WL__NONE, .wait = WL__NONE, .defer = WL__NONE,
-                   .first = WL__NONE, .grads = grads};
+  chunk_emit ce = {.L = L,
+                   .x = WL__NONE,
+                   .wait = WL__NONE,
+                   .defer = WL__NONE,
+                   .first = WL__NONE,
+                   .grads = grads};
   emit(d, b, &ce, false, false);
   uint32_t pend = ce.defer != WL__NONE ? ce.defer : ce.wait;
   if (pend != WL__NONE) { /* an overlapped collective still in flight: the chunk ends with it */
@@ -680,10 +684,13 @@ static void emit_chunk(wl__dag *d, stage_build *b, const segs *L, bool grads, ui
  * (while its collectives run on WL__XCOMM) a run of the other's. */
 static void emit_pair(wl__dag *d, stage_build *b, const segs *fw, const segs *bw, bool grads,
                       chunk_emit *F, chunk_emit *B) {
-  *F = (chunk_emit){.L = fw, .x = WL__NONE, .wait = WL__NONE, .defer = WL__NONE,
-                    .first = WL__NONE};
-  *B = (chunk_emit){.L = bw, .x = WL__NONE, .wait = WL__NONE, .defer = WL__NONE,
-                    .first = WL__NONE, .grads = grads};
+  *F = (chunk_emit){.L = fw, .x = WL__NONE, .wait = WL__NONE, .defer = WL__NONE, .first = WL__NONE};
+  *B = (chunk_emit){.L = bw,
+                    .x = WL__NONE,
+                    .wait = WL__NONE,
+                    .defer = WL__NONE,
+                    .first = WL__NONE,
+                    .grads = grads};
   bool fdone = false, bdone = false;
   while (!fdone || !bdone) {
     if (!fdone) fdone = emit(d, b, F, true, true);
@@ -758,9 +765,9 @@ static void set_chunk(const wl__dag *d, stage_build *b, uint32_t c) {
 }
 
 typedef struct pipe_nodes {
-  uint32_t mpc;                      /* micro-batches per chunk */
-  uint32_t *ff, *fl, *bf, *bl;       /* [(s vstages + c) mpc + j]: first/last node */
-  uint32_t *fsend, *bsend;           /* the send out of it, or WL__NONE */
+  uint32_t mpc;                /* micro-batches per chunk */
+  uint32_t *ff, *fl, *bf, *bl; /* [(s vstages + c) mpc + j]: first/last node */
+  uint32_t *fsend, *bsend;     /* the send out of it, or WL__NONE */
 } pipe_nodes;
 
 static double send_bytes(const wl__dag *d, uint32_t to_s, uint32_t to_c) {
@@ -790,7 +797,8 @@ static void pipe_send(wl__dag *d, pipe_nodes *pn, uint32_t s, uint32_t c, uint32
 static void build_stage(wl__dag *d, pipe_nodes *pn, stage_build *b, wl__op *ops, size_t nops) {
   const wl_parallel *p = d->p;
   uint32_t v = p->vstages, mpc = pn->mpc, fcnt[2] = {0}, bcnt[2] = {0};
-  uint32_t *fc = v > 2 ? sim_calloc(v, sizeof *fc) : fcnt, *bc = v > 2 ? sim_calloc(v, sizeof *bc) : bcnt;
+  uint32_t *fc = v > 2 ? sim_calloc(v, sizeof *fc) : fcnt,
+           *bc = v > 2 ? sim_calloc(v, sizeof *bc) : bcnt;
   uint32_t *wq = sim_malloc((2 * (size_t)v * mpc + 1) * sizeof *wq); /* deferred W: c mpc + j */
   size_t wh = 0, wt = 0;
   bool every = p->zero >= 2; /* gradients reduced after every micro-batch */
@@ -868,8 +876,8 @@ void wl__dag_build(wl__dag *d) {
   d->head = sim_malloc(nstreams * sizeof *d->head);
   d->tail = sim_malloc(nstreams * sizeof *d->tail);
   for (size_t i = 0; i < nstreams; i++) d->head[i] = d->tail[i] = WL__NONE;
-  pipe_nodes pn = {.mpc = p->schedule == CFG_SCHED_DUALPIPE ? p->micro_batches / 2
-                                                            : p->micro_batches};
+  pipe_nodes pn = {.mpc =
+                       p->schedule == CFG_SCHED_DUALPIPE ? p->micro_batches / 2 : p->micro_batches};
   size_t blocks = (size_t)pp * v * pn.mpc;
   pn.ff = sim_malloc(blocks * sizeof *pn.ff);
   pn.fl = sim_malloc(blocks * sizeof *pn.fl);

@@ -116,7 +116,8 @@ void wl_memory_stage(wl_memory *out, const wl_model *m, const wl_parallel *p,
       dense += (all - e) / t;
       expert += e / (t * p->ep);
       for (int r = 0; r < 3; r++)
-        act[r] += held[c] * wl_layer_activations(m, p, cfg->workload.precision, l, (cfg_recompute)r);
+        act[r] +=
+            held[c] * wl_layer_activations(m, p, cfg->workload.precision, l, (cfg_recompute)r);
       double one = wl_layer_activations(m, p, cfg->workload.precision, l, CFG_RECOMPUTE_NONE);
       if (one > widest) widest = one;
     }

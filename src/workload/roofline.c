@@ -69,9 +69,7 @@ wl__cost wl__gemm(const wl__hw *hw, double m, double n, double k, double out_byt
   return roof(flops / (hw->gemm * q), bytes / hw->hbm);
 }
 
-wl__cost wl__eltwise(const wl__hw *hw, double bytes) {
-  return roof(0, bytes / hw->hbm);
-}
+wl__cost wl__eltwise(const wl__hw *hw, double bytes) { return roof(0, bytes / hw->hbm); }
 
 static void add(wl__cost *a, wl__cost b) {
   a->t += b.t;

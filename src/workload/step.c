@@ -75,16 +75,16 @@ struct run {
   const wl_parallel *p;
   const cfg_scenario *cfg;
   uint32_t steps_want, steps_done;
-  wl_step *steps;      /* steps_done filled, and the one running; grown as steps start */
+  wl_step *steps;            /* steps_done filled, and the one running; grown as steps start */
   size_t stepcap, stepsinit; /* capacity; entries initialised from proto */
-  wl_step proto;       /* what every step shares before it runs (comm model, transfers) */
-  uint32_t *deps0;     /* each node's dependency count, to rerun the DAG */
+  wl_step proto;             /* what every step shares before it runs (comm model, transfers) */
+  uint32_t *deps0;           /* each node's dependency count, to rerun the DAG */
   uint32_t ngpu;
-  uint32_t *gpu_stage; /* WL_NO_STAGE: outside the job */
-  double *gpu_speed;   /* 1: full speed; the lower of the two below */
+  uint32_t *gpu_stage;             /* WL_NO_STAGE: outside the job */
+  double *gpu_speed;               /* 1: full speed; the lower of the two below */
   double *gpu_fault, *gpu_thermal; /* the last slowdown fault's factor; the rack's throttle */
-  double *stage_speed; /* the slowest GPU of the stage (symmetry: the representative) */
-  uint32_t *run_node;  /* per stage: the computation running, or WL__NONE */
+  double *stage_speed;             /* the slowest GPU of the stage (symmetry: the representative) */
+  uint32_t *run_node;              /* per stage: the computation running, or WL__NONE */
   ev_id *run_ev;
   simtime_ps *run_end;
   wl_gpu_event *ev;
@@ -93,7 +93,7 @@ struct run {
   simtime_ps stop_at;
   void (*on_step)(void *ctx, uint32_t step, simtime_ps start, simtime_ps end);
   void *on_step_ctx;
-  const char *past_horizon; /* what would have taken the job past WL_HORIZON_PS (static) */
+  const char *past_horizon;   /* what would have taken the job past WL_HORIZON_PS (static) */
   be_failure_fn prev_failure; /* the backend's failure listener before the job took it */
   void *prev_failure_ctx;
   /* what the stages did over time (wl_job_gpu_timeline): [bin][stage][state] */
@@ -116,7 +116,8 @@ static void tl_coarsen(run *r) {
   for (uint32_t b = 0; b < WL_GPU_BINS / 2; b++)
     for (size_t k = 0; k < pp; k++)
       r->tl_wait[b * pp + k] = r->tl_wait[2 * b * pp + k] + r->tl_wait[(2 * b + 1) * pp + k];
-  memset(r->tl_wait + (size_t)WL_GPU_BINS / 2 * pp, 0, (size_t)WL_GPU_BINS / 2 * pp * sizeof *r->tl_wait);
+  memset(r->tl_wait + (size_t)WL_GPU_BINS / 2 * pp, 0,
+         (size_t)WL_GPU_BINS / 2 * pp * sizeof *r->tl_wait);
   r->tl_width *= 2;
   r->tl_n = (r->tl_n + 1) / 2;
 }
@@ -185,8 +186,8 @@ static void try_start(run *r, uint32_t i) {
 static void step_finished(run *r, simtime_ps now);
 
 static bool gradient_reduction(wl_comm_kind k) {
-  return k == WL_COMM_DP_ALLREDUCE || k == WL_COMM_DP_REDUCESCATTER ||
-         k == WL_COMM_EDP_ALLREDUCE || k == WL_COMM_EDP_REDUCESCATTER;
+  return k == WL_COMM_DP_ALLREDUCE || k == WL_COMM_DP_REDUCESCATTER || k == WL_COMM_EDP_ALLREDUCE ||
+         k == WL_COMM_EDP_REDUCESCATTER;
 }
 
 static void node_end(run *r, uint32_t i) {
@@ -481,7 +482,8 @@ void wl_job_slowdown(wl_job *j, simtime_ps now, uint32_t gpu, double factor, boo
   if (r->stopped || !(factor > 0)) return;
   if (factor > 1) factor = 1;
   for (size_t k = r->nev; k-- > 0;) /* the same fault played twice (by two players) counts once */
-    if (r->ev[k].gpu == gpu && (r->ev[k].kind == WL_GPU_SLOWDOWN || r->ev[k].kind == WL_GPU_THERMAL)) {
+    if (r->ev[k].gpu == gpu &&
+        (r->ev[k].kind == WL_GPU_SLOWDOWN || r->ev[k].kind == WL_GPU_THERMAL)) {
       if (r->ev[k].at == now && r->ev[k].factor == factor) return;
       break;
     }
@@ -490,10 +492,8 @@ void wl_job_slowdown(wl_job *j, simtime_ps now, uint32_t gpu, double factor, boo
   if (e->stage == WL_NO_STAGE) return;
   uint32_t s = e->stage;
   double was = r->gpu_speed[gpu], old = r->stage_speed[s], sp = old;
-  if (thermal)
-    r->gpu_thermal[gpu] = factor;
-  else
-    r->gpu_fault[gpu] = factor; /* a later fault replaces an earlier one; the rack's stays */
+  if (thermal) r->gpu_thermal[gpu] = factor;
+  else r->gpu_fault[gpu] = factor; /* a later fault replaces an earlier one; the rack's stays */
   factor = r->gpu_fault[gpu] < r->gpu_thermal[gpu] ? r->gpu_fault[gpu] : r->gpu_thermal[gpu];
   r->gpu_speed[gpu] = factor;
   if (factor <= old) {
@@ -697,7 +697,8 @@ int wl_job_run_until(wl_job *j, simtime_ps until, const cfg_doc *doc, sim_error 
     return sim_fail(err, SIM_ERANGE,
                     "simulated time would pass the horizon of %.4g s (2^62 ps, %.1f days) in "
                     "step %u, at %.6g s: %s; the job stops here. Slow it less, or simulate "
-                    "fewer steps", sim_ps_to_s(WL_HORIZON_PS), sim_ps_to_s(WL_HORIZON_PS) / 86400,
+                    "fewer steps",
+                    sim_ps_to_s(WL_HORIZON_PS), sim_ps_to_s(WL_HORIZON_PS) / 86400,
                     r->steps_done + 1, sim_ps_to_s(sim_now(r->sim)), r->past_horizon);
   }
   if (r->running && !r->stopped && sim_pending(r->sim) == 0)
@@ -706,9 +707,7 @@ int wl_job_run_until(wl_job *j, simtime_ps until, const cfg_doc *doc, sim_error 
   return SIM_OK;
 }
 
-bool wl_job_active(const wl_job *j) {
-  return !j->started || (j->r.running && !j->r.stopped);
-}
+bool wl_job_active(const wl_job *j) { return !j->started || (j->r.running && !j->r.stopped); }
 
 int wl_job_run(wl_job *j, const cfg_doc *doc, sim_error *err) {
   int rc = SIM_OK;
@@ -716,8 +715,8 @@ int wl_job_run(wl_job *j, const cfg_doc *doc, sim_error *err) {
   return rc;
 }
 
-void wl_job_on_step(wl_job *j, void (*fn)(void *ctx, uint32_t step, simtime_ps start,
-                                           simtime_ps end),
+void wl_job_on_step(wl_job *j,
+                    void (*fn)(void *ctx, uint32_t step, simtime_ps start, simtime_ps end),
                     void *ctx) {
   j->r.on_step = fn;
   j->r.on_step_ctx = ctx;

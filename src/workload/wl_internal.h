@@ -64,12 +64,12 @@ typedef struct wl__class {
 
 /* What one GPU achieves at the training precision. */
 typedef struct wl__hw {
-  double gemm;  /* FLOP/s of a large GEMM: peak x workload.compute_efficiency */
-  double attn;  /* FLOP/s of attention's matmuls (16-bit, TF32 under fp32) */
-  double hbm;   /* bytes/s: cluster.hbm_bandwidth x cluster.hbm_efficiency */
-  double in;    /* bytes per GEMM operand element (1 under fp8) */
-  double act;   /* bytes per activation element (2; fp32 4) */
-  double wgrad; /* bytes per weight-gradient element a GEMM writes */
+  double gemm;        /* FLOP/s of a large GEMM: peak x workload.compute_efficiency */
+  double attn;        /* FLOP/s of attention's matmuls (16-bit, TF32 under fp32) */
+  double hbm;         /* bytes/s: cluster.hbm_bandwidth x cluster.hbm_efficiency */
+  double in;          /* bytes per GEMM operand element (1 under fp8) */
+  double act;         /* bytes per activation element (2; fp32 4) */
+  double wgrad;       /* bytes per weight-gradient element a GEMM writes */
   double expert_load; /* the busiest GPU's expert tokens over the mean (router
                          statistics: coll_moe_routing.imbalance; 1 balanced) */
 } wl__hw;

@@ -41,8 +41,13 @@ static void load_fabric(fixture *f, uint32_t nodes, const char *routing, uint32_
   snprintf(n, sizeof n, "cluster.nodes=%u", nodes);
   snprintf(r, sizeof r, "fabric.routing=%s", flowlet ? "adaptive" : routing);
   snprintf(k, sizeof k, "fabric.switch_radix=%u", radix);
-  const char *sets[] = {n, r, k, "cluster.gpus_per_node=4", "cluster.nic.per_node=4",
-                        flowlet ? "fabric.adaptive.flowlet_gap=2us" : "fabric.adaptive.flowlet_gap=0s"};
+  const char *sets[] = {
+      n,
+      r,
+      k,
+      "cluster.gpus_per_node=4",
+      "cluster.nic.per_node=4",
+      flowlet ? "fabric.adaptive.flowlet_gap=2us" : "fabric.adaptive.flowlet_gap=0s"};
   load(f, sets, 6);
 }
 
@@ -69,8 +74,13 @@ static be_xfer *ring_step(const fixture *f, size_t *n) {
   uint32_t g = topo_gpu_count(f->t);
   uint32_t *ranks = sim_malloc(g * sizeof *ranks);
   for (uint32_t i = 0; i < g; i++) ranks[i] = i;
-  coll_spec s = {.op = CFG_COLL_ALLREDUCE, .algorithm = CFG_ALGO_RING, .bytes = XFER * g * CHANNELS,
-                 .ranks = ranks, .nranks = g, .channels = CHANNELS, .chunk = XFER};
+  coll_spec s = {.op = CFG_COLL_ALLREDUCE,
+                 .algorithm = CFG_ALGO_RING,
+                 .bytes = XFER * g * CHANNELS,
+                 .ranks = ranks,
+                 .nranks = g,
+                 .channels = CHANNELS,
+                 .chunk = XFER};
   coll_plan p;
   sim_error err = {0};
   assert_int_equal(coll_plan_build(&p, f->t, &s, &err), SIM_OK);
@@ -100,7 +110,9 @@ static be_xfer *permutation(const fixture *f, size_t *n) {
   }
   be_xfer *x = sim_calloc(g, sizeof *x);
   for (uint32_t i = 0; i < g; i++)
-    x[i] = (be_xfer){.src_gpu = i, .dst_gpu = dst[i], .bytes = XFER,
+    x[i] = (be_xfer){.src_gpu = i,
+                     .dst_gpu = dst[i],
+                     .bytes = XFER,
                      .flow_hash = sim_hash_u64((uint64_t)i << 32 | dst[i])};
   *n = g;
   sim_free(dst);
@@ -122,11 +134,13 @@ static void compare(const char *what, uint32_t nodes, bool perm) {
     load_fabric(&f, nodes, modes[m], 32);
     be_xfer *x = perm ? permutation(&f, &n) : ring_step(&f, &n);
     double ta = phase_time(&f, x, n, 0), tf = phase_time(&f, x, n, 1), tp = phase_time(&f, x, n, 2);
-    printf("  %-11s %2u nodes %-8s analytic %7.2f us  flow %7.2f us  packet %7.2f us  (flow/packet %.3f)\n",
-           what, nodes, modes[m], ta * 1e6, tf * 1e6, tp * 1e6, tf / tp);
+    printf(
+        "  %-11s %2u nodes %-8s analytic %7.2f us  flow %7.2f us  packet %7.2f us  (flow/packet "
+        "%.3f)\n",
+        what, nodes, modes[m], ta * 1e6, tf * 1e6, tp * 1e6, tf / tp);
     if (fabs(tf - tp) > 0.05 * tp)
-      fail_msg("%s %u nodes, routing %s: flow %.4g us vs packet %.4g us", what, nodes, modes[m], tf * 1e6,
-               tp * 1e6);
+      fail_msg("%s %u nodes, routing %s: flow %.4g us vs packet %.4g us", what, nodes, modes[m],
+               tf * 1e6, tp * 1e6);
     sim_free(x);
     unload(&f);
   }
@@ -154,8 +168,9 @@ static void test_permutation(void **state) {
  * exactly those ports. 3-tier radix 8 (w1 = w2 = 4), 2 planes. */
 static void test_static_is_dmodk(void **state) {
   (void)state;
-  const char *sets[] = {"fabric.topology=multi-plane", "fabric.planes=2", "fabric.tiers=3",
-                        "fabric.switch_radix=8", "cluster.gpus_per_node=2", "cluster.nic.per_node=2"};
+  const char *sets[] = {
+      "fabric.topology=multi-plane", "fabric.planes=2",         "fabric.tiers=3",
+      "fabric.switch_radix=8",       "cluster.gpus_per_node=2", "cluster.nic.per_node=2"};
   fixture f;
   load(&f, sets, 6);
   assert_int_equal(f.cfg.fabric.routing, CFG_ROUTING_STATIC); /* InfiniBand default */
@@ -172,7 +187,8 @@ static void test_static_is_dmodk(void **state) {
         const topo_vertex *y = topo_vertex_at(f.t, topo_channel_dst(f.t, p.ch[j]));
         if (x->kind != TOPO_SWITCH || y->kind != TOPO_SWITCH || y->tier < x->tier) continue;
         assert_int_equal(x->plane, (int)plane);
-        if (x->tier == TOPO_TIER_LEAF) assert_int_equal(y->index % 4, idx % 4);       /* spine c = D mod 4 */
+        if (x->tier == TOPO_TIER_LEAF)
+          assert_int_equal(y->index % 4, idx % 4); /* spine c = D mod 4 */
         if (x->tier == TOPO_TIER_SPINE) assert_int_equal(y->index % 4, (idx / 4) % 4); /* core j */
       }
     }
@@ -236,7 +252,8 @@ static void test_adaptive(void **state) {
   assert_memory_equal(b.ch, c.ch, b.n * sizeof b.ch[0]);
   uint32_t shared = 0;
   for (uint32_t j = 0; j < b.n; j++)
-    shared += topo_link_at(f.t, topo_channel_link(b.ch[j]))->kind == TOPO_LINK_FABRIC && ld[b.ch[j]];
+    shared +=
+        topo_link_at(f.t, topo_channel_link(b.ch[j]))->kind == TOPO_LINK_FABRIC && ld[b.ch[j]];
   assert_int_equal(shared, 0); /* the second transfer avoids the first's fabric links */
   sim_free(ld);
   unload(&f);
@@ -257,8 +274,14 @@ static void test_ecmp_queue_pairs(void **state) {
       uint32_t g = topo_gpu_count(f.t);
       uint32_t *ranks = sim_malloc(g * sizeof *ranks);
       for (uint32_t i = 0; i < g; i++) ranks[i] = i;
-      coll_spec s = {.op = CFG_COLL_ALLREDUCE, .algorithm = CFG_ALGO_RING, .bytes = XFER * g * CHANNELS,
-                     .ranks = ranks, .nranks = g, .channels = CHANNELS, .chunk = XFER, .qps = q ? 4 : 1};
+      coll_spec s = {.op = CFG_COLL_ALLREDUCE,
+                     .algorithm = CFG_ALGO_RING,
+                     .bytes = XFER * g * CHANNELS,
+                     .ranks = ranks,
+                     .nranks = g,
+                     .channels = CHANNELS,
+                     .chunk = XFER,
+                     .qps = q ? 4 : 1};
       coll_plan p;
       sim_error err = {0};
       assert_int_equal(coll_plan_build(&p, f.t, &s, &err), SIM_OK);
@@ -267,8 +290,8 @@ static void test_ecmp_queue_pairs(void **state) {
       sim_free(ranks);
       unload(&f);
     }
-  printf("  ring step, 64 nodes: ecmp 1 QP %.2f us, 4 QPs %.2f us; static %.2f / %.2f us\n", t[0][0] * 1e6,
-         t[0][1] * 1e6, t[1][0] * 1e6, t[1][1] * 1e6);
+  printf("  ring step, 64 nodes: ecmp 1 QP %.2f us, 4 QPs %.2f us; static %.2f / %.2f us\n",
+         t[0][0] * 1e6, t[0][1] * 1e6, t[1][0] * 1e6, t[1][1] * 1e6);
   assert_true(t[0][1] < 0.8 * t[0][0]);
   assert_true(fabs(t[1][1] - t[1][0]) < 0.01 * t[1][0]);
 }
@@ -295,7 +318,8 @@ static void test_spray_pools(void **state) {
     uint32_t k = topo_pool_members(f.t, p, m, 1024);
     assert_true(k >= 1 && k <= 1024);
     for (uint32_t i = 0; i < k; i++) assert_int_equal(topo_spray_channel(f.t, m[i]), p);
-    assert_int_equal(topo_pool_bps(f.t, p), (uint64_t)k * topo_link_at(f.t, topo_channel_link(m[0]))->bps);
+    assert_int_equal(topo_pool_bps(f.t, p),
+                     (uint64_t)k * topo_link_at(f.t, topo_channel_link(m[0]))->bps);
     members += k;
   }
   assert_int_equal(members, fabric);
@@ -334,11 +358,11 @@ static void test_pool_faults(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_static_is_dmodk), cmocka_unit_test(test_static_shift_collision_free),
-      cmocka_unit_test(test_adaptive),        cmocka_unit_test(test_spray_pools),
+      cmocka_unit_test(test_static_is_dmodk),  cmocka_unit_test(test_static_shift_collision_free),
+      cmocka_unit_test(test_adaptive),         cmocka_unit_test(test_spray_pools),
       cmocka_unit_test(test_ecmp_queue_pairs), cmocka_unit_test(test_pool_faults),
-      cmocka_unit_test(test_ring_8),          cmocka_unit_test(test_ring_16),
-      cmocka_unit_test(test_permutation),     cmocka_unit_test(test_ring_64),
+      cmocka_unit_test(test_ring_8),           cmocka_unit_test(test_ring_16),
+      cmocka_unit_test(test_permutation),      cmocka_unit_test(test_ring_64),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -191,11 +191,12 @@ static void test_fit_recovers(void **state) {
   cal_base base = {0}; /* defaults; cluster.gpu from the device names */
   sim_error err = {0};
   if (cal_fit_run(&fit, &base, runs, NSHAPES, &err) != SIM_OK) fail_msg("%s", err.msg);
-  print_message("fit: nvlink %.4f (0.75), nic %.4f (0.8), ll x%.4f (2), ll128 x%.4f (1.5), "
-                "simple x%.4f (1); rms %.5f -> %.5f, %u evaluations\n",
-                fit.after[CAL_PARAM_NVLINK_EFF], fit.after[CAL_PARAM_NIC_EFF],
-                fit.after[CAL_PARAM_LAT_LL], fit.after[CAL_PARAM_LAT_LL128],
-                fit.after[CAL_PARAM_LAT_SIMPLE], fit.rms_before, fit.rms_after, fit.evaluations);
+  print_message(
+      "fit: nvlink %.4f (0.75), nic %.4f (0.8), ll x%.4f (2), ll128 x%.4f (1.5), "
+      "simple x%.4f (1); rms %.5f -> %.5f, %u evaluations\n",
+      fit.after[CAL_PARAM_NVLINK_EFF], fit.after[CAL_PARAM_NIC_EFF], fit.after[CAL_PARAM_LAT_LL],
+      fit.after[CAL_PARAM_LAT_LL128], fit.after[CAL_PARAM_LAT_SIMPLE], fit.rms_before,
+      fit.rms_after, fit.evaluations);
   assert_string_equal(fit.gpu, "H100");
   for (int p = 0; p < CAL_NPARAM; p++) assert_true(fit.fitted[p]);
   assert_true(fit.before[CAL_PARAM_NIC_EFF] == 0.92); /* the defaults */

@@ -104,8 +104,8 @@ static void test_older_layout_and_prefixes(void **state) {
   cal_run r;
   sim_error err = {0};
   /* the operation from the file name */
-  if (cal_nccltests_parse(&r, "runs/all_reduce_perf.log", older, sizeof older - 1,
-                          CAL_OP_UNKNOWN, &err) != SIM_OK)
+  if (cal_nccltests_parse(&r, "runs/all_reduce_perf.log", older, sizeof older - 1, CAL_OP_UNKNOWN,
+                          &err) != SIM_OK)
     fail_msg("%s", err.msg);
   assert_int_equal(r.op, CAL_OP_ALLREDUCE);
   assert_int_equal(r.ranks, 4);
@@ -153,8 +153,9 @@ static void test_refusals(void **state) {
   expect_refusal(older, "118.79  178.18  0e+00", "118.79  178.18  3e+00", CAL_OP_UNKNOWN, ar,
                  "own check");
   /* ranks missing: busbw/algbw is not 2(n-1)/n for the ranks found */
-  expect_refusal(older, "#   Rank  3 Pid   1301 on     gpu-b device  1 [0x0b] NVIDIA A100-SXM4-80GB\n",
-                 "", CAL_OP_UNKNOWN, ar, "bus factor");
+  expect_refusal(older,
+                 "#   Rank  3 Pid   1301 on     gpu-b device  1 [0x0b] NVIDIA A100-SXM4-80GB\n", "",
+                 CAL_OP_UNKNOWN, ar, "bus factor");
   /* the output of another collective named as this one */
   expect_refusal(older, NULL, NULL, CAL_OP_ALLGATHER, ar, "bus factor");
   /* no way to tell the operation */

@@ -76,7 +76,7 @@ static void test_decrease_period(void **state) {
   cc_state s;
   const cc_ops *o = &cc_dcqcn_ops;
   o->init(&s, &p, LINE, 0);
-  o->on_cnp(&s, &p, 0); /* decrease at 0: Rc = L/2, alpha 1 */
+  o->on_cnp(&s, &p, 0);      /* decrease at 0: Rc = L/2, alpha 1 */
   o->on_cnp(&s, &p, 1 * US); /* waits for the next check, at 4 us */
   double rc, alpha;
   cc_dcqcn_peek(&s, &rc, NULL, NULL);

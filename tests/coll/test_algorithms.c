@@ -24,8 +24,13 @@ static void assert_close_steps(double got, double want, double steps) {
 
 static void build(const fixture *f, coll_plan *p, cfg_coll_op op, cfg_coll_algorithm a, uint64_t S,
                   const uint32_t *ranks, uint32_t n, uint32_t k, uint64_t chunk) {
-  coll_spec s = {.op = op, .algorithm = a, .bytes = S, .ranks = ranks, .nranks = n,
-                 .channels = k, .chunk = chunk};
+  coll_spec s = {.op = op,
+                 .algorithm = a,
+                 .bytes = S,
+                 .ranks = ranks,
+                 .nranks = n,
+                 .channels = k,
+                 .chunk = chunk};
   sim_error err = {0};
   if (coll_plan_build(p, f->t, &s, &err) != SIM_OK) fail_msg("%s", err.msg);
 }
@@ -211,8 +216,8 @@ static void test_tree_closed_forms(void **state) {
     uint64_t steps;
     double want = tree_model_time(&m, 1, 1, a, 512, B, &steps);
     assert_int_equal(steps, 10);
-    assert_close_steps(time_of(&f, CFG_COLL_ALLREDUCE, CFG_ALGO_TREE, 1024, ranks, 32, 1, MiB), want,
-                       10);
+    assert_close_steps(time_of(&f, CFG_COLL_ALLREDUCE, CFG_ALGO_TREE, 1024, ranks, 32, 1, MiB),
+                       want, 10);
   }
   unload(&f);
 }
@@ -305,8 +310,8 @@ static void test_hd_two_nodes(void **state) {
         time_of(&f, CFG_COLL_ALLREDUCE, CFG_ALGO_HALVING_DOUBLING, Su, ranks, 16, k, 1), 2 * rs, 8);
     assert_close_steps(
         time_of(&f, CFG_COLL_REDUCESCATTER, CFG_ALGO_HALVING_DOUBLING, Su, ranks, 16, k, 1), rs, 4);
-    assert_close_steps(time_of(&f, CFG_COLL_ALLGATHER, CFG_ALGO_HALVING_DOUBLING, Su, ranks, 16, k, 1),
-                       rs, 4);
+    assert_close_steps(
+        time_of(&f, CFG_COLL_ALLGATHER, CFG_ALGO_HALVING_DOUBLING, Su, ranks, 16, k, 1), rs, 4);
   }
   unload(&f);
 }
@@ -373,8 +378,13 @@ static void test_hierarchical(void **state) {
   first_ranks(ranks, 12);
   coll_plan p;
   sim_error err = {0};
-  coll_spec s = {.op = CFG_COLL_ALLREDUCE, .algorithm = CFG_ALGO_HIERARCHICAL, .bytes = 1 << 20,
-                 .ranks = ranks, .nranks = 12, .channels = 1, .chunk = 1};
+  coll_spec s = {.op = CFG_COLL_ALLREDUCE,
+                 .algorithm = CFG_ALGO_HIERARCHICAL,
+                 .bytes = 1 << 20,
+                 .ranks = ranks,
+                 .nranks = 12,
+                 .channels = 1,
+                 .chunk = 1};
   assert_int_equal(coll_plan_build(&p, f.t, &s, &err), SIM_EINVAL);
   assert_non_null(strstr(err.msg, "same number of ranks"));
   assert_int_equal(p.nphases, 0);
@@ -395,8 +405,13 @@ static void test_support_and_busbw(void **state) {
       coll_plan p;
       sim_error err = {0};
       if (a == CFG_ALGO_COLLNET) continue; /* needs nodes and SHARP: test_sharp.c */
-      coll_spec s = {.op = (cfg_coll_op)op, .algorithm = (cfg_coll_algorithm)a, .bytes = 1 << 20,
-                     .ranks = ranks, .nranks = 8, .channels = 2, .chunk = 1 << 16,
+      coll_spec s = {.op = (cfg_coll_op)op,
+                     .algorithm = (cfg_coll_algorithm)a,
+                     .bytes = 1 << 20,
+                     .ranks = ranks,
+                     .nranks = 8,
+                     .channels = 2,
+                     .chunk = 1 << 16,
                      .nvls = true};
       int rc = coll_plan_build(&p, f.t, &s, &err);
       bool ok = coll_algorithm_supports((cfg_coll_op)op, (cfg_coll_algorithm)a);
@@ -429,7 +444,8 @@ static void test_support_and_busbw(void **state) {
       cfg_doc *doc;
       sim_error err = {0};
       int rc = cfg_load(&cfg, &doc, NULL, s2, 4, &err);
-      assert_int_equal(rc == SIM_OK, coll_algorithm_supports((cfg_coll_op)op, (cfg_coll_algorithm)a));
+      assert_int_equal(rc == SIM_OK,
+                       coll_algorithm_supports((cfg_coll_op)op, (cfg_coll_algorithm)a));
       if (rc == SIM_OK) cfg_free(&cfg, doc);
       else assert_non_null(strstr(err.msg, "workload.collective.algorithm"));
     }
@@ -450,8 +466,14 @@ static void test_qps_and_merge(void **state) {
   for (int i = 0; i < 2; i++) {
     coll_plan one, three;
     build(&f, &one, ops[i], algos[i], 12u << 20, ranks, 16, 2, 1 << 20);
-    coll_spec s = {.op = ops[i], .algorithm = algos[i], .bytes = 12u << 20, .ranks = ranks,
-                   .nranks = 16, .channels = 2, .chunk = 1 << 20, .qps = 3};
+    coll_spec s = {.op = ops[i],
+                   .algorithm = algos[i],
+                   .bytes = 12u << 20,
+                   .ranks = ranks,
+                   .nranks = 16,
+                   .channels = 2,
+                   .chunk = 1 << 20,
+                   .qps = 3};
     sim_error err = {0};
     assert_int_equal(coll_plan_build(&three, f.t, &s, &err), SIM_OK);
     assert_int_equal(coll_plan_transfers(&three), 3 * coll_plan_transfers(&one));

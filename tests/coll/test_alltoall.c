@@ -57,12 +57,19 @@ static void build_a2a_mode(const fixture *f, coll_plan *p, cfg_coll_algorithm a,
                            uint32_t n, bool serial) {
   uint32_t ranks[MAXR];
   for (uint32_t i = 0; i < n; i++) ranks[i] = i;
-  coll_spec s = {.op = CFG_COLL_ALLTOALL, .algorithm = a, .bytes = S, .ranks = ranks, .nranks = n,
-                 .channels = 1, .chunk = 1, .pxn_serial = serial};
+  coll_spec s = {.op = CFG_COLL_ALLTOALL,
+                 .algorithm = a,
+                 .bytes = S,
+                 .ranks = ranks,
+                 .nranks = n,
+                 .channels = 1,
+                 .chunk = 1,
+                 .pxn_serial = serial};
   sim_error err = {0};
   if (coll_plan_build(p, f->t, &s, &err) != SIM_OK) fail_msg("%s", err.msg);
 }
-static void build_a2a(const fixture *f, coll_plan *p, cfg_coll_algorithm a, uint64_t S, uint32_t n) {
+static void build_a2a(const fixture *f, coll_plan *p, cfg_coll_algorithm a, uint64_t S,
+                      uint32_t n) {
   build_a2a_mode(f, p, a, S, n, false);
 }
 
@@ -179,8 +186,15 @@ static int moe_err(const fixture *f, coll_plan *p, coll_moe_info *info, coll_moe
                    uint32_t elem, sim_error *err) {
   uint32_t ranks[MAXR];
   for (uint32_t i = 0; i < n; i++) ranks[i] = i;
-  coll_moe_spec s = {.dir = dir, .ranks = ranks, .nranks = n, .tokens = T, .hidden = 7168,
-                     .elem_bytes = elem, .experts = E, .top_k = K, .node_limit = M,
+  coll_moe_spec s = {.dir = dir,
+                     .ranks = ranks,
+                     .nranks = n,
+                     .tokens = T,
+                     .hidden = 7168,
+                     .elem_bytes = elem,
+                     .experts = E,
+                     .top_k = K,
+                     .node_limit = M,
                      .chunks = chunks};
   return coll_moe_build(p, f->t, &s, info, err);
 }
@@ -277,9 +291,9 @@ static void test_moe_node_limit_and_bytes(void **state) {
         if (T == 1) assert_true(remote <= M); /* a token reaches at most M nodes */
         /* The rail GPU holds T M' copies (its own node's included) and every
          * GPU gets T D token deliveries (its own share stays put). */
-        uint64_t own_copies = T * span - (sent / b);      /* the sender's own node */
+        uint64_t own_copies = T * span - (sent / b); /* the sender's own node */
         assert_true(own_copies <= T);
-        uint64_t own = T * D / G + ((T * D) % G > 0);  /* a -> a: offset 0 */
+        uint64_t own = T * D / G + ((T * D) % G > 0); /* a -> a: offset 0 */
         assert_int_equal(nvl_in[r] + own * b, T * D * b);
       }
       /* group totals: T M' copies per rank, of which the ones to the own node stay */
@@ -320,13 +334,17 @@ static void test_moe_combine_and_errors(void **state) {
   sim_error err = {0};
   /* refused: experts not spread evenly, top_k > E, nodes with too few
    * experts for a token's share, ragged node blocks */
-  assert_int_equal(moe_err(&f, &d, NULL, COLL_MOE_DISPATCH, 16, 8, 40, 8, 4, 1, 1, &err), SIM_EINVAL);
+  assert_int_equal(moe_err(&f, &d, NULL, COLL_MOE_DISPATCH, 16, 8, 40, 8, 4, 1, 1, &err),
+                   SIM_EINVAL);
   assert_non_null(strstr(err.msg, "40 experts do not spread evenly over 16"));
-  assert_int_equal(moe_err(&f, &d, NULL, COLL_MOE_DISPATCH, 16, 8, 16, 32, 4, 1, 1, &err), SIM_EINVAL);
+  assert_int_equal(moe_err(&f, &d, NULL, COLL_MOE_DISPATCH, 16, 8, 16, 32, 4, 1, 1, &err),
+                   SIM_EINVAL);
   assert_non_null(strstr(err.msg, "top_k 32 outside 1..16"));
-  assert_int_equal(moe_err(&f, &d, NULL, COLL_MOE_DISPATCH, 16, 8, 16, 16, 1, 1, 1, &err), SIM_EINVAL);
+  assert_int_equal(moe_err(&f, &d, NULL, COLL_MOE_DISPATCH, 16, 8, 16, 16, 1, 1, 1, &err),
+                   SIM_EINVAL);
   assert_non_null(strstr(err.msg, "need 16 experts per node; each node holds 8"));
-  assert_int_equal(moe_err(&f, &d, NULL, COLL_MOE_DISPATCH, 12, 8, 24, 8, 4, 1, 1, &err), SIM_EINVAL);
+  assert_int_equal(moe_err(&f, &d, NULL, COLL_MOE_DISPATCH, 12, 8, 24, 8, 4, 1, 1, &err),
+                   SIM_EINVAL);
   assert_non_null(strstr(err.msg, "same number of ranks on every node"));
   assert_int_equal(d.nphases, 0);
   /* one node: NVLink only; the plan still runs */

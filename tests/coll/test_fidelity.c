@@ -14,7 +14,8 @@
 
 static double run(const fixture *f, const coll_plan *p, bool flow) {
   sim_ctx *sim = sim_create(1);
-  be_backend *b = flow ? be_flow_create(sim, f->t, &f->cfg) : be_analytic_create(sim, f->t, &f->cfg);
+  be_backend *b =
+      flow ? be_flow_create(sim, f->t, &f->cfg) : be_analytic_create(sim, f->t, &f->cfg);
   coll_exec e;
   coll_exec_start(&e, b, p, NULL, NULL);
   ev_run(sim, SIM_TIME_MAX);
@@ -64,8 +65,13 @@ static void test_analytic_vs_flow(void **state) {
       {CFG_COLL_BROADCAST, CFG_ALGO_RING, 32, 2},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-    coll_spec s = {.op = cases[i].op, .algorithm = cases[i].a, .bytes = 64u << 20, .ranks = ranks,
-                   .nranks = cases[i].n, .channels = cases[i].k, .chunk = 4u << 20};
+    coll_spec s = {.op = cases[i].op,
+                   .algorithm = cases[i].a,
+                   .bytes = 64u << 20,
+                   .ranks = ranks,
+                   .nranks = cases[i].n,
+                   .channels = cases[i].k,
+                   .chunk = 4u << 20};
     coll_plan p, q;
     sim_error err = {0};
     assert_int_equal(coll_plan_build(&p, f.t, &s, &err), SIM_OK);
@@ -86,15 +92,26 @@ static void test_analytic_vs_flow(void **state) {
     uint32_t n;
     uint64_t S;
   } proto[] = {
-      {CFG_ALGO_RING, CFG_PROTO_SIMPLE, 32, 1u << 30}, {CFG_ALGO_RING, CFG_PROTO_LL128, 32, 16u << 20},
-      {CFG_ALGO_RING, CFG_PROTO_LL, 32, 1u << 20},     {CFG_ALGO_TREE, CFG_PROTO_SIMPLE, 32, 64u << 20},
-      {CFG_ALGO_TREE, CFG_PROTO_LL, 32, 64u << 10},    {CFG_ALGO_NVLS, CFG_PROTO_SIMPLE, 8, 1u << 30},
+      {CFG_ALGO_RING, CFG_PROTO_SIMPLE, 32, 1u << 30},
+      {CFG_ALGO_RING, CFG_PROTO_LL128, 32, 16u << 20},
+      {CFG_ALGO_RING, CFG_PROTO_LL, 32, 1u << 20},
+      {CFG_ALGO_TREE, CFG_PROTO_SIMPLE, 32, 64u << 20},
+      {CFG_ALGO_TREE, CFG_PROTO_LL, 32, 64u << 10},
+      {CFG_ALGO_NVLS, CFG_PROTO_SIMPLE, 8, 1u << 30},
       {CFG_ALGO_COLLNET, CFG_PROTO_SIMPLE, 32, 1u << 30},
   };
   for (size_t i = 0; i < sizeof proto / sizeof *proto; i++) {
-    coll_spec s = {.op = CFG_COLL_ALLREDUCE, .algorithm = proto[i].a, .bytes = proto[i].S,
-                   .ranks = ranks, .nranks = proto[i].n, .channels = 8, .chunk = 1u << 20,
-                   .protocol = proto[i].p, .gpu = CFG_GPU_H100, .nvls = true, .sharp = true};
+    coll_spec s = {.op = CFG_COLL_ALLREDUCE,
+                   .algorithm = proto[i].a,
+                   .bytes = proto[i].S,
+                   .ranks = ranks,
+                   .nranks = proto[i].n,
+                   .channels = 8,
+                   .chunk = 1u << 20,
+                   .protocol = proto[i].p,
+                   .gpu = CFG_GPU_H100,
+                   .nvls = true,
+                   .sharp = true};
     coll_plan p;
     sim_error err = {0};
     assert_int_equal(coll_plan_build(&p, f.t, &s, &err), SIM_OK);
@@ -105,9 +122,16 @@ static void test_analytic_vs_flow(void **state) {
     coll_plan_free(&p);
   }
   /* MoE dispatch, pipelined: the fabric and NVLink hops overlap on both. */
-  coll_moe_spec ms = {.dir = COLL_MOE_DISPATCH, .ranks = ranks, .nranks = 32, .tokens = 1024,
-                      .hidden = 7168, .elem_bytes = 1, .experts = 256, .top_k = 8,
-                      .node_limit = 2, .chunks = 4};
+  coll_moe_spec ms = {.dir = COLL_MOE_DISPATCH,
+                      .ranks = ranks,
+                      .nranks = 32,
+                      .tokens = 1024,
+                      .hidden = 7168,
+                      .elem_bytes = 1,
+                      .experts = 256,
+                      .top_k = 8,
+                      .node_limit = 2,
+                      .chunks = 4};
   coll_plan p, q;
   sim_error err = {0};
   assert_int_equal(coll_moe_build(&p, f.t, &ms, NULL, &err), SIM_OK);

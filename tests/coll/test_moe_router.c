@@ -21,8 +21,13 @@ static double miss(uint32_t n, uint32_t h, uint32_t k) {
 
 static coll_moe_routing draw(uint32_t m, uint32_t g, uint32_t E, uint32_t k, uint32_t M,
                              double skew, uint64_t seed) {
-  coll_moe_router_spec s = {.nodes = m, .per_node = g, .experts = E, .top_k = k,
-                            .node_limit = M, .skew = skew, .seed = seed};
+  coll_moe_router_spec s = {.nodes = m,
+                            .per_node = g,
+                            .experts = E,
+                            .top_k = k,
+                            .node_limit = M,
+                            .skew = skew,
+                            .seed = seed};
   coll_moe_routing r;
   sim_error err = {0};
   if (coll_moe_routing_sample(&r, &s, &err) != SIM_OK) fail_msg("%s", err.msg);
@@ -40,14 +45,16 @@ static void assert_mean(double got, double want, uint32_t k, uint32_t P) {
  * nodes reached m (1 - C(E - E/m, k)/C(E, k)), GPUs mG (1 - C(E - E/mG, k)/C(E, k)). */
 static void test_uniform_closed_form(void **state) {
   (void)state;
-  static const uint32_t shapes[][4] = {{8, 8, 256, 8}, {4, 8, 64, 2}, {16, 4, 64, 6}, {2, 8, 16, 4}};
+  static const uint32_t shapes[][4] = {
+      {8, 8, 256, 8}, {4, 8, 64, 2}, {16, 4, 64, 6}, {2, 8, 16, 4}};
   for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
     uint32_t m = shapes[i][0], g = shapes[i][1], E = shapes[i][2], k = shapes[i][3];
     coll_moe_routing r = draw(m, g, E, k, 0, 0, 7);
     assert_mean(r.nodes_per_token, m * (1 - miss(E, E / m, k)), k, r.tokens);
     assert_mean(r.gpus_per_token, m * g * (1 - miss(E, E / (m * g), k)), k, r.tokens);
     /* uniform popularity: every node and GPU alike, exactly */
-    for (uint32_t b = 0; b < m; b++) assert_true(fabs(r.node_share[b] - r.nodes_per_token / m) < 1e-12);
+    for (uint32_t b = 0; b < m; b++)
+      assert_true(fabs(r.node_share[b] - r.nodes_per_token / m) < 1e-12);
     for (uint32_t i = 0; i < m * g; i++)
       assert_true(fabs(r.gpu_share[i] - r.gpus_per_token / (m * g)) < 1e-12);
     assert_true(r.imbalance == 1);
@@ -129,9 +136,16 @@ static void test_dispatch_follows_routing(void **state) {
   for (uint32_t i = 0; i < n; i++) ranks[i] = i;
   coll_moe_routing r = draw(m, G, 128, 8, 2, 0.8, 5);
   uint64_t T = 1000, b = 64;
-  coll_moe_spec s = {.dir = COLL_MOE_DISPATCH, .ranks = ranks, .nranks = n, .tokens = T,
-                     .hidden = 64, .elem_bytes = 1, .experts = 128, .top_k = 8,
-                     .node_limit = 2, .routing = &r};
+  coll_moe_spec s = {.dir = COLL_MOE_DISPATCH,
+                     .ranks = ranks,
+                     .nranks = n,
+                     .tokens = T,
+                     .hidden = 64,
+                     .elem_bytes = 1,
+                     .experts = 128,
+                     .top_k = 8,
+                     .node_limit = 2,
+                     .routing = &r};
   coll_plan p;
   coll_moe_info info;
   sim_error err = {0};

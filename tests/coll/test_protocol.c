@@ -18,8 +18,14 @@ static void build(const fixture *f, coll_plan *p, cfg_coll_op op, cfg_coll_algor
                   cfg_coll_protocol proto, uint64_t S, uint32_t n, uint32_t k) {
   uint32_t ranks[MAXR];
   for (uint32_t i = 0; i < n; i++) ranks[i] = i;
-  coll_spec s = {.op = op, .algorithm = a, .bytes = S, .ranks = ranks, .nranks = n,
-                 .channels = k, .chunk = 1 << 20, .protocol = proto};
+  coll_spec s = {.op = op,
+                 .algorithm = a,
+                 .bytes = S,
+                 .ranks = ranks,
+                 .nranks = n,
+                 .channels = k,
+                 .chunk = 1 << 20,
+                 .protocol = proto};
   sim_error err = {0};
   if (coll_plan_build(p, f->t, &s, &err) != SIM_OK) fail_msg("%s", err.msg);
 }
@@ -47,7 +53,9 @@ static void test_protocol_closed_forms(void **state) {
   fixture f;
   load(&f, sets, 1);
   const uint32_t n = 8, k = 8;
-  double B = (double)fx_achievable(f.cfg.cluster.scale_up.bandwidth, f.cfg.cluster.scale_up.efficiency) / 8;
+  double B =
+      (double)fx_achievable(f.cfg.cluster.scale_up.bandwidth, f.cfg.cluster.scale_up.efficiency) /
+      8;
   simtime_ps alpha = path_latency(&f, 0, 1);
   static const cfg_coll_protocol ps[] = {CFG_PROTO_LL, CFG_PROTO_LL128, CFG_PROTO_SIMPLE};
   static const uint64_t sizes[] = {4096, 1u << 20, 256u << 20};
@@ -64,23 +72,30 @@ static void test_protocol_closed_forms(void **state) {
       double t_data = k * wire / B;
       double cap = ps[i] == CFG_PROTO_LL ? 141e9 / k : ps[i] == CFG_PROTO_LL128 ? 36.7e9 : INFINITY;
       double t_step = fmax(t_data, chunk / cap);
-      double slices = ps[i] == CFG_PROTO_SIMPLE ? 2 : fmax(1, chunk / (ps[i] == CFG_PROTO_LL ? 4096.0 : 9600.0));
+      double slices = ps[i] == CFG_PROTO_SIMPLE
+                          ? 2
+                          : fmax(1, chunk / (ps[i] == CFG_PROTO_LL ? 4096.0 : 9600.0));
       double h = steps * sim_ps_to_s(hop > alpha ? hop - alpha : 0);
       double want = q.launch_us * 1e-6 + steps * (sim_ps_to_s(alpha) + t_data) +
                     steps * (t_step - t_data) + fmax(0, h - steps * (1 - 1 / slices) * t_step);
       coll_result r;
       double got = coll_test_run(&f, &p, &r);
       if (fabs(got - want) > 1e-9 * want + 4e-12 * steps)
-        fail_msg("protocol %s, %llu bytes: got %.12g s, want %.12g s", cfg_coll_protocol_name(ps[i]),
-                 (unsigned long long)sizes[j], got, want);
+        fail_msg("protocol %s, %llu bytes: got %.12g s, want %.12g s",
+                 cfg_coll_protocol_name(ps[i]), (unsigned long long)sizes[j], got, want);
       /* nccl-tests' definitions, on the data (not the wire) bytes */
       assert_true(fabs(r.algbw_GBps - (double)sizes[j] / got / 1e9) < 1e-9 * r.algbw_GBps);
       assert_true(fabs(r.busbw_GBps - r.algbw_GBps * 2.0 * (n - 1) / n) < 1e-9 * r.busbw_GBps);
       /* the tuner's estimate is the same closed form */
       uint32_t ranks[MAXR];
       for (uint32_t g = 0; g < n; g++) ranks[g] = g;
-      coll_spec s = {.op = CFG_COLL_ALLREDUCE, .algorithm = CFG_ALGO_RING, .bytes = sizes[j],
-                     .ranks = ranks, .nranks = n, .channels = p.channels, .chunk = 1 << 20,
+      coll_spec s = {.op = CFG_COLL_ALLREDUCE,
+                     .algorithm = CFG_ALGO_RING,
+                     .bytes = sizes[j],
+                     .ranks = ranks,
+                     .nranks = n,
+                     .channels = p.channels,
+                     .chunk = 1 << 20,
                      .protocol = ps[i]};
       cfg_coll_algorithm a;
       cfg_coll_protocol pp;
@@ -89,14 +104,16 @@ static void test_protocol_closed_forms(void **state) {
       coll_tune(f.t, &s, &a, &pp, &kk, &est);
       assert_int_equal(pp, ps[i]);
       coll_plan_free(&p);
-      if (kk == k && fabs(est - want) > 1e-9 * want) fail_msg("estimate %.12g, closed form %.12g", est, want);
+      if (kk == k && fabs(est - want) > 1e-9 * want)
+        fail_msg("estimate %.12g, closed form %.12g", est, want);
     }
   /* none: the ideal transfers, no launch, no fixed delay, no protocol bytes */
   coll_plan p;
   build(&f, &p, CFG_COLL_ALLREDUCE, CFG_ALGO_RING, CFG_PROTO_NONE, 1u << 20, n, k);
   assert_int_equal(p.launch, 0);
   assert_int_equal(p.phases[0].fixed, 0);
-  assert_int_equal(coll_plan_bytes(&p), 2ull * (n - 1) * n * k * (uint64_t)ceil_div(1u << 20, n * k));
+  assert_int_equal(coll_plan_bytes(&p),
+                   2ull * (n - 1) * n * k * (uint64_t)ceil_div(1u << 20, n * k));
   coll_plan_free(&p);
   unload(&f);
 }
@@ -112,8 +129,13 @@ static void test_multinode_estimate(void **state) {
   for (uint32_t g = 0; g < n; g++) ranks[g] = g;
   static const cfg_coll_protocol ps[] = {CFG_PROTO_LL, CFG_PROTO_LL128, CFG_PROTO_SIMPLE};
   for (size_t i = 0; i < 3; i++) {
-    coll_spec s = {.op = CFG_COLL_ALLREDUCE, .algorithm = CFG_ALGO_RING, .bytes = 64u << 20,
-                   .ranks = ranks, .nranks = n, .channels = 8, .chunk = 1 << 20,
+    coll_spec s = {.op = CFG_COLL_ALLREDUCE,
+                   .algorithm = CFG_ALGO_RING,
+                   .bytes = 64u << 20,
+                   .ranks = ranks,
+                   .nranks = n,
+                   .channels = 8,
+                   .chunk = 1 << 20,
                    .protocol = ps[i]};
     cfg_coll_algorithm a;
     cfg_coll_protocol pp;
@@ -144,8 +166,13 @@ static void test_tuner_crossovers(void **state) {
   load(&f, sets, 1);
   uint32_t ranks[8];
   for (uint32_t g = 0; g < 8; g++) ranks[g] = g;
-  coll_spec s = {.op = CFG_COLL_ALLREDUCE, .algorithm = CFG_ALGO_RING, .ranks = ranks,
-                 .nranks = 8, .channels = 8, .chunk = 1 << 20, .protocol = CFG_PROTO_AUTO};
+  coll_spec s = {.op = CFG_COLL_ALLREDUCE,
+                 .algorithm = CFG_ALGO_RING,
+                 .ranks = ranks,
+                 .nranks = 8,
+                 .channels = 8,
+                 .chunk = 1 << 20,
+                 .protocol = CFG_PROTO_AUTO};
   cfg_coll_protocol last = CFG_PROTO_LL;
   int switches = 0;
   for (uint64_t S = 8; S <= (4ull << 30); S *= 2) {

@@ -74,7 +74,8 @@ static void assert_close_steps(double got, double want, double steps) {
     fail_msg("got %.15g, want %.15g", got, want);
 }
 static void assert_close(double got, double want, double rel) {
-  if (fabs(got - want) > rel * fabs(want)) fail_msg("got %.15g, want %.15g (rel %.3g)", got, want, rel);
+  if (fabs(got - want) > rel * fabs(want))
+    fail_msg("got %.15g, want %.15g (rel %.3g)", got, want, rel);
 }
 
 /* One node: ring over NVLink. t = 2(n-1) (alpha + S / (n B)), any channel count. */
@@ -83,7 +84,9 @@ static void test_allreduce_one_node(void **state) {
   const char *sets[] = {"cluster.nodes=1"};
   fixture f;
   load(&f, sets, 1);
-  double B = (double)fx_achievable(f.cfg.cluster.scale_up.bandwidth, f.cfg.cluster.scale_up.efficiency) / 8; /* bytes/s */
+  double B =
+      (double)fx_achievable(f.cfg.cluster.scale_up.bandwidth, f.cfg.cluster.scale_up.efficiency) /
+      8; /* bytes/s */
   double alpha = sim_ps_to_s(f.cfg.cluster.scale_up.latency);
   uint64_t S = 1ull << 30;
   for (uint32_t k = 1; k <= 8; k *= 2) {
@@ -99,7 +102,8 @@ static void test_allreduce_one_node(void **state) {
   assert_close_steps(t_rs, 7 * (alpha + (double)S / (8 * B)), 7);
   assert_close(t_ag, t_rs, 1e-12);
   /* Fewer ranks in the node: n = 4. */
-  assert_close_steps(run_coll(&f, CFG_COLL_ALLREDUCE, S, 4, 2, NULL), 6 * (alpha + (double)S / (4 * B)), 6);
+  assert_close_steps(run_coll(&f, CFG_COLL_ALLREDUCE, S, 4, 2, NULL),
+                     6 * (alpha + (double)S / (4 * B)), 6);
   unload(&f);
 }
 
@@ -133,7 +137,9 @@ static void test_alltoall_one_node(void **state) {
   const char *sets[] = {"cluster.nodes=1"};
   fixture f;
   load(&f, sets, 1);
-  double B = (double)fx_achievable(f.cfg.cluster.scale_up.bandwidth, f.cfg.cluster.scale_up.efficiency) / 8;
+  double B =
+      (double)fx_achievable(f.cfg.cluster.scale_up.bandwidth, f.cfg.cluster.scale_up.efficiency) /
+      8;
   double alpha = sim_ps_to_s(f.cfg.cluster.scale_up.latency);
   uint64_t S = 64ull << 20;
   coll_result r;
@@ -149,7 +155,9 @@ static void test_broadcast_pipeline(void **state) {
   const char *sets[] = {"cluster.nodes=1"};
   fixture f;
   load(&f, sets, 1);
-  double B = (double)fx_achievable(f.cfg.cluster.scale_up.bandwidth, f.cfg.cluster.scale_up.efficiency) / 8;
+  double B =
+      (double)fx_achievable(f.cfg.cluster.scale_up.bandwidth, f.cfg.cluster.scale_up.efficiency) /
+      8;
   double alpha = sim_ps_to_s(f.cfg.cluster.scale_up.latency);
   uint64_t S = 16ull << 20; /* 16 chunks of 1 MiB */
   coll_result r;
@@ -173,7 +181,8 @@ static void test_analytic_sharing(void **state) {
   sim_ctx *sim = sim_create(1);
   be_backend *b = be_analytic_create(sim, f.t, &f.cfg);
   be_xfer one[1] = {{.src_gpu = 0, .dst_gpu = 1, .bytes = 1 << 20}};
-  be_xfer two[2] = {{.src_gpu = 0, .dst_gpu = 1, .bytes = 1 << 20}, {.src_gpu = 0, .dst_gpu = 2, .bytes = 1 << 20}};
+  be_xfer two[2] = {{.src_gpu = 0, .dst_gpu = 1, .bytes = 1 << 20},
+                    {.src_gpu = 0, .dst_gpu = 2, .bytes = 1 << 20}};
   int done = 0;
   be_submit_phase(b, one, 1, 1, done_count, &done);
   ev_run(sim, SIM_TIME_MAX);
@@ -204,8 +213,13 @@ static void test_bad_specs(void **state) {
   uint32_t ranks[] = {0, 2, 1};
   coll_plan p;
   sim_error err = {0};
-  coll_spec s = {.op = CFG_COLL_ALLREDUCE, .algorithm = CFG_ALGO_PAIRWISE, .bytes = 8, .ranks = ranks,
-                 .nranks = 2, .channels = 1, .chunk = 1};
+  coll_spec s = {.op = CFG_COLL_ALLREDUCE,
+                 .algorithm = CFG_ALGO_PAIRWISE,
+                 .bytes = 8,
+                 .ranks = ranks,
+                 .nranks = 2,
+                 .channels = 1,
+                 .chunk = 1};
   assert_int_equal(coll_plan_build(&p, f.t, &s, &err), SIM_EINVAL);
   assert_non_null(strstr(err.msg, "pairwise"));
   s.algorithm = CFG_ALGO_RING;

@@ -28,8 +28,14 @@ static double path_rate(const fixture *f, uint32_t a, uint32_t b) {
 
 static coll_spec spec_of(const fixture *f, const uint32_t *ranks, uint32_t n, cfg_coll_algorithm a,
                          cfg_coll_protocol p, uint64_t S) {
-  coll_spec s = {.op = CFG_COLL_ALLREDUCE, .algorithm = a, .bytes = S, .ranks = ranks, .nranks = n,
-                 .channels = f->cfg.cluster.nic.per_node, .chunk = 1 << 20, .protocol = p};
+  coll_spec s = {.op = CFG_COLL_ALLREDUCE,
+                 .algorithm = a,
+                 .bytes = S,
+                 .ranks = ranks,
+                 .nranks = n,
+                 .channels = f->cfg.cluster.nic.per_node,
+                 .chunk = 1 << 20,
+                 .protocol = p};
   coll_spec_set_hw(&s, &f->cfg);
   return s;
 }
@@ -81,7 +87,8 @@ static void test_nvls_closed_form(void **state) {
     assert_int_equal(p.phases[0].n, n * (n - 1));
     assert_int_equal(p.launch, 0);
     double per = ceil((double)S * (n + 1) / ((double)n * (n - 1) * e) - 1e-6);
-    for (size_t j = 0; j < p.phases[0].n; j++) assert_true(fabs((double)p.phases[0].x[j].bytes - per) <= 1);
+    for (size_t j = 0; j < p.phases[0].n; j++)
+      assert_true(fabs((double)p.phases[0].x[j].bytes - per) <= 1);
     coll_plan_free(&p);
     coll_result r;
     double t = run_checked(&f, &s, &r);
@@ -168,8 +175,9 @@ static void test_collnet_closed_form(void **state) {
   static const char *const nics[] = {"cluster.nic.per_node=8", "cluster.nic.per_node=2"};
   for (int ni = 0; ni < 2; ni++)
     for (int nv = 0; nv < 2; nv++) {
-      const char *sets[] = {"cluster.nodes=4", "fabric.sharp=true", nics[ni],
-                            nv ? "workload.collective.nvls=true" : "workload.collective.nvls=false"};
+      const char *sets[] = {
+          "cluster.nodes=4", "fabric.sharp=true", nics[ni],
+          nv ? "workload.collective.nvls=true" : "workload.collective.nvls=false"};
       fixture f;
       load(&f, sets, 4);
       uint32_t ranks[32], n = 32, g = 8, m = 4;
@@ -187,7 +195,8 @@ static void test_collnet_closed_form(void **state) {
         assert_int_equal(p.phases[0].n, m * (g * (g - 1) + g));
         coll_plan_free(&p);
         double share = ceil((double)S / g);
-        double pair = nv ? ceil((double)S * (g + 1) / ((double)g * (g - 1) * 0.85) - 1e-6) : 2 * share;
+        double pair =
+            nv ? ceil((double)S * (g + 1) / ((double)g * (g - 1) * 0.85) - 1e-6) : 2 * share;
         double lat = nv ? 43e-6 : 2 * (3.7e-6 + (g - 1) * 0.4e-6) + 31e-6;
         double want = fmax(sim_ps_to_s(a_nv) + (g - 1) * pair / Bnv,
                            sim_ps_to_s(a_net) + per_nic * share / Bnic) +
@@ -195,7 +204,8 @@ static void test_collnet_closed_form(void **state) {
         double t = run_checked(&f, &s, NULL);
         assert_close(t, want, 1e-6, "collnet");
         if (ni == 1 && S == (1u << 30)) /* NIC-bound: bytes / per-node NIC bandwidth + latency */
-          assert_close(t, (double)S / (f.cfg.cluster.nic.per_node * Bnic) + lat, 1e-3, "collnet nic");
+          assert_close(t, (double)S / (f.cfg.cluster.nic.per_node * Bnic) + lat, 1e-3,
+                       "collnet nic");
       }
       unload(&f);
     }
@@ -218,8 +228,8 @@ static void test_collnet_closed_form(void **state) {
 /* NCCL's tree across nodes: a chain in each node under the node-level
  * double binary tree, H = (g-1) + ceil(log2 m), C + 2H - 1 steps; only the
  * chains' heads cross nodes, 2 trees x 2 directions x (m-1) edges a
- * channel, each between two heads of the channel's rail. The tuner picks it for small multi-node AllReduce and the ring
- * for large, and its estimate equals the run. */
+ * channel, each between two heads of the channel's rail. The tuner picks it for small multi-node
+ * AllReduce and the ring for large, and its estimate equals the run. */
 static void test_tree_across_nodes(void **state) {
   (void)state;
   const char *sets[] = {"cluster.nodes=4"};

@@ -9,7 +9,6 @@
 #include "fabsim/coll.h"
 #include "fixture.h"
 
-
 static void test_permutation_is_derangement(void **state) {
   (void)state;
   const char *sets[] = {"cluster.nodes=16"};
@@ -97,7 +96,8 @@ static void test_qp_split(void **state) {
   uint64_t total = 0;
   for (int i = 0; i < 4; i++) {
     total += p.phases[0].x[i].bytes;
-    for (int j = 0; j < i; j++) assert_int_not_equal(p.phases[0].x[i].flow_hash, p.phases[0].x[j].flow_hash);
+    for (int j = 0; j < i; j++)
+      assert_int_not_equal(p.phases[0].x[i].flow_hash, p.phases[0].x[j].flow_hash);
   }
   assert_int_equal(total, 1003);
   assert_int_equal(p.phases[0].x[0].bytes, 251);
@@ -115,7 +115,9 @@ static void test_staggered_exec(void **state) {
   load(&f, sets, 1);
   coll_plan p;
   sim_error err = {0};
-  coll_traffic_spec s = {.pattern = CFG_TRAFFIC_PERMUTATION, .bytes = 4096, .qps = 1,
+  coll_traffic_spec s = {.pattern = CFG_TRAFFIC_PERMUTATION,
+                         .bytes = 4096,
+                         .qps = 1,
                          .stagger = 1000000000 /* 1 ms */};
   assert_int_equal(coll_traffic_build(&p, f.t, &s, &err), SIM_OK);
   sim_ctx *sim = sim_create(1);
@@ -124,7 +126,9 @@ static void test_staggered_exec(void **state) {
   coll_exec_start(&e, b, &p, NULL, NULL);
   ev_run(sim, SIM_TIME_MAX);
   assert_true(e.finished);
-  simtime_ps one = f.cfg.cluster.scale_up.latency + sim_serialization_ps(4096, fx_achievable(f.cfg.cluster.scale_up.bandwidth, f.cfg.cluster.scale_up.efficiency));
+  simtime_ps one = f.cfg.cluster.scale_up.latency +
+                   sim_serialization_ps(4096, fx_achievable(f.cfg.cluster.scale_up.bandwidth,
+                                                            f.cfg.cluster.scale_up.efficiency));
   assert_int_equal(e.end - e.start, 7 * 1000000000ull + one);
   be_destroy(b);
   sim_destroy(sim);

@@ -44,8 +44,10 @@ static void test_docs_contain_schema(void **state) {
       fputs(generated, out);
       fclose(out);
     }
-    fail_msg("%s does not contain the generated key reference; paste scenario-schema.md "
-             "(written to the build folder) under '## Key reference'", path);
+    fail_msg(
+        "%s does not contain the generated key reference; paste scenario-schema.md "
+        "(written to the build folder) under '## Key reference'",
+        path);
   }
   sim_free(generated);
   sim_free(doc);
@@ -63,10 +65,12 @@ static void test_markdown_lists_every_key(void **state) {
   assert_non_null(strstr(md, "| `cluster.nodes` | integer 0..1000000 | `0` |"));
   assert_non_null(strstr(md, "| `fabric.link_bandwidth` | bandwidth > 0 | `400Gbps` |"));
   assert_non_null(strstr(md, "| `workload.collective.size` | size > 0 | `1GiB` |"));
-  assert_non_null(strstr(md, "by `cluster.gpu`: H100 `450GB/s`, H800 `200GB/s`, A100 "
-                             "`300GB/s`, B200 `900GB/s`"));
-  assert_non_null(strstr(md, "by `fabric.transport`: infiniband `130ns`, roce `600ns`, "
-                             "ethernet `600ns`"));
+  assert_non_null(strstr(md,
+                         "by `cluster.gpu`: H100 `450GB/s`, H800 `200GB/s`, A100 "
+                         "`300GB/s`, B200 `900GB/s`"));
+  assert_non_null(strstr(md,
+                         "by `fabric.transport`: infiniband `130ns`, roce `600ns`, "
+                         "ethernet `600ns`"));
   assert_non_null(
       strstr(md, "### cluster\n\n| key | type | default | meaning |\n|---|---|---|---|\n"));
   size_t rows = 0; /* key rows: the fault entry tables at the end are not keys */

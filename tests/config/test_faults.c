@@ -26,8 +26,8 @@ static void expect_error(const char *yaml, const char *set, const char *msg) {
   cfg_doc *doc = NULL;
   sim_error err = {0};
   const char *sets[1] = {set};
-  int rc = cfg_load_buffer(&s, &doc, "f.yaml", yaml, yaml ? strlen(yaml) : 0, sets, set ? 1 : 0,
-                           &err);
+  int rc =
+      cfg_load_buffer(&s, &doc, "f.yaml", yaml, yaml ? strlen(yaml) : 0, sets, set ? 1 : 0, &err);
   assert_int_equal(rc, SIM_ECONFIG);
   assert_null(doc);
   if (strcmp(err.msg, msg) != 0) fail_msg("got:  %s\nwant: %s", err.msg, msg);
@@ -94,9 +94,10 @@ static void test_set_and_round_trip(void **state) {
   assert_int_equal(cfg_fail_at(doc, "faults[1].target", &err, "no such link"), SIM_ECONFIG);
   assert_string_equal(err.msg, "--set:2:94: faults[1].target: no such link");
   text = cfg_dump(&s);
-  assert_non_null(strstr(text, "faults: [{at: 1ms, kind: link-down, target: \"leaf0-spine0\"}, "
-                               "{at: 2ms, kind: link-flap, target: \"leaf0-spine1\", duration: "
-                               "10us, period: 20us, count: 1}]\n"));
+  assert_non_null(strstr(text,
+                         "faults: [{at: 1ms, kind: link-down, target: \"leaf0-spine0\"}, "
+                         "{at: 2ms, kind: link-flap, target: \"leaf0-spine1\", duration: "
+                         "10us, period: 20us, count: 1}]\n"));
   db = load(&b, text, NULL, 0);
   again = cfg_dump(&b);
   assert_string_equal(text, again);
@@ -114,22 +115,26 @@ static void test_set_and_round_trip(void **state) {
 
 static void test_errors(void **state) {
   (void)state;
-  expect_error("simulation.fidelity: flow\nfaults:\n  - at: 1ms\n    kind: gpu-slowdown\n"
-               "    target: gpu3\n    factor: 1.5\n",
-               NULL, "f.yaml:6:13: faults[0].factor: 1.5 is out of range; allowed (0, 1]");
-  expect_error("simulation.fidelity: flow\nfaults:\n  - {at: 1ms, kind: gpu-slowdown, target: gpu3}\n",
-               NULL,
-               "f.yaml:3:5: faults[0].factor: missing; gpu-slowdown needs a factor, allowed "
-               "(0, 1] (such as factor: 0.8)");
-  expect_error("simulation.fidelity: flow\nfaults:\n  - {at: 1ms, kind: link-down, target: a}\n"
-               "  - {at: 1ms, kind: link-flap, target: a, duration: 2ms, period: 1ms}\n",
-               NULL,
-               "f.yaml:4:66: faults[1].period: must exceed duration (the time down in each "
-               "cycle); allowed a time > duration");
-  expect_error("simulation.fidelity: flow\nfaults:\n  - {at: 1ms, kind: link-down, target: a, "
-               "factor: 0.5}\n",
-               NULL, "f.yaml:3:51: faults[0].factor: not used by link-down; allowed for "
-               "link-degraded, gpu-slowdown");
+  expect_error(
+      "simulation.fidelity: flow\nfaults:\n  - at: 1ms\n    kind: gpu-slowdown\n"
+      "    target: gpu3\n    factor: 1.5\n",
+      NULL, "f.yaml:6:13: faults[0].factor: 1.5 is out of range; allowed (0, 1]");
+  expect_error(
+      "simulation.fidelity: flow\nfaults:\n  - {at: 1ms, kind: gpu-slowdown, target: gpu3}\n", NULL,
+      "f.yaml:3:5: faults[0].factor: missing; gpu-slowdown needs a factor, allowed "
+      "(0, 1] (such as factor: 0.8)");
+  expect_error(
+      "simulation.fidelity: flow\nfaults:\n  - {at: 1ms, kind: link-down, target: a}\n"
+      "  - {at: 1ms, kind: link-flap, target: a, duration: 2ms, period: 1ms}\n",
+      NULL,
+      "f.yaml:4:66: faults[1].period: must exceed duration (the time down in each "
+      "cycle); allowed a time > duration");
+  expect_error(
+      "simulation.fidelity: flow\nfaults:\n  - {at: 1ms, kind: link-down, target: a, "
+      "factor: 0.5}\n",
+      NULL,
+      "f.yaml:3:51: faults[0].factor: not used by link-down; allowed for "
+      "link-degraded, gpu-slowdown");
   expect_error("faults:\n  - {at: 1ms, kind: link-down, targte: a}\n", NULL,
                "f.yaml:2:32: faults[0]: unknown field 'targte' (did you mean 'target'?); allowed "
                "at, kind, target, factor, ber, duration, period, count");
@@ -146,15 +151,17 @@ static void test_errors(void **state) {
   expect_error("faults:\n  - {at: 1ms, kind: sdc, target: gpu1, at: 2ms}\n", NULL,
                "f.yaml:2:40: faults[0].at: duplicate field (first set at line 2, column 10)");
   expect_error("faults:\n  - {at: 1ms, kind: link-degraded, target: a, factor: 0.5, ber: 1}\n",
-               NULL, "f.yaml:2:65: faults[0].ber: 1 is out of range; allowed [0, 1), bit errors "
-                     "per bit");
-  /* network faults need a dynamic fidelity; GPU kinds do not */
-  expect_error("faults:\n  - {at: 1ms, kind: sdc, target: gpu1}\n  - {at: 1ms, kind: "
-               "switch-down, target: spine0}\n",
                NULL,
-               "f.yaml:3:21: faults[1].kind: switch-down needs simulation.fidelity flow or "
-               "packet; the analytic fidelity has no link state (use --set "
-               "simulation.fidelity=flow)");
+               "f.yaml:2:65: faults[0].ber: 1 is out of range; allowed [0, 1), bit errors "
+               "per bit");
+  /* network faults need a dynamic fidelity; GPU kinds do not */
+  expect_error(
+      "faults:\n  - {at: 1ms, kind: sdc, target: gpu1}\n  - {at: 1ms, kind: "
+      "switch-down, target: spine0}\n",
+      NULL,
+      "f.yaml:3:21: faults[1].kind: switch-down needs simulation.fidelity flow or "
+      "packet; the analytic fidelity has no link state (use --set "
+      "simulation.fidelity=flow)");
   expect_error(NULL, "faults=3",
                "--set:1:8: faults: expected a list of faults such as [{at: 1ms, kind: "
                "link-down, target: leaf0-spine0}]");
@@ -180,28 +187,36 @@ static void test_horizon(void **state) {
                "past the horizon of simulated time (2^62 ps, 53.4 days); allowed: the recovery "
                "(at + duration) before 53.4 days");
   /* each value fits 2^64 ps (213.5 days); their sum wraps it */
-  snprintf(y, sizeof y, "%s{at: 1ms, kind: gpu-slowdown, target: gpu0, factor: 0.5, "
-           "duration: 213d}\n", pre);
+  snprintf(y, sizeof y,
+           "%s{at: 1ms, kind: gpu-slowdown, target: gpu0, factor: 0.5, "
+           "duration: 213d}\n",
+           pre);
   expect_error(y, NULL,
                "f.yaml:3:72: faults[0].duration: the recovery (at + duration) comes at 213 days, "
                "past the horizon of simulated time (2^62 ps, 53.4 days); allowed: the recovery "
                "(at + duration) before 53.4 days");
   /* period x count: 10^6 cycles of 200 days */
-  snprintf(y, sizeof y, "%s{at: 1ms, kind: link-flap, target: a, duration: 1s, period: 200d, "
-           "count: 1000000}\n", pre);
+  snprintf(y, sizeof y,
+           "%s{at: 1ms, kind: link-flap, target: a, duration: 1s, period: 200d, "
+           "count: 1000000}\n",
+           pre);
   expect_error(y, NULL,
                "f.yaml:3:78: faults[0].count: the last cycle (at + (count - 1) x period) comes "
                "at 2e+08 days, past the horizon of simulated time (2^62 ps, 53.4 days); allowed: "
                "the last cycle (at + (count - 1) x period) before 53.4 days");
-  snprintf(y, sizeof y, "%s{at: 1ms, kind: link-down, target: a}\nreliability:\n  "
-           "reconvergence: 100d\n", pre);
+  snprintf(y, sizeof y,
+           "%s{at: 1ms, kind: link-down, target: a}\nreliability:\n  "
+           "reconvergence: 100d\n",
+           pre);
   expect_error(y, NULL,
                "f.yaml:5:18: reliability.reconvergence: a reroute 100 days after a fault is past "
                "the horizon of simulated time (2^62 ps, 53.4 days); allowed: less than 53.4 days");
   /* just under: 53 days of flapping */
   cfg_scenario s;
-  snprintf(y, sizeof y, "%s{at: 1ms, kind: link-flap, target: a, duration: 1h, period: 1d, "
-           "count: 53}\n", pre);
+  snprintf(y, sizeof y,
+           "%s{at: 1ms, kind: link-flap, target: a, duration: 1h, period: 1d, "
+           "count: 53}\n",
+           pre);
   cfg_doc *doc = load(&s, y, NULL, 0);
   assert_int_equal(s.faults.v[0].count, 53);
   cfg_free(&s, doc);
@@ -230,10 +245,8 @@ static void test_reconvergence(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_block_and_flow),
-      cmocka_unit_test(test_set_and_round_trip),
-      cmocka_unit_test(test_errors),
-      cmocka_unit_test(test_reconvergence),
+      cmocka_unit_test(test_block_and_flow), cmocka_unit_test(test_set_and_round_trip),
+      cmocka_unit_test(test_errors),         cmocka_unit_test(test_reconvergence),
       cmocka_unit_test(test_horizon),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

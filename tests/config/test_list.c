@@ -30,8 +30,8 @@ static void expect_error(const char *yaml, const char *set, const char *msg) {
   cfg_doc *doc = NULL;
   sim_error err = {0};
   const char *sets[1] = {set};
-  int rc = cfg_load_buffer(&s, &doc, "l.yaml", yaml, yaml ? strlen(yaml) : 0, sets, set ? 1 : 0,
-                           &err);
+  int rc =
+      cfg_load_buffer(&s, &doc, "l.yaml", yaml, yaml ? strlen(yaml) : 0, sets, set ? 1 : 0, &err);
   assert_int_equal(rc, SIM_ECONFIG);
   assert_null(doc);
   if (strcmp(err.msg, msg) != 0) fail_msg("got:  %s\nwant: %s", err.msg, msg);
@@ -59,10 +59,9 @@ static void test_yaml_forms(void **state) {
 }
 
 static void test_defaults_and_sets(void **state) {
-  static const char *const sets[] = {"workload.model.mlp_layers=[784,128,10]",
-                                     "workload.model.mlp_layers=784,128,10",
-                                     "workload.model.mlp_layers= [ 784 , 128 , 10 ] ",
-                                     "workload.model.mlp_layers=[784, 128, 10]"};
+  static const char *const sets[] = {
+      "workload.model.mlp_layers=[784,128,10]", "workload.model.mlp_layers=784,128,10",
+      "workload.model.mlp_layers= [ 784 , 128 , 10 ] ", "workload.model.mlp_layers=[784, 128, 10]"};
   cfg_scenario s;
   cfg_doc *doc;
   (void)state;
@@ -112,7 +111,8 @@ static void test_dump_round_trip(void **state) {
   sim_free(text);
   cfg_free(&s, doc);
   char *md = cfg_schema_markdown();
-  assert_non_null(strstr(md, "| `workload.model.mlp_layers` | list of integers 1..1000000000 | `[]` |"));
+  assert_non_null(
+      strstr(md, "| `workload.model.mlp_layers` | list of integers 1..1000000000 | `[]` |"));
   sim_free(md);
 }
 
@@ -149,13 +149,14 @@ static void test_errors(void **state) {
   /* more than 1,024 items, as a YAML sequence and as text */
   char big[8 * 1100 + 64];
   size_t o = (size_t)snprintf(big, sizeof big, "workload.model.mlp_layers: [");
-  for (int i = 0; i < 1025; i++) o += (size_t)snprintf(big + o, sizeof big - o, "%s1", i ? "," : "");
+  for (int i = 0; i < 1025; i++)
+    o += (size_t)snprintf(big + o, sizeof big - o, "%s1", i ? "," : "");
   snprintf(big + o, sizeof big - o, "]\n");
-  expect_error(big, NULL,
-               "l.yaml:1:2077: workload.model.mlp_layers: more than 1024 items");
+  expect_error(big, NULL, "l.yaml:1:2077: workload.model.mlp_layers: more than 1024 items");
   char set[8 * 1100];
   o = (size_t)snprintf(set, sizeof set, "workload.model.mlp_layers=");
-  for (int i = 0; i < 1025; i++) o += (size_t)snprintf(set + o, sizeof set - o, "%s1", i ? "," : "");
+  for (int i = 0; i < 1025; i++)
+    o += (size_t)snprintf(set + o, sizeof set - o, "%s1", i ? "," : "");
   expect_error(NULL, set, "--set:1:27: workload.model.mlp_layers: more than 1024 items");
 }
 

@@ -52,8 +52,9 @@ static void test_refused(void **state) {
                         "simulation.memory_limit=1MB"};
   assert_int_equal(load(&s, &doc, sets, 3, &err), SIM_ECONFIG);
   assert_null(doc);
-  assert_non_null(strstr(err.msg, "--set:1:15: cluster.nodes: 128 GPUs and 256 links at "
-                                  "simulation.fidelity packet need about"));
+  assert_non_null(strstr(err.msg,
+                         "--set:1:15: cluster.nodes: 128 GPUs and 256 links at "
+                         "simulation.fidelity packet need about"));
   assert_non_null(strstr(err.msg, "more than the 0.954 MiB of simulation.memory_limit"));
   assert_non_null(strstr(err.msg, "or simulation.fidelity flow ("));
   assert_non_null(strstr(err.msg, "or simulation.fidelity analytic ("));

@@ -155,8 +155,9 @@ static void test_presets_by_gpu(void **state) {
 }
 
 static void test_explicit_beats_preset(void **state) {
-  const char *yaml = "cluster:\n  gpu: A100\n  nic:\n    bandwidth: 400Gbps\n"
-                     "  gpu_flops: 1e15\n";
+  const char *yaml =
+      "cluster:\n  gpu: A100\n  nic:\n    bandwidth: 400Gbps\n"
+      "  gpu_flops: 1e15\n";
   const char *sets[] = {"cluster.gpu_memory=40GiB"};
   cfg_scenario s;
   cfg_doc *doc;
@@ -218,8 +219,7 @@ static void test_derived_rules(void **state) {
   assert_int_equal(s.fabric.planes, 4);
   cfg_free(&s, doc);
 
-  doc = load(&s, "fabric: {topology: multi-plane, planes: 2}\ncluster.nic.per_node: 16\n", NULL,
-             0);
+  doc = load(&s, "fabric: {topology: multi-plane, planes: 2}\ncluster.nic.per_node: 16\n", NULL, 0);
   assert_int_equal(s.fabric.planes, 2);
   assert_int_equal(s.cluster.nic.per_node, 16);
   cfg_free(&s, doc);
@@ -280,33 +280,39 @@ static void test_set_overrides_file(void **state) {
 }
 
 static void test_nested_and_dotted_agree(void **state) {
-  const char *nested = "cluster:\n"
-                       "  nodes: 4\n"
-                       "  nic:\n"
-                       "    bandwidth: 800Gbps\n"
-                       "    per_node: 4\n"
-                       "fabric:\n"
-                       "  topology: multi-plane\n"
-                       "  ecmp:\n"
-                       "    hash_seed: 7\n"
-                       "workload:\n"
-                       "  collective:\n"
-                       "    op: allgather\n"
-                       "    size: 64MiB\n";
-  const char *dotted = "cluster.nodes: 4\n"
-                       "cluster.nic.bandwidth: 800Gbps\n"
-                       "cluster.nic.per_node: 4\n"
-                       "fabric.topology: multi-plane\n"
-                       "fabric.ecmp.hash_seed: 7\n"
-                       "workload.collective.op: allgather\n"
-                       "workload.collective.size: 64MiB\n";
-  const char *mixed = "cluster: {nodes: 4, nic.bandwidth: 800Gbps}\n"
-                      "cluster.nic: {per_node: 4}\n"
-                      "fabric: {topology: multi-plane, ecmp.hash_seed: 7}\n"
-                      "workload.collective: {op: allgather, size: 64MiB}\n";
-  const char *sets[] = {"cluster.nodes=4",          "cluster.nic.bandwidth=800Gbps",
-                        "cluster.nic.per_node=4",   "fabric.topology=multi-plane",
-                        "fabric.ecmp.hash_seed=7",  "workload.collective.op=allgather",
+  const char *nested =
+      "cluster:\n"
+      "  nodes: 4\n"
+      "  nic:\n"
+      "    bandwidth: 800Gbps\n"
+      "    per_node: 4\n"
+      "fabric:\n"
+      "  topology: multi-plane\n"
+      "  ecmp:\n"
+      "    hash_seed: 7\n"
+      "workload:\n"
+      "  collective:\n"
+      "    op: allgather\n"
+      "    size: 64MiB\n";
+  const char *dotted =
+      "cluster.nodes: 4\n"
+      "cluster.nic.bandwidth: 800Gbps\n"
+      "cluster.nic.per_node: 4\n"
+      "fabric.topology: multi-plane\n"
+      "fabric.ecmp.hash_seed: 7\n"
+      "workload.collective.op: allgather\n"
+      "workload.collective.size: 64MiB\n";
+  const char *mixed =
+      "cluster: {nodes: 4, nic.bandwidth: 800Gbps}\n"
+      "cluster.nic: {per_node: 4}\n"
+      "fabric: {topology: multi-plane, ecmp.hash_seed: 7}\n"
+      "workload.collective: {op: allgather, size: 64MiB}\n";
+  const char *sets[] = {"cluster.nodes=4",
+                        "cluster.nic.bandwidth=800Gbps",
+                        "cluster.nic.per_node=4",
+                        "fabric.topology=multi-plane",
+                        "fabric.ecmp.hash_seed=7",
+                        "workload.collective.op=allgather",
                         "workload.collective.size=64MiB"};
   cfg_scenario a, b, c, d;
   cfg_doc *da, *db, *dc, *dd;
@@ -329,16 +335,17 @@ static void test_nested_and_dotted_agree(void **state) {
 }
 
 static void test_yaml_forms(void **state) {
-  const char *yaml = "cluster:\n"
-                     "  nic: {bandwidth: &fast \"800 Gbps\"}\n"
-                     "  nodes: !!str 12\n"
-                     "fabric:\n"
-                     "  link_bandwidth: *fast\n"
-                     "  oversubscription: '1.5'\n"
-                     "cost.optical_endpoint_links: False\n"
-                     "output.dir: |-\n"
-                     "  multi word dir\n"
-                     "---\n";
+  const char *yaml =
+      "cluster:\n"
+      "  nic: {bandwidth: &fast \"800 Gbps\"}\n"
+      "  nodes: !!str 12\n"
+      "fabric:\n"
+      "  link_bandwidth: *fast\n"
+      "  oversubscription: '1.5'\n"
+      "cost.optical_endpoint_links: False\n"
+      "output.dir: |-\n"
+      "  multi word dir\n"
+      "---\n";
   cfg_scenario s;
   cfg_doc *doc;
   cfg_loc l;
@@ -396,24 +403,30 @@ static void round_trip(const char *yaml, const char *const *sets, int nsets) {
 
 static void test_dump_round_trip(void **state) {
   const char *b200[] = {"cluster.gpu=B200", "fabric.transport=ethernet", "fabric.mtu=9000"};
-  const char *odd[] = {"fabric.oversubscription=1.37",  "cluster.gpu_flops=1.234567890123e15",
-                       "fabric.ecmp.hash_seed=18446744073709551615", "simulation.seed=0",
-                       "cluster.nic.bandwidth=1234567bps",  "fabric.link_latency=1ps",
-                       "workload.collective.size=12345B", "cost.switch_usd=0.1",
-                       "cluster.hbm_bandwidth=12bps", "fabric.switch_latency=0"};
+  const char *odd[] = {"fabric.oversubscription=1.37",
+                       "cluster.gpu_flops=1.234567890123e15",
+                       "fabric.ecmp.hash_seed=18446744073709551615",
+                       "simulation.seed=0",
+                       "cluster.nic.bandwidth=1234567bps",
+                       "fabric.link_latency=1ps",
+                       "workload.collective.size=12345B",
+                       "cost.switch_usd=0.1",
+                       "cluster.hbm_bandwidth=12bps",
+                       "fabric.switch_latency=0"};
   (void)state;
   round_trip("", NULL, 0);
   round_trip("cluster.gpu: A100\n", NULL, 0);
   round_trip(NULL, b200, 3);
   round_trip(NULL, odd, 10);
-  round_trip("fabric: {topology: multi-plane, tiers: 3}\nworkload.collective.op: alltoall\n",
-             NULL, 0);
+  round_trip("fabric: {topology: multi-plane, tiers: 3}\nworkload.collective.op: alltoall\n", NULL,
+             0);
   round_trip("output.dir: \"quote \\\" back \\\\ tab \\t \xc3\xbc # not a comment\"\n", NULL, 0);
   round_trip("output.dir: \"\\x01 \\u0080 \\u0085 \\ufeff \\U0001F600 \\uffff \\n end\"\n", NULL,
              0);
-  round_trip("cost.nic_usd: -0\ncost.cable_usd: 4.9e-324\n"
-             "cluster.gpu_flops: 1.7976931348623157e308\n",
-             NULL, 0);
+  round_trip(
+      "cost.nic_usd: -0\ncost.cable_usd: 4.9e-324\n"
+      "cluster.gpu_flops: 1.7976931348623157e308\n",
+      NULL, 0);
 }
 
 static void test_dump_text(void **state) {
@@ -514,13 +527,20 @@ static void test_enum_names(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_empty_is_defaults),     cmocka_unit_test(test_presets_by_gpu),
-      cmocka_unit_test(test_explicit_beats_preset), cmocka_unit_test(test_transport_preset),
-      cmocka_unit_test(test_derived_rules),         cmocka_unit_test(test_set_without_file),
-      cmocka_unit_test(test_set_overrides_file),    cmocka_unit_test(test_nested_and_dotted_agree),
-      cmocka_unit_test(test_yaml_forms),            cmocka_unit_test(test_fail_at),
-      cmocka_unit_test(test_dump_round_trip),       cmocka_unit_test(test_dump_text),
-      cmocka_unit_test(test_load_file),             cmocka_unit_test(test_two_scenarios_at_once),
+      cmocka_unit_test(test_empty_is_defaults),
+      cmocka_unit_test(test_presets_by_gpu),
+      cmocka_unit_test(test_explicit_beats_preset),
+      cmocka_unit_test(test_transport_preset),
+      cmocka_unit_test(test_derived_rules),
+      cmocka_unit_test(test_set_without_file),
+      cmocka_unit_test(test_set_overrides_file),
+      cmocka_unit_test(test_nested_and_dotted_agree),
+      cmocka_unit_test(test_yaml_forms),
+      cmocka_unit_test(test_fail_at),
+      cmocka_unit_test(test_dump_round_trip),
+      cmocka_unit_test(test_dump_text),
+      cmocka_unit_test(test_load_file),
+      cmocka_unit_test(test_two_scenarios_at_once),
       cmocka_unit_test(test_enum_names),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -45,7 +45,7 @@ static const char *bad(int (*parse)(const char *, uint64_t *, sim_error *), cons
   return err->msg;
 }
 
-#define BW_UNITS                                                                          \
+#define BW_UNITS                                                                            \
   "units: bits/s: bps, Kbps, Mbps, Gbps, Tbps (or Kb/s, Mb/s, Gb/s, Tb/s); bytes/s: KB/s, " \
   "MB/s, GB/s, TB/s (x1000) or KiB/s, MiB/s, GiB/s, TiB/s (x1024); a plain number is bits/s"
 #define TIME_UNITS \
@@ -120,8 +120,7 @@ static void test_bandwidth_errors(void **state) {
                       "expected a bandwidth such as 400Gbps, got 'Gbps'; " BW_UNITS);
   assert_string_equal(bad(cfg_parse_bandwidth, "", &err),
                       "missing value; expected a bandwidth such as 400Gbps");
-  assert_string_equal(bad(cfg_parse_bandwidth, NULL, &err),
-                      "missing value; expected a bandwidth");
+  assert_string_equal(bad(cfg_parse_bandwidth, NULL, &err), "missing value; expected a bandwidth");
   assert_string_equal(bad(cfg_parse_bandwidth, "18446744073709551616", &err),
                       "'18446744073709551616' is too large (the limit is 2^64-1 bits/s)");
   assert_string_equal(bad(cfg_parse_bandwidth, "1e30Tbps", &err),
@@ -227,8 +226,8 @@ static void test_format_round_trip(void **state) {
     uint64_t v;
     x ^= x << 13, x ^= x >> 7, x ^= x << 17;
     v = x >> (x % 64); /* every magnitude */
-    if (i % 3 == 0) v = (x % 1000) * (uint64_t[]){1, 1000, 1000000, 1000000000, 1ULL << 30,
-                                                   8000000000ULL}[i % 6];
+    if (i % 3 == 0)
+      v = (x % 1000) * (uint64_t[]){1, 1000, 1000000, 1000000000, 1ULL << 30, 8000000000ULL}[i % 6];
     cfg__format_bandwidth(text, sizeof text, v, i & 1);
     assert_int_equal(bw(text), v);
     cfg__format_time(text, sizeof text, v);
@@ -277,11 +276,16 @@ static void test_format_readable(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_bandwidth_bits),    cmocka_unit_test(test_bandwidth_bytes),
-      cmocka_unit_test(test_bandwidth_rounds_to_bit), cmocka_unit_test(test_bandwidth_errors),
-      cmocka_unit_test(test_size),              cmocka_unit_test(test_size_errors),
-      cmocka_unit_test(test_time),              cmocka_unit_test(test_time_errors),
-      cmocka_unit_test(test_format_round_trip), cmocka_unit_test(test_format_readable),
+      cmocka_unit_test(test_bandwidth_bits),
+      cmocka_unit_test(test_bandwidth_bytes),
+      cmocka_unit_test(test_bandwidth_rounds_to_bit),
+      cmocka_unit_test(test_bandwidth_errors),
+      cmocka_unit_test(test_size),
+      cmocka_unit_test(test_size_errors),
+      cmocka_unit_test(test_time),
+      cmocka_unit_test(test_time_errors),
+      cmocka_unit_test(test_format_round_trip),
+      cmocka_unit_test(test_format_readable),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

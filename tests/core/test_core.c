@@ -102,7 +102,7 @@ static void test_atomic_write(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_serialization), cmocka_unit_test(test_rng_streams),
-      cmocka_unit_test(test_arena), cmocka_unit_test(test_errors),
+      cmocka_unit_test(test_arena),         cmocka_unit_test(test_errors),
       cmocka_unit_test(test_atomic_write),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

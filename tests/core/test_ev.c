@@ -111,9 +111,9 @@ static void fuzz_handler(sim_ctx *sim, void *obj, uint64_t arg);
 static simtime_ps fuzz_delay(fuzz_state *f) {
   switch (f->mode) {
   case 0: return (simtime_ps)sim_rng_exp(&f->rng, 1e6);
-  case 1: return sim_rng_below(&f->rng, 3);                       /* many ties */
+  case 1: return sim_rng_below(&f->rng, 3);                        /* many ties */
   case 2: return sim_rng_below(&f->rng, 2) ? 1 : 1000000000000ULL; /* bimodal */
-  default: return (simtime_ps)1 << sim_rng_below(&f->rng, 50);    /* wide span */
+  default: return (simtime_ps)1 << sim_rng_below(&f->rng, 50);     /* wide span */
   }
 }
 
@@ -196,7 +196,8 @@ static void test_order_matches_reference(void **state) {
   }
   simtime_ps last = 0;
   sim_ctx *sim = sim_create(3);
-  for (int i = 0; i < 1000; i++) ev_schedule(sim, (simtime_ps)(i * 7919 % 1000) * 1000, monotone, &last, 0);
+  for (int i = 0; i < 1000; i++)
+    ev_schedule(sim, (simtime_ps)(i * 7919 % 1000) * 1000, monotone, &last, 0);
   ev_run(sim, SIM_TIME_MAX);
   sim_destroy(sim);
 }

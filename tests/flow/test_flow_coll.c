@@ -13,7 +13,6 @@
 #include "flow/flow_internal.h"
 #include "fixture.h"
 
-
 typedef enum { ANALYTIC, FLOW, FLOW_EXPLICIT } kind;
 
 static be_backend *make(kind k, sim_ctx *sim, const fixture *f) {
@@ -211,7 +210,8 @@ static void test_repeat_interrupted(void **state) {
                    {.src_gpu = 0, .dst_gpu = 2, .bytes = 3 * S},
                    {.src_gpu = 3, .dst_gpu = 2, .bytes = S},
                    {.src_gpu = 4, .dst_gpu = 2, .bytes = S}};
-  be_xfer shared[2] = {{.src_gpu = 5, .dst_gpu = 2, .bytes = 2 * S}, {.src_gpu = 0, .dst_gpu = 6, .bytes = S}};
+  be_xfer shared[2] = {{.src_gpu = 5, .dst_gpu = 2, .bytes = 2 * S},
+                       {.src_gpu = 0, .dst_gpu = 6, .bytes = S}};
   be_xfer disjoint[1] = {{.src_gpu = 6, .dst_gpu = 7, .bytes = 5 * S}};
   /* One repetition of A alone. */
   simtime_ps d, unused;
@@ -226,7 +226,8 @@ static void test_repeat_interrupted(void **state) {
   }
   /* Arrivals: inside the first (explicit) repetition, at a repetition
    * boundary, mid-drain, in the latency tail, at A's very end and after. */
-  simtime_ps ats[] = {d / 3, 5 * d, 7 * d + d / 3, 12 * d + d / 2, 20 * d - lat / 2, 40 * d, 41 * d};
+  simtime_ps ats[] = {d / 3,  5 * d, 7 * d + d / 3, 12 * d + d / 2, 20 * d - lat / 2,
+                      40 * d, 41 * d};
   const be_xfer *bs[] = {shared, disjoint};
   size_t nbs[] = {2, 1};
   for (size_t i = 0; i < sizeof ats / sizeof *ats; i++)

@@ -12,7 +12,6 @@
 #include "fabsim/backend.h"
 #include "fixture.h"
 
-
 typedef struct rec {
   simtime_ps at;
   int fired;
@@ -57,8 +56,9 @@ static simtime_ps ser_share(uint64_t bytes, rate_bps bps, uint64_t k) {
 
 static void assert_ps_near(simtime_ps got, simtime_ps want, simtime_ps tol) {
   simtime_ps d = got > want ? got - want : want - got;
-  if (d > tol) fail_msg("got %llu ps, want %llu ps (+-%llu)", (unsigned long long)got, (unsigned long long)want,
-                        (unsigned long long)tol);
+  if (d > tol)
+    fail_msg("got %llu ps, want %llu ps (+-%llu)", (unsigned long long)got,
+             (unsigned long long)want, (unsigned long long)tol);
 }
 
 /* One flow alone gets its path bottleneck: latency + bytes / bottleneck, exactly. */
@@ -116,8 +116,10 @@ static void test_directions(void **state) {
   rate_bps W = fx_achievable(f.cfg.cluster.scale_up.bandwidth, f.cfg.cluster.scale_up.efficiency);
   simtime_ps lat = path_latency(&f, 0, 1, 0);
   uint64_t S = 1u << 20;
-  be_xfer opposite[2] = {{.src_gpu = 0, .dst_gpu = 1, .bytes = S}, {.src_gpu = 1, .dst_gpu = 0, .bytes = S}};
-  be_xfer into[2] = {{.src_gpu = 0, .dst_gpu = 1, .bytes = S}, {.src_gpu = 2, .dst_gpu = 1, .bytes = S}};
+  be_xfer opposite[2] = {{.src_gpu = 0, .dst_gpu = 1, .bytes = S},
+                         {.src_gpu = 1, .dst_gpu = 0, .bytes = S}};
+  be_xfer into[2] = {{.src_gpu = 0, .dst_gpu = 1, .bytes = S},
+                     {.src_gpu = 2, .dst_gpu = 1, .bytes = S}};
   rec r[2];
   be_stats st;
   run_each(&f, opposite, 2, r, &st);
@@ -249,9 +251,9 @@ static void test_be_create(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_alone),        cmocka_unit_test(test_k_share),
-      cmocka_unit_test(test_directions),
-      cmocka_unit_test(test_parking_lot),  cmocka_unit_test(test_fabric_share),
-      cmocka_unit_test(test_degenerate),   cmocka_unit_test(test_be_create),
+      cmocka_unit_test(test_directions),   cmocka_unit_test(test_parking_lot),
+      cmocka_unit_test(test_fabric_share), cmocka_unit_test(test_degenerate),
+      cmocka_unit_test(test_be_create),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,7 +17,6 @@
 #include "flow/flow_internal.h"
 #include "fixture.h"
 
-
 /* Apply a solve's results as the backend does. */
 static void solve_apply(flow__net *net) {
   flow__net_solve(net);
@@ -75,7 +74,8 @@ static void check_fresh(const fixture *fx, flow__net *net, const model *m, sim_r
     order[j] = tmp;
   }
   uint32_t ids[MAXF];
-  for (int k = 0; k < n; k++) ids[order[k]] = flow__net_add(&fresh, m->path[order[k]].ch, m->path[order[k]].n);
+  for (int k = 0; k < n; k++)
+    ids[order[k]] = flow__net_add(&fresh, m->path[order[k]].ch, m->path[order[k]].n);
   solve_apply(&fresh);
   assert_int_equal(fresh.ncomp_fl, n);
   for (int k = 0; k < n; k++) {
@@ -145,7 +145,8 @@ static void test_components(void **state) {
   solve_apply(&net);
   assert_int_equal(net.ncomp_fl, 2);
   assert_int_equal(net.nchanged, 2);
-  double W = (double)fx_achievable(f.cfg.cluster.scale_up.bandwidth, f.cfg.cluster.scale_up.efficiency);
+  double W =
+      (double)fx_achievable(f.cfg.cluster.scale_up.bandwidth, f.cfg.cluster.scale_up.efficiency);
   assert_true(flow__net_flow(&net, a)->rate == W);
   assert_true(flow__net_flow(&net, c)->rate == W);
   uint32_t b = flow__net_add(&net, p02.ch, p02.n);

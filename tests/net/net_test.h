@@ -40,7 +40,7 @@ static inline void fx_unload(fixture *f) {
 }
 
 typedef struct fx_result {
-  simtime_ps end;  /* when the phase's done fired */
+  simtime_ps end; /* when the phase's done fired */
   be_stats st;
   net__ext ext;
 } fx_result;

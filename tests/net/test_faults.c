@@ -30,7 +30,7 @@ typedef struct fault_run {
   fault_plan plan;
   topo_health h;
   /* results */
-  simtime_ps end[2];  /* done of phase A and B */
+  simtime_ps end[2]; /* done of phase A and B */
   uint64_t failures;
   const char *cause;
   uint64_t undelivered;
@@ -118,10 +118,9 @@ static uint32_t fabric_link_of(const fixture *f, const be_xfer *x) {
 }
 
 /* Hosts 0..3 (leaf0) send 1 MB each to hosts 4..7 (leaf1) at 100 Gb/s. */
-static const char *const two_tier[] = {"cluster.nodes=16", "cluster.gpus_per_node=1",
-                                       "cluster.nic.per_node=1", "fabric.switch_radix=8",
-                                       "fabric.link_bandwidth=100Gbps",
-                                       "cluster.nic.bandwidth=100Gbps"};
+static const char *const two_tier[] = {
+    "cluster.nodes=16",      "cluster.gpus_per_node=1",       "cluster.nic.per_node=1",
+    "fabric.switch_radix=8", "fabric.link_bandwidth=100Gbps", "cluster.nic.bandwidth=100Gbps"};
 
 static void leaf_to_leaf(be_xfer x[4]) {
   for (uint32_t i = 0; i < 4; i++)
@@ -162,14 +161,17 @@ static void link_failure(const char *transport) {
   run_faults(&base, &f, x, 4, NULL, 0, NULL);
   /* 1 MB at 100 Gb/s takes ~82 us alone; the link dies at 30 us and
    * routing reconverges 50 us later */
-  fault_plan plan = {.link = fabric_link_of(&f, &x[0]), .factor = 0, .at = 30 * SIM_PS_PER_US,
+  fault_plan plan = {.link = fabric_link_of(&f, &x[0]),
+                     .factor = 0,
+                     .at = 30 * SIM_PS_PER_US,
                      .reroute = 80 * SIM_PS_PER_US};
   run_faults(&fail, &f, x, 4, NULL, 0, &plan);
-  printf("  %s: fault-free %.1f us; link down at 30 us, reroute at 80 us: %.1f us, "
-         "drops %llu (link %llu), retransmits %llu, timeouts %llu\n",
-         transport, sim_ps_to_s(base.end[0]) * 1e6, sim_ps_to_s(fail.end[0]) * 1e6,
-         (unsigned long long)fail.st.drops, (unsigned long long)fail.ext.link_drops,
-         (unsigned long long)fail.st.retransmits, (unsigned long long)fail.ext.timeouts);
+  printf(
+      "  %s: fault-free %.1f us; link down at 30 us, reroute at 80 us: %.1f us, "
+      "drops %llu (link %llu), retransmits %llu, timeouts %llu\n",
+      transport, sim_ps_to_s(base.end[0]) * 1e6, sim_ps_to_s(fail.end[0]) * 1e6,
+      (unsigned long long)fail.st.drops, (unsigned long long)fail.ext.link_drops,
+      (unsigned long long)fail.st.retransmits, (unsigned long long)fail.ext.timeouts);
   assert_int_equal(base.st.transfers, 4);
   assert_int_equal(fail.st.transfers, 4);
   assert_int_equal(fail.st.transfers_failed, 0);
@@ -215,7 +217,8 @@ static void dynamic_routing(const char *routing) {
   leaf_to_leaf(x);
   uint32_t l;
   assert_int_equal(topo_find_link(f.t, "leaf0-spine0", &l), SIM_OK);
-  fault_plan plan = {.link = l, .factor = 0, .at = 30 * SIM_PS_PER_US, .reroute = 80 * SIM_PS_PER_US};
+  fault_plan plan = {
+      .link = l, .factor = 0, .at = 30 * SIM_PS_PER_US, .reroute = 80 * SIM_PS_PER_US};
   fault_run r;
   run_faults(&r, &f, x, 4, NULL, 0, &plan);
   printf("  %s: done at %.1f us, drops %llu, retransmits %llu, timeouts %llu\n", routing,
@@ -250,7 +253,9 @@ static void flap(const char *transport) {
   fx_load(&f, sets, 8);
   be_xfer x[4];
   leaf_to_leaf(x); /* colliding: queues build on the shared uplinks */
-  fault_plan plan = {.link = fabric_link_of(&f, &x[0]), .factor = 0, .at = 40 * SIM_PS_PER_US,
+  fault_plan plan = {.link = fabric_link_of(&f, &x[0]),
+                     .factor = 0,
+                     .at = 40 * SIM_PS_PER_US,
                      .up = 70 * SIM_PS_PER_US};
   fault_run r;
   run_faults(&r, &f, x, 4, NULL, 0, &plan);
@@ -294,19 +299,22 @@ static void reorder_after_failure(const char *routing, uint64_t bytes, fault_run
   fx_load(f, sets, 8);
   be_xfer x[16];
   for (uint32_t i = 0; i < 16; i++)
-    x[i] = (be_xfer){.src_gpu = i, .dst_gpu = (i + 4) % 16, .bytes = bytes, .flow_hash = 11 * i + 1};
+    x[i] =
+        (be_xfer){.src_gpu = i, .dst_gpu = (i + 4) % 16, .bytes = bytes, .flow_hash = 11 * i + 1};
   uint32_t l;
   assert_int_equal(topo_find_link(f->t, "leaf0-spine0", &l), SIM_OK);
-  fault_plan plan = {.link = l, .factor = 0, .at = 30 * SIM_PS_PER_US, .reroute = 80 * SIM_PS_PER_US};
+  fault_plan plan = {
+      .link = l, .factor = 0, .at = 30 * SIM_PS_PER_US, .reroute = 80 * SIM_PS_PER_US};
   run_faults(r, f, x, 16, NULL, 0, &plan);
-  printf("  %s, %llu B each: drops %llu, retransmits %llu, timeouts %llu, NACKs %llu, "
-         "out of order %llu, most packets in flight %llu, rerouted %llu, stale %llu, "
-         "duplicates %llu\n",
-         routing, (unsigned long long)bytes, (unsigned long long)r->st.drops,
-         (unsigned long long)r->st.retransmits, (unsigned long long)r->ext.timeouts,
-         (unsigned long long)r->ext.nacks, (unsigned long long)r->st.out_of_order,
-         (unsigned long long)r->ext.inflight_max, (unsigned long long)r->st.flows_rerouted,
-         (unsigned long long)r->ext.stale, (unsigned long long)r->ext.duplicates);
+  printf(
+      "  %s, %llu B each: drops %llu, retransmits %llu, timeouts %llu, NACKs %llu, "
+      "out of order %llu, most packets in flight %llu, rerouted %llu, stale %llu, "
+      "duplicates %llu\n",
+      routing, (unsigned long long)bytes, (unsigned long long)r->st.drops,
+      (unsigned long long)r->st.retransmits, (unsigned long long)r->ext.timeouts,
+      (unsigned long long)r->ext.nacks, (unsigned long long)r->st.out_of_order,
+      (unsigned long long)r->ext.inflight_max, (unsigned long long)r->st.flows_rerouted,
+      (unsigned long long)r->ext.stale, (unsigned long long)r->ext.duplicates);
   assert_int_equal(r->failures, 0);
   assert_int_equal(r->st.bytes, 16 * bytes);
 }
@@ -343,7 +351,9 @@ static void test_determinism(void **state) {
   fx_load(&f, two_tier, 6);
   be_xfer x[4];
   leaf_to_leaf(x);
-  fault_plan plan = {.link = fabric_link_of(&f, &x[1]), .factor = 0, .at = 20 * SIM_PS_PER_US,
+  fault_plan plan = {.link = fabric_link_of(&f, &x[1]),
+                     .factor = 0,
+                     .at = 20 * SIM_PS_PER_US,
                      .reroute = 60 * SIM_PS_PER_US};
   fault_run a, b;
   run_faults(&a, &f, x, 4, NULL, 0, &plan);
@@ -376,11 +386,12 @@ static void test_bit_errors(void **state) {
   /* 1e-6 per bit: a 4,178-byte frame (+20 B wire) is lost with p = 3.3 % */
   fault_plan plan = {.link = fabric_link_of(&f, &x[0]), .factor = 1, .ber = 1e-6};
   run_faults(&ber, &f, x, 4, NULL, 0, &plan);
-  printf("  BER 1e-6: fault-free %.1f us, with errors %.1f us, lost %llu, retransmits %llu, "
-         "NACKs %llu, timeouts %llu\n",
-         sim_ps_to_s(base.end[0]) * 1e6, sim_ps_to_s(ber.end[0]) * 1e6,
-         (unsigned long long)ber.ext.ber_drops, (unsigned long long)ber.st.retransmits,
-         (unsigned long long)ber.ext.nacks, (unsigned long long)ber.ext.timeouts);
+  printf(
+      "  BER 1e-6: fault-free %.1f us, with errors %.1f us, lost %llu, retransmits %llu, "
+      "NACKs %llu, timeouts %llu\n",
+      sim_ps_to_s(base.end[0]) * 1e6, sim_ps_to_s(ber.end[0]) * 1e6,
+      (unsigned long long)ber.ext.ber_drops, (unsigned long long)ber.st.retransmits,
+      (unsigned long long)ber.ext.nacks, (unsigned long long)ber.ext.timeouts);
   assert_int_equal(ber.st.transfers, 4);
   assert_int_equal(ber.st.bytes, 4 * 1000000);
   assert_int_equal(ber.failures, 0);
@@ -414,11 +425,12 @@ static void test_retry_limit(void **state) {
   fault_plan plan = {.link = l, .factor = 0, .at = 30 * SIM_PS_PER_US}; /* never rerouted */
   fault_run r;
   run_faults(&r, &f, x, 4, NULL, 0, &plan);
-  printf("  no reroute: %llu failed (%s), %llu of 4,000,000 bytes delivered, done at %.1f us, "
-         "timeouts %llu\n",
-         (unsigned long long)r.st.transfers_failed, r.cause ? r.cause : "-",
-         (unsigned long long)r.st.bytes, sim_ps_to_s(r.end[0]) * 1e6,
-         (unsigned long long)r.ext.timeouts);
+  printf(
+      "  no reroute: %llu failed (%s), %llu of 4,000,000 bytes delivered, done at %.1f us, "
+      "timeouts %llu\n",
+      (unsigned long long)r.st.transfers_failed, r.cause ? r.cause : "-",
+      (unsigned long long)r.st.bytes, sim_ps_to_s(r.end[0]) * 1e6,
+      (unsigned long long)r.ext.timeouts);
   assert_true(r.failures >= 1);
   assert_int_equal(r.failures, r.st.transfers_failed);
   assert_int_equal(r.failures, r.ext.qp_errors);
@@ -450,8 +462,8 @@ static void test_no_route(void **state) {
       nic_link = topo_channel_link(p.ch[j]);
   assert_true(nic_link != NET__NONE);
   topo_link_name(f.t, nic_link, name, sizeof name);
-  fault_plan plan = {.link = nic_link, .factor = 0, .at = 30 * SIM_PS_PER_US,
-                     .reroute = 50 * SIM_PS_PER_US};
+  fault_plan plan = {
+      .link = nic_link, .factor = 0, .at = 30 * SIM_PS_PER_US, .reroute = 50 * SIM_PS_PER_US};
   be_xfer later = {.src_gpu = 0, .dst_gpu = 5, .bytes = 1000, .flow_hash = 9};
   fault_run r;
   run_faults(&r, &f, x, 4, NULL, 0, &plan);
@@ -488,14 +500,16 @@ static void test_plane_isolation(void **state) {
   /* GPU 2n uses plane p(0), GPU 2n+1 the other: node n -> node n+4 in each plane */
   be_xfer a[4], b[4];
   for (uint32_t i = 0; i < 4; i++) {
-    a[i] = (be_xfer){.src_gpu = 2 * i, .dst_gpu = 2 * (i + 4), .bytes = 1000000, .flow_hash = 7 * i + 1};
-    b[i] = (be_xfer){.src_gpu = 2 * i + 1, .dst_gpu = 2 * (i + 4) + 1, .bytes = 1000000,
-                     .flow_hash = 7 * i + 2};
+    a[i] = (be_xfer){
+        .src_gpu = 2 * i, .dst_gpu = 2 * (i + 4), .bytes = 1000000, .flow_hash = 7 * i + 1};
+    b[i] = (be_xfer){
+        .src_gpu = 2 * i + 1, .dst_gpu = 2 * (i + 4) + 1, .bytes = 1000000, .flow_hash = 7 * i + 2};
   }
   uint32_t l = fabric_link_of(&f, &b[0]);
   uint32_t pa = topo_vertex_at(f.t, topo_nic_vertex(f.t, topo_gpu_nic(f.t, 0)))->plane;
   assert_int_not_equal(topo_vertex_at(f.t, topo_link_at(f.t, l)->a)->plane, pa);
-  fault_plan plan = {.link = l, .factor = 0, .at = 20 * SIM_PS_PER_US, .reroute = 70 * SIM_PS_PER_US};
+  fault_plan plan = {
+      .link = l, .factor = 0, .at = 20 * SIM_PS_PER_US, .reroute = 70 * SIM_PS_PER_US};
   fault_run base, fail;
   run_faults(&base, &f, a, 4, b, 4, NULL);
   run_faults(&fail, &f, a, 4, b, 4, &plan);
@@ -513,10 +527,14 @@ static void test_plane_isolation(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_link_failure_roce), cmocka_unit_test(test_link_failure_infiniband),
-      cmocka_unit_test(test_bit_errors),        cmocka_unit_test(test_retry_limit),
-      cmocka_unit_test(test_no_route),          cmocka_unit_test(test_plane_isolation),
-      cmocka_unit_test(test_dynamic_routing),   cmocka_unit_test(test_flap),
+      cmocka_unit_test(test_link_failure_roce),
+      cmocka_unit_test(test_link_failure_infiniband),
+      cmocka_unit_test(test_bit_errors),
+      cmocka_unit_test(test_retry_limit),
+      cmocka_unit_test(test_no_route),
+      cmocka_unit_test(test_plane_isolation),
+      cmocka_unit_test(test_dynamic_routing),
+      cmocka_unit_test(test_flap),
       cmocka_unit_test(test_no_storm_after_failure),
       cmocka_unit_test(test_determinism),
   };

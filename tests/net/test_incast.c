@@ -20,7 +20,10 @@ static void incast_s(const char *const *extra, int nextra, uint64_t S, fx_result
   for (uint32_t i = 0; i < N; i++)
     x[i] = (be_xfer){.src_gpu = i + 1, .dst_gpu = 0, .bytes = S, .flow_hash = sim_hash_u64(i)};
   fx_run(&f, x, N, 1, r);
-  *ideal_ps = (double)N * (double)S * 8 / ((double)f.cfg.cluster.nic.bandwidth * fmin(f.cfg.cluster.nic.efficiency, fx_efficiency(&f.cfg))) * 1e12;
+  *ideal_ps = (double)N * (double)S * 8 /
+              ((double)f.cfg.cluster.nic.bandwidth *
+               fmin(f.cfg.cluster.nic.efficiency, fx_efficiency(&f.cfg))) *
+              1e12;
   assert_int_equal(r->st.transfers, N);
   fx_unload(&f);
 }
@@ -30,13 +33,14 @@ static void incast(const char *const *extra, int nextra, fx_result *r, double *i
 }
 
 static void show(const char *name, const fx_result *r, double ideal) {
-  printf("  %-22s %8.2f us (ideal %.2f, x%.4f)  drops %llu retx %llu pauses %llu paused %.1f us "
-         "marks %llu cnps %llu maxq %llu B timeouts %llu\n",
-         name, sim_ps_to_s(r->end) * 1e6, ideal * 1e-6, (double)r->end / ideal,
-         (unsigned long long)r->st.drops, (unsigned long long)r->st.retransmits,
-         (unsigned long long)r->st.pfc_pauses, sim_ps_to_s(r->st.pfc_paused) * 1e6,
-         (unsigned long long)r->st.ecn_marks, (unsigned long long)r->st.cnps,
-         (unsigned long long)r->st.max_queue_bytes, (unsigned long long)r->ext.timeouts);
+  printf(
+      "  %-22s %8.2f us (ideal %.2f, x%.4f)  drops %llu retx %llu pauses %llu paused %.1f us "
+      "marks %llu cnps %llu maxq %llu B timeouts %llu\n",
+      name, sim_ps_to_s(r->end) * 1e6, ideal * 1e-6, (double)r->end / ideal,
+      (unsigned long long)r->st.drops, (unsigned long long)r->st.retransmits,
+      (unsigned long long)r->st.pfc_pauses, sim_ps_to_s(r->st.pfc_paused) * 1e6,
+      (unsigned long long)r->st.ecn_marks, (unsigned long long)r->st.cnps,
+      (unsigned long long)r->st.max_queue_bytes, (unsigned long long)r->ext.timeouts);
 }
 
 static void test_lossless(void **state) {
@@ -64,7 +68,8 @@ static void test_lossy(void **state) {
   double ideal;
   const char *b[] = {"fabric.transport=roce", "fabric.roce.cc=none"};
   const char *e[] = {"fabric.transport=ethernet", "fabric.roce.cc=none"};
-  const char *g[] = {"fabric.transport=ethernet", "fabric.roce.cc=none", "cluster.nic.recovery=go-back-n"};
+  const char *g[] = {"fabric.transport=ethernet", "fabric.roce.cc=none",
+                     "cluster.nic.recovery=go-back-n"};
   incast(b, 2, &pfc, &ideal);
   incast(e, 2, &eth, &ideal);
   incast(g, 3, &gbn, &ideal);

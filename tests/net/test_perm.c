@@ -46,8 +46,9 @@ static double run(const char *transport, const char *routing, fx_result *r) {
   char t[64], ro[64];
   snprintf(t, sizeof t, "fabric.transport=%s", transport);
   snprintf(ro, sizeof ro, "fabric.routing=%s", routing);
-  const char *sets[] = {"cluster.nodes=32", "cluster.gpus_per_node=1", "fabric.switch_radix=8", t, ro,
-                        "fabric.roce.cc=none", "fabric.switch.buffer=2MB"};
+  const char *sets[] = {
+      "cluster.nodes=32",    "cluster.gpus_per_node=1", "fabric.switch_radix=8", t, ro,
+      "fabric.roce.cc=none", "fabric.switch.buffer=2MB"};
   fixture f;
   fx_load(&f, sets, 7);
   uint32_t dst[HOSTS];
@@ -59,12 +60,13 @@ static double run(const char *transport, const char *routing, fx_result *r) {
   fx_run(&f, x, 1, 1, &alone);
   fx_run(&f, x, HOSTS, 1, r);
   double agg = (double)alone.end / (double)r->end;
-  printf("  %-10s %-8s aggregate %.3f of line rate  (end %.1f us, FCT p50 %.1f us max %.1f us, "
-         "max sharing %u, out-of-order %llu, retx %llu, pauses %llu)\n",
-         transport, routing, agg, sim_ps_to_s(r->end) * 1e6, sim_ps_to_s(r->st.fct_p50) * 1e6,
-         sim_ps_to_s(r->st.fct_max) * 1e6, r->st.max_link_sharing,
-         (unsigned long long)r->st.out_of_order, (unsigned long long)r->st.retransmits,
-         (unsigned long long)r->st.pfc_pauses);
+  printf(
+      "  %-10s %-8s aggregate %.3f of line rate  (end %.1f us, FCT p50 %.1f us max %.1f us, "
+      "max sharing %u, out-of-order %llu, retx %llu, pauses %llu)\n",
+      transport, routing, agg, sim_ps_to_s(r->end) * 1e6, sim_ps_to_s(r->st.fct_p50) * 1e6,
+      sim_ps_to_s(r->st.fct_max) * 1e6, r->st.max_link_sharing,
+      (unsigned long long)r->st.out_of_order, (unsigned long long)r->st.retransmits,
+      (unsigned long long)r->st.pfc_pauses);
   fx_unload(&f);
   return agg;
 }

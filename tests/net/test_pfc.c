@@ -36,15 +36,18 @@ static void run(const char *transport, bool with_incast, two *r, net__port_stats
                 net__port_stats *up, be_stats *st) {
   char tr[64];
   snprintf(tr, sizeof tr, "fabric.transport=%s", transport);
-  const char *sets[] = {"cluster.nodes=16", "cluster.gpus_per_node=1", "fabric.switch_radix=8",
-                        tr, "fabric.roce.cc=none", "fabric.switch.buffer=2MB"};
+  const char *sets[] = {"cluster.nodes=16",      "cluster.gpus_per_node=1",
+                        "fabric.switch_radix=8", tr,
+                        "fabric.roce.cc=none",   "fabric.switch.buffer=2MB"};
   fixture f;
   fx_load(&f, sets, 6);
   const topo *t = f.t;
   be_xfer in[7];
   uint32_t senders[7] = {4, 5, 6, 8, 9, 10, 11};
   for (int i = 0; i < 7; i++)
-    in[i] = (be_xfer){.src_gpu = senders[i], .dst_gpu = 0, .bytes = 2000000,
+    in[i] = (be_xfer){.src_gpu = senders[i],
+                      .dst_gpu = 0,
+                      .bytes = 2000000,
                       .flow_hash = sim_hash_u64((uint64_t)senders[i])};
   uint32_t shared = uplink(t, 4, 0, in[0].flow_hash);
   uint64_t h = 1;
@@ -77,12 +80,14 @@ static void test_spreading(void **state) {
   run("roce", true, &hol, &nic_h, &up_h, &st_h);
   run("ethernet", true, &lossy, &nic_l, &up_l, &st_l);
   printf("  innocent alone        %.1f us\n", sim_ps_to_s(alone.innocent_end) * 1e6);
-  printf("  innocent, roce+pfc    %.1f us (incast %.1f us); innocent NIC: %llu PAUSEs, paused %.1f us; "
-         "shared uplink: %llu PAUSEs, paused %.1f us; fabric: %llu PAUSEs\n",
-         sim_ps_to_s(hol.innocent_end) * 1e6, sim_ps_to_s(hol.incast_end) * 1e6,
-         (unsigned long long)nic_h.pauses_rx, sim_ps_to_s(nic_h.paused) * 1e6,
-         (unsigned long long)up_h.pauses_rx, sim_ps_to_s(up_h.paused) * 1e6,
-         (unsigned long long)st_h.pfc_pauses);
+  printf(
+      "  innocent, roce+pfc    %.1f us (incast %.1f us); innocent NIC: %llu PAUSEs, paused %.1f "
+      "us; "
+      "shared uplink: %llu PAUSEs, paused %.1f us; fabric: %llu PAUSEs\n",
+      sim_ps_to_s(hol.innocent_end) * 1e6, sim_ps_to_s(hol.incast_end) * 1e6,
+      (unsigned long long)nic_h.pauses_rx, sim_ps_to_s(nic_h.paused) * 1e6,
+      (unsigned long long)up_h.pauses_rx, sim_ps_to_s(up_h.paused) * 1e6,
+      (unsigned long long)st_h.pfc_pauses);
   printf("  innocent, lossy eth   %.1f us (incast %.1f us, %llu drops)\n",
          sim_ps_to_s(lossy.innocent_end) * 1e6, sim_ps_to_s(lossy.incast_end) * 1e6,
          (unsigned long long)st_l.drops);

@@ -5,18 +5,21 @@
 #include "net/net_test.h"
 
 /* Bytes sent by switch ports of each plane, and by NVLink ports. */
-static void plane_bytes(const fixture *f, const be_backend *b, uint64_t per_plane[2], uint64_t *nvlink) {
+static void plane_bytes(const fixture *f, const be_backend *b, uint64_t per_plane[2],
+                        uint64_t *nvlink) {
   per_plane[0] = per_plane[1] = *nvlink = 0;
   for (uint32_t c = 0; c < 2 * topo_link_count(f->t); c++) {
     net__port_stats ps;
     assert_int_equal(net__port_stats_of(b, c, &ps), SIM_OK);
     const topo_vertex *s = topo_vertex_at(f->t, topo_channel_src(f->t, c));
     if (s->kind == TOPO_SWITCH) per_plane[s->plane] += ps.tx_bytes;
-    if (topo_link_at(f->t, topo_channel_link(c))->kind == TOPO_LINK_SCALE_UP) *nvlink += ps.tx_bytes;
+    if (topo_link_at(f->t, topo_channel_link(c))->kind == TOPO_LINK_SCALE_UP)
+      *nvlink += ps.tx_bytes;
   }
 }
 
-static void run(const fixture *f, uint32_t src, uint32_t dst, uint64_t per_plane[2], uint64_t *nvlink) {
+static void run(const fixture *f, uint32_t src, uint32_t dst, uint64_t per_plane[2],
+                uint64_t *nvlink) {
   be_xfer x = {.src_gpu = src, .dst_gpu = dst, .bytes = 1 << 20, .flow_hash = 3};
   sim_ctx *sim = sim_create(1);
   be_backend *b = be_packet_create(sim, f->t, &f->cfg);
@@ -32,7 +35,7 @@ static void run(const fixture *f, uint32_t src, uint32_t dst, uint64_t per_plane
 static void test_planes(void **state) {
   (void)state;
   const char *sets[] = {"cluster.nodes=4", "cluster.gpus_per_node=2", "fabric.topology=multi-plane",
-                        "fabric.planes=2", "fabric.switch_radix=8", "fabric.transport=roce"};
+                        "fabric.planes=2", "fabric.switch_radix=8",   "fabric.transport=roce"};
   fixture f;
   fx_load(&f, sets, 6);
   /* GPU g of node n uses NIC g on plane g: gpu0 (node 0) and gpu2 (node 1) share plane 0 */
@@ -53,7 +56,7 @@ static void test_planes(void **state) {
          (unsigned long long)bytes[p3], p0, (unsigned long long)bytes[p0], (unsigned long long)nv);
   assert_true(bytes[p3] > (1 << 20));
   assert_true(bytes[p0] < (1 << 20) / 20); /* only the ACKs, whose reverse route uses plane p0 */
-  assert_true(nv > 2 * (1 << 20));          /* gpu0 -> nvs -> gpu1 */
+  assert_true(nv > 2 * (1 << 20));         /* gpu0 -> nvs -> gpu1 */
   fx_unload(&f);
 }
 

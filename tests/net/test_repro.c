@@ -11,8 +11,11 @@
 static void run_once(const fixture *f, be_stats *st, net__ext *ext) {
   be_xfer x[16];
   for (uint32_t i = 0; i < 16; i++)
-    x[i] = (be_xfer){.src_gpu = i, .dst_gpu = (i * 5 + 3) % 16, .bytes = 300000 + 1000 * i,
-                     .flow_hash = sim_hash_u64(i), .tclass = (uint8_t)(i % 3)};
+    x[i] = (be_xfer){.src_gpu = i,
+                     .dst_gpu = (i * 5 + 3) % 16,
+                     .bytes = 300000 + 1000 * i,
+                     .flow_hash = sim_hash_u64(i),
+                     .tclass = (uint8_t)(i % 3)};
   x[15].dst_gpu = 0; /* a little incast */
   x[14].dst_gpu = 0;
   fx_result r;
@@ -23,9 +26,10 @@ static void run_once(const fixture *f, be_stats *st, net__ext *ext) {
 
 static void test_determinism(void **state) {
   (void)state;
-  const char *sets[] = {"cluster.nodes=16", "cluster.gpus_per_node=1", "fabric.switch_radix=8",
-                        "fabric.transport=roce", "fabric.routing=spray", "fabric.switch.buffer=1MB",
-                        "fabric.ecn.kmin=20KB", "fabric.ecn.kmax=200KB"};
+  const char *sets[] = {"cluster.nodes=16",      "cluster.gpus_per_node=1",
+                        "fabric.switch_radix=8", "fabric.transport=roce",
+                        "fabric.routing=spray",  "fabric.switch.buffer=1MB",
+                        "fabric.ecn.kmin=20KB",  "fabric.ecn.kmax=200KB"};
   fixture f;
   fx_load(&f, sets, 8);
   be_stats a, b;
@@ -45,10 +49,10 @@ static void test_determinism(void **state) {
   assert_true(memcmp(&a, &b, sizeof a) != 0);
   fx_unload(&f);
   /* adaptive routing with flowlets, go-back-N on a lossy fabric */
-  const char *sets2[] = {"cluster.nodes=16", "cluster.gpus_per_node=1", "fabric.switch_radix=8",
-                         "fabric.transport=ethernet", "fabric.routing=adaptive",
-                         "fabric.adaptive.flowlet_gap=2us", "fabric.switch.buffer=1MB",
-                         "cluster.nic.recovery=go-back-n"};
+  const char *sets2[] = {"cluster.nodes=16",         "cluster.gpus_per_node=1",
+                         "fabric.switch_radix=8",    "fabric.transport=ethernet",
+                         "fabric.routing=adaptive",  "fabric.adaptive.flowlet_gap=2us",
+                         "fabric.switch.buffer=1MB", "cluster.nic.recovery=go-back-n"};
   fx_load(&f, sets2, 8);
   run_once(&f, &a, &ea);
   run_once(&f, &b, &eb);
@@ -63,13 +67,19 @@ static void test_determinism(void **state) {
 static simtime_ps ring(const fixture *f, bool packet, uint32_t nranks, uint64_t bytes) {
   uint32_t ranks[64];
   for (uint32_t i = 0; i < nranks; i++) ranks[i] = i;
-  coll_spec spec = {.op = CFG_COLL_ALLREDUCE, .algorithm = CFG_ALGO_RING, .bytes = bytes,
-                    .ranks = ranks, .nranks = nranks, .channels = 1, .chunk = 1 << 20};
+  coll_spec spec = {.op = CFG_COLL_ALLREDUCE,
+                    .algorithm = CFG_ALGO_RING,
+                    .bytes = bytes,
+                    .ranks = ranks,
+                    .nranks = nranks,
+                    .channels = 1,
+                    .chunk = 1 << 20};
   coll_plan plan;
   sim_error err = {0};
   assert_int_equal(coll_plan_build(&plan, f->t, &spec, &err), SIM_OK);
   sim_ctx *sim = sim_create(1);
-  be_backend *b = packet ? be_packet_create(sim, f->t, &f->cfg) : be_flow_create(sim, f->t, &f->cfg);
+  be_backend *b =
+      packet ? be_packet_create(sim, f->t, &f->cfg) : be_flow_create(sim, f->t, &f->cfg);
   coll_exec e;
   coll_exec_start(&e, b, &plan, NULL, NULL);
   ev_run(sim, SIM_TIME_MAX);

@@ -9,11 +9,13 @@
 static simtime_ps end_gap(const topo *t) {
   simtime_ps g = SIM_TIME_MAX;
   for (uint32_t l = 0; l < topo_link_count(t); l++)
-    if (topo_link_at(t, l)->latency && topo_link_at(t, l)->latency < g) g = topo_link_at(t, l)->latency;
+    if (topo_link_at(t, l)->latency && topo_link_at(t, l)->latency < g)
+      g = topo_link_at(t, l)->latency;
   return g;
 }
 
-static simtime_ps fct_of(const fixture *f, uint32_t src, uint32_t dst, uint64_t bytes, fx_result *r) {
+static simtime_ps fct_of(const fixture *f, uint32_t src, uint32_t dst, uint64_t bytes,
+                         fx_result *r) {
   be_xfer x = {.src_gpu = src, .dst_gpu = dst, .bytes = bytes, .flow_hash = 7};
   fx_run(f, &x, 1, 1, r);
   assert_int_equal(r->st.transfers, 1);
@@ -43,10 +45,11 @@ static void check(const char *transport, const char *cc, uint32_t gpn, uint32_t 
   double goodput = (double)(s2 - s1) * 8 / sim_ps_to_s(t2 - t1);
   double want = (double)rate * fmin(eff, fx_efficiency(&f.cfg));
   double whole = (double)s2 * 8 / sim_ps_to_s(t2);
-  printf("  %-10s %-5s gpn %u: marginal goodput %.4f Gb/s, closed form %.4f Gb/s (%.4f %%), "
-         "whole transfer %.4f Gb/s, %llu packets, link utilization %.4f\n",
-         transport, cc, gpn, goodput / 1e9, want / 1e9, 100 * (goodput / want - 1), whole / 1e9,
-         (unsigned long long)r2.st.packets, r2.st.link_utilization_max);
+  printf(
+      "  %-10s %-5s gpn %u: marginal goodput %.4f Gb/s, closed form %.4f Gb/s (%.4f %%), "
+      "whole transfer %.4f Gb/s, %llu packets, link utilization %.4f\n",
+      transport, cc, gpn, goodput / 1e9, want / 1e9, 100 * (goodput / want - 1), whole / 1e9,
+      (unsigned long long)r2.st.packets, r2.st.link_utilization_max);
   assert_true(fabs(goodput / want - 1) < 0.005);
   assert_true(fabs(whole / want - 1) < 0.02); /* latency included */
   assert_int_equal(r2.st.packets, (s2 + f.cfg.fabric.mtu - 1) / f.cfg.fabric.mtu);
@@ -78,7 +81,8 @@ static void test_zero_bytes(void **state) {
   const char *sets[] = {"cluster.nodes=2", "cluster.gpus_per_node=1", "fabric.switch_radix=8"};
   fixture f;
   fx_load(&f, sets, 3);
-  be_xfer x[2] = {{.src_gpu = 0, .dst_gpu = 1, .bytes = 0}, {.src_gpu = 1, .dst_gpu = 1, .bytes = 5}};
+  be_xfer x[2] = {{.src_gpu = 0, .dst_gpu = 1, .bytes = 0},
+                  {.src_gpu = 1, .dst_gpu = 1, .bytes = 5}};
   fx_result r;
   fx_run(&f, x, 2, 3, &r);
   assert_int_equal(r.st.transfers, 6);

@@ -8,9 +8,9 @@
 /* 12 senders on other leaves -> host 0, 1 MB each, 2 MB switch buffers: the
  * spine -> leaf0 ports fill and leaf0 PAUSEs them (switch ports, so in the
  * series; pauses of NIC ports are not switch ports). */
-static const char *const incast[] = {
-    "cluster.nodes=16", "cluster.gpus_per_node=1", "cluster.nic.per_node=1",
-    "fabric.switch_radix=8", "fabric.transport=roce", "fabric.switch.buffer=2MB"};
+static const char *const incast[] = {"cluster.nodes=16",       "cluster.gpus_per_node=1",
+                                     "cluster.nic.per_node=1", "fabric.switch_radix=8",
+                                     "fabric.transport=roce",  "fabric.switch.buffer=2MB"};
 
 typedef struct tel_run {
   simtime_ps end;
@@ -41,10 +41,14 @@ static void run(const fixture *f, const be_xfer *x, size_t n, bool sample, tel_r
   assert_int_equal(sim_now(sim), r->end); /* no sample event outlives the traffic */
   b->ops->stats(b, &r->st);
   if (sample) {
-    tel_config tc = {.interval = r->end / 100 ? r->end / 100 : 1, .gpus = topo_gpu_count(f->t),
-                     .nics = topo_nic_count(f->t), .ports = r->m.nports,
-                     .nic_bps = f->cfg.cluster.nic.bandwidth, .port_bps = r->m.bps,
-                     .watch_ports = r->watched, .nwatch_ports = 5};
+    tel_config tc = {.interval = r->end / 100 ? r->end / 100 : 1,
+                     .gpus = topo_gpu_count(f->t),
+                     .nics = topo_nic_count(f->t),
+                     .ports = r->m.nports,
+                     .nic_bps = f->cfg.cluster.nic.bandwidth,
+                     .port_bps = r->m.bps,
+                     .watch_ports = r->watched,
+                     .nwatch_ports = 5};
     sim_error err = {0};
     assert_int_equal(tel_create(&r->tel, &tc, &err), SIM_OK);
     net_tel_replay(b, r->tel, r->end);
@@ -83,23 +87,25 @@ static void test_incast_series(void **state) {
     wutil += w->util * sim_ps_to_s(tel_row_length(t, i));
     for (uint32_t k = 1; k < 5; k++) {
       spine_paused += tel_watch_row_at(t, i, k)->pfc_paused_s;
-      if (tel_watch_row_at(t, i, k)->queue_max_bytes > spine_q) spine_q = tel_watch_row_at(t, i, k)->queue_max_bytes;
+      if (tel_watch_row_at(t, i, k)->queue_max_bytes > spine_q)
+        spine_q = tel_watch_row_at(t, i, k)->queue_max_bytes;
     }
   }
   tel_totals tot;
   tel_totals_get(t, &tot);
-  printf("  incast: %zu rows, deepest queue %.0f B (run %llu B), paused %.1f us in the series "
-         "(all ports incl. NICs %.1f us), leaf0-nic0 deepest %.0f B, busy %.1f of %.1f us; "
-         "spine-leaf0 ports paused %.1f us, deepest %.0f B\n",
-         tel_rows(t), qmax, (unsigned long long)sampled.st.max_queue_bytes, paused * 1e6,
-         sim_ps_to_s(sampled.st.pfc_paused) * 1e6, wq, wutil * 1e6, sim_ps_to_s(sampled.end) * 1e6,
-         spine_paused * 1e6, spine_q);
+  printf(
+      "  incast: %zu rows, deepest queue %.0f B (run %llu B), paused %.1f us in the series "
+      "(all ports incl. NICs %.1f us), leaf0-nic0 deepest %.0f B, busy %.1f of %.1f us; "
+      "spine-leaf0 ports paused %.1f us, deepest %.0f B\n",
+      tel_rows(t), qmax, (unsigned long long)sampled.st.max_queue_bytes, paused * 1e6,
+      sim_ps_to_s(sampled.st.pfc_paused) * 1e6, wq, wutil * 1e6, sim_ps_to_s(sampled.end) * 1e6,
+      spine_paused * 1e6, spine_q);
   assert_true(qmax > 0);
   assert_true(qmax <= (double)sampled.st.max_queue_bytes);
   assert_true(paused > 0);
   assert_true(paused <= sim_ps_to_s(sampled.st.pfc_paused) * 1.0001);
-  assert_true(wq > 0);                                /* the congested port, in full */
-  assert_true(spine_paused > 0);                      /* the ports it PAUSEs, in full */
+  assert_true(wq > 0);           /* the congested port, in full */
+  assert_true(spine_paused > 0); /* the ports it PAUSEs, in full */
   assert_true(spine_paused <= paused * 1.0001);
   assert_true(wutil > 0.8 * sim_ps_to_s(sampled.end)); /* leaf0-nic0 busy most of the run */
   assert_true(tot.pfc_paused > 0);
@@ -143,8 +149,12 @@ static void test_long_run_bounded(void **state) {
   ev_run(sim, SIM_TIME_MAX);
   simtime_ps end = sim_now(sim);
   assert_true(end > 50 * SIM_PS_PER_MS);
-  tel_config tc = {.interval = end / 500, .gpus = topo_gpu_count(f.t), .nics = topo_nic_count(f.t),
-                   .ports = m.nports, .nic_bps = f.cfg.cluster.nic.bandwidth, .port_bps = m.bps};
+  tel_config tc = {.interval = end / 500,
+                   .gpus = topo_gpu_count(f.t),
+                   .nics = topo_nic_count(f.t),
+                   .ports = m.nports,
+                   .nic_bps = f.cfg.cluster.nic.bandwidth,
+                   .port_bps = m.bps};
   tel *t;
   sim_error err = {0};
   assert_int_equal(tel_create(&t, &tc, &err), SIM_OK);

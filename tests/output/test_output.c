@@ -58,8 +58,16 @@ static tel *small_tel(void) {
   tel *t = NULL;
   uint32_t wp[1] = {1}, wn[1] = {0};
   rate_bps bps[2] = {100000000000ULL, 100000000000ULL};
-  tel_config c = {.interval = SIM_PS_PER_US, .gpus = 2, .nics = 2, .ports = 2, .nic_bps = 100000000000ULL,
-                  .port_bps = bps, .watch_ports = wp, .nwatch_ports = 1, .watch_nics = wn, .nwatch_nics = 1};
+  tel_config c = {.interval = SIM_PS_PER_US,
+                  .gpus = 2,
+                  .nics = 2,
+                  .ports = 2,
+                  .nic_bps = 100000000000ULL,
+                  .port_bps = bps,
+                  .watch_ports = wp,
+                  .nwatch_ports = 1,
+                  .watch_nics = wn,
+                  .nwatch_nics = 1};
   assert_int_equal(tel_create(&t, &c, NULL), SIM_OK);
   tel_nic_rate(t, 0, 0, TEL_TX, 50000000000LL);
   tel_port_rate(t, 0, 1, 100000000000LL);
@@ -77,17 +85,20 @@ static void test_series_and_csv(void **state) {
   assert_int_equal(s.rows, 3);
   out__buf b = {0};
   out__timeseries_csv(&b, &s);
-  const char *header = "time_s,interval_s,gpu_idle,gpu_compute,gpu_network,gpu_bubble,gpu_checkpoint,gpu_down,"
-                       "nic_tx_gbps_total,nic_tx_gbps_p50,nic_tx_gbps_p99,nic_tx_gbps_max,nic_tx_active,"
-                       "nic_rx_gbps_total,nic_rx_gbps_p50,nic_rx_gbps_p99,nic_rx_gbps_max,nic_rx_active,"
-                       "port_util_mean,port_util_p50,port_util_p99,port_util_max,port1:gbps,port1:util,"
-                       "nic0:tx_gbps,nic0:rx_gbps,nic0:util\n";
+  const char *header =
+      "time_s,interval_s,gpu_idle,gpu_compute,gpu_network,gpu_bubble,gpu_checkpoint,gpu_down,"
+      "nic_tx_gbps_total,nic_tx_gbps_p50,nic_tx_gbps_p99,nic_tx_gbps_max,nic_tx_active,"
+      "nic_rx_gbps_total,nic_rx_gbps_p50,nic_rx_gbps_p99,nic_rx_gbps_max,nic_rx_active,"
+      "port_util_mean,port_util_p50,port_util_p99,port_util_max,port1:gbps,port1:util,"
+      "nic0:tx_gbps,nic0:rx_gbps,nic0:util\n";
   assert_memory_equal(b.p, header, strlen(header));
-  assert_non_null(strstr(b.p, "\n1e-06,1e-06,0.5,0,0.5,0,0,0,50,0,50,50,1,0,0,0,0,0,0.5,0,1,1,100,1,50,0,0.5\n"));
+  assert_non_null(strstr(
+      b.p, "\n1e-06,1e-06,0.5,0,0.5,0,0,0,50,0,50,50,1,0,0,0,0,0,0.5,0,1,1,100,1,50,0,0.5\n"));
   b.len = 0;
   out__events_csv(&b, t);
-  assert_string_equal(b.p, "time_s,component,kind,effect,value\n"
-                           "5e-07,leaf0-spine0,shared-channel,\"2 transfers, \"\"quoted\"\"\",2\n");
+  assert_string_equal(b.p,
+                      "time_s,component,kind,effect,value\n"
+                      "5e-07,leaf0-spine0,shared-channel,\"2 transfers, \"\"quoted\"\"\",2\n");
   out__buf_free(&b);
   out__series_free(&s);
   tel_destroy(t);
@@ -103,12 +114,17 @@ static void test_database_round_trip(void **state) {
   out__series s;
   out__series_build(&s, t, NULL);
   json_t *sum = json_pack("{s:s, s:{s:s, s:[], s:i}, s:s, s:{s:f, s:f}}", "fabsim_version", "0.1.0",
-                          "scenario", "file", "x.yaml", "overrides", "seed", 3, "fidelity", "flow", "sim",
-                          "sim_time_s", 3e-6, "wall_s", 0.5);
+                          "scenario", "file", "x.yaml", "overrides", "seed", 3, "fidelity", "flow",
+                          "sim", "sim_time_s", 3e-6, "wall_s", 0.5);
   sim_error err = {0};
   for (int k = 0; k < 2; k++) {
-    out__db_run r = {.summary = sum, .scenario_yaml = "a: 1\n", .started_at = "now", .dir = dir,
-                     .sweep = k ? "sw" : NULL, .point = k ? "a=1" : NULL, .complete = k == 0};
+    out__db_run r = {.summary = sum,
+                     .scenario_yaml = "a: 1\n",
+                     .started_at = "now",
+                     .dir = dir,
+                     .sweep = k ? "sw" : NULL,
+                     .point = k ? "a=1" : NULL,
+                     .complete = k == 0};
     int64_t id = 0;
     assert_int_equal(out__db_append(path, &r, &s, t, NULL, 5, &id, &err), SIM_OK);
     assert_int_equal(id, k + 1);
@@ -119,7 +135,9 @@ static void test_database_round_trip(void **state) {
   json_t *r0 = json_array_get(runs, 0);
   assert_string_equal(json_string_value(json_object_get(r0, "point")), "a=1");
   assert_true(json_is_false(json_object_get(r0, "complete")));
-  assert_int_equal(json_integer_value(json_object_get(json_object_get(json_object_get(r0, "summary"), "scenario"), "seed")), 3);
+  assert_int_equal(json_integer_value(json_object_get(
+                       json_object_get(json_object_get(r0, "summary"), "scenario"), "seed")),
+                   3);
   json_decref(runs);
   int64_t ids[2] = {2, 1};
   assert_int_equal(out_db_read_runs(path, NULL, ids, 2, &runs, &err), SIM_OK);
@@ -139,7 +157,8 @@ static void test_database_round_trip(void **state) {
   FILE *f = fopen(bad, "w");
   fputs("not a database, just text that is long enough to have a header page ...........", f);
   fclose(f);
-  out__db_run r = {.summary = sum, .scenario_yaml = "", .started_at = "", .dir = dir, .complete = true};
+  out__db_run r = {
+      .summary = sum, .scenario_yaml = "", .started_at = "", .dir = dir, .complete = true};
   int64_t id;
   assert_int_equal(out__db_append(bad, &r, &s, t, NULL, 5, &id, &err), SIM_EIO);
   assert_non_null(strstr(err.msg, "bad.sqlite"));
@@ -189,11 +208,15 @@ static void test_report_is_script_safe(void **state) {
 static void test_openmetrics(void **state) {
   (void)state;
   tel *t = small_tel();
-  json_t *sum = json_pack("{s:{s:s, s:i}, s:{s:f, s:f}, s:{s:f}}", "scenario", "file", "a\"b.yaml", "seed",
-                          7, "sim", "sim_time_s", 1.5, "wall_s", 9.0, "network", "bytes", 10.0);
+  json_t *sum =
+      json_pack("{s:{s:s, s:i}, s:{s:f, s:f}, s:{s:f}}", "scenario", "file", "a\"b.yaml", "seed", 7,
+                "sim", "sim_time_s", 1.5, "wall_s", 9.0, "network", "bytes", 10.0);
   out__buf b = {0};
   out__openmetrics(&b, sum, t);
-  assert_non_null(strstr(b.p, "# TYPE fabsim_sim_sim_time_s gauge\nfabsim_sim_sim_time_s{scenario=\"a\\\"b.yaml\",seed=\"7\"} 1.5\n"));
+  assert_non_null(
+      strstr(b.p,
+             "# TYPE fabsim_sim_sim_time_s "
+             "gauge\nfabsim_sim_sim_time_s{scenario=\"a\\\"b.yaml\",seed=\"7\"} 1.5\n"));
   assert_null(strstr(b.p, "wall_s")); /* no wall clock: deterministic */
   assert_non_null(strstr(b.p, "fabsim_nic_tx_bytes_total{"));
   assert_true(b.len > 6 && !strcmp(b.p + b.len - 6, "# EOF\n"));
@@ -204,8 +227,8 @@ static void test_openmetrics(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_numbers_and_csv),     cmocka_unit_test(test_json_leaves),
-      cmocka_unit_test(test_series_and_csv),      cmocka_unit_test(test_database_round_trip),
+      cmocka_unit_test(test_numbers_and_csv),       cmocka_unit_test(test_json_leaves),
+      cmocka_unit_test(test_series_and_csv),        cmocka_unit_test(test_database_round_trip),
       cmocka_unit_test(test_report_is_script_safe), cmocka_unit_test(test_openmetrics),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

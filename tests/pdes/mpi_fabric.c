@@ -20,7 +20,8 @@ static topo *build(const char **sets, int n) {
   cfg_doc *doc = NULL;
   topo *t = NULL;
   sim_error err = {0};
-  if (cfg_load(&cfg, &doc, NULL, sets, n, &err) != SIM_OK || topo_build(&t, &cfg, doc, &err) != SIM_OK) {
+  if (cfg_load(&cfg, &doc, NULL, sets, n, &err) != SIM_OK ||
+      topo_build(&t, &cfg, doc, &err) != SIM_OK) {
     fprintf(stderr, "%s\n", err.msg);
     exit(1);
   }
@@ -28,8 +29,8 @@ static topo *build(const char **sets, int n) {
   return t;
 }
 
-static void run(const topo *t, const pdes_fabric_cfg *cfg, bool parallel, const uint32_t *part, simtime_ps la,
-                uint64_t *state, simtime_ps *ends, uint64_t *events) {
+static void run(const topo *t, const pdes_fabric_cfg *cfg, bool parallel, const uint32_t *part,
+                simtime_ps la, uint64_t *state, simtime_ps *ends, uint64_t *events) {
   pdes_fabric *m = NULL;
   sim_error err = {0};
   if (pdes_fabric_create(&m, t, cfg, parallel, part, la, &err) != SIM_OK) {
@@ -46,8 +47,13 @@ static void run(const topo *t, const pdes_fabric_cfg *cfg, bool parallel, const 
 static void check(const char *name, const char **sets, int nsets, bool random, uint32_t credits) {
   uint32_t rank = pdes_comm_rank(), size = pdes_comm_size();
   topo *t = build(sets, nsets);
-  pdes_fabric_cfg cfg = {.packets = 20, .bytes = 4096, .phases = 3, .start_latency = 200 * SIM_PS_PER_NS,
-                         .seed = 9, .random = random, .credit_bytes = credits};
+  pdes_fabric_cfg cfg = {.packets = 20,
+                         .bytes = 4096,
+                         .phases = 3,
+                         .start_latency = 200 * SIM_PS_PER_NS,
+                         .seed = 9,
+                         .random = random,
+                         .credit_bytes = credits};
   size_t words = (size_t)topo_vertex_count(t) * PDES_FABRIC_STATE_WORDS;
   uint64_t *ref = calloc(words, 8), *got = calloc(words, 8), ev_ref, ev;
   simtime_ps ends_ref[3], ends[3];
@@ -60,14 +66,17 @@ static void check(const char *name, const char **sets, int nsets, bool random, u
   }
   for (int x = 0; x < 2; x++) {
     cfg.exchange = x ? PDES_EXCHANGE_DENSE : PDES_EXCHANGE_SPARSE;
-    run(t, &cfg, true, part.vertex_rank, part.lookahead_ps == SIM_TIME_MAX ? SIM_PS_PER_NS : part.lookahead_ps,
-        got, ends, &ev);
+    run(t, &cfg, true, part.vertex_rank,
+        part.lookahead_ps == SIM_TIME_MAX ? SIM_PS_PER_NS : part.lookahead_ps, got, ends, &ev);
     if (rank == 0) {
-      bool same = ev == ev_ref && !memcmp(got, ref, words * 8) && !memcmp(ends, ends_ref, sizeof ends);
+      bool same =
+          ev == ev_ref && !memcmp(got, ref, words * 8) && !memcmp(ends, ends_ref, sizeof ends);
       if (!same) {
-        fprintf(stderr, "FAIL %s (%s exchange): %" PRIu64 " events vs %" PRIu64 "; phase ends %" PRIu64
-                " %" PRIu64 " %" PRIu64 " vs %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", name, x ? "dense" : "sparse",
-                ev, ev_ref, ends[0], ends[1], ends[2], ends_ref[0], ends_ref[1], ends_ref[2]);
+        fprintf(stderr,
+                "FAIL %s (%s exchange): %" PRIu64 " events vs %" PRIu64 "; phase ends %" PRIu64
+                " %" PRIu64 " %" PRIu64 " vs %" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
+                name, x ? "dense" : "sparse", ev, ev_ref, ends[0], ends[1], ends[2], ends_ref[0],
+                ends_ref[1], ends_ref[2]);
         failures++;
       }
     }
@@ -75,8 +84,8 @@ static void check(const char *name, const char **sets, int nsets, bool random, u
   if (rank == 0)
     printf("%-10s %u ranks (%s, %" PRIu64 " links cut, lookahead %" PRIu64 " ps): %" PRIu64
            " events, phases end at %.3f %.3f %.3f us\n",
-           name, size, part.scheme, part.cut_links, part.lookahead_ps, ev_ref, (double)ends_ref[0] / 1e6,
-           (double)ends_ref[1] / 1e6, (double)ends_ref[2] / 1e6);
+           name, size, part.scheme, part.cut_links, part.lookahead_ps, ev_ref,
+           (double)ends_ref[0] / 1e6, (double)ends_ref[1] / 1e6, (double)ends_ref[2] / 1e6);
   pdes_partition_free(&part);
   free(ref);
   free(got);
@@ -89,11 +98,12 @@ int main(void) {
     fprintf(stderr, "%s\n", err.msg);
     return 1;
   }
-  const char *planes[] = {"fabric.topology=multi-plane", "fabric.planes=4", "cluster.nic.per_node=4",
-                          "cluster.gpus_per_node=4", "fabric.switch_radix=8", "cluster.nodes=16"};
+  const char *planes[] = {"fabric.topology=multi-plane", "fabric.planes=4",
+                          "cluster.nic.per_node=4",      "cluster.gpus_per_node=4",
+                          "fabric.switch_radix=8",       "cluster.nodes=16"};
   check("4 planes", planes, 6, false, 0);
-  const char *pods[] = {"fabric.tiers=3", "fabric.switch_radix=8", "cluster.nodes=128", "cluster.gpus_per_node=1",
-                        "cluster.nic.per_node=1"};
+  const char *pods[] = {"fabric.tiers=3", "fabric.switch_radix=8", "cluster.nodes=128",
+                        "cluster.gpus_per_node=1", "cluster.nic.per_node=1"};
   check("3-tier", pods, 5, false, 0);
   check("3-tier rnd", pods, 5, true, 0);
   /* credit flow control, two packets of buffer per ingress: back-pressure,

@@ -15,14 +15,14 @@
 
 static int failures;
 
-#define CHECK(cond, ...)                                      \
-  do {                                                        \
-    if (!(cond)) {                                            \
+#define CHECK(cond, ...)                                                              \
+  do {                                                                                \
+    if (!(cond)) {                                                                    \
       fprintf(stderr, "rank %u: FAIL %s:%d: ", pdes_comm_rank(), __FILE__, __LINE__); \
-      fprintf(stderr, __VA_ARGS__);                           \
-      fputc('\n', stderr);                                    \
-      failures++;                                             \
-    }                                                         \
+      fprintf(stderr, __VA_ARGS__);                                                   \
+      fputc('\n', stderr);                                                            \
+      failures++;                                                                     \
+    }                                                                                 \
   } while (0)
 
 static uint64_t digest_of(const uint64_t *w, size_t n) {
@@ -53,7 +53,8 @@ static void check_case(const char *name, const pdes_phold_cfg *cfg, simtime_ps u
   size_t words = (size_t)cfg->nlps * PDES_PHOLD_STATE_WORDS;
   uint64_t *ref = sim_calloc(words, sizeof *ref), *got = sim_calloc(words, sizeof *got);
   uint64_t ref_events = 0, events = 0;
-  run_state(cfg, false, NULL, 0, until, ref, &ref_events); /* every rank: the sequential reference */
+  run_state(cfg, false, NULL, 0, until, ref,
+            &ref_events); /* every rank: the sequential reference */
   uint32_t *part = sim_malloc(cfg->nlps * sizeof *part);
   const char *parts[] = {"blocks", "round-robin", "hashed", "skewed", "blocks, dense exchange"};
   for (int k = 0; k < 5; k++) {
@@ -70,9 +71,9 @@ static void check_case(const char *name, const pdes_phold_cfg *cfg, simtime_ps u
       if (rank == 0) {
         CHECK(events == ref_events, "%s/%s%s: %" PRIu64 " events, sequential %" PRIu64, name,
               parts[k], split ? " split" : "", events, ref_events);
-        CHECK(memcmp(got, ref, words * sizeof *ref) == 0, "%s/%s%s: LP state differs (%016" PRIx64
-              " vs %016" PRIx64 ")", name, parts[k], split ? " split" : "", digest_of(got, words),
-              digest_of(ref, words));
+        CHECK(memcmp(got, ref, words * sizeof *ref) == 0,
+              "%s/%s%s: LP state differs (%016" PRIx64 " vs %016" PRIx64 ")", name, parts[k],
+              split ? " split" : "", digest_of(got, words), digest_of(ref, words));
       }
     }
   }
@@ -91,24 +92,29 @@ int main(void) {
     return 1;
   }
   /* Typical: delays well above the lookahead. */
-  pdes_phold_cfg a = {.nlps = 256, .start = 2, .remote = 0.5, .mean_ps = 1000000,
-                      .lookahead_ps = 100000, .seed = 7};
+  pdes_phold_cfg a = {.nlps = 256,
+                      .start = 2,
+                      .remote = 0.5,
+                      .mean_ps = 1000000,
+                      .lookahead_ps = 100000,
+                      .seed = 7};
   check_case("phold", &a, pdes_phold_horizon(&a, 25000));
   /* Every delay within a few ps of the lookahead: events land on the window's
    * end and many share one picosecond (the tie-break decides). */
-  pdes_phold_cfg b = {.nlps = 64, .start = 3, .remote = 0.9, .mean_ps = 2, .lookahead_ps = 1000,
-                      .seed = 11};
+  pdes_phold_cfg b = {
+      .nlps = 64, .start = 3, .remote = 0.9, .mean_ps = 2, .lookahead_ps = 1000, .seed = 11};
   check_case("edge", &b, pdes_phold_horizon(&b, 20000));
   /* No cross-LP traffic at all; and an LP-per-rank extreme. */
-  pdes_phold_cfg c = {.nlps = 4, .start = 1, .remote = 0.0, .mean_ps = 5000, .lookahead_ps = 1,
-                      .seed = 3};
+  pdes_phold_cfg c = {
+      .nlps = 4, .start = 1, .remote = 0.0, .mean_ps = 5000, .lookahead_ps = 1, .seed = 3};
   check_case("local", &c, pdes_phold_horizon(&c, 5000));
   /* Zero lookahead is refused over more than one rank, accepted on one. */
   pdes_phold_cfg z = a;
   z.lookahead_ps = 0;
   pdes_phold *m = NULL;
   int rc = pdes_phold_create(&m, &z, true, NULL, &err);
-  if (pdes_comm_size() > 1) CHECK(rc == SIM_EINVAL && strstr(err.msg, "lookahead 0"), "L=0: %d %s", rc, err.msg);
+  if (pdes_comm_size() > 1)
+    CHECK(rc == SIM_EINVAL && strstr(err.msg, "lookahead 0"), "L=0: %d %s", rc, err.msg);
   else CHECK(rc == SIM_OK, "L=0 on one rank: %s", err.msg);
   pdes_phold_destroy(m);
   uint64_t bad = pdes_comm_sum_u64((uint64_t)failures);

@@ -25,9 +25,10 @@ static topo *build(const char **sets, int n) {
 
 static void test_by_plane(void **state) {
   (void)state;
-  const char *sets[] = {"fabric.topology=multi-plane", "fabric.planes=4", "cluster.nic.per_node=4",
-                        "cluster.gpus_per_node=4", "fabric.switch_radix=8", "cluster.nodes=16",
-                        "cluster.pcie.latency=250ns", "fabric.link_latency=120ns"};
+  const char *sets[] = {"fabric.topology=multi-plane", "fabric.planes=4",
+                        "cluster.nic.per_node=4",      "cluster.gpus_per_node=4",
+                        "fabric.switch_radix=8",       "cluster.nodes=16",
+                        "cluster.pcie.latency=250ns",  "fabric.link_latency=120ns"};
   topo *t = build(sets, 8);
   pdes_partition p;
   sim_error err = {0};
@@ -38,7 +39,8 @@ static void test_by_plane(void **state) {
   for (uint32_t v = 0; v < topo_vertex_count(t); v++) {
     const topo_vertex *x = topo_vertex_at(t, v);
     assert_true(p.vertex_rank[v] < 4);
-    if (x->kind == TOPO_SWITCH || x->kind == TOPO_NIC) assert_int_equal(p.vertex_rank[v], (uint32_t)x->plane);
+    if (x->kind == TOPO_SWITCH || x->kind == TOPO_NIC)
+      assert_int_equal(p.vertex_rank[v], (uint32_t)x->plane);
   }
   /* only PCIe links of the NICs not on their node's rank are cut: 3 of 4 */
   assert_int_equal(p.cut_by_kind[TOPO_LINK_FABRIC], 0);
@@ -78,14 +80,16 @@ static void test_by_pod(void **state) {
   assert_int_equal(p.endpoints_max, 32);
   for (uint32_t v = 0; v < topo_vertex_count(t); v++) {
     const topo_vertex *x = topo_vertex_at(t, v);
-    if (x->kind == TOPO_SWITCH && x->tier < TOPO_TIER_CORE) assert_int_equal(p.vertex_rank[v], x->pod / 2);
+    if (x->kind == TOPO_SWITCH && x->tier < TOPO_TIER_CORE)
+      assert_int_equal(p.vertex_rank[v], x->pod / 2);
   }
   /* only spine-core links are cut */
   assert_int_equal(p.cut_links, p.cut_by_kind[TOPO_LINK_FABRIC]);
   for (uint32_t l = 0; l < topo_link_count(t); l++) {
     const topo_link *k = topo_link_at(t, l);
     if (p.vertex_rank[k->a] != p.vertex_rank[k->b])
-      assert_true(topo_vertex_at(t, k->a)->tier == TOPO_TIER_CORE || topo_vertex_at(t, k->b)->tier == TOPO_TIER_CORE);
+      assert_true(topo_vertex_at(t, k->a)->tier == TOPO_TIER_CORE ||
+                  topo_vertex_at(t, k->b)->tier == TOPO_TIER_CORE);
   }
   pdes_partition_free(&p);
   assert_int_equal(pdes_partition_fabric(&p, t, 16, &err), SIM_OK); /* beyond 8 pods: leaves */
@@ -94,13 +98,15 @@ static void test_by_pod(void **state) {
   assert_int_equal(p.endpoints_max, 8);
   assert_int_equal(p.cut_by_kind[TOPO_LINK_ENDPOINT], 0);
   pdes_partition_free(&p);
-  assert_int_equal(pdes_partition_fabric(&p, t, 64, &err), SIM_OK); /* beyond 32 leaves: half leaves */
+  assert_int_equal(pdes_partition_fabric(&p, t, 64, &err),
+                   SIM_OK); /* beyond 32 leaves: half leaves */
   assert_string_equal(p.scheme, "subleaf");
   assert_int_equal(p.endpoints_min, 2);
   assert_int_equal(p.endpoints_max, 2);
   assert_int_equal(p.cut_by_kind[TOPO_LINK_ENDPOINT], 64); /* the NICs of each leaf's second half */
   pdes_partition_free(&p);
-  assert_int_equal(pdes_partition_fabric(&p, t, 129, &err), SIM_EINVAL); /* one endpoint per rank at most */
+  assert_int_equal(pdes_partition_fabric(&p, t, 129, &err),
+                   SIM_EINVAL); /* one endpoint per rank at most */
   topo_free(t);
 }
 

@@ -54,11 +54,16 @@ static void test_key_order(void **state) {
   pdes *p = make(&tr, 4);
   uint64_t pl[PDES_PAYLOAD_WORDS] = {0};
   /* Sent in this order; at time 50 the sending LP decides, then its sequence. */
-  pl[0] = 1; pdes_send(p, 3, 0, 50, 0, pl);
-  pl[0] = 2; pdes_send(p, 1, 2, 50, 0, pl);
-  pl[0] = 3; pdes_send(p, 1, 0, 50, 0, pl);
-  pl[0] = 4; pdes_send(p, 2, 1, 20, 0, pl);
-  pl[0] = 5; pdes_send(p, 0, 3, 50, 0, pl);
+  pl[0] = 1;
+  pdes_send(p, 3, 0, 50, 0, pl);
+  pl[0] = 2;
+  pdes_send(p, 1, 2, 50, 0, pl);
+  pl[0] = 3;
+  pdes_send(p, 1, 0, 50, 0, pl);
+  pl[0] = 4;
+  pdes_send(p, 2, 1, 20, 0, pl);
+  pl[0] = 5;
+  pdes_send(p, 0, 3, 50, 0, pl);
   assert_int_equal(pdes_run(p, SIM_TIME_MAX), 5);
   uint64_t want[] = {4, 5, 2, 3, 1};
   for (size_t i = 0; i < 5; i++) assert_int_equal(tr.tag[i], want[i]);
@@ -146,8 +151,8 @@ static void phold_state(const pdes_phold_cfg *cfg, uint64_t *state, uint64_t *ev
 
 static void test_phold_deterministic(void **state) {
   (void)state;
-  pdes_phold_cfg cfg = {.nlps = 128, .start = 2, .remote = 0.5, .mean_ps = 1000000,
-                        .lookahead_ps = 1000, .seed = 5};
+  pdes_phold_cfg cfg = {
+      .nlps = 128, .start = 2, .remote = 0.5, .mean_ps = 1000000, .lookahead_ps = 1000, .seed = 5};
   size_t words = (size_t)cfg.nlps * PDES_PHOLD_STATE_WORDS;
   uint64_t *a = calloc(words, 8), *b = calloc(words, 8), ea, eb;
   phold_state(&cfg, a, &ea);
@@ -195,7 +200,11 @@ static simtime_ps ring_hook(pdes *p, const uint64_t *sum, const uint64_t *max, v
 
 static pdes *ring_make(ring_model *m) {
   pdes_fn h[1] = {ring_hop};
-  pdes_cfg cfg = {.nlps = 4, .lookahead_ps = 10, .handlers = h, .nhandlers = 1, .model = m,
+  pdes_cfg cfg = {.nlps = 4,
+                  .lookahead_ps = 10,
+                  .handlers = h,
+                  .nhandlers = 1,
+                  .model = m,
                   .on_window = ring_hook};
   pdes *p = NULL;
   sim_error err = {0};
@@ -233,7 +242,11 @@ static void test_global_action(void **state) {
   static ring_model m;
   memset(&m, 0, sizeof m);
   pdes_fn h[1] = {ring_hop};
-  pdes_cfg cfg = {.nlps = 4, .lookahead_ps = 10, .handlers = h, .nhandlers = 1, .model = &m,
+  pdes_cfg cfg = {.nlps = 4,
+                  .lookahead_ps = 10,
+                  .handlers = h,
+                  .nhandlers = 1,
+                  .model = &m,
                   .on_window = ring_hook};
   pdes *p = NULL;
   sim_error err = {0};
@@ -242,7 +255,7 @@ static void test_global_action(void **state) {
   pdes_run(p, 50); /* exchanged once: the window [100, 110) is open, not begun */
   assert_int_equal(m.nb, 1);
   pdes_run(p, 60);
-  assert_int_equal(m.nb, 1); /* no exchange: the window still holds */
+  assert_int_equal(m.nb, 1);  /* no exchange: the window still holds */
   pdes_global_action(p, 100); /* at its start: it stays */
   pdes_run(p, 70);
   assert_int_equal(m.nb, 1);

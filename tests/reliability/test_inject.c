@@ -23,8 +23,13 @@ static void load_with(fixture *f, const char *const *sets, int nsets) { load(f, 
 static void ring(const fixture *f, coll_plan *plan, uint32_t n, uint64_t bytes) {
   uint32_t ranks[64];
   for (uint32_t i = 0; i < n; i++) ranks[i] = i;
-  coll_spec spec = {.op = CFG_COLL_ALLREDUCE, .algorithm = CFG_ALGO_RING, .bytes = bytes,
-                    .ranks = ranks, .nranks = n, .channels = 1, .chunk = 1 << 20};
+  coll_spec spec = {.op = CFG_COLL_ALLREDUCE,
+                    .algorithm = CFG_ALGO_RING,
+                    .bytes = bytes,
+                    .ranks = ranks,
+                    .nranks = n,
+                    .channels = 1,
+                    .chunk = 1 << 20};
   sim_error err = {0};
   assert_int_equal(coll_plan_build(plan, f->t, &spec, &err), SIM_OK);
 }
@@ -41,7 +46,8 @@ static bool explicit_reps; /* flow: repetition shortcut off */
 
 static void run_on(const fixture *f, const coll_plan *plan, run_out *o, bool packet) {
   sim_ctx *sim = sim_create(1);
-  be_backend *b = packet ? be_packet_create(sim, f->t, &f->cfg) : be_flow_create(sim, f->t, &f->cfg);
+  be_backend *b =
+      packet ? be_packet_create(sim, f->t, &f->cfg) : be_flow_create(sim, f->t, &f->cfg);
   if (!packet && explicit_reps) flow__set_shortcut(b, false);
   flt_fault *ff = NULL;
   uint32_t nf = 0;
@@ -73,8 +79,8 @@ static const flt_event *find_event(const run_out *o, const char *kind) {
 }
 
 /* The leaf-spine link a transfer src -> dst of the plan crosses. */
-static void link_of(const fixture *f, const coll_plan *plan, uint32_t src, uint32_t dst,
-                    char *name, size_t n) {
+static void link_of(const fixture *f, const coll_plan *plan, uint32_t src, uint32_t dst, char *name,
+                    size_t n) {
   for (size_t k = 0; k < plan->nphases; k++)
     for (size_t i = 0; i < plan->phases[k].n; i++) {
       const be_xfer *x = &plan->phases[k].x[i];
@@ -173,15 +179,16 @@ static void test_degraded_link(void **state) {
   link_of(&f, &plan, 0, 8, link, sizeof link);
   run(&f, &plan, &a);
   unload(&f);
-  snprintf(fault, sizeof fault,
-           "faults=[{at: 0s, kind: link-degraded, target: %s, factor: 0.5}]", link);
+  snprintf(fault, sizeof fault, "faults=[{at: 0s, kind: link-degraded, target: %s, factor: 0.5}]",
+           link);
   const char *sets[] = {base[0], base[1], base[2], fault};
   load_with(&f, sets, 4);
   run(&f, &plan, &b);
   /* the degraded link is a switch-to-switch link: half of 400 Gb/s x
    * fabric.link_efficiency, below the NICs' 400 Gb/s x nic.efficiency */
   double bits = (double)(1ull << 30) / 16 * 8;
-  double nic = 400e9 * f.cfg.cluster.nic.efficiency, slow = 0.5 * 400e9 * f.cfg.fabric.link_efficiency;
+  double nic = 400e9 * f.cfg.cluster.nic.efficiency,
+         slow = 0.5 * 400e9 * f.cfg.fabric.link_efficiency;
   double step = bits * (1 / slow - 1 / nic) * 1e12; /* ps */
   double want = (double)a.dur + 30 * step;
   if (fabs((double)b.dur - want) > 0.01 * want)
@@ -205,9 +212,13 @@ static void on_done(sim_ctx *sim, void *ctx) { ((done_at *)ctx)->at = sim_now(si
 
 static void planes(const char *fault, simtime_ps *p0, simtime_ps *p1, be_stats *st, char *link,
                    size_t n) {
-  const char *base[] = {"fabric.topology=multi-plane", "fabric.planes=2", "cluster.nodes=4",
-                        "fabric.switch_radix=8", "simulation.fidelity=flow",
-                        "reliability.reconvergence=20us", fault};
+  const char *base[] = {"fabric.topology=multi-plane",
+                        "fabric.planes=2",
+                        "cluster.nodes=4",
+                        "fabric.switch_radix=8",
+                        "simulation.fidelity=flow",
+                        "reliability.reconvergence=20us",
+                        fault};
   fixture f;
   be_xfer x0[4], x1[4];
   done_at d0 = {0}, d1 = {0};
@@ -255,8 +266,8 @@ static void test_planes_isolate_faults(void **state) {
   snprintf(fault, sizeof fault, "faults=[{at: 50us, kind: link-down, target: %s}]", link);
   planes(fault, &b0, &b1, &sb, NULL, 0);
   assert_true(a0 > 50 * SIM_PS_PER_US && a1 > 50 * SIM_PS_PER_US); /* the fault hits mid-flow */
-  assert_int_equal(b0, a0);       /* plane 0: to the picosecond */
-  assert_true(b1 > a1);           /* plane 1: stalled for the reconvergence */
+  assert_int_equal(b0, a0);                                        /* plane 0: to the picosecond */
+  assert_true(b1 > a1); /* plane 1: stalled for the reconvergence */
   assert_true(sb.flows_rerouted >= 1 && sb.flows_rerouted <= 4); /* plane-1 flows only */
   assert_int_equal(sb.bytes, sa.bytes);
   assert_int_equal(sb.transfers_failed, 0);
@@ -266,8 +277,11 @@ static void test_planes_isolate_faults(void **state) {
  * with "no route" (reported, counted, logged), the collective still ends. */
 static void test_no_route_fails_transfers(void **state) {
   (void)state;
-  const char *sets[] = {"cluster.nodes=2", "cluster.nic.per_node=1", "fabric.switch_radix=8",
-                        "simulation.fidelity=flow", "reliability.reconvergence=10us",
+  const char *sets[] = {"cluster.nodes=2",
+                        "cluster.nic.per_node=1",
+                        "fabric.switch_radix=8",
+                        "simulation.fidelity=flow",
+                        "reliability.reconvergence=10us",
                         "faults=[{at: 100us, kind: nic-down, target: nic1}]"};
   fixture f;
   coll_plan plan;
@@ -309,7 +323,8 @@ static void test_flap_and_switch(void **state) {
   unload(&f);
   snprintf(fault, sizeof fault,
            "faults=[{at: 10ms, kind: link-flap, target: %s, duration: 200us, period: 2ms, "
-           "count: 3}]", link);
+           "count: 3}]",
+           link);
   const char *sets[] = {base[0], base[1], base[2], base[3], fault};
   load_with(&f, sets, 5);
   run(&f, &plan, &b);
@@ -371,10 +386,11 @@ static void test_cross_fidelity(void **state) {
   run_on(&f, &plan, &pb, true);
   unload(&f);
   simtime_ps stall = 20 * SIM_PS_PER_US, fl = fb.dur - fa.dur, pk = pb.dur - pa.dur;
-  print_message("flow: %.3f us -> %.3f us (+%.3f us); packet: %.3f us -> %.3f us (+%.3f us), "
-                "%llu retransmits, %llu drops\n", fa.dur / 1e6, fb.dur / 1e6, fl / 1e6,
-                pa.dur / 1e6, pb.dur / 1e6, pk / 1e6, (unsigned long long)pb.st.retransmits,
-                (unsigned long long)pb.st.drops);
+  print_message(
+      "flow: %.3f us -> %.3f us (+%.3f us); packet: %.3f us -> %.3f us (+%.3f us), "
+      "%llu retransmits, %llu drops\n",
+      fa.dur / 1e6, fb.dur / 1e6, fl / 1e6, pa.dur / 1e6, pb.dur / 1e6, pk / 1e6,
+      (unsigned long long)pb.st.retransmits, (unsigned long long)pb.st.drops);
   assert_true(fl + SIM_PS_PER_NS >= stall && fl <= stall + SIM_PS_PER_NS);
   assert_true(pk >= stall && pk <= stall + 2 * SIM_PS_PER_MS);
   assert_int_equal(pb.st.bytes, pa.st.bytes);

@@ -85,8 +85,8 @@ static void test_young_daly(void **state) {
   /* Just below 2M the formula applies: sqrt(2dM)(1 + 1/3 + 1/9) - d. */
   double d2 = 7199.0;
   double x2 = d2 / 7200.0;
-  assert_true(fabs(rel_daly_s(d2, 3600) - (sqrt(2 * d2 * 3600) * (1 + sqrt(x2) / 3 + x2 / 9) - d2)) <
-              1e-9);
+  assert_true(
+      fabs(rel_daly_s(d2, 3600) - (sqrt(2 * d2 * 3600) * (1 + sqrt(x2) / 3 + x2 / 9) - d2)) < 1e-9);
 }
 
 static void test_ettr_closed_form(void **state) {
@@ -116,8 +116,8 @@ static void test_ettr_closed_form(void **state) {
 static void test_erlang_b(void **state) {
   (void)state;
   assert_true(rel_erlang_b(0, 5) == 1);
-  assert_true(fabs(rel_erlang_b(1, 1) - 0.5) < 1e-15);      /* a / (1 + a) */
-  assert_true(fabs(rel_erlang_b(2, 1) - 0.2) < 1e-15);      /* (a^2/2) / (1 + a + a^2/2) */
+  assert_true(fabs(rel_erlang_b(1, 1) - 0.5) < 1e-15); /* a / (1 + a) */
+  assert_true(fabs(rel_erlang_b(2, 1) - 0.2) < 1e-15); /* (a^2/2) / (1 + a + a^2/2) */
   assert_true(fabs(rel_erlang_b(3, 2) - (8.0 / 6) / (1 + 2 + 2 + 8.0 / 6)) < 1e-15);
 }
 

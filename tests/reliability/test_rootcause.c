@@ -46,22 +46,35 @@ static void test_sdc_detect(void **state) {
   assert_int_equal(rel_sdc_detect_step(0, 4), 0); /* no divergence */
 }
 
-static double num(const json_t *o, const char *k) { return json_number_value(json_object_get(o, k)); }
+static double num(const json_t *o, const char *k) {
+  return json_number_value(json_object_get(o, k));
+}
 
 static void test_attribution(void **state) {
   (void)state;
   /* two steps of 1 s fault-free (0.8 compute, 0.2 exposed), one stage */
   double bc[1] = {0.8}, be[1] = {0.2};
-  double c1[1] = {1.0}, e1[1] = {0.2};   /* step 1: GPU at 0.8 -> compute 1.0 */
-  double c2[1] = {0.8}, e2[1] = {0.35};  /* step 2: a link down -> exposed +0.15 */
-#define STEP(t0, t, c, e) {.start_s = t0, .time_s = t, .stage_compute_s = c, .stage_exposed_s = e, .nstages = 1}
+  double c1[1] = {1.0}, e1[1] = {0.2};  /* step 1: GPU at 0.8 -> compute 1.0 */
+  double c2[1] = {0.8}, e2[1] = {0.35}; /* step 2: a link down -> exposed +0.15 */
+#define STEP(t0, t, c, e) \
+  {.start_s = t0, .time_s = t, .stage_compute_s = c, .stage_exposed_s = e, .nstages = 1}
   rel_rc_step base[2] = {STEP(0, 1, bc, be), STEP(1, 1, bc, be)};
   rel_rc_step run[2] = {STEP(0, 1.2, c1, e1), STEP(1.2, 1.15, c2, e2)};
-  rel_rc_slow slow[2] = {{.at_s = 0, .until_s = 1.2, .factor = 0.8, .gpu = 1234, .node = 154, .rack = 19},
-                         {.at_s = 1.2, .until_s = -1, .factor = 1, .gpu = 1234, .node = 154, .rack = 19}};
-  rel_rc_net net[1] = {{.at_s = 1.3, .until_s = -1, .component = "leaf0-spine0", .kind = "link-down"}};
-  rel_rc_input in = {.run = run, .base = base, .nrun = 2, .nbase = 2, .slow = slow, .nslow = 2,
-                     .net = net, .nnet = 1, .gpus = 1024, .wait_in = "dp_allreduce",
+  rel_rc_slow slow[2] = {
+      {.at_s = 0, .until_s = 1.2, .factor = 0.8, .gpu = 1234, .node = 154, .rack = 19},
+      {.at_s = 1.2, .until_s = -1, .factor = 1, .gpu = 1234, .node = 154, .rack = 19}};
+  rel_rc_net net[1] = {
+      {.at_s = 1.3, .until_s = -1, .component = "leaf0-spine0", .kind = "link-down"}};
+  rel_rc_input in = {.run = run,
+                     .base = base,
+                     .nrun = 2,
+                     .nbase = 2,
+                     .slow = slow,
+                     .nslow = 2,
+                     .net = net,
+                     .nnet = 1,
+                     .gpus = 1024,
+                     .wait_in = "dp_allreduce",
                      .threshold_frac = 1e-3};
   json_t *rc = rel_root_cause(&in);
   assert_int_equal(json_array_size(rc), 2);
@@ -112,16 +125,25 @@ static void test_attribution(void **state) {
 static void test_pipeline_pace(void **state) {
   (void)state;
   double bc[2] = {0.6, 0.6}, be[2] = {0.1, 0.1}, rc_[2] = {1.1, 0.9}, re[2] = {0.1, 0.1};
-  rel_rc_step base = {.start_s = 0, .time_s = 1, .stage_compute_s = bc, .stage_exposed_s = be, .nstages = 2};
-  rel_rc_step run = {.start_s = 0, .time_s = 1.5, .stage_compute_s = rc_, .stage_exposed_s = re, .nstages = 2};
+  rel_rc_step base = {
+      .start_s = 0, .time_s = 1, .stage_compute_s = bc, .stage_exposed_s = be, .nstages = 2};
+  rel_rc_step run = {
+      .start_s = 0, .time_s = 1.5, .stage_compute_s = rc_, .stage_exposed_s = re, .nstages = 2};
   rel_rc_slow slow[2] = {{.until_s = -1, .factor = 0.55, .gpu = 3, .stage = 0},
                          {.until_s = -1, .factor = 0.67, .gpu = 40, .stage = 1}};
-  rel_rc_input in = {.run = &run, .base = &base, .nrun = 1, .nbase = 1, .slow = slow, .nslow = 2,
-                     .gpus = 64, .threshold_frac = 1e-3};
+  rel_rc_input in = {.run = &run,
+                     .base = &base,
+                     .nrun = 1,
+                     .nbase = 1,
+                     .slow = slow,
+                     .nslow = 2,
+                     .gpus = 64,
+                     .threshold_frac = 1e-3};
   json_t *rc = rel_root_cause(&in);
   const json_t *causes = json_object_get(json_array_get(rc, 0), "causes");
   assert_int_equal(json_array_size(causes), 1);
-  assert_string_equal(json_string_value(json_object_get(json_array_get(causes, 0), "component")), "gpu3");
+  assert_string_equal(json_string_value(json_object_get(json_array_get(causes, 0), "component")),
+                      "gpu3");
   assert_near(num(json_array_get(causes, 0), "effect_s"), 0.5);
   json_decref(rc);
   run.time_s = 1.7; /* more than stage 0 alone explains: stage 1 gets the rest, up to its 0.3 */

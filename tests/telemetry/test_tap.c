@@ -51,8 +51,12 @@ static void test_replay_puts_bytes_on_paths(void **state) {
   tel_portmap pm;
   tel_portmap_build(&pm, f.t);
   tel *t = NULL;
-  tel_config c = {.interval = t_tap / 7 + 1, .gpus = topo_gpu_count(f.t), .nics = topo_nic_count(f.t),
-                  .ports = pm.nports, .nic_bps = f.cfg.cluster.nic.bandwidth, .port_bps = pm.bps};
+  tel_config c = {.interval = t_tap / 7 + 1,
+                  .gpus = topo_gpu_count(f.t),
+                  .nics = topo_nic_count(f.t),
+                  .ports = pm.nports,
+                  .nic_bps = f.cfg.cluster.nic.bandwidth,
+                  .port_bps = pm.bps};
   assert_int_equal(tel_create(&t, &c, NULL), SIM_OK);
   tel_tap_replay(tap, t, &pm, TEL_TAP_GPUS);
   tel_finish(t, t_tap);

@@ -16,7 +16,10 @@
 
 static tel *make(uint32_t gpus, uint32_t nics, uint32_t ports, simtime_ps interval) {
   tel *t = NULL;
-  tel_config c = {.interval = interval, .gpus = gpus, .nics = nics, .ports = ports,
+  tel_config c = {.interval = interval,
+                  .gpus = gpus,
+                  .nics = nics,
+                  .ports = ports,
                   .nic_bps = (rate_bps)G100 * 4};
   assert_int_equal(tel_create(&t, &c, NULL), SIM_OK);
   return t;
@@ -89,7 +92,8 @@ static void test_quiet_rows(void **state) {
 static void test_percentiles(void **state) {
   (void)state;
   tel *t = make(0, 100, 0, 10 * US);
-  for (uint32_t i = 0; i < 100; i++) tel_nic_rate(t, 0, (i * 37) % 100, TEL_TX, (int64_t)(i + 1) * 1000000000LL);
+  for (uint32_t i = 0; i < 100; i++)
+    tel_nic_rate(t, 0, (i * 37) % 100, TEL_TX, (int64_t)(i + 1) * 1000000000LL);
   tel_finish(t, 10 * US);
   const tel_nic_row *r = tel_nic_row_at(t, 0);
   assert_true(fabs(r->p50_gbps[TEL_TX] - 50) < 1e-9);
@@ -104,18 +108,21 @@ static void test_ports_queue_ecn_pfc(void **state) {
   rate_bps bps[4] = {(rate_bps)G100, (rate_bps)G100, (rate_bps)G100 * 4, (rate_bps)G100};
   uint32_t watch[1] = {2};
   tel *t = NULL;
-  tel_config c = {.interval = 10 * US, .ports = 4, .port_bps = bps, .watch_ports = watch, .nwatch_ports = 1};
+  tel_config c = {
+      .interval = 10 * US, .ports = 4, .port_bps = bps, .watch_ports = watch, .nwatch_ports = 1};
   assert_int_equal(tel_create(&t, &c, NULL), SIM_OK);
-  tel_port_rate(t, 0, 2, 2 * G100);    /* half of 400 Gb/s */
+  tel_port_rate(t, 0, 2, 2 * G100); /* half of 400 Gb/s */
   tel_port_queue(t, 1 * US, 2, 5000);
   tel_port_queue(t, 2 * US, 2, 9000);
-  tel_port_queue(t, 3 * US, 2, 1000);  /* stays 1000 into the next rows */
+  tel_port_queue(t, 3 * US, 2, 1000); /* stays 1000 into the next rows */
   tel_port_ecn(t, 4 * US, 2, 7);
   tel_port_pause(t, 5 * US, 1, true);
   tel_port_pause(t, 15 * US, 1, false);
   tel_finish(t, 30 * US);
-  const tel_port_row *r0 = tel_port_row_at(t, 0), *r1 = tel_port_row_at(t, 1), *r2 = tel_port_row_at(t, 2);
-  assert_true(r0->queue_max_bytes == 9000 && r1->queue_max_bytes == 1000 && r2->queue_max_bytes == 1000);
+  const tel_port_row *r0 = tel_port_row_at(t, 0), *r1 = tel_port_row_at(t, 1),
+                     *r2 = tel_port_row_at(t, 2);
+  assert_true(r0->queue_max_bytes == 9000 && r1->queue_max_bytes == 1000 &&
+              r2->queue_max_bytes == 1000);
   assert_true(r0->ecn_marks == 7 && r1->ecn_marks == 0);
   assert_true(fabs(r0->pfc_paused_s - 5e-6) < 1e-15 && fabs(r1->pfc_paused_s - 5e-6) < 1e-15);
   assert_int_equal(r0->paused_ports, 1);
@@ -229,7 +236,7 @@ static void test_events_and_fct(void **state) {
   }
   assert_int_equal(n, 100000 / 7 + 1 + 1);
   assert_int_equal(tel_fct_count(t, TEL_FCT_BUCKETS - 1), 1);
-  assert_int_equal(tel_fct_count(t, 0), 1); /* the 0 */
+  assert_int_equal(tel_fct_count(t, 0), 1);     /* the 0 */
   assert_true(tel_fct_count(t, 4 * 6 + 1) > 0); /* [80, 96) holds 84, 91 */
   assert_int_equal(tel_fct_bucket_lo(4 * 6 + 1), 80);
   tel_destroy(t);
@@ -254,11 +261,11 @@ static void test_row_limit(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_rate_integration), cmocka_unit_test(test_counts_match_rates),
-      cmocka_unit_test(test_quiet_rows),       cmocka_unit_test(test_percentiles),
-      cmocka_unit_test(test_ports_queue_ecn_pfc), cmocka_unit_test(test_top_ports),
-      cmocka_unit_test(test_gpu_states_and_steps), cmocka_unit_test(test_gpu_count_moves), cmocka_unit_test(test_events_and_fct),
-      cmocka_unit_test(test_row_limit),
+      cmocka_unit_test(test_rate_integration),     cmocka_unit_test(test_counts_match_rates),
+      cmocka_unit_test(test_quiet_rows),           cmocka_unit_test(test_percentiles),
+      cmocka_unit_test(test_ports_queue_ecn_pfc),  cmocka_unit_test(test_top_ports),
+      cmocka_unit_test(test_gpu_states_and_steps), cmocka_unit_test(test_gpu_count_moves),
+      cmocka_unit_test(test_events_and_fct),       cmocka_unit_test(test_row_limit),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

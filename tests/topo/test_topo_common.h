@@ -27,9 +27,9 @@
 typedef struct tcase {
   const char *kind; /* fabric.topology */
   uint32_t k, tiers;
-  uint32_t planes;  /* multi-plane only */
-  double o;         /* oversubscription */
-  uint32_t nodes;   /* 0: full size */
+  uint32_t planes; /* multi-plane only */
+  double o;        /* oversubscription */
+  uint32_t nodes;  /* 0: full size */
   uint32_t gpn, npn;
 } tcase;
 
@@ -88,15 +88,11 @@ static inline texpect tc_expect(const tcase *c) {
   e.half = k / 2;
   e.planes = tc_is(c, "multi-plane") ? c->planes : 1;
   uint64_t max_leaves = c->tiers == 2 ? k : k * (k / 2);
-  if (tc_is(c, "rail-optimized"))
-    e.max_nodes = max_leaves / N * e.d;
-  else
-    e.max_nodes = max_leaves * e.d / (N / e.planes);
+  if (tc_is(c, "rail-optimized")) e.max_nodes = max_leaves / N * e.d;
+  else e.max_nodes = max_leaves * e.d / (N / e.planes);
   e.nodes = c->nodes ? c->nodes : e.max_nodes;
-  if (tc_is(c, "rail-optimized"))
-    e.leaves = tc_ceil(e.nodes, e.d) * N;
-  else
-    e.leaves = tc_ceil(e.nodes * N / e.planes, e.d);
+  if (tc_is(c, "rail-optimized")) e.leaves = tc_ceil(e.nodes, e.d) * N;
+  else e.leaves = tc_ceil(e.nodes * N / e.planes, e.d);
   if (c->tiers == 2) {
     e.pods = 1;
     e.spines = e.u;
@@ -181,7 +177,8 @@ static inline void tc_check_route(const topo *t, const texpect *e, uint32_t tier
   uint32_t nvlink = 0;
   for (uint32_t i = 0; i < p.n; i++) {
     assert_true(topo_channel_link(p.ch[i]) < topo_link_count(t));
-    if (i + 1 < p.n) assert_int_equal(topo_channel_dst(t, p.ch[i]), topo_channel_src(t, p.ch[i + 1]));
+    if (i + 1 < p.n)
+      assert_int_equal(topo_channel_dst(t, p.ch[i]), topo_channel_src(t, p.ch[i + 1]));
     uint32_t v = topo_channel_dst(t, p.ch[i]);
     for (uint32_t j = 0; j <= i; j++) assert_int_not_equal(seen[j], v);
     seen[i + 1] = v;

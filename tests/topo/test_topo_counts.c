@@ -53,8 +53,7 @@ static void check_counts(const tcase *c) {
           assert_int_equal(y->index, (node / e.d) * N + local); /* leaf (group, rail) */
         else if (tc_is(c, "multi-plane"))
           assert_int_equal(y->index, (node * (N / P) + local / P) / e.d);
-        else
-          assert_int_equal(y->index, i / e.d); /* consecutive */
+        else assert_int_equal(y->index, i / e.d); /* consecutive */
       }
       assert_int_equal(fabric_ports, 1);
       assert_int_equal(x->plane, tc_is(c, "multi-plane") ? local % P : 0);
@@ -80,9 +79,7 @@ static void check_counts(const tcase *c) {
       assert_true(to[TOPO_TIER_LEAF] >= 1 && to[TOPO_TIER_LEAF] <= (c->tiers == 2 ? c->k : e.half));
       assert_int_equal(to[TOPO_TIER_CORE], e.cores ? e.half : 0);
       break;
-    default:
-      assert_int_equal(to[TOPO_TIER_SPINE], e.pods);
-      break;
+    default: assert_int_equal(to[TOPO_TIER_SPINE], e.pods); break;
     }
   }
   assert_int_equal(kinds[TOPO_GPU], e.nodes * G);
@@ -154,11 +151,11 @@ static void test_partial_population(void **state) {
     tcase c;
     uint64_t leaves, spines, cores; /* per plane */
   } cases[] = {
-      {{"fat-tree", 8, 2, 1, 1, 3, 8, 8}, 6, 4, 0},       /* 24 NICs on 6 leaves */
-      {{"fat-tree", 8, 3, 1, 1, 5, 8, 8}, 10, 12, 16},    /* 10 leaves, 3 pods */
-      {{"fat-tree", 8, 3, 1, 1, 1, 8, 8}, 2, 4, 0},       /* one pod: no cores */
-      {{"fat-tree", 8, 3, 1, 3, 7, 8, 8}, 10, 6, 8},      /* u=2,d=6: 56 NICs, 3 pods */
-      {{"multi-plane", 8, 3, 2, 1, 5, 8, 8}, 5, 8, 16},   /* 20 NICs per plane, 2 pods */
+      {{"fat-tree", 8, 2, 1, 1, 3, 8, 8}, 6, 4, 0},     /* 24 NICs on 6 leaves */
+      {{"fat-tree", 8, 3, 1, 1, 5, 8, 8}, 10, 12, 16},  /* 10 leaves, 3 pods */
+      {{"fat-tree", 8, 3, 1, 1, 1, 8, 8}, 2, 4, 0},     /* one pod: no cores */
+      {{"fat-tree", 8, 3, 1, 3, 7, 8, 8}, 10, 6, 8},    /* u=2,d=6: 56 NICs, 3 pods */
+      {{"multi-plane", 8, 3, 2, 1, 5, 8, 8}, 5, 8, 16}, /* 20 NICs per plane, 2 pods */
       {{"multi-plane", 64, 2, 8, 1, 100, 8, 8}, 4, 32, 0},
       {{"rail-optimized", 8, 2, 1, 1, 5, 4, 4}, 8, 4, 0}, /* 2 groups x 4 rails */
       {{"rail-optimized", 8, 3, 1, 1, 9, 8, 8}, 24, 24, 16},
@@ -214,12 +211,9 @@ static void test_radix64_three_tier(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_full_size_fat_tree),
-      cmocka_unit_test(test_full_size_multi_plane),
-      cmocka_unit_test(test_full_size_rail),
-      cmocka_unit_test(test_small_nodes),
-      cmocka_unit_test(test_partial_population),
-      cmocka_unit_test(test_deepseek_v3),
+      cmocka_unit_test(test_full_size_fat_tree), cmocka_unit_test(test_full_size_multi_plane),
+      cmocka_unit_test(test_full_size_rail),     cmocka_unit_test(test_small_nodes),
+      cmocka_unit_test(test_partial_population), cmocka_unit_test(test_deepseek_v3),
       cmocka_unit_test(test_radix64_three_tier),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

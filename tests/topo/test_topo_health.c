@@ -7,10 +7,10 @@
 #include "topo/test_topo_common.h"
 
 static const tcase cases[] = {
-    {"fat-tree", 8, 2, 1, 1, 0, 8, 8},    {"fat-tree", 4, 3, 1, 1, 0, 2, 2},
-    {"fat-tree", 8, 3, 1, 3, 0, 8, 8},    {"fat-tree", 8, 3, 1, 2, 5, 8, 4},
-    {"multi-plane", 8, 2, 2, 1, 0, 8, 8}, {"multi-plane", 4, 3, 8, 1, 0, 8, 8},
-    {"multi-plane", 8, 2, 4, 1, 0, 4, 8}, {"multi-plane", 8, 3, 2, 1, 5, 8, 8},
+    {"fat-tree", 8, 2, 1, 1, 0, 8, 8},       {"fat-tree", 4, 3, 1, 1, 0, 2, 2},
+    {"fat-tree", 8, 3, 1, 3, 0, 8, 8},       {"fat-tree", 8, 3, 1, 2, 5, 8, 4},
+    {"multi-plane", 8, 2, 2, 1, 0, 8, 8},    {"multi-plane", 4, 3, 8, 1, 0, 8, 8},
+    {"multi-plane", 8, 2, 4, 1, 0, 4, 8},    {"multi-plane", 8, 3, 2, 1, 5, 8, 8},
     {"rail-optimized", 8, 2, 1, 1, 0, 4, 4}, {"rail-optimized", 8, 3, 1, 1, 0, 4, 4},
 };
 enum { NCASES = sizeof cases / sizeof cases[0] };
@@ -103,7 +103,8 @@ static void test_planes_isolated(void **state) {
     topo_health_set_link(&h, l, false);
     topo_health_set_vertex(&h, spine, false);
     for (uint32_t i = 0; i < topo_nic_count(t); i++) /* node 0's plane-1 NICs */
-      if (topo_vertex_at(t, topo_nic_vertex(t, i))->plane == 1 && i < topo_nic_count(t) / topo_node_count(t))
+      if (topo_vertex_at(t, topo_nic_vertex(t, i))->plane == 1 &&
+          i < topo_nic_count(t) / topo_node_count(t))
         topo_health_set_vertex(&h, topo_nic_vertex(t, i), false);
     uint64_t other = 0, moved = 0, in_plane1 = 0;
     for (uint32_t s = 0; s < n; s++)
@@ -123,7 +124,9 @@ static void test_planes_isolated(void **state) {
         }
       }
     /* (with 2 NICs per GPU routing only uses the even planes: nothing moves) */
-    if (!(other > 0 && (moved > 0 || in_plane1 == 0))) fail_msg("case %zu: other %llu moved %llu", c, (unsigned long long)other, (unsigned long long)moved);
+    if (!(other > 0 && (moved > 0 || in_plane1 == 0)))
+      fail_msg("case %zu: other %llu moved %llu", c, (unsigned long long)other,
+               (unsigned long long)moved);
     topo_health_free(&h);
     topo_free(t);
   }
@@ -222,7 +225,8 @@ static void test_nic_failover(void **state) {
   assert_int_equal(topo_route_health(t, &h, 0, far, 9, &p), SIM_OK);
   check_valid(t, &h, 0, far, &p);
   assert_int_equal(topo_channel_dst(t, p.ch[0]), topo_nic_vertex(t, 1));
-  assert_int_equal(topo_channel_src(t, p.ch[p.n - 1]), topo_nic_vertex(t, topo_gpu_nic(t, far) + 1));
+  assert_int_equal(topo_channel_src(t, p.ch[p.n - 1]),
+                   topo_nic_vertex(t, topo_gpu_nic(t, far) + 1));
   topo_health_free(&h);
   topo_free(t);
 }

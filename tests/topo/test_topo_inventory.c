@@ -19,13 +19,13 @@ static void test_bisection(void **state) {
     uint64_t bps;
   } cases[] = {
       /* min(E*nic, L*u*link [, pods*u*k/2*link]) / 2, summed over planes */
-      {{"fat-tree", 8, 2, 1, 1, 0, 8, 8}, bw400, 6400000000000ULL},       /* 32x400G, 32 links */
-      {{"fat-tree", 8, 2, 1, 3, 0, 8, 8}, bw400, 3200000000000ULL},       /* 8 leaves x 2 up */
-      {{"fat-tree", 8, 3, 1, 1, 0, 8, 8}, bw400, 25600000000000ULL},      /* 128 x 400G / 2 */
-      {{"fat-tree", 8, 3, 1, 1, 0, 8, 8}, link100, 6400000000000ULL},     /* 128 x 100G / 2 */
-      {{"multi-plane", 8, 2, 2, 1, 0, 8, 8}, bw400, 12800000000000ULL},   /* 2 planes */
-      {{"fat-tree", 8, 2, 1, 1, 0, 8, 8}, nic200, 3200000000000ULL},      /* NIC-bound */
-      {{"fat-tree", 8, 2, 1, 1, 2, 2, 2}, bw400, 800000000000ULL},        /* one leaf */
+      {{"fat-tree", 8, 2, 1, 1, 0, 8, 8}, bw400, 6400000000000ULL},        /* 32x400G, 32 links */
+      {{"fat-tree", 8, 2, 1, 3, 0, 8, 8}, bw400, 3200000000000ULL},        /* 8 leaves x 2 up */
+      {{"fat-tree", 8, 3, 1, 1, 0, 8, 8}, bw400, 25600000000000ULL},       /* 128 x 400G / 2 */
+      {{"fat-tree", 8, 3, 1, 1, 0, 8, 8}, link100, 6400000000000ULL},      /* 128 x 100G / 2 */
+      {{"multi-plane", 8, 2, 2, 1, 0, 8, 8}, bw400, 12800000000000ULL},    /* 2 planes */
+      {{"fat-tree", 8, 2, 1, 1, 0, 8, 8}, nic200, 3200000000000ULL},       /* NIC-bound */
+      {{"fat-tree", 8, 2, 1, 1, 2, 2, 2}, bw400, 800000000000ULL},         /* one leaf */
       {{"multi-plane", 64, 2, 8, 1, 0, 8, 8}, bw400, 3276800000000000ULL}, /* DeepSeek-V3 */
       {{"rail-optimized", 8, 2, 1, 1, 0, 4, 4}, bw400, 6400000000000ULL},
       {{"rail-optimized", 8, 2, 1, 1, 0, 4, 4}, link100, 1600000000000ULL},
@@ -35,8 +35,7 @@ static void test_bisection(void **state) {
     const topo_inventory *inv = build_inv(&cases[i].c, cases[i].sets, 2, &t);
     if (inv->bisection_bandwidth_bps != cases[i].bps)
       fail_msg("case %zu: bisection %llu, want %llu", i,
-               (unsigned long long)inv->bisection_bandwidth_bps,
-               (unsigned long long)cases[i].bps);
+               (unsigned long long)inv->bisection_bandwidth_bps, (unsigned long long)cases[i].bps);
     topo_free(t);
   }
 }
@@ -83,7 +82,8 @@ static void test_partial_priced(void **state) {
   assert_int_equal(inv->transceivers, 0);
   assert_true(fabs(inv->cost_usd - (1000 + 8 * 100 + 8 * 1)) < 1e-6);
   assert_int_equal(inv->switches_full, 64 + 32);
-  assert_true(fabs(inv->cost_usd_full - (96 * 1000.0 + 2048 * 100 + 2 * 2048 * 10 + 2048 * 1)) < 1e-6);
+  assert_true(fabs(inv->cost_usd_full - (96 * 1000.0 + 2048 * 100 + 2 * 2048 * 10 + 2048 * 1)) <
+              1e-6);
   /* every GPU pair still routes, over the one leaf */
   topo_path p;
   assert_int_equal(topo_route(t, 0, 7, 1, &p), SIM_OK);
@@ -120,8 +120,14 @@ static void test_nodes_exceed(void **state) {
   {
     /* radix 64, 2 tiers: 64 x 32 = 2048 NICs = 256 nodes of 8 */
     tcase c = {"fat-tree", 64, 2, 1, 1, 300, 8, 8};
-    const char *want[] = {"--set:", "cluster.nodes", "300 nodes do not fit", "at most 256 nodes",
-                          "fabric.switch_radix", "fabric.tiers", "fabric.oversubscription", NULL};
+    const char *want[] = {"--set:",
+                          "cluster.nodes",
+                          "300 nodes do not fit",
+                          "at most 256 nodes",
+                          "fabric.switch_radix",
+                          "fabric.tiers",
+                          "fabric.oversubscription",
+                          NULL};
     expect_error(&c, NULL, 0, want);
   }
   {
@@ -182,9 +188,9 @@ static void test_coexist(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_bisection),      cmocka_unit_test(test_cost),
-      cmocka_unit_test(test_nodes_exceed),   cmocka_unit_test(test_invalid_shapes),
-      cmocka_unit_test(test_coexist),        cmocka_unit_test(test_partial_priced),
+      cmocka_unit_test(test_bisection),    cmocka_unit_test(test_cost),
+      cmocka_unit_test(test_nodes_exceed), cmocka_unit_test(test_invalid_shapes),
+      cmocka_unit_test(test_coexist),      cmocka_unit_test(test_partial_priced),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

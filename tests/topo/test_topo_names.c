@@ -28,10 +28,8 @@ static void round_trip(const tcase *c) {
 static void test_round_trip(void **state) {
   (void)state;
   const tcase cases[] = {
-      {"fat-tree", 8, 3, 1, 1, 5, 8, 8},
-      {"fat-tree", 8, 2, 1, 1, 0, 8, 4},
-      {"multi-plane", 8, 3, 2, 1, 0, 8, 8},
-      {"multi-plane", 8, 2, 4, 1, 0, 4, 8},
+      {"fat-tree", 8, 3, 1, 1, 5, 8, 8},       {"fat-tree", 8, 2, 1, 1, 0, 8, 4},
+      {"multi-plane", 8, 3, 2, 1, 0, 8, 8},    {"multi-plane", 8, 2, 4, 1, 0, 4, 8},
       {"rail-optimized", 8, 3, 1, 1, 0, 4, 4},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) round_trip(&cases[i]);
@@ -57,8 +55,8 @@ static void test_literal_names(void **state) {
   assert_int_equal(find_v(t, "spine3"), topo_switch_vertex(t, 0, TOPO_TIER_SPINE, 3));
   assert_int_equal(find_v(t, "core7"), topo_switch_vertex(t, 0, TOPO_TIER_CORE, 7));
   uint32_t l;
-  const char *links[] = {"gpu17-nvs2", "gpu17-nic17", "nic17-leaf4", "leaf0-spine0",
-                         "spine0-core0", "leaf4-spine5"};
+  const char *links[] = {"gpu17-nvs2",   "gpu17-nic17",  "nic17-leaf4",
+                         "leaf0-spine0", "spine0-core0", "leaf4-spine5"};
   for (size_t i = 0; i < sizeof links / sizeof links[0]; i++) {
     assert_int_equal(topo_find_link(t, links[i], &l), SIM_OK);
     assert_string_equal(topo_link_name(t, l, buf, sizeof buf), links[i]);
@@ -72,9 +70,9 @@ static void test_literal_names(void **state) {
   assert_int_equal(topo_channel_src(t, 2 * l), find_v(t, "leaf0"));
   assert_int_equal(topo_channel_dst(t, 2 * l), find_v(t, "spine0"));
 
-  const char *bad[] = {"",        "gpu",      "gpu-1",       "gpu01",      "leaf0x",
-                       "Leaf0",   "p0.leaf0", " gpu0",       "gpu4294967296", "nvs9999",
-                       "core16",  "spine32",  "node0",       "gpu+1",      "nic 1"};
+  const char *bad[] = {"",       "gpu",      "gpu-1", "gpu01",         "leaf0x",
+                       "Leaf0",  "p0.leaf0", " gpu0", "gpu4294967296", "nvs9999",
+                       "core16", "spine32",  "node0", "gpu+1",         "nic 1"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     uint32_t v;
     if (topo_find_vertex(t, bad[i], &v) != SIM_ENOENT) fail_msg("accepted vertex '%s'", bad[i]);
@@ -82,7 +80,8 @@ static void test_literal_names(void **state) {
   const char *bad_links[] = {"leaf0-core0", "leaf0--spine0", "nvs0-nic0", "leaf0",
                              "gpu0-gpu1",   "leaf0-spine0-", "-leaf0",    "gpu17-nic16"};
   for (size_t i = 0; i < sizeof bad_links / sizeof bad_links[0]; i++)
-    if (topo_find_link(t, bad_links[i], &l) != SIM_ENOENT) fail_msg("accepted link '%s'", bad_links[i]);
+    if (topo_find_link(t, bad_links[i], &l) != SIM_ENOENT)
+      fail_msg("accepted link '%s'", bad_links[i]);
   /* truncation keeps a terminated prefix */
   char tiny[4];
   assert_string_equal(topo_vertex_name(t, topo_gpu_vertex(t, 17), tiny, sizeof tiny), "gpu");

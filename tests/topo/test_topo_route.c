@@ -29,14 +29,14 @@ static void sampled_pairs(const tcase *c, uint32_t samples) {
 static void test_routes_all_pairs(void **state) {
   (void)state;
   const tcase cases[] = {
-      {"fat-tree", 8, 2, 1, 1, 0, 8, 8},      /* 32 GPUs */
-      {"fat-tree", 4, 3, 1, 1, 0, 2, 2},      /* 16 GPUs, 4 pods */
-      {"fat-tree", 8, 3, 1, 3, 0, 8, 8},      /* 192 GPUs, u = 2 */
-      {"fat-tree", 8, 3, 1, 2, 5, 8, 4},      /* partial, shared NICs */
-      {"multi-plane", 8, 2, 2, 1, 0, 8, 8},   /* 64 GPUs */
-      {"multi-plane", 4, 3, 8, 1, 0, 8, 8},   /* 128 GPUs, 8 planes */
-      {"multi-plane", 8, 2, 4, 1, 0, 4, 8},   /* 2 NICs per GPU */
-      {"multi-plane", 8, 3, 2, 1, 5, 8, 8},   /* partial, 2 pods */
+      {"fat-tree", 8, 2, 1, 1, 0, 8, 8},    /* 32 GPUs */
+      {"fat-tree", 4, 3, 1, 1, 0, 2, 2},    /* 16 GPUs, 4 pods */
+      {"fat-tree", 8, 3, 1, 3, 0, 8, 8},    /* 192 GPUs, u = 2 */
+      {"fat-tree", 8, 3, 1, 2, 5, 8, 4},    /* partial, shared NICs */
+      {"multi-plane", 8, 2, 2, 1, 0, 8, 8}, /* 64 GPUs */
+      {"multi-plane", 4, 3, 8, 1, 0, 8, 8}, /* 128 GPUs, 8 planes */
+      {"multi-plane", 8, 2, 4, 1, 0, 4, 8}, /* 2 NICs per GPU */
+      {"multi-plane", 8, 3, 2, 1, 5, 8, 8}, /* partial, 2 pods */
       {"rail-optimized", 8, 2, 1, 1, 0, 4, 4},
       {"rail-optimized", 8, 3, 1, 1, 0, 4, 4}, /* 128 GPUs */
       {"rail-optimized", 8, 3, 1, 1, 9, 8, 8}, /* partial */
@@ -47,10 +47,8 @@ static void test_routes_all_pairs(void **state) {
 static void test_routes_sampled_large(void **state) {
   (void)state;
   const tcase cases[] = {
-      {"fat-tree", 32, 3, 1, 1, 0, 8, 8},
-      {"multi-plane", 16, 3, 8, 1, 0, 8, 8},
-      {"multi-plane", 64, 2, 8, 1, 0, 8, 8},
-      {"rail-optimized", 16, 3, 1, 1, 0, 8, 8},
+      {"fat-tree", 32, 3, 1, 1, 0, 8, 8},       {"multi-plane", 16, 3, 8, 1, 0, 8, 8},
+      {"multi-plane", 64, 2, 8, 1, 0, 8, 8},    {"rail-optimized", 16, 3, 1, 1, 0, 8, 8},
       {"rail-optimized", 32, 2, 1, 3, 0, 8, 8},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) sampled_pairs(&cases[i], 3000);
@@ -80,7 +78,7 @@ static void test_path_counts(void **state) {
   {
     tcase c = {"fat-tree", 8, 3, 1, 3, 0, 8, 8}; /* u = 2, d = 6 */
     topo *t = tc_build(&c);
-    assert_int_equal(topo_path_count(t, 0, 8), 2);   /* NIC 8 on leaf 1, same pod */
+    assert_int_equal(topo_path_count(t, 0, 8), 2);          /* NIC 8 on leaf 1, same pod */
     assert_int_equal(topo_path_count(t, 0, 24 * 8 - 1), 8); /* last pod: 2 * 4 */
     topo_free(t);
   }
@@ -242,10 +240,10 @@ static void test_latency_bottleneck(void **state) {
   (void)state;
   tcase c = {"fat-tree", 8, 2, 1, 1, 0, 8, 8};
   const char *sets[] = {
-      "cluster.scale_up.latency=500ns", "cluster.nic.latency=200ns",
-      "cluster.pcie.latency=150ns",     "fabric.link_latency=100ns",
-      "fabric.switch_latency=300ns",    "cluster.nic.bandwidth=400Gbps",
-      "fabric.link_bandwidth=800Gbps",  "cluster.pcie.bandwidth=512Gbps",
+      "cluster.scale_up.latency=500ns",      "cluster.nic.latency=200ns",
+      "cluster.pcie.latency=150ns",          "fabric.link_latency=100ns",
+      "fabric.switch_latency=300ns",         "cluster.nic.bandwidth=400Gbps",
+      "fabric.link_bandwidth=800Gbps",       "cluster.pcie.bandwidth=512Gbps",
       "cluster.scale_up.bandwidth=3600Gbps",
   };
   topo *t;
@@ -258,17 +256,22 @@ static void test_latency_bottleneck(void **state) {
   assert_int_equal(topo_path_bottleneck(t, &p), 2966400000000ULL); /* 3.6e12 x 0.824 */
   /* gpu0 -> gpu31: PCIe, NIC, link, leaf, link, spine, link, leaf, link, NIC, PCIe */
   assert_int_equal(topo_route(t, 0, 31, 0, &p), SIM_OK);
-  assert_int_equal(topo_path_latency(t, &p), (2 * 150 + 2 * 200 + 4 * 100 + 3 * 300) * SIM_PS_PER_NS);
+  assert_int_equal(topo_path_latency(t, &p),
+                   (2 * 150 + 2 * 200 + 4 * 100 + 3 * 300) * SIM_PS_PER_NS);
   assert_int_equal(topo_path_bottleneck(t, &p), 368000000000ULL);
   topo_free(t);
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_routes_all_pairs),   cmocka_unit_test(test_routes_sampled_large),
-      cmocka_unit_test(test_path_counts),        cmocka_unit_test(test_same_node_path),
-      cmocka_unit_test(test_cross_plane_nvlink), cmocka_unit_test(test_rail_through_spine),
-      cmocka_unit_test(test_ecmp),               cmocka_unit_test(test_next_hops),
+      cmocka_unit_test(test_routes_all_pairs),
+      cmocka_unit_test(test_routes_sampled_large),
+      cmocka_unit_test(test_path_counts),
+      cmocka_unit_test(test_same_node_path),
+      cmocka_unit_test(test_cross_plane_nvlink),
+      cmocka_unit_test(test_rail_through_spine),
+      cmocka_unit_test(test_ecmp),
+      cmocka_unit_test(test_next_hops),
       cmocka_unit_test(test_latency_bottleneck),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -90,20 +90,26 @@ static void test_framing(void **state) {
   sim_free(buf);
   /* a length prefix that ends with the file */
   static const uint8_t cut[] = {0x80};
-  parse_fails(tmp, with_meta(tmp, cut, sizeof cut), "byte 8: truncated: the file ends inside "
-              "the length", NULL);
+  parse_fails(tmp, with_meta(tmp, cut, sizeof cut),
+              "byte 8: truncated: the file ends inside "
+              "the length",
+              NULL);
   /* an 11-byte varint */
   static const uint8_t longv[] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01};
   parse_fails(tmp, with_meta(tmp, longv, sizeof longv), "byte 8: bad length", "longer than 10",
               NULL);
   /* a frame holding bytes that are no protobuf message (field 0, wire type 7) */
   static const uint8_t junk[] = {0x03, 0x07, 0xff, 0xff};
-  parse_fails(tmp, with_meta(tmp, junk, sizeof junk), "byte 8: the first Node message is not a "
-              "valid Chakra Node", NULL);
+  parse_fails(tmp, with_meta(tmp, junk, sizeof junk),
+              "byte 8: the first Node message is not a "
+              "valid Chakra Node",
+              NULL);
   /* a node type Chakra does not have (Node{id: 1, type: 9}) */
   static const uint8_t type9[] = {0x04, 0x08, 0x01, 0x18, 0x09};
-  parse_fails(tmp, with_meta(tmp, type9, sizeof type9), "byte 8, node 1: node type 9 is not a "
-              "Chakra NodeType", NULL);
+  parse_fails(tmp, with_meta(tmp, type9, sizeof type9),
+              "byte 8, node 1: node type 9 is not a "
+              "Chakra NodeType",
+              NULL);
 }
 
 static void write_fails(const trc_write_node *n, size_t k, ...) {
@@ -128,10 +134,9 @@ static void write_fails(const trc_write_node *n, size_t k, ...) {
 static void test_graph(void **state) {
   (void)state;
   static const uint64_t d1[] = {1}, d2[] = {2}, d3[] = {3}, d9[] = {9};
-  trc_write_node n[3] = {
-      {.id = 1, .kind = TRC_COMPUTE, .duration_us = 1, .deps = d3, .ndeps = 1},
-      {.id = 2, .kind = TRC_COMPUTE, .duration_us = 1, .deps = d1, .ndeps = 1},
-      {.id = 3, .kind = TRC_COMPUTE, .duration_us = 1, .deps = d2, .ndeps = 1}};
+  trc_write_node n[3] = {{.id = 1, .kind = TRC_COMPUTE, .duration_us = 1, .deps = d3, .ndeps = 1},
+                         {.id = 2, .kind = TRC_COMPUTE, .duration_us = 1, .deps = d1, .ndeps = 1},
+                         {.id = 3, .kind = TRC_COMPUTE, .duration_us = 1, .deps = d2, .ndeps = 1}};
   write_fails(n, 3, "node 1: dependency cycle (1 <- 3 <- 2 <- ...); 3 of 3 nodes can never start",
               NULL);
   n[0].deps = d9;
@@ -195,16 +200,18 @@ static void set_fails(int rank, void (*edit)(trc_write_node *, size_t *), ...) {
 
 static void test_matching(void **state) {
   (void)state;
-  set_fails(2, ar_bigger, "et.2.et: byte ", "node 2: call 0 on the default group", "ALL_REDUCE of "
+  set_fails(2, ar_bigger, "et.2.et: byte ", "node 2: call 0 on the default group",
+            "ALL_REDUCE of "
             "134217728 bytes at rank 2, but ALL_REDUCE of 67108864 bytes at rank 0",
             "the group disagrees", NULL);
   set_fails(5, ar_gone, "rank 5 (et.5.et) has none", NULL);
-  set_fails(1, ag_type, "process group \"tp0\"", "REDUCE_SCATTER of 8388608 bytes at rank 1",
-            NULL);
+  set_fails(1, ag_type, "process group \"tp0\"", "REDUCE_SCATTER of 8388608 bytes at rank 1", NULL);
   set_fails(4, no_recv, "et.0.et", "node 5: rank 0 sends 16777216 bytes to rank 4 (tag 7",
             "with no matching recv in rank 4's trace (et.4.et)", NULL);
-  set_fails(4, recv_size, "et.4.et", "rank 4 receives 16777215 bytes from rank 0", "the sizes "
-            "disagree", NULL);
+  set_fails(4, recv_size, "et.4.et", "rank 4 receives 16777215 bytes from rank 0",
+            "the sizes "
+            "disagree",
+            NULL);
   set_fails(0, send_far, "rank 0 sends to rank 8; allowed: another rank of the job, 0..7", NULL);
 }
 
@@ -213,11 +220,16 @@ static void test_matching(void **state) {
 static void test_deadlock(void **state) {
   (void)state;
   static const uint64_t d1[] = {1};
-  trc_write_node a[2] = {{.id = 1, .kind = TRC_COLL, .comm_type = TRC_ALL_REDUCE, .bytes = 64},
-                         {.id = 2, .kind = TRC_SEND, .bytes = 8, .peer = 1, .deps = d1, .ndeps = 1}};
+  trc_write_node a[2] = {
+      {.id = 1, .kind = TRC_COLL, .comm_type = TRC_ALL_REDUCE, .bytes = 64},
+      {.id = 2, .kind = TRC_SEND, .bytes = 8, .peer = 1, .deps = d1, .ndeps = 1}};
   trc_write_node b[2] = {{.id = 1, .kind = TRC_RECV, .bytes = 8, .peer = 0},
-                         {.id = 2, .kind = TRC_COLL, .comm_type = TRC_ALL_REDUCE, .bytes = 64,
-                          .deps = d1, .ndeps = 1}};
+                         {.id = 2,
+                          .kind = TRC_COLL,
+                          .comm_type = TRC_ALL_REDUCE,
+                          .bytes = 64,
+                          .deps = d1,
+                          .ndeps = 1}};
   trc_trace *tr = sim_calloc(2, sizeof *tr);
   const trc_write_node *w[2] = {a, b};
   for (int r = 0; r < 2; r++) {
@@ -232,7 +244,8 @@ static void test_deadlock(void **state) {
   sim_error err = {0};
   assert_int_equal(trc_set_create(&s, tr, 2, rt, 2, &err), SIM_EINVAL);
   print_message("  %s\n", err.msg);
-  assert_non_null(strstr(err.msg, "deadlock: 4 of 4 nodes over the ranks can never run: rank 0 "
+  assert_non_null(strstr(err.msg,
+                         "deadlock: 4 of 4 nodes over the ranks can never run: rank 0 "
                          "(a.et) waits at node 1 (ALL_REDUCE, call 0 of the default group: 1 of "
                          "2 ranks reach it); rank 1 (b.et) waits at node 1 (recv from rank 0, "
                          "whose send never starts)"));
@@ -263,8 +276,10 @@ static void test_load(void **state) {
       {"    path: tr/et.%s.et\n", "only %d (the rank) may follow a %"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    snprintf(yaml, sizeof yaml, "cluster:\n  nodes: 2\n  gpus_per_node: 4\nworkload:\n  kind: "
-             "trace\n  trace:\n    ranks: 8\n%s", cases[i][0]);
+    snprintf(yaml, sizeof yaml,
+             "cluster:\n  nodes: 2\n  gpus_per_node: 4\nworkload:\n  kind: "
+             "trace\n  trace:\n    ranks: 8\n%s",
+             cases[i][0]);
     FILE *f = fopen(path, "w");
     fputs(yaml, f);
     fclose(f);

@@ -22,9 +22,9 @@
 #include "fixture.h"
 #include "trace/example_trace.h"
 
-static const char *const base_sets[] = {
-    "cluster.nodes=2", "cluster.gpus_per_node=4", "cluster.gpu=H100", "workload.kind=trace",
-    "workload.trace.ranks=8", "simulation.fidelity=analytic"};
+static const char *const base_sets[] = {"cluster.nodes=2",        "cluster.gpus_per_node=4",
+                                        "cluster.gpu=H100",       "workload.kind=trace",
+                                        "workload.trace.ranks=8", "simulation.fidelity=analytic"};
 
 static trc_set *example_set(const uint32_t *rank_trace, uint32_t ntraces) {
   trc_trace *tr = calloc(ntraces, sizeof *tr);
@@ -72,8 +72,12 @@ static void run_set(const fixture *f, const trc_set *s, trc_result *out) {
 static simtime_ps alone_coll(const fixture *f, cfg_coll_op op, uint64_t bytes, uint32_t n) {
   uint32_t ranks[EX_RANKS];
   for (uint32_t i = 0; i < n; i++) ranks[i] = i;
-  coll_spec spec = {.op = op, .algorithm = f->cfg.workload.collective.algorithm, .bytes = bytes,
-                    .ranks = ranks, .nranks = n, .channels = f->cfg.cluster.nic.per_node,
+  coll_spec spec = {.op = op,
+                    .algorithm = f->cfg.workload.collective.algorithm,
+                    .bytes = bytes,
+                    .ranks = ranks,
+                    .nranks = n,
+                    .channels = f->cfg.cluster.nic.per_node,
                     .chunk = f->cfg.workload.collective.chunk,
                     .qps = f->cfg.workload.qps_per_connection,
                     .protocol = f->cfg.workload.collective.protocol};
@@ -132,9 +136,10 @@ static void test_closed_form(void **state) {
   simtime_ps p2p = alone_xfer(&f, 0, 4, EX_P2P_BYTES);
   simtime_ps us = 1000000;
   simtime_ps want = EX_FWD_SLOW_US * us + ar + EX_BWD_US * us + ag + p2p + EX_OPT_US * us;
-  print_message("iteration %.3f us = 150 + AllReduce %.3f + 200 + AllGather %.3f + send %.3f + "
-                "50 us\n", (double)r.time_ps / 1e6, (double)ar / 1e6, (double)ag / 1e6,
-                (double)p2p / 1e6);
+  print_message(
+      "iteration %.3f us = 150 + AllReduce %.3f + 200 + AllGather %.3f + send %.3f + "
+      "50 us\n",
+      (double)r.time_ps / 1e6, (double)ar / 1e6, (double)ag / 1e6, (double)p2p / 1e6);
   assert_true(ar > 0 && ag > 0 && p2p > 0);
   assert_int_equal(r.time_ps, want);
   /* per rank: compute exactly its nodes; compute + exposed + idle = iteration */
@@ -241,7 +246,8 @@ static void test_unmodelled(void **state) {
   trc_runner *r = NULL;
   assert_int_equal(trc_runner_create(&r, s, &f.cfg, f.doc, f.t, b, &err), SIM_ECONFIG);
   assert_null(r);
-  fail_contains(err.msg, "workload.trace.path: et.x.et: byte 78, node 2: a REDUCE collective, "
+  fail_contains(err.msg,
+                "workload.trace.path: et.x.et: byte 78, node 2: a REDUCE collective, "
                 "which fabsim does not model");
   be_destroy(b);
   sim_destroy(sim);
@@ -249,9 +255,10 @@ static void test_unmodelled(void **state) {
   /* one rank: a 30 us host op and a 20 us compute node, both from the start,
    * then 10 us of compute after both: 40 us, 30 of them computing */
   static const uint64_t d12[] = {1, 2};
-  trc_write_node h[3] = {{.id = 1, .kind = TRC_HOST, .duration_us = 30},
-                         {.id = 2, .kind = TRC_COMPUTE, .duration_us = 20},
-                         {.id = 3, .kind = TRC_COMPUTE, .duration_us = 10, .deps = d12, .ndeps = 2}};
+  trc_write_node h[3] = {
+      {.id = 1, .kind = TRC_HOST, .duration_us = 30},
+      {.id = 2, .kind = TRC_COMPUTE, .duration_us = 20},
+      {.id = 3, .kind = TRC_COMPUTE, .duration_us = 10, .deps = d12, .ndeps = 2}};
   size_t len;
   uint8_t *buf = trc_write("0.0.4", h, 3, &len);
   trc_trace *one = sim_calloc(1, sizeof *one);
@@ -269,9 +276,9 @@ static void test_unmodelled(void **state) {
   trc_set_free(s);
   /* times past the horizon of simulated time (2^62 ps, 4.61e12 us) */
   static const uint64_t d1[] = {1};
-  trc_write_node big[2] = {{.id = 1, .kind = TRC_COMPUTE, .duration_us = 3000000000000ull},
-                           {.id = 2, .kind = TRC_COMPUTE, .duration_us = 3000000000000ull,
-                            .deps = d1, .ndeps = 1}};
+  trc_write_node big[2] = {
+      {.id = 1, .kind = TRC_COMPUTE, .duration_us = 3000000000000ull},
+      {.id = 2, .kind = TRC_COMPUTE, .duration_us = 3000000000000ull, .deps = d1, .ndeps = 1}};
   const char *want[2] = {"node 1: duration_micros 5000000000000; allowed: at most 4611686018427",
                          "node 2: the nodes' durations up to here add up past the horizon"};
   for (int c = 0; c < 2; c++) {
@@ -331,8 +338,10 @@ static void test_cli(void **state) {
   snprintf(dir, sizeof dir, "/tmp/fabsim-trace-test-%d", (int)getpid());
   for (int k = 0; k < 2; k++) {
     char args[256];
-    snprintf(args, sizeof args, "--quiet --set output.dir=%s/%d --set output.report=false "
-             "--set output.database=none", dir, k);
+    snprintf(args, sizeof args,
+             "--quiet --set output.dir=%s/%d --set output.report=false "
+             "--set output.database=none",
+             dir, k);
     assert_int_equal(run_cli(args, out, sizeof out), 0);
   }
   /* the same summary but for the wall clock */
@@ -365,8 +374,10 @@ static void test_cli(void **state) {
   assert_non_null(strstr(out, "workload.trace.ranks"));
   /* a truncated rank file: exit 2 at the key, with the file and byte */
   const char *src = getenv("FABSIM_SOURCE_DIR");
-  snprintf(args, sizeof args, "mkdir -p %s/tr && cp %s/examples/traces/*.et %s/tr/ && truncate -s "
-           "-2 %s/tr/et.3.et", dir, src, dir, dir);
+  snprintf(args, sizeof args,
+           "mkdir -p %s/tr && cp %s/examples/traces/*.et %s/tr/ && truncate -s "
+           "-2 %s/tr/et.3.et",
+           dir, src, dir, dir);
   assert_int_equal(system(args), 0);
   snprintf(args, sizeof args, "--set output.dir=%s/4 --set workload.trace.path=%s/tr/et.%%d.et",
            dir, dir);
@@ -383,8 +394,10 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_prestate(test_closed_form, "simulation.fidelity=analytic"),
       cmocka_unit_test_prestate(test_closed_form, "simulation.fidelity=flow"),
-      cmocka_unit_test(test_roofline), cmocka_unit_test(test_unmodelled),
-      cmocka_unit_test(test_classes),     cmocka_unit_test(test_checked_in),
+      cmocka_unit_test(test_roofline),
+      cmocka_unit_test(test_unmodelled),
+      cmocka_unit_test(test_classes),
+      cmocka_unit_test(test_checked_in),
       cmocka_unit_test(test_cli),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -18,10 +18,10 @@
 
 /* 8 GPUs of one node, data parallel only, one bucket reduced after the
  * backward pass: step = compute + AllReduce, exactly. */
-#define DP8                                                                                        \
-  "cluster.nodes=1", "workload.precision=bf16", "workload.model.layers=4",                         \
-      "workload.model.hidden=1024", "workload.model.heads=16", "workload.model.seq_len=2048",      \
-      "workload.model.vocab=0", "workload.global_batch=8", "workload.bucket_size=1TiB",            \
+#define DP8                                                                                   \
+  "cluster.nodes=1", "workload.precision=bf16", "workload.model.layers=4",                    \
+      "workload.model.hidden=1024", "workload.model.heads=16", "workload.model.seq_len=2048", \
+      "workload.model.vocab=0", "workload.global_batch=8", "workload.bucket_size=1TiB",       \
       "workload.grad_overlap=false"
 
 static void assert_rel(double got, double want, double rel) {
@@ -176,7 +176,7 @@ static void test_sdc_diverges(void **state) {
   double C = b.compute_s - b.optimizer_s; /* forward + backward: the reduction starts here */
   harness h;
   start(&h, 3);
-  schedule(&h, 0, 2, C / 2, 4, 1);  /* before step 0's reduction */
+  schedule(&h, 0, 2, C / 2, 4, 1);         /* before step 0's reduction */
   schedule(&h, 1, 2, T0 + C + 1e-9, 7, 1); /* just after step 1's reduction started */
   run(&h);
   size_t n;
@@ -241,15 +241,13 @@ static void test_horizon(void **state) {
       harness h;
       sim_error err = {0};
       start(&h, 3);
-      if (during)
-        schedule(&h, 0, 0, C / 4, 0, factors[k]);
-      else
-        wl_job_slowdown(h.j, 0, 0, factors[k], false);
+      if (during) schedule(&h, 0, 0, C / 4, 0, factors[k]);
+      else wl_job_slowdown(h.j, 0, 0, factors[k], false);
       int rc = wl_job_run(h.j, h.f.doc, &err);
       if (C * 1e12 / factors[k] < (double)WL_HORIZON_PS) { /* 1e-7 x 3 steps of C: within */
         assert_int_equal(rc, SIM_OK);
-        assert_rel(wl_job_step(h.j, 0)->time_s, during ? C / 4 + 0.75 * C / factors[k] + A
-                                                       : C / factors[k] + A, 1e-9);
+        assert_rel(wl_job_step(h.j, 0)->time_s,
+                   during ? C / 4 + 0.75 * C / factors[k] + A : C / factors[k] + A, 1e-9);
       } else {
         assert_int_equal(rc, SIM_ERANGE);
         assert_non_null(strstr(err.msg, "horizon"));
@@ -276,8 +274,12 @@ static void listener(void *ctx, const be_failure *f) {
 
 static void lose_transfer(sim_ctx *sim, void *obj, uint64_t arg) {
   heard *x = obj;
-  be_failure f = {.at = sim_now(sim), .src_gpu = 3, .dst_gpu = 4, .bytes = 100,
-                  .bytes_delivered = 40, .cause = "retry limit"};
+  be_failure f = {.at = sim_now(sim),
+                  .src_gpu = 3,
+                  .dst_gpu = 4,
+                  .bytes = 100,
+                  .bytes_delivered = 40,
+                  .cause = "retry limit"};
   (void)arg;
   x->b->on_failure(x->b->on_failure_ctx, &f);
 }
@@ -314,12 +316,9 @@ static void test_transfer_failure(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_horizon),
-      cmocka_unit_test(test_straggler_wait),
-      cmocka_unit_test(test_transfer_failure),
-      cmocka_unit_test(test_steps_and_throttle),
-      cmocka_unit_test(test_failure_stops),
-      cmocka_unit_test(test_sdc_diverges),
+      cmocka_unit_test(test_horizon),          cmocka_unit_test(test_straggler_wait),
+      cmocka_unit_test(test_transfer_failure), cmocka_unit_test(test_steps_and_throttle),
+      cmocka_unit_test(test_failure_stops),    cmocka_unit_test(test_sdc_diverges),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

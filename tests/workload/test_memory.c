@@ -32,8 +32,8 @@ static void assert_close(double got, double want) {
 }
 
 /* A small dense transformer without embeddings: P = L x 12 h^2 exactly. */
-#define SMALL                                                                                      \
-  "cluster.nodes=1", "workload.model.layers=4", "workload.model.hidden=1024",                      \
+#define SMALL                                                                 \
+  "cluster.nodes=1", "workload.model.layers=4", "workload.model.hidden=1024", \
       "workload.model.heads=16", "workload.model.seq_len=2048", "workload.model.vocab=0"
 
 static void test_param_counts(void **state) {
@@ -207,11 +207,16 @@ static void test_schedule_activations(void **state) {
   double L = 16, pp = 4;
   for (int i = 0; i < 4; i++) {
     setup s;
-    const char *sets[] = {"cluster.nodes=1",          "workload.model.layers=16",
-                          "workload.model.hidden=1024", "workload.model.heads=16",
-                          "workload.model.seq_len=2048", "workload.model.vocab=0",
-                          "workload.parallel.pp=4",   "workload.global_batch=16",
-                          cases[i][0],                cases[i][1]};
+    const char *sets[] = {"cluster.nodes=1",
+                          "workload.model.layers=16",
+                          "workload.model.hidden=1024",
+                          "workload.model.heads=16",
+                          "workload.model.seq_len=2048",
+                          "workload.model.vocab=0",
+                          "workload.parallel.pp=4",
+                          "workload.global_batch=16",
+                          cases[i][0],
+                          cases[i][1]};
     prepare(&s, sets, 10);
     double layer =
         wl_layer_activations(&s.m, &s.p, s.f.cfg.workload.precision, 0, CFG_RECOMPUTE_NONE);
@@ -366,10 +371,13 @@ static void test_rank_placement(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_param_counts),   cmocka_unit_test(test_zero_stages),
-      cmocka_unit_test(test_activations),    cmocka_unit_test(test_expert_sharding),
+      cmocka_unit_test(test_param_counts),
+      cmocka_unit_test(test_zero_stages),
+      cmocka_unit_test(test_activations),
+      cmocka_unit_test(test_expert_sharding),
       cmocka_unit_test(test_schedule_activations),
-      cmocka_unit_test(test_search),         cmocka_unit_test(test_errors),
+      cmocka_unit_test(test_search),
+      cmocka_unit_test(test_errors),
       cmocka_unit_test(test_rank_placement),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -136,12 +136,18 @@ static void test_presets(void **state) {
  * per micro-batch, one GPU: 16 tokens per expert. */
 static void test_small_expert_gemms(void **state) {
   (void)state;
-  const char *sets[] = {"cluster.nodes=1",           "workload.model.layers=2",
-                        "workload.model.hidden=4096", "workload.model.heads=32",
-                        "workload.model.seq_len=512", "workload.model.vocab=0",
-                        "workload.model.experts=64",  "workload.model.top_k=2",
-                        "workload.model.dense_layers=1", "workload.model.expert_hidden=16384",
-                        "workload.parallel.dp=1",     "workload.global_batch=1"};
+  const char *sets[] = {"cluster.nodes=1",
+                        "workload.model.layers=2",
+                        "workload.model.hidden=4096",
+                        "workload.model.heads=32",
+                        "workload.model.seq_len=512",
+                        "workload.model.vocab=0",
+                        "workload.model.experts=64",
+                        "workload.model.top_k=2",
+                        "workload.model.dense_layers=1",
+                        "workload.model.expert_hidden=16384",
+                        "workload.parallel.dp=1",
+                        "workload.global_batch=1"};
   fixture f;
   wl__hw hw;
   hw_of(sets, 12, &hw, &f);
@@ -172,12 +178,18 @@ static void test_small_expert_gemms(void **state) {
  * activation's difference between T k ep/E x L and x 1 tokens each. */
 static void test_expert_load(void **state) {
   (void)state;
-  const char *sets[] = {"cluster.nodes=1",           "workload.model.layers=2",
-                        "workload.model.hidden=4096", "workload.model.heads=32",
-                        "workload.model.seq_len=512", "workload.model.vocab=0",
-                        "workload.model.experts=64",  "workload.model.top_k=2",
-                        "workload.model.dense_layers=1", "workload.model.expert_hidden=16384",
-                        "workload.parallel.dp=1",     "workload.global_batch=1"};
+  const char *sets[] = {"cluster.nodes=1",
+                        "workload.model.layers=2",
+                        "workload.model.hidden=4096",
+                        "workload.model.heads=32",
+                        "workload.model.seq_len=512",
+                        "workload.model.vocab=0",
+                        "workload.model.experts=64",
+                        "workload.model.top_k=2",
+                        "workload.model.dense_layers=1",
+                        "workload.model.expert_hidden=16384",
+                        "workload.parallel.dp=1",
+                        "workload.global_batch=1"};
   fixture f;
   wl__hw hw;
   hw_of(sets, 12, &hw, &f);
@@ -197,8 +209,7 @@ static void test_expert_load(void **state) {
   wl__cost a1 = wl__eltwise(&hw, 2 * T * k * fe * hw.act);
   wl__cost a3 = wl__eltwise(&hw, 6 * T * k * fe * hw.act);
   double want = one.fwd.t + E * (up3.t - up1.t + dn3.t - dn1.t) + a3.t - a1.t;
-  if (fabs(hot.fwd.t - want) > 1e-12 * want)
-    fail_msg("got %.12g want %.12g", hot.fwd.t, want);
+  if (fabs(hot.fwd.t - want) > 1e-12 * want) fail_msg("got %.12g want %.12g", hot.fwd.t, want);
   unload(&f);
 }
 
@@ -220,14 +231,14 @@ static void run_step(const char *const *sets, int n, wl_step *out) {
  * dense layer stack, data parallel on 8 GPUs. */
 static void test_hbm_sensitivity(void **state) {
   (void)state;
-  const char *fast[] = {"cluster.nodes=1",        "workload.model.layers=4",
-                        "workload.model.hidden=2048", "workload.model.heads=16",
-                        "workload.model.seq_len=4096", "workload.model.vocab=0",
-                        "workload.global_batch=8"};
-  const char *slow[] = {"cluster.nodes=1",        "workload.model.layers=4",
-                        "workload.model.hidden=2048", "workload.model.heads=16",
-                        "workload.model.seq_len=4096", "workload.model.vocab=0",
-                        "workload.global_batch=8", "cluster.hbm_bandwidth=0.5TB/s"};
+  const char *fast[] = {
+      "cluster.nodes=1",         "workload.model.layers=4",     "workload.model.hidden=2048",
+      "workload.model.heads=16", "workload.model.seq_len=4096", "workload.model.vocab=0",
+      "workload.global_batch=8"};
+  const char *slow[] = {
+      "cluster.nodes=1",         "workload.model.layers=4",      "workload.model.hidden=2048",
+      "workload.model.heads=16", "workload.model.seq_len=4096",  "workload.model.vocab=0",
+      "workload.global_batch=8", "cluster.hbm_bandwidth=0.5TB/s"};
   wl_step a, b;
   run_step(fast, 7, &a);
   run_step(slow, 8, &b);
@@ -242,8 +253,8 @@ static void test_hbm_sensitivity(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_two_regimes),     cmocka_unit_test(test_tile_quantization),
-      cmocka_unit_test(test_precisions),      cmocka_unit_test(test_presets),
+      cmocka_unit_test(test_two_regimes),        cmocka_unit_test(test_tile_quantization),
+      cmocka_unit_test(test_precisions),         cmocka_unit_test(test_presets),
       cmocka_unit_test(test_small_expert_gemms), cmocka_unit_test(test_hbm_sensitivity),
       cmocka_unit_test(test_expert_load),
   };

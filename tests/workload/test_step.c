@@ -31,10 +31,8 @@ static void run_step(const char *const *sets, int n, const char *extra, bool flo
   if (wl_step_run(out, &f.cfg, f.doc, f.t, b, &err) != SIM_OK) fail_msg("%s", err.msg);
   be_destroy(b);
   sim_destroy(sim);
-  if (keep)
-    *keep = f;
-  else
-    unload(&f);
+  if (keep) *keep = f;
+  else unload(&f);
 }
 
 /* Relative tolerance, plus 100 ps for the rounding of each node's duration
@@ -98,9 +96,9 @@ static void dp8_layer(double G, double H, tcost *fwd, tcost *bwd) {
 }
 
 /* 8 GPUs of one node, data parallel only; P = 4 x 12 h^2. */
-#define DP8                                                                                        \
-  "cluster.nodes=1", "workload.precision=bf16", "workload.model.layers=4",                         \
-      "workload.model.hidden=1024", "workload.model.heads=16", "workload.model.seq_len=2048",      \
+#define DP8                                                                                   \
+  "cluster.nodes=1", "workload.precision=bf16", "workload.model.layers=4",                    \
+      "workload.model.hidden=1024", "workload.model.heads=16", "workload.model.seq_len=2048", \
       "workload.model.vocab=0", "workload.global_batch=8"
 
 static void test_data_parallel(void **state) {
@@ -128,7 +126,8 @@ static void test_data_parallel(void **state) {
   assert_decomposed(&off);
   /* no overlap, one bucket: the whole ring AllReduce of 2P bytes is exposed,
    * 2(n-1) steps of alpha + S / (n B) over NVLink */
-  double B = (double)fx_achievable(c->cluster.scale_up.bandwidth, c->cluster.scale_up.efficiency) / 8,
+  double B = (double)fx_achievable(c->cluster.scale_up.bandwidth, c->cluster.scale_up.efficiency) /
+             8,
          alpha = sim_ps_to_s(c->cluster.scale_up.latency);
   double ring = 2 * (n - 1) * (alpha + 2 * P / (n * B));
   assert_rel(off.exposed_comm_s, ring, 1e-6);
@@ -206,10 +205,10 @@ static void test_pipeline_bubble(void **state) {
 
 /* The pipeline of test_pipeline_bubble: sends, optimizer and latency made
  * negligible, layers of equal cost. */
-#define PIPE                                                                                       \
-  "cluster.nodes=1", "workload.model.layers=16", "workload.model.hidden=8192",                     \
-      "workload.model.heads=64", "workload.model.seq_len=32", "workload.micro_batch=32",           \
-      "workload.model.vocab=0", "workload.parallel.dp=1", "cluster.scale_up.bandwidth=4000TB/s",   \
+#define PIPE                                                                                     \
+  "cluster.nodes=1", "workload.model.layers=16", "workload.model.hidden=8192",                   \
+      "workload.model.heads=64", "workload.model.seq_len=32", "workload.micro_batch=32",         \
+      "workload.model.vocab=0", "workload.parallel.dp=1", "cluster.scale_up.bandwidth=4000TB/s", \
       "cluster.scale_up.latency=1ps", "cluster.hbm_bandwidth=100000TB/s"
 
 static void run_pipe(uint32_t p, uint32_t m, const char *sched, uint32_t v, const char *extra,
@@ -275,13 +274,12 @@ static void test_dualpipe_bubble(void **state) {
       for (uint32_t k = 0; k < s.nstages; k++) {
         if (r == 0) /* F = B_in = W, the case the closed form is derived for: exact */
           assert_rel(s.stages[k].bubble_s, bound, 2e-3);
-        else /* B = 3F: within it */
-          assert_true(s.stages[k].bubble_s <= bound * (1 + 2e-3) + 1e-9);
+        else /* B = 3F: within it */ assert_true(s.stages[k].bubble_s <= bound * (1 + 2e-3) + 1e-9);
         assert_rel(s.stages[k].bubble_s, s.stages[0].bubble_s, 2e-3);
       }
       assert_true(s.bubble_s <= 0.5 * one.bubble_s);
       assert_rel(s.forward_s + s.backward_s, one.forward_s + one.backward_s, 1e-9); /* same work */
-      if (p == 2) assert_true(s.bubble_s < 1e-9);   /* p/2 - 1 = 0 */
+      if (p == 2) assert_true(s.bubble_s < 1e-9); /* p/2 - 1 = 0 */
       assert_rel(s.bubble_frac_schedule, bound / s.time_s, 2e-3 * (r + 1) + 1e-9);
       assert_decomposed(&s);
       assert_int_equal(s.comm[WL_COMM_PP_SEND].count, (uint64_t)(2 * (p - 1) * m));
@@ -343,11 +341,11 @@ static void test_fidelities_agree(void **state) {
  * hop, itself at least half of their sum. */
 static void test_overlap_switches(void **state) {
   (void)state;
-#define MOE2                                                                                       \
-  "cluster.nodes=4", "workload.model.layers=4", "workload.model.hidden=1024",                      \
-      "workload.model.heads=16", "workload.model.seq_len=4096", "workload.model.vocab=1000",       \
-      "workload.model.experts=8", "workload.model.top_k=2", "workload.model.dense_layers=0",       \
-      "workload.parallel.tp=2", "workload.parallel.ep=8", "workload.parallel.pp=2",              \
+#define MOE2                                                                                 \
+  "cluster.nodes=4", "workload.model.layers=4", "workload.model.hidden=1024",                \
+      "workload.model.heads=16", "workload.model.seq_len=4096", "workload.model.vocab=1000", \
+      "workload.model.experts=8", "workload.model.top_k=2", "workload.model.dense_layers=0", \
+      "workload.parallel.tp=2", "workload.parallel.ep=8", "workload.parallel.pp=2",          \
       "workload.global_batch=64", "workload.comm_model=live"
   const char *one[] = {MOE2, "workload.overlap.ep_chunks=1", "workload.overlap.tp=false"};
   const char *eight[] = {MOE2, "workload.overlap.ep_chunks=8", "workload.overlap.tp=false"};
@@ -429,11 +427,10 @@ static void test_mlp_step(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_data_parallel),    cmocka_unit_test(test_pipeline_bubble),
+      cmocka_unit_test(test_data_parallel),      cmocka_unit_test(test_pipeline_bubble),
       cmocka_unit_test(test_interleaved_bubble), cmocka_unit_test(test_dualpipe_bubble),
-      cmocka_unit_test(test_overlap_switches),
-      cmocka_unit_test(test_fidelities_agree), cmocka_unit_test(test_moe_tp_ep),
-      cmocka_unit_test(test_mlp_step),
+      cmocka_unit_test(test_overlap_switches),   cmocka_unit_test(test_fidelities_agree),
+      cmocka_unit_test(test_moe_tp_ep),          cmocka_unit_test(test_mlp_step),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -60,18 +60,18 @@ static void check(const char *const *sets, int nsets, uint32_t steps) {
 
 static void test_pipeline(void **state) {
   (void)state;
-  const char *sets[] = {"cluster.nodes=4", "workload.model.layers=8", "workload.model.hidden=1024",
-                        "workload.model.heads=16", "workload.model.seq_len=1024",
-                        "workload.parallel.tp=2", "workload.parallel.pp=4",
-                        "workload.global_batch=32"};
+  const char *sets[] = {
+      "cluster.nodes=4",         "workload.model.layers=8",     "workload.model.hidden=1024",
+      "workload.model.heads=16", "workload.model.seq_len=1024", "workload.parallel.tp=2",
+      "workload.parallel.pp=4",  "workload.global_batch=32"};
   check(sets, (int)(sizeof sets / sizeof *sets), 3);
 }
 
 static void test_many_steps(void **state) { /* the bins widen; nothing is lost */
   (void)state;
-  const char *sets[] = {"cluster.nodes=1", "workload.model.layers=2", "workload.model.hidden=512",
-                        "workload.model.heads=8", "workload.model.seq_len=512",
-                        "workload.global_batch=8"};
+  const char *sets[] = {
+      "cluster.nodes=1",        "workload.model.layers=2",    "workload.model.hidden=512",
+      "workload.model.heads=8", "workload.model.seq_len=512", "workload.global_batch=8"};
   check(sets, (int)(sizeof sets / sizeof *sets), 200);
 }
 

@@ -2,7 +2,7 @@
 # Both install what is missing from Debian (as root), then build with CMake.
 
 DEBIAN_PACKAGES := build-essential cmake pkg-config libyaml-dev libjansson-dev libcmocka-dev jq \
-                   clang clang-format libclang-rt-14-dev libsqlite3-dev sqlite3 chromium nodejs groff-base \
+                   clang clang-format cppcheck libclang-rt-14-dev libsqlite3-dev sqlite3 chromium nodejs groff-base \
                    openmpi-bin libopenmpi-dev libprotobuf-c-dev protobuf-c-compiler
 # With Open MPI present the parallel engine is built and ctest runs its MPI
 # tests under mpirun (1, 2 and 4 ranks, oversubscribed); without it

@@ -679,7 +679,7 @@ cfg_loc cfg_where(const cfg_doc *doc, const char *key) {
 }
 
 int cfg_fail_at(const cfg_doc *doc, const char *key, sim_error *err, const char *fmt, ...) {
-  char msg[sizeof err->msg];
+  char msg[sizeof(sim_error){0}.msg];
   va_list ap;
   cfg_loc l;
   va_start(ap, fmt);

@@ -158,7 +158,8 @@ void flow__net_remove(flow__net *net, uint32_t id) {
 /* ---- indexed binary min-heap of channels keyed by (key[c], c) ---------- */
 
 static inline bool less(const flow__net *net, uint32_t a, uint32_t b) {
-  return net->key[a] < net->key[b] || (net->key[a] == net->key[b] && a < b);
+  if (net->key[a] != net->key[b]) return net->key[a] < net->key[b];
+  return a < b; /* ties by channel id: a total order */
 }
 
 static void sift_up(flow__net *net, uint32_t i) {

@@ -131,11 +131,9 @@ static void test_presets(void **state) {
   unload(&f);
 }
 
-/* An MoE layer whose experts each see few tokens is memory-bound where the
- * dense layer of the same width is not: E = 64 experts, top 2, 512 tokens
- * per micro-batch, one GPU: 16 tokens per expert. */
-static void test_small_expert_gemms(void **state) {
-  (void)state;
+/* One GPU, two layers of h = 4096, the second an MoE layer of 64 experts
+ * (top 2, width 16384) and its model and parallelism. */
+static void moe_layer(fixture *f, wl__hw *hw, wl_model *m, wl_parallel *p) {
   const char *sets[] = {"cluster.nodes=1",
                         "workload.model.layers=2",
                         "workload.model.hidden=4096",
@@ -148,14 +146,22 @@ static void test_small_expert_gemms(void **state) {
                         "workload.model.expert_hidden=16384",
                         "workload.parallel.dp=1",
                         "workload.global_batch=1"};
+  hw_of(sets, 12, hw, f);
+  sim_error err = {0};
+  assert_int_equal(wl_model_from_cfg(m, &f->cfg, f->doc, &err), SIM_OK);
+  assert_int_equal(wl_parallel_from_cfg(p, m, &f->cfg, f->doc, 1, &err), SIM_OK);
+}
+
+/* An MoE layer whose experts each see few tokens is memory-bound where the
+ * dense layer of the same width is not: E = 64 experts, top 2, 512 tokens
+ * per micro-batch, one GPU: 16 tokens per expert. */
+static void test_small_expert_gemms(void **state) {
+  (void)state;
   fixture f;
   wl__hw hw;
-  hw_of(sets, 12, &hw, &f);
   wl_model m;
   wl_parallel p;
-  sim_error err = {0};
-  assert_int_equal(wl_model_from_cfg(&m, &f.cfg, f.doc, &err), SIM_OK);
-  assert_int_equal(wl_parallel_from_cfg(&p, &m, &f.cfg, f.doc, 1, &err), SIM_OK);
+  moe_layer(&f, &hw, &m, &p);
   wl__part dense, moe;
   wl__part_ffn(&hw, &m, &p, 512, 0, &dense);
   wl__part_ffn(&hw, &m, &p, 512, 1, &moe);
@@ -178,26 +184,11 @@ static void test_small_expert_gemms(void **state) {
  * activation's difference between T k ep/E x L and x 1 tokens each. */
 static void test_expert_load(void **state) {
   (void)state;
-  const char *sets[] = {"cluster.nodes=1",
-                        "workload.model.layers=2",
-                        "workload.model.hidden=4096",
-                        "workload.model.heads=32",
-                        "workload.model.seq_len=512",
-                        "workload.model.vocab=0",
-                        "workload.model.experts=64",
-                        "workload.model.top_k=2",
-                        "workload.model.dense_layers=1",
-                        "workload.model.expert_hidden=16384",
-                        "workload.parallel.dp=1",
-                        "workload.global_batch=1"};
   fixture f;
   wl__hw hw;
-  hw_of(sets, 12, &hw, &f);
   wl_model m;
   wl_parallel p;
-  sim_error err = {0};
-  assert_int_equal(wl_model_from_cfg(&m, &f.cfg, f.doc, &err), SIM_OK);
-  assert_int_equal(wl_parallel_from_cfg(&p, &m, &f.cfg, f.doc, 1, &err), SIM_OK);
+  moe_layer(&f, &hw, &m, &p);
   wl__part one, hot;
   wl__part_ffn(&hw, &m, &p, 4096, 1, &one);
   hw.expert_load = 3;

@@ -144,7 +144,9 @@ static int node_attrs(trc_node *x, const ChakraProtoMsg__Node *m, trc_trace *t, 
     else if (!strcmp(nm, "pg_name")) {
       if (a->value_case != CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL)
         return NODE_FAIL(c, "attribute pg_name is not a string");
-      if (x->kind == TRC_COLL) x->pg = intern_pg(t, pgcap, a->string_val);
+      /* an empty pg_name is no pg_name: the default group, every rank */
+      if (x->kind == TRC_COLL)
+        x->pg = a->string_val[0] ? intern_pg(t, pgcap, a->string_val) : TRC_NO_GROUP;
     }
   }
   if (x->kind == TRC_COLL) {

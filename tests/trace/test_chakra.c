@@ -215,6 +215,32 @@ static void test_matching(void **state) {
   set_fails(0, send_far, "rank 0 sends to rank 8; allowed: another rank of the job, 0..7", NULL);
 }
 
+/* pg_name "" is no pg_name: both AllReduces are the default group's (the
+ * empty name once made a second group of the same name, and matching wrote
+ * past the group's members; found by fuzz_chakra). */
+static void test_empty_pg_name(void **state) {
+  (void)state;
+  static const uint64_t d1[] = {1};
+  trc_write_node n[2] = {
+      {.id = 1, .kind = TRC_COLL, .comm_type = TRC_ALL_REDUCE, .bytes = 8, .pg_name = ""},
+      {.id = 2, .kind = TRC_COLL, .comm_type = TRC_ALL_REDUCE, .bytes = 8, .deps = d1, .ndeps = 1}};
+  size_t len;
+  uint8_t *buf = trc_write("0.0.4", n, 2, &len);
+  trc_trace *t = sim_malloc(sizeof *t);
+  sim_error err = {0};
+  if (trc_parse(t, "et.et", buf, len, &err) != SIM_OK) fail_msg("%s", err.msg);
+  sim_free(buf);
+  assert_int_equal(t->nodes[0].pg, TRC_NO_GROUP);
+  assert_int_equal(t->npg, 0);
+  static const uint32_t rank_trace[2] = {0, 0};
+  trc_set *s;
+  if (trc_set_create(&s, t, 1, rank_trace, 2, &err) != SIM_OK) fail_msg("%s", err.msg);
+  assert_int_equal(s->ngroups, 1);
+  assert_int_equal(s->groups[0].nranks, 2);
+  assert_int_equal(s->groups[0].ncalls, 2);
+  trc_set_free(s);
+}
+
 /* Rank 0 reaches the AllReduce before its send, rank 1 only after the recv:
  * neither can go on. */
 static void test_deadlock(void **state) {
@@ -312,7 +338,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_reads_example), cmocka_unit_test(test_framing),
       cmocka_unit_test(test_graph),         cmocka_unit_test(test_matching),
-      cmocka_unit_test(test_load),          cmocka_unit_test(test_deadlock),
+      cmocka_unit_test(test_empty_pg_name), cmocka_unit_test(test_load),
+      cmocka_unit_test(test_deadlock),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -430,6 +430,10 @@ const char *cfg_moe_routing_name(cfg_moe_routing r);
  * with a message naming the accepted units (no location prefix). */
 int cfg_parse_bandwidth(const char *text, rate_bps *out, sim_error *err);
 int cfg_parse_time(const char *text, simtime_ps *out, sim_error *err);
+/* power.rack.cooling_failure of a resolved scenario: false for "none", else
+ * the rack and the kW its cooling removes (the value was checked when the
+ * scenario was loaded: a rack of the cluster, kW > 0). */
+bool cfg_cooling_failure(const cfg_scenario *s, uint32_t *rack, double *kw);
 int cfg_parse_size(const char *text, uint64_t *out, sim_error *err);
 
 /* The schema reference in Markdown (docs/scenario.md is generated from it

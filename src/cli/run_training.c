@@ -33,26 +33,11 @@ uint32_t cli__gpu_rack(const cli_training *tr, uint32_t gpu) {
   return tr->pwr.rack_nodes ? node / tr->pwr.rack_nodes : 0;
 }
 
-/* power.rack.cooling_failure: "none" or "RACK:KW". */
-static int apply_cooling_failure(pwr_model *m, const cfg_scenario *cfg, const cfg_doc *doc,
-                                 sim_error *err) {
-  const char *s = cfg->power.rack.cooling_failure;
-  if (!s || !strcmp(s, "none")) return SIM_OK;
-  char *end;
-  unsigned long rack = strtoul(s, &end, 10);
-  double kw = 0;
-  bool ok = end != s && *end == ':';
-  if (ok) {
-    const char *k = end + 1;
-    kw = strtod(k, &end);
-    ok = end != k && *end == '\0' && kw > 0;
-  }
-  if (!ok || rack >= m->racks)
-    return cfg_fail_at(doc, "power.rack.cooling_failure", err,
-                       "'%s' is not RACK:KW with a rack of 0..%u and kW > 0 (e.g. 0:20), or none",
-                       s, m->racks ? m->racks - 1 : 0);
-  pwr_set_rack_limit(m, (uint32_t)rack, kw);
-  return SIM_OK;
+/* power.rack.cooling_failure (checked when the scenario was loaded). */
+static void apply_cooling_failure(pwr_model *m, const cfg_scenario *cfg) {
+  uint32_t rack;
+  double kw;
+  if (cfg_cooling_failure(cfg, &rack, &kw) && rack < m->racks) pwr_set_rack_limit(m, rack, kw);
 }
 
 /* A job that would pass the horizon of simulated time (WL_HORIZON_PS) is
@@ -98,7 +83,7 @@ int cli_training_begin(cli_training *tr, const cfg_scenario *cfg, const cfg_doc 
   int rc = pwr_init(&tr->pwr, cfg, doc, topo_inventory_get(t), &err);
   if (rc == SIM_OK) {
     tr->have_pwr = true;
-    rc = apply_cooling_failure(&tr->pwr, cfg, doc, &err);
+    apply_cooling_failure(&tr->pwr, cfg);
   }
   if (rc == SIM_OK) rc = wl_job_create(&tr->job, cfg, doc, t, be, cfg->workload.steps, &err);
   if (rc == SIM_OK) rc = check_horizon(tr, &err);
@@ -445,8 +430,7 @@ fail:
 json_t *cli_power_json(const cfg_scenario *cfg, const cfg_doc *doc, const topo *t, double step_s) {
   pwr_model m;
   sim_error err = {0};
-  if (pwr_init(&m, cfg, doc, topo_inventory_get(t), &err) != SIM_OK ||
-      apply_cooling_failure(&m, cfg, doc, &err) != SIM_OK) {
+  if (pwr_init(&m, cfg, doc, topo_inventory_get(t), &err) != SIM_OK) {
     cli_error(err.msg);
     pwr_free(&m);
     return NULL;

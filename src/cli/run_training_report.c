@@ -168,7 +168,8 @@ static json_t *root_cause(cli_training *tr, json_t *events) {
 }
 
 /* Checkpoint interval, write time and restart time of the scenario
- * (interval auto: Daly's for the job's nodes). */
+ * (interval auto: Daly's for the job's nodes). The keys were checked when
+ * the scenario was loaded (config/validate.c), so this cannot fail. */
 static void checkpoint_model(const cli_training *tr, uint32_t gpus, double *tau, double *delta,
                              double *restart, bool *is_auto) {
   rel_params p;

@@ -7,7 +7,11 @@
  * never set). The topology module, not this one, checks that cluster.nodes
  * fits the fabric.
  */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "config/cfg_internal.h"
@@ -362,6 +366,63 @@ static int check_days(const cfg_scenario *s, const cfg_doc *doc, sim_error *err)
                      s->reliability.days, CFG__DAYS_MAX);
 }
 
+/* The racks of the cluster (power.rack.servers nodes each, the last one
+ * partly filled), as the power model counts them. */
+static uint32_t racks_of(const cfg_scenario *s) {
+  uint32_t per = s->power.rack.servers ? s->power.rack.servers : 1;
+  return (uint32_t)(((uint64_t)s->cluster.nodes + per - 1) / per);
+}
+
+/* "RACK:KW" into rack and kW; false for anything else ("none" included). */
+static bool parse_cooling(const char *text, uint32_t *rack, double *kw) {
+  if (!text || !isdigit((unsigned char)text[0])) return false;
+  char *end;
+  errno = 0;
+  unsigned long r = strtoul(text, &end, 10);
+  if (errno || *end != ':' || r > UINT32_MAX) return false;
+  const char *k = end + 1;
+  double v = strtod(k, &end);
+  if (end == k || *end || !(v > 0) || !isfinite(v)) return false;
+  *rack = (uint32_t)r, *kw = v;
+  return true;
+}
+
+bool cfg_cooling_failure(const cfg_scenario *s, uint32_t *rack, double *kw) {
+  return parse_cooling(s->power.rack.cooling_failure, rack, kw);
+}
+
+/* The reliability and power keys a run reads only at its end (a failure's
+ * cost, the racks' power), checked here so that a bad one is refused before
+ * anything is simulated, by every verb alike (they were once read only where
+ * a run used them: after the simulation, or not at all). */
+static int check_text_values(const cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
+  const char *iv = s->reliability.checkpoint.interval;
+  simtime_ps t = 0;
+  sim_error perr = {0};
+  if (strcmp(iv, "auto") && (cfg_parse_time(iv, &t, &perr) != SIM_OK || t == 0))
+    return cfg_fail_at(doc, "reliability.checkpoint.interval", err,
+                       "'%s' is not a checkpoint interval; allowed: auto (Daly's interval) or a "
+                       "duration > 0 (e.g. 30min, 2h)",
+                       iv);
+  const __typeof__(s->reliability.rate) *r = &s->reliability.rate;
+  double sum = r->faulty_gpu + r->hbm + r->software + r->network + r->host + r->sram + r->gsp +
+               r->nic + r->nccl + r->sdc + r->thermal + r->other_hardware + r->dependency;
+  _Static_assert(sizeof *r == 13 * sizeof(double), "a reliability.rate.* missing from the sum");
+  if (s->reliability.node_failure_rate > 0 && !(sum > 0))
+    return cfg_fail_at(doc, "reliability.node_failure_rate", err,
+                       "every reliability.rate.* is 0, so the rate cannot be split by cause; "
+                       "allowed: set at least one reliability.rate.*, or node_failure_rate 0");
+  const char *cf = s->power.rack.cooling_failure;
+  uint32_t rack, racks = racks_of(s);
+  double kw;
+  if (strcmp(cf, "none") && (!parse_cooling(cf, &rack, &kw) || rack >= racks))
+    return cfg_fail_at(doc, "power.rack.cooling_failure", err,
+                       "'%s' is not RACK:KW with a rack of 0..%u (%u nodes, %u per rack) and "
+                       "kW > 0 (e.g. 0:20); allowed: that, or none",
+                       cf, racks - 1, s->cluster.nodes, s->power.rack.servers);
+  return SIM_OK;
+}
+
 static const char *fmt_bytes(char *buf, size_t n, uint64_t b) {
   if (b >= (1ull << 30)) snprintf(buf, n, "%.3g GiB", (double)b / (1ull << 30));
   else snprintf(buf, n, "%.3g MiB", (double)b / (1ull << 20));
@@ -415,6 +476,7 @@ int cfg__resolve(cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
   if (rc == SIM_OK && s->simulation.fidelity == CFG_FIDELITY_PACKET) rc = check_rto(s, doc, err);
   if (rc == SIM_OK && s->simulation.fidelity == CFG_FIDELITY_PACKET) rc = check_buffer(s, doc, err);
   if (rc == SIM_OK) rc = check_days(s, doc, err);
+  if (rc == SIM_OK) rc = check_text_values(s, doc, err);
   if (rc == SIM_OK) rc = check_memory(s, doc, err);
   return rc;
 }

@@ -96,4 +96,32 @@ expect_exit 2 "$FABSIM" run --set cluster.nodes=8 --set output.ports=leaf0-spine
   --set output.dir=twice --quiet
 expect_err "output.ports: 'leaf0-spine0,nic3,leaf0-spine0' names leaf0-spine0 twice"
 [ ! -e twice ] && pass || fail "a refused run left its output folder"
+
+# --- keys a run once read only at its end (issue #15): refused at load, by
+# every verb, before anything is simulated and before output.dir exists.
+# A bad checkpoint interval in a run with a failure once exited 0 with zero
+# lost work; a bad cooling failure was refused after the whole simulation.
+cat > late.yaml <<'YAML'
+reliability:
+  checkpoint:
+    interval: soon
+YAML
+for verb in run topo memory reliability; do
+  expect_exit 2 "$FABSIM" $verb late.yaml "${SMALL[@]}" --set output.dir=endkeys
+  expect_err "late.yaml:3:15: reliability.checkpoint.interval: 'soon' is not a checkpoint interval; allowed: auto"
+done
+expect_exit 2 "$FABSIM" sweep late.yaml "${SMALL[@]}" --vary cluster.nodes=2,4 --out endkeys-sweep --quiet
+expect_err "late.yaml:3:15: reliability.checkpoint.interval"
+expect_exit 2 "$FABSIM" run "${SMALL[@]}" --set "faults=[{at: 1ms, kind: gpu-fail, target: gpu1}]" \
+  --set reliability.checkpoint.interval=0s --set output.dir=endkeys --quiet
+expect_err "reliability.checkpoint.interval: '0s' is not a checkpoint interval"
+for v in 2s 1:20 0:0 0:-5 :20 0:20x; do # 4 nodes, 4 per rack: rack 0 only
+  expect_exit 2 "$FABSIM" run "${SMALL[@]}" --set power.rack.cooling_failure=$v --set output.dir=endkeys --quiet
+  expect_err "--set:12:28: power.rack.cooling_failure: '$v' is not RACK:KW with a rack of 0..0"
+done
+expect_exit 2 "$FABSIM" topo --set power.rack.cooling_failure=99:20
+expect_err "power.rack.cooling_failure: '99:20'"
+expect_exit 2 "$FABSIM" sweep "${SMALL[@]}" --vary power.rack.cooling_failure=0:20,1:20 --out endkeys-sweep --quiet
+expect_err "power.rack.cooling_failure: '1:20' is not RACK:KW"
+[ ! -e endkeys ] && [ ! -e endkeys-sweep ] && pass || fail "a refused run left its output folder: $(ls -d endkeys*)"
 finish

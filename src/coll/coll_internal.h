@@ -58,6 +58,34 @@ void coll__apply_protocol(coll_plan *p, const topo *t, const coll_spec *s);
 int coll__plan_ring(coll_plan *p, const topo *t, const coll_spec *s);
 int coll__plan_broadcast(coll_plan *p, const topo *t, const coll_spec *s);
 int coll__plan_tree(coll_plan *p, const topo *t, const coll_spec *s);
+/* The tree of coll__plan_tree over m node blocks of g positions: tree A
+ * (which 0) or B (1), each position's parent (-1 at the root), height and
+ * depth, the root's height h. g = 1: the node-level double binary tree. */
+typedef struct tree_shape {
+  int32_t *parent;  /* -1 at the root */
+  uint32_t *height; /* 0 at leaves */
+  uint32_t *depth;  /* 0 at the root */
+  uint32_t h;       /* height of the root */
+} tree_shape;
+void coll__tree_shape_init(tree_shape *s, uint32_t m, uint32_t g, int which);
+void coll__tree_shape_free(tree_shape *s);
+/* What the tree's cost needs of the placement and the protocol (tune.c's
+ * probe): per-hop path latency and rate inside a node and across, NICs per
+ * node, the protocol's hop latencies above the path, the launch. */
+typedef struct coll_tree_rates {
+  simtime_ps wire_intra, wire_inter, hop_intra, hop_inter, launch;
+  double b_intra, b_inter; /* bytes/s */
+  uint32_t npn;
+} coll_tree_rates;
+/* The time of coll__plan_tree's plan as the tuner estimates a built plan
+ * (each phase its busiest NVLink port's and NIC's chunks at the rates, the
+ * protocol's hop at a phase's first step and what NCCL_STEPS - 1 chunks in
+ * flight do not cover of it at the others), computed from the shape
+ * instead of the transfers: O(m (log m)^2 + g k), for m >= 2 whole node
+ * blocks of g ranks in channel order. Seconds; NAN when the ranks are not
+ * such blocks (tree_cost.c). */
+double coll__tree_cost_s(const topo *t, const coll_spec *s, uint32_t k, uint64_t wire_chunk,
+                         uint64_t nchunks, const coll_tree_rates *r);
 int coll__plan_hd(coll_plan *p, const topo *t, const coll_spec *s);
 int coll__plan_hier(coll_plan *p, const topo *t, const coll_spec *s, sim_error *err);
 int coll__plan_pairwise(coll_plan *p, const coll_spec *s);
@@ -66,5 +94,11 @@ int coll__plan_nvls(coll_plan *p, const topo *t, const coll_spec *s, sim_error *
 int coll__plan_collnet(coll_plan *p, const topo *t, const coll_spec *s, sim_error *err);
 /* NCCL's nvlsEfficiency of a GPU (0: no NVLink SHARP). */
 double coll__nvls_efficiency(cfg_gpu g);
+/* The tuner's estimate of a tree AllReduce with protocol p on k channels,
+ * seconds: on its built plan, or (closed_form) from the tree's shape
+ * without building it, as the tuner does for trees too large to build per
+ * candidate (tune.c; NAN for uneven node blocks). */
+double coll__tree_estimate_s(const topo *t, const coll_spec *s, cfg_coll_protocol p, uint32_t k,
+                             bool closed_form);
 
 #endif

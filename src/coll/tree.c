@@ -39,13 +39,6 @@
 
 #include "coll/coll_internal.h"
 
-typedef struct tree_shape {
-  int32_t *parent;  /* -1 at the root */
-  uint32_t *height; /* 0 at leaves */
-  uint32_t *depth;  /* 0 at the root */
-  uint32_t h;       /* height of the root */
-} tree_shape;
-
 /* NCCL's in-order tree with root 0 (one child). */
 static void btree_parents(uint32_t n, int32_t *parent) {
   parent[0] = -1;
@@ -88,7 +81,7 @@ static void dtree_parents(uint32_t m, int which, int32_t *parent) {
  * the chain's head a g under the head of node a's parent in the node-level
  * tree A or B; the root node's head is the root. g = 1: the rank-level
  * double binary tree. Depths and heights filled in. O(n). */
-static void tree_shape_init(tree_shape *s, uint32_t m, uint32_t g, int which) {
+void coll__tree_shape_init(tree_shape *s, uint32_t m, uint32_t g, int which) {
   uint32_t n = m * g;
   s->parent = sim_malloc(n * sizeof *s->parent);
   s->height = sim_calloc(n, sizeof *s->height);
@@ -138,7 +131,7 @@ static void tree_shape_init(tree_shape *s, uint32_t m, uint32_t g, int which) {
   sim_free(stack);
 }
 
-static void tree_shape_free(tree_shape *s) {
+void coll__tree_shape_free(tree_shape *s) {
   sim_free(s->parent);
   sim_free(s->height);
   sim_free(s->depth);
@@ -160,8 +153,8 @@ int coll__plan_tree(coll_plan *p, const topo *t, const coll_spec *s) {
   uint32_t m, g;
   if (!coll__node_blocks(t, s->ranks, n, &m, &g) || m < 2) m = n, g = 1;
   tree_shape tr[2];
-  tree_shape_init(&tr[0], m, g, 0);
-  tree_shape_init(&tr[1], m, g, 1);
+  coll__tree_shape_init(&tr[0], m, g, 0);
+  coll__tree_shape_init(&tr[1], m, g, 1);
   uint32_t hgt = tr[0].h > tr[1].h ? tr[0].h : tr[1].h;
   uint64_t steps = nchunks + 2ull * hgt - 1;
   uint32_t *order = sim_malloc((size_t)k * n * sizeof *order);
@@ -218,7 +211,7 @@ int coll__plan_tree(coll_plan *p, const topo *t, const coll_spec *s) {
   sim_free(fill);
   sim_free(start);
   sim_free(order);
-  tree_shape_free(&tr[0]);
-  tree_shape_free(&tr[1]);
+  coll__tree_shape_free(&tr[0]);
+  coll__tree_shape_free(&tr[1]);
   return SIM_OK;
 }

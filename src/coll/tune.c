@@ -314,11 +314,42 @@ static double candidate_estimate(const topo *t, const coll_spec *s, const probe 
   return e;
 }
 
-/* Tree candidates are estimated on their built plan, three builds and
- * O(transfers x phases) each: above this many tree transfers (4 (n-1)
- * channels: 4,096 GPUs at 8 channels) the tuner leaves the tree out (a
- * 16,384-GPU estimate took 3.5 s, the ring's closed form microseconds). */
+/* Tree candidates over whole node blocks are estimated from the tree's
+ * shape, the built plan's figure without its transfers; others (one node,
+ * uneven blocks) on their built plan, three builds and O(transfers x
+ * phases) each, up to this many tree transfers (4 (n-1) channels: 4,096
+ * GPUs at 8 channels; a 16,384-GPU build per candidate took 3.5 s). */
 enum { TUNE_TREE_MAX_XFERS = 1 << 17 };
+
+/* The tree's time from its shape (tree_cost.c), for trees too large to
+ * build per candidate: the same figure as plan_estimate on the built plan
+ * (tests/coll/test_protocol.c checks it). NAN when the ranks are not whole
+ * node blocks of one size. */
+static double tree_shape_estimate_s(const topo *t, const probe *pr, const coll_spec *s,
+                                    cfg_coll_protocol p, uint32_t k) {
+  coll_protocol_params q = coll_protocol_params_of(s->latency, CFG_ALGO_TREE, p);
+  uint64_t per_tree = coll__ceil_div(s->bytes, 2ull * k);
+  uint64_t nchunks = coll__ceil_div(per_tree, s->chunk ? s->chunk : 1);
+  uint64_t chunk = coll__ceil_div(per_tree, nchunks);
+  simtime_ps w_inter = pr->m > 1 ? pr->wire_inter : pr->wire_intra;
+  coll_tree_rates r = {.wire_intra = pr->wire_intra,
+                       .wire_inter = pr->wire_inter,
+                       .hop_intra = above(q.hop_nvlink_us, pr->wire_intra),
+                       .hop_inter = above(q.hop_net_us, w_inter),
+                       .launch = us_ps(q.launch_us),
+                       .b_intra = pr->b_intra,
+                       .b_inter = pr->b_inter,
+                       .npn = pr->npn};
+  return coll__tree_cost_s(t, s, k, coll__ceil_div(chunk * q.wire_num, q.wire_den), nchunks, &r);
+}
+
+double coll__tree_estimate_s(const topo *t, const coll_spec *s, cfg_coll_protocol p, uint32_t k,
+                             bool closed_form) {
+  probe pr;
+  probe_of(t, s, &pr);
+  return closed_form ? tree_shape_estimate_s(t, &pr, s, p, k)
+                     : candidate_estimate(t, s, &pr, CFG_ALGO_TREE, p, k);
+}
 
 void coll_tune(const topo *t, const coll_spec *s, cfg_coll_algorithm *algorithm,
                cfg_coll_protocol *protocol, uint32_t *channels, double *est_s) {
@@ -347,13 +378,15 @@ void coll_tune(const topo *t, const coll_spec *s, cfg_coll_algorithm *algorithm,
     }
   /* AllReduce: the tree (every protocol), NVLS (one node) and CollNet
    * (SHARP), Simple only, where the hardware has them. */
-  bool tree = s->algorithm == CFG_ALGO_TREE ||
-              (any && s->op == CFG_COLL_ALLREDUCE &&
-               4ull * (s->nranks - 1) * s->channels <= TUNE_TREE_MAX_XFERS);
+  bool tree = s->algorithm == CFG_ALGO_TREE || (any && s->op == CFG_COLL_ALLREDUCE);
+  bool big = 4ull * (s->nranks - 1) * s->channels > TUNE_TREE_MAX_XFERS;
   for (int i = 0; tree && i < NPROTO; i++) {
     if (s->protocol != CFG_PROTO_AUTO && all[i] != s->protocol) continue;
     uint32_t k = tune_channels(s, CFG_ALGO_TREE, all[i]);
-    double e = candidate_estimate(t, s, &pr, CFG_ALGO_TREE, all[i], k);
+    double e = tree_shape_estimate_s(t, &pr, s, all[i], k);
+    if (isnan(e) && (!big || s->algorithm == CFG_ALGO_TREE))
+      e = candidate_estimate(t, s, &pr, CFG_ALGO_TREE, all[i], k);
+    if (isnan(e)) continue; /* uneven blocks too large to build per candidate */
     if (e < best_t) best_t = e, best_a = CFG_ALGO_TREE, best_p = all[i], best_k = k;
   }
   static const cfg_coll_algorithm sharp[2] = {CFG_ALGO_NVLS, CFG_ALGO_COLLNET};

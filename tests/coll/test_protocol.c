@@ -11,6 +11,7 @@
 #include "fabsim/coll.h"
 #include "fixture.h"
 #include "coll/coll_test.h"
+#include "coll/coll_internal.h"
 
 enum { MAXR = 64 };
 
@@ -271,12 +272,96 @@ static void test_rail_aligned_rings(void **state) {
   }
 }
 
+/* The tree's time from its shape (tree_cost.c, what the tuner uses above
+ * 4,096 GPUs, where building the plan per candidate is too slow) equals the
+ * estimate on the built plan: even and odd node counts (tree B mirrored or
+ * shifted), 8, 2 and 1 GPUs per node, 8 and 2 NICs, 1 to 16 channels, 8 B to
+ * 4 GiB (one chunk to thousands), each protocol. */
+static void test_tree_shape_estimate(void **state) {
+  (void)state;
+  static const char *const shapes[][3] = {
+      {"cluster.nodes=2", "cluster.gpus_per_node=8", "cluster.nic.per_node=8"},
+      {"cluster.nodes=7", "cluster.gpus_per_node=8", "cluster.nic.per_node=8"},
+      {"cluster.nodes=64", "cluster.gpus_per_node=8", "cluster.nic.per_node=8"},
+      {"cluster.nodes=13", "cluster.gpus_per_node=8", "cluster.nic.per_node=2"},
+      {"cluster.nodes=33", "cluster.gpus_per_node=2", "cluster.nic.per_node=2"},
+      {"cluster.nodes=40", "cluster.gpus_per_node=1", "cluster.nic.per_node=1"}};
+  static const uint32_t chans[] = {1, 3, 8, 16};
+  static const cfg_coll_protocol all[] = {CFG_PROTO_LL, CFG_PROTO_LL128, CFG_PROTO_SIMPLE};
+  double worst = 0;
+  for (size_t si = 0; si < sizeof shapes / sizeof *shapes; si++) {
+    fixture f;
+    load(&f, shapes[si], 3);
+    uint32_t n = topo_gpu_count(f.t);
+    uint32_t *ranks = sim_malloc(n * sizeof *ranks);
+    for (uint32_t i = 0; i < n; i++) ranks[i] = i;
+    coll_spec s = {.op = CFG_COLL_ALLREDUCE,
+                   .algorithm = CFG_ALGO_TREE,
+                   .ranks = ranks,
+                   .nranks = n,
+                   .chunk = 1 << 20,
+                   .gpu = CFG_GPU_H100};
+    for (size_t ci = 0; ci < sizeof chans / sizeof *chans; ci++)
+      for (uint64_t S = 8; S <= (4ull << 30); S *= 32) {
+        s.bytes = S;
+        s.channels = chans[ci];
+        for (int i = 0; i < 3; i++) {
+          double plan = coll__tree_estimate_s(f.t, &s, all[i], chans[ci], false);
+          double shape = coll__tree_estimate_s(f.t, &s, all[i], chans[ci], true);
+          double r = fabs(shape / plan - 1);
+          if (r > worst) worst = r;
+          if (r > 1e-9)
+            fail_msg("%s %s %s, %u channels, %llu B, protocol %d: plan %.6f us, shape %.6f us",
+                     shapes[si][0], shapes[si][1], shapes[si][2], chans[ci], (unsigned long long)S,
+                     i, plan * 1e6, shape * 1e6);
+        }
+      }
+    sim_free(ranks);
+    unload(&f);
+  }
+  print_message("  largest relative difference %.2g\n", worst);
+}
+
+/* Above 4,096 GPUs the tuner weighs the tree from its shape: 16,384 H100
+ * (2,048 nodes of 8) get the tree for a 1 GiB AllReduce, as NCCL's tuner
+ * picks it at that scale, not a ring of 2 x 16,383 steps. */
+static void test_tree_at_scale(void **state) {
+  (void)state;
+  const char *sets[] = {"cluster.nodes=2048", "fabric.tiers=3"};
+  fixture f;
+  load(&f, sets, 2);
+  uint32_t n = topo_gpu_count(f.t);
+  uint32_t *ranks = sim_malloc(n * sizeof *ranks);
+  for (uint32_t i = 0; i < n; i++) ranks[i] = i;
+  coll_spec s = {.op = CFG_COLL_ALLREDUCE,
+                 .algorithm = CFG_ALGO_AUTO,
+                 .bytes = 1ull << 30,
+                 .ranks = ranks,
+                 .nranks = n,
+                 .channels = 8,
+                 .chunk = 1 << 20,
+                 .protocol = CFG_PROTO_AUTO,
+                 .gpu = CFG_GPU_H100};
+  cfg_coll_algorithm a;
+  cfg_coll_protocol p;
+  uint32_t k;
+  double est;
+  coll_tune(f.t, &s, &a, &p, &k, &est);
+  assert_int_equal(a, CFG_ALGO_TREE);
+  s.algorithm = CFG_ALGO_RING;
+  double ring;
+  coll_tune(f.t, &s, &a, &p, &k, &ring);
+  print_message("  16,384 GPUs, 1 GiB: tree %.3f ms, ring %.3f ms\n", est * 1e3, ring * 1e3);
+  assert_true(est < ring);
+  sim_free(ranks);
+  unload(&f);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_protocol_closed_forms),
-      cmocka_unit_test(test_multinode_estimate),
-      cmocka_unit_test(test_tuner_crossovers),
-      cmocka_unit_test(test_rail_aligned_rings),
+      cmocka_unit_test(test_tree_shape_estimate),   cmocka_unit_test(test_tree_at_scale),
+      cmocka_unit_test(test_protocol_closed_forms), cmocka_unit_test(test_multinode_estimate),
+      cmocka_unit_test(test_tuner_crossovers),      cmocka_unit_test(test_rail_aligned_rings),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -210,13 +210,19 @@ static void test_config_errors(void **state) {
   fixture f;
   rel_params p;
   sim_error err = {0};
+  /* a bad interval is refused when the scenario loads (config/validate.c),
+   * located at its key, before any module reads it */
   const char *bad[] = {"cluster.nodes=4", "reliability.checkpoint.interval=soon"};
-  load(&f, bad, 2);
-  assert_int_equal(rel_params_from_config(&p, &f.cfg, f.doc, 4, &err), SIM_ECONFIG);
+  cfg_scenario cfg;
+  cfg_doc *doc;
+  assert_int_equal(cfg_load(&cfg, &doc, NULL, bad, 2, &err), SIM_ECONFIG);
   assert_non_null(strstr(err.msg, "--set:2:"));
   assert_non_null(strstr(err.msg, "reliability.checkpoint.interval"));
+  assert_non_null(strstr(err.msg, "'soon' is not a checkpoint interval"));
+  /* the reliability verb's own reader (its --sweep-interval list) says the same */
+  double s;
+  assert_int_equal(rel_parse_interval("soon", &s, &err), SIM_ECONFIG);
   assert_non_null(strstr(err.msg, "'soon' is neither auto nor a duration"));
-  unload(&f);
   const char *good[] = {"cluster.nodes=4", "reliability.checkpoint.interval=45min",
                         "reliability.checkpoint.write_time=2min"};
   load(&f, good, 3);

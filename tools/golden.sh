@@ -34,13 +34,20 @@ normalize() {
       -e 's/(sweep|compare)-[0-9]{8}T[0-9]{6}Z-[0-9]+/\1-ID/g' "$d/report.html" | md5sum > "$OUT/$n.report.md5"
   fi
   if [ -f "$d/results.sqlite" ]; then
+    # rows in the order of their point (a sweep's points finish, and are
+    # numbered, in whatever order the machine runs them), without run ids
     sqlite3 "$d/results.sqlite" \
       "SELECT scenario, overrides, seed, fidelity, version, sim_time_s, complete, sweep, point,
-              scenario_yaml, json_remove(summary_json, '\$.sim.wall_s') FROM runs ORDER BY run_id;
-       SELECT run_id, name, value FROM metrics WHERE name != 'sim.wall_s' ORDER BY run_id, name;
-       SELECT * FROM series ORDER BY 1, 2, 3;" > "$OUT/$n.sqlite.txt" 2>&1
+              scenario_yaml, json_remove(summary_json, '\$.sim.wall_s') FROM runs
+         ORDER BY point, output_dir;
+       SELECT r.point, r.output_dir, m.name, m.value FROM metrics m JOIN runs r USING (run_id)
+         WHERE m.name != 'sim.wall_s' ORDER BY r.point, r.output_dir, m.name;" > "$OUT/$n.sqlite.txt" 2>&1
     for t in $(sqlite3 "$d/results.sqlite" ".tables"); do
-      case $t in runs|metrics|series) ;; *) sqlite3 "$d/results.sqlite" "SELECT * FROM $t ORDER BY 1, 2;" >> "$OUT/$n.sqlite.txt" ;; esac
+      case $t in runs|metrics) continue ;; esac
+      cols=$(sqlite3 "$d/results.sqlite" \
+        "SELECT group_concat('t.' || name) FROM pragma_table_info('$t') WHERE name != 'run_id'")
+      sqlite3 "$d/results.sqlite" "SELECT r.point, r.output_dir, $cols FROM $t t JOIN runs r USING (run_id)
+        ORDER BY 1, 2, 3, 4, 5;" >> "$OUT/$n.sqlite.txt"
     done
   fi
 }

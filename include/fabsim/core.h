@@ -1,4 +1,4 @@
-/* fabsim core: time, errors, allocation, arena, RNG streams.
+/* fabsim core: time, errors, allocation, arena, RNG streams, files, the host.
  *
  * Everything here is libc-only and free of mutable globals. Simulated time is
  * integer picoseconds; rates are bits per second; sizes are bytes.
@@ -138,6 +138,24 @@ static inline double sim_rng_uniform(sim_rng *r) {
 /* Stateless 64-bit mixers for hashing (ECMP, stream ids). */
 uint64_t sim_hash_u64(uint64_t x);
 uint64_t sim_hash_str(const char *s);
+
+/* ---- the host: wall clock, MPI launcher (host.c) ---------------------- */
+
+/* Monotonic wall-clock seconds since an arbitrary origin: for progress lines,
+ * timings and benchmarks only, never for simulated time or any output that
+ * must be reproducible. */
+double sim_wall_s(void);
+
+/* The MPI job a launcher (mpirun/mpiexec of Open MPI, MPICH, a PMI or PMIx
+ * launcher such as srun) started this process in, read from the variables
+ * it sets. FABSIM_NO_MPI set (to anything but "" or "0") means not
+ * launched: a sweep's points run under mpirun but are not its ranks. */
+typedef struct sim_launcher {
+  bool launched; /* OMPI_COMM_WORLD_SIZE, PMI_SIZE, PMIX_RANK or MPI_LOCALNRANKS set */
+  long size;     /* OMPI_COMM_WORLD_SIZE, else PMI_SIZE; 1 when neither (or not launched) */
+  long rank;     /* OMPI_COMM_WORLD_RANK, else PMI_RANK, else PMIX_RANK; 0 when none */
+} sim_launcher;
+sim_launcher sim_launcher_get(void);
 
 /* ---- atomic output ---------------------------------------------------- */
 

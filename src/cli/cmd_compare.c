@@ -246,7 +246,7 @@ int cli_cmd_compare(int argc, char **argv) {
     puts(text);
     free(text);
   } else {
-    cli_print_compare_table(stdout, runs);
+    out_compare_table(stdout, runs);
   }
   if (sim_mkdirs(outabs, &err) != SIM_OK || out_compare_report(db, runs, outabs, &err) != SIM_OK) {
     cli_error(err.msg);

@@ -1,5 +1,5 @@
-/* Running `fabsim run` in child processes (sweep, compare) and printing
- * tables of their headline figures (spawn.c). */
+/* Running `fabsim run` in child processes (sweep, compare) (spawn.c); their
+ * tables are printed by the output module (out_sweep_table, out_compare_table). */
 #ifndef FABSIM_CLI_SPAWN_H
 #define FABSIM_CLI_SPAWN_H
 
@@ -35,13 +35,5 @@ size_t cli_jobs_run(cli_job *jobs, size_t n, unsigned parallel, const char *swee
 void cli_run_id(char *buf, size_t n, const char *prefix);
 /* dir made absolute against the working directory (owned). */
 char *cli_abspath(const char *path);
-
-/* A table of headline figures: rows are runs (labels) for a sweep, or
- * figures with one column per run (and its difference to the first) for a
- * comparison. runs: out_db_read_runs items with "label". */
-void cli_print_sweep_table(FILE *f, const json_t *runs, const char *const *keys, size_t nkeys);
-void cli_print_compare_table(FILE *f, const json_t *runs);
-/* The same, as CSV text (sweep.csv). Caller frees with sim_free. */
-char *cli_sweep_csv(const json_t *runs, const char *const *keys, size_t nkeys);
 
 #endif

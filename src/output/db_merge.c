@@ -10,7 +10,7 @@
 /* The statements of one merge (sqlite3_mprintf'd; freed by merge_free). */
 typedef struct merge {
   sqlite3 *db;
-  char *run_insert; /* runs: ?1 the old run id; every column but run_id */
+  char *run_insert;   /* runs: ?1 the old run id; every column but run_id */
   char **row_inserts; /* one per table keyed by run_id: ?1 new id, ?2 old id */
   size_t ninserts;
   char why[256]; /* SQLite's message at the failure, before cleanup resets it */
@@ -114,8 +114,8 @@ static int prepare_runs(merge *m, const char *src_name, const char *dst) {
     if (!strcmp(c, "run_id")) continue;
     list_add(&names, "\"%w\"", c);
     if (!type || strcmp(type, "TEXT")) continue;
-    char *u = sqlite3_mprintf("UPDATE r.runs SET \"%w\" = replace(\"%w\", %Q, %Q)", c, c,
-                              src_name, dst);
+    char *u =
+        sqlite3_mprintf("UPDATE r.runs SET \"%w\" = replace(\"%w\", %Q, %Q)", c, c, src_name, dst);
     int urc = sqlite3_exec(m->db, u, NULL, NULL, NULL);
     sqlite3_free(u);
     if (urc != SQLITE_OK) {

@@ -10,9 +10,9 @@
 
 #include "fabsim/core.h"
 
-static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "PMI_SIZE",
-                                   "PMI_RANK",             "PMIX_RANK",            "MPI_LOCALNRANKS",
-                                   "FABSIM_NO_MPI"};
+static const char *const vars[] = {
+    "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "PMI_SIZE", "PMI_RANK", "PMIX_RANK",
+    "MPI_LOCALNRANKS",      "FABSIM_NO_MPI"};
 
 static void clear(void) {
   for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) unsetenv(vars[i]);
@@ -90,8 +90,10 @@ static void test_wall_clock_is_monotonic(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_no_launcher),      cmocka_unit_test(test_open_mpi),
-      cmocka_unit_test(test_pmi_and_pmix),     cmocka_unit_test(test_no_mpi_overrides),
+      cmocka_unit_test(test_no_launcher),
+      cmocka_unit_test(test_open_mpi),
+      cmocka_unit_test(test_pmi_and_pmix),
+      cmocka_unit_test(test_no_mpi_overrides),
       cmocka_unit_test(test_wall_clock_is_monotonic),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

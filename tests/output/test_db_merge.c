@@ -96,7 +96,8 @@ enum { NKEYED = sizeof keyed / sizeof keyed[0] };
 
 static long long rows_of(const char *path, const char *table, int64_t id) {
   char sql[160];
-  if (id) snprintf(sql, sizeof sql, "SELECT count(*) FROM %s WHERE run_id = %lld", table, (long long)id);
+  if (id)
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM %s WHERE run_id = %lld", table, (long long)id);
   else snprintf(sql, sizeof sql, "SELECT count(*) FROM %s", table);
   return query_int(path, sql);
 }
@@ -133,7 +134,8 @@ static void test_merge_is_the_union_renumbered(void **state) {
   /* every keyed table: the union, each copied run with its own rows */
   for (int k = 0; k < NKEYED; k++) {
     assert_int_equal(rows_of(dst, keyed[k], 0), before_dst[k] + 3 * per_run_src[k]);
-    for (int64_t id = 3; id <= 5; id++) assert_int_equal(rows_of(dst, keyed[k], id), per_run_src[k]);
+    for (int64_t id = 3; id <= 5; id++)
+      assert_int_equal(rows_of(dst, keyed[k], id), per_run_src[k]);
   }
   /* the source's path became the destination's in the copied runs' text */
   run_text(dst, 4, "output_dir", text, sizeof text);
@@ -162,7 +164,8 @@ static void test_merge_into_nothing_takes_the_schema(void **state) {
   sim_error err = {0};
   assert_int_equal(out_db_merge(dst, src, src, NULL, &err), SIM_OK);
   assert_int_equal(query_int(dst, "SELECT count(*) FROM runs"), 2);
-  for (int k = 0; k < NKEYED; k++) assert_int_equal(rows_of(dst, keyed[k], 0), rows_of(src, keyed[k], 0));
+  for (int k = 0; k < NKEYED; k++)
+    assert_int_equal(rows_of(dst, keyed[k], 0), rows_of(src, keyed[k], 0));
   /* the same schema: the database reader reads it */
   json_t *runs = NULL;
   assert_int_equal(out_db_read_runs(dst, "sw", NULL, 0, &runs, &err), SIM_OK);

@@ -52,10 +52,11 @@ static void test_sweep_csv(void **state) {
   json_t *runs = two_runs();
   const char *keys[] = {"cluster.nodes", "workload.collective.size", "size"};
   char *csv = out_sweep_csv(runs, keys, 3);
-  assert_string_equal(csv, "point,complete,cluster.nodes,workload.collective.size,size,time_s (s),"
-                           "busbw_GBps (GB/s),cost_usd (USD)\n"
-                           "1,1,2,1MiB,-,4.0442866e-05,48.6,81000\n"
-                           "2,0,4,64MiB,-,0.30000000000000004,,137000\n");
+  assert_string_equal(csv,
+                      "point,complete,cluster.nodes,workload.collective.size,size,time_s (s),"
+                      "busbw_GBps (GB/s),cost_usd (USD)\n"
+                      "1,1,2,1MiB,-,4.0442866e-05,48.6,81000\n"
+                      "2,0,4,64MiB,-,0.30000000000000004,,137000\n");
   assert_true(strtod("0.30000000000000004", NULL) == 0.1 + 0.2); /* read back exactly */
   sim_free(csv);
   json_decref(runs);
@@ -67,9 +68,10 @@ static void test_sweep_table(void **state) {
   const char *keys[] = {"cluster.nodes"};
   char *text = print_to_string(out_sweep_table, runs, keys, 1);
   /* keys left-aligned, figures right-aligned, two blanks apart; "2*": incomplete */
-  assert_string_equal(text, "#   cluster.nodes  collective time  bus bandwidth  fabric cost\n"
-                            "1   2                     40.44 us      48.6 GB/s       $81.0K\n"
-                            "2*  4                       300 ms              -      $137.0K\n");
+  assert_string_equal(text,
+                      "#   cluster.nodes  collective time  bus bandwidth  fabric cost\n"
+                      "1   2                     40.44 us      48.6 GB/s       $81.0K\n"
+                      "2*  4                       300 ms              -      $137.0K\n");
   free(text);
   json_decref(runs);
 }
@@ -80,10 +82,11 @@ static void test_compare_table(void **state) {
   char *text = print_to_string(compare_adapter, runs, NULL, 0);
   /* figures as wide as the longest label, runs 24 wide; 0.3 s against
    * 40.442866 us: +741687.2 %; the cost (137000 - 81000) / 81000 = +69.1 % */
-  assert_string_equal(text, "figure                              first                    second\n"
-                            "collective time                  40.44 us       300 ms (+741687.2%)\n"
-                            "bus bandwidth                   48.6 GB/s                         -\n"
-                            "fabric cost                        $81.0K          $137.0K (+69.1%)\n");
+  assert_string_equal(text,
+                      "figure                              first                    second\n"
+                      "collective time                  40.44 us       300 ms (+741687.2%)\n"
+                      "bus bandwidth                   48.6 GB/s                         -\n"
+                      "fabric cost                        $81.0K          $137.0K (+69.1%)\n");
   free(text);
   json_decref(runs);
 }

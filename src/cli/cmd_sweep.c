@@ -70,8 +70,7 @@ typedef struct sweep_args {
   int nsets;
   vary *vary;
   size_t nvary;
-  unsigned jobs;
-  bool jobs_given;
+  cli_jobs jobs;
   bool json, quiet;
 } sweep_args;
 
@@ -129,55 +128,42 @@ static int add_vary(sweep_args *a, const char *text) {
   return CLI_OK;
 }
 
+static int take_vary(void *ctx, const char *opt, const char *value) {
+  (void)opt;
+  return add_vary(ctx, value);
+}
+
 static int parse(sweep_args *a, int argc, char **argv) {
   memset(a, 0, sizeof *a);
   a->sets = sim_calloc((size_t)argc + 1, sizeof *a->sets);
   a->out = "fabsim-sweep";
-  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  a->jobs = cpus > 0 ? (unsigned)cpus : 1;
-  for (int i = 0; i < argc; i++) {
-    const char *s = argv[i];
-    bool next = i + 1 < argc;
-    if (!strcmp(s, "--help") || !strcmp(s, "-h")) {
-      fputs(sweep_help, stdout);
-      return -1;
-    } else if ((!strcmp(s, "--set") || !strcmp(s, "-s")) && next) {
-      a->sets[a->nsets++] = argv[++i];
-    } else if (!strncmp(s, "--set=", 6)) {
-      a->sets[a->nsets++] = s + 6;
-    } else if (!strcmp(s, "--vary") && next) {
-      if (add_vary(a, argv[++i]) != CLI_OK) return CLI_BAD_INPUT;
-    } else if (!strncmp(s, "--vary=", 7)) {
-      if (add_vary(a, s + 7) != CLI_OK) return CLI_BAD_INPUT;
-    } else if ((!strcmp(s, "--jobs") || !strcmp(s, "-j")) && next) {
-      char *end;
-      long j = strtol(argv[++i], &end, 10);
-      if (*end || j < 1 || j > 1024) {
-        fprintf(stderr, "fabsim: --jobs '%s': a number of processes, 1..1024\n", argv[i]);
-        return CLI_BAD_INPUT;
-      }
-      a->jobs = (unsigned)j;
-      a->jobs_given = true;
-    } else if (!strcmp(s, "--out") && next) {
-      a->out = argv[++i];
-    } else if (!strcmp(s, "--db") && next) {
-      a->db = argv[++i];
-    } else if (!strcmp(s, "--json")) {
-      a->json = true;
-    } else if (!strcmp(s, "--quiet") || !strcmp(s, "-q")) {
-      a->quiet = true;
-    } else if (s[0] == '-' && s[1]) {
-      fprintf(stderr, "fabsim: %s '%s' (see --help)\n",
-              next || strchr("sj", s[1]) == NULL ? "unknown option" : "a value is missing after",
-              s);
-      return CLI_BAD_INPUT;
-    } else if (!a->scenario) {
-      a->scenario = s;
-    } else {
-      fprintf(stderr, "fabsim: one scenario file only; '%s' is a second (see --help)\n", s);
-      return CLI_BAD_INPUT;
-    }
-  }
+  a->jobs = cli_jobs_default();
+  int npos = 0;
+  const cli_opt opts[] = {
+      {.name = "--set",
+       .alias = "-s",
+       .value = true,
+       .inline_value = true,
+       .list = a->sets,
+       .count = &a->nsets},
+      {.name = "--vary", .value = true, .inline_value = true, .take = take_vary, .ctx = a},
+      {.name = "--jobs", .alias = "-j", .value = true, .take = cli_take_jobs, .ctx = &a->jobs},
+      {.name = "--out", .value = true, .last = &a->out},
+      {.name = "--db", .value = true, .last = &a->db},
+      {.name = "--json", .flag = &a->json},
+      {.name = "--quiet", .alias = "-q", .flag = &a->quiet},
+  };
+  const cli_argv spec = {.opts = opts,
+                         .nopts = sizeof opts / sizeof opts[0],
+                         .help = sweep_help,
+                         .positional = &a->scenario,
+                         .npositional = &npos,
+                         .max_positional = 1,
+                         .too_many = cli_one_scenario,
+                         .missing = "fabsim: a value is missing after '%s' (see --help)\n",
+                         .missing_short_only = true};
+  int rc = cli_argv_parse(&spec, argc, argv);
+  if (rc != CLI_OK) return rc;
   if (a->nvary == 0) {
     fprintf(stderr, "fabsim: sweep needs at least one --vary KEY=V1,V2,... (see --help)\n");
     return CLI_BAD_INPUT;
@@ -284,10 +270,6 @@ static void rename_db_in_point(const cli_job *j, const char *rank_db, const char
   }
 }
 
-/* After every rank ran its points: rank 0 merges the other ranks' databases
- * (their bytes sent over MPI) into db; the point statuses and wall times of
- * all ranks are gathered into jobs on rank 0. Returns SIM_OK or prints. */
-
 /* The statuses and wall times of every rank's points into s->jobs on rank 0,
  * and whether any rank was interrupted. */
 static void gather_statuses(sweep_run *s) {
@@ -390,7 +372,7 @@ static int start_mpi(sweep_run *s, bool *skip) {
 }
 
 static int count_points(sweep_run *s) {
-  if (s->size > 1 && !s->a.jobs_given) s->a.jobs = 1; /* the ranks are the parallelism */
+  if (s->size > 1 && !s->a.jobs.given) s->a.jobs.n = 1; /* the ranks are the parallelism */
   s->npoints = 1;
   for (size_t i = 0; i < s->a.nvary; i++) {
     s->npoints *= s->a.vary[i].n;
@@ -511,16 +493,16 @@ static int run_points(sweep_run *s) {
   if (!s->a.quiet && rank == 0) {
     if (size > 1)
       fprintf(stderr, "sweep %s: %zu points over %u MPI ranks, %u at a time each, in %s\n", s->id,
-              s->npoints, size, s->a.jobs, s->a.out);
+              s->npoints, size, s->a.jobs.n, s->a.out);
     else
-      fprintf(stderr, "sweep %s: %zu points, %u at a time, in %s\n", s->id, s->npoints, s->a.jobs,
+      fprintf(stderr, "sweep %s: %zu points, %u at a time, in %s\n", s->id, s->npoints, s->a.jobs.n,
               s->a.out);
   }
   /* shallow copies; s->jobs owns them */
   cli_job *mine = sim_calloc(s->npoints / size + 1, sizeof *mine);
   size_t nmine = 0;
   for (size_t p = rank; p < s->npoints; p += size) mine[nmine++] = s->jobs[p];
-  cli_jobs_run(mine, nmine, s->a.jobs, s->id, s->a.quiet, &s->interrupted);
+  cli_jobs_run(mine, nmine, s->a.jobs.n, s->id, s->a.quiet, &s->interrupted);
   for (size_t p = rank, k = 0; p < s->npoints; p += size, k++) {
     s->jobs[p].status = mine[k].status;
     s->jobs[p].wall_s = mine[k].wall_s;

@@ -12,6 +12,25 @@
 
 #include "cli/spawn.h"
 
+cli_jobs cli_jobs_default(void) {
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  return (cli_jobs){.n = cpus > 0 ? (unsigned)cpus : 1, .given = false};
+}
+
+int cli_take_jobs(void *ctx, const char *opt, const char *value) {
+  cli_jobs *j = ctx;
+  char *end;
+  (void)opt;
+  long n = strtol(value, &end, 10);
+  if (*end || n < 1 || n > 1024) {
+    fprintf(stderr, "fabsim: --jobs '%s': a number of processes, 1..1024\n", value);
+    return CLI_BAD_INPUT;
+  }
+  j->n = (unsigned)n;
+  j->given = true;
+  return CLI_OK;
+}
+
 void cli_job_arg(cli_job *j, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);

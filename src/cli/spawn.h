@@ -19,6 +19,15 @@ typedef struct cli_job {
   double wall_s;
 } cli_job;
 
+/* --jobs N of sweep and compare: how many runs at once. */
+typedef struct cli_jobs {
+  unsigned n; /* default: the number of CPUs */
+  bool given; /* on the command line */
+} cli_jobs;
+cli_jobs cli_jobs_default(void);
+/* cli_opt.take for --jobs (ctx: a cli_jobs): 1..1024, else printed, CLI_BAD_INPUT. */
+int cli_take_jobs(void *ctx, const char *opt, const char *value);
+
 void cli_job_arg(cli_job *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cli_jobs_free(cli_job *jobs, size_t n);
 

@@ -164,6 +164,13 @@ sim_launcher sim_launcher_get(void);
  * file. The temporary (".NAME.XXXXXX") is made by mkstemp: never a name
  * someone could plant a symlink at; removed on failure. */
 int sim_write_file_atomic(const char *path, const void *data, size_t len, sim_error *err);
+/* The whole file (sim_malloc'd, *n bytes), or NULL with *n = 0 when it
+ * cannot be opened. */
+void *sim_read_file(const char *path, size_t *n);
+/* Every occurrence of `from` in the file at path becomes `to`, the file
+ * rewritten atomically (sim_write_file_atomic); a file that cannot be read
+ * (or an empty `from`) is left alone: SIM_OK. */
+int sim_replace_in_file(const char *path, const char *from, const char *to, sim_error *err);
 /* mkdir -p */
 int sim_mkdirs(const char *path, sim_error *err);
 /* One run per folder: creates dir if needed (*created: it did not exist)

@@ -44,7 +44,8 @@ static int usage(const char *tmpl, const char *arg) {
 }
 
 static int usage_error(const cli_argv *spec, const char *s, bool missing) {
-  if (missing) return usage(spec->missing ? spec->missing : "fabsim: %s needs a value (see --help)\n", s);
+  if (missing)
+    return usage(spec->missing ? spec->missing : "fabsim: %s needs a value (see --help)\n", s);
   return usage(spec->unknown ? spec->unknown : "fabsim: unknown option '%s' (see --help)\n", s);
 }
 
@@ -68,8 +69,7 @@ int cli_argv_parse(const cli_argv *spec, int argc, char **argv) {
     if (o) {
       if (o->value && !value) {
         if (last)
-          return usage_error(spec, s,
-                             !spec->missing_short_only || short_value_letter(spec, s[1]));
+          return usage_error(spec, s, !spec->missing_short_only || short_value_letter(spec, s[1]));
         value = argv[++i];
       }
       int rc = apply(o, s, value);

@@ -219,46 +219,6 @@ static int agree(const sweep_run *s, int rc) {
 
 /* ---- MPI: the points of other ranks into rank 0's database ------------------------------ */
 
-/* The whole file (sim_malloc'd, *n bytes), or NULL with *n = 0 if absent. */
-static void *file_bytes(const char *path, size_t *n) {
-  *n = 0;
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  size_t cap = 1 << 16, len = 0;
-  char *b = sim_malloc(cap);
-  for (size_t k; (k = fread(b + len, 1, cap - len, f)) > 0;) {
-    len += k;
-    if (len == cap) sim_grow((void **)&b, &cap, cap + 1, 1);
-  }
-  fclose(f);
-  *n = len;
-  return b;
-}
-
-/* Every `from` in the file at path becomes `to` (atomically); absent: nothing. */
-static void replace_in_file(const char *path, const char *from, const char *to) {
-  size_t n = 0, fl = strlen(from), tl = strlen(to);
-  char *b = file_bytes(path, &n);
-  if (!b || fl == 0) {
-    sim_free(b);
-    return;
-  }
-  size_t cap = n + 1, len = 0;
-  char *o = sim_malloc(cap);
-  for (size_t i = 0; i < n;) {
-    bool hit = i + fl <= n && !memcmp(b + i, from, fl);
-    size_t k = hit ? tl : 1;
-    sim_grow((void **)&o, &cap, len + k + 1, 1);
-    memcpy(o + len, hit ? to : b + i, k);
-    len += k;
-    i += hit ? fl : 1;
-  }
-  sim_error err = {0};
-  if (sim_write_file_atomic(path, o, len, &err) != SIM_OK) cli_error(err.msg);
-  sim_free(o);
-  sim_free(b);
-}
-
 /* A point of rank r > 0 first wrote its run to the rank's database; its
  * files then name the sweep's database, as a point of rank 0 does. */
 static void rename_db_in_point(const cli_job *j, const char *rank_db, const char *db) {
@@ -266,7 +226,8 @@ static void rename_db_in_point(const cli_job *j, const char *rank_db, const char
   for (size_t f = 0; f < sizeof files / sizeof *files; f++) {
     char path[4200];
     snprintf(path, sizeof path, "%s/%s", j->dir, files[f]);
-    replace_in_file(path, rank_db, db);
+    sim_error err = {0};
+    if (sim_replace_in_file(path, rank_db, db, &err) != SIM_OK) cli_error(err.msg);
   }
 }
 
@@ -314,7 +275,7 @@ static int gather_databases(const sweep_run *s) {
     for (size_t p = rank; p < s->npoints; p += size)
       rename_db_in_point(&s->jobs[p], s->rank_db, s->db);
   size_t n = 0;
-  void *bytes = rank == 0 ? NULL : file_bytes(s->rank_db, &n);
+  void *bytes = rank == 0 ? NULL : sim_read_file(s->rank_db, &n);
   if (rank != 0) unlink(s->rank_db);
   pdes_comm_gather_bytes(bytes, n, &parts, &lens);
   sim_free(bytes);

@@ -45,7 +45,8 @@ typedef struct sweep {
   int nintervals;
   uint32_t spares[SWEEP_MAX];
   int nspares;
-  char *storage; /* owns the interval texts */
+  char *storage[SWEEP_MAX + 1]; /* own the interval texts: one per --sweep-interval */
+  int nstorage;
 } sweep;
 
 /* A comma-separated list of integers >= min into out (at most SWEEP_MAX). */
@@ -67,8 +68,12 @@ static int parse_counts(const char *flag, const char *list, uint32_t min, uint32
 }
 
 static int parse_intervals(sweep *sw, const char *list) {
-  sw->storage = sim_strdup(list);
-  for (char *tok = sw->storage, *next; tok; tok = next) {
+  if (sw->nstorage > SWEEP_MAX) { /* every --sweep-interval adds a value */
+    fprintf(stderr, "fabsim: --sweep-interval: at most %d values\n", SWEEP_MAX);
+    return CLI_BAD_INPUT;
+  }
+  char *text = sw->storage[sw->nstorage++] = sim_strdup(list);
+  for (char *tok = text, *next; tok; tok = next) {
     sim_error err = {0};
     next = strchr(tok, ',');
     if (next) *next++ = '\0';
@@ -365,7 +370,7 @@ done:
   topo_free(t);
   cfg_free(&cfg, doc);
 out:
-  sim_free(sw.storage);
+  for (int i = 0; i < sw.nstorage; i++) sim_free(sw.storage[i]);
   cli_args_free(&a);
   return rc < 0 ? CLI_OK : rc;
 }

@@ -49,5 +49,8 @@ expect_exit 0 "$FABSIM" topo -s cluster.nodes=2 --json
 expect_json "$WORK/out" '.nodes == 2'
 expect_exit 0 "$FABSIM" reliability --set cluster.nodes=4 --sweep-gpus 8,16 --json
 expect_json "$WORK/out" '(.sweep | length) == 2'
+# a repeatable option of the verb's own: two --sweep-interval lists add up
+expect_exit 0 "$FABSIM" reliability --sweep-interval 10min --sweep-interval 20min,auto --json
+expect_json "$WORK/out" '(.sweep | length) == 3'
 
 finish

@@ -12,16 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <time.h>
 
 #include "fabsim/coll.h"
 #include "flow/flow_internal.h"
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static double peak_rss_mib(void) {
   struct rusage ru;
@@ -46,10 +39,10 @@ static void run_explicit(const topo *t, const cfg_scenario *cfg, const coll_plan
   sim_ctx *sim = sim_create(cfg->simulation.seed);
   be_backend *b = be_flow_create(sim, t, cfg);
   flow__set_shortcut(b, false);
-  double t0 = now_s();
+  double t0 = sim_wall_s();
   be_submit_phase(b, ph->x, ph->n, reps, NULL, NULL);
   uint64_t events = ev_run(sim, SIM_TIME_MAX);
-  double t1 = now_s();
+  double t1 = sim_wall_s();
   printf("  explicit      %" PRIu64 " repetitions: %.3f s wall, %.1f ms per repetition, %" PRIu64
          " events, sim %.3f us per repetition\n",
          reps, t1 - t0, (t1 - t0) * 1e3 / (double)reps, events,
@@ -94,13 +87,13 @@ static int run(const char *topology, uint64_t nodes, uint64_t bytes, uint64_t ch
   be_backend *b = NULL;
   sim_error err = {0};
 
-  double t0 = now_s();
+  double t0 = sim_wall_s();
   if (cfg_load(&cfg, &doc, NULL, sets, nsets, &err) != SIM_OK) {
     fprintf(stderr, "%s\n", err.msg);
     return 2;
   }
   if (topo_build(&t, &cfg, doc, &err) != SIM_OK) goto fail;
-  double t1 = now_s();
+  double t1 = sim_wall_s();
   uint32_t n = topo_gpu_count(t);
   ranks = sim_malloc(n * sizeof *ranks);
   for (uint32_t i = 0; i < n; i++) ranks[i] = i;
@@ -112,13 +105,13 @@ static int run(const char *topology, uint64_t nodes, uint64_t bytes, uint64_t ch
                     .channels = (uint32_t)channels,
                     .chunk = 1 << 20};
   if (coll_plan_build(&plan, t, &spec, &err) != SIM_OK) goto fail;
-  double t2 = now_s();
+  double t2 = sim_wall_s();
   sim = sim_create(cfg.simulation.seed);
   if (be_create(&b, sim, t, &cfg, doc, &err) != SIM_OK) goto fail;
   coll_exec e;
   coll_exec_start(&e, b, &plan, NULL, NULL);
   uint64_t events = ev_run(sim, SIM_TIME_MAX);
-  double t3 = now_s();
+  double t3 = sim_wall_s();
   double rss = peak_rss_mib();
 
   coll_result r;

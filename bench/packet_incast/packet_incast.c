@@ -11,15 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <time.h>
 
 #include "net/net_internal.h"
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static double cpu_s(void) { /* this process, user + system: what fabsim costs on a shared machine */
   struct rusage ru;
@@ -91,7 +84,7 @@ int main(int argc, char **argv) {
   int nsets = 11;
   for (int i = 0; i < nextra; i++) sets[nsets++] = extra[i];
 
-  double t0 = now_s();
+  double t0 = sim_wall_s();
   cfg_scenario cfg;
   cfg_doc *doc = NULL;
   topo *t = NULL;
@@ -106,10 +99,10 @@ int main(int argc, char **argv) {
     x[i] = (be_xfer){.src_gpu = i + 1, .dst_gpu = 0, .bytes = bytes, .flow_hash = sim_hash_u64(i)};
   sim_ctx *sim = sim_create(cfg.simulation.seed);
   be_backend *b = be_packet_create(sim, t, &cfg);
-  double t1 = now_s(), c1 = cpu_s();
+  double t1 = sim_wall_s(), c1 = cpu_s();
   be_submit_phase(b, x, senders, 1, NULL, NULL);
   uint64_t events = ev_run(sim, SIM_TIME_MAX);
-  double t2 = now_s(), wall = t2 - t1, cpu = cpu_s() - c1;
+  double t2 = sim_wall_s(), wall = t2 - t1, cpu = cpu_s() - c1;
   be_stats st;
   b->ops->stats(b, &st);
   net__ext ext;

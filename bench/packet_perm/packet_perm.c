@@ -20,16 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <time.h>
 
 #include "fabsim/pdes.h"
 #include "net/net_internal.h"
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static double cpu_s(void) { /* this process, user + system: what fabsim costs on a shared machine */
   struct rusage ru;
@@ -111,7 +104,7 @@ int main(int argc, char **argv) {
   int nsets = 13;
   for (int i = 0; i < nextra; i++) sets[nsets++] = extra[i];
 
-  double t0 = now_s();
+  double t0 = sim_wall_s();
   cfg_scenario cfg;
   cfg_doc *doc = NULL;
   topo *t = NULL;
@@ -146,7 +139,7 @@ int main(int argc, char **argv) {
   }
   bool rank0 = !par || pdes_comm_rank() == 0;
   if (!rank0 && !freopen("/dev/null", "w", stdout)) return 3;
-  double t1 = now_s(), c1 = cpu_s();
+  double t1 = sim_wall_s(), c1 = cpu_s();
   be_submit_phase(b, x, n, 1, NULL, NULL);
   /* run in 1 us slices to sample the event queue's size; the horizon is
    * kept here because sim_now stays at the last event run (a gap of more
@@ -160,7 +153,7 @@ int main(int argc, char **argv) {
     events += ev_run(sim, horizon);
     if (sim_pending(sim) > pending_max) pending_max = sim_pending(sim);
   }
-  double t2 = now_s(), cpu = cpu_s() - c1;
+  double t2 = sim_wall_s(), cpu = cpu_s() - c1;
   be_stats st;
   b->ops->stats(b, &st);
   net__ext ext;

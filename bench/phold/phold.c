@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "fabsim/ev.h"
 #include "phold.h"
@@ -54,12 +53,6 @@ static void phold_handle(sim_ctx *sim, void *obj, uint64_t arg) {
   phold *p = (phold *)(uintptr_t)arg;
   lp->handled++;
   phold_send(sim, p, lp);
-}
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 static void usage(void) {
@@ -129,15 +122,15 @@ int main(int argc, char **argv) {
     p.lps[i].id = i;
     sim_rng_init_u64(&p.lps[i].rng, seed, i);
   }
-  double t0 = now_s();
+  double t0 = sim_wall_s();
   for (uint32_t i = 0; i < p.nlps; i++)
     for (uint64_t e = 0; e < start; e++) phold_send(sim, &p, &p.lps[i]);
   /* Events in flight stay nlps*start; each takes ~mean+lookahead to fire. */
   double per_ps = (double)(nlps * start) / (p.mean_ps + (double)p.lookahead_ps);
   simtime_ps end = (simtime_ps)((double)target / per_ps);
-  double t1 = now_s();
+  double t1 = sim_wall_s();
   uint64_t events = ev_run(sim, end);
-  double t2 = now_s();
+  double t2 = sim_wall_s();
 
   uint64_t checksum = 0;
   for (uint32_t i = 0; i < p.nlps; i++) checksum = sim_hash_u64(checksum ^ p.lps[i].handled);

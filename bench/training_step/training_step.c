@@ -25,7 +25,6 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "fabsim/backend.h"
@@ -64,12 +63,6 @@ static const bench_case cases[] = {
 };
 enum { NCASES = sizeof cases / sizeof cases[0], DEFAULT_CASES = 4 };
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static int nsets_of(const bench_case *c) {
   int n = 0;
   while (n < MAX_SETS && c->sets[n]) n++;
@@ -86,7 +79,7 @@ static int run_case(const bench_case *c) {
   wl_step st = {0};
   sim_error err = {0};
   int rc = 1;
-  double t0 = now_s();
+  double t0 = sim_wall_s();
   if (cfg_load(&cfg, &doc, c->file, c->sets, nsets_of(c), &err) != SIM_OK) {
     fprintf(stderr, "%s\n", err.msg);
     return 2;
@@ -94,9 +87,9 @@ static int run_case(const bench_case *c) {
   if (topo_build(&t, &cfg, doc, &err) != SIM_OK) goto fail;
   sim = sim_create(cfg.simulation.seed);
   if (be_create(&b, sim, t, &cfg, doc, &err) != SIM_OK) goto fail;
-  double t1 = now_s();
+  double t1 = sim_wall_s();
   if (wl_step_run(&st, &cfg, doc, t, b, &err) != SIM_OK) goto fail;
-  double t2 = now_s();
+  double t2 = sim_wall_s();
   printf("%s: %s\n", c->name, c->what);
   printf("  command       ./build/fabsim run %s", c->file);
   for (int i = 0; i < nsets_of(c); i++) printf(" --set %s", c->sets[i]);

@@ -1,4 +1,4 @@
-/* fabsim core: time, errors, allocation, arena, RNG streams.
+/* fabsim core: time, errors, allocation, arena, RNG streams, files, the host.
  *
  * Everything here is libc-only and free of mutable globals. Simulated time is
  * integer picoseconds; rates are bits per second; sizes are bytes.
@@ -139,6 +139,24 @@ static inline double sim_rng_uniform(sim_rng *r) {
 uint64_t sim_hash_u64(uint64_t x);
 uint64_t sim_hash_str(const char *s);
 
+/* ---- the host: wall clock, MPI launcher (host.c) ---------------------- */
+
+/* Monotonic wall-clock seconds since an arbitrary origin: for progress lines,
+ * timings and benchmarks only, never for simulated time or any output that
+ * must be reproducible. */
+double sim_wall_s(void);
+
+/* The MPI job a launcher (mpirun/mpiexec of Open MPI, MPICH, a PMI or PMIx
+ * launcher such as srun) started this process in, read from the variables
+ * it sets. FABSIM_NO_MPI set (to anything but "" or "0") means not
+ * launched: a sweep's points run under mpirun but are not its ranks. */
+typedef struct sim_launcher {
+  bool launched; /* OMPI_COMM_WORLD_SIZE, PMI_SIZE, PMIX_RANK or MPI_LOCALNRANKS set */
+  long size;     /* OMPI_COMM_WORLD_SIZE, else PMI_SIZE; 1 when neither (or not launched) */
+  long rank;     /* OMPI_COMM_WORLD_RANK, else PMI_RANK, else PMIX_RANK; 0 when none */
+} sim_launcher;
+sim_launcher sim_launcher_get(void);
+
 /* ---- atomic output ---------------------------------------------------- */
 
 /* Writes `len` bytes to path through a temporary in the same folder and
@@ -146,6 +164,13 @@ uint64_t sim_hash_str(const char *s);
  * file. The temporary (".NAME.XXXXXX") is made by mkstemp: never a name
  * someone could plant a symlink at; removed on failure. */
 int sim_write_file_atomic(const char *path, const void *data, size_t len, sim_error *err);
+/* The whole file (sim_malloc'd, *n bytes), or NULL with *n = 0 when it
+ * cannot be opened. */
+void *sim_read_file(const char *path, size_t *n);
+/* Every occurrence of `from` in the file at path becomes `to`, the file
+ * rewritten atomically (sim_write_file_atomic); a file that cannot be read
+ * (or an empty `from`) is left alone: SIM_OK. */
+int sim_replace_in_file(const char *path, const char *from, const char *to, sim_error *err);
 /* mkdir -p */
 int sim_mkdirs(const char *path, sim_error *err);
 /* One run per folder: creates dir if needed (*created: it did not exist)

@@ -64,7 +64,7 @@ int out_write_run(const out_run *r, sim_error *err);
  * when relative. Caller frees with sim_free. */
 char *out_database_path(const char *dir, const char *database);
 
-/* ---- reading results databases (db.c), comparisons (report.c) --------------------------- */
+/* ---- results databases (db.c, db_merge.c), comparisons (report.c) ----------------------- */
 
 /* Runs of a database as a JSON array, in run_id order: all runs (sweep NULL,
  * nids 0), one sweep's, or the given ids (SIM_ENOENT names a missing one).
@@ -76,12 +76,36 @@ int out_db_read_runs(const char *path, const char *sweep, const int64_t *ids, si
 int out_db_series(const char *path, int64_t run_id, const char *metric, json_t **t, json_t **v,
                   sim_error *err);
 
+/* Copy every run of the database file src (and its rows in every table keyed
+ * by run_id) into dst (created when absent, taking src's schema), with new
+ * run ids in src's run_id order, in one transaction: all or nothing. In the
+ * copied runs' text columns the path src_name (where the runs were written)
+ * becomes dst. *merged (may be NULL) gets the number of runs copied. The
+ * tables are read from src's schema, so columns added later follow. */
+int out_db_merge(const char *dst, const char *src, const char *src_name, size_t *merged,
+                 sim_error *err);
+
 /* The headline figures of a summary, in a fixed order: [{"name", "label",
  * "unit", "better": "lower"|"higher", "value"}], only those present. */
 json_t *out_headline(const json_t *summary);
 /* Comparison report.html in dir for runs (out_db_read_runs items, each with
  * a "label"), their series read from the database at dbpath. */
 int out_compare_report(const char *dbpath, const json_t *runs, const char *dir, sim_error *err);
+
+/* ---- tables of runs' headline figures (table.c) ------------------------------------- */
+
+/* runs: out_db_read_runs items, each with a "label" (and "point" for a sweep:
+ * "k1=v1 k2=v2"). The figures are the union of the runs' headline figures,
+ * in out_headline's order.
+ *
+ * One row per run: #, the value of each key, then each figure. */
+void out_sweep_table(FILE *f, const json_t *runs, const char *const *keys, size_t nkeys);
+/* One row per figure, one column per run with its difference to the first. */
+void out_compare_table(FILE *f, const json_t *runs);
+/* sweep.csv: point, complete, the keys, each figure as "name (unit)"; numbers
+ * as the shortest text that reads back exactly, "" when a run lacks the
+ * figure. Caller frees with sim_free. */
+char *out_sweep_csv(const json_t *runs, const char *const *keys, size_t nkeys);
 
 /* ---- running with a progress line and Ctrl-C (progress.c) ------------------------------ */
 
@@ -99,6 +123,7 @@ typedef struct out_progress {
  * when the queue ran empty, SIM_EINTR when stopped. Slicing never changes
  * results: events run in the same order. */
 int out_progress_run(sim_ctx *sim, out_progress *p);
+/* The same as sim_wall_s, for src/cli/run_training.c until it moves below the verbs. */
 double out_wall_now(void);
 
 #ifdef __cplusplus

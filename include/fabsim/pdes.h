@@ -203,8 +203,8 @@ void pdes_partition_free(pdes_partition *p);
 /* Whether this binary was built with MPI. */
 bool pdes_comm_built(void);
 /* Whether this process was started by an MPI launcher (mpirun, srun) and
- * FABSIM_NO_MPI is unset: the environment tells (OMPI_COMM_WORLD_SIZE,
- * PMI_SIZE, PMIX_RANK). */
+ * FABSIM_NO_MPI is unset: sim_launcher_get().launched (core reads the
+ * launchers' variables). */
 bool pdes_comm_launched(void);
 /* MPI_Init once (no-op without MPI); size 1 rank 0 without MPI. */
 int pdes_comm_init(sim_error *err);

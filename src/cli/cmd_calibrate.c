@@ -56,33 +56,24 @@ static int parse_args(cal_args *a, int argc, char **argv) {
   a->files = sim_calloc((size_t)argc + 1, sizeof *a->files);
   a->sets = sim_calloc((size_t)argc + 1, sizeof *a->sets);
   a->output = "calibration.yaml";
-  for (int i = 0; i < argc; i++) {
-    const char *s = argv[i];
-    bool has_next = i + 1 < argc;
-    if (!strcmp(s, "--help") || !strcmp(s, "-h")) {
-      fputs(calibrate_help, stdout);
-      return -1;
-    } else if (!strcmp(s, "-o") || !strcmp(s, "--output") || !strcmp(s, "--base") ||
-               !strcmp(s, "--set") || !strcmp(s, "-s")) {
-      if (!has_next) {
-        fprintf(stderr, "fabsim: %s needs a value (see --help)\n", s);
-        return CLI_BAD_INPUT;
-      }
-      const char *v = argv[++i];
-      if (!strcmp(s, "-o") || !strcmp(s, "--output")) a->output = v;
-      else if (!strcmp(s, "--base")) a->base = v;
-      else a->sets[a->nsets++] = v;
-    } else if (!strncmp(s, "--set=", 6)) {
-      a->sets[a->nsets++] = s + 6;
-    } else if (!strcmp(s, "--json")) {
-      a->json = true;
-    } else if (s[0] == '-' && s[1] != '\0') {
-      fprintf(stderr, "fabsim: unknown option '%s' (see --help)\n", s);
-      return CLI_BAD_INPUT;
-    } else {
-      a->files[a->nfiles++] = s;
-    }
-  }
+  const cli_opt opts[] = {
+      {.name = "--output", .alias = "-o", .value = true, .last = &a->output},
+      {.name = "--base", .value = true, .last = &a->base},
+      {.name = "--set",
+       .alias = "-s",
+       .value = true,
+       .inline_value = true,
+       .list = a->sets,
+       .count = &a->nsets},
+      {.name = "--json", .flag = &a->json},
+  };
+  const cli_argv spec = {.opts = opts,
+                         .nopts = sizeof opts / sizeof opts[0],
+                         .help = calibrate_help,
+                         .positional = a->files,
+                         .npositional = &a->nfiles};
+  int rc = cli_argv_parse(&spec, argc, argv);
+  if (rc != CLI_OK) return rc;
   if (a->nfiles == 0) {
     fprintf(stderr, "fabsim: calibrate needs at least one nccl-tests output file (see --help)\n");
     return CLI_BAD_INPUT;

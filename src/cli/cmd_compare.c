@@ -40,7 +40,7 @@ typedef struct compare_args {
   int nfiles, nsets;
   int64_t *ids;
   size_t nids;
-  unsigned jobs;
+  cli_jobs jobs;
   bool json, quiet;
 } compare_args;
 
@@ -50,41 +50,30 @@ static int parse(compare_args *a, int argc, char **argv) {
   a->sets = sim_calloc((size_t)argc + 1, sizeof *a->sets);
   a->ids = sim_calloc((size_t)argc + 1, sizeof *a->ids);
   a->out = "fabsim-compare";
-  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  a->jobs = cpus > 0 ? (unsigned)cpus : 1;
-  for (int i = 0; i < argc; i++) {
-    const char *s = argv[i];
-    bool next = i + 1 < argc;
-    if (!strcmp(s, "--help") || !strcmp(s, "-h")) {
-      fputs(compare_help, stdout);
-      return -1;
-    } else if ((!strcmp(s, "--set") || !strcmp(s, "-s")) && next) {
-      a->sets[a->nsets++] = argv[++i];
-    } else if (!strncmp(s, "--set=", 6)) {
-      a->sets[a->nsets++] = s + 6;
-    } else if ((!strcmp(s, "--jobs") || !strcmp(s, "-j")) && next) {
-      char *end;
-      long j = strtol(argv[++i], &end, 10);
-      if (*end || j < 1 || j > 1024) {
-        fprintf(stderr, "fabsim: --jobs '%s': a number of processes, 1..1024\n", argv[i]);
-        return CLI_BAD_INPUT;
-      }
-      a->jobs = (unsigned)j;
-    } else if (!strcmp(s, "--out") && next) {
-      a->out = argv[++i];
-    } else if (!strcmp(s, "--db") && next) {
-      a->db = argv[++i];
-    } else if (!strcmp(s, "--json")) {
-      a->json = true;
-    } else if (!strcmp(s, "--quiet") || !strcmp(s, "-q")) {
-      a->quiet = true;
-    } else if (s[0] == '-' && s[1]) {
-      fprintf(stderr, "fabsim: unknown option or missing value '%s' (see --help)\n", s);
-      return CLI_BAD_INPUT;
-    } else {
-      a->files[a->nfiles++] = s;
-    }
-  }
+  a->jobs = cli_jobs_default();
+  const cli_opt opts[] = {
+      {.name = "--set",
+       .alias = "-s",
+       .value = true,
+       .inline_value = true,
+       .list = a->sets,
+       .count = &a->nsets},
+      {.name = "--jobs", .alias = "-j", .value = true, .take = cli_take_jobs, .ctx = &a->jobs},
+      {.name = "--out", .value = true, .last = &a->out},
+      {.name = "--db", .value = true, .last = &a->db},
+      {.name = "--json", .flag = &a->json},
+      {.name = "--quiet", .alias = "-q", .flag = &a->quiet},
+  };
+  static const char bad[] = "fabsim: unknown option or missing value '%s' (see --help)\n";
+  const cli_argv spec = {.opts = opts,
+                         .nopts = sizeof opts / sizeof opts[0],
+                         .help = compare_help,
+                         .positional = a->files,
+                         .npositional = &a->nfiles,
+                         .unknown = bad,
+                         .missing = bad};
+  int rc = cli_argv_parse(&spec, argc, argv);
+  if (rc != CLI_OK) return rc;
   if (a->db) { /* positional arguments are run ids */
     for (int i = 0; i < a->nfiles; i++) {
       char *end;
@@ -170,7 +159,7 @@ static int run_scenarios(const compare_args *a, const char *outabs, char **db, j
   }
   char id[96];
   cli_run_id(id, sizeof id, "compare");
-  size_t failed = cli_jobs_run(jobs, n, a->jobs, id, a->quiet, interrupted);
+  size_t failed = cli_jobs_run(jobs, n, a->jobs.n, id, a->quiet, interrupted);
   sim_error err = {0};
   json_t *all = NULL;
   if (out_db_read_runs(*db, id, NULL, 0, &all, &err) != SIM_OK) {
@@ -246,7 +235,7 @@ int cli_cmd_compare(int argc, char **argv) {
     puts(text);
     free(text);
   } else {
-    cli_print_compare_table(stdout, runs);
+    out_compare_table(stdout, runs);
   }
   if (sim_mkdirs(outabs, &err) != SIM_OK || out_compare_report(db, runs, outabs, &err) != SIM_OK) {
     cli_error(err.msg);

@@ -45,7 +45,8 @@ typedef struct sweep {
   int nintervals;
   uint32_t spares[SWEEP_MAX];
   int nspares;
-  char *storage; /* owns the interval texts */
+  char *storage[SWEEP_MAX + 1]; /* own the interval texts: one per --sweep-interval */
+  int nstorage;
 } sweep;
 
 /* A comma-separated list of integers >= min into out (at most SWEEP_MAX). */
@@ -67,8 +68,12 @@ static int parse_counts(const char *flag, const char *list, uint32_t min, uint32
 }
 
 static int parse_intervals(sweep *sw, const char *list) {
-  sw->storage = sim_strdup(list);
-  for (char *tok = sw->storage, *next; tok; tok = next) {
+  if (sw->nstorage > SWEEP_MAX) { /* every --sweep-interval adds a value */
+    fprintf(stderr, "fabsim: --sweep-interval: at most %d values\n", SWEEP_MAX);
+    return CLI_BAD_INPUT;
+  }
+  char *text = sw->storage[sw->nstorage++] = sim_strdup(list);
+  for (char *tok = text, *next; tok; tok = next) {
     sim_error err = {0};
     next = strchr(tok, ',');
     if (next) *next++ = '\0';
@@ -89,26 +94,34 @@ static int parse_intervals(sweep *sw, const char *list) {
   return CLI_OK;
 }
 
-/* Take this verb's own flags out of argv (the rest goes to cli_parse). */
+static int take_gpus(void *ctx, const char *opt, const char *value) {
+  sweep *sw = ctx;
+  return parse_counts(opt, value, 1, sw->gpus, &sw->ngpus);
+}
+
+static int take_spares(void *ctx, const char *opt, const char *value) {
+  sweep *sw = ctx;
+  return parse_counts(opt, value, 0, sw->spares, &sw->nspares);
+}
+
+static int take_intervals(void *ctx, const char *opt, const char *value) {
+  (void)opt;
+  return parse_intervals(ctx, value);
+}
+
+/* Take this verb's own flags out of argv, wherever they stand (the rest,
+ * compacted in argv, goes to cli_parse). */
 static int take_flags(int *argc, char **argv, sweep *sw) {
-  int out = 0, rc = CLI_OK;
-  for (int i = 0; i < *argc && rc == CLI_OK; i++) {
-    const char *s = argv[i];
-    bool gpus = !strcmp(s, "--sweep-gpus"), iv = !strcmp(s, "--sweep-interval");
-    bool spares = !strcmp(s, "--sweep-spares");
-    if (!gpus && !iv && !spares) {
-      argv[out++] = argv[i];
-      continue;
-    }
-    if (i + 1 >= *argc) {
-      fprintf(stderr, "fabsim: %s needs a value (see --help)\n", s);
-      return CLI_BAD_INPUT;
-    }
-    if (gpus) rc = parse_counts(s, argv[++i], 1, sw->gpus, &sw->ngpus);
-    else if (spares) rc = parse_counts(s, argv[++i], 0, sw->spares, &sw->nspares);
-    else rc = parse_intervals(sw, argv[++i]);
-  }
-  *argc = out;
+  const cli_opt opts[] = {
+      {.name = "--sweep-gpus", .value = true, .take = take_gpus, .ctx = sw},
+      {.name = "--sweep-interval", .value = true, .take = take_intervals, .ctx = sw},
+      {.name = "--sweep-spares", .value = true, .take = take_spares, .ctx = sw},
+  };
+  int rest = 0;
+  const cli_argv spec = {
+      .opts = opts, .nopts = sizeof opts / sizeof opts[0], .rest = argv, .nrest = &rest};
+  int rc = cli_argv_parse(&spec, *argc, argv);
+  *argc = rest;
   return rc;
 }
 
@@ -357,7 +370,7 @@ done:
   topo_free(t);
   cfg_free(&cfg, doc);
 out:
-  sim_free(sw.storage);
+  for (int i = 0; i < sw.nstorage; i++) sim_free(sw.storage[i]);
   cli_args_free(&a);
   return rc < 0 ? CLI_OK : rc;
 }

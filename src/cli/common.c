@@ -16,41 +16,30 @@ void cli_error(const char *msg) {
 int cli_parse(cli_args *a, int argc, char **argv, const char *allowed, const char *help) {
   memset(a, 0, sizeof *a);
   a->sets = sim_calloc((size_t)argc + 1, sizeof *a->sets);
-  for (int i = 0; i < argc; i++) {
-    const char *s = argv[i];
-    bool has_next = i + 1 < argc;
-    if (!strcmp(s, "--help") || !strcmp(s, "-h")) {
-      fputs(help, stdout);
-      return -1;
-    } else if (!strcmp(s, "--set") || !strcmp(s, "-s")) {
-      if (!has_next) goto missing;
-      a->sets[a->nsets++] = argv[++i];
-    } else if (!strncmp(s, "--set=", 6)) {
-      a->sets[a->nsets++] = s + 6;
-    } else if (!strcmp(s, "--json") && strchr(allowed, 'j')) {
-      a->json = true;
-    } else if ((!strcmp(s, "--quiet") || !strcmp(s, "-q")) && strchr(allowed, 'q')) {
-      a->quiet = true;
-    } else if (!strcmp(s, "--dot") && strchr(allowed, 'd')) {
-      if (!has_next) goto missing;
-      a->dot = argv[++i];
-    } else if (!strcmp(s, "--dot-nodes") && strchr(allowed, 'd')) {
-      a->dot_collapse = true;
-    } else if (s[0] == '-' && s[1] != '\0') {
-      fprintf(stderr, "fabsim: unknown option '%s' (see --help)\n", s);
-      return CLI_BAD_INPUT;
-    } else if (!a->scenario) {
-      a->scenario = s;
-    } else {
-      fprintf(stderr, "fabsim: one scenario file only; '%s' is a second (see --help)\n", s);
-      return CLI_BAD_INPUT;
-    }
-    continue;
-  missing:
-    fprintf(stderr, "fabsim: %s needs a value (see --help)\n", s);
-    return CLI_BAD_INPUT;
+  cli_opt opts[5];
+  size_t n = 0;
+  int npos = 0;
+  opts[n++] = (cli_opt){.name = "--set",
+                        .alias = "-s",
+                        .value = true,
+                        .inline_value = true,
+                        .list = a->sets,
+                        .count = &a->nsets};
+  if (strchr(allowed, 'j')) opts[n++] = (cli_opt){.name = "--json", .flag = &a->json};
+  if (strchr(allowed, 'q'))
+    opts[n++] = (cli_opt){.name = "--quiet", .alias = "-q", .flag = &a->quiet};
+  if (strchr(allowed, 'd')) {
+    opts[n++] = (cli_opt){.name = "--dot", .value = true, .last = &a->dot};
+    opts[n++] = (cli_opt){.name = "--dot-nodes", .flag = &a->dot_collapse};
   }
-  return CLI_OK;
+  cli_argv spec = {.opts = opts,
+                   .nopts = n,
+                   .help = help,
+                   .positional = &a->scenario,
+                   .npositional = &npos,
+                   .max_positional = 1,
+                   .too_many = cli_one_scenario};
+  return cli_argv_parse(&spec, argc, argv);
 }
 
 void cli_args_free(cli_args *a) {

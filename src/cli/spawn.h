@@ -1,5 +1,5 @@
-/* Running `fabsim run` in child processes (sweep, compare) and printing
- * tables of their headline figures (spawn.c). */
+/* Running `fabsim run` in child processes (sweep, compare) (spawn.c); their
+ * tables are printed by the output module (out_sweep_table, out_compare_table). */
 #ifndef FABSIM_CLI_SPAWN_H
 #define FABSIM_CLI_SPAWN_H
 
@@ -19,6 +19,15 @@ typedef struct cli_job {
   double wall_s;
 } cli_job;
 
+/* --jobs N of sweep and compare: how many runs at once. */
+typedef struct cli_jobs {
+  unsigned n; /* default: the number of CPUs */
+  bool given; /* on the command line */
+} cli_jobs;
+cli_jobs cli_jobs_default(void);
+/* cli_opt.take for --jobs (ctx: a cli_jobs): 1..1024, else printed, CLI_BAD_INPUT. */
+int cli_take_jobs(void *ctx, const char *opt, const char *value);
+
 void cli_job_arg(cli_job *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cli_jobs_free(cli_job *jobs, size_t n);
 
@@ -35,13 +44,5 @@ size_t cli_jobs_run(cli_job *jobs, size_t n, unsigned parallel, const char *swee
 void cli_run_id(char *buf, size_t n, const char *prefix);
 /* dir made absolute against the working directory (owned). */
 char *cli_abspath(const char *path);
-
-/* A table of headline figures: rows are runs (labels) for a sweep, or
- * figures with one column per run (and its difference to the first) for a
- * comparison. runs: out_db_read_runs items with "label". */
-void cli_print_sweep_table(FILE *f, const json_t *runs, const char *const *keys, size_t nkeys);
-void cli_print_compare_table(FILE *f, const json_t *runs);
-/* The same, as CSV text (sweep.csv). Caller frees with sim_free. */
-char *cli_sweep_csv(const json_t *runs, const char *const *keys, size_t nkeys);
 
 #endif

@@ -157,3 +157,41 @@ void sim_dir_unlock(int fd, const char *dir, bool remove_dir) {
     rmdir(dir); /* only if empty: anything written stays */
   close(fd);
 }
+
+void *sim_read_file(const char *path, size_t *n) {
+  *n = 0;
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  size_t cap = 1 << 16, len = 0;
+  char *b = sim_malloc(cap);
+  for (size_t k; (k = fread(b + len, 1, cap - len, f)) > 0;) {
+    len += k;
+    if (len == cap) sim_grow((void **)&b, &cap, cap + 1, 1);
+  }
+  fclose(f);
+  *n = len;
+  return b;
+}
+
+int sim_replace_in_file(const char *path, const char *from, const char *to, sim_error *err) {
+  size_t n = 0, fl = strlen(from), tl = strlen(to);
+  char *b = sim_read_file(path, &n);
+  if (!b || fl == 0) {
+    sim_free(b);
+    return SIM_OK;
+  }
+  size_t cap = n + 1, len = 0;
+  char *o = sim_malloc(cap);
+  for (size_t i = 0; i < n;) {
+    bool hit = i + fl <= n && !memcmp(b + i, from, fl);
+    size_t k = hit ? tl : 1;
+    sim_grow((void **)&o, &cap, len + k + 1, 1);
+    memcpy(o + len, hit ? to : b + i, k);
+    len += k;
+    i += hit ? fl : 1;
+  }
+  int rc = sim_write_file_atomic(path, o, len, err);
+  sim_free(o);
+  sim_free(b);
+  return rc;
+}

@@ -14,7 +14,6 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "fabsim/ev.h"
 #include "output/out_internal.h"
@@ -31,11 +30,8 @@ static void on_signal(int sig) {
   sim_interrupt_note(); /* a co-engine votes on it over its ranks */
 }
 
-double out_wall_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+/* The clock is core's (sim_wall_s); this name stays for callers in src/cli. */
+double out_wall_now(void) { return sim_wall_s(); }
 
 static void fmt_eta(char *buf, size_t n, double s) {
   if (s < 0 || s != s || s > 1e7) {
@@ -79,7 +75,7 @@ int out_progress_run(sim_ctx *sim, out_progress *p) {
    * stretch must not end in one slice that holds all the work. */
   simtime_ps cap = p->expected ? p->expected / 200 + 1 : SIM_TIME_MAX;
   simtime_ps slice = p->expected ? p->expected / 2000 + 1 : SIM_PS_PER_US;
-  double last_draw = out_wall_now(), rate = 0;
+  double last_draw = sim_wall_s(), rate = 0;
   bool drawn = false;
   uint64_t last_events = sim_events(sim);
   simtime_ps horizon = sim_now(sim); /* ev_run leaves the clock at the last event, not here */
@@ -87,18 +83,18 @@ int out_progress_run(sim_ctx *sim, out_progress *p) {
    * stop is the one its ranks agreed on, never this process's alone */
   bool co = sim_has_coengine(sim);
   while (sim_pending(sim) > 0 && !(co ? sim_co_stopped(sim) : stop_requested)) {
-    double t0 = out_wall_now();
+    double t0 = sim_wall_s();
     if (sim_now(sim) > horizon) horizon = sim_now(sim);
     horizon = horizon > SIM_TIME_MAX - slice ? SIM_TIME_MAX : horizon + slice;
     ev_run(sim, horizon);
     /* tests: simulated time has advanced (not once a stop is asked for: the
      * test's SIGCONT may have come already) */
     if (sim_now(sim) > 0 && !stop_requested) sim_test_pause("simulate");
-    double dt = out_wall_now() - t0;
+    double dt = sim_wall_s() - t0;
     /* Aim at 0.05-0.2 s per slice: grow 4x up to the cap, shrink 4x. */
     if (dt < 0.05) slice = slice > cap / 4 ? cap : slice * 4;
     else if (dt > 0.2 && slice > 1) slice = slice / 4 + 1;
-    double wall = out_wall_now();
+    double wall = sim_wall_s();
     if (p->show && wall - last_draw >= 0.2) {
       uint64_t ev = sim_events(sim);
       rate = (double)(ev - last_events) / (wall - last_draw);
@@ -115,7 +111,7 @@ int out_progress_run(sim_ctx *sim, out_progress *p) {
     ev_run(sim, SIM_TIME_MAX);
     stopped = sim_co_stopped(sim);
   }
-  if (drawn) draw(p, sim, out_wall_now(), rate, true);
+  if (drawn) draw(p, sim, sim_wall_s(), rate, true);
   sigaction(SIGINT, &old_int, NULL);
   sigaction(SIGTERM, &old_term, NULL);
   stop_requested = 0;

@@ -19,12 +19,7 @@ bool pdes_comm_built(void) {
 #endif
 }
 
-bool pdes_comm_launched(void) {
-  const char *off = getenv("FABSIM_NO_MPI");
-  if (off && *off && strcmp(off, "0") != 0) return false;
-  return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_SIZE") || getenv("PMIX_RANK") ||
-         getenv("MPI_LOCALNRANKS");
-}
+bool pdes_comm_launched(void) { return sim_launcher_get().launched; }
 
 /* One rank's all-gather: a copy of its own bytes. */
 static void *own_copy(const void *buf, size_t n, size_t *total) {

@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "fabsim/pdes.h"
 
@@ -100,12 +99,6 @@ struct pdes {
   pdes_vec in;
   pdes_stats st;
 };
-
-static double pdes__wall(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 int pdes_create(pdes **out, const pdes_cfg *cfg, sim_error *err) {
   *out = NULL;
@@ -597,7 +590,7 @@ static simtime_ps pdes__window_hook(pdes *p, simtime_ps t) {
 
 uint64_t pdes_run(pdes *p, simtime_ps until) {
   uint64_t start = p->st.events;
-  double t0 = pdes__wall();
+  double t0 = sim_wall_s();
   if (!p->parallel && !p->on_window) {
     /* Sequential: one window covering everything; same key order. */
     p->window_end = SIM_TIME_MAX;
@@ -625,19 +618,19 @@ uint64_t pdes_run(pdes *p, simtime_ps until) {
         p->st.windows++;
       }
       if (p->run_until < p->done_until || p->done_until == SIM_TIME_MAX) break;
-      double s0 = pdes__wall();
+      double s0 = sim_wall_s();
       simtime_ps t = SIM_TIME_MAX;
 #ifdef FABSIM_HAVE_MPI
       if (p->parallel) t = p->dense ? pdes__sync(p) : pdes__sync_sparse(p);
 #endif
       if (!p->parallel) t = pdes__refill(p) ? p->heap[0].time : SIM_TIME_MAX;
       if (p->on_window) t = pdes__window_hook(p, t);
-      p->st.sync_s += pdes__wall() - s0;
+      p->st.sync_s += sim_wall_s() - s0;
       p->win_open = true;
       p->win_start = t;
       p->win_end = t > SIM_TIME_MAX - p->lookahead ? SIM_TIME_MAX : t + p->lookahead;
     }
   }
-  p->st.wall_s += pdes__wall() - t0;
+  p->st.wall_s += sim_wall_s() - t0;
   return p->st.events - start;
 }

@@ -1,0 +1,200 @@
+/* Tables of runs' headline figures: the sweep's table (a row per run), the
+ * comparison's (a row per figure, a column per run) and sweep.csv. The runs
+ * come from a results database (out_db_read_runs); the figures are the union
+ * of their headline figures (out_headline), so a run lacking one shows "-". */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "output/out_internal.h"
+
+static void fmt_value(char *buf, size_t n, const json_t *v, const char *unit) {
+  if (!json_is_number(v)) {
+    snprintf(buf, n, "-");
+    return;
+  }
+  double x = json_number_value(v);
+  if (!strcmp(unit, "s")) out_fmt_seconds(buf, n, x);
+  else if (!strcmp(unit, "USD")) out_fmt_usd(buf, n, x);
+  else if (!strcmp(unit, "b/s")) out_fmt_rate(buf, n, (uint64_t)llround(x));
+  else if (!strcmp(unit, "Gb/s")) out_fmt_rate(buf, n, (uint64_t)llround(x * 1e9));
+  else if (unit[0]) snprintf(buf, n, "%.4g %s", x, unit);
+  else snprintf(buf, n, "%.4g", x);
+}
+
+/* Union of the runs' headline figures, in their canonical order. */
+static json_t *figures_of(const json_t *runs) {
+  json_t *all = json_array();
+  for (size_t i = 0; i < json_array_size(runs); i++) {
+    json_t *h = out_headline(json_object_get(json_array_get(runs, i), "summary"));
+    for (size_t k = 0; k < json_array_size(h); k++) {
+      json_t *f = json_array_get(h, k);
+      const char *label = json_string_value(json_object_get(f, "label"));
+      bool have = false;
+      for (size_t m = 0; m < json_array_size(all) && !have; m++)
+        have = !strcmp(json_string_value(json_object_get(json_array_get(all, m), "label")), label);
+      if (!have) json_array_append(all, f);
+    }
+    json_decref(h);
+  }
+  return all;
+}
+
+/* A new reference to the figure's value, or NULL. */
+static json_t *figure_value(const json_t *run, const char *label) {
+  json_t *h = out_headline(json_object_get(run, "summary"));
+  json_t *v = NULL;
+  for (size_t k = 0; k < json_array_size(h); k++) {
+    json_t *f = json_array_get(h, k);
+    if (!strcmp(json_string_value(json_object_get(f, "label")), label)) {
+      v = json_real(json_number_value(json_object_get(f, "value")));
+      break;
+    }
+  }
+  json_decref(h);
+  return v;
+}
+
+/* The value of key in a point label "k1=v1 k2=v2". */
+static void point_value(const char *point, const char *key, char *out, size_t n) {
+  size_t kl = strlen(key);
+  snprintf(out, n, "-");
+  for (const char *p = point; p && *p;) {
+    while (*p == ' ') p++;
+    if (!strncmp(p, key, kl) && p[kl] == '=') {
+      size_t l = strcspn(p + kl + 1, " ");
+      snprintf(out, n, "%.*s", (int)l, p + kl + 1);
+      return;
+    }
+    p = strchr(p, ' ');
+  }
+}
+
+void out_sweep_table(FILE *f, const json_t *runs, const char *const *keys, size_t nkeys) {
+  json_t *figs = figures_of(runs);
+  size_t nf = json_array_size(figs), nr = json_array_size(runs), ncol = 1 + nkeys + nf;
+  char ***cell = sim_calloc(nr + 1, sizeof *cell);
+  size_t *w = sim_calloc(ncol, sizeof *w);
+  for (size_t r = 0; r <= nr; r++) {
+    cell[r] = sim_calloc(ncol, sizeof **cell);
+    for (size_t c = 0; c < ncol; c++) cell[r][c] = sim_calloc(96, 1);
+  }
+  snprintf(cell[0][0], 96, "#");
+  for (size_t k = 0; k < nkeys; k++) snprintf(cell[0][1 + k], 96, "%s", keys[k]);
+  for (size_t k = 0; k < nf; k++) {
+    const json_t *fg = json_array_get(figs, k);
+    snprintf(cell[0][1 + nkeys + k], 96, "%s", json_string_value(json_object_get(fg, "label")));
+  }
+  for (size_t r = 0; r < nr; r++) {
+    const json_t *run = json_array_get(runs, r);
+    const char *point = json_string_value(json_object_get(run, "point"));
+    snprintf(cell[r + 1][0], 96, "%zu%s", r + 1,
+             json_is_false(json_object_get(run, "complete")) ? "*" : "");
+    for (size_t k = 0; k < nkeys; k++) point_value(point, keys[k], cell[r + 1][1 + k], 96);
+    for (size_t k = 0; k < nf; k++) {
+      const json_t *fg = json_array_get(figs, k);
+      json_t *v = figure_value(run, json_string_value(json_object_get(fg, "label")));
+      fmt_value(cell[r + 1][1 + nkeys + k], 96, v, json_string_value(json_object_get(fg, "unit")));
+      json_decref(v);
+    }
+  }
+  for (size_t r = 0; r <= nr; r++)
+    for (size_t c = 0; c < ncol; c++)
+      if (strlen(cell[r][c]) > w[c]) w[c] = strlen(cell[r][c]);
+  for (size_t r = 0; r <= nr; r++) {
+    for (size_t c = 0; c < ncol; c++)
+      fprintf(f, c <= nkeys ? "%-*s%s" : "%*s%s", (int)w[c], cell[r][c],
+              c + 1 < ncol ? "  " : "\n");
+    for (size_t c = 0; c < ncol; c++) sim_free(cell[r][c]);
+    sim_free(cell[r]);
+  }
+  sim_free(cell);
+  sim_free(w);
+  json_decref(figs);
+}
+
+void out_compare_table(FILE *f, const json_t *runs) {
+  json_t *figs = figures_of(runs);
+  size_t nr = json_array_size(runs), nf = json_array_size(figs);
+  size_t wl = 6;
+  int wc = 24;
+  for (size_t r = 0; r < nr; r++) {
+    int l = (int)strlen(json_string_value(json_object_get(json_array_get(runs, r), "label")));
+    if (l > wc) wc = l;
+  }
+  for (size_t k = 0; k < nf; k++) {
+    size_t l = strlen(json_string_value(json_object_get(json_array_get(figs, k), "label")));
+    if (l > wl) wl = l;
+  }
+  fprintf(f, "%-*s", (int)wl, "figure");
+  for (size_t r = 0; r < nr; r++)
+    fprintf(f, "  %*s", wc, json_string_value(json_object_get(json_array_get(runs, r), "label")));
+  fprintf(f, "\n");
+  for (size_t k = 0; k < nf; k++) {
+    const json_t *fg = json_array_get(figs, k);
+    const char *label = json_string_value(json_object_get(fg, "label"));
+    const char *unit = json_string_value(json_object_get(fg, "unit"));
+    fprintf(f, "%-*s", (int)wl, label);
+    json_t *base = figure_value(json_array_get(runs, 0), label);
+    for (size_t r = 0; r < nr; r++) {
+      json_t *v = figure_value(json_array_get(runs, r), label);
+      char a[64], cellbuf[96];
+      fmt_value(a, sizeof a, v, unit);
+      if (r > 0 && json_is_number(v) && json_is_number(base) && json_number_value(base) != 0) {
+        double pct =
+            (json_number_value(v) - json_number_value(base)) / fabs(json_number_value(base)) * 100;
+        snprintf(cellbuf, sizeof cellbuf, "%s (%+.1f%%)", a, pct);
+      } else {
+        snprintf(cellbuf, sizeof cellbuf, "%s", a);
+      }
+      fprintf(f, "  %*s", wc, cellbuf);
+      json_decref(v);
+    }
+    json_decref(base);
+    fprintf(f, "\n");
+  }
+  json_decref(figs);
+}
+
+char *out_sweep_csv(const json_t *runs, const char *const *keys, size_t nkeys) {
+  json_t *figs = figures_of(runs);
+  size_t nf = json_array_size(figs);
+  out__buf b = {0};
+  out__puts(&b, "point,complete"); /* no run id: parallel runs end in any order */
+  for (size_t k = 0; k < nkeys; k++) out__printf(&b, ",%s", keys[k]);
+  for (size_t k = 0; k < nf; k++) {
+    const json_t *fg = json_array_get(figs, k);
+    const char *unit = json_string_value(json_object_get(fg, "unit"));
+    out__printf(&b, ",%s%s%s%s", json_string_value(json_object_get(fg, "name")),
+                unit[0] ? " (" : "", unit, unit[0] ? ")" : "");
+  }
+  out__puts(&b, "\n");
+  for (size_t r = 0; r < json_array_size(runs); r++) {
+    const json_t *run = json_array_get(runs, r);
+    const char *point = json_string_value(json_object_get(run, "point"));
+    out__printf(&b, "%zu,%d", r + 1, json_is_true(json_object_get(run, "complete")));
+    for (size_t k = 0; k < nkeys; k++) {
+      char v[96];
+      point_value(point, keys[k], v, sizeof v);
+      out__printf(&b, ",%s", v);
+    }
+    for (size_t k = 0; k < nf; k++) {
+      json_t *v =
+          figure_value(run, json_string_value(json_object_get(json_array_get(figs, k), "label")));
+      out__puts(&b, ",");
+      if (json_is_number(v)) {
+        char num[40];
+        for (int prec = 6; prec <= 17; prec++) { /* the fewest digits that read back exactly */
+          snprintf(num, sizeof num, "%.*g", prec, json_number_value(v));
+          if (strtod(num, NULL) == json_number_value(v)) break;
+        }
+        out__puts(&b, num);
+      }
+      json_decref(v);
+    }
+    out__puts(&b, "\n");
+  }
+  json_decref(figs);
+  return b.p;
+}

@@ -1,0 +1,101 @@
+/* The tables of runs' headline figures and sweep.csv, against hand-made
+ * runs: the figures are the union of the runs' (a run lacking one shows "-"
+ * or an empty CSV field), a key's value comes from the run's point, numbers
+ * in the CSV read back exactly, and the comparison's differences are
+ * (value - first) / |first|. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fabsim/out.h"
+
+/* Two runs as out_db_read_runs gives them: the second lacks the bus
+ * bandwidth and did not complete; "size" is not a key of the points. */
+static json_t *two_runs(void) {
+  json_t *a = json_pack("{s:s, s:s, s:b, s:{s:[{s:f, s:f}], s:{s:f}}}", "label", "first", "point",
+                        "cluster.nodes=2 workload.collective.size=1MiB", "complete", 1, "summary",
+                        "collectives", "time_s", 4.0442866e-05, "busbw_GBps", 48.6, "topology",
+                        "cost_usd", 81000.0);
+  json_t *b = json_pack("{s:s, s:s, s:b, s:{s:[{s:f}], s:{s:f}}}", "label", "second", "point",
+                        "cluster.nodes=4 workload.collective.size=64MiB", "complete", 0, "summary",
+                        "collectives", "time_s", 0.1 + 0.2, "topology", "cost_usd", 137000.0);
+  json_t *runs = json_array();
+  json_array_append_new(runs, a);
+  json_array_append_new(runs, b);
+  return runs;
+}
+
+static char *print_to_string(void (*print)(FILE *, const json_t *, const char *const *, size_t),
+                             const json_t *runs, const char *const *keys, size_t nkeys) {
+  char *text = NULL;
+  size_t n = 0;
+  FILE *f = open_memstream(&text, &n);
+  assert_non_null(f);
+  print(f, runs, keys, nkeys);
+  fclose(f);
+  return text;
+}
+
+static void compare_adapter(FILE *f, const json_t *runs, const char *const *keys, size_t nkeys) {
+  (void)keys;
+  (void)nkeys;
+  out_compare_table(f, runs);
+}
+
+static void test_sweep_csv(void **state) {
+  (void)state;
+  json_t *runs = two_runs();
+  const char *keys[] = {"cluster.nodes", "workload.collective.size", "size"};
+  char *csv = out_sweep_csv(runs, keys, 3);
+  assert_string_equal(csv,
+                      "point,complete,cluster.nodes,workload.collective.size,size,time_s (s),"
+                      "busbw_GBps (GB/s),cost_usd (USD)\n"
+                      "1,1,2,1MiB,-,4.0442866e-05,48.6,81000\n"
+                      "2,0,4,64MiB,-,0.30000000000000004,,137000\n");
+  assert_true(strtod("0.30000000000000004", NULL) == 0.1 + 0.2); /* read back exactly */
+  sim_free(csv);
+  json_decref(runs);
+}
+
+static void test_sweep_table(void **state) {
+  (void)state;
+  json_t *runs = two_runs();
+  const char *keys[] = {"cluster.nodes"};
+  char *text = print_to_string(out_sweep_table, runs, keys, 1);
+  /* keys left-aligned, figures right-aligned, two blanks apart; "2*": incomplete */
+  assert_string_equal(text,
+                      "#   cluster.nodes  collective time  bus bandwidth  fabric cost\n"
+                      "1   2                     40.44 us      48.6 GB/s       $81.0K\n"
+                      "2*  4                       300 ms              -      $137.0K\n");
+  free(text);
+  json_decref(runs);
+}
+
+static void test_compare_table(void **state) {
+  (void)state;
+  json_t *runs = two_runs();
+  char *text = print_to_string(compare_adapter, runs, NULL, 0);
+  /* figures as wide as the longest label, runs 24 wide; 0.3 s against
+   * 40.442866 us: +741687.2 %; the cost (137000 - 81000) / 81000 = +69.1 % */
+  assert_string_equal(text,
+                      "figure                              first                    second\n"
+                      "collective time                  40.44 us       300 ms (+741687.2%)\n"
+                      "bus bandwidth                   48.6 GB/s                         -\n"
+                      "fabric cost                        $81.0K          $137.0K (+69.1%)\n");
+  free(text);
+  json_decref(runs);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_sweep_csv),
+      cmocka_unit_test(test_sweep_table),
+      cmocka_unit_test(test_compare_table),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -187,7 +187,9 @@ static void test_packet_ports(void **state) {
                     (r.q[i - 1].bytes == r.q[i].bytes && r.q[i - 1].port < r.q[i].port));
       seen |= r.q[i].port == port;
     }
-    if (!seen) fail_msg("row %u of %u: leaf0-nic0 not among its %u queues", k, r.s.nrows, r.qrow[k + 1] - r.qrow[k]);
+    if (!seen)
+      fail_msg("row %u of %u: leaf0-nic0 not among its %u queues", k, r.s.nrows,
+               r.qrow[k + 1] - r.qrow[k]);
   }
   /* through the tap: the same rows */
   assert_int_equal(packet_rows(f, &m, port, true, &rt), end);
@@ -258,8 +260,10 @@ static int teardown(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_analytic),     cmocka_unit_test(test_flow),
-      cmocka_unit_test(test_null),         cmocka_unit_test(test_packet_ports),
+      cmocka_unit_test(test_analytic),
+      cmocka_unit_test(test_flow),
+      cmocka_unit_test(test_null),
+      cmocka_unit_test(test_packet_ports),
       cmocka_unit_test(test_packet_parallel_info),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

@@ -103,7 +103,8 @@ typedef struct be_port_samples {
   uint32_t nports, nrows;
   simtime_ps interval;
   /* [row * nports + port]: the row's busy and PFC-paused fractions in units
-   * of 1/65535, its ECN marks (saturating at 65535) */
+   * of 1/65535 (a packet's bytes count in the row its transmission starts
+   * in; a fraction saturates at 1), its ECN marks (saturating at 65535) */
   const uint16_t *util, *paused, *marks;
   /* row r's deepest queues (bytes): queues[qrow[r] .. qrow[r + 1]), deepest
    * first, ties by port */

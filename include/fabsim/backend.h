@@ -70,6 +70,63 @@ void be_fct_free(be_fct *f);
 
 typedef struct be_backend be_backend;
 
+/* Per-port telemetry, a capability of the fidelities that have switch ports
+ * of their own (packet): the real queue depths, PFC pauses, ECN marks and
+ * utilization of the switch egress ports, sampled while phases run and read
+ * after the run (the telemetry module replays them into a tel: see
+ * tel_port_samples_replay in fabsim/tel_tap.h).
+ *
+ * While any phase is active, one event per sample row reads every sampled
+ * port's counters (O(ports)); rows start at 1 us and, when the rows held are
+ * full, neighbours merge and the row length doubles, so a run of any length
+ * keeps between rows_max / 2 and rows_max rows (256; on fabrics so large
+ * that the dense rows would pass 128 MiB, fewer, at least 32). The fabric
+ * idle (no phase) schedules nothing, so the run's end time is unchanged.
+ * Per row and port: utilization, PFC paused fraction and ECN marks (dense);
+ * the deepest queue only for the max(64, ports/100 + 1) deepest ports of the
+ * row plus the watched ports (sparse): a row's queue maximum and 99th
+ * percentile across ports are exact, a port outside them shows 0. */
+typedef struct be_port_spec {
+  uint32_t nports;
+  const uint32_t *channel_of_port; /* channel (2 x link + direction) of each port */
+  const rate_bps *bps;             /* nominal rate of each port */
+  const uint32_t *watch;           /* ports whose queue is kept in every row */
+  uint32_t nwatch;
+} be_port_spec;
+typedef struct be_port_queue {
+  uint32_t port, bytes;
+} be_port_queue;
+/* The rows, read-only, valid until the backend is destroyed. Row r covers
+ * [r x interval, (r + 1) x interval); after the last row the fabric was
+ * idle. */
+typedef struct be_port_samples {
+  uint32_t nports, nrows;
+  simtime_ps interval;
+  /* [row * nports + port]: the row's busy and PFC-paused fractions in units
+   * of 1/65535 (a packet's bytes count in the row its transmission starts
+   * in; a fraction saturates at 1), its ECN marks (saturating at 65535) */
+  const uint16_t *util, *paused, *marks;
+  /* row r's deepest queues (bytes): queues[qrow[r] .. qrow[r + 1]), deepest
+   * first, ties by port */
+  const be_port_queue *queues;
+  const uint32_t *qrow;
+  const rate_bps *bps; /* nominal rate of each port (a 0 given became 1) */
+} be_port_samples;
+
+/* How a run on the parallel engine went: the partition and the engine's
+ * work and waiting over the ranks (wall clock: not part of the results). */
+typedef struct be_parallel_info {
+  uint32_t ranks;
+  const char *scheme; /* pdes_partition.scheme */
+  uint64_t links, cut_links;
+  simtime_ps lookahead;
+  uint64_t windows;
+  uint64_t events, events_max; /* all ranks; the busiest rank */
+  uint64_t sent_remote;        /* events that crossed ranks */
+  double crossing_frac;        /* sent_remote / events */
+  double wall_max, sync_max; /* seconds in the engine, of which in synchronization, slowest rank */
+} be_parallel_info;
+
 /* A fidelity is a small vtable. Required: submit_phase, stats, destroy. */
 typedef struct be_ops {
   const char *name;
@@ -96,6 +153,17 @@ typedef struct be_ops {
    * for its phase's done. */
   void (*link_state)(be_backend *b, uint32_t link, double rate_factor, double ber);
   void (*reroute)(be_backend *b, const topo_health *h);
+  /* Capabilities (optional; NULL: the fidelity does not have it). Callers
+   * use the be_port_* and be_parallel_info_get wrappers below, which answer
+   * SIM_EINVAL or false for a fidelity without it; a wrapper such as the
+   * telemetry tap has exactly the capabilities of the backend it wraps.
+   * port_sampling, port_gather, port_samples: per-port telemetry (see
+   * be_port_samples); parallel_info: the parallel engine's partition and
+   * effort (see be_parallel_info). */
+  int (*port_sampling)(be_backend *b, const be_port_spec *spec);
+  void (*port_gather)(be_backend *b, simtime_ps end);
+  int (*port_samples)(be_backend *b, simtime_ps end, be_port_samples *out);
+  bool (*parallel_info)(const be_backend *b, be_parallel_info *out);
 } be_ops;
 
 /* A transfer that did not complete: reported once, with its cause ("no
@@ -119,8 +187,14 @@ struct be_backend {
   void *on_failure_ctx;
 };
 
-/* Create the backend the scenario's simulation.fidelity selects. A fidelity
- * that is not built yet is SIM_ENOTSUP with a message saying so. */
+/* The fidelities and the factory: declared here, the interface's one
+ * header, and defined above it, each in its own folder (the analytic in
+ * src/backend, flow in src/flow, packet in src/net, the factory in
+ * src/fidelity); src/backend itself calls none of them (docs/architecture.md).
+ *
+ * Create the backend the scenario's simulation.fidelity (and
+ * simulation.engine) selects. A fidelity that is not built yet is
+ * SIM_ENOTSUP with a message saying so. */
 int be_create(be_backend **out, sim_ctx *sim, const topo *t, const cfg_scenario *cfg,
               const cfg_doc *doc, sim_error *err);
 static inline void be_submit_phase(be_backend *b, const be_xfer *x, size_t n, uint64_t repeat,
@@ -143,23 +217,24 @@ be_backend *be_packet_create(sim_ctx *sim, const topo *t, const cfg_scenario *cf
  * when the scenario uses what that engine does not have. */
 be_backend *be_packet_create_parallel(sim_ctx *sim, const topo *t, const cfg_scenario *cfg,
                                       sim_error *err);
-/* Does the scenario run the packet fidelity on the parallel engine? */
+/* Does the scenario run the packet fidelity on the parallel engine? (src/fidelity) */
 bool be_packet_parallel(const cfg_scenario *cfg);
-/* How a run on the parallel engine went: the partition and the engine's
- * work and waiting over the ranks (wall clock: not part of the results). */
-typedef struct be_parallel_info {
-  uint32_t ranks;
-  const char *scheme; /* pdes_partition.scheme */
-  uint64_t links, cut_links;
-  simtime_ps lookahead;
-  uint64_t windows;
-  uint64_t events, events_max; /* all ranks; the busiest rank */
-  uint64_t sent_remote;        /* events that crossed ranks */
-  double crossing_frac;        /* sent_remote / events */
-  double wall_max, sync_max; /* seconds in the engine, of which in synchronization, slowest rank */
-} be_parallel_info;
-/* A collective over the ranks; false (and nothing filled) when b is not the
- * packet fidelity on the parallel engine. */
+
+/* Capabilities (see be_ops). Start sampling b's switch egress ports before
+ * any phase (spec's arrays are copied): SIM_OK, or SIM_EINVAL when b (NULL
+ * allowed) has no per-port telemetry. */
+int be_port_sampling_start(be_backend *b, const be_port_spec *spec);
+/* On the parallel engine, after the run and on every rank (a collective):
+ * close the rows at end and merge every rank's samples, so that each rank
+ * holds the whole fabric's. A no-op otherwise (also for b NULL, no
+ * capability or sampling not started). */
+void be_port_samples_gather(be_backend *b, simtime_ps end);
+/* After the run: close the rows at end (the run's end; no more rows are
+ * taken) and view them in *out. SIM_EINVAL when b has no per-port telemetry
+ * or sampling was not started. */
+int be_port_samples_get(be_backend *b, simtime_ps end, be_port_samples *out);
+/* A collective over the ranks; false (and nothing filled) when b is not
+ * the packet fidelity on the parallel engine. */
 bool be_parallel_info_get(const be_backend *b, be_parallel_info *out);
 
 #ifdef __cplusplus

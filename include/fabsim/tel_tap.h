@@ -15,8 +15,15 @@
  *               itself leaves it out).
  * A phase still running when the run stops (Ctrl-C) is left out.
  *
- * This is the one telemetry file that knows the backend interface and the
- * topology: the bridge, so that the sampler itself stays core-only.
+ * A fidelity that samples its own switch ports (the per-port telemetry
+ * capability of fabsim/backend.h: the packet fidelity) feeds the port group
+ * instead, from its real queues, pauses, marks and utilization
+ * (tel_port_sampling_start, tel_port_samples_replay below); the tap then
+ * feeds NICs and GPUs only (replayed with an empty tel_portmap).
+ *
+ * These two (tap.c, port_samples.c) are the telemetry files that know the
+ * backend interface and the topology: the bridge, so that the sampler
+ * itself stays core-only.
  *
  * Cost: routing every transfer once at submission (as the analytic fidelity
  * does), O(channels touched) memory per phase; replay O(log entries).
@@ -60,6 +67,18 @@ be_backend *tel_tap_wrap(be_backend *inner, tel_tap **tap);
  * (kind "shared-channel", at most 64). Call once, after the run and before
  * tel_finish. */
 void tel_tap_replay(tel_tap *tap, tel *t, const tel_portmap *m, unsigned flags);
+
+/* Per-port telemetry of a backend that has it (be_port_sampling_start with
+ * m's ports and the watched ones, whose queues are kept in every row):
+ * before any phase; b may be the tap. SIM_EINVAL when b has no per-port
+ * telemetry (the analytic and flow fidelities: the tap's ports stand in). */
+int tel_port_sampling_start(be_backend *b, const tel_portmap *m, const uint32_t *watch,
+                            uint32_t nwatch);
+/* Feed t's port group from b's samples, up to end (the run's end): once,
+ * after the run (and after be_port_samples_gather on the parallel engine),
+ * before tel_finish; nothing else may feed t's ports. Nothing when b has no
+ * samples. */
+void tel_port_samples_replay(be_backend *b, tel *t, simtime_ps end);
 
 #ifdef __cplusplus
 }

@@ -1,39 +1,22 @@
-/* Backend selection by simulation.fidelity (and simulation.engine). */
-#include <stdio.h>
-
+/* The capabilities of the backend interface (fabsim/backend.h, be_ops):
+ * optional operations, answered SIM_EINVAL or false here for a fidelity
+ * without them, so no caller asks for a fidelity by name. */
 #include "fabsim/backend.h"
-#include "fabsim/pdes.h"
 
-bool be_packet_parallel(const cfg_scenario *cfg) {
-  if (cfg->simulation.fidelity != CFG_FIDELITY_PACKET) return false;
-  if (cfg->simulation.engine == CFG_ENGINE_AUTO) return pdes_comm_launched() && pdes_comm_built();
-  return cfg->simulation.engine == CFG_ENGINE_PARALLEL;
+int be_port_sampling_start(be_backend *b, const be_port_spec *spec) {
+  if (!b || !b->ops->port_sampling) return SIM_EINVAL;
+  return b->ops->port_sampling(b, spec);
 }
 
-int be_create(be_backend **out, sim_ctx *sim, const topo *t, const cfg_scenario *cfg,
-              const cfg_doc *doc, sim_error *err) {
-  *out = NULL;
-  switch (cfg->simulation.fidelity) {
-  case CFG_FIDELITY_ANALYTIC: *out = be_analytic_create(sim, t, cfg); return SIM_OK;
-  case CFG_FIDELITY_FLOW: *out = be_flow_create(sim, t, cfg); return SIM_OK;
-  case CFG_FIDELITY_PACKET:
-    if (!be_packet_parallel(cfg)) {
-      *out = be_packet_create(sim, t, cfg);
-      return SIM_OK;
-    }
-    if (!(*out = be_packet_create_parallel(sim, t, cfg, err))) {
-      char msg[sizeof err->msg];
-      snprintf(msg, sizeof msg, "%s", err->msg);
-      int code = err->code;
-      cfg_fail_at(doc, "simulation.engine", err, "%s", msg);
-      err->code = code;
-      return code;
-    }
-    return SIM_OK;
-  }
-  cfg_fail_at(doc, "simulation.fidelity", err,
-              "'%s' is not a fidelity of this version; allowed: analytic, flow, packet",
-              cfg_fidelity_name(cfg->simulation.fidelity));
-  if (err) err->code = SIM_ENOTSUP;
-  return SIM_ENOTSUP;
+void be_port_samples_gather(be_backend *b, simtime_ps end) {
+  if (b && b->ops->port_gather) b->ops->port_gather(b, end);
+}
+
+int be_port_samples_get(be_backend *b, simtime_ps end, be_port_samples *out) {
+  if (!b || !b->ops->port_samples) return SIM_EINVAL;
+  return b->ops->port_samples(b, end, out);
+}
+
+bool be_parallel_info_get(const be_backend *b, be_parallel_info *out) {
+  return b && b->ops->parallel_info && b->ops->parallel_info(b, out);
 }

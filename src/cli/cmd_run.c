@@ -15,7 +15,6 @@
 #include "fabsim/pdes.h"
 #include "fabsim/trace.h"
 #include "fabsim/out.h"
-#include "net/net_tel.h"
 
 static const char run_help[] =
     "usage: fabsim run [SCENARIO.yaml] [--set KEY=VALUE]... [--json] [--quiet]\n"
@@ -544,8 +543,8 @@ int cli_cmd_run(int argc, char **argv) {
     trc_runner_result(trr, &r.trace);
     r.res.time_s = r.trace.time_s;
   }
-  be->ops->stats(be, &r.net);              /* the parallel engine: collectives, then */
-  net_tel_gather(ro.packet, sim_now(sim)); /* only rank 0 writes */
+  be->ops->stats(be, &r.net); /* the parallel engine: collectives, then */
+  be_port_samples_gather(ro.port_samples, sim_now(sim)); /* only rank 0 writes */
   be_parallel_info_get(inner, &r.par);
   r.events = sim_events(sim);
   r.sim_time_s = sim_ps_to_s(sim_now(sim));

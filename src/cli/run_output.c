@@ -5,7 +5,7 @@
  * backend, so every phase of any workload is logged. After it: the tel, with
  * output.sample_interval or about 500 samples over the run's real length;
  * the tap's replay (at the packet fidelity the switch ports come from the
- * backend's own samples instead: real queues and pauses, net/net_tel.h); the workload's events;
+ * backend's own samples instead: real queues and pauses, fabsim/tel_tap.h); the workload's events;
  * out_write_run. */
 #include <math.h>
 #include <stdio.h>
@@ -14,7 +14,6 @@
 #include <time.h>
 
 #include "cli/run_output.h"
-#include "net/net_tel.h"
 
 /* A rough length of the plan: per phase, the busiest GPU's bytes over its
  * path's first hop rate, plus latency; staggered phases overlap. Only for
@@ -144,11 +143,10 @@ int cli_run_output_begin(cli_run_output *o, be_backend **be, const cfg_scenario 
   tel_portmap_build(&o->ports, t);
   int rc = parse_watch(o, cfg, doc, err);
   if (rc != SIM_OK) return rc;
-  /* packet fidelity: real queue depths, pauses, marks and port utilization */
-  if (cfg->simulation.fidelity == CFG_FIDELITY_PACKET &&
-      net_tel_start(*be, &o->ports, o->watch_ports, o->nwatch_ports) == SIM_OK)
-    o->packet = *be;
   *be = tel_tap_wrap(*be, &o->tap);
+  /* a fidelity with per-port telemetry (packet): real queue depths, pauses, marks, utilization */
+  if (tel_port_sampling_start(*be, &o->ports, o->watch_ports, o->nwatch_ports) == SIM_OK)
+    o->port_samples = *be;
   return SIM_OK;
 }
 
@@ -253,7 +251,7 @@ int cli_run_output_end(cli_run_output *o, sim_ctx *sim, const coll_exec *exec, j
   if (exec && synthetic) workload_events(o, exec, cfg);
   /* GPU states from the phases only where nothing else runs on the GPUs:
    * a training step's compute is not in the phase log. */
-  if (o->packet) { /* ports from the packet samples; the tap feeds NICs and GPUs only */
+  if (o->port_samples) { /* ports from the backend's samples; the tap feeds NICs and GPUs only */
     tel_portmap none = o->ports;
     uint32_t nch = 2 * topo_link_count(t);
     none.nports = 0;
@@ -261,7 +259,7 @@ int cli_run_output_end(cli_run_output *o, sim_ctx *sim, const coll_exec *exec, j
     for (uint32_t c = 0; c < nch; c++) none.port_of_channel[c] = UINT32_MAX;
     tel_tap_replay(o->tap, o->tel, &none, synthetic ? TEL_TAP_GPUS : 0);
     sim_free(none.port_of_channel);
-    net_tel_replay(o->packet, o->tel, end);
+    tel_port_samples_replay(o->port_samples, o->tel, end);
   } else {
     tel_tap_replay(o->tap, o->tel, &o->ports, synthetic ? TEL_TAP_GPUS : 0);
   }

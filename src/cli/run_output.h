@@ -12,7 +12,7 @@ typedef struct cli_run_output {
   const topo *topo;
   tel *tel;
   tel_tap *tap;
-  be_backend *packet; /* the packet backend when it samples its own ports (net_tel.h) */
+  be_backend *port_samples; /* *be (tapped) when it samples its own ports (packet) */
   tel_portmap ports;
   uint32_t *watch_ports, *watch_nics;
   uint32_t nwatch_ports, nwatch_nics;

@@ -322,6 +322,10 @@ static const be_ops net_ops = {
     .destroy = net_destroy,
     .link_state = net__link_state,
     .reroute = net__reroute,
+    .port_sampling = net__port_sampling,
+    .port_gather = net__port_gather,
+    .port_samples = net__port_samples,
+    .parallel_info = net__par_info,
 };
 
 be_backend *be_packet_create(sim_ctx *sim, const topo *t, const cfg_scenario *cfg) {

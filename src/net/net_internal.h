@@ -12,8 +12,8 @@
  *                and selective repeat, retransmission timeout, CNPs
  *   phase.c      be_ops.submit_phase: queue pairs per transfer, repetitions,
  *                completion, failures; be_ops.reroute
- *   sample.c     packet telemetry: per-port samples while phases run, replayed
- *                into a tel after the run (net_tel.h, the CLI's entry point)
+ *   sample.c     packet telemetry: per-port samples while phases run, read
+ *                after the run (be_ops.port_sampling, port_gather, port_samples)
  *   parallel.c   the same model on the parallel engine (src/pdes): one LP per
  *                vertex, over MPI ranks or in its sequential mode (net__par_*)
  *
@@ -380,7 +380,7 @@ typedef struct net__be {
   be_stats st;
   be_fct fct;
   net__ext ext;
-  net__samp *samp; /* packet telemetry (net_tel.h); NULL: off */
+  net__samp *samp; /* packet telemetry (be_ops.port_sampling); NULL: off */
   /* the parallel engine (parallel.c); NULL: the sequential engine (ev.c) */
   net__par *par;
   sim_rng *vrng;           /* par: [vertex * 3 + NET__RNG_*], one stream per vertex */
@@ -436,6 +436,10 @@ static inline uint32_t net__chan_max_queue(const net__be *n, uint32_t c) {
 void net__samp_active(net__be *n);
 void net__samp_idle(net__be *n);
 void net__samp_free(net__samp *s);
+/* be_ops.port_sampling, port_gather, port_samples (fabsim/backend.h) */
+int net__port_sampling(be_backend *b, const be_port_spec *spec);
+void net__port_gather(be_backend *b, simtime_ps end);
+int net__port_samples(be_backend *b, simtime_ps end, be_port_samples *out);
 
 /* Link l's physical state (be_ops.link_state); see port.c. */
 void net__link_state(be_backend *b, uint32_t link, double rate_factor, double ber);
@@ -481,6 +485,8 @@ void net__par_qp_end(net__be *n, uint32_t qi, const char *cause);
 int net__par_create(net__be *n, sim_error *err);
 void net__par_destroy(net__be *n);
 void net__par_stats(net__be *n, be_stats *st, net__ext *ext);
+/* be_ops.parallel_info: false on the sequential engine (n->par NULL) */
+bool net__par_info(const be_backend *b, be_parallel_info *out);
 
 /* transport.c */
 void net__qp_reset(net__be *n, net__qp *q, simtime_ps now);

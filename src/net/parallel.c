@@ -422,9 +422,9 @@ void net__par_stats(net__be *n, be_stats *st, net__ext *ext) {
   sim_set_co_events(n->base.sim, s[NS - 1]);
 }
 
-bool be_parallel_info_get(const be_backend *b, be_parallel_info *out) {
-  if (!b || strcmp(b->ops->name, "packet") != 0 || !((const net__be *)b)->par) return false;
+bool net__par_info(const be_backend *b, be_parallel_info *out) {
   const net__par *r = ((const net__be *)b)->par;
+  if (!r) return false;
   pdes_stats ps;
   pdes_stats_get(r->p, &ps);
   uint64_t sum[2] = {ps.events, ps.sent_remote}, mx[1] = {ps.events};

@@ -1,5 +1,7 @@
-/* Packet telemetry sampler (net_tel.h): rows of per-port samples taken
- * while phases run, replayed into a tel after the run.
+/* Packet telemetry sampler: the per-port telemetry capability of the
+ * backend interface (be_ops.port_sampling, port_gather, port_samples; see
+ * be_port_samples in fabsim/backend.h): rows of per-port samples taken while
+ * phases run, read after the run (the telemetry module replays them).
  *
  * Row r covers [r x interval, (r + 1) x interval). The open row is closed by
  * one event at its end while a phase is active; when the backend goes idle
@@ -19,7 +21,6 @@
 
 #include "fabsim/pdes.h"
 #include "net/net_internal.h"
-#include "net/net_tel.h"
 
 /* Rows held: 256, fewer on fabrics so large that the dense per-port rows
  * would pass DENSE_BUDGET (6 bytes per port and row), never fewer than 32. */
@@ -27,9 +28,7 @@ enum { ROWS_MAX = 256, ROWS_MIN = 32, QUEUE_MIN_K = 64 };
 #define DENSE_BUDGET ((size_t)128 << 20)
 #define FIRST_INTERVAL SIM_PS_PER_US
 
-typedef struct net__qrec {
-  uint32_t port, bytes;
-} net__qrec;
+typedef be_port_queue net__qrec; /* the rows are read in place (be_port_samples) */
 
 struct net__samp {
   uint32_t nports, k;
@@ -210,8 +209,7 @@ void net__samp_free(net__samp *s) {
   sim_free(s);
 }
 
-int net_tel_start(be_backend *b, const tel_portmap *m, const uint32_t *watch, uint32_t nwatch) {
-  if (!b || !b->ops || strcmp(b->ops->name, "packet") != 0) return SIM_EINVAL;
+int net__port_sampling(be_backend *b, const be_port_spec *m) {
   net__be *n = (net__be *)b;
   net__samp_free(n->samp);
   net__samp *s = sim_calloc(1, sizeof *s);
@@ -223,8 +221,8 @@ int net_tel_start(be_backend *b, const tel_portmap *m, const uint32_t *watch, ui
   memcpy(s->chan, m->channel_of_port, P * sizeof *s->chan);
   for (size_t p = 0; p < P; p++) s->bps[p] = m->bps[p] ? m->bps[p] : 1;
   s->watched = sim_calloc(P ? P : 1, 1);
-  for (uint32_t w = 0; w < nwatch; w++)
-    if (watch[w] < P) s->watched[watch[w]] = 1;
+  for (uint32_t w = 0; w < m->nwatch; w++)
+    if (m->watch[w] < P) s->watched[m->watch[w]] = 1;
   s->interval = FIRST_INTERVAL;
   size_t fit = DENSE_BUDGET / (6 * (P ? P : 1));
   s->rows_max = fit >= ROWS_MAX ? ROWS_MAX : fit <= ROWS_MIN ? ROWS_MIN : (uint32_t)fit & ~1u;
@@ -304,69 +302,26 @@ static void samp_gather(net__be *n, simtime_ps end) {
   sim_free(all);
 }
 
-void net_tel_gather(be_backend *b, simtime_ps end) {
-  if (!b || strcmp(b->ops->name, "packet") != 0) return;
+void net__port_gather(be_backend *b, simtime_ps end) {
   net__be *n = (net__be *)b;
   if (n->samp && n->par) samp_gather(n, end);
 }
 
-/* ---- replay ---------------------------------------------------------------------- */
+/* ---- the rows, read in place --------------------------------------------------- */
 
-typedef struct later {
-  simtime_ps at;
-  uint32_t port;
-  uint32_t kind; /* 0: pause off, 1: queue back to 0 */
-} later;
-
-static int later_cmp(const void *a, const void *b) {
-  const later *x = a, *y = b;
-  if (x->at != y->at) return x->at < y->at ? -1 : 1;
-  if (x->kind != y->kind) return x->kind < y->kind ? -1 : 1;
-  return x->port < y->port ? -1 : x->port > y->port;
-}
-
-void net_tel_replay(be_backend *b, tel *t, simtime_ps end) {
-  if (!b || strcmp(b->ops->name, "packet") != 0) return;
+int net__port_samples(be_backend *b, simtime_ps end, be_port_samples *out) {
   net__be *n = (net__be *)b;
   net__samp *s = n->samp;
-  if (!s) return;
+  if (!s) return SIM_EINVAL;
   samp_finish(n, end);
-  size_t P = s->nports;
-  int64_t *rate = sim_calloc(P ? P : 1, sizeof *rate);
-  later *lt = sim_malloc(2 * (P ? P : 1) * sizeof *lt);
-  for (uint32_t r = 0; r < s->nrows; r++) {
-    simtime_ps st = (simtime_ps)r * s->interval, en = st + s->interval;
-    if (st >= end) break;
-    if (en > end) en = end;
-    simtime_ps len = en - st;
-    size_t nl = 0;
-    for (size_t p = 0; p < P; p++) {
-      /* utilization as a rate over the row (the tel integrates it exactly) */
-      int64_t want = (int64_t)((double)s->util[r * P + p] / UINT16_MAX * (double)s->bps[p]);
-      if (want != rate[p]) tel_port_rate(t, st, (uint32_t)p, want - rate[p]);
-      rate[p] = want;
-      if (s->marks[r * P + p]) tel_port_ecn(t, st, (uint32_t)p, s->marks[r * P + p]);
-      if (s->paused[r * P + p]) { /* paused time at the start of the row */
-        simtime_ps x = (simtime_ps)((double)s->paused[r * P + p] / UINT16_MAX * (double)len);
-        tel_port_pause(t, st, (uint32_t)p, true);
-        lt[nl++] = (later){st + (x ? x : 1), (uint32_t)p, 0};
-      }
-    }
-    for (uint32_t i = s->qrow[r]; i < s->qrow[r + 1]; i++) {
-      const net__qrec *q = &s->q[i];
-      tel_port_queue(t, st, q->port, q->bytes);
-      lt[nl++] = (later){en - 1 > st ? en - 1 : st, q->port, 1};
-    }
-    qsort(lt, nl, sizeof *lt, later_cmp);
-    for (size_t j = 0; j < nl; j++) {
-      if (lt[j].kind == 0) tel_port_pause(t, lt[j].at, lt[j].port, false);
-      else tel_port_queue(t, lt[j].at, lt[j].port, 0);
-    }
-  }
-  /* after the last row the fabric was idle (sampling stops with the traffic) */
-  simtime_ps idle = (simtime_ps)s->nrows * s->interval;
-  for (size_t p = 0; p < P && idle < end; p++)
-    if (rate[p]) tel_port_rate(t, idle, (uint32_t)p, -rate[p]);
-  sim_free(rate);
-  sim_free(lt);
+  *out = (be_port_samples){.nports = s->nports,
+                           .nrows = s->nrows,
+                           .interval = s->interval,
+                           .util = s->util,
+                           .paused = s->paused,
+                           .marks = s->marks,
+                           .queues = s->q,
+                           .qrow = s->qrow,
+                           .bps = s->bps};
+  return SIM_OK;
 }

@@ -87,6 +87,7 @@ typedef struct tap_event {
 struct tel_tap {
   be_backend base; /* first: be_backend * <-> tel_tap * */
   be_backend *inner;
+  be_ops ops; /* tap_ops less what inner does not have */
   tap_event *ev;
   size_t nev, evcap;
   tap_phase *ph;
@@ -286,9 +287,10 @@ static void tap_destroy(be_backend *b) {
   sim_free(tap);
 }
 
-/* Faults go straight to the inner backend; its failure reports come back
- * through tap_failure to whoever set the tap's on_failure. (Per-port bytes
- * are still attributed along the paths routed at submission.) */
+/* Faults and the capabilities go straight to the inner backend; its
+ * failure reports come back through tap_failure to whoever set the tap's
+ * on_failure. (Per-port bytes are still attributed along the paths routed
+ * at submission.) */
 static void tap_link_state(be_backend *b, uint32_t link, double rate_factor, double ber) {
   tel_tap *tap = (tel_tap *)b;
   tap->inner->ops->link_state(tap->inner, link, rate_factor, ber);
@@ -299,32 +301,56 @@ static void tap_reroute(be_backend *b, const topo_health *h) {
   tap->inner->ops->reroute(tap->inner, h);
 }
 
+static int tap_port_sampling(be_backend *b, const be_port_spec *spec) {
+  return be_port_sampling_start(((tel_tap *)b)->inner, spec);
+}
+
+static void tap_port_gather(be_backend *b, simtime_ps end) {
+  be_port_samples_gather(((tel_tap *)b)->inner, end);
+}
+
+static int tap_port_samples(be_backend *b, simtime_ps end, be_port_samples *out) {
+  return be_port_samples_get(((tel_tap *)b)->inner, end, out);
+}
+
+static bool tap_parallel_info(const be_backend *b, be_parallel_info *out) {
+  return be_parallel_info_get(((const tel_tap *)b)->inner, out);
+}
+
 static void tap_failure(void *ctx, const be_failure *f) {
   tel_tap *tap = ctx;
   if (tap->base.on_failure) tap->base.on_failure(tap->base.on_failure_ctx, f);
 }
 
+/* Every operation; the tap's own table leaves out those the inner backend
+ * does not have, so the tap has exactly its capabilities. */
 static const be_ops tap_ops = {
-    .name = "telemetry-tap",
-    .submit_phase = tap_submit,
-    .stats = tap_stats,
-    .destroy = tap_destroy,
-};
-
-/* The same, for an inner backend that models faults. */
-static const be_ops tap_ops_faults = {
     .name = "telemetry-tap",
     .submit_phase = tap_submit,
     .stats = tap_stats,
     .destroy = tap_destroy,
     .link_state = tap_link_state,
     .reroute = tap_reroute,
+    .port_sampling = tap_port_sampling,
+    .port_gather = tap_port_gather,
+    .port_samples = tap_port_samples,
+    .parallel_info = tap_parallel_info,
 };
 
 be_backend *tel_tap_wrap(be_backend *inner, tel_tap **out) {
   tel_tap *tap = sim_calloc(1, sizeof *tap);
   tap->base = *inner;
-  tap->base.ops = inner->ops->link_state && inner->ops->reroute ? &tap_ops_faults : &tap_ops;
+  const be_ops *in = inner->ops;
+  tap->ops = tap_ops;
+  if (!in->link_state || !in->reroute) { /* faults: both or neither (fabsim/backend.h) */
+    tap->ops.link_state = NULL;
+    tap->ops.reroute = NULL;
+  }
+  if (!in->port_sampling) tap->ops.port_sampling = NULL;
+  if (!in->port_gather) tap->ops.port_gather = NULL;
+  if (!in->port_samples) tap->ops.port_samples = NULL;
+  if (!in->parallel_info) tap->ops.parallel_info = NULL;
+  tap->base.ops = &tap->ops;
   tap->inner = inner;
   inner->on_failure = tap_failure;
   inner->on_failure_ctx = tap;

@@ -1,9 +1,10 @@
-/* Packet telemetry (net_tel.h): an incast's real queue depth and PFC pause
+/* Packet telemetry (the per-port telemetry capability, fabsim/backend.h,
+ * replayed by tel_port_samples_replay): an incast's real queue depth and PFC pause
  * time reach the tel's port series, on the congested port in full when it
  * is watched; sampling does not change the run (same end, same counters);
  * the rows stay bounded on a long run. */
+#include "fabsim/tel_tap.h"
 #include "net/net_test.h"
-#include "net/net_tel.h"
 
 /* 12 senders on other leaves -> host 0, 1 MB each, 2 MB switch buffers: the
  * spine -> leaf0 ports fill and leaf0 PAUSEs them (switch ports, so in the
@@ -34,7 +35,7 @@ static void run(const fixture *f, const be_xfer *x, size_t n, bool sample, tel_r
     snprintf(name, sizeof name, "spine%u-leaf0", k);
     assert_int_equal(tel_port_find(f->t, &r->m, name, &r->watched[1 + k]), SIM_OK);
   }
-  if (sample) assert_int_equal(net_tel_start(b, &r->m, r->watched, 5), SIM_OK);
+  if (sample) assert_int_equal(tel_port_sampling_start(b, &r->m, r->watched, 5), SIM_OK);
   be_submit_phase(b, x, n, 1, done, r);
   ev_run(sim, SIM_TIME_MAX);
   assert_true(r->end != SIM_TIME_MAX);
@@ -51,7 +52,7 @@ static void run(const fixture *f, const be_xfer *x, size_t n, bool sample, tel_r
                      .nwatch_ports = 5};
     sim_error err = {0};
     assert_int_equal(tel_create(&r->tel, &tc, &err), SIM_OK);
-    net_tel_replay(b, r->tel, r->end);
+    tel_port_samples_replay(b, r->tel, r->end);
     tel_finish(r->tel, r->end);
   }
   be_destroy(b);
@@ -141,7 +142,7 @@ static void test_long_run_bounded(void **state) {
   be_backend *b = be_packet_create(sim, f.t, &f.cfg);
   tel_portmap m;
   tel_portmap_build(&m, f.t);
-  assert_int_equal(net_tel_start(b, &m, NULL, 0), SIM_OK);
+  assert_int_equal(tel_port_sampling_start(b, &m, NULL, 0), SIM_OK);
   be_submit_phase(b, &x, 1, 1, again, b);
   ev_run(sim, SIM_TIME_MAX);
   ev_schedule(sim, 50 * SIM_PS_PER_MS, start_later, b, 0); /* 50 ms later: ~50,000 first rows */
@@ -158,7 +159,7 @@ static void test_long_run_bounded(void **state) {
   tel *t;
   sim_error err = {0};
   assert_int_equal(tel_create(&t, &tc, &err), SIM_OK);
-  net_tel_replay(b, t, end);
+  tel_port_samples_replay(b, t, end);
   tel_finish(t, end);
   tel_totals tot;
   tel_totals_get(t, &tot);
@@ -180,7 +181,7 @@ static void test_not_packet(void **state) {
   be_backend *b = be_flow_create(sim, f.t, &f.cfg);
   tel_portmap m;
   tel_portmap_build(&m, f.t);
-  assert_int_equal(net_tel_start(b, &m, NULL, 0), SIM_EINVAL);
+  assert_int_equal(tel_port_sampling_start(b, &m, NULL, 0), SIM_EINVAL);
   tel_portmap_free(&m);
   be_destroy(b);
   sim_destroy(sim);

@@ -7,7 +7,7 @@
 
 #include "cli/cli.h"
 #include "cli/run_output.h"
-#include "cli/run_training.h"
+#include "cli/run_print.h"
 #include "fabsim/backend.h"
 #include "fabsim/calib.h"
 #include "fabsim/coll.h"
@@ -78,9 +78,11 @@ typedef struct run_result {
   uint64_t events;
   double sim_time_s, wall_s;
   double pair_latency_s; /* traffic pattern pair: zero-byte one-way latency */
-  json_t *log;           /* the summary's "events": [{at_s, component, kind, detail}] */
-  json_t *power;         /* collective and traffic runs; training adds its own */
-  be_parallel_info par;  /* the parallel engine's partition and effort; ranks 0: not on it */
+  run_events log;        /* the summary's "events", events.csv, the database's events */
+  run_power power;       /* collective and traffic runs (training: the job's, in its result) */
+  pwr_model pm;          /* power's model */
+  bool have_power;
+  be_parallel_info par; /* the parallel engine's partition and effort; ranks 0: not on it */
   /* the job's outcome: a job that lost a transfer has failed (training: the
    * job itself stops there, wl_job); every output reads these */
   bool failed, stopped;
@@ -220,8 +222,8 @@ static json_t *summary_json(const cli_args *a, const cfg_scenario *cfg, const to
   if (cfg->workload.kind != CFG_WORKLOAD_TRAINING) /* training: cli_training_summary */
     json_object_set_new(o, "failure", r->failed ? failure_json(r) : json_null());
   json_object_set_new(o, "network", network_json(&r->net));
-  if (r->power) json_object_set_new(o, "power", json_incref(r->power));
-  json_object_set_new(o, "events", json_incref(r->log));
+  if (r->have_power) json_object_set_new(o, "power", cli_power_json(&r->power));
+  json_object_set_new(o, "events", cli_events_json(&r->log));
   json_t *sim = json_object();
   json_object_set_new(sim, "events", json_integer((json_int_t)r->events));
   json_object_set_new(sim, "sim_time_s", json_real(r->sim_time_s));
@@ -245,7 +247,8 @@ static json_t *summary_json(const cli_args *a, const cfg_scenario *cfg, const to
 }
 
 static void print_summary(const cfg_scenario *cfg, const topo *t, const run_result *r,
-                          const json_t *summary, const char *written) {
+                          const run_training_result *tres, const json_t *summary,
+                          const char *written) {
   const topo_inventory *inv = topo_inventory_get(t);
   char a[64], b[64], c[64];
   printf("fabsim %s, %s fidelity, seed %llu\n", FABSIM_VERSION,
@@ -276,7 +279,7 @@ static void print_summary(const cfg_scenario *cfg, const topo *t, const run_resu
     }
   } else if (cfg->workload.kind == CFG_WORKLOAD_TRAINING) {
     if (json_object_get(summary, "step")) cli_training_print(json_object_get(summary, "step"));
-    cli_training_text(summary);
+    cli_training_text(tres);
   } else if (cfg->workload.kind == CFG_WORKLOAD_TRACE) {
     trc_result_print(stdout, &r->trace, r->trace_set);
   } else {
@@ -310,48 +313,17 @@ static void print_summary(const cfg_scenario *cfg, const topo *t, const run_resu
            out_fmt_bytes(c, sizeof c, r->net.max_queue_bytes), r->net.link_utilization_max * 100);
   }
   if (r->failed && cfg->workload.kind != CFG_WORKLOAD_TRAINING) {
-    const json_t *f = json_object_get(summary, "failure");
     printf("failure      %s transfer%s failed: the job failed",
            out_fmt_count(a, sizeof a, r->failures), r->failures == 1 ? "" : "s");
     if (r->have_first)
       printf(" (the first at %s: gpu%u->gpu%u, %s)",
              out_fmt_seconds(b, sizeof b, sim_ps_to_s(r->first.at)), r->first.src_gpu,
-             r->first.dst_gpu, json_string_value(json_object_get(f, "cause")));
+             r->first.dst_gpu, r->first.cause ? r->first.cause : "unknown");
     printf("\n");
   }
-  const json_t *pw = json_object_get(summary, "power");
-  if (pw) {
-    printf(
-        "power        IT %.4g kW, facility %.4g kW (PUE %.3g), %.4g kWh per step at "
-        "utilization %.0f%%",
-        json_number_value(json_object_get(pw, "it_kw")),
-        json_number_value(json_object_get(pw, "facility_kw")),
-        json_number_value(json_object_get(pw, "pue")),
-        json_number_value(json_object_get(pw, "energy_kwh_per_step")),
-        100 * json_number_value(json_object_get(pw, "utilization")));
-    json_int_t hot = json_integer_value(json_object_get(pw, "racks_throttled"));
-    if (hot) printf(", %lld rack%s throttled", (long long)hot, hot == 1 ? "" : "s");
-    printf("\n");
-  }
-  size_t nev = json_array_size(json_object_get(summary, "events"));
-  if (nev) { /* the operator's first look: what happened, in time order */
-    enum { SHOW = 8 };
-    printf("events       %zu in summary.json events[] and events.csv%s\n", nev,
-           nev > SHOW ? "; the first:" : ":");
-    size_t i;
-    const json_t *e;
-    json_array_foreach(json_object_get(summary, "events"), i, e) {
-      if (i == SHOW) break;
-      char at[32];
-      const char *detail = json_string_value(json_object_get(e, "detail"));
-      printf("  %-10s %s %s%s%.*s%s\n",
-             out_fmt_seconds(at, sizeof at, json_number_value(json_object_get(e, "at_s"))),
-             json_string_value(json_object_get(e, "component")),
-             json_string_value(json_object_get(e, "kind")), detail && *detail ? ": " : "",
-             detail && strlen(detail) > 160 ? 157 : 160, detail ? detail : "",
-             detail && strlen(detail) > 160 ? "..." : "");
-    }
-  }
+  if (cfg->workload.kind == CFG_WORKLOAD_TRAINING) cli_power_text(&tres->power);
+  else if (r->have_power) cli_power_text(&r->power);
+  cli_events_text(&r->log);
   printf("sim          %s events, %s transfers, wall %.3f s\n",
          out_fmt_count(a, sizeof a, r->events), out_fmt_count(b, sizeof b, r->net.transfers),
          r->wall_s);
@@ -371,6 +343,49 @@ static void print_summary(const cfg_scenario *cfg, const topo *t, const run_resu
            strcmp(cfg->output.database, "none") ? ", results.sqlite" : "");
 }
 
+/* Every fault at or after the workload's end (`end`) had no effect: a
+ * "fault-after-end" event each, and a warning located at its faults[i].at. */
+static void warn_faults_after_end(const cfg_scenario *cfg, const cfg_doc *doc, simtime_ps end,
+                                  run_events *log) {
+  uint32_t *idx = sim_malloc((cfg->faults.n ? cfg->faults.n : 1) * sizeof *idx);
+  const char **detail = sim_malloc((cfg->faults.n ? cfg->faults.n : 1) * sizeof *detail);
+  size_t n = run_faults_after_end(cfg, end, log, idx, detail);
+  for (size_t i = 0; i < n; i++) {
+    char key[48];
+    snprintf(key, sizeof key, "faults[%u].at", idx[i]);
+    cfg_loc l = cfg_where(doc, key);
+    if (l.line)
+      fprintf(stderr, "%s:%u:%u: warning: %s: %s\n", l.file, l.line, l.col, key, detail[i]);
+    else fprintf(stderr, "fabsim: warning: %s\n", detail[i]);
+  }
+  sim_free(idx);
+  sim_free(detail);
+}
+
+/* stderr's line when the simulated job failed (exit 4). */
+static void print_job_failed(const cfg_scenario *cfg, const run_result *r,
+                             const run_training_result *tres) {
+  const char *kind = "transfer-failed", *component = "", *cause = NULL;
+  char comp[32];
+  double at_s = 0;
+  if (cfg->workload.kind == CFG_WORKLOAD_TRAINING) {
+    const run_failure *f = &tres->failure;
+    kind = f->kind_name;
+    component = f->component;
+    at_s = f->cost.at_s;
+    if (f->kind == WL_TRANSFER_FAIL) cause = f->cause;
+  } else if (r->have_first) {
+    snprintf(comp, sizeof comp, "gpu%u", r->first.src_gpu);
+    component = comp;
+    at_s = sim_ps_to_s(r->first.at);
+    cause = r->first.cause ? r->first.cause : "unknown";
+  }
+  fprintf(stderr,
+          "fabsim: the simulated job failed: %s %s at %.6g s%s%s; the files in %s say "
+          "\"outcome\": \"failed\"\n",
+          kind, component, at_s, cause ? ": " : "", cause ? cause : "", cfg->output.dir);
+}
+
 /* Ranks of the MPI job this process was started in by a launcher (1: none). */
 static long mpi_ranks(void) {
   if (!pdes_comm_launched()) return 1;
@@ -387,7 +402,8 @@ int cli_cmd_run(int argc, char **argv) {
   sim_ctx *sim = NULL;
   be_backend *be = NULL;
   run_result r;
-  cli_training tr;
+  run_training tr;
+  run_training_result tres;
   flt_fault *faults = NULL;
   uint32_t nfaults = 0;
   flt_sched *fs = NULL;
@@ -395,6 +411,7 @@ int cli_cmd_run(int argc, char **argv) {
   trc_runner *trr = NULL;
   memset(&r, 0, sizeof r);
   memset(&tr, 0, sizeof tr);
+  memset(&tres, 0, sizeof tres);
   cli_run_output ro = {0};
   bool complete = true;
   cli_lock lock = CLI_LOCK_NONE;
@@ -434,7 +451,6 @@ int cli_cmd_run(int argc, char **argv) {
   if (rank0 && (rc = cli_output_lock(&cfg, doc, &lock)) != CLI_OK)
     goto done; /* one run per output.dir */
 
-  r.log = json_array(); /* freed at done */
   sim = sim_create(cfg.simulation.seed);
   if (be_create(&be, sim, t, &cfg, doc, &err) != SIM_OK) {
     cli_error(err.msg);
@@ -475,7 +491,11 @@ int cli_cmd_run(int argc, char **argv) {
       goto done;
     }
   } else if (cfg.workload.kind == CFG_WORKLOAD_TRAINING) {
-    if ((rc = cli_training_begin(&tr, &cfg, doc, t, be)) != CLI_OK) goto done;
+    if (run_training_begin(&tr, &cfg, doc, t, be, &err) != SIM_OK) {
+      cli_error(err.msg);
+      rc = err.code == SIM_ECONFIG ? CLI_BAD_INPUT : CLI_FAILED;
+      goto done;
+    }
     /* GPU faults: the fault scheduler calls tr.hooks (wl_job_hooks) at their times */
   } else if (cfg.workload.kind == CFG_WORKLOAD_TRACE) { /* Chakra traces: read, matched, planned */
     if (trc_load(&trs, &cfg, doc, topo_gpu_count(t), &err) != SIM_OK ||
@@ -528,13 +548,18 @@ int cli_cmd_run(int argc, char **argv) {
   if (cfg.workload.kind == CFG_WORKLOAD_TRAINING) {
     /* the job drives the simulation itself (and stops it at its end or
      * failure, leaving later events pending), with its own progress line */
-    if ((rc = cli_training_run(&tr, r.log, !a.quiet && isatty(STDERR_FILENO), &complete)) != CLI_OK)
+    if (run_training_run(&tr, &r.log, !a.quiet && isatty(STDERR_FILENO), &complete, &err) !=
+        SIM_OK) {
+      cli_error(err.msg);
+      rc = err.code == SIM_ECONFIG ? CLI_BAD_INPUT : CLI_FAILED;
       goto done;
+    }
+    if (tr.warning) fprintf(stderr, "fabsim: warning: %s\n", tr.warning);
   } else {
     if (trr) trc_runner_start(trr);
     else coll_exec_start(&r.exec, be, &r.plan, NULL, NULL);
     out_progress prog = {.show = !a.quiet && isatty(STDERR_FILENO), /* ranks > 0: /dev/null */
-                         .expected = cli_run_output_estimate(&r.plan, t, &cfg),
+                         .expected = run_plan_estimate(&r.plan, t, &cfg),
                          .started = t0};
     complete = out_progress_run(sim, &prog) == SIM_OK; /* Ctrl-C: stop, finish the outputs */
   }
@@ -558,7 +583,7 @@ int cli_cmd_run(int argc, char **argv) {
     flt_sched_finish(fs);
     for (size_t i = 0; i < flt_sched_event_count(fs); i++) {
       const flt_event *e = flt_sched_event(fs, i);
-      cli_event_add(r.log, sim_ps_to_s(e->at), e->component, e->kind, e->effect);
+      run_event_add(&r.log, e->at, e->component, e->kind, e->effect);
     }
   }
 
@@ -570,29 +595,30 @@ int cli_cmd_run(int argc, char **argv) {
              (unsigned long long)r.failures, r.failures == 1 ? "" : "s", r.first.src_gpu,
              r.first.dst_gpu, r.have_first && r.first.cause ? r.first.cause : "unknown",
              cfg_workload_kind_name(cfg.workload.kind));
-    cli_event_add(r.log, r.have_first ? sim_ps_to_s(r.first.at) : r.sim_time_s, "job", "job-failed",
-                  detail);
+    run_event_add(&r.log, r.have_first ? r.first.at : sim_now(sim), "job", "job-failed", detail);
   }
   if (!rank0) goto done;
-  if (cfg.workload.kind != CFG_WORKLOAD_TRAINING &&
-      !(r.power = cli_power_json(&cfg, doc, t, r.res.time_s))) {
-    rc = CLI_BAD_INPUT;
-    goto done;
-  }
-  json_t *summary = summary_json(&a, &cfg, t, &r);
-  if (cfg.workload.kind == CFG_WORKLOAD_TRAINING) {
-    cli_training_summary(&tr, summary, r.log);
+  if (cfg.workload.kind != CFG_WORKLOAD_TRAINING) {
+    r.have_power = true; /* its model is freed at done, also after an error */
+    if (run_power_of(&r.power, &r.pm, &cfg, doc, t, r.res.time_s, &err) != SIM_OK) {
+      cli_error(err.msg);
+      rc = CLI_BAD_INPUT;
+      goto done;
+    }
+  } else {
+    run_training_report(&tr, &r.log, &tres);
     ro.job = tr.job; /* its GPU timeline feeds the GPU series */
   }
   if (complete)
-    cli_faults_after_end(&cfg, doc,
-                         cfg.workload.kind == CFG_WORKLOAD_TRAINING ? sim_now(sim) : r.exec.end,
-                         json_object_get(summary, "events"));
+    warn_faults_after_end(
+        &cfg, doc, cfg.workload.kind == CFG_WORKLOAD_TRAINING ? sim_now(sim) : r.exec.end, &r.log);
+  json_t *summary = summary_json(&a, &cfg, t, &r);
+  if (cfg.workload.kind == CFG_WORKLOAD_TRAINING) cli_training_json(&tres, &cfg, summary);
   char *dump = cfg_dump(&cfg);
   char path[4096];
   snprintf(path, sizeof path, "%s/scenario.yaml", cfg.output.dir);
-  if (cli_run_output_end(&ro, sim, &r.exec, summary, &cfg, dump, complete, r.failed, &err) !=
-          SIM_OK ||
+  if (cli_run_output_end(&ro, sim, &r.exec, summary, &r.log, &cfg, dump, complete, r.failed,
+                         &err) != SIM_OK ||
       out_write_json(summary, cfg.output.dir, "summary.json", &err) != SIM_OK ||
       sim_write_file_atomic(path, dump, strlen(dump), &err) != SIM_OK) {
     cli_error(err.msg);
@@ -602,20 +628,10 @@ int cli_cmd_run(int argc, char **argv) {
     puts(text);
     free(text);
   } else if (!a.quiet) {
-    print_summary(&cfg, t, &r, summary, cfg.output.dir);
+    print_summary(&cfg, t, &r, &tres, summary, cfg.output.dir);
   }
   if (r.failed && rc == CLI_OK) {
-    const json_t *f = json_object_get(summary, "failure");
-    const char *cause = json_string_value(json_object_get(f, "cause"));
-    fprintf(stderr,
-            "fabsim: the simulated job failed: %s %s at %.6g s%s%s; the files in %s say "
-            "\"outcome\": \"failed\"\n",
-            json_string_value(json_object_get(f, "kind")),
-            json_is_string(json_object_get(f, "component"))
-                ? json_string_value(json_object_get(f, "component"))
-                : "",
-            json_number_value(json_object_get(f, "at_s")), cause ? ": " : "", cause ? cause : "",
-            cfg.output.dir);
+    print_job_failed(&cfg, &r, &tres);
     rc = CLI_JOB_FAILED;
   } else if (!complete && rc == CLI_OK) {
     fprintf(stderr,
@@ -629,14 +645,15 @@ int cli_cmd_run(int argc, char **argv) {
 done:
   coll_plan_free(&r.plan);
   trc_result_free(&r.trace);
-  json_decref(r.log);
-  json_decref(r.power);
+  run_events_free(&r.log);
+  if (r.have_power) pwr_free(&r.pm);
+  run_training_result_free(&tres);
   flt_sched_free(fs); /* before the backend it points to */
   sim_free(faults);
   be_destroy(be);
   trc_runner_free(trr); /* after be_destroy: its callbacks point into the runner */
   trc_set_free(trs);
-  cli_training_free(&tr); /* after be_destroy: the backend's callbacks point into the job */
+  run_training_free(&tr); /* after be_destroy: the backend's callbacks point into the job */
   cli_run_output_free(&ro);
   sim_destroy(sim);
   if (t) topo_free(t);

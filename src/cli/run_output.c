@@ -16,37 +16,6 @@
 #include "cli/run_output.h"
 #include "net/net_tel.h"
 
-/* A rough length of the plan: per phase, the busiest GPU's bytes over its
- * path's first hop rate, plus latency; staggered phases overlap. Only for
- * the sample interval and the progress line's percent. O(transfers). */
-simtime_ps cli_run_output_estimate(const coll_plan *p, const topo *t, const cfg_scenario *cfg) {
-  uint32_t ngpu = topo_gpu_count(t);
-  double *busy = sim_calloc(ngpu ? ngpu : 1, sizeof *busy);
-  double total = 0, latest = 0;
-  double nic = (double)cfg->cluster.nic.bandwidth, nvl = (double)cfg->cluster.scale_up.bandwidth;
-  for (size_t i = 0; i < p->nphases; i++) {
-    const coll_phase *ph = &p->phases[i];
-    double worst = 0;
-    for (size_t k = 0; k < ph->n; k++) {
-      const be_xfer *x = &ph->x[k];
-      bool local = topo_gpu_node(t, x->src_gpu) == topo_gpu_node(t, x->dst_gpu);
-      double s = (busy[x->src_gpu] += (double)x->bytes * 8 / (local ? nvl : nic));
-      if (s > worst) worst = s;
-    }
-    for (size_t k = 0; k < ph->n; k++) busy[ph->x[k].src_gpu] = 0;
-    double phase = (worst + 5e-6) * (double)ph->repeat;
-    if (p->stagger) {
-      double end = (double)i * sim_ps_to_s(p->stagger) + phase;
-      if (end > latest) latest = end;
-    } else {
-      total += phase;
-    }
-  }
-  sim_free(busy);
-  double s = p->stagger ? latest : total;
-  return s > 1e6 ? SIM_PS_PER_S * 1000000 : (simtime_ps)(s * 1e12);
-}
-
 /* expected / 500, rounded down to 1, 2 or 5 x 10^k ps, at least 1 ns. */
 static simtime_ps auto_interval(simtime_ps expected) {
   simtime_ps want = expected / 500, step = SIM_PS_PER_NS;
@@ -229,8 +198,8 @@ static void replay_job_gpus(tel *tl, const wl_job *job, simtime_ps end) {
 }
 
 int cli_run_output_end(cli_run_output *o, sim_ctx *sim, const coll_exec *exec, json_t *summary,
-                       const cfg_scenario *cfg, const char *scenario_yaml, bool complete,
-                       bool failed, sim_error *err) {
+                       const run_events *log, const cfg_scenario *cfg, const char *scenario_yaml,
+                       bool complete, bool failed, sim_error *err) {
   simtime_ps end = sim_now(sim);
   const topo *t = o->topo;
   simtime_ps interval =
@@ -267,16 +236,9 @@ int cli_run_output_end(cli_run_output *o, sim_ctx *sim, const coll_exec *exec, j
   }
   if (o->job) replay_job_gpus(o->tel, o->job, end);
   /* the summary's event log (faults, throttling, stragglers, root cause)
-   * goes to events.csv and the database too: one log, kept in the summary */
-  size_t i;
-  json_t *e;
-  json_array_foreach(json_object_get(summary, "events"), i, e) {
-    double at = json_number_value(json_object_get(e, "at_s"));
-    tel_event(o->tel, at > 0 ? (simtime_ps)llround(at * 1e12) : 0,
-              json_string_value(json_object_get(e, "component")),
-              json_string_value(json_object_get(e, "kind")),
-              json_string_value(json_object_get(e, "detail")), NAN);
-  }
+   * goes to events.csv and the database too: one log, in integer picoseconds */
+  for (size_t i = 0; i < log->n; i++)
+    tel_event(o->tel, log->v[i].at, log->v[i].component, log->v[i].kind, log->v[i].detail, NAN);
   if (!complete)
     tel_event(o->tel, end, "job", "stopped",
               "stopped before the end (Ctrl-C); figures cover the time reached", sim_ps_to_s(end));

@@ -1,34 +1,22 @@
-/* fabsim run, workload.kind training: a job of workload.steps steps on the
- * run's backend, disturbed by the scenario's GPU faults (played here through
- * the job's hooks; the fault scheduler plays the network faults) and by
- * racks over their cooling (src/power), and the same steps on a second,
- * fault-free simulation of the same scenario; both driven in slices with a
- * progress line and a clean stop on Ctrl-C. The operator's view of the
- * result is run_training_report.c.
+/* fabsim run, workload.kind training (fabsim/run.h): a job of
+ * workload.steps steps on the run's backend, disturbed by the scenario's GPU
+ * faults (played here through the job's hooks; the fault scheduler plays the
+ * network faults) and by racks over their cooling (src/power), and the same
+ * steps on a second, fault-free simulation of the same scenario; both driven
+ * in slices (drive.c). The operator's view of the result is report.c.
  *
  * The baseline costs one more run of the steps; it is only made when
  * something may disturb the job (a fault in the scenario, a rack that could
  * exceed its limit). */
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/run_training.h"
-#include "fabsim/out.h"
+#include "fabsim/run.h"
+#include "run/run_internal.h"
 
-void cli_event_add(json_t *events, double at_s, const char *component, const char *kind,
-                   const char *detail) {
-  json_t *e = json_object();
-  json_object_set_new(e, "at_s", json_real(at_s));
-  json_object_set_new(e, "component", json_string(component));
-  json_object_set_new(e, "kind", json_string(kind));
-  json_object_set_new(e, "detail", json_string(detail));
-  json_array_append_new(events, e);
-}
-
-uint32_t cli__gpu_rack(const cli_training *tr, uint32_t gpu) {
+uint32_t run_gpu_rack(const run_training *tr, uint32_t gpu) {
   uint32_t node = topo_gpu_node(tr->t, gpu);
   return tr->pwr.rack_nodes ? node / tr->pwr.rack_nodes : 0;
 }
@@ -45,7 +33,7 @@ static void apply_cooling_failure(pwr_model *m, const cfg_scenario *cfg) {
  * at full speed, or a gpu-slowdown whose factor stretches the compute left
  * after it (at least the job's compute less the fault's time). Both are
  * lower bounds (compute only), so what is refused would certainly pass. */
-static int check_horizon(const cli_training *tr, sim_error *err) {
+static int check_horizon(const run_training *tr, sim_error *err) {
   const cfg_scenario *cfg = tr->cfg;
   double h = (double)WL_HORIZON_PS, step = (double)wl_job_step_compute_ps(tr->job);
   double total = step * cfg->workload.steps;
@@ -73,33 +61,29 @@ static int check_horizon(const cli_training *tr, sim_error *err) {
   return SIM_OK;
 }
 
-int cli_training_begin(cli_training *tr, const cfg_scenario *cfg, const cfg_doc *doc, const topo *t,
-                       be_backend *be) {
-  sim_error err = {0};
+int run_training_begin(run_training *tr, const cfg_scenario *cfg, const cfg_doc *doc, const topo *t,
+                       be_backend *be, sim_error *err) {
   memset(tr, 0, sizeof *tr);
   tr->cfg = cfg;
   tr->doc = doc;
   tr->t = t;
-  int rc = pwr_init(&tr->pwr, cfg, doc, topo_inventory_get(t), &err);
+  int rc = pwr_init(&tr->pwr, cfg, doc, topo_inventory_get(t), err);
   if (rc == SIM_OK) {
     tr->have_pwr = true;
     apply_cooling_failure(&tr->pwr, cfg);
   }
-  if (rc == SIM_OK) rc = wl_job_create(&tr->job, cfg, doc, t, be, cfg->workload.steps, &err);
-  if (rc == SIM_OK) rc = check_horizon(tr, &err);
-  if (rc != SIM_OK) {
-    cli_error(err.msg);
-    return err.code == SIM_ECONFIG ? CLI_BAD_INPUT : CLI_FAILED;
-  }
+  if (rc == SIM_OK) rc = wl_job_create(&tr->job, cfg, doc, t, be, cfg->workload.steps, err);
+  if (rc == SIM_OK) rc = check_horizon(tr, err);
+  if (rc != SIM_OK) return rc;
   tr->hooks = wl_job_hooks(tr->job);
   tr->sim = be->sim;
   tr->be = be;
-  return CLI_OK;
+  return SIM_OK;
 }
 
 /* Racks over their limit at the job's fault-free utilization u throttle
  * their GPUs from the start: stragglers of the job. */
-static void throttle_racks(cli_training *tr, double u, json_t *events) {
+static void throttle_racks(run_training *tr, double u, run_events *log) {
   uint32_t n = topo_gpu_count(tr->t);
   tr->utilization = u;
   tr->throttle = sim_malloc((n ? n : 1) * sizeof *tr->throttle);
@@ -121,7 +105,7 @@ static void throttle_racks(cli_training *tr, double u, json_t *events) {
              "(gpu%u-gpu%u) throttle to %.3f of their speed",
              pwr_rack_demand_w(&tr->pwr, r, u) * 1e-3, u, tr->pwr.rack_limit_w[r] * 1e-3, count,
              first, first + count - 1, f);
-    cli_event_add(events, 0, comp, "thermal-throttle", detail);
+    run_event_add(log, 0, comp, "thermal-throttle", detail);
   }
 }
 
@@ -129,15 +113,15 @@ static void throttle_racks(cli_training *tr, double u, json_t *events) {
  * (a slowdown with a duration ends with factor 1). The fault scheduler of
  * src/reliability plays them too once it drives fabsim run; the hooks count
  * a fault delivered twice once, so both may run. */
-typedef struct cli_gpu_fault {
-  cli_training *tr;
+typedef struct run__gpu_fault {
+  run_training *tr;
   const cfg_fault *f;
   uint32_t gpu;
   bool end; /* the end of a slowdown */
-} cli_gpu_fault;
+} run__gpu_fault;
 
 static void play_fault(sim_ctx *sim, void *obj, uint64_t arg) {
-  cli_gpu_fault *p = obj;
+  run__gpu_fault *p = obj;
   const flt_gpu_hooks *h = &p->tr->hooks;
   simtime_ps now = sim_now(sim);
   (void)arg;
@@ -171,7 +155,7 @@ static bool fault_gpu(const topo *t, const char *name, bool node, uint32_t *gpu)
   return false;
 }
 
-static int schedule_gpu_faults(cli_training *tr, sim_ctx *sim) {
+static int schedule_gpu_faults(run_training *tr, sim_ctx *sim, sim_error *err) {
   const cfg_fault_list *fl = &tr->cfg->faults;
   tr->play = sim_calloc(2 * (size_t)fl->n + 1, sizeof *tr->play);
   for (uint32_t i = 0; i < fl->n; i++) {
@@ -179,59 +163,59 @@ static int schedule_gpu_faults(cli_training *tr, sim_ctx *sim) {
     if (cfg_fault_is_network(f->kind)) continue;
     uint32_t gpu;
     if (!fault_gpu(tr->t, f->target, f->kind == CFG_FAULT_NODE_FAIL, &gpu)) {
-      char msg[256];
       snprintf(
-          msg, sizeof msg, "faults[%u].target: '%s' is not a %s of this cluster (%s0..%u)", i,
-          f->target, f->kind == CFG_FAULT_NODE_FAIL ? "node" : "GPU",
+          err->msg, sizeof err->msg,
+          "faults[%u].target: '%s' is not a %s of this cluster (%s0..%u)", i, f->target,
+          f->kind == CFG_FAULT_NODE_FAIL ? "node" : "GPU",
           f->kind == CFG_FAULT_NODE_FAIL ? "node" : "gpu",
           (f->kind == CFG_FAULT_NODE_FAIL ? topo_node_count(tr->t) : topo_gpu_count(tr->t)) - 1);
-      cli_error(msg);
-      return CLI_BAD_INPUT;
+      err->code = SIM_ECONFIG;
+      return SIM_ECONFIG;
     }
     /* past the horizon a run never gets (wl_job stops there): nothing to play,
      * and at + duration is never formed where it could wrap */
     if (f->at >= WL_HORIZON_PS) continue;
-    cli_gpu_fault *p = &tr->play[tr->nplay++];
-    *p = (cli_gpu_fault){.tr = tr, .f = f, .gpu = gpu};
+    run__gpu_fault *p = &tr->play[tr->nplay++];
+    *p = (run__gpu_fault){.tr = tr, .f = f, .gpu = gpu};
     ev_schedule(sim, f->at, play_fault, p, 0);
     if (f->kind == CFG_FAULT_GPU_SLOWDOWN && f->duration && f->duration < WL_HORIZON_PS - f->at) {
-      cli_gpu_fault *q = &tr->play[tr->nplay++];
-      *q = (cli_gpu_fault){.tr = tr, .f = f, .gpu = gpu, .end = true};
+      run__gpu_fault *q = &tr->play[tr->nplay++];
+      *q = (run__gpu_fault){.tr = tr, .f = f, .gpu = gpu, .end = true};
       ev_schedule(sim, f->at + f->duration, play_fault, q, 0);
     }
   }
-  return CLI_OK;
+  return SIM_OK;
 }
 
 /* Per step, at the packet fidelity: PFC pauses and ECN marks of the step
  * as events (the fabric's congestion the operator sees beside the faults). */
-/* Keep step k's counters (side 0: the run, 1: the baseline). */
-static void keep_fabric(cli_training *tr, int side, uint32_t k, const be_stats *st,
-                        const be_stats *last) {
-  sim_grow((void **)&tr->fab[side], &tr->fabcap[side], (size_t)k + 1, sizeof *tr->fab[side]);
-  while (tr->nfab[side] <= k) tr->fab[side][tr->nfab[side]++] = (cli_step_fabric){0};
-  tr->fab[side][k] =
-      (cli_step_fabric){.observed = (st->observed & BE_OBS_PACKETS) != 0,
+/* Keep step k's bounds and counters (side 0: the run, 1: the baseline). */
+static void keep_step(run_training *tr, int side, uint32_t k, simtime_ps start, simtime_ps end,
+                      const be_stats *st, const be_stats *last) {
+  sim_grow((void **)&tr->rec[side], &tr->reccap[side], (size_t)k + 1, sizeof *tr->rec[side]);
+  while (tr->nrec[side] <= k) tr->rec[side][tr->nrec[side]++] = (run_step_record){0};
+  tr->rec[side][k] =
+      (run_step_record){.start = start,
+                        .end = end,
+                        .observed = (st->observed & BE_OBS_PACKETS) != 0,
                         .pfc_paused_s = sim_ps_to_s(st->pfc_paused - last->pfc_paused),
                         .ecn_marks = st->ecn_marks - last->ecn_marks};
 }
 
 static void base_counters(void *ctx, uint32_t step, simtime_ps start, simtime_ps end) {
-  cli_training *tr = ctx;
+  run_training *tr = ctx;
   be_stats st;
-  (void)start;
-  (void)end;
   tr->base_be->ops->stats(tr->base_be, &st);
-  keep_fabric(tr, 1, step, &st, &tr->base_last);
+  keep_step(tr, 1, step, start, end, &st, &tr->base_last);
   tr->base_last = st;
 }
 
 static void step_counters(void *ctx, uint32_t step, simtime_ps start, simtime_ps end) {
-  cli_training *tr = ctx;
+  run_training *tr = ctx;
   be_stats st;
   char detail[256];
   tr->be->ops->stats(tr->be, &st);
-  keep_fabric(tr, 0, step, &st, &tr->last);
+  keep_step(tr, 0, step, start, end, &st, &tr->last);
   if (st.observed & BE_OBS_PACKETS) {
     uint64_t pauses = st.pfc_pauses - tr->last.pfc_pauses;
     uint64_t marks = st.ecn_marks - tr->last.ecn_marks;
@@ -240,7 +224,7 @@ static void step_counters(void *ctx, uint32_t step, simtime_ps start, simtime_ps
       snprintf(detail, sizeof detail,
                "step %u: %llu PFC PAUSE frames, egress queues paused %.6g s in all (over %.6g s)",
                step + 1, (unsigned long long)pauses, paused, sim_ps_to_s(end - start));
-      cli_event_add(tr->events, sim_ps_to_s(end), "fabric", "pfc-pauses", detail);
+      run_event_add(tr->log, end, "fabric", "pfc-pauses", detail);
     }
     uint64_t packets = st.packets - tr->last.packets;
     /* ECN: a burst worth the log when at least 0.1 % of the step's packets were marked */
@@ -248,14 +232,14 @@ static void step_counters(void *ctx, uint32_t step, simtime_ps start, simtime_ps
       snprintf(detail, sizeof detail, "step %u: %llu packets ECN-marked, %.3g %% of the %llu sent",
                step + 1, (unsigned long long)marks,
                packets ? 100.0 * (double)marks / (double)packets : 0, (unsigned long long)packets);
-      cli_event_add(tr->events, sim_ps_to_s(end), "fabric", "ecn-marks", detail);
+      run_event_add(tr->log, end, "fabric", "ecn-marks", detail);
     }
   }
   tr->last = st;
 }
 
 /* A rack over its limit at utilization u. O(racks). */
-static bool any_rack_throttles(const cli_training *tr, double u) {
+static bool any_rack_throttles(const run_training *tr, double u) {
   for (uint32_t r = 0; r < tr->pwr.racks; r++)
     if (pwr_rack_throttle(&tr->pwr, r, u) < 1) return true;
   return false;
@@ -265,7 +249,7 @@ static bool any_rack_throttles(const cli_training *tr, double u) {
  * at the utilization one step shows at the analytic fidelity (cheap) plus
  * a margin of 0.05 for the fidelities' differences. Saves the baseline of a
  * job whose racks only exceed their limit at a utilization it never reaches. */
-static bool may_throttle(const cli_training *tr) {
+static bool may_throttle(const run_training *tr) {
   if (!any_rack_throttles(tr, 1)) return false;
   sim_ctx *sim = sim_create(tr->cfg->simulation.seed);
   be_backend *b = be_analytic_create(sim, tr->t, tr->cfg);
@@ -274,7 +258,7 @@ static bool may_throttle(const cli_training *tr) {
   bool may = true; /* when the estimate fails, the baseline decides */
   if (wl_job_create(&j, tr->cfg, tr->doc, tr->t, b, 1, &err) == SIM_OK &&
       wl_job_run(j, tr->doc, &err) == SIM_OK && wl_job_steps_done(j) == 1) {
-    double u = cli__job_utilization(j) + 0.05;
+    double u = run_job_utilization(j) + 0.05;
     may = any_rack_throttles(tr, u < 1 ? u : 1);
   }
   be_destroy(b);
@@ -283,7 +267,7 @@ static bool may_throttle(const cli_training *tr) {
   return may;
 }
 
-double cli__job_utilization(const wl_job *j) {
+double run_job_utilization(const wl_job *j) {
   double busy = 0, total = 0;
   for (uint32_t k = 0; k < wl_job_steps_done(j); k++) {
     busy += wl_job_step(j, k)->compute_s;
@@ -292,121 +276,40 @@ double cli__job_utilization(const wl_job *j) {
   return total > 0 ? busy / total : 0;
 }
 
-/* ---- driving the job: progress line and Ctrl-C --------------------------------------- */
-
-static volatile sig_atomic_t interrupted; /* the only state a signal handler may touch */
-
-static void on_signal(int sig) {
-  if (interrupted) { /* a second Ctrl-C kills at once */
-    signal(sig, SIG_DFL);
-    raise(sig);
-    return;
-  }
-  interrupted = 1;
-  sim_interrupt_note(); /* the parallel engine votes on it over its ranks */
-}
-
-static void draw(const cli_training *tr, const wl_job *job, sim_ctx *sim, const char *what,
-                 simtime_ps expected, double started, double rate, bool final) {
-  char t[32], line[160];
-  out_fmt_seconds(t, sizeof t, sim_ps_to_s(sim_now(sim)));
-  int n = snprintf(line, sizeof line, "  %s sim %s  step %u/%u", what, t,
-                   wl_job_steps_done(job) + 1, tr->cfg->workload.steps);
-  if (expected > 0 && n > 0 && (size_t)n < sizeof line) {
-    double frac = (double)sim_now(sim) / (double)expected, el = out_wall_now() - started;
-    if (frac > 0.99) frac = 0.99;
-    n += snprintf(line + n, sizeof line - (size_t)n, "  %3.0f%%  ETA %.0fs", frac * 100,
-                  frac > 0 ? el * (1 - frac) / frac : 0);
-  }
-  if (n > 0 && (size_t)n < sizeof line)
-    snprintf(line + n, sizeof line - (size_t)n, "  %.3g Mevents/s", rate / 1e6);
-  fprintf(stderr, "\r%-72s", final ? "" : line);
-  if (final) fprintf(stderr, "\r");
-  fflush(stderr);
-}
-
-/* The job in slices of simulated time of about 0.05-0.2 s of wall time
- * each (slicing never changes results): the progress line between slices
- * when `show`, and Ctrl-C stops after the current slice (*complete false). */
-static int drive(cli_training *tr, wl_job *job, sim_ctx *sim, const char *what, bool show,
-                 simtime_ps expected, bool *complete, sim_error *err) {
-  struct sigaction sa, old_int, old_term;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_signal;
-  sigemptyset(&sa.sa_mask);
-  interrupted = 0;
-  sim_interrupt_clear();
-  sigaction(SIGINT, &sa, &old_int);
-  sigaction(SIGTERM, &sa, &old_term);
-  simtime_ps slice = SIM_PS_PER_US, horizon = 0;
-  double started = out_wall_now(), last_draw = started, rate = 0;
-  uint64_t last_events = sim_events(sim);
-  bool drawn = false;
-  int rc = SIM_OK;
-  bool co = sim_has_coengine(sim); /* then the stop is the one every rank agreed on */
-  while (rc == SIM_OK && wl_job_active(job) && !(co ? sim_co_stopped(sim) : interrupted)) {
-    double t0 = out_wall_now();
-    if (sim_now(sim) > horizon) horizon = sim_now(sim);
-    horizon = horizon > SIM_TIME_MAX - slice ? SIM_TIME_MAX : horizon + slice;
-    rc = wl_job_run_until(job, horizon, tr->doc, err);
-    if (sim_now(sim) > 0) sim_test_pause("simulate"); /* tests: simulated time has advanced */
-    double now = out_wall_now(), dt = now - t0;
-    simtime_ps cap = expected ? expected / 200 + 1 : SIM_TIME_MAX / 8;
-    if (dt < 0.05) slice = slice > cap / 4 ? cap : slice * 4;
-    else if (dt > 0.2 && slice > 1) slice = slice / 4 + 1;
-    if (show && now - last_draw >= 0.2) {
-      rate = (double)(sim_events(sim) - last_events) / (now - last_draw);
-      last_events = sim_events(sim);
-      last_draw = now;
-      draw(tr, job, sim, what, expected, started, rate, false);
-      drawn = true;
-    }
-  }
-  if (drawn) draw(tr, job, sim, what, expected, started, rate, true);
-  *complete = !((co ? sim_co_stopped(sim) : interrupted) && wl_job_active(job));
-  sigaction(SIGINT, &old_int, NULL);
-  sigaction(SIGTERM, &old_term, NULL);
-  interrupted = 0;
-  sim_interrupt_clear();
-  return rc;
-}
-
-int cli_training_run(cli_training *tr, json_t *events, bool show, bool *complete) {
-  sim_error err = {0};
+int run_training_run(run_training *tr, run_events *log, bool show, bool *complete, sim_error *err) {
+  int rc;
+  tr->log = log;
   if (tr->cfg->faults.n > 0 || may_throttle(tr)) {
     /* the fault-free baseline first: its utilization decides the racks' throttling */
     tr->base_sim = sim_create(tr->cfg->simulation.seed);
-    if (be_create(&tr->base_be, tr->base_sim, tr->t, tr->cfg, tr->doc, &err) != SIM_OK ||
-        wl_job_create(&tr->base, tr->cfg, tr->doc, tr->t, tr->base_be, tr->cfg->workload.steps,
-                      &err) != SIM_OK)
-      goto fail;
+    if ((rc = be_create(&tr->base_be, tr->base_sim, tr->t, tr->cfg, tr->doc, err)) != SIM_OK ||
+        (rc = wl_job_create(&tr->base, tr->cfg, tr->doc, tr->t, tr->base_be,
+                            tr->cfg->workload.steps, err)) != SIM_OK)
+      return rc;
     tr->base_be->ops->stats(tr->base_be, &tr->base_last);
     wl_job_on_step(tr->base, base_counters, tr);
-    if (drive(tr, tr->base, tr->base_sim, "fault-free:", show, 0, complete, &err) != SIM_OK)
-      goto fail;
+    if ((rc = run__drive(tr, tr->base, tr->base_sim, "fault-free:", show, 0, complete, err)) !=
+        SIM_OK)
+      return rc;
     if (!*complete) { /* Ctrl-C during the baseline: the job never ran */
       char msg[200];
       snprintf(msg, sizeof msg,
                "stopped (Ctrl-C) while simulating the fault-free baseline, after "
                "%u of its %u steps: the job with its faults did not run",
                wl_job_steps_done(tr->base), tr->cfg->workload.steps);
-      cli_event_add(events, 0, "job", "stopped", msg);
-      return CLI_OK;
+      run_event_add(log, 0, "job", "stopped", msg);
+      tr->stopped_in_base = true;
+      return SIM_OK;
     }
-    throttle_racks(tr, cli__job_utilization(tr->base), events);
+    throttle_racks(tr, run_job_utilization(tr->base), log);
   }
-  int rc = schedule_gpu_faults(tr, tr->sim);
-  if (rc != CLI_OK) return rc;
-  tr->events = events;
+  if ((rc = schedule_gpu_faults(tr, tr->sim, err)) != SIM_OK) return rc;
   tr->be->ops->stats(tr->be, &tr->last);
   wl_job_on_step(tr->job, step_counters, tr);
-  simtime_ps expected = 0; /* the fault-free steps' end, when known */
-  uint32_t nb = tr->base ? wl_job_steps_done(tr->base) : 0;
-  if (nb) {
-    const wl_step *last = wl_job_step(tr->base, nb - 1);
-    expected = (simtime_ps)((last->start_s + last->time_s) * 1e12);
-  }
-  if (drive(tr, tr->job, tr->sim, "run:", show, expected, complete, &err) != SIM_OK) goto fail;
+  /* the fault-free steps' end, when known: the progress line's 100 % */
+  simtime_ps expected = tr->nrec[1] ? tr->rec[1][tr->nrec[1] - 1].end : 0;
+  if ((rc = run__drive(tr, tr->job, tr->sim, "run:", show, expected, complete, err)) != SIM_OK)
+    return rc;
   const wl_step *s0 = wl_job_step(tr->job, 0);
   bool network = false;
   for (uint32_t i = 0; i < tr->cfg->faults.n; i++)
@@ -418,31 +321,13 @@ int cli_training_run(cli_training *tr, json_t *events, bool show, bool *complete
              "step, so the network faults do not change the steps' times; "
              "--set workload.comm_model=live to see them (slower)",
              cfg_comm_model_name(s0->comm_model));
-    fprintf(stderr, "fabsim: warning: %s\n", msg);
-    cli_event_add(events, 0, "job", "warning", msg);
+    run_event_add(log, 0, "job", "warning", msg);
+    tr->warning = log->v[log->n - 1].detail;
   }
-  return CLI_OK;
-fail:
-  cli_error(err.msg);
-  return err.code == SIM_ECONFIG ? CLI_BAD_INPUT : CLI_FAILED;
+  return SIM_OK;
 }
 
-json_t *cli_power_json(const cfg_scenario *cfg, const cfg_doc *doc, const topo *t, double step_s) {
-  pwr_model m;
-  sim_error err = {0};
-  if (pwr_init(&m, cfg, doc, topo_inventory_get(t), &err) != SIM_OK) {
-    cli_error(err.msg);
-    pwr_free(&m);
-    return NULL;
-  }
-  json_t *pw =
-      pwr_summary_json(&m, cfg->power.utilization, step_s, cfg->reliability.days * 86400.0);
-  json_object_set_new(pw, "utilization_source", json_string("power.utilization"));
-  pwr_free(&m);
-  return pw;
-}
-
-void cli_training_free(cli_training *tr) {
+void run_training_free(run_training *tr) {
   be_destroy(tr->base_be); /* before its job: the backend's callbacks point into it */
   wl_job_free(tr->base);
   sim_destroy(tr->base_sim);
@@ -450,7 +335,7 @@ void cli_training_free(cli_training *tr) {
   if (tr->have_pwr) pwr_free(&tr->pwr);
   sim_free(tr->throttle);
   sim_free(tr->play);
-  sim_free(tr->fab[0]);
-  sim_free(tr->fab[1]);
+  sim_free(tr->rec[0]);
+  sim_free(tr->rec[1]);
   memset(tr, 0, sizeof *tr);
 }

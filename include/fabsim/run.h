@@ -84,6 +84,29 @@ typedef struct run_power {
 int run_power_of(run_power *out, pwr_model *m, const cfg_scenario *cfg, const cfg_doc *doc,
                  const topo *t, double step_s, sim_error *err);
 
+/* ---- faults ----------------------------------------------------------------------- */
+
+/* When a network fault was active: [at, until) (until_set false: to the
+ * end). From the resolved schedule the scheduler plays: a down kind lasts
+ * its duration, a flap count x period, or until the first later -up entry
+ * of the same target, whichever comes first. */
+typedef struct run_fault_window {
+  simtime_ps at, until;
+  bool until_set;
+  const char *component; /* the fault's target, borrowed */
+  const char *kind;      /* static */
+} run_fault_window;
+
+/* The windows of f[0..n)'s network down kinds, in list order, into out
+ * (room for n). Returns how many. O(n^2) in the -up entries. */
+uint32_t run_fault_windows(const flt_fault *f, uint32_t n, run_fault_window *out);
+
+/* The scheduler's log (faults, reroutes, failed transfers) into `log`. With
+ * `job_logs_gpu` (a training job: its report logs each GPU fault with what
+ * it did to the job) the scheduler's own lines for GPU faults are left out. */
+void run_fault_log(const flt_sched *fs, const flt_fault *f, uint32_t n, bool job_logs_gpu,
+                   run_events *log);
+
 /* ---- a collective or traffic run ---------------------------------------------------- */
 
 /* A rough length of a plan, for the progress line's percent (0: unknown):
@@ -114,6 +137,8 @@ typedef struct run_training {
   const cfg_scenario *cfg;
   const cfg_doc *doc;
   const topo *t;
+  const flt_fault *faults; /* the scenario's, resolved (flt_resolve); borrowed */
+  uint32_t nfaults;
   sim_ctx *sim; /* the run's */
   pwr_model pwr;
   bool have_pwr;
@@ -121,8 +146,6 @@ typedef struct run_training {
   uint32_t throttled_gpus;
   sim_ctx *base_sim;
   be_backend *base_be;
-  struct run__gpu_fault *play; /* GPU faults of the scenario, as scheduled */
-  uint32_t nplay;
   be_backend *be;          /* the run's */
   be_stats last;           /* its counters at the end of the previous step */
   run_events *log;         /* while running */
@@ -131,10 +154,13 @@ typedef struct run_training {
   be_stats base_last;
 } run_training;
 
-/* Job and power model on the run's backend `be`. Horizon checks and bad input:
- * SIM_ECONFIG located at the key. Free with run_training_free either way. */
+/* Job and power model on the run's backend `be`; `faults` (flt_resolve's,
+ * borrowed until run_training_report) are the scenario's: the caller's fault
+ * scheduler plays them, GPU kinds through tr->hooks (flt_sched_set_hooks).
+ * Horizon checks and bad input: SIM_ECONFIG located at the key. Free with
+ * run_training_free either way. */
 int run_training_begin(run_training *tr, const cfg_scenario *cfg, const cfg_doc *doc, const topo *t,
-                       be_backend *be, sim_error *err);
+                       be_backend *be, const flt_fault *faults, uint32_t nfaults, sim_error *err);
 /* When anything may disturb the job (faults, a rack that could exceed its
  * limit): the fault-free baseline first, then the racks throttled at its
  * utilization (thermal events into `log`); then the job, with a progress line

@@ -463,18 +463,14 @@ int cli_cmd_run(int argc, char **argv) {
     rc = err.code == SIM_ECONFIG ? CLI_BAD_INPUT : CLI_FAILED;
     goto done;
   }
-  /* faults (fabsim/fault.h): scheduled before the workload submits anything;
-   * a training job plays its GPU faults itself (run_training.c) */
+  /* faults (fabsim/fault.h): resolved once, scheduled before the workload
+   * submits anything; a training job's hooks take the GPU faults */
   if (flt_resolve(&faults, &nfaults, t, &cfg, doc, &err) != SIM_OK) {
     cli_error(err.msg);
     rc = CLI_BAD_INPUT;
     goto done;
   }
-  uint32_t nsched = 0;
-  for (uint32_t i = 0; i < nfaults; i++)
-    if (cfg.workload.kind != CFG_WORKLOAD_TRAINING || cfg_fault_is_network(faults[i].spec.kind))
-      faults[nsched++] = faults[i];
-  if (nsched && !(fs = flt_sched_start(sim, t, be, faults, nsched, &cfg, NULL, &err))) {
+  if (nfaults && !(fs = flt_sched_start(sim, t, be, faults, nfaults, &cfg, NULL, &err))) {
     cli_error(err.msg);
     rc = CLI_BAD_INPUT;
     goto done;
@@ -491,12 +487,12 @@ int cli_cmd_run(int argc, char **argv) {
       goto done;
     }
   } else if (cfg.workload.kind == CFG_WORKLOAD_TRAINING) {
-    if (run_training_begin(&tr, &cfg, doc, t, be, &err) != SIM_OK) {
+    if (run_training_begin(&tr, &cfg, doc, t, be, faults, nfaults, &err) != SIM_OK) {
       cli_error(err.msg);
       rc = err.code == SIM_ECONFIG ? CLI_BAD_INPUT : CLI_FAILED;
       goto done;
     }
-    /* GPU faults: the fault scheduler calls tr.hooks (wl_job_hooks) at their times */
+    if (fs) flt_sched_set_hooks(fs, &tr.hooks); /* GPU faults: into the job at their times */
   } else if (cfg.workload.kind == CFG_WORKLOAD_TRACE) { /* Chakra traces: read, matched, planned */
     if (trc_load(&trs, &cfg, doc, topo_gpu_count(t), &err) != SIM_OK ||
         trc_runner_create(&trr, trs, &cfg, doc, t, be, &err) != SIM_OK) {
@@ -581,10 +577,7 @@ int cli_cmd_run(int argc, char **argv) {
   r.wall_s = wall_now() - t0;
   if (fs) { /* the faults, reroutes and failed transfers into the summary's events */
     flt_sched_finish(fs);
-    for (size_t i = 0; i < flt_sched_event_count(fs); i++) {
-      const flt_event *e = flt_sched_event(fs, i);
-      run_event_add(&r.log, e->at, e->component, e->kind, e->effect);
-    }
+    run_fault_log(fs, faults, nfaults, cfg.workload.kind == CFG_WORKLOAD_TRAINING, &r.log);
   }
 
   if (r.failed && cfg.workload.kind != CFG_WORKLOAD_TRAINING) { /* training: job-stopped */

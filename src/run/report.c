@@ -24,32 +24,17 @@ static const char *wait_in(const wl_step *s) {
   return "collectives";
 }
 
-/* Network faults of the scenario, for the root cause: when each was active. */
-static rel_rc_net *network_faults(const cfg_scenario *cfg, uint32_t *n) {
-  rel_rc_net *v = sim_calloc(cfg->faults.n ? cfg->faults.n : 1, sizeof *v);
-  *n = 0;
-  for (uint32_t i = 0; i < cfg->faults.n; i++) {
-    const cfg_fault *f = &cfg->faults.v[i];
-    if (!cfg_fault_is_network(f->kind) || f->kind == CFG_FAULT_LINK_UP ||
-        f->kind == CFG_FAULT_SWITCH_UP || f->kind == CFG_FAULT_NIC_UP)
-      continue;
-    rel_rc_net *x = &v[(*n)++];
-    x->at_s = sim_ps_to_s(f->at);
-    x->until_s = -1;
-    if (f->kind == CFG_FAULT_LINK_FLAP)
-      x->until_s = sim_ps_to_s(f->at + (simtime_ps)f->count * f->period);
-    else if (f->duration) x->until_s = sim_ps_to_s(f->at + f->duration);
-    for (uint32_t k = 0; k < cfg->faults.n; k++) { /* an explicit -up entry ends it */
-      const cfg_fault *u = &cfg->faults.v[k];
-      bool up = u->kind == CFG_FAULT_LINK_UP || u->kind == CFG_FAULT_SWITCH_UP ||
-                u->kind == CFG_FAULT_NIC_UP;
-      if (up && u->at > f->at && !strcmp(u->target, f->target) &&
-          (x->until_s < 0 || sim_ps_to_s(u->at) < x->until_s))
-        x->until_s = sim_ps_to_s(u->at);
-    }
-    x->component = f->target;
-    x->kind = cfg_fault_kind_name(f->kind);
-  }
+/* The network faults' windows (run_fault_windows) in seconds, for the root cause. */
+static rel_rc_net *network_faults(const run_training *tr, uint32_t *n) {
+  run_fault_window *w = sim_calloc(tr->nfaults ? tr->nfaults : 1, sizeof *w);
+  rel_rc_net *v = sim_calloc(tr->nfaults ? tr->nfaults : 1, sizeof *v);
+  *n = run_fault_windows(tr->faults, tr->nfaults, w);
+  for (uint32_t i = 0; i < *n; i++)
+    v[i] = (rel_rc_net){.at_s = sim_ps_to_s(w[i].at),
+                        .until_s = w[i].until_set ? sim_ps_to_s(w[i].until) : -1,
+                        .component = w[i].component,
+                        .kind = w[i].kind};
+  sim_free(w);
   return v;
 }
 
@@ -122,7 +107,7 @@ static void root_cause(run_training *tr, run_events *log, rel_rc_result *out) {
   }
   sim_free(next);
   uint32_t nnet;
-  rel_rc_net *net = network_faults(tr->cfg, &nnet);
+  rel_rc_net *net = network_faults(tr, &nnet);
   rel_rc_input in = {.run = run,
                      .base = base,
                      .nrun = nrun,

@@ -1,9 +1,9 @@
 /* fabsim run, workload.kind training (fabsim/run.h): a job of
  * workload.steps steps on the run's backend, disturbed by the scenario's GPU
- * faults (played here through the job's hooks; the fault scheduler plays the
- * network faults) and by racks over their cooling (src/power), and the same
- * steps on a second, fault-free simulation of the same scenario; both driven
- * in slices (drive.c). The operator's view of the result is report.c.
+ * faults (the fault scheduler of src/reliability plays them through the
+ * job's hooks, as it plays the network faults on the backend) and by racks over their cooling
+ * (src/power), and the same steps on a second, fault-free simulation of the same scenario; both
+ * driven in slices (drive.c). The operator's view of the result is report.c.
  *
  * The baseline costs one more run of the steps; it is only made when
  * something may disturb the job (a fault in the scenario, a rack that could
@@ -62,8 +62,10 @@ static int check_horizon(const run_training *tr, sim_error *err) {
 }
 
 int run_training_begin(run_training *tr, const cfg_scenario *cfg, const cfg_doc *doc, const topo *t,
-                       be_backend *be, sim_error *err) {
+                       be_backend *be, const flt_fault *faults, uint32_t nfaults, sim_error *err) {
   memset(tr, 0, sizeof *tr);
+  tr->faults = faults;
+  tr->nfaults = nfaults;
   tr->cfg = cfg;
   tr->doc = doc;
   tr->t = t;
@@ -107,84 +109,6 @@ static void throttle_racks(run_training *tr, double u, run_events *log) {
              first, first + count - 1, f);
     run_event_add(log, 0, comp, "thermal-throttle", detail);
   }
-}
-
-/* GPU faults of the scenario played through the job's hooks at their times
- * (a slowdown with a duration ends with factor 1). The fault scheduler of
- * src/reliability plays them too once it drives fabsim run; the hooks count
- * a fault delivered twice once, so both may run. */
-typedef struct run__gpu_fault {
-  run_training *tr;
-  const cfg_fault *f;
-  uint32_t gpu;
-  bool end; /* the end of a slowdown */
-} run__gpu_fault;
-
-static void play_fault(sim_ctx *sim, void *obj, uint64_t arg) {
-  run__gpu_fault *p = obj;
-  const flt_gpu_hooks *h = &p->tr->hooks;
-  simtime_ps now = sim_now(sim);
-  (void)arg;
-  switch (p->f->kind) {
-  case CFG_FAULT_GPU_SLOWDOWN: h->slowdown(h->ctx, now, p->gpu, p->end ? 1.0 : p->f->factor); break;
-  case CFG_FAULT_GPU_FAIL: h->fail(h->ctx, now, p->gpu, false); break;
-  case CFG_FAULT_NODE_FAIL: h->fail(h->ctx, now, p->gpu, true); break;
-  case CFG_FAULT_SDC: h->sdc(h->ctx, now, p->gpu); break;
-  default: break;
-  }
-}
-
-/* "gpuN" -> N; "nodeN" -> its first GPU. */
-static bool fault_gpu(const topo *t, const char *name, bool node, uint32_t *gpu) {
-  uint32_t v;
-  if (!node) {
-    if (topo_find_vertex(t, name, &v) != SIM_OK || topo_vertex_at(t, v)->kind != TOPO_GPU)
-      return false;
-    *gpu = topo_vertex_at(t, v)->index;
-    return true;
-  }
-  char *end;
-  if (strncmp(name, "node", 4) != 0) return false;
-  unsigned long n = strtoul(name + 4, &end, 10);
-  if (end == name + 4 || *end || n >= topo_node_count(t)) return false;
-  for (uint32_t g = 0; g < topo_gpu_count(t); g++)
-    if (topo_gpu_node(t, g) == n) {
-      *gpu = g;
-      return true;
-    }
-  return false;
-}
-
-static int schedule_gpu_faults(run_training *tr, sim_ctx *sim, sim_error *err) {
-  const cfg_fault_list *fl = &tr->cfg->faults;
-  tr->play = sim_calloc(2 * (size_t)fl->n + 1, sizeof *tr->play);
-  for (uint32_t i = 0; i < fl->n; i++) {
-    const cfg_fault *f = &fl->v[i];
-    if (cfg_fault_is_network(f->kind)) continue;
-    uint32_t gpu;
-    if (!fault_gpu(tr->t, f->target, f->kind == CFG_FAULT_NODE_FAIL, &gpu)) {
-      snprintf(
-          err->msg, sizeof err->msg,
-          "faults[%u].target: '%s' is not a %s of this cluster (%s0..%u)", i, f->target,
-          f->kind == CFG_FAULT_NODE_FAIL ? "node" : "GPU",
-          f->kind == CFG_FAULT_NODE_FAIL ? "node" : "gpu",
-          (f->kind == CFG_FAULT_NODE_FAIL ? topo_node_count(tr->t) : topo_gpu_count(tr->t)) - 1);
-      err->code = SIM_ECONFIG;
-      return SIM_ECONFIG;
-    }
-    /* past the horizon a run never gets (wl_job stops there): nothing to play,
-     * and at + duration is never formed where it could wrap */
-    if (f->at >= WL_HORIZON_PS) continue;
-    run__gpu_fault *p = &tr->play[tr->nplay++];
-    *p = (run__gpu_fault){.tr = tr, .f = f, .gpu = gpu};
-    ev_schedule(sim, f->at, play_fault, p, 0);
-    if (f->kind == CFG_FAULT_GPU_SLOWDOWN && f->duration && f->duration < WL_HORIZON_PS - f->at) {
-      run__gpu_fault *q = &tr->play[tr->nplay++];
-      *q = (run__gpu_fault){.tr = tr, .f = f, .gpu = gpu, .end = true};
-      ev_schedule(sim, f->at + f->duration, play_fault, q, 0);
-    }
-  }
-  return SIM_OK;
 }
 
 /* Per step, at the packet fidelity: PFC pauses and ECN marks of the step
@@ -303,7 +227,6 @@ int run_training_run(run_training *tr, run_events *log, bool show, bool *complet
     }
     throttle_racks(tr, run_job_utilization(tr->base), log);
   }
-  if ((rc = schedule_gpu_faults(tr, tr->sim, err)) != SIM_OK) return rc;
   tr->be->ops->stats(tr->be, &tr->last);
   wl_job_on_step(tr->job, step_counters, tr);
   /* the fault-free steps' end, when known: the progress line's 100 % */
@@ -334,7 +257,6 @@ void run_training_free(run_training *tr) {
   wl_job_free(tr->job);
   if (tr->have_pwr) pwr_free(&tr->pwr);
   sim_free(tr->throttle);
-  sim_free(tr->play);
   sim_free(tr->rec[0]);
   sim_free(tr->rec[1]);
   memset(tr, 0, sizeof *tr);

@@ -14,7 +14,8 @@ uint32_t run_fault_windows(const flt_fault *f, uint32_t n, run_fault_window *out
     const cfg_fault *c = &f[i].spec;
     if (!cfg_fault_is_network(c->kind) || is_up(c->kind)) continue;
     run_fault_window *w = &out[m++];
-    *w = (run_fault_window){.at = c->at, .component = c->target, .kind = cfg_fault_kind_name(c->kind)};
+    *w = (run_fault_window){
+        .at = c->at, .component = c->target, .kind = cfg_fault_kind_name(c->kind)};
     if (c->kind == CFG_FAULT_LINK_FLAP) {
       w->until = c->at + (simtime_ps)c->count * c->period;
       w->until_set = true;

@@ -25,6 +25,7 @@
 #include "fabsim/power.h"
 #include "fabsim/rootcause.h"
 #include "fabsim/topo.h"
+#include "fabsim/trace.h"
 #include "fabsim/workload.h"
 
 #ifdef __cplusplus
@@ -108,6 +109,46 @@ void run_fault_log(const flt_sched *fs, const flt_fault *f, uint32_t n, bool job
                    run_events *log);
 
 /* ---- a collective or traffic run ---------------------------------------------------- */
+
+/* The run of any workload kind but training's own loop: the listener that
+ * keeps the first failed transfer (training too), and for a collective,
+ * traffic or traces what ran and what it measured. */
+typedef struct run_workload {
+  /* public */
+  coll_plan plan; /* collective, traffic */
+  coll_exec exec;
+  coll_result res;          /* res.time_s: the traces' too */
+  double pair_latency_s;    /* traffic pattern pair: zero-byte one-way latency */
+  const trc_set *trace_set; /* workload.kind trace: the traces and */
+  trc_result trace;         /* the run's figures */
+  /* the outcome: a job that lost a transfer has failed (training: the job
+   * itself stops there, wl_job); every output reads these */
+  bool failed, stopped;
+  uint64_t failures; /* transfers reported failed (be_stats.transfers_failed) */
+  be_failure first;  /* the first of them, as the backend reported it */
+  bool have_first;
+  /* private */
+  cfg_workload_kind kind;
+  be_failure_fn prev_failure; /* the listener before ours (the fault scheduler's log) */
+  void *prev_failure_ctx;
+  trc_set *trs;
+  trc_runner *trr;
+} run_workload;
+
+/* Take be->on_failure (ahead of the listener there, e.g. the fault
+ * scheduler's) and build the plan or the trace runner. Bad input:
+ * SIM_ECONFIG located at the key (traces: trc_load's errors). Free with
+ * run_workload_free after be_destroy, either way. */
+int run_workload_begin(run_workload *w, const cfg_scenario *cfg, const cfg_doc *doc, const topo *t,
+                       be_backend *be, sim_error *err);
+/* Submit the plan or start the traces (not for training). */
+void run_workload_start(run_workload *w, be_backend *be);
+/* Once the simulation stopped (complete, or stopped early): the result, the
+ * outcome from the backend's counters `net` (or the training `job`'s), and a
+ * "job-failed" event into `log` when a collective or traffic lost data. */
+void run_workload_end(run_workload *w, sim_ctx *sim, const be_stats *net, bool complete,
+                      const wl_job *job, run_events *log);
+void run_workload_free(run_workload *w);
 
 /* A rough length of a plan, for the progress line's percent (0: unknown):
  * per phase, the busiest GPU's bytes over its path's first hop rate, plus

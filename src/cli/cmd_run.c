@@ -70,51 +70,32 @@ static double wall_now(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* What the verb prints and writes: the run layer's results and the run's
+ * counters. */
 typedef struct run_result {
-  coll_plan plan;
-  coll_exec exec;
-  coll_result res;
+  run_workload w; /* plan, result, outcome (collective, traffic, traces; training: outcome) */
   be_stats net;
   uint64_t events;
   double sim_time_s, wall_s;
-  double pair_latency_s; /* traffic pattern pair: zero-byte one-way latency */
-  run_events log;        /* the summary's "events", events.csv, the database's events */
-  run_power power;       /* collective and traffic runs (training: the job's, in its result) */
-  pwr_model pm;          /* power's model */
+  run_events log;  /* the summary's "events", events.csv, the database's events */
+  run_power power; /* collective and traffic runs (training: the job's, in its result) */
+  pwr_model pm;    /* power's model */
   bool have_power;
   be_parallel_info par; /* the parallel engine's partition and effort; ranks 0: not on it */
-  /* the job's outcome: a job that lost a transfer has failed (training: the
-   * job itself stops there, wl_job); every output reads these */
-  bool failed, stopped;
-  uint64_t failures; /* transfers reported failed (be_stats.transfers_failed) */
-  be_failure first;  /* the first of them, as the backend reported it */
-  bool have_first;
-  be_failure_fn prev_failure; /* the listener before ours (the fault scheduler's log) */
-  void *prev_failure_ctx;
-  const trc_set *trace_set; /* workload.kind trace (src/trace): the traces and */
-  trc_result trace;         /* the run's figures */
 } run_result;
-
-/* The run's listener for failed transfers, ahead of the fault scheduler's
- * (which logs them): keeps the first, for the outputs' "why". */
-static void on_run_failure(void *ctx, const be_failure *f) {
-  run_result *r = ctx;
-  if (!r->have_first) r->first = *f, r->have_first = true;
-  if (r->prev_failure) r->prev_failure(r->prev_failure_ctx, f);
-}
 
 /* The failure object of a collective or traffic run: what broke first. */
 static json_t *failure_json(const run_result *r) {
   json_t *f = json_object();
   json_object_set_new(f, "kind", json_string("transfer-failed"));
-  json_object_set_new(f, "transfers_failed", json_integer((json_int_t)r->failures));
-  if (r->have_first) {
+  json_object_set_new(f, "transfers_failed", json_integer((json_int_t)r->w.failures));
+  if (r->w.have_first) {
     char comp[32];
-    snprintf(comp, sizeof comp, "gpu%u", r->first.src_gpu);
-    json_object_set_new(f, "at_s", json_real(sim_ps_to_s(r->first.at)));
+    snprintf(comp, sizeof comp, "gpu%u", r->w.first.src_gpu);
+    json_object_set_new(f, "at_s", json_real(sim_ps_to_s(r->w.first.at)));
     json_object_set_new(f, "component", json_string(comp));
-    json_object_set_new(f, "dst_gpu", json_integer(r->first.dst_gpu));
-    json_object_set_new(f, "cause", json_string(r->first.cause ? r->first.cause : "unknown"));
+    json_object_set_new(f, "dst_gpu", json_integer(r->w.first.dst_gpu));
+    json_object_set_new(f, "cause", json_string(r->w.first.cause ? r->w.first.cause : "unknown"));
   }
   return f;
 }
@@ -163,7 +144,8 @@ static json_t *network_json(const be_stats *st) {
 /* Bytes a traffic run delivered: every flow's when it ran to its end, else
  * what the backend delivered (transfers completed) before the stop. */
 static double traffic_bytes(const run_result *r) {
-  if (!r->failed && !r->stopped) return (double)r->plan.bytes * (double)coll_plan_flows(&r->plan);
+  if (!r->w.failed && !r->w.stopped)
+    return (double)r->w.plan.bytes * (double)coll_plan_flows(&r->w.plan);
   return (double)r->net.bytes;
 }
 
@@ -179,48 +161,48 @@ static json_t *summary_json(const cli_args *a, const cfg_scenario *cfg, const to
   if (cfg->workload.kind == CFG_WORKLOAD_COLLECTIVE) {
     json_t *colls = json_array();
     json_t *c = json_object();
-    json_object_set_new(c, "op", json_string(cfg_coll_op_name(r->plan.op)));
-    json_object_set_new(c, "algorithm", json_string(cfg_coll_algorithm_name(r->plan.algorithm)));
-    json_object_set_new(c, "bytes", json_integer((json_int_t)r->plan.bytes));
-    json_object_set_new(c, "ranks", json_integer(r->plan.nranks));
-    json_object_set_new(c, "channels", json_integer(r->plan.channels));
-    json_object_set_new(c, "protocol", json_string(cfg_coll_protocol_name(r->plan.protocol)));
-    json_object_set_new(c, "qps_per_connection", json_integer(r->plan.qps));
-    json_object_set_new(c, "transfers", json_integer((json_int_t)coll_plan_transfers(&r->plan)));
+    json_object_set_new(c, "op", json_string(cfg_coll_op_name(r->w.plan.op)));
+    json_object_set_new(c, "algorithm", json_string(cfg_coll_algorithm_name(r->w.plan.algorithm)));
+    json_object_set_new(c, "bytes", json_integer((json_int_t)r->w.plan.bytes));
+    json_object_set_new(c, "ranks", json_integer(r->w.plan.nranks));
+    json_object_set_new(c, "channels", json_integer(r->w.plan.channels));
+    json_object_set_new(c, "protocol", json_string(cfg_coll_protocol_name(r->w.plan.protocol)));
+    json_object_set_new(c, "qps_per_connection", json_integer(r->w.plan.qps));
+    json_object_set_new(c, "transfers", json_integer((json_int_t)coll_plan_transfers(&r->w.plan)));
     /* a collective that failed or was stopped has no time and no bandwidth:
      * what was delivered, over the time it took, instead */
-    bool whole = !r->failed && !r->stopped;
-    json_object_set_new(c, "time_s", whole ? json_real(r->res.time_s) : json_null());
-    json_object_set_new(c, "algbw_GBps", whole ? json_real(r->res.algbw_GBps) : json_null());
-    json_object_set_new(c, "busbw_GBps", whole ? json_real(r->res.busbw_GBps) : json_null());
-    json_object_set_new(c, "elapsed_s", json_real(r->res.time_s));
+    bool whole = !r->w.failed && !r->w.stopped;
+    json_object_set_new(c, "time_s", whole ? json_real(r->w.res.time_s) : json_null());
+    json_object_set_new(c, "algbw_GBps", whole ? json_real(r->w.res.algbw_GBps) : json_null());
+    json_object_set_new(c, "busbw_GBps", whole ? json_real(r->w.res.busbw_GBps) : json_null());
+    json_object_set_new(c, "elapsed_s", json_real(r->w.res.time_s));
     json_object_set_new(c, "delivered_bytes", json_integer((json_int_t)r->net.bytes));
     json_array_append_new(colls, c);
     json_object_set_new(o, "collectives", colls);
   } else if (cfg->workload.kind == CFG_WORKLOAD_TRAINING) {
     /* step, steps, failure, sdc, root_cause, power: cli_training_summary */
   } else if (cfg->workload.kind == CFG_WORKLOAD_TRACE) {
-    json_object_set_new(o, "trace", trc_result_json(&r->trace, r->trace_set, cfg));
+    json_object_set_new(o, "trace", trc_result_json(&r->w.trace, r->w.trace_set, cfg));
   } else {
     json_t *tr = json_object();
     json_object_set_new(tr, "pattern",
                         json_string(cfg_traffic_pattern_name(cfg->workload.traffic.pattern)));
-    json_object_set_new(tr, "flows", json_integer((json_int_t)coll_plan_flows(&r->plan)));
-    json_object_set_new(tr, "bytes_per_flow", json_integer((json_int_t)r->plan.bytes));
-    json_object_set_new(tr, "qps_per_connection", json_integer(r->plan.qps));
-    json_object_set_new(tr, "staggered", json_boolean(r->plan.stagger > 0));
-    json_object_set_new(tr, "time_s", json_real(r->res.time_s));
+    json_object_set_new(tr, "flows", json_integer((json_int_t)coll_plan_flows(&r->w.plan)));
+    json_object_set_new(tr, "bytes_per_flow", json_integer((json_int_t)r->w.plan.bytes));
+    json_object_set_new(tr, "qps_per_connection", json_integer(r->w.plan.qps));
+    json_object_set_new(tr, "staggered", json_boolean(r->w.plan.stagger > 0));
+    json_object_set_new(tr, "time_s", json_real(r->w.res.time_s));
     /* what was delivered over the time it took (stopped or failed: part of it) */
     double total = traffic_bytes(r);
     json_object_set_new(tr, "delivered_bytes", json_integer((json_int_t)total));
     json_object_set_new(tr, "throughput_Gbps",
-                        json_real(r->res.time_s > 0 ? total * 8 / r->res.time_s / 1e9 : 0));
+                        json_real(r->w.res.time_s > 0 ? total * 8 / r->w.res.time_s / 1e9 : 0));
     if (cfg->workload.traffic.pattern == CFG_TRAFFIC_PAIR)
-      json_object_set_new(tr, "latency_us", json_real(r->pair_latency_s * 1e6));
+      json_object_set_new(tr, "latency_us", json_real(r->w.pair_latency_s * 1e6));
     json_object_set_new(o, "traffic", tr);
   }
   if (cfg->workload.kind != CFG_WORKLOAD_TRAINING) /* training: cli_training_summary */
-    json_object_set_new(o, "failure", r->failed ? failure_json(r) : json_null());
+    json_object_set_new(o, "failure", r->w.failed ? failure_json(r) : json_null());
   json_object_set_new(o, "network", network_json(&r->net));
   if (r->have_power) json_object_set_new(o, "power", cli_power_json(&r->power));
   json_object_set_new(o, "events", cli_events_json(&r->log));
@@ -264,39 +246,39 @@ static void print_summary(const cfg_scenario *cfg, const topo *t, const run_resu
          cfg_transport_name(cfg->fabric.transport), out_fmt_count(a, sizeof a, inv->switches),
          out_fmt_usd(b, sizeof b, inv->cost_usd));
   if (cfg->workload.kind == CFG_WORKLOAD_COLLECTIVE) {
-    printf("%-12s %s, %s over %u ranks, %u channel%s, protocol %s\n", cfg_coll_op_name(r->plan.op),
-           cfg_coll_algorithm_name(r->plan.algorithm), out_fmt_bytes(a, sizeof a, r->plan.bytes),
-           r->plan.nranks, r->plan.channels, r->plan.channels == 1 ? "" : "s",
-           cfg_coll_protocol_name(r->plan.protocol));
-    if (!r->failed && !r->stopped) {
-      printf("  time       %s\n", out_fmt_seconds(a, sizeof a, r->res.time_s));
-      printf("  algbw      %.2f GB/s\n", r->res.algbw_GBps);
-      printf("  busbw      %.2f GB/s\n", r->res.busbw_GBps);
+    printf("%-12s %s, %s over %u ranks, %u channel%s, protocol %s\n",
+           cfg_coll_op_name(r->w.plan.op), cfg_coll_algorithm_name(r->w.plan.algorithm),
+           out_fmt_bytes(a, sizeof a, r->w.plan.bytes), r->w.plan.nranks, r->w.plan.channels,
+           r->w.plan.channels == 1 ? "" : "s", cfg_coll_protocol_name(r->w.plan.protocol));
+    if (!r->w.failed && !r->w.stopped) {
+      printf("  time       %s\n", out_fmt_seconds(a, sizeof a, r->w.res.time_s));
+      printf("  algbw      %.2f GB/s\n", r->w.res.algbw_GBps);
+      printf("  busbw      %.2f GB/s\n", r->w.res.busbw_GBps);
     } else { /* no bandwidth for a collective that did not complete */
       printf("  time       %s, %s: no time or bandwidth; %s delivered\n",
-             out_fmt_seconds(a, sizeof a, r->res.time_s), r->failed ? "FAILED" : "stopped",
+             out_fmt_seconds(a, sizeof a, r->w.res.time_s), r->w.failed ? "FAILED" : "stopped",
              out_fmt_bytes(b, sizeof b, r->net.bytes));
     }
   } else if (cfg->workload.kind == CFG_WORKLOAD_TRAINING) {
     if (json_object_get(summary, "step")) cli_training_print(json_object_get(summary, "step"));
     cli_training_text(tres);
   } else if (cfg->workload.kind == CFG_WORKLOAD_TRACE) {
-    trc_result_print(stdout, &r->trace, r->trace_set);
+    trc_result_print(stdout, &r->w.trace, r->w.trace_set);
   } else {
-    uint64_t flows = coll_plan_flows(&r->plan);
+    uint64_t flows = coll_plan_flows(&r->w.plan);
     printf("traffic      %s, %s flows of %s%s\n",
            cfg_traffic_pattern_name(cfg->workload.traffic.pattern),
-           out_fmt_count(a, sizeof a, flows), out_fmt_bytes(b, sizeof b, r->plan.bytes),
-           r->plan.stagger ? ", staggered" : ", starting together");
-    printf("  time       %s\n", out_fmt_seconds(a, sizeof a, r->res.time_s));
+           out_fmt_count(a, sizeof a, flows), out_fmt_bytes(b, sizeof b, r->w.plan.bytes),
+           r->w.plan.stagger ? ", staggered" : ", starting together");
+    printf("  time       %s\n", out_fmt_seconds(a, sizeof a, r->w.res.time_s));
     double total = traffic_bytes(r);
-    if (r->res.time_s > 0)
+    if (r->w.res.time_s > 0)
       printf("  throughput %s aggregate%s\n",
-             out_fmt_rate(a, sizeof a, (uint64_t)(total * 8 / r->res.time_s)),
-             r->failed || r->stopped ? " (delivered so far)" : "");
+             out_fmt_rate(a, sizeof a, (uint64_t)(total * 8 / r->w.res.time_s)),
+             r->w.failed || r->w.stopped ? " (delivered so far)" : "");
     if (cfg->workload.traffic.pattern == CFG_TRAFFIC_PAIR)
       printf("  latency    %s one-way, zero-byte\n",
-             out_fmt_seconds(a, sizeof a, r->pair_latency_s));
+             out_fmt_seconds(a, sizeof a, r->w.pair_latency_s));
   }
   if (r->net.observed & BE_OBS_FCT)
     printf("  fct        p50 %s, p99 %s, max %s\n",
@@ -312,13 +294,13 @@ static void print_summary(const cfg_scenario *cfg, const topo *t, const run_resu
            out_fmt_count(a, sizeof a, r->net.drops), out_fmt_count(b, sizeof b, r->net.retransmits),
            out_fmt_bytes(c, sizeof c, r->net.max_queue_bytes), r->net.link_utilization_max * 100);
   }
-  if (r->failed && cfg->workload.kind != CFG_WORKLOAD_TRAINING) {
+  if (r->w.failed && cfg->workload.kind != CFG_WORKLOAD_TRAINING) {
     printf("failure      %s transfer%s failed: the job failed",
-           out_fmt_count(a, sizeof a, r->failures), r->failures == 1 ? "" : "s");
-    if (r->have_first)
+           out_fmt_count(a, sizeof a, r->w.failures), r->w.failures == 1 ? "" : "s");
+    if (r->w.have_first)
       printf(" (the first at %s: gpu%u->gpu%u, %s)",
-             out_fmt_seconds(b, sizeof b, sim_ps_to_s(r->first.at)), r->first.src_gpu,
-             r->first.dst_gpu, r->first.cause ? r->first.cause : "unknown");
+             out_fmt_seconds(b, sizeof b, sim_ps_to_s(r->w.first.at)), r->w.first.src_gpu,
+             r->w.first.dst_gpu, r->w.first.cause ? r->w.first.cause : "unknown");
     printf("\n");
   }
   if (cfg->workload.kind == CFG_WORKLOAD_TRAINING) cli_power_text(&tres->power);
@@ -374,11 +356,11 @@ static void print_job_failed(const cfg_scenario *cfg, const run_result *r,
     component = f->component;
     at_s = f->cost.at_s;
     if (f->kind == WL_TRANSFER_FAIL) cause = f->cause;
-  } else if (r->have_first) {
-    snprintf(comp, sizeof comp, "gpu%u", r->first.src_gpu);
+  } else if (r->w.have_first) {
+    snprintf(comp, sizeof comp, "gpu%u", r->w.first.src_gpu);
     component = comp;
-    at_s = sim_ps_to_s(r->first.at);
-    cause = r->first.cause ? r->first.cause : "unknown";
+    at_s = sim_ps_to_s(r->w.first.at);
+    cause = r->w.first.cause ? r->w.first.cause : "unknown";
   }
   fprintf(stderr,
           "fabsim: the simulated job failed: %s %s at %.6g s%s%s; the files in %s say "
@@ -407,8 +389,6 @@ int cli_cmd_run(int argc, char **argv) {
   flt_fault *faults = NULL;
   uint32_t nfaults = 0;
   flt_sched *fs = NULL;
-  trc_set *trs = NULL;
-  trc_runner *trr = NULL;
   memset(&r, 0, sizeof r);
   memset(&tr, 0, sizeof tr);
   memset(&tres, 0, sizeof tres);
@@ -475,71 +455,18 @@ int cli_cmd_run(int argc, char **argv) {
     rc = CLI_BAD_INPUT;
     goto done;
   }
-  r.prev_failure = be->on_failure; /* ours ahead of the scheduler's log (a training job
-                                       takes the slot at its start, ahead of ours) */
-  r.prev_failure_ctx = be->on_failure_ctx;
-  be->on_failure = on_run_failure;
-  be->on_failure_ctx = &r;
-  if (cfg.workload.kind == CFG_WORKLOAD_COLLECTIVE) {
-    if (cal_collective_plan(&r.plan, t, &cfg, doc, &err) != SIM_OK) { /* located at the key */
-      cli_error(err.msg);
-      rc = CLI_BAD_INPUT;
-      goto done;
-    }
-  } else if (cfg.workload.kind == CFG_WORKLOAD_TRAINING) {
+  if (run_workload_begin(&r.w, &cfg, doc, t, be, &err) != SIM_OK) { /* located at the key */
+    cli_error(err.msg);
+    rc = CLI_BAD_INPUT;
+    goto done;
+  }
+  if (cfg.workload.kind == CFG_WORKLOAD_TRAINING) {
     if (run_training_begin(&tr, &cfg, doc, t, be, faults, nfaults, &err) != SIM_OK) {
       cli_error(err.msg);
       rc = err.code == SIM_ECONFIG ? CLI_BAD_INPUT : CLI_FAILED;
       goto done;
     }
     if (fs) flt_sched_set_hooks(fs, &tr.hooks); /* GPU faults: into the job at their times */
-  } else if (cfg.workload.kind == CFG_WORKLOAD_TRACE) { /* Chakra traces: read, matched, planned */
-    if (trc_load(&trs, &cfg, doc, topo_gpu_count(t), &err) != SIM_OK ||
-        trc_runner_create(&trr, trs, &cfg, doc, t, be, &err) != SIM_OK) {
-      cli_error(err.msg);
-      rc = CLI_BAD_INPUT;
-      goto done;
-    }
-    r.trace_set = trs;
-  } else {
-    coll_traffic_spec spec = {
-        .pattern = cfg.workload.traffic.pattern,
-        .bytes = cfg.workload.traffic.size,
-        .senders = cfg.workload.traffic.senders,
-        .stagger =
-            cfg.workload.traffic.start == CFG_START_STAGGERED ? cfg.workload.traffic.stagger : 0,
-        .qps = cfg.workload.qps_per_connection,
-        .seed = cfg.simulation.seed,
-    };
-    if (coll_traffic_build(&r.plan, t, &spec, &err) != SIM_OK) {
-      char msg[sizeof err.msg];
-      snprintf(msg, sizeof msg, "%s", err.msg);
-      cfg_fail_at(doc, "workload.traffic.pattern", &err, "%s", msg);
-      cli_error(err.msg);
-      rc = CLI_BAD_INPUT;
-      goto done;
-    }
-    /* the last phase starts (phases - 1) x stagger in: refused past the
-     * horizon of simulated time, where start times would wrap */
-    if (r.plan.nphases > 1 &&
-        (double)spec.stagger * (double)(r.plan.nphases - 1) >= (double)WL_HORIZON_PS) {
-      cfg_fail_at(doc, "workload.traffic.stagger", &err,
-                  "%zu phases started %.6g s apart: the last starts at %.4g s, past the horizon "
-                  "of simulated time, %.4g s (2^62 ps, %.1f days); allowed: at most %.6g s",
-                  r.plan.nphases, sim_ps_to_s(spec.stagger),
-                  sim_ps_to_s(spec.stagger) * (double)(r.plan.nphases - 1),
-                  sim_ps_to_s(WL_HORIZON_PS), sim_ps_to_s(WL_HORIZON_PS) / 86400,
-                  sim_ps_to_s(WL_HORIZON_PS / 2 / (r.plan.nphases - 1)));
-      cli_error(err.msg);
-      rc = CLI_BAD_INPUT;
-      goto done;
-    }
-    if (spec.pattern == CFG_TRAFFIC_PAIR) {
-      topo_path p;
-      topo_route(t, r.plan.phases[0].x[0].src_gpu, r.plan.phases[0].x[0].dst_gpu,
-                 r.plan.phases[0].x[0].flow_hash, &p);
-      r.pair_latency_s = sim_ps_to_s(topo_path_latency(t, &p));
-    }
   }
   if (cfg.workload.kind == CFG_WORKLOAD_TRAINING) {
     /* the job drives the simulation itself (and stops it at its end or
@@ -552,48 +479,28 @@ int cli_cmd_run(int argc, char **argv) {
     }
     if (tr.warning) fprintf(stderr, "fabsim: warning: %s\n", tr.warning);
   } else {
-    if (trr) trc_runner_start(trr);
-    else coll_exec_start(&r.exec, be, &r.plan, NULL, NULL);
+    run_workload_start(&r.w, be);
     out_progress prog = {.show = !a.quiet && isatty(STDERR_FILENO), /* ranks > 0: /dev/null */
-                         .expected = run_plan_estimate(&r.plan, t, &cfg),
+                         .expected = run_plan_estimate(&r.w.plan, t, &cfg),
                          .started = t0};
     complete = out_progress_run(sim, &prog) == SIM_OK; /* Ctrl-C: stop, finish the outputs */
-  }
-  if (!r.exec.finished) r.exec.end = sim_now(sim);
-  if (r.exec.plan) coll_result_of(&r.exec, &r.res);
-  if (trr) {
-    trc_runner_result(trr, &r.trace);
-    r.res.time_s = r.trace.time_s;
   }
   be->ops->stats(be, &r.net);              /* the parallel engine: collectives, then */
   net_tel_gather(ro.packet, sim_now(sim)); /* only rank 0 writes */
   be_parallel_info_get(inner, &r.par);
   r.events = sim_events(sim);
   r.sim_time_s = sim_ps_to_s(sim_now(sim));
-  r.stopped = !complete;
-  r.failures = r.net.transfers_failed;
-  r.failed = cfg.workload.kind == CFG_WORKLOAD_TRAINING ? wl_job_stopped(tr.job, NULL, NULL)
-                                                        : r.failures > 0;
   r.wall_s = wall_now() - t0;
   if (fs) { /* the faults, reroutes and failed transfers into the summary's events */
     flt_sched_finish(fs);
     run_fault_log(fs, faults, nfaults, cfg.workload.kind == CFG_WORKLOAD_TRAINING, &r.log);
   }
-
-  if (r.failed && cfg.workload.kind != CFG_WORKLOAD_TRAINING) { /* training: job-stopped */
-    char detail[256];
-    snprintf(detail, sizeof detail,
-             "%llu transfer%s failed (the first gpu%u->gpu%u: %s): the %s "
-             "did not deliver its data",
-             (unsigned long long)r.failures, r.failures == 1 ? "" : "s", r.first.src_gpu,
-             r.first.dst_gpu, r.have_first && r.first.cause ? r.first.cause : "unknown",
-             cfg_workload_kind_name(cfg.workload.kind));
-    run_event_add(&r.log, r.have_first ? r.first.at : sim_now(sim), "job", "job-failed", detail);
-  }
+  run_workload_end(&r.w, sim, &r.net, complete,
+                   cfg.workload.kind == CFG_WORKLOAD_TRAINING ? tr.job : NULL, &r.log);
   if (!rank0) goto done;
   if (cfg.workload.kind != CFG_WORKLOAD_TRAINING) {
     r.have_power = true; /* its model is freed at done, also after an error */
-    if (run_power_of(&r.power, &r.pm, &cfg, doc, t, r.res.time_s, &err) != SIM_OK) {
+    if (run_power_of(&r.power, &r.pm, &cfg, doc, t, r.w.res.time_s, &err) != SIM_OK) {
       cli_error(err.msg);
       rc = CLI_BAD_INPUT;
       goto done;
@@ -603,14 +510,15 @@ int cli_cmd_run(int argc, char **argv) {
     ro.job = tr.job; /* its GPU timeline feeds the GPU series */
   }
   if (complete)
-    warn_faults_after_end(
-        &cfg, doc, cfg.workload.kind == CFG_WORKLOAD_TRAINING ? sim_now(sim) : r.exec.end, &r.log);
+    warn_faults_after_end(&cfg, doc,
+                          cfg.workload.kind == CFG_WORKLOAD_TRAINING ? sim_now(sim) : r.w.exec.end,
+                          &r.log);
   json_t *summary = summary_json(&a, &cfg, t, &r);
   if (cfg.workload.kind == CFG_WORKLOAD_TRAINING) cli_training_json(&tres, &cfg, summary);
   char *dump = cfg_dump(&cfg);
   char path[4096];
   snprintf(path, sizeof path, "%s/scenario.yaml", cfg.output.dir);
-  if (cli_run_output_end(&ro, sim, &r.exec, summary, &r.log, &cfg, dump, complete, r.failed,
+  if (cli_run_output_end(&ro, sim, &r.w.exec, summary, &r.log, &cfg, dump, complete, r.w.failed,
                          &err) != SIM_OK ||
       out_write_json(summary, cfg.output.dir, "summary.json", &err) != SIM_OK ||
       sim_write_file_atomic(path, dump, strlen(dump), &err) != SIM_OK) {
@@ -623,7 +531,7 @@ int cli_cmd_run(int argc, char **argv) {
   } else if (!a.quiet) {
     print_summary(&cfg, t, &r, &tres, summary, cfg.output.dir);
   }
-  if (r.failed && rc == CLI_OK) {
+  if (r.w.failed && rc == CLI_OK) {
     print_job_failed(&cfg, &r, &tres);
     rc = CLI_JOB_FAILED;
   } else if (!complete && rc == CLI_OK) {
@@ -636,17 +544,14 @@ int cli_cmd_run(int argc, char **argv) {
   sim_free(dump);
   json_decref(summary);
 done:
-  coll_plan_free(&r.plan);
-  trc_result_free(&r.trace);
   run_events_free(&r.log);
   if (r.have_power) pwr_free(&r.pm);
   run_training_result_free(&tres);
   flt_sched_free(fs); /* before the backend it points to */
   sim_free(faults);
   be_destroy(be);
-  trc_runner_free(trr); /* after be_destroy: its callbacks point into the runner */
-  trc_set_free(trs);
-  run_training_free(&tr); /* after be_destroy: the backend's callbacks point into the job */
+  run_workload_free(&r.w); /* after be_destroy: its callbacks point into the trace runner */
+  run_training_free(&tr);  /* after be_destroy: the backend's callbacks point into the job */
   cli_run_output_free(&ro);
   sim_destroy(sim);
   if (t) topo_free(t);

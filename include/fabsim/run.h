@@ -149,6 +149,9 @@ void run_workload_start(run_workload *w, be_backend *be);
 void run_workload_end(run_workload *w, sim_ctx *sim, const be_stats *net, bool complete,
                       const wl_job *job, run_events *log);
 void run_workload_free(run_workload *w);
+/* Bytes a traffic run delivered: every flow's when it ran to its end, else
+ * what the backend delivered (`net`: transfers completed) before the stop. */
+double run_traffic_bytes(const run_workload *w, const be_stats *net);
 
 /* A rough length of a plan, for the progress line's percent (0: unknown):
  * per phase, the busiest GPU's bytes over its path's first hop rate, plus

@@ -9,11 +9,8 @@
 #include "cli/run_output.h"
 #include "cli/run_print.h"
 #include "fabsim/backend.h"
-#include "fabsim/calib.h"
-#include "fabsim/coll.h"
 #include "fabsim/fault.h"
 #include "fabsim/pdes.h"
-#include "fabsim/trace.h"
 #include "fabsim/out.h"
 #include "net/net_tel.h"
 
@@ -70,261 +67,6 @@ static double wall_now(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* What the verb prints and writes: the run layer's results and the run's
- * counters. */
-typedef struct run_result {
-  run_workload w; /* plan, result, outcome (collective, traffic, traces; training: outcome) */
-  be_stats net;
-  uint64_t events;
-  double sim_time_s, wall_s;
-  run_events log;  /* the summary's "events", events.csv, the database's events */
-  run_power power; /* collective and traffic runs (training: the job's, in its result) */
-  pwr_model pm;    /* power's model */
-  bool have_power;
-  be_parallel_info par; /* the parallel engine's partition and effort; ranks 0: not on it */
-} run_result;
-
-/* The failure object of a collective or traffic run: what broke first. */
-static json_t *failure_json(const run_result *r) {
-  json_t *f = json_object();
-  json_object_set_new(f, "kind", json_string("transfer-failed"));
-  json_object_set_new(f, "transfers_failed", json_integer((json_int_t)r->w.failures));
-  if (r->w.have_first) {
-    char comp[32];
-    snprintf(comp, sizeof comp, "gpu%u", r->w.first.src_gpu);
-    json_object_set_new(f, "at_s", json_real(sim_ps_to_s(r->w.first.at)));
-    json_object_set_new(f, "component", json_string(comp));
-    json_object_set_new(f, "dst_gpu", json_integer(r->w.first.dst_gpu));
-    json_object_set_new(f, "cause", json_string(r->w.first.cause ? r->w.first.cause : "unknown"));
-  }
-  return f;
-}
-
-/* A counter the fidelity observed, or null: the analytic and flow models have
- * no queues, so they report no pauses or drops rather than zero. */
-static json_t *observed_int(const be_stats *st, unsigned what, uint64_t v) {
-  return (st->observed & what) ? json_integer((json_int_t)v) : json_null();
-}
-
-static json_t *network_json(const be_stats *st) {
-  json_t *n = json_object();
-  json_object_set_new(n, "transfers", json_integer((json_int_t)st->transfers));
-  json_object_set_new(n, "transfers_failed", json_integer((json_int_t)st->transfers_failed));
-  json_object_set_new(n, "flows_rerouted", json_integer((json_int_t)st->flows_rerouted));
-  json_object_set_new(n, "bytes", json_integer((json_int_t)st->bytes));
-  json_object_set_new(n, "max_link_sharing", json_integer(st->max_link_sharing));
-  json_object_set_new(n, "packets", observed_int(st, BE_OBS_PACKETS, st->packets));
-  json_object_set_new(n, "ecn_marks", observed_int(st, BE_OBS_PACKETS, st->ecn_marks));
-  json_object_set_new(n, "cnps", observed_int(st, BE_OBS_PACKETS, st->cnps));
-  json_object_set_new(n, "pfc_pauses", observed_int(st, BE_OBS_PACKETS, st->pfc_pauses));
-  json_object_set_new(
-      n, "pfc_paused_s",
-      (st->observed & BE_OBS_PACKETS) ? json_real(sim_ps_to_s(st->pfc_paused)) : json_null());
-  json_object_set_new(n, "drops", observed_int(st, BE_OBS_PACKETS, st->drops));
-  json_object_set_new(n, "retransmits", observed_int(st, BE_OBS_PACKETS, st->retransmits));
-  json_object_set_new(n, "out_of_order", observed_int(st, BE_OBS_PACKETS, st->out_of_order));
-  json_object_set_new(n, "max_queue_bytes", observed_int(st, BE_OBS_PACKETS, st->max_queue_bytes));
-  json_object_set_new(
-      n, "link_utilization_max",
-      (st->observed & BE_OBS_PACKETS) ? json_real(st->link_utilization_max) : json_null());
-  if (st->observed & BE_OBS_FCT) {
-    json_t *f = json_object();
-    json_object_set_new(f, "p50", json_real(sim_ps_to_s(st->fct_p50) * 1e6));
-    json_object_set_new(f, "p99", json_real(sim_ps_to_s(st->fct_p99) * 1e6));
-    json_object_set_new(f, "p999", json_real(sim_ps_to_s(st->fct_p999) * 1e6));
-    json_object_set_new(f, "max", json_real(sim_ps_to_s(st->fct_max) * 1e6));
-    json_object_set_new(f, "mean", json_real(st->fct_mean_s * 1e6));
-    json_object_set_new(n, "fct_us", f);
-  } else {
-    json_object_set_new(n, "fct_us", json_null());
-  }
-  return n;
-}
-
-/* Bytes a traffic run delivered: every flow's when it ran to its end, else
- * what the backend delivered (transfers completed) before the stop. */
-static double traffic_bytes(const run_result *r) {
-  if (!r->w.failed && !r->w.stopped)
-    return (double)r->w.plan.bytes * (double)coll_plan_flows(&r->w.plan);
-  return (double)r->net.bytes;
-}
-
-static json_t *summary_json(const cli_args *a, const cfg_scenario *cfg, const topo *t,
-                            const run_result *r) {
-  json_t *o = json_object();
-  json_object_set_new(o, "fabsim_version", json_string(FABSIM_VERSION));
-  json_object_set_new(o, "scenario", cli_scenario_json(a, cfg));
-  json_object_set_new(o, "fidelity", json_string(cfg_fidelity_name(cfg->simulation.fidelity)));
-  json_object_set_new(o, "gpus", json_integer(topo_gpu_count(t)));
-  json_object_set_new(o, "nodes", json_integer(topo_node_count(t)));
-  json_object_set_new(o, "topology", cli_topo_json(t, cfg));
-  if (cfg->workload.kind == CFG_WORKLOAD_COLLECTIVE) {
-    json_t *colls = json_array();
-    json_t *c = json_object();
-    json_object_set_new(c, "op", json_string(cfg_coll_op_name(r->w.plan.op)));
-    json_object_set_new(c, "algorithm", json_string(cfg_coll_algorithm_name(r->w.plan.algorithm)));
-    json_object_set_new(c, "bytes", json_integer((json_int_t)r->w.plan.bytes));
-    json_object_set_new(c, "ranks", json_integer(r->w.plan.nranks));
-    json_object_set_new(c, "channels", json_integer(r->w.plan.channels));
-    json_object_set_new(c, "protocol", json_string(cfg_coll_protocol_name(r->w.plan.protocol)));
-    json_object_set_new(c, "qps_per_connection", json_integer(r->w.plan.qps));
-    json_object_set_new(c, "transfers", json_integer((json_int_t)coll_plan_transfers(&r->w.plan)));
-    /* a collective that failed or was stopped has no time and no bandwidth:
-     * what was delivered, over the time it took, instead */
-    bool whole = !r->w.failed && !r->w.stopped;
-    json_object_set_new(c, "time_s", whole ? json_real(r->w.res.time_s) : json_null());
-    json_object_set_new(c, "algbw_GBps", whole ? json_real(r->w.res.algbw_GBps) : json_null());
-    json_object_set_new(c, "busbw_GBps", whole ? json_real(r->w.res.busbw_GBps) : json_null());
-    json_object_set_new(c, "elapsed_s", json_real(r->w.res.time_s));
-    json_object_set_new(c, "delivered_bytes", json_integer((json_int_t)r->net.bytes));
-    json_array_append_new(colls, c);
-    json_object_set_new(o, "collectives", colls);
-  } else if (cfg->workload.kind == CFG_WORKLOAD_TRAINING) {
-    /* step, steps, failure, sdc, root_cause, power: cli_training_summary */
-  } else if (cfg->workload.kind == CFG_WORKLOAD_TRACE) {
-    json_object_set_new(o, "trace", trc_result_json(&r->w.trace, r->w.trace_set, cfg));
-  } else {
-    json_t *tr = json_object();
-    json_object_set_new(tr, "pattern",
-                        json_string(cfg_traffic_pattern_name(cfg->workload.traffic.pattern)));
-    json_object_set_new(tr, "flows", json_integer((json_int_t)coll_plan_flows(&r->w.plan)));
-    json_object_set_new(tr, "bytes_per_flow", json_integer((json_int_t)r->w.plan.bytes));
-    json_object_set_new(tr, "qps_per_connection", json_integer(r->w.plan.qps));
-    json_object_set_new(tr, "staggered", json_boolean(r->w.plan.stagger > 0));
-    json_object_set_new(tr, "time_s", json_real(r->w.res.time_s));
-    /* what was delivered over the time it took (stopped or failed: part of it) */
-    double total = traffic_bytes(r);
-    json_object_set_new(tr, "delivered_bytes", json_integer((json_int_t)total));
-    json_object_set_new(tr, "throughput_Gbps",
-                        json_real(r->w.res.time_s > 0 ? total * 8 / r->w.res.time_s / 1e9 : 0));
-    if (cfg->workload.traffic.pattern == CFG_TRAFFIC_PAIR)
-      json_object_set_new(tr, "latency_us", json_real(r->w.pair_latency_s * 1e6));
-    json_object_set_new(o, "traffic", tr);
-  }
-  if (cfg->workload.kind != CFG_WORKLOAD_TRAINING) /* training: cli_training_summary */
-    json_object_set_new(o, "failure", r->w.failed ? failure_json(r) : json_null());
-  json_object_set_new(o, "network", network_json(&r->net));
-  if (r->have_power) json_object_set_new(o, "power", cli_power_json(&r->power));
-  json_object_set_new(o, "events", cli_events_json(&r->log));
-  json_t *sim = json_object();
-  json_object_set_new(sim, "events", json_integer((json_int_t)r->events));
-  json_object_set_new(sim, "sim_time_s", json_real(r->sim_time_s));
-  json_object_set_new(sim, "wall_s", json_real(r->wall_s)); /* the only wall-clock field */
-  if (r->par.ranks) { /* how it ran: varies with the rank count, the results do not */
-    const be_parallel_info *p = &r->par;
-    json_t *j = json_object();
-    json_object_set_new(j, "ranks", json_integer(p->ranks));
-    json_object_set_new(j, "partition", json_string(p->scheme));
-    json_object_set_new(j, "cut_links", json_integer((json_int_t)p->cut_links));
-    json_object_set_new(j, "lookahead_ns", json_real((double)p->lookahead / SIM_PS_PER_NS));
-    json_object_set_new(j, "windows", json_integer((json_int_t)p->windows));
-    json_object_set_new(j, "events_busiest_rank", json_integer((json_int_t)p->events_max));
-    json_object_set_new(j, "crossing_frac", json_real(p->crossing_frac));
-    json_object_set_new(j, "engine_wall_s", json_real(p->wall_max));
-    json_object_set_new(j, "sync_wall_s", json_real(p->sync_max));
-    json_object_set_new(sim, "parallel", j);
-  }
-  json_object_set_new(o, "sim", sim);
-  return o;
-}
-
-static void print_summary(const cfg_scenario *cfg, const topo *t, const run_result *r,
-                          const run_training_result *tres, const json_t *summary,
-                          const char *written) {
-  const topo_inventory *inv = topo_inventory_get(t);
-  char a[64], b[64], c[64];
-  printf("fabsim %s, %s fidelity, seed %llu\n", FABSIM_VERSION,
-         cfg_fidelity_name(cfg->simulation.fidelity), (unsigned long long)cfg->simulation.seed);
-  printf("cluster      %s nodes x %u %s = %s GPUs, %s NICs at %s\n",
-         out_fmt_count(a, sizeof a, inv->nodes), cfg->cluster.gpus_per_node,
-         cfg_gpu_name(cfg->cluster.gpu), out_fmt_count(b, sizeof b, inv->gpus),
-         out_fmt_count(c, sizeof c, inv->endpoints),
-         out_fmt_rate(c + 32, 32, cfg->cluster.nic.bandwidth));
-  printf("fabric       %s, %u tiers, %u plane%s, radix %u, %s, %s switches, %s\n",
-         cfg_topology_name(cfg->fabric.topology), inv->tiers, inv->planes,
-         inv->planes == 1 ? "" : "s", cfg->fabric.switch_radix,
-         cfg_transport_name(cfg->fabric.transport), out_fmt_count(a, sizeof a, inv->switches),
-         out_fmt_usd(b, sizeof b, inv->cost_usd));
-  if (cfg->workload.kind == CFG_WORKLOAD_COLLECTIVE) {
-    printf("%-12s %s, %s over %u ranks, %u channel%s, protocol %s\n",
-           cfg_coll_op_name(r->w.plan.op), cfg_coll_algorithm_name(r->w.plan.algorithm),
-           out_fmt_bytes(a, sizeof a, r->w.plan.bytes), r->w.plan.nranks, r->w.plan.channels,
-           r->w.plan.channels == 1 ? "" : "s", cfg_coll_protocol_name(r->w.plan.protocol));
-    if (!r->w.failed && !r->w.stopped) {
-      printf("  time       %s\n", out_fmt_seconds(a, sizeof a, r->w.res.time_s));
-      printf("  algbw      %.2f GB/s\n", r->w.res.algbw_GBps);
-      printf("  busbw      %.2f GB/s\n", r->w.res.busbw_GBps);
-    } else { /* no bandwidth for a collective that did not complete */
-      printf("  time       %s, %s: no time or bandwidth; %s delivered\n",
-             out_fmt_seconds(a, sizeof a, r->w.res.time_s), r->w.failed ? "FAILED" : "stopped",
-             out_fmt_bytes(b, sizeof b, r->net.bytes));
-    }
-  } else if (cfg->workload.kind == CFG_WORKLOAD_TRAINING) {
-    if (json_object_get(summary, "step")) cli_training_print(json_object_get(summary, "step"));
-    cli_training_text(tres);
-  } else if (cfg->workload.kind == CFG_WORKLOAD_TRACE) {
-    trc_result_print(stdout, &r->w.trace, r->w.trace_set);
-  } else {
-    uint64_t flows = coll_plan_flows(&r->w.plan);
-    printf("traffic      %s, %s flows of %s%s\n",
-           cfg_traffic_pattern_name(cfg->workload.traffic.pattern),
-           out_fmt_count(a, sizeof a, flows), out_fmt_bytes(b, sizeof b, r->w.plan.bytes),
-           r->w.plan.stagger ? ", staggered" : ", starting together");
-    printf("  time       %s\n", out_fmt_seconds(a, sizeof a, r->w.res.time_s));
-    double total = traffic_bytes(r);
-    if (r->w.res.time_s > 0)
-      printf("  throughput %s aggregate%s\n",
-             out_fmt_rate(a, sizeof a, (uint64_t)(total * 8 / r->w.res.time_s)),
-             r->w.failed || r->w.stopped ? " (delivered so far)" : "");
-    if (cfg->workload.traffic.pattern == CFG_TRAFFIC_PAIR)
-      printf("  latency    %s one-way, zero-byte\n",
-             out_fmt_seconds(a, sizeof a, r->w.pair_latency_s));
-  }
-  if (r->net.observed & BE_OBS_FCT)
-    printf("  fct        p50 %s, p99 %s, max %s\n",
-           out_fmt_seconds(a, sizeof a, sim_ps_to_s(r->net.fct_p50)),
-           out_fmt_seconds(b, sizeof b, sim_ps_to_s(r->net.fct_p99)),
-           out_fmt_seconds(c, sizeof c, sim_ps_to_s(r->net.fct_max)));
-  if (r->net.observed & BE_OBS_PACKETS) {
-    printf("network      %s packets, %s ECN marks, %s CNPs, %s PFC pauses (%s paused)\n",
-           out_fmt_count(a, sizeof a, r->net.packets), out_fmt_count(b, sizeof b, r->net.ecn_marks),
-           out_fmt_count(c, sizeof c, r->net.cnps), out_fmt_count(c + 24, 24, r->net.pfc_pauses),
-           out_fmt_seconds(c + 48, 16, sim_ps_to_s(r->net.pfc_paused)));
-    printf("             %s drops, %s retransmits, max queue %s, busiest link %.0f%%\n",
-           out_fmt_count(a, sizeof a, r->net.drops), out_fmt_count(b, sizeof b, r->net.retransmits),
-           out_fmt_bytes(c, sizeof c, r->net.max_queue_bytes), r->net.link_utilization_max * 100);
-  }
-  if (r->w.failed && cfg->workload.kind != CFG_WORKLOAD_TRAINING) {
-    printf("failure      %s transfer%s failed: the job failed",
-           out_fmt_count(a, sizeof a, r->w.failures), r->w.failures == 1 ? "" : "s");
-    if (r->w.have_first)
-      printf(" (the first at %s: gpu%u->gpu%u, %s)",
-             out_fmt_seconds(b, sizeof b, sim_ps_to_s(r->w.first.at)), r->w.first.src_gpu,
-             r->w.first.dst_gpu, r->w.first.cause ? r->w.first.cause : "unknown");
-    printf("\n");
-  }
-  if (cfg->workload.kind == CFG_WORKLOAD_TRAINING) cli_power_text(&tres->power);
-  else if (r->have_power) cli_power_text(&r->power);
-  cli_events_text(&r->log);
-  printf("sim          %s events, %s transfers, wall %.3f s\n",
-         out_fmt_count(a, sizeof a, r->events), out_fmt_count(b, sizeof b, r->net.transfers),
-         r->wall_s);
-  if (r->par.ranks) {
-    const be_parallel_info *p = &r->par;
-    printf(
-        "parallel     %u rank%s (%s), %s of %s links cut, lookahead %g ns, %s windows, "
-        "%.1f%% of events crossed ranks, %.0f%% of the engine's time in synchronization\n",
-        p->ranks, p->ranks == 1 ? "" : "s", p->scheme, out_fmt_count(a, sizeof a, p->cut_links),
-        out_fmt_count(b, sizeof b, p->links), (double)p->lookahead / SIM_PS_PER_NS,
-        out_fmt_count(c, sizeof c, p->windows), 100.0 * p->crossing_frac,
-        p->wall_max > 0 ? 100.0 * p->sync_max / p->wall_max : 0.0);
-  }
-  if (written)
-    printf("written      %s/: summary.json, scenario.yaml, timeseries.csv, events.csv%s%s\n",
-           written, cfg->output.report ? ", report.html" : "",
-           strcmp(cfg->output.database, "none") ? ", results.sqlite" : "");
-}
-
 /* Every fault at or after the workload's end (`end`) had no effect: a
  * "fault-after-end" event each, and a warning located at its faults[i].at. */
 static void warn_faults_after_end(const cfg_scenario *cfg, const cfg_doc *doc, simtime_ps end,
@@ -345,7 +87,7 @@ static void warn_faults_after_end(const cfg_scenario *cfg, const cfg_doc *doc, s
 }
 
 /* stderr's line when the simulated job failed (exit 4). */
-static void print_job_failed(const cfg_scenario *cfg, const run_result *r,
+static void print_job_failed(const cfg_scenario *cfg, const cli_run_result *r,
                              const run_training_result *tres) {
   const char *kind = "transfer-failed", *component = "", *cause = NULL;
   char comp[32];
@@ -383,7 +125,7 @@ int cli_cmd_run(int argc, char **argv) {
   topo *t = NULL;
   sim_ctx *sim = NULL;
   be_backend *be = NULL;
-  run_result r;
+  cli_run_result r;
   run_training tr;
   run_training_result tres;
   flt_fault *faults = NULL;
@@ -513,7 +255,7 @@ int cli_cmd_run(int argc, char **argv) {
     warn_faults_after_end(&cfg, doc,
                           cfg.workload.kind == CFG_WORKLOAD_TRAINING ? sim_now(sim) : r.w.exec.end,
                           &r.log);
-  json_t *summary = summary_json(&a, &cfg, t, &r);
+  json_t *summary = cli_run_summary_json(&a, &cfg, t, &r);
   if (cfg.workload.kind == CFG_WORKLOAD_TRAINING) cli_training_json(&tres, &cfg, summary);
   char *dump = cfg_dump(&cfg);
   char path[4096];
@@ -529,7 +271,7 @@ int cli_cmd_run(int argc, char **argv) {
     puts(text);
     free(text);
   } else if (!a.quiet) {
-    print_summary(&cfg, t, &r, &tres, summary, cfg.output.dir);
+    cli_run_print(&cfg, t, &r, &tres, cfg.output.dir);
   }
   if (r.w.failed && rc == CLI_OK) {
     print_job_failed(&cfg, &r, &tres);

@@ -111,3 +111,8 @@ void run_workload_free(run_workload *w) {
   trc_set_free(w->trs);
   memset(w, 0, sizeof *w);
 }
+
+double run_traffic_bytes(const run_workload *w, const be_stats *net) {
+  if (!w->failed && !w->stopped) return (double)w->plan.bytes * (double)coll_plan_flows(&w->plan);
+  return (double)net->bytes;
+}

@@ -118,189 +118,206 @@ static long mpi_ranks(void) {
   return n ? strtol(n, NULL, 10) : 1;
 }
 
-int cli_cmd_run(int argc, char **argv) {
+/* One run's state, from the loaded scenario to the files. */
+typedef struct run_verb {
   cli_args a;
   cfg_scenario cfg;
-  cfg_doc *doc = NULL;
-  topo *t = NULL;
-  sim_ctx *sim = NULL;
-  be_backend *be = NULL;
+  cfg_doc *doc;
+  topo *t;
+  sim_ctx *sim;
+  be_backend *be, *inner; /* inner: before the telemetry tap wraps it */
   cli_run_result r;
   run_training tr;
   run_training_result tres;
-  flt_fault *faults = NULL;
-  uint32_t nfaults = 0;
-  flt_sched *fs = NULL;
-  memset(&r, 0, sizeof r);
-  memset(&tr, 0, sizeof tr);
-  memset(&tres, 0, sizeof tres);
-  cli_run_output ro = {0};
-  bool complete = true;
-  cli_lock lock = CLI_LOCK_NONE;
+  flt_fault *faults;
+  uint32_t nfaults;
+  flt_sched *fs;
+  cli_run_output ro;
+  bool complete, rank0, training;
+  cli_lock lock;
+  double t0; /* wall clock at the start */
+} run_verb;
+
+/* Prints err; returns its exit code: bad input for a config error (for any
+ * error when `any_is_bad`), else CLI_FAILED. */
+static int fail(const sim_error *err, bool any_is_bad) {
+  cli_error(err->msg);
+  return any_is_bad || err->code == SIM_ECONFIG ? CLI_BAD_INPUT : CLI_FAILED;
+}
+
+/* Before anything is simulated: output.dir, the backend and its telemetry
+ * tap, the faults resolved and scheduled, the workload built. */
+static int setup(run_verb *v) {
   sim_error err = {0};
-  memset(&a, 0, sizeof a);
+  const cfg_scenario *cfg = &v->cfg;
+  int rc;
+  if (v->rank0 && (rc = cli_output_lock(cfg, v->doc, &v->lock)) != CLI_OK)
+    return rc; /* one run per output.dir */
+  v->sim = sim_create(cfg->simulation.seed);
+  if (be_create(&v->be, v->sim, v->t, cfg, v->doc, &err) != SIM_OK) return fail(&err, true);
+  v->inner = v->be;
+  if (cli_run_output_begin(&v->ro, &v->be, cfg, v->doc, v->t, &err) != SIM_OK) /* telemetry tap */
+    return fail(&err, false);
+  /* faults (fabsim/fault.h): resolved once, scheduled before the workload
+   * submits anything; a training job's hooks take the GPU faults */
+  if (flt_resolve(&v->faults, &v->nfaults, v->t, cfg, v->doc, &err) != SIM_OK)
+    return fail(&err, true);
+  if (v->nfaults &&
+      !(v->fs = flt_sched_start(v->sim, v->t, v->be, v->faults, v->nfaults, cfg, NULL, &err)))
+    return fail(&err, true);
+  if (run_workload_begin(&v->r.w, cfg, v->doc, v->t, v->be, &err) != SIM_OK) /* at the key */
+    return fail(&err, true);
+  if (v->training) {
+    if (run_training_begin(&v->tr, cfg, v->doc, v->t, v->be, v->faults, v->nfaults, &err) != SIM_OK)
+      return fail(&err, false);
+    if (v->fs) flt_sched_set_hooks(v->fs, &v->tr.hooks); /* GPU faults: into the job */
+  }
+  return CLI_OK;
+}
+
+/* The simulation, then what it measured. */
+static int simulate(run_verb *v) {
+  sim_error err = {0};
+  cli_run_result *r = &v->r;
+  bool show = !v->a.quiet && isatty(STDERR_FILENO); /* ranks > 0: /dev/null */
+  if (v->training) {
+    /* the job drives the simulation itself (and stops it at its end or
+     * failure, leaving later events pending), with its own progress line */
+    if (run_training_run(&v->tr, &r->log, show, &v->complete, &err) != SIM_OK)
+      return fail(&err, false);
+    if (v->tr.warning) fprintf(stderr, "fabsim: warning: %s\n", v->tr.warning);
+  } else {
+    run_workload_start(&r->w, v->be);
+    out_progress prog = {
+        .show = show, .expected = run_plan_estimate(&r->w.plan, v->t, &v->cfg), .started = v->t0};
+    v->complete = out_progress_run(v->sim, &prog) == SIM_OK; /* Ctrl-C: stop, finish outputs */
+  }
+  sim_ctx *sim = v->sim;
+  be_backend *be = v->be;
+  const cli_run_output ro = v->ro;         /* a view, for the packet backend's telemetry below */
+  be->ops->stats(be, &r->net);             /* the parallel engine: collectives, then */
+  net_tel_gather(ro.packet, sim_now(sim)); /* only rank 0 writes */
+  be_parallel_info_get(v->inner, &r->par);
+  r->events = sim_events(sim);
+  r->sim_time_s = sim_ps_to_s(sim_now(sim));
+  r->wall_s = wall_now() - v->t0;
+  if (v->fs) { /* the faults, reroutes and failed transfers into the summary's events */
+    flt_sched_finish(v->fs);
+    run_fault_log(v->fs, v->faults, v->nfaults, v->training, &r->log);
+  }
+  run_workload_end(&r->w, sim, &r->net, v->complete, v->training ? v->tr.job : NULL, &r->log);
+  return CLI_OK;
+}
+
+/* Rank 0: the run's report, its files, the terminal, the exit code. */
+static int report(run_verb *v) {
+  sim_error err = {0};
+  cli_run_result *r = &v->r;
+  const cfg_scenario *cfg = &v->cfg;
+  int rc = CLI_OK;
+  if (!v->training) {
+    r->have_power = true; /* its model is freed at teardown, also after an error */
+    if (run_power_of(&r->power, &r->pm, cfg, v->doc, v->t, r->w.res.time_s, &err) != SIM_OK)
+      return fail(&err, true);
+  } else {
+    run_training_report(&v->tr, &r->log, &v->tres);
+    v->ro.job = v->tr.job; /* its GPU timeline feeds the GPU series */
+  }
+  if (v->complete)
+    warn_faults_after_end(cfg, v->doc, v->training ? sim_now(v->sim) : r->w.exec.end, &r->log);
+  json_t *summary = cli_run_summary_json(&v->a, cfg, v->t, r);
+  if (v->training) cli_training_json(&v->tres, cfg, summary);
+  char *dump = cfg_dump(cfg);
+  char path[4096];
+  snprintf(path, sizeof path, "%s/scenario.yaml", cfg->output.dir);
+  if (cli_run_output_end(&v->ro, v->sim, &r->w.exec, summary, &r->log, cfg, dump, v->complete,
+                         r->w.failed, &err) != SIM_OK ||
+      out_write_json(summary, cfg->output.dir, "summary.json", &err) != SIM_OK ||
+      sim_write_file_atomic(path, dump, strlen(dump), &err) != SIM_OK) {
+    cli_error(err.msg);
+    rc = CLI_FAILED;
+  } else if (v->a.json) {
+    char *text = out_json_text(summary);
+    puts(text);
+    free(text);
+  } else if (!v->a.quiet) {
+    cli_run_print(cfg, v->t, r, &v->tres, cfg->output.dir);
+  }
+  if (r->w.failed && rc == CLI_OK) {
+    print_job_failed(cfg, r, &v->tres);
+    rc = CLI_JOB_FAILED;
+  } else if (!v->complete && rc == CLI_OK) {
+    fprintf(stderr,
+            "fabsim: stopped at %.6g s of simulated time; the files in %s are whole and "
+            "marked \"complete\": false\n",
+            r->sim_time_s, cfg->output.dir);
+    rc = CLI_INTERRUPTED;
+  }
+  sim_free(dump);
+  json_decref(summary);
+  return rc;
+}
+
+/* Everything setup made, in the order the callbacks require. */
+static void teardown(run_verb *v, int rc) {
+  run_events_free(&v->r.log);
+  if (v->r.have_power) pwr_free(&v->r.pm);
+  run_training_result_free(&v->tres);
+  flt_sched_free(v->fs); /* before the backend it points to */
+  sim_free(v->faults);
+  be_destroy(v->be);
+  run_workload_free(&v->r.w); /* after be_destroy: its callbacks point into the trace runner */
+  run_training_free(&v->tr);  /* after be_destroy: the backend's callbacks point into the job */
+  cli_run_output_free(&v->ro);
+  sim_destroy(v->sim);
+  if (v->t) topo_free(v->t);
+  cli_output_unlock(&v->lock, rc); /* before cfg_free: it names output.dir */
+  if (v->doc) cfg_free(&v->cfg, v->doc);
+}
+
+int cli_cmd_run(int argc, char **argv) {
+  run_verb verb, *v = &verb;
+  memset(v, 0, sizeof *v);
+  v->complete = true;
+  v->lock = (cli_lock)CLI_LOCK_NONE;
+  sim_error err = {0};
   /* Under mpirun every rank runs this function; rank 0 alone speaks and
    * writes. One simulation over the ranks is the packet fidelity on the
    * parallel engine; anything else would be N copies of one run. */
   bool mpi = pdes_comm_launched() && pdes_comm_built();
+  int rc = CLI_OK;
   if (mpi) {
     if (pdes_comm_init(&err) != SIM_OK) {
       cli_error(err.msg);
-      pdes_comm_finalize();
-      return CLI_FAILED;
+      rc = CLI_FAILED;
+      goto out;
     }
     if (pdes_comm_rank() != 0) { /* quiet: rank 0 says everything */
       if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr)) {
-        pdes_comm_finalize();
-        return CLI_FAILED;
+        rc = CLI_FAILED;
+        goto out;
       }
     }
   }
-  int rc = cli_parse(&a, argc, argv, "jq", run_help);
-  if (rc != CLI_OK) goto out;
-  double t0 = wall_now();
-  if ((rc = cli_load(&a, &cfg, &doc, &t)) != CLI_OK) goto out;
-  if (mpi_ranks() > 1 && !be_packet_parallel(&cfg)) {
+  if ((rc = cli_parse(&v->a, argc, argv, "jq", run_help)) != CLI_OK) goto out;
+  v->t0 = wall_now();
+  if ((rc = cli_load(&v->a, &v->cfg, &v->doc, &v->t)) != CLI_OK) goto out;
+  v->training = v->cfg.workload.kind == CFG_WORKLOAD_TRAINING;
+  v->rank0 = !mpi || pdes_comm_rank() == 0;
+  if (mpi_ranks() > 1 && !be_packet_parallel(&v->cfg)) {
     cli_error(
         "run under mpirun with more than one rank runs the packet fidelity on the parallel "
         "engine (simulation.fidelity=packet, simulation.engine=auto or parallel); this "
         "scenario would run as N copies writing one folder. Start one process, or use "
         "mpirun with fabsim sweep to spread the points of a sweep over the ranks");
     rc = CLI_BAD_INPUT;
-    goto done;
   }
-  bool rank0 = !mpi || pdes_comm_rank() == 0;
-  if (rank0 && (rc = cli_output_lock(&cfg, doc, &lock)) != CLI_OK)
-    goto done; /* one run per output.dir */
-
-  sim = sim_create(cfg.simulation.seed);
-  if (be_create(&be, sim, t, &cfg, doc, &err) != SIM_OK) {
-    cli_error(err.msg);
-    rc = CLI_BAD_INPUT;
-    goto done;
-  }
-  be_backend *inner = be; /* before the telemetry tap wraps it */
-  if (cli_run_output_begin(&ro, &be, &cfg, doc, t, &err) != SIM_OK) { /* telemetry tap */
-    cli_error(err.msg);
-    rc = err.code == SIM_ECONFIG ? CLI_BAD_INPUT : CLI_FAILED;
-    goto done;
-  }
-  /* faults (fabsim/fault.h): resolved once, scheduled before the workload
-   * submits anything; a training job's hooks take the GPU faults */
-  if (flt_resolve(&faults, &nfaults, t, &cfg, doc, &err) != SIM_OK) {
-    cli_error(err.msg);
-    rc = CLI_BAD_INPUT;
-    goto done;
-  }
-  if (nfaults && !(fs = flt_sched_start(sim, t, be, faults, nfaults, &cfg, NULL, &err))) {
-    cli_error(err.msg);
-    rc = CLI_BAD_INPUT;
-    goto done;
-  }
-  if (run_workload_begin(&r.w, &cfg, doc, t, be, &err) != SIM_OK) { /* located at the key */
-    cli_error(err.msg);
-    rc = CLI_BAD_INPUT;
-    goto done;
-  }
-  if (cfg.workload.kind == CFG_WORKLOAD_TRAINING) {
-    if (run_training_begin(&tr, &cfg, doc, t, be, faults, nfaults, &err) != SIM_OK) {
-      cli_error(err.msg);
-      rc = err.code == SIM_ECONFIG ? CLI_BAD_INPUT : CLI_FAILED;
-      goto done;
-    }
-    if (fs) flt_sched_set_hooks(fs, &tr.hooks); /* GPU faults: into the job at their times */
-  }
-  if (cfg.workload.kind == CFG_WORKLOAD_TRAINING) {
-    /* the job drives the simulation itself (and stops it at its end or
-     * failure, leaving later events pending), with its own progress line */
-    if (run_training_run(&tr, &r.log, !a.quiet && isatty(STDERR_FILENO), &complete, &err) !=
-        SIM_OK) {
-      cli_error(err.msg);
-      rc = err.code == SIM_ECONFIG ? CLI_BAD_INPUT : CLI_FAILED;
-      goto done;
-    }
-    if (tr.warning) fprintf(stderr, "fabsim: warning: %s\n", tr.warning);
-  } else {
-    run_workload_start(&r.w, be);
-    out_progress prog = {.show = !a.quiet && isatty(STDERR_FILENO), /* ranks > 0: /dev/null */
-                         .expected = run_plan_estimate(&r.w.plan, t, &cfg),
-                         .started = t0};
-    complete = out_progress_run(sim, &prog) == SIM_OK; /* Ctrl-C: stop, finish the outputs */
-  }
-  be->ops->stats(be, &r.net);              /* the parallel engine: collectives, then */
-  net_tel_gather(ro.packet, sim_now(sim)); /* only rank 0 writes */
-  be_parallel_info_get(inner, &r.par);
-  r.events = sim_events(sim);
-  r.sim_time_s = sim_ps_to_s(sim_now(sim));
-  r.wall_s = wall_now() - t0;
-  if (fs) { /* the faults, reroutes and failed transfers into the summary's events */
-    flt_sched_finish(fs);
-    run_fault_log(fs, faults, nfaults, cfg.workload.kind == CFG_WORKLOAD_TRAINING, &r.log);
-  }
-  run_workload_end(&r.w, sim, &r.net, complete,
-                   cfg.workload.kind == CFG_WORKLOAD_TRAINING ? tr.job : NULL, &r.log);
-  if (!rank0) goto done;
-  if (cfg.workload.kind != CFG_WORKLOAD_TRAINING) {
-    r.have_power = true; /* its model is freed at done, also after an error */
-    if (run_power_of(&r.power, &r.pm, &cfg, doc, t, r.w.res.time_s, &err) != SIM_OK) {
-      cli_error(err.msg);
-      rc = CLI_BAD_INPUT;
-      goto done;
-    }
-  } else {
-    run_training_report(&tr, &r.log, &tres);
-    ro.job = tr.job; /* its GPU timeline feeds the GPU series */
-  }
-  if (complete)
-    warn_faults_after_end(&cfg, doc,
-                          cfg.workload.kind == CFG_WORKLOAD_TRAINING ? sim_now(sim) : r.w.exec.end,
-                          &r.log);
-  json_t *summary = cli_run_summary_json(&a, &cfg, t, &r);
-  if (cfg.workload.kind == CFG_WORKLOAD_TRAINING) cli_training_json(&tres, &cfg, summary);
-  char *dump = cfg_dump(&cfg);
-  char path[4096];
-  snprintf(path, sizeof path, "%s/scenario.yaml", cfg.output.dir);
-  if (cli_run_output_end(&ro, sim, &r.w.exec, summary, &r.log, &cfg, dump, complete, r.w.failed,
-                         &err) != SIM_OK ||
-      out_write_json(summary, cfg.output.dir, "summary.json", &err) != SIM_OK ||
-      sim_write_file_atomic(path, dump, strlen(dump), &err) != SIM_OK) {
-    cli_error(err.msg);
-    rc = CLI_FAILED;
-  } else if (a.json) {
-    char *text = out_json_text(summary);
-    puts(text);
-    free(text);
-  } else if (!a.quiet) {
-    cli_run_print(&cfg, t, &r, &tres, cfg.output.dir);
-  }
-  if (r.w.failed && rc == CLI_OK) {
-    print_job_failed(&cfg, &r, &tres);
-    rc = CLI_JOB_FAILED;
-  } else if (!complete && rc == CLI_OK) {
-    fprintf(stderr,
-            "fabsim: stopped at %.6g s of simulated time; the files in %s are whole and "
-            "marked \"complete\": false\n",
-            r.sim_time_s, cfg.output.dir);
-    rc = CLI_INTERRUPTED;
-  }
-  sim_free(dump);
-  json_decref(summary);
-done:
-  run_events_free(&r.log);
-  if (r.have_power) pwr_free(&r.pm);
-  run_training_result_free(&tres);
-  flt_sched_free(fs); /* before the backend it points to */
-  sim_free(faults);
-  be_destroy(be);
-  run_workload_free(&r.w); /* after be_destroy: its callbacks point into the trace runner */
-  run_training_free(&tr);  /* after be_destroy: the backend's callbacks point into the job */
-  cli_run_output_free(&ro);
-  sim_destroy(sim);
-  if (t) topo_free(t);
-  cli_output_unlock(&lock, rc); /* before cfg_free: it names output.dir */
-  if (doc) cfg_free(&cfg, doc);
+  if (rc == CLI_OK) rc = setup(v);
+  if (rc == CLI_OK) rc = simulate(v);
+  if (rc == CLI_OK && v->rank0) rc = report(v);
+  teardown(v, rc);
 out:
-  cli_args_free(&a);
+  cli_args_free(&v->a);
   if (mpi) pdes_comm_finalize();
   return rc < 0 ? CLI_OK : rc;
 }

@@ -214,6 +214,12 @@ int run_training_run(run_training *tr, run_events *log, bool show, bool *complet
 /* Free after be_destroy of the run's backend (its callbacks point into the job). */
 void run_training_free(run_training *tr);
 
+/* The job's GPU timeline (wl_job_gpu_timeline) replayed into tl's GPU
+ * state counts up to `end`, as groups of GPUs per stage; a job stopped by a
+ * failure is down from then on. O(bins x stages). */
+struct tel;
+void run_job_gpu_series(struct tel *tl, const wl_job *job, simtime_ps end);
+
 /* A job's utilization: the compute share of its steps done (0: none). */
 double run_job_utilization(const wl_job *j);
 /* The rack of a GPU (power.rack.servers per rack). */

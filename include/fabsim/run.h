@@ -220,6 +220,10 @@ void run_training_free(run_training *tr);
 struct tel;
 void run_job_gpu_series(struct tel *tl, const wl_job *job, simtime_ps end);
 
+/* Step k's bounds and fabric counters (0-based, k < steps done) of the run
+ * or, with `baseline`, of the fault-free baseline; NULL past them. */
+const run_step_record *run_training_step(const run_training *tr, bool baseline, uint32_t k);
+
 /* A job's utilization: the compute share of its steps done (0: none). */
 double run_job_utilization(const wl_job *j);
 /* The rack of a GPU (power.rack.servers per rack). */

@@ -191,6 +191,11 @@ static bool may_throttle(const run_training *tr) {
   return may;
 }
 
+const run_step_record *run_training_step(const run_training *tr, bool baseline, uint32_t k) {
+  int side = baseline ? 1 : 0;
+  return k < tr->nrec[side] ? &tr->rec[side][k] : NULL;
+}
+
 double run_job_utilization(const wl_job *j) {
   double busy = 0, total = 0;
   for (uint32_t k = 0; k < wl_job_steps_done(j); k++) {

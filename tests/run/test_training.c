@@ -109,8 +109,10 @@ static void test_fault_free_equals_baseline(void **state) {
     const wl_step *s = wl_job_step(r->job, k), *b = wl_job_step(r->base, k);
     assert_true(s->time_s == b->time_s);
     assert_true(s->start_s == b->start_s);
-    assert_true(h.tr.rec[0][k].end == h.tr.rec[1][k].end); /* integer ps */
-    assert_true(h.tr.rec[0][k].end - h.tr.rec[0][k].start > 0);
+    assert_true(run_training_step(&h.tr, false, k)->end ==
+                run_training_step(&h.tr, true, k)->end); /* integer ps */
+    assert_true(
+        run_training_step(&h.tr, false, k)->end - run_training_step(&h.tr, false, k)->start > 0);
     busy += b->compute_s;
     total += b->time_s;
   }
@@ -158,7 +160,8 @@ static void test_slowdown_root_cause(void **state) {
     assert_string_equal(e->causes[0].kind, "gpu-slowdown");
     assert_rel(e->causes[0].effect_s, C * (1 / f - 1), 1e-9);
     for (size_t i = 0; i < h.log.n; i++) /* at the step's end, in integer picoseconds */
-      if (!strcmp(h.log.v[i].kind, "straggler") && h.log.v[i].at == h.tr.rec[0][k].end) {
+      if (!strcmp(h.log.v[i].kind, "straggler") &&
+          h.log.v[i].at == run_training_step(&h.tr, false, k)->end) {
         assert_string_equal(h.log.v[i].component, "gpu5");
         straggler++;
       }
@@ -178,7 +181,8 @@ static void test_gpu_fail_cost(void **state) {
   (void)state;
   harness h;
   run(&h, NULL); /* fault-free: the step's length */
-  simtime_ps T0 = h.tr.rec[0][0].end - h.tr.rec[0][0].start;
+  simtime_ps T0 =
+      run_training_step(&h.tr, false, 0)->end - run_training_step(&h.tr, false, 0)->start;
   double step1 = wl_job_step(h.res.job, 0)->time_s;
   finish(&h);
   simtime_ps at_ns = T0 * 3 / 2 / SIM_PS_PER_NS, at = at_ns * SIM_PS_PER_NS;

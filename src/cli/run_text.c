@@ -95,22 +95,10 @@ void cli_events_text(const run_events *log) {
   }
 }
 
-void cli_run_print(const cfg_scenario *cfg, const topo *t, const cli_run_result *r,
-                   const run_training_result *tres, const char *written) {
-  const topo_inventory *inv = topo_inventory_get(t);
-  char a[64], b[64], c[64];
-  printf("fabsim %s, %s fidelity, seed %llu\n", FABSIM_VERSION,
-         cfg_fidelity_name(cfg->simulation.fidelity), (unsigned long long)cfg->simulation.seed);
-  printf("cluster      %s nodes x %u %s = %s GPUs, %s NICs at %s\n",
-         out_fmt_count(a, sizeof a, inv->nodes), cfg->cluster.gpus_per_node,
-         cfg_gpu_name(cfg->cluster.gpu), out_fmt_count(b, sizeof b, inv->gpus),
-         out_fmt_count(c, sizeof c, inv->endpoints),
-         out_fmt_rate(c + 32, 32, cfg->cluster.nic.bandwidth));
-  printf("fabric       %s, %u tiers, %u plane%s, radix %u, %s, %s switches, %s\n",
-         cfg_topology_name(cfg->fabric.topology), inv->tiers, inv->planes,
-         inv->planes == 1 ? "" : "s", cfg->fabric.switch_radix,
-         cfg_transport_name(cfg->fabric.transport), out_fmt_count(a, sizeof a, inv->switches),
-         out_fmt_usd(b, sizeof b, inv->cost_usd));
+/* The workload's lines: the collective, the training job, the traces or the traffic. */
+static void workload_text(const cfg_scenario *cfg, const cli_run_result *r,
+                          const run_training_result *tres) {
+  char a[64], b[64];
   if (cfg->workload.kind == CFG_WORKLOAD_COLLECTIVE) {
     printf("%-12s %s, %s over %u ranks, %u channel%s, protocol %s\n",
            cfg_coll_op_name(r->w.plan.op), cfg_coll_algorithm_name(r->w.plan.algorithm),
@@ -146,6 +134,25 @@ void cli_run_print(const cfg_scenario *cfg, const topo *t, const cli_run_result 
       printf("  latency    %s one-way, zero-byte\n",
              out_fmt_seconds(a, sizeof a, r->w.pair_latency_s));
   }
+}
+
+void cli_run_print(const cfg_scenario *cfg, const topo *t, const cli_run_result *r,
+                   const run_training_result *tres, const char *written) {
+  const topo_inventory *inv = topo_inventory_get(t);
+  char a[64], b[64], c[64];
+  printf("fabsim %s, %s fidelity, seed %llu\n", FABSIM_VERSION,
+         cfg_fidelity_name(cfg->simulation.fidelity), (unsigned long long)cfg->simulation.seed);
+  printf("cluster      %s nodes x %u %s = %s GPUs, %s NICs at %s\n",
+         out_fmt_count(a, sizeof a, inv->nodes), cfg->cluster.gpus_per_node,
+         cfg_gpu_name(cfg->cluster.gpu), out_fmt_count(b, sizeof b, inv->gpus),
+         out_fmt_count(c, sizeof c, inv->endpoints),
+         out_fmt_rate(c + 32, 32, cfg->cluster.nic.bandwidth));
+  printf("fabric       %s, %u tiers, %u plane%s, radix %u, %s, %s switches, %s\n",
+         cfg_topology_name(cfg->fabric.topology), inv->tiers, inv->planes,
+         inv->planes == 1 ? "" : "s", cfg->fabric.switch_radix,
+         cfg_transport_name(cfg->fabric.transport), out_fmt_count(a, sizeof a, inv->switches),
+         out_fmt_usd(b, sizeof b, inv->cost_usd));
+  workload_text(cfg, r, tres);
   if (r->net.observed & BE_OBS_FCT)
     printf("  fct        p50 %s, p99 %s, max %s\n",
            out_fmt_seconds(a, sizeof a, sim_ps_to_s(r->net.fct_p50)),

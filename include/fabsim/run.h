@@ -168,6 +168,23 @@ typedef struct run_step_record {
   uint64_t ecn_marks;
 } run_step_record;
 
+/* Where a training run is, for a progress line (run_progress_fn). */
+typedef struct run_progress {
+  const char *what;    /* "fault-free:" (the baseline) or "run:" */
+  simtime_ps now;      /* simulated time reached */
+  uint32_t step;       /* the step running, 1-based */
+  uint32_t steps;      /* workload.steps */
+  simtime_ps expected; /* the run's expected end (the baseline's), 0: unknown */
+  double started;      /* wall clock (out_wall_now) when this part began */
+  double rate;         /* events per second of wall time, lately */
+  bool final;          /* the last call: clear the line */
+} run_progress;
+
+typedef struct run_progress_fn {
+  void *ctx;
+  void (*draw)(void *ctx, const run_progress *p);
+} run_progress_fn;
+
 typedef struct run_training {
   /* public */
   wl_job *job;          /* the run's job */
@@ -207,10 +224,14 @@ int run_training_begin(run_training *tr, const cfg_scenario *cfg, const cfg_doc 
                        be_backend *be, const flt_fault *faults, uint32_t nfaults, sim_error *err);
 /* When anything may disturb the job (faults, a rack that could exceed its
  * limit): the fault-free baseline first, then the racks throttled at its
- * utilization (thermal events into `log`); then the job, with a progress line
- * on stderr when `show`; Ctrl-C stops it cleanly (*complete false: the steps
- * done so far are reported). */
-int run_training_run(run_training *tr, run_events *log, bool show, bool *complete, sim_error *err);
+ * utilization (thermal events into `log`); then the job. Both are driven in
+ * slices of simulated time: progress (NULL: none) between them, and an
+ * interrupt the caller's signal handler noted (sim_interrupt_note) stops the
+ * run cleanly after the current slice (*complete false: the steps done so
+ * far are reported; during the baseline the job does not run and
+ * stopped_in_base is set). The library installs no signal handler. */
+int run_training_run(run_training *tr, run_events *log, const run_progress_fn *progress,
+                     bool *complete, sim_error *err);
 /* Free after be_destroy of the run's backend (its callbacks point into the job). */
 void run_training_free(run_training *tr);
 

@@ -1,4 +1,5 @@
 /* fabsim run: simulate a scenario's workload and report what it measured. */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -175,6 +176,35 @@ static int setup(run_verb *v) {
   return CLI_OK;
 }
 
+/* Ctrl-C and SIGTERM while a training job runs: noted for the run layer,
+ * which stops after the current slice of simulated time (the parallel
+ * engine votes on it over its ranks); a second one kills at once. */
+static void on_signal(int sig) {
+  if (sim_interrupt_pending()) {
+    signal(sig, SIG_DFL);
+    raise(sig);
+    return;
+  }
+  sim_interrupt_note();
+}
+
+/* The training job with the handler above installed around it. */
+static int run_training_job(run_verb *v, bool show, sim_error *err) {
+  struct sigaction sa, old_int, old_term;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sim_interrupt_clear();
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
+  run_progress_fn progress = {.draw = cli_progress_draw};
+  int rc = run_training_run(&v->tr, &v->r.log, show ? &progress : NULL, &v->complete, err);
+  sigaction(SIGINT, &old_int, NULL);
+  sigaction(SIGTERM, &old_term, NULL);
+  sim_interrupt_clear();
+  return rc;
+}
+
 /* The simulation, then what it measured. */
 static int simulate(run_verb *v) {
   sim_error err = {0};
@@ -183,8 +213,7 @@ static int simulate(run_verb *v) {
   if (v->training) {
     /* the job drives the simulation itself (and stops it at its end or
      * failure, leaving later events pending), with its own progress line */
-    if (run_training_run(&v->tr, &r->log, show, &v->complete, &err) != SIM_OK)
-      return fail(&err, false);
+    if (run_training_job(v, show, &err) != SIM_OK) return fail(&err, false);
     if (v->tr.warning) fprintf(stderr, "fabsim: warning: %s\n", v->tr.warning);
   } else {
     run_workload_start(&r->w, v->be);

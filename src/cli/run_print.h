@@ -42,5 +42,7 @@ void cli_training_json(const run_training_result *r, const cfg_scenario *cfg, js
 void cli_training_text(const run_training_result *r);
 void cli_power_text(const run_power *p);
 void cli_events_text(const run_events *log);
+/* A training run's progress line on stderr (run_progress_fn.draw). */
+void cli_progress_draw(void *ctx, const run_progress *p);
 
 #endif

@@ -205,7 +205,8 @@ double run_job_utilization(const wl_job *j) {
   return total > 0 ? busy / total : 0;
 }
 
-int run_training_run(run_training *tr, run_events *log, bool show, bool *complete, sim_error *err) {
+int run_training_run(run_training *tr, run_events *log, const run_progress_fn *progress,
+                     bool *complete, sim_error *err) {
   int rc;
   tr->log = log;
   if (tr->cfg->faults.n > 0 || may_throttle(tr)) {
@@ -217,7 +218,7 @@ int run_training_run(run_training *tr, run_events *log, bool show, bool *complet
       return rc;
     tr->base_be->ops->stats(tr->base_be, &tr->base_last);
     wl_job_on_step(tr->base, base_counters, tr);
-    if ((rc = run__drive(tr, tr->base, tr->base_sim, "fault-free:", show, 0, complete, err)) !=
+    if ((rc = run__drive(tr, tr->base, tr->base_sim, "fault-free:", progress, 0, complete, err)) !=
         SIM_OK)
       return rc;
     if (!*complete) { /* Ctrl-C during the baseline: the job never ran */
@@ -236,7 +237,7 @@ int run_training_run(run_training *tr, run_events *log, bool show, bool *complet
   wl_job_on_step(tr->job, step_counters, tr);
   /* the fault-free steps' end, when known: the progress line's 100 % */
   simtime_ps expected = tr->nrec[1] ? tr->rec[1][tr->nrec[1] - 1].end : 0;
-  if ((rc = run__drive(tr, tr->job, tr->sim, "run:", show, expected, complete, err)) != SIM_OK)
+  if ((rc = run__drive(tr, tr->job, tr->sim, "run:", progress, expected, complete, err)) != SIM_OK)
     return rc;
   const wl_step *s0 = wl_job_step(tr->job, 0);
   bool network = false;

@@ -64,7 +64,7 @@ static void run(harness *h, const char *fault) {
     fail_msg("%s", err.msg);
   if (h->fs) flt_sched_set_hooks(h->fs, &h->tr.hooks);
   bool complete = false;
-  if (run_training_run(&h->tr, &h->log, false, &complete, &err) != SIM_OK) fail_msg("%s", err.msg);
+  if (run_training_run(&h->tr, &h->log, NULL, &complete, &err) != SIM_OK) fail_msg("%s", err.msg);
   assert_true(complete);
   if (h->fs) {
     flt_sched_finish(h->fs);

@@ -29,8 +29,6 @@
 #ifndef FABSIM_ROOTCAUSE_H
 #define FABSIM_ROOTCAUSE_H
 
-#include <jansson.h>
-
 #include "fabsim/core.h"
 
 #ifdef __cplusplus
@@ -89,11 +87,34 @@ typedef struct rel_rc_input {
   double threshold_frac; /* steps with less excess are left out (e.g. 0.001) */
 } rel_rc_input;
 
-/* [{step, start_s, time_s, baseline_s, excess_s, excess_frac, text,
- *   causes: [{component, kind, effect_s, text}]}] for each step whose time
- * exceeds its baseline by more than threshold_frac. Caller owns it.
- * O(steps x (stages + slow + net)). */
-json_t *rel_root_cause(const rel_rc_input *in);
+/* One cause of a slow step's excess time. */
+typedef struct rel_rc_cause {
+  char component[64]; /* gpuN, a network fault's target, or "job" */
+  const char *kind;   /* static: gpu-slowdown, thermal-throttle, a fault kind, other */
+  double effect_s;
+  char text[512];
+} rel_rc_cause;
+
+/* A step whose time exceeds its baseline by more than threshold_frac. */
+typedef struct rel_rc_entry {
+  uint32_t step;  /* 1-based */
+  uint32_t index; /* 0-based, into in->run */
+  double start_s, time_s, baseline_s, excess_s, excess_frac;
+  char text[1100];      /* "step k +x %: " and the causes joined by "; " */
+  rel_rc_cause *causes; /* owned */
+  uint32_t ncauses;
+} rel_rc_entry;
+
+typedef struct rel_rc_result {
+  rel_rc_entry *v; /* owned */
+  uint32_t n;
+} rel_rc_result;
+
+/* Each step of in->run whose time exceeds its baseline by more than
+ * threshold_frac, with its causes (largest GPU stage first, then the network
+ * or "other"). Free with rel_rc_result_free. O(steps x (stages + slow + net)). */
+void rel_root_cause(const rel_rc_input *in, rel_rc_result *out);
+void rel_rc_result_free(rel_rc_result *r);
 
 #ifdef __cplusplus
 }

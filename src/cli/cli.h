@@ -116,14 +116,10 @@ json_t *cli_scenario_json(const cli_args *a, const cfg_scenario *cfg);
 int cli_cmd_run(int argc, char **argv);
 int cli_cmd_topo(int argc, char **argv);
 int cli_cmd_memory(int argc, char **argv);
-/* workload.kind training in `fabsim run` (cmd_memory.c): one step on `be`,
- * its summary object in *step; prints errors, returns the exit code. */
-struct be_backend;
-int cli_training_step(const cfg_scenario *cfg, const cfg_doc *doc, const topo *t,
-                      struct be_backend *be, json_t **step);
-void cli_training_print(const json_t *step);
-/* The step object of one step (cmd_memory.c); caller owns it. */
+/* A training run's step in the terminal summary of `fabsim run` (cmd_memory.c). */
 struct wl_step;
+void cli_step_text(const struct wl_step *s, const cfg_scenario *cfg);
+/* The step object of one step (cmd_memory.c); caller owns it. */
 json_t *cli_step_json(const struct wl_step *s, const cfg_scenario *cfg);
 int cli_cmd_reliability(int argc, char **argv);
 int cli_cmd_sweep(int argc, char **argv);

@@ -282,70 +282,46 @@ static json_t *step_json(const wl_step *s, const wl_model *m, const wl_parallel 
   return o;
 }
 
-int cli_training_step(const cfg_scenario *cfg, const cfg_doc *doc, const topo *t, be_backend *be,
-                      json_t **step) {
-  sim_error err = {0};
-  wl_step s;
-  wl_memory mem;
-  *step = NULL;
-  if (wl_step_run(&s, cfg, doc, t, be, &err) != SIM_OK) {
-    cli_error(err.msg);
-    return err.code == SIM_ECONFIG ? CLI_BAD_INPUT : CLI_FAILED;
-  }
-  wl_memory_compute(&mem, &s.model, &s.parallel, cfg);
-  *step = step_json(&s, &s.model, &s.parallel, cfg, &mem);
-  wl_step_free(&s);
-  return CLI_OK;
-}
-
 json_t *cli_step_json(const wl_step *s, const cfg_scenario *cfg) {
   wl_memory mem;
   wl_memory_compute(&mem, &s->model, &s->parallel, cfg);
   return step_json(s, &s->model, &s->parallel, cfg, &mem);
 }
 
-static double num(const json_t *o, const char *k) {
-  return json_number_value(json_object_get(o, k));
-}
-
-void cli_training_print(const json_t *step) {
+void cli_step_text(const wl_step *s, const cfg_scenario *cfg) {
   char a[64], b[64], c[64];
-  const json_t *par = json_object_get(step, "parallel"), *mod = json_object_get(step, "model");
-  double params = num(mod, "params");
+  const wl_parallel *par = &s->parallel;
+  wl_memory mem;
+  wl_memory_compute(&mem, &s->model, par, cfg);
+  double params = (double)round_int(s->model.params); /* as summary.json's integer */
   if (params >= 1e9) snprintf(a, sizeof a, "%.4g B", params / 1e9);
   else out_fmt_count(a, sizeof a, (uint64_t)params);
-  printf("training     %s, %s params, dp %d x tp %d x pp %d",
-         json_string_value(json_object_get(mod, "kind")), a, (int)num(par, "dp"),
-         (int)num(par, "tp"), (int)num(par, "pp"));
-  if (num(par, "ep") > 1) printf(" (ep %d)", (int)num(par, "ep"));
-  int mb = (int)num(par, "micro_batches");
-  printf(", ZeRO %d, %d micro-batch%s of %d\n", (int)num(par, "zero"), mb, mb == 1 ? "" : "es",
-         (int)num(par, "micro_batch"));
+  printf("training     %s, %s params, dp %d x tp %d x pp %d", wl_model_kind_name(s->model.kind), a,
+         (int)par->dp, (int)par->tp, (int)par->pp);
+  if (par->ep > 1) printf(" (ep %d)", (int)par->ep);
+  int mb = (int)par->micro_batches;
+  printf(", ZeRO %d, %d micro-batch%s of %d\n", (int)par->zero, mb, mb == 1 ? "" : "es",
+         (int)par->micro_batch);
   printf("  step       %s = compute %s + exposed comm %s + bubble %s\n",
-         out_fmt_seconds(a, sizeof a, num(step, "time_s")),
-         out_fmt_seconds(b, sizeof b, num(step, "compute_s")),
-         out_fmt_seconds(c, sizeof c, num(step, "exposed_comm_s")),
-         out_fmt_seconds(c + 32, 32, num(step, "bubble_s")));
+         out_fmt_seconds(a, sizeof a, s->time_s), out_fmt_seconds(b, sizeof b, s->compute_s),
+         out_fmt_seconds(c, sizeof c, s->exposed_comm_s), out_fmt_seconds(c + 32, 32, s->bubble_s));
   printf("  compute    %.1f%% memory-bound (%s of the compute bound by HBM bandwidth)\n",
-         100 * num(step, "memory_bound_frac"),
-         out_fmt_seconds(a, sizeof a, num(step, "memory_bound_s")));
-  printf("  GPUs       %.1f%% idle, MFU %.1f%%, %s tokens/s\n", 100 * num(step, "gpu_idle_frac"),
-         100 * num(step, "mfu"),
-         out_fmt_count(a, sizeof a, (uint64_t)llround(num(step, "tokens_per_s"))));
-  const json_t *mem = json_object_get(step, "memory");
+         100 * s->memory_bound_frac, out_fmt_seconds(a, sizeof a, s->memory_bound_s));
+  printf("  GPUs       %.1f%% idle, MFU %.1f%%, %s tokens/s\n", 100 * s->gpu_idle_frac,
+         100 * s->mfu, out_fmt_count(a, sizeof a, (uint64_t)llround(s->tokens_per_s)));
   printf("  memory     %s per GPU of %s%s\n",
-         out_fmt_bytes(a, sizeof a, (uint64_t)num(mem, "bytes_per_gpu")),
-         out_fmt_bytes(b, sizeof b, (uint64_t)num(mem, "gpu_memory_bytes")),
-         json_is_true(json_object_get(mem, "fits")) ? "" : " (does NOT fit: see fabsim memory)");
-  const char *k;
-  const json_t *v;
-  json_object_foreach((json_t *)json_object_get(step, "collectives"), k, v) {
-    printf("  %-18s %6lld x over %3d ranks, %s, %s in all\n", k, (long long)num(v, "count"),
-           (int)num(v, "group"), out_fmt_bytes(a, sizeof a, (uint64_t)num(v, "bytes")),
-           out_fmt_seconds(b, sizeof b, num(v, "time_s")));
+         out_fmt_bytes(a, sizeof a, (uint64_t)(double)round_int(mem.total)),
+         out_fmt_bytes(b, sizeof b, (uint64_t)(double)round_int(mem.gpu_memory)),
+         mem.fits ? "" : " (does NOT fit: see fabsim memory)");
+  for (int k = 0; k < WL_COMM_KINDS; k++) {
+    const wl_comm_total *t = &s->comm[k];
+    if (!t->count) continue;
+    printf("  %-18s %6lld x over %3d ranks, %s, %s in all\n", wl_comm_kind_name((wl_comm_kind)k),
+           (long long)t->count, (int)t->group,
+           out_fmt_bytes(a, sizeof a, (uint64_t)(double)t->bytes),
+           out_fmt_seconds(b, sizeof b, t->time_s));
   }
   printf("  collectives %s (%s DAG nodes, %s distinct collectives)\n",
-         json_string_value(json_object_get(step, "comm_model")),
-         out_fmt_count(a, sizeof a, (uint64_t)num(json_object_get(step, "dag"), "nodes")),
-         out_fmt_count(b, sizeof b, (uint64_t)num(json_object_get(step, "dag"), "classes")));
+         cfg_comm_model_name(s->comm_model), out_fmt_count(a, sizeof a, (uint64_t)(double)s->nodes),
+         out_fmt_count(b, sizeof b, (uint64_t)(double)s->classes));
 }

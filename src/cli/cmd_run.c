@@ -1,4 +1,5 @@
 /* fabsim run: simulate a scenario's workload and report what it measured. */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,13 +8,10 @@
 
 #include "cli/cli.h"
 #include "cli/run_output.h"
-#include "cli/run_training.h"
+#include "cli/run_print.h"
 #include "fabsim/backend.h"
-#include "fabsim/calib.h"
-#include "fabsim/coll.h"
 #include "fabsim/fault.h"
 #include "fabsim/pdes.h"
-#include "fabsim/trace.h"
 #include "fabsim/out.h"
 
 static const char run_help[] =
@@ -69,305 +67,47 @@ static double wall_now(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-typedef struct run_result {
-  coll_plan plan;
-  coll_exec exec;
-  coll_result res;
-  be_stats net;
-  uint64_t events;
-  double sim_time_s, wall_s;
-  double pair_latency_s; /* traffic pattern pair: zero-byte one-way latency */
-  json_t *log;           /* the summary's "events": [{at_s, component, kind, detail}] */
-  json_t *power;         /* collective and traffic runs; training adds its own */
-  be_parallel_info par;  /* the parallel engine's partition and effort; ranks 0: not on it */
-  /* the job's outcome: a job that lost a transfer has failed (training: the
-   * job itself stops there, wl_job); every output reads these */
-  bool failed, stopped;
-  uint64_t failures; /* transfers reported failed (be_stats.transfers_failed) */
-  be_failure first;  /* the first of them, as the backend reported it */
-  bool have_first;
-  be_failure_fn prev_failure; /* the listener before ours (the fault scheduler's log) */
-  void *prev_failure_ctx;
-  const trc_set *trace_set; /* workload.kind trace (src/trace): the traces and */
-  trc_result trace;         /* the run's figures */
-} run_result;
-
-/* The run's listener for failed transfers, ahead of the fault scheduler's
- * (which logs them): keeps the first, for the outputs' "why". */
-static void on_run_failure(void *ctx, const be_failure *f) {
-  run_result *r = ctx;
-  if (!r->have_first) r->first = *f, r->have_first = true;
-  if (r->prev_failure) r->prev_failure(r->prev_failure_ctx, f);
+/* Every fault at or after the workload's end (`end`) had no effect: a
+ * "fault-after-end" event each, and a warning located at its faults[i].at. */
+static void warn_faults_after_end(const cfg_scenario *cfg, const cfg_doc *doc, simtime_ps end,
+                                  run_events *log) {
+  uint32_t *idx = sim_malloc((cfg->faults.n ? cfg->faults.n : 1) * sizeof *idx);
+  const char **detail = sim_malloc((cfg->faults.n ? cfg->faults.n : 1) * sizeof *detail);
+  size_t n = run_faults_after_end(cfg, end, log, idx, detail);
+  for (size_t i = 0; i < n; i++) {
+    char key[48];
+    snprintf(key, sizeof key, "faults[%u].at", idx[i]);
+    cfg_loc l = cfg_where(doc, key);
+    if (l.line)
+      fprintf(stderr, "%s:%u:%u: warning: %s: %s\n", l.file, l.line, l.col, key, detail[i]);
+    else fprintf(stderr, "fabsim: warning: %s\n", detail[i]);
+  }
+  sim_free(idx);
+  sim_free(detail);
 }
 
-/* The failure object of a collective or traffic run: what broke first. */
-static json_t *failure_json(const run_result *r) {
-  json_t *f = json_object();
-  json_object_set_new(f, "kind", json_string("transfer-failed"));
-  json_object_set_new(f, "transfers_failed", json_integer((json_int_t)r->failures));
-  if (r->have_first) {
-    char comp[32];
-    snprintf(comp, sizeof comp, "gpu%u", r->first.src_gpu);
-    json_object_set_new(f, "at_s", json_real(sim_ps_to_s(r->first.at)));
-    json_object_set_new(f, "component", json_string(comp));
-    json_object_set_new(f, "dst_gpu", json_integer(r->first.dst_gpu));
-    json_object_set_new(f, "cause", json_string(r->first.cause ? r->first.cause : "unknown"));
+/* stderr's line when the simulated job failed (exit 4). */
+static void print_job_failed(const cfg_scenario *cfg, const cli_run_result *r,
+                             const run_training_result *tres) {
+  const char *kind = "transfer-failed", *component = "", *cause = NULL;
+  char comp[32];
+  double at_s = 0;
+  if (cfg->workload.kind == CFG_WORKLOAD_TRAINING) {
+    const run_failure *f = &tres->failure;
+    kind = f->kind_name;
+    component = f->component;
+    at_s = f->cost.at_s;
+    if (f->kind == WL_TRANSFER_FAIL) cause = f->cause;
+  } else if (r->w.have_first) {
+    snprintf(comp, sizeof comp, "gpu%u", r->w.first.src_gpu);
+    component = comp;
+    at_s = sim_ps_to_s(r->w.first.at);
+    cause = r->w.first.cause ? r->w.first.cause : "unknown";
   }
-  return f;
-}
-
-/* A counter the fidelity observed, or null: the analytic and flow models have
- * no queues, so they report no pauses or drops rather than zero. */
-static json_t *observed_int(const be_stats *st, unsigned what, uint64_t v) {
-  return (st->observed & what) ? json_integer((json_int_t)v) : json_null();
-}
-
-static json_t *network_json(const be_stats *st) {
-  json_t *n = json_object();
-  json_object_set_new(n, "transfers", json_integer((json_int_t)st->transfers));
-  json_object_set_new(n, "transfers_failed", json_integer((json_int_t)st->transfers_failed));
-  json_object_set_new(n, "flows_rerouted", json_integer((json_int_t)st->flows_rerouted));
-  json_object_set_new(n, "bytes", json_integer((json_int_t)st->bytes));
-  json_object_set_new(n, "max_link_sharing", json_integer(st->max_link_sharing));
-  json_object_set_new(n, "packets", observed_int(st, BE_OBS_PACKETS, st->packets));
-  json_object_set_new(n, "ecn_marks", observed_int(st, BE_OBS_PACKETS, st->ecn_marks));
-  json_object_set_new(n, "cnps", observed_int(st, BE_OBS_PACKETS, st->cnps));
-  json_object_set_new(n, "pfc_pauses", observed_int(st, BE_OBS_PACKETS, st->pfc_pauses));
-  json_object_set_new(
-      n, "pfc_paused_s",
-      (st->observed & BE_OBS_PACKETS) ? json_real(sim_ps_to_s(st->pfc_paused)) : json_null());
-  json_object_set_new(n, "drops", observed_int(st, BE_OBS_PACKETS, st->drops));
-  json_object_set_new(n, "retransmits", observed_int(st, BE_OBS_PACKETS, st->retransmits));
-  json_object_set_new(n, "out_of_order", observed_int(st, BE_OBS_PACKETS, st->out_of_order));
-  json_object_set_new(n, "max_queue_bytes", observed_int(st, BE_OBS_PACKETS, st->max_queue_bytes));
-  json_object_set_new(
-      n, "link_utilization_max",
-      (st->observed & BE_OBS_PACKETS) ? json_real(st->link_utilization_max) : json_null());
-  if (st->observed & BE_OBS_FCT) {
-    json_t *f = json_object();
-    json_object_set_new(f, "p50", json_real(sim_ps_to_s(st->fct_p50) * 1e6));
-    json_object_set_new(f, "p99", json_real(sim_ps_to_s(st->fct_p99) * 1e6));
-    json_object_set_new(f, "p999", json_real(sim_ps_to_s(st->fct_p999) * 1e6));
-    json_object_set_new(f, "max", json_real(sim_ps_to_s(st->fct_max) * 1e6));
-    json_object_set_new(f, "mean", json_real(st->fct_mean_s * 1e6));
-    json_object_set_new(n, "fct_us", f);
-  } else {
-    json_object_set_new(n, "fct_us", json_null());
-  }
-  return n;
-}
-
-/* Bytes a traffic run delivered: every flow's when it ran to its end, else
- * what the backend delivered (transfers completed) before the stop. */
-static double traffic_bytes(const run_result *r) {
-  if (!r->failed && !r->stopped) return (double)r->plan.bytes * (double)coll_plan_flows(&r->plan);
-  return (double)r->net.bytes;
-}
-
-static json_t *summary_json(const cli_args *a, const cfg_scenario *cfg, const topo *t,
-                            const run_result *r) {
-  json_t *o = json_object();
-  json_object_set_new(o, "fabsim_version", json_string(FABSIM_VERSION));
-  json_object_set_new(o, "scenario", cli_scenario_json(a, cfg));
-  json_object_set_new(o, "fidelity", json_string(cfg_fidelity_name(cfg->simulation.fidelity)));
-  json_object_set_new(o, "gpus", json_integer(topo_gpu_count(t)));
-  json_object_set_new(o, "nodes", json_integer(topo_node_count(t)));
-  json_object_set_new(o, "topology", cli_topo_json(t, cfg));
-  if (cfg->workload.kind == CFG_WORKLOAD_COLLECTIVE) {
-    json_t *colls = json_array();
-    json_t *c = json_object();
-    json_object_set_new(c, "op", json_string(cfg_coll_op_name(r->plan.op)));
-    json_object_set_new(c, "algorithm", json_string(cfg_coll_algorithm_name(r->plan.algorithm)));
-    json_object_set_new(c, "bytes", json_integer((json_int_t)r->plan.bytes));
-    json_object_set_new(c, "ranks", json_integer(r->plan.nranks));
-    json_object_set_new(c, "channels", json_integer(r->plan.channels));
-    json_object_set_new(c, "protocol", json_string(cfg_coll_protocol_name(r->plan.protocol)));
-    json_object_set_new(c, "qps_per_connection", json_integer(r->plan.qps));
-    json_object_set_new(c, "transfers", json_integer((json_int_t)coll_plan_transfers(&r->plan)));
-    /* a collective that failed or was stopped has no time and no bandwidth:
-     * what was delivered, over the time it took, instead */
-    bool whole = !r->failed && !r->stopped;
-    json_object_set_new(c, "time_s", whole ? json_real(r->res.time_s) : json_null());
-    json_object_set_new(c, "algbw_GBps", whole ? json_real(r->res.algbw_GBps) : json_null());
-    json_object_set_new(c, "busbw_GBps", whole ? json_real(r->res.busbw_GBps) : json_null());
-    json_object_set_new(c, "elapsed_s", json_real(r->res.time_s));
-    json_object_set_new(c, "delivered_bytes", json_integer((json_int_t)r->net.bytes));
-    json_array_append_new(colls, c);
-    json_object_set_new(o, "collectives", colls);
-  } else if (cfg->workload.kind == CFG_WORKLOAD_TRAINING) {
-    /* step, steps, failure, sdc, root_cause, power: cli_training_summary */
-  } else if (cfg->workload.kind == CFG_WORKLOAD_TRACE) {
-    json_object_set_new(o, "trace", trc_result_json(&r->trace, r->trace_set, cfg));
-  } else {
-    json_t *tr = json_object();
-    json_object_set_new(tr, "pattern",
-                        json_string(cfg_traffic_pattern_name(cfg->workload.traffic.pattern)));
-    json_object_set_new(tr, "flows", json_integer((json_int_t)coll_plan_flows(&r->plan)));
-    json_object_set_new(tr, "bytes_per_flow", json_integer((json_int_t)r->plan.bytes));
-    json_object_set_new(tr, "qps_per_connection", json_integer(r->plan.qps));
-    json_object_set_new(tr, "staggered", json_boolean(r->plan.stagger > 0));
-    json_object_set_new(tr, "time_s", json_real(r->res.time_s));
-    /* what was delivered over the time it took (stopped or failed: part of it) */
-    double total = traffic_bytes(r);
-    json_object_set_new(tr, "delivered_bytes", json_integer((json_int_t)total));
-    json_object_set_new(tr, "throughput_Gbps",
-                        json_real(r->res.time_s > 0 ? total * 8 / r->res.time_s / 1e9 : 0));
-    if (cfg->workload.traffic.pattern == CFG_TRAFFIC_PAIR)
-      json_object_set_new(tr, "latency_us", json_real(r->pair_latency_s * 1e6));
-    json_object_set_new(o, "traffic", tr);
-  }
-  if (cfg->workload.kind != CFG_WORKLOAD_TRAINING) /* training: cli_training_summary */
-    json_object_set_new(o, "failure", r->failed ? failure_json(r) : json_null());
-  json_object_set_new(o, "network", network_json(&r->net));
-  if (r->power) json_object_set_new(o, "power", json_incref(r->power));
-  json_object_set_new(o, "events", json_incref(r->log));
-  json_t *sim = json_object();
-  json_object_set_new(sim, "events", json_integer((json_int_t)r->events));
-  json_object_set_new(sim, "sim_time_s", json_real(r->sim_time_s));
-  json_object_set_new(sim, "wall_s", json_real(r->wall_s)); /* the only wall-clock field */
-  if (r->par.ranks) { /* how it ran: varies with the rank count, the results do not */
-    const be_parallel_info *p = &r->par;
-    json_t *j = json_object();
-    json_object_set_new(j, "ranks", json_integer(p->ranks));
-    json_object_set_new(j, "partition", json_string(p->scheme));
-    json_object_set_new(j, "cut_links", json_integer((json_int_t)p->cut_links));
-    json_object_set_new(j, "lookahead_ns", json_real((double)p->lookahead / SIM_PS_PER_NS));
-    json_object_set_new(j, "windows", json_integer((json_int_t)p->windows));
-    json_object_set_new(j, "events_busiest_rank", json_integer((json_int_t)p->events_max));
-    json_object_set_new(j, "crossing_frac", json_real(p->crossing_frac));
-    json_object_set_new(j, "engine_wall_s", json_real(p->wall_max));
-    json_object_set_new(j, "sync_wall_s", json_real(p->sync_max));
-    json_object_set_new(sim, "parallel", j);
-  }
-  json_object_set_new(o, "sim", sim);
-  return o;
-}
-
-static void print_summary(const cfg_scenario *cfg, const topo *t, const run_result *r,
-                          const json_t *summary, const char *written) {
-  const topo_inventory *inv = topo_inventory_get(t);
-  char a[64], b[64], c[64];
-  printf("fabsim %s, %s fidelity, seed %llu\n", FABSIM_VERSION,
-         cfg_fidelity_name(cfg->simulation.fidelity), (unsigned long long)cfg->simulation.seed);
-  printf("cluster      %s nodes x %u %s = %s GPUs, %s NICs at %s\n",
-         out_fmt_count(a, sizeof a, inv->nodes), cfg->cluster.gpus_per_node,
-         cfg_gpu_name(cfg->cluster.gpu), out_fmt_count(b, sizeof b, inv->gpus),
-         out_fmt_count(c, sizeof c, inv->endpoints),
-         out_fmt_rate(c + 32, 32, cfg->cluster.nic.bandwidth));
-  printf("fabric       %s, %u tiers, %u plane%s, radix %u, %s, %s switches, %s\n",
-         cfg_topology_name(cfg->fabric.topology), inv->tiers, inv->planes,
-         inv->planes == 1 ? "" : "s", cfg->fabric.switch_radix,
-         cfg_transport_name(cfg->fabric.transport), out_fmt_count(a, sizeof a, inv->switches),
-         out_fmt_usd(b, sizeof b, inv->cost_usd));
-  if (cfg->workload.kind == CFG_WORKLOAD_COLLECTIVE) {
-    printf("%-12s %s, %s over %u ranks, %u channel%s, protocol %s\n", cfg_coll_op_name(r->plan.op),
-           cfg_coll_algorithm_name(r->plan.algorithm), out_fmt_bytes(a, sizeof a, r->plan.bytes),
-           r->plan.nranks, r->plan.channels, r->plan.channels == 1 ? "" : "s",
-           cfg_coll_protocol_name(r->plan.protocol));
-    if (!r->failed && !r->stopped) {
-      printf("  time       %s\n", out_fmt_seconds(a, sizeof a, r->res.time_s));
-      printf("  algbw      %.2f GB/s\n", r->res.algbw_GBps);
-      printf("  busbw      %.2f GB/s\n", r->res.busbw_GBps);
-    } else { /* no bandwidth for a collective that did not complete */
-      printf("  time       %s, %s: no time or bandwidth; %s delivered\n",
-             out_fmt_seconds(a, sizeof a, r->res.time_s), r->failed ? "FAILED" : "stopped",
-             out_fmt_bytes(b, sizeof b, r->net.bytes));
-    }
-  } else if (cfg->workload.kind == CFG_WORKLOAD_TRAINING) {
-    if (json_object_get(summary, "step")) cli_training_print(json_object_get(summary, "step"));
-    cli_training_text(summary);
-  } else if (cfg->workload.kind == CFG_WORKLOAD_TRACE) {
-    trc_result_print(stdout, &r->trace, r->trace_set);
-  } else {
-    uint64_t flows = coll_plan_flows(&r->plan);
-    printf("traffic      %s, %s flows of %s%s\n",
-           cfg_traffic_pattern_name(cfg->workload.traffic.pattern),
-           out_fmt_count(a, sizeof a, flows), out_fmt_bytes(b, sizeof b, r->plan.bytes),
-           r->plan.stagger ? ", staggered" : ", starting together");
-    printf("  time       %s\n", out_fmt_seconds(a, sizeof a, r->res.time_s));
-    double total = traffic_bytes(r);
-    if (r->res.time_s > 0)
-      printf("  throughput %s aggregate%s\n",
-             out_fmt_rate(a, sizeof a, (uint64_t)(total * 8 / r->res.time_s)),
-             r->failed || r->stopped ? " (delivered so far)" : "");
-    if (cfg->workload.traffic.pattern == CFG_TRAFFIC_PAIR)
-      printf("  latency    %s one-way, zero-byte\n",
-             out_fmt_seconds(a, sizeof a, r->pair_latency_s));
-  }
-  if (r->net.observed & BE_OBS_FCT)
-    printf("  fct        p50 %s, p99 %s, max %s\n",
-           out_fmt_seconds(a, sizeof a, sim_ps_to_s(r->net.fct_p50)),
-           out_fmt_seconds(b, sizeof b, sim_ps_to_s(r->net.fct_p99)),
-           out_fmt_seconds(c, sizeof c, sim_ps_to_s(r->net.fct_max)));
-  if (r->net.observed & BE_OBS_PACKETS) {
-    printf("network      %s packets, %s ECN marks, %s CNPs, %s PFC pauses (%s paused)\n",
-           out_fmt_count(a, sizeof a, r->net.packets), out_fmt_count(b, sizeof b, r->net.ecn_marks),
-           out_fmt_count(c, sizeof c, r->net.cnps), out_fmt_count(c + 24, 24, r->net.pfc_pauses),
-           out_fmt_seconds(c + 48, 16, sim_ps_to_s(r->net.pfc_paused)));
-    printf("             %s drops, %s retransmits, max queue %s, busiest link %.0f%%\n",
-           out_fmt_count(a, sizeof a, r->net.drops), out_fmt_count(b, sizeof b, r->net.retransmits),
-           out_fmt_bytes(c, sizeof c, r->net.max_queue_bytes), r->net.link_utilization_max * 100);
-  }
-  if (r->failed && cfg->workload.kind != CFG_WORKLOAD_TRAINING) {
-    const json_t *f = json_object_get(summary, "failure");
-    printf("failure      %s transfer%s failed: the job failed",
-           out_fmt_count(a, sizeof a, r->failures), r->failures == 1 ? "" : "s");
-    if (r->have_first)
-      printf(" (the first at %s: gpu%u->gpu%u, %s)",
-             out_fmt_seconds(b, sizeof b, sim_ps_to_s(r->first.at)), r->first.src_gpu,
-             r->first.dst_gpu, json_string_value(json_object_get(f, "cause")));
-    printf("\n");
-  }
-  const json_t *pw = json_object_get(summary, "power");
-  if (pw) {
-    printf(
-        "power        IT %.4g kW, facility %.4g kW (PUE %.3g), %.4g kWh per step at "
-        "utilization %.0f%%",
-        json_number_value(json_object_get(pw, "it_kw")),
-        json_number_value(json_object_get(pw, "facility_kw")),
-        json_number_value(json_object_get(pw, "pue")),
-        json_number_value(json_object_get(pw, "energy_kwh_per_step")),
-        100 * json_number_value(json_object_get(pw, "utilization")));
-    json_int_t hot = json_integer_value(json_object_get(pw, "racks_throttled"));
-    if (hot) printf(", %lld rack%s throttled", (long long)hot, hot == 1 ? "" : "s");
-    printf("\n");
-  }
-  size_t nev = json_array_size(json_object_get(summary, "events"));
-  if (nev) { /* the operator's first look: what happened, in time order */
-    enum { SHOW = 8 };
-    printf("events       %zu in summary.json events[] and events.csv%s\n", nev,
-           nev > SHOW ? "; the first:" : ":");
-    size_t i;
-    const json_t *e;
-    json_array_foreach(json_object_get(summary, "events"), i, e) {
-      if (i == SHOW) break;
-      char at[32];
-      const char *detail = json_string_value(json_object_get(e, "detail"));
-      printf("  %-10s %s %s%s%.*s%s\n",
-             out_fmt_seconds(at, sizeof at, json_number_value(json_object_get(e, "at_s"))),
-             json_string_value(json_object_get(e, "component")),
-             json_string_value(json_object_get(e, "kind")), detail && *detail ? ": " : "",
-             detail && strlen(detail) > 160 ? 157 : 160, detail ? detail : "",
-             detail && strlen(detail) > 160 ? "..." : "");
-    }
-  }
-  printf("sim          %s events, %s transfers, wall %.3f s\n",
-         out_fmt_count(a, sizeof a, r->events), out_fmt_count(b, sizeof b, r->net.transfers),
-         r->wall_s);
-  if (r->par.ranks) {
-    const be_parallel_info *p = &r->par;
-    printf(
-        "parallel     %u rank%s (%s), %s of %s links cut, lookahead %g ns, %s windows, "
-        "%.1f%% of events crossed ranks, %.0f%% of the engine's time in synchronization\n",
-        p->ranks, p->ranks == 1 ? "" : "s", p->scheme, out_fmt_count(a, sizeof a, p->cut_links),
-        out_fmt_count(b, sizeof b, p->links), (double)p->lookahead / SIM_PS_PER_NS,
-        out_fmt_count(c, sizeof c, p->windows), 100.0 * p->crossing_frac,
-        p->wall_max > 0 ? 100.0 * p->sync_max / p->wall_max : 0.0);
-  }
-  if (written)
-    printf("written      %s/: summary.json, scenario.yaml, timeseries.csv, events.csv%s%s\n",
-           written, cfg->output.report ? ", report.html" : "",
-           strcmp(cfg->output.database, "none") ? ", results.sqlite" : "");
+  fprintf(stderr,
+          "fabsim: the simulated job failed: %s %s at %.6g s%s%s; the files in %s say "
+          "\"outcome\": \"failed\"\n",
+          kind, component, at_s, cause ? ": " : "", cause ? cause : "", cfg->output.dir);
 }
 
 /* Ranks of the MPI job this process was started in by a launcher (1: none). */
@@ -378,271 +118,234 @@ static long mpi_ranks(void) {
   return n ? strtol(n, NULL, 10) : 1;
 }
 
-int cli_cmd_run(int argc, char **argv) {
+/* One run's state, from the loaded scenario to the files. */
+typedef struct run_verb {
   cli_args a;
   cfg_scenario cfg;
-  cfg_doc *doc = NULL;
-  topo *t = NULL;
-  sim_ctx *sim = NULL;
-  be_backend *be = NULL;
-  run_result r;
-  cli_training tr;
-  flt_fault *faults = NULL;
-  uint32_t nfaults = 0;
-  flt_sched *fs = NULL;
-  trc_set *trs = NULL;
-  trc_runner *trr = NULL;
-  memset(&r, 0, sizeof r);
-  memset(&tr, 0, sizeof tr);
-  cli_run_output ro = {0};
-  bool complete = true;
-  cli_lock lock = CLI_LOCK_NONE;
+  cfg_doc *doc;
+  topo *t;
+  sim_ctx *sim;
+  be_backend *be, *inner; /* inner: before the telemetry tap wraps it */
+  cli_run_result r;
+  run_training tr;
+  run_training_result tres;
+  flt_fault *faults;
+  uint32_t nfaults;
+  flt_sched *fs;
+  cli_run_output ro;
+  bool complete, rank0, training;
+  cli_lock lock;
+  double t0; /* wall clock at the start */
+} run_verb;
+
+/* Prints err; returns its exit code: bad input for a config error (for any
+ * error when `any_is_bad`), else CLI_FAILED. */
+static int fail(const sim_error *err, bool any_is_bad) {
+  cli_error(err->msg);
+  return any_is_bad || err->code == SIM_ECONFIG ? CLI_BAD_INPUT : CLI_FAILED;
+}
+
+/* Before anything is simulated: output.dir, the backend and its telemetry
+ * tap, the faults resolved and scheduled, the workload built. */
+static int setup(run_verb *v) {
   sim_error err = {0};
-  memset(&a, 0, sizeof a);
+  const cfg_scenario *cfg = &v->cfg;
+  int rc;
+  if (v->rank0 && (rc = cli_output_lock(cfg, v->doc, &v->lock)) != CLI_OK)
+    return rc; /* one run per output.dir */
+  v->sim = sim_create(cfg->simulation.seed);
+  if (be_create(&v->be, v->sim, v->t, cfg, v->doc, &err) != SIM_OK) return fail(&err, true);
+  v->inner = v->be;
+  if (cli_run_output_begin(&v->ro, &v->be, cfg, v->doc, v->t, &err) != SIM_OK) /* telemetry tap */
+    return fail(&err, false);
+  /* faults (fabsim/fault.h): resolved once, scheduled before the workload
+   * submits anything; a training job's hooks take the GPU faults */
+  if (flt_resolve(&v->faults, &v->nfaults, v->t, cfg, v->doc, &err) != SIM_OK)
+    return fail(&err, true);
+  if (v->nfaults &&
+      !(v->fs = flt_sched_start(v->sim, v->t, v->be, v->faults, v->nfaults, cfg, NULL, &err)))
+    return fail(&err, true);
+  if (run_workload_begin(&v->r.w, cfg, v->doc, v->t, v->be, &err) != SIM_OK) /* at the key */
+    return fail(&err, true);
+  if (v->training) {
+    if (run_training_begin(&v->tr, cfg, v->doc, v->t, v->be, v->faults, v->nfaults, &err) != SIM_OK)
+      return fail(&err, false);
+    if (v->fs) flt_sched_set_hooks(v->fs, &v->tr.hooks); /* GPU faults: into the job */
+  }
+  return CLI_OK;
+}
+
+/* Ctrl-C and SIGTERM while a training job runs: noted for the run layer,
+ * which stops after the current slice of simulated time (the parallel
+ * engine votes on it over its ranks); a second one kills at once. */
+static void on_signal(int sig) {
+  if (sim_interrupt_pending()) {
+    signal(sig, SIG_DFL);
+    raise(sig);
+    return;
+  }
+  sim_interrupt_note();
+}
+
+/* The training job with the handler above installed around it. */
+static int run_training_job(run_verb *v, bool show, sim_error *err) {
+  struct sigaction sa, old_int, old_term;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sim_interrupt_clear();
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
+  run_progress_fn progress = {.draw = cli_progress_draw};
+  int rc = run_training_run(&v->tr, &v->r.log, show ? &progress : NULL, &v->complete, err);
+  sigaction(SIGINT, &old_int, NULL);
+  sigaction(SIGTERM, &old_term, NULL);
+  sim_interrupt_clear();
+  return rc;
+}
+
+/* The simulation, then what it measured. */
+static int simulate(run_verb *v) {
+  sim_error err = {0};
+  cli_run_result *r = &v->r;
+  bool show = !v->a.quiet && isatty(STDERR_FILENO); /* ranks > 0: /dev/null */
+  if (v->training) {
+    /* the job drives the simulation itself (and stops it at its end or
+     * failure, leaving later events pending), with its own progress line */
+    if (run_training_job(v, show, &err) != SIM_OK) return fail(&err, false);
+    if (v->tr.warning) fprintf(stderr, "fabsim: warning: %s\n", v->tr.warning);
+  } else {
+    run_workload_start(&r->w, v->be);
+    out_progress prog = {
+        .show = show, .expected = run_plan_estimate(&r->w.plan, v->t, &v->cfg), .started = v->t0};
+    v->complete = out_progress_run(v->sim, &prog) == SIM_OK; /* Ctrl-C: stop, finish outputs */
+  }
+  sim_ctx *sim = v->sim;
+  be_backend *be = v->be;
+  const cli_run_output ro = v->ro; /* a view, for the packet backend's telemetry below */
+  be->ops->stats(be, &r->net);     /* the parallel engine: collectives, then */
+  be_port_samples_gather(ro.port_samples, sim_now(sim)); /* only rank 0 writes */
+  be_parallel_info_get(v->inner, &r->par);
+  r->events = sim_events(sim);
+  r->sim_time_s = sim_ps_to_s(sim_now(sim));
+  r->wall_s = wall_now() - v->t0;
+  if (v->fs) { /* the faults, reroutes and failed transfers into the summary's events */
+    flt_sched_finish(v->fs);
+    run_fault_log(v->fs, v->faults, v->nfaults, v->training, &r->log);
+  }
+  run_workload_end(&r->w, sim, &r->net, v->complete, v->training ? v->tr.job : NULL, &r->log);
+  return CLI_OK;
+}
+
+/* Rank 0: the run's report, its files, the terminal, the exit code. */
+static int report(run_verb *v) {
+  sim_error err = {0};
+  cli_run_result *r = &v->r;
+  const cfg_scenario *cfg = &v->cfg;
+  int rc = CLI_OK;
+  if (!v->training) {
+    r->have_power = true; /* its model is freed at teardown, also after an error */
+    if (run_power_of(&r->power, &r->pm, cfg, v->doc, v->t, r->w.res.time_s, &err) != SIM_OK)
+      return fail(&err, true);
+  } else {
+    run_training_report(&v->tr, &r->log, &v->tres);
+    v->ro.job = v->tr.job; /* its GPU timeline feeds the GPU series */
+  }
+  if (v->complete)
+    warn_faults_after_end(cfg, v->doc, v->training ? sim_now(v->sim) : r->w.exec.end, &r->log);
+  json_t *summary = cli_run_summary_json(&v->a, cfg, v->t, r);
+  if (v->training) cli_training_json(&v->tres, cfg, summary);
+  char *dump = cfg_dump(cfg);
+  char path[4096];
+  snprintf(path, sizeof path, "%s/scenario.yaml", cfg->output.dir);
+  if (cli_run_output_end(&v->ro, v->sim, &r->w.exec, summary, &r->log, cfg, dump, v->complete,
+                         r->w.failed, &err) != SIM_OK ||
+      out_write_json(summary, cfg->output.dir, "summary.json", &err) != SIM_OK ||
+      sim_write_file_atomic(path, dump, strlen(dump), &err) != SIM_OK) {
+    cli_error(err.msg);
+    rc = CLI_FAILED;
+  } else if (v->a.json) {
+    char *text = out_json_text(summary);
+    puts(text);
+    free(text);
+  } else if (!v->a.quiet) {
+    cli_run_print(cfg, v->t, r, &v->tres, cfg->output.dir);
+  }
+  if (r->w.failed && rc == CLI_OK) {
+    print_job_failed(cfg, r, &v->tres);
+    rc = CLI_JOB_FAILED;
+  } else if (!v->complete && rc == CLI_OK) {
+    fprintf(stderr,
+            "fabsim: stopped at %.6g s of simulated time; the files in %s are whole and "
+            "marked \"complete\": false\n",
+            r->sim_time_s, cfg->output.dir);
+    rc = CLI_INTERRUPTED;
+  }
+  sim_free(dump);
+  json_decref(summary);
+  return rc;
+}
+
+/* Everything setup made, in the order the callbacks require. */
+static void teardown(run_verb *v, int rc) {
+  run_events_free(&v->r.log);
+  if (v->r.have_power) pwr_free(&v->r.pm);
+  run_training_result_free(&v->tres);
+  flt_sched_free(v->fs); /* before the backend it points to */
+  sim_free(v->faults);
+  be_destroy(v->be);
+  run_workload_free(&v->r.w); /* after be_destroy: its callbacks point into the trace runner */
+  run_training_free(&v->tr);  /* after be_destroy: the backend's callbacks point into the job */
+  cli_run_output_free(&v->ro);
+  sim_destroy(v->sim);
+  if (v->t) topo_free(v->t);
+  cli_output_unlock(&v->lock, rc); /* before cfg_free: it names output.dir */
+  if (v->doc) cfg_free(&v->cfg, v->doc);
+}
+
+int cli_cmd_run(int argc, char **argv) {
+  run_verb verb, *v = &verb;
+  memset(v, 0, sizeof *v);
+  v->complete = true;
+  v->lock = (cli_lock)CLI_LOCK_NONE;
+  sim_error err = {0};
   /* Under mpirun every rank runs this function; rank 0 alone speaks and
    * writes. One simulation over the ranks is the packet fidelity on the
    * parallel engine; anything else would be N copies of one run. */
   bool mpi = pdes_comm_launched() && pdes_comm_built();
+  int rc = CLI_OK;
   if (mpi) {
     if (pdes_comm_init(&err) != SIM_OK) {
       cli_error(err.msg);
-      pdes_comm_finalize();
-      return CLI_FAILED;
+      rc = CLI_FAILED;
+      goto out;
     }
     if (pdes_comm_rank() != 0) { /* quiet: rank 0 says everything */
       if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr)) {
-        pdes_comm_finalize();
-        return CLI_FAILED;
+        rc = CLI_FAILED;
+        goto out;
       }
     }
   }
-  int rc = cli_parse(&a, argc, argv, "jq", run_help);
-  if (rc != CLI_OK) goto out;
-  double t0 = wall_now();
-  if ((rc = cli_load(&a, &cfg, &doc, &t)) != CLI_OK) goto out;
-  if (mpi_ranks() > 1 && !be_packet_parallel(&cfg)) {
+  if ((rc = cli_parse(&v->a, argc, argv, "jq", run_help)) != CLI_OK) goto out;
+  v->t0 = wall_now();
+  if ((rc = cli_load(&v->a, &v->cfg, &v->doc, &v->t)) != CLI_OK) goto out;
+  v->training = v->cfg.workload.kind == CFG_WORKLOAD_TRAINING;
+  v->rank0 = !mpi || pdes_comm_rank() == 0;
+  if (mpi_ranks() > 1 && !be_packet_parallel(&v->cfg)) {
     cli_error(
         "run under mpirun with more than one rank runs the packet fidelity on the parallel "
         "engine (simulation.fidelity=packet, simulation.engine=auto or parallel); this "
         "scenario would run as N copies writing one folder. Start one process, or use "
         "mpirun with fabsim sweep to spread the points of a sweep over the ranks");
     rc = CLI_BAD_INPUT;
-    goto done;
   }
-  bool rank0 = !mpi || pdes_comm_rank() == 0;
-  if (rank0 && (rc = cli_output_lock(&cfg, doc, &lock)) != CLI_OK)
-    goto done; /* one run per output.dir */
-
-  r.log = json_array(); /* freed at done */
-  sim = sim_create(cfg.simulation.seed);
-  if (be_create(&be, sim, t, &cfg, doc, &err) != SIM_OK) {
-    cli_error(err.msg);
-    rc = CLI_BAD_INPUT;
-    goto done;
-  }
-  be_backend *inner = be; /* before the telemetry tap wraps it */
-  if (cli_run_output_begin(&ro, &be, &cfg, doc, t, &err) != SIM_OK) { /* telemetry tap */
-    cli_error(err.msg);
-    rc = err.code == SIM_ECONFIG ? CLI_BAD_INPUT : CLI_FAILED;
-    goto done;
-  }
-  /* faults (fabsim/fault.h): scheduled before the workload submits anything;
-   * a training job plays its GPU faults itself (run_training.c) */
-  if (flt_resolve(&faults, &nfaults, t, &cfg, doc, &err) != SIM_OK) {
-    cli_error(err.msg);
-    rc = CLI_BAD_INPUT;
-    goto done;
-  }
-  uint32_t nsched = 0;
-  for (uint32_t i = 0; i < nfaults; i++)
-    if (cfg.workload.kind != CFG_WORKLOAD_TRAINING || cfg_fault_is_network(faults[i].spec.kind))
-      faults[nsched++] = faults[i];
-  if (nsched && !(fs = flt_sched_start(sim, t, be, faults, nsched, &cfg, NULL, &err))) {
-    cli_error(err.msg);
-    rc = CLI_BAD_INPUT;
-    goto done;
-  }
-  r.prev_failure = be->on_failure; /* ours ahead of the scheduler's log (a training job
-                                       takes the slot at its start, ahead of ours) */
-  r.prev_failure_ctx = be->on_failure_ctx;
-  be->on_failure = on_run_failure;
-  be->on_failure_ctx = &r;
-  if (cfg.workload.kind == CFG_WORKLOAD_COLLECTIVE) {
-    if (cal_collective_plan(&r.plan, t, &cfg, doc, &err) != SIM_OK) { /* located at the key */
-      cli_error(err.msg);
-      rc = CLI_BAD_INPUT;
-      goto done;
-    }
-  } else if (cfg.workload.kind == CFG_WORKLOAD_TRAINING) {
-    if ((rc = cli_training_begin(&tr, &cfg, doc, t, be)) != CLI_OK) goto done;
-    /* GPU faults: the fault scheduler calls tr.hooks (wl_job_hooks) at their times */
-  } else if (cfg.workload.kind == CFG_WORKLOAD_TRACE) { /* Chakra traces: read, matched, planned */
-    if (trc_load(&trs, &cfg, doc, topo_gpu_count(t), &err) != SIM_OK ||
-        trc_runner_create(&trr, trs, &cfg, doc, t, be, &err) != SIM_OK) {
-      cli_error(err.msg);
-      rc = CLI_BAD_INPUT;
-      goto done;
-    }
-    r.trace_set = trs;
-  } else {
-    coll_traffic_spec spec = {
-        .pattern = cfg.workload.traffic.pattern,
-        .bytes = cfg.workload.traffic.size,
-        .senders = cfg.workload.traffic.senders,
-        .stagger =
-            cfg.workload.traffic.start == CFG_START_STAGGERED ? cfg.workload.traffic.stagger : 0,
-        .qps = cfg.workload.qps_per_connection,
-        .seed = cfg.simulation.seed,
-    };
-    if (coll_traffic_build(&r.plan, t, &spec, &err) != SIM_OK) {
-      char msg[sizeof err.msg];
-      snprintf(msg, sizeof msg, "%s", err.msg);
-      cfg_fail_at(doc, "workload.traffic.pattern", &err, "%s", msg);
-      cli_error(err.msg);
-      rc = CLI_BAD_INPUT;
-      goto done;
-    }
-    /* the last phase starts (phases - 1) x stagger in: refused past the
-     * horizon of simulated time, where start times would wrap */
-    if (r.plan.nphases > 1 &&
-        (double)spec.stagger * (double)(r.plan.nphases - 1) >= (double)WL_HORIZON_PS) {
-      cfg_fail_at(doc, "workload.traffic.stagger", &err,
-                  "%zu phases started %.6g s apart: the last starts at %.4g s, past the horizon "
-                  "of simulated time, %.4g s (2^62 ps, %.1f days); allowed: at most %.6g s",
-                  r.plan.nphases, sim_ps_to_s(spec.stagger),
-                  sim_ps_to_s(spec.stagger) * (double)(r.plan.nphases - 1),
-                  sim_ps_to_s(WL_HORIZON_PS), sim_ps_to_s(WL_HORIZON_PS) / 86400,
-                  sim_ps_to_s(WL_HORIZON_PS / 2 / (r.plan.nphases - 1)));
-      cli_error(err.msg);
-      rc = CLI_BAD_INPUT;
-      goto done;
-    }
-    if (spec.pattern == CFG_TRAFFIC_PAIR) {
-      topo_path p;
-      topo_route(t, r.plan.phases[0].x[0].src_gpu, r.plan.phases[0].x[0].dst_gpu,
-                 r.plan.phases[0].x[0].flow_hash, &p);
-      r.pair_latency_s = sim_ps_to_s(topo_path_latency(t, &p));
-    }
-  }
-  if (cfg.workload.kind == CFG_WORKLOAD_TRAINING) {
-    /* the job drives the simulation itself (and stops it at its end or
-     * failure, leaving later events pending), with its own progress line */
-    if ((rc = cli_training_run(&tr, r.log, !a.quiet && isatty(STDERR_FILENO), &complete)) != CLI_OK)
-      goto done;
-  } else {
-    if (trr) trc_runner_start(trr);
-    else coll_exec_start(&r.exec, be, &r.plan, NULL, NULL);
-    out_progress prog = {.show = !a.quiet && isatty(STDERR_FILENO), /* ranks > 0: /dev/null */
-                         .expected = cli_run_output_estimate(&r.plan, t, &cfg),
-                         .started = t0};
-    complete = out_progress_run(sim, &prog) == SIM_OK; /* Ctrl-C: stop, finish the outputs */
-  }
-  if (!r.exec.finished) r.exec.end = sim_now(sim);
-  if (r.exec.plan) coll_result_of(&r.exec, &r.res);
-  if (trr) {
-    trc_runner_result(trr, &r.trace);
-    r.res.time_s = r.trace.time_s;
-  }
-  be->ops->stats(be, &r.net); /* the parallel engine: collectives, then */
-  be_port_samples_gather(ro.port_samples, sim_now(sim)); /* only rank 0 writes */
-  be_parallel_info_get(inner, &r.par);
-  r.events = sim_events(sim);
-  r.sim_time_s = sim_ps_to_s(sim_now(sim));
-  r.stopped = !complete;
-  r.failures = r.net.transfers_failed;
-  r.failed = cfg.workload.kind == CFG_WORKLOAD_TRAINING ? wl_job_stopped(tr.job, NULL, NULL)
-                                                        : r.failures > 0;
-  r.wall_s = wall_now() - t0;
-  if (fs) { /* the faults, reroutes and failed transfers into the summary's events */
-    flt_sched_finish(fs);
-    for (size_t i = 0; i < flt_sched_event_count(fs); i++) {
-      const flt_event *e = flt_sched_event(fs, i);
-      cli_event_add(r.log, sim_ps_to_s(e->at), e->component, e->kind, e->effect);
-    }
-  }
-
-  if (r.failed && cfg.workload.kind != CFG_WORKLOAD_TRAINING) { /* training: job-stopped */
-    char detail[256];
-    snprintf(detail, sizeof detail,
-             "%llu transfer%s failed (the first gpu%u->gpu%u: %s): the %s "
-             "did not deliver its data",
-             (unsigned long long)r.failures, r.failures == 1 ? "" : "s", r.first.src_gpu,
-             r.first.dst_gpu, r.have_first && r.first.cause ? r.first.cause : "unknown",
-             cfg_workload_kind_name(cfg.workload.kind));
-    cli_event_add(r.log, r.have_first ? sim_ps_to_s(r.first.at) : r.sim_time_s, "job", "job-failed",
-                  detail);
-  }
-  if (!rank0) goto done;
-  if (cfg.workload.kind != CFG_WORKLOAD_TRAINING &&
-      !(r.power = cli_power_json(&cfg, doc, t, r.res.time_s))) {
-    rc = CLI_BAD_INPUT;
-    goto done;
-  }
-  json_t *summary = summary_json(&a, &cfg, t, &r);
-  if (cfg.workload.kind == CFG_WORKLOAD_TRAINING) {
-    cli_training_summary(&tr, summary, r.log);
-    ro.job = tr.job; /* its GPU timeline feeds the GPU series */
-  }
-  if (complete)
-    cli_faults_after_end(&cfg, doc,
-                         cfg.workload.kind == CFG_WORKLOAD_TRAINING ? sim_now(sim) : r.exec.end,
-                         json_object_get(summary, "events"));
-  char *dump = cfg_dump(&cfg);
-  char path[4096];
-  snprintf(path, sizeof path, "%s/scenario.yaml", cfg.output.dir);
-  if (cli_run_output_end(&ro, sim, &r.exec, summary, &cfg, dump, complete, r.failed, &err) !=
-          SIM_OK ||
-      out_write_json(summary, cfg.output.dir, "summary.json", &err) != SIM_OK ||
-      sim_write_file_atomic(path, dump, strlen(dump), &err) != SIM_OK) {
-    cli_error(err.msg);
-    rc = CLI_FAILED;
-  } else if (a.json) {
-    char *text = out_json_text(summary);
-    puts(text);
-    free(text);
-  } else if (!a.quiet) {
-    print_summary(&cfg, t, &r, summary, cfg.output.dir);
-  }
-  if (r.failed && rc == CLI_OK) {
-    const json_t *f = json_object_get(summary, "failure");
-    const char *cause = json_string_value(json_object_get(f, "cause"));
-    fprintf(stderr,
-            "fabsim: the simulated job failed: %s %s at %.6g s%s%s; the files in %s say "
-            "\"outcome\": \"failed\"\n",
-            json_string_value(json_object_get(f, "kind")),
-            json_is_string(json_object_get(f, "component"))
-                ? json_string_value(json_object_get(f, "component"))
-                : "",
-            json_number_value(json_object_get(f, "at_s")), cause ? ": " : "", cause ? cause : "",
-            cfg.output.dir);
-    rc = CLI_JOB_FAILED;
-  } else if (!complete && rc == CLI_OK) {
-    fprintf(stderr,
-            "fabsim: stopped at %.6g s of simulated time; the files in %s are whole and "
-            "marked \"complete\": false\n",
-            r.sim_time_s, cfg.output.dir);
-    rc = CLI_INTERRUPTED;
-  }
-  sim_free(dump);
-  json_decref(summary);
-done:
-  coll_plan_free(&r.plan);
-  trc_result_free(&r.trace);
-  json_decref(r.log);
-  json_decref(r.power);
-  flt_sched_free(fs); /* before the backend it points to */
-  sim_free(faults);
-  be_destroy(be);
-  trc_runner_free(trr); /* after be_destroy: its callbacks point into the runner */
-  trc_set_free(trs);
-  cli_training_free(&tr); /* after be_destroy: the backend's callbacks point into the job */
-  cli_run_output_free(&ro);
-  sim_destroy(sim);
-  if (t) topo_free(t);
-  cli_output_unlock(&lock, rc); /* before cfg_free: it names output.dir */
-  if (doc) cfg_free(&cfg, doc);
+  if (rc == CLI_OK) rc = setup(v);
+  if (rc == CLI_OK) rc = simulate(v);
+  if (rc == CLI_OK && v->rank0) rc = report(v);
+  teardown(v, rc);
 out:
-  cli_args_free(&a);
+  cli_args_free(&v->a);
   if (mpi) pdes_comm_finalize();
   return rc < 0 ? CLI_OK : rc;
 }

@@ -15,37 +15,6 @@
 
 #include "cli/run_output.h"
 
-/* A rough length of the plan: per phase, the busiest GPU's bytes over its
- * path's first hop rate, plus latency; staggered phases overlap. Only for
- * the sample interval and the progress line's percent. O(transfers). */
-simtime_ps cli_run_output_estimate(const coll_plan *p, const topo *t, const cfg_scenario *cfg) {
-  uint32_t ngpu = topo_gpu_count(t);
-  double *busy = sim_calloc(ngpu ? ngpu : 1, sizeof *busy);
-  double total = 0, latest = 0;
-  double nic = (double)cfg->cluster.nic.bandwidth, nvl = (double)cfg->cluster.scale_up.bandwidth;
-  for (size_t i = 0; i < p->nphases; i++) {
-    const coll_phase *ph = &p->phases[i];
-    double worst = 0;
-    for (size_t k = 0; k < ph->n; k++) {
-      const be_xfer *x = &ph->x[k];
-      bool local = topo_gpu_node(t, x->src_gpu) == topo_gpu_node(t, x->dst_gpu);
-      double s = (busy[x->src_gpu] += (double)x->bytes * 8 / (local ? nvl : nic));
-      if (s > worst) worst = s;
-    }
-    for (size_t k = 0; k < ph->n; k++) busy[ph->x[k].src_gpu] = 0;
-    double phase = (worst + 5e-6) * (double)ph->repeat;
-    if (p->stagger) {
-      double end = (double)i * sim_ps_to_s(p->stagger) + phase;
-      if (end > latest) latest = end;
-    } else {
-      total += phase;
-    }
-  }
-  sim_free(busy);
-  double s = p->stagger ? latest : total;
-  return s > 1e6 ? SIM_PS_PER_S * 1000000 : (simtime_ps)(s * 1e12);
-}
-
 /* expected / 500, rounded down to 1, 2 or 5 x 10^k ps, at least 1 ns. */
 static simtime_ps auto_interval(simtime_ps expected) {
   simtime_ps want = expected / 500, step = SIM_PS_PER_NS;
@@ -150,85 +119,9 @@ int cli_run_output_begin(cli_run_output *o, be_backend **be, const cfg_scenario 
   return SIM_OK;
 }
 
-/* A training job's GPU states: its timeline (wl_job_gpu_timeline) replayed
- * as moves of groups of GPUs. Each stage has two groups: its GPUs slowed at
- * some time (they set the stage's pace, wl_gpu_timeline.slow_gpus) and the
- * rest, which finish each computation early and wait for them (exposed
- * communication: they wait in the next collective, wl_gpu_timeline.wait).
- * Within a bin each group goes compute, exposed communication, bubble, then
- * idle for the rest, the moves of all groups sorted by time; so the series
- * are exact at bin boundaries and the order inside a bin (a few ms in a long
- * run) is lost. A job that stopped on a failure is down from then on. */
-typedef struct gpu_move {
-  simtime_ps at;
-  uint32_t group; /* stage * 2 + (0 slowed GPUs, 1 the others) */
-  uint8_t to;
-} gpu_move;
-
-static int move_cmp(const void *a, const void *b) {
-  const gpu_move *x = a, *y = b;
-  if (x->at != y->at) return x->at < y->at ? -1 : 1;
-  return x->group < y->group ? -1 : x->group > y->group;
-}
-
-static void replay_job_gpus(tel *tl, const wl_job *job, simtime_ps end) {
-  static const tel_gpu_state state_of[WL_GPU_STATES + 1] = {TEL_GPU_COMPUTE, TEL_GPU_NETWORK,
-                                                            TEL_GPU_BUBBLE, TEL_GPU_IDLE};
-  wl_gpu_timeline g;
-  wl_job_gpu_timeline(job, &g);
-  if (!g.nstages || !g.gpus_per_stage) return;
-  uint32_t ngroups = 2 * g.nstages;
-  uint32_t *size = sim_malloc(ngroups * sizeof *size);
-  for (uint32_t s = 0; s < g.nstages; s++) {
-    uint32_t slow = g.slow_gpus[s] < g.gpus_per_stage ? g.slow_gpus[s] : g.gpus_per_stage;
-    size[2 * s] = slow;
-    size[2 * s + 1] = g.gpus_per_stage - slow;
-  }
-  uint8_t *cur = sim_malloc(ngroups);
-  memset(cur, WL_GPU_STATES, ngroups); /* idle */
-  gpu_move *mv = sim_malloc((size_t)ngroups * (WL_GPU_STATES + 1) * sizeof *mv);
-  for (uint32_t b = 0; b < g.nbins; b++) {
-    simtime_ps t0 = (simtime_ps)b * g.bin_ps;
-    if (t0 >= end) break;
-    size_t n = 0;
-    for (uint32_t gr = 0; gr < ngroups; gr++) {
-      if (!size[gr]) continue;
-      uint32_t s = gr / 2;
-      const simtime_ps *x = g.t + ((size_t)b * g.nstages + s) * WL_GPU_STATES;
-      simtime_ps d[WL_GPU_STATES] = {x[0], x[1], x[2]};
-      if (gr % 2) { /* full speed: done early, then waiting for the slowest */
-        simtime_ps w = g.wait[(size_t)b * g.nstages + s];
-        if (w > d[0]) w = d[0];
-        d[0] -= w;
-        d[1] += w;
-      }
-      simtime_ps at = t0;
-      for (uint8_t k = 0; k <= WL_GPU_STATES; k++) {
-        if (k < WL_GPU_STATES && d[k] == 0) continue;
-        mv[n++] = (gpu_move){.at = at, .group = gr, .to = k};
-        if (k < WL_GPU_STATES) at += d[k];
-      }
-    }
-    qsort(mv, n, sizeof *mv, move_cmp);
-    for (size_t i = 0; i < n; i++) {
-      if (cur[mv[i].group] == mv[i].to) continue;
-      tel_gpu_count_move(tl, mv[i].at < end ? mv[i].at : end, state_of[cur[mv[i].group]],
-                         state_of[mv[i].to], size[mv[i].group]);
-      cur[mv[i].group] = mv[i].to;
-    }
-  }
-  simtime_ps stop = 0, step_start = 0;
-  if (wl_job_stopped(job, &stop, &step_start) && stop <= end)
-    for (uint32_t gr = 0; gr < ngroups; gr++) /* the job is down: failed or restarting */
-      if (size[gr]) tel_gpu_count_move(tl, stop, state_of[cur[gr]], TEL_GPU_DOWN, size[gr]);
-  sim_free(mv);
-  sim_free(cur);
-  sim_free(size);
-}
-
 int cli_run_output_end(cli_run_output *o, sim_ctx *sim, const coll_exec *exec, json_t *summary,
-                       const cfg_scenario *cfg, const char *scenario_yaml, bool complete,
-                       bool failed, sim_error *err) {
+                       const run_events *log, const cfg_scenario *cfg, const char *scenario_yaml,
+                       bool complete, bool failed, sim_error *err) {
   simtime_ps end = sim_now(sim);
   const topo *t = o->topo;
   simtime_ps interval =
@@ -263,18 +156,11 @@ int cli_run_output_end(cli_run_output *o, sim_ctx *sim, const coll_exec *exec, j
   } else {
     tel_tap_replay(o->tap, o->tel, &o->ports, synthetic ? TEL_TAP_GPUS : 0);
   }
-  if (o->job) replay_job_gpus(o->tel, o->job, end);
+  if (o->job) run_job_gpu_series(o->tel, o->job, end);
   /* the summary's event log (faults, throttling, stragglers, root cause)
-   * goes to events.csv and the database too: one log, kept in the summary */
-  size_t i;
-  json_t *e;
-  json_array_foreach(json_object_get(summary, "events"), i, e) {
-    double at = json_number_value(json_object_get(e, "at_s"));
-    tel_event(o->tel, at > 0 ? (simtime_ps)llround(at * 1e12) : 0,
-              json_string_value(json_object_get(e, "component")),
-              json_string_value(json_object_get(e, "kind")),
-              json_string_value(json_object_get(e, "detail")), NAN);
-  }
+   * goes to events.csv and the database too: one log, in integer picoseconds */
+  for (size_t i = 0; i < log->n; i++)
+    tel_event(o->tel, log->v[i].at, log->v[i].component, log->v[i].kind, log->v[i].detail, NAN);
   if (!complete)
     tel_event(o->tel, end, "job", "stopped",
               "stopped before the end (Ctrl-C); figures cover the time reached", sim_ps_to_s(end));

@@ -5,6 +5,7 @@
 #include "cli/cli.h"
 #include "fabsim/coll.h"
 #include "fabsim/out.h"
+#include "fabsim/run.h"
 #include "fabsim/tel_tap.h"
 #include "fabsim/workload.h"
 
@@ -24,15 +25,14 @@ typedef struct cli_run_output {
  * the key) and wrap *be with the telemetry tap. */
 int cli_run_output_begin(cli_run_output *o, be_backend **be, const cfg_scenario *cfg,
                          const cfg_doc *doc, const topo *t, sim_error *err);
-/* A rough length of a plan, for the progress line (0: unknown). */
-simtime_ps cli_run_output_estimate(const coll_plan *p, const topo *t, const cfg_scenario *cfg);
 /* After the run (complete or stopped; exec NULL when no plan ran, as for a
  * training step): make the telemetry, replay the tap into it and write
  * every output file but summary.json and scenario.yaml (out_write_run);
+ * `log`: the run's event log (into events.csv and the database);
  * `failed`: the simulated job failed (out_run.failed). */
 int cli_run_output_end(cli_run_output *o, sim_ctx *sim, const coll_exec *exec, json_t *summary,
-                       const cfg_scenario *cfg, const char *scenario_yaml, bool complete,
-                       bool failed, sim_error *err);
+                       const run_events *log, const cfg_scenario *cfg, const char *scenario_yaml,
+                       bool complete, bool failed, sim_error *err);
 void cli_run_output_free(cli_run_output *o);
 
 #endif

@@ -56,13 +56,15 @@ static void append(char *buf, size_t n, const char *text) {
   if (len + 3 < n) snprintf(buf + len, n - len, "%s%s", len ? "; " : "", text);
 }
 
-static json_t *cause(const char *component, const char *kind, double effect, const char *text) {
-  json_t *c = json_object();
-  json_object_set_new(c, "component", json_string(component));
-  json_object_set_new(c, "kind", json_string(kind));
-  json_object_set_new(c, "effect_s", json_real(effect));
-  json_object_set_new(c, "text", json_string(text));
-  return c;
+/* Append a cause to e (grown one at a time: a step has a few). */
+static void cause(rel_rc_entry *e, const char *component, const char *kind, double effect,
+                  const char *text) {
+  e->causes = sim_realloc(e->causes, ((size_t)e->ncauses + 1) * sizeof *e->causes);
+  rel_rc_cause *c = &e->causes[e->ncauses++];
+  snprintf(c->component, sizeof c->component, "%s", component);
+  c->kind = kind;
+  c->effect_s = effect;
+  snprintf(c->text, sizeof c->text, "%s", text);
 }
 
 static bool slow_during(const rel_rc_slow *x, double start, double end) {
@@ -80,15 +82,16 @@ static int slowest(const rel_rc_input *in, uint32_t s, double start, double end)
   return best;
 }
 
-json_t *rel_root_cause(const rel_rc_input *in) {
-  json_t *out = json_array();
+void rel_root_cause(const rel_rc_input *in, rel_rc_result *out) {
   uint32_t n = in->nrun < in->nbase ? in->nrun : in->nbase;
-  char a[32], b[32], c[32], text[512], comp[64], line[1100];
+  char a[32], b[32], c[32], text[512], comp[64];
+  out->v = sim_calloc(n ? n : 1, sizeof *out->v);
+  out->n = 0;
   for (uint32_t k = 0; k < n; k++) {
     const rel_rc_step *r = &in->run[k], *z = &in->base[k];
     double excess = r->time_s - z->time_s, end = r->start_s + r->time_s;
     if (!(z->time_s > 0) || excess <= in->threshold_frac * z->time_s) continue;
-    json_t *causes = json_array();
+    rel_rc_entry *ent = &out->v[out->n];
     double gpu_total = 0;
     uint32_t ns = r->nstages < z->nstages ? r->nstages : z->nstages;
     /* GPUs: each slowed stage's compute increase */
@@ -138,8 +141,7 @@ json_t *rel_root_cause(const rel_rc_input *in) {
                "%s%s %s to %.3g (node%u, rack %u): stage %u computes %s longer; %s", comp, more,
                x->thermal ? "throttled by the rack's cooling" : "slowed", x->factor, x->node,
                x->rack, x->stage, fmt_s(a, sizeof a, effect[s]), wait);
-      json_array_append_new(causes,
-                            cause(comp, x->thermal ? "thermal-throttle" : "gpu-slowdown", e, text));
+      cause(ent, comp, x->thermal ? "thermal-throttle" : "gpu-slowdown", e, text);
       append(lead_text, sizeof lead_text, text);
     }
     sim_free(effect);
@@ -174,27 +176,32 @@ json_t *rel_root_cause(const rel_rc_input *in) {
                  fmt_s(d1, sizeof d1, dexp), ns > 1 ? " (mean over stages)" : "",
                  fmt_s(d2, sizeof d2, rest),
                  active > 1 ? " (with the other network faults of the step)" : "", fabric);
-        json_array_append_new(causes, cause(x->component, x->kind, rest, text));
+        cause(ent, x->component, x->kind, rest, text);
         append(lead_text, sizeof lead_text, text);
       } else {
         char d1[32];
         snprintf(text, sizeof text, "%s not explained by a fault (contention or pipeline timing)%s",
                  fmt_s(d1, sizeof d1, rest), fabric);
-        json_array_append_new(causes, cause("job", "other", rest, text));
+        cause(ent, "job", "other", rest, text);
         append(lead_text, sizeof lead_text, text);
       }
     }
-    json_t *e = json_object();
-    json_object_set_new(e, "step", json_integer((json_int_t)k + 1));
-    json_object_set_new(e, "start_s", json_real(r->start_s));
-    json_object_set_new(e, "time_s", json_real(r->time_s));
-    json_object_set_new(e, "baseline_s", json_real(z->time_s));
-    json_object_set_new(e, "excess_s", json_real(excess));
-    json_object_set_new(e, "excess_frac", json_real(excess / z->time_s));
-    snprintf(line, sizeof line, "step %u +%.1f %%: %s", k + 1, 100 * excess / z->time_s, lead_text);
-    json_object_set_new(e, "text", json_string(line));
-    json_object_set_new(e, "causes", causes);
-    json_array_append_new(out, e);
+    ent->step = k + 1;
+    ent->index = k;
+    ent->start_s = r->start_s;
+    ent->time_s = r->time_s;
+    ent->baseline_s = z->time_s;
+    ent->excess_s = excess;
+    ent->excess_frac = excess / z->time_s;
+    snprintf(ent->text, sizeof ent->text, "step %u +%.1f %%: %s", k + 1, 100 * excess / z->time_s,
+             lead_text);
+    out->n++;
   }
-  return out;
+}
+
+void rel_rc_result_free(rel_rc_result *r) {
+  for (uint32_t i = 0; r->v && i < r->n; i++) sim_free(r->v[i].causes);
+  sim_free(r->v);
+  r->v = NULL;
+  r->n = 0;
 }

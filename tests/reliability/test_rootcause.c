@@ -46,10 +46,6 @@ static void test_sdc_detect(void **state) {
   assert_int_equal(rel_sdc_detect_step(0, 4), 0); /* no divergence */
 }
 
-static double num(const json_t *o, const char *k) {
-  return json_number_value(json_object_get(o, k));
-}
-
 static void test_attribution(void **state) {
   (void)state;
   /* two steps of 1 s fault-free (0.8 compute, 0.2 exposed), one stage */
@@ -76,49 +72,47 @@ static void test_attribution(void **state) {
                      .gpus = 1024,
                      .wait_in = "dp_allreduce",
                      .threshold_frac = 1e-3};
-  json_t *rc = rel_root_cause(&in);
-  assert_int_equal(json_array_size(rc), 2);
-  const json_t *s1 = json_array_get(rc, 0), *s2 = json_array_get(rc, 1);
-  assert_int_equal(num(s1, "step"), 1);
-  assert_near(num(s1, "excess_frac"), 0.2);
-  const json_t *c = json_array_get(json_object_get(s1, "causes"), 0);
-  assert_string_equal(json_string_value(json_object_get(c, "component")), "gpu1234");
-  assert_string_equal(json_string_value(json_object_get(c, "kind")), "gpu-slowdown");
-  assert_near(num(c, "effect_s"), 0.2);
-  const char *text = json_string_value(json_object_get(s1, "text"));
-  assert_non_null(strstr(text, "step 1 +20.0 %: gpu1234 slowed to 0.8 (node154, rack 19)"));
-  assert_non_null(strstr(text, "the other 1,023 GPUs waited 200 ms in dp_allreduce"));
-  assert_int_equal(json_array_size(json_object_get(s1, "causes")), 1);
+  rel_rc_result rc;
+  rel_root_cause(&in, &rc);
+  assert_int_equal(rc.n, 2);
+  const rel_rc_entry *s1 = &rc.v[0], *s2 = &rc.v[1];
+  assert_int_equal(s1->step, 1);
+  assert_near(s1->excess_frac, 0.2);
+  const rel_rc_cause *c = &s1->causes[0];
+  assert_string_equal(c->component, "gpu1234");
+  assert_string_equal(c->kind, "gpu-slowdown");
+  assert_near(c->effect_s, 0.2);
+  assert_non_null(strstr(s1->text, "step 1 +20.0 %: gpu1234 slowed to 0.8 (node154, rack 19)"));
+  assert_non_null(strstr(s1->text, "the other 1,023 GPUs waited 200 ms in dp_allreduce"));
+  assert_int_equal(s1->ncauses, 1);
   /* step 2: the slowdown ended when it began (and its compute is back at
    * the baseline): the link takes the excess */
-  c = json_array_get(json_object_get(s2, "causes"), 0);
-  assert_string_equal(json_string_value(json_object_get(c, "component")), "leaf0-spine0");
-  assert_string_equal(json_string_value(json_object_get(c, "kind")), "link-down");
-  assert_near(num(c, "effect_s"), 0.15);
-  assert_null(strstr(json_string_value(json_object_get(c, "text")), "PFC"));
-  json_decref(rc);
+  c = &s2->causes[0];
+  assert_string_equal(c->component, "leaf0-spine0");
+  assert_string_equal(c->kind, "link-down");
+  assert_near(c->effect_s, 0.15);
+  assert_null(strstr(c->text, "PFC"));
+  rel_rc_result_free(&rc);
   /* at the packet fidelity the step's PFC pauses and ECN marks are quoted against the baseline's */
   run[1].fabric = base[1].fabric = true;
   run[1].pfc_paused_s = 0.03;
   run[1].ecn_marks = 500;
   base[1].ecn_marks = 20;
-  rc = rel_root_cause(&in);
-  c = json_array_get(json_object_get(json_array_get(rc, 1), "causes"), 0);
-  assert_non_null(strstr(json_string_value(json_object_get(c, "text")),
+  rel_root_cause(&in, &rc);
+  assert_non_null(strstr(rc.v[1].causes[0].text,
                          "; PFC paused queues 30 ms (fault-free 0 us), 500 ECN marks (20)"));
-  json_decref(rc);
+  rel_rc_result_free(&rc);
   run[1].fabric = base[1].fabric = false;
   /* nothing to blame: "other" */
   in.nnet = 0;
-  rc = rel_root_cause(&in);
-  c = json_array_get(json_object_get(json_array_get(rc, 1), "causes"), 0);
-  assert_string_equal(json_string_value(json_object_get(c, "kind")), "other");
-  json_decref(rc);
+  rel_root_cause(&in, &rc);
+  assert_string_equal(rc.v[1].causes[0].kind, "other");
+  rel_rc_result_free(&rc);
   /* steps at their baseline are left out */
   in.run = base;
-  rc = rel_root_cause(&in);
-  assert_int_equal(json_array_size(rc), 0);
-  json_decref(rc);
+  rel_root_cause(&in, &rc);
+  assert_int_equal(rc.n, 0);
+  rel_rc_result_free(&rc);
 }
 
 /* A pipeline: the slowest stage sets the pace, the other's delay overlaps it. */
@@ -139,20 +133,18 @@ static void test_pipeline_pace(void **state) {
                      .nslow = 2,
                      .gpus = 64,
                      .threshold_frac = 1e-3};
-  json_t *rc = rel_root_cause(&in);
-  const json_t *causes = json_object_get(json_array_get(rc, 0), "causes");
-  assert_int_equal(json_array_size(causes), 1);
-  assert_string_equal(json_string_value(json_object_get(json_array_get(causes, 0), "component")),
-                      "gpu3");
-  assert_near(num(json_array_get(causes, 0), "effect_s"), 0.5);
-  json_decref(rc);
+  rel_rc_result rc;
+  rel_root_cause(&in, &rc);
+  assert_int_equal(rc.v[0].ncauses, 1);
+  assert_string_equal(rc.v[0].causes[0].component, "gpu3");
+  assert_near(rc.v[0].causes[0].effect_s, 0.5);
+  rel_rc_result_free(&rc);
   run.time_s = 1.7; /* more than stage 0 alone explains: stage 1 gets the rest, up to its 0.3 */
-  rc = rel_root_cause(&in);
-  causes = json_object_get(json_array_get(rc, 0), "causes");
-  assert_int_equal(json_array_size(causes), 2);
-  assert_near(num(json_array_get(causes, 0), "effect_s"), 0.5);
-  assert_near(num(json_array_get(causes, 1), "effect_s"), 0.2);
-  json_decref(rc);
+  rel_root_cause(&in, &rc);
+  assert_int_equal(rc.v[0].ncauses, 2);
+  assert_near(rc.v[0].causes[0].effect_s, 0.5);
+  assert_near(rc.v[0].causes[1].effect_s, 0.2);
+  rel_rc_result_free(&rc);
 }
 
 int main(void) {

@@ -1,0 +1,304 @@
+/* fabsim run layer (src/run): what `fabsim run` does, below the verb, as a
+ * tested library that returns typed results. The verb (src/cli/cmd_run.c)
+ * parses arguments, calls this and prints; summary.json and the terminal
+ * text are both built from the structs here (src/cli/run_json.c and
+ * run_text.c, one writer each), so nothing inside reads its own output
+ * back. The layer installs no signal handler and prints nothing.
+ *
+ * A training run (workload.kind training): a job of workload.steps steps on
+ * the run's backend, disturbed by the scenario's GPU faults (played through
+ * the job's hooks, wl_job_hooks, by the fault scheduler of src/reliability)
+ * and by racks over their cooling (src/power), and, when anything may
+ * disturb it, the same steps on a second, fault-free simulation of the same
+ * scenario (the baseline). Afterwards run_training_report derives the
+ * operator's view: failure and its cost, silent data corruption, root cause
+ * of each slow step against the baseline, power.
+ *
+ * Simulated time is integer picoseconds throughout (run_event.at, the
+ * steps' bounds); seconds are formed only where a figure is written. */
+#ifndef FABSIM_RUN_H
+#define FABSIM_RUN_H
+
+#include "fabsim/backend.h"
+#include "fabsim/coll.h"
+#include "fabsim/config.h"
+#include "fabsim/fault.h"
+#include "fabsim/power.h"
+#include "fabsim/rootcause.h"
+#include "fabsim/topo.h"
+#include "fabsim/trace.h"
+#include "fabsim/workload.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- the run's event log ------------------------------------------------------------ */
+
+/* One line of the log the operator reads (summary.json events[], events.csv,
+ * the database's events): what happened to which component, when. */
+typedef struct run_event {
+  simtime_ps at;
+  char *component;  /* owned */
+  const char *kind; /* static: a fault kind, "straggler", "job-stopped", ... */
+  char *detail;     /* owned */
+} run_event;
+
+typedef struct run_events {
+  run_event *v;
+  size_t n, cap;
+} run_events;
+
+void run_event_add(run_events *log, simtime_ps at, const char *component, const char *kind,
+                   const char *detail);
+/* Insert in time order: after every event at or before `at`; returns its
+ * index. O(n). */
+size_t run_event_insert(run_events *log, simtime_ps at, const char *component, const char *kind,
+                        const char *detail);
+/* Stable by time (insertion order among equal times). O(n^2) worst, O(n)
+ * on the nearly sorted logs runs make. */
+void run_events_sort(run_events *log);
+void run_events_free(run_events *log);
+
+/* Every fault of the scenario timed at or after the workload's end (`end`)
+ * had no effect on it: a "fault-after-end" event for each, inserted in time
+ * order. Returns how many; their indices into cfg->faults go to idx and
+ * their event details (owned by the log) to detail (room for cfg->faults.n
+ * each), so the caller can warn at faults[i].at. */
+size_t run_faults_after_end(const cfg_scenario *cfg, simtime_ps end, run_events *log, uint32_t *idx,
+                            const char **detail);
+
+/* Power of the run: a training job's at its real utilization (the racks
+ * throttle as in the run), others' at power.utilization. */
+typedef struct run_power {
+  const pwr_model *model; /* borrowed from the run */
+  double utilization, step_s, run_s;
+  const char *source; /* "job" or "power.utilization" */
+  bool job;           /* a training job's (then throttle_utilization below is reported) */
+  pwr_summary sum;
+  bool have_throttle_utilization; /* a baseline ran */
+  double throttle_utilization;
+} run_power;
+
+/* Power of a run that is not a training job: power.utilization over the
+ * run's time as one "step" of step_s. m is the caller's (pwr_free it, also
+ * on error); bad power keys: SIM_ECONFIG at the key. */
+int run_power_of(run_power *out, pwr_model *m, const cfg_scenario *cfg, const cfg_doc *doc,
+                 const topo *t, double step_s, sim_error *err);
+
+/* ---- faults ----------------------------------------------------------------------- */
+
+/* When a network fault was active: [at, until) (until_set false: to the
+ * end). From the resolved schedule the scheduler plays: a down kind lasts
+ * its duration, a flap count x period, or until the first later -up entry
+ * of the same target, whichever comes first. */
+typedef struct run_fault_window {
+  simtime_ps at, until;
+  bool until_set;
+  const char *component; /* the fault's target, borrowed */
+  const char *kind;      /* static */
+} run_fault_window;
+
+/* The windows of f[0..n)'s network down kinds, in list order, into out
+ * (room for n). Returns how many. O(n^2) in the -up entries. */
+uint32_t run_fault_windows(const flt_fault *f, uint32_t n, run_fault_window *out);
+
+/* The scheduler's log (faults, reroutes, failed transfers) into `log`. With
+ * `job_logs_gpu` (a training job: its report logs each GPU fault with what
+ * it did to the job) the scheduler's own lines for GPU faults are left out. */
+void run_fault_log(const flt_sched *fs, const flt_fault *f, uint32_t n, bool job_logs_gpu,
+                   run_events *log);
+
+/* ---- a collective or traffic run ---------------------------------------------------- */
+
+/* The run of any workload kind but training's own loop: the listener that
+ * keeps the first failed transfer (training too), and for a collective,
+ * traffic or traces what ran and what it measured. */
+typedef struct run_workload {
+  /* public */
+  coll_plan plan; /* collective, traffic */
+  coll_exec exec;
+  coll_result res;          /* res.time_s: the traces' too */
+  double pair_latency_s;    /* traffic pattern pair: zero-byte one-way latency */
+  const trc_set *trace_set; /* workload.kind trace: the traces and */
+  trc_result trace;         /* the run's figures */
+  /* the outcome: a job that lost a transfer has failed (training: the job
+   * itself stops there, wl_job); every output reads these */
+  bool failed, stopped;
+  uint64_t failures; /* transfers reported failed (be_stats.transfers_failed) */
+  be_failure first;  /* the first of them, as the backend reported it */
+  bool have_first;
+  /* private */
+  cfg_workload_kind kind;
+  be_failure_fn prev_failure; /* the listener before ours (the fault scheduler's log) */
+  void *prev_failure_ctx;
+  trc_set *trs;
+  trc_runner *trr;
+} run_workload;
+
+/* Take be->on_failure (ahead of the listener there, e.g. the fault
+ * scheduler's) and build the plan or the trace runner. Bad input:
+ * SIM_ECONFIG located at the key (traces: trc_load's errors). Free with
+ * run_workload_free after be_destroy, either way. */
+int run_workload_begin(run_workload *w, const cfg_scenario *cfg, const cfg_doc *doc, const topo *t,
+                       be_backend *be, sim_error *err);
+/* Submit the plan or start the traces (not for training). */
+void run_workload_start(run_workload *w, be_backend *be);
+/* Once the simulation stopped (complete, or stopped early): the result, the
+ * outcome from the backend's counters `net` (or the training `job`'s), and a
+ * "job-failed" event into `log` when a collective or traffic lost data. */
+void run_workload_end(run_workload *w, sim_ctx *sim, const be_stats *net, bool complete,
+                      const wl_job *job, run_events *log);
+void run_workload_free(run_workload *w);
+/* Bytes a traffic run delivered: every flow's when it ran to its end, else
+ * what the backend delivered (`net`: transfers completed) before the stop. */
+double run_traffic_bytes(const run_workload *w, const be_stats *net);
+
+/* A rough length of a plan, for the progress line's percent (0: unknown):
+ * per phase, the busiest GPU's bytes over its path's first hop rate, plus
+ * latency; staggered phases overlap. O(transfers). */
+simtime_ps run_plan_estimate(const coll_plan *p, const topo *t, const cfg_scenario *cfg);
+
+/* ---- a training run ----------------------------------------------------------------- */
+
+/* A step's bounds and fabric counters (the counters: packet fidelity). */
+typedef struct run_step_record {
+  simtime_ps start, end;
+  bool observed;
+  double pfc_paused_s;
+  uint64_t ecn_marks;
+} run_step_record;
+
+/* Where a training run is, for a progress line (run_progress_fn). */
+typedef struct run_progress {
+  const char *what;    /* "fault-free:" (the baseline) or "run:" */
+  simtime_ps now;      /* simulated time reached */
+  uint32_t step;       /* the step running, 1-based */
+  uint32_t steps;      /* workload.steps */
+  simtime_ps expected; /* the run's expected end (the baseline's), 0: unknown */
+  double started;      /* wall clock (out_wall_now) when this part began */
+  double rate;         /* events per second of wall time, lately */
+  bool final;          /* the last call: clear the line */
+} run_progress;
+
+typedef struct run_progress_fn {
+  void *ctx;
+  void (*draw)(void *ctx, const run_progress *p);
+} run_progress_fn;
+
+typedef struct run_training {
+  /* public */
+  wl_job *job;          /* the run's job */
+  wl_job *base;         /* the fault-free baseline; NULL when nothing could disturb the job */
+  flt_gpu_hooks hooks;  /* the job's GPU-fault hooks, for the fault scheduler */
+  double utilization;   /* the baseline's utilization the racks throttled at; 0: no baseline */
+  bool stopped_in_base; /* Ctrl-C during the baseline: the job did not run */
+  const char *warning;  /* network faults with a comm_model that times collectives once:
+                           the detail of the log's "warning" event (owned by the log); NULL */
+  /* private */
+  const cfg_scenario *cfg;
+  const cfg_doc *doc;
+  const topo *t;
+  const flt_fault *faults; /* the scenario's, resolved (flt_resolve); borrowed */
+  uint32_t nfaults;
+  sim_ctx *sim; /* the run's */
+  pwr_model pwr;
+  bool have_pwr;
+  double *throttle; /* per GPU, from the racks' cooling at the fault-free utilization */
+  uint32_t throttled_gpus;
+  sim_ctx *base_sim;
+  be_backend *base_be;
+  be_backend *be;          /* the run's */
+  be_stats last;           /* its counters at the end of the previous step */
+  run_events *log;         /* while running */
+  run_step_record *rec[2]; /* per step, [0] the run, [1] the baseline */
+  size_t nrec[2], reccap[2];
+  be_stats base_last;
+} run_training;
+
+/* Job and power model on the run's backend `be`; `faults` (flt_resolve's,
+ * borrowed until run_training_report) are the scenario's: the caller's fault
+ * scheduler plays them, GPU kinds through tr->hooks (flt_sched_set_hooks).
+ * Horizon checks and bad input: SIM_ECONFIG located at the key. Free with
+ * run_training_free either way. */
+int run_training_begin(run_training *tr, const cfg_scenario *cfg, const cfg_doc *doc, const topo *t,
+                       be_backend *be, const flt_fault *faults, uint32_t nfaults, sim_error *err);
+/* When anything may disturb the job (faults, a rack that could exceed its
+ * limit): the fault-free baseline first, then the racks throttled at its
+ * utilization (thermal events into `log`); then the job. Both are driven in
+ * slices of simulated time: progress (NULL: none) between them, and an
+ * interrupt the caller's signal handler noted (sim_interrupt_note) stops the
+ * run cleanly after the current slice (*complete false: the steps done so
+ * far are reported; during the baseline the job does not run and
+ * stopped_in_base is set). The library installs no signal handler. */
+int run_training_run(run_training *tr, run_events *log, const run_progress_fn *progress,
+                     bool *complete, sim_error *err);
+/* Free after be_destroy of the run's backend (its callbacks point into the job). */
+void run_training_free(run_training *tr);
+
+/* The job's GPU timeline (wl_job_gpu_timeline) replayed into tl's GPU
+ * state counts up to `end`, as groups of GPUs per stage; a job stopped by a
+ * failure is down from then on. O(bins x stages). */
+struct tel;
+void run_job_gpu_series(struct tel *tl, const wl_job *job, simtime_ps end);
+
+/* Step k's bounds and fabric counters (0-based, k < steps done) of the run
+ * or, with `baseline`, of the fault-free baseline; NULL past them. */
+const run_step_record *run_training_step(const run_training *tr, bool baseline, uint32_t k);
+
+/* A job's utilization: the compute share of its steps done (0: none). */
+double run_job_utilization(const wl_job *j);
+/* The rack of a GPU (power.rack.servers per rack). */
+uint32_t run_gpu_rack(const run_training *tr, uint32_t gpu);
+
+/* The failure that stopped the job (happened false: none). */
+typedef struct run_failure {
+  bool happened;
+  wl_gpu_event_kind kind; /* WL_GPU_FAIL, WL_NODE_FAIL or WL_TRANSFER_FAIL */
+  const char *kind_name;  /* "gpu-fail", "node-fail", "transfer-failed" */
+  char component[32];     /* gpuN or nodeN */
+  simtime_ps at, step_start;
+  uint32_t gpu, dst_gpu, node;
+  const char *cause; /* transfer-failed: be_failure.cause, "unknown" if none */
+  uint32_t step;     /* 1-based step it broke */
+  uint32_t steps_completed;
+  double checkpoint_interval_s, checkpoint_write_s;
+  bool checkpoint_interval_auto; /* Daly's */
+  rel_failure_cost cost;
+  double lost_steps; /* lost_work_s over the last step's length */
+} run_failure;
+
+/* One silent data corruption and when replica checksums detect it. */
+typedef struct run_sdc {
+  simtime_ps at;
+  uint32_t gpu, step; /* 1-based */
+  uint32_t check_interval;
+  uint64_t diverge_step; /* 1-based; 0: no replica to diverge from */
+  bool diverged;         /* within the simulated steps, at diverge_at */
+  simtime_ps diverge_at;
+  uint64_t detect_step; /* 0: never */
+  bool detect_known;    /* detect_at_s holds a time */
+  bool detect_estimated;
+  double detect_at_s; /* extrapolated at the last step's length when estimated */
+} run_sdc;
+
+typedef struct run_training_result {
+  const wl_job *job, *base; /* their steps (wl_job_step) are the steps of the result */
+  run_failure failure;
+  run_sdc *sdc; /* owned */
+  uint32_t nsdc;
+  rel_rc_result root_cause;
+  run_power power;
+} run_training_result;
+
+/* The operator's view once the job ran: the failure and its cost (through
+ * rel_failure_cost_of), SDC detection, each slow step's root cause against
+ * the baseline, power; their events into `log`, which ends sorted by time.
+ * Valid while tr lives. */
+void run_training_report(run_training *tr, run_events *log, run_training_result *out);
+void run_training_result_free(run_training_result *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,277 @@
+/* fabsim run: summary.json, the one JSON writer of a run, built from the
+ * run layer's typed results (fabsim/run.h) and the run's counters. Seconds
+ * are formed here, from integer picoseconds, with sim_ps_to_s. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/run_print.h"
+#include "fabsim/out.h"
+
+json_t *cli_events_json(const run_events *log) {
+  json_t *a = json_array();
+  for (size_t i = 0; i < log->n; i++) {
+    const run_event *e = &log->v[i];
+    json_t *o = json_object();
+    json_object_set_new(o, "at_s", json_real(sim_ps_to_s(e->at)));
+    json_object_set_new(o, "component", json_string(e->component));
+    json_object_set_new(o, "kind", json_string(e->kind));
+    json_object_set_new(o, "detail", json_string(e->detail));
+    json_array_append_new(a, o);
+  }
+  return a;
+}
+
+json_t *cli_power_json(const run_power *p) {
+  json_t *pw = pwr_summary_json(p->model, p->utilization, p->step_s, p->run_s);
+  json_object_set_new(pw, "utilization_source", json_string(p->source));
+  if (p->job) /* the racks' throttling in the run was decided at the fault-free utilization */
+    json_object_set_new(
+        pw, "throttle_utilization",
+        p->have_throttle_utilization ? json_real(p->throttle_utilization) : json_null());
+  return pw;
+}
+
+static json_t *steps_json(const wl_job *j, const wl_job *base) {
+  json_t *a = json_array();
+  for (uint32_t k = 0; k < wl_job_steps_done(j); k++) {
+    const wl_step *s = wl_job_step(j, k);
+    json_t *e = json_object();
+    json_object_set_new(e, "step", json_integer(k + 1));
+    json_object_set_new(e, "start_s", json_real(s->start_s));
+    json_object_set_new(e, "time_s", json_real(s->time_s));
+    json_object_set_new(e, "compute_s", json_real(s->compute_s));
+    json_object_set_new(e, "exposed_comm_s", json_real(s->exposed_comm_s));
+    json_object_set_new(e, "bubble_s", json_real(s->bubble_s));
+    const wl_step *b = base && k < wl_job_steps_done(base) ? wl_job_step(base, k) : NULL;
+    json_object_set_new(e, "baseline_s", b ? json_real(b->time_s) : json_null());
+    json_array_append_new(a, e);
+  }
+  return a;
+}
+
+static json_t *failure_json(const run_failure *f) {
+  if (!f->happened) return json_null();
+  const rel_failure_cost *c = &f->cost;
+  json_t *o = json_object();
+  json_object_set_new(o, "at_s", json_real(c->at_s));
+  json_object_set_new(o, "component", json_string(f->component));
+  json_object_set_new(o, "kind", json_string(f->kind_name));
+  if (f->kind == WL_TRANSFER_FAIL) { /* the root cause is the fabric's: say what broke */
+    json_object_set_new(o, "dst_gpu", json_integer(f->dst_gpu));
+    json_object_set_new(o, "cause", json_string(f->cause));
+  }
+  json_object_set_new(o, "node", json_integer(f->node));
+  json_object_set_new(o, "step", json_integer(f->step));
+  json_object_set_new(o, "steps_completed", json_integer(f->steps_completed));
+  json_object_set_new(o, "step_progress_s", json_real(sim_ps_to_s(f->at - f->step_start)));
+  json_object_set_new(o, "checkpoint_interval_s", json_real(f->checkpoint_interval_s));
+  json_object_set_new(o, "checkpoint_interval_auto", json_boolean(f->checkpoint_interval_auto));
+  json_object_set_new(o, "checkpoint_write_s", json_real(f->checkpoint_write_s));
+  json_object_set_new(o, "since_checkpoint_s", json_real(c->since_checkpoint_s));
+  json_object_set_new(o, "lost_work_s", json_real(c->lost_work_s));
+  json_object_set_new(o, "lost_gpu_hours", json_real(c->lost_gpu_hours));
+  json_object_set_new(o, "lost_steps", json_real(f->lost_steps));
+  json_object_set_new(o, "expected_lost_work_s", json_real(c->expected_lost_work_s));
+  json_object_set_new(o, "restart_s", json_real(c->restart_s));
+  json_object_set_new(o, "recompute_s", json_real(c->lost_work_s));
+  json_object_set_new(o, "restart_cost_s", json_real(c->restart_cost_s));
+  return o;
+}
+
+static json_t *sdc_json(const run_training_result *r) {
+  json_t *a = json_array();
+  for (uint32_t i = 0; i < r->nsdc; i++) {
+    const run_sdc *e = &r->sdc[i];
+    json_t *o = json_object();
+    json_object_set_new(o, "at_s", json_real(sim_ps_to_s(e->at)));
+    json_object_set_new(o, "gpu", json_integer(e->gpu));
+    json_object_set_new(o, "step", json_integer(e->step));
+    json_object_set_new(o, "check_interval", json_integer(e->check_interval));
+    json_object_set_new(o, "diverge_step",
+                        e->diverge_step ? json_integer((json_int_t)e->diverge_step) : json_null());
+    json_object_set_new(o, "diverge_at_s",
+                        e->diverged ? json_real(sim_ps_to_s(e->diverge_at)) : json_null());
+    json_object_set_new(o, "detect_step",
+                        e->detect_step ? json_integer((json_int_t)e->detect_step) : json_null());
+    json_object_set_new(o, "detect_at_s",
+                        e->detect_known ? json_real(e->detect_at_s) : json_null());
+    json_object_set_new(o, "detect_estimated", json_boolean(e->detect_estimated));
+    json_array_append_new(a, o);
+  }
+  return a;
+}
+
+json_t *cli_root_cause_json(const rel_rc_result *rc) {
+  json_t *out = json_array();
+  for (uint32_t i = 0; i < rc->n; i++) {
+    const rel_rc_entry *x = &rc->v[i];
+    json_t *causes = json_array();
+    for (uint32_t k = 0; k < x->ncauses; k++) {
+      const rel_rc_cause *c = &x->causes[k];
+      json_t *o = json_object();
+      json_object_set_new(o, "component", json_string(c->component));
+      json_object_set_new(o, "kind", json_string(c->kind));
+      json_object_set_new(o, "effect_s", json_real(c->effect_s));
+      json_object_set_new(o, "text", json_string(c->text));
+      json_array_append_new(causes, o);
+    }
+    json_t *e = json_object();
+    json_object_set_new(e, "step", json_integer((json_int_t)x->step));
+    json_object_set_new(e, "start_s", json_real(x->start_s));
+    json_object_set_new(e, "time_s", json_real(x->time_s));
+    json_object_set_new(e, "baseline_s", json_real(x->baseline_s));
+    json_object_set_new(e, "excess_s", json_real(x->excess_s));
+    json_object_set_new(e, "excess_frac", json_real(x->excess_frac));
+    json_object_set_new(e, "text", json_string(x->text));
+    json_object_set_new(e, "causes", causes);
+    json_array_append_new(out, e);
+  }
+  return out;
+}
+
+void cli_training_json(const run_training_result *r, const cfg_scenario *cfg, json_t *summary) {
+  uint32_t done = wl_job_steps_done(r->job);
+  if (done) json_object_set_new(summary, "step", cli_step_json(wl_job_step(r->job, 0), cfg));
+  json_object_set_new(summary, "steps", steps_json(r->job, r->base));
+  json_object_set_new(summary, "failure", failure_json(&r->failure));
+  json_object_set_new(summary, "sdc", sdc_json(r));
+  json_object_set_new(summary, "root_cause", cli_root_cause_json(&r->root_cause));
+  json_object_set_new(summary, "power", cli_power_json(&r->power));
+}
+
+/* The failure object of a collective or traffic run: what broke first. */
+static json_t *transfer_failure_json(const cli_run_result *r) {
+  json_t *f = json_object();
+  json_object_set_new(f, "kind", json_string("transfer-failed"));
+  json_object_set_new(f, "transfers_failed", json_integer((json_int_t)r->w.failures));
+  if (r->w.have_first) {
+    char comp[32];
+    snprintf(comp, sizeof comp, "gpu%u", r->w.first.src_gpu);
+    json_object_set_new(f, "at_s", json_real(sim_ps_to_s(r->w.first.at)));
+    json_object_set_new(f, "component", json_string(comp));
+    json_object_set_new(f, "dst_gpu", json_integer(r->w.first.dst_gpu));
+    json_object_set_new(f, "cause", json_string(r->w.first.cause ? r->w.first.cause : "unknown"));
+  }
+  return f;
+}
+
+/* A counter the fidelity observed, or null: the analytic and flow models have
+ * no queues, so they report no pauses or drops rather than zero. */
+static json_t *observed_int(const be_stats *st, unsigned what, uint64_t v) {
+  return (st->observed & what) ? json_integer((json_int_t)v) : json_null();
+}
+
+static json_t *network_json(const be_stats *st) {
+  json_t *n = json_object();
+  json_object_set_new(n, "transfers", json_integer((json_int_t)st->transfers));
+  json_object_set_new(n, "transfers_failed", json_integer((json_int_t)st->transfers_failed));
+  json_object_set_new(n, "flows_rerouted", json_integer((json_int_t)st->flows_rerouted));
+  json_object_set_new(n, "bytes", json_integer((json_int_t)st->bytes));
+  json_object_set_new(n, "max_link_sharing", json_integer(st->max_link_sharing));
+  json_object_set_new(n, "packets", observed_int(st, BE_OBS_PACKETS, st->packets));
+  json_object_set_new(n, "ecn_marks", observed_int(st, BE_OBS_PACKETS, st->ecn_marks));
+  json_object_set_new(n, "cnps", observed_int(st, BE_OBS_PACKETS, st->cnps));
+  json_object_set_new(n, "pfc_pauses", observed_int(st, BE_OBS_PACKETS, st->pfc_pauses));
+  json_object_set_new(
+      n, "pfc_paused_s",
+      (st->observed & BE_OBS_PACKETS) ? json_real(sim_ps_to_s(st->pfc_paused)) : json_null());
+  json_object_set_new(n, "drops", observed_int(st, BE_OBS_PACKETS, st->drops));
+  json_object_set_new(n, "retransmits", observed_int(st, BE_OBS_PACKETS, st->retransmits));
+  json_object_set_new(n, "out_of_order", observed_int(st, BE_OBS_PACKETS, st->out_of_order));
+  json_object_set_new(n, "max_queue_bytes", observed_int(st, BE_OBS_PACKETS, st->max_queue_bytes));
+  json_object_set_new(
+      n, "link_utilization_max",
+      (st->observed & BE_OBS_PACKETS) ? json_real(st->link_utilization_max) : json_null());
+  if (st->observed & BE_OBS_FCT) {
+    json_t *f = json_object();
+    json_object_set_new(f, "p50", json_real(sim_ps_to_s(st->fct_p50) * 1e6));
+    json_object_set_new(f, "p99", json_real(sim_ps_to_s(st->fct_p99) * 1e6));
+    json_object_set_new(f, "p999", json_real(sim_ps_to_s(st->fct_p999) * 1e6));
+    json_object_set_new(f, "max", json_real(sim_ps_to_s(st->fct_max) * 1e6));
+    json_object_set_new(f, "mean", json_real(st->fct_mean_s * 1e6));
+    json_object_set_new(n, "fct_us", f);
+  } else {
+    json_object_set_new(n, "fct_us", json_null());
+  }
+  return n;
+}
+
+json_t *cli_run_summary_json(const cli_args *a, const cfg_scenario *cfg, const topo *t,
+                             const cli_run_result *r) {
+  json_t *o = json_object();
+  json_object_set_new(o, "fabsim_version", json_string(FABSIM_VERSION));
+  json_object_set_new(o, "scenario", cli_scenario_json(a, cfg));
+  json_object_set_new(o, "fidelity", json_string(cfg_fidelity_name(cfg->simulation.fidelity)));
+  json_object_set_new(o, "gpus", json_integer(topo_gpu_count(t)));
+  json_object_set_new(o, "nodes", json_integer(topo_node_count(t)));
+  json_object_set_new(o, "topology", cli_topo_json(t, cfg));
+  if (cfg->workload.kind == CFG_WORKLOAD_COLLECTIVE) {
+    json_t *colls = json_array();
+    json_t *c = json_object();
+    json_object_set_new(c, "op", json_string(cfg_coll_op_name(r->w.plan.op)));
+    json_object_set_new(c, "algorithm", json_string(cfg_coll_algorithm_name(r->w.plan.algorithm)));
+    json_object_set_new(c, "bytes", json_integer((json_int_t)r->w.plan.bytes));
+    json_object_set_new(c, "ranks", json_integer(r->w.plan.nranks));
+    json_object_set_new(c, "channels", json_integer(r->w.plan.channels));
+    json_object_set_new(c, "protocol", json_string(cfg_coll_protocol_name(r->w.plan.protocol)));
+    json_object_set_new(c, "qps_per_connection", json_integer(r->w.plan.qps));
+    json_object_set_new(c, "transfers", json_integer((json_int_t)coll_plan_transfers(&r->w.plan)));
+    /* a collective that failed or was stopped has no time and no bandwidth:
+     * what was delivered, over the time it took, instead */
+    bool whole = !r->w.failed && !r->w.stopped;
+    json_object_set_new(c, "time_s", whole ? json_real(r->w.res.time_s) : json_null());
+    json_object_set_new(c, "algbw_GBps", whole ? json_real(r->w.res.algbw_GBps) : json_null());
+    json_object_set_new(c, "busbw_GBps", whole ? json_real(r->w.res.busbw_GBps) : json_null());
+    json_object_set_new(c, "elapsed_s", json_real(r->w.res.time_s));
+    json_object_set_new(c, "delivered_bytes", json_integer((json_int_t)r->net.bytes));
+    json_array_append_new(colls, c);
+    json_object_set_new(o, "collectives", colls);
+  } else if (cfg->workload.kind == CFG_WORKLOAD_TRAINING) {
+    /* step, steps, failure, sdc, root_cause, power: cli_training_summary */
+  } else if (cfg->workload.kind == CFG_WORKLOAD_TRACE) {
+    json_object_set_new(o, "trace", trc_result_json(&r->w.trace, r->w.trace_set, cfg));
+  } else {
+    json_t *tr = json_object();
+    json_object_set_new(tr, "pattern",
+                        json_string(cfg_traffic_pattern_name(cfg->workload.traffic.pattern)));
+    json_object_set_new(tr, "flows", json_integer((json_int_t)coll_plan_flows(&r->w.plan)));
+    json_object_set_new(tr, "bytes_per_flow", json_integer((json_int_t)r->w.plan.bytes));
+    json_object_set_new(tr, "qps_per_connection", json_integer(r->w.plan.qps));
+    json_object_set_new(tr, "staggered", json_boolean(r->w.plan.stagger > 0));
+    json_object_set_new(tr, "time_s", json_real(r->w.res.time_s));
+    /* what was delivered over the time it took (stopped or failed: part of it) */
+    double total = run_traffic_bytes(&r->w, &r->net);
+    json_object_set_new(tr, "delivered_bytes", json_integer((json_int_t)total));
+    json_object_set_new(tr, "throughput_Gbps",
+                        json_real(r->w.res.time_s > 0 ? total * 8 / r->w.res.time_s / 1e9 : 0));
+    if (cfg->workload.traffic.pattern == CFG_TRAFFIC_PAIR)
+      json_object_set_new(tr, "latency_us", json_real(r->w.pair_latency_s * 1e6));
+    json_object_set_new(o, "traffic", tr);
+  }
+  if (cfg->workload.kind != CFG_WORKLOAD_TRAINING) /* training: cli_training_summary */
+    json_object_set_new(o, "failure", r->w.failed ? transfer_failure_json(r) : json_null());
+  json_object_set_new(o, "network", network_json(&r->net));
+  if (r->have_power) json_object_set_new(o, "power", cli_power_json(&r->power));
+  json_object_set_new(o, "events", cli_events_json(&r->log));
+  json_t *sim = json_object();
+  json_object_set_new(sim, "events", json_integer((json_int_t)r->events));
+  json_object_set_new(sim, "sim_time_s", json_real(r->sim_time_s));
+  json_object_set_new(sim, "wall_s", json_real(r->wall_s)); /* the only wall-clock field */
+  if (r->par.ranks) { /* how it ran: varies with the rank count, the results do not */
+    const be_parallel_info *p = &r->par;
+    json_t *j = json_object();
+    json_object_set_new(j, "ranks", json_integer(p->ranks));
+    json_object_set_new(j, "partition", json_string(p->scheme));
+    json_object_set_new(j, "cut_links", json_integer((json_int_t)p->cut_links));
+    json_object_set_new(j, "lookahead_ns", json_real((double)p->lookahead / SIM_PS_PER_NS));
+    json_object_set_new(j, "windows", json_integer((json_int_t)p->windows));
+    json_object_set_new(j, "events_busiest_rank", json_integer((json_int_t)p->events_max));
+    json_object_set_new(j, "crossing_frac", json_real(p->crossing_frac));
+    json_object_set_new(j, "engine_wall_s", json_real(p->wall_max));
+    json_object_set_new(j, "sync_wall_s", json_real(p->sync_max));
+    json_object_set_new(sim, "parallel", j);
+  }
+  json_object_set_new(o, "sim", sim);
+  return o;
+}

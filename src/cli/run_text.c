@@ -1,0 +1,217 @@
+/* fabsim run: the terminal summary, the one text writer of a run, built
+ * from the same typed results as summary.json (run_json.c); nothing here
+ * reads a figure back from JSON. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/run_print.h"
+#include "fabsim/out.h"
+
+static void steps_text(const run_training_result *r) {
+  char a[64], b[64];
+  uint32_t n = wl_job_steps_done(r->job), nb = r->base ? wl_job_steps_done(r->base) : 0;
+  if (!(n > 1 || (n && nb))) return;
+  double sum = 0, base = 0;
+  for (uint32_t k = 0; k < n; k++) {
+    sum += wl_job_step(r->job, k)->time_s;
+    if (k < nb) base += wl_job_step(r->base, k)->time_s;
+  }
+  printf("  steps      %u done, mean %s", n, out_fmt_seconds(a, sizeof a, sum / (double)n));
+  if (n <= nb) printf(" (fault-free %s)", out_fmt_seconds(b, sizeof b, base / (double)n));
+  printf("\n");
+}
+
+static void failure_text(const run_failure *f) {
+  char a[64], b[64], c[64];
+  if (!f->happened) return;
+  printf("failure      %s %s at %s in step %d: job stopped\n", f->kind_name, f->component,
+         out_fmt_seconds(a, sizeof a, f->cost.at_s), (int)f->step);
+  if (f->kind == WL_TRANSFER_FAIL)
+    printf("  cause      transfer gpu%d->gpu%d: %s; the collective lost data\n", (int)f->gpu,
+           (int)f->dst_gpu, f->cause);
+  printf(
+      "  lost       %s of work since the last checkpoint (%.4g GPU-hours; checkpoint every "
+      "%s%s; at a random time the loss averages %s)\n",
+      out_fmt_seconds(a, sizeof a, f->cost.lost_work_s), f->cost.lost_gpu_hours,
+      out_fmt_seconds(b, sizeof b, f->checkpoint_interval_s),
+      f->checkpoint_interval_auto ? " (Daly)" : "",
+      out_fmt_seconds(c, sizeof c, f->cost.expected_lost_work_s));
+  printf("  restart    %s + recompute %s = %s\n", out_fmt_seconds(a, sizeof a, f->cost.restart_s),
+         out_fmt_seconds(b, sizeof b, f->cost.lost_work_s),
+         out_fmt_seconds(c, sizeof c, f->cost.restart_cost_s));
+}
+
+void cli_training_text(const run_training_result *r) {
+  char a[64], b[64];
+  steps_text(r);
+  failure_text(&r->failure);
+  for (uint32_t i = 0; i < r->nsdc; i++) {
+    const run_sdc *e = &r->sdc[i];
+    printf("sdc          gpu%d at %s: ", (int)e->gpu,
+           out_fmt_seconds(a, sizeof a, sim_ps_to_s(e->at)));
+    if (!e->diverge_step) printf("no replicas to diverge from\n");
+    else if (!e->detect_step)
+      printf("replicas diverge in step %d, never detected (no replica checksums)\n",
+             (int)e->diverge_step);
+    else
+      printf("replicas diverge in step %d, detected at the end of step %d (%s%s)\n",
+             (int)e->diverge_step, (int)e->detect_step, e->detect_estimated ? "about " : "",
+             out_fmt_seconds(b, sizeof b, e->detect_known ? e->detect_at_s : 0));
+  }
+  const rel_rc_result *rc = &r->root_cause;
+  for (uint32_t i = 0; i < rc->n; i++) {
+    if (i == 5) {
+      printf("  ...        %u more steps in summary.json root_cause\n", rc->n - 5);
+      break;
+    }
+    printf("%-12s %s\n", i ? "" : "root cause", rc->v[i].text);
+  }
+}
+
+void cli_power_text(const run_power *p) {
+  printf(
+      "power        IT %.4g kW, facility %.4g kW (PUE %.3g), %.4g kWh per step at "
+      "utilization %.0f%%",
+      p->sum.it_kw, p->sum.facility_kw, p->model->pue, p->sum.energy_kwh_per_step,
+      100 * p->utilization);
+  uint32_t hot = p->sum.racks_throttled;
+  if (hot) printf(", %u rack%s throttled", hot, hot == 1 ? "" : "s");
+  printf("\n");
+}
+
+void cli_events_text(const run_events *log) {
+  enum { SHOW = 8 };
+  if (!log->n) return; /* the operator's first look: what happened, in time order */
+  printf("events       %zu in summary.json events[] and events.csv%s\n", log->n,
+         log->n > SHOW ? "; the first:" : ":");
+  for (size_t i = 0; i < log->n && i < SHOW; i++) {
+    const run_event *e = &log->v[i];
+    char at[32];
+    size_t len = strlen(e->detail);
+    printf("  %-10s %s %s%s%.*s%s\n", out_fmt_seconds(at, sizeof at, sim_ps_to_s(e->at)),
+           e->component, e->kind, len ? ": " : "", len > 160 ? 157 : 160, e->detail,
+           len > 160 ? "..." : "");
+  }
+}
+
+/* The workload's lines: the collective, the training job, the traces or the traffic. */
+static void workload_text(const cfg_scenario *cfg, const cli_run_result *r,
+                          const run_training_result *tres) {
+  char a[64], b[64];
+  if (cfg->workload.kind == CFG_WORKLOAD_COLLECTIVE) {
+    printf("%-12s %s, %s over %u ranks, %u channel%s, protocol %s\n",
+           cfg_coll_op_name(r->w.plan.op), cfg_coll_algorithm_name(r->w.plan.algorithm),
+           out_fmt_bytes(a, sizeof a, r->w.plan.bytes), r->w.plan.nranks, r->w.plan.channels,
+           r->w.plan.channels == 1 ? "" : "s", cfg_coll_protocol_name(r->w.plan.protocol));
+    if (!r->w.failed && !r->w.stopped) {
+      printf("  time       %s\n", out_fmt_seconds(a, sizeof a, r->w.res.time_s));
+      printf("  algbw      %.2f GB/s\n", r->w.res.algbw_GBps);
+      printf("  busbw      %.2f GB/s\n", r->w.res.busbw_GBps);
+    } else { /* no bandwidth for a collective that did not complete */
+      printf("  time       %s, %s: no time or bandwidth; %s delivered\n",
+             out_fmt_seconds(a, sizeof a, r->w.res.time_s), r->w.failed ? "FAILED" : "stopped",
+             out_fmt_bytes(b, sizeof b, r->net.bytes));
+    }
+  } else if (cfg->workload.kind == CFG_WORKLOAD_TRAINING) {
+    if (wl_job_steps_done(tres->job)) cli_step_text(wl_job_step(tres->job, 0), cfg);
+    cli_training_text(tres);
+  } else if (cfg->workload.kind == CFG_WORKLOAD_TRACE) {
+    trc_result_print(stdout, &r->w.trace, r->w.trace_set);
+  } else {
+    uint64_t flows = coll_plan_flows(&r->w.plan);
+    printf("traffic      %s, %s flows of %s%s\n",
+           cfg_traffic_pattern_name(cfg->workload.traffic.pattern),
+           out_fmt_count(a, sizeof a, flows), out_fmt_bytes(b, sizeof b, r->w.plan.bytes),
+           r->w.plan.stagger ? ", staggered" : ", starting together");
+    printf("  time       %s\n", out_fmt_seconds(a, sizeof a, r->w.res.time_s));
+    double total = run_traffic_bytes(&r->w, &r->net);
+    if (r->w.res.time_s > 0)
+      printf("  throughput %s aggregate%s\n",
+             out_fmt_rate(a, sizeof a, (uint64_t)(total * 8 / r->w.res.time_s)),
+             r->w.failed || r->w.stopped ? " (delivered so far)" : "");
+    if (cfg->workload.traffic.pattern == CFG_TRAFFIC_PAIR)
+      printf("  latency    %s one-way, zero-byte\n",
+             out_fmt_seconds(a, sizeof a, r->w.pair_latency_s));
+  }
+}
+
+void cli_run_print(const cfg_scenario *cfg, const topo *t, const cli_run_result *r,
+                   const run_training_result *tres, const char *written) {
+  const topo_inventory *inv = topo_inventory_get(t);
+  char a[64], b[64], c[64];
+  printf("fabsim %s, %s fidelity, seed %llu\n", FABSIM_VERSION,
+         cfg_fidelity_name(cfg->simulation.fidelity), (unsigned long long)cfg->simulation.seed);
+  printf("cluster      %s nodes x %u %s = %s GPUs, %s NICs at %s\n",
+         out_fmt_count(a, sizeof a, inv->nodes), cfg->cluster.gpus_per_node,
+         cfg_gpu_name(cfg->cluster.gpu), out_fmt_count(b, sizeof b, inv->gpus),
+         out_fmt_count(c, sizeof c, inv->endpoints),
+         out_fmt_rate(c + 32, 32, cfg->cluster.nic.bandwidth));
+  printf("fabric       %s, %u tiers, %u plane%s, radix %u, %s, %s switches, %s\n",
+         cfg_topology_name(cfg->fabric.topology), inv->tiers, inv->planes,
+         inv->planes == 1 ? "" : "s", cfg->fabric.switch_radix,
+         cfg_transport_name(cfg->fabric.transport), out_fmt_count(a, sizeof a, inv->switches),
+         out_fmt_usd(b, sizeof b, inv->cost_usd));
+  workload_text(cfg, r, tres);
+  if (r->net.observed & BE_OBS_FCT)
+    printf("  fct        p50 %s, p99 %s, max %s\n",
+           out_fmt_seconds(a, sizeof a, sim_ps_to_s(r->net.fct_p50)),
+           out_fmt_seconds(b, sizeof b, sim_ps_to_s(r->net.fct_p99)),
+           out_fmt_seconds(c, sizeof c, sim_ps_to_s(r->net.fct_max)));
+  if (r->net.observed & BE_OBS_PACKETS) {
+    printf("network      %s packets, %s ECN marks, %s CNPs, %s PFC pauses (%s paused)\n",
+           out_fmt_count(a, sizeof a, r->net.packets), out_fmt_count(b, sizeof b, r->net.ecn_marks),
+           out_fmt_count(c, sizeof c, r->net.cnps), out_fmt_count(c + 24, 24, r->net.pfc_pauses),
+           out_fmt_seconds(c + 48, 16, sim_ps_to_s(r->net.pfc_paused)));
+    printf("             %s drops, %s retransmits, max queue %s, busiest link %.0f%%\n",
+           out_fmt_count(a, sizeof a, r->net.drops), out_fmt_count(b, sizeof b, r->net.retransmits),
+           out_fmt_bytes(c, sizeof c, r->net.max_queue_bytes), r->net.link_utilization_max * 100);
+  }
+  if (r->w.failed && cfg->workload.kind != CFG_WORKLOAD_TRAINING) {
+    printf("failure      %s transfer%s failed: the job failed",
+           out_fmt_count(a, sizeof a, r->w.failures), r->w.failures == 1 ? "" : "s");
+    if (r->w.have_first)
+      printf(" (the first at %s: gpu%u->gpu%u, %s)",
+             out_fmt_seconds(b, sizeof b, sim_ps_to_s(r->w.first.at)), r->w.first.src_gpu,
+             r->w.first.dst_gpu, r->w.first.cause ? r->w.first.cause : "unknown");
+    printf("\n");
+  }
+  if (cfg->workload.kind == CFG_WORKLOAD_TRAINING) cli_power_text(&tres->power);
+  else if (r->have_power) cli_power_text(&r->power);
+  cli_events_text(&r->log);
+  printf("sim          %s events, %s transfers, wall %.3f s\n",
+         out_fmt_count(a, sizeof a, r->events), out_fmt_count(b, sizeof b, r->net.transfers),
+         r->wall_s);
+  if (r->par.ranks) {
+    const be_parallel_info *p = &r->par;
+    printf(
+        "parallel     %u rank%s (%s), %s of %s links cut, lookahead %g ns, %s windows, "
+        "%.1f%% of events crossed ranks, %.0f%% of the engine's time in synchronization\n",
+        p->ranks, p->ranks == 1 ? "" : "s", p->scheme, out_fmt_count(a, sizeof a, p->cut_links),
+        out_fmt_count(b, sizeof b, p->links), (double)p->lookahead / SIM_PS_PER_NS,
+        out_fmt_count(c, sizeof c, p->windows), 100.0 * p->crossing_frac,
+        p->wall_max > 0 ? 100.0 * p->sync_max / p->wall_max : 0.0);
+  }
+  if (written)
+    printf("written      %s/: summary.json, scenario.yaml, timeseries.csv, events.csv%s%s\n",
+           written, cfg->output.report ? ", report.html" : "",
+           strcmp(cfg->output.database, "none") ? ", results.sqlite" : "");
+}
+
+void cli_progress_draw(void *ctx, const run_progress *p) {
+  char t[32], line[160];
+  (void)ctx;
+  out_fmt_seconds(t, sizeof t, sim_ps_to_s(p->now));
+  int n = snprintf(line, sizeof line, "  %s sim %s  step %u/%u", p->what, t, p->step, p->steps);
+  if (p->expected > 0 && n > 0 && (size_t)n < sizeof line) {
+    double frac = (double)p->now / (double)p->expected, el = out_wall_now() - p->started;
+    if (frac > 0.99) frac = 0.99;
+    n += snprintf(line + n, sizeof line - (size_t)n, "  %3.0f%%  ETA %.0fs", frac * 100,
+                  frac > 0 ? el * (1 - frac) / frac : 0);
+  }
+  if (n > 0 && (size_t)n < sizeof line)
+    snprintf(line + n, sizeof line - (size_t)n, "  %.3g Mevents/s", p->rate / 1e6);
+  fprintf(stderr, "\r%-72s", p->final ? "" : line);
+  if (p->final) fprintf(stderr, "\r");
+  fflush(stderr);
+}

@@ -1,0 +1,52 @@
+/* The training job driven in slices of simulated time (fabsim/run.h): the
+ * caller's progress callback between slices and a clean stop when the
+ * caller's signal handler noted an interrupt. No signals, no printing. */
+
+#include "fabsim/out.h"
+#include "run/run_internal.h"
+
+/* The job in slices of simulated time of about 0.05-0.2 s of wall time
+ * each (slicing never changes results): progress->draw between slices (at
+ * most every 0.2 s), and an interrupt noted by the caller's signal handler
+ * (sim_interrupt_note) stops after the current slice (*complete false). */
+int run__drive(const run_training *tr, wl_job *job, sim_ctx *sim, const char *what,
+               const run_progress_fn *progress, simtime_ps expected, bool *complete,
+               sim_error *err) {
+  simtime_ps slice = SIM_PS_PER_US, horizon = 0;
+  double started = out_wall_now(), last_draw = started;
+  uint64_t last_events = sim_events(sim);
+  run_progress p = {
+      .what = what, .steps = tr->cfg->workload.steps, .expected = expected, .started = started};
+  bool show = progress && progress->draw, drawn = false;
+  int rc = SIM_OK;
+  bool co = sim_has_coengine(sim); /* then the stop is the one every rank agreed on */
+  while (rc == SIM_OK && wl_job_active(job) &&
+         !(co ? sim_co_stopped(sim) : sim_interrupt_pending())) {
+    double t0 = out_wall_now();
+    if (sim_now(sim) > horizon) horizon = sim_now(sim);
+    horizon = horizon > SIM_TIME_MAX - slice ? SIM_TIME_MAX : horizon + slice;
+    rc = wl_job_run_until(job, horizon, tr->doc, err);
+    if (sim_now(sim) > 0) sim_test_pause("simulate"); /* tests: simulated time has advanced */
+    double now = out_wall_now(), dt = now - t0;
+    simtime_ps cap = expected ? expected / 200 + 1 : SIM_TIME_MAX / 8;
+    if (dt < 0.05) slice = slice > cap / 4 ? cap : slice * 4;
+    else if (dt > 0.2 && slice > 1) slice = slice / 4 + 1;
+    if (show && now - last_draw >= 0.2) {
+      p.rate = (double)(sim_events(sim) - last_events) / (now - last_draw);
+      last_events = sim_events(sim);
+      last_draw = now;
+      p.now = sim_now(sim);
+      p.step = wl_job_steps_done(job) + 1;
+      progress->draw(progress->ctx, &p);
+      drawn = true;
+    }
+  }
+  if (drawn) {
+    p.now = sim_now(sim);
+    p.step = wl_job_steps_done(job) + 1;
+    p.final = true;
+    progress->draw(progress->ctx, &p);
+  }
+  *complete = !((co ? sim_co_stopped(sim) : sim_interrupt_pending()) && wl_job_active(job));
+  return rc;
+}

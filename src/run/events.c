@@ -1,0 +1,74 @@
+/* The run's event log: typed lines with integer-picosecond times, kept in
+ * time order (stable) for summary.json, events.csv and the database. */
+#include <stdio.h>
+#include <string.h>
+
+#include "fabsim/out.h"
+#include "fabsim/run.h"
+
+static run_event *slot(run_events *log, size_t pos) {
+  sim_grow((void **)&log->v, &log->cap, log->n + 1, sizeof *log->v);
+  memmove(&log->v[pos + 1], &log->v[pos], (log->n - pos) * sizeof *log->v);
+  log->n++;
+  return &log->v[pos];
+}
+
+static void fill(run_event *e, simtime_ps at, const char *component, const char *kind,
+                 const char *detail) {
+  *e = (run_event){.at = at,
+                   .component = sim_strdup(component ? component : ""),
+                   .kind = kind,
+                   .detail = sim_strdup(detail ? detail : "")};
+}
+
+void run_event_add(run_events *log, simtime_ps at, const char *component, const char *kind,
+                   const char *detail) {
+  fill(slot(log, log->n), at, component, kind, detail);
+}
+
+size_t run_event_insert(run_events *log, simtime_ps at, const char *component, const char *kind,
+                        const char *detail) {
+  size_t pos = log->n;
+  while (pos > 0 && log->v[pos - 1].at > at) pos--;
+  fill(slot(log, pos), at, component, kind, detail);
+  return pos;
+}
+
+void run_events_sort(run_events *log) {
+  /* insertion sort: stable, and the log is nearly sorted */
+  for (size_t i = 1; i < log->n; i++)
+    for (size_t k = i; k > 0 && log->v[k - 1].at > log->v[k].at; k--) {
+      run_event t = log->v[k];
+      log->v[k] = log->v[k - 1];
+      log->v[k - 1] = t;
+    }
+}
+
+void run_events_free(run_events *log) {
+  for (size_t i = 0; i < log->n; i++) {
+    sim_free(log->v[i].component);
+    sim_free(log->v[i].detail);
+  }
+  sim_free(log->v);
+  memset(log, 0, sizeof *log);
+}
+
+size_t run_faults_after_end(const cfg_scenario *cfg, simtime_ps end, run_events *log, uint32_t *idx,
+                            const char **detail_of) {
+  size_t n = 0;
+  for (uint32_t i = 0; i < cfg->faults.n; i++) {
+    const cfg_fault *f = &cfg->faults.v[i];
+    char at[32], endt[32], detail[512];
+    if (f->at < end) continue;
+    out_fmt_seconds(at, sizeof at, sim_ps_to_s(f->at));
+    out_fmt_seconds(endt, sizeof endt, sim_ps_to_s(end));
+    snprintf(detail, sizeof detail,
+             "faults[%u] (%s of %s at %s) came after the workload ended (%s): it had no effect "
+             "on it; allowed: faults[%u].at before %s",
+             i, cfg_fault_kind_name(f->kind), f->target, at, endt, i, endt);
+    size_t pos = run_event_insert(log, f->at, f->target, "fault-after-end", detail);
+    idx[n] = i;
+    detail_of[n++] = log->v[pos].detail;
+  }
+  return n;
+}

@@ -1,0 +1,16 @@
+/* Internal to src/run: shared by its files. */
+#ifndef FABSIM_RUN_INTERNAL_H
+#define FABSIM_RUN_INTERNAL_H
+
+#include "fabsim/run.h"
+
+/* Run `job` on `sim` in slices of simulated time of about 0.05-0.2 s of
+ * wall time each (slicing never changes results): progress (may be NULL)
+ * between slices, percent of `expected` when known; an interrupt
+ * (sim_interrupt_pending) stops after the current slice (*complete false).
+ * drive.c. */
+int run__drive(const run_training *tr, wl_job *job, sim_ctx *sim, const char *what,
+               const run_progress_fn *progress, simtime_ps expected, bool *complete,
+               sim_error *err);
+
+#endif

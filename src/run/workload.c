@@ -1,0 +1,118 @@
+/* fabsim run for a collective, synthetic traffic or Chakra traces
+ * (fabsim/run.h): the plan or the trace runner, the listener that keeps the
+ * first failed transfer, and what the run measured once it stopped. A
+ * training job has its own (training.c); the listener serves it too. */
+#include <stdio.h>
+#include <string.h>
+
+#include "fabsim/calib.h"
+#include "fabsim/run.h"
+
+/* Ahead of the fault scheduler's listener (which logs failures): keeps the
+ * first, for the outputs' "why", and hands every failure on. */
+static void on_failure(void *ctx, const be_failure *f) {
+  run_workload *w = ctx;
+  if (!w->have_first) w->first = *f, w->have_first = true;
+  if (w->prev_failure) w->prev_failure(w->prev_failure_ctx, f);
+}
+
+/* workload.kind traffic: the pattern's plan; a last phase past the horizon
+ * of simulated time is refused at workload.traffic.stagger. */
+static int traffic_plan(run_workload *w, const cfg_scenario *cfg, const cfg_doc *doc, const topo *t,
+                        sim_error *err) {
+  coll_traffic_spec spec = {
+      .pattern = cfg->workload.traffic.pattern,
+      .bytes = cfg->workload.traffic.size,
+      .senders = cfg->workload.traffic.senders,
+      .stagger =
+          cfg->workload.traffic.start == CFG_START_STAGGERED ? cfg->workload.traffic.stagger : 0,
+      .qps = cfg->workload.qps_per_connection,
+      .seed = cfg->simulation.seed,
+  };
+  if (coll_traffic_build(&w->plan, t, &spec, err) != SIM_OK) {
+    char msg[sizeof err->msg];
+    snprintf(msg, sizeof msg, "%s", err->msg);
+    return cfg_fail_at(doc, "workload.traffic.pattern", err, "%s", msg);
+  }
+  /* the last phase starts (phases - 1) x stagger in: refused past the
+   * horizon of simulated time, where start times would wrap */
+  if (w->plan.nphases > 1 &&
+      (double)spec.stagger * (double)(w->plan.nphases - 1) >= (double)WL_HORIZON_PS)
+    return cfg_fail_at(doc, "workload.traffic.stagger", err,
+                       "%zu phases started %.6g s apart: the last starts at %.4g s, past the "
+                       "horizon of simulated time, %.4g s (2^62 ps, %.1f days); allowed: at most "
+                       "%.6g s",
+                       w->plan.nphases, sim_ps_to_s(spec.stagger),
+                       sim_ps_to_s(spec.stagger) * (double)(w->plan.nphases - 1),
+                       sim_ps_to_s(WL_HORIZON_PS), sim_ps_to_s(WL_HORIZON_PS) / 86400,
+                       sim_ps_to_s(WL_HORIZON_PS / 2 / (w->plan.nphases - 1)));
+  if (spec.pattern == CFG_TRAFFIC_PAIR) {
+    topo_path p;
+    topo_route(t, w->plan.phases[0].x[0].src_gpu, w->plan.phases[0].x[0].dst_gpu,
+               w->plan.phases[0].x[0].flow_hash, &p);
+    w->pair_latency_s = sim_ps_to_s(topo_path_latency(t, &p));
+  }
+  return SIM_OK;
+}
+
+int run_workload_begin(run_workload *w, const cfg_scenario *cfg, const cfg_doc *doc, const topo *t,
+                       be_backend *be, sim_error *err) {
+  memset(w, 0, sizeof *w);
+  w->kind = cfg->workload.kind;
+  w->prev_failure = be->on_failure; /* ours ahead of the scheduler's log (a training job
+                                       takes the slot at its start, ahead of ours) */
+  w->prev_failure_ctx = be->on_failure_ctx;
+  be->on_failure = on_failure;
+  be->on_failure_ctx = w;
+  switch (cfg->workload.kind) {
+  case CFG_WORKLOAD_COLLECTIVE: return cal_collective_plan(&w->plan, t, cfg, doc, err);
+  case CFG_WORKLOAD_TRAINING: return SIM_OK; /* run_training */
+  case CFG_WORKLOAD_TRACE: {                 /* Chakra traces: read, matched, planned */
+    int rc = trc_load(&w->trs, cfg, doc, topo_gpu_count(t), err);
+    if (rc == SIM_OK) rc = trc_runner_create(&w->trr, w->trs, cfg, doc, t, be, err);
+    w->trace_set = w->trs;
+    return rc;
+  }
+  default: return traffic_plan(w, cfg, doc, t, err);
+  }
+}
+
+void run_workload_start(run_workload *w, be_backend *be) {
+  if (w->trr) trc_runner_start(w->trr);
+  else coll_exec_start(&w->exec, be, &w->plan, NULL, NULL);
+}
+
+void run_workload_end(run_workload *w, sim_ctx *sim, const be_stats *net, bool complete,
+                      const wl_job *job, run_events *log) {
+  if (!w->exec.finished) w->exec.end = sim_now(sim);
+  if (w->exec.plan) coll_result_of(&w->exec, &w->res);
+  if (w->trr) {
+    trc_runner_result(w->trr, &w->trace);
+    w->res.time_s = w->trace.time_s;
+  }
+  w->stopped = !complete;
+  w->failures = net->transfers_failed;
+  w->failed = job ? wl_job_stopped(job, NULL, NULL) : w->failures > 0;
+  if (!w->failed || job) return; /* training: its report logs job-stopped */
+  char detail[256];
+  snprintf(detail, sizeof detail,
+           "%llu transfer%s failed (the first gpu%u->gpu%u: %s): the %s "
+           "did not deliver its data",
+           (unsigned long long)w->failures, w->failures == 1 ? "" : "s", w->first.src_gpu,
+           w->first.dst_gpu, w->have_first && w->first.cause ? w->first.cause : "unknown",
+           cfg_workload_kind_name(w->kind));
+  run_event_add(log, w->have_first ? w->first.at : sim_now(sim), "job", "job-failed", detail);
+}
+
+void run_workload_free(run_workload *w) {
+  coll_plan_free(&w->plan);
+  trc_result_free(&w->trace);
+  trc_runner_free(w->trr);
+  trc_set_free(w->trs);
+  memset(w, 0, sizeof *w);
+}
+
+double run_traffic_bytes(const run_workload *w, const be_stats *net) {
+  if (!w->failed && !w->stopped) return (double)w->plan.bytes * (double)coll_plan_flows(&w->plan);
+  return (double)net->bytes;
+}

@@ -9,6 +9,7 @@
  *   #define EVQ_KEY ev__key                 the key, copied by value
  *   #define EVQ_LESS(a, b) ((a) < (b))      strict order of two keys (values)
  *   #define EVQ_TIME(k) ((simtime_ps)((k) >> 64))   the key's time
+ *   #define EVQ_SIFT_TOP_DOWN               optional: the top-down sift
  *   #include "fabsim/evq.h"
  *
  * which defines the types EVQ_NAME and EVQ_NAME_vec and static inline
@@ -114,9 +115,30 @@ static inline void EVQ__F(_reserve)(EVQ_NAME *q, size_t need) {
   q->cap = cap;
 }
 
-/* Place x in the hole at i (x >= every ancestor of i). Bottom-up (Floyd):
- * walk the hole down along the smallest child to a leaf without comparing
- * against x, then sift x up from there; new keys usually belong low. */
+/* Place x in the hole at i (x >= every ancestor of i). */
+#ifdef EVQ_SIFT_TOP_DOWN
+/* Top-down: move the smallest child up while it is below x; stops as soon as
+ * x fits. The parallel engine's sift for its 24-byte struct keys (compared
+ * field by field), where the bottom-up one measured no faster
+ * (docs/performance.md, "One event queue for both engines"). */
+static inline void EVQ__F(_sift_down)(EVQ_KEY *heap, size_t n, size_t i, EVQ_KEY x) {
+  for (;;) {
+    size_t c = (i << 2) + 1;
+    if (c >= n) break;
+    size_t best = c, end = c + 4 < n ? c + 4 : n;
+    for (size_t j = c + 1; j < end; j++)
+      if (EVQ_LESS(heap[j], heap[best])) best = j;
+    if (!EVQ_LESS(heap[best], x)) break;
+    heap[i] = heap[best];
+    i = best;
+  }
+  heap[i] = x;
+}
+#else
+/* Bottom-up (Floyd), the default: walk the hole down along the smallest
+ * child to a leaf without comparing against x, then sift x up from there;
+ * new keys usually belong low. The sequential engine's, for 128-bit integer
+ * keys (branch-free compares). */
 static inline void EVQ__F(_sift_down)(EVQ_KEY *heap, size_t n, size_t i, EVQ_KEY x) {
   size_t top = i;
   for (;;) {
@@ -144,6 +166,7 @@ static inline void EVQ__F(_sift_down)(EVQ_KEY *heap, size_t n, size_t i, EVQ_KEY
   }
   heap[i] = x;
 }
+#endif
 
 /* Remove heap[0] (n > 0). */
 static inline void EVQ__F(_pop)(EVQ_NAME *q) {
@@ -268,3 +291,4 @@ static inline void EVQ__F(_take_all)(EVQ_NAME *q, EVQ__VEC *all) {
 #undef EVQ_KEY
 #undef EVQ_LESS
 #undef EVQ_TIME
+#undef EVQ_SIFT_TOP_DOWN

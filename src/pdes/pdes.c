@@ -42,6 +42,7 @@ typedef struct pdes__key {
 #define EVQ_NAME pdes__q
 #define EVQ_KEY pdes__key
 #define EVQ_LESS(a, b) ((a).time < (b).time || ((a).time == (b).time && (a).tie < (b).tie))
+#define EVQ_SIFT_TOP_DOWN /* as before the merge: see fabsim/evq.h */
 #define EVQ_TIME(k) ((k).time)
 #include "fabsim/evq.h"
 

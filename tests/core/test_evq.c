@@ -17,7 +17,8 @@ typedef unsigned __int128 k128;
 #define EVQ_TIME(k) ((simtime_ps)((k) >> 64))
 #include "fabsim/evq.h"
 
-/* The parallel engine's layout: (time, tie) ordered, a payload not compared. */
+/* The parallel engine's layout: (time, tie) ordered, a payload not compared;
+ * its sift (top-down), so that both sifts are checked. */
 typedef struct kst {
   simtime_ps time;
   uint64_t tie;
@@ -27,6 +28,7 @@ typedef struct kst {
 #define EVQ_KEY kst
 #define EVQ_LESS(a, b) ((a).time < (b).time || ((a).time == (b).time && (a).tie < (b).tie))
 #define EVQ_TIME(k) ((k).time)
+#define EVQ_SIFT_TOP_DOWN
 #include "fabsim/evq.h"
 
 static uint64_t splitmix(uint64_t *s) {
@@ -165,9 +167,9 @@ static void test_growth_alignment_take_all(void **state) {
   enum { N = 1 << 20 };
   q128 q = {0};
   uint64_t s = 99;
-  q128_insert(&q, (k128)0);                     /* overflow */
+  q128_insert(&q, (k128)0);                    /* overflow */
   q128_insert(&q, ((k128)(1ULL << 40)) << 64); /* span 2^40: wide buckets */
-  assert_true(q128_refill(&q));                 /* bucket 0 is now the heap tier */
+  assert_true(q128_refill(&q));                /* bucket 0 is now the heap tier */
   for (uint64_t i = 1; i <= N; i++) {
     k128 k = ((k128)(splitmix(&s) % 1000) << 64) | i;
     assert_true(q128_near(&q, (simtime_ps)(k >> 64)));

@@ -1,14 +1,15 @@
-/* Conservative parallel event engine: per-rank calendar queue (a 4-ary heap
- * for the current bucket, as src/core/ev.c) of 24-byte keys (time, sending
- * LP and sender sequence, pool slot) over a pool of events; YAWNS windows of
+/* Conservative parallel event engine: per-rank calendar queue (fabsim/evq.h,
+ * shared with src/core/ev.c) of 24-byte keys (time, sending LP and sender
+ * sequence, pool slot) over a pool of events; YAWNS windows of
  * the lookahead; one exchange of cross-rank events (and of the window hook's
  * sums and maxima) per window. The contract, and the proofs of identity and
  * termination, are in include/fabsim/pdes.h and docs/parallel.md.
  *
  * Invariants
- *   - heap holds exactly the pending events of the LPs this rank owns; each
- *     key names one pool slot; a slot is free (on the free list) or named
- *     by exactly one key.
+ *   - the queue holds exactly the pending events of the LPs this rank owns,
+ *     ordered by (time, tie): tie = (sending LP << PDES_SEQ_BITS) | that LP's
+ *     send count, unique, so the order is total; each key names one pool slot; a slot is free (on
+ * the free list) or named by exactly one key.
  *   - between windows the outboxes are empty; in a window, out[r] holds the
  *     events for rank r's LPs, every one with time >= window_end.
  *   - seq[lp] counts the events LP lp has sent (owned LPs only move).
@@ -37,17 +38,17 @@ typedef struct pdes__key {
   uint64_t slot;
 } pdes__key;
 
+#define EVQ_NAME pdes__q
+#define EVQ_KEY pdes__key
+#define EVQ_LESS(a, b) ((a).time < (b).time || ((a).time == (b).time && (a).tie < (b).tie))
+#define EVQ_SIFT_TOP_DOWN /* as before the merge: see fabsim/evq.h */
+#define EVQ_TIME(k) ((k).time)
+#include "fabsim/evq.h"
+
 typedef struct pdes_vec {
   pdes_event *e;
   size_t n, cap;
 } pdes_vec;
-
-typedef struct pdes__kvec {
-  pdes__key *k;
-  size_t n, cap;
-} pdes__kvec;
-
-enum { PDES_BUCKET_TARGET = 16, PDES_MAX_BUCKETS = 1 << 16 };
 
 struct pdes {
   uint32_t nlps, rank, nranks;
@@ -76,20 +77,9 @@ struct pdes {
   simtime_ps run_until; /* the current pdes_run's bound (pdes_stop_before lowers it) */
   uint64_t red[2 * PDES_REDUCE_WORDS];  /* this rank's sums, then maxima, of the window */
   uint64_t gred[2 * PDES_REDUCE_WORDS]; /* the same over all ranks, from the last exchange */
-  /* Pending keys: a calendar queue whose current day is a 4-ary heap, as
-   * src/core/ev.c: the heap holds the keys with time < near_end; bucket j
-   * the keys in [far_base + j*2^shift, far_base + (j+1)*2^shift), buckets
-   * below cur empty, near_end = far_base + cur*2^shift; overflow the rest.
-   * The minimum is always heap[0] after pdes__refill. */
-  pdes__key *heap;
-  size_t n, cap;
-  simtime_ps near_end, far_base;
-  pdes__kvec *buckets;
-  size_t nb, cur, buckets_cap;
-  unsigned shift;
-  pdes__kvec overflow;
+  pdes__q q; /* pending keys; the minimum is q.heap[0] after pdes__q_refill */
   size_t pending;
-  bool top_pending; /* heap[0] is the event running: its first send into the heap replaces it */
+  bool top_pending; /* q.heap[0] is the event running: its first send into the heap replaces it */
   pdes_event *pool;
   size_t pool_n, pool_cap;
   uint32_t *free_slots;
@@ -167,10 +157,7 @@ void pdes_destroy(pdes *p) {
   for (uint32_t r = 0; r < p->nranks; r++) sim_free(p->out[r].e);
   sim_free(p->out);
   sim_free(p->in.e);
-  sim_free(p->heap);
-  for (size_t i = 0; i < p->buckets_cap; i++) sim_free(p->buckets[i].k);
-  sim_free(p->buckets);
-  sim_free(p->overflow.k);
+  pdes__q_destroy(&p->q);
   sim_free(p->pool);
   sim_free(p->free_slots);
   sim_free(p->seq);
@@ -203,110 +190,7 @@ void pdes_reduce_max(pdes *p, unsigned word, uint64_t v) {
 }
 void pdes_stats_get(const pdes *p, pdes_stats *s) { *s = p->st; }
 
-/* ---- heap ---------------------------------------------------------------------------- */
-
-static inline bool pdes__less(const pdes__key *a, const pdes__key *b) {
-  return a->time < b->time || (a->time == b->time && a->tie < b->tie);
-}
-
-static void pdes__sift_down(pdes__key *h, size_t n, size_t i, pdes__key x) {
-  for (;;) {
-    size_t c = (i << 2) + 1;
-    if (c >= n) break;
-    size_t best = c, end = c + 4 < n ? c + 4 : n;
-    for (size_t j = c + 1; j < end; j++)
-      if (pdes__less(&h[j], &h[best])) best = j;
-    if (!pdes__less(&h[best], &x)) break;
-    h[i] = h[best];
-    i = best;
-  }
-  h[i] = x;
-}
-
-static inline void pdes__kvec_push(pdes__kvec *v, const pdes__key *k) {
-  if (v->n == v->cap) sim_grow((void **)&v->k, &v->cap, v->n + 1, sizeof *v->k);
-  v->k[v->n++] = *k;
-}
-
-/* Place a key in the tier that covers its time. */
-static inline void pdes__insert(pdes *p, const pdes__key *x) {
-  if (x->time < p->near_end) {
-    if (p->n == p->cap) sim_grow((void **)&p->heap, &p->cap, p->n + 1, sizeof *p->heap);
-    size_t i = p->n++;
-    while (i > 0) {
-      size_t parent = (i - 1) >> 2;
-      if (!pdes__less(x, &p->heap[parent])) break;
-      p->heap[i] = p->heap[parent];
-      i = parent;
-    }
-    p->heap[i] = *x;
-    return;
-  }
-  uint64_t idx = (x->time - p->far_base) >> p->shift;
-  pdes__kvec_push(idx < p->nb ? &p->buckets[idx] : &p->overflow, x);
-}
-
-/* The buckets are used up: spread the overflow over new ones sized from its
- * span and count (about PDES_BUCKET_TARGET keys each). O(overflow + nb). */
-static void pdes__rebuild(pdes *p) {
-  pdes__kvec *o = &p->overflow;
-  simtime_ps lo = SIM_TIME_MAX, hi = 0;
-  for (size_t i = 0; i < o->n; i++) {
-    if (o->k[i].time < lo) lo = o->k[i].time;
-    if (o->k[i].time > hi) hi = o->k[i].time;
-  }
-  uint64_t span = hi - lo + 1;
-  uint64_t width = (uint64_t)((double)span * PDES_BUCKET_TARGET / (double)o->n);
-  unsigned shift = 0;
-  while (shift < 63 && (1ULL << (shift + 1)) <= width) shift++;
-  uint64_t nb = (span >> shift) + 1;
-  if (nb > PDES_MAX_BUCKETS) nb = PDES_MAX_BUCKETS;
-  if (nb > p->buckets_cap) {
-    p->buckets = sim_realloc(p->buckets, nb * sizeof *p->buckets);
-    memset(p->buckets + p->buckets_cap, 0, (nb - p->buckets_cap) * sizeof *p->buckets);
-    p->buckets_cap = nb;
-  }
-  p->nb = nb;
-  p->cur = 0;
-  p->shift = shift;
-  p->far_base = lo;
-  p->near_end = lo;
-  pdes__kvec old = *o; /* keys beyond the new range land in a fresh overflow */
-  o->k = NULL;
-  o->n = o->cap = 0;
-  for (size_t i = 0; i < old.n; i++) pdes__insert(p, &old.k[i]);
-  if (o->cap == 0) {
-    *o = old;
-    o->n = 0;
-  } else {
-    sim_free(old.k);
-  }
-}
-
-/* Make heap[0] the minimum pending key; false if nothing is pending. */
-static inline bool pdes__refill(pdes *p) {
-  while (p->n == 0) {
-    if (p->cur < p->nb) {
-      pdes__kvec *b = &p->buckets[p->cur++];
-      simtime_ps off = (simtime_ps)p->cur << p->shift;
-      p->near_end = off > SIM_TIME_MAX - p->far_base ? SIM_TIME_MAX : p->far_base + off;
-      if (b->n) { /* load and heapify, O(k) */
-        if (p->cap < b->n) sim_grow((void **)&p->heap, &p->cap, b->n, sizeof *p->heap);
-        memcpy(p->heap, b->k, b->n * sizeof *b->k);
-        p->n = b->n;
-        b->n = 0;
-        if (p->n > 1)
-          for (size_t i = (p->n - 2) >> 2; i != SIZE_MAX; i--)
-            pdes__sift_down(p->heap, p->n, i, p->heap[i]);
-      }
-    } else if (p->overflow.n) {
-      pdes__rebuild(p);
-    } else {
-      return false;
-    }
-  }
-  return true;
-}
+/* ---- queue --------------------------------------------------------------------------- */
 
 static void pdes__push(pdes *p, const pdes_event *ev) {
   uint64_t slot;
@@ -319,21 +203,20 @@ static void pdes__push(pdes *p, const pdes_event *ev) {
   }
   p->pool[slot] = *ev;
   pdes__key x = {ev->time, ev->tie, slot};
-  if (p->top_pending && x.time < p->near_end) { /* one sift instead of a pop and a push */
+  if (p->top_pending && pdes__q_near(&p->q, x.time)) { /* one sift instead of a pop and a push */
     p->top_pending = false;
-    pdes__sift_down(p->heap, p->n, 0, x);
+    pdes__q_replace_top(&p->q, x);
     return;
   }
-  pdes__insert(p, &x);
+  pdes__q_insert(&p->q, x);
   p->pending++;
 }
 
-/* Remove heap[0] (after pdes__refill; its slot stays allocated: the caller
- * releases it). */
+/* Remove q.heap[0] (after pdes__q_refill; its slot stays allocated: the
+ * caller releases it). */
 static void pdes__pop(pdes *p) {
-  size_t n = --p->n;
   p->pending--;
-  if (n) pdes__sift_down(p->heap, n, 0, p->heap[n]);
+  pdes__q_pop(&p->q);
 }
 
 static inline void pdes__release(pdes *p, uint64_t slot) {
@@ -393,12 +276,12 @@ void pdes_send(pdes *p, uint32_t src, uint32_t dst, simtime_ps at, uint32_t kind
 }
 
 static inline void pdes__run_top(pdes *p) {
-  uint64_t slot = p->heap[0].slot;
+  uint64_t slot = p->q.heap[0].slot;
   pdes_event e = p->pool[slot]; /* a copy: the handler's sends may move the pool */
   pdes__release(p, slot);
   /* the next event is one of the top's children or one the handler sends:
    * load the children's events while the handler runs (a miss each, else) */
-  for (size_t j = 1; j <= 4 && j < p->n; j++) __builtin_prefetch(&p->pool[p->heap[j].slot]);
+  for (size_t j = 1; j <= 4 && j < p->q.n; j++) __builtin_prefetch(&p->pool[p->q.heap[j].slot]);
   p->now = e.time;
   p->top_pending = true; /* its key stays at the top until the handler's first local send */
   p->handlers[e.kind](p, &e, p->model);
@@ -414,7 +297,7 @@ static inline void pdes__run_top(pdes *p) {
  * of pending times. Returns it (SIM_TIME_MAX: nothing pending anywhere). */
 static simtime_ps pdes__sync(pdes *p) {
   uint32_t nr = p->nranks;
-  simtime_ps mine = pdes__refill(p) ? p->heap[0].time : SIM_TIME_MAX;
+  simtime_ps mine = pdes__q_refill(&p->q) ? p->q.heap[0].time : SIM_TIME_MAX;
   uint64_t total = 0;
   for (uint32_t r = 0; r < nr; r++) {
     total += p->out[r].n;
@@ -508,7 +391,7 @@ static void pdes__red_op(void *in, void *inout, int *len, MPI_Datatype *dt) {
 static simtime_ps pdes__sync_sparse(pdes *p) {
   enum { TAG = 0x7d5 };
   uint32_t nr = p->nranks;
-  simtime_ps mine = pdes__refill(p) ? p->heap[0].time : SIM_TIME_MAX, gmin = SIM_TIME_MAX;
+  simtime_ps mine = pdes__q_refill(&p->q) ? p->q.heap[0].time : SIM_TIME_MAX, gmin = SIM_TIME_MAX;
   for (uint32_t r = 0; r < nr; r++)
     for (size_t i = 0; i < p->out[r].n; i++)
       if (p->out[r].e[i].time < mine) mine = p->out[r].e[i].time;
@@ -594,7 +477,7 @@ uint64_t pdes_run(pdes *p, simtime_ps until) {
   if (!p->parallel && !p->on_window) {
     /* Sequential: one window covering everything; same key order. */
     p->window_end = SIM_TIME_MAX;
-    while (pdes__refill(p) && p->heap[0].time <= until) pdes__run_top(p);
+    while (pdes__q_refill(&p->q) && p->q.heap[0].time <= until) pdes__run_top(p);
     p->st.windows++;
     p->window_end = 0;
   } else {
@@ -610,7 +493,7 @@ uint64_t pdes_run(pdes *p, simtime_ps until) {
         if (p->win_start == SIM_TIME_MAX) break; /* nothing pending anywhere */
         simtime_ps last = p->win_end - 1 < p->run_until ? p->win_end - 1 : p->run_until;
         p->window_end = p->win_end; /* sends across ranks must land at or after it */
-        while (pdes__refill(p) && p->heap[0].time <= last) pdes__run_top(p);
+        while (pdes__q_refill(&p->q) && p->q.heap[0].time <= last) pdes__run_top(p);
         p->window_end = 0;
         if (last < p->win_end - 1) break; /* the bound falls inside: resumed by the next call */
         p->win_open = false;
@@ -623,7 +506,7 @@ uint64_t pdes_run(pdes *p, simtime_ps until) {
 #ifdef FABSIM_HAVE_MPI
       if (p->parallel) t = p->dense ? pdes__sync(p) : pdes__sync_sparse(p);
 #endif
-      if (!p->parallel) t = pdes__refill(p) ? p->heap[0].time : SIM_TIME_MAX;
+      if (!p->parallel) t = pdes__q_refill(&p->q) ? p->q.heap[0].time : SIM_TIME_MAX;
       if (p->on_window) t = pdes__window_hook(p, t);
       p->st.sync_s += sim_wall_s() - s0;
       p->win_open = true;

@@ -70,6 +70,46 @@ static void test_key_order(void **state) {
   pdes_destroy(p);
 }
 
+/* The same rule over enough keys to fill the queue's heap, buckets and
+ * overflow: 240 events at few distinct times (ties everywhere) sent in a
+ * scrambled order leave sorted by (time, sending LP, that LP's count). */
+typedef struct sent {
+  simtime_ps t;
+  uint64_t tag; /* src << 16 | the src's count */
+} sent;
+
+static int sent_cmp(const void *a, const void *b) {
+  const sent *x = a, *y = b;
+  if (x->t != y->t) return x->t < y->t ? -1 : 1;
+  return x->tag < y->tag ? -1 : x->tag > y->tag;
+}
+
+static void test_key_order_many(void **state) {
+  (void)state;
+  enum { N = 240, LPS = 16 };
+  static trace tr;
+  memset(&tr, 0, sizeof tr);
+  pdes *p = make(&tr, LPS);
+  sent want[N];
+  uint64_t count[LPS] = {0}, x = 12345;
+  static const simtime_ps times[] = {0, 1, 3, 1000000, 1000001, 1ULL << 40, (1ULL << 40) + 2};
+  for (size_t i = 0; i < N; i++) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    uint32_t src = (uint32_t)(x >> 33) % LPS, dst = (uint32_t)(x >> 45) % LPS;
+    simtime_ps t = times[(x >> 20) % (sizeof times / sizeof times[0])];
+    uint64_t pl[PDES_PAYLOAD_WORDS] = {(uint64_t)src << 16 | count[src]++, 0, 0, 0};
+    want[i] = (sent){t, pl[0]};
+    pdes_send(p, src, dst, t, 0, pl);
+  }
+  assert_int_equal(pdes_run(p, SIM_TIME_MAX), N);
+  qsort(want, N, sizeof *want, sent_cmp);
+  for (size_t i = 0; i < N; i++) {
+    assert_int_equal(tr.t[i], want[i].t);
+    assert_int_equal(tr.tag[i], want[i].tag);
+  }
+  pdes_destroy(p);
+}
+
 static void test_zero_delay_self_and_pieces(void **state) {
   (void)state;
   static trace tr;
@@ -271,6 +311,7 @@ static void test_global_action(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_key_order),
+      cmocka_unit_test(test_key_order_many),
       cmocka_unit_test(test_zero_delay_self_and_pieces),
       cmocka_unit_test(test_config_errors),
       cmocka_unit_test(test_phold_deterministic),

@@ -98,15 +98,6 @@ int cli_output_lock(const cfg_scenario *cfg, const cfg_doc *doc, cli_lock *lock)
  * so refused input leaves nothing behind. */
 void cli_output_unlock(cli_lock *lock, int rc);
 
-/* Every fault timed at or after the workload's end (`end`) had no effect on
- * it (a training run stops at its end, so the fault never happens; other
- * runs apply it to an idle fabric): each gets a "fault-after-end" entry in events (the summary's
- * event log, in time order: summary.json, events.csv, the database) and a
- * warning on stderr located at its faults[i].at. Returns how many. The end
- * of a run is known only once it ran, so this is a report, not a refusal. */
-size_t cli_faults_after_end(const cfg_scenario *cfg, const cfg_doc *doc, simtime_ps end,
-                            json_t *events);
-
 /* Print an error: location-prefixed messages verbatim, others after "fabsim: ". */
 void cli_error(const char *msg);
 

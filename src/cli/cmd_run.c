@@ -61,12 +61,6 @@ static const char run_help[] =
     "\"failed\" and \"failure\" says why), 130 stopped by Ctrl-C.\n"
     "Example: fabsim run examples/default.yaml --set workload.collective.size=256MiB\n";
 
-static double wall_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* Every fault at or after the workload's end (`end`) had no effect: a
  * "fault-after-end" event each, and a warning located at its faults[i].at. */
 static void warn_faults_after_end(const cfg_scenario *cfg, const cfg_doc *doc, simtime_ps end,
@@ -112,10 +106,8 @@ static void print_job_failed(const cfg_scenario *cfg, const cli_run_result *r,
 
 /* Ranks of the MPI job this process was started in by a launcher (1: none). */
 static long mpi_ranks(void) {
-  if (!pdes_comm_launched()) return 1;
-  const char *n = getenv("OMPI_COMM_WORLD_SIZE");
-  if (!n) n = getenv("PMI_SIZE");
-  return n ? strtol(n, NULL, 10) : 1;
+  sim_launcher l = sim_launcher_get();
+  return l.launched ? l.size : 1;
 }
 
 /* One run's state, from the loaded scenario to the files. */
@@ -228,7 +220,7 @@ static int simulate(run_verb *v) {
   be_parallel_info_get(v->inner, &r->par);
   r->events = sim_events(sim);
   r->sim_time_s = sim_ps_to_s(sim_now(sim));
-  r->wall_s = wall_now() - v->t0;
+  r->wall_s = sim_wall_s() - v->t0;
   if (v->fs) { /* the faults, reroutes and failed transfers into the summary's events */
     flt_sched_finish(v->fs);
     run_fault_log(v->fs, v->faults, v->nfaults, v->training, &r->log);
@@ -328,7 +320,7 @@ int cli_cmd_run(int argc, char **argv) {
     }
   }
   if ((rc = cli_parse(&v->a, argc, argv, "jq", run_help)) != CLI_OK) goto out;
-  v->t0 = wall_now();
+  v->t0 = sim_wall_s();
   if ((rc = cli_load(&v->a, &v->cfg, &v->doc, &v->t)) != CLI_OK) goto out;
   v->training = v->cfg.workload.kind == CFG_WORKLOAD_TRAINING;
   v->rank0 = !mpi || pdes_comm_rank() == 0;

@@ -104,39 +104,6 @@ int cli_output_lock(const cfg_scenario *cfg, const cfg_doc *doc, cli_lock *lock)
   return CLI_BAD_INPUT;
 }
 
-size_t cli_faults_after_end(const cfg_scenario *cfg, const cfg_doc *doc, simtime_ps end,
-                            json_t *events) {
-  size_t n = 0;
-  for (uint32_t i = 0; i < cfg->faults.n; i++) {
-    const cfg_fault *f = &cfg->faults.v[i];
-    char key[48], at[32], endt[32], detail[512];
-    if (f->at < end) continue;
-    snprintf(key, sizeof key, "faults[%u].at", i);
-    out_fmt_seconds(at, sizeof at, sim_ps_to_s(f->at));
-    out_fmt_seconds(endt, sizeof endt, sim_ps_to_s(end));
-    snprintf(detail, sizeof detail,
-             "faults[%u] (%s of %s at %s) came after the workload ended (%s): it had no effect "
-             "on it; allowed: faults[%u].at before %s",
-             i, cfg_fault_kind_name(f->kind), f->target, at, endt, i, endt);
-    /* in time order: before the first event later than the fault */
-    json_t *e = json_object();
-    size_t pos = json_array_size(events);
-    while (pos > 0 && json_number_value(json_object_get(json_array_get(events, pos - 1), "at_s")) >
-                          sim_ps_to_s(f->at))
-      pos--;
-    json_object_set_new(e, "at_s", json_real(sim_ps_to_s(f->at)));
-    json_object_set_new(e, "component", json_string(f->target));
-    json_object_set_new(e, "kind", json_string("fault-after-end"));
-    json_object_set_new(e, "detail", json_string(detail));
-    json_array_insert_new(events, pos, e);
-    cfg_loc l = cfg_where(doc, key);
-    if (l.line) fprintf(stderr, "%s:%u:%u: warning: %s: %s\n", l.file, l.line, l.col, key, detail);
-    else fprintf(stderr, "fabsim: warning: %s\n", detail);
-    n++;
-  }
-  return n;
-}
-
 json_t *cli_topo_json(const topo *t, const cfg_scenario *cfg) {
   const topo_inventory *inv = topo_inventory_get(t);
   json_t *o = json_object();

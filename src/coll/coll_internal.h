@@ -57,6 +57,10 @@ void coll__apply_protocol(coll_plan *p, const topo *t, const coll_spec *s);
 /* The builders, one per algorithm family. */
 int coll__plan_ring(coll_plan *p, const topo *t, const coll_spec *s);
 int coll__plan_broadcast(coll_plan *p, const topo *t, const coll_spec *s);
+/* Slots per connection (NCCL's NCCL_STEPS, device.h): chunks in flight. */
+enum { NCCL_STEPS = 8 };
+/* qsort order of uint64_t (the tree's and its cost's step cuts) */
+int coll__cmp_u64(const void *a, const void *b);
 int coll__plan_tree(coll_plan *p, const topo *t, const coll_spec *s);
 /* The tree of coll__plan_tree over m node blocks of g positions: tree A
  * (which 0) or B (1), each position's parent (-1 at the root), height and

@@ -137,7 +137,7 @@ void coll__tree_shape_free(tree_shape *s) {
   sim_free(s->depth);
 }
 
-static int cmp_u64(const void *a, const void *b) {
+int coll__cmp_u64(const void *a, const void *b) {
   uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
   return (x > y) - (x < y);
 }
@@ -197,7 +197,7 @@ int coll__plan_tree(coll_plan *p, const topo *t, const coll_spec *s) {
     cut[ncut++] = sg + nchunks;
   }
   cut[ncut++] = steps;
-  qsort(cut, ncut, sizeof *cut, cmp_u64);
+  qsort(cut, ncut, sizeof *cut, coll__cmp_u64);
   for (size_t i = 0; i + 1 < ncut; i++) {
     uint64_t s0 = cut[i], s1 = cut[i + 1] < steps ? cut[i + 1] : steps;
     if (s0 >= s1) continue;

@@ -26,8 +26,6 @@
 
 #include "coll/coll_internal.h"
 
-enum { NCCL_STEPS = 8 }; /* slots per connection (NCCL's device.h); as tune.c */
-
 typedef struct node_tree {
   tree_shape s;
   uint32_t *nchild;  /* children per node */
@@ -129,11 +127,6 @@ static bool narrow(window *w, const uint8_t *present, uint64_t top) {
   return w->lo <= w->hi;
 }
 
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return (x > y) - (x < y);
-}
-
 /* One phase's cost (seconds) and its fixed delay, as plan_estimate and
  * coll__apply_protocol count them. */
 static double phase_cost(uint32_t nv, uint32_t net, double chunk, uint64_t repeat,
@@ -180,7 +173,7 @@ double coll__tree_cost_s(const topo *t, const coll_spec *s, uint32_t k, uint64_t
   size_t ncut = 0;
   for (uint64_t sg = 0; sg <= top; sg++) cut[ncut++] = sg, cut[ncut++] = sg + nchunks;
   cut[ncut++] = steps;
-  qsort(cut, ncut, sizeof *cut, cmp_u64);
+  qsort(cut, ncut, sizeof *cut, coll__cmp_u64);
   uint32_t *nvmemo = sim_malloc((size_t)(dmax + 1) * (dmax + 1) * sizeof *nvmemo);
   double total = sim_ps_to_s(r->launch), chunk = (double)wire_chunk;
   window prev = {1, 0};

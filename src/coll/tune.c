@@ -116,9 +116,6 @@ static void ring_steps(cfg_coll_op op, uint32_t n, uint32_t m, uint64_t *steps, 
   *inter = m > 1 ? passes * (m - 1) : 0;
 }
 
-/* Slots per connection (NCCL's NCCL_STEPS, device.h). */
-enum { NCCL_STEPS = 8 };
-
 /* NCCL's per-architecture rows (tuning.cc): Ampere, Hopper, Blackwell. */
 enum { ARCH_AMPERE, ARCH_HOPPER, ARCH_BLACKWELL, NARCH };
 /* MI300X has no row (RCCL's tuner is its own): Ampere's, an assumption. */

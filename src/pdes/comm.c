@@ -1,6 +1,7 @@
 /* The engine's and the sweep's view of MPI: MPI_COMM_WORLD when fabsim is
  * built with MPI (FABSIM_HAVE_MPI), else one rank. Every collective here is
  * blocking and must be called by all ranks in the same order. */
+#define _DEFAULT_SOURCE /* syscall */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,11 @@
 
 #ifdef FABSIM_HAVE_MPI
 #include <mpi.h>
+#endif
+#ifdef __linux__
+#include <linux/sched/types.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #endif
 
 bool pdes_comm_built(void) {
@@ -35,6 +41,24 @@ static void *own_copy(const void *buf, size_t n, size_t *total) {
  * one piece of state here (never simulation state). */
 static int comm_inited;
 
+/* Every window waits for every rank, so a rank that is runnable but not
+ * running stalls all of them. On a machine with more ranks than free cores
+ * (four ranks beside other work on CI's 2-core machine) Linux's EEVDF
+ * scheduler lets the task on a core finish its time slice (about 3 ms) before
+ * a woken rank runs, and each window costs several slices. Asking for the
+ * shortest slice (0.1 ms, `sched_attr.sched_runtime` for a normal task, Linux
+ * 6.12 and later; ignored by older kernels, failure harmless) lets a rank that
+ * has work preempt sooner. Measured on the 2-core machine beside two busy
+ * loops and two compilers: 3,000 windows of 4 ranks in 15-21 s before, 0.7-2.8
+ * s after. Only scheduling changes: never an event or its order. */
+static void comm_short_slice(void) {
+#if defined(__linux__) && defined(SYS_sched_setattr)
+  struct sched_attr a = {
+      .size = sizeof a, .sched_policy = 0 /* SCHED_OTHER */, .sched_runtime = 100000 /* ns */};
+  if (syscall(SYS_sched_setattr, 0, &a, 0) != 0) return; /* not supported: the default slice */
+#endif
+}
+
 int pdes_comm_init(sim_error *err) {
   int flag = 0;
   MPI_Initialized(&flag);
@@ -42,6 +66,7 @@ int pdes_comm_init(sim_error *err) {
   if (MPI_Init(NULL, NULL) != MPI_SUCCESS)
     return sim_fail(err, SIM_EIO, "MPI_Init failed; is the MPI launcher (mpirun) working?");
   comm_inited = 1;
+  if (pdes_comm_size() > 1) comm_short_slice();
   return SIM_OK;
 }
 

@@ -53,12 +53,29 @@ CASE[eth-spray]="${TIER3[*]} --set cluster.nodes=128 --set fabric.transport=ethe
 CASE[8plane-a2a]="--set cluster.nodes=2 --set workload.collective.op=alltoall
   --set workload.collective.size=8MiB"
 CASE[dp-train]="--set output.sample_interval=1ms"
+# under the sanitizers 16 GPUs: the same executor paths (buckets, the
+# data-parallel AllReduce on the global context) with a fifth of the events
+# (the 64-GPU step alone takes ~45 s there on a loaded machine)
+[ "$MODE" = sanitize ] && CASE[dp-train]+=" --set cluster.nodes=2 --set workload.global_batch=128"
 # faults: array arguments (the list has spaces)
 FAULTS=(--set workload.collective.size=16MiB --set reliability.reconvergence=20us
         --set "faults=[{at: 30us, kind: link-down, target: leaf0-spine0},
           {at: 40us, kind: link-degraded, target: leaf1-spine1, factor: 0.5, ber: 1e-6},
           {at: 200us, kind: link-up, target: leaf0-spine0}]")
 declare -A SCEN LOAD_CASE LOAD_SCEN
+# The small faults case (load and sanitize modes): the same actions on 4 nodes
+# in ~2 ms of simulated time; protocol none: no launch overhead, so the faults
+# at 2-10 us meet the flows in flight
+LOAD_CASE[faults]="--set cluster.nodes=4 --set workload.collective.algorithm=halving-doubling
+  --set workload.collective.protocol=none
+  --set workload.collective.size=1MiB --set reliability.reconvergence=2us"
+LOAD_FAULTS=(--set "faults=[{at: 2us, kind: link-down, target: leaf0-spine0},
+  {at: 3us, kind: link-degraded, target: leaf1-spine1, factor: 0.5, ber: 1e-6},
+  {at: 10us, kind: link-up, target: leaf0-spine0}]")
+if [ "$MODE" = sanitize ]; then # the 16 MiB case takes ~80 s at 2 ranks there
+  CASE[faults]=${LOAD_CASE[faults]}
+  FAULTS=("${LOAD_FAULTS[@]}")
+fi
 for c in ib-ring roce-incast ar-flowlet eth-spray; do SCEN[$c]=$SRC/examples/default.yaml; done
 SCEN[8plane-a2a]=$SRC/examples/deepseek-8plane.yaml
 SCEN[dp-train]=$SRC/examples/dense-7b-64gpu.yaml
@@ -77,13 +94,6 @@ differ() { # differ DIR-A DIR-B: the first lines that differ
 
 if [ "$MODE" = load ]; then
   runs=${LOAD_RUNS:-5}
-  # protocol none: no launch overhead, so the faults at 2-10 us meet the flows in flight
-  LOAD_CASE[faults]="--set cluster.nodes=4 --set workload.collective.algorithm=halving-doubling
-    --set workload.collective.protocol=none
-    --set workload.collective.size=1MiB --set reliability.reconvergence=2us"
-  LOAD_FAULTS=(--set "faults=[{at: 2us, kind: link-down, target: leaf0-spine0},
-    {at: 3us, kind: link-degraded, target: leaf1-spine1, factor: 0.5, ber: 1e-6},
-    {at: 10us, kind: link-up, target: leaf0-spine0}]")
   LOAD_CASE[incast]="${TIER3[*]} --set cluster.nodes=128 --set fabric.transport=roce
     --set workload.traffic.pattern=incast --set workload.traffic.senders=8 --set workload.traffic.size=64KB
     --set fabric.switch.buffer=512KB"

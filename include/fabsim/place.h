@@ -68,10 +68,10 @@ int plc_fragment(plc_nodeset *taken, double fraction, uint64_t seed, sim_error *
 /* ---- policies --------------------------------------------------------- */
 
 /* X(enum, name as written in a scenario, what it models) */
-#define PLC_POLICY_MAP(X)                                                              \
-  X(PACKED, "packed", "lowest free node indices in order (one job today)")            \
-  X(SPREAD, "spread", "round-robin over leaves, interleaving pods")                   \
-  X(RANDOM, "random", "seeded shuffle of the free nodes (a fragmented cluster)")      \
+#define PLC_POLICY_MAP(X)                                                          \
+  X(PACKED, "packed", "lowest free node indices in order (one job today)")         \
+  X(SPREAD, "spread", "round-robin over leaves, interleaving pods")                \
+  X(RANDOM, "random", "seeded shuffle of the free nodes (a fragmented cluster)")   \
   X(TOPOLOGY_AWARE, "topology-aware", "fewest leaves, then fewest pods, best fit") \
   X(EXPLICIT, "explicit", "a given node list, checked")
 
@@ -89,7 +89,8 @@ int plc_policy_parse(const char *name, plc_policy *out);
 typedef struct plc_request {
   plc_policy policy;
   uint32_t nodes;       /* how many nodes the job wants (> 0) */
-  uint64_t seed;        /* PLC_RANDOM: the RNG seed */
+  uint64_t seed;        /* PLC_RANDOM: the RNG seed (give each job its own:
+                           one seed shuffles every free set the same way) */
   const uint32_t *list; /* PLC_EXPLICIT: `nodes` node indices in rank order */
 } plc_request;
 
@@ -107,8 +108,9 @@ uint32_t plc_nodes_for_gpus(const topo *t, uint64_t gpus);
  *   1. k = the fewest leaves whose free nodes hold the job (the largest
  *      leaves first): exact;
  *   2. the fewest pods holding k such leaves: a single pod when one can
- *      (the best fit: the one with the fewest free nodes), else pods added
- *      in order of the free nodes in their k largest leaves (greedy);
+ *      (the best fit: the one whose chosen leaves keep the fewest free
+ *      nodes unused), else pods added in order of the free nodes in their k
+ *      largest leaves (greedy: the fewest pods is not guaranteed);
  *   3. in those pods, the k-1 leaves with the most free nodes and, last, the
  *      smallest leaf that still covers the rest (best fit); in each leaf its
  *      lowest free nodes;

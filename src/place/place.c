@@ -6,8 +6,7 @@
 
 #include "place/place_internal.h"
 
-static void place_packed(const plc__view *v, const plc_nodeset *taken, uint32_t n,
-                         uint32_t *out) {
+static void place_packed(const plc__view *v, const plc_nodeset *taken, uint32_t n, uint32_t *out) {
   uint32_t got = 0;
   for (uint32_t i = 0; i < v->nodes && got < n; i++)
     if (plc__free(taken, i)) out[got++] = i;
@@ -36,8 +35,7 @@ static uint32_t *spread_leaf_order(const plc__view *v, const uint32_t *leaf_free
   return order;
 }
 
-static void place_spread(const plc__view *v, const plc_nodeset *taken, uint32_t n,
-                         uint32_t *out) {
+static void place_spread(const plc__view *v, const plc_nodeset *taken, uint32_t n, uint32_t *out) {
   uint32_t *leaf_free = plc__leaf_free(v, taken);
   uint32_t *order = spread_leaf_order(v, leaf_free);
   uint32_t *next = sim_malloc((size_t)v->leaves * sizeof *next + 1); /* scan cursor per leaf */
@@ -46,8 +44,7 @@ static void place_spread(const plc__view *v, const plc_nodeset *taken, uint32_t 
   while (got < n) {
     for (uint32_t k = 0; k < v->leaves && order[k] != UINT32_MAX && got < n; k++) {
       uint32_t L = order[k];
-      while (next[L] < v->leaf_first[L + 1] && !plc__free(taken, v->leaf_node[next[L]]))
-        next[L]++;
+      while (next[L] < v->leaf_first[L + 1] && !plc__free(taken, v->leaf_node[next[L]])) next[L]++;
       if (next[L] < v->leaf_first[L + 1]) out[got++] = v->leaf_node[next[L]++];
     }
   }
@@ -102,8 +99,8 @@ static int check_explicit(const plc__view *v, const plc_nodeset *taken, const pl
     }
     if (!plc__free(taken, x)) {
       rc = sim_fail(err, SIM_EINVAL,
-                    "placement: node %u (rank %u) is taken by another job; choose a free node",
-                    x, r);
+                    "placement: node %u (rank %u) is taken by another job; choose a free node", x,
+                    r);
       goto out;
     }
     rank_of[x] = r;
@@ -123,8 +120,7 @@ int plc_place(const topo *t, const plc_nodeset *taken, const plc_request *req, u
                     taken->nodes, nodes);
   if ((unsigned)req->policy >= PLC_POLICY_COUNT)
     return sim_fail(err, SIM_EINVAL, "placement: unknown policy %d", (int)req->policy);
-  if (req->nodes == 0)
-    return sim_fail(err, SIM_EINVAL, "placement: a job needs at least one node");
+  if (req->nodes == 0) return sim_fail(err, SIM_EINVAL, "placement: a job needs at least one node");
   uint32_t nfree = nodes - (taken ? plc_nodeset_count(taken) : 0);
   if (req->nodes > nfree)
     return sim_fail(err, SIM_ERANGE,

@@ -75,11 +75,12 @@ static uint32_t fewest_leaves(const leaf_rank *ranked, uint32_t nl, uint32_t n) 
 
 /* Best single pod: pick gets its k leaves; false when no pod holds n on k
  * leaves. by_pod lists each pod's leaves contiguously, by_free within. */
-static bool single_pod(const leaf_rank *by_pod, uint32_t nl, uint32_t k, uint32_t n,
-                       uint32_t *pick, uint32_t *scratch) {
+static bool single_pod(const leaf_rank *by_pod, uint32_t nl, uint32_t k, uint32_t n, uint32_t *pick,
+                       uint32_t *scratch) {
   uint32_t best_left = UINT32_MAX;
   for (uint32_t lo = 0, hi; lo < nl; lo = hi) {
-    for (hi = lo; hi < nl && by_pod[hi].pod == by_pod[lo].pod; hi++) {}
+    for (hi = lo; hi < nl && by_pod[hi].pod == by_pod[lo].pod; hi++) {
+    }
     uint32_t left = pick_leaves(by_pod + lo, hi - lo, k, n, scratch);
     if (left < best_left) { /* strict: ties go to the lower pod */
       best_left = left;

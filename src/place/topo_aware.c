@@ -127,7 +127,8 @@ void plc__topology_aware(const plc__view *v, const plc_nodeset *taken, uint32_t 
   qsort(by_pod, nl, sizeof *by_pod, by_pod_free);
 
   uint32_t k = fewest_leaves(ranked, nl, n);
-  uint32_t *pick = sim_malloc((size_t)k * sizeof *pick), *scratch = sim_malloc((size_t)k * 4);
+  uint32_t *pick = sim_malloc((size_t)k * sizeof *pick);
+  uint32_t *scratch = sim_malloc((size_t)k * sizeof *scratch);
   if (!single_pod(by_pod, nl, k, n, pick, scratch)) several_pods(v, ranked, by_pod, nl, k, n, pick);
 
   /* every chosen leaf's free nodes but the last's are taken; the last gives

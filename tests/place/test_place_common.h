@@ -35,6 +35,8 @@ static const pcase PC_MP2 = {"multi-plane", 8, 2, 2, 32, 2, 2};
 static const pcase PC_MP3 = {"multi-plane", 8, 3, 2, 64, 2, 2};
 /* rail-optimized: groups of 4 two-NIC nodes, one leaf per rail and group */
 static const pcase PC_RAIL = {"rail-optimized", 8, 2, 1, 16, 2, 2};
+/* rail-optimized 3-tier: a pod's 4 leaves are 2 groups' 2 rails */
+static const pcase PC_RAIL3 = {"rail-optimized", 8, 3, 1, 64, 2, 2};
 
 static inline topo *pc_build(const pcase *c) {
   char buf[8][64];
@@ -59,23 +61,25 @@ static inline topo *pc_build(const pcase *c) {
   return t;
 }
 
+static inline bool pc_rail(const pcase *c) { return strcmp(c->kind, "rail-optimized") == 0; }
+
 /* Closed forms (oversubscription 1). Rail-optimized: a group of k/2 nodes. */
 static inline uint32_t pc_nodes_per_leaf(const pcase *c) {
-  if (strcmp(c->kind, "rail-optimized") == 0) return c->k / 2;
+  if (pc_rail(c)) return c->k / 2;
   return (c->k / 2) / (c->npn / c->planes);
 }
 static inline uint32_t pc_leaf_of(const pcase *c, uint32_t node) {
   return node / pc_nodes_per_leaf(c);
 }
+/* A rail-optimized group g owns leaves g*N .. g*N+N-1: its pod is rail 0's. */
 static inline uint32_t pc_pod_of(const pcase *c, uint32_t node) {
-  return c->tiers == 3 ? pc_leaf_of(c, node) / (c->k / 2) : 0;
+  if (c->tiers != 3) return 0;
+  return pc_leaf_of(c, node) * (pc_rail(c) ? c->npn : 1) / (c->k / 2);
 }
 static inline uint32_t pc_leaves(const pcase *c) {
   return (c->nodes + pc_nodes_per_leaf(c) - 1) / pc_nodes_per_leaf(c);
 }
-static inline uint32_t pc_pods(const pcase *c) {
-  return c->tiers == 3 ? (pc_leaves(c) + c->k / 2 - 1) / (c->k / 2) : 1;
-}
+static inline uint32_t pc_pods(const pcase *c) { return pc_pod_of(c, c->nodes - 1) + 1; }
 static inline uint32_t pc_ceil(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 
 /* Distinct values of f(c, nodes[i]). */

@@ -105,7 +105,7 @@ static void check_against_membership(const pcase *pc, const topo *t, const uint3
 
 static void test_every_fabric_against_membership(void **state) {
   (void)state;
-  const pcase *cases[] = {&PC_FT2, &PC_FT3, &PC_MP2, &PC_MP3, &PC_RAIL};
+  const pcase *cases[] = {&PC_FT2, &PC_FT3, &PC_MP2, &PC_MP3, &PC_RAIL, &PC_RAIL3};
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     const pcase *pc = cases[c];
     topo *t = pc_build(pc);
@@ -156,6 +156,25 @@ static void test_rail_optimized(void **state) {
   topo_free(t);
 }
 
+/* 8 NICs per node on leaves of 4 down ports: a node spans two leaves, and
+ * its leaf is its first NIC's (the one local GPU 0 uses): node n on leaf 2n,
+ * so 4 packed nodes are 4 leaves and every ring pair climbs to a spine. */
+static void test_node_spanning_two_leaves(void **state) {
+  (void)state;
+  const pcase c = {"fat-tree", 8, 2, 1, 4, 8, 8};
+  topo *t = pc_build(&c);
+  uint32_t out[4];
+  pc_place(t, NULL, PLC_PACKED, 4, 0, out);
+  plc_metrics m = pc_metrics(t, out, 4);
+  assert_int_equal(m.leaves, 4);
+  assert_int_equal(m.ring_spine_pairs, 4);
+  assert_int_equal(m.ring_hops_min, 3);
+  assert_int_equal(m.ring_hops_max, 3);
+  pc_place(t, NULL, PLC_TOPOLOGY_AWARE, 2, 0, out);
+  assert_int_equal(pc_metrics(t, out, 2).leaves, 2);
+  topo_free(t);
+}
+
 static void test_bad_lists(void **state) {
   (void)state;
   topo *t = pc_build(&PC_FT2);
@@ -178,6 +197,7 @@ int main(void) {
       cmocka_unit_test(test_every_fabric_against_membership),
       cmocka_unit_test(test_multi_plane),
       cmocka_unit_test(test_rail_optimized),
+      cmocka_unit_test(test_node_spanning_two_leaves),
       cmocka_unit_test(test_bad_lists),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

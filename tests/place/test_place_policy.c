@@ -6,7 +6,7 @@
  * rail-optimized fabrics. */
 #include "place/test_place_common.h"
 
-static const pcase *const ALL[] = {&PC_FT2, &PC_FT3, &PC_MP2, &PC_MP3, &PC_RAIL};
+static const pcase *const ALL[] = {&PC_FT2, &PC_FT3, &PC_MP2, &PC_MP3, &PC_RAIL, &PC_RAIL3};
 enum { NALL = sizeof ALL / sizeof ALL[0] };
 
 static void test_packed_fills_leaves_in_order(void **state) {
@@ -20,7 +20,7 @@ static void test_packed_fills_leaves_in_order(void **state) {
       for (uint32_t i = 0; i < n; i++) assert_int_equal(out[i], i); /* today's one job */
       plc_metrics m = pc_metrics(t, out, n);
       assert_int_equal(m.leaves, pc_ceil(n, npl));
-      assert_int_equal(m.pods, pc->tiers == 3 ? pc_ceil(n, npl * (pc->k / 2)) : 1);
+      assert_int_equal(m.pods, pc_pod_of(pc, n - 1) + 1);
     }
     topo_free(t);
   }

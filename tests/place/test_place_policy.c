@@ -58,6 +58,8 @@ static void test_spread_uses_min_n_leaves(void **state) {
        * min(n, P) on distinct pods */
       assert_int_equal(pc_distinct(pc, out, lmin, pc_leaf_of), lmin);
       assert_int_equal(pc_distinct(pc, out, pmin, pc_pod_of), pmin);
+      /* up to one node per leaf, every ring pair climbs to a spine */
+      if (n >= 2 && n <= L) assert_int_equal(m.ring_spine_pairs, n);
     }
     topo_free(t);
   }

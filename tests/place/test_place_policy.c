@@ -136,6 +136,25 @@ static uint32_t min_leaves(const pcase *pc, const plc_nodeset *taken, uint32_t n
   return k;
 }
 
+/* Whether some pod's k fullest leaves hold n free nodes. */
+static bool one_pod_fits(const pcase *pc, const plc_nodeset *taken, uint32_t n, uint32_t k) {
+  for (uint32_t pod = 0; pod < pc_pods(pc); pod++) {
+    uint32_t free_of[64] = {0}, L = pc_leaves(pc);
+    for (uint32_t i = 0; i < pc->nodes; i++)
+      if (!plc_nodeset_has(taken, i) && pc_pod_of(pc, i) == pod) free_of[pc_leaf_of(pc, i)]++;
+    uint32_t sum = 0;
+    for (uint32_t j = 0; j < k; j++) { /* take the fullest remaining leaf k times */
+      uint32_t best = 0;
+      for (uint32_t l = 1; l < L; l++)
+        if (free_of[l] > free_of[best]) best = l;
+      sum += free_of[best];
+      free_of[best] = 0;
+    }
+    if (sum >= n) return true;
+  }
+  return false;
+}
+
 static void test_topology_aware_fragmented(void **state) {
   (void)state;
   for (int c = 0; c < NALL; c++) {
@@ -158,6 +177,7 @@ static void test_topology_aware_fragmented(void **state) {
           assert_int_equal(ma.leaves, 1);
           assert_int_equal(pc_leaf_of(pc, a[0]), single);
         }
+        if (one_pod_fits(pc, &taken, n, kmin)) assert_int_equal(ma.pods, 1);
         /* ranks follow the tree: a ring crosses each leaf boundary once */
         assert_int_equal(ma.ring_spine_pairs, ma.leaves > 1 ? ma.leaves : 0);
       }

@@ -25,6 +25,7 @@
 #include "fabsim/fault.h"
 #include "fabsim/power.h"
 #include "fabsim/rootcause.h"
+#include "fabsim/tel_tap.h"
 #include "fabsim/topo.h"
 #include "fabsim/trace.h"
 #include "fabsim/workload.h"
@@ -297,6 +298,79 @@ typedef struct run_training_result {
  * Valid while tr lives. */
 void run_training_report(run_training *tr, run_events *log, run_training_result *out);
 void run_training_result_free(run_training_result *r);
+
+/* ---- one run's setup ----------------------------------------------------------------- */
+
+/* The scenario and its topology, every key checked (cfg_load, topo_build):
+ * what every verb that reads a scenario starts from. `scenario` NULL:
+ * defaults and sets only. On error *doc and *t are NULL and nothing is left
+ * to free; errors are located at the key (SIM_ECONFIG) or name the file. */
+int run_scenario_load(cfg_scenario *cfg, cfg_doc **doc, topo **t, const char *scenario,
+                      const char *const *sets, int nsets, sim_error *err);
+
+/* The telemetry around a run: the topology's switch ports, the ports and
+ * NICs output.ports watches (checked against the topology), the tap around
+ * the backend that logs every phase of any workload, and the backend that
+ * samples its own ports when it can (packet: real queues and pauses). */
+typedef struct run_telemetry {
+  tel_portmap ports;
+  uint32_t *watch_ports, *watch_nics; /* owned */
+  uint32_t nwatch_ports, nwatch_nics;
+  tel_tap *tap;             /* owned by the backend it wraps */
+  be_backend *port_samples; /* the tapped backend when it samples its own ports; NULL */
+} run_telemetry;
+
+/* Everything a run is made of before anything is simulated, assembled in
+ * one place for `fabsim run` and the tests alike: the scenario and topology
+ * (run_setup_load), then (run_setup_begin) the simulation, the fidelity's
+ * backend (be_create) behind the telemetry tap, the faults resolved against
+ * the topology once and scheduled before the workload submits anything, the
+ * workload built and, for a training run, its job, whose hooks take the GPU
+ * faults. Every check of the input runs here, so bad input is refused before
+ * the first event. */
+typedef struct run_setup {
+  /* public, from run_setup_load */
+  cfg_scenario cfg;
+  cfg_doc *doc; /* NULL: nothing loaded */
+  topo *t;
+  bool training; /* workload.kind training */
+  /* public, from run_setup_begin */
+  sim_ctx *sim;
+  be_backend *be;    /* the run's backend, behind the telemetry tap */
+  be_backend *inner; /* the fidelity's own, before the tap wrapped it */
+  run_telemetry tel;
+  flt_fault *faults; /* flt_resolve's; owned */
+  uint32_t nfaults;
+  flt_sched *fs; /* NULL without faults */
+  run_workload w;
+  run_training tr; /* training only */
+} run_setup;
+
+/* run_scenario_load into s (zeroed first). Free with run_setup_free either
+ * way. */
+int run_setup_load(run_setup *s, const char *scenario, const char *const *sets, int nsets,
+                   sim_error *err);
+/* The rest of the setup, in the order above. Returns SIM_ECONFIG for every
+ * error the scenario's input caused: keys located in err (a backend, fault,
+ * output.ports or workload key, a training horizon), and any error of the
+ * backend, the faults or the workload (e.g. a trace file that cannot be read:
+ * err keeps its own code); other errors of the training job's setup come
+ * back as they are. Nothing has been simulated either way. */
+int run_setup_begin(run_setup *s, sim_error *err);
+/* Everything run_setup_load and run_setup_begin made, in the order the
+ * callbacks require (the scheduler, the backend, then the workload and job
+ * its callbacks point into); any part may be missing. */
+void run_setup_free(run_setup *s);
+
+/* After the run (complete or stopped early), what it measured as a tel
+ * (finished, for out_write_run): output.sample_interval, or about 500
+ * samples over the run's real length; the tap's phases (at the packet
+ * fidelity the switch ports from the backend's own samples); a collective's
+ * or traffic's start and end, a training job's GPU timeline; every event of
+ * `log`, and "stopped" when not `complete`. *out: the caller's (tel_destroy,
+ * also on error). */
+int run_telemetry_make(tel **out, const run_setup *s, const run_events *log, bool complete,
+                       sim_error *err);
 
 #ifdef __cplusplus
 }

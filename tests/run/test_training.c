@@ -33,55 +33,38 @@ static void assert_rel(double got, double want, double rel) {
 }
 
 typedef struct harness {
-  fixture f;
-  sim_ctx *sim;
-  be_backend *be;
-  flt_fault *faults;
-  uint32_t nfaults;
-  flt_sched *fs;
-  run_training tr;
+  run_setup s;
   run_events log;
   run_training_result res;
 } harness;
 
-/* The training run as fabsim run drives it: one resolver, one scheduler
- * whose GPU faults reach the job through its hooks. `fault`: a faults=
- * override or NULL. */
+/* The training run as fabsim run drives it (run_setup: one resolver, one
+ * scheduler whose GPU faults reach the job through its hooks). `fault`: a
+ * faults= override or NULL. */
 static void run(harness *h, const char *fault) {
   const char *sets[] = {DP8, fault};
   memset(h, 0, sizeof *h);
-  load(&h->f, sets, (int)(sizeof sets / sizeof *sets) - (fault ? 0 : 1));
   sim_error err = {0};
-  h->sim = sim_create(h->f.cfg.simulation.seed);
-  if (be_create(&h->be, h->sim, h->f.t, &h->f.cfg, h->f.doc, &err) != SIM_OK ||
-      flt_resolve(&h->faults, &h->nfaults, h->f.t, &h->f.cfg, h->f.doc, &err) != SIM_OK)
+  run_setup *s = &h->s;
+  if (run_setup_load(s, NULL, sets, (int)(sizeof sets / sizeof *sets) - (fault ? 0 : 1), &err) !=
+          SIM_OK ||
+      run_setup_begin(s, &err) != SIM_OK)
     fail_msg("%s", err.msg);
-  if (h->nfaults && !(h->fs = flt_sched_start(h->sim, h->f.t, h->be, h->faults, h->nfaults,
-                                              &h->f.cfg, NULL, &err)))
-    fail_msg("%s", err.msg);
-  if (run_training_begin(&h->tr, &h->f.cfg, h->f.doc, h->f.t, h->be, h->faults, h->nfaults, &err) !=
-      SIM_OK)
-    fail_msg("%s", err.msg);
-  if (h->fs) flt_sched_set_hooks(h->fs, &h->tr.hooks);
+  assert_true(s->training);
   bool complete = false;
-  if (run_training_run(&h->tr, &h->log, NULL, &complete, &err) != SIM_OK) fail_msg("%s", err.msg);
+  if (run_training_run(&s->tr, &h->log, NULL, &complete, &err) != SIM_OK) fail_msg("%s", err.msg);
   assert_true(complete);
-  if (h->fs) {
-    flt_sched_finish(h->fs);
-    run_fault_log(h->fs, h->faults, h->nfaults, true, &h->log);
+  if (s->fs) {
+    flt_sched_finish(s->fs);
+    run_fault_log(s->fs, s->faults, s->nfaults, true, &h->log);
   }
-  run_training_report(&h->tr, &h->log, &h->res);
+  run_training_report(&s->tr, &h->log, &h->res);
 }
 
 static void finish(harness *h) {
   run_training_result_free(&h->res);
   run_events_free(&h->log);
-  flt_sched_free(h->fs);
-  be_destroy(h->be);
-  run_training_free(&h->tr); /* after be_destroy: its callbacks point into the job */
-  sim_free(h->faults);
-  sim_destroy(h->sim);
-  unload(&h->f);
+  run_setup_free(&h->s);
 }
 
 static size_t count_kind(const run_events *log, const char *kind) {
@@ -109,10 +92,11 @@ static void test_fault_free_equals_baseline(void **state) {
     const wl_step *s = wl_job_step(r->job, k), *b = wl_job_step(r->base, k);
     assert_true(s->time_s == b->time_s);
     assert_true(s->start_s == b->start_s);
-    assert_true(run_training_step(&h.tr, false, k)->end ==
-                run_training_step(&h.tr, true, k)->end); /* integer ps */
-    assert_true(
-        run_training_step(&h.tr, false, k)->end - run_training_step(&h.tr, false, k)->start > 0);
+    assert_true(run_training_step(&h.s.tr, false, k)->end ==
+                run_training_step(&h.s.tr, true, k)->end); /* integer ps */
+    assert_true(run_training_step(&h.s.tr, false, k)->end -
+                    run_training_step(&h.s.tr, false, k)->start >
+                0);
     busy += b->compute_s;
     total += b->time_s;
   }
@@ -127,9 +111,9 @@ static void test_fault_free_equals_baseline(void **state) {
   /* the fault never happened: one fault-after-end event, at its time to the picosecond */
   uint32_t idx[1];
   const char *detail[1];
-  simtime_ps end = sim_now(h.sim);
+  simtime_ps end = sim_now(h.s.sim);
   assert_true(end < 100 * SIM_PS_PER_S);
-  assert_int_equal(run_faults_after_end(&h.f.cfg, end, &h.log, idx, detail), 1);
+  assert_int_equal(run_faults_after_end(&h.s.cfg, end, &h.log, idx, detail), 1);
   assert_int_equal(idx[0], 0);
   assert_non_null(strstr(detail[0], "came after the workload ended"));
   assert_true(h.log.v[h.log.n - 1].at == 100 * SIM_PS_PER_S);
@@ -161,7 +145,7 @@ static void test_slowdown_root_cause(void **state) {
     assert_rel(e->causes[0].effect_s, C * (1 / f - 1), 1e-9);
     for (size_t i = 0; i < h.log.n; i++) /* at the step's end, in integer picoseconds */
       if (!strcmp(h.log.v[i].kind, "straggler") &&
-          h.log.v[i].at == run_training_step(&h.tr, false, k)->end) {
+          h.log.v[i].at == run_training_step(&h.s.tr, false, k)->end) {
         assert_string_equal(h.log.v[i].component, "gpu5");
         straggler++;
       }
@@ -182,7 +166,7 @@ static void test_gpu_fail_cost(void **state) {
   harness h;
   run(&h, NULL); /* fault-free: the step's length */
   simtime_ps T0 =
-      run_training_step(&h.tr, false, 0)->end - run_training_step(&h.tr, false, 0)->start;
+      run_training_step(&h.s.tr, false, 0)->end - run_training_step(&h.s.tr, false, 0)->start;
   double step1 = wl_job_step(h.res.job, 0)->time_s;
   finish(&h);
   simtime_ps at_ns = T0 * 3 / 2 / SIM_PS_PER_NS, at = at_ns * SIM_PS_PER_NS;

@@ -53,12 +53,7 @@ static int parse(compare_args *a, int argc, char **argv) {
   a->out = "fabsim-compare";
   a->jobs = cli_jobs_default();
   const cli_opt opts[] = {
-      {.name = "--set",
-       .alias = "-s",
-       .value = true,
-       .inline_value = true,
-       .list = a->sets,
-       .count = &a->nsets},
+      cli_opt_set(a->sets, &a->nsets),
       {.name = "--jobs", .alias = "-j", .value = true, .take = cli_take_jobs, .ctx = &a->jobs},
       {.name = "--out", .value = true, .last = &a->out},
       {.name = "--db", .value = true, .last = &a->db},

@@ -141,12 +141,7 @@ static int parse(sweep_args *a, int argc, char **argv) {
   a->jobs = cli_jobs_default();
   int npos = 0;
   const cli_opt opts[] = {
-      {.name = "--set",
-       .alias = "-s",
-       .value = true,
-       .inline_value = true,
-       .list = a->sets,
-       .count = &a->nsets},
+      cli_opt_set(a->sets, &a->nsets),
       {.name = "--vary", .value = true, .inline_value = true, .take = take_vary, .ctx = a},
       {.name = "--jobs", .alias = "-j", .value = true, .take = cli_take_jobs, .ctx = &a->jobs},
       {.name = "--out", .value = true, .last = &a->out},

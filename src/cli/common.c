@@ -20,12 +20,7 @@ int cli_parse(cli_args *a, int argc, char **argv, const char *allowed, const cha
   cli_opt opts[5];
   size_t n = 0;
   int npos = 0;
-  opts[n++] = (cli_opt){.name = "--set",
-                        .alias = "-s",
-                        .value = true,
-                        .inline_value = true,
-                        .list = a->sets,
-                        .count = &a->nsets};
+  opts[n++] = cli_opt_set(a->sets, &a->nsets);
   if (strchr(allowed, 'j')) opts[n++] = (cli_opt){.name = "--json", .flag = &a->json};
   if (strchr(allowed, 'q'))
     opts[n++] = (cli_opt){.name = "--quiet", .alias = "-q", .flag = &a->quiet};

@@ -89,10 +89,11 @@ int run_power_of(run_power *out, pwr_model *m, const cfg_scenario *cfg, const cf
 
 /* ---- faults ----------------------------------------------------------------------- */
 
-/* When a network fault was active: [at, until) (until_set false: to the
- * end). From the resolved schedule the scheduler plays: a down kind lasts
- * its duration, a flap count x period, or until the first later -up entry
- * of the same target, whichever comes first. */
+/* When a network fault was active: [at, until) (until_set false: still
+ * active when the run stopped), as the fault scheduler's log recorded it:
+ * a down kind from the event that applied it until its recovery after its
+ * duration or the first later -up entry of its target, whichever came
+ * first; a flap's episode lasts count x period unless an -up ends it. */
 typedef struct run_fault_window {
   simtime_ps at, until;
   bool until_set;
@@ -100,9 +101,11 @@ typedef struct run_fault_window {
   const char *kind;      /* static */
 } run_fault_window;
 
-/* The windows of f[0..n)'s network down kinds, in list order, into out
- * (room for n). Returns how many. O(n^2) in the -up entries. */
-uint32_t run_fault_windows(const flt_fault *f, uint32_t n, run_fault_window *out);
+/* The windows of the network down kinds of f[0..n) (the list fs plays;
+ * fs NULL: none) that the run reached, in list order, into out (room for
+ * n). Returns how many. O(log lines x -up entries x n). */
+uint32_t run_fault_windows(const flt_sched *fs, const flt_fault *f, uint32_t n,
+                           run_fault_window *out);
 
 /* The scheduler's log (faults, reroutes, failed transfers) into `log`. With
  * `job_logs_gpu` (a training job: its report logs each GPU fault with what
@@ -294,9 +297,11 @@ typedef struct run_training_result {
 
 /* The operator's view once the job ran: the failure and its cost (through
  * rel_failure_cost_of), SDC detection, each slow step's root cause against
- * the baseline, power; their events into `log`, which ends sorted by time.
- * Valid while tr lives. */
-void run_training_report(run_training *tr, run_events *log, run_training_result *out);
+ * the baseline and the network faults' windows (run_fault_windows of fs,
+ * the scheduler that played tr's faults, finished; NULL: none), power; their
+ * events into `log`, which ends sorted by time. Valid while tr lives. */
+void run_training_report(run_training *tr, const flt_sched *fs, run_events *log,
+                         run_training_result *out);
 void run_training_result_free(run_training_result *r);
 
 /* ---- one run's setup ----------------------------------------------------------------- */

@@ -217,7 +217,7 @@ static int report(run_verb *v) {
     if (run_power_of(&r->power, &r->pm, cfg, s->doc, s->t, s->w.res.time_s, &err) != SIM_OK)
       return fail(&err, true);
   } else {
-    run_training_report(&s->tr, &r->log, &v->tres);
+    run_training_report(&s->tr, s->fs, &r->log, &v->tres);
   }
   if (v->complete)
     warn_faults_after_end(cfg, s->doc, s->training ? sim_now(s->sim) : s->w.exec.end, &r->log);

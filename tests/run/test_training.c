@@ -4,7 +4,7 @@
  * C (1/f - 1) and the root cause gives that excess to the GPU; a GPU failure
  * stops the job at its integer-picosecond time and loses min(phase, tau) of
  * work (phase = t mod (tau + delta)); the network fault windows follow the
- * resolved schedule; the event log stays in time order, stable. */
+ * scheduler's log; the event log stays in time order, stable. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -58,7 +58,7 @@ static void run(harness *h, const char *fault) {
     flt_sched_finish(s->fs);
     run_fault_log(s->fs, s->faults, s->nfaults, true, &h->log);
   }
-  run_training_report(&s->tr, &h->log, &h->res);
+  run_training_report(&s->tr, s->fs, &h->log, &h->res);
 }
 
 static void finish(harness *h) {
@@ -205,43 +205,61 @@ static void test_gpu_fail_cost(void **state) {
   finish(&h);
 }
 
-static flt_fault net(cfg_fault_kind kind, const char *target, simtime_ps at) {
-  flt_fault f = {.spec = {.kind = kind, .at = at}};
-  f.spec.target = (char *)(uintptr_t)target; /* borrowed: never written */
-  return f;
+/* The windows of `faults` played by the scheduler on a flow backend up to
+ * `until` (no workload), as run_fault_windows reads them from its log. */
+static uint32_t windows(const char *faults, simtime_ps until, run_setup *s, run_fault_window *w,
+                        uint32_t room) {
+  const char *sets[] = {"cluster.nodes=4", "fabric.switch_radix=8", "simulation.fidelity=flow",
+                        "workload.collective.size=1MiB", faults};
+  sim_error err = {0};
+  if (run_setup_load(s, NULL, sets, 5, &err) != SIM_OK || run_setup_begin(s, &err) != SIM_OK)
+    fail_msg("%s", err.msg);
+  assert_true(s->nfaults <= room);
+  ev_run(s->sim, until);
+  flt_sched_finish(s->fs);
+  return run_fault_windows(s->fs, s->faults, s->nfaults, w);
 }
 
-/* Windows from the resolved schedule: duration, flap count x period, the
- * first later -up of the same target; -up entries and GPU faults have none. */
+/* Windows as the scheduler played them: the duration's recovery, a flap's
+ * count x period, the first later -up of the same target, whichever comes
+ * first; -up entries and GPU faults have none; in list order; a recovery
+ * the run did not reach leaves the window open, a fault it did not reach
+ * has none. */
 static void test_fault_windows(void **state) {
   (void)state;
   const simtime_ps ms = SIM_PS_PER_MS;
-  flt_fault f[8];
-  f[0] = net(CFG_FAULT_LINK_DOWN, "leaf0-spine0", 1 * ms);
-  f[0].spec.duration = 2 * ms;
-  f[1] = net(CFG_FAULT_LINK_FLAP, "leaf1-spine0", 5 * ms);
-  f[1].spec.count = 3;
-  f[1].spec.period = ms;
-  f[1].spec.duration = ms / 2;
-  f[2] = net(CFG_FAULT_SWITCH_DOWN, "spine1", 10 * ms);
-  f[3] = net(CFG_FAULT_SWITCH_UP, "spine1", 12 * ms);
-  f[4] = net(CFG_FAULT_SWITCH_UP, "spine1", 11 * ms);
-  f[5] = net(CFG_FAULT_NIC_DOWN, "nic3", 20 * ms);
-  f[6] = net(CFG_FAULT_GPU_SLOWDOWN, "gpu1", 0);
-  f[7] = net(CFG_FAULT_LINK_UP, "leaf0-spine0", 2 * ms); /* ends f[0] before its duration */
-  run_fault_window w[8];
-  assert_int_equal(run_fault_windows(f, 8, w), 4);
+  run_setup s;
+  run_fault_window w[9];
+  uint32_t n = windows(
+      "faults=[{at: 1ms, kind: link-down, target: leaf0-spine0, duration: 2ms},"
+      " {at: 5ms, kind: link-flap, target: leaf1-spine0, count: 3, period: 1ms, duration: 0.5ms},"
+      " {at: 10ms, kind: switch-down, target: spine1}, {at: 12ms, kind: switch-up, target: spine1},"
+      " {at: 11ms, kind: switch-up, target: spine1}, {at: 20ms, kind: nic-down, target: nic3},"
+      " {at: 0s, kind: gpu-slowdown, target: gpu1, factor: 0.5},"
+      " {at: 2ms, kind: link-up, target: leaf0-spine0},"
+      " {at: 40ms, kind: link-down, target: leaf2-spine0, duration: 10ms}]",
+      30 * ms, &s, w, 9);
+  assert_int_equal(n, 4);
   assert_string_equal(w[0].component, "leaf0-spine0");
   assert_string_equal(w[0].kind, "link-down");
-  assert_true(w[0].at == 1 * ms && w[0].until_set && w[0].until == 2 * ms);
+  assert_true(w[0].at == 1 * ms && w[0].until_set && w[0].until == 2 * ms); /* the link-up */
   assert_true(w[1].at == 5 * ms && w[1].until_set && w[1].until == 8 * ms);
   assert_string_equal(w[1].kind, "link-flap");
   assert_true(w[2].at == 10 * ms && w[2].until_set && w[2].until == 11 * ms);
+  assert_string_equal(w[2].component, "spine1");
   assert_true(w[3].at == 20 * ms && !w[3].until_set);
-  /* an -up before the fault does not end it */
-  f[7].spec.at = 0;
-  run_fault_windows(f, 8, w);
-  assert_true(w[0].until == 3 * ms);
+  run_setup_free(&s);
+  /* an -up before the fault does not end it: its duration does; a recovery
+   * after the run stopped leaves it open */
+  n = windows(
+      "faults=[{at: 1ms, kind: link-down, target: leaf0-spine0, duration: 2ms},"
+      " {at: 0s, kind: link-up, target: leaf0-spine0},"
+      " {at: 4ms, kind: link-down, target: leaf1-spine0, duration: 10ms}]",
+      6 * ms, &s, w, 9);
+  assert_int_equal(n, 2);
+  assert_true(w[0].at == 1 * ms && w[0].until_set && w[0].until == 3 * ms);
+  assert_true(w[1].at == 4 * ms && !w[1].until_set);
+  run_setup_free(&s);
 }
 
 /* The log: inserted in time order after equal times; sorted stably. */

@@ -163,8 +163,6 @@ void coll_plan_free(coll_plan *plan);
  * Phases' transfer arrays may be slices of one pool: never grow or free
  * them yourself, merge plans with this. O(transfers of both). */
 int coll_plan_merge(coll_plan *into, coll_plan *from, sim_error *err);
-/* Does coll_plan_build offer algorithm a for op? */
-bool coll_algorithm_supports(cfg_coll_op op, cfg_coll_algorithm a);
 /* Transfers in the plan, repetitions counted. */
 uint64_t coll_plan_transfers(const coll_plan *plan);
 /* Bytes the plan moves, repetitions counted. O(transfers listed). */

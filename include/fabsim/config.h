@@ -413,6 +413,11 @@ const char *cfg_fidelity_name(cfg_fidelity f);
 const char *cfg_gpu_name(cfg_gpu g);
 const char *cfg_coll_op_name(cfg_coll_op op);
 const char *cfg_coll_algorithm_name(cfg_coll_algorithm a);
+/* The one table of which collective algorithms each op offers (auto: every
+ * op): the scenario's check of workload.collective.algorithm refuses the
+ * rest, and coll_plan_build and the workload's data-parallel collectives
+ * follow it (src/config/validate.c). */
+bool cfg_coll_algorithm_offered(cfg_coll_op op, cfg_coll_algorithm a);
 const char *cfg_coll_protocol_name(cfg_coll_protocol p);
 const char *cfg_workload_kind_name(cfg_workload_kind k);
 const char *cfg_traffic_pattern_name(cfg_traffic_pattern p);

@@ -63,7 +63,10 @@ typedef struct flt_event {
   const char *kind;   /* static: a fault kind, "reroute", "recover", "transfer-failed" */
   char effect[200];   /* what happened, measured ("rerouted 37 flows") */
   double value;       /* the figure of the effect (flows moved, factor, bytes), or 0 */
+  uint32_t fault;     /* index into the scheduled list of the fault this is (a reroute: the
+                         fault that asked for it); FLT_NO_FAULT: a failed transfer */
 } flt_event;
+#define FLT_NO_FAULT UINT32_MAX
 
 /* Schedule every fault of f[0..n) as engine events on sim (n may be 0: the
  * scheduler then only records transfer failures). Must be called before the

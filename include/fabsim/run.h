@@ -25,6 +25,7 @@
 #include "fabsim/fault.h"
 #include "fabsim/power.h"
 #include "fabsim/rootcause.h"
+#include "fabsim/tel_tap.h"
 #include "fabsim/topo.h"
 #include "fabsim/trace.h"
 #include "fabsim/workload.h"
@@ -88,10 +89,11 @@ int run_power_of(run_power *out, pwr_model *m, const cfg_scenario *cfg, const cf
 
 /* ---- faults ----------------------------------------------------------------------- */
 
-/* When a network fault was active: [at, until) (until_set false: to the
- * end). From the resolved schedule the scheduler plays: a down kind lasts
- * its duration, a flap count x period, or until the first later -up entry
- * of the same target, whichever comes first. */
+/* When a network fault was active: [at, until) (until_set false: still
+ * active when the run stopped), as the fault scheduler's log recorded it:
+ * a down kind from the event that applied it until its recovery after its
+ * duration or the first later -up entry of its target, whichever came
+ * first; a flap's episode lasts count x period unless an -up ends it. */
 typedef struct run_fault_window {
   simtime_ps at, until;
   bool until_set;
@@ -99,9 +101,11 @@ typedef struct run_fault_window {
   const char *kind;      /* static */
 } run_fault_window;
 
-/* The windows of f[0..n)'s network down kinds, in list order, into out
- * (room for n). Returns how many. O(n^2) in the -up entries. */
-uint32_t run_fault_windows(const flt_fault *f, uint32_t n, run_fault_window *out);
+/* The windows of the network down kinds of f[0..n) (the list fs plays;
+ * fs NULL: none) that the run reached, in list order, into out (room for
+ * n). Returns how many. O(log lines x -up entries x n). */
+uint32_t run_fault_windows(const flt_sched *fs, const flt_fault *f, uint32_t n,
+                           run_fault_window *out);
 
 /* The scheduler's log (faults, reroutes, failed transfers) into `log`. With
  * `job_logs_gpu` (a training job: its report logs each GPU fault with what
@@ -293,10 +297,85 @@ typedef struct run_training_result {
 
 /* The operator's view once the job ran: the failure and its cost (through
  * rel_failure_cost_of), SDC detection, each slow step's root cause against
- * the baseline, power; their events into `log`, which ends sorted by time.
- * Valid while tr lives. */
-void run_training_report(run_training *tr, run_events *log, run_training_result *out);
+ * the baseline and the network faults' windows (run_fault_windows of fs,
+ * the scheduler that played tr's faults, finished; NULL: none), power; their
+ * events into `log`, which ends sorted by time. Valid while tr lives. */
+void run_training_report(run_training *tr, const flt_sched *fs, run_events *log,
+                         run_training_result *out);
 void run_training_result_free(run_training_result *r);
+
+/* ---- one run's setup ----------------------------------------------------------------- */
+
+/* The scenario and its topology, every key checked (cfg_load, topo_build):
+ * what every verb that reads a scenario starts from. `scenario` NULL:
+ * defaults and sets only. On error *doc and *t are NULL and nothing is left
+ * to free; errors are located at the key (SIM_ECONFIG) or name the file. */
+int run_scenario_load(cfg_scenario *cfg, cfg_doc **doc, topo **t, const char *scenario,
+                      const char *const *sets, int nsets, sim_error *err);
+
+/* The telemetry around a run: the topology's switch ports, the ports and
+ * NICs output.ports watches (checked against the topology), the tap around
+ * the backend that logs every phase of any workload, and the backend that
+ * samples its own ports when it can (packet: real queues and pauses). */
+typedef struct run_telemetry {
+  tel_portmap ports;
+  uint32_t *watch_ports, *watch_nics; /* owned */
+  uint32_t nwatch_ports, nwatch_nics;
+  tel_tap *tap;             /* owned by the backend it wraps */
+  be_backend *port_samples; /* the tapped backend when it samples its own ports; NULL */
+} run_telemetry;
+
+/* Everything a run is made of before anything is simulated, assembled in
+ * one place for `fabsim run` and the tests alike: the scenario and topology
+ * (run_setup_load), then (run_setup_begin) the simulation, the fidelity's
+ * backend (be_create) behind the telemetry tap, the faults resolved against
+ * the topology once and scheduled before the workload submits anything, the
+ * workload built and, for a training run, its job, whose hooks take the GPU
+ * faults. Every check of the input runs here, so bad input is refused before
+ * the first event. */
+typedef struct run_setup {
+  /* public, from run_setup_load */
+  cfg_scenario cfg;
+  cfg_doc *doc; /* NULL: nothing loaded */
+  topo *t;
+  bool training; /* workload.kind training */
+  /* public, from run_setup_begin */
+  sim_ctx *sim;
+  be_backend *be;    /* the run's backend, behind the telemetry tap */
+  be_backend *inner; /* the fidelity's own, before the tap wrapped it */
+  run_telemetry tel;
+  flt_fault *faults; /* flt_resolve's; owned */
+  uint32_t nfaults;
+  flt_sched *fs; /* NULL without faults */
+  run_workload w;
+  run_training tr; /* training only */
+} run_setup;
+
+/* run_scenario_load into s (zeroed first). Free with run_setup_free either
+ * way. */
+int run_setup_load(run_setup *s, const char *scenario, const char *const *sets, int nsets,
+                   sim_error *err);
+/* The rest of the setup, in the order above. Returns SIM_ECONFIG for every
+ * error the scenario's input caused: keys located in err (a backend, fault,
+ * output.ports or workload key, a training horizon), and any error of the
+ * backend, the faults or the workload (e.g. a trace file that cannot be read:
+ * err keeps its own code); other errors of the training job's setup come
+ * back as they are. Nothing has been simulated either way. */
+int run_setup_begin(run_setup *s, sim_error *err);
+/* Everything run_setup_load and run_setup_begin made, in the order the
+ * callbacks require (the scheduler, the backend, then the workload and job
+ * its callbacks point into); any part may be missing. */
+void run_setup_free(run_setup *s);
+
+/* After the run (complete or stopped early), what it measured as a tel
+ * (finished, for out_write_run): output.sample_interval, or about 500
+ * samples over the run's real length; the tap's phases (at the packet
+ * fidelity the switch ports from the backend's own samples); a collective's
+ * or traffic's start and end, a training job's GPU timeline; every event of
+ * `log`, and "stopped" when not `complete`. *out: the caller's (tel_destroy,
+ * also on error). */
+int run_telemetry_make(tel **out, const run_setup *s, const run_events *log, bool complete,
+                       sim_error *err);
 
 #ifdef __cplusplus
 }

@@ -87,3 +87,12 @@ int cli_argv_parse(const cli_argv *spec, int argc, char **argv) {
   }
   return CLI_OK;
 }
+
+cli_opt cli_opt_set(const char **list, int *count) {
+  return (cli_opt){.name = "--set",
+                   .alias = "-s",
+                   .value = true,
+                   .inline_value = true,
+                   .list = list,
+                   .count = count};
+}

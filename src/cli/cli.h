@@ -40,6 +40,10 @@ typedef struct cli_opt {
   void *ctx;
 } cli_opt;
 
+/* --set KEY=VALUE (also -s, and --set=KEY=VALUE), repeatable: every verb
+ * that reads a scenario takes it alike; values appended to list[*count]. */
+cli_opt cli_opt_set(const char **list, int *count);
+
 /* A verb's command line: its options, what it does with the rest, and its
  * usage messages (printf formats of one %s, the argument, ending in "\n";
  * NULL: the defaults below). */

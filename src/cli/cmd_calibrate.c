@@ -59,12 +59,7 @@ static int parse_args(cal_args *a, int argc, char **argv) {
   const cli_opt opts[] = {
       {.name = "--output", .alias = "-o", .value = true, .last = &a->output},
       {.name = "--base", .value = true, .last = &a->base},
-      {.name = "--set",
-       .alias = "-s",
-       .value = true,
-       .inline_value = true,
-       .list = a->sets,
-       .count = &a->nsets},
+      cli_opt_set(a->sets, &a->nsets),
       {.name = "--json", .flag = &a->json},
   };
   const cli_argv spec = {.opts = opts,

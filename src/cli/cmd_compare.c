@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli/spawn.h"
+#include "fabsim/run.h"
 
 static const char compare_help[] =
     "usage: fabsim compare A.yaml B.yaml [C.yaml ...] [--set KEY=VALUE]... [--jobs N]\n"
@@ -52,12 +53,7 @@ static int parse(compare_args *a, int argc, char **argv) {
   a->out = "fabsim-compare";
   a->jobs = cli_jobs_default();
   const cli_opt opts[] = {
-      {.name = "--set",
-       .alias = "-s",
-       .value = true,
-       .inline_value = true,
-       .list = a->sets,
-       .count = &a->nsets},
+      cli_opt_set(a->sets, &a->nsets),
       {.name = "--jobs", .alias = "-j", .value = true, .take = cli_take_jobs, .ctx = &a->jobs},
       {.name = "--out", .value = true, .last = &a->out},
       {.name = "--db", .value = true, .last = &a->db},
@@ -117,10 +113,9 @@ static int check_scenario(const char *file, const compare_args *a) {
   cfg_doc *doc = NULL;
   topo *t = NULL;
   sim_error err = {0};
-  int rc = cfg_load(&cfg, &doc, file, a->sets, a->nsets, &err);
+  int rc = run_scenario_load(&cfg, &doc, &t, file, a->sets, a->nsets, &err);
   if (rc == SIM_OK) {
-    rc = topo_build(&t, &cfg, doc, &err);
-    if (t) topo_free(t);
+    topo_free(t);
     cfg_free(&cfg, doc);
   }
   if (rc != SIM_OK) cli_error(err.msg);

@@ -92,11 +92,11 @@ static void print_job_failed(const cfg_scenario *cfg, const cli_run_result *r,
     component = f->component;
     at_s = f->cost.at_s;
     if (f->kind == WL_TRANSFER_FAIL) cause = f->cause;
-  } else if (r->w.have_first) {
-    snprintf(comp, sizeof comp, "gpu%u", r->w.first.src_gpu);
+  } else if (r->w->have_first) {
+    snprintf(comp, sizeof comp, "gpu%u", r->w->first.src_gpu);
     component = comp;
-    at_s = sim_ps_to_s(r->w.first.at);
-    cause = r->w.first.cause ? r->w.first.cause : "unknown";
+    at_s = sim_ps_to_s(r->w->first.at);
+    cause = r->w->first.cause ? r->w->first.cause : "unknown";
   }
   fprintf(stderr,
           "fabsim: the simulated job failed: %s %s at %.6g s%s%s; the files in %s say "
@@ -113,19 +113,11 @@ static long mpi_ranks(void) {
 /* One run's state, from the loaded scenario to the files. */
 typedef struct run_verb {
   cli_args a;
-  cfg_scenario cfg;
-  cfg_doc *doc;
-  topo *t;
-  sim_ctx *sim;
-  be_backend *be, *inner; /* inner: before the telemetry tap wraps it */
+  run_setup s; /* the scenario, topology, backend, faults, workload and job */
   cli_run_result r;
-  run_training tr;
   run_training_result tres;
-  flt_fault *faults;
-  uint32_t nfaults;
-  flt_sched *fs;
   cli_run_output ro;
-  bool complete, rank0, training;
+  bool complete, rank0;
   cli_lock lock;
   double t0; /* wall clock at the start */
 } run_verb;
@@ -137,32 +129,17 @@ static int fail(const sim_error *err, bool any_is_bad) {
   return any_is_bad || err->code == SIM_ECONFIG ? CLI_BAD_INPUT : CLI_FAILED;
 }
 
-/* Before anything is simulated: output.dir, the backend and its telemetry
- * tap, the faults resolved and scheduled, the workload built. */
+/* Before anything is simulated: output.dir, then the run's setup (the
+ * run layer's: backend, telemetry tap, faults, workload, job). */
 static int setup(run_verb *v) {
   sim_error err = {0};
-  const cfg_scenario *cfg = &v->cfg;
   int rc;
-  if (v->rank0 && (rc = cli_output_lock(cfg, v->doc, &v->lock)) != CLI_OK)
+  if (v->rank0 && (rc = cli_output_lock(&v->s.cfg, v->s.doc, &v->lock)) != CLI_OK)
     return rc; /* one run per output.dir */
-  v->sim = sim_create(cfg->simulation.seed);
-  if (be_create(&v->be, v->sim, v->t, cfg, v->doc, &err) != SIM_OK) return fail(&err, true);
-  v->inner = v->be;
-  if (cli_run_output_begin(&v->ro, &v->be, cfg, v->doc, v->t, &err) != SIM_OK) /* telemetry tap */
-    return fail(&err, false);
-  /* faults (fabsim/fault.h): resolved once, scheduled before the workload
-   * submits anything; a training job's hooks take the GPU faults */
-  if (flt_resolve(&v->faults, &v->nfaults, v->t, cfg, v->doc, &err) != SIM_OK)
-    return fail(&err, true);
-  if (v->nfaults &&
-      !(v->fs = flt_sched_start(v->sim, v->t, v->be, v->faults, v->nfaults, cfg, NULL, &err)))
-    return fail(&err, true);
-  if (run_workload_begin(&v->r.w, cfg, v->doc, v->t, v->be, &err) != SIM_OK) /* at the key */
-    return fail(&err, true);
-  if (v->training) {
-    if (run_training_begin(&v->tr, cfg, v->doc, v->t, v->be, v->faults, v->nfaults, &err) != SIM_OK)
-      return fail(&err, false);
-    if (v->fs) flt_sched_set_hooks(v->fs, &v->tr.hooks); /* GPU faults: into the job */
+  cli_run_output_begin(&v->ro, &v->s);
+  if ((rc = run_setup_begin(&v->s, &err)) != SIM_OK) {
+    cli_error(err.msg);
+    return rc == SIM_ECONFIG ? CLI_BAD_INPUT : CLI_FAILED;
   }
   return CLI_OK;
 }
@@ -189,7 +166,7 @@ static int run_training_job(run_verb *v, bool show, sim_error *err) {
   sigaction(SIGINT, &sa, &old_int);
   sigaction(SIGTERM, &sa, &old_term);
   run_progress_fn progress = {.draw = cli_progress_draw};
-  int rc = run_training_run(&v->tr, &v->r.log, show ? &progress : NULL, &v->complete, err);
+  int rc = run_training_run(&v->s.tr, &v->r.log, show ? &progress : NULL, &v->complete, err);
   sigaction(SIGINT, &old_int, NULL);
   sigaction(SIGTERM, &old_term, NULL);
   sim_interrupt_clear();
@@ -199,59 +176,58 @@ static int run_training_job(run_verb *v, bool show, sim_error *err) {
 /* The simulation, then what it measured. */
 static int simulate(run_verb *v) {
   sim_error err = {0};
+  run_setup *s = &v->s;
   cli_run_result *r = &v->r;
   bool show = !v->a.quiet && isatty(STDERR_FILENO); /* ranks > 0: /dev/null */
-  if (v->training) {
+  if (s->training) {
     /* the job drives the simulation itself (and stops it at its end or
      * failure, leaving later events pending), with its own progress line */
     if (run_training_job(v, show, &err) != SIM_OK) return fail(&err, false);
-    if (v->tr.warning) fprintf(stderr, "fabsim: warning: %s\n", v->tr.warning);
+    if (s->tr.warning) fprintf(stderr, "fabsim: warning: %s\n", s->tr.warning);
   } else {
-    run_workload_start(&r->w, v->be);
+    run_workload_start(&s->w, s->be);
     out_progress prog = {
-        .show = show, .expected = run_plan_estimate(&r->w.plan, v->t, &v->cfg), .started = v->t0};
-    v->complete = out_progress_run(v->sim, &prog) == SIM_OK; /* Ctrl-C: stop, finish outputs */
+        .show = show, .expected = run_plan_estimate(&s->w.plan, s->t, &s->cfg), .started = v->t0};
+    v->complete = out_progress_run(s->sim, &prog) == SIM_OK; /* Ctrl-C: stop, finish outputs */
   }
-  sim_ctx *sim = v->sim;
-  be_backend *be = v->be;
-  const cli_run_output ro = v->ro; /* a view, for the packet backend's telemetry below */
-  be->ops->stats(be, &r->net);     /* the parallel engine: collectives, then */
-  be_port_samples_gather(ro.port_samples, sim_now(sim)); /* only rank 0 writes */
-  be_parallel_info_get(v->inner, &r->par);
+  sim_ctx *sim = s->sim;
+  s->be->ops->stats(s->be, &r->net); /* the parallel engine: collectives, then */
+  be_port_samples_gather(s->tel.port_samples, sim_now(sim)); /* only rank 0 writes */
+  be_parallel_info_get(s->inner, &r->par);
   r->events = sim_events(sim);
   r->sim_time_s = sim_ps_to_s(sim_now(sim));
   r->wall_s = sim_wall_s() - v->t0;
-  if (v->fs) { /* the faults, reroutes and failed transfers into the summary's events */
-    flt_sched_finish(v->fs);
-    run_fault_log(v->fs, v->faults, v->nfaults, v->training, &r->log);
+  if (s->fs) { /* the faults, reroutes and failed transfers into the summary's events */
+    flt_sched_finish(s->fs);
+    run_fault_log(s->fs, s->faults, s->nfaults, s->training, &r->log);
   }
-  run_workload_end(&r->w, sim, &r->net, v->complete, v->training ? v->tr.job : NULL, &r->log);
+  run_workload_end(&s->w, sim, &r->net, v->complete, s->training ? s->tr.job : NULL, &r->log);
   return CLI_OK;
 }
 
 /* Rank 0: the run's report, its files, the terminal, the exit code. */
 static int report(run_verb *v) {
   sim_error err = {0};
+  run_setup *s = &v->s;
   cli_run_result *r = &v->r;
-  const cfg_scenario *cfg = &v->cfg;
+  const cfg_scenario *cfg = &s->cfg;
   int rc = CLI_OK;
-  if (!v->training) {
+  if (!s->training) {
     r->have_power = true; /* its model is freed at teardown, also after an error */
-    if (run_power_of(&r->power, &r->pm, cfg, v->doc, v->t, r->w.res.time_s, &err) != SIM_OK)
+    if (run_power_of(&r->power, &r->pm, cfg, s->doc, s->t, s->w.res.time_s, &err) != SIM_OK)
       return fail(&err, true);
   } else {
-    run_training_report(&v->tr, &r->log, &v->tres);
-    v->ro.job = v->tr.job; /* its GPU timeline feeds the GPU series */
+    run_training_report(&s->tr, s->fs, &r->log, &v->tres);
   }
   if (v->complete)
-    warn_faults_after_end(cfg, v->doc, v->training ? sim_now(v->sim) : r->w.exec.end, &r->log);
-  json_t *summary = cli_run_summary_json(&v->a, cfg, v->t, r);
-  if (v->training) cli_training_json(&v->tres, cfg, summary);
+    warn_faults_after_end(cfg, s->doc, s->training ? sim_now(s->sim) : s->w.exec.end, &r->log);
+  json_t *summary = cli_run_summary_json(&v->a, cfg, s->t, r);
+  if (s->training) cli_training_json(&v->tres, cfg, summary);
   char *dump = cfg_dump(cfg);
   char path[4096];
   snprintf(path, sizeof path, "%s/scenario.yaml", cfg->output.dir);
-  if (cli_run_output_end(&v->ro, v->sim, &r->w.exec, summary, &r->log, cfg, dump, v->complete,
-                         r->w.failed, &err) != SIM_OK ||
+  if (cli_run_output_end(&v->ro, summary, &r->log, dump, v->complete, s->w.failed, &err) !=
+          SIM_OK ||
       out_write_json(summary, cfg->output.dir, "summary.json", &err) != SIM_OK ||
       sim_write_file_atomic(path, dump, strlen(dump), &err) != SIM_OK) {
     cli_error(err.msg);
@@ -261,9 +237,9 @@ static int report(run_verb *v) {
     puts(text);
     free(text);
   } else if (!v->a.quiet) {
-    cli_run_print(cfg, v->t, r, &v->tres, cfg->output.dir);
+    cli_run_print(cfg, s->t, r, &v->tres, cfg->output.dir);
   }
-  if (r->w.failed && rc == CLI_OK) {
+  if (s->w.failed && rc == CLI_OK) {
     print_job_failed(cfg, r, &v->tres);
     rc = CLI_JOB_FAILED;
   } else if (!v->complete && rc == CLI_OK) {
@@ -278,21 +254,14 @@ static int report(run_verb *v) {
   return rc;
 }
 
-/* Everything setup made, in the order the callbacks require. */
+/* Everything the run made. */
 static void teardown(run_verb *v, int rc) {
   run_events_free(&v->r.log);
   if (v->r.have_power) pwr_free(&v->r.pm);
   run_training_result_free(&v->tres);
-  flt_sched_free(v->fs); /* before the backend it points to */
-  sim_free(v->faults);
-  be_destroy(v->be);
-  run_workload_free(&v->r.w); /* after be_destroy: its callbacks point into the trace runner */
-  run_training_free(&v->tr);  /* after be_destroy: the backend's callbacks point into the job */
   cli_run_output_free(&v->ro);
-  sim_destroy(v->sim);
-  if (v->t) topo_free(v->t);
-  cli_output_unlock(&v->lock, rc); /* before cfg_free: it names output.dir */
-  if (v->doc) cfg_free(&v->cfg, v->doc);
+  cli_output_unlock(&v->lock, rc); /* before run_setup_free: it names output.dir */
+  run_setup_free(&v->s);
 }
 
 int cli_cmd_run(int argc, char **argv) {
@@ -321,10 +290,14 @@ int cli_cmd_run(int argc, char **argv) {
   }
   if ((rc = cli_parse(&v->a, argc, argv, "jq", run_help)) != CLI_OK) goto out;
   v->t0 = sim_wall_s();
-  if ((rc = cli_load(&v->a, &v->cfg, &v->doc, &v->t)) != CLI_OK) goto out;
-  v->training = v->cfg.workload.kind == CFG_WORKLOAD_TRAINING;
+  if (run_setup_load(&v->s, v->a.scenario, v->a.sets, v->a.nsets, &err) != SIM_OK) {
+    cli_error(err.msg);
+    rc = CLI_BAD_INPUT;
+    goto out;
+  }
+  v->r.w = &v->s.w;
   v->rank0 = !mpi || pdes_comm_rank() == 0;
-  if (mpi_ranks() > 1 && !be_packet_parallel(&v->cfg)) {
+  if (mpi_ranks() > 1 && !be_packet_parallel(&v->s.cfg)) {
     cli_error(
         "run under mpirun with more than one rank runs the packet fidelity on the parallel "
         "engine (simulation.fidelity=packet, simulation.engine=auto or parallel); this "

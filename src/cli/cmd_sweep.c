@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cli/spawn.h"
+#include "fabsim/run.h"
 #include "fabsim/pdes.h"
 
 static const char sweep_help[] =
@@ -140,12 +141,7 @@ static int parse(sweep_args *a, int argc, char **argv) {
   a->jobs = cli_jobs_default();
   int npos = 0;
   const cli_opt opts[] = {
-      {.name = "--set",
-       .alias = "-s",
-       .value = true,
-       .inline_value = true,
-       .list = a->sets,
-       .count = &a->nsets},
+      cli_opt_set(a->sets, &a->nsets),
       {.name = "--vary", .value = true, .inline_value = true, .take = take_vary, .ctx = a},
       {.name = "--jobs", .alias = "-j", .value = true, .take = cli_take_jobs, .ctx = &a->jobs},
       {.name = "--out", .value = true, .last = &a->out},
@@ -177,10 +173,9 @@ static int check_point(const sweep_args *a, const char **sets, int nsets) {
   cfg_doc *doc = NULL;
   topo *t = NULL;
   sim_error err = {0};
-  int rc = cfg_load(&cfg, &doc, a->scenario, sets, nsets, &err);
+  int rc = run_scenario_load(&cfg, &doc, &t, a->scenario, sets, nsets, &err);
   if (rc == SIM_OK) {
-    rc = topo_build(&t, &cfg, doc, &err);
-    if (t) topo_free(t);
+    topo_free(t);
     cfg_free(&cfg, doc);
   }
   if (rc == SIM_OK) return CLI_OK;

@@ -5,6 +5,7 @@
 
 #include "cli/cli.h"
 #include "fabsim/out.h"
+#include "fabsim/run.h"
 
 void cli_error(const char *msg) {
   /* "file:line:col: ..." and "--set:n:col: ..." stand alone, as compilers print. */
@@ -19,12 +20,7 @@ int cli_parse(cli_args *a, int argc, char **argv, const char *allowed, const cha
   cli_opt opts[5];
   size_t n = 0;
   int npos = 0;
-  opts[n++] = (cli_opt){.name = "--set",
-                        .alias = "-s",
-                        .value = true,
-                        .inline_value = true,
-                        .list = a->sets,
-                        .count = &a->nsets};
+  opts[n++] = cli_opt_set(a->sets, &a->nsets);
   if (strchr(allowed, 'j')) opts[n++] = (cli_opt){.name = "--json", .flag = &a->json};
   if (strchr(allowed, 'q'))
     opts[n++] = (cli_opt){.name = "--quiet", .alias = "-q", .flag = &a->quiet};
@@ -49,19 +45,9 @@ void cli_args_free(cli_args *a) {
 
 int cli_load(const cli_args *a, cfg_scenario *cfg, cfg_doc **doc, topo **t) {
   sim_error err = {0};
-  *doc = NULL;
-  *t = NULL;
-  if (cfg_load(cfg, doc, a->scenario, a->sets, a->nsets, &err) != SIM_OK) {
-    cli_error(err.msg);
-    return CLI_BAD_INPUT;
-  }
-  if (topo_build(t, cfg, *doc, &err) != SIM_OK) {
-    cli_error(err.msg);
-    cfg_free(cfg, *doc);
-    *doc = NULL;
-    return CLI_BAD_INPUT;
-  }
-  return CLI_OK;
+  if (run_scenario_load(cfg, doc, t, a->scenario, a->sets, a->nsets, &err) == SIM_OK) return CLI_OK;
+  cli_error(err.msg);
+  return CLI_BAD_INPUT;
 }
 
 void cli_output_unlock(cli_lock *lock, int rc) {

@@ -144,14 +144,14 @@ void cli_training_json(const run_training_result *r, const cfg_scenario *cfg, js
 static json_t *transfer_failure_json(const cli_run_result *r) {
   json_t *f = json_object();
   json_object_set_new(f, "kind", json_string("transfer-failed"));
-  json_object_set_new(f, "transfers_failed", json_integer((json_int_t)r->w.failures));
-  if (r->w.have_first) {
+  json_object_set_new(f, "transfers_failed", json_integer((json_int_t)r->w->failures));
+  if (r->w->have_first) {
     char comp[32];
-    snprintf(comp, sizeof comp, "gpu%u", r->w.first.src_gpu);
-    json_object_set_new(f, "at_s", json_real(sim_ps_to_s(r->w.first.at)));
+    snprintf(comp, sizeof comp, "gpu%u", r->w->first.src_gpu);
+    json_object_set_new(f, "at_s", json_real(sim_ps_to_s(r->w->first.at)));
     json_object_set_new(f, "component", json_string(comp));
-    json_object_set_new(f, "dst_gpu", json_integer(r->w.first.dst_gpu));
-    json_object_set_new(f, "cause", json_string(r->w.first.cause ? r->w.first.cause : "unknown"));
+    json_object_set_new(f, "dst_gpu", json_integer(r->w->first.dst_gpu));
+    json_object_set_new(f, "cause", json_string(r->w->first.cause ? r->w->first.cause : "unknown"));
   }
   return f;
 }
@@ -209,48 +209,48 @@ json_t *cli_run_summary_json(const cli_args *a, const cfg_scenario *cfg, const t
   if (cfg->workload.kind == CFG_WORKLOAD_COLLECTIVE) {
     json_t *colls = json_array();
     json_t *c = json_object();
-    json_object_set_new(c, "op", json_string(cfg_coll_op_name(r->w.plan.op)));
-    json_object_set_new(c, "algorithm", json_string(cfg_coll_algorithm_name(r->w.plan.algorithm)));
-    json_object_set_new(c, "bytes", json_integer((json_int_t)r->w.plan.bytes));
-    json_object_set_new(c, "ranks", json_integer(r->w.plan.nranks));
-    json_object_set_new(c, "channels", json_integer(r->w.plan.channels));
-    json_object_set_new(c, "protocol", json_string(cfg_coll_protocol_name(r->w.plan.protocol)));
-    json_object_set_new(c, "qps_per_connection", json_integer(r->w.plan.qps));
-    json_object_set_new(c, "transfers", json_integer((json_int_t)coll_plan_transfers(&r->w.plan)));
+    json_object_set_new(c, "op", json_string(cfg_coll_op_name(r->w->plan.op)));
+    json_object_set_new(c, "algorithm", json_string(cfg_coll_algorithm_name(r->w->plan.algorithm)));
+    json_object_set_new(c, "bytes", json_integer((json_int_t)r->w->plan.bytes));
+    json_object_set_new(c, "ranks", json_integer(r->w->plan.nranks));
+    json_object_set_new(c, "channels", json_integer(r->w->plan.channels));
+    json_object_set_new(c, "protocol", json_string(cfg_coll_protocol_name(r->w->plan.protocol)));
+    json_object_set_new(c, "qps_per_connection", json_integer(r->w->plan.qps));
+    json_object_set_new(c, "transfers", json_integer((json_int_t)coll_plan_transfers(&r->w->plan)));
     /* a collective that failed or was stopped has no time and no bandwidth:
      * what was delivered, over the time it took, instead */
-    bool whole = !r->w.failed && !r->w.stopped;
-    json_object_set_new(c, "time_s", whole ? json_real(r->w.res.time_s) : json_null());
-    json_object_set_new(c, "algbw_GBps", whole ? json_real(r->w.res.algbw_GBps) : json_null());
-    json_object_set_new(c, "busbw_GBps", whole ? json_real(r->w.res.busbw_GBps) : json_null());
-    json_object_set_new(c, "elapsed_s", json_real(r->w.res.time_s));
+    bool whole = !r->w->failed && !r->w->stopped;
+    json_object_set_new(c, "time_s", whole ? json_real(r->w->res.time_s) : json_null());
+    json_object_set_new(c, "algbw_GBps", whole ? json_real(r->w->res.algbw_GBps) : json_null());
+    json_object_set_new(c, "busbw_GBps", whole ? json_real(r->w->res.busbw_GBps) : json_null());
+    json_object_set_new(c, "elapsed_s", json_real(r->w->res.time_s));
     json_object_set_new(c, "delivered_bytes", json_integer((json_int_t)r->net.bytes));
     json_array_append_new(colls, c);
     json_object_set_new(o, "collectives", colls);
   } else if (cfg->workload.kind == CFG_WORKLOAD_TRAINING) {
     /* step, steps, failure, sdc, root_cause, power: cli_training_summary */
   } else if (cfg->workload.kind == CFG_WORKLOAD_TRACE) {
-    json_object_set_new(o, "trace", trc_result_json(&r->w.trace, r->w.trace_set, cfg));
+    json_object_set_new(o, "trace", trc_result_json(&r->w->trace, r->w->trace_set, cfg));
   } else {
     json_t *tr = json_object();
     json_object_set_new(tr, "pattern",
                         json_string(cfg_traffic_pattern_name(cfg->workload.traffic.pattern)));
-    json_object_set_new(tr, "flows", json_integer((json_int_t)coll_plan_flows(&r->w.plan)));
-    json_object_set_new(tr, "bytes_per_flow", json_integer((json_int_t)r->w.plan.bytes));
-    json_object_set_new(tr, "qps_per_connection", json_integer(r->w.plan.qps));
-    json_object_set_new(tr, "staggered", json_boolean(r->w.plan.stagger > 0));
-    json_object_set_new(tr, "time_s", json_real(r->w.res.time_s));
+    json_object_set_new(tr, "flows", json_integer((json_int_t)coll_plan_flows(&r->w->plan)));
+    json_object_set_new(tr, "bytes_per_flow", json_integer((json_int_t)r->w->plan.bytes));
+    json_object_set_new(tr, "qps_per_connection", json_integer(r->w->plan.qps));
+    json_object_set_new(tr, "staggered", json_boolean(r->w->plan.stagger > 0));
+    json_object_set_new(tr, "time_s", json_real(r->w->res.time_s));
     /* what was delivered over the time it took (stopped or failed: part of it) */
-    double total = run_traffic_bytes(&r->w, &r->net);
+    double total = run_traffic_bytes(r->w, &r->net);
     json_object_set_new(tr, "delivered_bytes", json_integer((json_int_t)total));
     json_object_set_new(tr, "throughput_Gbps",
-                        json_real(r->w.res.time_s > 0 ? total * 8 / r->w.res.time_s / 1e9 : 0));
+                        json_real(r->w->res.time_s > 0 ? total * 8 / r->w->res.time_s / 1e9 : 0));
     if (cfg->workload.traffic.pattern == CFG_TRAFFIC_PAIR)
-      json_object_set_new(tr, "latency_us", json_real(r->w.pair_latency_s * 1e6));
+      json_object_set_new(tr, "latency_us", json_real(r->w->pair_latency_s * 1e6));
     json_object_set_new(o, "traffic", tr);
   }
   if (cfg->workload.kind != CFG_WORKLOAD_TRAINING) /* training: cli_training_summary */
-    json_object_set_new(o, "failure", r->w.failed ? transfer_failure_json(r) : json_null());
+    json_object_set_new(o, "failure", r->w->failed ? transfer_failure_json(r) : json_null());
   json_object_set_new(o, "network", network_json(&r->net));
   if (r->have_power) json_object_set_new(o, "power", cli_power_json(&r->power));
   json_object_set_new(o, "events", cli_events_json(&r->log));

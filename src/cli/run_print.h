@@ -10,7 +10,8 @@
 /* What the verb prints and writes: the run layer's results and the run's
  * counters. */
 typedef struct cli_run_result {
-  run_workload w; /* plan, result, outcome (collective, traffic, traces; training: outcome) */
+  const run_workload
+      *w; /* the setup's: plan, result, outcome (collective, traffic, traces; training: outcome) */
   be_stats net;
   uint64_t events;
   double sim_time_s, wall_s;

@@ -101,38 +101,38 @@ static void workload_text(const cfg_scenario *cfg, const cli_run_result *r,
   char a[64], b[64];
   if (cfg->workload.kind == CFG_WORKLOAD_COLLECTIVE) {
     printf("%-12s %s, %s over %u ranks, %u channel%s, protocol %s\n",
-           cfg_coll_op_name(r->w.plan.op), cfg_coll_algorithm_name(r->w.plan.algorithm),
-           out_fmt_bytes(a, sizeof a, r->w.plan.bytes), r->w.plan.nranks, r->w.plan.channels,
-           r->w.plan.channels == 1 ? "" : "s", cfg_coll_protocol_name(r->w.plan.protocol));
-    if (!r->w.failed && !r->w.stopped) {
-      printf("  time       %s\n", out_fmt_seconds(a, sizeof a, r->w.res.time_s));
-      printf("  algbw      %.2f GB/s\n", r->w.res.algbw_GBps);
-      printf("  busbw      %.2f GB/s\n", r->w.res.busbw_GBps);
+           cfg_coll_op_name(r->w->plan.op), cfg_coll_algorithm_name(r->w->plan.algorithm),
+           out_fmt_bytes(a, sizeof a, r->w->plan.bytes), r->w->plan.nranks, r->w->plan.channels,
+           r->w->plan.channels == 1 ? "" : "s", cfg_coll_protocol_name(r->w->plan.protocol));
+    if (!r->w->failed && !r->w->stopped) {
+      printf("  time       %s\n", out_fmt_seconds(a, sizeof a, r->w->res.time_s));
+      printf("  algbw      %.2f GB/s\n", r->w->res.algbw_GBps);
+      printf("  busbw      %.2f GB/s\n", r->w->res.busbw_GBps);
     } else { /* no bandwidth for a collective that did not complete */
       printf("  time       %s, %s: no time or bandwidth; %s delivered\n",
-             out_fmt_seconds(a, sizeof a, r->w.res.time_s), r->w.failed ? "FAILED" : "stopped",
+             out_fmt_seconds(a, sizeof a, r->w->res.time_s), r->w->failed ? "FAILED" : "stopped",
              out_fmt_bytes(b, sizeof b, r->net.bytes));
     }
   } else if (cfg->workload.kind == CFG_WORKLOAD_TRAINING) {
     if (wl_job_steps_done(tres->job)) cli_step_text(wl_job_step(tres->job, 0), cfg);
     cli_training_text(tres);
   } else if (cfg->workload.kind == CFG_WORKLOAD_TRACE) {
-    trc_result_print(stdout, &r->w.trace, r->w.trace_set);
+    trc_result_print(stdout, &r->w->trace, r->w->trace_set);
   } else {
-    uint64_t flows = coll_plan_flows(&r->w.plan);
+    uint64_t flows = coll_plan_flows(&r->w->plan);
     printf("traffic      %s, %s flows of %s%s\n",
            cfg_traffic_pattern_name(cfg->workload.traffic.pattern),
-           out_fmt_count(a, sizeof a, flows), out_fmt_bytes(b, sizeof b, r->w.plan.bytes),
-           r->w.plan.stagger ? ", staggered" : ", starting together");
-    printf("  time       %s\n", out_fmt_seconds(a, sizeof a, r->w.res.time_s));
-    double total = run_traffic_bytes(&r->w, &r->net);
-    if (r->w.res.time_s > 0)
+           out_fmt_count(a, sizeof a, flows), out_fmt_bytes(b, sizeof b, r->w->plan.bytes),
+           r->w->plan.stagger ? ", staggered" : ", starting together");
+    printf("  time       %s\n", out_fmt_seconds(a, sizeof a, r->w->res.time_s));
+    double total = run_traffic_bytes(r->w, &r->net);
+    if (r->w->res.time_s > 0)
       printf("  throughput %s aggregate%s\n",
-             out_fmt_rate(a, sizeof a, (uint64_t)(total * 8 / r->w.res.time_s)),
-             r->w.failed || r->w.stopped ? " (delivered so far)" : "");
+             out_fmt_rate(a, sizeof a, (uint64_t)(total * 8 / r->w->res.time_s)),
+             r->w->failed || r->w->stopped ? " (delivered so far)" : "");
     if (cfg->workload.traffic.pattern == CFG_TRAFFIC_PAIR)
       printf("  latency    %s one-way, zero-byte\n",
-             out_fmt_seconds(a, sizeof a, r->w.pair_latency_s));
+             out_fmt_seconds(a, sizeof a, r->w->pair_latency_s));
   }
 }
 
@@ -167,13 +167,13 @@ void cli_run_print(const cfg_scenario *cfg, const topo *t, const cli_run_result 
            out_fmt_count(a, sizeof a, r->net.drops), out_fmt_count(b, sizeof b, r->net.retransmits),
            out_fmt_bytes(c, sizeof c, r->net.max_queue_bytes), r->net.link_utilization_max * 100);
   }
-  if (r->w.failed && cfg->workload.kind != CFG_WORKLOAD_TRAINING) {
+  if (r->w->failed && cfg->workload.kind != CFG_WORKLOAD_TRAINING) {
     printf("failure      %s transfer%s failed: the job failed",
-           out_fmt_count(a, sizeof a, r->w.failures), r->w.failures == 1 ? "" : "s");
-    if (r->w.have_first)
+           out_fmt_count(a, sizeof a, r->w->failures), r->w->failures == 1 ? "" : "s");
+    if (r->w->have_first)
       printf(" (the first at %s: gpu%u->gpu%u, %s)",
-             out_fmt_seconds(b, sizeof b, sim_ps_to_s(r->w.first.at)), r->w.first.src_gpu,
-             r->w.first.dst_gpu, r->w.first.cause ? r->w.first.cause : "unknown");
+             out_fmt_seconds(b, sizeof b, sim_ps_to_s(r->w->first.at)), r->w->first.src_gpu,
+             r->w->first.dst_gpu, r->w->first.cause ? r->w->first.cause : "unknown");
     printf("\n");
   }
   if (cfg->workload.kind == CFG_WORKLOAD_TRAINING) cli_power_text(&tres->power);

@@ -126,7 +126,7 @@ int coll__plan_hd(coll_plan *p, const topo *t, const coll_spec *s) {
     for (uint32_t m = h.pow2 / 2; m >= 1; m /= 2) hd_step(&h, m, blk, blocks_doubling);
     hd_fold(&h, blk * (h.n - 1), true);
     break;
-  default: break; /* not offered (coll_algorithm_supports) */
+  default: break; /* not offered (cfg_coll_algorithm_offered) */
   }
   sim_free(h.x);
   sim_free(order);

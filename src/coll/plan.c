@@ -17,20 +17,6 @@ double coll_busbw_factor(cfg_coll_op op, uint32_t n) {
   return 0.0;
 }
 
-bool coll_algorithm_supports(cfg_coll_op op, cfg_coll_algorithm a) {
-  if (a == CFG_ALGO_AUTO) return true;
-  switch (op) {
-  case CFG_COLL_ALLREDUCE:
-    return a == CFG_ALGO_RING || a == CFG_ALGO_TREE || a == CFG_ALGO_HALVING_DOUBLING ||
-           a == CFG_ALGO_HIERARCHICAL || a == CFG_ALGO_NVLS || a == CFG_ALGO_COLLNET;
-  case CFG_COLL_REDUCESCATTER:
-  case CFG_COLL_ALLGATHER: return a == CFG_ALGO_RING || a == CFG_ALGO_HALVING_DOUBLING;
-  case CFG_COLL_BROADCAST: return a == CFG_ALGO_RING;
-  case CFG_COLL_ALLTOALL: return a == CFG_ALGO_PAIRWISE || a == CFG_ALGO_PXN;
-  }
-  return false;
-}
-
 uint64_t coll__hash(uint32_t src, uint32_t dst, uint64_t salt) {
   return sim_hash_u64(((uint64_t)src << 32 | dst) ^ sim_hash_u64(salt + 0x9e3779b97f4a7c15ULL));
 }
@@ -181,7 +167,7 @@ int coll_plan_build(coll_plan *plan, const topo *t, const coll_spec *spec, sim_e
                     "node-limited is the MoE dispatch/combine (coll_moe_build, training "
                     "workload), not a %s algorithm",
                     cfg_coll_op_name(s->op));
-  if (!coll_algorithm_supports(s->op, s->algorithm))
+  if (!cfg_coll_algorithm_offered(s->op, s->algorithm))
     return sim_fail(
         err, SIM_EINVAL,
         "%s has no '%s' algorithm here (allreduce: ring, tree, halving-doubling, "

@@ -111,9 +111,7 @@ static int check_switch(const cfg_scenario *s, const cfg_doc *doc, sim_error *er
   return SIM_OK;
 }
 
-/* The algorithms coll_plan_build offers per op (kept in step with
- * coll_algorithm_supports; config does not depend on coll). */
-static bool collective_offers(cfg_coll_op op, cfg_coll_algorithm a) {
+bool cfg_coll_algorithm_offered(cfg_coll_op op, cfg_coll_algorithm a) {
   if (a == CFG_ALGO_AUTO) return true;
   switch (op) {
   case CFG_COLL_ALLREDUCE:
@@ -169,17 +167,17 @@ static int check_collective(const cfg_scenario *s, const cfg_doc *doc, sim_error
     return cfg_fail_at(doc, "workload.collective.algorithm", err,
                        "node-limited is the MoE dispatch/combine of training workloads; a "
                        "collective alltoall uses pairwise or pxn");
-  if (algo != CFG_ALGO_AUTO && op == CFG_COLL_ALLTOALL && !collective_offers(op, algo))
+  if (algo != CFG_ALGO_AUTO && op == CFG_COLL_ALLTOALL && !cfg_coll_algorithm_offered(op, algo))
     return cfg_fail_at(doc, "workload.collective.algorithm", err,
                        "%s does not implement alltoall; use pairwise (or leave the algorithm "
                        "unset)",
                        cfg_coll_algorithm_name(algo));
   if (algo != CFG_ALGO_AUTO && op != CFG_COLL_ALLTOALL &&
-      collective_offers(CFG_COLL_ALLTOALL, algo))
+      cfg_coll_algorithm_offered(CFG_COLL_ALLTOALL, algo))
     return cfg_fail_at(doc, "workload.collective.algorithm", err,
                        "%s only implements alltoall; %s needs ring (or leave the algorithm unset)",
                        cfg_coll_algorithm_name(algo), cfg_coll_op_name(op));
-  if (!collective_offers(op, algo))
+  if (!cfg_coll_algorithm_offered(op, algo))
     return cfg_fail_at(doc, "workload.collective.algorithm", err,
                        "%s does not implement %s; allowed: %s (or leave the algorithm unset)",
                        cfg_coll_algorithm_name(algo), cfg_coll_op_name(op),

@@ -223,10 +223,12 @@ struct flt_sched {
   uint64_t failures, unlogged_failures, unlogged_bytes;
 };
 
-static flt_event *log_event(flt_sched *s, const char *component, const char *kind, double value,
-                            const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-static flt_event *log_event(flt_sched *s, const char *component, const char *kind, double value,
-                            const char *fmt, ...) {
+/* One line of the log, at now, for fault `fault` (FLT_NO_FAULT: none). */
+static flt_event *log_event(flt_sched *s, uint32_t fault, const char *component, const char *kind,
+                            double value, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+static flt_event *log_event(flt_sched *s, uint32_t fault, const char *component, const char *kind,
+                            double value, const char *fmt, ...) {
   va_list ap;
   flt_event *e;
   if (s->nlog == s->logcap) sim_grow((void **)&s->log, &s->logcap, s->nlog + 1, sizeof *s->log);
@@ -235,6 +237,7 @@ static flt_event *log_event(flt_sched *s, const char *component, const char *kin
   snprintf(e->component, sizeof e->component, "%s", component);
   e->kind = kind;
   e->value = value;
+  e->fault = fault;
   va_start(ap, fmt);
   vsnprintf(e->effect, sizeof e->effect, fmt, ap);
   va_end(ap);
@@ -302,20 +305,20 @@ static void apply_network(flt_sched *s, uint32_t i, int act) {
     }
     if (!s->held[f->link]) link_push(s, f->link);
     if (act == ACT_APPLY)
-      log_event(s, name, "link-degraded", f->spec.factor,
+      log_event(s, i, name, "link-degraded", f->spec.factor,
                 "runs at %.3g of its rate, bit error rate %.3g (routing keeps it)", f->spec.factor,
                 f->spec.ber);
-    else log_event(s, name, "recover", 1.0, "back to its full rate after %s", "link-degraded");
+    else log_event(s, i, name, "recover", 1.0, "back to its full rate after %s", "link-degraded");
     return;
   case CFG_FAULT_LINK_UP:
   case CFG_FAULT_SWITCH_UP:
   case CFG_FAULT_NIC_UP:
     changed = hold(s, i, -1);
     if (changed)
-      log_event(s, name, cfg_fault_kind_name(f->spec.kind), (double)changed,
+      log_event(s, i, name, cfg_fault_kind_name(f->spec.kind), (double)changed,
                 "%u link%s up; routing takes %s back after %g ms", changed, changed == 1 ? "" : "s",
                 changed == 1 ? "it" : "them", (double)s->cfg->reliability.reconvergence / 1e9);
-    else log_event(s, name, cfg_fault_kind_name(f->spec.kind), 0, "nothing was down");
+    else log_event(s, i, name, cfg_fault_kind_name(f->spec.kind), 0, "nothing was down");
     if (changed) want_reroute(s, i);
     return;
   default: break;
@@ -324,14 +327,14 @@ static void apply_network(flt_sched *s, uint32_t i, int act) {
   bool down = act == ACT_APPLY || act == ACT_FLAP_DOWN;
   changed = hold(s, i, down ? +1 : -1);
   if (f->spec.kind == CFG_FAULT_LINK_FLAP)
-    log_event(s, name, "link-flap", down ? 0.0 : 1.0, "%s (flap)", down ? "down" : "up");
+    log_event(s, i, name, "link-flap", down ? 0.0 : 1.0, "%s (flap)", down ? "down" : "up");
   else if (down)
-    log_event(s, name, cfg_fault_kind_name(f->spec.kind), (double)changed,
+    log_event(s, i, name, cfg_fault_kind_name(f->spec.kind), (double)changed,
               "%u link%s down; flows on %s stall until routing reconverges in %g ms", changed,
               changed == 1 ? "" : "s", changed == 1 ? "it" : "them",
               (double)s->cfg->reliability.reconvergence / 1e9);
   else
-    log_event(s, name, "recover", (double)changed, "%u link%s up after %s", changed,
+    log_event(s, i, name, "recover", (double)changed, "%u link%s up after %s", changed,
               changed == 1 ? "" : "s", cfg_fault_kind_name(f->spec.kind));
   if (changed) want_reroute(s, i);
 }
@@ -346,9 +349,9 @@ static void apply_gpu(flt_sched *s, uint32_t i, int act) {
     double factor = act == ACT_APPLY ? f->spec.factor : 1.0;
     if (s->have_hooks && s->hooks.slowdown) s->hooks.slowdown(s->hooks.ctx, now, f->gpu, factor);
     if (act == ACT_APPLY)
-      log_event(s, name, "gpu-slowdown", factor, "gpu%u computes at %.3g of its speed%s", f->gpu,
+      log_event(s, i, name, "gpu-slowdown", factor, "gpu%u computes at %.3g of its speed%s", f->gpu,
                 factor, none);
-    else log_event(s, name, "recover", factor, "gpu%u back to full speed%s", f->gpu, none);
+    else log_event(s, i, name, "recover", factor, "gpu%u back to full speed%s", f->gpu, none);
     return;
   }
   case CFG_FAULT_GPU_FAIL:
@@ -356,16 +359,17 @@ static void apply_gpu(flt_sched *s, uint32_t i, int act) {
     bool node = f->spec.kind == CFG_FAULT_NODE_FAIL;
     if (s->have_hooks && s->hooks.fail) s->hooks.fail(s->hooks.ctx, now, f->gpu, node);
     if (node)
-      log_event(s, name, "node-fail", 0,
+      log_event(s, i, name, "node-fail", 0,
                 "node %u failed (gpu%u and the rest of its node); the synchronous job stops%s",
                 topo_gpu_node(s->t, f->gpu), f->gpu, none);
     else
-      log_event(s, name, "gpu-fail", 0, "gpu%u failed; the synchronous job stops%s", f->gpu, none);
+      log_event(s, i, name, "gpu-fail", 0, "gpu%u failed; the synchronous job stops%s", f->gpu,
+                none);
     return;
   }
   case CFG_FAULT_SDC:
     if (s->have_hooks && s->hooks.sdc) s->hooks.sdc(s->hooks.ctx, now, f->gpu);
-    log_event(s, name, "sdc", 0, "silent data corruption on gpu%u%s", f->gpu, none);
+    log_event(s, i, name, "sdc", 0, "silent data corruption on gpu%u%s", f->gpu, none);
     return;
   default: return;
   }
@@ -379,7 +383,7 @@ static void reroute(flt_sched *s, uint32_t cause) {
   s->be->ops->stats(s->be, &after);
   uint64_t moved = after.flows_rerouted - before.flows_rerouted;
   uint64_t failed = after.transfers_failed - before.transfers_failed;
-  log_event(s, s->f[cause].spec.target, "reroute", (double)moved,
+  log_event(s, cause, s->f[cause].spec.target, "reroute", (double)moved,
             "routing reconverged (%u element%s down): rerouted %llu flow%s in flight; %llu "
             "transfer%s left without a route failed",
             s->phys.down, s->phys.down == 1 ? "" : "s", (unsigned long long)moved,
@@ -409,7 +413,7 @@ static void on_failure(void *ctx, const be_failure *f) {
     return;
   }
   snprintf(comp, sizeof comp, "gpu%u", f->src_gpu);
-  log_event(s, comp, "transfer-failed", (double)(f->bytes - f->bytes_delivered),
+  log_event(s, FLT_NO_FAULT, comp, "transfer-failed", (double)(f->bytes - f->bytes_delivered),
             "transfer gpu%u->gpu%u failed: %s (%llu of %llu bytes undelivered)", f->src_gpu,
             f->dst_gpu, f->cause, (unsigned long long)(f->bytes - f->bytes_delivered),
             (unsigned long long)f->bytes);
@@ -492,7 +496,7 @@ void flt_sched_set_hooks(flt_sched *s, const flt_gpu_hooks *hooks) {
 
 void flt_sched_finish(flt_sched *s) {
   if (s->unlogged_failures == 0) return;
-  log_event(s, "fabric", "transfer-failed", (double)s->unlogged_failures,
+  log_event(s, FLT_NO_FAULT, "fabric", "transfer-failed", (double)s->unlogged_failures,
             "%llu more transfers failed: no route (%llu bytes undelivered)",
             (unsigned long long)s->unlogged_failures, (unsigned long long)s->unlogged_bytes);
   s->unlogged_failures = 0;

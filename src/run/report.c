@@ -24,11 +24,11 @@ static const char *wait_in(const wl_step *s) {
   return "collectives";
 }
 
-/* The network faults' windows (run_fault_windows) in seconds, for the root cause. */
-static rel_rc_net *network_faults(const run_training *tr, uint32_t *n) {
+/* The network faults' windows (run_fault_windows, from fs's log) in seconds, for the root cause. */
+static rel_rc_net *network_faults(const run_training *tr, const flt_sched *fs, uint32_t *n) {
   run_fault_window *w = sim_calloc(tr->nfaults ? tr->nfaults : 1, sizeof *w);
   rel_rc_net *v = sim_calloc(tr->nfaults ? tr->nfaults : 1, sizeof *v);
-  *n = run_fault_windows(tr->faults, tr->nfaults, w);
+  *n = run_fault_windows(fs, tr->faults, tr->nfaults, w);
   for (uint32_t i = 0; i < *n; i++)
     v[i] = (rel_rc_net){.at_s = sim_ps_to_s(w[i].at),
                         .until_s = w[i].until_set ? sim_ps_to_s(w[i].until) : -1,
@@ -57,7 +57,7 @@ static simtime_ps step_end(const run_training *tr, uint32_t k) {
   return tr->rec[0][k].end;
 }
 
-static void root_cause(run_training *tr, run_events *log, rel_rc_result *out) {
+static void root_cause(run_training *tr, const flt_sched *fs, run_events *log, rel_rc_result *out) {
   const wl_job *j = tr->job, *b = tr->base;
   uint32_t nrun = wl_job_steps_done(j), nbase = b ? wl_job_steps_done(b) : 0;
   memset(out, 0, sizeof *out);
@@ -107,7 +107,7 @@ static void root_cause(run_training *tr, run_events *log, rel_rc_result *out) {
   }
   sim_free(next);
   uint32_t nnet;
-  rel_rc_net *net = network_faults(tr, &nnet);
+  rel_rc_net *net = network_faults(tr, fs, &nnet);
   rel_rc_input in = {.run = run,
                      .base = base,
                      .nrun = nrun,
@@ -306,14 +306,15 @@ static void slowdown_events(run_training *tr, run_events *log) {
   }
 }
 
-void run_training_report(run_training *tr, run_events *log, run_training_result *out) {
+void run_training_report(run_training *tr, const flt_sched *fs, run_events *log,
+                         run_training_result *out) {
   memset(out, 0, sizeof *out);
   out->job = tr->job;
   out->base = tr->base;
   slowdown_events(tr, log);
   failure_of(tr, log, &out->failure);
   sdc_of(tr, log, out);
-  root_cause(tr, log, &out->root_cause);
+  root_cause(tr, fs, log, &out->root_cause);
   /* power at the job's real utilization (compute share of the steps done);
    * racks throttle as they did in the run (at the fault-free utilization) */
   uint32_t done = wl_job_steps_done(tr->job);

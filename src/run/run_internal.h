@@ -13,4 +13,11 @@ int run__drive(const run_training *tr, wl_job *job, sim_ctx *sim, const char *wh
                const run_progress_fn *progress, simtime_ps expected, bool *complete,
                sim_error *err);
 
+/* Check output.ports against t and wrap *be with the telemetry tap (and
+ * start the backend's own port samples where it has them); SIM_ECONFIG at
+ * the key. telemetry.c. */
+int run__telemetry_begin(run_telemetry *o, be_backend **be, const cfg_scenario *cfg,
+                         const cfg_doc *doc, const topo *t, sim_error *err);
+void run__telemetry_free(run_telemetry *o);
+
 #endif

@@ -314,7 +314,7 @@ static int group_plan(wl__dag *d, const wl__class *c, const uint32_t *ranks, col
   };
   cfg_coll_op op = ops[c->kind];
   cfg_coll_algorithm algo = CFG_ALGO_RING; /* tensor parallel: a ring over NVLink */
-  if (c->kind != WL_COMM_TP_ALLREDUCE && coll_algorithm_supports(op, d->p->dp_algorithm))
+  if (c->kind != WL_COMM_TP_ALLREDUCE && cfg_coll_algorithm_offered(op, d->p->dp_algorithm))
     algo = d->p->dp_algorithm; /* else ring: e.g. hierarchical has no ReduceScatter */
   coll_spec spec = {
       .op = op,

@@ -143,7 +143,7 @@ int wl_parallel_from_cfg(wl_parallel *p, const wl_model *m, const cfg_scenario *
                        "%u model chunks per GPU need workload.pipeline.schedule: interleaved "
                        "(it is %s)",
                        PC->virtual_stages, cfg_schedule_name(p->schedule));
-  if (!coll_algorithm_supports(CFG_COLL_ALLREDUCE, p->dp_algorithm))
+  if (!cfg_coll_algorithm_offered(CFG_COLL_ALLREDUCE, p->dp_algorithm))
     return cfg_fail_at(doc, "workload.parallel.dp_algorithm", err,
                        "%s is not an AllReduce algorithm; allowed: ring, tree, halving-doubling, "
                        "hierarchical",

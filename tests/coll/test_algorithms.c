@@ -414,7 +414,7 @@ static void test_support_and_busbw(void **state) {
                      .chunk = 1 << 16,
                      .nvls = true};
       int rc = coll_plan_build(&p, f.t, &s, &err);
-      bool ok = coll_algorithm_supports((cfg_coll_op)op, (cfg_coll_algorithm)a);
+      bool ok = cfg_coll_algorithm_offered((cfg_coll_op)op, (cfg_coll_algorithm)a);
       assert_int_equal(rc, ok ? SIM_OK : SIM_EINVAL);
       if (!ok) {
         assert_int_equal(p.nphases, 0);
@@ -445,7 +445,7 @@ static void test_support_and_busbw(void **state) {
       sim_error err = {0};
       int rc = cfg_load(&cfg, &doc, NULL, s2, 4, &err);
       assert_int_equal(rc == SIM_OK,
-                       coll_algorithm_supports((cfg_coll_op)op, (cfg_coll_algorithm)a));
+                       cfg_coll_algorithm_offered((cfg_coll_op)op, (cfg_coll_algorithm)a));
       if (rc == SIM_OK) cfg_free(&cfg, doc);
       else assert_non_null(strstr(err.msg, "workload.collective.algorithm"));
     }

@@ -148,6 +148,8 @@ static void test_link_down_mid_allreduce(void **state) {
   assert_int_equal(down->at, 10 * SIM_PS_PER_MS);
   assert_string_equal(down->component, link);
   assert_int_equal(rr->at, 11 * SIM_PS_PER_MS);
+  assert_int_equal(down->fault, 0); /* each line names its fault in the list */
+  assert_int_equal(rr->fault, 0);   /* a reroute: the fault that asked for it */
   assert_true(rr->value == 2.0);
   assert_non_null(strstr(rr->effect, "rerouted 2 flows in flight"));
   /* the repetition shortcut resumes after the fault: same result as every
@@ -296,6 +298,9 @@ static void test_no_route_fails_transfers(void **state) {
   assert_non_null(e);
   assert_non_null(strstr(e->effect, "failed: no route"));
   assert_non_null(find_event(&o, "nic-down"));
+  /* each line names its fault in the list; a failed transfer is no fault's */
+  for (size_t i = 0; i < o.nev; i++)
+    assert_int_equal(o.ev[i].fault, strcmp(o.ev[i].kind, "transfer-failed") ? 0 : FLT_NO_FAULT);
   unload(&f);
   coll_plan_free(&plan);
 }

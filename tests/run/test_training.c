@@ -4,7 +4,7 @@
  * C (1/f - 1) and the root cause gives that excess to the GPU; a GPU failure
  * stops the job at its integer-picosecond time and loses min(phase, tau) of
  * work (phase = t mod (tau + delta)); the network fault windows follow the
- * resolved schedule; the event log stays in time order, stable. */
+ * scheduler's log; the event log stays in time order, stable. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -33,55 +33,38 @@ static void assert_rel(double got, double want, double rel) {
 }
 
 typedef struct harness {
-  fixture f;
-  sim_ctx *sim;
-  be_backend *be;
-  flt_fault *faults;
-  uint32_t nfaults;
-  flt_sched *fs;
-  run_training tr;
+  run_setup s;
   run_events log;
   run_training_result res;
 } harness;
 
-/* The training run as fabsim run drives it: one resolver, one scheduler
- * whose GPU faults reach the job through its hooks. `fault`: a faults=
- * override or NULL. */
+/* The training run as fabsim run drives it (run_setup: one resolver, one
+ * scheduler whose GPU faults reach the job through its hooks). `fault`: a
+ * faults= override or NULL. */
 static void run(harness *h, const char *fault) {
   const char *sets[] = {DP8, fault};
   memset(h, 0, sizeof *h);
-  load(&h->f, sets, (int)(sizeof sets / sizeof *sets) - (fault ? 0 : 1));
   sim_error err = {0};
-  h->sim = sim_create(h->f.cfg.simulation.seed);
-  if (be_create(&h->be, h->sim, h->f.t, &h->f.cfg, h->f.doc, &err) != SIM_OK ||
-      flt_resolve(&h->faults, &h->nfaults, h->f.t, &h->f.cfg, h->f.doc, &err) != SIM_OK)
+  run_setup *s = &h->s;
+  if (run_setup_load(s, NULL, sets, (int)(sizeof sets / sizeof *sets) - (fault ? 0 : 1), &err) !=
+          SIM_OK ||
+      run_setup_begin(s, &err) != SIM_OK)
     fail_msg("%s", err.msg);
-  if (h->nfaults && !(h->fs = flt_sched_start(h->sim, h->f.t, h->be, h->faults, h->nfaults,
-                                              &h->f.cfg, NULL, &err)))
-    fail_msg("%s", err.msg);
-  if (run_training_begin(&h->tr, &h->f.cfg, h->f.doc, h->f.t, h->be, h->faults, h->nfaults, &err) !=
-      SIM_OK)
-    fail_msg("%s", err.msg);
-  if (h->fs) flt_sched_set_hooks(h->fs, &h->tr.hooks);
+  assert_true(s->training);
   bool complete = false;
-  if (run_training_run(&h->tr, &h->log, NULL, &complete, &err) != SIM_OK) fail_msg("%s", err.msg);
+  if (run_training_run(&s->tr, &h->log, NULL, &complete, &err) != SIM_OK) fail_msg("%s", err.msg);
   assert_true(complete);
-  if (h->fs) {
-    flt_sched_finish(h->fs);
-    run_fault_log(h->fs, h->faults, h->nfaults, true, &h->log);
+  if (s->fs) {
+    flt_sched_finish(s->fs);
+    run_fault_log(s->fs, s->faults, s->nfaults, true, &h->log);
   }
-  run_training_report(&h->tr, &h->log, &h->res);
+  run_training_report(&s->tr, s->fs, &h->log, &h->res);
 }
 
 static void finish(harness *h) {
   run_training_result_free(&h->res);
   run_events_free(&h->log);
-  flt_sched_free(h->fs);
-  be_destroy(h->be);
-  run_training_free(&h->tr); /* after be_destroy: its callbacks point into the job */
-  sim_free(h->faults);
-  sim_destroy(h->sim);
-  unload(&h->f);
+  run_setup_free(&h->s);
 }
 
 static size_t count_kind(const run_events *log, const char *kind) {
@@ -109,10 +92,11 @@ static void test_fault_free_equals_baseline(void **state) {
     const wl_step *s = wl_job_step(r->job, k), *b = wl_job_step(r->base, k);
     assert_true(s->time_s == b->time_s);
     assert_true(s->start_s == b->start_s);
-    assert_true(run_training_step(&h.tr, false, k)->end ==
-                run_training_step(&h.tr, true, k)->end); /* integer ps */
-    assert_true(
-        run_training_step(&h.tr, false, k)->end - run_training_step(&h.tr, false, k)->start > 0);
+    assert_true(run_training_step(&h.s.tr, false, k)->end ==
+                run_training_step(&h.s.tr, true, k)->end); /* integer ps */
+    assert_true(run_training_step(&h.s.tr, false, k)->end -
+                    run_training_step(&h.s.tr, false, k)->start >
+                0);
     busy += b->compute_s;
     total += b->time_s;
   }
@@ -127,9 +111,9 @@ static void test_fault_free_equals_baseline(void **state) {
   /* the fault never happened: one fault-after-end event, at its time to the picosecond */
   uint32_t idx[1];
   const char *detail[1];
-  simtime_ps end = sim_now(h.sim);
+  simtime_ps end = sim_now(h.s.sim);
   assert_true(end < 100 * SIM_PS_PER_S);
-  assert_int_equal(run_faults_after_end(&h.f.cfg, end, &h.log, idx, detail), 1);
+  assert_int_equal(run_faults_after_end(&h.s.cfg, end, &h.log, idx, detail), 1);
   assert_int_equal(idx[0], 0);
   assert_non_null(strstr(detail[0], "came after the workload ended"));
   assert_true(h.log.v[h.log.n - 1].at == 100 * SIM_PS_PER_S);
@@ -161,7 +145,7 @@ static void test_slowdown_root_cause(void **state) {
     assert_rel(e->causes[0].effect_s, C * (1 / f - 1), 1e-9);
     for (size_t i = 0; i < h.log.n; i++) /* at the step's end, in integer picoseconds */
       if (!strcmp(h.log.v[i].kind, "straggler") &&
-          h.log.v[i].at == run_training_step(&h.tr, false, k)->end) {
+          h.log.v[i].at == run_training_step(&h.s.tr, false, k)->end) {
         assert_string_equal(h.log.v[i].component, "gpu5");
         straggler++;
       }
@@ -182,7 +166,7 @@ static void test_gpu_fail_cost(void **state) {
   harness h;
   run(&h, NULL); /* fault-free: the step's length */
   simtime_ps T0 =
-      run_training_step(&h.tr, false, 0)->end - run_training_step(&h.tr, false, 0)->start;
+      run_training_step(&h.s.tr, false, 0)->end - run_training_step(&h.s.tr, false, 0)->start;
   double step1 = wl_job_step(h.res.job, 0)->time_s;
   finish(&h);
   simtime_ps at_ns = T0 * 3 / 2 / SIM_PS_PER_NS, at = at_ns * SIM_PS_PER_NS;
@@ -221,43 +205,61 @@ static void test_gpu_fail_cost(void **state) {
   finish(&h);
 }
 
-static flt_fault net(cfg_fault_kind kind, const char *target, simtime_ps at) {
-  flt_fault f = {.spec = {.kind = kind, .at = at}};
-  f.spec.target = (char *)(uintptr_t)target; /* borrowed: never written */
-  return f;
+/* The windows of `faults` played by the scheduler on a flow backend up to
+ * `until` (no workload), as run_fault_windows reads them from its log. */
+static uint32_t windows(const char *faults, simtime_ps until, run_setup *s, run_fault_window *w,
+                        uint32_t room) {
+  const char *sets[] = {"cluster.nodes=4", "fabric.switch_radix=8", "simulation.fidelity=flow",
+                        "workload.collective.size=1MiB", faults};
+  sim_error err = {0};
+  if (run_setup_load(s, NULL, sets, 5, &err) != SIM_OK || run_setup_begin(s, &err) != SIM_OK)
+    fail_msg("%s", err.msg);
+  assert_true(s->nfaults <= room);
+  ev_run(s->sim, until);
+  flt_sched_finish(s->fs);
+  return run_fault_windows(s->fs, s->faults, s->nfaults, w);
 }
 
-/* Windows from the resolved schedule: duration, flap count x period, the
- * first later -up of the same target; -up entries and GPU faults have none. */
+/* Windows as the scheduler played them: the duration's recovery, a flap's
+ * count x period, the first later -up of the same target, whichever comes
+ * first; -up entries and GPU faults have none; in list order; a recovery
+ * the run did not reach leaves the window open, a fault it did not reach
+ * has none. */
 static void test_fault_windows(void **state) {
   (void)state;
   const simtime_ps ms = SIM_PS_PER_MS;
-  flt_fault f[8];
-  f[0] = net(CFG_FAULT_LINK_DOWN, "leaf0-spine0", 1 * ms);
-  f[0].spec.duration = 2 * ms;
-  f[1] = net(CFG_FAULT_LINK_FLAP, "leaf1-spine0", 5 * ms);
-  f[1].spec.count = 3;
-  f[1].spec.period = ms;
-  f[1].spec.duration = ms / 2;
-  f[2] = net(CFG_FAULT_SWITCH_DOWN, "spine1", 10 * ms);
-  f[3] = net(CFG_FAULT_SWITCH_UP, "spine1", 12 * ms);
-  f[4] = net(CFG_FAULT_SWITCH_UP, "spine1", 11 * ms);
-  f[5] = net(CFG_FAULT_NIC_DOWN, "nic3", 20 * ms);
-  f[6] = net(CFG_FAULT_GPU_SLOWDOWN, "gpu1", 0);
-  f[7] = net(CFG_FAULT_LINK_UP, "leaf0-spine0", 2 * ms); /* ends f[0] before its duration */
-  run_fault_window w[8];
-  assert_int_equal(run_fault_windows(f, 8, w), 4);
+  run_setup s;
+  run_fault_window w[9];
+  uint32_t n = windows(
+      "faults=[{at: 1ms, kind: link-down, target: leaf0-spine0, duration: 2ms},"
+      " {at: 5ms, kind: link-flap, target: leaf1-spine0, count: 3, period: 1ms, duration: 0.5ms},"
+      " {at: 10ms, kind: switch-down, target: spine1}, {at: 12ms, kind: switch-up, target: spine1},"
+      " {at: 11ms, kind: switch-up, target: spine1}, {at: 20ms, kind: nic-down, target: nic3},"
+      " {at: 0s, kind: gpu-slowdown, target: gpu1, factor: 0.5},"
+      " {at: 2ms, kind: link-up, target: leaf0-spine0},"
+      " {at: 40ms, kind: link-down, target: leaf2-spine0, duration: 10ms}]",
+      30 * ms, &s, w, 9);
+  assert_int_equal(n, 4);
   assert_string_equal(w[0].component, "leaf0-spine0");
   assert_string_equal(w[0].kind, "link-down");
-  assert_true(w[0].at == 1 * ms && w[0].until_set && w[0].until == 2 * ms);
+  assert_true(w[0].at == 1 * ms && w[0].until_set && w[0].until == 2 * ms); /* the link-up */
   assert_true(w[1].at == 5 * ms && w[1].until_set && w[1].until == 8 * ms);
   assert_string_equal(w[1].kind, "link-flap");
   assert_true(w[2].at == 10 * ms && w[2].until_set && w[2].until == 11 * ms);
+  assert_string_equal(w[2].component, "spine1");
   assert_true(w[3].at == 20 * ms && !w[3].until_set);
-  /* an -up before the fault does not end it */
-  f[7].spec.at = 0;
-  run_fault_windows(f, 8, w);
-  assert_true(w[0].until == 3 * ms);
+  run_setup_free(&s);
+  /* an -up before the fault does not end it: its duration does; a recovery
+   * after the run stopped leaves it open */
+  n = windows(
+      "faults=[{at: 1ms, kind: link-down, target: leaf0-spine0, duration: 2ms},"
+      " {at: 0s, kind: link-up, target: leaf0-spine0},"
+      " {at: 4ms, kind: link-down, target: leaf1-spine0, duration: 10ms}]",
+      6 * ms, &s, w, 9);
+  assert_int_equal(n, 2);
+  assert_true(w[0].at == 1 * ms && w[0].until_set && w[0].until == 3 * ms);
+  assert_true(w[1].at == 4 * ms && !w[1].until_set);
+  run_setup_free(&s);
 }
 
 /* The log: inserted in time order after equal times; sorted stably. */

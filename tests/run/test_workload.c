@@ -15,48 +15,31 @@
 #include "fixture.h"
 
 typedef struct harness {
-  fixture f;
-  sim_ctx *sim;
-  be_backend *be;
-  flt_fault *faults;
-  uint32_t nfaults;
-  flt_sched *fs;
-  run_workload w;
+  run_setup s;
   run_events log;
   be_stats net;
 } harness;
 
+/* A collective or traffic run as fabsim run drives it (run_setup). */
 static void run(harness *h, const char *const *sets, int n) {
   memset(h, 0, sizeof *h);
-  load(&h->f, sets, n);
   sim_error err = {0};
-  h->sim = sim_create(h->f.cfg.simulation.seed);
-  if (be_create(&h->be, h->sim, h->f.t, &h->f.cfg, h->f.doc, &err) != SIM_OK ||
-      flt_resolve(&h->faults, &h->nfaults, h->f.t, &h->f.cfg, h->f.doc, &err) != SIM_OK)
+  run_setup *s = &h->s;
+  if (run_setup_load(s, NULL, sets, n, &err) != SIM_OK || run_setup_begin(s, &err) != SIM_OK)
     fail_msg("%s", err.msg);
-  if (h->nfaults && !(h->fs = flt_sched_start(h->sim, h->f.t, h->be, h->faults, h->nfaults,
-                                              &h->f.cfg, NULL, &err)))
-    fail_msg("%s", err.msg);
-  if (run_workload_begin(&h->w, &h->f.cfg, h->f.doc, h->f.t, h->be, &err) != SIM_OK)
-    fail_msg("%s", err.msg);
-  run_workload_start(&h->w, h->be);
-  ev_run(h->sim, SIM_TIME_MAX);
-  h->be->ops->stats(h->be, &h->net);
-  if (h->fs) {
-    flt_sched_finish(h->fs);
-    run_fault_log(h->fs, h->faults, h->nfaults, false, &h->log);
+  run_workload_start(&s->w, s->be);
+  ev_run(s->sim, SIM_TIME_MAX);
+  s->be->ops->stats(s->be, &h->net);
+  if (s->fs) {
+    flt_sched_finish(s->fs);
+    run_fault_log(s->fs, s->faults, s->nfaults, false, &h->log);
   }
-  run_workload_end(&h->w, h->sim, &h->net, true, NULL, &h->log);
+  run_workload_end(&s->w, s->sim, &h->net, true, NULL, &h->log);
 }
 
 static void finish(harness *h) {
   run_events_free(&h->log);
-  flt_sched_free(h->fs);
-  be_destroy(h->be);
-  run_workload_free(&h->w);
-  sim_free(h->faults);
-  sim_destroy(h->sim);
-  unload(&h->f);
+  run_setup_free(&h->s);
 }
 
 static void test_traffic_delivers_all(void **state) {
@@ -66,23 +49,23 @@ static void test_traffic_delivers_all(void **state) {
                         "simulation.fidelity=flow"};
   harness h;
   run(&h, sets, 5);
-  assert_false(h.w.failed);
-  assert_false(h.w.stopped);
-  uint64_t flows = coll_plan_flows(&h.w.plan);
+  assert_false(h.s.w.failed);
+  assert_false(h.s.w.stopped);
+  uint64_t flows = coll_plan_flows(&h.s.w.plan);
   assert_true(flows > 0);
-  assert_true(run_traffic_bytes(&h.w, &h.net) == (double)flows * 1048576.0);
+  assert_true(run_traffic_bytes(&h.s.w, &h.net) == (double)flows * 1048576.0);
   assert_true(h.net.bytes == flows * 1048576u); /* the backend delivered the same */
-  assert_true(h.w.res.time_s > 0);
+  assert_true(h.s.w.res.time_s > 0);
   /* power at power.utilization over the run's time as one step */
   pwr_model m;
   run_power p;
   sim_error err = {0};
-  if (run_power_of(&p, &m, &h.f.cfg, h.f.doc, h.f.t, h.w.res.time_s, &err) != SIM_OK)
+  if (run_power_of(&p, &m, &h.s.cfg, h.s.doc, h.s.t, h.s.w.res.time_s, &err) != SIM_OK)
     fail_msg("%s", err.msg);
   pwr_summary want;
-  pwr_summarize(&m, h.f.cfg.power.utilization, h.w.res.time_s, h.f.cfg.reliability.days * 86400.0,
+  pwr_summarize(&m, h.s.cfg.power.utilization, h.s.w.res.time_s, h.s.cfg.reliability.days * 86400.0,
                 &want);
-  assert_true(p.utilization == h.f.cfg.power.utilization);
+  assert_true(p.utilization == h.s.cfg.power.utilization);
   assert_false(p.job);
   assert_string_equal(p.source, "power.utilization");
   assert_true(p.sum.it_kw == want.it_kw && p.sum.energy_kwh_per_step == want.energy_kwh_per_step);
@@ -97,14 +80,14 @@ static void test_collective_fails(void **state) {
                         "faults=[{at: 1us, kind: switch-down, target: leaf0}]"};
   harness h;
   run(&h, sets, 4);
-  assert_true(h.w.failed);
-  assert_true(h.w.failures > 0 && h.w.failures == h.net.transfers_failed);
-  assert_true(h.w.have_first);
-  assert_true(h.w.first.at >= SIM_PS_PER_US);
+  assert_true(h.s.w.failed);
+  assert_true(h.s.w.failures > 0 && h.s.w.failures == h.net.transfers_failed);
+  assert_true(h.s.w.have_first);
+  assert_true(h.s.w.first.at >= SIM_PS_PER_US);
   size_t failed_events = 0;
   for (size_t i = 0; i < h.log.n; i++)
     if (!strcmp(h.log.v[i].kind, "job-failed")) {
-      assert_true(h.log.v[i].at == h.w.first.at);
+      assert_true(h.log.v[i].at == h.s.w.first.at);
       assert_string_equal(h.log.v[i].component, "job");
       failed_events++;
     }

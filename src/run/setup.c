@@ -1,0 +1,63 @@
+/* One run's setup: the scenario and topology, the backend behind the
+ * telemetry tap, the faults resolved and scheduled, the workload and a
+ * training job, in that order, every input check before the first event. */
+#include <string.h>
+
+#include "run/run_internal.h"
+
+int run_scenario_load(cfg_scenario *cfg, cfg_doc **doc, topo **t, const char *scenario,
+                      const char *const *sets, int nsets, sim_error *err) {
+  *doc = NULL;
+  *t = NULL;
+  int rc = cfg_load(cfg, doc, scenario, sets, nsets, err);
+  if (rc != SIM_OK) return rc;
+  if ((rc = topo_build(t, cfg, *doc, err)) != SIM_OK) {
+    cfg_free(cfg, *doc);
+    *doc = NULL;
+    *t = NULL;
+  }
+  return rc;
+}
+
+int run_setup_load(run_setup *s, const char *scenario, const char *const *sets, int nsets,
+                   sim_error *err) {
+  memset(s, 0, sizeof *s);
+  int rc = run_scenario_load(&s->cfg, &s->doc, &s->t, scenario, sets, nsets, err);
+  s->training = rc == SIM_OK && s->cfg.workload.kind == CFG_WORKLOAD_TRAINING;
+  return rc;
+}
+
+int run_setup_begin(run_setup *s, sim_error *err) {
+  const cfg_scenario *cfg = &s->cfg;
+  int rc;
+  s->sim = sim_create(cfg->simulation.seed);
+  if (be_create(&s->be, s->sim, s->t, cfg, s->doc, err) != SIM_OK) return SIM_ECONFIG;
+  s->inner = s->be;
+  if ((rc = run__telemetry_begin(&s->tel, &s->be, cfg, s->doc, s->t, err)) != SIM_OK) return rc;
+  /* faults (fabsim/fault.h): resolved once, scheduled before the workload
+   * submits anything; a training job's hooks take the GPU faults */
+  if (flt_resolve(&s->faults, &s->nfaults, s->t, cfg, s->doc, err) != SIM_OK) return SIM_ECONFIG;
+  if (s->nfaults &&
+      !(s->fs = flt_sched_start(s->sim, s->t, s->be, s->faults, s->nfaults, cfg, NULL, err)))
+    return SIM_ECONFIG;
+  if (run_workload_begin(&s->w, cfg, s->doc, s->t, s->be, err) != SIM_OK) return SIM_ECONFIG;
+  if (s->training) {
+    rc = run_training_begin(&s->tr, cfg, s->doc, s->t, s->be, s->faults, s->nfaults, err);
+    if (rc != SIM_OK) return rc;
+    if (s->fs) flt_sched_set_hooks(s->fs, &s->tr.hooks); /* GPU faults: into the job */
+  }
+  return SIM_OK;
+}
+
+void run_setup_free(run_setup *s) {
+  flt_sched_free(s->fs); /* before the backend it points to */
+  sim_free(s->faults);
+  be_destroy(s->be);
+  run_workload_free(&s->w);  /* after be_destroy: its callbacks point into the trace runner */
+  run_training_free(&s->tr); /* after be_destroy: the backend's callbacks point into the job */
+  run__telemetry_free(&s->tel);
+  sim_destroy(s->sim);
+  if (s->t) topo_free(s->t);
+  if (s->doc) cfg_free(&s->cfg, s->doc);
+  memset(s, 0, sizeof *s);
+}

@@ -1,0 +1,159 @@
+/* The telemetry around a run. Before it: the watched ports and NICs
+ * (output.ports, checked against the topology, errors located at the key)
+ * and the telemetry tap around the backend, so every phase of any workload
+ * is logged. After it: the tel, with output.sample_interval or about 500
+ * samples over the run's real length; the tap's replay (at the packet
+ * fidelity the switch ports come from the backend's own samples instead:
+ * real queues and pauses, fabsim/tel_tap.h); the workload's events and the
+ * run's event log. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "run/run_internal.h"
+
+/* expected / 500, rounded down to 1, 2 or 5 x 10^k ps, at least 1 ns. */
+static simtime_ps auto_interval(simtime_ps expected) {
+  simtime_ps want = expected / 500, step = SIM_PS_PER_NS;
+  if (want <= SIM_PS_PER_NS) return SIM_PS_PER_NS;
+  while (step <= want / 10) step *= 10;
+  if (5 * step <= want) return 5 * step;
+  if (2 * step <= want) return 2 * step;
+  return step;
+}
+
+/* output.ports: "none" or comma-separated port and NIC names. */
+static int parse_watch(run_telemetry *o, const topo *t, const cfg_scenario *cfg, const cfg_doc *doc,
+                       sim_error *err) {
+  const char *s = cfg->output.ports;
+  if (!strcmp(s, "none")) return SIM_OK;
+  size_t n = strlen(s);
+  o->watch_ports = sim_malloc((n + 1) * sizeof *o->watch_ports);
+  o->watch_nics = sim_malloc((n + 1) * sizeof *o->watch_nics);
+  char item[128];
+  for (const char *p = s; *p;) {
+    size_t len = strcspn(p, ",");
+    const char *q = p;
+    while (len && (*q == ' ')) q++, len--;
+    while (len && q[len - 1] == ' ') len--;
+    if (len == 0 || len >= sizeof item)
+      return cfg_fail_at(doc, "output.ports", err,
+                         "'%s' has an empty or overlong entry; allowed: none, or names such as "
+                         "leaf0-spine0,nic3 separated by commas",
+                         s);
+    memcpy(item, q, len);
+    item[len] = '\0';
+    uint32_t id, v;
+    bool twice = false;
+    if (tel_port_find(t, &o->ports, item, &id) == SIM_OK) {
+      for (size_t i = 0; i < o->nwatch_ports; i++) twice |= o->watch_ports[i] == id;
+      o->watch_ports[o->nwatch_ports++] = id;
+    } else if (topo_find_vertex(t, item, &v) == SIM_OK && topo_vertex_at(t, v)->kind == TOPO_NIC) {
+      uint32_t nic = topo_vertex_at(t, v)->index;
+      for (size_t i = 0; i < o->nwatch_nics; i++) twice |= o->watch_nics[i] == nic;
+      o->watch_nics[o->nwatch_nics++] = nic;
+    } else {
+      uint32_t p0 = o->ports.nports ? 0 : UINT32_MAX;
+      char example[96] = "leaf0-spine0";
+      if (p0 != UINT32_MAX) tel_port_name(t, &o->ports, p0, example, sizeof example);
+      return cfg_fail_at(doc, "output.ports", err,
+                         "'%s' is neither a switch port nor a NIC of this topology; a port is "
+                         "SWITCH-PEER (e.g. %s: the port of the first toward the second), a NIC "
+                         "nicN; `fabsim topo --dot -` lists the names",
+                         item, example);
+    }
+    if (twice) /* each watched port is one column of timeseries.csv and one series row */
+      return cfg_fail_at(doc, "output.ports", err,
+                         "'%s' names %s twice; allowed: each port or NIC once", s, item);
+    p += strcspn(p, ",");
+    if (*p == ',') p++;
+  }
+  return SIM_OK;
+}
+
+int run__telemetry_begin(run_telemetry *o, be_backend **be, const cfg_scenario *cfg,
+                         const cfg_doc *doc, const topo *t, sim_error *err) {
+  memset(o, 0, sizeof *o);
+  tel_portmap_build(&o->ports, t);
+  int rc = parse_watch(o, t, cfg, doc, err);
+  if (rc != SIM_OK) return rc;
+  *be = tel_tap_wrap(*be, &o->tap);
+  /* a fidelity with per-port telemetry (packet): real queue depths, pauses, marks, utilization */
+  if (tel_port_sampling_start(*be, &o->ports, o->watch_ports, o->nwatch_ports) == SIM_OK)
+    o->port_samples = *be;
+  return SIM_OK;
+}
+
+void run__telemetry_free(run_telemetry *o) {
+  tel_portmap_free(&o->ports);
+  sim_free(o->watch_ports);
+  sim_free(o->watch_nics);
+  memset(o, 0, sizeof *o);
+}
+
+static void workload_events(tel *tl, const coll_exec *exec, const cfg_scenario *cfg) {
+  char what[160];
+  if (cfg->workload.kind == CFG_WORKLOAD_COLLECTIVE)
+    snprintf(what, sizeof what, "%s of %llu bytes over %u ranks", cfg_coll_op_name(exec->plan->op),
+             (unsigned long long)exec->plan->bytes, exec->plan->nranks);
+  else
+    snprintf(what, sizeof what, "%s traffic, %llu flows",
+             cfg_traffic_pattern_name(cfg->workload.traffic.pattern),
+             (unsigned long long)coll_plan_flows(exec->plan));
+  tel_event(tl, exec->start, "job", "workload-start", what, NAN);
+  if (exec->finished)
+    tel_event(tl, exec->end, "job", "workload-end", "finished",
+              sim_ps_to_s(exec->end - exec->start));
+}
+
+int run_telemetry_make(tel **out, const run_setup *s, const run_events *log, bool complete,
+                       sim_error *err) {
+  const run_telemetry *o = &s->tel;
+  const cfg_scenario *cfg = &s->cfg;
+  const topo *t = s->t;
+  simtime_ps end = sim_now(s->sim);
+  simtime_ps interval =
+      cfg->output.sample_interval ? cfg->output.sample_interval : auto_interval(end);
+  tel_config tc = {.interval = interval,
+                   .gpus = topo_gpu_count(t),
+                   .nics = topo_nic_count(t),
+                   .ports = o->ports.nports,
+                   .nic_bps = cfg->cluster.nic.bandwidth,
+                   .port_bps = o->ports.bps,
+                   .watch_ports = o->watch_ports,
+                   .nwatch_ports = o->nwatch_ports,
+                   .watch_nics = o->watch_nics,
+                   .nwatch_nics = o->nwatch_nics,
+                   .max_rows = 100000};
+  *out = NULL;
+  int rc = tel_create(out, &tc, err);
+  if (rc != SIM_OK) return rc;
+  tel *tl = *out;
+  bool synthetic =
+      cfg->workload.kind == CFG_WORKLOAD_COLLECTIVE || cfg->workload.kind == CFG_WORKLOAD_TRAFFIC;
+  if (synthetic) workload_events(tl, &s->w.exec, cfg);
+  /* GPU states from the phases only where nothing else runs on the GPUs:
+   * a training step's compute is not in the phase log. */
+  if (o->port_samples) { /* ports from the backend's samples; the tap feeds NICs and GPUs only */
+    tel_portmap none = o->ports;
+    uint32_t nch = 2 * topo_link_count(t);
+    none.nports = 0;
+    none.port_of_channel = sim_malloc((nch ? nch : 1) * sizeof *none.port_of_channel);
+    for (uint32_t c = 0; c < nch; c++) none.port_of_channel[c] = UINT32_MAX;
+    tel_tap_replay(o->tap, tl, &none, synthetic ? TEL_TAP_GPUS : 0);
+    sim_free(none.port_of_channel);
+    tel_port_samples_replay(o->port_samples, tl, end);
+  } else {
+    tel_tap_replay(o->tap, tl, &o->ports, synthetic ? TEL_TAP_GPUS : 0);
+  }
+  if (s->training) run_job_gpu_series(tl, s->tr.job, end);
+  /* the summary's event log (faults, throttling, stragglers, root cause)
+   * goes to events.csv and the database too: one log, in integer picoseconds */
+  for (size_t i = 0; i < log->n; i++)
+    tel_event(tl, log->v[i].at, log->v[i].component, log->v[i].kind, log->v[i].detail, NAN);
+  if (!complete)
+    tel_event(tl, end, "job", "stopped",
+              "stopped before the end (Ctrl-C); figures cover the time reached", sim_ps_to_s(end));
+  tel_finish(tl, end);
+  return SIM_OK;
+}

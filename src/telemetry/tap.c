@@ -182,8 +182,10 @@ static void replay_events(const tel_tap *tap, tel *tl) {
   }
 }
 
-static void tap_submit(be_backend *b, const be_xfer *x, size_t n, uint64_t repeat, be_done_fn done,
-                       void *ctx) {
+/* Log a phase of x[0..n) starting now; its completion record (pass
+ * tap_phase_done and it to the inner backend). */
+static tap_done *tap_log(be_backend *b, const be_xfer *x, size_t n, uint64_t repeat,
+                         be_done_fn done, void *ctx) {
   tel_tap *tap = (tel_tap *)b;
   const topo *t = b->topo;
   size_t idx = tap->nph;
@@ -256,7 +258,23 @@ static void tap_submit(be_backend *b, const be_xfer *x, size_t n, uint64_t repea
   *d = (tap_done){
       .tap = tap, .idx = idx, .done = done, .ctx = ctx, .paths = paths, .npaths = npaths};
   p->pending = d;
-  be_submit_phase(tap->inner, x, n, repeat, tap_phase_done, d);
+  return d;
+}
+
+static void tap_submit(be_backend *b, const be_xfer *x, size_t n, uint64_t repeat, be_done_fn done,
+                       void *ctx) {
+  tap_done *d = tap_log(b, x, n, repeat, done, ctx);
+  be_submit_phase(((tel_tap *)b)->inner, x, n, repeat, tap_phase_done, d);
+}
+
+static void tap_submit_slice(be_backend *b, const be_slice *sl, uint64_t repeat, be_done_fn done,
+                             void *ctx) {
+  tap_done *d = tap_log(b, sl->pool + sl->off, sl->n, repeat, done, ctx);
+  be_submit_slice(((tel_tap *)b)->inner, sl, repeat, tap_phase_done, d);
+}
+
+static void tap_pool_release(be_backend *b, const be_xfer *pool) {
+  be_pool_release(((tel_tap *)b)->inner, pool);
 }
 
 static void tap_stats(const be_backend *b, be_stats *out) {
@@ -335,6 +353,8 @@ static const be_ops tap_ops = {
     .port_gather = tap_port_gather,
     .port_samples = tap_port_samples,
     .parallel_info = tap_parallel_info,
+    .submit_slice = tap_submit_slice,
+    .pool_release = tap_pool_release,
 };
 
 be_backend *tel_tap_wrap(be_backend *inner, tel_tap **out) {

@@ -51,6 +51,7 @@ typedef struct pool_cache {
   uint32_t *ch;       /* channel (spray: pool channel) per hop */
   simtime_ps *lat;    /* path latency */
   simtime_ps *tx;     /* time of a transfer in the window */
+  rate_bps *rate;     /* its bottleneck: smallest capacity / count on its path */
   uint64_t *prefix;   /* n + 1: bytes of transfers before i */
   size_t *by_ch_off;  /* channels + 1: the pool's transfers on channel c are */
   uint32_t *by_ch;    /* by_ch[by_ch_off[c] .. by_ch_off[c + 1]), ascending */
@@ -58,6 +59,7 @@ typedef struct pool_cache {
   uint32_t *redo;     /* transfers to re-time */
   uint32_t *dirty;    /* channels whose count changed */
   uint32_t *ch_mark;  /* per channel: epoch when marked dirty */
+  uint32_t *ch_was;   /* per dirty channel: its count when the window was last timed */
   size_t ndirty;
   uint32_t epoch;
   size_t lo, hi;      /* the window [lo, hi) */
@@ -176,9 +178,11 @@ static uint32_t count_channel(const analytic *a, uint32_t ch) {
 
 /* A channel's count changed outside the counted window: its transfers
  * there are re-timed at the window's next move. */
-static void pool_dirty(pool_cache *pc, uint32_t ch) {
+static void pool_dirty(analytic *a, uint32_t ch) {
+  pool_cache *pc = &a->pc;
   if (pc->ch_mark[ch] == pc->epoch) return;
   pc->ch_mark[ch] = pc->epoch;
+  pc->ch_was[ch] = a->sharing[ch];
   pc->dirty[pc->ndirty++] = ch;
 }
 
@@ -212,8 +216,8 @@ static void analytic_submit_phase(be_backend *b, const be_xfer *x, size_t n, uin
     for (uint32_t j = 0; j < p.n; j++) {
       uint32_t ch = count_channel(a, p.ch[j]);
       ph->paths[ph->words++] = ch;
+      if (pc->counted) pool_dirty(a, ch); /* before the count changes */
       if (++a->sharing[ch] > a->st.max_link_sharing) a->st.max_link_sharing = a->sharing[ch];
-      if (pc->counted) pool_dirty(pc, ch);
     }
   }
   /* Cost: the slowest transfer. */
@@ -249,8 +253,8 @@ static void analytic_phase_done(sim_ctx *sim, void *obj, uint64_t arg) {
     uint32_t len = ph->paths[i++];
     for (uint32_t j = 0; j < len; j++) {
       assert(a->sharing[ph->paths[i + j]] > 0);
+      if (pc->counted) pool_dirty(a, ph->paths[i + j]);
       a->sharing[ph->paths[i + j]]--;
-      if (pc->counted) pool_dirty(pc, ph->paths[i + j]);
     }
     i += len;
   }
@@ -279,6 +283,7 @@ static void pool_build(analytic *a, const be_slice *sl) {
   pc->off = sim_malloc((n + 1) * sizeof *pc->off);
   pc->lat = sim_malloc((n ? n : 1) * sizeof *pc->lat);
   pc->tx = sim_malloc((n ? n : 1) * sizeof *pc->tx);
+  pc->rate = sim_malloc((n ? n : 1) * sizeof *pc->rate);
   pc->prefix = sim_malloc((n + 1) * sizeof *pc->prefix);
   pc->mark = sim_calloc(n ? n : 1, sizeof *pc->mark);
   pc->redo = sim_malloc((n ? n : 1) * sizeof *pc->redo);
@@ -305,6 +310,7 @@ static void pool_build(analytic *a, const be_slice *sl) {
   sim_free(fill);
   pc->dirty = sim_malloc((nch ? nch : 1) * sizeof *pc->dirty);
   pc->ch_mark = sim_calloc(nch ? nch : 1, sizeof *pc->ch_mark);
+  pc->ch_was = sim_malloc((nch ? nch : 1) * sizeof *pc->ch_was);
   pc->epoch = 1;
   hist_init(&pc->hist, 64);
 }
@@ -334,6 +340,7 @@ static void pool_forget(analytic *a) {
   sim_free(pc->ch);
   sim_free(pc->lat);
   sim_free(pc->tx);
+  sim_free(pc->rate);
   sim_free(pc->prefix);
   sim_free(pc->by_ch_off);
   sim_free(pc->by_ch);
@@ -341,20 +348,24 @@ static void pool_forget(analytic *a) {
   sim_free(pc->redo);
   sim_free(pc->dirty);
   sim_free(pc->ch_mark);
+  sim_free(pc->ch_was);
   hist_free(&pc->hist);
   memset(pc, 0, sizeof *pc);
 }
 
-/* Pool transfer i's time at the channels' present counts. */
-static simtime_ps pool_tx(const analytic *a, size_t i) {
-  const pool_cache *pc = &a->pc;
-  if (pc->off[i] == pc->off[i + 1]) return 0;
+/* Time pool transfer i at the channels' present counts: its rate and
+ * time. */
+static void pool_time(analytic *a, size_t i) {
+  pool_cache *pc = &a->pc;
   rate_bps rate = UINT64_MAX;
   for (size_t w = pc->off[i]; w < pc->off[i + 1]; w++) {
     rate_bps r = a->cap[pc->ch[w]] / a->sharing[pc->ch[w]];
     if (r < rate) rate = r;
   }
-  return sat_add(pc->lat[i], sim_serialization_ps(pc->pool[i].bytes, rate ? rate : 1));
+  pc->rate[i] = rate;
+  pc->tx[i] = pc->off[i] == pc->off[i + 1]
+                  ? 0
+                  : sat_add(pc->lat[i], sim_serialization_ps(pc->pool[i].bytes, rate ? rate : 1));
 }
 
 /* Count [lo, hi) on the channels and time it, as submit_phase does. */
@@ -365,7 +376,10 @@ static void window_count(analytic *a, size_t lo, size_t hi) {
       uint32_t ch = pc->ch[w];
       if (++a->sharing[ch] > a->st.max_link_sharing) a->st.max_link_sharing = a->sharing[ch];
     }
-  for (size_t i = lo; i < hi; i++) hist_add(&pc->hist, pc->tx[i] = pool_tx(a, i), 1);
+  for (size_t i = lo; i < hi; i++) {
+    pool_time(a, i);
+    hist_add(&pc->hist, pc->tx[i], 1);
+  }
   pc->ndirty = 0;
   pc->epoch++;
   pc->lo = lo;
@@ -383,11 +397,13 @@ static int range_minus(size_t a, size_t b, size_t c, size_t d, size_t r[2][2]) {
 }
 
 /* Move the counted window to [lo, hi): what leaves comes off the channels,
- * what enters goes on; the transfers of the new window on a channel whose
- * count changed (here or, since the last move, by other phases) are
- * re-timed. The busiest such channel is the only count that can exceed
- * what max_link_sharing has seen: a channel of the window whose count did
- * not change had that count at the previous slice. */
+ * what enters goes on. A transfer of the new window is re-timed when it
+ * enters, or when a channel of its path changed count (here or, since the
+ * last move, by other phases) so that its rate may have changed: the
+ * channel's new share is below its rate, or its old share was its rate.
+ * The busiest changed channel is the only count that can exceed what
+ * max_link_sharing has seen: a channel of the window whose count did not
+ * change had that count at the previous slice. */
 static void window_move(analytic *a, size_t lo, size_t hi) {
   pool_cache *pc = &a->pc;
   uint32_t ep = pc->epoch;
@@ -397,38 +413,43 @@ static void window_move(analytic *a, size_t lo, size_t hi) {
     for (size_t i = r[q][0]; i < r[q][1]; i++) {
       hist_sub(&pc->hist, pc->tx[i]);
       for (size_t w = pc->off[i]; w < pc->off[i + 1]; w++) {
+        pool_dirty(a, pc->ch[w]);
         a->sharing[pc->ch[w]]--;
-        pool_dirty(pc, pc->ch[w]);
       }
     }
   k = range_minus(lo, hi, pc->lo, pc->hi, r);
   for (int q = 0; q < k; q++)
     for (size_t i = r[q][0]; i < r[q][1]; i++) {
       for (size_t w = pc->off[i]; w < pc->off[i + 1]; w++) {
+        pool_dirty(a, pc->ch[w]);
         a->sharing[pc->ch[w]]++;
-        pool_dirty(pc, pc->ch[w]);
       }
       pc->mark[i] = ep;
       pc->redo[nredo++] = (uint32_t)i;
     }
   size_t entering = nredo;
   for (size_t d = 0; d < pc->ndirty; d++) {
-    uint32_t ch = pc->dirty[d];
+    uint32_t ch = pc->dirty[d], was = pc->ch_was[ch], now = a->sharing[ch];
+    if (was == now) continue; /* every share on it as it was */
+    rate_bps r_was = was ? a->cap[ch] / was : UINT64_MAX, r_now = now ? a->cap[ch] / now : UINT64_MAX;
     bool used = false;
-    for (size_t j = pc->by_ch_off[ch]; j < pc->by_ch_off[ch + 1]; j++) {
-      uint32_t i = pc->by_ch[j];
-      if (i < lo || i >= hi) continue;
+    const uint32_t *it = pc->by_ch + pc->by_ch_off[ch], *end = pc->by_ch + pc->by_ch_off[ch + 1];
+    while (it < end && *it < lo) it++;
+    for (; it < end && *it < hi; it++) {
+      uint32_t i = *it;
       used = true;
-      if (pc->mark[i] == ep) continue;
+      if (pc->mark[i] == ep || (r_now >= pc->rate[i] && (r_was != pc->rate[i] || r_now == r_was)))
+        continue;
       pc->mark[i] = ep;
       pc->redo[nredo++] = i;
     }
-    if (used && a->sharing[ch] > a->st.max_link_sharing) a->st.max_link_sharing = a->sharing[ch];
+    if (used && now > a->st.max_link_sharing) a->st.max_link_sharing = now;
   }
   for (size_t j = 0; j < nredo; j++) {
     uint32_t i = pc->redo[j];
     if (j >= entering) hist_sub(&pc->hist, pc->tx[i]);
-    hist_add(&pc->hist, pc->tx[i] = pool_tx(a, i), 1);
+    pool_time(a, i);
+    hist_add(&pc->hist, pc->tx[i], 1);
   }
   pc->ndirty = 0;
   pc->epoch++;

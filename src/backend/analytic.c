@@ -52,11 +52,16 @@ typedef struct pool_cache {
   simtime_ps *lat;    /* path latency */
   simtime_ps *tx;     /* time of a transfer in the window */
   rate_bps *rate;     /* its bottleneck: smallest capacity / count on its path */
+  rate_bps *share;    /* per channel of the window: capacity / count, as last timed */
+  struct {
+    uint64_t bytes;
+    rate_bps rate;
+    simtime_ps ser;
+  } memo[256]; /* serialization times computed, by (bytes, rate) */
   uint64_t *prefix;   /* n + 1: bytes of transfers before i */
   size_t *by_ch_off;  /* channels + 1: the pool's transfers on channel c are */
   uint32_t *by_ch;    /* by_ch[by_ch_off[c] .. by_ch_off[c + 1]), ascending */
-  uint32_t *mark;     /* per transfer: epoch when queued for re-timing */
-  uint32_t *redo;     /* transfers to re-time */
+  uint64_t *queued;   /* bit per transfer: to re-time at this move */
   uint32_t *dirty;    /* channels whose count changed */
   uint32_t *ch_mark;  /* per channel: epoch when marked dirty */
   uint32_t *ch_was;   /* per dirty channel: its count when the window was last timed */
@@ -285,8 +290,7 @@ static void pool_build(analytic *a, const be_slice *sl) {
   pc->tx = sim_malloc((n ? n : 1) * sizeof *pc->tx);
   pc->rate = sim_malloc((n ? n : 1) * sizeof *pc->rate);
   pc->prefix = sim_malloc((n + 1) * sizeof *pc->prefix);
-  pc->mark = sim_calloc(n ? n : 1, sizeof *pc->mark);
-  pc->redo = sim_malloc((n ? n : 1) * sizeof *pc->redo);
+  pc->queued = sim_calloc(n / 64 + 1, sizeof *pc->queued);
   pc->prefix[0] = 0;
   for (size_t i = 0; i < n; i++) {
     topo_path p;
@@ -311,6 +315,7 @@ static void pool_build(analytic *a, const be_slice *sl) {
   pc->dirty = sim_malloc((nch ? nch : 1) * sizeof *pc->dirty);
   pc->ch_mark = sim_calloc(nch ? nch : 1, sizeof *pc->ch_mark);
   pc->ch_was = sim_malloc((nch ? nch : 1) * sizeof *pc->ch_was);
+  pc->share = sim_malloc((nch ? nch : 1) * sizeof *pc->share);
   pc->epoch = 1;
   hist_init(&pc->hist, 64);
 }
@@ -344,28 +349,38 @@ static void pool_forget(analytic *a) {
   sim_free(pc->prefix);
   sim_free(pc->by_ch_off);
   sim_free(pc->by_ch);
-  sim_free(pc->mark);
-  sim_free(pc->redo);
+  sim_free(pc->queued);
   sim_free(pc->dirty);
   sim_free(pc->ch_mark);
   sim_free(pc->ch_was);
+  sim_free(pc->share);
   hist_free(&pc->hist);
   memset(pc, 0, sizeof *pc);
 }
 
-/* Time pool transfer i at the channels' present counts: its rate and
- * time. */
+/* sim_serialization_ps, remembered by (bytes, rate): a window's transfers
+ * have few of each. */
+static simtime_ps pool_serialization(pool_cache *pc, uint64_t bytes, rate_bps rate) {
+  size_t k = (size_t)(sim_hash_u64(bytes ^ sim_hash_u64(rate)) & 255u);
+  if (pc->memo[k].bytes != bytes || pc->memo[k].rate != rate || pc->memo[k].ser == 0) {
+    pc->memo[k].bytes = bytes;
+    pc->memo[k].rate = rate;
+    pc->memo[k].ser = sim_serialization_ps(bytes, rate);
+  }
+  return pc->memo[k].ser;
+}
+
+/* Time pool transfer i at the channels' present shares (share[] up to date
+ * on its channels): its rate and time. */
 static void pool_time(analytic *a, size_t i) {
   pool_cache *pc = &a->pc;
   rate_bps rate = UINT64_MAX;
-  for (size_t w = pc->off[i]; w < pc->off[i + 1]; w++) {
-    rate_bps r = a->cap[pc->ch[w]] / a->sharing[pc->ch[w]];
-    if (r < rate) rate = r;
-  }
+  for (size_t w = pc->off[i]; w < pc->off[i + 1]; w++)
+    if (pc->share[pc->ch[w]] < rate) rate = pc->share[pc->ch[w]];
   pc->rate[i] = rate;
   pc->tx[i] = pc->off[i] == pc->off[i + 1]
                   ? 0
-                  : sat_add(pc->lat[i], sim_serialization_ps(pc->pool[i].bytes, rate ? rate : 1));
+                  : sat_add(pc->lat[i], pool_serialization(pc, pc->pool[i].bytes, rate ? rate : 1));
 }
 
 /* Count [lo, hi) on the channels and time it, as submit_phase does. */
@@ -376,6 +391,8 @@ static void window_count(analytic *a, size_t lo, size_t hi) {
       uint32_t ch = pc->ch[w];
       if (++a->sharing[ch] > a->st.max_link_sharing) a->st.max_link_sharing = a->sharing[ch];
     }
+  for (size_t w = pc->off[lo]; w < pc->off[hi]; w++)
+    pc->share[pc->ch[w]] = a->cap[pc->ch[w]] / a->sharing[pc->ch[w]];
   for (size_t i = lo; i < hi; i++) {
     pool_time(a, i);
     hist_add(&pc->hist, pc->tx[i], 1);
@@ -406,8 +423,7 @@ static int range_minus(size_t a, size_t b, size_t c, size_t d, size_t r[2][2]) {
  * change had that count at the previous slice. */
 static void window_move(analytic *a, size_t lo, size_t hi) {
   pool_cache *pc = &a->pc;
-  uint32_t ep = pc->epoch;
-  size_t r[2][2], nredo = 0;
+  size_t r[2][2], in[2][2];
   int k = range_minus(pc->lo, pc->hi, lo, hi, r);
   for (int q = 0; q < k; q++)
     for (size_t i = r[q][0]; i < r[q][1]; i++) {
@@ -417,39 +433,47 @@ static void window_move(analytic *a, size_t lo, size_t hi) {
         a->sharing[pc->ch[w]]--;
       }
     }
-  k = range_minus(lo, hi, pc->lo, pc->hi, r);
-  for (int q = 0; q < k; q++)
-    for (size_t i = r[q][0]; i < r[q][1]; i++) {
+  int nin = range_minus(lo, hi, pc->lo, pc->hi, in);
+  for (int q = 0; q < nin; q++)
+    for (size_t i = in[q][0]; i < in[q][1]; i++) {
       for (size_t w = pc->off[i]; w < pc->off[i + 1]; w++) {
         pool_dirty(a, pc->ch[w]);
         a->sharing[pc->ch[w]]++;
       }
-      pc->mark[i] = ep;
-      pc->redo[nredo++] = (uint32_t)i;
+      pc->queued[i / 64] |= 1ull << (i % 64);
     }
-  size_t entering = nredo;
   for (size_t d = 0; d < pc->ndirty; d++) {
     uint32_t ch = pc->dirty[d], was = pc->ch_was[ch], now = a->sharing[ch];
     if (was == now) continue; /* every share on it as it was */
     rate_bps r_was = was ? a->cap[ch] / was : UINT64_MAX, r_now = now ? a->cap[ch] / now : UINT64_MAX;
+    pc->share[ch] = r_now;
     bool used = false;
     const uint32_t *it = pc->by_ch + pc->by_ch_off[ch], *end = pc->by_ch + pc->by_ch_off[ch + 1];
     while (it < end && *it < lo) it++;
     for (; it < end && *it < hi; it++) {
       uint32_t i = *it;
       used = true;
-      if (pc->mark[i] == ep || (r_now >= pc->rate[i] && (r_was != pc->rate[i] || r_now == r_was)))
-        continue;
-      pc->mark[i] = ep;
-      pc->redo[nredo++] = i;
+      if (r_now >= pc->rate[i] && (r_was != pc->rate[i] || r_now == r_was)) continue;
+      pc->queued[i / 64] |= 1ull << (i % 64);
     }
     if (used && now > a->st.max_link_sharing) a->st.max_link_sharing = now;
   }
-  for (size_t j = 0; j < nredo; j++) {
-    uint32_t i = pc->redo[j];
-    if (j >= entering) hist_sub(&pc->hist, pc->tx[i]);
-    pool_time(a, i);
-    hist_add(&pc->hist, pc->tx[i], 1);
+  /* re-time in pool order (the arrays are walked forward, not at random) */
+  for (size_t wd = lo / 64; wd <= (hi - 1) / 64; wd++) {
+    uint64_t bits = pc->queued[wd];
+    pc->queued[wd] = 0;
+    while (bits) {
+      size_t i = wd * 64 + (size_t)__builtin_ctzll(bits);
+      bits &= bits - 1;
+      bool entering = (nin > 0 && i >= in[0][0] && i < in[0][1]) ||
+                      (nin > 1 && i >= in[1][0] && i < in[1][1]);
+      simtime_ps was = pc->tx[i];
+      pool_time(a, i);
+      if (entering || was != pc->tx[i]) {
+        if (!entering) hist_sub(&pc->hist, was);
+        hist_add(&pc->hist, pc->tx[i], 1);
+      }
+    }
   }
   pc->ndirty = 0;
   pc->epoch++;

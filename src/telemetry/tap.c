@@ -123,13 +123,12 @@ typedef struct tap_pool {
   size_t *off;  /* n + 1: transfer i's channels are ch[off[i] .. off[i + 1]) */
   uint32_t *ch;
   size_t lo, hi; /* the window */
-  uint32_t *users;     /* per channel: the window's transfers on it */
-  uint64_t *bytes;     /* per channel: their bytes */
-  uint32_t *set, *pos; /* the channels with users, and each one's place in set */
-  uint32_t nset;
-  uint32_t *gusers;      /* per GPU: ends of the window's transfers on it */
-  uint32_t *gset, *gpos; /* the GPUs with any, and each one's place */
-  uint32_t ngset;
+  uint32_t *users;  /* per channel: the window's transfers on it */
+  uint64_t *bytes;  /* per channel: their bytes */
+  uint64_t *busy;   /* bit per channel: users > 0 */
+  uint32_t *gusers; /* per GPU: ends of the window's transfers on it */
+  uint64_t *gbusy;  /* bit per GPU: gusers > 0 */
+  uint32_t nch, ng;
   uint8_t *switched; /* per channel: 1 when one of its ends is a switch */
 } tap_pool;
 
@@ -297,11 +296,9 @@ static void tap_pool_free(tel_tap *tap) {
   sim_free(tp->ch);
   sim_free(tp->users);
   sim_free(tp->bytes);
-  sim_free(tp->set);
-  sim_free(tp->pos);
+  sim_free(tp->busy);
   sim_free(tp->gusers);
-  sim_free(tp->gset);
-  sim_free(tp->gpos);
+  sim_free(tp->gbusy);
   sim_free(tp->switched);
   sim_free(tp);
   tap->tp = NULL;
@@ -327,15 +324,15 @@ static tap_pool *tap_pool_build(tel_tap *tap, const be_slice *sl) {
   tp->off[n] = words;
   tp->users = sim_calloc(nch ? nch : 1, sizeof *tp->users);
   tp->bytes = sim_calloc(nch ? nch : 1, sizeof *tp->bytes);
-  tp->set = sim_malloc((nch ? nch : 1) * sizeof *tp->set);
-  tp->pos = sim_malloc((nch ? nch : 1) * sizeof *tp->pos);
+  tp->busy = sim_calloc(nch / 64 + 1, sizeof *tp->busy);
+  tp->nch = nch;
+  tp->ng = ng;
   tp->switched = sim_malloc(nch ? nch : 1);
   for (uint32_t ch = 0; ch < nch; ch++)
     tp->switched[ch] = topo_vertex_at(t, topo_channel_src(t, ch))->kind == TOPO_SWITCH ||
                        topo_vertex_at(t, topo_channel_dst(t, ch))->kind == TOPO_SWITCH;
   tp->gusers = sim_calloc(ng ? ng : 1, sizeof *tp->gusers);
-  tp->gset = sim_malloc((ng ? ng : 1) * sizeof *tp->gset);
-  tp->gpos = sim_malloc((ng ? ng : 1) * sizeof *tp->gpos);
+  tp->gbusy = sim_calloc(ng / 64 + 1, sizeof *tp->gbusy);
   return tp;
 }
 
@@ -345,30 +342,17 @@ static void tap_pool_count(tap_pool *tp, size_t i, int sign) {
   uint32_t g[2] = {x->src_gpu, x->dst_gpu};
   for (int k = 0; k < 2; k++) {
     uint32_t v = g[k];
-    if (sign > 0 && tp->gusers[v]++ == 0) {
-      tp->gpos[v] = tp->ngset;
-      tp->gset[tp->ngset++] = v;
-    } else if (sign < 0 && --tp->gusers[v] == 0) {
-      uint32_t last = tp->gset[--tp->ngset];
-      tp->gset[tp->gpos[v]] = last;
-      tp->gpos[last] = tp->gpos[v];
-    }
+    if (sign > 0 && tp->gusers[v]++ == 0) tp->gbusy[v / 64] |= 1ull << (v % 64);
+    else if (sign < 0 && --tp->gusers[v] == 0) tp->gbusy[v / 64] &= ~(1ull << (v % 64));
   }
   for (size_t w = tp->off[i]; w < tp->off[i + 1]; w++) {
     uint32_t ch = tp->ch[w];
     if (sign > 0) {
       tp->bytes[ch] += x->bytes;
-      if (tp->users[ch]++ == 0) {
-        tp->pos[ch] = tp->nset;
-        tp->set[tp->nset++] = ch;
-      }
+      if (tp->users[ch]++ == 0) tp->busy[ch / 64] |= 1ull << (ch % 64);
     } else {
       tp->bytes[ch] -= x->bytes;
-      if (--tp->users[ch] == 0) {
-        uint32_t last = tp->set[--tp->nset];
-        tp->set[tp->pos[ch]] = last;
-        tp->pos[last] = tp->pos[ch];
-      }
+      if (--tp->users[ch] == 0) tp->busy[ch / 64] &= ~(1ull << (ch % 64));
     }
   }
 }
@@ -405,16 +389,23 @@ static tap_done *tap_log_window(tel_tap *tap, const be_slice *sl, uint64_t repea
   p->end = SIM_TIME_MAX;
   p->first = tap->nent;
   p->gfirst = tap->ngpus;
-  sim_grow((void **)&tap->ent, &tap->entcap, tap->nent + tp->nset, sizeof *tap->ent);
-  for (uint32_t j = 0; j < tp->nset; j++) {
-    uint32_t ch = tp->set[j];
+  /* channels and GPUs in ascending order: replay then walks its meters forward */
+  uint32_t nt = 0;
+  for (uint32_t wd = 0; wd <= tp->nch / 64; wd++)
+    for (uint64_t bits = tp->busy[wd]; bits; bits &= bits - 1)
+      tap->touched[nt++] = wd * 64 + (uint32_t)__builtin_ctzll(bits);
+  sim_grow((void **)&tap->ent, &tap->entcap, tap->nent + nt, sizeof *tap->ent);
+  for (uint32_t j = 0; j < nt; j++) {
+    uint32_t ch = tap->touched[j];
     if (tp->switched[ch])
       tap->ent[tap->nent++] = (tap_entry){.ch = ch, .bytes = tp->bytes[ch] * repeat};
   }
-  log_sharing(tap, tp->set, tp->users, tp->nset, p->start);
-  sim_grow((void **)&tap->gpus, &tap->gcap, tap->ngpus + tp->ngset, sizeof *tap->gpus);
-  memcpy(tap->gpus + tap->ngpus, tp->gset, tp->ngset * sizeof *tap->gpus);
-  tap->ngpus += tp->ngset;
+  log_sharing(tap, tap->touched, tp->users, nt, p->start);
+  for (uint32_t wd = 0; wd <= tp->ng / 64; wd++)
+    for (uint64_t bits = tp->gbusy[wd]; bits; bits &= bits - 1) {
+      sim_grow((void **)&tap->gpus, &tap->gcap, tap->ngpus + 1, sizeof *tap->gpus);
+      tap->gpus[tap->ngpus++] = wd * 64 + (uint32_t)__builtin_ctzll(bits);
+    }
   p->count = tap->nent - p->first;
   p->gcount = tap->ngpus - p->gfirst;
   tap_done *d = sim_malloc(sizeof *d);

@@ -449,7 +449,11 @@ static void window_move(analytic *a, size_t lo, size_t hi) {
     pc->share[ch] = r_now;
     bool used = false;
     const uint32_t *it = pc->by_ch + pc->by_ch_off[ch], *end = pc->by_ch + pc->by_ch_off[ch + 1];
-    while (it < end && *it < lo) it++;
+    for (size_t len = (size_t)(end - it); len > 0;) { /* the first at or after lo */
+      size_t half = len / 2;
+      if (it[half] < lo) it += half + 1, len -= half + 1;
+      else len = half;
+    }
     for (; it < end && *it < hi; it++) {
       uint32_t i = *it;
       used = true;

@@ -191,7 +191,6 @@ typedef struct be_ops {
   void (*pool_release)(be_backend *b, const be_xfer *pool);
 } be_ops;
 
-
 /* A transfer that did not complete: reported once, with its cause ("no
  * route", "retry limit", ...); the phase still completes (done fires) so a
  * run always ends, and be_stats counts it. Nothing is lost silently. */

@@ -47,31 +47,31 @@ typedef struct tx_hist {
 typedef struct pool_cache {
   const be_xfer *pool; /* NULL: none cached */
   size_t n;
-  size_t *off;        /* n + 1: transfer i's channels are ch[off[i] .. off[i + 1]) */
-  uint32_t *ch;       /* channel (spray: pool channel) per hop */
-  simtime_ps *lat;    /* path latency */
-  simtime_ps *tx;     /* time of a transfer in the window */
-  rate_bps *rate;     /* its bottleneck: smallest capacity / count on its path */
-  rate_bps *share;    /* per channel of the window: capacity / count, as last timed */
+  size_t *off;     /* n + 1: transfer i's channels are ch[off[i] .. off[i + 1]) */
+  uint32_t *ch;    /* channel (spray: pool channel) per hop */
+  simtime_ps *lat; /* path latency */
+  simtime_ps *tx;  /* time of a transfer in the window */
+  rate_bps *rate;  /* its bottleneck: smallest capacity / count on its path */
+  rate_bps *share; /* per channel of the window: capacity / count, as last timed */
   struct {
     uint64_t bytes;
     rate_bps rate;
     simtime_ps ser;
-  } memo[256]; /* serialization times computed, by (bytes, rate) */
-  uint64_t *prefix;   /* n + 1: bytes of transfers before i */
-  size_t *by_ch_off;  /* channels + 1: the pool's transfers on channel c are */
-  uint32_t *by_ch;    /* by_ch[by_ch_off[c] .. by_ch_off[c + 1]), ascending */
-  uint64_t *queued;   /* bit per transfer: to re-time at this move */
-  uint32_t *dirty;    /* channels whose count changed */
-  uint32_t *ch_mark;  /* per channel: epoch when marked dirty */
-  uint32_t *ch_was;   /* per dirty channel: its count when the window was last timed */
+  } memo[256];       /* serialization times computed, by (bytes, rate) */
+  uint64_t *prefix;  /* n + 1: bytes of transfers before i */
+  size_t *by_ch_off; /* channels + 1: the pool's transfers on channel c are */
+  uint32_t *by_ch;   /* by_ch[by_ch_off[c] .. by_ch_off[c + 1]), ascending */
+  uint64_t *queued;  /* bit per transfer: to re-time at this move */
+  uint32_t *dirty;   /* channels whose count changed */
+  uint32_t *ch_mark; /* per channel: epoch when marked dirty */
+  uint32_t *ch_was;  /* per dirty channel: its count when the window was last timed */
   size_t ndirty;
   uint32_t epoch;
-  size_t lo, hi;      /* the window [lo, hi) */
-  bool counted;       /* the window is counted on the channels (in sharing) */
-  bool live;          /* its phase is in flight */
-  bool released;      /* pool_release came while live: forget it at its end */
-  tx_hist hist;       /* times of the window's transfers */
+  size_t lo, hi; /* the window [lo, hi) */
+  bool counted;  /* the window is counted on the channels (in sharing) */
+  bool live;     /* its phase is in flight */
+  bool released; /* pool_release came while live: forget it at its end */
+  tx_hist hist;  /* times of the window's transfers */
 } pool_cache;
 
 typedef struct analytic {
@@ -445,7 +445,8 @@ static void window_move(analytic *a, size_t lo, size_t hi) {
   for (size_t d = 0; d < pc->ndirty; d++) {
     uint32_t ch = pc->dirty[d], was = pc->ch_was[ch], now = a->sharing[ch];
     if (was == now) continue; /* every share on it as it was */
-    rate_bps r_was = was ? a->cap[ch] / was : UINT64_MAX, r_now = now ? a->cap[ch] / now : UINT64_MAX;
+    rate_bps r_was = was ? a->cap[ch] / was : UINT64_MAX,
+             r_now = now ? a->cap[ch] / now : UINT64_MAX;
     pc->share[ch] = r_now;
     bool used = false;
     const uint32_t *it = pc->by_ch + pc->by_ch_off[ch], *end = pc->by_ch + pc->by_ch_off[ch + 1];
@@ -469,8 +470,8 @@ static void window_move(analytic *a, size_t lo, size_t hi) {
     while (bits) {
       size_t i = wd * 64 + (size_t)__builtin_ctzll(bits);
       bits &= bits - 1;
-      bool entering = (nin > 0 && i >= in[0][0] && i < in[0][1]) ||
-                      (nin > 1 && i >= in[1][0] && i < in[1][1]);
+      bool entering =
+          (nin > 0 && i >= in[0][0] && i < in[0][1]) || (nin > 1 && i >= in[1][0] && i < in[1][1]);
       simtime_ps was = pc->tx[i];
       pool_time(a, i);
       if (entering || was != pc->tx[i]) {

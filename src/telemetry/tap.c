@@ -120,9 +120,9 @@ struct tel_tap {
 typedef struct tap_pool {
   const be_xfer *pool;
   size_t n;
-  size_t *off;  /* n + 1: transfer i's channels are ch[off[i] .. off[i + 1]) */
+  size_t *off; /* n + 1: transfer i's channels are ch[off[i] .. off[i + 1]) */
   uint32_t *ch;
-  size_t lo, hi; /* the window */
+  size_t lo, hi;    /* the window */
   uint32_t *users;  /* per channel: the window's transfers on it */
   uint64_t *bytes;  /* per channel: their bytes */
   uint64_t *busy;   /* bit per channel: users > 0 */
@@ -370,8 +370,8 @@ static int range_minus(size_t a, size_t b, size_t c, size_t d, size_t r[2][2]) {
  * channels and GPUs are those with a count, each channel's bytes the sum of
  * its transfers' (the order of the entries differs; replay does not depend
  * on it). O(what enters and leaves + channels and GPUs of the window). */
-static tap_done *tap_log_window(tel_tap *tap, const be_slice *sl, uint64_t repeat,
-                                be_done_fn done, void *ctx) {
+static tap_done *tap_log_window(tel_tap *tap, const be_slice *sl, uint64_t repeat, be_done_fn done,
+                                void *ctx) {
   tap_pool *tp = tap->tp;
   size_t lo = sl->off, hi = sl->off + sl->n, r[2][2];
   int k = range_minus(tp->lo, tp->hi, lo, hi, r);

@@ -68,11 +68,8 @@ static void test_window_matches_sum(void **state) {
       lo = (r >> 8) % N;
       hi = lo + (r >> 20) % 150;
       break;
-    case 2: /* shrink */
-      lo += (hi - lo) / 3;
-      break;
-    default: /* empty */
-      hi = lo;
+    case 2: /* shrink */ lo += (hi - lo) / 3; break;
+    default: /* empty */ hi = lo;
     }
     if (hi > N) hi = N;
     if (lo > hi) lo = hi;

@@ -170,7 +170,8 @@ typedef struct be_ops {
   /* Capabilities (optional; NULL: the fidelity does not have it). Callers
    * use the be_port_* and be_parallel_info_get wrappers below, which answer
    * SIM_EINVAL or false for a fidelity without it; a wrapper such as the
-   * telemetry tap has exactly the capabilities of the backend it wraps.
+   * telemetry tap has exactly the capabilities of the backend it wraps
+   * (slices, below, it has always: it keeps them for its own log).
    * port_sampling, port_gather, port_samples: per-port telemetry (see
    * be_port_samples); parallel_info: the parallel engine's partition and
    * effort (see be_parallel_info). */

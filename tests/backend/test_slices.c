@@ -5,7 +5,8 @@
  * AllReduce plans (their phases are windows sliding over one pool), with
  * a second collective running at the same time on part of the ranks (its
  * phases change the counts under the window), the first one run twice
- * (its pool released and routed again), under static, ECMP, spray and
+ * (its pool released and routed again) and once more while its first run
+ * is under way (two windows of one pool at once), under static, ECMP, spray and
  * adaptive routing: completion times, be_stats (transfers, bytes, busiest
  * channel, FCT percentiles and mean), and the tap's replay (NIC, port and
  * GPU totals, the shared-channel events) identical, byte for byte. */
@@ -22,7 +23,7 @@
 #include "fixture.h"
 
 typedef struct outcome {
-  simtime_ps end_a[2], end_b;
+  simtime_ps end_a[2], end_b, end_c;
   be_stats st;
   tel_totals tot;
   size_t events;
@@ -32,7 +33,7 @@ typedef struct outcome {
 typedef struct runner {
   be_backend *b;
   coll_plan *a, *bplan;
-  coll_exec ea, eb;
+  coll_exec ea, eb, ec; /* ec: plan a once more, while ea runs it */
   int runs_a;
   outcome *o;
 } runner;
@@ -48,11 +49,16 @@ static void b_done(sim_ctx *sim, void *ctx) {
   r->o->end_b = sim_now(sim) - r->eb.start;
 }
 
+static void c_done(sim_ctx *sim, void *ctx) {
+  runner *r = ctx;
+  r->o->end_c = sim_now(sim) - r->ec.start;
+}
+
 static void b_start(sim_ctx *sim, void *obj, uint64_t arg) {
   runner *r = obj;
   (void)sim;
-  (void)arg;
-  coll_exec_start(&r->eb, r->b, r->bplan, b_done, r);
+  if (arg) coll_exec_start(&r->ec, r->b, r->a, c_done, r);
+  else coll_exec_start(&r->eb, r->b, r->bplan, b_done, r);
 }
 
 static void build_tree(coll_plan *p, const fixture *f, uint32_t nranks, uint64_t bytes) {
@@ -101,9 +107,10 @@ static void run(const fixture *f, bool slices, outcome *o) {
   runner r = {.b = b, .a = &a, .bplan = &bp, .o = o};
   coll_exec_start(&r.ea, b, &a, a_done, &r);
   ev_schedule(sim, 20 * SIM_PS_PER_S / 1000000, b_start, &r, 0); /* 20 us in */
+  ev_schedule(sim, 50 * SIM_PS_PER_S / 1000000, b_start, &r, 1); /* the same pool twice at once */
   ev_run(sim, SIM_TIME_MAX);
   assert_int_equal(r.runs_a, 2);
-  assert_true(r.eb.finished);
+  assert_true(r.eb.finished && r.ec.finished);
   b->ops->stats(b, &o->st);
 
   tel_portmap pm;
@@ -142,6 +149,7 @@ static void check_routing(const char *routing) {
   assert_int_equal(s.end_a[0], p.end_a[0]);
   assert_int_equal(s.end_a[1], p.end_a[1]);
   assert_int_equal(s.end_b, p.end_b);
+  assert_int_equal(s.end_c, p.end_c);
   assert_int_equal(s.st.transfers, p.st.transfers);
   assert_int_equal(s.st.bytes, p.st.bytes);
   assert_int_equal(s.st.max_link_sharing, p.st.max_link_sharing);

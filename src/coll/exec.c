@@ -2,7 +2,8 @@
  * after another, each followed by its fixed protocol latency; or (stagger
  * > 0) phase i submitted at start + i x stagger, all in flight together.
  * Phases that are slices of the plan's pool go to the backend as slices
- * (be_submit_slice), the pool released when the plan ends. */
+ * (be_submit_slice) when there are several, the pool released when the plan
+ * ends. */
 #include "fabsim/coll.h"
 
 static void exec_finish(sim_ctx *sim, coll_exec *e) {
@@ -16,7 +17,7 @@ static void exec_next(sim_ctx *sim, void *obj);
 
 static void exec_submit(coll_exec *e, const coll_phase *ph, be_done_fn done) {
   const coll_plan *p = e->plan;
-  if (ph->in_pool) {
+  if (ph->in_pool && p->nphases > 1) { /* one phase: nothing to keep between slices */
     be_slice sl = {
         .pool = p->pool, .pool_n = p->pool_n, .off = (size_t)(ph->x - p->pool), .n = ph->n};
     be_submit_slice(e->b, &sl, ph->repeat, done, e);

@@ -57,15 +57,23 @@ typedef struct be_stats {
 
 enum { BE_OBS_PACKETS = 1u << 0, BE_OBS_FCT = 1u << 1 };
 
-/* Flow-completion-time recorder shared by the backends: O(1) add, the
- * percentiles by one sort at the end (nearest-rank definition). */
+/* Flow-completion-time recorder shared by the backends: a multiset of
+ * samples kept as (value, count) pairs, a sample equal to the last one
+ * added counted on it; when the pairs fill their storage they are sorted
+ * and equal values merged before it grows. Add O(1) amortized; the
+ * percentiles (nearest-rank definition) by one sort of a copy of the pairs
+ * at the end. Fields private. */
 typedef struct be_fct {
   simtime_ps *v;
+  uint64_t *w; /* count of v[i] */
   size_t n, cap;
 } be_fct;
 void be_fct_add(be_fct *f, simtime_ps fct);
-/* Fills fct_* and sets BE_OBS_FCT in st when any sample was added. */
-void be_fct_summarize(be_fct *f, be_stats *st);
+/* count samples of one value at once (0: nothing) */
+void be_fct_add_n(be_fct *f, simtime_ps fct, uint64_t count);
+/* Fills fct_* and sets BE_OBS_FCT in st when any sample was added; f is
+ * unchanged (more samples may follow). */
+void be_fct_summarize(const be_fct *f, be_stats *st);
 void be_fct_free(be_fct *f);
 
 typedef struct be_backend be_backend;
@@ -127,6 +135,12 @@ typedef struct be_parallel_info {
   double wall_max, sync_max; /* seconds in the engine, of which in synchronization, slowest rank */
 } be_parallel_info;
 
+/* A slice of a pool of transfers: pool[off .. off + n) of pool[0 .. pool_n). */
+typedef struct be_slice {
+  const be_xfer *pool;
+  size_t pool_n, off, n;
+} be_slice;
+
 /* A fidelity is a small vtable. Required: submit_phase, stats, destroy. */
 typedef struct be_ops {
   const char *name;
@@ -156,7 +170,8 @@ typedef struct be_ops {
   /* Capabilities (optional; NULL: the fidelity does not have it). Callers
    * use the be_port_* and be_parallel_info_get wrappers below, which answer
    * SIM_EINVAL or false for a fidelity without it; a wrapper such as the
-   * telemetry tap has exactly the capabilities of the backend it wraps.
+   * telemetry tap has exactly the capabilities of the backend it wraps
+   * (slices, below, it has always: it keeps them for its own log).
    * port_sampling, port_gather, port_samples: per-port telemetry (see
    * be_port_samples); parallel_info: the parallel engine's partition and
    * effort (see be_parallel_info). */
@@ -164,6 +179,17 @@ typedef struct be_ops {
   void (*port_gather)(be_backend *b, simtime_ps end);
   int (*port_samples)(be_backend *b, simtime_ps end, be_port_samples *out);
   bool (*parallel_info)(const be_backend *b, be_parallel_info *out);
+  /* Slices of a pool (optional; callers use be_submit_slice and
+   * be_pool_release): submit_slice means exactly submit_phase(pool + sl->off,
+   * sl->n, ...), and says that the transfers are a slice of a pool that the
+   * caller keeps alive and unchanged until pool_release(pool). A fidelity may
+   * then keep what it worked out for the pool's transfers (routes, counts on
+   * the channels) from one slice to the next, so that consecutive,
+   * overlapping slices cost what enters and leaves rather than the whole
+   * slice. Results are the same as through submit_phase. */
+  void (*submit_slice)(be_backend *b, const be_slice *sl, uint64_t repeat, be_done_fn done,
+                       void *ctx);
+  void (*pool_release)(be_backend *b, const be_xfer *pool);
 } be_ops;
 
 /* A transfer that did not complete: reported once, with its cause ("no
@@ -201,6 +227,14 @@ static inline void be_submit_phase(be_backend *b, const be_xfer *x, size_t n, ui
                                    be_done_fn done, void *ctx) {
   b->ops->submit_phase(b, x, n, repeat, done, ctx);
 }
+/* Submit a slice of a pool (see be_ops.submit_slice): through the
+ * fidelity's submit_slice when it has one, else submit_phase on the slice. */
+void be_submit_slice(be_backend *b, const be_slice *sl, uint64_t repeat, be_done_fn done,
+                     void *ctx);
+/* The caller is done with the pool (no phase of it in flight, none to
+ * come): the fidelity forgets it before the caller frees or reuses it. A
+ * no-op for a fidelity without submit_slice. */
+void be_pool_release(be_backend *b, const be_xfer *pool);
 static inline void be_destroy(be_backend *b) {
   if (b) b->ops->destroy(b);
 }

@@ -316,6 +316,11 @@ typedef struct coll_exec {
   bool finished;         /* public */
 } coll_exec;
 
+/* Phases that are slices of the plan's pool go to b as slices
+ * (be_submit_slice) and the pool is released (be_pool_release) when the
+ * plan ends: the plan must stay unchanged until then, and a run abandoned
+ * before its end must destroy b before another plan may reuse the pool's
+ * memory on it. */
 void coll_exec_start(coll_exec *e, be_backend *b, const coll_plan *plan, be_done_fn done,
                      void *ctx);
 

@@ -27,6 +27,10 @@
  *
  * Cost: routing every transfer once at submission (as the analytic fidelity
  * does), O(channels touched) memory per phase; replay O(log entries).
+ * Slices of a pool (be_submit_slice) under static or ECMP routing: the pool
+ * is routed once and the window's bytes per channel and GPUs kept as it
+ * moves, so a phase costs what enters and leaves plus its channels and
+ * GPUs (logged in ascending order), not its transfers' paths.
  */
 #ifndef FABSIM_TEL_TAP_H
 #define FABSIM_TEL_TAP_H

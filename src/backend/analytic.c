@@ -17,10 +17,62 @@
  *
  * Cost: O(total path length) per phase, independent of `repeat`, so a ring
  * AllReduce on 131,072 GPUs is one routing pass over n x channels transfers.
+ *
+ * Slices of a pool (be_ops.submit_slice; the tree's phases are windows
+ * sliding over its pool): the pool is routed once, and a window stays
+ * counted on the channels after its phase ends, until the next slice of
+ * the same pool replaces it by what enters and leaves (or anything else is
+ * submitted, or the pool is released: then it is taken off). The next
+ * slice's transfers are re-timed only where a channel's count changed, and
+ * the window's times are kept as a multiset (value -> count), which gives
+ * the phase's slowest transfer and its FCT samples. Every figure is what
+ * submit_phase gives for the same slice; the cost is O(paths of what enters
+ * or leaves + transfers sharing a channel with them + distinct times) per
+ * phase, O(total path length of the pool) memory.
  */
 #include <assert.h>
+#include <string.h>
 
 #include "fabsim/backend.h"
+
+/* Transfer times of a window as a multiset: open addressing, value ->
+ * count; a count may drop to 0 (the key stays until the next rebuild). */
+typedef struct tx_hist {
+  simtime_ps *key;
+  uint64_t *count;
+  size_t cap, used, live; /* slots, keys, keys with count > 0 */
+} tx_hist;
+
+/* A pool's routes and the window of it counted on the channels. */
+typedef struct pool_cache {
+  const be_xfer *pool; /* NULL: none cached */
+  size_t n;
+  size_t *off;     /* n + 1: transfer i's channels are ch[off[i] .. off[i + 1]) */
+  uint32_t *ch;    /* channel (spray: pool channel) per hop */
+  simtime_ps *lat; /* path latency */
+  simtime_ps *tx;  /* time of a transfer in the window */
+  rate_bps *rate;  /* its bottleneck: smallest capacity / count on its path */
+  rate_bps *share; /* per channel of the window: capacity / count, as last timed */
+  struct {
+    uint64_t bytes;
+    rate_bps rate;
+    simtime_ps ser;
+  } memo[256];       /* serialization times computed, by (bytes, rate) */
+  uint64_t *prefix;  /* n + 1: bytes of transfers before i */
+  size_t *by_ch_off; /* channels + 1: the pool's transfers on channel c are */
+  uint32_t *by_ch;   /* by_ch[by_ch_off[c] .. by_ch_off[c + 1]), ascending */
+  uint64_t *queued;  /* bit per transfer: to re-time at this move */
+  uint32_t *dirty;   /* channels whose count changed */
+  uint32_t *ch_mark; /* per channel: epoch when marked dirty */
+  uint32_t *ch_was;  /* per dirty channel: its count when the window was last timed */
+  size_t ndirty;
+  uint32_t epoch;
+  size_t lo, hi; /* the window [lo, hi) */
+  bool counted;  /* the window is counted on the channels (in sharing) */
+  bool live;     /* its phase is in flight */
+  bool released; /* pool_release came while live: forget it at its end */
+  tx_hist hist;  /* times of the window's transfers */
+} pool_cache;
 
 typedef struct analytic {
   be_backend base;    /* first: be_backend * <-> analytic * */
@@ -32,6 +84,7 @@ typedef struct analytic {
   be_fct fct;                  /* one sample per transfer of one repetition */
   struct analytic_phase *live; /* phases in flight; owned: freed at destroy when a run
                                   stops before their completion event */
+  pool_cache pc;               /* the slice path's pool (static and ECMP routing, spray) */
 } analytic;
 
 typedef struct analytic_phase {
@@ -42,6 +95,7 @@ typedef struct analytic_phase {
   uint64_t transfers, bytes;
   be_done_fn done;
   void *ctx;
+  bool window; /* the pool cache's window: stays counted at its end */
 } analytic_phase;
 
 static void phase_free(analytic_phase *ph) {
@@ -53,34 +107,100 @@ static void phase_free(analytic_phase *ph) {
   sim_free(ph);
 }
 
-static void analytic_phase_done(sim_ctx *sim, void *obj, uint64_t arg) {
-  analytic_phase *ph = obj;
-  analytic *a = ph->a;
-  (void)arg;
-  for (size_t i = 0; i < ph->words;) {
-    uint32_t len = ph->paths[i++];
-    for (uint32_t j = 0; j < len; j++) {
-      assert(a->sharing[ph->paths[i + j]] > 0);
-      a->sharing[ph->paths[i + j]]--;
-    }
-    i += len;
-  }
-  a->st.transfers += ph->transfers;
-  a->st.bytes += ph->bytes;
-  be_done_fn done = ph->done;
-  void *ctx = ph->ctx;
-  phase_free(ph);
-  if (done) done(sim, ctx);
-}
-
 static simtime_ps sat_add(simtime_ps a, simtime_ps b) {
   return a > SIM_TIME_MAX - b ? SIM_TIME_MAX : a + b;
 }
+
+/* ---- the multiset of a window's times ------------------------------------------ */
+
+/* A slot is empty while its count is UINT64_MAX. */
+
+static void hist_init(tx_hist *h, size_t cap) {
+  h->cap = cap;
+  h->key = sim_malloc(cap * sizeof *h->key);
+  h->count = sim_malloc(cap * sizeof *h->count);
+  for (size_t i = 0; i < cap; i++) h->count[i] = UINT64_MAX;
+  h->used = h->live = 0;
+}
+
+static void hist_free(tx_hist *h) {
+  sim_free(h->key);
+  sim_free(h->count);
+  memset(h, 0, sizeof *h);
+}
+
+static size_t hist_slot(const tx_hist *h, simtime_ps key) {
+  size_t i = (size_t)sim_hash_u64(key) & (h->cap - 1);
+  while (h->count[i] != UINT64_MAX && h->key[i] != key) i = (i + 1) & (h->cap - 1);
+  return i;
+}
+
+static void hist_add(tx_hist *h, simtime_ps key, uint64_t count);
+
+/* Rehash into a table sized for the keys with a count (zero counts go). */
+static void hist_rebuild(tx_hist *h) {
+  tx_hist old = *h;
+  size_t cap = 64;
+  while (cap < 4 * old.live) cap *= 2;
+  hist_init(h, cap);
+  for (size_t i = 0; i < old.cap; i++)
+    if (old.count[i] != UINT64_MAX && old.count[i] > 0) hist_add(h, old.key[i], old.count[i]);
+  hist_free(&old);
+}
+
+static void hist_add(tx_hist *h, simtime_ps key, uint64_t count) {
+  if (2 * (h->used + 1) > h->cap) hist_rebuild(h);
+  size_t i = hist_slot(h, key);
+  if (h->count[i] == UINT64_MAX) {
+    h->key[i] = key;
+    h->count[i] = 0;
+    h->used++;
+  }
+  if (h->count[i] == 0) h->live++;
+  h->count[i] += count;
+}
+
+static void hist_sub(tx_hist *h, simtime_ps key) {
+  size_t i = hist_slot(h, key);
+  assert(h->count[i] != UINT64_MAX && h->count[i] > 0);
+  if (--h->count[i] == 0) h->live--;
+}
+
+/* ---- one transfer ------------------------------------------------------------------------ */
+
+static void route_one(const analytic *a, const be_xfer *x, topo_path *p) {
+  const topo *t = a->base.topo;
+  p->n = 0;
+  if (x->src_gpu == x->dst_gpu) return;
+  if (a->split == TOPO_SPLIT_ADAPTIVE)
+    topo_route_adaptive(t, NULL, x->src_gpu, x->dst_gpu, x->flow_hash, a->sharing, p);
+  else topo_route(t, x->src_gpu, x->dst_gpu, x->flow_hash, p);
+}
+
+static uint32_t count_channel(const analytic *a, uint32_t ch) {
+  return a->split == TOPO_SPLIT_POOLS ? topo_spray_channel(a->base.topo, ch) : ch;
+}
+
+/* A channel's count changed outside the counted window: its transfers
+ * there are re-timed at the window's next move. */
+static void pool_dirty(analytic *a, uint32_t ch) {
+  pool_cache *pc = &a->pc;
+  if (pc->ch_mark[ch] == pc->epoch) return;
+  pc->ch_mark[ch] = pc->epoch;
+  pc->ch_was[ch] = a->sharing[ch];
+  pc->dirty[pc->ndirty++] = ch;
+}
+
+static void analytic_phase_done(sim_ctx *sim, void *obj, uint64_t arg);
+static void pool_uncount(analytic *a);
+static void pool_forget(analytic *a);
 
 static void analytic_submit_phase(be_backend *b, const be_xfer *x, size_t n, uint64_t repeat,
                                   be_done_fn done, void *ctx) {
   analytic *a = (analytic *)b;
   const topo *t = b->topo;
+  pool_cache *pc = &a->pc;
+  if (pc->counted && !pc->live) pool_uncount(a); /* a retired window goes first */
   analytic_phase *ph = sim_calloc(1, sizeof *ph);
   ph->a = a;
   ph->next = a->live;
@@ -93,18 +213,15 @@ static void analytic_submit_phase(be_backend *b, const be_xfer *x, size_t n, uin
    * transfer's equal-cost paths all have the same). */
   simtime_ps *lat = sim_malloc((n ? n : 1) * sizeof *lat);
   for (size_t i = 0; i < n; i++) {
-    topo_path p = {0};
-    if (x[i].src_gpu != x[i].dst_gpu) {
-      if (a->split == TOPO_SPLIT_ADAPTIVE)
-        topo_route_adaptive(t, NULL, x[i].src_gpu, x[i].dst_gpu, x[i].flow_hash, a->sharing, &p);
-      else topo_route(t, x[i].src_gpu, x[i].dst_gpu, x[i].flow_hash, &p);
-    }
+    topo_path p;
+    route_one(a, &x[i], &p);
     lat[i] = p.n ? topo_path_latency(t, &p) : 0;
     sim_grow((void **)&ph->paths, &cap, ph->words + 1 + p.n, sizeof *ph->paths);
     ph->paths[ph->words++] = p.n;
     for (uint32_t j = 0; j < p.n; j++) {
-      uint32_t ch = a->split == TOPO_SPLIT_POOLS ? topo_spray_channel(t, p.ch[j]) : p.ch[j];
+      uint32_t ch = count_channel(a, p.ch[j]);
       ph->paths[ph->words++] = ch;
+      if (pc->counted) pool_dirty(a, ch); /* before the count changes */
       if (++a->sharing[ch] > a->st.max_link_sharing) a->st.max_link_sharing = a->sharing[ch];
     }
   }
@@ -132,6 +249,288 @@ static void analytic_submit_phase(be_backend *b, const be_xfer *x, size_t n, uin
   ev_schedule(b->sim, sat_add(sim_now(b->sim), total), analytic_phase_done, ph, 0);
 }
 
+static void analytic_phase_done(sim_ctx *sim, void *obj, uint64_t arg) {
+  analytic_phase *ph = obj;
+  analytic *a = ph->a;
+  pool_cache *pc = &a->pc;
+  (void)arg;
+  for (size_t i = 0; i < ph->words;) {
+    uint32_t len = ph->paths[i++];
+    for (uint32_t j = 0; j < len; j++) {
+      assert(a->sharing[ph->paths[i + j]] > 0);
+      if (pc->counted) pool_dirty(a, ph->paths[i + j]);
+      a->sharing[ph->paths[i + j]]--;
+    }
+    i += len;
+  }
+  a->st.transfers += ph->transfers;
+  a->st.bytes += ph->bytes;
+  if (ph->window) { /* the window stays counted until the next slice moves it */
+    pc->live = false;
+    if (pc->released) pool_forget(a);
+  }
+  be_done_fn done = ph->done;
+  void *ctx = ph->ctx;
+  phase_free(ph);
+  if (done) done(sim, ctx);
+}
+
+/* ---- slices of a pool -------------------------------------------------------------------- */
+
+/* Route every transfer of sl's pool once and index them by channel.
+ * O(total path length). */
+static void pool_build(analytic *a, const be_slice *sl) {
+  const topo *t = a->base.topo;
+  pool_cache *pc = &a->pc;
+  size_t n = sl->pool_n, words = 0, cap = 0;
+  pc->pool = sl->pool;
+  pc->n = n;
+  pc->off = sim_malloc((n + 1) * sizeof *pc->off);
+  pc->lat = sim_malloc((n ? n : 1) * sizeof *pc->lat);
+  pc->tx = sim_malloc((n ? n : 1) * sizeof *pc->tx);
+  pc->rate = sim_malloc((n ? n : 1) * sizeof *pc->rate);
+  pc->prefix = sim_malloc((n + 1) * sizeof *pc->prefix);
+  pc->queued = sim_calloc(n / 64 + 1, sizeof *pc->queued);
+  pc->prefix[0] = 0;
+  for (size_t i = 0; i < n; i++) {
+    topo_path p;
+    route_one(a, &sl->pool[i], &p);
+    pc->lat[i] = p.n ? topo_path_latency(t, &p) : 0;
+    pc->off[i] = words;
+    sim_grow((void **)&pc->ch, &cap, words + p.n + 1, sizeof *pc->ch);
+    for (uint32_t j = 0; j < p.n; j++) pc->ch[words++] = count_channel(a, p.ch[j]);
+    pc->prefix[i + 1] = pc->prefix[i] + sl->pool[i].bytes;
+  }
+  pc->off[n] = words;
+  uint32_t nch = a->nchannels;
+  pc->by_ch_off = sim_calloc((size_t)nch + 1, sizeof *pc->by_ch_off);
+  for (size_t w = 0; w < words; w++) pc->by_ch_off[pc->ch[w] + 1]++;
+  for (uint32_t c = 0; c < nch; c++) pc->by_ch_off[c + 1] += pc->by_ch_off[c];
+  size_t *fill = sim_malloc(((size_t)nch + 1) * sizeof *fill);
+  memcpy(fill, pc->by_ch_off, ((size_t)nch + 1) * sizeof *fill);
+  pc->by_ch = sim_malloc((words ? words : 1) * sizeof *pc->by_ch);
+  for (size_t i = 0; i < n; i++)
+    for (size_t w = pc->off[i]; w < pc->off[i + 1]; w++) pc->by_ch[fill[pc->ch[w]]++] = (uint32_t)i;
+  sim_free(fill);
+  pc->dirty = sim_malloc((nch ? nch : 1) * sizeof *pc->dirty);
+  pc->ch_mark = sim_calloc(nch ? nch : 1, sizeof *pc->ch_mark);
+  pc->ch_was = sim_malloc((nch ? nch : 1) * sizeof *pc->ch_was);
+  pc->share = sim_malloc((nch ? nch : 1) * sizeof *pc->share);
+  pc->epoch = 1;
+  hist_init(&pc->hist, 64);
+}
+
+/* Take the window off the channels (its phase has ended). O(its paths). */
+static void pool_uncount(analytic *a) {
+  pool_cache *pc = &a->pc;
+  if (!pc->counted) return;
+  for (size_t i = pc->lo; i < pc->hi; i++)
+    for (size_t w = pc->off[i]; w < pc->off[i + 1]; w++) {
+      assert(a->sharing[pc->ch[w]] > 0);
+      a->sharing[pc->ch[w]]--;
+    }
+  pc->counted = false;
+  pc->ndirty = 0;
+  pc->epoch++;
+  size_t cap = pc->hist.cap;
+  hist_free(&pc->hist);
+  hist_init(&pc->hist, cap);
+}
+
+static void pool_forget(analytic *a) {
+  pool_cache *pc = &a->pc;
+  if (!pc->pool) return;
+  pool_uncount(a);
+  sim_free(pc->off);
+  sim_free(pc->ch);
+  sim_free(pc->lat);
+  sim_free(pc->tx);
+  sim_free(pc->rate);
+  sim_free(pc->prefix);
+  sim_free(pc->by_ch_off);
+  sim_free(pc->by_ch);
+  sim_free(pc->queued);
+  sim_free(pc->dirty);
+  sim_free(pc->ch_mark);
+  sim_free(pc->ch_was);
+  sim_free(pc->share);
+  hist_free(&pc->hist);
+  memset(pc, 0, sizeof *pc);
+}
+
+/* sim_serialization_ps, remembered by (bytes, rate): a window's transfers
+ * have few of each. */
+static simtime_ps pool_serialization(pool_cache *pc, uint64_t bytes, rate_bps rate) {
+  size_t k = (size_t)(sim_hash_u64(bytes ^ sim_hash_u64(rate)) & 255u);
+  if (pc->memo[k].bytes != bytes || pc->memo[k].rate != rate || pc->memo[k].ser == 0) {
+    pc->memo[k].bytes = bytes;
+    pc->memo[k].rate = rate;
+    pc->memo[k].ser = sim_serialization_ps(bytes, rate);
+  }
+  return pc->memo[k].ser;
+}
+
+/* Time pool transfer i at the channels' present shares (share[] up to date
+ * on its channels): its rate and time. */
+static void pool_time(analytic *a, size_t i) {
+  pool_cache *pc = &a->pc;
+  rate_bps rate = UINT64_MAX;
+  for (size_t w = pc->off[i]; w < pc->off[i + 1]; w++)
+    if (pc->share[pc->ch[w]] < rate) rate = pc->share[pc->ch[w]];
+  pc->rate[i] = rate;
+  pc->tx[i] = pc->off[i] == pc->off[i + 1]
+                  ? 0
+                  : sat_add(pc->lat[i], pool_serialization(pc, pc->pool[i].bytes, rate ? rate : 1));
+}
+
+/* Count [lo, hi) on the channels and time it, as submit_phase does. */
+static void window_count(analytic *a, size_t lo, size_t hi) {
+  pool_cache *pc = &a->pc;
+  for (size_t i = lo; i < hi; i++)
+    for (size_t w = pc->off[i]; w < pc->off[i + 1]; w++) {
+      uint32_t ch = pc->ch[w];
+      if (++a->sharing[ch] > a->st.max_link_sharing) a->st.max_link_sharing = a->sharing[ch];
+    }
+  for (size_t w = pc->off[lo]; w < pc->off[hi]; w++)
+    pc->share[pc->ch[w]] = a->cap[pc->ch[w]] / a->sharing[pc->ch[w]];
+  for (size_t i = lo; i < hi; i++) {
+    pool_time(a, i);
+    hist_add(&pc->hist, pc->tx[i], 1);
+  }
+  pc->ndirty = 0;
+  pc->epoch++;
+  pc->lo = lo;
+  pc->hi = hi;
+  pc->counted = true;
+}
+
+/* [a, b) less [c, d): up to two ranges, r[k][0..1]; returns how many. */
+static int range_minus(size_t a, size_t b, size_t c, size_t d, size_t r[2][2]) {
+  int k = 0;
+  size_t e = b < c ? b : c, f = a > d ? a : d;
+  if (a < e) r[k][0] = a, r[k++][1] = e;
+  if (f < b) r[k][0] = f, r[k++][1] = b;
+  return k;
+}
+
+/* Move the counted window to [lo, hi): what leaves comes off the channels,
+ * what enters goes on. A transfer of the new window is re-timed when it
+ * enters, or when a channel of its path changed count (here or, since the
+ * last move, by other phases) so that its rate may have changed: the
+ * channel's new share is below its rate, or its old share was its rate.
+ * The busiest changed channel is the only count that can exceed what
+ * max_link_sharing has seen: a channel of the window whose count did not
+ * change had that count at the previous slice. */
+static void window_move(analytic *a, size_t lo, size_t hi) {
+  pool_cache *pc = &a->pc;
+  size_t r[2][2], in[2][2];
+  int k = range_minus(pc->lo, pc->hi, lo, hi, r);
+  for (int q = 0; q < k; q++)
+    for (size_t i = r[q][0]; i < r[q][1]; i++) {
+      hist_sub(&pc->hist, pc->tx[i]);
+      for (size_t w = pc->off[i]; w < pc->off[i + 1]; w++) {
+        pool_dirty(a, pc->ch[w]);
+        a->sharing[pc->ch[w]]--;
+      }
+    }
+  int nin = range_minus(lo, hi, pc->lo, pc->hi, in);
+  for (int q = 0; q < nin; q++)
+    for (size_t i = in[q][0]; i < in[q][1]; i++) {
+      for (size_t w = pc->off[i]; w < pc->off[i + 1]; w++) {
+        pool_dirty(a, pc->ch[w]);
+        a->sharing[pc->ch[w]]++;
+      }
+      pc->queued[i / 64] |= 1ull << (i % 64);
+    }
+  for (size_t d = 0; d < pc->ndirty; d++) {
+    uint32_t ch = pc->dirty[d], was = pc->ch_was[ch], now = a->sharing[ch];
+    if (was == now) continue; /* every share on it as it was */
+    rate_bps r_was = was ? a->cap[ch] / was : UINT64_MAX,
+             r_now = now ? a->cap[ch] / now : UINT64_MAX;
+    pc->share[ch] = r_now;
+    bool used = false;
+    const uint32_t *it = pc->by_ch + pc->by_ch_off[ch], *end = pc->by_ch + pc->by_ch_off[ch + 1];
+    for (size_t len = (size_t)(end - it); len > 0;) { /* the first at or after lo */
+      size_t half = len / 2;
+      if (it[half] < lo) it += half + 1, len -= half + 1;
+      else len = half;
+    }
+    for (; it < end && *it < hi; it++) {
+      uint32_t i = *it;
+      used = true;
+      if (r_now >= pc->rate[i] && (r_was != pc->rate[i] || r_now == r_was)) continue;
+      pc->queued[i / 64] |= 1ull << (i % 64);
+    }
+    if (used && now > a->st.max_link_sharing) a->st.max_link_sharing = now;
+  }
+  /* re-time in pool order (the arrays are walked forward, not at random) */
+  for (size_t wd = lo / 64; wd <= (hi - 1) / 64; wd++) {
+    uint64_t bits = pc->queued[wd];
+    pc->queued[wd] = 0;
+    while (bits) {
+      size_t i = wd * 64 + (size_t)__builtin_ctzll(bits);
+      bits &= bits - 1;
+      bool entering =
+          (nin > 0 && i >= in[0][0] && i < in[0][1]) || (nin > 1 && i >= in[1][0] && i < in[1][1]);
+      simtime_ps was = pc->tx[i];
+      pool_time(a, i);
+      if (entering || was != pc->tx[i]) {
+        if (!entering) hist_sub(&pc->hist, was);
+        hist_add(&pc->hist, pc->tx[i], 1);
+      }
+    }
+  }
+  pc->ndirty = 0;
+  pc->epoch++;
+  pc->lo = lo;
+  pc->hi = hi;
+}
+
+static void analytic_submit_slice(be_backend *b, const be_slice *sl, uint64_t repeat,
+                                  be_done_fn done, void *ctx) {
+  analytic *a = (analytic *)b;
+  pool_cache *pc = &a->pc;
+  /* One pool at a time, one window of it in flight: anything else (and
+   * adaptive routing, which routes by the counts) takes the plain path. */
+  if (a->split == TOPO_SPLIT_ADAPTIVE || sl->n == 0 || sl->pool_n >= UINT32_MAX ||
+      (pc->pool && (pc->pool != sl->pool || pc->n != sl->pool_n || pc->live))) {
+    analytic_submit_phase(b, sl->pool + sl->off, sl->n, repeat, done, ctx);
+    return;
+  }
+  if (!pc->pool) pool_build(a, sl);
+  if (pc->counted) window_move(a, sl->off, sl->off + sl->n);
+  else window_count(a, sl->off, sl->off + sl->n);
+  /* Cost: the slowest transfer; the FCT samples: the window's times. */
+  simtime_ps phase = 0;
+  tx_hist *h = &pc->hist;
+  if (h->used > 2 * h->live + 1024) hist_rebuild(h);
+  for (size_t i = 0; i < h->cap; i++) {
+    if (h->count[i] == UINT64_MAX || h->count[i] == 0) continue;
+    if (h->key[i] > phase) phase = h->key[i];
+    be_fct_add_n(&a->fct, h->key[i], h->count[i]);
+  }
+  analytic_phase *ph = sim_calloc(1, sizeof *ph);
+  ph->a = a;
+  ph->next = a->live;
+  if (a->live) a->live->prev = ph;
+  a->live = ph;
+  ph->done = done;
+  ph->ctx = ctx;
+  ph->window = true;
+  ph->transfers = (uint64_t)sl->n * repeat;
+  ph->bytes = (pc->prefix[sl->off + sl->n] - pc->prefix[sl->off]) * repeat;
+  pc->live = true;
+  simtime_ps total = repeat && phase > SIM_TIME_MAX / repeat ? SIM_TIME_MAX : phase * repeat;
+  ev_schedule(b->sim, sat_add(sim_now(b->sim), total), analytic_phase_done, ph, 0);
+}
+
+static void analytic_pool_release(be_backend *b, const be_xfer *pool) {
+  analytic *a = (analytic *)b;
+  if (a->pc.pool != pool) return;
+  if (a->pc.live) a->pc.released = true;
+  else pool_forget(a);
+}
+
 static void analytic_stats(const be_backend *b, be_stats *out) {
   analytic *a = (analytic *)b;
   *out = a->st;
@@ -141,6 +540,7 @@ static void analytic_stats(const be_backend *b, be_stats *out) {
 static void analytic_destroy(be_backend *b) {
   analytic *a = (analytic *)b;
   while (a->live) phase_free(a->live);
+  pool_forget(a);
   sim_free(a->sharing);
   sim_free(a->cap);
   be_fct_free(&a->fct);
@@ -150,6 +550,8 @@ static void analytic_destroy(be_backend *b) {
 static const be_ops analytic_ops = {
     .name = "analytic",
     .submit_phase = analytic_submit_phase,
+    .submit_slice = analytic_submit_slice,
+    .pool_release = analytic_pool_release,
     .stats = analytic_stats,
     .destroy = analytic_destroy,
 };

@@ -20,3 +20,13 @@ int be_port_samples_get(be_backend *b, simtime_ps end, be_port_samples *out) {
 bool be_parallel_info_get(const be_backend *b, be_parallel_info *out) {
   return b && b->ops->parallel_info && b->ops->parallel_info(b, out);
 }
+
+void be_submit_slice(be_backend *b, const be_slice *sl, uint64_t repeat, be_done_fn done,
+                     void *ctx) {
+  if (b->ops->submit_slice) b->ops->submit_slice(b, sl, repeat, done, ctx);
+  else b->ops->submit_phase(b, sl->pool + sl->off, sl->n, repeat, done, ctx);
+}
+
+void be_pool_release(be_backend *b, const be_xfer *pool) {
+  if (b && b->ops->pool_release) b->ops->pool_release(b, pool);
+}

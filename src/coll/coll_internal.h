@@ -50,6 +50,18 @@ bool coll__node_blocks(const topo *t, const uint32_t *ranks, uint32_t n, uint32_
 uint32_t coll__gpu_local(const topo *t, uint32_t gpu);
 int32_t coll__gpu_plane(const topo *t, uint32_t gpu);
 
+/* The busiest ports of a window [lo, hi) of a pool as it slides
+ * (busiest.c): per move, the largest NVLink port load (bytes out of or into
+ * a GPU, transfers inside a node) and NIC load (transfers across nodes), 0
+ * where there is none, and whether any transfer crosses nodes; the same as
+ * summing the window's transfers afresh. O(transfers entering and leaving +
+ * distinct loads) per move. The pool must not change between moves. */
+typedef struct coll__busy_window coll__busy_window;
+coll__busy_window *coll__busy_window_new(const topo *t, const be_xfer *pool);
+void coll__busy_window_move(coll__busy_window *w, size_t lo, size_t hi, uint64_t *nv_max,
+                            uint64_t *nic_max, bool *crosses);
+void coll__busy_window_free(coll__busy_window *w);
+
 /* Protocol bytes, per-phase latency and launch overhead of p->protocol
  * (nothing for CFG_PROTO_NONE); before QP splitting. O(transfers). */
 void coll__apply_protocol(coll_plan *p, const topo *t, const coll_spec *s);

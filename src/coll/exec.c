@@ -1,15 +1,30 @@
 /* Runs a plan on a backend: after the plan's launch overhead, phases one
  * after another, each followed by its fixed protocol latency; or (stagger
- * > 0) phase i submitted at start + i x stagger, all in flight together. */
+ * > 0) phase i submitted at start + i x stagger, all in flight together.
+ * Phases that are slices of the plan's pool go to the backend as slices
+ * (be_submit_slice) when there are several, the pool released when the plan
+ * ends. */
 #include "fabsim/coll.h"
 
 static void exec_finish(sim_ctx *sim, coll_exec *e) {
   e->end = sim_now(sim);
   e->finished = true;
+  if (e->plan->pool) be_pool_release(e->b, e->plan->pool);
   if (e->done) e->done(sim, e->ctx);
 }
 
 static void exec_next(sim_ctx *sim, void *obj);
+
+static void exec_submit(coll_exec *e, const coll_phase *ph, be_done_fn done) {
+  const coll_plan *p = e->plan;
+  if (ph->in_pool && p->nphases > 1) { /* one phase: nothing to keep between slices */
+    be_slice sl = {
+        .pool = p->pool, .pool_n = p->pool_n, .off = (size_t)(ph->x - p->pool), .n = ph->n};
+    be_submit_slice(e->b, &sl, ph->repeat, done, e);
+  } else {
+    be_submit_phase(e->b, ph->x, ph->n, ph->repeat, done, e);
+  }
+}
 
 static void exec_next_ev(sim_ctx *sim, void *obj, uint64_t arg) {
   (void)arg;
@@ -32,7 +47,7 @@ static void exec_next(sim_ctx *sim, void *obj) {
     return;
   }
   const coll_phase *ph = &e->plan->phases[e->next++];
-  be_submit_phase(e->b, ph->x, ph->n, ph->repeat, exec_phase_done, e);
+  exec_submit(e, ph, exec_phase_done);
 }
 
 static void exec_staggered_done(sim_ctx *sim, void *obj) {
@@ -46,7 +61,7 @@ static void exec_staggered_submit(sim_ctx *sim, void *obj, uint64_t arg) {
   (void)sim;
   e->next++;
   e->running++;
-  be_submit_phase(e->b, ph->x, ph->n, ph->repeat, exec_staggered_done, e);
+  exec_submit(e, ph, exec_staggered_done);
 }
 
 static void exec_begin(sim_ctx *sim, void *obj, uint64_t arg) {

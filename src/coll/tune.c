@@ -451,6 +451,7 @@ void coll__apply_protocol(coll_plan *p, const topo *t, const coll_spec *s) {
   /* chunk pipelines without a cycle: the tree, the broadcast chain */
   bool chunked = p->algorithm == CFG_ALGO_TREE || p->op == CFG_COLL_BROADCAST;
   port_loads l = {0};
+  coll__busy_window *bw = NULL; /* chunked phases that are slices of the pool */
   if (chunked) port_loads_init(&l, t);
   for (size_t i = 0; i < p->nphases; i++) {
     coll_phase *ph = &p->phases[i];
@@ -459,9 +460,20 @@ void coll__apply_protocol(coll_plan *p, const topo *t, const coll_spec *s) {
       continue;
     }
     bool crosses = false;
-    double nv, net, t_step = chunked ? phase_busiest_s(t, ph, &pr, &l, &nv, &net) : 0;
-    for (size_t j = 0; j < ph->n && !crosses; j++)
-      crosses = topo_gpu_node(t, ph->x[j].src_gpu) != topo_gpu_node(t, ph->x[j].dst_gpu);
+    double nv, net, t_step = 0;
+    if (chunked && ph->in_pool) { /* the busiest ports as the window slides */
+      size_t lo = (size_t)(ph->x - p->pool);
+      uint64_t nv_max, nic_max;
+      if (!bw) bw = coll__busy_window_new(t, p->pool);
+      coll__busy_window_move(bw, lo, lo + ph->n, &nv_max, &nic_max, &crosses);
+      nv = pr.b_intra > 0 ? (double)nv_max / pr.b_intra : 0;
+      net = pr.b_inter > 0 ? (double)nic_max / pr.b_inter : 0;
+      t_step = nv > net ? nv : net;
+    } else {
+      if (chunked) t_step = phase_busiest_s(t, ph, &pr, &l, &nv, &net);
+      for (size_t j = 0; j < ph->n && !crosses; j++)
+        crosses = topo_gpu_node(t, ph->x[j].src_gpu) != topo_gpu_node(t, ph->x[j].dst_gpu);
+    }
     simtime_ps hop = crosses ? above(q.hop_net_us, w_inter) : above(q.hop_nvlink_us, w_intra);
     if (!chunked) {
       ph->fixed = (simtime_ps)ph->repeat * hop;
@@ -474,5 +486,6 @@ void coll__apply_protocol(coll_plan *p, const topo *t, const coll_spec *s) {
     simtime_ps cover = s_ps((NCCL_STEPS - 1) * t_step);
     ph->fixed = hop + (simtime_ps)(ph->repeat - 1) * (hop > cover ? hop - cover : 0);
   }
+  coll__busy_window_free(bw);
   sim_free(l.nv_out);
 }

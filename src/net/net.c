@@ -217,14 +217,7 @@ static void net_stats(const be_backend *b, be_stats *out) {
       if (u > out->link_utilization_max) out->link_utilization_max = u;
     }
   }
-  be_fct f = n->fct; /* summarize sorts a copy: later samples keep arriving */
-  f.v = NULL;
-  if (n->fct.n) {
-    f.v = sim_malloc(n->fct.n * sizeof *f.v);
-    memcpy(f.v, n->fct.v, n->fct.n * sizeof *f.v);
-  }
-  be_fct_summarize(&f, out);
-  sim_free(f.v);
+  be_fct_summarize(&n->fct, out); /* a copy is sorted: later samples keep arriving */
   out->observed |= BE_OBS_PACKETS;
   n->ext.deadlock = !n->par && n->active_phases > 0 && sim_pending(b->sim) == 0;
 }

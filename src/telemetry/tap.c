@@ -112,7 +112,25 @@ struct tel_tap {
   uint32_t *load;
   uint64_t *pool_bytes;
   uint32_t *pool_users, *pool_touched, npools;
+  struct tap_pool *tp; /* slices of a pool (static and ECMP routing): NULL until one comes */
 };
+
+/* A pool's routes and the window of it logged last: what each channel and
+ * GPU carries in the window, kept as slices move (see tap_submit_slice). */
+typedef struct tap_pool {
+  const be_xfer *pool;
+  size_t n;
+  size_t *off; /* n + 1: transfer i's channels are ch[off[i] .. off[i + 1]) */
+  uint32_t *ch;
+  size_t lo, hi;    /* the window */
+  uint32_t *users;  /* per channel: the window's transfers on it */
+  uint64_t *bytes;  /* per channel: their bytes */
+  uint64_t *busy;   /* bit per channel: users > 0 */
+  uint32_t *gusers; /* per GPU: ends of the window's transfers on it */
+  uint64_t *gbusy;  /* bit per GPU: gusers > 0 */
+  uint32_t nch, ng;
+  uint8_t *switched; /* per channel: 1 when one of its ends is a switch */
+} tap_pool;
 
 typedef struct tap_done {
   tel_tap *tap;
@@ -140,16 +158,18 @@ static bool is_fabric_channel(const topo *t, uint32_t ch) {
   return k == TOPO_LINK_ENDPOINT || k == TOPO_LINK_FABRIC;
 }
 
-/* The most shared fabric channel of this phase, as an event when > 1. */
-static void log_sharing(tel_tap *tap, uint32_t nt, simtime_ps now) {
+/* The most shared fabric channel of this phase (its channels touched[0..nt),
+ * their transfers ch_users), as an event when > 1. */
+static void log_sharing(tel_tap *tap, const uint32_t *touched, const uint32_t *ch_users,
+                        uint32_t nt, simtime_ps now) {
   const topo *t = tap->base.topo;
   uint32_t best = UINT32_MAX, users = 1;
   for (uint32_t k = 0; k < nt; k++) {
-    uint32_t ch = tap->touched[k];
-    if (tap->ch_users[ch] > users && is_fabric_channel(t, ch)) {
-      users = tap->ch_users[ch];
+    uint32_t ch = touched[k];
+    if (ch_users[ch] > users && is_fabric_channel(t, ch)) {
+      users = ch_users[ch];
       best = ch;
-    } else if (tap->ch_users[ch] == users && best != UINT32_MAX && ch < best &&
+    } else if (ch_users[ch] == users && best != UINT32_MAX && ch < best &&
                is_fabric_channel(t, ch)) {
       best = ch;
     }
@@ -182,8 +202,10 @@ static void replay_events(const tel_tap *tap, tel *tl) {
   }
 }
 
-static void tap_submit(be_backend *b, const be_xfer *x, size_t n, uint64_t repeat, be_done_fn done,
-                       void *ctx) {
+/* Log a phase of x[0..n) starting now; its completion record (pass
+ * tap_phase_done and it to the inner backend). */
+static tap_done *tap_log(be_backend *b, const be_xfer *x, size_t n, uint64_t repeat,
+                         be_done_fn done, void *ctx) {
   tel_tap *tap = (tel_tap *)b;
   const topo *t = b->topo;
   size_t idx = tap->nph;
@@ -247,7 +269,7 @@ static void tap_submit(be_backend *b, const be_xfer *x, size_t n, uint64_t repea
       tap->ent[tap->nent++] = (tap_entry){.ch = ch, .bytes = tap->ch_bytes[ch] * repeat};
     }
   }
-  log_sharing(tap, nt, p->start);
+  log_sharing(tap, tap->touched, tap->ch_users, nt, p->start);
   for (uint32_t k = 0; k < nt; k++)
     tap->ch_users[tap->touched[k]] = 0, tap->ch_bytes[tap->touched[k]] = 0;
   p->count = tap->nent - p->first;
@@ -256,7 +278,163 @@ static void tap_submit(be_backend *b, const be_xfer *x, size_t n, uint64_t repea
   *d = (tap_done){
       .tap = tap, .idx = idx, .done = done, .ctx = ctx, .paths = paths, .npaths = npaths};
   p->pending = d;
-  be_submit_phase(tap->inner, x, n, repeat, tap_phase_done, d);
+  return d;
+}
+
+static void tap_submit(be_backend *b, const be_xfer *x, size_t n, uint64_t repeat, be_done_fn done,
+                       void *ctx) {
+  tap_done *d = tap_log(b, x, n, repeat, done, ctx);
+  be_submit_phase(((tel_tap *)b)->inner, x, n, repeat, tap_phase_done, d);
+}
+
+/* ---- slices of a pool: the window's counts kept as it moves ------------------------------ */
+
+static void tap_pool_free(tel_tap *tap) {
+  tap_pool *tp = tap->tp;
+  if (!tp) return;
+  sim_free(tp->off);
+  sim_free(tp->ch);
+  sim_free(tp->users);
+  sim_free(tp->bytes);
+  sim_free(tp->busy);
+  sim_free(tp->gusers);
+  sim_free(tp->gbusy);
+  sim_free(tp->switched);
+  sim_free(tp);
+  tap->tp = NULL;
+}
+
+/* Route every transfer of sl's pool once. O(total path length). */
+static tap_pool *tap_pool_build(tel_tap *tap, const be_slice *sl) {
+  const topo *t = tap->base.topo;
+  uint32_t nch = 2 * topo_link_count(t), ng = topo_gpu_count(t);
+  tap_pool *tp = sim_calloc(1, sizeof *tp);
+  size_t n = sl->pool_n, words = 0, cap = 0;
+  tp->pool = sl->pool;
+  tp->n = n;
+  tp->off = sim_malloc((n + 1) * sizeof *tp->off);
+  for (size_t i = 0; i < n; i++) {
+    const be_xfer *x = &sl->pool[i];
+    topo_path path = {0};
+    if (x->src_gpu != x->dst_gpu) topo_route(t, x->src_gpu, x->dst_gpu, x->flow_hash, &path);
+    tp->off[i] = words;
+    sim_grow((void **)&tp->ch, &cap, words + path.n + 1, sizeof *tp->ch);
+    for (uint32_t j = 0; j < path.n; j++) tp->ch[words++] = path.ch[j];
+  }
+  tp->off[n] = words;
+  tp->users = sim_calloc(nch ? nch : 1, sizeof *tp->users);
+  tp->bytes = sim_calloc(nch ? nch : 1, sizeof *tp->bytes);
+  tp->busy = sim_calloc(nch / 64 + 1, sizeof *tp->busy);
+  tp->nch = nch;
+  tp->ng = ng;
+  tp->switched = sim_malloc(nch ? nch : 1);
+  for (uint32_t ch = 0; ch < nch; ch++)
+    tp->switched[ch] = topo_vertex_at(t, topo_channel_src(t, ch))->kind == TOPO_SWITCH ||
+                       topo_vertex_at(t, topo_channel_dst(t, ch))->kind == TOPO_SWITCH;
+  tp->gusers = sim_calloc(ng ? ng : 1, sizeof *tp->gusers);
+  tp->gbusy = sim_calloc(ng / 64 + 1, sizeof *tp->gbusy);
+  return tp;
+}
+
+/* Count pool transfer i into the window (sign +1) or out of it (-1). */
+static void tap_pool_count(tap_pool *tp, size_t i, int sign) {
+  const be_xfer *x = &tp->pool[i];
+  uint32_t g[2] = {x->src_gpu, x->dst_gpu};
+  for (int k = 0; k < 2; k++) {
+    uint32_t v = g[k];
+    if (sign > 0 && tp->gusers[v]++ == 0) tp->gbusy[v / 64] |= 1ull << (v % 64);
+    else if (sign < 0 && --tp->gusers[v] == 0) tp->gbusy[v / 64] &= ~(1ull << (v % 64));
+  }
+  for (size_t w = tp->off[i]; w < tp->off[i + 1]; w++) {
+    uint32_t ch = tp->ch[w];
+    if (sign > 0) {
+      tp->bytes[ch] += x->bytes;
+      if (tp->users[ch]++ == 0) tp->busy[ch / 64] |= 1ull << (ch % 64);
+    } else {
+      tp->bytes[ch] -= x->bytes;
+      if (--tp->users[ch] == 0) tp->busy[ch / 64] &= ~(1ull << (ch % 64));
+    }
+  }
+}
+
+/* [a, b) less [c, d): up to two ranges, r[k][0..1]; returns how many. */
+static int range_minus(size_t a, size_t b, size_t c, size_t d, size_t r[2][2]) {
+  int k = 0;
+  size_t e = b < c ? b : c, f = a > d ? a : d;
+  if (a < e) r[k][0] = a, r[k++][1] = e;
+  if (f < b) r[k][0] = f, r[k++][1] = b;
+  return k;
+}
+
+/* The same log as tap_log(pool + off, n) from the window's counts: its
+ * channels and GPUs are those with a count, each channel's bytes the sum of
+ * its transfers' (the order of the entries differs; replay does not depend
+ * on it). O(what enters and leaves + channels and GPUs of the window). */
+static tap_done *tap_log_window(tel_tap *tap, const be_slice *sl, uint64_t repeat, be_done_fn done,
+                                void *ctx) {
+  tap_pool *tp = tap->tp;
+  size_t lo = sl->off, hi = sl->off + sl->n, r[2][2];
+  int k = range_minus(tp->lo, tp->hi, lo, hi, r);
+  for (int q = 0; q < k; q++)
+    for (size_t i = r[q][0]; i < r[q][1]; i++) tap_pool_count(tp, i, -1);
+  k = range_minus(lo, hi, tp->lo, tp->hi, r);
+  for (int q = 0; q < k; q++)
+    for (size_t i = r[q][0]; i < r[q][1]; i++) tap_pool_count(tp, i, +1);
+  tp->lo = lo;
+  tp->hi = hi;
+  size_t idx = tap->nph;
+  sim_grow((void **)&tap->ph, &tap->phcap, tap->nph + 1, sizeof *tap->ph);
+  tap_phase *p = &tap->ph[tap->nph++];
+  p->start = sim_now(tap->base.sim);
+  p->end = SIM_TIME_MAX;
+  p->first = tap->nent;
+  p->gfirst = tap->ngpus;
+  /* channels and GPUs in ascending order: replay then walks its meters forward */
+  uint32_t nt = 0;
+  for (uint32_t wd = 0; wd <= tp->nch / 64; wd++)
+    for (uint64_t bits = tp->busy[wd]; bits; bits &= bits - 1)
+      tap->touched[nt++] = wd * 64 + (uint32_t)__builtin_ctzll(bits);
+  sim_grow((void **)&tap->ent, &tap->entcap, tap->nent + nt, sizeof *tap->ent);
+  for (uint32_t j = 0; j < nt; j++) {
+    uint32_t ch = tap->touched[j];
+    if (tp->switched[ch])
+      tap->ent[tap->nent++] = (tap_entry){.ch = ch, .bytes = tp->bytes[ch] * repeat};
+  }
+  log_sharing(tap, tap->touched, tp->users, nt, p->start);
+  for (uint32_t wd = 0; wd <= tp->ng / 64; wd++)
+    for (uint64_t bits = tp->gbusy[wd]; bits; bits &= bits - 1) {
+      sim_grow((void **)&tap->gpus, &tap->gcap, tap->ngpus + 1, sizeof *tap->gpus);
+      tap->gpus[tap->ngpus++] = wd * 64 + (uint32_t)__builtin_ctzll(bits);
+    }
+  p->count = tap->nent - p->first;
+  p->gcount = tap->ngpus - p->gfirst;
+  tap_done *d = sim_malloc(sizeof *d);
+  *d = (tap_done){.tap = tap, .idx = idx, .done = done, .ctx = ctx, .paths = NULL, .npaths = 0};
+  p->pending = d;
+  return d;
+}
+
+/* Slices of one pool at a time under static or ECMP routing (adaptive
+ * routes by the load of the moment, spray spreads per pool: those and
+ * other pools are logged as phases). */
+static void tap_submit_slice(be_backend *b, const be_slice *sl, uint64_t repeat, be_done_fn done,
+                             void *ctx) {
+  tel_tap *tap = (tel_tap *)b;
+  tap_done *d;
+  if (tap->load || tap->npools || sl->pool_n >= UINT32_MAX ||
+      (tap->tp && (tap->tp->pool != sl->pool || tap->tp->n != sl->pool_n))) {
+    d = tap_log(b, sl->pool + sl->off, sl->n, repeat, done, ctx);
+  } else {
+    if (!tap->tp) tap->tp = tap_pool_build(tap, sl);
+    d = tap_log_window(tap, sl, repeat, done, ctx);
+  }
+  be_submit_slice(tap->inner, sl, repeat, tap_phase_done, d);
+}
+
+static void tap_pool_release(be_backend *b, const be_xfer *pool) {
+  tel_tap *tap = (tel_tap *)b;
+  if (tap->tp && tap->tp->pool == pool) tap_pool_free(tap);
+  be_pool_release(tap->inner, pool);
 }
 
 static void tap_stats(const be_backend *b, be_stats *out) {
@@ -272,6 +450,7 @@ static void tap_destroy(be_backend *b) {
       sim_free(((tap_done *)tap->ph[i].pending)->paths);
       sim_free(tap->ph[i].pending);
     }
+  tap_pool_free(tap);
   sim_free(tap->load);
   sim_free(tap->pool_bytes);
   sim_free(tap->pool_users);
@@ -335,6 +514,8 @@ static const be_ops tap_ops = {
     .port_gather = tap_port_gather,
     .port_samples = tap_port_samples,
     .parallel_info = tap_parallel_info,
+    .submit_slice = tap_submit_slice,
+    .pool_release = tap_pool_release,
 };
 
 be_backend *tel_tap_wrap(be_backend *inner, tel_tap **out) {

@@ -182,6 +182,7 @@ typedef struct cfg_scenario {
     uint64_t gpu_memory;    /* bytes of HBM */
     rate_bps hbm_bandwidth; /* bits/s */
     double hbm_efficiency;  /* achieved share of hbm_bandwidth, (0, 1] */
+    uint32_t gpu_sms;       /* streaming multiprocessors (MI300X: compute units) */
     struct {
       rate_bps bandwidth; /* per GPU, per direction */
       simtime_ps latency; /* GPU to GPU through the scale-up switch */
@@ -302,6 +303,8 @@ typedef struct cfg_scenario {
       bool tp;            /* tensor-parallel collectives overlapped with GEMMs */
       bool pxn;           /* pxn all-to-all: NVLink forwarding pipelined with the fabric */
       uint32_t ep_chunks; /* MoE dispatch/combine: chunks pipelining the two hops */
+      uint32_t ep_sms;    /* SMs an expert-parallel dispatch/combine kernel holds */
+      bool sm_offload;    /* communication takes no SMs */
     } overlap;
     cfg_precision precision;
     cfg_optimizer optimizer;

@@ -194,6 +194,9 @@ typedef struct wl_step {
                                   bound by HBM bandwidth (their bytes take longer than their
                                   FLOPs: element-wise, optimizer, small GEMMs) */
   double memory_bound_frac;    /* of all compute time at full speed */
+  double comm_sm_lost_s;       /* mean over stages: of compute_s, the time communication
+                                  kernels' SMs took (compute slowed to (SMs - held) / SMs
+                                  while they ran) */
   double model_flops;          /* 6 x active params x tokens per step */
   double tokens;               /* per step */
   uint32_t gpus;               /* dp x tp x pp */

@@ -231,6 +231,7 @@ static json_t *step_json(const wl_step *s, const wl_model *m, const wl_parallel 
   json_object_set_new(o, "optimizer_s", json_real(s->optimizer_s));
   json_object_set_new(o, "memory_bound_s", json_real(s->memory_bound_s));
   json_object_set_new(o, "memory_bound_frac", json_real(s->memory_bound_frac));
+  json_object_set_new(o, "comm_sm_lost_s", json_real(s->comm_sm_lost_s));
   json_object_set_new(o, "exposed_comm_s", json_real(s->exposed_comm_s));
   json_object_set_new(o, "bubble_s", json_real(s->bubble_s));
   json_object_set_new(o, "bubble_frac", json_real(s->bubble_frac));
@@ -305,8 +306,11 @@ void cli_step_text(const wl_step *s, const cfg_scenario *cfg) {
   printf("  step       %s = compute %s + exposed comm %s + bubble %s\n",
          out_fmt_seconds(a, sizeof a, s->time_s), out_fmt_seconds(b, sizeof b, s->compute_s),
          out_fmt_seconds(c, sizeof c, s->exposed_comm_s), out_fmt_seconds(c + 32, 32, s->bubble_s));
-  printf("  compute    %.1f%% memory-bound (%s of the compute bound by HBM bandwidth)\n",
-         100 * s->memory_bound_frac, out_fmt_seconds(a, sizeof a, s->memory_bound_s));
+  printf(
+      "  compute    %.1f%% memory-bound (%s bound by HBM bandwidth); %s lost to the SMs of "
+      "communication kernels\n",
+      100 * s->memory_bound_frac, out_fmt_seconds(a, sizeof a, s->memory_bound_s),
+      out_fmt_seconds(b, sizeof b, s->comm_sm_lost_s));
   printf("  GPUs       %.1f%% idle, MFU %.1f%%, %s tokens/s\n", 100 * s->gpu_idle_frac,
          100 * s->mfu, out_fmt_count(a, sizeof a, (uint64_t)llround(s->tokens_per_s)));
   printf("  memory     %s per GPU of %s%s\n",

@@ -41,6 +41,7 @@ static json_t *steps_json(const wl_job *j, const wl_job *base) {
     json_object_set_new(e, "start_s", json_real(s->start_s));
     json_object_set_new(e, "time_s", json_real(s->time_s));
     json_object_set_new(e, "compute_s", json_real(s->compute_s));
+    json_object_set_new(e, "comm_sm_lost_s", json_real(s->comm_sm_lost_s));
     json_object_set_new(e, "exposed_comm_s", json_real(s->exposed_comm_s));
     json_object_set_new(e, "bubble_s", json_real(s->bubble_s));
     const wl_step *b = base && k < wl_job_steps_done(base) ? wl_job_step(base, k) : NULL;

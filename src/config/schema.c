@@ -156,6 +156,10 @@ static const char *const gpu_memory_by_gpu[] = {"80GiB", "80GiB", "80GiB",
                                                 "192GB", "141GB", "192GB"};
 static const char *const hbm_by_gpu[] = {"3.35TB/s", "3.35TB/s", "2.039TB/s",
                                          "8TB/s",    "4.8TB/s",  "5.3TB/s"};
+/* Streaming multiprocessors (compute units): NVIDIA H100 architecture whitepaper (132 on
+ * H100 SXM5; H800 and H200 are the same die and board), A100 whitepaper (108), Blackwell B200
+ * (148), AMD CDNA 3 whitepaper (MI300X: 304 compute units). */
+static const char *const sms_by_gpu[] = {"132", "132", "108", "148", "132", "304"};
 /* Achieved share of the dense BF16 peak in a large matrix multiply: the Maximum Achievable
  * Matmul FLOPS (MAMF) measured by S. Bekman's mamf-finder (github.com/stas00/ml-engineering,
  * compute/accelerator/README.md): A100 SXM 271.2 of 312, H100 SXM 794.5 of 989 (H200 "the
@@ -296,6 +300,15 @@ static const cfg__key schema[] = {
      .bytes_family = 1,
      .doc = "HBM bandwidth per GPU.",
      FIELD(cluster.hbm_bandwidth)},
+    {.name = "cluster.gpu_sms",
+     .type = CFG__UINT,
+     BY_GPU,
+     .by_value = sms_by_gpu,
+     .min = 1,
+     .max = 100000,
+     .doc = "Streaming multiprocessors (compute units) per GPU; communication kernels take "
+            "some while they run and overlapped compute slows in proportion.",
+     FIELD(cluster.gpu_sms)},
     DBL("cluster.hbm_efficiency", cluster.hbm_efficiency, "0.9", 0, 1,
         "Share of cluster.hbm_bandwidth memory-bound kernels achieve (STREAM-like copies), at "
         "most 1; the roofline of every training operation uses it."),
@@ -703,6 +716,12 @@ static const cfg__key schema[] = {
          "MoE dispatch and combine in this many chunks, so the network hop of one chunk runs "
          "while the NVLink hop of the previous one does (DeepEP's forwarding); 1 runs the two "
          "hops one after the other."),
+    UINT("workload.overlap.ep_sms", workload.overlap.ep_sms, "20", 0, 100000,
+         "SMs an expert-parallel dispatch or combine kernel holds while it runs (DeepSeek-V3: "
+         "20 of H800's 132); other collectives hold one per channel."),
+    BOOL("workload.overlap.sm_offload", workload.overlap.sm_offload, "false",
+         "Communication takes no SMs (copy engines, in-network offload): overlapped compute "
+         "keeps its speed."),
     ENUM("workload.precision", workload.precision, "bf16", precision_names,
          "Training precision: compute peak and bytes per weight, gradient and activation."),
     ENUM("workload.optimizer", workload.optimizer, "adam", optimizer_names,

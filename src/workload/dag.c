@@ -176,6 +176,21 @@ static uint64_t class_transfers(const wl__dag *d, const wl__class *c) {
   return groups * n * k * q;
 }
 
+/* SMs a GPU's kernel of class c holds: expert-parallel kernels a fixed
+ * count (workload.overlap.ep_sms), a pipeline send one channel, other
+ * collectives one per channel (NCCL runs a thread block per channel). */
+static uint32_t class_sms(const wl__dag *d, const wl__class *c) {
+  if (d->cfg->workload.overlap.sm_offload) return 0;
+  if (c->kind == WL_COMM_EP_DISPATCH || c->kind == WL_COMM_EP_COMBINE)
+    return d->cfg->workload.overlap.ep_sms;
+  if (c->kind == WL_COMM_PP_SEND) return 1;
+  uint32_t *r = sim_malloc(c->group * sizeof *r);
+  group_ranks(d, c, 0, r);
+  uint32_t k = group_channels(d, r, c->group);
+  sim_free(r);
+  return k;
+}
+
 static uint32_t class_of(wl__dag *d, wl_comm_kind kind, uint32_t stage, uint32_t peer,
                          uint64_t bytes) {
   /* Classes are few (a handful per stage); scan the stage's recent ones. */
@@ -198,6 +213,7 @@ static uint32_t class_of(wl__dag *d, wl_comm_kind kind, uint32_t stage, uint32_t
   c->bytes = bytes;
   c->group = group_size(d, kind);
   c->transfers = class_transfers(d, c);
+  c->sms = class_sms(d, c);
   return (uint32_t)d->ncls++;
 }
 

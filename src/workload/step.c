@@ -48,7 +48,8 @@ typedef struct stage_acc {
   uint32_t comm; /* collectives in flight touching the stage */
   bool busy;     /* a computation running */
   simtime_ps compute, exposed, bubble, by_role[3];
-  simtime_ps wait; /* of compute: a full-speed GPU's wait for the stage's slowest */
+  simtime_ps wait;    /* of compute: a full-speed GPU's wait for the stage's slowest */
+  simtime_ps sm_lost; /* of compute: what communication kernels' SMs took from it */
 } stage_acc;
 
 typedef struct run run;
@@ -84,6 +85,8 @@ struct run {
   double *gpu_speed;               /* 1: full speed; the lower of the two below */
   double *gpu_fault, *gpu_thermal; /* the last slowdown fault's factor; the rack's throttle */
   double *stage_speed;             /* the slowest GPU of the stage (symmetry: the representative) */
+  uint32_t *sm_busy;               /* per stage: SMs held by communication kernels in flight */
+  double sms;                      /* cluster.gpu_sms */
   uint32_t *run_node;              /* per stage: the computation running, or WL__NONE */
   ev_id *run_ev;
   simtime_ps *run_end;
@@ -144,12 +147,27 @@ static void tl_add(run *r, uint32_t s, unsigned k, simtime_ps from, simtime_ps t
   }
 }
 
+/* The share of stage s's SMs its computation has while communication
+ * kernels hold sm_busy of them (at least one SM is left to it). */
+static double sm_share(const run *r, uint32_t s) {
+  if (!r->sm_busy || r->sm_busy[s] == 0) return 1;
+  double busy = r->sm_busy[s] >= r->sms ? r->sms - 1 : r->sm_busy[s];
+  return (r->sms - busy) / r->sms;
+}
+
+/* The speed stage s computes at: its slowest GPU's, less the SMs taken. */
+static double speed_of(const run *r, uint32_t s) {
+  return (r->stage_speed ? r->stage_speed[s] : 1) * sm_share(r, s);
+}
+
 static void account(run *r, uint32_t s, simtime_ps now) {
   stage_acc *a = &r->acc[s];
   simtime_ps dt = now - a->last;
   unsigned k = a->busy ? 0 : a->comm ? 1 : 2;
   if (k == 0) {
     a->compute += dt;
+    double share = sm_share(r, s);
+    if (share < 1) a->sm_lost += (simtime_ps)llround((double)dt * (1 - share));
     if (r->stage_speed && r->stage_speed[s] < 1)
       a->wait += (simtime_ps)llround((double)dt * (1 - r->stage_speed[s]));
   } else if (k == 1) {
@@ -162,6 +180,7 @@ static void account(run *r, uint32_t s, simtime_ps now) {
 }
 
 static void node_start(run *r, uint32_t i);
+static void sm_take(run *r, uint32_t s, uint32_t sms, bool start, simtime_ps now);
 
 /* `work` picoseconds of compute at `speed` of full speed, rounded up;
  * false (and the job marked past its horizon) when that would end past
@@ -207,6 +226,8 @@ static void node_end(run *r, uint32_t i) {
       r->acc[x->peer].comm--;
     }
     const wl__class *c = &d->cls[x->cls];
+    sm_take(r, x->stage, c->sms, false, now);
+    if (x->peer != WL__NONE) sm_take(r, x->peer, c->sms, false, now);
     wl_comm_total *t = &r->steps[r->steps_done].comm[c->kind];
     t->count++;
     t->bytes += c->bytes;
@@ -235,6 +256,29 @@ static void slot_done(sim_ctx *sim, void *ctx) {
   node_end(s->r, s->node);
 }
 
+/* The computation running on stage s (if any) finishes its remaining
+ * work at the speed now in effect; it ran at `old` until now. */
+static void respeed(run *r, uint32_t s, double old, simtime_ps now) {
+  uint32_t i = r->run_node ? r->run_node[s] : WL__NONE;
+  double sp = speed_of(r, s);
+  if (i == WL__NONE || sp == old || r->run_end[s] <= now) return;
+  simtime_ps dur;
+  ev_cancel(r->sim, r->run_ev[s]);
+  if (!slowed(r, (double)(r->run_end[s] - now) * old, sp, now, &dur)) return;
+  r->run_ev[s] = ev_schedule_in(r->sim, dur, node_end_ev, r, i);
+  r->run_end[s] = now + dur;
+}
+
+/* A communication kernel of `sms` SMs starts (+) or ends (-) on stage s
+ * (accounted up to now by the caller). */
+static void sm_take(run *r, uint32_t s, uint32_t sms, bool start, simtime_ps now) {
+  if (!sms || !r->sm_busy) return;
+  double old = speed_of(r, s);
+  if (start) r->sm_busy[s] += sms;
+  else r->sm_busy[s] -= sms;
+  respeed(r, s, old, now);
+}
+
 static void node_start(run *r, uint32_t i) {
   wl__dag *d = r->d;
   wl__node *x = &d->nodes[i];
@@ -244,9 +288,8 @@ static void node_start(run *r, uint32_t i) {
   if (x->cls == WL__NONE) {
     r->acc[x->stage].busy = true;
     simtime_ps dur = x->dur;
-    if (r->stage_speed && r->stage_speed[x->stage] < 1 &&
-        !slowed(r, (double)x->dur, r->stage_speed[x->stage], now, &dur))
-      return;
+    double sp = speed_of(r, x->stage);
+    if (sp < 1 && !slowed(r, (double)x->dur, sp, now, &dur)) return;
     ev_id id = ev_schedule_in(r->sim, dur, node_end_ev, r, i);
     if (r->run_node) {
       r->run_node[x->stage] = i;
@@ -261,6 +304,8 @@ static void node_start(run *r, uint32_t i) {
     r->acc[x->peer].comm++;
   }
   wl__class *c = &d->cls[x->cls];
+  sm_take(r, x->stage, c->sms, true, now);
+  if (x->peer != WL__NONE) sm_take(r, x->peer, c->sms, true, now); /* the receiving kernel */
   if (gradient_reduction(c->kind))
     for (size_t k = 0; k < r->nev; k++) { /* corrupted data leaves the GPU here */
       wl_gpu_event *e = &r->ev[k];
@@ -376,6 +421,7 @@ static void summarize(run *r, wl_step *o, const wl_model *m, const wl_parallel *
     o->forward_s += st->forward_s / pp;
     o->backward_s += st->backward_s / pp;
     o->optimizer_s += st->optimizer_s / pp;
+    o->comm_sm_lost_s += sim_ps_to_s(a->sm_lost) / pp;
   }
   /* The share of compute (at full speed) in memory-bound operations: every
    * compute node runs once per step. O(nodes). */
@@ -491,7 +537,7 @@ void wl_job_slowdown(wl_job *j, simtime_ps now, uint32_t gpu, double factor, boo
   e->factor = factor;
   if (e->stage == WL_NO_STAGE) return;
   uint32_t s = e->stage;
-  double was = r->gpu_speed[gpu], old = r->stage_speed[s], sp = old;
+  double was = r->gpu_speed[gpu], old = r->stage_speed[s], sp = old, old_eff = speed_of(r, s);
   if (thermal) r->gpu_thermal[gpu] = factor;
   else r->gpu_fault[gpu] = factor; /* a later fault replaces an earlier one; the rack's stays */
   factor = r->gpu_fault[gpu] < r->gpu_thermal[gpu] ? r->gpu_fault[gpu] : r->gpu_thermal[gpu];
@@ -507,14 +553,7 @@ void wl_job_slowdown(wl_job *j, simtime_ps now, uint32_t gpu, double factor, boo
   r->stage_speed[s] = sp;
   if (factor < 1 && !r->was_slow[gpu]) r->was_slow[gpu] = 1, r->ever_slow[s]++;
   /* the computation in progress finishes its remaining work at the new speed */
-  uint32_t i = r->run_node[s];
-  if (i != WL__NONE && sp != old && r->run_end[s] > now) {
-    simtime_ps dur;
-    ev_cancel(r->sim, r->run_ev[s]);
-    if (!slowed(r, (double)(r->run_end[s] - now) * old, sp, now, &dur)) return;
-    r->run_ev[s] = ev_schedule_in(r->sim, dur, node_end_ev, r, i);
-    r->run_end[s] = now + dur;
-  }
+  if (sp != old) respeed(r, s, old_eff, now);
 }
 
 static void hook_slowdown(void *ctx, simtime_ps now, uint32_t gpu, double factor) {
@@ -655,6 +694,8 @@ int wl_job_create(wl_job **out, const cfg_scenario *cfg, const cfg_doc *doc, con
   r->ever_slow = sim_calloc(p->pp, sizeof *r->ever_slow);
   r->was_slow = sim_calloc(r->ngpu ? r->ngpu : 1, 1);
   r->stage_speed = sim_malloc(p->pp * sizeof *r->stage_speed);
+  r->sm_busy = sim_calloc(p->pp, sizeof *r->sm_busy);
+  r->sms = cfg->cluster.gpu_sms;
   r->run_node = sim_malloc(p->pp * sizeof *r->run_node);
   r->run_ev = sim_calloc(p->pp, sizeof *r->run_ev);
   r->run_end = sim_calloc(p->pp, sizeof *r->run_end);
@@ -778,6 +819,7 @@ void wl_job_free(wl_job *j) {
   sim_free(r->gpu_fault);
   sim_free(r->gpu_thermal);
   sim_free(r->stage_speed);
+  sim_free(r->sm_busy);
   sim_free(r->tl);
   sim_free(r->tl_wait);
   sim_free(r->ever_slow);

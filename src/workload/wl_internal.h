@@ -54,6 +54,7 @@ typedef struct wl__class {
   uint64_t bytes;     /* S as nccl-tests counts it; pipeline sends: per rank */
   uint32_t group;     /* ranks per group */
   uint64_t transfers; /* per instance, without repetitions (estimate) */
+  uint32_t sms;       /* SMs each GPU's kernel holds while it runs (0: offloaded) */
   uint64_t instances;
   coll_plan plan;
   bool built;

@@ -169,8 +169,11 @@ expect_json pfc.json '([.events[] | select(.kind == "ecn-marks") | .detail | cap
 expect_exit 0 "$FABSIM" run "$SRC/examples/failure-throttle.yaml" --set output.dir=example --json
 cp "$WORK/out" example.json
 expect_json example.json '[.root_cause[].step] == [1, 2, 3] and ([.root_cause[].causes[0].component] | unique) == ["gpu12"]'
-# compute C at 0.8 takes C / 0.8: the GPU's share is C (1/0.8 - 1) = compute_s (1 - 0.8)
-expect_json example.json '(.root_cause[0].causes[0].effect_s - .steps[0].compute_s * 0.2 | fabs) < 1e-6 * .root_cause[0].excess_s'
+# compute C at 0.8 takes C / 0.8, and the step's compute_s adds what communication kernels'
+# SMs took from it (comm_sm_lost_s): the GPU's share is C (1/0.8 - 1) = (compute_s -
+# comm_sm_lost_s) (1 - 0.8)
+expect_json example.json '.steps[0].comm_sm_lost_s > 0'
+expect_json example.json '(.root_cause[0].causes[0].effect_s - (.steps[0].compute_s - .steps[0].comm_sm_lost_s) * 0.2 | fabs) < 1e-6 * .root_cause[0].excess_s'
 expect_json example.json '.root_cause[1].causes[1].component == "leaf0-spine0" and .root_cause[1].causes[1].kind == "link-down"'
 expect_json example.json '.root_cause[1].causes[1].effect_s > 0.5 and .root_cause[1].causes[1].effect_s < 1.0'
 expect_json example.json '(.root_cause[0].causes | length) == 1 and (.root_cause[2].causes | length) == 1'

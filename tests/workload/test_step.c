@@ -15,6 +15,7 @@
 #include "fixture.h"
 
 enum { MAXSETS = 24 };
+#define NSETS(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 /* Runs one step with sets (plus extra) at the given fidelity. */
 static void run_step(const char *const *sets, int n, const char *extra, bool flow, wl_step *out,
@@ -99,14 +100,14 @@ static void dp8_layer(double G, double H, tcost *fwd, tcost *bwd) {
 #define DP8                                                                                   \
   "cluster.nodes=1", "workload.precision=bf16", "workload.model.layers=4",                    \
       "workload.model.hidden=1024", "workload.model.heads=16", "workload.model.seq_len=2048", \
-      "workload.model.vocab=0", "workload.global_batch=8"
+      "workload.model.vocab=0", "workload.global_batch=8", "workload.overlap.sm_offload=true"
 
 static void test_data_parallel(void **state) {
   (void)state;
   const char *base[] = {DP8, "workload.bucket_size=1TiB", "workload.grad_overlap=false"};
   fixture f;
   wl_step off;
-  run_step(base, 10, NULL, false, &off, &f);
+  run_step(base, NSETS(base), NULL, false, &off, &f);
   const cfg_scenario *c = &f.cfg;
   double P = 4 * 12.0 * 1024 * 1024, tokens = 2048, n = 8;
   double peak = c->cluster.gpu_flops * c->workload.compute_efficiency;
@@ -148,7 +149,7 @@ static void test_data_parallel(void **state) {
   for (int i = 0; i < 3; i++) {
     const char *sets[] = {DP8, buckets[i]};
     wl_step on;
-    run_step(sets, 9, NULL, false, &on, NULL);
+    run_step(sets, NSETS(sets), NULL, false, &on, NULL);
     assert_decomposed(&on);
     assert_rel(on.compute_s, off.compute_s, 1e-9);
     assert_true(on.bubble_s < 1e-12);
@@ -161,7 +162,7 @@ static void test_data_parallel(void **state) {
   /* The same 24 MiB buckets without overlap: all four exposed. */
   const char *late[] = {DP8, "workload.bucket_size=24MiB", "workload.grad_overlap=false"};
   wl_step no;
-  run_step(late, 10, NULL, false, &no, NULL);
+  run_step(late, NSETS(late), NULL, false, &no, NULL);
   assert_rel(no.exposed_comm_s, 4 * 2 * (n - 1) * (alpha + 2 * P / 4 / (n * B)), 1e-6);
   wl_step_free(&no);
   wl_step_free(&off);
@@ -190,7 +191,7 @@ static void test_pipeline_bubble(void **state) {
                           "cluster.scale_up.latency=1ps",
                           "cluster.hbm_bandwidth=100000TB/s"};
     wl_step s;
-    run_step(sets, 12, NULL, false, &s, NULL);
+    run_step(sets, NSETS(sets), NULL, false, &s, NULL);
     double p = ps[i], m = ms[i];
     assert_int_equal(s.nstages, ps[i]);
     assert_rel(s.bubble_frac_1f1b, (p - 1) / (m + p - 1), 1e-12);
@@ -209,7 +210,8 @@ static void test_pipeline_bubble(void **state) {
   "cluster.nodes=1", "workload.model.layers=16", "workload.model.hidden=8192",                   \
       "workload.model.heads=64", "workload.model.seq_len=32", "workload.micro_batch=32",         \
       "workload.model.vocab=0", "workload.parallel.dp=1", "cluster.scale_up.bandwidth=4000TB/s", \
-      "cluster.scale_up.latency=1ps", "cluster.hbm_bandwidth=100000TB/s"
+      "cluster.scale_up.latency=1ps", "cluster.hbm_bandwidth=100000TB/s",                        \
+      "workload.overlap.sm_offload=true"
 
 static void run_pipe(uint32_t p, uint32_t m, const char *sched, uint32_t v, const char *extra,
                      wl_step *s) {
@@ -219,7 +221,7 @@ static void run_pipe(uint32_t p, uint32_t m, const char *sched, uint32_t v, cons
   snprintf(sc, sizeof sc, "workload.pipeline.schedule=%s", sched);
   snprintf(vs, sizeof vs, "workload.parallel.virtual_stages=%u", v);
   const char *sets[] = {PIPE, pp, gb, sc, vs};
-  run_step(sets, 15, extra, false, s, NULL);
+  run_step(sets, NSETS(sets), extra, false, s, NULL);
 }
 
 /* Interleaved 1F1B with v chunks per GPU (Narayanan et al. 2021, sec.
@@ -295,9 +297,9 @@ static void test_fidelities_agree(void **state) {
   const char *sets[] = {DP8, "workload.bucket_size=8MiB", "cluster.nodes=2",
                         "workload.global_batch=32"};
   wl_step live, reuse, flow;
-  run_step(sets, 11, "workload.comm_model=live", false, &live, NULL);
-  run_step(sets, 11, "workload.comm_model=reuse", false, &reuse, NULL);
-  run_step(sets, 11, "workload.comm_model=live", true, &flow, NULL);
+  run_step(sets, NSETS(sets), "workload.comm_model=live", false, &live, NULL);
+  run_step(sets, NSETS(sets), "workload.comm_model=reuse", false, &reuse, NULL);
+  run_step(sets, NSETS(sets), "workload.comm_model=live", true, &flow, NULL);
   assert_int_equal(live.comm_model, CFG_COMM_LIVE);
   assert_int_equal(reuse.comm_model, CFG_COMM_REUSE);
   assert_rel(reuse.time_s, live.time_s, 1e-12);
@@ -305,7 +307,7 @@ static void test_fidelities_agree(void **state) {
   assert_rel(flow.time_s, live.time_s, 0.05);
   assert_rel(flow.comm[WL_COMM_DP_ALLREDUCE].time_s, live.comm[WL_COMM_DP_ALLREDUCE].time_s, 0.05);
   wl_step again;
-  run_step(sets, 11, "workload.comm_model=live", true, &again, NULL);
+  run_step(sets, NSETS(sets), "workload.comm_model=live", true, &again, NULL);
   assert_true(again.time_s == flow.time_s); /* deterministic */
   wl_step_free(&live);
   wl_step_free(&reuse);
@@ -320,9 +322,9 @@ static void test_fidelities_agree(void **state) {
                        "workload.global_batch=32",
                        "workload.parallel.pp=2",
                        "workload.parallel.order=tp-dp-pp"};
-  run_step(two, 13, "workload.comm_model=reuse", false, &reuse, NULL);
+  run_step(two, NSETS(two), "workload.comm_model=reuse", false, &reuse, NULL);
   wl_step sym;
-  run_step(two, 13, "workload.comm_model=symmetric", false, &sym, NULL);
+  run_step(two, NSETS(two), "workload.comm_model=symmetric", false, &sym, NULL);
   assert_int_equal(sym.comm_model, CFG_COMM_SYMMETRIC);
   assert_true(sym.transfers_measured < reuse.transfers_measured);
   assert_rel(sym.time_s, reuse.time_s, 1e-9);
@@ -346,16 +348,16 @@ static void test_overlap_switches(void **state) {
       "workload.model.heads=16", "workload.model.seq_len=4096", "workload.model.vocab=1000", \
       "workload.model.experts=8", "workload.model.top_k=2", "workload.model.dense_layers=0", \
       "workload.parallel.tp=2", "workload.parallel.ep=8", "workload.parallel.pp=2",          \
-      "workload.global_batch=64", "workload.comm_model=live"
+      "workload.global_batch=64", "workload.comm_model=live", "workload.overlap.sm_offload=true"
   const char *one[] = {MOE2, "workload.overlap.ep_chunks=1", "workload.overlap.tp=false"};
   const char *eight[] = {MOE2, "workload.overlap.ep_chunks=8", "workload.overlap.tp=false"};
   const char *tp[] = {MOE2, "workload.overlap.ep_chunks=1", "workload.overlap.tp=true"};
   wl_step a, b, c, dp, dp1;
-  run_step(one, 16, NULL, false, &a, NULL);
-  run_step(eight, 16, NULL, false, &b, NULL);
-  run_step(tp, 16, NULL, false, &c, NULL);
-  run_step(eight, 16, "workload.pipeline.schedule=dualpipe", false, &dp, NULL);
-  run_step(eight, 16, "workload.pipeline.schedule=1f1b", false, &dp1, NULL);
+  run_step(one, NSETS(one), NULL, false, &a, NULL);
+  run_step(eight, NSETS(eight), NULL, false, &b, NULL);
+  run_step(tp, NSETS(tp), NULL, false, &c, NULL);
+  run_step(eight, NSETS(eight), "workload.pipeline.schedule=dualpipe", false, &dp, NULL);
+  run_step(eight, NSETS(eight), "workload.pipeline.schedule=1f1b", false, &dp1, NULL);
   const wl_step *all[] = {&a, &b, &c, &dp, &dp1};
   for (int i = 0; i < 5; i++) assert_decomposed(all[i]);
   assert_rel(b.compute_s, a.compute_s, 1e-9);
@@ -381,7 +383,7 @@ static void test_moe_tp_ep(void **state) {
       "workload.parallel.tp=2",   "workload.parallel.ep=4",      "workload.parallel.zero=1",
       "workload.global_batch=16"};
   wl_step s;
-  run_step(sets, 13, NULL, false, &s, NULL);
+  run_step(sets, NSETS(sets), NULL, false, &s, NULL);
   /* dp = 16 / 2 = 8, m = 16 / 8 = 2 micro-batches */
   assert_int_equal(s.gpus, 16);
   assert_int_equal(s.comm[WL_COMM_TP_ALLREDUCE].count, 3 * 4 * 2);
@@ -403,11 +405,47 @@ static void test_moe_tp_ep(void **state) {
   wl_step_free(&s);
   /* ZeRO 3 gathers weights before every layer's forward and backward. */
   const char *z3[] = {DP8, "workload.parallel.zero=3"};
-  run_step(z3, 9, NULL, false, &s, NULL);
+  run_step(z3, NSETS(z3), NULL, false, &s, NULL);
   assert_int_equal(s.comm[WL_COMM_DP_ALLGATHER].count, 2 * 4);
   assert_true(s.comm[WL_COMM_DP_REDUCESCATTER].count > 0);
   assert_decomposed(&s);
   wl_step_free(&s);
+}
+
+/* SMs are shared: with 24 MiB buckets (one layer's gradients) and a slow
+ * NVLink, the first bucket's ring AllReduce (one channel inside a node:
+ * one SM) starts when the last layer's backward ends and lasts past the
+ * other three, which then run on (S - 1) of S SMs: the backward takes
+ * B + 3B S/(S-1) (B a layer's backward at full speed) and the compute lost
+ * to the kernel is 3B (S/(S-1) - 1). With sm_offload it takes no SMs. */
+static void test_sm_sharing(void **state) {
+  (void)state;
+  const char *offload[] = {DP8, "workload.bucket_size=24MiB", "cluster.scale_up.bandwidth=1GB/s",
+                           "cluster.gpu_sms=4"};
+  const char *sms[] = {"cluster.nodes=1",
+                       "workload.precision=bf16",
+                       "workload.model.layers=4",
+                       "workload.model.hidden=1024",
+                       "workload.model.heads=16",
+                       "workload.model.seq_len=2048",
+                       "workload.model.vocab=0",
+                       "workload.global_batch=8",
+                       "workload.bucket_size=24MiB",
+                       "cluster.scale_up.bandwidth=1GB/s",
+                       "cluster.gpu_sms=4"};
+  wl_step off, on;
+  run_step(offload, NSETS(offload), NULL, false, &off, NULL);
+  run_step(sms, NSETS(sms), NULL, false, &on, NULL);
+  double B = off.backward_s / 4, S = 4;
+  assert_true(off.comm_sm_lost_s == 0);
+  assert_true(off.comm[WL_COMM_DP_ALLREDUCE].time_s / 4 > 4 * B); /* the bucket outlasts them */
+  assert_rel(on.forward_s, off.forward_s, 1e-12);
+  assert_rel(on.backward_s, B + 3 * B * S / (S - 1), 1e-9);
+  assert_rel(on.comm_sm_lost_s, 3 * B * (S / (S - 1) - 1), 1e-6);
+  assert_rel(on.optimizer_s, off.optimizer_s, 1e-12); /* after the last bucket */
+  assert_decomposed(&on);
+  wl_step_free(&off);
+  wl_step_free(&on);
 }
 
 static void test_mlp_step(void **state) {
@@ -416,7 +454,7 @@ static void test_mlp_step(void **state) {
                         "workload.micro_batch=64", "workload.parallel.pp=2",
                         "workload.parallel.dp=4"};
   wl_step s;
-  run_step(sets, 5, NULL, false, &s, NULL);
+  run_step(sets, NSETS(sets), NULL, false, &s, NULL);
   assert_int_equal(s.gpus, 8);
   assert_rel(s.tokens, 64 * 4 * 8, 1e-12); /* one sample is one token */
   assert_rel(s.model_flops, 6 * 101770.0 * 64 * 4 * 8, 1e-12);
@@ -431,6 +469,7 @@ int main(void) {
       cmocka_unit_test(test_interleaved_bubble), cmocka_unit_test(test_dualpipe_bubble),
       cmocka_unit_test(test_overlap_switches),   cmocka_unit_test(test_fidelities_agree),
       cmocka_unit_test(test_moe_tp_ep),          cmocka_unit_test(test_mlp_step),
+      cmocka_unit_test(test_sm_sharing),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

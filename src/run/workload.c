@@ -64,6 +64,7 @@ int run_workload_begin(run_workload *w, const cfg_scenario *cfg, const cfg_doc *
   w->prev_failure_ctx = be->on_failure_ctx;
   be->on_failure = on_failure;
   be->on_failure_ctx = w;
+  if (cfg->jobs.n) return SIM_OK; /* each job has its own plan (run_jobs) */
   switch (cfg->workload.kind) {
   case CFG_WORKLOAD_COLLECTIVE: return cal_collective_plan(&w->plan, t, cfg, doc, err);
   case CFG_WORKLOAD_TRAINING: return SIM_OK; /* run_training */

@@ -392,7 +392,7 @@ typedef struct run_setup {
   run_telemetry tel;
   flt_fault *faults; /* flt_resolve's; owned */
   uint32_t nfaults;
-  flt_sched *fs; /* NULL without faults */
+  flt_sched *fs;   /* NULL without faults */
   run_workload w;  /* with jobs: the failure listener alone */
   run_training tr; /* training only */
   run_jobs jobs;   /* the scenario's jobs: (none: n 0) */

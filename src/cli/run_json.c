@@ -208,7 +208,8 @@ static json_t *jobs_json(const run_jobs *js) {
     json_t *c = json_object();
     json_object_set_new(o, "name", json_string(job->cfg->name));
     json_object_set_new(o, "gpus", json_integer(job->cfg->gpus));
-    for (uint32_t i = 0; i < job->nnodes; i++) json_array_append_new(nodes, json_integer(job->nodes[i]));
+    for (uint32_t i = 0; i < job->nnodes; i++)
+      json_array_append_new(nodes, json_integer(job->nodes[i]));
     json_object_set_new(o, "nodes", nodes);
     json_object_set_new(pl, "policy", json_string(cfg_placement_name(job->cfg->placement)));
     json_object_set_new(pl, "leaves", json_integer(m->leaves));
@@ -224,14 +225,18 @@ static json_t *jobs_json(const run_jobs *js) {
     json_object_set_new(c, "bytes", json_integer((json_int_t)job->plan.bytes));
     json_object_set_new(c, "ranks", json_integer(job->plan.nranks));
     json_object_set_new(c, "time_s", job->finished ? json_real(job->res.time_s) : json_null());
-    json_object_set_new(c, "algbw_GBps", job->finished ? json_real(job->res.algbw_GBps) : json_null());
-    json_object_set_new(c, "busbw_GBps", job->finished ? json_real(job->res.busbw_GBps) : json_null());
+    json_object_set_new(c, "algbw_GBps",
+                        job->finished ? json_real(job->res.algbw_GBps) : json_null());
+    json_object_set_new(c, "busbw_GBps",
+                        job->finished ? json_real(job->res.busbw_GBps) : json_null());
     json_array_append_new(colls, c);
     json_object_set_new(o, "collectives", colls);
     json_object_set_new(o, "time_s", job->finished ? json_real(job->res.time_s) : json_null());
-    json_object_set_new(o, "alone_time_s", job->have_alone ? json_real(job->alone.time_s) : json_null());
-    json_object_set_new(o, "slowdown", job->have_alone && job->slowdown > 0 ? json_real(job->slowdown)
-                                                                            : json_null());
+    json_object_set_new(o, "alone_time_s",
+                        job->have_alone ? json_real(job->alone.time_s) : json_null());
+    json_object_set_new(
+        o, "slowdown",
+        job->have_alone && job->slowdown > 0 ? json_real(job->slowdown) : json_null());
     json_array_append_new(arr, o);
   }
   return arr;

@@ -104,12 +104,12 @@ static void jobs_text(const run_jobs *js) {
     printf("job %-8s %u GPUs %s on %u node%s, %u lea%s, %u spine crossing%s: %s %s, %s\n",
            job->cfg->name, job->cfg->gpus, cfg_placement_name(job->cfg->placement), job->nnodes,
            job->nnodes == 1 ? "" : "s", m->leaves, m->leaves == 1 ? "f" : "ves",
-           m->ring_spine_pairs, m->ring_spine_pairs == 1 ? "" : "s",
-           cfg_coll_op_name(job->plan.op), out_fmt_bytes(a, sizeof a, job->plan.bytes),
+           m->ring_spine_pairs, m->ring_spine_pairs == 1 ? "" : "s", cfg_coll_op_name(job->plan.op),
+           out_fmt_bytes(a, sizeof a, job->plan.bytes),
            job->finished ? out_fmt_seconds(b, sizeof b, job->res.time_s) : "did not finish");
     if (job->have_alone)
-      printf("  alone      %s, slowdown %.3fx\n",
-             out_fmt_seconds(a, sizeof a, job->alone.time_s), job->slowdown);
+      printf("  alone      %s, slowdown %.3fx\n", out_fmt_seconds(a, sizeof a, job->alone.time_s),
+             job->slowdown);
   }
 }
 

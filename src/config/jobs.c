@@ -44,9 +44,9 @@ void cfg__job_unknown_field(const char *name, size_t len, char *msg, size_t cap)
   size_t best_d = (size_t)-1;
   cfg__excerpt(shown, sizeof shown, name, len, 64);
   for (int i = 0; i < CFG__JF_N; i++) {
-    size_t d = len > SIM_SUGGEST_MAX ? (size_t)-1
-                                     : sim_edit_distance(name, len, field_names[i],
-                                                         strlen(field_names[i]));
+    size_t d = len > SIM_SUGGEST_MAX
+                   ? (size_t)-1
+                   : sim_edit_distance(name, len, field_names[i], strlen(field_names[i]));
     if (d < best_d) best_d = d, best = field_names[i];
   }
   if (best && best_d <= 2)

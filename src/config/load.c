@@ -63,7 +63,8 @@ static int fail_yaml(loader *ld, const yaml_parser_t *p, const char *key) {
   }
   if (p->error == YAML_MEMORY_ERROR) problem = "out of memory";
   if (p->context)
-    return cfg__fail_loc(ld, cfg__loc_of(ld, m), key, "YAML syntax error: %s (%s)", problem, p->context);
+    return cfg__fail_loc(ld, cfg__loc_of(ld, m), key, "YAML syntax error: %s (%s)", problem,
+                         p->context);
   return cfg__fail_loc(ld, cfg__loc_of(ld, m), key, "YAML syntax error: %s", problem);
 }
 
@@ -92,10 +93,12 @@ static int set_sequence(loader *ld, int i, const char *key, const yaml_node_t *v
     cfg_loc l = cfg__loc_of(ld, item->start_mark);
     if (j == CFG__LIST_MAX) rc = cfg__fail_loc(ld, l, key, "more than %d items", CFG__LIST_MAX);
     else if (item->type != YAML_SCALAR_NODE)
-      rc = cfg__fail_loc(ld, l, key, "item %zu: expected an integer, got %s", j + 1, cfg__yaml_kind_name(item));
+      rc = cfg__fail_loc(ld, l, key, "item %zu: expected an integer, got %s", j + 1,
+                         cfg__yaml_kind_name(item));
     else if (cfg__parse_list_item(
                  (size_t)i, cfg__yaml_is_null(item) ? "" : (const char *)item->data.scalar.value,
-                 cfg__yaml_is_null(item) ? 0 : item->data.scalar.length, &vals[j], msg, sizeof msg) != SIM_OK)
+                 cfg__yaml_is_null(item) ? 0 : item->data.scalar.length, &vals[j], msg,
+                 sizeof msg) != SIM_OK)
       rc = cfg__fail_loc(ld, l, key, "item %zu: %s", j + 1, msg);
   }
   if (rc == SIM_OK) cfg__set_list(ld->s, (size_t)i, vals, (uint32_t)n);
@@ -113,8 +116,8 @@ static int set_faults(loader *ld, int i, const char *key, const yaml_node_t *v) 
   int rc = SIM_OK;
   (void)key;
   if (n > CFG__FAULTS_MAX)
-    return cfg__fail_loc(ld, cfg__loc_of(ld, v->start_mark), "faults", "%zu entries; allowed at most %d", n,
-                    CFG__FAULTS_MAX);
+    return cfg__fail_loc(ld, cfg__loc_of(ld, v->start_mark), "faults",
+                         "%zu entries; allowed at most %d", n, CFG__FAULTS_MAX);
   l.v = sim_calloc(n ? n : 1, sizeof *l.v);
   locs = sim_calloc(n ? n : 1, sizeof *locs);
   for (size_t j = 0; j < n && rc == SIM_OK; j++) {
@@ -127,10 +130,11 @@ static int set_faults(loader *ld, int i, const char *key, const yaml_node_t *v) 
     locs[j].entry = cfg__loc_of(ld, item->start_mark);
     snprintf(name, sizeof name, "faults[%zu]", j);
     if (item->type != YAML_MAPPING_NODE) {
-      rc = cfg__fail_loc(ld, locs[j].entry, name,
-                    "expected a mapping such as {at: 1ms, kind: link-down, target: leaf0-spine0}, "
-                    "got %s",
-                    cfg__yaml_kind_name(item));
+      rc = cfg__fail_loc(
+          ld, locs[j].entry, name,
+          "expected a mapping such as {at: 1ms, kind: link-down, target: leaf0-spine0}, "
+          "got %s",
+          cfg__yaml_kind_name(item));
       break;
     }
     for (yaml_node_pair_t *pair = item->data.mapping.pairs.start;
@@ -148,23 +152,24 @@ static int set_faults(loader *ld, int i, const char *key, const yaml_node_t *v) 
           cfg__fault_unknown_field((const char *)k->data.scalar.value, k->data.scalar.length, msg,
                                    sizeof msg);
         else
-          snprintf(msg, sizeof msg, "a field name must be a word such as at, not %s", cfg__yaml_kind_name(k));
+          snprintf(msg, sizeof msg, "a field name must be a word such as at, not %s",
+                   cfg__yaml_kind_name(k));
         rc = cfg__fail_loc(ld, kl, name, "%s", msg);
         break;
       }
       snprintf(name, sizeof name, "faults[%zu].%s", j, cfg__fault_field_name(field));
       if (have[field]) {
         rc = cfg__fail_loc(ld, kl, name, "duplicate field (first set at line %u, column %u)",
-                      locs[j].field[field].line, locs[j].field[field].col);
+                           locs[j].field[field].line, locs[j].field[field].col);
         break;
       }
       if (val->type != YAML_SCALAR_NODE) {
         rc = cfg__fail_loc(ld, vl, name, "expected a value, got %s", cfg__yaml_kind_name(val));
         break;
       }
-      if (cfg__fault_set_field(f, field, cfg__yaml_is_null(val) ? "" : (const char *)val->data.scalar.value,
-                               cfg__yaml_is_null(val) ? 0 : val->data.scalar.length, msg,
-                               sizeof msg) != SIM_OK) {
+      if (cfg__fault_set_field(
+              f, field, cfg__yaml_is_null(val) ? "" : (const char *)val->data.scalar.value,
+              cfg__yaml_is_null(val) ? 0 : val->data.scalar.length, msg, sizeof msg) != SIM_OK) {
         rc = cfg__fail_loc(ld, vl, name, "%s", msg);
         break;
       }
@@ -204,15 +209,16 @@ static int set_leaf(loader *ld, int i, const char *key, const yaml_node_t *v) {
     return cfg__fail_loc(ld, l, key, "expected a value (%s), got %s", type, cfg__yaml_kind_name(v));
   }
   if (!ld->set_index && slot->origin == ORIGIN_FILE)
-    return cfg__fail_loc(ld, l, key, "duplicate key (first set at line %u, column %u)", slot->loc.line,
-                    slot->loc.col);
+    return cfg__fail_loc(ld, l, key, "duplicate key (first set at line %u, column %u)",
+                         slot->loc.line, slot->loc.col);
   if (v->type == YAML_SEQUENCE_NODE) {
     int rc = ktype == CFG__FAULTS ? set_faults(ld, i, key, v)
              : ktype == CFG__JOBS ? cfg__set_jobs(ld, i, key, v)
                                   : set_sequence(ld, i, key, v);
     if (rc != SIM_OK) return rc;
-  } else if (cfg__set_text(ld->s, (size_t)i, cfg__yaml_is_null(v) ? "" : (const char *)v->data.scalar.value,
-                           cfg__yaml_is_null(v) ? 0 : v->data.scalar.length, msg, sizeof msg) != SIM_OK) {
+  } else if (cfg__set_text(
+                 ld->s, (size_t)i, cfg__yaml_is_null(v) ? "" : (const char *)v->data.scalar.value,
+                 cfg__yaml_is_null(v) ? 0 : v->data.scalar.length, msg, sizeof msg) != SIM_OK) {
     return cfg__fail_loc(ld, l, key, "%s", msg);
   }
   slot->loc = l;
@@ -245,7 +251,7 @@ static int walk_mapping(loader *ld, const yaml_node_t *map, const char *prefix) 
     int idx;
     if (k->type != YAML_SCALAR_NODE) {
       rc = cfg__fail_loc(ld, kl, NULL, "a key must be a name such as cluster.nodes, not %s",
-                    k->type == YAML_MAPPING_NODE ? "a mapping" : "a list");
+                         k->type == YAML_MAPPING_NODE ? "a mapping" : "a list");
       break;
     }
     klen = k->data.scalar.length;
@@ -276,14 +282,15 @@ static int walk_mapping(loader *ld, const yaml_node_t *map, const char *prefix) 
           memcmp(qk->data.scalar.value, k->data.scalar.value, klen) == 0) {
         cfg_loc ql = cfg__loc_of(ld, yaml_document_get_node(ld->ydoc, q->value)->start_mark);
         rc = cfg__fail_loc(ld, vl, path, "duplicate key (first set at line %u, column %u)", ql.line,
-                      ql.col);
+                           ql.col);
         break;
       }
     }
     if (rc != SIM_OK) break;
     if (cfg__yaml_is_null(v)) continue; /* "cluster:" with nothing under it */
     if (v->type != YAML_MAPPING_NODE) {
-      rc = cfg__fail_loc(ld, vl, path, "expected a mapping of %s.* keys, got %s", path, cfg__yaml_kind_name(v));
+      rc = cfg__fail_loc(ld, vl, path, "expected a mapping of %s.* keys, got %s", path,
+                         cfg__yaml_kind_name(v));
       break;
     }
     path[len] = '.';
@@ -309,9 +316,9 @@ static int check_depth(loader *ld, const char *key) {
     if (type == YAML_SEQUENCE_START_EVENT || type == YAML_MAPPING_START_EVENT) {
       if (++depth > CFG__YAML_DEPTH_MAX)
         rc = cfg__fail_loc(ld, cfg__loc_of(ld, ev.start_mark), key,
-                      "YAML nested %d levels deep here; allowed at most %d (the deepest valid "
-                      "scenario nests %d: the top mapping, a section, its subsection, a list)",
-                      depth, CFG__YAML_DEPTH_MAX, CFG__YAML_DEPTH_USED);
+                           "YAML nested %d levels deep here; allowed at most %d (the deepest valid "
+                           "scenario nests %d: the top mapping, a section, its subsection, a list)",
+                           depth, CFG__YAML_DEPTH_MAX, CFG__YAML_DEPTH_USED);
     } else if (type == YAML_SEQUENCE_END_EVENT || type == YAML_MAPPING_END_EVENT) {
       depth--;
     }
@@ -340,10 +347,11 @@ static int load_yaml(loader *ld) {
   root = yaml_document_get_root_node(&ydoc);
   if (root && !cfg__yaml_is_null(root)) {
     if (root->type != YAML_MAPPING_NODE) {
-      rc = cfg__fail_loc(ld, cfg__loc_of(ld, root->start_mark), NULL,
-                    "expected a mapping of keys at the top level (such as 'cluster.nodes: 4'), "
-                    "got %s",
-                    cfg__yaml_kind_name(root));
+      rc =
+          cfg__fail_loc(ld, cfg__loc_of(ld, root->start_mark), NULL,
+                        "expected a mapping of keys at the top level (such as 'cluster.nodes: 4'), "
+                        "got %s",
+                        cfg__yaml_kind_name(root));
       goto done;
     }
     rc = walk_mapping(ld, root, "");
@@ -357,7 +365,7 @@ static int load_yaml(loader *ld) {
   root = yaml_document_get_root_node(&extra);
   if (root && !cfg__yaml_is_null(root)) /* a trailing "---" alone is harmless */
     rc = cfg__fail_loc(ld, cfg__loc_of(ld, root->start_mark), NULL,
-                  "a second YAML document; a scenario is one document");
+                       "a second YAML document; a scenario is one document");
   yaml_document_delete(&extra);
 done:
   if (have_doc) yaml_document_delete(&ydoc);
@@ -412,7 +420,7 @@ static int apply_set(loader *ld, uint32_t index, const char *arg) {
   if (idx < 0) {
     if (cfg__is_section(key, ke - kb))
       rc = cfg__fail_loc(ld, l, key, "is a section; set one of its keys (such as %s)",
-                    first_key_of(key, ke - kb));
+                         first_key_of(key, ke - kb));
     else rc = fail_unknown(ld, l, key, ke - kb);
     goto done;
   }
@@ -421,8 +429,8 @@ static int apply_set(loader *ld, uint32_t index, const char *arg) {
   ld->len = strlen(eq + 1);
   if (ld->len > CFG__FILE_MAX) {
     rc = cfg__fail_loc(ld, (cfg_loc){cfg__set_label, index, ld->col0}, key,
-                  "a value of %zu bytes; allowed at most %d (a whole scenario file's limit)",
-                  ld->len, CFG__FILE_MAX);
+                       "a value of %zu bytes; allowed at most %d (a whole scenario file's limit)",
+                       ld->len, CFG__FILE_MAX);
     goto done;
   }
   if ((rc = check_depth(ld, key)) != SIM_OK) goto done;

@@ -67,10 +67,10 @@ static int walk_workload(loader *ld, cfg_job *job, cfg__job_loc *jl, const yaml_
                              jl->wl_loc[w].line, jl->wl_loc[w].col);
     if (v->type != YAML_SCALAR_NODE)
       return cfg__fail_loc(ld, vl, name, "expected a value, got %s", cfg__yaml_kind_name(v));
-    if (cfg__set_workload_text(
-            &job->workload, (size_t)i,
-            cfg__yaml_is_null(v) ? "" : (const char *)v->data.scalar.value,
-            cfg__yaml_is_null(v) ? 0 : v->data.scalar.length, msg, sizeof msg) != SIM_OK)
+    if (cfg__set_workload_text(&job->workload, (size_t)i,
+                               cfg__yaml_is_null(v) ? "" : (const char *)v->data.scalar.value,
+                               cfg__yaml_is_null(v) ? 0 : v->data.scalar.length, msg,
+                               sizeof msg) != SIM_OK)
       return cfg__fail_loc(ld, vl, name, "%s", msg);
     jl->wl_key = sim_realloc(jl->wl_key, (jl->nwl + 1) * sizeof *jl->wl_key);
     jl->wl_loc = sim_realloc(jl->wl_loc, (jl->nwl + 1) * sizeof *jl->wl_loc);
@@ -121,9 +121,9 @@ static int set_field(loader *ld, cfg_job *job, cfg__job_loc *jl, int field, cons
   }
   if (val->type != YAML_SCALAR_NODE)
     return cfg__fail_loc(ld, vl, name, "expected a value, got %s", cfg__yaml_kind_name(val));
-  if (cfg__job_set_field(job, field, cfg__yaml_is_null(val) ? "" : (const char *)val->data.scalar.value,
-                         cfg__yaml_is_null(val) ? 0 : val->data.scalar.length, msg,
-                         sizeof msg) != SIM_OK)
+  if (cfg__job_set_field(
+          job, field, cfg__yaml_is_null(val) ? "" : (const char *)val->data.scalar.value,
+          cfg__yaml_is_null(val) ? 0 : val->data.scalar.length, msg, sizeof msg) != SIM_OK)
     return cfg__fail_loc(ld, vl, name, "%s", msg);
   return SIM_OK;
 }
@@ -145,9 +145,9 @@ static int read_entry(loader *ld, const yaml_node_t *item, cfg_job *job, cfg__jo
     const yaml_node_t *k = yaml_document_get_node(ld->ydoc, pair->key);
     const yaml_node_t *val = yaml_document_get_node(ld->ydoc, pair->value);
     cfg_loc kl = cfg__loc_of(ld, k->start_mark);
-    int field = k->type == YAML_SCALAR_NODE ? cfg__job_field_find((const char *)k->data.scalar.value,
-                                                                  k->data.scalar.length)
-                                            : -1;
+    int field = k->type == YAML_SCALAR_NODE
+                    ? cfg__job_field_find((const char *)k->data.scalar.value, k->data.scalar.length)
+                    : -1;
     snprintf(name, sizeof name, "jobs[%u]", job->index);
     if (field < 0) {
       if (k->type == YAML_SCALAR_NODE)

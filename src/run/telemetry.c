@@ -113,8 +113,7 @@ static void jobs_events(tel *tl, const run_jobs *js) {
     const run_job *job = &js->v[j];
     if (!job->exec.plan) continue; /* not started: the run stopped before its start */
     snprintf(what, sizeof what, "%s: %s of %llu bytes over %u ranks", job->cfg->name,
-             cfg_coll_op_name(job->plan.op), (unsigned long long)job->plan.bytes,
-             job->plan.nranks);
+             cfg_coll_op_name(job->plan.op), (unsigned long long)job->plan.bytes, job->plan.nranks);
     tel_event(tl, job->exec.start, "job", "workload-start", what, NAN);
     if (job->exec.finished)
       tel_event(tl, job->exec.end, "job", "workload-end", job->cfg->name,

@@ -145,9 +145,10 @@ static void test_refused(void **state) {
                 "jobs:\n  - {name: a, gpus: 4, workload: {kind: collective}}\n"
                 "  - {name: a, gpus: 4, workload: {kind: collective}}\n",
                 ":6:12: jobs[1].name: 'a' is also the name of jobs[0]");
-  check_refused(8, "jobs:\n  - {name: a, gpus: 4, workload: {kind: training}}\n",
-                ":5:41: jobs[0].workload.kind: workload.kind training is not yet supported in jobs: "
-                "(issue 16)");
+  check_refused(
+      8, "jobs:\n  - {name: a, gpus: 4, workload: {kind: training}}\n",
+      ":5:41: jobs[0].workload.kind: workload.kind training is not yet supported in jobs: "
+      "(issue 16)");
   check_refused(8,
                 "jobs:\n  - {name: a, gpus: 4, workload: {kind: collective, collective: "
                 "{algorithm: pairwise}}}\n",

@@ -71,5 +71,9 @@ void cfg__job_locs_free(cfg_doc *doc);
  * that entry, field or workload key was written (a key not given: its
  * workload mapping, else the entry). 0 when key names no job. */
 int cfg__job_where(const cfg_doc *doc, const char *key, cfg_loc *out);
+/* Once the presets are applied: each job's derived workload keys it did not
+ * give (e.g. workload.compute_efficiency by cluster.gpu) take the
+ * scenario's resolved value, as the top-level workload's do. */
+void cfg__jobs_presets(cfg_scenario *s, const cfg_doc *doc);
 
 #endif

@@ -2,6 +2,7 @@
  * entry a mapping of fields (jobs.c parses them), its `workload:` a mapping
  * of workload.* keys read with the schema's rows, every field and key
  * located for later messages. Cost: O(entries x keys x schema size). */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,31 @@ static void locs_free(cfg__job_loc *locs, size_t n) {
 }
 
 enum { WL_PATH_MAX = 200 };
+
+/* A list key of a job's workload from a YAML sequence: its items joined
+ * as the key's list text ("784,128,10"), parsed by the schema's setter. */
+static int set_list(loader *ld, cfg_job *job, size_t i, const yaml_node_t *v, cfg_loc vl,
+                    const char *name) {
+  char msg[512];
+  cfg__buf b = {0};
+  int rc = SIM_OK;
+  for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top; it++) {
+    const yaml_node_t *item = yaml_document_get_node(ld->ydoc, *it);
+    if (item->type != YAML_SCALAR_NODE) {
+      rc = cfg__fail_loc(ld, cfg__loc_of(ld, item->start_mark), name, "expected an integer, got %s",
+                         cfg__yaml_kind_name(item));
+      break;
+    }
+    cfg__buf_printf(&b, "%s%.*s", it == v->data.sequence.items.start ? "" : ",",
+                    (int)item->data.scalar.length, (const char *)item->data.scalar.value);
+  }
+  char *text = cfg__buf_take(&b);
+  if (rc == SIM_OK &&
+      cfg__set_workload_text(&job->workload, i, text, strlen(text), msg, sizeof msg) != SIM_OK)
+    rc = cfg__fail_loc(ld, vl, name, "%s", msg);
+  sim_free(text);
+  return rc;
+}
 
 /* One mapping of a job's workload, keys relative to `prefix` ("workload"
  * at the top): a mapping value descends, a value sets the schema key
@@ -65,13 +91,17 @@ static int walk_workload(loader *ld, cfg_job *job, cfg__job_loc *jl, const yaml_
       if (jl->wl_key[w] == (uint32_t)i)
         return cfg__fail_loc(ld, kl, name, "duplicate key (first set at line %u, column %u)",
                              jl->wl_loc[w].line, jl->wl_loc[w].col);
-    if (v->type != YAML_SCALAR_NODE)
+    if (v->type == YAML_SEQUENCE_NODE && cfg__key_at((size_t)i)->type == CFG__LIST) {
+      int rc = set_list(ld, job, (size_t)i, v, vl, name);
+      if (rc != SIM_OK) return rc;
+    } else if (v->type != YAML_SCALAR_NODE) {
       return cfg__fail_loc(ld, vl, name, "expected a value, got %s", cfg__yaml_kind_name(v));
-    if (cfg__set_workload_text(&job->workload, (size_t)i,
-                               cfg__yaml_is_null(v) ? "" : (const char *)v->data.scalar.value,
-                               cfg__yaml_is_null(v) ? 0 : v->data.scalar.length, msg,
-                               sizeof msg) != SIM_OK)
+    } else if (cfg__set_workload_text(
+                   &job->workload, (size_t)i,
+                   cfg__yaml_is_null(v) ? "" : (const char *)v->data.scalar.value,
+                   cfg__yaml_is_null(v) ? 0 : v->data.scalar.length, msg, sizeof msg) != SIM_OK) {
       return cfg__fail_loc(ld, vl, name, "%s", msg);
+    }
     jl->wl_key = sim_realloc(jl->wl_key, (jl->nwl + 1) * sizeof *jl->wl_key);
     jl->wl_loc = sim_realloc(jl->wl_loc, (jl->nwl + 1) * sizeof *jl->wl_loc);
     jl->wl_key[jl->nwl] = (uint32_t)i;
@@ -242,6 +272,21 @@ int cfg__job_where(const cfg_doc *doc, const char *key, cfg_loc *out) {
   if (field < 0) return 0;
   if (jl->field[field].line) *out = jl->field[field];
   return 1;
+}
+
+void cfg__jobs_presets(cfg_scenario *s, const cfg_doc *doc) {
+  for (uint32_t j = 0; j < s->jobs.n && doc && j < doc->njloc; j++) {
+    const cfg__job_loc *jl = &doc->jloc[j];
+    for (size_t i = 0; i < cfg__nkeys(); i++) {
+      const cfg__key *k = cfg__key_at(i);
+      bool given = false;
+      if (!cfg__is_workload_key(i) || k->derive == CFG__DERIVE_NONE) continue;
+      for (uint32_t w = 0; w < jl->nwl; w++) given |= jl->wl_key[w] == (uint32_t)i;
+      if (given || k->type == CFG__STRING || k->type == CFG__LIST) continue;
+      memcpy((char *)&s->jobs.v[j].workload + (k->offset - offsetof(cfg_scenario, workload)),
+             (const char *)s + k->offset, k->width);
+    }
+  }
 }
 
 void cfg_doc_scope_job(const cfg_doc *doc, int job) {

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config/cfg_internal.h"
+#include "config/load_internal.h"
 
 static int key_index(const char *name) { return cfg__find_key(name, strlen(name)); }
 
@@ -509,6 +509,7 @@ int cfg__resolve(cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
   if (rc == SIM_OK) rc = check_planes(s, doc, err);
   if (rc == SIM_OK) rc = check_switch(s, doc, err);
   if (rc == SIM_OK) rc = check_collective(s, doc, err);
+  if (rc == SIM_OK) cfg__jobs_presets(s, doc);
   if (rc == SIM_OK) rc = check_jobs(s, doc, err);
   if (rc == SIM_OK) rc = check_efficiency(s, doc, err);
   if (rc == SIM_OK) rc = check_packet(s, doc, err);

@@ -165,12 +165,40 @@ static void test_refused(void **state) {
                 "jobs[0].nodes: placement: node 0 is listed twice");
 }
 
+/* scenario.yaml (cfg_dump) of a scenario with jobs loads back to itself. */
+static void test_dump_round_trip(void **state) {
+  (void)state;
+  static const char yaml[] =
+      "cluster: {nodes: 8, gpus_per_node: 1}\n"
+      "jobs:\n"
+      "  - {name: \"a b\", gpus: 2, placement: explicit, nodes: [3, 1], start: 2us,\n"
+      "     workload: {kind: collective, collective.op: allgather, collective: {size: 3MiB}}}\n"
+      "  - {name: c, gpus: 4, placement: spread, workload: {kind: collective}}\n";
+  cfg_scenario a, b;
+  cfg_doc *da, *db;
+  sim_error err = {0};
+  if (cfg_load_buffer(&a, &da, "a", yaml, strlen(yaml), NULL, 0, &err) != SIM_OK)
+    fail_msg("%s", err.msg);
+  assert_int_equal(a.jobs.n, 2);
+  assert_int_equal(a.jobs.v[0].workload.collective.op, CFG_COLL_ALLGATHER);
+  assert_int_equal(a.jobs.v[0].workload.collective.size, 3 << 20);
+  assert_int_equal(a.jobs.v[1].workload.collective.op, CFG_COLL_ALLREDUCE); /* the default */
+  char *text = cfg_dump(&a);
+  if (cfg_load_buffer(&b, &db, "b", text, strlen(text), NULL, 0, &err) != SIM_OK)
+    fail_msg("%s", err.msg);
+  char *again = cfg_dump(&b);
+  assert_string_equal(text, again);
+  sim_free(text);
+  sim_free(again);
+  cfg_free(&a, da);
+  cfg_free(&b, db);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_disjoint_leaves_analytic),
-      cmocka_unit_test(test_disjoint_leaves_flow),
-      cmocka_unit_test(test_shared_spine_flow),
-      cmocka_unit_test(test_refused),
+      cmocka_unit_test(test_disjoint_leaves_analytic), cmocka_unit_test(test_disjoint_leaves_flow),
+      cmocka_unit_test(test_shared_spine_flow),        cmocka_unit_test(test_refused),
+      cmocka_unit_test(test_dump_round_trip),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -53,7 +53,7 @@ static const char disjoint[] =
     "jobs:\n"
     "  - {name: a, gpus: 4, placement: topology-aware,\n"
     "     workload: {kind: collective, collective: {op: allreduce, size: 16MiB}}}\n"
-    "  - {name: b, gpus: 4, placement: explicit, nodes: [4, 5, 6, 7],\n"
+    "  - {name: b, gpus: 4, placement: explicit, nodes: [4, 5, 6, 7], start: 30us,\n"
     "     workload: {kind: collective, collective: {op: allreduce, size: 16MiB}}}\n";
 
 static void check_disjoint(const char *fidelity) {
@@ -71,6 +71,8 @@ static void check_disjoint(const char *fidelity) {
     assert_true(job->res.time_s == job->alone.time_s);
     assert_true(job->slowdown == 1.0);
   }
+  assert_int_equal(s.jobs.v[0].exec.start, 0);
+  assert_int_equal(s.jobs.v[1].exec.start, 30 * SIM_PS_PER_US); /* b starts at its start */
   run_setup_free(&s);
 }
 

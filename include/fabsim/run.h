@@ -166,19 +166,20 @@ simtime_ps run_plan_estimate(const coll_plan *p, const topo *t, const cfg_scenar
 
 /* ---- several jobs on one fabric (jobs:) ------------------------------------------------ */
 
-/* One job of the scenario's jobs: list, placed and planned (collective
- * workloads in this step; docs/shared-fabric.md, "Several jobs"). */
+/* One job of the scenario's jobs: list, placed and planned (collective and
+ * traffic workloads in this step; docs/shared-fabric.md, "Several jobs"). */
 typedef struct run_job {
   /* public */
   const cfg_job *cfg; /* the scenario's entry: name, gpus, placement, start */
   uint32_t *nodes;    /* its nodes, ascending (the collective's rank order); owned */
   uint32_t nnodes;
-  plc_metrics metrics; /* of the nodes in that order */
-  coll_plan plan;      /* over the job's GPUs */
-  coll_exec exec;      /* in the shared run: start = cfg->start */
-  coll_result res;     /* in the shared run, from the job's start */
-  bool finished;       /* the job's collective ran to its end */
-  coll_result alone;   /* the same plan alone on the same fabric (more than one job) */
+  plc_metrics metrics;   /* of the nodes in that order */
+  coll_plan plan;        /* over the job's GPUs: its collective or traffic pattern */
+  double pair_latency_s; /* traffic pattern pair: zero-byte one-way latency */
+  coll_exec exec;        /* in the shared run: start = cfg->start */
+  coll_result res;       /* in the shared run, from the job's start */
+  bool finished;         /* the job's collective ran to its end */
+  coll_result alone;     /* the same plan alone on the same fabric (more than one job) */
   bool have_alone;
   double slowdown; /* res.time_s / alone.time_s; 1 for a single job; 0: unknown */
   /* private */

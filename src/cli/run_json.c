@@ -220,17 +220,28 @@ static json_t *jobs_json(const run_jobs *js) {
     json_object_set_new(pl, "ring_hops_max", json_integer(m->ring_hops_max));
     json_object_set_new(o, "placement", pl);
     json_object_set_new(o, "start_s", json_real(sim_ps_to_s(job->cfg->start)));
-    json_object_set_new(c, "op", json_string(cfg_coll_op_name(job->plan.op)));
-    json_object_set_new(c, "algorithm", json_string(cfg_coll_algorithm_name(job->plan.algorithm)));
-    json_object_set_new(c, "bytes", json_integer((json_int_t)job->plan.bytes));
-    json_object_set_new(c, "ranks", json_integer(job->plan.nranks));
-    json_object_set_new(c, "time_s", job->finished ? json_real(job->res.time_s) : json_null());
-    json_object_set_new(c, "algbw_GBps",
-                        job->finished ? json_real(job->res.algbw_GBps) : json_null());
-    json_object_set_new(c, "busbw_GBps",
-                        job->finished ? json_real(job->res.busbw_GBps) : json_null());
-    json_array_append_new(colls, c);
-    json_object_set_new(o, "collectives", colls);
+    if (job->cfg->workload.kind == CFG_WORKLOAD_TRAFFIC) { /* as a single traffic run's */
+      json_decref(colls);
+      json_object_set_new(
+          c, "pattern", json_string(cfg_traffic_pattern_name(job->cfg->workload.traffic.pattern)));
+      json_object_set_new(c, "flows", json_integer((json_int_t)coll_plan_flows(&job->plan)));
+      json_object_set_new(c, "bytes_per_flow", json_integer((json_int_t)job->plan.bytes));
+      json_object_set_new(c, "time_s", job->finished ? json_real(job->res.time_s) : json_null());
+      json_object_set_new(o, "traffic", c);
+    } else {
+      json_object_set_new(c, "op", json_string(cfg_coll_op_name(job->plan.op)));
+      json_object_set_new(c, "algorithm",
+                          json_string(cfg_coll_algorithm_name(job->plan.algorithm)));
+      json_object_set_new(c, "bytes", json_integer((json_int_t)job->plan.bytes));
+      json_object_set_new(c, "ranks", json_integer(job->plan.nranks));
+      json_object_set_new(c, "time_s", job->finished ? json_real(job->res.time_s) : json_null());
+      json_object_set_new(c, "algbw_GBps",
+                          job->finished ? json_real(job->res.algbw_GBps) : json_null());
+      json_object_set_new(c, "busbw_GBps",
+                          job->finished ? json_real(job->res.busbw_GBps) : json_null());
+      json_array_append_new(colls, c);
+      json_object_set_new(o, "collectives", colls);
+    }
     json_object_set_new(o, "time_s", job->finished ? json_real(job->res.time_s) : json_null());
     json_object_set_new(o, "alone_time_s",
                         job->have_alone ? json_real(job->alone.time_s) : json_null());

@@ -104,7 +104,10 @@ static void jobs_text(const run_jobs *js) {
     printf("job %-8s %u GPUs %s on %u node%s, %u lea%s, %u spine crossing%s: %s %s, %s\n",
            job->cfg->name, job->cfg->gpus, cfg_placement_name(job->cfg->placement), job->nnodes,
            job->nnodes == 1 ? "" : "s", m->leaves, m->leaves == 1 ? "f" : "ves",
-           m->ring_spine_pairs, m->ring_spine_pairs == 1 ? "" : "s", cfg_coll_op_name(job->plan.op),
+           m->ring_spine_pairs, m->ring_spine_pairs == 1 ? "" : "s",
+           job->cfg->workload.kind == CFG_WORKLOAD_TRAFFIC
+               ? cfg_traffic_pattern_name(job->cfg->workload.traffic.pattern)
+               : cfg_coll_op_name(job->plan.op),
            out_fmt_bytes(a, sizeof a, job->plan.bytes),
            job->finished ? out_fmt_seconds(b, sizeof b, job->res.time_s) : "did not finish");
     if (job->have_alone)

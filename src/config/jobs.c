@@ -8,8 +8,8 @@
  * (cfg__set_workload_text), starting from the schema's defaults. The
  * cross-key checks of a workload (validate.c) run on each job in turn.
  *
- * This step runs collective workloads only; the other kinds are refused at
- * their key.
+ * This step runs collective and traffic workloads; training and trace
+ * jobs are refused at their workload.kind.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -137,10 +137,11 @@ int cfg__job_check(const cfg_job *j, const uint8_t have[CFG__JF_N], int *field, 
       snprintf(msg, cap, "missing; every job has a name, gpus and a workload");
       return SIM_ECONFIG;
     }
-  if (j->workload.kind != CFG_WORKLOAD_COLLECTIVE) {
+  if (j->workload.kind != CFG_WORKLOAD_COLLECTIVE && j->workload.kind != CFG_WORKLOAD_TRAFFIC) {
     *field = CFG__JF_WORKLOAD;
     snprintf(msg, cap,
-             "workload.kind %s is not yet supported in jobs: (issue 16); allowed: collective",
+             "workload.kind %s is not yet supported in jobs: (issue 16); allowed: collective, "
+             "traffic",
              cfg_workload_kind_name(j->workload.kind));
     return SIM_ECONFIG;
   }

@@ -950,7 +950,7 @@ static const cfg__key schema[] = {
      .type = CFG__JOBS,
      .def = "[]",
      .doc = "Several workloads sharing the fabric, a list of {name, gpus, placement, nodes, "
-            "start, workload}; each workload takes the workload.* keys (collective only for "
+            "start, workload}; each workload takes the workload.* keys (collective and traffic for "
             "now); see the table below and docs/shared-fabric.md.",
      FIELD(jobs)},
 };

@@ -53,7 +53,8 @@ static int place_job(run_job *job, const cfg_job *cj, const cfg_scenario *cfg, c
   return plc_metrics_of(t, job->nodes, n, &job->metrics, err);
 }
 
-/* The job's plan over its GPUs, with the job's workload keys in errors. */
+/* The job's plan (its collective or traffic pattern) over its GPUs, with
+ * the job's workload keys in errors. */
 static int plan_job(run_job *job, const cfg_job *cj, const cfg_scenario *cfg, const cfg_doc *doc,
                     const topo *t, sim_error *err) {
   uint32_t gpn = topo_gpu_count(t) / topo_node_count(t);
@@ -63,7 +64,10 @@ static int plan_job(run_job *job, const cfg_job *cj, const cfg_scenario *cfg, co
   cfg_scenario view = *cfg; /* the scenario with the job's workload in place */
   view.workload = cj->workload;
   cfg_doc_scope_job(doc, (int)cj->index);
-  int rc = cal_collective_plan_on(&job->plan, t, &view, doc, gpus, job->nnodes * gpn, err);
+  int rc = cj->workload.kind == CFG_WORKLOAD_TRAFFIC
+               ? run__traffic_plan(&job->plan, &job->pair_latency_s, &view, doc, t, gpus,
+                                   job->nnodes * gpn, err)
+               : cal_collective_plan_on(&job->plan, t, &view, doc, gpus, job->nnodes * gpn, err);
   cfg_doc_scope_job(doc, -1);
   sim_free(gpus);
   return rc;

@@ -112,8 +112,14 @@ static void jobs_events(tel *tl, const run_jobs *js) {
   for (uint32_t j = 0; j < js->n; j++) {
     const run_job *job = &js->v[j];
     if (!job->exec.plan) continue; /* not started: the run stopped before its start */
-    snprintf(what, sizeof what, "%s: %s of %llu bytes over %u ranks", job->cfg->name,
-             cfg_coll_op_name(job->plan.op), (unsigned long long)job->plan.bytes, job->plan.nranks);
+    if (job->cfg->workload.kind == CFG_WORKLOAD_TRAFFIC)
+      snprintf(what, sizeof what, "%s: %s traffic, %llu flows", job->cfg->name,
+               cfg_traffic_pattern_name(job->cfg->workload.traffic.pattern),
+               (unsigned long long)coll_plan_flows(&job->plan));
+    else
+      snprintf(what, sizeof what, "%s: %s of %llu bytes over %u ranks", job->cfg->name,
+               cfg_coll_op_name(job->plan.op), (unsigned long long)job->plan.bytes,
+               job->plan.nranks);
     tel_event(tl, job->exec.start, "job", "workload-start", what, NAN);
     if (job->exec.finished)
       tel_event(tl, job->exec.end, "job", "workload-end", job->cfg->name,

@@ -123,6 +123,39 @@ static void test_shared_spine_flow(void **state) {
   run_setup_free(&s);
 }
 
+/* Two traffic jobs (pattern pair: rank 0 sends S to its last rank) on the
+ * fabric above: node 0 -> 7 and node 1 -> 8 share leaf 0's one uplink, so
+ * each flow gets B / 2 and takes exactly S x 8 / B longer than alone; the
+ * pattern runs over the job's GPUs only. */
+static const char shared_traffic[] =
+    "cluster.nic.efficiency: 1\n"
+    "cluster.pcie.efficiency: 1\n"
+    "fabric.link_efficiency: 1\n"
+    "fabric.link_bandwidth: 100Gbps\n"
+    "fabric.oversubscription: 7\n"
+    "jobs:\n"
+    "  - {name: a, gpus: 2, placement: explicit, nodes: [0, 7],\n"
+    "     workload: {kind: traffic, traffic: {pattern: pair, size: 16MiB}}}\n"
+    "  - {name: b, gpus: 2, placement: explicit, nodes: [1, 8],\n"
+    "     workload: {kind: traffic, traffic: {pattern: pair, size: 16MiB}}}\n";
+
+static void test_shared_traffic_flow(void **state) {
+  (void)state;
+  run_setup s;
+  run_all(&s, scenario_file(14, "flow", shared_traffic));
+  double extra = 16.0 * 1024 * 1024 * 8 / 100e9;
+  for (uint32_t j = 0; j < 2; j++) {
+    const run_job *job = &s.jobs.v[j];
+    assert_int_equal(job->plan.nphases, 1);
+    assert_int_equal(job->plan.phases[0].n, 1);
+    assert_int_equal(job->plan.phases[0].x[0].src_gpu, job->nodes[0]); /* 1 GPU per node */
+    assert_int_equal(job->plan.phases[0].x[0].dst_gpu, job->nodes[1]);
+    assert_true(job->finished && job->have_alone);
+    assert_float_equal(job->res.time_s, job->alone.time_s + extra, 1e-12);
+  }
+  run_setup_free(&s);
+}
+
 /* Setup errors, located, nothing simulated. */
 static void check_refused(uint32_t nodes, const char *jobs, const char *want) {
   run_setup s;
@@ -198,8 +231,11 @@ static void test_dump_round_trip(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_disjoint_leaves_analytic), cmocka_unit_test(test_disjoint_leaves_flow),
-      cmocka_unit_test(test_shared_spine_flow),        cmocka_unit_test(test_refused),
+      cmocka_unit_test(test_disjoint_leaves_analytic),
+      cmocka_unit_test(test_disjoint_leaves_flow),
+      cmocka_unit_test(test_shared_spine_flow),
+      cmocka_unit_test(test_shared_traffic_flow),
+      cmocka_unit_test(test_refused),
       cmocka_unit_test(test_dump_round_trip),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

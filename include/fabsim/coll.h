@@ -293,6 +293,9 @@ typedef struct coll_traffic_spec {
   simtime_ps stagger; /* 0: together */
   uint32_t qps;
   uint64_t seed;
+  const uint32_t *gpus; /* the GPUs the pattern runs over, whole nodes in ascending order (a
+                           job's); NULL: every GPU of t. Rank i of the pattern is gpus[i]. */
+  uint32_t ngpus;
 } coll_traffic_spec;
 /* SIM_EINVAL when the pattern does not fit (too few GPUs or senders, more
  * than 50 M flows). */

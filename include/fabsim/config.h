@@ -170,6 +170,102 @@ const char *cfg_fault_kind_name(cfg_fault_kind k);
 /* Link, switch and NIC kinds (the backend's business); the rest are GPU kinds. */
 bool cfg_fault_is_network(cfg_fault_kind k);
 
+/* workload.*: what the run simulates; also each job's `workload:` (jobs:). */
+typedef struct cfg_workload {
+  cfg_workload_kind kind;
+  struct {
+    cfg_coll_op op;
+    cfg_coll_algorithm algorithm;
+    uint64_t size;     /* bytes: the buffer size as nccl-tests counts it */
+    uint32_t ranks;    /* 0 = every GPU */
+    uint32_t channels; /* parallel rings; 0 = one per NIC of a node */
+    uint64_t chunk;    /* bytes: ring broadcast pipeline chunk */
+    cfg_coll_protocol protocol;
+    cfg_coll_latency latency; /* NCCL's tuning model by default; fabsim calibrate fits them */
+    bool nvls;                /* NVLink SHARP allowed where the NVSwitch has it */
+  } collective;
+  struct {
+    cfg_traffic_pattern pattern;
+    uint64_t size;    /* bytes per flow */
+    uint32_t senders; /* incast fan-in */
+    cfg_traffic_start start;
+    simtime_ps stagger;
+  } traffic;
+  uint32_t qps_per_connection;
+  struct {         /* workload.kind training: the model */
+    double params; /* 0: counted from the shape */
+    uint32_t layers, hidden, heads, seq_len, vocab;
+    uint32_t ffn_hidden;     /* 0: 4 x hidden */
+    bool gated_ffn;          /* three feed-forward matrices (SwiGLU) */
+    cfg_u64_list mlp_layers; /* non-empty: a plain MLP of these widths */
+    uint32_t experts, top_k, shared_experts;
+    uint32_t expert_hidden;  /* 0: ffn_hidden */
+    uint32_t dense_layers;   /* leading dense layers of an MoE model */
+    uint32_t node_limit;     /* MoE: nodes a token's experts may span; 0 = any */
+    cfg_moe_routing routing; /* MoE: token routing model */
+    double expert_skew;      /* MoE: Zipf exponent of expert popularity */
+  } model;
+  struct {
+    uint32_t dp; /* 0: GPUs / (tp x pp) */
+    uint32_t tp, pp, ep, zero;
+    bool sequence_parallel;
+    cfg_rank_order order;
+    cfg_coll_algorithm dp_algorithm;
+    uint32_t virtual_stages; /* interleaved 1F1B: model chunks per GPU */
+  } parallel;
+  struct {
+    cfg_schedule schedule;
+  } pipeline;
+  struct {
+    bool tp;            /* tensor-parallel collectives overlapped with GEMMs */
+    bool pxn;           /* pxn all-to-all: NVLink forwarding pipelined with the fabric */
+    uint32_t ep_chunks; /* MoE dispatch/combine: chunks pipelining the two hops */
+    uint32_t ep_sms;    /* SMs an expert-parallel dispatch/combine kernel holds */
+    bool sm_offload;    /* communication takes no SMs */
+  } overlap;
+  cfg_precision precision;
+  cfg_optimizer optimizer;
+  uint32_t micro_batch;  /* sequences */
+  uint32_t global_batch; /* sequences per step; 0: derived */
+  cfg_recompute recompute;
+  double compute_efficiency; /* achieved share of the peak in a large GEMM, (0, 1] */
+  uint64_t bucket_size;      /* bytes of gradients per reduction bucket */
+  bool grad_overlap;
+  cfg_comm_model comm_model;
+  uint32_t steps;   /* training steps fabsim run simulates */
+  struct {          /* workload.kind trace: Chakra ET files */
+    char *path;     /* owned; "%d" -> the rank; "none" */
+    uint32_t ranks; /* 0 = every GPU */
+    char *classes;  /* owned; "FIRST-LAST:FILE,...", or "none" */
+    cfg_trace_compute compute;
+  } trace;
+} cfg_workload;
+
+/* jobs: several workloads sharing the fabric (issue 16; docs/shared-fabric.md).
+ * Each entry {name, gpus, placement, nodes, start, workload}; its workload
+ * takes the keys of the top-level workload: (the same schema rows). */
+typedef enum {
+  CFG_PLACE_PACKED,
+  CFG_PLACE_SPREAD,
+  CFG_PLACE_RANDOM,
+  CFG_PLACE_TOPOLOGY_AWARE,
+  CFG_PLACE_EXPLICIT /* nodes: [..] */
+} cfg_placement;     /* the order of PLC_POLICY_MAP (fabsim/place.h) */
+typedef struct cfg_job {
+  char *name; /* owned by the scenario, unique in the list */
+  uint32_t gpus;
+  cfg_placement placement;
+  cfg_u64_list nodes; /* placement explicit: node indices in rank order */
+  simtime_ps start;   /* the job's first transfer, from the run's start */
+  cfg_workload workload;
+  uint32_t index; /* position in the list: errors name jobs[index].key */
+} cfg_job;
+typedef struct cfg_job_list {
+  cfg_job *v; /* owned by the scenario */
+  uint32_t n;
+} cfg_job_list;
+const char *cfg_placement_name(cfg_placement p);
+
 /* The resolved scenario. All fields public and read-only after cfg_load. */
 typedef struct cfg_scenario {
   struct {
@@ -254,75 +350,7 @@ typedef struct cfg_scenario {
     double cable_usd;            /* per copper (DAC) cable */
     bool optical_endpoint_links; /* NIC-leaf links optical (else copper) */
   } cost;
-  struct {
-    cfg_workload_kind kind;
-    struct {
-      cfg_coll_op op;
-      cfg_coll_algorithm algorithm;
-      uint64_t size;     /* bytes: the buffer size as nccl-tests counts it */
-      uint32_t ranks;    /* 0 = every GPU */
-      uint32_t channels; /* parallel rings; 0 = one per NIC of a node */
-      uint64_t chunk;    /* bytes: ring broadcast pipeline chunk */
-      cfg_coll_protocol protocol;
-      cfg_coll_latency latency; /* NCCL's tuning model by default; fabsim calibrate fits them */
-      bool nvls;                /* NVLink SHARP allowed where the NVSwitch has it */
-    } collective;
-    struct {
-      cfg_traffic_pattern pattern;
-      uint64_t size;    /* bytes per flow */
-      uint32_t senders; /* incast fan-in */
-      cfg_traffic_start start;
-      simtime_ps stagger;
-    } traffic;
-    uint32_t qps_per_connection;
-    struct {         /* workload.kind training: the model */
-      double params; /* 0: counted from the shape */
-      uint32_t layers, hidden, heads, seq_len, vocab;
-      uint32_t ffn_hidden;     /* 0: 4 x hidden */
-      bool gated_ffn;          /* three feed-forward matrices (SwiGLU) */
-      cfg_u64_list mlp_layers; /* non-empty: a plain MLP of these widths */
-      uint32_t experts, top_k, shared_experts;
-      uint32_t expert_hidden;  /* 0: ffn_hidden */
-      uint32_t dense_layers;   /* leading dense layers of an MoE model */
-      uint32_t node_limit;     /* MoE: nodes a token's experts may span; 0 = any */
-      cfg_moe_routing routing; /* MoE: token routing model */
-      double expert_skew;      /* MoE: Zipf exponent of expert popularity */
-    } model;
-    struct {
-      uint32_t dp; /* 0: GPUs / (tp x pp) */
-      uint32_t tp, pp, ep, zero;
-      bool sequence_parallel;
-      cfg_rank_order order;
-      cfg_coll_algorithm dp_algorithm;
-      uint32_t virtual_stages; /* interleaved 1F1B: model chunks per GPU */
-    } parallel;
-    struct {
-      cfg_schedule schedule;
-    } pipeline;
-    struct {
-      bool tp;            /* tensor-parallel collectives overlapped with GEMMs */
-      bool pxn;           /* pxn all-to-all: NVLink forwarding pipelined with the fabric */
-      uint32_t ep_chunks; /* MoE dispatch/combine: chunks pipelining the two hops */
-      uint32_t ep_sms;    /* SMs an expert-parallel dispatch/combine kernel holds */
-      bool sm_offload;    /* communication takes no SMs */
-    } overlap;
-    cfg_precision precision;
-    cfg_optimizer optimizer;
-    uint32_t micro_batch;  /* sequences */
-    uint32_t global_batch; /* sequences per step; 0: derived */
-    cfg_recompute recompute;
-    double compute_efficiency; /* achieved share of the peak in a large GEMM, (0, 1] */
-    uint64_t bucket_size;      /* bytes of gradients per reduction bucket */
-    bool grad_overlap;
-    cfg_comm_model comm_model;
-    uint32_t steps;   /* training steps fabsim run simulates */
-    struct {          /* workload.kind trace: Chakra ET files */
-      char *path;     /* owned; "%d" -> the rank; "none" */
-      uint32_t ranks; /* 0 = every GPU */
-      char *classes;  /* owned; "FIRST-LAST:FILE,...", or "none" */
-      cfg_trace_compute compute;
-    } trace;
-  } workload;
+  cfg_workload workload;
   struct {
     uint64_t seed;
     cfg_fidelity fidelity;
@@ -375,6 +403,7 @@ typedef struct cfg_scenario {
     } rack;
   } power;
   cfg_fault_list faults; /* faults inside the simulation (fabsim/fault.h) */
+  cfg_job_list jobs;     /* several workloads on the fabric; n 0: the workload above */
 } cfg_scenario;
 
 /* Where a key's value came from, for error messages raised after loading
@@ -400,6 +429,11 @@ void cfg_free(cfg_scenario *s, cfg_doc *doc);
 /* Location of a key's value (for keys never set: {"default", 0, 0}). */
 cfg_loc cfg_where(const cfg_doc *doc, const char *key);
 /* Raise an error about a loaded key: "loc: key: message". Returns SIM_ECONFIG. */
+/* Scope the workload.* keys to job `job` of the jobs list (-1: the
+ * top-level workload again): cfg_fail_at then names and locates them as
+ * jobs[job].workload.*, so the checks and builders of a workload report a
+ * job's errors at the job's keys. A mutable setting of doc. */
+void cfg_doc_scope_job(const cfg_doc *doc, int job);
 int cfg_fail_at(const cfg_doc *doc, const char *key, sim_error *err, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 

@@ -23,6 +23,7 @@
 #include "fabsim/coll.h"
 #include "fabsim/config.h"
 #include "fabsim/fault.h"
+#include "fabsim/place.h"
 #include "fabsim/power.h"
 #include "fabsim/rootcause.h"
 #include "fabsim/tel_tap.h"
@@ -162,6 +163,52 @@ double run_traffic_bytes(const run_workload *w, const be_stats *net);
  * per phase, the busiest GPU's bytes over its path's first hop rate, plus
  * latency; staggered phases overlap. O(transfers). */
 simtime_ps run_plan_estimate(const coll_plan *p, const topo *t, const cfg_scenario *cfg);
+
+/* ---- several jobs on one fabric (jobs:) ------------------------------------------------ */
+
+/* One job of the scenario's jobs: list, placed and planned (collective and
+ * traffic workloads in this step; docs/shared-fabric.md, "Several jobs"). */
+typedef struct run_job {
+  /* public */
+  const cfg_job *cfg; /* the scenario's entry: name, gpus, placement, start */
+  uint32_t *nodes;    /* its nodes, ascending (the collective's rank order); owned */
+  uint32_t nnodes;
+  plc_metrics metrics;   /* of the nodes in that order */
+  coll_plan plan;        /* over the job's GPUs: its collective or traffic pattern */
+  double pair_latency_s; /* traffic pattern pair: zero-byte one-way latency */
+  coll_exec exec;        /* in the shared run: start = cfg->start */
+  coll_result res;       /* in the shared run, from the job's start */
+  bool finished;         /* the job's collective ran to its end */
+  coll_result alone;     /* the same plan alone on the same fabric (more than one job) */
+  bool have_alone;
+  double slowdown; /* res.time_s / alone.time_s; 1 for a single job; 0: unknown */
+  /* private */
+  be_backend *be;
+} run_job;
+
+typedef struct run_jobs {
+  run_job *v; /* owned; n 0: the scenario has no jobs: list */
+  uint32_t n;
+} run_jobs;
+
+/* Places the jobs in list order, each onto the nodes the earlier ones left
+ * free (plc_place; errors located at jobs[j].placement or .nodes), and
+ * plans each job's collective over its GPUs (errors at
+ * jobs[j].workload.*). Nothing simulated. Free with run_jobs_free either
+ * way. O(jobs x (nodes log nodes + plan)). */
+int run_jobs_begin(run_jobs *js, const cfg_scenario *cfg, const cfg_doc *doc, const topo *t,
+                   sim_error *err);
+/* Schedules each job's plan on `be` at its start time (then ev_run). */
+void run_jobs_start(run_jobs *js, sim_ctx *sim, be_backend *be);
+/* Once the simulation stopped: each job's result. Returns the last job's
+ * end (the run's length). */
+simtime_ps run_jobs_end(run_jobs *js, sim_ctx *sim);
+/* With more than one job: each job alone on a fresh backend of the same
+ * fabric and the same GPUs, and its slowdown. Call after a complete run
+ * (the plans' transfer pools are free again). O(jobs x one run). */
+int run_jobs_alone(run_jobs *js, const cfg_scenario *cfg, const cfg_doc *doc, const topo *t,
+                   sim_error *err);
+void run_jobs_free(run_jobs *js);
 
 /* ---- a training run ----------------------------------------------------------------- */
 
@@ -346,9 +393,10 @@ typedef struct run_setup {
   run_telemetry tel;
   flt_fault *faults; /* flt_resolve's; owned */
   uint32_t nfaults;
-  flt_sched *fs; /* NULL without faults */
-  run_workload w;
+  flt_sched *fs;   /* NULL without faults */
+  run_workload w;  /* with jobs: the failure listener alone */
   run_training tr; /* training only */
+  run_jobs jobs;   /* the scenario's jobs: (none: n 0) */
 } run_setup;
 
 /* run_scenario_load into s (zeroed first). Free with run_setup_free either

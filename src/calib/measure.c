@@ -25,10 +25,9 @@
 
 #include "fabsim/calib.h"
 
-/* The spec of one collective over GPUs 0..n-1 (ranks: caller's array of n). */
-static coll_spec spec_of(const cfg_scenario *cfg, cfg_coll_op op, uint64_t bytes, uint32_t *ranks,
-                         uint32_t n) {
-  for (uint32_t i = 0; i < n; i++) ranks[i] = i;
+/* The spec of one collective over the GPUs ranks[0..n) (caller's array). */
+static coll_spec spec_on(const cfg_scenario *cfg, cfg_coll_op op, uint64_t bytes,
+                         const uint32_t *ranks, uint32_t n) {
   coll_spec s = {
       .op = op,
       .algorithm = cfg->workload.collective.algorithm,
@@ -45,6 +44,32 @@ static coll_spec spec_of(const cfg_scenario *cfg, cfg_coll_op op, uint64_t bytes
   };
   coll_spec_set_hw(&s, cfg); /* what the GPU and fabric offer the tuner (NVLS, SHARP) */
   return s;
+}
+
+/* The spec of one collective over GPUs 0..n-1 (ranks: caller's array of n). */
+static coll_spec spec_of(const cfg_scenario *cfg, cfg_coll_op op, uint64_t bytes, uint32_t *ranks,
+                         uint32_t n) {
+  for (uint32_t i = 0; i < n; i++) ranks[i] = i;
+  return spec_on(cfg, op, bytes, ranks, n);
+}
+
+int cal_collective_plan_on(coll_plan *plan, const topo *t, const cfg_scenario *cfg,
+                           const cfg_doc *doc, const uint32_t *gpus, uint32_t ngpus,
+                           sim_error *err) {
+  memset(plan, 0, sizeof *plan);
+  uint32_t n = cfg->workload.collective.ranks ? cfg->workload.collective.ranks : ngpus;
+  if (n > ngpus)
+    return cfg_fail_at(doc, "workload.collective.ranks", err,
+                       "%u ranks but the job has %u GPUs; allowed: 2..%u, or 0 for all", n, ngpus,
+                       ngpus);
+  coll_spec spec =
+      spec_on(cfg, cfg->workload.collective.op, cfg->workload.collective.size, gpus, n);
+  if (coll_plan_build(plan, t, &spec, err) != SIM_OK) {
+    char msg[sizeof err->msg];
+    snprintf(msg, sizeof msg, "%s", err->msg);
+    return cfg_fail_at(doc, "workload.collective.algorithm", err, "%s", msg);
+  }
+  return SIM_OK;
 }
 
 int cal_collective_plan(coll_plan *plan, const topo *t, const cfg_scenario *cfg, const cfg_doc *doc,

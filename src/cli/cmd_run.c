@@ -184,6 +184,10 @@ static int simulate(run_verb *v) {
      * failure, leaving later events pending), with its own progress line */
     if (run_training_job(v, show, &err) != SIM_OK) return fail(&err, false);
     if (s->tr.warning) fprintf(stderr, "fabsim: warning: %s\n", s->tr.warning);
+  } else if (s->jobs.n) { /* every job on the one backend from its start time */
+    run_jobs_start(&s->jobs, s->sim, s->be);
+    out_progress prog = {.show = show, .started = v->t0};
+    v->complete = out_progress_run(s->sim, &prog) == SIM_OK;
   } else {
     run_workload_start(&s->w, s->be);
     out_progress prog = {
@@ -202,6 +206,12 @@ static int simulate(run_verb *v) {
     run_fault_log(s->fs, s->faults, s->nfaults, s->training, &r->log);
   }
   run_workload_end(&s->w, sim, &r->net, v->complete, s->training ? s->tr.job : NULL, &r->log);
+  if (s->jobs.n) { /* the run's length is the last job's end; then each job alone */
+    s->w.res.time_s = sim_ps_to_s(run_jobs_end(&s->jobs, sim));
+    if (v->complete && !s->w.failed &&
+        run_jobs_alone(&s->jobs, &s->cfg, s->doc, s->t, &err) != SIM_OK)
+      return fail(&err, false);
+  }
   return CLI_OK;
 }
 
@@ -296,6 +306,7 @@ int cli_cmd_run(int argc, char **argv) {
     goto out;
   }
   v->r.w = &v->s.w;
+  v->r.jobs = &v->s.jobs;
   v->rank0 = !mpi || pdes_comm_rank() == 0;
   if (mpi_ranks() > 1 && !be_packet_parallel(&v->s.cfg)) {
     cli_error(

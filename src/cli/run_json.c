@@ -198,6 +198,62 @@ static json_t *network_json(const be_stats *st) {
   return n;
 }
 
+/* jobs[]: per job its placement, its collective and its slowdown against
+ * the same job alone (null when not computed: one job, or it did not finish). */
+static json_t *jobs_json(const run_jobs *js) {
+  json_t *arr = json_array();
+  for (uint32_t j = 0; j < js->n; j++) {
+    const run_job *job = &js->v[j];
+    const plc_metrics *m = &job->metrics;
+    json_t *o = json_object(), *nodes = json_array(), *pl = json_object(), *colls = json_array();
+    json_t *c = json_object();
+    json_object_set_new(o, "name", json_string(job->cfg->name));
+    json_object_set_new(o, "gpus", json_integer(job->cfg->gpus));
+    for (uint32_t i = 0; i < job->nnodes; i++)
+      json_array_append_new(nodes, json_integer(job->nodes[i]));
+    json_object_set_new(o, "nodes", nodes);
+    json_object_set_new(pl, "policy", json_string(cfg_placement_name(job->cfg->placement)));
+    json_object_set_new(pl, "leaves", json_integer(m->leaves));
+    json_object_set_new(pl, "pods", json_integer(m->pods));
+    json_object_set_new(pl, "ring_spine_pairs", json_integer(m->ring_spine_pairs));
+    json_object_set_new(pl, "ring_core_pairs", json_integer(m->ring_core_pairs));
+    json_object_set_new(pl, "ring_hops_min", json_integer(m->ring_hops_min));
+    json_object_set_new(pl, "ring_hops_max", json_integer(m->ring_hops_max));
+    json_object_set_new(o, "placement", pl);
+    json_object_set_new(o, "start_s", json_real(sim_ps_to_s(job->cfg->start)));
+    if (job->cfg->workload.kind == CFG_WORKLOAD_TRAFFIC) { /* as a single traffic run's */
+      json_decref(colls);
+      json_object_set_new(
+          c, "pattern", json_string(cfg_traffic_pattern_name(job->cfg->workload.traffic.pattern)));
+      json_object_set_new(c, "flows", json_integer((json_int_t)coll_plan_flows(&job->plan)));
+      json_object_set_new(c, "bytes_per_flow", json_integer((json_int_t)job->plan.bytes));
+      json_object_set_new(c, "time_s", job->finished ? json_real(job->res.time_s) : json_null());
+      json_object_set_new(o, "traffic", c);
+    } else {
+      json_object_set_new(c, "op", json_string(cfg_coll_op_name(job->plan.op)));
+      json_object_set_new(c, "algorithm",
+                          json_string(cfg_coll_algorithm_name(job->plan.algorithm)));
+      json_object_set_new(c, "bytes", json_integer((json_int_t)job->plan.bytes));
+      json_object_set_new(c, "ranks", json_integer(job->plan.nranks));
+      json_object_set_new(c, "time_s", job->finished ? json_real(job->res.time_s) : json_null());
+      json_object_set_new(c, "algbw_GBps",
+                          job->finished ? json_real(job->res.algbw_GBps) : json_null());
+      json_object_set_new(c, "busbw_GBps",
+                          job->finished ? json_real(job->res.busbw_GBps) : json_null());
+      json_array_append_new(colls, c);
+      json_object_set_new(o, "collectives", colls);
+    }
+    json_object_set_new(o, "time_s", job->finished ? json_real(job->res.time_s) : json_null());
+    json_object_set_new(o, "alone_time_s",
+                        job->have_alone ? json_real(job->alone.time_s) : json_null());
+    json_object_set_new(
+        o, "slowdown",
+        job->have_alone && job->slowdown > 0 ? json_real(job->slowdown) : json_null());
+    json_array_append_new(arr, o);
+  }
+  return arr;
+}
+
 json_t *cli_run_summary_json(const cli_args *a, const cfg_scenario *cfg, const topo *t,
                              const cli_run_result *r) {
   json_t *o = json_object();
@@ -207,7 +263,9 @@ json_t *cli_run_summary_json(const cli_args *a, const cfg_scenario *cfg, const t
   json_object_set_new(o, "gpus", json_integer(topo_gpu_count(t)));
   json_object_set_new(o, "nodes", json_integer(topo_node_count(t)));
   json_object_set_new(o, "topology", cli_topo_json(t, cfg));
-  if (cfg->workload.kind == CFG_WORKLOAD_COLLECTIVE) {
+  if (r->jobs && r->jobs->n) {
+    json_object_set_new(o, "jobs", jobs_json(r->jobs));
+  } else if (cfg->workload.kind == CFG_WORKLOAD_COLLECTIVE) {
     json_t *colls = json_array();
     json_t *c = json_object();
     json_object_set_new(c, "op", json_string(cfg_coll_op_name(r->w->plan.op)));

@@ -20,6 +20,7 @@ typedef struct cli_run_result {
   pwr_model pm;    /* power's model */
   bool have_power;
   be_parallel_info par; /* the parallel engine's partition and effort; ranks 0: not on it */
+  const run_jobs *jobs; /* the setup's jobs: list (n 0: none) */
 } cli_run_result;
 
 /* summary.json: every figure of the run, in its fixed key order (a training

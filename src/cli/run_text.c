@@ -95,11 +95,34 @@ void cli_events_text(const run_events *log) {
   }
 }
 
-/* The workload's lines: the collective, the training job, the traces or the traffic. */
+/* One line per job of a jobs: list: where it runs and what sharing cost it. */
+static void jobs_text(const run_jobs *js) {
+  char a[64], b[64];
+  for (uint32_t j = 0; j < js->n; j++) {
+    const run_job *job = &js->v[j];
+    const plc_metrics *m = &job->metrics;
+    printf("job %-8s %u GPUs %s on %u node%s, %u lea%s, %u spine crossing%s: %s %s, %s\n",
+           job->cfg->name, job->cfg->gpus, cfg_placement_name(job->cfg->placement), job->nnodes,
+           job->nnodes == 1 ? "" : "s", m->leaves, m->leaves == 1 ? "f" : "ves",
+           m->ring_spine_pairs, m->ring_spine_pairs == 1 ? "" : "s",
+           job->cfg->workload.kind == CFG_WORKLOAD_TRAFFIC
+               ? cfg_traffic_pattern_name(job->cfg->workload.traffic.pattern)
+               : cfg_coll_op_name(job->plan.op),
+           out_fmt_bytes(a, sizeof a, job->plan.bytes),
+           job->finished ? out_fmt_seconds(b, sizeof b, job->res.time_s) : "did not finish");
+    if (job->have_alone)
+      printf("  alone      %s, slowdown %.3fx\n", out_fmt_seconds(a, sizeof a, job->alone.time_s),
+             job->slowdown);
+  }
+}
+
+/* The workload's lines: the jobs, the collective, the training job, the traces or the traffic. */
 static void workload_text(const cfg_scenario *cfg, const cli_run_result *r,
                           const run_training_result *tres) {
   char a[64], b[64];
-  if (cfg->workload.kind == CFG_WORKLOAD_COLLECTIVE) {
+  if (r->jobs && r->jobs->n) {
+    jobs_text(r->jobs);
+  } else if (cfg->workload.kind == CFG_WORKLOAD_COLLECTIVE) {
     printf("%-12s %s, %s over %u ranks, %u channel%s, protocol %s\n",
            cfg_coll_op_name(r->w->plan.op), cfg_coll_algorithm_name(r->w->plan.algorithm),
            out_fmt_bytes(a, sizeof a, r->w->plan.bytes), r->w->plan.nranks, r->w->plan.channels,

@@ -25,7 +25,9 @@ static void derangement(uint32_t *perm, uint32_t n, uint64_t seed) {
 
 static int traffic_pairs(const topo *t, const coll_traffic_spec *s, flow_pair **out, uint64_t *nout,
                          sim_error *err) {
-  uint32_t n = topo_gpu_count(t);
+  uint32_t n = s->gpus ? s->ngpus : topo_gpu_count(t);
+  uint32_t g = topo_gpu_count(t) / topo_node_count(t); /* GPUs per node */
+  uint32_t nodes = n / g;
   flow_pair *f = NULL;
   uint64_t nf = 0;
   if (n < 2)
@@ -41,11 +43,10 @@ static int traffic_pairs(const topo *t, const coll_traffic_spec *s, flow_pair **
     if (s->senders > n - 1)
       return sim_fail(err, SIM_EINVAL, "incast of %u senders needs %u GPUs; the cluster has %u",
                       s->senders, s->senders + 1, n);
-    uint32_t g = n / topo_node_count(t); /* GPUs per node */
     f = sim_malloc(s->senders * sizeof *f);
     /* GPU 0's rail on the other nodes first, then the other local indexes. */
     for (uint32_t local = 0; local < g && nf < s->senders; local++)
-      for (uint32_t node = 1; node < topo_node_count(t) && nf < s->senders; node++)
+      for (uint32_t node = 1; node < nodes && nf < s->senders; node++)
         f[nf++] = (flow_pair){node * g + local, 0};
     for (uint32_t local = 1; local < g && nf < s->senders; local++) f[nf++] = (flow_pair){local, 0};
     break;
@@ -68,6 +69,8 @@ static int traffic_pairs(const topo *t, const coll_traffic_spec *s, flow_pair **
       for (uint32_t k = 1; k < n; k++) f[nf++] = (flow_pair){i, (i + k) % n};
     break;
   }
+  if (s->gpus) /* pattern ranks -> the GPUs it runs over */
+    for (uint64_t i = 0; i < nf; i++) f[i] = (flow_pair){s->gpus[f[i].src], s->gpus[f[i].dst]};
   *out = f;
   *nout = nf;
   return SIM_OK;
@@ -82,7 +85,7 @@ int coll_traffic_build(coll_plan *plan, const topo *t, const coll_traffic_spec *
   uint64_t nf = 0;
   int rc = traffic_pairs(t, s, &f, &nf, err);
   if (rc != SIM_OK) return rc;
-  plan->nranks = topo_gpu_count(t);
+  plan->nranks = s->gpus ? s->ngpus : topo_gpu_count(t);
   if (s->stagger == 0) {
     coll_phase *ph = coll__add_phase(plan, nf, 1);
     for (uint64_t i = 0; i < nf; i++)

@@ -66,7 +66,8 @@ typedef enum {
   CFG__STRING, /* char * owned by the scenario, never empty */
   CFG__ENUM,   /* C enum (int-sized), names[] indexed by value */
   CFG__LIST,   /* cfg_u64_list, each item in [min, max], at most CFG__LIST_MAX */
-  CFG__FAULTS  /* cfg_fault_list (faults.c); YAML: a list of mappings */
+  CFG__FAULTS, /* cfg_fault_list (faults.c); YAML: a list of mappings */
+  CFG__JOBS    /* cfg_job_list (jobs.c); YAML: a list of mappings */
 } cfg__type;
 
 enum { CFG__LIST_MAX = 1024 };
@@ -159,6 +160,45 @@ void cfg__faults_text(const cfg_fault_list *l, cfg__buf *b);
 void cfg__faults_free(cfg_fault_list *l);
 /* Markdown tables of the entry fields and kinds (docs/scenario.md). */
 void cfg__faults_markdown(cfg__buf *b);
+
+/* ---- workloads and jobs (schema.c, jobs.c) -------------------------------- */
+
+/* Key i is a workload.* key: a job's workload takes it. */
+bool cfg__is_workload_key(size_t i);
+/* cfg__set_text into a job's workload (key i a workload.* key). */
+int cfg__set_workload_text(cfg_workload *w, size_t i, const char *text, size_t len, char *msg,
+                           size_t cap);
+/* The workload's keys as flow-style YAML pairs without the braces
+ * ("kind: collective, collective.op: allreduce, ..."), every key. */
+void cfg__workload_text(const cfg_workload *w, cfg__buf *b);
+void cfg__workload_free(cfg_workload *w); /* its owned strings and lists */
+
+/* The fields of one `jobs:` entry, in the order messages and docs list them. */
+enum {
+  CFG__JF_NAME,
+  CFG__JF_GPUS,
+  CFG__JF_PLACEMENT,
+  CFG__JF_NODES,
+  CFG__JF_START,
+  CFG__JF_WORKLOAD,
+  CFG__JF_N
+};
+enum { CFG__JOBS_MAX = 1024 };
+const char *cfg__job_field_name(int field);
+int cfg__job_field_find(const char *name, size_t len); /* CFG__JF_* or -1 */
+void cfg__job_unknown_field(const char *name, size_t len, char *msg, size_t cap);
+/* An entry at `index` with its workload at the schema's defaults. */
+int cfg__job_init(cfg_job *j, uint32_t index, char *msg, size_t cap);
+/* Parse one scalar field's text (name, gpus, placement, start). */
+int cfg__job_set_field(cfg_job *j, int field, const char *text, size_t len, char *msg, size_t cap);
+/* Once an entry is read: required fields, the workload kinds jobs run,
+ * placement explicit with nodes. On failure *field is the field at fault. */
+int cfg__job_check(const cfg_job *j, const uint8_t have[CFG__JF_N], int *field, char *msg,
+                   size_t cap);
+void cfg__job_free(cfg_job *j);
+void cfg__jobs_free(cfg_job_list *l);
+/* The list as one flow-style YAML line that loads back to the same list. */
+void cfg__jobs_text(const cfg_job_list *l, cfg__buf *b);
 
 /* ---- loading and validation ----------------------------------------------- */
 

@@ -64,6 +64,10 @@ char *cfg_dump(const cfg_scenario *s) {
   cfg__buf_puts(&b, "# fabsim scenario, resolved: every key with its value in effect\n");
   for (size_t i = 0; i < cfg__nkeys(); i++) {
     const char *name = cfg__key_at(i)->name;
+    /* jobs: written only when there are jobs, and then in place of the
+     * top-level workload (each job has its own) */
+    if (cfg__key_at(i)->type == CFG__JOBS && s->jobs.n == 0) continue;
+    if (s->jobs.n && cfg__is_workload_key(i)) continue;
     size_t at = shared_sections(prev, name), depth = 0;
     for (size_t j = 0; j < at; j++) depth += name[j] == '.';
     /* open every section below the shared part, one line each */

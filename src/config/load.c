@@ -15,50 +15,15 @@
 #include <unistd.h>
 #include <yaml.h>
 
-#include "config/cfg_internal.h"
+#include "config/load_internal.h"
 
-enum { ORIGIN_DEFAULT, ORIGIN_FILE, ORIGIN_SET };
-
-typedef struct cfg__slot {
-  cfg_loc loc;    /* file points at doc->file or the literal "--set" */
-  uint8_t origin; /* ORIGIN_* */
-} cfg__slot;
-
-/* Where each field of one `faults:` entry was written (line 0: not given). */
-typedef struct cfg__fault_loc {
-  cfg_loc entry;
-  cfg_loc field[CFG__FF_N];
-} cfg__fault_loc;
-
-struct cfg_doc {
-  char *file;           /* label of the scenario source, owned */
-  cfg__fault_loc *floc; /* per entry of the faults list in effect, owned */
-  uint32_t nfloc;
-  size_t nkeys;
-  cfg__slot slot[]; /* one per schema key, same order */
-};
-
-static const char set_label[] = "--set";
-
-/* Where values are being read from. For --set, line is the 1-based index of
- * the argument and col0 the 1-based column of the value in "key=value". */
-typedef struct loader {
-  cfg_scenario *s;
-  cfg_doc *doc;
-  const char *label;
-  const char *buf; /* the text being parsed, for reader-error offsets */
-  size_t len;
-  uint32_t set_index; /* 0 while reading the file */
-  uint32_t col0;
-  sim_error *err;
-  yaml_document_t *ydoc;
-} loader;
+const char cfg__set_label[] = "--set";
 
 int cfg__is_set(const cfg_doc *doc, size_t i) {
   return doc && i < doc->nkeys && doc->slot[i].origin != ORIGIN_DEFAULT;
 }
 
-static cfg_loc loc_of(const loader *ld, yaml_mark_t m) {
+cfg_loc cfg__loc_of(const loader *ld, yaml_mark_t m) {
   cfg_loc l;
   l.file = ld->label;
   if (ld->set_index) {
@@ -72,9 +37,7 @@ static cfg_loc loc_of(const loader *ld, yaml_mark_t m) {
 }
 
 /* "label:line:col: [key: ]message" -> SIM_ECONFIG */
-static int fail_loc(loader *ld, cfg_loc l, const char *key, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int fail_loc(loader *ld, cfg_loc l, const char *key, const char *fmt, ...) {
+int cfg__fail_loc(loader *ld, cfg_loc l, const char *key, const char *fmt, ...) {
   char msg[sizeof ld->err->msg];
   va_list ap;
   va_start(ap, fmt);
@@ -100,11 +63,12 @@ static int fail_yaml(loader *ld, const yaml_parser_t *p, const char *key) {
   }
   if (p->error == YAML_MEMORY_ERROR) problem = "out of memory";
   if (p->context)
-    return fail_loc(ld, loc_of(ld, m), key, "YAML syntax error: %s (%s)", problem, p->context);
-  return fail_loc(ld, loc_of(ld, m), key, "YAML syntax error: %s", problem);
+    return cfg__fail_loc(ld, cfg__loc_of(ld, m), key, "YAML syntax error: %s (%s)", problem,
+                         p->context);
+  return cfg__fail_loc(ld, cfg__loc_of(ld, m), key, "YAML syntax error: %s", problem);
 }
 
-static int is_null(const yaml_node_t *n) {
+int cfg__yaml_is_null(const yaml_node_t *n) {
   const char *v = (const char *)n->data.scalar.value;
   size_t len = n->data.scalar.length;
   if (n->type != YAML_SCALAR_NODE || n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE) return 0;
@@ -112,7 +76,7 @@ static int is_null(const yaml_node_t *n) {
          (len == 4 && (!memcmp(v, "null", 4) || !memcmp(v, "Null", 4) || !memcmp(v, "NULL", 4)));
 }
 
-static const char *kind_name(const yaml_node_t *n) {
+const char *cfg__yaml_kind_name(const yaml_node_t *n) {
   return n->type == YAML_MAPPING_NODE    ? "a mapping"
          : n->type == YAML_SEQUENCE_NODE ? "a list"
                                          : "a value";
@@ -126,14 +90,16 @@ static int set_sequence(loader *ld, int i, const char *key, const yaml_node_t *v
   int rc = SIM_OK;
   for (size_t j = 0; j < n && rc == SIM_OK; j++) {
     const yaml_node_t *item = yaml_document_get_node(ld->ydoc, v->data.sequence.items.start[j]);
-    cfg_loc l = loc_of(ld, item->start_mark);
-    if (j == CFG__LIST_MAX) rc = fail_loc(ld, l, key, "more than %d items", CFG__LIST_MAX);
+    cfg_loc l = cfg__loc_of(ld, item->start_mark);
+    if (j == CFG__LIST_MAX) rc = cfg__fail_loc(ld, l, key, "more than %d items", CFG__LIST_MAX);
     else if (item->type != YAML_SCALAR_NODE)
-      rc = fail_loc(ld, l, key, "item %zu: expected an integer, got %s", j + 1, kind_name(item));
+      rc = cfg__fail_loc(ld, l, key, "item %zu: expected an integer, got %s", j + 1,
+                         cfg__yaml_kind_name(item));
     else if (cfg__parse_list_item(
-                 (size_t)i, is_null(item) ? "" : (const char *)item->data.scalar.value,
-                 is_null(item) ? 0 : item->data.scalar.length, &vals[j], msg, sizeof msg) != SIM_OK)
-      rc = fail_loc(ld, l, key, "item %zu: %s", j + 1, msg);
+                 (size_t)i, cfg__yaml_is_null(item) ? "" : (const char *)item->data.scalar.value,
+                 cfg__yaml_is_null(item) ? 0 : item->data.scalar.length, &vals[j], msg,
+                 sizeof msg) != SIM_OK)
+      rc = cfg__fail_loc(ld, l, key, "item %zu: %s", j + 1, msg);
   }
   if (rc == SIM_OK) cfg__set_list(ld->s, (size_t)i, vals, (uint32_t)n);
   sim_free(vals);
@@ -150,8 +116,8 @@ static int set_faults(loader *ld, int i, const char *key, const yaml_node_t *v) 
   int rc = SIM_OK;
   (void)key;
   if (n > CFG__FAULTS_MAX)
-    return fail_loc(ld, loc_of(ld, v->start_mark), "faults", "%zu entries; allowed at most %d", n,
-                    CFG__FAULTS_MAX);
+    return cfg__fail_loc(ld, cfg__loc_of(ld, v->start_mark), "faults",
+                         "%zu entries; allowed at most %d", n, CFG__FAULTS_MAX);
   l.v = sim_calloc(n ? n : 1, sizeof *l.v);
   locs = sim_calloc(n ? n : 1, sizeof *locs);
   for (size_t j = 0; j < n && rc == SIM_OK; j++) {
@@ -161,20 +127,21 @@ static int set_faults(loader *ld, int i, const char *key, const yaml_node_t *v) 
     int bad = -1;
     l.n = (uint32_t)j + 1;
     f->index = (uint32_t)j;
-    locs[j].entry = loc_of(ld, item->start_mark);
+    locs[j].entry = cfg__loc_of(ld, item->start_mark);
     snprintf(name, sizeof name, "faults[%zu]", j);
     if (item->type != YAML_MAPPING_NODE) {
-      rc = fail_loc(ld, locs[j].entry, name,
-                    "expected a mapping such as {at: 1ms, kind: link-down, target: leaf0-spine0}, "
-                    "got %s",
-                    kind_name(item));
+      rc = cfg__fail_loc(
+          ld, locs[j].entry, name,
+          "expected a mapping such as {at: 1ms, kind: link-down, target: leaf0-spine0}, "
+          "got %s",
+          cfg__yaml_kind_name(item));
       break;
     }
     for (yaml_node_pair_t *pair = item->data.mapping.pairs.start;
          pair < item->data.mapping.pairs.top && rc == SIM_OK; pair++) {
       const yaml_node_t *k = yaml_document_get_node(ld->ydoc, pair->key);
       const yaml_node_t *val = yaml_document_get_node(ld->ydoc, pair->value);
-      cfg_loc kl = loc_of(ld, k->start_mark), vl = loc_of(ld, val->start_mark);
+      cfg_loc kl = cfg__loc_of(ld, k->start_mark), vl = cfg__loc_of(ld, val->start_mark);
       int field;
       snprintf(name, sizeof name, "faults[%zu]", j);
       field = k->type == YAML_SCALAR_NODE
@@ -185,24 +152,25 @@ static int set_faults(loader *ld, int i, const char *key, const yaml_node_t *v) 
           cfg__fault_unknown_field((const char *)k->data.scalar.value, k->data.scalar.length, msg,
                                    sizeof msg);
         else
-          snprintf(msg, sizeof msg, "a field name must be a word such as at, not %s", kind_name(k));
-        rc = fail_loc(ld, kl, name, "%s", msg);
+          snprintf(msg, sizeof msg, "a field name must be a word such as at, not %s",
+                   cfg__yaml_kind_name(k));
+        rc = cfg__fail_loc(ld, kl, name, "%s", msg);
         break;
       }
       snprintf(name, sizeof name, "faults[%zu].%s", j, cfg__fault_field_name(field));
       if (have[field]) {
-        rc = fail_loc(ld, kl, name, "duplicate field (first set at line %u, column %u)",
-                      locs[j].field[field].line, locs[j].field[field].col);
+        rc = cfg__fail_loc(ld, kl, name, "duplicate field (first set at line %u, column %u)",
+                           locs[j].field[field].line, locs[j].field[field].col);
         break;
       }
       if (val->type != YAML_SCALAR_NODE) {
-        rc = fail_loc(ld, vl, name, "expected a value, got %s", kind_name(val));
+        rc = cfg__fail_loc(ld, vl, name, "expected a value, got %s", cfg__yaml_kind_name(val));
         break;
       }
-      if (cfg__fault_set_field(f, field, is_null(val) ? "" : (const char *)val->data.scalar.value,
-                               is_null(val) ? 0 : val->data.scalar.length, msg,
-                               sizeof msg) != SIM_OK) {
-        rc = fail_loc(ld, vl, name, "%s", msg);
+      if (cfg__fault_set_field(
+              f, field, cfg__yaml_is_null(val) ? "" : (const char *)val->data.scalar.value,
+              cfg__yaml_is_null(val) ? 0 : val->data.scalar.length, msg, sizeof msg) != SIM_OK) {
+        rc = cfg__fail_loc(ld, vl, name, "%s", msg);
         break;
       }
       have[field] = 1;
@@ -211,7 +179,7 @@ static int set_faults(loader *ld, int i, const char *key, const yaml_node_t *v) 
     if (rc != SIM_OK) break;
     if (cfg__fault_check(f, have, &bad, msg, sizeof msg) != SIM_OK) {
       snprintf(name, sizeof name, "faults[%zu].%s", j, cfg__fault_field_name(bad));
-      rc = fail_loc(ld, have[bad] ? locs[j].field[bad] : locs[j].entry, name, "%s", msg);
+      rc = cfg__fail_loc(ld, have[bad] ? locs[j].field[bad] : locs[j].entry, name, "%s", msg);
     }
   }
   if (rc != SIM_OK || n == 0) {
@@ -233,22 +201,25 @@ static int set_faults(loader *ld, int i, const char *key, const yaml_node_t *v) 
 static int set_leaf(loader *ld, int i, const char *key, const yaml_node_t *v) {
   char msg[512], type[256];
   cfg__slot *slot = &ld->doc->slot[i];
-  cfg_loc l = loc_of(ld, v->start_mark);
+  cfg_loc l = cfg__loc_of(ld, v->start_mark);
   cfg__type ktype = cfg__key_at((size_t)i)->type;
-  int is_list = ktype == CFG__LIST || ktype == CFG__FAULTS;
+  int is_list = ktype == CFG__LIST || ktype == CFG__FAULTS || ktype == CFG__JOBS;
   if (v->type != YAML_SCALAR_NODE && !(is_list && v->type == YAML_SEQUENCE_NODE)) {
     cfg__describe_type(cfg__key_at((size_t)i), type, sizeof type);
-    return fail_loc(ld, l, key, "expected a value (%s), got %s", type, kind_name(v));
+    return cfg__fail_loc(ld, l, key, "expected a value (%s), got %s", type, cfg__yaml_kind_name(v));
   }
   if (!ld->set_index && slot->origin == ORIGIN_FILE)
-    return fail_loc(ld, l, key, "duplicate key (first set at line %u, column %u)", slot->loc.line,
-                    slot->loc.col);
+    return cfg__fail_loc(ld, l, key, "duplicate key (first set at line %u, column %u)",
+                         slot->loc.line, slot->loc.col);
   if (v->type == YAML_SEQUENCE_NODE) {
-    int rc = ktype == CFG__FAULTS ? set_faults(ld, i, key, v) : set_sequence(ld, i, key, v);
+    int rc = ktype == CFG__FAULTS ? set_faults(ld, i, key, v)
+             : ktype == CFG__JOBS ? cfg__set_jobs(ld, i, key, v)
+                                  : set_sequence(ld, i, key, v);
     if (rc != SIM_OK) return rc;
-  } else if (cfg__set_text(ld->s, (size_t)i, is_null(v) ? "" : (const char *)v->data.scalar.value,
-                           is_null(v) ? 0 : v->data.scalar.length, msg, sizeof msg) != SIM_OK) {
-    return fail_loc(ld, l, key, "%s", msg);
+  } else if (cfg__set_text(
+                 ld->s, (size_t)i, cfg__yaml_is_null(v) ? "" : (const char *)v->data.scalar.value,
+                 cfg__yaml_is_null(v) ? 0 : v->data.scalar.length, msg, sizeof msg) != SIM_OK) {
+    return cfg__fail_loc(ld, l, key, "%s", msg);
   }
   slot->loc = l;
   slot->origin = ld->set_index ? ORIGIN_SET : ORIGIN_FILE;
@@ -259,8 +230,8 @@ static int fail_unknown(loader *ld, cfg_loc l, const char *path, size_t len) {
   char shown[96];
   const char *hint = cfg__suggest(path, len);
   cfg__excerpt(shown, sizeof shown, path, len, 80);
-  if (hint) return fail_loc(ld, l, shown, "unknown key; did you mean '%s'?", hint);
-  return fail_loc(ld, l, shown, "unknown key (docs/scenario.md lists every key)");
+  if (hint) return cfg__fail_loc(ld, l, shown, "unknown key; did you mean '%s'?", hint);
+  return cfg__fail_loc(ld, l, shown, "unknown key (docs/scenario.md lists every key)");
 }
 
 enum { PATH_MAX_LEN = 200 }; /* longer than any key: unknown for sure */
@@ -275,12 +246,12 @@ static int walk_mapping(loader *ld, const yaml_node_t *map, const char *prefix) 
        pair < map->data.mapping.pairs.top && rc == SIM_OK; pair++) {
     const yaml_node_t *k = yaml_document_get_node(ld->ydoc, pair->key);
     const yaml_node_t *v = yaml_document_get_node(ld->ydoc, pair->value);
-    cfg_loc kl = loc_of(ld, k->start_mark), vl = loc_of(ld, v->start_mark);
+    cfg_loc kl = cfg__loc_of(ld, k->start_mark), vl = cfg__loc_of(ld, v->start_mark);
     size_t klen, len;
     int idx;
     if (k->type != YAML_SCALAR_NODE) {
-      rc = fail_loc(ld, kl, NULL, "a key must be a name such as cluster.nodes, not %s",
-                    k->type == YAML_MAPPING_NODE ? "a mapping" : "a list");
+      rc = cfg__fail_loc(ld, kl, NULL, "a key must be a name such as cluster.nodes, not %s",
+                         k->type == YAML_MAPPING_NODE ? "a mapping" : "a list");
       break;
     }
     klen = k->data.scalar.length;
@@ -309,16 +280,17 @@ static int walk_mapping(loader *ld, const yaml_node_t *map, const char *prefix) 
       const yaml_node_t *qk = yaml_document_get_node(ld->ydoc, q->key);
       if (qk->data.scalar.length == klen &&
           memcmp(qk->data.scalar.value, k->data.scalar.value, klen) == 0) {
-        cfg_loc ql = loc_of(ld, yaml_document_get_node(ld->ydoc, q->value)->start_mark);
-        rc = fail_loc(ld, vl, path, "duplicate key (first set at line %u, column %u)", ql.line,
-                      ql.col);
+        cfg_loc ql = cfg__loc_of(ld, yaml_document_get_node(ld->ydoc, q->value)->start_mark);
+        rc = cfg__fail_loc(ld, vl, path, "duplicate key (first set at line %u, column %u)", ql.line,
+                           ql.col);
         break;
       }
     }
     if (rc != SIM_OK) break;
-    if (is_null(v)) continue; /* "cluster:" with nothing under it */
+    if (cfg__yaml_is_null(v)) continue; /* "cluster:" with nothing under it */
     if (v->type != YAML_MAPPING_NODE) {
-      rc = fail_loc(ld, vl, path, "expected a mapping of %s.* keys, got %s", path, kind_name(v));
+      rc = cfg__fail_loc(ld, vl, path, "expected a mapping of %s.* keys, got %s", path,
+                         cfg__yaml_kind_name(v));
       break;
     }
     path[len] = '.';
@@ -343,10 +315,10 @@ static int check_depth(loader *ld, const char *key) {
     yaml_event_type_t type = ev.type;
     if (type == YAML_SEQUENCE_START_EVENT || type == YAML_MAPPING_START_EVENT) {
       if (++depth > CFG__YAML_DEPTH_MAX)
-        rc = fail_loc(ld, loc_of(ld, ev.start_mark), key,
-                      "YAML nested %d levels deep here; allowed at most %d (the deepest valid "
-                      "scenario nests %d: the top mapping, a section, its subsection, a list)",
-                      depth, CFG__YAML_DEPTH_MAX, CFG__YAML_DEPTH_USED);
+        rc = cfg__fail_loc(ld, cfg__loc_of(ld, ev.start_mark), key,
+                           "YAML nested %d levels deep here; allowed at most %d (the deepest valid "
+                           "scenario nests %d: the top mapping, a section, its subsection, a list)",
+                           depth, CFG__YAML_DEPTH_MAX, CFG__YAML_DEPTH_USED);
     } else if (type == YAML_SEQUENCE_END_EVENT || type == YAML_MAPPING_END_EVENT) {
       depth--;
     }
@@ -373,12 +345,13 @@ static int load_yaml(loader *ld) {
   have_doc = 1;
   ld->ydoc = &ydoc;
   root = yaml_document_get_root_node(&ydoc);
-  if (root && !is_null(root)) {
+  if (root && !cfg__yaml_is_null(root)) {
     if (root->type != YAML_MAPPING_NODE) {
-      rc = fail_loc(ld, loc_of(ld, root->start_mark), NULL,
-                    "expected a mapping of keys at the top level (such as 'cluster.nodes: 4'), "
-                    "got %s",
-                    kind_name(root));
+      rc =
+          cfg__fail_loc(ld, cfg__loc_of(ld, root->start_mark), NULL,
+                        "expected a mapping of keys at the top level (such as 'cluster.nodes: 4'), "
+                        "got %s",
+                        cfg__yaml_kind_name(root));
       goto done;
     }
     rc = walk_mapping(ld, root, "");
@@ -390,9 +363,9 @@ static int load_yaml(loader *ld) {
     goto done;
   }
   root = yaml_document_get_root_node(&extra);
-  if (root && !is_null(root)) /* a trailing "---" alone is harmless */
-    rc = fail_loc(ld, loc_of(ld, root->start_mark), NULL,
-                  "a second YAML document; a scenario is one document");
+  if (root && !cfg__yaml_is_null(root)) /* a trailing "---" alone is harmless */
+    rc = cfg__fail_loc(ld, cfg__loc_of(ld, root->start_mark), NULL,
+                       "a second YAML document; a scenario is one document");
   yaml_document_delete(&extra);
 done:
   if (have_doc) yaml_document_delete(&ydoc);
@@ -420,13 +393,13 @@ static int apply_set(loader *ld, uint32_t index, const char *arg) {
   const char *eq;
   size_t kb = 0, ke;
   int idx, rc = SIM_OK, have_doc = 0, have_parser = 0;
-  cfg_loc l = {set_label, index, 1};
+  cfg_loc l = {cfg__set_label, index, 1};
 
   ld->set_index = index;
   eq = arg ? strchr(arg, '=') : NULL;
   if (!eq) {
     cfg__excerpt(shown, sizeof shown, arg ? arg : "", arg ? strlen(arg) : 0, 64);
-    rc = fail_loc(ld, l, NULL, "expected key=value, got '%s'", shown);
+    rc = cfg__fail_loc(ld, l, NULL, "expected key=value, got '%s'", shown);
     goto done;
   }
   ke = (size_t)(eq - arg);
@@ -434,7 +407,7 @@ static int apply_set(loader *ld, uint32_t index, const char *arg) {
   while (ke > kb && is_space(arg[ke - 1])) ke--;
   l.col = (uint32_t)kb + 1;
   if (ke == kb) {
-    rc = fail_loc(ld, l, NULL, "expected key=value, the key before '=' is missing");
+    rc = cfg__fail_loc(ld, l, NULL, "expected key=value, the key before '=' is missing");
     goto done;
   }
   if (ke - kb > PATH_MAX_LEN) {
@@ -446,8 +419,8 @@ static int apply_set(loader *ld, uint32_t index, const char *arg) {
   idx = cfg__find_key(key, ke - kb);
   if (idx < 0) {
     if (cfg__is_section(key, ke - kb))
-      rc = fail_loc(ld, l, key, "is a section; set one of its keys (such as %s)",
-                    first_key_of(key, ke - kb));
+      rc = cfg__fail_loc(ld, l, key, "is a section; set one of its keys (such as %s)",
+                         first_key_of(key, ke - kb));
     else rc = fail_unknown(ld, l, key, ke - kb);
     goto done;
   }
@@ -455,9 +428,9 @@ static int apply_set(loader *ld, uint32_t index, const char *arg) {
   ld->buf = eq + 1;
   ld->len = strlen(eq + 1);
   if (ld->len > CFG__FILE_MAX) {
-    rc = fail_loc(ld, (cfg_loc){set_label, index, ld->col0}, key,
-                  "a value of %zu bytes; allowed at most %d (a whole scenario file's limit)",
-                  ld->len, CFG__FILE_MAX);
+    rc = cfg__fail_loc(ld, (cfg_loc){cfg__set_label, index, ld->col0}, key,
+                       "a value of %zu bytes; allowed at most %d (a whole scenario file's limit)",
+                       ld->len, CFG__FILE_MAX);
     goto done;
   }
   if ((rc = check_depth(ld, key)) != SIM_OK) goto done;
@@ -532,7 +505,7 @@ int cfg_load_buffer(cfg_scenario *out, cfg_doc **doc_out, const char *name, cons
     rc = load_yaml(&ld);
     if (rc != SIM_OK) goto fail;
   }
-  ld.label = set_label;
+  ld.label = cfg__set_label;
   for (int i = 0; i < nsets; i++) {
     rc = apply_set(&ld, (uint32_t)i + 1, sets[i]);
     if (rc != SIM_OK) goto fail;
@@ -639,11 +612,13 @@ void cfg_free(cfg_scenario *s, cfg_doc *doc) {
       if (k->type == CFG__LIST) sim_free(((cfg_u64_list *)(void *)((char *)s + k->offset))->v);
       if (k->type == CFG__FAULTS)
         cfg__faults_free((cfg_fault_list *)(void *)((char *)s + k->offset));
+      if (k->type == CFG__JOBS) cfg__jobs_free((cfg_job_list *)(void *)((char *)s + k->offset));
     }
     memset(s, 0, sizeof *s);
   }
   if (doc) {
     sim_free(doc->floc);
+    cfg__job_locs_free(doc);
     sim_free(doc->file);
     sim_free(doc);
   }
@@ -674,6 +649,7 @@ cfg_loc cfg_where(const cfg_doc *doc, const char *key) {
   cfg_loc none = {"default", 0, 0}, fl;
   int i = key ? cfg__find_key(key, strlen(key)) : -1;
   if (key && fault_where(doc, key, &fl)) return fl;
+  if (key && cfg__job_where(doc, key, &fl)) return fl;
   if (i < 0 || !cfg__is_set(doc, (size_t)i)) return none;
   return doc->slot[i].loc;
 }
@@ -687,6 +663,13 @@ int cfg_fail_at(const cfg_doc *doc, const char *key, sim_error *err, const char 
   va_end(ap);
   if (!key) return sim_fail(err, SIM_ECONFIG, "%s%s", doc ? "scenario: " : "", msg);
   if (!doc) return sim_fail(err, SIM_ECONFIG, "%s: %s", key, msg);
+  if (doc->scope && strncmp(key, "workload.", 9) == 0) { /* a job's workload */
+    char scoped[160];
+    snprintf(scoped, sizeof scoped, "jobs[%u].%s", doc->scope - 1, key);
+    l = cfg_where(doc, scoped);
+    if (l.line == 0) return sim_fail(err, SIM_ECONFIG, "scenario: %s: %s", scoped, msg);
+    return sim_fail(err, SIM_ECONFIG, "%s:%u:%u: %s: %s", l.file, l.line, l.col, scoped, msg);
+  }
   l = cfg_where(doc, key);
   if (l.line == 0) return sim_fail(err, SIM_ECONFIG, "scenario: %s: %s", key, msg);
   return sim_fail(err, SIM_ECONFIG, "%s:%u:%u: %s: %s", l.file, l.line, l.col, key, msg);

@@ -5,6 +5,7 @@
  * relies on that to write each section header once.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -964,6 +965,13 @@ static const cfg__key schema[] = {
      .doc = "Faults inside the simulation, a list of {at, kind, target, ...} (flow and packet "
             "fidelities for network kinds); see the table below and docs/faults.md.",
      FIELD(faults)},
+    {.name = "jobs",
+     .type = CFG__JOBS,
+     .def = "[]",
+     .doc = "Several workloads sharing the fabric, a list of {name, gpus, placement, nodes, "
+            "start, workload}; each workload takes the workload.* keys (collective and traffic for "
+            "now); see the table below and docs/shared-fabric.md.",
+     FIELD(jobs)},
 };
 
 size_t cfg__nkeys(void) { return NELEM(schema); }
@@ -1029,7 +1037,8 @@ const char *cfg__suggest(const char *name, size_t len) {
                                          "power",
                                          "power.rack",
                                          "output",
-                                         "faults"};
+                                         "faults",
+                                         "jobs"};
   const char *best = NULL, *by_last = NULL;
   size_t best_d = (size_t)-1, lastlen, n_by_last = 0;
   const char *last = last_part(name, len, &lastlen);
@@ -1051,10 +1060,19 @@ const char *cfg__suggest(const char *name, size_t len) {
 
 /* ---- text -> field ----------------------------------------------------------------------- */
 
-static void *field(cfg_scenario *s, const cfg__key *k) { return (char *)s + k->offset; }
-static const void *cfield(const cfg_scenario *s, const cfg__key *k) {
-  return (const char *)s + k->offset;
+/* Where a key's field lies: a scenario (off 0) or a part of one that starts
+ * at `off` in cfg_scenario, such as a job's workload (offsetof workload). */
+typedef struct cfg__into {
+  char *base;
+  size_t off;
+} cfg__into;
+static cfg__into into_scenario(cfg_scenario *s) { return (cfg__into){(char *)s, 0}; }
+static void *field(cfg__into s, const cfg__key *k) { return s.base + (k->offset - s.off); }
+static cfg__into into_workload(const cfg_workload *w) {
+  return (cfg__into){(char *)(uintptr_t)w, offsetof(cfg_scenario, workload)};
 }
+
+static const void *cfield(cfg__into s, const cfg__key *k) { return field(s, k); }
 
 static void describe_range(const cfg__key *k, char *out, size_t cap) {
   if (k->max == UINT64_MAX) snprintf(out, cap, "%llu..2^64-1", (unsigned long long)k->min);
@@ -1078,6 +1096,7 @@ void cfg__describe_type(const cfg__key *k, char *out, size_t cap) {
     snprintf(out, cap, k->derive == CFG__DERIVE_TRANSPORT ? "time or auto" : "time");
     break;
   case CFG__FAULTS: snprintf(out, cap, "list of faults"); break;
+  case CFG__JOBS: snprintf(out, cap, "list of jobs"); break;
   case CFG__SIZE: snprintf(out, cap, "size%s", k->min ? " > 0" : ""); break;
   case CFG__BOOL: snprintf(out, cap, "true or false"); break;
   case CFG__LIST:
@@ -1125,7 +1144,7 @@ static int parse_uint(const cfg__key *k, const char *t, size_t n, uint64_t *out,
   return SIM_OK;
 }
 
-static int set_uint(cfg_scenario *s, const cfg__key *k, const char *t, size_t n, char *msg,
+static int set_uint(cfg__into s, const cfg__key *k, const char *t, size_t n, char *msg,
                     size_t cap) {
   uint64_t v = 0;
   if (parse_uint(k, t, n, &v, msg, cap) != SIM_OK) return SIM_ECONFIG;
@@ -1138,7 +1157,7 @@ static int set_uint(cfg_scenario *s, const cfg__key *k, const char *t, size_t n,
   return SIM_OK;
 }
 
-static int set_double(cfg_scenario *s, const cfg__key *k, const char *t, size_t n, char *msg,
+static int set_double(cfg__into s, const cfg__key *k, const char *t, size_t n, char *msg,
                       size_t cap) {
   char shown[96], copy[64];
   size_t neg = n > 0 && t[0] == '-';
@@ -1178,7 +1197,7 @@ static int same_text(const char *t, size_t n, const char *lit) {
   return strlen(lit) == n && memcmp(t, lit, n) == 0;
 }
 
-static int set_unit(cfg_scenario *s, const cfg__key *k, const char *t, size_t n, char *msg,
+static int set_unit(cfg__into s, const cfg__key *k, const char *t, size_t n, char *msg,
                     size_t cap) {
   uint64_t v = 0;
   int rc;
@@ -1201,7 +1220,7 @@ static int set_unit(cfg_scenario *s, const cfg__key *k, const char *t, size_t n,
   return SIM_OK;
 }
 
-static int set_bool(cfg_scenario *s, const cfg__key *k, const char *t, size_t n, char *msg,
+static int set_bool(cfg__into s, const cfg__key *k, const char *t, size_t n, char *msg,
                     size_t cap) {
   char shown[96];
   bool v;
@@ -1219,7 +1238,7 @@ static int set_bool(cfg_scenario *s, const cfg__key *k, const char *t, size_t n,
   return SIM_OK;
 }
 
-static int set_enum(cfg_scenario *s, const cfg__key *k, const char *t, size_t n, char *msg,
+static int set_enum(cfg__into s, const cfg__key *k, const char *t, size_t n, char *msg,
                     size_t cap) {
   char shown[96], list[256];
   const char *hint = NULL;
@@ -1246,7 +1265,7 @@ static int set_enum(cfg_scenario *s, const cfg__key *k, const char *t, size_t n,
   return SIM_ECONFIG;
 }
 
-static int set_string(cfg_scenario *s, const cfg__key *k, const char *t, size_t n, char *msg,
+static int set_string(cfg__into s, const cfg__key *k, const char *t, size_t n, char *msg,
                       size_t cap) {
   char *copy, *old;
   if (n == 0) {
@@ -1264,7 +1283,7 @@ static int set_string(cfg_scenario *s, const cfg__key *k, const char *t, size_t 
 
 /* ---- lists of integers ------------------------------------------------------------------ */
 
-void cfg__set_list(cfg_scenario *s, size_t i, const uint64_t *v, uint32_t n) {
+static void set_list_values(cfg__into s, size_t i, const uint64_t *v, uint32_t n) {
   cfg_u64_list *l = field(s, &schema[i]);
   sim_free(l->v);
   l->v = n ? sim_malloc(n * sizeof *v) : NULL;
@@ -1281,7 +1300,7 @@ int cfg__parse_list_item(size_t i, const char *text, size_t len, uint64_t *out, 
 
 /* Text form of a list: "784,128,10", "[784, 128, 10]", "[]" or "" (empty).
  * Items are checked like integers; O(len). */
-static int set_list(cfg_scenario *s, size_t i, const char *t, size_t n, char *msg, size_t cap) {
+static int set_list(cfg__into s, size_t i, const char *t, size_t n, char *msg, size_t cap) {
   uint64_t v[CFG__LIST_MAX];
   uint32_t count = 0;
   char item[512];
@@ -1308,11 +1327,16 @@ static int set_list(cfg_scenario *s, size_t i, const char *t, size_t n, char *ms
     count++;
     at = end + 1;
   }
-  cfg__set_list(s, i, v, count);
+  set_list_values(s, i, v, count);
   return SIM_OK;
 }
 
-int cfg__set_text(cfg_scenario *s, size_t i, const char *text, size_t len, char *msg, size_t cap) {
+void cfg__set_list(cfg_scenario *s, size_t i, const uint64_t *v, uint32_t n) {
+  set_list_values(into_scenario(s), i, v, n);
+}
+
+static int set_text_into(cfg__into s, size_t i, const char *text, size_t len, char *msg,
+                         size_t cap) {
   const cfg__key *k = &schema[i];
   if (memchr(text, '\0', len)) {
     snprintf(msg, cap, "contains a NUL character");
@@ -1341,8 +1365,35 @@ int cfg__set_text(cfg_scenario *s, size_t i, const char *text, size_t len, char 
              "expected a list of faults such as [{at: 1ms, kind: link-down, target: "
              "leaf0-spine0}]");
     return SIM_ECONFIG;
+  case CFG__JOBS:
+    if (len == 0 || same_text(text, len, "[]")) {
+      cfg__jobs_free(field(s, k));
+      return SIM_OK;
+    }
+    snprintf(msg, cap,
+             "expected a list of jobs such as [{name: a, gpus: 16, workload: {kind: "
+             "collective}}]");
+    return SIM_ECONFIG;
   }
   return SIM_ECONFIG;
+}
+
+int cfg__set_text(cfg_scenario *s, size_t i, const char *text, size_t len, char *msg, size_t cap) {
+  return set_text_into(into_scenario(s), i, text, len, msg, cap);
+}
+
+int cfg__set_workload_text(cfg_workload *w, size_t i, const char *text, size_t len, char *msg,
+                           size_t cap) {
+  cfg__into into = into_workload(w);
+  if (!cfg__is_workload_key(i)) {
+    snprintf(msg, cap, "not a workload key");
+    return SIM_ECONFIG;
+  }
+  return set_text_into(into, i, text, len, msg, cap);
+}
+
+bool cfg__is_workload_key(size_t i) {
+  return i < NELEM(schema) && strncmp(schema[i].name, "workload.", 9) == 0;
 }
 
 /* ---- field -> text ------------------------------------------------------------------------ */
@@ -1386,7 +1437,41 @@ void cfg__quote_yaml(cfg__buf *b, const char *str) {
   cfg__buf_puts(b, "\"");
 }
 
+static void value_text_of(cfg__into s, size_t i, cfg__buf *b);
+
 void cfg__value_text(const cfg_scenario *s, size_t i, cfg__buf *b) {
+  value_text_of((cfg__into){(char *)(uintptr_t)s, 0}, i, b);
+}
+
+void cfg__workload_text(const cfg_workload *w, cfg__buf *b) {
+  int first = 1;
+  for (size_t i = 0; i < NELEM(schema); i++) {
+    if (!cfg__is_workload_key(i)) continue;
+    cfg__buf_printf(b, "%s%s: ", first ? "" : ", ", schema[i].name + 9);
+    value_text_of(into_workload(w), i, b);
+    first = 0;
+  }
+}
+
+void cfg__workload_free(cfg_workload *w) {
+  for (size_t i = 0; i < NELEM(schema); i++) {
+    if (!cfg__is_workload_key(i)) continue;
+    void *f = field(into_workload(w), &schema[i]);
+    if (schema[i].type == CFG__STRING) {
+      char *str;
+      memcpy(&str, f, sizeof str);
+      sim_free(str);
+      memset(f, 0, sizeof str);
+    } else if (schema[i].type == CFG__LIST) {
+      cfg_u64_list *l = f;
+      sim_free(l->v);
+      l->v = NULL;
+      l->n = 0;
+    }
+  }
+}
+
+static void value_text_of(cfg__into s, size_t i, cfg__buf *b) {
   const cfg__key *k = &schema[i];
   char text[CFG__VALUE_TEXT];
   uint64_t u = 0;
@@ -1440,5 +1525,6 @@ void cfg__value_text(const cfg_scenario *s, size_t i, cfg__buf *b) {
     break;
   }
   case CFG__FAULTS: cfg__faults_text(cfield(s, k), b); break;
+  case CFG__JOBS: cfg__jobs_text(cfield(s, k), b); break;
   }
 }

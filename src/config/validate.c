@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config/cfg_internal.h"
+#include "config/load_internal.h"
 
 static int key_index(const char *name) { return cfg__find_key(name, strlen(name)); }
 
@@ -356,6 +356,49 @@ static int check_buffer(const cfg_scenario *s, const cfg_doc *doc, sim_error *er
  * months (Llama 3 405B: 54 days, Meta 2024); the bound is ten years, past
  * any cluster's service life, and it bounds the Monte Carlo's work, which
  * grows with the failures a run sees (days 1e5 ran without end in sight). */
+/* jobs: whole nodes, an explicit list as long as the job, no top-level
+ * workload beside them, and each job's workload through the workload's own
+ * checks (check_collective) with its keys named jobs[j].workload.*. Whether
+ * the nodes are free is plc_place's question, at the run's setup. */
+static int check_jobs(const cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
+  char key[64];
+  uint32_t gpn = s->cluster.gpus_per_node;
+  if (s->jobs.n == 0) return SIM_OK;
+  for (size_t i = 0; i < cfg__nkeys(); i++)
+    if (cfg__is_workload_key(i) && cfg__is_set(doc, i))
+      return cfg_fail_at(doc, cfg__key_at(i)->name, err,
+                         "a scenario with jobs: has no top-level workload; give each job its "
+                         "workload: {...}");
+  for (uint32_t j = 0; j < s->jobs.n; j++) {
+    const cfg_job *job = &s->jobs.v[j];
+    uint32_t nodes = job->gpus / gpn;
+    if (job->gpus % gpn) {
+      snprintf(key, sizeof key, "jobs[%u].gpus", j);
+      return cfg_fail_at(doc, key, err,
+                         "%u GPUs are not whole nodes of cluster.gpus_per_node %u; allowed: a "
+                         "multiple of %u",
+                         job->gpus, gpn, gpn);
+    }
+    if (job->placement == CFG_PLACE_EXPLICIT && job->nodes.n != nodes) {
+      snprintf(key, sizeof key, "jobs[%u].nodes", j);
+      return cfg_fail_at(doc, key, err, "%u nodes listed; the job's %u GPUs need %u nodes",
+                         job->nodes.n, job->gpus, nodes);
+    }
+    if (job->start >= CFG__HORIZON_PS) {
+      snprintf(key, sizeof key, "jobs[%u].start", j);
+      return cfg_fail_at(doc, key, err, "past the horizon of simulated time (2^62 ps)");
+    }
+    cfg_scenario view = *s; /* the cluster as the job sees it: its nodes, its workload */
+    view.cluster.nodes = nodes;
+    view.workload = job->workload;
+    cfg_doc_scope_job(doc, (int)j);
+    int rc = check_collective(&view, doc, err);
+    cfg_doc_scope_job(doc, -1);
+    if (rc != SIM_OK) return rc;
+  }
+  return SIM_OK;
+}
+
 static int check_days(const cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
   if (s->reliability.days <= CFG__DAYS_MAX) return SIM_OK;
   return cfg_fail_at(doc, "reliability.days", err,
@@ -466,6 +509,8 @@ int cfg__resolve(cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
   if (rc == SIM_OK) rc = check_planes(s, doc, err);
   if (rc == SIM_OK) rc = check_switch(s, doc, err);
   if (rc == SIM_OK) rc = check_collective(s, doc, err);
+  if (rc == SIM_OK) cfg__jobs_presets(s, doc);
+  if (rc == SIM_OK) rc = check_jobs(s, doc, err);
   if (rc == SIM_OK) rc = check_efficiency(s, doc, err);
   if (rc == SIM_OK) rc = check_packet(s, doc, err);
   if (rc == SIM_OK) rc = check_faults(s, doc, err);

@@ -20,4 +20,13 @@ int run__telemetry_begin(run_telemetry *o, be_backend **be, const cfg_scenario *
                          const cfg_doc *doc, const topo *t, sim_error *err);
 void run__telemetry_free(run_telemetry *o);
 
+/* workload.kind traffic: the pattern's plan over gpus[0..ngpus) (NULL:
+ * every GPU) and, for a pair, its zero-byte one-way latency; a last phase
+ * past the horizon of simulated time is refused at
+ * workload.traffic.stagger, a pattern that does not fit at
+ * workload.traffic.pattern. workload.c. */
+int run__traffic_plan(coll_plan *plan, double *pair_latency_s, const cfg_scenario *cfg,
+                      const cfg_doc *doc, const topo *t, const uint32_t *gpus, uint32_t ngpus,
+                      sim_error *err);
+
 #endif

@@ -41,6 +41,7 @@ int run_setup_begin(run_setup *s, sim_error *err) {
       !(s->fs = flt_sched_start(s->sim, s->t, s->be, s->faults, s->nfaults, cfg, NULL, err)))
     return SIM_ECONFIG;
   if (run_workload_begin(&s->w, cfg, s->doc, s->t, s->be, err) != SIM_OK) return SIM_ECONFIG;
+  if (run_jobs_begin(&s->jobs, cfg, s->doc, s->t, err) != SIM_OK) return SIM_ECONFIG;
   if (s->training) {
     rc = run_training_begin(&s->tr, cfg, s->doc, s->t, s->be, s->faults, s->nfaults, err);
     if (rc != SIM_OK) return rc;
@@ -55,6 +56,7 @@ void run_setup_free(run_setup *s) {
   be_destroy(s->be);
   run_workload_free(&s->w);  /* after be_destroy: its callbacks point into the trace runner */
   run_training_free(&s->tr); /* after be_destroy: the backend's callbacks point into the job */
+  run_jobs_free(&s->jobs);   /* after be_destroy: it may hold the plans' transfer pools */
   run__telemetry_free(&s->tel);
   sim_destroy(s->sim);
   if (s->t) topo_free(s->t);

@@ -106,6 +106,27 @@ static void workload_events(tel *tl, const coll_exec *exec, const cfg_scenario *
               sim_ps_to_s(exec->end - exec->start));
 }
 
+/* Each job of a jobs: list: its collective's start and end, named. */
+static void jobs_events(tel *tl, const run_jobs *js) {
+  char what[200];
+  for (uint32_t j = 0; j < js->n; j++) {
+    const run_job *job = &js->v[j];
+    if (!job->exec.plan) continue; /* not started: the run stopped before its start */
+    if (job->cfg->workload.kind == CFG_WORKLOAD_TRAFFIC)
+      snprintf(what, sizeof what, "%s: %s traffic, %llu flows", job->cfg->name,
+               cfg_traffic_pattern_name(job->cfg->workload.traffic.pattern),
+               (unsigned long long)coll_plan_flows(&job->plan));
+    else
+      snprintf(what, sizeof what, "%s: %s of %llu bytes over %u ranks", job->cfg->name,
+               cfg_coll_op_name(job->plan.op), (unsigned long long)job->plan.bytes,
+               job->plan.nranks);
+    tel_event(tl, job->exec.start, "job", "workload-start", what, NAN);
+    if (job->exec.finished)
+      tel_event(tl, job->exec.end, "job", "workload-end", job->cfg->name,
+                sim_ps_to_s(job->exec.end - job->exec.start));
+  }
+}
+
 int run_telemetry_make(tel **out, const run_setup *s, const run_events *log, bool complete,
                        sim_error *err) {
   const run_telemetry *o = &s->tel;
@@ -131,7 +152,8 @@ int run_telemetry_make(tel **out, const run_setup *s, const run_events *log, boo
   tel *tl = *out;
   bool synthetic =
       cfg->workload.kind == CFG_WORKLOAD_COLLECTIVE || cfg->workload.kind == CFG_WORKLOAD_TRAFFIC;
-  if (synthetic) workload_events(tl, &s->w.exec, cfg);
+  if (s->jobs.n) jobs_events(tl, &s->jobs);
+  else if (synthetic) workload_events(tl, &s->w.exec, cfg);
   /* GPU states from the phases only where nothing else runs on the GPUs:
    * a training step's compute is not in the phase log. */
   if (o->port_samples) { /* ports from the backend's samples; the tap feeds NICs and GPUs only */

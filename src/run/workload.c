@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "fabsim/calib.h"
-#include "fabsim/run.h"
+#include "run/run_internal.h"
 
 /* Ahead of the fault scheduler's listener (which logs failures): keeps the
  * first, for the outputs' "why", and hands every failure on. */
@@ -16,10 +16,9 @@ static void on_failure(void *ctx, const be_failure *f) {
   if (w->prev_failure) w->prev_failure(w->prev_failure_ctx, f);
 }
 
-/* workload.kind traffic: the pattern's plan; a last phase past the horizon
- * of simulated time is refused at workload.traffic.stagger. */
-static int traffic_plan(run_workload *w, const cfg_scenario *cfg, const cfg_doc *doc, const topo *t,
-                        sim_error *err) {
+int run__traffic_plan(coll_plan *plan, double *pair_latency_s, const cfg_scenario *cfg,
+                      const cfg_doc *doc, const topo *t, const uint32_t *gpus, uint32_t ngpus,
+                      sim_error *err) {
   coll_traffic_spec spec = {
       .pattern = cfg->workload.traffic.pattern,
       .bytes = cfg->workload.traffic.size,
@@ -28,29 +27,31 @@ static int traffic_plan(run_workload *w, const cfg_scenario *cfg, const cfg_doc 
           cfg->workload.traffic.start == CFG_START_STAGGERED ? cfg->workload.traffic.stagger : 0,
       .qps = cfg->workload.qps_per_connection,
       .seed = cfg->simulation.seed,
+      .gpus = gpus,
+      .ngpus = ngpus,
   };
-  if (coll_traffic_build(&w->plan, t, &spec, err) != SIM_OK) {
+  if (coll_traffic_build(plan, t, &spec, err) != SIM_OK) {
     char msg[sizeof err->msg];
     snprintf(msg, sizeof msg, "%s", err->msg);
     return cfg_fail_at(doc, "workload.traffic.pattern", err, "%s", msg);
   }
   /* the last phase starts (phases - 1) x stagger in: refused past the
    * horizon of simulated time, where start times would wrap */
-  if (w->plan.nphases > 1 &&
-      (double)spec.stagger * (double)(w->plan.nphases - 1) >= (double)WL_HORIZON_PS)
+  if (plan->nphases > 1 &&
+      (double)spec.stagger * (double)(plan->nphases - 1) >= (double)WL_HORIZON_PS)
     return cfg_fail_at(doc, "workload.traffic.stagger", err,
                        "%zu phases started %.6g s apart: the last starts at %.4g s, past the "
                        "horizon of simulated time, %.4g s (2^62 ps, %.1f days); allowed: at most "
                        "%.6g s",
-                       w->plan.nphases, sim_ps_to_s(spec.stagger),
-                       sim_ps_to_s(spec.stagger) * (double)(w->plan.nphases - 1),
+                       plan->nphases, sim_ps_to_s(spec.stagger),
+                       sim_ps_to_s(spec.stagger) * (double)(plan->nphases - 1),
                        sim_ps_to_s(WL_HORIZON_PS), sim_ps_to_s(WL_HORIZON_PS) / 86400,
-                       sim_ps_to_s(WL_HORIZON_PS / 2 / (w->plan.nphases - 1)));
+                       sim_ps_to_s(WL_HORIZON_PS / 2 / (plan->nphases - 1)));
   if (spec.pattern == CFG_TRAFFIC_PAIR) {
     topo_path p;
-    topo_route(t, w->plan.phases[0].x[0].src_gpu, w->plan.phases[0].x[0].dst_gpu,
-               w->plan.phases[0].x[0].flow_hash, &p);
-    w->pair_latency_s = sim_ps_to_s(topo_path_latency(t, &p));
+    topo_route(t, plan->phases[0].x[0].src_gpu, plan->phases[0].x[0].dst_gpu,
+               plan->phases[0].x[0].flow_hash, &p);
+    *pair_latency_s = sim_ps_to_s(topo_path_latency(t, &p));
   }
   return SIM_OK;
 }
@@ -64,6 +65,7 @@ int run_workload_begin(run_workload *w, const cfg_scenario *cfg, const cfg_doc *
   w->prev_failure_ctx = be->on_failure_ctx;
   be->on_failure = on_failure;
   be->on_failure_ctx = w;
+  if (cfg->jobs.n) return SIM_OK; /* each job has its own plan (run_jobs) */
   switch (cfg->workload.kind) {
   case CFG_WORKLOAD_COLLECTIVE: return cal_collective_plan(&w->plan, t, cfg, doc, err);
   case CFG_WORKLOAD_TRAINING: return SIM_OK; /* run_training */
@@ -73,7 +75,7 @@ int run_workload_begin(run_workload *w, const cfg_scenario *cfg, const cfg_doc *
     w->trace_set = w->trs;
     return rc;
   }
-  default: return traffic_plan(w, cfg, doc, t, err);
+  default: return run__traffic_plan(&w->plan, &w->pair_latency_s, cfg, doc, t, NULL, 0, err);
   }
 }
 

@@ -28,4 +28,16 @@ for f in "$SRC"/examples/*.yaml "$SRC"/examples/tour/*.yaml; do
     fi
   done
 done
+# Several jobs on one fabric (docs/shared-fabric.md): a summary entry per
+# job with its placement, time and slowdown against the job alone; on leaves
+# of their own (topology-aware) each runs exactly as fast as alone.
+for fid in analytic flow; do
+  out="out-two-jobs-$fid"
+  expect_exit 0 "$FABSIM" run "$SRC/examples/shared/two-jobs.yaml" --set simulation.fidelity=$fid \
+    --set output.dir=$out --quiet
+  expect_json $out/summary.json '(.jobs | length) == 2 and ([.jobs[].slowdown] == [1, 1])
+    and ([.jobs[].placement.leaves] == [2, 2]) and .jobs[0].name == "train-a"'
+done
+expect_exit 0 "$FABSIM" run "$SRC/examples/shared/two-jobs-random.yaml" --set output.dir=out-rand --quiet
+expect_json out-rand/summary.json '(.jobs | length) == 2 and ([.jobs[].slowdown | . > 1] == [true, true])'
 finish

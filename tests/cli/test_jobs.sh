@@ -1,0 +1,31 @@
+#!/bin/sh
+# jobs: (docs/shared-fabric.md, "Several jobs"): bad entries are refused
+# before anything is simulated, exit 2, located at the job's key.
+. "$(dirname "$0")/lib.sh"
+
+base='cluster: {nodes: 8, gpus_per_node: 1}
+fabric: {topology: fat-tree, tiers: 2, switch_radix: 8}
+output: {dir: out-jobs}'
+
+printf '%s\njobs:\n  - {name: a, gpus: 8, workload: {kind: collective}}\n  - {name: b, gpus: 4, workload: {kind: collective}}\n' "$base" > full.yaml
+expect_exit 2 "$FABSIM" run full.yaml --quiet
+expect_err "full.yaml:6:5: jobs[1].placement: placement: packed wants 4 nodes, but only 0 of the cluster's 8 are free"
+
+printf '%s\njobs:\n  - {name: a, gpus: 3, workload: {kind: collective}}\n' "$base" > odd.yaml
+expect_exit 0 "$FABSIM" run odd.yaml --quiet --set cluster.gpus_per_node=1
+printf '%s\njobs:\n  - {name: a, gpus: 3, workload: {kind: collective}}\n' "$base" | sed 's/gpus_per_node: 1/gpus_per_node: 2/; s/switch_radix: 8/switch_radix: 16/' > odd2.yaml
+expect_exit 2 "$FABSIM" run odd2.yaml --quiet
+expect_err "odd2.yaml:5:21: jobs[0].gpus: 3 GPUs are not whole nodes of cluster.gpus_per_node 2"
+
+printf '%s\njobs:\n  - {name: a, gpus: 4, workload: {kind: training}}\n' "$base" > train.yaml
+expect_exit 2 "$FABSIM" run train.yaml --quiet
+expect_err "train.yaml:5:41: jobs[0].workload.kind: workload.kind training is not yet supported in jobs: (issue 16)"
+
+printf '%s\njobs:\n  - {name: a, gpus: 4, placment: packed, workload: {kind: collective}}\n' "$base" > typo.yaml
+expect_exit 2 "$FABSIM" run typo.yaml --quiet
+expect_err "typo.yaml:5:24: jobs[0]: 'placment' is not a job field; did you mean 'placement'?"
+
+printf '%s\njobs:\n  - {name: a, gpus: 4, workload: {kind: collective, collective: {size: 1parsec}}}\n' "$base" > size.yaml
+expect_exit 2 "$FABSIM" run size.yaml --quiet
+expect_err "size.yaml:5:72: jobs[0].workload.collective.size:"
+finish

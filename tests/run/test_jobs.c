@@ -1,0 +1,242 @@
+/* Several jobs on one fabric (run_jobs, src/run/jobs.c; jobs: in the
+ * scenario): jobs on disjoint leaves each give exactly their alone result
+ * (slowdown 1) at the analytic and flow fidelities; two jobs whose rings
+ * cross the one spine of the fabric share its links, and at the flow
+ * fidelity two equal flows on one bottleneck each get half of it, so the
+ * bandwidth term of each job's time doubles; placement errors are located
+ * at the job's key, before anything is simulated. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fabsim/ev.h"
+#include "fabsim/run.h"
+
+/* A 2-tier fat-tree of radix 8 (4 nodes of one GPU and NIC per leaf, 4
+ * uplinks per leaf), cluster.nodes nodes, static routing (InfiniBand),
+ * then `jobs` as YAML. */
+static char *scenario_file(uint32_t nodes, const char *fidelity, const char *jobs) {
+  static char path[64];
+  snprintf(path, sizeof path, "/tmp/fabsim-test-jobs-XXXXXX");
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  FILE *f = fdopen(fd, "w");
+  fprintf(f,
+          "cluster: {nodes: %u, gpus_per_node: 1, nic: {bandwidth: 100Gbps}}\n"
+          "fabric: {topology: fat-tree, tiers: 2, switch_radix: 8, transport: infiniband}\n"
+          "simulation: {fidelity: %s, seed: 1}\n"
+          "%s",
+          nodes, fidelity, jobs);
+  fclose(f);
+  return path;
+}
+
+/* Loads, sets up, runs every job together, then each alone. */
+static void run_all(run_setup *s, const char *path) {
+  sim_error err = {0};
+  if (run_setup_load(s, path, NULL, 0, &err) != SIM_OK) fail_msg("%s", err.msg);
+  unlink(path);
+  if (run_setup_begin(s, &err) != SIM_OK) fail_msg("%s", err.msg);
+  run_jobs_start(&s->jobs, s->sim, s->be);
+  ev_run(s->sim, SIM_TIME_MAX);
+  run_jobs_end(&s->jobs, s->sim);
+  if (run_jobs_alone(&s->jobs, &s->cfg, s->doc, s->t, &err) != SIM_OK) fail_msg("%s", err.msg);
+}
+
+static const char disjoint[] =
+    "jobs:\n"
+    "  - {name: a, gpus: 4, placement: topology-aware,\n"
+    "     workload: {kind: collective, collective: {op: allreduce, size: 16MiB}}}\n"
+    "  - {name: b, gpus: 4, placement: explicit, nodes: [4, 5, 6, 7], start: 30us,\n"
+    "     workload: {kind: collective, collective: {op: allreduce, size: 16MiB}}}\n";
+
+static void check_disjoint(const char *fidelity) {
+  run_setup s;
+  run_all(&s, scenario_file(8, fidelity, disjoint));
+  assert_int_equal(s.jobs.n, 2);
+  for (uint32_t j = 0; j < 2; j++) {
+    const run_job *job = &s.jobs.v[j];
+    assert_true(job->finished && job->have_alone);
+    assert_int_equal(job->metrics.leaves, 1);
+    assert_int_equal(job->metrics.ring_spine_pairs, 0);
+    assert_int_equal(job->nodes[0], 4 * j); /* a: leaf 0, b: leaf 1 */
+    /* nothing shared: exactly the alone time (both from integer picoseconds) */
+    assert_true(job->res.time_s > 0);
+    assert_true(job->res.time_s == job->alone.time_s);
+    assert_true(job->slowdown == 1.0);
+  }
+  assert_int_equal(s.jobs.v[0].exec.start, 0);
+  assert_int_equal(s.jobs.v[1].exec.start, 30 * SIM_PS_PER_US); /* b starts at its start */
+  run_setup_free(&s);
+}
+
+static void test_disjoint_leaves_analytic(void **state) {
+  (void)state;
+  check_disjoint("analytic");
+}
+
+static void test_disjoint_leaves_flow(void **state) {
+  (void)state;
+  check_disjoint("flow");
+}
+
+/* Oversubscription 7 at radix 8: 7 nodes per leaf and one uplink, to the
+ * fabric's one spine, at the NICs' 100 Gb/s, every efficiency 1. Job a on
+ * nodes 0 and 7, job b on nodes 1 and 8: both rings cross between leaf 0
+ * and leaf 1 through the same two links, one per direction. A 2-rank ring
+ * AllReduce of S bytes sends S per rank (2 (n-1)/n S); alone it runs at
+ * B = 100 Gb/s, shared each of the two equal flows on a link gets B / 2,
+ * so the shared time is the alone time plus exactly S x 8 / B. */
+static const char shared[] =
+    "cluster.nic.efficiency: 1\n"
+    "cluster.pcie.efficiency: 1\n"
+    "fabric.link_efficiency: 1\n"
+    "fabric.link_bandwidth: 100Gbps\n"
+    "fabric.oversubscription: 7\n"
+    "jobs:\n"
+    "  - {name: a, gpus: 2, placement: explicit, nodes: [0, 7],\n"
+    "     workload: {kind: collective, collective: {op: allreduce, size: 64MiB, algorithm: "
+    "ring, channels: 1, protocol: simple}}}\n"
+    "  - {name: b, gpus: 2, placement: explicit, nodes: [1, 8],\n"
+    "     workload: {kind: collective, collective: {op: allreduce, size: 64MiB, algorithm: "
+    "ring, channels: 1, protocol: simple}}}\n";
+
+static void test_shared_spine_flow(void **state) {
+  (void)state;
+  run_setup s;
+  run_all(&s, scenario_file(14, "flow", shared));
+  double extra = 64.0 * 1024 * 1024 * 8 / 100e9; /* S x 8 / B */
+  for (uint32_t j = 0; j < 2; j++) {
+    const run_job *job = &s.jobs.v[j];
+    assert_true(job->finished && job->have_alone);
+    assert_int_equal(job->metrics.leaves, 2);
+    assert_int_equal(job->metrics.ring_spine_pairs, 2);
+    assert_true(job->slowdown > 1.9 && job->slowdown < 2.0);
+    assert_float_equal(job->res.time_s, job->alone.time_s + extra, 1e-12);
+  }
+  run_setup_free(&s);
+}
+
+/* Two traffic jobs (pattern pair: rank 0 sends S to its last rank) on the
+ * fabric above: node 0 -> 7 and node 1 -> 8 share leaf 0's one uplink, so
+ * each flow gets B / 2 and takes exactly S x 8 / B longer than alone; the
+ * pattern runs over the job's GPUs only. */
+static const char shared_traffic[] =
+    "cluster.nic.efficiency: 1\n"
+    "cluster.pcie.efficiency: 1\n"
+    "fabric.link_efficiency: 1\n"
+    "fabric.link_bandwidth: 100Gbps\n"
+    "fabric.oversubscription: 7\n"
+    "jobs:\n"
+    "  - {name: a, gpus: 2, placement: explicit, nodes: [0, 7],\n"
+    "     workload: {kind: traffic, traffic: {pattern: pair, size: 16MiB}}}\n"
+    "  - {name: b, gpus: 2, placement: explicit, nodes: [1, 8],\n"
+    "     workload: {kind: traffic, traffic: {pattern: pair, size: 16MiB}}}\n";
+
+static void test_shared_traffic_flow(void **state) {
+  (void)state;
+  run_setup s;
+  run_all(&s, scenario_file(14, "flow", shared_traffic));
+  double extra = 16.0 * 1024 * 1024 * 8 / 100e9;
+  for (uint32_t j = 0; j < 2; j++) {
+    const run_job *job = &s.jobs.v[j];
+    assert_int_equal(job->plan.nphases, 1);
+    assert_int_equal(job->plan.phases[0].n, 1);
+    assert_int_equal(job->plan.phases[0].x[0].src_gpu, job->nodes[0]); /* 1 GPU per node */
+    assert_int_equal(job->plan.phases[0].x[0].dst_gpu, job->nodes[1]);
+    assert_true(job->finished && job->have_alone);
+    assert_float_equal(job->res.time_s, job->alone.time_s + extra, 1e-12);
+  }
+  run_setup_free(&s);
+}
+
+/* Setup errors, located, nothing simulated. */
+static void check_refused(uint32_t nodes, const char *jobs, const char *want) {
+  run_setup s;
+  sim_error err = {0};
+  const char *path = scenario_file(nodes, "flow", jobs);
+  int rc = run_setup_load(&s, path, NULL, 0, &err);
+  if (rc == SIM_OK) rc = run_setup_begin(&s, &err);
+  unlink(path);
+  assert_int_equal(rc, SIM_ECONFIG);
+  if (!strstr(err.msg, want)) fail_msg("'%s' does not contain '%s'", err.msg, want);
+  if (s.sim) assert_int_equal(sim_events(s.sim), 0);
+  run_setup_free(&s);
+}
+
+static void test_refused(void **state) {
+  (void)state;
+  check_refused(8,
+                "jobs:\n  - {name: a, gpus: 8, placement: packed, workload: {kind: collective}}\n"
+                "  - {name: b, gpus: 4, placement: packed, workload: {kind: collective}}\n",
+                ":6:35: jobs[1].placement: placement: packed wants 4 nodes");
+  check_refused(8,
+                "jobs:\n  - {name: a, gpus: 4, workload: {kind: collective}}\n"
+                "  - {name: a, gpus: 4, workload: {kind: collective}}\n",
+                ":6:12: jobs[1].name: 'a' is also the name of jobs[0]");
+  check_refused(
+      8, "jobs:\n  - {name: a, gpus: 4, workload: {kind: training}}\n",
+      ":5:41: jobs[0].workload.kind: workload.kind training is not yet supported in jobs: "
+      "(issue 16)");
+  check_refused(8,
+                "jobs:\n  - {name: a, gpus: 4, workload: {kind: collective, collective: "
+                "{algorithm: pairwise}}}\n",
+                ":5:77: jobs[0].workload.collective.algorithm: pairwise only implements alltoall");
+  check_refused(8, "jobs:\n  - {name: a, gpus: 4, workload: {kind: collective, colective: {}}}\n",
+                "jobs[0].workload.colective: unknown key");
+  check_refused(8,
+                "workload: {kind: collective}\n"
+                "jobs:\n  - {name: a, gpus: 4, workload: {kind: collective}}\n",
+                ":4:18: workload.kind: a scenario with jobs: has no top-level workload");
+  check_refused(8,
+                "jobs:\n  - {name: a, gpus: 2, placement: explicit, nodes: [0, 0], workload: "
+                "{kind: collective}}\n",
+                "jobs[0].nodes: placement: node 0 is listed twice");
+}
+
+/* scenario.yaml (cfg_dump) of a scenario with jobs loads back to itself. */
+static void test_dump_round_trip(void **state) {
+  (void)state;
+  static const char yaml[] =
+      "cluster: {nodes: 8, gpus_per_node: 1}\n"
+      "jobs:\n"
+      "  - {name: \"a b\", gpus: 2, placement: explicit, nodes: [3, 1], start: 2us,\n"
+      "     workload: {kind: collective, collective.op: allgather, collective: {size: 3MiB}}}\n"
+      "  - {name: c, gpus: 4, placement: spread, workload: {kind: collective}}\n";
+  cfg_scenario a, b;
+  cfg_doc *da, *db;
+  sim_error err = {0};
+  if (cfg_load_buffer(&a, &da, "a", yaml, strlen(yaml), NULL, 0, &err) != SIM_OK)
+    fail_msg("%s", err.msg);
+  assert_int_equal(a.jobs.n, 2);
+  assert_int_equal(a.jobs.v[0].workload.collective.op, CFG_COLL_ALLGATHER);
+  assert_int_equal(a.jobs.v[0].workload.collective.size, 3 << 20);
+  assert_int_equal(a.jobs.v[1].workload.collective.op, CFG_COLL_ALLREDUCE); /* the default */
+  char *text = cfg_dump(&a);
+  if (cfg_load_buffer(&b, &db, "b", text, strlen(text), NULL, 0, &err) != SIM_OK)
+    fail_msg("%s", err.msg);
+  char *again = cfg_dump(&b);
+  assert_string_equal(text, again);
+  sim_free(text);
+  sim_free(again);
+  cfg_free(&a, da);
+  cfg_free(&b, db);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_disjoint_leaves_analytic),
+      cmocka_unit_test(test_disjoint_leaves_flow),
+      cmocka_unit_test(test_shared_spine_flow),
+      cmocka_unit_test(test_shared_traffic_flow),
+      cmocka_unit_test(test_refused),
+      cmocka_unit_test(test_dump_round_trip),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

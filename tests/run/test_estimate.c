@@ -125,15 +125,16 @@ static void test_pool_windows(void **state) {
   for (size_t i = 0; i < PH; i++) {
     r = sim_hash_u64(r);
     switch (r % 5) {
-    case 0: lo += (r >> 8) % 20, hi += (r >> 16) % 30; break;        /* slide */
-    case 1: lo = (r >> 8) % N, hi = lo + (r >> 20) % 200; break;     /* jump */
-    case 2: lo += (hi - lo) / 3; break;                              /* shrink */
-    case 3: hi = lo; break;                                          /* empty */
+    case 0: lo += (r >> 8) % 20, hi += (r >> 16) % 30; break;               /* slide */
+    case 1: lo = (r >> 8) % N, hi = lo + (r >> 20) % 200; break;            /* jump */
+    case 2: lo += (hi - lo) / 3; break;                                     /* shrink */
+    case 3: hi = lo; break;                                                 /* empty */
     default: ph[i] = (coll_phase){.x = own, .n = 3, .repeat = 2}; continue; /* its own */
     }
     if (hi > N) hi = N;
     if (lo > hi) lo = hi;
-    ph[i] = (coll_phase){.x = pool + lo, .n = hi - lo, .repeat = 1 + (r >> 40) % 3, .in_pool = true};
+    ph[i] =
+        (coll_phase){.x = pool + lo, .n = hi - lo, .repeat = 1 + (r >> 40) % 3, .in_pool = true};
   }
   coll_plan p = {.phases = ph, .nphases = PH, .pool = pool, .pool_n = N};
   assert_int_equal(run_plan_estimate(&p, f.t, &f.cfg), brute(&p, f.t, &f.cfg));

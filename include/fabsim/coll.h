@@ -163,6 +163,11 @@ void coll_plan_free(coll_plan *plan);
  * Phases' transfer arrays may be slices of one pool: never grow or free
  * them yourself, merge plans with this. O(transfers of both). */
 int coll_plan_merge(coll_plan *into, coll_plan *from, sim_error *err);
+/* Whether phase i is a slice of the plan's pool (phases that are slices of
+ * one pool are windows sliding over it): true with *pool, *pool_n the pool
+ * and *off the phase's offset in it (phases[i].x == *pool + *off). O(1). */
+bool coll_phase_slice(const coll_plan *plan, size_t i, const be_xfer **pool, size_t *pool_n,
+                      size_t *off);
 /* Transfers in the plan, repetitions counted. */
 uint64_t coll_plan_transfers(const coll_plan *plan);
 /* Bytes the plan moves, repetitions counted. O(transfers listed). */

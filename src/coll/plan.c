@@ -243,6 +243,16 @@ uint64_t coll_plan_flows(const coll_plan *plan) {
   return coll_plan_transfers(plan) / (plan->qps ? plan->qps : 1);
 }
 
+bool coll_phase_slice(const coll_plan *plan, size_t i, const be_xfer **pool, size_t *pool_n,
+                      size_t *off) {
+  const coll_phase *ph = &plan->phases[i];
+  if (!ph->in_pool) return false;
+  *pool = plan->pool;
+  *pool_n = plan->pool_n;
+  *off = (size_t)(ph->x - plan->pool);
+  return true;
+}
+
 uint64_t coll_plan_transfers(const coll_plan *plan) {
   uint64_t n = 0;
   for (size_t i = 0; i < plan->nphases; i++) n += plan->phases[i].n * plan->phases[i].repeat;

@@ -139,6 +139,49 @@ static inline double sim_rng_uniform(sim_rng *r) {
 uint64_t sim_hash_u64(uint64_t x);
 uint64_t sim_hash_str(const char *s);
 
+/* ---- counted multisets and sliding windows (counts.c) ------------------- */
+
+/* A multiset of 64-bit values: value -> how many (open addressing, linear
+ * probing from sim_hash_u64). A count may drop to 0; its slot stays until
+ * the table is rebuilt (on growth, or sim_counts_compact), so slot order,
+ * and with it the order sim_counts_at visits values, is a function of the
+ * adds and subs alone: deterministic. For windows sliding over a pool,
+ * whose values come and go (the analytic backend's transfer times, coll's
+ * port loads). */
+typedef struct sim_counts {
+  uint64_t *key, *count;
+  uint8_t *used;
+  size_t cap, nused, live; /* slots, slots in use, values with count > 0 */
+} sim_counts;
+
+void sim_counts_init(sim_counts *c); /* empty, 64 slots */
+void sim_counts_free(sim_counts *c);
+void sim_counts_clear(sim_counts *c); /* empty, same capacity */
+void sim_counts_add(sim_counts *c, uint64_t v, uint64_t n);
+void sim_counts_sub(sim_counts *c, uint64_t v); /* one of v; v must be counted */
+/* Rebuild when zero-count slots dominate (more than 2 live + 1024), so a
+ * scan over the slots stays O(live values). */
+void sim_counts_compact(sim_counts *c);
+/* Slot i (0 <= i < cap) holds a value with a count: *v and *n. */
+static inline bool sim_counts_at(const sim_counts *c, size_t i, uint64_t *v, uint64_t *n) {
+  if (!c->used[i] || c->count[i] == 0) return false;
+  *v = c->key[i];
+  *n = c->count[i];
+  return true;
+}
+uint64_t sim_counts_max(sim_counts *c); /* the largest counted value; 0 when none (compacts) */
+
+/* [a, b) less [c, d): up to two ranges r[k] = [r[k][0], r[k][1]); returns
+ * how many. A window moving from [a, b) to [c, d) loses [a, b) less [c, d)
+ * and gains [c, d) less [a, b). */
+static inline int sim_range_minus(size_t a, size_t b, size_t c, size_t d, size_t r[2][2]) {
+  int k = 0;
+  size_t e = b < c ? b : c, f = a > d ? a : d;
+  if (a < e) r[k][0] = a, r[k++][1] = e;
+  if (f < b) r[k][0] = f, r[k++][1] = b;
+  return k;
+}
+
 /* ---- the host: wall clock, MPI launcher (host.c) ---------------------- */
 
 /* Monotonic wall-clock seconds since an arbitrary origin: for progress lines,

@@ -35,14 +35,6 @@
 
 #include "fabsim/backend.h"
 
-/* Transfer times of a window as a multiset: open addressing, value ->
- * count; a count may drop to 0 (the key stays until the next rebuild). */
-typedef struct tx_hist {
-  simtime_ps *key;
-  uint64_t *count;
-  size_t cap, used, live; /* slots, keys, keys with count > 0 */
-} tx_hist;
-
 /* A pool's routes and the window of it counted on the channels. */
 typedef struct pool_cache {
   const be_xfer *pool; /* NULL: none cached */
@@ -67,11 +59,11 @@ typedef struct pool_cache {
   uint32_t *ch_was;  /* per dirty channel: its count when the window was last timed */
   size_t ndirty;
   uint32_t epoch;
-  size_t lo, hi; /* the window [lo, hi) */
-  bool counted;  /* the window is counted on the channels (in sharing) */
-  bool live;     /* its phase is in flight */
-  bool released; /* pool_release came while live: forget it at its end */
-  tx_hist hist;  /* times of the window's transfers */
+  size_t lo, hi;   /* the window [lo, hi) */
+  bool counted;    /* the window is counted on the channels (in sharing) */
+  bool live;       /* its phase is in flight */
+  bool released;   /* pool_release came while live: forget it at its end */
+  sim_counts hist; /* times of the window's transfers */
 } pool_cache;
 
 typedef struct analytic {
@@ -109,61 +101,6 @@ static void phase_free(analytic_phase *ph) {
 
 static simtime_ps sat_add(simtime_ps a, simtime_ps b) {
   return a > SIM_TIME_MAX - b ? SIM_TIME_MAX : a + b;
-}
-
-/* ---- the multiset of a window's times ------------------------------------------ */
-
-/* A slot is empty while its count is UINT64_MAX. */
-
-static void hist_init(tx_hist *h, size_t cap) {
-  h->cap = cap;
-  h->key = sim_malloc(cap * sizeof *h->key);
-  h->count = sim_malloc(cap * sizeof *h->count);
-  for (size_t i = 0; i < cap; i++) h->count[i] = UINT64_MAX;
-  h->used = h->live = 0;
-}
-
-static void hist_free(tx_hist *h) {
-  sim_free(h->key);
-  sim_free(h->count);
-  memset(h, 0, sizeof *h);
-}
-
-static size_t hist_slot(const tx_hist *h, simtime_ps key) {
-  size_t i = (size_t)sim_hash_u64(key) & (h->cap - 1);
-  while (h->count[i] != UINT64_MAX && h->key[i] != key) i = (i + 1) & (h->cap - 1);
-  return i;
-}
-
-static void hist_add(tx_hist *h, simtime_ps key, uint64_t count);
-
-/* Rehash into a table sized for the keys with a count (zero counts go). */
-static void hist_rebuild(tx_hist *h) {
-  tx_hist old = *h;
-  size_t cap = 64;
-  while (cap < 4 * old.live) cap *= 2;
-  hist_init(h, cap);
-  for (size_t i = 0; i < old.cap; i++)
-    if (old.count[i] != UINT64_MAX && old.count[i] > 0) hist_add(h, old.key[i], old.count[i]);
-  hist_free(&old);
-}
-
-static void hist_add(tx_hist *h, simtime_ps key, uint64_t count) {
-  if (2 * (h->used + 1) > h->cap) hist_rebuild(h);
-  size_t i = hist_slot(h, key);
-  if (h->count[i] == UINT64_MAX) {
-    h->key[i] = key;
-    h->count[i] = 0;
-    h->used++;
-  }
-  if (h->count[i] == 0) h->live++;
-  h->count[i] += count;
-}
-
-static void hist_sub(tx_hist *h, simtime_ps key) {
-  size_t i = hist_slot(h, key);
-  assert(h->count[i] != UINT64_MAX && h->count[i] > 0);
-  if (--h->count[i] == 0) h->live--;
 }
 
 /* ---- one transfer ------------------------------------------------------------------------ */
@@ -317,7 +254,7 @@ static void pool_build(analytic *a, const be_slice *sl) {
   pc->ch_was = sim_malloc((nch ? nch : 1) * sizeof *pc->ch_was);
   pc->share = sim_malloc((nch ? nch : 1) * sizeof *pc->share);
   pc->epoch = 1;
-  hist_init(&pc->hist, 64);
+  sim_counts_init(&pc->hist);
 }
 
 /* Take the window off the channels (its phase has ended). O(its paths). */
@@ -332,9 +269,7 @@ static void pool_uncount(analytic *a) {
   pc->counted = false;
   pc->ndirty = 0;
   pc->epoch++;
-  size_t cap = pc->hist.cap;
-  hist_free(&pc->hist);
-  hist_init(&pc->hist, cap);
+  sim_counts_clear(&pc->hist);
 }
 
 static void pool_forget(analytic *a) {
@@ -354,7 +289,7 @@ static void pool_forget(analytic *a) {
   sim_free(pc->ch_mark);
   sim_free(pc->ch_was);
   sim_free(pc->share);
-  hist_free(&pc->hist);
+  sim_counts_free(&pc->hist);
   memset(pc, 0, sizeof *pc);
 }
 
@@ -395,22 +330,13 @@ static void window_count(analytic *a, size_t lo, size_t hi) {
     pc->share[pc->ch[w]] = a->cap[pc->ch[w]] / a->sharing[pc->ch[w]];
   for (size_t i = lo; i < hi; i++) {
     pool_time(a, i);
-    hist_add(&pc->hist, pc->tx[i], 1);
+    sim_counts_add(&pc->hist, pc->tx[i], 1);
   }
   pc->ndirty = 0;
   pc->epoch++;
   pc->lo = lo;
   pc->hi = hi;
   pc->counted = true;
-}
-
-/* [a, b) less [c, d): up to two ranges, r[k][0..1]; returns how many. */
-static int range_minus(size_t a, size_t b, size_t c, size_t d, size_t r[2][2]) {
-  int k = 0;
-  size_t e = b < c ? b : c, f = a > d ? a : d;
-  if (a < e) r[k][0] = a, r[k++][1] = e;
-  if (f < b) r[k][0] = f, r[k++][1] = b;
-  return k;
 }
 
 /* Move the counted window to [lo, hi): what leaves comes off the channels,
@@ -424,16 +350,16 @@ static int range_minus(size_t a, size_t b, size_t c, size_t d, size_t r[2][2]) {
 static void window_move(analytic *a, size_t lo, size_t hi) {
   pool_cache *pc = &a->pc;
   size_t r[2][2], in[2][2];
-  int k = range_minus(pc->lo, pc->hi, lo, hi, r);
+  int k = sim_range_minus(pc->lo, pc->hi, lo, hi, r);
   for (int q = 0; q < k; q++)
     for (size_t i = r[q][0]; i < r[q][1]; i++) {
-      hist_sub(&pc->hist, pc->tx[i]);
+      sim_counts_sub(&pc->hist, pc->tx[i]);
       for (size_t w = pc->off[i]; w < pc->off[i + 1]; w++) {
         pool_dirty(a, pc->ch[w]);
         a->sharing[pc->ch[w]]--;
       }
     }
-  int nin = range_minus(lo, hi, pc->lo, pc->hi, in);
+  int nin = sim_range_minus(lo, hi, pc->lo, pc->hi, in);
   for (int q = 0; q < nin; q++)
     for (size_t i = in[q][0]; i < in[q][1]; i++) {
       for (size_t w = pc->off[i]; w < pc->off[i + 1]; w++) {
@@ -475,8 +401,8 @@ static void window_move(analytic *a, size_t lo, size_t hi) {
       simtime_ps was = pc->tx[i];
       pool_time(a, i);
       if (entering || was != pc->tx[i]) {
-        if (!entering) hist_sub(&pc->hist, was);
-        hist_add(&pc->hist, pc->tx[i], 1);
+        if (!entering) sim_counts_sub(&pc->hist, was);
+        sim_counts_add(&pc->hist, pc->tx[i], 1);
       }
     }
   }
@@ -502,12 +428,13 @@ static void analytic_submit_slice(be_backend *b, const be_slice *sl, uint64_t re
   else window_count(a, sl->off, sl->off + sl->n);
   /* Cost: the slowest transfer; the FCT samples: the window's times. */
   simtime_ps phase = 0;
-  tx_hist *h = &pc->hist;
-  if (h->used > 2 * h->live + 1024) hist_rebuild(h);
+  sim_counts *h = &pc->hist;
+  sim_counts_compact(h);
+  uint64_t v, n;
   for (size_t i = 0; i < h->cap; i++) {
-    if (h->count[i] == UINT64_MAX || h->count[i] == 0) continue;
-    if (h->key[i] > phase) phase = h->key[i];
-    be_fct_add_n(&a->fct, h->key[i], h->count[i]);
+    if (!sim_counts_at(h, i, &v, &n)) continue;
+    if (v > phase) phase = v;
+    be_fct_add_n(&a->fct, v, n);
   }
   analytic_phase *ph = sim_calloc(1, sizeof *ph);
   ph->a = a;

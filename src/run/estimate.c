@@ -130,11 +130,11 @@ static double window_move(est_window *w, const est_rates *r, size_t lo, size_t h
     w->stamp = 1;
   }
   uint32_t nd = 0;
-  /* the symmetric difference of [w->lo, w->hi) and [lo, hi) */
-  nd = mark_range(w, w->lo, w->hi < lo ? w->hi : lo, nd);
-  nd = mark_range(w, w->lo > hi ? w->lo : hi, w->hi, nd);
-  nd = mark_range(w, lo, hi < w->lo ? hi : w->lo, nd);
-  nd = mark_range(w, lo > w->hi ? lo : w->hi, hi, nd);
+  size_t d[2][2]; /* what leaves, then what enters */
+  for (int q = 0, k = sim_range_minus(w->lo, w->hi, lo, hi, d); q < k; q++)
+    nd = mark_range(w, d[q][0], d[q][1], nd);
+  for (int q = 0, k = sim_range_minus(lo, hi, w->lo, w->hi, d); q < k; q++)
+    nd = mark_range(w, d[q][0], d[q][1], nd);
   w->lo = lo;
   w->hi = hi;
   for (uint32_t k = 0; k < nd; k++) {

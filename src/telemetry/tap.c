@@ -357,15 +357,6 @@ static void tap_pool_count(tap_pool *tp, size_t i, int sign) {
   }
 }
 
-/* [a, b) less [c, d): up to two ranges, r[k][0..1]; returns how many. */
-static int range_minus(size_t a, size_t b, size_t c, size_t d, size_t r[2][2]) {
-  int k = 0;
-  size_t e = b < c ? b : c, f = a > d ? a : d;
-  if (a < e) r[k][0] = a, r[k++][1] = e;
-  if (f < b) r[k][0] = f, r[k++][1] = b;
-  return k;
-}
-
 /* The same log as tap_log(pool + off, n) from the window's counts: its
  * channels and GPUs are those with a count, each channel's bytes the sum of
  * its transfers' (the order of the entries differs; replay does not depend
@@ -374,10 +365,10 @@ static tap_done *tap_log_window(tel_tap *tap, const be_slice *sl, uint64_t repea
                                 void *ctx) {
   tap_pool *tp = tap->tp;
   size_t lo = sl->off, hi = sl->off + sl->n, r[2][2];
-  int k = range_minus(tp->lo, tp->hi, lo, hi, r);
+  int k = sim_range_minus(tp->lo, tp->hi, lo, hi, r);
   for (int q = 0; q < k; q++)
     for (size_t i = r[q][0]; i < r[q][1]; i++) tap_pool_count(tp, i, -1);
-  k = range_minus(lo, hi, tp->lo, tp->hi, r);
+  k = sim_range_minus(lo, hi, tp->lo, tp->hi, r);
   for (int q = 0; q < k; q++)
     for (size_t i = r[q][0]; i < r[q][1]; i++) tap_pool_count(tp, i, +1);
   tp->lo = lo;

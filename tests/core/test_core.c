@@ -1,4 +1,5 @@
-/* Core utilities: serialization time, RNG streams, arena, errors, files. */
+/* Core utilities: serialization time, RNG streams, arena, errors, files,
+ * counted multisets. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -99,11 +100,73 @@ static void test_atomic_write(void **state) {
   assert_int_equal(system(cmd), 0);
 }
 
+/* A counted multiset against a plain array of counts, through adds, subs
+ * (down to zero, so compaction runs) and clears; sim_range_minus against
+ * set difference. */
+static void test_counts(void **state) {
+  (void)state;
+  enum { NV = 5000 };
+  static uint64_t ref[NV];
+  memset(ref, 0, sizeof ref);
+  sim_counts c;
+  sim_counts_init(&c);
+  sim_rng r;
+  sim_rng_init_u64(&r, 7, 0);
+  for (int round = 0; round < 3; round++) {
+    for (int i = 0; i < 40000; i++) {
+      uint64_t v = sim_rng_below(&r, NV);
+      if (ref[v] && sim_rng_below(&r, 2)) {
+        sim_counts_sub(&c, v * 1000003);
+        ref[v]--;
+      } else {
+        sim_counts_add(&c, v * 1000003, 1);
+        ref[v]++;
+      }
+    }
+    uint64_t want_max = 0, live = 0, total = 0;
+    for (uint64_t v = 0; v < NV; v++)
+      if (ref[v]) want_max = v * 1000003, live++, total += ref[v];
+    assert_int_equal(sim_counts_max(&c), want_max);
+    assert_int_equal(c.live, live);
+    uint64_t seen = 0, v, n;
+    for (size_t i = 0; i < c.cap; i++)
+      if (sim_counts_at(&c, i, &v, &n)) {
+        assert_int_equal(v % 1000003, 0);
+        assert_int_equal(n, ref[v / 1000003]);
+        seen += n;
+      }
+    assert_int_equal(seen, total);
+    for (uint64_t k = 0; k < NV; k++) /* drain: every count to zero */
+      for (; ref[k]; ref[k]--) sim_counts_sub(&c, k * 1000003);
+    assert_int_equal(c.live, 0);
+    assert_int_equal(sim_counts_max(&c), 0);
+    assert_true(c.nused <= 2 * c.live + 1024); /* the max compacted */
+  }
+  sim_counts_add(&c, 9, 3);
+  sim_counts_clear(&c);
+  assert_int_equal(sim_counts_max(&c), 0);
+  sim_counts_free(&c);
+  for (size_t a = 0; a < 6; a++) /* every [a, b) less [c, d) on 0..6 */
+    for (size_t b = a; b < 6; b++)
+      for (size_t cc = 0; cc < 6; cc++)
+        for (size_t d = cc; d < 6; d++) {
+          size_t out[2][2];
+          int k = sim_range_minus(a, b, cc, d, out);
+          bool got[6] = {false};
+          for (int q = 0; q < k; q++) {
+            assert_true(out[q][0] < out[q][1]);
+            for (size_t x = out[q][0]; x < out[q][1]; x++) got[x] = true;
+          }
+          for (size_t x = 0; x < 6; x++)
+            assert_int_equal(got[x], x >= a && x < b && !(x >= cc && x < d));
+        }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_serialization), cmocka_unit_test(test_rng_streams),
       cmocka_unit_test(test_arena),         cmocka_unit_test(test_errors),
-      cmocka_unit_test(test_atomic_write),
+      cmocka_unit_test(test_atomic_write),  cmocka_unit_test(test_counts),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -133,6 +133,9 @@ typedef struct run_workload {
   uint64_t failures; /* transfers reported failed (be_stats.transfers_failed) */
   be_failure first;  /* the first of them, as the backend reported it */
   bool have_first;
+  bool gpu_failed;         /* traces: a GPU or node failure stopped the job */
+  trc_failure gpu_failure; /* (training: the job's own report has it) */
+  flt_gpu_hooks hooks;     /* traces: the runner's, for the fault scheduler */
   /* private */
   cfg_workload_kind kind;
   be_failure_fn prev_failure; /* the listener before ours (the fault scheduler's log) */

@@ -39,6 +39,7 @@
 
 #include "fabsim/backend.h"
 #include "fabsim/config.h"
+#include "fabsim/fault.h"
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -184,7 +185,7 @@ int trc_load(trc_set **out, const cfg_scenario *cfg, const cfg_doc *doc, uint32_
 
 /* ---- running a set on a backend --------------------------------------------- */
 
-/* Per rank, over the iteration: compute (its compute stream busy),
+/* Per rank, over the run (all its iterations): compute (its compute stream busy),
  * communication (a collective or transfer of the rank in flight), exposed
  * communication (in flight while the compute stream is idle), idle (neither);
  * compute + exposed + idle = time. */
@@ -194,8 +195,11 @@ typedef struct trc_rank_time {
 } trc_rank_time;
 
 typedef struct trc_result {
-  double time_s; /* iteration: the last node of any rank ends */
+  double time_s; /* the run: the last node of any rank ends (its last iteration) */
   simtime_ps time_ps;
+  uint32_t iterations, iterations_done; /* asked (workload.steps), finished by every rank */
+  double *iteration_s; /* owned, iterations_done: each from the previous one's end (the
+                          first: from the start) to the end of its last rank */
   double compute_s, comm_s, exposed_comm_s, idle_s; /* means over ranks */
   uint32_t nranks;
   uint64_t nodes, compute_nodes, collectives, p2p; /* collectives: calls, not nodes */
@@ -205,10 +209,26 @@ typedef struct trc_result {
 
 typedef struct trc_runner trc_runner;
 /* Plans every collective and transfer on topology t (rank r is GPU r) and
- * checks the nodes' times fit. SIM_ECONFIG at workload.trace.path (or the
+ * checks the nodes' times fit: workload.steps iterations, and each
+ * gpu-slowdown of the scenario's faults, under the horizon of simulated time
+ * (refused at the key otherwise). SIM_ECONFIG at workload.trace.path (or the
  * collective keys) when a plan cannot be built. */
 int trc_runner_create(trc_runner **out, const trc_set *s, const cfg_scenario *cfg,
                       const cfg_doc *doc, const topo *t, be_backend *b, sim_error *err);
+/* A GPU or node of the job that failed (gpu: the GPU the fault named). */
+typedef struct trc_failure {
+  simtime_ps at;
+  uint32_t gpu;
+  bool whole_node;
+} trc_failure;
+/* The fault scheduler's hooks (ctx: the runner): gpu-slowdown sets the
+ * rank's GPU speed (its compute nodes run at it; the node in progress
+ * finishes its remaining work at the new speed); gpu-fail or node-fail of a
+ * GPU the job runs on stops the job (ev_stop) there. No SDC hook: traces
+ * carry no numerics to corrupt or checks to detect it. */
+flt_gpu_hooks trc_runner_hooks(trc_runner *r);
+/* True, with the failure, when a GPU or node failure stopped the job. */
+bool trc_runner_failed(const trc_runner *r, trc_failure *f);
 /* Schedule the start at sim_now; run the simulation afterwards (ev_run). */
 void trc_runner_start(trc_runner *r);
 /* True when every node of every rank ran. */

@@ -279,6 +279,14 @@ typedef struct wl_job wl_job;
  * SIM_ERANGE from wl_job_run_until, never with a wrapped time. */
 #define WL_HORIZON_PS ((simtime_ps)1 << 62)
 
+/* SIM_ECONFIG when n repetitions (`unit`: "steps", "iterations") of at
+ * least each_ps of `what` ("compute") would pass WL_HORIZON_PS, at
+ * workload.steps, or when a gpu-slowdown of cfg's faults would stretch the
+ * rest past it, at faults[i].factor. Lower bounds: what is refused would
+ * certainly pass. */
+int wl_check_horizon(const cfg_scenario *cfg, const cfg_doc *doc, double each_ps, uint32_t n,
+                     const char *unit, const char *what, sim_error *err);
+
 /* Model, parallelism, DAG and (live) plans; errors as wl_step_run. */
 int wl_job_create(wl_job **j, const cfg_scenario *cfg, const cfg_doc *doc, const topo *t,
                   be_backend *b, uint32_t steps, sim_error *err);

@@ -92,6 +92,11 @@ static void print_job_failed(const cfg_scenario *cfg, const cli_run_result *r,
     component = f->component;
     at_s = f->cost.at_s;
     if (f->kind == WL_TRANSFER_FAIL) cause = f->cause;
+  } else if (r->w->gpu_failed) {
+    kind = r->w->gpu_failure.whole_node ? "node-fail" : "gpu-fail";
+    snprintf(comp, sizeof comp, "gpu%u", r->w->gpu_failure.gpu);
+    component = comp;
+    at_s = sim_ps_to_s(r->w->gpu_failure.at);
   } else if (r->w->have_first) {
     snprintf(comp, sizeof comp, "gpu%u", r->w->first.src_gpu);
     component = comp;

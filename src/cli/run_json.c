@@ -144,6 +144,16 @@ void cli_training_json(const run_training_result *r, const cfg_scenario *cfg, js
 /* The failure object of a collective or traffic run: what broke first. */
 static json_t *transfer_failure_json(const cli_run_result *r) {
   json_t *f = json_object();
+  if (r->w->gpu_failed) { /* traces: a GPU or node of the job failed */
+    const trc_failure *g = &r->w->gpu_failure;
+    char comp[32];
+    snprintf(comp, sizeof comp, "gpu%u", g->gpu);
+    json_object_set_new(f, "kind", json_string(g->whole_node ? "node-fail" : "gpu-fail"));
+    json_object_set_new(f, "transfers_failed", json_integer((json_int_t)r->w->failures));
+    json_object_set_new(f, "at_s", json_real(sim_ps_to_s(g->at)));
+    json_object_set_new(f, "component", json_string(comp));
+    return f;
+  }
   json_object_set_new(f, "kind", json_string("transfer-failed"));
   json_object_set_new(f, "transfers_failed", json_integer((json_int_t)r->w->failures));
   if (r->w->have_first) {

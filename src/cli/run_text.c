@@ -190,7 +190,13 @@ void cli_run_print(const cfg_scenario *cfg, const topo *t, const cli_run_result 
            out_fmt_count(a, sizeof a, r->net.drops), out_fmt_count(b, sizeof b, r->net.retransmits),
            out_fmt_bytes(c, sizeof c, r->net.max_queue_bytes), r->net.link_utilization_max * 100);
   }
-  if (r->w->failed && cfg->workload.kind != CFG_WORKLOAD_TRAINING) {
+  if (r->w->gpu_failed) {
+    const trc_failure *g = &r->w->gpu_failure;
+    printf("failure      %sgpu%u failed at %s: the job stopped after %u of %u iteration%s\n",
+           g->whole_node ? "the node of " : "", g->gpu,
+           out_fmt_seconds(a, sizeof a, sim_ps_to_s(g->at)), r->w->trace.iterations_done,
+           r->w->trace.iterations, r->w->trace.iterations == 1 ? "" : "s");
+  } else if (r->w->failed && cfg->workload.kind != CFG_WORKLOAD_TRAINING) {
     printf("failure      %s transfer%s failed: the job failed",
            out_fmt_count(a, sizeof a, r->w->failures), r->w->failures == 1 ? "" : "s");
     if (r->w->have_first)

@@ -757,7 +757,9 @@ static const cfg__key schema[] = {
          "of these under 2 M transfers (live at the packet fidelity: 20 k)."),
     UINT("workload.steps", workload.steps, "1", 1, 1000000,
          "Training steps fabsim run simulates one after another (faults and throttling act "
-         "across them; the step object reports the first, steps[] each)."),
+         "across them; the step object reports the first, steps[] each); for "
+         "workload.kind trace, the iterations of the traces (each rank starts its next "
+         "when its own ends; trace.iteration_s reports each)."),
     {.name = "workload.trace.path",
      .type = CFG__STRING,
      .def = "none",

@@ -342,12 +342,15 @@ static void apply_network(flt_sched *s, uint32_t i, int act) {
 static void apply_gpu(flt_sched *s, uint32_t i, int act) {
   const flt_fault *f = &s->f[i];
   const char *name = f->spec.target;
-  const char *none = s->have_hooks ? "" : " (no workload hook: no effect on this run)";
+  bool hooked = s->have_hooks && (f->spec.kind == CFG_FAULT_GPU_SLOWDOWN ? s->hooks.slowdown != NULL
+                                  : f->spec.kind == CFG_FAULT_SDC        ? s->hooks.sdc != NULL
+                                                                         : s->hooks.fail != NULL);
+  const char *none = hooked ? "" : " (no workload hook: no effect on this run)";
   simtime_ps now = sim_now(s->sim);
   switch (f->spec.kind) {
   case CFG_FAULT_GPU_SLOWDOWN: {
     double factor = act == ACT_APPLY ? f->spec.factor : 1.0;
-    if (s->have_hooks && s->hooks.slowdown) s->hooks.slowdown(s->hooks.ctx, now, f->gpu, factor);
+    if (hooked) s->hooks.slowdown(s->hooks.ctx, now, f->gpu, factor);
     if (act == ACT_APPLY)
       log_event(s, i, name, "gpu-slowdown", factor, "gpu%u computes at %.3g of its speed%s", f->gpu,
                 factor, none);
@@ -357,7 +360,7 @@ static void apply_gpu(flt_sched *s, uint32_t i, int act) {
   case CFG_FAULT_GPU_FAIL:
   case CFG_FAULT_NODE_FAIL: {
     bool node = f->spec.kind == CFG_FAULT_NODE_FAIL;
-    if (s->have_hooks && s->hooks.fail) s->hooks.fail(s->hooks.ctx, now, f->gpu, node);
+    if (hooked) s->hooks.fail(s->hooks.ctx, now, f->gpu, node);
     if (node)
       log_event(s, i, name, "node-fail", 0,
                 "node %u failed (gpu%u and the rest of its node); the synchronous job stops%s",
@@ -368,7 +371,7 @@ static void apply_gpu(flt_sched *s, uint32_t i, int act) {
     return;
   }
   case CFG_FAULT_SDC:
-    if (s->have_hooks && s->hooks.sdc) s->hooks.sdc(s->hooks.ctx, now, f->gpu);
+    if (hooked) s->hooks.sdc(s->hooks.ctx, now, f->gpu);
     log_event(s, i, name, "sdc", 0, "silent data corruption on gpu%u%s", f->gpu, none);
     return;
   default: return;

@@ -41,6 +41,7 @@ int run_setup_begin(run_setup *s, sim_error *err) {
       !(s->fs = flt_sched_start(s->sim, s->t, s->be, s->faults, s->nfaults, cfg, NULL, err)))
     return SIM_ECONFIG;
   if (run_workload_begin(&s->w, cfg, s->doc, s->t, s->be, err) != SIM_OK) return SIM_ECONFIG;
+  if (s->fs && s->w.hooks.ctx) flt_sched_set_hooks(s->fs, &s->w.hooks); /* traces' GPU faults */
   if (run_jobs_begin(&s->jobs, cfg, s->doc, s->t, err) != SIM_OK) return SIM_ECONFIG;
   if (s->training) {
     rc = run_training_begin(&s->tr, cfg, s->doc, s->t, s->be, s->faults, s->nfaults, err);

@@ -28,39 +28,6 @@ static void apply_cooling_failure(pwr_model *m, const cfg_scenario *cfg) {
   if (cfg_cooling_failure(cfg, &rack, &kw) && rack < m->racks) pwr_set_rack_limit(m, rack, kw);
 }
 
-/* A job that would pass the horizon of simulated time (WL_HORIZON_PS) is
- * refused before anything runs, at the key that takes it there: its steps
- * at full speed, or a gpu-slowdown whose factor stretches the compute left
- * after it (at least the job's compute less the fault's time). Both are
- * lower bounds (compute only), so what is refused would certainly pass. */
-static int check_horizon(const run_training *tr, sim_error *err) {
-  const cfg_scenario *cfg = tr->cfg;
-  double h = (double)WL_HORIZON_PS, step = (double)wl_job_step_compute_ps(tr->job);
-  double total = step * cfg->workload.steps;
-  if (total >= h)
-    return cfg_fail_at(tr->doc, "workload.steps", err,
-                       "%u steps of at least %.6g s of compute each pass the horizon of simulated "
-                       "time, %.4g s (2^62 ps, %.1f days); allowed: at most %.0f steps",
-                       cfg->workload.steps, step * 1e-12, h * 1e-12, h * 1e-12 / 86400,
-                       floor((h - 1) / step));
-  for (uint32_t i = 0; i < cfg->faults.n; i++) {
-    const cfg_fault *f = &cfg->faults.v[i];
-    double at = (double)f->at;
-    if (f->kind != CFG_FAULT_GPU_SLOWDOWN || !(f->factor < 1) || at >= total) continue;
-    double end = at + (total - at) / f->factor;
-    if (end < h) continue;
-    char key[64];
-    snprintf(key, sizeof key, "faults[%u].factor", i);
-    return cfg_fail_at(tr->doc, key, err,
-                       "%g stretches the %.6g s of compute left after %.6g s to %.4g s, past the "
-                       "horizon of simulated time, %.4g s (2^62 ps, %.1f days); allowed: at least "
-                       "%.3g for these %u steps",
-                       f->factor, (total - at) * 1e-12, at * 1e-12, end * 1e-12, h * 1e-12,
-                       h * 1e-12 / 86400, (total - at) / (h - at) * 1.001, cfg->workload.steps);
-  }
-  return SIM_OK;
-}
-
 int run_training_begin(run_training *tr, const cfg_scenario *cfg, const cfg_doc *doc, const topo *t,
                        be_backend *be, const flt_fault *faults, uint32_t nfaults, sim_error *err) {
   memset(tr, 0, sizeof *tr);
@@ -75,7 +42,9 @@ int run_training_begin(run_training *tr, const cfg_scenario *cfg, const cfg_doc 
     apply_cooling_failure(&tr->pwr, cfg);
   }
   if (rc == SIM_OK) rc = wl_job_create(&tr->job, cfg, doc, t, be, cfg->workload.steps, err);
-  if (rc == SIM_OK) rc = check_horizon(tr, err);
+  if (rc == SIM_OK)
+    rc = wl_check_horizon(cfg, doc, (double)wl_job_step_compute_ps(tr->job), cfg->workload.steps,
+                          "steps", "compute", err);
   if (rc != SIM_OK) return rc;
   tr->hooks = wl_job_hooks(tr->job);
   tr->sim = be->sim;

@@ -72,6 +72,7 @@ int run_workload_begin(run_workload *w, const cfg_scenario *cfg, const cfg_doc *
   case CFG_WORKLOAD_TRACE: {                 /* Chakra traces: read, matched, planned */
     int rc = trc_load(&w->trs, cfg, doc, topo_gpu_count(t), err);
     if (rc == SIM_OK) rc = trc_runner_create(&w->trr, w->trs, cfg, doc, t, be, err);
+    if (rc == SIM_OK) w->hooks = trc_runner_hooks(w->trr);
     w->trace_set = w->trs;
     return rc;
   }
@@ -94,9 +95,19 @@ void run_workload_end(run_workload *w, sim_ctx *sim, const be_stats *net, bool c
   }
   w->stopped = !complete;
   w->failures = net->transfers_failed;
-  w->failed = job ? wl_job_stopped(job, NULL, NULL) : w->failures > 0;
+  w->gpu_failed = w->trr && trc_runner_failed(w->trr, &w->gpu_failure);
+  w->failed = job ? wl_job_stopped(job, NULL, NULL) : w->failures > 0 || w->gpu_failed;
   if (!w->failed || job) return; /* training: its report logs job-stopped */
   char detail[256];
+  if (w->gpu_failed) {
+    const trc_failure *f = &w->gpu_failure;
+    snprintf(detail, sizeof detail,
+             "%s%u failed: the traces' job stopped after %u of %u iterations",
+             f->whole_node ? "the node of gpu" : "gpu", f->gpu, w->trace.iterations_done,
+             w->trace.iterations);
+    run_event_add(log, f->at, "job", "job-failed", detail);
+    return;
+  }
   snprintf(detail, sizeof detail,
            "%llu transfer%s failed (the first gpu%u->gpu%u: %s): the %s "
            "did not deliver its data",

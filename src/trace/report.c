@@ -37,6 +37,12 @@ json_t *trc_result_json(const trc_result *r, const trc_set *s, const cfg_scenari
   json_object_set_new(o, "p2p_bytes", json_integer((json_int_t)r->p2p_bytes));
   json_object_set_new(o, "time_s", json_real(r->time_s));
   json_object_set_new(o, "time_ps", json_integer((json_int_t)r->time_ps));
+  json_object_set_new(o, "iterations", json_integer(r->iterations));
+  json_object_set_new(o, "iterations_done", json_integer(r->iterations_done));
+  json_t *its = json_array();
+  for (uint32_t k = 0; k < r->iterations_done; k++)
+    json_array_append_new(its, json_real(r->iteration_s[k]));
+  json_object_set_new(o, "iteration_s", its);
   json_object_set_new(o, "compute_s", json_real(r->compute_s));
   json_object_set_new(o, "comm_s", json_real(r->comm_s));
   json_object_set_new(o, "exposed_comm_s", json_real(r->exposed_comm_s));
@@ -65,7 +71,23 @@ void trc_result_print(FILE *f, const trc_result *r, const trc_set *s) {
           r->nranks, s->ntraces, s->ntraces == 1 ? "" : "s", (unsigned long long)r->nodes,
           (unsigned long long)r->compute_nodes, (unsigned long long)r->collectives, s->ngroups,
           s->ngroups == 1 ? "" : "s", (unsigned long long)r->p2p);
-  fprintf(f, "  iteration  %.6g ms\n", r->time_s * 1e3);
+  if (r->iterations <= 1 && r->iterations_done == r->iterations) {
+    fprintf(f, "  iteration  %.6g ms\n", r->time_s * 1e3);
+  } else {
+    double sum = 0, lo = 0, hi = 0;
+    for (uint32_t k = 0; k < r->iterations_done; k++) {
+      double x = r->iteration_s[k];
+      sum += x;
+      if (k == 0 || x < lo) lo = x;
+      if (k == 0 || x > hi) hi = x;
+    }
+    fprintf(f, "  iterations %u of %u done in %.6g ms", r->iterations_done, r->iterations,
+            r->time_s * 1e3);
+    if (r->iterations_done)
+      fprintf(f, ": mean %.6g ms, fastest %.6g ms, slowest %.6g ms", sum / r->iterations_done * 1e3,
+              lo * 1e3, hi * 1e3);
+    fputc('\n', f);
+  }
   fprintf(f,
           "  per rank   compute %.6g ms, communication %.6g ms (exposed %.6g ms), idle "
           "%.6g ms (means)\n",

@@ -11,6 +11,17 @@
  * rendezvous send/recv). Barriers and zero-byte or one-rank collectives
  * only synchronize (no time of their own).
  *
+ * Iterations (workload.steps): each rank runs its DAG again as soon as its
+ * own previous iteration has ended (no barrier between iterations: the
+ * collectives synchronize the ranks, as in a real job). A call or pair is
+ * re-armed when it ends; no member can reach it again before that, since
+ * its own node of the call is part of the iteration it must finish first.
+ *
+ * GPU faults (flt_gpu_hooks): a slowdown to factor f makes the rank's GPU
+ * stream run its compute nodes at f (the node in progress finishes its
+ * remaining work at the new speed; host and memory nodes are not the GPU's
+ * compute and keep their time); a GPU or node failure stops the job there.
+ *
  * Plans are built once per distinct (group, operation, bytes) and shared
  * by the calls (the backend only reads transfer arrays). Everything runs in
  * the simulation's total event order: deterministic.
@@ -45,6 +56,10 @@ typedef struct stream {
   uint32_t *queue; /* ready nodes, FIFO */
   uint32_t qhead, qtail;
   bool busy;
+  uint32_t node;    /* the node in progress */
+  uint32_t seq;     /* its start's number: an end event of another is stale */
+  simtime_ps since; /* the node in progress: the last (re)start of its timing */
+  double work;      /* its work left at full speed at `since`, ps */
 } stream;
 
 enum { GPU_STREAM, HOST_STREAM };
@@ -54,7 +69,9 @@ typedef struct rank_state {
   stream st[2];   /* the GPU's compute stream, the host's */
   uint32_t comm;  /* collectives and transfers in flight (from arrival) */
   simtime_ps last, compute, comm_t, exposed, idle, end;
-  uint32_t done;
+  uint32_t done; /* nodes done in this iteration */
+  uint32_t iter; /* iterations finished */
+  double speed;  /* the GPU's speed (1: full; a gpu-slowdown's factor) */
 } rank_state;
 
 typedef struct plan_key {
@@ -65,6 +82,7 @@ typedef struct plan_key {
 
 struct trc_runner {
   const trc_set *s;
+  const topo *t;
   sim_ctx *sim;
   be_backend *b;
   simtime_ps start;
@@ -79,6 +97,11 @@ struct trc_runner {
   uint32_t *work; /* pending completions: (rank, node) pairs */
   size_t nwork, workcap;
   bool draining;
+  uint32_t iters;       /* workload.steps */
+  simtime_ps *iter_end; /* per iteration: when its last rank finished it */
+  bool failed;          /* a GPU or node of the job failed: the job stopped */
+  trc_failure failure;
+  simtime_ps gpu_ps; /* the largest GPU stream's compute in one iteration */
 };
 
 /* ---- preparation ---------------------------------------------------------- */
@@ -102,6 +125,7 @@ static int node_times(trc_runner *r, const cfg_scenario *cfg, const cfg_doc *doc
     const trc_trace *t = &s->traces[k];
     r->node_ps[k] = sim_calloc(t->n ? t->n : 1, sizeof **r->node_ps);
     simtime_ps total = 0; /* every node's time: a bound on the rank's critical path's compute */
+    simtime_ps gpu = 0;   /* its compute nodes': they run one at a time */
     for (uint32_t i = 0; i < t->n; i++) {
       const trc_node *x = &t->nodes[i];
       if (x->kind != TRC_COMPUTE && x->kind != TRC_MEM && x->kind != TRC_HOST) continue;
@@ -119,6 +143,7 @@ static int node_times(trc_runner *r, const cfg_scenario *cfg, const cfg_doc *doc
         d = secs_ps(a > m ? a : m);
       }
       r->node_ps[k][i] = d;
+      if (x->kind == TRC_COMPUTE) gpu += d;
       if ((total += d) >= WL_HORIZON_PS)
         return cfg_fail_at(doc, "workload.trace.path", err,
                            "%s: byte %llu, node %llu: the "
@@ -127,6 +152,7 @@ static int node_times(trc_runner *r, const cfg_scenario *cfg, const cfg_doc *doc
                            t->name, (unsigned long long)x->offset, (unsigned long long)x->id,
                            sim_ps_to_s(WL_HORIZON_PS));
     }
+    if (gpu > r->gpu_ps) r->gpu_ps = gpu;
   }
   return SIM_OK;
 }
@@ -221,8 +247,10 @@ int trc_runner_create(trc_runner **out, const trc_set *s, const cfg_scenario *cf
                       const cfg_doc *doc, const topo *t, be_backend *b, sim_error *err) {
   trc_runner *r = sim_calloc(1, sizeof *r);
   r->s = s;
+  r->t = t;
   r->b = b;
   r->sim = b->sim;
+  r->iters = cfg->workload.steps ? cfg->workload.steps : 1;
   *out = NULL;
   if (s->nranks > topo_gpu_count(t)) {
     trc_runner_free(r);
@@ -230,6 +258,9 @@ int trc_runner_create(trc_runner **out, const trc_set *s, const cfg_scenario *cf
                        s->nranks, topo_gpu_count(t));
   }
   int rc = node_times(r, cfg, doc, err);
+  /* iterations of GPU compute (one node at a time per rank: a lower bound) */
+  if (rc == SIM_OK)
+    rc = wl_check_horizon(cfg, doc, (double)r->gpu_ps, r->iters, "iterations", "GPU compute", err);
   if (rc == SIM_OK) rc = plan_calls(r, cfg, doc, t, err);
   if (rc != SIM_OK) {
     trc_runner_free(r);
@@ -252,8 +283,10 @@ int trc_runner_create(trc_runner **out, const trc_set *s, const cfg_scenario *cf
       rs->left[j] = tr->nodes[j].ndeps;
       if (tr->nodes[j].kind == TRC_COMPUTE) r->compute_nodes++;
     }
-    r->nodes_total += tr->n;
+    rs->speed = 1;
+    r->nodes_total += (uint64_t)tr->n * r->iters;
   }
+  r->iter_end = sim_calloc(r->iters, sizeof *r->iter_end);
   *out = r;
   return SIM_OK;
 }
@@ -281,26 +314,39 @@ static void drain(trc_runner *r);
 
 static void compute_done(sim_ctx *sim, void *obj, uint64_t arg);
 
-/* arg: rank << 32 | node; the stream is the node's (host or GPU). */
+/* The stream's node ends when its work left runs at the stream's speed
+ * (the host's: always full); earlier end events are stale from now on.
+ * arg: rank << 32 | start number << 1 | stream. */
+static void time_stream(trc_runner *r, uint32_t i, int which) {
+  stream *q = &r->ranks[i].st[which];
+  double speed = which == GPU_STREAM ? r->ranks[i].speed : 1, d = ceil(q->work / speed);
+  simtime_ps left = d >= (double)WL_HORIZON_PS ? WL_HORIZON_PS : (simtime_ps)d;
+  q->seq = (q->seq + 1) & 0x7fffffffu;
+  ev_schedule(r->sim, q->since + left, compute_done, r,
+              (uint64_t)i << 32 | (uint64_t)q->seq << 1 | (uint64_t)which);
+}
+
 static void start_stream(trc_runner *r, uint32_t i, int which) {
   stream *q = &r->ranks[i].st[which];
-  if (q->busy || q->qhead == q->qtail) return;
-  uint32_t node = q->queue[q->qhead++];
+  if (q->busy || q->qhead == q->qtail || r->failed) return;
+  q->node = q->queue[q->qhead++];
   account(r, i);
   q->busy = true;
-  simtime_ps d = r->node_ps[r->s->rank_trace[i]][node];
-  ev_schedule(r->sim, sim_now(r->sim) + d, compute_done, r, (uint64_t)i << 32 | node);
+  q->since = sim_now(r->sim);
+  q->work = (double)r->node_ps[r->s->rank_trace[i]][q->node];
+  time_stream(r, i, which);
 }
 
 static void compute_done(sim_ctx *sim, void *obj, uint64_t arg) {
   (void)sim;
   trc_runner *r = obj;
-  uint32_t i = (uint32_t)(arg >> 32), node = (uint32_t)arg;
-  int which =
-      r->s->traces[r->s->rank_trace[i]].nodes[node].kind == TRC_HOST ? HOST_STREAM : GPU_STREAM;
+  uint32_t i = (uint32_t)(arg >> 32), seq = (uint32_t)arg >> 1;
+  int which = (int)(arg & 1);
+  stream *q = &r->ranks[i].st[which];
+  if (!q->busy || seq != q->seq || r->failed) return; /* re-timed by a slowdown, or stopped */
   account(r, i);
-  r->ranks[i].st[which].busy = false;
-  push_done(r, i, node);
+  q->busy = false;
+  push_done(r, i, q->node);
   start_stream(r, i, which);
   drain(r);
 }
@@ -308,11 +354,12 @@ static void compute_done(sim_ctx *sim, void *obj, uint64_t arg) {
 static void mem_done(sim_ctx *sim, void *obj, uint64_t arg) {
   (void)sim;
   trc_runner *r = obj;
-  push_done(r, (uint32_t)(arg >> 32), (uint32_t)arg);
+  if (!r->failed) push_done(r, (uint32_t)(arg >> 32), (uint32_t)arg);
   drain(r);
 }
 
 static void comm_end(trc_runner *r, uint32_t rank, uint32_t node) {
+  if (r->failed) return; /* the job stopped: what was in flight never ends for it */
   account(r, rank);
   r->ranks[rank].comm--;
   push_done(r, rank, node);
@@ -324,6 +371,7 @@ static void call_done(sim_ctx *sim, void *ctx) {
   trc_runner *r = cs->run;
   const trc_set *s = r->s;
   const trc_group *g = &s->groups[cs->group];
+  cs->arrived = 0; /* re-armed for the next iteration */
   for (uint32_t m = 0; m < g->nranks; m++) {
     uint32_t rank = g->ranks[m], k = s->rank_trace[rank];
     const trc_trace *t = &s->traces[k];
@@ -339,6 +387,7 @@ static void pair_done(sim_ctx *sim, void *ctx) {
   pair_state *ps = ctx;
   trc_runner *r = ps->run;
   const trc_pair *q = &r->s->pairs[ps->index];
+  ps->arrived = 0; /* re-armed for the next iteration */
   comm_end(r, q->src, q->send_node);
   comm_end(r, q->dst, q->recv_node);
   drain(r);
@@ -386,9 +435,37 @@ static void ready(trc_runner *r, uint32_t i, uint32_t node) {
   }
 }
 
+/* Rank i's roots ready, in the trace's order. */
+static void start_rank(trc_runner *r, uint32_t i) {
+  const trc_trace *t = &r->s->traces[r->s->rank_trace[i]];
+  if (t->n == 0) { /* nothing to run: every iteration ends at once */
+    for (; r->ranks[i].iter < r->iters; r->ranks[i].iter++)
+      if (r->iter_end[r->ranks[i].iter] < sim_now(r->sim))
+        r->iter_end[r->ranks[i].iter] = sim_now(r->sim);
+    return;
+  }
+  for (uint32_t j = 0; j < t->n; j++)
+    if (t->nodes[t->order[j]].ndeps == 0) ready(r, i, t->order[j]);
+}
+
+/* Rank i finished an iteration: the job's iteration ends with its last
+ * rank; the rank starts its next at once. */
+static void iteration_end(trc_runner *r, uint32_t i) {
+  const trc_trace *t = &r->s->traces[r->s->rank_trace[i]];
+  rank_state *rs = &r->ranks[i];
+  simtime_ps now = sim_now(r->sim);
+  if (now > r->iter_end[rs->iter]) r->iter_end[rs->iter] = now;
+  if (++rs->iter == r->iters) return;
+  rs->done = 0; /* every node done: both streams idle and empty */
+  for (int w = 0; w < 2; w++) rs->st[w].qhead = rs->st[w].qtail = 0;
+  for (uint32_t j = 0; j < t->n; j++) rs->left[j] = t->nodes[j].ndeps;
+  start_rank(r, i);
+}
+
 /* Completions in order: each node done releases its children. Iterative,
  * so long chains of instant nodes do not recurse. */
 static void drain(trc_runner *r) {
+  if (r->failed) r->nwork = 0; /* the job stopped: nothing more happens to it */
   if (r->draining) return;
   r->draining = true;
   size_t head = 0;
@@ -402,6 +479,7 @@ static void drain(trc_runner *r) {
     r->nodes_done++;
     for (uint32_t c = t->child_start[node]; c < t->child_start[node + 1]; c++)
       if (--rs->left[t->children[c]] == 0) ready(r, i, t->children[c]);
+    if (rs->done == t->n) iteration_end(r, i);
   }
   r->nwork = 0;
   r->draining = false;
@@ -411,13 +489,50 @@ static void start_all(sim_ctx *sim, void *obj, uint64_t arg) {
   (void)sim, (void)arg;
   trc_runner *r = obj;
   r->draining = true; /* readiness first, then completions in order */
-  for (uint32_t i = 0; i < r->s->nranks; i++) {
-    const trc_trace *t = &r->s->traces[r->s->rank_trace[i]];
-    for (uint32_t j = 0; j < t->n; j++)
-      if (t->nodes[t->order[j]].ndeps == 0) ready(r, i, t->order[j]);
-  }
+  for (uint32_t i = 0; i < r->s->nranks; i++) start_rank(r, i);
   r->draining = false;
   drain(r);
+}
+
+/* ---- GPU faults ------------------------------------------------------------- */
+
+static void hook_slowdown(void *ctx, simtime_ps now, uint32_t gpu, double factor) {
+  trc_runner *r = ctx;
+  if (gpu >= r->s->nranks || r->failed || !(factor > 0)) return; /* not the job's GPU */
+  if (factor > 1) factor = 1;
+  rank_state *rs = &r->ranks[gpu];
+  if (factor == rs->speed) return;
+  stream *q = &rs->st[GPU_STREAM];
+  if (q->busy) { /* the work done at the old speed, the rest at the new */
+    q->work -= (double)(now - q->since) * rs->speed;
+    if (q->work < 0) q->work = 0;
+    q->since = now;
+  }
+  rs->speed = factor;
+  if (q->busy) time_stream(r, gpu, GPU_STREAM);
+}
+
+static void hook_fail(void *ctx, simtime_ps now, uint32_t gpu, bool whole_node) {
+  trc_runner *r = ctx;
+  if (r->failed || trc_runner_done(r)) return; /* after the job: nothing to stop */
+  bool hit = gpu < r->s->nranks;
+  uint32_t node = topo_gpu_node(r->t, gpu);
+  for (uint32_t i = 0; whole_node && !hit && i < r->s->nranks; i++)
+    hit = topo_gpu_node(r->t, i) == node;
+  if (!hit) return; /* no GPU of the job */
+  for (uint32_t i = 0; i < r->s->nranks; i++) account(r, i);
+  r->failed = true;
+  r->failure = (trc_failure){now, gpu, whole_node};
+  ev_stop(r->sim);
+}
+
+flt_gpu_hooks trc_runner_hooks(trc_runner *r) {
+  return (flt_gpu_hooks){.ctx = r, .slowdown = hook_slowdown, .fail = hook_fail};
+}
+
+bool trc_runner_failed(const trc_runner *r, trc_failure *f) {
+  if (r->failed && f) *f = r->failure;
+  return r->failed;
 }
 
 void trc_runner_start(trc_runner *r) {
@@ -437,8 +552,17 @@ void trc_runner_result(const trc_runner *r, trc_result *out) {
   for (uint32_t i = 0; i < s->nranks; i++)
     if (r->ranks[i].end > end) end = r->ranks[i].end;
   if (!trc_runner_done(r) && sim_now(r->sim) > end) end = sim_now(r->sim);
+  if (r->failed) end = r->failure.at;
   out->time_ps = end - r->start;
   out->time_s = sim_ps_to_s(out->time_ps);
+  out->iterations = r->iters;
+  out->iteration_s = sim_calloc(r->iters, sizeof *out->iteration_s);
+  uint32_t done = UINT32_MAX;
+  for (uint32_t i = 0; i < s->nranks; i++)
+    if (r->ranks[i].iter < done) done = r->ranks[i].iter;
+  out->iterations_done = s->nranks ? done : r->iters;
+  for (uint32_t k = 0; k < out->iterations_done; k++)
+    out->iteration_s[k] = sim_ps_to_s(r->iter_end[k] - (k ? r->iter_end[k - 1] : r->start));
   for (uint32_t i = 0; i < s->nranks; i++) {
     rank_state rs = r->ranks[i]; /* a copy: the tail up to the end counted here */
     simtime_ps dt = end > rs.last ? end - rs.last : 0;
@@ -457,7 +581,7 @@ void trc_runner_result(const trc_runner *r, trc_result *out) {
     out->exposed_comm_s += o->exposed_comm_s / s->nranks;
     out->idle_s += o->idle_s / s->nranks;
   }
-  out->nodes = r->nodes_total;
+  out->nodes = r->nodes_total / r->iters; /* one iteration's */
   out->compute_nodes = r->compute_nodes;
   out->collectives = s->ninstances;
   out->p2p = s->npairs;
@@ -467,7 +591,9 @@ void trc_runner_result(const trc_runner *r, trc_result *out) {
 
 void trc_result_free(trc_result *r) {
   sim_free(r->ranks);
+  sim_free(r->iteration_s);
   r->ranks = NULL;
+  r->iteration_s = NULL;
 }
 
 void trc_runner_free(trc_runner *r) {
@@ -488,5 +614,6 @@ void trc_runner_free(trc_runner *r) {
   sim_free(r->calls);
   sim_free(r->pairs);
   sim_free(r->work);
+  sim_free(r->iter_end);
   sim_free(r);
 }

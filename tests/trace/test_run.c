@@ -19,104 +19,8 @@
 
 #include "fabsim/coll.h"
 #include "fabsim/trace.h"
-#include "fixture.h"
-#include "trace/example_trace.h"
 
-static const char *const base_sets[] = {"cluster.nodes=2",        "cluster.gpus_per_node=4",
-                                        "cluster.gpu=H100",       "workload.kind=trace",
-                                        "workload.trace.ranks=8", "simulation.fidelity=analytic"};
-
-static trc_set *example_set(const uint32_t *rank_trace, uint32_t ntraces) {
-  trc_trace *tr = calloc(ntraces, sizeof *tr);
-  for (uint32_t k = 0; k < ntraces; k++) {
-    size_t len;
-    uint8_t *buf = ex_trace(k, &len);
-    sim_error err = {0};
-    char name[32];
-    snprintf(name, sizeof name, "et.%u.et", k);
-    if (trc_parse(&tr[k], name, buf, len, &err) != SIM_OK) fail_msg("%s", err.msg);
-    sim_free(buf);
-  }
-  trc_trace *owned = sim_malloc(ntraces * sizeof *owned);
-  memcpy(owned, tr, ntraces * sizeof *owned);
-  free(tr);
-  trc_set *s;
-  sim_error err = {0};
-  if (trc_set_create(&s, owned, ntraces, rank_trace, EX_RANKS, &err) != SIM_OK)
-    fail_msg("%s", err.msg);
-  return s;
-}
-
-/* The scenario's fidelity (analytic or flow). */
-static be_backend *backend(sim_ctx *sim, const fixture *f) {
-  return f->cfg.simulation.fidelity == CFG_FIDELITY_FLOW ? be_flow_create(sim, f->t, &f->cfg)
-                                                         : be_analytic_create(sim, f->t, &f->cfg);
-}
-
-static void run_set(const fixture *f, const trc_set *s, trc_result *out) {
-  sim_ctx *sim = sim_create(1);
-  be_backend *b = backend(sim, f);
-  trc_runner *r;
-  sim_error err = {0};
-  if (trc_runner_create(&r, s, &f->cfg, f->doc, f->t, b, &err) != SIM_OK) fail_msg("%s", err.msg);
-  trc_runner_start(r);
-  ev_run(sim, SIM_TIME_MAX);
-  assert_true(trc_runner_done(r));
-  trc_runner_result(r, out);
-  be_destroy(b);
-  trc_runner_free(r);
-  sim_destroy(sim);
-}
-
-/* A collective alone on a fresh backend, as the runner plans it. */
-static simtime_ps alone_coll(const fixture *f, cfg_coll_op op, uint64_t bytes, uint32_t n) {
-  uint32_t ranks[EX_RANKS];
-  for (uint32_t i = 0; i < n; i++) ranks[i] = i;
-  coll_spec spec = {.op = op,
-                    .algorithm = f->cfg.workload.collective.algorithm,
-                    .bytes = bytes,
-                    .ranks = ranks,
-                    .nranks = n,
-                    .channels = f->cfg.cluster.nic.per_node,
-                    .chunk = f->cfg.workload.collective.chunk,
-                    .qps = f->cfg.workload.qps_per_connection,
-                    .protocol = f->cfg.workload.collective.protocol};
-  coll_plan p = {0};
-  sim_error err = {0};
-  if (coll_plan_build(&p, f->t, &spec, &err) != SIM_OK) fail_msg("%s", err.msg);
-  sim_ctx *sim = sim_create(1);
-  be_backend *b = backend(sim, f);
-  coll_exec e;
-  coll_exec_start(&e, b, &p, NULL, NULL);
-  ev_run(sim, SIM_TIME_MAX);
-  assert_true(e.finished);
-  simtime_ps t = e.end - e.start;
-  be_destroy(b);
-  sim_destroy(sim);
-  coll_plan_free(&p);
-  return t;
-}
-
-static void fail_contains(const char *msg, const char *want) {
-  print_message("  %s\n", msg);
-  if (!strstr(msg, want)) fail_msg("'%s' not in: %s", want, msg);
-}
-
-static void xfer_done(sim_ctx *sim, void *ctx) { *(simtime_ps *)ctx = sim_now(sim); }
-
-static simtime_ps alone_xfer(const fixture *f, uint32_t src, uint32_t dst, uint64_t bytes) {
-  sim_ctx *sim = sim_create(1);
-  be_backend *b = backend(sim, f);
-  be_xfer x = {src, dst, bytes, sim_hash_u64(0), 0};
-  simtime_ps end = 0;
-  be_submit_phase(b, &x, 1, 1, xfer_done, &end);
-  ev_run(sim, SIM_TIME_MAX);
-  be_destroy(b);
-  sim_destroy(sim);
-  return end;
-}
-
-static const uint32_t per_rank[EX_RANKS] = {0, 1, 2, 3, 4, 5, 6, 7};
+#include "trace/run_fixture.h"
 
 /* state: the fidelity */
 static void test_closed_form(void **state) {
@@ -356,6 +260,7 @@ static void test_cli(void **state) {
     json_object_del(js[k], "scenario"); /* the inputs: the two --set output.dir differ */
   }
   const json_t *tr = json_object_get(js[0], "trace");
+  assert_int_equal(json_integer_value(json_object_get(tr, "iterations")), 1);
   assert_non_null(tr);
   assert_int_equal(json_array_size(json_object_get(tr, "per_rank")), EX_RANKS);
   assert_true(json_integer_value(json_object_get(tr, "time_ps")) > 0);
@@ -363,6 +268,26 @@ static void test_cli(void **state) {
   json_decref(js[0]);
   json_decref(js[1]);
   char args[512];
+  /* two iterations and gpu5 failing in the second: exit 4, the failure and
+   * the one iteration done in the summary and on the terminal */
+  snprintf(args, sizeof args,
+           "--set output.dir=%s/5 --set workload.steps=2 --set 'faults=[{at: 2ms, kind: "
+           "gpu-fail, target: gpu5}]'",
+           dir);
+  assert_int_equal(run_cli(args, out, sizeof out), 4);
+  assert_non_null(strstr(out, "failure      gpu5 failed at 2 ms: the job stopped after 1 of 2"));
+  char path[256];
+  snprintf(path, sizeof path, "%s/5/summary.json", dir);
+  json_error_t je;
+  json_t *sj = json_load_file(path, 0, &je);
+  if (!sj) fail_msg("%s: %s", path, je.text);
+  assert_string_equal(json_string_value(json_object_get(sj, "outcome")), "failed");
+  assert_string_equal(json_string_value(json_object_get(json_object_get(sj, "failure"), "kind")),
+                      "gpu-fail");
+  tr = json_object_get(sj, "trace");
+  assert_int_equal(json_integer_value(json_object_get(tr, "iterations_done")), 1);
+  assert_int_equal(json_array_size(json_object_get(tr, "iteration_s")), 1);
+  json_decref(sj);
   snprintf(args, sizeof args, "--set output.dir=%s/2 --set workload.trace.path=traces/nope.%%d.et",
            dir);
   assert_int_equal(run_cli(args, out, sizeof out), 2);

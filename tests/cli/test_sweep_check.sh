@@ -32,6 +32,9 @@ expect_exit 2 "$FABSIM" sweep "$SRC/examples/trace.yaml" \
   --vary "workload.trace.path=$SRC/examples/traces/et.%d.et,$WORK/missing/et.%d.et" --out s4
 expect_err "--vary workload.trace.path=$WORK/missing/et.%d.et: workload.trace.path: rank 0: cannot open"
 refused s4
+expect_exit 2 "$FABSIM" sweep "${FLOW[@]}" --vary workload.collective.algorithm=ring,nvls --out s9
+expect_err "--vary workload.collective.algorithm=nvls: workload.collective.algorithm: nvls reduces in one node"
+refused s9
 expect_exit 2 "$FABSIM" sweep "${FLOW[@]}" --vary power.utilization=0.5,2 --out s5
 expect_err "--vary power.utilization=2: power.utilization: 2 is above 1"; refused s5
 # a key set for every point that only the second point's value breaks: the

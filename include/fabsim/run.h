@@ -408,11 +408,20 @@ int run_setup_load(run_setup *s, const char *scenario, const char *const *sets, 
                    sim_error *err);
 /* The rest of the setup, in the order above. Returns SIM_ECONFIG for every
  * error the scenario's input caused: keys located in err (a backend, fault,
- * output.ports or workload key, a training horizon), and any error of the
- * backend, the faults or the workload (e.g. a trace file that cannot be read:
- * err keeps its own code); other errors of the training job's setup come
- * back as they are. Nothing has been simulated either way. */
+ * output.ports, workload, jobs or power key, a training horizon), and any
+ * error of the backend, the faults or the workload (e.g. a trace file that
+ * cannot be read: err keeps its own code); other errors of the training
+ * job's setup come back as they are. Nothing has been simulated either way. */
 int run_setup_begin(run_setup *s, sim_error *err);
+/* Every check `fabsim run` makes of its input before the first event, and
+ * nothing else: run_setup_load and run_setup_begin (one code path, so the
+ * two cannot drift) and run_setup_free, nothing simulated, no MPI call (the
+ * packet fidelity's parallel engine is checked as the serial packet
+ * backend, setup.c says why). What sweep and compare ask of each point
+ * before any runs. Returns run_setup_load's code or run_setup_begin's, the
+ * error located in err as they locate it. Cost: the run's setup (topology,
+ * backend, plans or the training job's graph), no simulated event. */
+int run_check(const char *scenario, const char *const *sets, int nsets, sim_error *err);
 /* Everything run_setup_load and run_setup_begin made, in the order the
  * callbacks require (the scheduler, the backend, then the workload and job
  * its callbacks point into); any part may be missing. */

@@ -23,6 +23,10 @@ static const char compare_help[] =
     "DIR/1-A/, DIR/2-B/, ..., all in DIR/results.sqlite. The second form compares\n"
     "runs already in a results database, by run id (default: every run in it;\n"
     "`sqlite3 FILE 'SELECT run_id, scenario, point FROM runs'` lists them).\n"
+    "Every scenario is checked before any runs, with every check `fabsim run`\n"
+    "makes before it simulates (keys, topology, fault targets, output.ports, the\n"
+    "workload, jobs, the training job, power): one bad scenario is reported at\n"
+    "its file:line:col with exit status 2, and nothing is run.\n"
     "\n"
     "  --set KEY=VALUE    override one key in every scenario (repeatable)\n"
     "  --jobs N, -j N     scenarios run in parallel (default: the number of CPUs)\n"
@@ -108,18 +112,13 @@ static void base_label(const char *path, char *out, size_t n) {
   snprintf(out, n, "%.*s", (int)len, b);
 }
 
+/* Every check the scenario's run makes before its first event (run_check),
+ * before any scenario runs. */
 static int check_scenario(const char *file, const compare_args *a) {
-  cfg_scenario cfg;
-  cfg_doc *doc = NULL;
-  topo *t = NULL;
   sim_error err = {0};
-  int rc = run_scenario_load(&cfg, &doc, &t, file, a->sets, a->nsets, &err);
-  if (rc == SIM_OK) {
-    topo_free(t);
-    cfg_free(&cfg, doc);
-  }
-  if (rc != SIM_OK) cli_error(err.msg);
-  return rc == SIM_OK ? CLI_OK : CLI_BAD_INPUT;
+  if (run_check(file, a->sets, a->nsets, &err) == SIM_OK) return CLI_OK;
+  cli_error(err.msg);
+  return CLI_BAD_INPUT;
 }
 
 /* Run the scenarios; *db and *runs get the database and its runs. */

@@ -38,8 +38,11 @@ static const char sweep_help[] =
     "  --json               print the points as JSON (run id, point, summary) instead\n"
     "  --quiet, -q          no per-point progress lines on stderr\n"
     "\n"
-    "Every value is checked before anything runs: a bad one is reported as\n"
-    "'--vary KEY=VALUE: KEY: what is wrong' with exit status 2. Each point writes\n"
+    "Every point is checked before any runs, with every check `fabsim run` makes\n"
+    "before it simulates (keys, topology, fault targets, output.ports, the\n"
+    "workload's plan, trace files, jobs, the training job, power): a bad value is\n"
+    "reported as '--vary KEY=VALUE: KEY: what is wrong' with exit status 2, and\n"
+    "nothing is run or written. Each point writes\n"
     "all the files of `fabsim run` into its folder; DIR/sweep.csv holds the table,\n"
     "DIR/report.html compares the points side by side. In the database the points\n"
     "of one sweep share runs.sweep, and runs.point names the values:\n"
@@ -167,23 +170,23 @@ static int parse(sweep_args *a, int argc, char **argv) {
   return CLI_OK;
 }
 
-/* Check one point in-process (scenario and topology), as its run will. */
-static int check_point(const sweep_args *a, const char **sets, int nsets) {
-  cfg_scenario cfg;
-  cfg_doc *doc = NULL;
-  topo *t = NULL;
+/* Check one point in-process, every check its run makes before the first
+ * event (run_check: scenario, topology, backend, output.ports, faults,
+ * workload, jobs, training job, power), nothing simulated. An error at a
+ * --vary value names it; one elsewhere (the file, a common --set) that only
+ * this point's values bring out names the point (`label`). */
+static int check_point(const sweep_args *a, const char **sets, int nsets, const char *label) {
   sim_error err = {0};
-  int rc = run_scenario_load(&cfg, &doc, &t, a->scenario, sets, nsets, &err);
-  if (rc == SIM_OK) {
-    topo_free(t);
-    cfg_free(&cfg, doc);
-  }
-  if (rc == SIM_OK) return CLI_OK;
+  if (run_check(a->scenario, sets, nsets, &err) == SIM_OK) return CLI_OK;
   int line = 0, col = 0, used = 0;
   /* "--set:N:COL: msg": N past the common --set values is a --vary value. */
   if (sscanf(err.msg, "--set:%d:%d: %n", &line, &col, &used) == 2 && used > 0 && line > a->nsets)
     fprintf(stderr, "fabsim: --vary %s: %s\n", sets[line - 1], err.msg + used);
-  else cli_error(err.msg);
+  else {
+    char msg[sizeof err.msg + 2048];
+    snprintf(msg, sizeof msg, "%s (the sweep's point %s)", err.msg, label);
+    cli_error(msg);
+  }
   return CLI_BAD_INPUT;
 }
 
@@ -409,7 +412,7 @@ static int build_points(sweep_run *s) {
     cli_job *j = &s->jobs[p];
     char label[2048];
     point_sets(a, p, sets, label, sizeof label);
-    if (s->rank == 0) rc = check_point(a, sets, nsets);
+    if (s->rank == 0) rc = check_point(a, sets, nsets, label);
     if (a->scenario) cli_job_arg(j, "%s", a->scenario);
     for (int k = 0; k < nsets; k++) cli_job_arg(j, "--set=%s", sets[k]);
     for (size_t v = 0; v < a->nvary; v++) sim_free((void *)sets[a->nsets + (int)v]);

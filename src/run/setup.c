@@ -1,6 +1,7 @@
 /* One run's setup: the scenario and topology, the backend behind the
  * telemetry tap, the faults resolved and scheduled, the workload and a
- * training job, in that order, every input check before the first event. */
+ * training job, in that order, every input check before the first event;
+ * and run_check, the same setup made only to be checked and freed. */
 #include <string.h>
 
 #include "run/run_internal.h"
@@ -27,11 +28,41 @@ int run_setup_load(run_setup *s, const char *scenario, const char *const *sets, 
   return rc;
 }
 
-int run_setup_begin(run_setup *s, sim_error *err) {
+/* The backend of the run, or of a check. A check never makes the packet
+ * fidelity's parallel engine: under mpirun its creation joins every rank
+ * (MPI_Init, the partition over the ranks), which a check made on one rank
+ * (sweep's rank 0) must not do. It makes the serial packet backend
+ * instead: the same fabric from the same keys, so every later check (the
+ * tap, the faults, the workload, the job) sees what the run will see. What
+ * only the parallel engine checks depends on the ranks the run is started
+ * on, not on the scenario (a partition over N ranks; one rank, as a
+ * sweep's point runs, always partitions), and the run refuses it in its
+ * own be_create, before the first event. */
+static int make_backend(run_setup *s, bool check, sim_error *err) {
+  if (check && be_packet_parallel(&s->cfg)) {
+    s->be = be_packet_create(s->sim, s->t, &s->cfg);
+    return SIM_OK;
+  }
+  return be_create(&s->be, s->sim, s->t, &s->cfg, s->doc, err);
+}
+
+/* Power keys only the inventory checks (power.utilization, idle above TDP):
+ * a training job's model is made by run_training_begin; the power of any
+ * other run is made after it (run_power_of), so it is checked here, before
+ * the first event. O(racks). */
+static int check_power(const run_setup *s, sim_error *err) {
+  pwr_model m;
+  int rc = pwr_init(&m, &s->cfg, s->doc, topo_inventory_get(s->t), err);
+  if (rc == SIM_OK) pwr_free(&m);
+  return rc;
+}
+
+/* run_setup_begin; `check`: the backend as make_backend says. */
+static int setup_begin(run_setup *s, bool check, sim_error *err) {
   const cfg_scenario *cfg = &s->cfg;
   int rc;
   s->sim = sim_create(cfg->simulation.seed);
-  if (be_create(&s->be, s->sim, s->t, cfg, s->doc, err) != SIM_OK) return SIM_ECONFIG;
+  if (make_backend(s, check, err) != SIM_OK) return SIM_ECONFIG;
   s->inner = s->be;
   if ((rc = run__telemetry_begin(&s->tel, &s->be, cfg, s->doc, s->t, err)) != SIM_OK) return rc;
   /* faults (fabsim/fault.h): resolved once, scheduled before the workload
@@ -47,8 +78,20 @@ int run_setup_begin(run_setup *s, sim_error *err) {
     rc = run_training_begin(&s->tr, cfg, s->doc, s->t, s->be, s->faults, s->nfaults, err);
     if (rc != SIM_OK) return rc;
     if (s->fs) flt_sched_set_hooks(s->fs, &s->tr.hooks); /* GPU faults: into the job */
+  } else if (check_power(s, err) != SIM_OK) {
+    return SIM_ECONFIG;
   }
   return SIM_OK;
+}
+
+int run_setup_begin(run_setup *s, sim_error *err) { return setup_begin(s, false, err); }
+
+int run_check(const char *scenario, const char *const *sets, int nsets, sim_error *err) {
+  run_setup s;
+  int rc = run_setup_load(&s, scenario, sets, nsets, err);
+  if (rc == SIM_OK) rc = setup_begin(&s, true, err);
+  run_setup_free(&s);
+  return rc;
 }
 
 void run_setup_free(run_setup *s) {

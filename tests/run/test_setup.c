@@ -165,12 +165,102 @@ static void test_telemetry_make(void **state) {
   run_setup_free(&s);
 }
 
+/* The training job of a few tiny layers on one node of 8 GPUs, and one more
+ * set (`extra`) after it. */
+#define TINY_TRAINING                                                                         \
+  "cluster.nodes=1", "workload.kind=training", "workload.steps=1", "workload.model.layers=2", \
+      "workload.model.hidden=512", "workload.model.heads=8", "workload.model.seq_len=256",    \
+      "workload.global_batch=8"
+
+/* run_check refuses what run_setup_begin refuses, with the same code and
+ * message (one code path), for every kind of check the setup makes after
+ * the scenario and topology loaded; and passes what it passes. Each bad
+ * case loads cleanly, so a check of the load alone (what sweep and compare
+ * did before) would let it through. */
+static void test_check_as_setup(void **state) {
+  (void)state;
+  static const struct {
+    const char *sets[10];
+    int n;
+    const char *key; /* NULL: accepted */
+  } cases[] = {
+      {{"cluster.nodes=2", "simulation.fidelity=flow", "workload.collective.size=1MiB"}, 3, NULL},
+      {{"cluster.nodes=2", "simulation.fidelity=flow",
+        "faults=[{at: 1us, kind: link-down, target: nosuch}]"},
+       3,
+       "faults[0].target"},
+      {{"cluster.nodes=2", "output.ports=nosuchport"}, 2, "output.ports"},
+      {{TINY_TRAINING, "workload.parallel.tp=3"}, 9, "workload.parallel.tp"},
+      {{TINY_TRAINING, "workload.parallel.pp=16"}, 9, "workload.parallel.pp"},
+      {{TINY_TRAINING, "workload.parallel.tp=2"}, 9, NULL},
+      {{"cluster.nodes=2", "workload.kind=trace", "workload.trace.path=/nonexistent/et.%d.et",
+        "workload.trace.ranks=16"},
+       4,
+       "workload.trace.path"},
+      {{"cluster.nodes=2", "workload.collective.algorithm=nvls"},
+       2,
+       "workload.collective.algorithm"},
+      {{"cluster.nodes=1", "workload.collective.algorithm=nvls"}, 2, NULL},
+      {{"cluster.nodes=2", "power.utilization=2"}, 2, "power.utilization"},
+      {{"cluster.nodes=2", "power.gpu_idle_w=2000"}, 2, "power.gpu_idle_w"},
+      {{"cluster.nodes=2", "jobs=[{name: big, gpus: 64, workload: {kind: collective}}]"},
+       2,
+       "jobs[0]"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    run_setup s;
+    sim_error e1 = {0}, e2 = {0};
+    if (run_setup_load(&s, NULL, cases[i].sets, cases[i].n, &e1) != SIM_OK)
+      fail_msg("case %zu does not load: %s", i, e1.msg);
+    int rc1 = run_setup_begin(&s, &e1);
+    assert_int_equal(sim_events(s.sim), 0);
+    run_setup_free(&s);
+    int rc2 = run_check(NULL, cases[i].sets, cases[i].n, &e2);
+    if (rc1 != rc2 || strcmp(e1.msg, e2.msg))
+      fail_msg("case %zu: setup %d '%s', check %d '%s'", i, rc1, e1.msg, rc2, e2.msg);
+    if (!cases[i].key) {
+      if (rc2 != SIM_OK) fail_msg("case %zu refused: %s", i, e2.msg);
+    } else if (rc2 == SIM_OK || !strstr(e2.msg, cases[i].key) || strncmp(e2.msg, "--set:", 6)) {
+      fail_msg("case %zu: want an error at %s, got %d '%s'", i, cases[i].key, rc2, e2.msg);
+    }
+  }
+}
+
+/* A bad key is refused by run_check as by run_setup_load (nothing made). */
+static void test_check_bad_key(void **state) {
+  (void)state;
+  const char *sets[] = {"cluster.nodes=2", "workload.collective.op=bogus"};
+  sim_error err = {0};
+  assert_int_equal(run_check(NULL, sets, 2, &err), SIM_ECONFIG);
+  assert_non_null(strstr(err.msg, "--set:2:"));
+  assert_non_null(strstr(err.msg, "workload.collective.op"));
+  assert_int_equal(run_check("/nonexistent/scenario.yaml", NULL, 0, &err) != SIM_OK, 1);
+  assert_non_null(strstr(err.msg, "/nonexistent/scenario.yaml"));
+}
+
+/* The packet fidelity on the parallel engine is checked (as the serial
+ * packet backend: no MPI call), with the checks that follow the backend:
+ * a good scenario passes, a bad fault target is still refused. */
+static void test_check_parallel_engine(void **state) {
+  (void)state;
+  const char *good[] = {"cluster.nodes=4", "simulation.fidelity=packet",
+                        "simulation.engine=parallel", "workload.collective.size=64KiB"};
+  sim_error err = {0};
+  if (run_check(NULL, good, 4, &err) != SIM_OK) fail_msg("%s", err.msg);
+  const char *bad[] = {"cluster.nodes=4", "simulation.fidelity=packet",
+                       "simulation.engine=parallel",
+                       "faults=[{at: 1us, kind: switch-down, target: spine99}]"};
+  assert_int_equal(run_check(NULL, bad, 4, &err), SIM_ECONFIG);
+  assert_non_null(strstr(err.msg, "faults[0].target"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_collective_flow),      cmocka_unit_test(test_packet_samples_ports),
       cmocka_unit_test(test_training_with_faults), cmocka_unit_test(test_bad_key_before_backend),
       cmocka_unit_test(test_bad_against_topology), cmocka_unit_test(test_training_horizon_refused),
-      cmocka_unit_test(test_telemetry_make),
+      cmocka_unit_test(test_telemetry_make),       cmocka_unit_test(test_check_as_setup),
+      cmocka_unit_test(test_check_bad_key),        cmocka_unit_test(test_check_parallel_engine),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

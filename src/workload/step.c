@@ -668,6 +668,17 @@ int wl_job_create(wl_job **out, const cfg_scenario *cfg, const cfg_doc *doc, con
     for (size_t i = 0; i < d->n; i++)
       if (d->nodes[i].cls != WL__NONE) d->nodes[i].aux = (uint32_t)r->nslots++;
     r->slots = sim_calloc(r->nslots ? r->nslots : 1, sizeof *r->slots);
+  } else { /* each class measured later is built now, to be refused before the run */
+    representatives(d, cm == CFG_COMM_SYMMETRIC, rep);
+    for (size_t i = 0; i < d->ncls; i++) {
+      if (rep[i] != i) continue;
+      if ((rc = wl__class_plan(d, &d->cls[i], err)) != SIM_OK) {
+        rc = plan_error(doc, &d->cls[i], err);
+        goto fail;
+      }
+      coll_plan_free(&d->cls[i].plan); /* one at a time: measure_classes builds it again */
+      d->cls[i].built = false;
+    }
   }
   r->acc = sim_calloc(p->pp, sizeof *r->acc);
   r->cur = sim_malloc((size_t)p->pp * WL__STREAMS * sizeof *r->cur);

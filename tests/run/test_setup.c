@@ -193,6 +193,14 @@ static void test_check_as_setup(void **state) {
       {{TINY_TRAINING, "workload.parallel.tp=3"}, 9, "workload.parallel.tp"},
       {{TINY_TRAINING, "workload.parallel.pp=16"}, 9, "workload.parallel.pp"},
       {{TINY_TRAINING, "workload.parallel.tp=2"}, 9, NULL},
+      /* a plan the job builds only to time it (reuse, symmetric) is built at
+       * create too: refused before the run as under live */
+      {{TINY_TRAINING, "workload.parallel.dp_algorithm=collnet", "workload.comm_model=reuse"},
+       10,
+       "workload.parallel.dp_algorithm"},
+      {{TINY_TRAINING, "workload.parallel.dp_algorithm=collnet", "workload.comm_model=symmetric"},
+       10,
+       "workload.parallel.dp_algorithm"},
       {{"cluster.nodes=2", "workload.kind=trace", "workload.trace.path=/nonexistent/et.%d.et",
         "workload.trace.ranks=16"},
        4,

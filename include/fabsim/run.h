@@ -331,9 +331,9 @@ typedef struct run_sdc {
   bool diverged;         /* within the simulated steps, at diverge_at */
   simtime_ps diverge_at;
   uint64_t detect_step; /* 0: never */
-  bool detect_known;    /* detect_at_s holds a time */
+  bool detect_known;    /* detect_at holds a time (false also past SIM_TIME_MAX) */
   bool detect_estimated;
-  double detect_at_s; /* extrapolated at the last step's length when estimated */
+  simtime_ps detect_at; /* extrapolated at the last step's length when estimated */
 } run_sdc;
 
 typedef struct run_training_result {

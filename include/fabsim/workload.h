@@ -208,7 +208,8 @@ typedef struct wl_step {
   wl_stage_time *stages; /* pp entries, owned */
   uint32_t nstages;
   double start_s; /* simulated time the step started (wl_job: steps one after another) */
-  wl_model model; /* as derived for the step (MLP widths borrowed from the scenario) */
+  simtime_ps start_ps, end_ps; /* the same and its end, exact */
+  wl_model model;              /* as derived for the step (MLP widths borrowed from the scenario) */
   wl_parallel parallel;
 } wl_step;
 

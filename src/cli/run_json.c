@@ -96,7 +96,7 @@ static json_t *sdc_json(const run_training_result *r) {
     json_object_set_new(o, "detect_step",
                         e->detect_step ? json_integer((json_int_t)e->detect_step) : json_null());
     json_object_set_new(o, "detect_at_s",
-                        e->detect_known ? json_real(e->detect_at_s) : json_null());
+                        e->detect_known ? json_real(sim_ps_to_s(e->detect_at)) : json_null());
     json_object_set_new(o, "detect_estimated", json_boolean(e->detect_estimated));
     json_array_append_new(a, o);
   }

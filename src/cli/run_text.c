@@ -57,7 +57,7 @@ void cli_training_text(const run_training_result *r) {
     else
       printf("replicas diverge in step %d, detected at the end of step %d (%s%s)\n",
              (int)e->diverge_step, (int)e->detect_step, e->detect_estimated ? "about " : "",
-             out_fmt_seconds(b, sizeof b, e->detect_known ? e->detect_at_s : 0));
+             out_fmt_seconds(b, sizeof b, e->detect_known ? sim_ps_to_s(e->detect_at) : 0));
   }
   const rel_rc_result *rc = &r->root_cause;
   for (uint32_t i = 0; i < rc->n; i++) {

@@ -240,17 +240,18 @@ static void sdc_of(run_training *tr, run_events *log, run_training_result *res) 
                    .diverge_step = diverge,
                    .diverged = e->diverged,
                    .diverge_at = e->diverge_at,
-                   .detect_step = detect,
-                   .detect_at_s = NAN};
+                   .detect_step = detect};
     if (detect && detect <= done) {
-      const wl_step *s = wl_job_step(tr->job, (uint32_t)detect - 1);
-      o->detect_at_s = s->start_s + s->time_s;
+      o->detect_at = wl_job_step(tr->job, (uint32_t)detect - 1)->end_ps;
+      o->detect_known = true;
     } else if (detect && done) { /* extrapolated at the last step's length */
       const wl_step *s = wl_job_step(tr->job, done - 1);
-      o->detect_at_s = s->start_s + s->time_s + (double)(detect - done) * s->time_s;
+      simtime_ps len = s->end_ps - s->start_ps;
+      uint64_t more = detect - done;
+      o->detect_known = len == 0 || more <= (SIM_TIME_MAX - s->end_ps) / len;
+      o->detect_at = o->detect_known ? s->end_ps + more * len : SIM_TIME_MAX;
       o->detect_estimated = true;
     }
-    o->detect_known = isfinite(o->detect_at_s);
     if (!replicas)
       snprintf(detail, sizeof detail,
                "silent data corruption; no data-parallel replica to diverge "
@@ -260,13 +261,19 @@ static void sdc_of(run_training *tr, run_events *log, run_training_result *res) 
                "silent data corruption: replicas diverge in step %llu%s; never detected "
                "(reliability.sdc_check_interval = 0)",
                (unsigned long long)diverge, e->diverged ? "" : " (after the simulated steps)");
-    else
+    else {
+      char when[64];
+      snprintf(when, sizeof when, "%s",
+               done ? "at a time past 2^64 ps" : "no step ended to time it by");
+      if (o->detect_known)
+        snprintf(when, sizeof when, "%s%.6g s", o->detect_estimated ? "about " : "",
+                 sim_ps_to_s(o->detect_at));
       snprintf(detail, sizeof detail,
                "silent data corruption: replicas diverge in step %llu%s; replica checksums every "
-               "%u steps detect it at the end of step %llu (%s%.6g s)",
+               "%u steps detect it at the end of step %llu (%s)",
                (unsigned long long)diverge, e->diverged ? "" : " (after the simulated steps)",
-               every, (unsigned long long)detect, o->detect_estimated ? "about " : "",
-               o->detect_at_s);
+               every, (unsigned long long)detect, when);
+    }
     run_event_add(log, e->at, comp, "sdc", detail);
     if (e->diverged) {
       snprintf(detail, sizeof detail,

@@ -495,6 +495,8 @@ static void step_finished(run *r, simtime_ps now) {
   wl_step *o = &r->steps[r->steps_done];
   summarize(r, o, r->m, r->p, r->cfg, now);
   o->start_s = sim_ps_to_s(r->t0);
+  o->start_ps = r->t0;
+  o->end_ps = now;
   o->model = *r->m;
   o->parallel = *r->p;
   o->nodes = r->d->n;

@@ -36,8 +36,8 @@ uint32_t run_fault_windows(const flt_sched *fs, const flt_fault *f, uint32_t n,
       open[e->fault] = true;
       *w = (run_fault_window){
           .at = e->at, .component = c->target, .kind = cfg_fault_kind_name(c->kind)};
-      if (c->kind == CFG_FAULT_LINK_FLAP) { /* the episode: count periods */
-        w->until = e->at + (simtime_ps)c->count * c->period;
+      if (c->kind == CFG_FAULT_LINK_FLAP) { /* the episode: up for good after the last down */
+        w->until = e->at + (simtime_ps)(c->count - 1) * c->period + c->duration;
         w->until_set = true;
       }
     } else if (!strcmp(e->kind, "recover") && (!w->until_set || e->at < w->until)) {

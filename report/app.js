@@ -286,9 +286,38 @@
         datasets: parts2.map(function (p, i) { return { label: p[0], data: [p[1]], backgroundColor: palette[i] }; }) },
         options: { indexAxis: 'y', scales: { x: { stacked: true, title: { display: true, text: 'seconds' } }, y: { stacked: true } } } },
         'One step of ' + fmtSeconds(st.time_s) + (st.mfu ? ', MFU ' + (st.mfu * 100).toFixed(1) + '%' : '') + ', from the workload executor.');
-    } else {
+    } else if (data.summary.trace && (data.summary.trace.iteration_s || []).length) {
+      var tr = data.summary.trace, its = tr.iteration_s;
+      chart(grid, 'iterations', 'Trace iterations', { type: 'bar', data: {
+        labels: its.map(function (x, i) { return 'iteration ' + (i + 1); }),
+        datasets: [{ label: 'iteration time (s)', data: its, backgroundColor: palette[0] }] },
+        options: { scales: { y: { beginAtZero: true, title: { display: true, text: 'seconds' } } } } },
+        tr.iterations_done + ' of ' + tr.iterations + ' iterations of the Chakra traces, each from the previous one\'s end to its last rank\'s.');
+    } else if (!(data.summary.jobs || []).length) {
       note(sec, 'Per-step breakdown: this workload has no training step (workload.kind is ' + ((data.summary.collectives && 'collective') || (data.summary.traffic && 'traffic') || 'other') + ').');
     }
+  }
+
+  /* Several jobs on one fabric: each job's placement, its time and its time
+   * alone on the same fabric (the slowdown is what the others cost it). */
+  function jobsSection() {
+    var jobs = data.summary.jobs || [];
+    if (!jobs.length) return;
+    var sec = section('Jobs'), grid = el('div', { 'class': 'grid' });
+    sec.appendChild(grid);
+    chart(grid, 'jobs', 'Each job: time on the shared fabric and alone', { type: 'bar', data: {
+      labels: jobs.map(function (j) { return j.name; }),
+      datasets: [{ label: 'shared (s)', data: jobs.map(function (j) { return j.time_s; }), backgroundColor: palette[0] },
+                 { label: 'alone (s)', data: jobs.map(function (j) { return j.alone_time_s; }), backgroundColor: palette[1] }] },
+      options: { scales: { y: { beginAtZero: true, title: { display: true, text: 'seconds' } } } } },
+      'The alone time is the same job on a fresh copy of the fabric with nothing else on it.');
+    table(sec, ['job', 'GPUs', 'placement', 'leaves', 'pods', 'ring spine crossings', 'start', 'time', 'alone', 'slowdown'],
+      jobs.map(function (j) {
+        var p = j.placement || {};
+        return [j.name, fmtNum(j.gpus), p.policy || '', fmtNum(p.leaves), fmtNum(p.pods), fmtNum(p.ring_spine_pairs),
+                fmtSeconds(j.start_s || 0), fmtSeconds(j.time_s), j.alone_time_s === null || j.alone_time_s === undefined ? 'not run' : fmtSeconds(j.alone_time_s),
+                j.slowdown === null || j.slowdown === undefined ? '' : j.slowdown.toFixed(3) + 'x'];
+      }));
   }
 
   function eventsSection() {
@@ -441,6 +470,7 @@
     } else {
       runHeader();
       summarySection();
+      jobsSection();
       timeSeriesSection();
       distributionSection();
       eventsSection();

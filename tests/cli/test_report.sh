@@ -109,6 +109,15 @@ expect_exit 0 "$FABSIM" run "$SRC/examples/dense-7b-64gpu.yaml" --set simulation
 expect_json hot/summary.json '(.root_cause | length) == 2 and (.root_cause[0].causes[0].kind == "thermal-throttle")'
 reports+=("hot/report.html:gpu,steps,events,cause")
 
+# --- several jobs on one fabric: the jobs chart (shared and alone) and table; a trace's
+# iterations
+expect_exit 0 "$FABSIM" run "$SRC/examples/shared/two-jobs-random.yaml" --set output.dir=jobs --quiet
+expect_json jobs/summary.json '(.jobs | length) == 2 and .jobs[0].slowdown > 1.5'
+reports+=("jobs/report.html:jobs")
+expect_exit 0 "$FABSIM" run "$SRC/examples/trace.yaml" --set workload.steps=3 --set output.dir=trace --quiet
+expect_json trace/summary.json '(.trace.iteration_s | length) == 3'
+reports+=("trace/report.html:iterations")
+
 # --- the comparison report of fabsim compare (bar charts of the headline figures, series)
 expect_exit 0 "$FABSIM" compare "$SRC/examples/default.yaml" "$SRC/examples/rail-roce.yaml" \
   --set cluster.nodes=16 --set simulation.fidelity=flow --out cmp --quiet

@@ -221,10 +221,9 @@ static uint32_t windows(const char *faults, simtime_ps until, run_setup *s, run_
 }
 
 /* Windows as the scheduler played them: the duration's recovery, a flap's
- * last recovery ((count - 1) x period + duration), the first later -up of the same target, whichever comes
- * first; -up entries and GPU faults have none; in list order; a recovery
- * the run did not reach leaves the window open, a fault it did not reach
- * has none. */
+ * last recovery ((count - 1) x period + duration), the first later -up of the same target,
+ * whichever comes first; -up entries and GPU faults have none; in list order; a recovery the run
+ * did not reach leaves the window open, a fault it did not reach has none. */
 static void test_fault_windows(void **state) {
   (void)state;
   const simtime_ps ms = SIM_PS_PER_MS;

@@ -38,8 +38,8 @@ static int load_positions(sqlite3 *db, const char *const *dirs, size_t n) {
   sqlite3_stmt *st = NULL;
   if (exec(db, "CREATE TEMP TABLE order_pos (dir TEXT PRIMARY KEY, k INTEGER NOT NULL)") !=
           SIM_OK ||
-      sqlite3_prepare_v2(db, "INSERT OR IGNORE INTO temp.order_pos (dir, k) VALUES (?,?)", -1,
-                         &st, NULL) != SQLITE_OK)
+      sqlite3_prepare_v2(db, "INSERT OR IGNORE INTO temp.order_pos (dir, k) VALUES (?,?)", -1, &st,
+                         NULL) != SQLITE_OK)
     return SIM_EIO;
   int rc = SIM_OK;
   for (size_t i = 0; i < n && rc == SIM_OK; i++) {
@@ -62,9 +62,11 @@ static int plan(sqlite3 *db, const char *sweep, size_t ndirs, size_t *n) {
       "     by_point AS (SELECT id, row_number() OVER (ORDER BY k, id) AS i FROM s),"
       "     by_id AS (SELECT id, row_number() OVER (ORDER BY id) AS i FROM s) "
       "INSERT INTO temp.order_map (old_id, new_id) "
-      "SELECT by_point.id, by_id.id FROM by_point JOIN by_id USING (i) WHERE by_point.id != by_id.id";
+      "SELECT by_point.id, by_id.id FROM by_point JOIN by_id USING (i) WHERE by_point.id != "
+      "by_id.id";
   sqlite3_stmt *st = NULL;
-  if (exec(db, "CREATE TEMP TABLE order_map (old_id INTEGER PRIMARY KEY, new_id INTEGER NOT NULL)") !=
+  if (exec(db,
+           "CREATE TEMP TABLE order_map (old_id INTEGER PRIMARY KEY, new_id INTEGER NOT NULL)") !=
           SIM_OK ||
       sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
     return SIM_EIO;

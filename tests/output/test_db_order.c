@@ -35,9 +35,9 @@ static int64_t append(const char *path, const char *sweep, int k) {
   tel_finish(t, (simtime_ps)k * SIM_PS_PER_US);
   out__series s;
   out__series_build(&s, t, NULL);
-  json_t *sum = json_pack("{s:s, s:{s:n, s:[], s:i}, s:s, s:{s:i, s:f}}", "fabsim_version",
-                          "0.1.0", "scenario", "file", "overrides", "seed", 1, "fidelity", "flow",
-                          "sim", "sim_time_s", k, "wall_s", 0.5);
+  json_t *sum = json_pack("{s:s, s:{s:n, s:[], s:i}, s:s, s:{s:i, s:f}}", "fabsim_version", "0.1.0",
+                          "scenario", "file", "overrides", "seed", 1, "fidelity", "flow", "sim",
+                          "sim_time_s", k, "wall_s", 0.5);
   char point[32], dir[64];
   snprintf(point, sizeof point, "k=%d", k);
   snprintf(dir, sizeof dir, "d/p%d", k);
@@ -109,8 +109,8 @@ static void assert_consistent(const char *path, long long runs) {
   static const char *const keyed[] = {"metrics", "series", "timeseries", "events", "hot_ports"};
   for (size_t t = 0; t < sizeof keyed / sizeof *keyed; t++) {
     char sql[160];
-    snprintf(sql, sizeof sql, "SELECT count(*) FROM %s WHERE run_id < 1 OR run_id > %lld",
-             keyed[t], runs);
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM %s WHERE run_id < 1 OR run_id > %lld", keyed[t],
+             runs);
     assert_int_equal(query_int(path, sql), 0);
   }
 }

@@ -20,8 +20,8 @@
  * events, hot_ports, and any table a later schema adds: read from the
  * database, not listed here) move in one IMMEDIATE transaction: all or
  * nothing. The foreign keys have no ON UPDATE action, so they are checked at
- * COMMIT (defer_foreign_keys), and each id goes through its negative on the
- * way (old -> -new -> new), so no two rows ever share a key. */
+ * COMMIT (defer_foreign_keys); a run only ever moves to an id no run holds
+ * (move_ids), so no two rows share a key on the way. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -78,8 +78,19 @@ static int plan(sqlite3 *db, const char *sweep, size_t ndirs, size_t *n) {
   return rc;
 }
 
-/* Every table with a run_id column, runs first: old -> -new, then -new -> new. */
-static int move_ids(sqlite3 *db) {
+/* One UPDATE per table with a run_id column (runs first): ?1 the id a run
+ * has, ?2 the (free) id it takes. */
+typedef struct movers {
+  sqlite3_stmt **st;
+  size_t n;
+} movers;
+
+static void movers_free(movers *m) {
+  for (size_t t = 0; t < m->n; t++) sqlite3_finalize(m->st[t]);
+  sim_free(m->st);
+}
+
+static int movers_prepare(sqlite3 *db, movers *m) {
   sqlite3_stmt *st = NULL;
   if (sqlite3_prepare_v2(db,
                          "SELECT m.name FROM main.sqlite_master m WHERE m.type = 'table' AND "
@@ -87,26 +98,83 @@ static int move_ids(sqlite3 *db) {
                          "WHERE name = 'run_id') ORDER BY m.name != 'runs', m.rowid",
                          -1, &st, NULL) != SQLITE_OK)
     return SIM_EIO;
-  char **tables = NULL;
-  size_t nt = 0;
-  while (sqlite3_step(st) == SQLITE_ROW) {
-    tables = sim_realloc(tables, (nt + 1) * sizeof *tables);
-    tables[nt++] = sim_strdup((const char *)sqlite3_column_text(st, 0));
-  }
-  sqlite3_finalize(st);
   int rc = SIM_OK;
-  for (size_t t = 0; t < nt && rc == SIM_OK; t++) {
-    char *sql = sqlite3_mprintf(
-        "UPDATE main.\"%w\" SET run_id = -(SELECT new_id FROM temp.order_map WHERE old_id = "
-        "run_id) WHERE run_id IN (SELECT old_id FROM temp.order_map);"
-        "UPDATE main.\"%w\" SET run_id = -run_id WHERE run_id IN "
-        "(SELECT -new_id FROM temp.order_map);",
-        tables[t], tables[t]);
-    rc = exec(db, sql);
+  while (rc == SIM_OK && sqlite3_step(st) == SQLITE_ROW) {
+    char *sql = sqlite3_mprintf("UPDATE main.\"%w\" SET run_id = ?2 WHERE run_id = ?1",
+                                (const char *)sqlite3_column_text(st, 0));
+    m->st = sim_realloc(m->st, (m->n + 1) * sizeof *m->st);
+    m->st[m->n] = NULL;
+    if (sqlite3_prepare_v2(db, sql, -1, &m->st[m->n++], NULL) != SQLITE_OK) rc = SIM_EIO;
     sqlite3_free(sql);
   }
-  for (size_t t = 0; t < nt; t++) sim_free(tables[t]);
-  sim_free(tables);
+  sqlite3_finalize(st);
+  return rc;
+}
+
+/* Run `from`'s rows in every table to the free id `to`. */
+static int move_run(const movers *m, sqlite3_int64 from, sqlite3_int64 to) {
+  for (size_t t = 0; t < m->n; t++) {
+    sqlite3_reset(m->st[t]);
+    sqlite3_bind_int64(m->st[t], 1, from);
+    sqlite3_bind_int64(m->st[t], 2, to);
+    if (sqlite3_step(m->st[t]) != SQLITE_DONE) return SIM_EIO;
+  }
+  return SIM_OK;
+}
+
+static int by_id(const void *a, const void *b) {
+  sqlite3_int64 x = *(const sqlite3_int64 *)a, y = *(const sqlite3_int64 *)b;
+  return (x > y) - (x < y);
+}
+
+/* temp.order_map applied. The runs that move hold the same ids before and
+ * after, so the map is a permutation of them: disjoint cycles a1 -> a2 ->
+ * ... -> ak -> a1. Each cycle moves ak's run to a spare id (below every id),
+ * then a(k-1) to ak, ..., a1 to a2, and the spare to a1: every run's rows
+ * move once, plus one run's per cycle (a run's time series is most of the
+ * file: moving each run twice, through a negative id, took twice as long). */
+static int move_ids(sqlite3 *db, size_t n) {
+  sqlite3_int64 *old = sim_calloc(n, sizeof *old), *new = sim_calloc(n, sizeof *new), spare = 0;
+  size_t *cycle = sim_calloc(n, sizeof *cycle), got = 0;
+  bool *done = sim_calloc(n, sizeof *done);
+  movers m = {0};
+  sqlite3_stmt *st = NULL;
+  int rc = movers_prepare(db, &m);
+  if (rc == SIM_OK &&
+      sqlite3_prepare_v2(db,
+                         "SELECT old_id, new_id, (SELECT min(min(run_id), 0) - 1 FROM main.runs) "
+                         "FROM temp.order_map ORDER BY old_id",
+                         -1, &st, NULL) == SQLITE_OK)
+    for (; got < n && sqlite3_step(st) == SQLITE_ROW; got++) {
+      old[got] = sqlite3_column_int64(st, 0);
+      new[got] = sqlite3_column_int64(st, 1);
+      spare = sqlite3_column_int64(st, 2);
+    }
+  sqlite3_finalize(st);
+  if (got != n) rc = SIM_EIO;
+  for (size_t i = 0; i < n && rc == SIM_OK; i++) {
+    size_t k = 0;
+    for (size_t j = i; !done[j]; k++) { /* the cycle through old[i] */
+      done[j] = true;
+      cycle[k] = j;
+      const sqlite3_int64 *next = bsearch(&new[j], old, n, sizeof *old, by_id);
+      if (!next) { /* cannot happen: a new id no moving run holds */
+        rc = SIM_EIO;
+        break;
+      }
+      j = (size_t)(next - old);
+    }
+    if (k == 0 || rc != SIM_OK) continue;
+    rc = move_run(&m, old[cycle[k - 1]], spare);
+    for (size_t c = k - 1; c-- > 0 && rc == SIM_OK;)
+      rc = move_run(&m, old[cycle[c]], new[cycle[c]]);
+    if (rc == SIM_OK) rc = move_run(&m, spare, new[cycle[k - 1]]);
+  }
+  movers_free(&m);
+  sim_free(old);
+  sim_free(new);
+  sim_free(cycle);
+  sim_free(done);
   return rc;
 }
 
@@ -124,7 +192,7 @@ int out_db_order_runs(const char *path, const char *sweep, const char *const *di
   what = "cannot order the sweep's runs";
   if (exec(db, "PRAGMA defer_foreign_keys = ON") != SIM_OK ||
       load_positions(db, dirs, ndirs) != SIM_OK || plan(db, sweep, ndirs, &n) != SIM_OK ||
-      (n && move_ids(db) != SIM_OK))
+      (n && move_ids(db, n) != SIM_OK))
     goto rollback;
   what = "cannot commit the sweep's run ids";
   if (exec(db, "COMMIT") != SIM_OK) goto rollback;

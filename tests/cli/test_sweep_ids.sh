@@ -31,6 +31,15 @@ gone() {
     sleep 0.05
   done
 }
+# int_pending PID: wait until the (stopped) process has a SIGINT pending.
+int_pending() {
+  local mask
+  while mask=$(awk '/^(SigPnd|ShdPnd):/ { printf "%s ", $2 }' "/proc/$1/status" 2>/dev/null); do
+    for m in $mask; do (( 0x$m & 2 )) && return 0; done
+    sleep 0.05
+  done
+  return 1
+}
 ids() { sqlite3 "$1" "SELECT run_id, point FROM runs ORDER BY run_id"; }
 
 # --- forced: point 2 ends first, then point 1, then point 3 (--jobs 2)
@@ -62,7 +71,9 @@ for p in 1 2 3; do
 done
 
 # --- Ctrl-C: point 2 ended, then the sweep is stopped with points 1 and 3
-#     running; every run present is in point order
+#     running; every run present is in point order. The points go on only
+#     once the sweep has passed them its SIGINT (one: a second one, or one
+#     after the simulation, would kill a run before it wrote its row).
 FABSIM_TEST_PAUSE=simulate "$FABSIM" sweep "${ARGS[@]}" --vary workload.traffic.size=4MB,64KB,1MB \
   --jobs 2 --out stopped --quiet > stopped.out 2> stopped.err &
 sweep=$!
@@ -70,13 +81,14 @@ p1=$(point_stopped $sweep 1) && p2=$(point_stopped $sweep 2) && pass || fail "po
 kill -CONT "$p2"; gone "$p2"
 p3=$(point_stopped $sweep 3) && pass || fail "point 3 did not stop"
 kill -INT $sweep
+int_pending "$p1" && int_pending "$p3" && pass || fail "the sweep did not pass SIGINT to its points"
 kill -CONT "$p3" "$p1"
 wait $sweep
 rc=$?
 [ $rc = 130 ] && pass || fail "stopped sweep exit $rc (want 130): $(cat stopped.err)"
 [ "$(ids stopped/results.sqlite)" = "$want" ] && pass || fail "stopped sweep: $(ids stopped/results.sqlite)"
-[ "$(sqlite3 stopped/results.sqlite "SELECT complete FROM runs WHERE run_id = 2")" = 1 ] \
-  && pass || fail "point 2 ran to its end"
+[ "$(sqlite3 stopped/results.sqlite "SELECT group_concat(complete) FROM (SELECT complete FROM runs ORDER BY run_id)")" = "0,1,0" ] \
+  && pass || fail "point 2 ran to its end, points 1 and 3 were stopped"
 [ "$(sqlite3 stopped/results.sqlite 'PRAGMA foreign_key_check')" = "" ] && pass || fail "dangling rows after Ctrl-C"
 
 # --- unforced: the first point much slower than the second (packet level,

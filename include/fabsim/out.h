@@ -64,7 +64,7 @@ int out_write_run(const out_run *r, sim_error *err);
  * when relative. Caller frees with sim_free. */
 char *out_database_path(const char *dir, const char *database);
 
-/* ---- results databases (db.c, db_merge.c), comparisons (report.c) ----------------------- */
+/* ---- results databases (db.c, db_merge.c, db_order.c), comparisons (report.c) ----------- */
 
 /* Runs of a database as a JSON array, in run_id order: all runs (sweep NULL,
  * nids 0), one sweep's, or the given ids (SIM_ENOENT names a missing one).
@@ -84,6 +84,16 @@ int out_db_series(const char *path, int64_t run_id, const char *metric, json_t *
  * tables are read from src's schema, so columns added later follow. */
 int out_db_merge(const char *dst, const char *src, const char *src_name, size_t *merged,
                  sim_error *err);
+
+/* Renumber the runs of one sweep (runs.sweep = sweep) so that their ids
+ * follow the order of dirs (each run's output_dir): the sweep keeps the set
+ * of ids its runs hold, the run of dirs[0] takes the smallest of them, and
+ * so on; a run of the sweep in no folder of dirs comes after, in id order.
+ * Other runs keep their ids. Every table keyed by run_id follows, in one
+ * transaction: all or nothing. No database at path (nothing written): done.
+ * *moved (may be NULL) gets the number of runs whose id changed. */
+int out_db_order_runs(const char *path, const char *sweep, const char *const *dirs, size_t ndirs,
+                      size_t *moved, sim_error *err);
 
 /* The headline figures of a summary, in a fixed order: [{"name", "label",
  * "unit", "better": "lower"|"higher", "value"}], only those present. */

@@ -7,9 +7,18 @@
  * points write a database of that rank in its node-local TMPDIR, whose bytes
  * travel to rank 0 over MPI and are merged there (one transaction per rank
  * file), after which rank 0 alone prints the table and writes sweep.csv and
- * report.html, exactly as one process would. */
+ * report.html, exactly as one process would.
+ *
+ * Run ids: each point appends its run when it ends, so the ids come out in
+ * the order the points finished (machine load; under MPI, rank by rank).
+ * Once every point has ended (all done, a point failed, or Ctrl-C), rank 0
+ * renumbers the sweep's runs in point order in one transaction
+ * (out_db_order_runs, which says why in place rather than merging per-point
+ * databases): the same sweep gives the same ids, whatever --jobs, the load
+ * or the number of ranks. */
 #define _DEFAULT_SOURCE /* mkstemps */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +57,11 @@ static const char sweep_help[] =
     "of one sweep share runs.sweep, and runs.point names the values:\n"
     "  sqlite3 DIR/results.sqlite \"SELECT point, value FROM runs JOIN metrics USING (run_id)\n"
     "                              WHERE name = 'collectives.0.busbw_GBps'\"\n"
+    "The sweep's run ids follow point order, whichever point finished first: at\n"
+    "its end (also after Ctrl-C or a failed point) the sweep renumbers its runs,\n"
+    "which take the next ids after those the database held when it began (if\n"
+    "another process adds runs to it meanwhile, those keep their ids and the\n"
+    "sweep's interleave with them, still in point order).\n"
     "\n"
     "Under MPI (mpirun -np N fabsim sweep ...) the points are spread over the N\n"
     "ranks (rank r runs points r, r+N, ...; --jobs at a time, default 1 per rank);\n"
@@ -473,6 +487,28 @@ static int run_points(sweep_run *s) {
   return gather_databases(s) == SIM_OK ? CLI_OK : CLI_FAILED;
 }
 
+/* The sweep's runs renumbered in point order (out_db_order_runs), once
+ * every point has ended and, under MPI, every rank's runs are merged: the
+ * runs present, whether all points ran, some failed or Ctrl-C stopped the
+ * rest. Ctrl-C and SIGTERM wait for the transaction (milliseconds); were the
+ * sweep killed outright, the database would stay whole, its ids in finishing
+ * order. */
+static int order_run_ids(const sweep_run *s) {
+  const char **dirs = sim_calloc(s->npoints + 1, sizeof *dirs);
+  for (size_t p = 0; p < s->npoints; p++) dirs[p] = s->jobs[p].dir;
+  sigset_t stop, old;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGINT);
+  sigaddset(&stop, SIGTERM);
+  sigprocmask(SIG_BLOCK, &stop, &old);
+  sim_error err = {0};
+  int rc = out_db_order_runs(s->db, s->id, dirs, s->npoints, NULL, &err);
+  sigprocmask(SIG_SETMASK, &old, NULL);
+  if (rc != SIM_OK) cli_error(err.msg);
+  sim_free(dirs);
+  return rc == SIM_OK ? CLI_OK : CLI_FAILED;
+}
+
 /* The sweep's runs from the database, in point order (whatever order the
  * points finished in), each labelled with its point. */
 static int ordered_runs(const sweep_run *s, json_t **out) {
@@ -568,6 +604,7 @@ int cli_cmd_sweep(int argc, char **argv) {
   if (rc == CLI_OK) rc = lock_dir(&s);
   if (rc == CLI_OK) {
     rc = run_points(&s);
+    if (s.rank == 0 && order_run_ids(&s) != CLI_OK) rc = CLI_FAILED;
     if (s.rank == 0) rc = report(&s, rc);
   }
   rc = agree(&s, rc);                /* every rank exits as rank 0 does */

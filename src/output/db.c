@@ -81,13 +81,13 @@ static const char db_schema[] =
     ") WITHOUT ROWID;\n"
     "PRAGMA user_version = 1;\n";
 
-static int db_fail(sqlite3 *db, sim_error *err, const char *path, const char *what) {
+int out__db_fail(sqlite3 *db, sim_error *err, const char *path, const char *what) {
   return sim_fail(err, SIM_EIO, "%s: %s: %s", path, what, db ? sqlite3_errmsg(db) : "cannot open");
 }
 
 /* A database is a regular file (or absent, to be created): a device or a
  * pipe given as output.database or compare --db is refused, not read. */
-static int db_open(const char *path, bool write, sqlite3 **db, sim_error *err) {
+int out__db_open(const char *path, bool write, sqlite3 **db, sim_error *err) {
   int flags = write ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY;
   struct stat st;
   *db = NULL;
@@ -97,7 +97,7 @@ static int db_open(const char *path, bool write, sqlite3 **db, sim_error *err) {
                     : S_ISCHR(st.st_mode) ? "a character device"
                                           : "not a regular file");
   if (sqlite3_open_v2(path, db, flags, NULL) != SQLITE_OK) {
-    int rc = db_fail(*db, err, path, "cannot open the results database");
+    int rc = out__db_fail(*db, err, path, "cannot open the results database");
     sqlite3_close(*db);
     *db = NULL;
     return rc;
@@ -263,7 +263,7 @@ static int insert_hot_ports(sqlite3 *db, int64_t run, const tel *t, const out_na
 int out__db_append(const char *path, const out__db_run *r, const out__series *s, const tel *t,
                    const out_names *names, uint32_t top_ports, int64_t *run_id, sim_error *err) {
   sqlite3 *db = NULL;
-  int rc = db_open(path, true, &db, err);
+  int rc = out__db_open(path, true, &db, err);
   if (rc != SIM_OK) return rc;
   const char *what = "cannot start a transaction";
   if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) goto fail;
@@ -290,12 +290,12 @@ int out__db_append(const char *path, const out__db_run *r, const out__series *s,
   sqlite3_close(db);
   return SIM_OK;
 rollback:
-  rc = db_fail(db, err, path, what);
+  rc = out__db_fail(db, err, path, what);
   sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
   sqlite3_close(db);
   return rc;
 fail:
-  rc = db_fail(db, err, path, what);
+  rc = out__db_fail(db, err, path, what);
   sqlite3_close(db);
   return rc;
 }
@@ -307,7 +307,7 @@ int out_db_read_runs(const char *path, const char *sweep, const int64_t *ids, si
   sqlite3 *db = NULL;
   sqlite3_stmt *st = NULL;
   *out = NULL;
-  int rc = db_open(path, false, &db, err);
+  int rc = out__db_open(path, false, &db, err);
   if (rc != SIM_OK) return rc;
   const char *sql =
       sweep ? "SELECT run_id, scenario, point, complete, summary_json, output_dir FROM runs "
@@ -315,7 +315,7 @@ int out_db_read_runs(const char *path, const char *sweep, const int64_t *ids, si
             : "SELECT run_id, scenario, point, complete, summary_json, output_dir FROM runs "
               "WHERE ?1 IS NULL OR run_id = ?2 ORDER BY run_id";
   if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
-    rc = db_fail(db, err, path, "not a fabsim results database");
+    rc = out__db_fail(db, err, path, "not a fabsim results database");
     goto done;
   }
   json_t *runs = json_array();
@@ -358,7 +358,7 @@ int out_db_series(const char *path, int64_t run_id, const char *metric, json_t *
                   json_t **v_out, sim_error *err) {
   sqlite3 *db = NULL;
   sqlite3_stmt *st = NULL;
-  int rc = db_open(path, false, &db, err);
+  int rc = out__db_open(path, false, &db, err);
   *t_out = json_array();
   *v_out = json_array();
   if (rc != SIM_OK) return rc;
@@ -367,7 +367,7 @@ int out_db_series(const char *path, int64_t run_id, const char *metric, json_t *
           "SELECT t_s, value FROM timeseries WHERE run_id = ? AND metric = ? AND entity = '' "
           "ORDER BY t_s",
           -1, &st, NULL) != SQLITE_OK) {
-    rc = db_fail(db, err, path, "not a fabsim results database");
+    rc = out__db_fail(db, err, path, "not a fabsim results database");
   } else {
     sqlite3_bind_int64(st, 1, run_id);
     sqlite3_bind_text(st, 2, metric, -1, SQLITE_STATIC);

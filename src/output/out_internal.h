@@ -3,6 +3,8 @@
  *   series.c       telemetry rows -> named columns, shared by every writer
  *   csv.c          timeseries.csv, events.csv
  *   db.c           results.sqlite: schema, one transaction per run, reading
+ *   db_merge.c     one results database into another (a sweep's MPI ranks)
+ *   db_order.c     a sweep's run ids renumbered in point order
  *   openmetrics.c  metrics.txt
  *   report.c       report.html (run and comparison), with the embedded assets
  *   run.c          out_write_run: all of the above for one run
@@ -85,6 +87,11 @@ typedef struct out__db_run {
 } out__db_run;
 /* Append one run (runs, metrics, timeseries, events, hot ports) in one
  * transaction; *run_id gets its id. */
+/* Open a results database (a regular file; write: created when absent),
+ * with the busy timeout and foreign keys on. */
+int out__db_open(const char *path, bool write, sqlite3 **db, sim_error *err);
+/* SIM_EIO "path: what: SQLite's message". */
+int out__db_fail(sqlite3 *db, sim_error *err, const char *path, const char *what);
 int out__db_append(const char *path, const out__db_run *r, const out__series *s, const tel *t,
                    const out_names *names, uint32_t top_ports, int64_t *run_id, sim_error *err);
 

@@ -26,6 +26,12 @@ for t in metrics timeseries events hot_ports series; do
   [ "$(sqlite3 seq/results.sqlite "SELECT count(*) FROM $t")" = "$(sqlite3 $DB "SELECT count(*) FROM $t")" ] \
     && pass || fail "table $t: $(sqlite3 $DB "SELECT count(*) FROM $t") rows"
 done
+# run ids in point order (rank 1's points were merged after rank 0's), as without MPI
+[ "$(sqlite3 $DB "SELECT group_concat(run_id || ':' || substr(output_dir, -9), ' ') FROM runs")" = \
+  "1:point-001 2:point-002 3:point-003 4:point-004 5:point-005 6:point-006" ] \
+  && pass || fail "run ids not in point order: $(sqlite3 $DB 'SELECT run_id, output_dir FROM runs')"
+q="SELECT run_id, point, sim_time_s, complete FROM runs ORDER BY run_id"
+[ "$(sqlite3 seq/results.sqlite "$q")" = "$(sqlite3 $DB "$q")" ] && pass || fail "runs differ from the sweep without MPI"
 [ "$(sqlite3 $DB "SELECT count(*) FROM runs WHERE summary_json LIKE '%-rank1-%' OR overrides LIKE '%rank1%'")" = 0 ] \
   && pass || fail "a merged run names the rank's database"
 [ "$(sqlite3 $DB "SELECT count(*) FROM runs WHERE overrides LIKE '%$PWD/par/results.sqlite%'")" = 6 ] \

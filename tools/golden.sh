@@ -24,10 +24,9 @@ WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 cd "$WORK" || exit 1
 
-# normalize DIR NAME [noids]: DIR's files into $OUT/NAME.* (noids: without
-# the run ids of its database)
+# normalize DIR NAME: DIR's files into $OUT/NAME.*
 normalize() {
-  local d=$1 n=$2 ids=${3:-ids} f
+  local d=$1 n=$2 f
   [ -f "$d/summary.json" ] && jq -S 'del(.sim.wall_s)' "$d/summary.json" > "$OUT/$n.summary.json"
   for f in timeseries.csv events.csv scenario.yaml; do
     [ -f "$d/$f" ] && cp "$d/$f" "$OUT/$n.$f"
@@ -39,7 +38,8 @@ normalize() {
   if [ -f "$d/results.sqlite" ]; then
     # rows in the order of their point, every table's joined to its run's
     # point and folder; then which run id each run has (the run ids of a
-    # sweep follow its points, whatever order they finished in)
+    # sweep or comparison follow its points or files, whatever order they
+    # finished in)
     sqlite3 "$d/results.sqlite" \
       "SELECT scenario, overrides, seed, fidelity, version, sim_time_s, complete, sweep, point,
               scenario_yaml, json_remove(summary_json, '\$.sim.wall_s') FROM runs
@@ -53,10 +53,8 @@ normalize() {
       sqlite3 "$d/results.sqlite" "SELECT r.point, r.output_dir, $cols FROM $t t JOIN runs r USING (run_id)
         ORDER BY 1, 2, 3, 4, 5;" >> "$OUT/$n.sqlite.txt"
     done
-    if [ "$ids" = ids ]; then
-      sqlite3 "$d/results.sqlite" \
-        "SELECT 'run_id', run_id, point, output_dir FROM runs ORDER BY run_id" >> "$OUT/$n.sqlite.txt"
-    fi
+    sqlite3 "$d/results.sqlite" \
+      "SELECT 'run_id', run_id, point, output_dir FROM runs ORDER BY run_id" >> "$OUT/$n.sqlite.txt"
   fi
 }
 
@@ -103,7 +101,7 @@ normalize sw sweep
 "$FABSIM" compare "$SRC/examples/default.yaml" "$SRC/examples/rail-roce.yaml" --out cmp --quiet \
   > "$OUT/compare.txt" 2>&1
 grep -v -i wall "$OUT/compare.txt" > "$WORK/t" && mv "$WORK/t" "$OUT/compare.txt"
-normalize cmp compare noids # compare numbers its parallel runs as they finish
+normalize cmp compare
 "$FABSIM" calibrate "$SRC"/examples/nccl-tests/* --json > "$OUT/calibrate.json" 2>&1
 # the temporary directory and the wall-clock ids of sweeps and comparisons
 sed -i -E -e "s|$WORK|WORK|g" -e 's/(sweep|compare)-[0-9]{8}T[0-9]{6}Z-[0-9]+/\1-ID/g' "$OUT"/*

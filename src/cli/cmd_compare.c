@@ -154,6 +154,7 @@ static int run_scenarios(const compare_args *a, const char *outabs, char **db, j
   char id[96];
   cli_run_id(id, sizeof id, "compare");
   size_t failed = cli_jobs_run(jobs, n, a->jobs.n, id, a->quiet, interrupted);
+  if (cli_jobs_order_ids(*db, id, jobs, n) != CLI_OK) rc = CLI_FAILED; /* ids in file order */
   sim_error err = {0};
   json_t *all = NULL;
   if (out_db_read_runs(*db, id, NULL, 0, &all, &err) != SIM_OK) {

@@ -487,28 +487,6 @@ static int run_points(sweep_run *s) {
   return gather_databases(s) == SIM_OK ? CLI_OK : CLI_FAILED;
 }
 
-/* The sweep's runs renumbered in point order (out_db_order_runs), once
- * every point has ended and, under MPI, every rank's runs are merged: the
- * runs present, whether all points ran, some failed or Ctrl-C stopped the
- * rest. Ctrl-C and SIGTERM wait for the transaction (milliseconds); were the
- * sweep killed outright, the database would stay whole, its ids in finishing
- * order. */
-static int order_run_ids(const sweep_run *s) {
-  const char **dirs = sim_calloc(s->npoints + 1, sizeof *dirs);
-  for (size_t p = 0; p < s->npoints; p++) dirs[p] = s->jobs[p].dir;
-  sigset_t stop, old;
-  sigemptyset(&stop);
-  sigaddset(&stop, SIGINT);
-  sigaddset(&stop, SIGTERM);
-  sigprocmask(SIG_BLOCK, &stop, &old);
-  sim_error err = {0};
-  int rc = out_db_order_runs(s->db, s->id, dirs, s->npoints, NULL, &err);
-  sigprocmask(SIG_SETMASK, &old, NULL);
-  if (rc != SIM_OK) cli_error(err.msg);
-  sim_free(dirs);
-  return rc == SIM_OK ? CLI_OK : CLI_FAILED;
-}
-
 /* The sweep's runs from the database, in point order (whatever order the
  * points finished in), each labelled with its point. */
 static int ordered_runs(const sweep_run *s, json_t **out) {
@@ -604,7 +582,7 @@ int cli_cmd_sweep(int argc, char **argv) {
   if (rc == CLI_OK) rc = lock_dir(&s);
   if (rc == CLI_OK) {
     rc = run_points(&s);
-    if (s.rank == 0 && order_run_ids(&s) != CLI_OK) rc = CLI_FAILED;
+    if (s.rank == 0 && cli_jobs_order_ids(s.db, s.id, s.jobs, s.npoints) != CLI_OK) rc = CLI_FAILED;
     if (s.rank == 0) rc = report(&s, rc);
   }
   rc = agree(&s, rc);                /* every rank exits as rank 0 does */

@@ -172,3 +172,19 @@ size_t cli_jobs_run(cli_job *jobs, size_t n, unsigned parallel, const char *swee
   sim_free(t0);
   return failed;
 }
+
+int cli_jobs_order_ids(const char *db, const char *sweep_id, const cli_job *jobs, size_t n) {
+  const char **dirs = sim_calloc(n + 1, sizeof *dirs);
+  for (size_t p = 0; p < n; p++) dirs[p] = jobs[p].dir;
+  sigset_t stop, old;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGINT);
+  sigaddset(&stop, SIGTERM);
+  sigprocmask(SIG_BLOCK, &stop, &old);
+  sim_error err = {0};
+  int rc = out_db_order_runs(db, sweep_id, dirs, n, NULL, &err);
+  sigprocmask(SIG_SETMASK, &old, NULL);
+  if (rc != SIM_OK) cli_error(err.msg);
+  sim_free(dirs);
+  return rc == SIM_OK ? CLI_OK : CLI_FAILED;
+}

@@ -40,6 +40,14 @@ void cli_jobs_free(cli_job *jobs, size_t n);
 size_t cli_jobs_run(cli_job *jobs, size_t n, unsigned parallel, const char *sweep_id, bool quiet,
                     bool *interrupted);
 
+/* The runs of sweep_id in the database db renumbered in the jobs' order
+ * (out_db_order_runs), once every job has ended (under MPI, every rank's
+ * runs merged): the runs present, whether all ran, some failed or Ctrl-C
+ * stopped the rest. Ctrl-C and SIGTERM wait for the transaction
+ * (milliseconds); were the process killed outright, the database would stay
+ * whole, its ids in finishing order. Prints an error; CLI_OK or CLI_FAILED. */
+int cli_jobs_order_ids(const char *db, const char *sweep_id, const cli_job *jobs, size_t n);
+
 /* "sweep-<time>-<pid>": distinct for every invocation. */
 void cli_run_id(char *buf, size_t n, const char *prefix);
 /* dir made absolute against the working directory (owned). */

@@ -321,8 +321,7 @@ int out_compare_report(const char *dbpath, const json_t *runs, const char *dir, 
     const json_t *r = json_array_get(runs, i);
     json_t *o = json_object(), *series = json_object();
     json_int_t id = json_integer_value(json_object_get(r, "run_id"));
-    json_object_set(o, "label", json_object_get(r, "label"));        /* no run id: it depends on
-                                                                         which parallel run ended first */
+    json_object_set(o, "label", json_object_get(r, "label"));        /* the label names the run */
     json_t *summary = json_deep_copy(json_object_get(r, "summary")); /* no wall clock on the page */
     json_object_del(json_object_get(summary, "sim"), "wall_s");
     json_object_set_new(o, "headline", out_headline(summary));

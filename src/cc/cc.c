@@ -1,7 +1,7 @@
 /* The congestion-control registry, shared defaults, and the null model. */
 #include <string.h>
 
-#include "cc/cc.h"
+#include "fabsim/cc.h"
 
 typedef struct none_state {
   rate_bps max;

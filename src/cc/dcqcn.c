@@ -25,7 +25,7 @@
  * once Rc and Rt are back at line rate. Cost per rate() call: O(1) plus the
  * increase events that fell due.
  */
-#include "cc/cc.h"
+#include "fabsim/cc.h"
 
 typedef struct dcqcn {
   double rc, rt, alpha;

@@ -54,7 +54,7 @@
 #ifndef FABSIM_NET_INTERNAL_H
 #define FABSIM_NET_INTERNAL_H
 
-#include "cc/cc.h"
+#include "fabsim/cc.h"
 #include "fabsim/backend.h"
 
 #ifdef __cplusplus

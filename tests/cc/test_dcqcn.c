@@ -9,7 +9,7 @@
 #include <cmocka.h>
 #include <math.h>
 
-#include "cc/cc.h"
+#include "fabsim/cc.h"
 
 static const rate_bps LINE = 400000000000ull;
 #define US SIM_PS_PER_US

@@ -135,8 +135,8 @@ typedef struct run_workload {
   bool have_first;
   bool gpu_failed;         /* traces: a GPU or node failure stopped the job */
   trc_failure gpu_failure; /* (training: the job's own report has it) */
-  flt_gpu_hooks hooks;     /* traces: the runner's, for the fault scheduler */
   /* private */
+  flt_gpu_hooks hooks; /* traces: the runner's, for the fault scheduler (setup.c) */
   cfg_workload_kind kind;
   be_failure_fn prev_failure; /* the listener before ours (the fault scheduler's log) */
   void *prev_failure_ctx;

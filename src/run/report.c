@@ -4,7 +4,6 @@
  * power, and their events. summary.json and the terminal are built from
  * these at the edge (src/cli/run_json.c, run_text.c). */
 #include <assert.h>
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 

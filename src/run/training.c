@@ -8,7 +8,6 @@
  * The baseline costs one more run of the steps; it is only made when
  * something may disturb the job (a fault in the scenario, a rack that could
  * exceed its limit). */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -146,6 +146,19 @@ typedef struct plc_metrics {
 int plc_metrics_of(const topo *t, const uint32_t *nodes, uint32_t n, plc_metrics *m,
                    sim_error *err);
 
+/* ---- sharing ------------------------------------------------------------ */
+
+/* Whether two jobs, on the disjoint node lists a[0 .. na) and b[0 .. nb),
+ * can meet on a fabric link under fabsim's up/down routing, whatever the
+ * routing mode: only when they have a leaf switch in common (over all the
+ * NICs of their nodes, every plane and rail), or a pod of one plane in
+ * common while each also has NICs in another pod of that plane. "false" is
+ * exact: no transfer of one can cross a link of the other, so at the
+ * analytic and flow fidelities each runs exactly as it would alone.
+ * O((na + nb) x NICs per node x log). */
+bool plc_may_share_links(const topo *t, const uint32_t *a, uint32_t na, const uint32_t *b,
+                         uint32_t nb);
+
 #ifdef __cplusplus
 }
 #endif

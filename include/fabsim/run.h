@@ -169,24 +169,32 @@ simtime_ps run_plan_estimate(const coll_plan *p, const topo *t, const cfg_scenar
 
 /* ---- several jobs on one fabric (jobs:) ------------------------------------------------ */
 
-/* One job of the scenario's jobs: list, placed and planned (collective and
- * traffic workloads in this step; docs/shared-fabric.md, "Several jobs"). */
+/* One job of the scenario's jobs: list, placed and planned (collective,
+ * traffic and training workloads; docs/shared-fabric.md, "Several jobs").
+ * A training job runs workload.steps steps of its own DAG over its GPUs
+ * (wl_job_create_on), its collectives live on the shared backend, so they
+ * meet the other jobs' transfers on the links they share. */
 typedef struct run_job {
   /* public */
   const cfg_job *cfg; /* the scenario's entry: name, gpus, placement, start */
+  cfg_scenario view;  /* the scenario with the job's workload in place (shallow copy) */
   uint32_t *nodes;    /* its nodes, ascending (the collective's rank order); owned */
   uint32_t nnodes;
   plc_metrics metrics;   /* of the nodes in that order */
-  coll_plan plan;        /* over the job's GPUs: its collective or traffic pattern */
+  coll_plan plan;        /* collective, traffic: over the job's GPUs */
   double pair_latency_s; /* traffic pattern pair: zero-byte one-way latency */
-  coll_exec exec;        /* in the shared run: start = cfg->start */
-  coll_result res;       /* in the shared run, from the job's start */
-  bool finished;         /* the job's collective ran to its end */
+  coll_exec exec;        /* collective, traffic: in the shared run, start = cfg->start */
+  wl_job *train;         /* training: the job on the shared backend (owned) */
+  wl_job *train_alone;   /* training: the same steps alone (owned; more than one job) */
+  coll_result res;       /* in the shared run, from the job's start (training: time_s, the
+                            steps from the job's start to the last one's end) */
+  bool finished;         /* the job's collective or steps ran to their end */
   coll_result alone;     /* the same plan alone on the same fabric (more than one job) */
   bool have_alone;
   double slowdown; /* res.time_s / alone.time_s; 1 for a single job; 0: unknown */
   /* private */
   be_backend *be;
+  bool train_started;
 } run_job;
 
 typedef struct run_jobs {
@@ -196,13 +204,28 @@ typedef struct run_jobs {
 
 /* Places the jobs in list order, each onto the nodes the earlier ones left
  * free (plc_place; errors located at jobs[j].placement or .nodes), and
- * plans each job's collective over its GPUs (errors at
- * jobs[j].workload.*). Nothing simulated. Free with run_jobs_free either
- * way. O(jobs x (nodes log nodes + plan)). */
+ * plans each job's collective over its GPUs, or builds its training job on
+ * `be` (errors at jobs[j].workload.*; a training job's collectives run
+ * live: workload.comm_model auto means live there, reuse and symmetric are
+ * refused, since they time each collective alone and would hide the other
+ * jobs). Nothing simulated. Free with run_jobs_free either way, after
+ * be_destroy. O(jobs x (nodes log nodes + plan or DAG)). */
 int run_jobs_begin(run_jobs *js, const cfg_scenario *cfg, const cfg_doc *doc, const topo *t,
-                   sim_error *err);
-/* Schedules each job's plan on `be` at its start time (then ev_run). */
+                   be_backend *be, sim_error *err);
+/* True when a job trains (then run_jobs_run drives the simulation). */
+bool run_jobs_training(const run_jobs *js);
+/* Schedules each job's plan (or its training job's start) on `be` at its
+ * start time (then ev_run, or run_jobs_run when a job trains). */
 void run_jobs_start(run_jobs *js, sim_ctx *sim, be_backend *be);
+/* The simulation until every job has ended (training: its steps done or
+ * stopped), in slices of simulated time; an interrupt noted by the caller's
+ * signal handler (sim_interrupt_note) stops after the current slice
+ * (*complete false). Later events (faults past the end) stay pending.
+ * Errors: a training job's (SIM_ERANGE past the horizon, a stall). */
+int run_jobs_run(run_jobs *js, sim_ctx *sim, const cfg_doc *doc, bool *complete, sim_error *err);
+/* The GPU faults of the scenario, into the training job that holds the
+ * GPU (ctx is js; a GPU of no training job: no effect). */
+flt_gpu_hooks run_jobs_hooks(run_jobs *js);
 /* Once the simulation stopped: each job's result. Returns the last job's
  * end (the run's length). */
 simtime_ps run_jobs_end(run_jobs *js, sim_ctx *sim);

@@ -77,13 +77,16 @@ typedef struct wl_parallel {
   uint32_t micro_batch;            /* sequences per micro-batch */
   uint32_t micro_batches;          /* m: micro-batches per replica per step */
   uint64_t global_batch;           /* sequences per step */
+  const uint32_t *gpu_map;         /* the job's i-th GPU is the cluster's gpu_map[i] (a job
+                                      of a jobs: list, wl_job_create_on); NULL: GPU i is i */
 } wl_parallel;
 
 /* Resolves dp (0: gpus / (tp pp)) and the micro-batch count; checks the
  * combination against the model and `gpus`. */
 int wl_parallel_from_cfg(wl_parallel *p, const wl_model *m, const cfg_scenario *cfg,
                          const cfg_doc *doc, uint32_t gpus, sim_error *err);
-/* GPU of rank (data-parallel index d, stage s, tensor rank t). */
+/* GPU of rank (data-parallel index d, stage s, tensor rank t): the cluster's
+ * index (through p->gpu_map when set). */
 uint32_t wl_rank_gpu(const wl_parallel *p, uint32_t d, uint32_t s, uint32_t t);
 /* Layers [first, first + count) of stage s: floor(l pp / L) == s split. */
 void wl_stage_layers(const wl_model *m, const wl_parallel *p, uint32_t s, uint32_t *first,
@@ -291,6 +294,20 @@ int wl_check_horizon(const cfg_scenario *cfg, const cfg_doc *doc, double each_ps
 /* Model, parallelism, DAG and (live) plans; errors as wl_step_run. */
 int wl_job_create(wl_job **j, const cfg_scenario *cfg, const cfg_doc *doc, const topo *t,
                   be_backend *b, uint32_t steps, sim_error *err);
+/* The same on `ngpus` GPUs of the cluster (a job of a jobs: list): the job's
+ * i-th GPU is gpus[i] (copied), so its ranks are laid out over them as
+ * wl_rank_gpu orders them, in place of GPUs 0 .. ngpus - 1. The GPUs are
+ * whole nodes in node order (a node's GPUs consecutive), which is what the
+ * node checks of its collectives assume. */
+int wl_job_create_on(wl_job **j, const cfg_scenario *cfg, const cfg_doc *doc, const topo *t,
+                     be_backend *b, uint32_t steps, const uint32_t *gpus, uint32_t ngpus,
+                     sim_error *err);
+/* Start the job now without running the simulation: from an event handler,
+ * when the job runs beside others on one backend (the caller then runs the
+ * simulation, wl_job_run_until each job or ev_run). Only under the live comm
+ * model (the others time collectives by running the simulation, which an
+ * event handler may not do): SIM_EINVAL otherwise. Starting twice is a no-op. */
+int wl_job_start(wl_job *j, sim_error *err);
 /* The hooks for the fault scheduler (ctx is the job). The same fault
  * (kind, GPU, time, factor) delivered twice counts once. */
 flt_gpu_hooks wl_job_hooks(wl_job *j);

@@ -161,20 +161,43 @@ static void on_signal(int sig) {
   sim_interrupt_note();
 }
 
-/* The training job with the handler above installed around it. */
-static int run_training_job(run_verb *v, bool show, sim_error *err) {
-  struct sigaction sa, old_int, old_term;
+/* The handler above, installed (on) and the previous ones back (off). */
+typedef struct signals {
+  struct sigaction old_int, old_term;
+} signals;
+
+static void signals_on(signals *sg) {
+  struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
   sim_interrupt_clear();
-  sigaction(SIGINT, &sa, &old_int);
-  sigaction(SIGTERM, &sa, &old_term);
+  sigaction(SIGINT, &sa, &sg->old_int);
+  sigaction(SIGTERM, &sa, &sg->old_term);
+}
+
+static void signals_off(const signals *sg) {
+  sigaction(SIGINT, &sg->old_int, NULL);
+  sigaction(SIGTERM, &sg->old_term, NULL);
+  sim_interrupt_clear();
+}
+
+/* The training job with the handler installed around it. */
+static int run_training_job(run_verb *v, bool show, sim_error *err) {
+  signals sg;
+  signals_on(&sg);
   run_progress_fn progress = {.draw = cli_progress_draw};
   int rc = run_training_run(&v->s.tr, &v->r.log, show ? &progress : NULL, &v->complete, err);
-  sigaction(SIGINT, &old_int, NULL);
-  sigaction(SIGTERM, &old_term, NULL);
-  sim_interrupt_clear();
+  signals_off(&sg);
+  return rc;
+}
+
+/* Training jobs of a jobs: list, the same. */
+static int run_jobs_run_interruptible(run_verb *v, sim_error *err) {
+  signals sg;
+  signals_on(&sg);
+  int rc = run_jobs_run(&v->s.jobs, v->s.sim, v->s.doc, &v->complete, err);
+  signals_off(&sg);
   return rc;
 }
 
@@ -192,7 +215,11 @@ static int simulate(run_verb *v) {
   } else if (s->jobs.n) { /* every job on the one backend from its start time */
     run_jobs_start(&s->jobs, s->sim, s->be);
     out_progress prog = {.show = show, .started = v->t0};
-    v->complete = out_progress_run(s->sim, &prog) == SIM_OK;
+    if (run_jobs_training(&s->jobs)) { /* the training jobs drive it, in slices */
+      if (run_jobs_run_interruptible(v, &err) != SIM_OK) return fail(&err, false);
+    } else {
+      v->complete = out_progress_run(s->sim, &prog) == SIM_OK;
+    }
   } else {
     run_workload_start(&s->w, s->be);
     out_progress prog = {

@@ -231,7 +231,15 @@ static json_t *jobs_json(const run_jobs *js) {
     json_object_set_new(pl, "ring_hops_max", json_integer(m->ring_hops_max));
     json_object_set_new(o, "placement", pl);
     json_object_set_new(o, "start_s", json_real(sim_ps_to_s(job->cfg->start)));
-    if (job->cfg->workload.kind == CFG_WORKLOAD_TRAFFIC) { /* as a single traffic run's */
+    json_object_set_new(o, "kind", json_string(cfg_workload_kind_name(job->cfg->workload.kind)));
+    if (job->train) { /* as a single training run's step and steps (baseline: alone) */
+      json_decref(colls);
+      json_decref(c);
+      const wl_job *tj = job->train;
+      if (wl_job_steps_done(tj))
+        json_object_set_new(o, "step", cli_step_json(wl_job_step(tj, 0), &job->view));
+      json_object_set_new(o, "steps", steps_json(tj, job->train_alone));
+    } else if (job->cfg->workload.kind == CFG_WORKLOAD_TRAFFIC) { /* as a traffic run's */
       json_decref(colls);
       json_object_set_new(
           c, "pattern", json_string(cfg_traffic_pattern_name(job->cfg->workload.traffic.pattern)));

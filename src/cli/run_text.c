@@ -95,20 +95,37 @@ void cli_events_text(const run_events *log) {
   }
 }
 
-/* One line per job of a jobs: list: where it runs and what sharing cost it. */
-static void jobs_text(const run_jobs *js) {
-  char a[64], b[64];
-  for (uint32_t j = 0; j < js->n; j++) {
-    const run_job *job = &js->v[j];
-    const plc_metrics *m = &job->metrics;
-    printf("job %-8s %u GPUs %s on %u node%s, %u lea%s, %u spine crossing%s: %s %s, %s\n",
-           job->cfg->name, job->cfg->gpus, cfg_placement_name(job->cfg->placement), job->nnodes,
-           job->nnodes == 1 ? "" : "s", m->leaves, m->leaves == 1 ? "f" : "ves",
-           m->ring_spine_pairs, m->ring_spine_pairs == 1 ? "" : "s",
+/* What a job of a jobs: list ran: its collective or traffic pattern and
+ * size, or its training steps (done, mean step). */
+static void job_work_text(const run_job *job, char *out, size_t cap) {
+  char a[64];
+  if (job->train) {
+    uint32_t n = wl_job_steps_done(job->train);
+    double sum = 0;
+    for (uint32_t k = 0; k < n; k++) sum += wl_job_step(job->train, k)->time_s;
+    snprintf(out, cap, "training, %u of %u step%s, mean %s", n, job->view.workload.steps,
+             job->view.workload.steps == 1 ? "" : "s",
+             n ? out_fmt_seconds(a, sizeof a, sum / n) : "-");
+    return;
+  }
+  snprintf(out, cap, "%s %s",
            job->cfg->workload.kind == CFG_WORKLOAD_TRAFFIC
                ? cfg_traffic_pattern_name(job->cfg->workload.traffic.pattern)
                : cfg_coll_op_name(job->plan.op),
-           out_fmt_bytes(a, sizeof a, job->plan.bytes),
+           out_fmt_bytes(a, sizeof a, job->plan.bytes));
+}
+
+/* One line per job of a jobs: list: where it runs and what sharing cost it. */
+static void jobs_text(const run_jobs *js) {
+  char a[64], b[64], w[160];
+  for (uint32_t j = 0; j < js->n; j++) {
+    const run_job *job = &js->v[j];
+    const plc_metrics *m = &job->metrics;
+    job_work_text(job, w, sizeof w);
+    printf("job %-8s %u GPUs %s on %u node%s, %u lea%s, %u spine crossing%s: %s, %s\n",
+           job->cfg->name, job->cfg->gpus, cfg_placement_name(job->cfg->placement), job->nnodes,
+           job->nnodes == 1 ? "" : "s", m->leaves, m->leaves == 1 ? "f" : "ves",
+           m->ring_spine_pairs, m->ring_spine_pairs == 1 ? "" : "s", w,
            job->finished ? out_fmt_seconds(b, sizeof b, job->res.time_s) : "did not finish");
     if (job->have_alone)
       printf("  alone      %s, slowdown %.3fx\n", out_fmt_seconds(a, sizeof a, job->alone.time_s),

@@ -137,12 +137,11 @@ int cfg__job_check(const cfg_job *j, const uint8_t have[CFG__JF_N], int *field, 
       snprintf(msg, cap, "missing; every job has a name, gpus and a workload");
       return SIM_ECONFIG;
     }
-  if (j->workload.kind != CFG_WORKLOAD_COLLECTIVE && j->workload.kind != CFG_WORKLOAD_TRAFFIC) {
+  if (j->workload.kind == CFG_WORKLOAD_TRACE) {
     *field = CFG__JF_WORKLOAD;
     snprintf(msg, cap,
-             "workload.kind %s is not yet supported in jobs: (issue 16); allowed: collective, "
-             "traffic",
-             cfg_workload_kind_name(j->workload.kind));
+             "workload.kind trace is not yet supported in jobs: (issue 16); allowed: collective, "
+             "traffic, training");
     return SIM_ECONFIG;
   }
   if (have[CFG__JF_NODES] != (j->placement == CFG_PLACE_EXPLICIT)) {

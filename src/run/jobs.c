@@ -53,28 +53,42 @@ static int place_job(run_job *job, const cfg_job *cj, const cfg_scenario *cfg, c
   return plc_metrics_of(t, job->nodes, n, &job->metrics, err);
 }
 
-/* The job's plan (its collective or traffic pattern) over its GPUs, with
- * the job's workload keys in errors. */
-static int plan_job(run_job *job, const cfg_job *cj, const cfg_scenario *cfg, const cfg_doc *doc,
-                    const topo *t, sim_error *err) {
+/* The job's GPUs, node by node (a node's GPUs consecutive), into a new
+ * array of *n. */
+static uint32_t *job_gpus(const run_job *job, const topo *t, uint32_t *n) {
   uint32_t gpn = topo_gpu_count(t) / topo_node_count(t);
-  uint32_t *gpus = sim_malloc((size_t)job->nnodes * gpn * sizeof *gpus);
+  size_t total = (size_t)job->nnodes * gpn;
+  uint32_t *gpus = sim_malloc((total ? total : 1) * sizeof *gpus);
   for (uint32_t i = 0; i < job->nnodes; i++)
     for (uint32_t g = 0; g < gpn; g++) gpus[i * gpn + g] = job->nodes[i] * gpn + g;
-  cfg_scenario view = *cfg; /* the scenario with the job's workload in place */
-  view.workload = cj->workload;
+  *n = job->nnodes * gpn;
+  return gpus;
+}
+
+/* The job's plan (its collective or traffic pattern) or its training job
+ * over its GPUs, with the job's workload keys in errors. */
+static int plan_job(run_job *job, const cfg_job *cj, const cfg_scenario *cfg, const cfg_doc *doc,
+                    const topo *t, be_backend *be, sim_error *err) {
+  uint32_t n;
+  uint32_t *gpus = job_gpus(job, t, &n);
+  job->view = *cfg; /* the scenario with the job's workload in place */
+  job->view.workload = cj->workload;
   cfg_doc_scope_job(doc, (int)cj->index);
-  int rc = cj->workload.kind == CFG_WORKLOAD_TRAFFIC
-               ? run__traffic_plan(&job->plan, &job->pair_latency_s, &view, doc, t, gpus,
-                                   job->nnodes * gpn, err)
-               : cal_collective_plan_on(&job->plan, t, &view, doc, gpus, job->nnodes * gpn, err);
+  int rc;
+  switch (cj->workload.kind) {
+  case CFG_WORKLOAD_TRAFFIC:
+    rc = run__traffic_plan(&job->plan, &job->pair_latency_s, &job->view, doc, t, gpus, n, err);
+    break;
+  case CFG_WORKLOAD_TRAINING: rc = run__job_train_begin(job, doc, t, be, gpus, n, err); break;
+  default: rc = cal_collective_plan_on(&job->plan, t, &job->view, doc, gpus, n, err); break;
+  }
   cfg_doc_scope_job(doc, -1);
   sim_free(gpus);
   return rc;
 }
 
 int run_jobs_begin(run_jobs *js, const cfg_scenario *cfg, const cfg_doc *doc, const topo *t,
-                   sim_error *err) {
+                   be_backend *be, sim_error *err) {
   plc_nodeset taken;
   int rc = SIM_OK;
   memset(js, 0, sizeof *js);
@@ -87,7 +101,7 @@ int run_jobs_begin(run_jobs *js, const cfg_scenario *cfg, const cfg_doc *doc, co
     job->cfg = &cfg->jobs.v[j];
     rc = place_job(job, job->cfg, cfg, doc, t, &taken, err);
     if (rc == SIM_OK) plc_nodeset_add_list(&taken, job->nodes, job->nnodes);
-    if (rc == SIM_OK) rc = plan_job(job, job->cfg, cfg, doc, t, err);
+    if (rc == SIM_OK) rc = plan_job(job, job->cfg, cfg, doc, t, be, err);
   }
   plc_nodeset_free(&taken);
   return rc == SIM_OK ? SIM_OK : SIM_ECONFIG;
@@ -97,6 +111,11 @@ static void start_job(sim_ctx *sim, void *obj, uint64_t arg) {
   (void)sim;
   (void)arg;
   run_job *job = obj;
+  if (job->train) {
+    sim_error err;
+    job->train_started = wl_job_start(job->train, &err) == SIM_OK; /* live: always */
+    return;
+  }
   coll_exec_start(&job->exec, job->be, &job->plan, NULL, NULL);
 }
 
@@ -111,11 +130,16 @@ simtime_ps run_jobs_end(run_jobs *js, sim_ctx *sim) {
   simtime_ps last = 0;
   for (uint32_t j = 0; j < js->n; j++) {
     run_job *job = &js->v[j];
+    job->slowdown = 1;
+    if (job->train) {
+      run__job_train_end(job, sim);
+      if (run__job_train_last(job) > last) last = run__job_train_last(job);
+      continue;
+    }
     job->finished = job->exec.finished;
     if (!job->exec.finished) job->exec.end = sim_now(sim);
     if (job->exec.plan) coll_result_of(&job->exec, &job->res);
     if (job->exec.end > last) last = job->exec.end;
-    job->slowdown = 1;
   }
   return last;
 }
@@ -146,7 +170,7 @@ int run_jobs_alone(run_jobs *js, const cfg_scenario *cfg, const cfg_doc *doc, co
   if (js->n < 2) return SIM_OK; /* one job: it is alone */
   for (uint32_t j = 0; j < js->n; j++) {
     run_job *job = &js->v[j];
-    int rc = run_alone(job, cfg, doc, t, err);
+    int rc = job->train ? run__job_train_alone(job, doc, t, err) : run_alone(job, cfg, doc, t, err);
     if (rc != SIM_OK) return rc;
     job->slowdown = job->have_alone && job->alone.time_s > 0 && job->finished
                         ? job->res.time_s / job->alone.time_s
@@ -158,6 +182,8 @@ int run_jobs_alone(run_jobs *js, const cfg_scenario *cfg, const cfg_doc *doc, co
 void run_jobs_free(run_jobs *js) {
   for (uint32_t j = 0; j < js->n; j++) {
     coll_plan_free(&js->v[j].plan);
+    wl_job_free(js->v[j].train);
+    wl_job_free(js->v[j].train_alone);
     sim_free(js->v[j].nodes);
   }
   sim_free(js->v);

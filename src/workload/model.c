@@ -244,7 +244,8 @@ uint32_t wl_rank_gpu(const wl_parallel *p, uint32_t d, uint32_t s, uint32_t t) {
   };
   uint32_t idx[3] = {t, s, d}, size[3] = {p->tp, p->pp, p->dp};
   const uint8_t *o = order[p->order];
-  return idx[o[0]] + size[o[0]] * (idx[o[1]] + size[o[1]] * idx[o[2]]);
+  uint32_t i = idx[o[0]] + size[o[0]] * (idx[o[1]] + size[o[1]] * idx[o[2]]);
+  return p->gpu_map ? p->gpu_map[i] : i;
 }
 
 void wl_stage_layers(const wl_model *m, const wl_parallel *p, uint32_t s, uint32_t *first,

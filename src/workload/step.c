@@ -470,6 +470,7 @@ struct wl_job {
   wl__dag d;
   run r;
   uint32_t *rep;
+  uint32_t *gpu_map; /* wl_job_create_on's GPUs (p.gpu_map); NULL: the cluster's 0 .. n-1 */
   bool started;
 };
 
@@ -581,6 +582,8 @@ static void on_transfer_failed(void *ctx, const be_failure *f) {
   run *r = &j->r;
   if (r->prev_failure) r->prev_failure(r->prev_failure_ctx, f);
   if (r->stopped || r->steps_done >= r->steps_want) return; /* (also while timing, reuse) */
+  if (f->src_gpu >= r->ngpu || r->gpu_stage[f->src_gpu] == WL_NO_STAGE)
+    return; /* another job's transfer (jobs: several on one backend) */
   simtime_ps now = sim_now(r->sim);
   wl_gpu_event *e = add_event(r, WL_TRANSFER_FAIL, now, f->src_gpu);
   e->dst_gpu = f->dst_gpu;
@@ -605,14 +608,24 @@ flt_gpu_hooks wl_job_hooks(wl_job *j) {
 
 int wl_job_create(wl_job **out, const cfg_scenario *cfg, const cfg_doc *doc, const topo *t,
                   be_backend *b, uint32_t steps, sim_error *err) {
+  return wl_job_create_on(out, cfg, doc, t, b, steps, NULL, topo_gpu_count(t), err);
+}
+
+int wl_job_create_on(wl_job **out, const cfg_scenario *cfg, const cfg_doc *doc, const topo *t,
+                     be_backend *b, uint32_t steps, const uint32_t *gpus, uint32_t ngpus,
+                     sim_error *err) {
   wl_job *j = sim_calloc(1, sizeof *j);
   wl__dag *d = &j->d;
   run *r = &j->r;
   int rc;
   *out = NULL;
   if ((rc = wl_model_from_cfg(&j->m, cfg, doc, err)) != SIM_OK) goto fail;
-  if ((rc = wl_parallel_from_cfg(&j->p, &j->m, cfg, doc, topo_gpu_count(t), err)) != SIM_OK)
-    goto fail;
+  if ((rc = wl_parallel_from_cfg(&j->p, &j->m, cfg, doc, ngpus, err)) != SIM_OK) goto fail;
+  if (gpus) { /* the job's GPUs: its ranks' layout maps onto them */
+    j->gpu_map = sim_malloc((ngpus ? ngpus : 1) * sizeof *j->gpu_map);
+    memcpy(j->gpu_map, gpus, ngpus * sizeof *gpus);
+    j->p.gpu_map = j->gpu_map;
+  }
   const wl_model *m = &j->m;
   const wl_parallel *p = &j->p;
   uint64_t bound = nodes_bound(m, p, cfg);
@@ -723,16 +736,35 @@ fail:
   return rc;
 }
 
+/* The job takes the backend's failure listener (workload.h: from here on). */
+static void listen(wl_job *j) {
+  run *r = &j->r;
+  j->started = true;
+  r->prev_failure = r->b->on_failure;
+  r->prev_failure_ctx = r->b->on_failure_ctx;
+  r->b->on_failure = on_transfer_failed;
+  r->b->on_failure_ctx = j;
+}
+
+int wl_job_start(wl_job *j, sim_error *err) {
+  if (j->started) return SIM_OK;
+  if (j->r.reuse)
+    return sim_fail(err, SIM_EINVAL,
+                    "wl_job_start: the job times its collectives (comm model %s); start it with "
+                    "wl_job_run_until",
+                    cfg_comm_model_name(j->r.proto.comm_model));
+  listen(j);
+  j->r.running = true;
+  start_step(&j->r);
+  return SIM_OK;
+}
+
 int wl_job_run_until(wl_job *j, simtime_ps until, const cfg_doc *doc, sim_error *err) {
   run *r = &j->r;
   wl__dag *d = &j->d;
   int rc;
   if (!j->started) {
-    j->started = true;
-    r->prev_failure = r->b->on_failure; /* workload.h: the job listens from here on */
-    r->prev_failure_ctx = r->b->on_failure_ctx;
-    r->b->on_failure = on_transfer_failed;
-    r->b->on_failure_ctx = j;
+    listen(j);
     if (r->reuse) {
       representatives(d, r->proto.comm_model == CFG_COMM_SYMMETRIC, j->rep);
       if ((rc = measure_classes(r, j->rep, err)) != SIM_OK)
@@ -842,6 +874,7 @@ void wl_job_free(wl_job *j) {
   sim_free(r->run_end);
   sim_free(r->ev);
   sim_free(j->rep);
+  sim_free(j->gpu_map);
   wl__dag_free(&j->d);
   sim_free(j);
 }

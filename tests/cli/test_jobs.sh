@@ -17,9 +17,19 @@ printf '%s\njobs:\n  - {name: a, gpus: 3, workload: {kind: collective}}\n' "$bas
 expect_exit 2 "$FABSIM" run odd2.yaml --quiet
 expect_err "odd2.yaml:5:21: jobs[0].gpus: 3 GPUs are not whole nodes of cluster.gpus_per_node 2"
 
-printf '%s\njobs:\n  - {name: a, gpus: 4, workload: {kind: training}}\n' "$base" > train.yaml
+printf '%s\njobs:\n  - {name: a, gpus: 4, workload: {kind: trace, trace: {path: x.et}}}\n' "$base" > trace.yaml
+expect_exit 2 "$FABSIM" run trace.yaml --quiet
+expect_err "trace.yaml:5:41: jobs[0].workload.kind: workload.kind trace is not yet supported in jobs: (issue 16)"
+
+# training jobs: their collectives run live (a model that times them alone would hide the others)
+model='model: {mlp_layers: [1024, 1024, 10]}, parallel: {dp: 4}, micro_batch: 64, global_batch: 256'
+printf '%s\njobs:\n  - {name: a, gpus: 4, workload: {kind: training, comm_model: symmetric, %s}}\n' "$base" "$model" > train.yaml
 expect_exit 2 "$FABSIM" run train.yaml --quiet
-expect_err "train.yaml:5:41: jobs[0].workload.kind: workload.kind training is not yet supported in jobs: (issue 16)"
+expect_err "train.yaml:5:63: jobs[0].workload.comm_model: symmetric times each collective alone"
+printf '%s\njobs:\n  - {name: a, gpus: 4, workload: {kind: training, %s}}\n  - {name: b, gpus: 4, workload: {kind: training, steps: 2, %s}}\n' "$base" "$model" "$model" > train2.yaml
+expect_exit 0 "$FABSIM" run train2.yaml --quiet
+[ "$(jq -r '[.jobs[] | .kind, (.steps | length), (.step.time_s > 0), .slowdown] | map(tostring) | join(" ")' out-jobs/summary.json)" = "training 1 true 1 training 2 true 1" ] \
+  || fail "two training jobs on disjoint leaves: $(jq -c '[.jobs[] | {kind, steps, slowdown}]' out-jobs/summary.json)"
 
 printf '%s\njobs:\n  - {name: a, gpus: 4, placment: packed, workload: {kind: collective}}\n' "$base" > typo.yaml
 expect_exit 2 "$FABSIM" run typo.yaml --quiet

@@ -17,6 +17,7 @@
 
 #include "fabsim/ev.h"
 #include "fabsim/run.h"
+#include "fabsim/workload.h"
 
 /* A 2-tier fat-tree of radix 8 (4 nodes of one GPU and NIC per leaf, 4
  * uplinks per leaf), cluster.nodes nodes, static routing (InfiniBand),
@@ -44,7 +45,13 @@ static void run_all(run_setup *s, const char *path) {
   unlink(path);
   if (run_setup_begin(s, &err) != SIM_OK) fail_msg("%s", err.msg);
   run_jobs_start(&s->jobs, s->sim, s->be);
-  ev_run(s->sim, SIM_TIME_MAX);
+  if (run_jobs_training(&s->jobs)) {
+    bool complete = false;
+    if (run_jobs_run(&s->jobs, s->sim, s->doc, &complete, &err) != SIM_OK) fail_msg("%s", err.msg);
+    assert_true(complete);
+  } else {
+    ev_run(s->sim, SIM_TIME_MAX);
+  }
   run_jobs_end(&s->jobs, s->sim);
   if (run_jobs_alone(&s->jobs, &s->cfg, s->doc, s->t, &err) != SIM_OK) fail_msg("%s", err.msg);
 }
@@ -156,6 +163,147 @@ static void test_shared_traffic_flow(void **state) {
   run_setup_free(&s);
 }
 
+/* A small transformer trained data-parallel over the job's GPUs: two
+ * micro-batches per GPU, ZeRO 1 (gradients reduce-scattered in 4 MiB
+ * buckets during the last backward pass, weights gathered after). */
+#define TRAINING_MODEL                                                                       \
+  "model: {layers: 2, hidden: 1024, heads: 8, seq_len: 512, vocab: 1000}, "                  \
+  "parallel: {tp: 1, pp: 1, zero: 1}, micro_batch: 1, global_batch: %u, bucket_size: 4MiB, " \
+  "steps: 2"
+
+/* jobs: from a format with %u for each job's global batch. */
+static char *training_jobs(const char *fmt, uint32_t batch_a, uint32_t batch_b) {
+  static char text[2048];
+  snprintf(text, sizeof text, fmt, batch_a, batch_b);
+  return text;
+}
+
+/* Two training jobs on disjoint leaves (a on leaf 0, b on leaf 1) share no
+ * link: each runs exactly its alone steps, and b, a translated copy of a,
+ * exactly a's (its ranks are laid out over its own GPUs). */
+static const char train_disjoint[] =
+    "jobs:\n"
+    "  - {name: a, gpus: 4, placement: explicit, nodes: [0, 1, 2, 3],\n"
+    "     workload: {kind: training, " TRAINING_MODEL
+    "}}\n"
+    "  - {name: b, gpus: 4, placement: explicit, nodes: [4, 5, 6, 7],\n"
+    "     workload: {kind: training, " TRAINING_MODEL "}}\n";
+
+static void check_train_disjoint(const char *fidelity) {
+  run_setup s;
+  run_all(&s, scenario_file(8, fidelity, training_jobs(train_disjoint, 8, 8)));
+  const run_job *a = &s.jobs.v[0], *b = &s.jobs.v[1];
+  for (uint32_t j = 0; j < 2; j++) {
+    const run_job *job = &s.jobs.v[j];
+    assert_non_null(job->train);
+    assert_true(job->finished && job->have_alone);
+    assert_int_equal(wl_job_steps_done(job->train), 2);
+    assert_true(job->res.time_s > 0);
+    assert_true(job->res.time_s == job->alone.time_s);
+    assert_true(job->slowdown == 1.0);
+    for (uint32_t k = 0; k < 2; k++)
+      assert_true(wl_job_step(job->train, k)->time_s == wl_job_step(job->train_alone, k)->time_s);
+  }
+  assert_true(a->res.time_s == b->res.time_s);
+  assert_true(wl_job_step(a->train, 0)->exposed_comm_s > 0); /* it communicates */
+  run_setup_free(&s);
+}
+
+static void test_train_disjoint_analytic(void **state) {
+  (void)state;
+  check_train_disjoint("analytic");
+}
+
+static void test_train_disjoint_flow(void **state) {
+  (void)state;
+  check_train_disjoint("flow");
+}
+
+/* One training job in jobs: over every GPU of the cluster is the same run
+ * as the scenario's workload: (comm_model live, as jobs: runs it): the same
+ * steps, bit for bit. */
+static void test_train_one_job_is_workload(void **state) {
+  (void)state;
+  run_setup s, w;
+  sim_error err = {0};
+  run_all(&s, scenario_file(8, "flow",
+                            training_jobs("jobs:\n  - {name: a, gpus: 8, placement: packed,\n"
+                                          "     workload: {kind: training, " TRAINING_MODEL "}}\n",
+                                          16, 0)));
+  const char *path = scenario_file(
+      8, "flow",
+      training_jobs("workload: {kind: training, comm_model: live, " TRAINING_MODEL "}\n", 16, 0));
+  if (run_setup_load(&w, path, NULL, 0, &err) != SIM_OK) fail_msg("%s", err.msg);
+  unlink(path);
+  if (run_setup_begin(&w, &err) != SIM_OK) fail_msg("%s", err.msg);
+  run_events log;
+  memset(&log, 0, sizeof log);
+  bool complete;
+  if (run_training_run(&w.tr, &log, NULL, &complete, &err) != SIM_OK) fail_msg("%s", err.msg);
+  run_events_free(&log);
+  const wl_job *one = s.jobs.v[0].train, *alone = w.tr.job;
+  assert_int_equal(wl_job_steps_done(one), 2);
+  assert_int_equal(wl_job_steps_done(alone), 2);
+  for (uint32_t k = 0; k < 2; k++) {
+    const wl_step *x = wl_job_step(one, k), *y = wl_job_step(alone, k);
+    assert_true(x->time_s == y->time_s);
+    assert_true(x->compute_s == y->compute_s);
+    assert_true(x->exposed_comm_s == y->exposed_comm_s);
+  }
+  run_setup_free(&w);
+  run_setup_free(&s);
+}
+
+/* Two training jobs whose gradient rings cross the one spine of the
+ * oversubscribed fabric (a on nodes 0 and 7, b on 1 and 8, as `shared`):
+ * at the flow fidelity they share its links while both reduce, so each
+ * step's exposed communication grows and its compute does not. */
+static const char train_shared[] =
+    "cluster.nic.efficiency: 1\n"
+    "fabric.link_bandwidth: 100Gbps\n"
+    "fabric.oversubscription: 7\n"
+    "jobs:\n"
+    "  - {name: a, gpus: 2, placement: explicit, nodes: [0, 7],\n"
+    "     workload: {kind: training, " TRAINING_MODEL
+    "}}\n"
+    "  - {name: b, gpus: 2, placement: explicit, nodes: [1, 8],\n"
+    "     workload: {kind: training, " TRAINING_MODEL "}}\n";
+
+static void test_train_shared_flow(void **state) {
+  (void)state;
+  run_setup s;
+  run_all(&s, scenario_file(14, "flow", training_jobs(train_shared, 4, 4)));
+  for (uint32_t j = 0; j < 2; j++) {
+    const run_job *job = &s.jobs.v[j];
+    assert_true(job->finished && job->have_alone);
+    assert_true(job->slowdown > 1.05);
+    const wl_step *x = wl_job_step(job->train, 0), *y = wl_job_step(job->train_alone, 0);
+    assert_true(x->compute_s == y->compute_s);
+    assert_true(x->exposed_comm_s > y->exposed_comm_s);
+    assert_float_equal(x->time_s - y->time_s, x->exposed_comm_s - y->exposed_comm_s, 1e-9);
+  }
+  run_setup_free(&s);
+}
+
+/* A GPU fault reaches the job that holds the GPU: a slowdown on job b's
+ * GPU 5 slows b's compute by 1 / factor; a, on its own leaf, runs its
+ * alone steps exactly. (The alone baselines run without faults.) */
+static void test_train_fault_to_its_job(void **state) {
+  (void)state;
+  run_setup s;
+  char yaml[2600];
+  snprintf(yaml, sizeof yaml,
+           "faults: [{at: 0s, kind: gpu-slowdown, target: gpu5, factor: 0.5}]\n%s",
+           training_jobs(train_disjoint, 8, 8));
+  run_all(&s, scenario_file(8, "flow", yaml));
+  const run_job *a = &s.jobs.v[0], *b = &s.jobs.v[1];
+  assert_true(a->res.time_s == a->alone.time_s);
+  const wl_step *x = wl_job_step(b->train, 0), *y = wl_job_step(b->train_alone, 0);
+  assert_float_equal(x->compute_s, 2 * y->compute_s, 1e-9 * y->compute_s);
+  assert_true(b->res.time_s > b->alone.time_s && b->slowdown > 1);
+  run_setup_free(&s);
+}
+
 /* Setup errors, located, nothing simulated. */
 static void check_refused(uint32_t nodes, const char *jobs, const char *want) {
   run_setup s;
@@ -180,10 +328,14 @@ static void test_refused(void **state) {
                 "jobs:\n  - {name: a, gpus: 4, workload: {kind: collective}}\n"
                 "  - {name: a, gpus: 4, workload: {kind: collective}}\n",
                 ":6:12: jobs[1].name: 'a' is also the name of jobs[0]");
-  check_refused(
-      8, "jobs:\n  - {name: a, gpus: 4, workload: {kind: training}}\n",
-      ":5:41: jobs[0].workload.kind: workload.kind training is not yet supported in jobs: "
-      "(issue 16)");
+  check_refused(8, "jobs:\n  - {name: a, gpus: 4, workload: {kind: trace, trace: {path: x.et}}}\n",
+                "jobs[0].workload.kind: workload.kind trace is not yet supported in jobs: "
+                "(issue 16)");
+  check_refused(8,
+                training_jobs("jobs:\n  - {name: a, gpus: 4, workload: {kind: training, "
+                              "comm_model: reuse, " TRAINING_MODEL "}}\n",
+                              8, 0),
+                "jobs[0].workload.comm_model: reuse times each collective alone");
   check_refused(8,
                 "jobs:\n  - {name: a, gpus: 4, workload: {kind: collective, collective: "
                 "{algorithm: pairwise}}}\n",
@@ -231,11 +383,11 @@ static void test_dump_round_trip(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_disjoint_leaves_analytic),
-      cmocka_unit_test(test_disjoint_leaves_flow),
-      cmocka_unit_test(test_shared_spine_flow),
-      cmocka_unit_test(test_shared_traffic_flow),
-      cmocka_unit_test(test_refused),
+      cmocka_unit_test(test_disjoint_leaves_analytic),  cmocka_unit_test(test_disjoint_leaves_flow),
+      cmocka_unit_test(test_shared_spine_flow),         cmocka_unit_test(test_shared_traffic_flow),
+      cmocka_unit_test(test_train_disjoint_analytic),   cmocka_unit_test(test_train_disjoint_flow),
+      cmocka_unit_test(test_train_one_job_is_workload), cmocka_unit_test(test_train_shared_flow),
+      cmocka_unit_test(test_train_fault_to_its_job),    cmocka_unit_test(test_refused),
       cmocka_unit_test(test_dump_round_trip),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

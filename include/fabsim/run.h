@@ -192,6 +192,10 @@ typedef struct run_job {
   coll_result alone;     /* the same plan alone on the same fabric (more than one job) */
   bool have_alone;
   double slowdown; /* res.time_s / alone.time_s; 1 for a single job; 0: unknown */
+  int32_t shares;  /* the first other job it may meet on a link (plc_may_share_links); -1 none */
+  bool isolated;   /* shares no link, at analytic or flow, no network faults: runs as alone,
+                      so a training job keeps its comm model (reuse, symmetric: timed on a
+                      fresh backend before the run) */
   /* private */
   be_backend *be;
   bool train_started;
@@ -200,16 +204,20 @@ typedef struct run_job {
 typedef struct run_jobs {
   run_job *v; /* owned; n 0: the scenario has no jobs: list */
   uint32_t n;
+  const topo *t; /* private: the fabric (fresh backends for the training jobs' timing) */
 } run_jobs;
 
 /* Places the jobs in list order, each onto the nodes the earlier ones left
- * free (plc_place; errors located at jobs[j].placement or .nodes), and
- * plans each job's collective over its GPUs, or builds its training job on
- * `be` (errors at jobs[j].workload.*; a training job's collectives run
- * live: workload.comm_model auto means live there, reuse and symmetric are
- * refused, since they time each collective alone and would hide the other
- * jobs). Nothing simulated. Free with run_jobs_free either way, after
- * be_destroy. O(jobs x (nodes log nodes + plan or DAG)). */
+ * free (plc_place; errors located at jobs[j].placement or .nodes), finds
+ * the jobs that share no link with another (run_job.isolated), and plans
+ * each job's collective over its GPUs, or builds its training job on `be`
+ * (errors at jobs[j].workload.*). A training job that may share a link
+ * runs its collectives live (workload.comm_model auto means live there;
+ * reuse and symmetric, which time each collective alone, would hide the
+ * other jobs and are refused, naming the job it may meet); an isolated one
+ * keeps the comm model it would have alone. Nothing simulated. Free with
+ * run_jobs_free either way, after be_destroy. O(jobs^2 x nodes + jobs x
+ * (nodes log nodes + plan or DAG)). */
 int run_jobs_begin(run_jobs *js, const cfg_scenario *cfg, const cfg_doc *doc, const topo *t,
                    be_backend *be, sim_error *err);
 /* True when a job trains (then run_jobs_run drives the simulation). */
@@ -318,6 +326,9 @@ void run_training_free(run_training *tr);
  * failure is down from then on. O(bins x stages). */
 struct tel;
 void run_job_gpu_series(struct tel *tl, const wl_job *job, simtime_ps end);
+/* The same for several jobs on disjoint GPUs (a jobs: list), their moves
+ * merged in time order. O(sum of bins x stages, log). */
+void run_jobs_gpu_series(struct tel *tl, const wl_job *const *jobs, uint32_t njobs, simtime_ps end);
 
 /* Step k's bounds and fabric counters (0-based, k < steps done) of the run
  * or, with `baseline`, of the fault-free baseline; NULL past them. */

@@ -302,11 +302,18 @@ int wl_job_create(wl_job **j, const cfg_scenario *cfg, const cfg_doc *doc, const
 int wl_job_create_on(wl_job **j, const cfg_scenario *cfg, const cfg_doc *doc, const topo *t,
                      be_backend *b, uint32_t steps, const uint32_t *gpus, uint32_t ngpus,
                      sim_error *err);
+/* Under the reuse and symmetric comm models: time the job's collectives now
+ * on backend `b` (a fresh one of the same fabric, whose simulation this
+ * runs) instead of on the job's own at its start, so the job can start from
+ * an event (wl_job_start) on a backend others share. Plan errors as
+ * wl_job_run_until's. A no-op under live, once measured, or once started. */
+int wl_job_measure(wl_job *j, be_backend *b, const cfg_doc *doc, sim_error *err);
 /* Start the job now without running the simulation: from an event handler,
  * when the job runs beside others on one backend (the caller then runs the
- * simulation, wl_job_run_until each job or ev_run). Only under the live comm
- * model (the others time collectives by running the simulation, which an
- * event handler may not do): SIM_EINVAL otherwise. Starting twice is a no-op. */
+ * simulation, wl_job_run_until each job or ev_run). Under live, or once
+ * measured (wl_job_measure): the comm models that time collectives do it by
+ * running a simulation, which an event handler may not; SIM_EINVAL
+ * otherwise. Starting twice is a no-op. */
 int wl_job_start(wl_job *j, sim_error *err);
 /* The hooks for the fault scheduler (ctx is the job). The same fault
  * (kind, GPU, time, factor) delivered twice counts once. */

@@ -231,6 +231,9 @@ static json_t *jobs_json(const run_jobs *js) {
     json_object_set_new(pl, "ring_hops_max", json_integer(m->ring_hops_max));
     json_object_set_new(o, "placement", pl);
     json_object_set_new(o, "start_s", json_real(sim_ps_to_s(job->cfg->start)));
+    json_object_set_new(o, "shares_links_with",
+                        job->shares >= 0 ? json_string(js->v[job->shares].cfg->name) : json_null());
+    json_object_set_new(o, "isolated", json_boolean(job->isolated));
     json_object_set_new(o, "kind", json_string(cfg_workload_kind_name(job->cfg->workload.kind)));
     if (job->train) { /* as a single training run's step and steps (baseline: alone) */
       json_decref(colls);

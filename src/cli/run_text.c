@@ -128,8 +128,10 @@ static void jobs_text(const run_jobs *js) {
            m->ring_spine_pairs, m->ring_spine_pairs == 1 ? "" : "s", w,
            job->finished ? out_fmt_seconds(b, sizeof b, job->res.time_s) : "did not finish");
     if (job->have_alone)
-      printf("  alone      %s, slowdown %.3fx\n", out_fmt_seconds(a, sizeof a, job->alone.time_s),
-             job->slowdown);
+      printf("  alone      %s, slowdown %.3fx, %s%s\n",
+             out_fmt_seconds(a, sizeof a, job->alone.time_s), job->slowdown,
+             job->shares >= 0 ? "may share links with " : "shares no link with another job",
+             job->shares >= 0 ? js->v[job->shares].cfg->name : "");
   }
 }
 

@@ -67,8 +67,9 @@ static uint32_t *job_gpus(const run_job *job, const topo *t, uint32_t *n) {
 
 /* The job's plan (its collective or traffic pattern) or its training job
  * over its GPUs, with the job's workload keys in errors. */
-static int plan_job(run_job *job, const cfg_job *cj, const cfg_scenario *cfg, const cfg_doc *doc,
+static int plan_job(const run_jobs *js, run_job *job, const cfg_scenario *cfg, const cfg_doc *doc,
                     const topo *t, be_backend *be, sim_error *err) {
+  const cfg_job *cj = job->cfg;
   uint32_t n;
   uint32_t *gpus = job_gpus(job, t, &n);
   job->view = *cfg; /* the scenario with the job's workload in place */
@@ -79,12 +80,38 @@ static int plan_job(run_job *job, const cfg_job *cj, const cfg_scenario *cfg, co
   case CFG_WORKLOAD_TRAFFIC:
     rc = run__traffic_plan(&job->plan, &job->pair_latency_s, &job->view, doc, t, gpus, n, err);
     break;
-  case CFG_WORKLOAD_TRAINING: rc = run__job_train_begin(job, doc, t, be, gpus, n, err); break;
+  case CFG_WORKLOAD_TRAINING: rc = run__job_train_begin(js, job, doc, t, be, gpus, n, err); break;
   default: rc = cal_collective_plan_on(&job->plan, t, &job->view, doc, gpus, n, err); break;
   }
   cfg_doc_scope_job(doc, -1);
   sim_free(gpus);
   return rc;
+}
+
+/* Whether the scenario's faults can change what a job's links do: a
+ * network fault reroutes or degrades links no footprint test foresees. */
+static bool network_faults(const cfg_scenario *cfg) {
+  for (size_t i = 0; i < cfg->faults.n; i++)
+    if (cfg_fault_is_network(cfg->faults.v[i].kind)) return true;
+  return false;
+}
+
+/* Each job's `shares` (the first other job it may meet on a link, or -1)
+ * and `isolated`: at the analytic and flow fidelities, without network
+ * faults, a job that can meet no other on a link (plc_may_share_links)
+ * runs exactly as alone. The packet fidelity shares switch buffers and
+ * pauses across ports, so nothing is isolated there. O(jobs^2 x nodes). */
+static void find_isolated(run_jobs *js, const cfg_scenario *cfg, const topo *t) {
+  bool possible = cfg->simulation.fidelity != CFG_FIDELITY_PACKET && !network_faults(cfg);
+  for (uint32_t a = 0; a < js->n; a++) js->v[a].shares = -1;
+  for (uint32_t a = 0; a < js->n; a++)
+    for (uint32_t b = a + 1; b < js->n; b++) {
+      run_job *x = &js->v[a], *y = &js->v[b];
+      if (!plc_may_share_links(t, x->nodes, x->nnodes, y->nodes, y->nnodes)) continue;
+      if (x->shares < 0) x->shares = (int32_t)b;
+      if (y->shares < 0) y->shares = (int32_t)a;
+    }
+  for (uint32_t a = 0; a < js->n; a++) js->v[a].isolated = possible && js->v[a].shares < 0;
 }
 
 int run_jobs_begin(run_jobs *js, const cfg_scenario *cfg, const cfg_doc *doc, const topo *t,
@@ -95,15 +122,18 @@ int run_jobs_begin(run_jobs *js, const cfg_scenario *cfg, const cfg_doc *doc, co
   if (cfg->jobs.n == 0) return SIM_OK;
   js->v = sim_calloc(cfg->jobs.n, sizeof *js->v);
   js->n = cfg->jobs.n;
+  js->t = t;
   plc_nodeset_init(&taken, topo_node_count(t));
   for (uint32_t j = 0; j < js->n && rc == SIM_OK; j++) {
     run_job *job = &js->v[j];
     job->cfg = &cfg->jobs.v[j];
     rc = place_job(job, job->cfg, cfg, doc, t, &taken, err);
     if (rc == SIM_OK) plc_nodeset_add_list(&taken, job->nodes, job->nnodes);
-    if (rc == SIM_OK) rc = plan_job(job, job->cfg, cfg, doc, t, be, err);
   }
   plc_nodeset_free(&taken);
+  if (rc == SIM_OK) find_isolated(js, cfg, t);
+  for (uint32_t j = 0; j < js->n && rc == SIM_OK; j++)
+    rc = plan_job(js, &js->v[j], cfg, doc, t, be, err);
   return rc == SIM_OK ? SIM_OK : SIM_ECONFIG;
 }
 
@@ -113,7 +143,7 @@ static void start_job(sim_ctx *sim, void *obj, uint64_t arg) {
   run_job *job = obj;
   if (job->train) {
     sim_error err;
-    job->train_started = wl_job_start(job->train, &err) == SIM_OK; /* live: always */
+    job->train_started = wl_job_start(job->train, &err) == SIM_OK; /* live or measured */
     return;
   }
   coll_exec_start(&job->exec, job->be, &job->plan, NULL, NULL);

@@ -1,33 +1,59 @@
 /* Training jobs of a jobs: list (fabsim/run.h, run_job): each a wl_job over
  * its own GPUs on the run's one backend, started at its start time by an
- * event, its collectives live, so two jobs whose transfers cross the same
- * links share them as the fidelity shares any two flows. The simulation is
- * driven here in slices until every job has ended; the scenario's GPU
- * faults go to the training job that holds the GPU. Alone, each job runs
- * the same steps on a fresh backend of the same fabric, from time 0.
+ * event. The simulation is driven here in slices until every job has
+ * ended; the scenario's GPU faults go to the training job that holds the
+ * GPU. Alone, each job runs the same steps on a fresh backend of the same
+ * fabric, from time 0.
  *
- * Why live: reuse and symmetric time each collective once, alone on the
- * fabric, and replay that time; in a shared run that is exactly the
- * interaction the run is asked to measure, so they are refused here. */
+ * Comm model: a job that may meet another on a link runs its collectives
+ * live, so two jobs whose transfers cross the same links share them as the
+ * fidelity shares any two flows; reuse and symmetric time each collective
+ * once, alone on the fabric, and replay that time, which in a shared run
+ * would hide exactly the interaction the run is asked to measure, so they
+ * are refused there. An isolated job (run_job.isolated: no link in common
+ * with any other job) runs exactly as alone, so it keeps the comm model it
+ * would have alone; under reuse and symmetric its collectives are timed on a
+ * fresh backend of the same fabric before the run (wl_job_measure), and the
+ * shared run replays those times from its start. */
 #include <string.h>
 
 #include "fabsim/ev.h"
 #include "run/run_internal.h"
 
-int run__job_train_begin(run_job *job, const cfg_doc *doc, const topo *t, be_backend *be,
-                         const uint32_t *gpus, uint32_t ngpus, sim_error *err) {
+int run__job_train_begin(const run_jobs *js, run_job *job, const cfg_doc *doc, const topo *t,
+                         be_backend *be, const uint32_t *gpus, uint32_t ngpus, sim_error *err) {
   cfg_workload *w = &job->view.workload;
-  if (w->comm_model == CFG_COMM_REUSE || w->comm_model == CFG_COMM_SYMMETRIC)
-    return cfg_fail_at(doc, "workload.comm_model", err,
-                       "%s times each collective alone and replays that time, which would hide "
-                       "the other jobs on the fabric; a training job in jobs: runs its "
-                       "collectives live (allowed: auto, live)",
-                       cfg_comm_model_name(w->comm_model));
-  w->comm_model = CFG_COMM_LIVE;
+  if (!job->isolated) {
+    const char *other = job->shares >= 0 ? js->v[job->shares].cfg->name : NULL;
+    if (w->comm_model == CFG_COMM_REUSE || w->comm_model == CFG_COMM_SYMMETRIC)
+      return cfg_fail_at(doc, "workload.comm_model", err,
+                         "%s times each collective alone and replays that time, which would "
+                         "hide %s%s%s on the fabric; a training job that may share links with "
+                         "another runs its collectives live (allowed here: auto, live)",
+                         cfg_comm_model_name(w->comm_model), other ? "job '" : "the other jobs",
+                         other ? other : "", other ? "', which may use the same links" : "");
+    w->comm_model = CFG_COMM_LIVE;
+  }
   int rc = wl_job_create_on(&job->train, &job->view, doc, t, be, w->steps, gpus, ngpus, err);
   if (rc == SIM_OK)
     rc = wl_check_horizon(&job->view, doc, (double)wl_job_step_compute_ps(job->train), w->steps,
                           "steps", "compute", err);
+  return rc;
+}
+
+/* Times an isolated job's collectives (reuse, symmetric) on a fresh backend
+ * of the fabric; a no-op under live. */
+static int measure_alone(run_job *job, const topo *t, const cfg_doc *doc, sim_error *err) {
+  sim_ctx *sim = sim_create(job->view.simulation.seed);
+  be_backend *be = NULL;
+  int rc = be_create(&be, sim, t, &job->view, doc, err);
+  if (rc == SIM_OK) {
+    cfg_doc_scope_job(doc, (int)job->cfg->index);
+    rc = wl_job_measure(job->train, be, doc, err);
+    cfg_doc_scope_job(doc, -1);
+  }
+  be_destroy(be);
+  sim_destroy(sim);
   return rc;
 }
 
@@ -47,7 +73,9 @@ static bool job_active(const run_job *job) {
 int run_jobs_run(run_jobs *js, sim_ctx *sim, const cfg_doc *doc, bool *complete, sim_error *err) {
   simtime_ps slice = SIM_PS_PER_US;
   int rc = SIM_OK;
-  for (;;) {
+  for (uint32_t j = 0; j < js->n && rc == SIM_OK; j++)
+    if (js->v[j].train) rc = measure_alone(&js->v[j], js->t, doc, err);
+  for (; rc == SIM_OK;) {
     bool active = false;
     for (uint32_t j = 0; j < js->n; j++) active |= job_active(&js->v[j]);
     if (!active || sim_interrupt_pending() || sim_pending(sim) == 0) break;
@@ -108,14 +136,20 @@ flt_gpu_hooks run_jobs_hooks(run_jobs *js) {
   return (flt_gpu_hooks){.ctx = js, .slowdown = hook_slowdown, .fail = hook_fail, .sdc = hook_sdc};
 }
 
-/* The span of a training job's steps from `start`: to the last step's end,
- * or to its stop. */
+/* The end of a training job's steps: the last step's end, or its stop
+ * (`start` when it did nothing). */
 static simtime_ps train_end(const wl_job *j, simtime_ps start) {
   simtime_ps at, step_start, end = start;
   uint32_t n = wl_job_steps_done(j);
   if (n) end = wl_job_step(j, n - 1)->end_ps;
   if (wl_job_stopped(j, &at, &step_start) && at > end) end = at;
   return end;
+}
+
+/* When its first step started (a job that times its collectives on its own
+ * backend does that first), or `start` when none did. */
+static simtime_ps train_begin(const wl_job *j, simtime_ps start) {
+  return wl_job_steps_done(j) ? wl_job_step(j, 0)->start_ps : start;
 }
 
 void run__job_train_end(run_job *job, sim_ctx *sim) {
@@ -145,7 +179,8 @@ int run__job_train_alone(run_job *job, const cfg_doc *doc, const topo *t, sim_er
   }
   if (rc == SIM_OK) {
     memset(&job->alone, 0, sizeof job->alone);
-    job->alone.time_s = sim_ps_to_s(train_end(job->train_alone, 0));
+    job->alone.time_s =
+        sim_ps_to_s(train_end(job->train_alone, 0) - train_begin(job->train_alone, 0));
     job->have_alone = !wl_job_stopped(job->train_alone, NULL, NULL);
   }
   be_destroy(be);

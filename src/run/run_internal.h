@@ -33,8 +33,8 @@ int run__traffic_plan(coll_plan *plan, double *pair_latency_s, const cfg_scenari
  * `be` (errors located at jobs[j].workload.*, doc scoped by the caller);
  * its result once the run stopped; the end of its last step (or its stop);
  * the same steps alone on a fresh backend of the same fabric. */
-int run__job_train_begin(run_job *job, const cfg_doc *doc, const topo *t, be_backend *be,
-                         const uint32_t *gpus, uint32_t ngpus, sim_error *err);
+int run__job_train_begin(const run_jobs *js, run_job *job, const cfg_doc *doc, const topo *t,
+                         be_backend *be, const uint32_t *gpus, uint32_t ngpus, sim_error *err);
 void run__job_train_end(run_job *job, sim_ctx *sim);
 simtime_ps run__job_train_last(const run_job *job);
 int run__job_train_alone(run_job *job, const cfg_doc *doc, const topo *t, sim_error *err);

@@ -106,12 +106,36 @@ static void workload_events(tel *tl, const coll_exec *exec, const cfg_scenario *
               sim_ps_to_s(exec->end - exec->start));
 }
 
-/* Each job of a jobs: list: its collective's start and end, named. */
+/* A training job of a jobs: list: its steps' start and end, and how its
+ * collectives were timed when not on the run's fabric. */
+static void train_events(tel *tl, const run_job *job) {
+  char what[320];
+  uint32_t n = wl_job_steps_done(job->train);
+  if (!n) return;
+  const wl_step *first = wl_job_step(job->train, 0), *last = wl_job_step(job->train, n - 1);
+  snprintf(what, sizeof what, "%s: training, %u step%s over %u GPUs", job->cfg->name,
+           job->view.workload.steps, job->view.workload.steps == 1 ? "" : "s", job->cfg->gpus);
+  tel_event(tl, first->start_ps, "job", "workload-start", what, NAN);
+  if (first->comm_model != CFG_COMM_LIVE) {
+    snprintf(what, sizeof what,
+             "%s shares no link with another job: its collectives were timed once each on a "
+             "fresh backend of the fabric (comm_model %s), so the fabric's series of this run do "
+             "not show its traffic",
+             job->cfg->name, cfg_comm_model_name(first->comm_model));
+    tel_event(tl, first->start_ps, "job", "note", what, NAN);
+  }
+  if (job->finished)
+    tel_event(tl, last->end_ps, "job", "workload-end", job->cfg->name,
+              sim_ps_to_s(last->end_ps - first->start_ps));
+}
+
+/* Each job of a jobs: list: its collective's (or steps') start and end, named. */
 static void jobs_events(tel *tl, const run_jobs *js) {
   char what[200];
   for (uint32_t j = 0; j < js->n; j++) {
     const run_job *job = &js->v[j];
-    if (!job->exec.plan) continue; /* not started: the run stopped before its start */
+    if (job->train) train_events(tl, job);
+    if (!job->exec.plan) continue; /* training, or not started: the run stopped before */
     if (job->cfg->workload.kind == CFG_WORKLOAD_TRAFFIC)
       snprintf(what, sizeof what, "%s: %s traffic, %llu flows", job->cfg->name,
                cfg_traffic_pattern_name(job->cfg->workload.traffic.pattern),
@@ -150,12 +174,14 @@ int run_telemetry_make(tel **out, const run_setup *s, const run_events *log, boo
   int rc = tel_create(out, &tc, err);
   if (rc != SIM_OK) return rc;
   tel *tl = *out;
-  bool synthetic =
-      cfg->workload.kind == CFG_WORKLOAD_COLLECTIVE || cfg->workload.kind == CFG_WORKLOAD_TRAFFIC;
+  /* GPU states from the phases only where nothing else runs on the GPUs:
+   * a training step's compute is not in the phase log (with training jobs in
+   * jobs:, the GPU series are the training jobs' alone) */
+  bool synthetic = (cfg->workload.kind == CFG_WORKLOAD_COLLECTIVE ||
+                    cfg->workload.kind == CFG_WORKLOAD_TRAFFIC) &&
+                   !run_jobs_training(&s->jobs);
   if (s->jobs.n) jobs_events(tl, &s->jobs);
   else if (synthetic) workload_events(tl, &s->w.exec, cfg);
-  /* GPU states from the phases only where nothing else runs on the GPUs:
-   * a training step's compute is not in the phase log. */
   if (o->port_samples) { /* ports from the backend's samples; the tap feeds NICs and GPUs only */
     tel_portmap none = o->ports;
     uint32_t nch = 2 * topo_link_count(t);
@@ -169,6 +195,14 @@ int run_telemetry_make(tel **out, const run_setup *s, const run_events *log, boo
     tel_tap_replay(o->tap, tl, &o->ports, synthetic ? TEL_TAP_GPUS : 0);
   }
   if (s->training) run_job_gpu_series(tl, s->tr.job, end);
+  if (run_jobs_training(&s->jobs)) {
+    const wl_job **trains = sim_malloc(s->jobs.n * sizeof *trains);
+    uint32_t n = 0;
+    for (uint32_t j = 0; j < s->jobs.n; j++)
+      if (s->jobs.v[j].train) trains[n++] = s->jobs.v[j].train;
+    run_jobs_gpu_series(tl, trains, n, end);
+    sim_free(trains);
+  }
   /* the summary's event log (faults, throttling, stragglers, root cause)
    * goes to events.csv and the database too: one log, in integer picoseconds */
   for (size_t i = 0; i < log->n; i++)

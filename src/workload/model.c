@@ -163,14 +163,14 @@ int wl_parallel_from_cfg(wl_parallel *p, const wl_model *m, const cfg_scenario *
   if (PC->dp == 0) {
     if (mp > gpus)
       return cfg_fail_at(doc, p->pp > 1 ? "workload.parallel.pp" : "workload.parallel.tp", err,
-                         "tp x pp = %llu GPUs but the cluster has %u", (unsigned long long)mp,
+                         "tp x pp = %llu GPUs but the job has %u", (unsigned long long)mp,
                          gpus);
     p->dp = (uint32_t)(gpus / mp);
   } else {
     p->dp = PC->dp;
     if (mp * p->dp > gpus)
       return cfg_fail_at(doc, "workload.parallel.dp", err,
-                         "dp x tp x pp = %llu GPUs but the cluster has %u",
+                         "dp x tp x pp = %llu GPUs but the job has %u",
                          (unsigned long long)(mp * p->dp), gpus);
   }
   if (p->ep > 1 && m->kind != WL_MODEL_MOE)

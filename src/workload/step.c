@@ -472,6 +472,7 @@ struct wl_job {
   uint32_t *rep;
   uint32_t *gpu_map; /* wl_job_create_on's GPUs (p.gpu_map); NULL: the cluster's 0 .. n-1 */
   bool started;
+  bool measured; /* reuse, symmetric: the classes' times are known (wl_job_measure) */
 };
 
 static void start_step(run *r) {
@@ -746,12 +747,28 @@ static void listen(wl_job *j) {
   r->b->on_failure_ctx = j;
 }
 
+int wl_job_measure(wl_job *j, be_backend *b, const cfg_doc *doc, sim_error *err) {
+  run *r = &j->r;
+  if (!r->reuse || j->measured || j->started) return SIM_OK;
+  be_backend *own = r->b;
+  sim_ctx *own_sim = r->sim;
+  r->b = b; /* measure_classes runs the plans on r->b's simulation */
+  r->sim = b->sim;
+  representatives(&j->d, r->proto.comm_model == CFG_COMM_SYMMETRIC, j->rep);
+  int rc = measure_classes(r, j->rep, err);
+  r->b = own;
+  r->sim = own_sim;
+  if (rc != SIM_OK) return plan_error(doc, &j->d.cls[r->failed], err);
+  j->measured = true;
+  return SIM_OK;
+}
+
 int wl_job_start(wl_job *j, sim_error *err) {
   if (j->started) return SIM_OK;
-  if (j->r.reuse)
+  if (j->r.reuse && !j->measured)
     return sim_fail(err, SIM_EINVAL,
-                    "wl_job_start: the job times its collectives (comm model %s); start it with "
-                    "wl_job_run_until",
+                    "wl_job_start: the job times its collectives (comm model %s) and they were "
+                    "not measured (wl_job_measure)",
                     cfg_comm_model_name(j->r.proto.comm_model));
   listen(j);
   j->r.running = true;
@@ -765,7 +782,7 @@ int wl_job_run_until(wl_job *j, simtime_ps until, const cfg_doc *doc, sim_error 
   int rc;
   if (!j->started) {
     listen(j);
-    if (r->reuse) {
+    if (r->reuse && !j->measured) {
       representatives(d, r->proto.comm_model == CFG_COMM_SYMMETRIC, j->rep);
       if ((rc = measure_classes(r, j->rep, err)) != SIM_OK)
         return plan_error(doc, &d->cls[r->failed], err);

@@ -23,13 +23,17 @@ expect_err "trace.yaml:5:41: jobs[0].workload.kind: workload.kind trace is not y
 
 # training jobs: their collectives run live (a model that times them alone would hide the others)
 model='model: {mlp_layers: [1024, 1024, 10]}, parallel: {dp: 4}, micro_batch: 64, global_batch: 256'
-printf '%s\njobs:\n  - {name: a, gpus: 4, workload: {kind: training, comm_model: symmetric, %s}}\n' "$base" "$model" > train.yaml
+# (here both on leaf 0); a job that shares no link keeps the comm model it would have alone
+model2='model: {mlp_layers: [1024, 1024, 10]}, parallel: {dp: 2}, micro_batch: 64, global_batch: 128'
+printf '%s\njobs:\n  - {name: a, gpus: 2, workload: {kind: training, %s}}\n  - {name: b, gpus: 2, workload: {kind: training, comm_model: symmetric, %s}}\n' "$base" "$model2" "$model2" > train.yaml
 expect_exit 2 "$FABSIM" run train.yaml --quiet
-expect_err "train.yaml:5:63: jobs[0].workload.comm_model: symmetric times each collective alone"
-printf '%s\njobs:\n  - {name: a, gpus: 4, workload: {kind: training, %s}}\n  - {name: b, gpus: 4, workload: {kind: training, steps: 2, %s}}\n' "$base" "$model" "$model" > train2.yaml
+expect_err "train.yaml:6:63: jobs[1].workload.comm_model: symmetric times each collective alone and replays that time, which would hide job 'a', which may use the same links"
+printf '%s\njobs:\n  - {name: a, gpus: 4, workload: {kind: training, %s}}\n  - {name: b, gpus: 4, workload: {kind: training, steps: 2, comm_model: reuse, %s}}\n' "$base" "$model" "$model" > train2.yaml
 expect_exit 0 "$FABSIM" run train2.yaml --quiet
-[ "$(jq -r '[.jobs[] | .kind, (.steps | length), (.step.time_s > 0), .slowdown] | map(tostring) | join(" ")' out-jobs/summary.json)" = "training 1 true 1 training 2 true 1" ] \
-  || fail "two training jobs on disjoint leaves: $(jq -c '[.jobs[] | {kind, steps, slowdown}]' out-jobs/summary.json)"
+[ "$(jq -r '[.jobs[] | .kind, (.steps | length), (.step.time_s > 0), .slowdown, .isolated, .step.comm_model] | map(tostring) | join(" ")' out-jobs/summary.json)" = "training 1 true 1 true live training 2 true 1 true reuse" ] \
+  || fail "two training jobs on disjoint leaves: $(jq -c '[.jobs[] | {kind, steps, slowdown, isolated}]' out-jobs/summary.json)"
+grep -q 'b shares no link with another job: its collectives were timed once each' out-jobs/events.csv \
+  || fail "events.csv lacks the note on b's timing"
 
 printf '%s\njobs:\n  - {name: a, gpus: 4, placment: packed, workload: {kind: collective}}\n' "$base" > typo.yaml
 expect_exit 2 "$FABSIM" run typo.yaml --quiet

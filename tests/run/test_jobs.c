@@ -206,6 +206,72 @@ static void check_train_disjoint(const char *fidelity) {
   }
   assert_true(a->res.time_s == b->res.time_s);
   assert_true(wl_job_step(a->train, 0)->exposed_comm_s > 0); /* it communicates */
+  assert_true(a->isolated && b->isolated);
+  assert_int_equal(a->shares, -1);
+  run_setup_free(&s);
+}
+
+/* Isolated jobs keep the comm model they would have alone: under reuse,
+ * timed on a fresh backend before the run, replayed from the job's start
+ * (b starts 1 ms in): still exactly the alone steps. */
+static void test_train_isolated_reuse(void **state) {
+  (void)state;
+  static const char fmt[] =
+      "jobs:\n"
+      "  - {name: a, gpus: 4, placement: explicit, nodes: [0, 1, 2, 3],\n"
+      "     workload: {kind: training, comm_model: reuse, " TRAINING_MODEL
+      "}}\n"
+      "  - {name: b, gpus: 4, placement: explicit, nodes: [4, 5, 6, 7], start: 1ms,\n"
+      "     workload: {kind: training, comm_model: symmetric, " TRAINING_MODEL "}}\n";
+  run_setup s;
+  run_all(&s, scenario_file(8, "flow", training_jobs(fmt, 8, 8)));
+  for (uint32_t j = 0; j < 2; j++) {
+    const run_job *job = &s.jobs.v[j];
+    assert_true(job->isolated);
+    assert_int_equal(wl_job_step(job->train, 0)->comm_model,
+                     j ? CFG_COMM_SYMMETRIC : CFG_COMM_REUSE);
+    assert_int_equal(wl_job_step(job->train, 0)->start_ps, job->cfg->start);
+    assert_true(job->finished && job->res.time_s == job->alone.time_s);
+    for (uint32_t k = 0; k < 2; k++)
+      assert_true(wl_job_step(job->train, k)->time_s == wl_job_step(job->train_alone, k)->time_s);
+  }
+  run_setup_free(&s);
+}
+
+/* What makes a job not isolated: a leaf in common (each names the other),
+ * the packet fidelity (shared buffers and pauses), a network fault. */
+static void test_isolation_rules(void **state) {
+  (void)state;
+  static const char two[] =
+      "jobs:\n"
+      "  - {name: a, gpus: 2, placement: explicit, nodes: [0, 1],\n"
+      "     workload: {kind: collective, collective: {size: 1MiB}}}\n"
+      "  - {name: b, gpus: 2, placement: explicit, nodes: [2, 5],\n"
+      "     workload: {kind: collective, collective: {size: 1MiB}}}\n"
+      "  - {name: c, gpus: 2, placement: explicit, nodes: [8, 9],\n"
+      "     workload: {kind: collective, collective: {size: 1MiB}}}\n";
+  run_setup s;
+  sim_error err = {0};
+  const char *fid[] = {"flow", "packet"};
+  for (int f = 0; f < 2; f++) {
+    const char *path = scenario_file(12, fid[f], two);
+    if (run_setup_load(&s, path, NULL, 0, &err) != SIM_OK) fail_msg("%s", err.msg);
+    unlink(path);
+    if (run_setup_begin(&s, &err) != SIM_OK) fail_msg("%s", err.msg);
+    assert_int_equal(s.jobs.v[0].shares, 1); /* leaf 0 */
+    assert_int_equal(s.jobs.v[1].shares, 0);
+    assert_int_equal(s.jobs.v[2].shares, -1); /* leaf 2 */
+    assert_false(s.jobs.v[0].isolated || s.jobs.v[1].isolated);
+    assert_true(s.jobs.v[2].isolated == (f == 0));
+    run_setup_free(&s);
+  }
+  char yaml[1200];
+  snprintf(yaml, sizeof yaml, "faults: [{at: 1s, kind: link-down, target: leaf1-spine0}]\n%s", two);
+  const char *path = scenario_file(12, "flow", yaml);
+  if (run_setup_load(&s, path, NULL, 0, &err) != SIM_OK) fail_msg("%s", err.msg);
+  unlink(path);
+  if (run_setup_begin(&s, &err) != SIM_OK) fail_msg("%s", err.msg);
+  assert_false(s.jobs.v[2].isolated);
   run_setup_free(&s);
 }
 
@@ -331,11 +397,15 @@ static void test_refused(void **state) {
   check_refused(8, "jobs:\n  - {name: a, gpus: 4, workload: {kind: trace, trace: {path: x.et}}}\n",
                 "jobs[0].workload.kind: workload.kind trace is not yet supported in jobs: "
                 "(issue 16)");
-  check_refused(8,
-                training_jobs("jobs:\n  - {name: a, gpus: 4, workload: {kind: training, "
-                              "comm_model: reuse, " TRAINING_MODEL "}}\n",
-                              8, 0),
-                "jobs[0].workload.comm_model: reuse times each collective alone");
+  /* a and b share leaf 0: b may not time its collectives alone; alone on
+   * its leaf (nodes 4 .. 7), it may */
+  static const char reuse_fmt[] =
+      "jobs:\n  - {name: a, gpus: 2, workload: {kind: training, " TRAINING_MODEL
+      "}}\n"
+      "  - {name: b, gpus: 2, workload: {kind: training, comm_model: reuse, " TRAINING_MODEL "}}\n";
+  check_refused(8, training_jobs(reuse_fmt, 4, 4),
+                "jobs[1].workload.comm_model: reuse times each collective alone and replays "
+                "that time, which would hide job 'a', which may use the same links");
   check_refused(8,
                 "jobs:\n  - {name: a, gpus: 4, workload: {kind: collective, collective: "
                 "{algorithm: pairwise}}}\n",
@@ -386,7 +456,8 @@ int main(void) {
       cmocka_unit_test(test_disjoint_leaves_analytic),  cmocka_unit_test(test_disjoint_leaves_flow),
       cmocka_unit_test(test_shared_spine_flow),         cmocka_unit_test(test_shared_traffic_flow),
       cmocka_unit_test(test_train_disjoint_analytic),   cmocka_unit_test(test_train_disjoint_flow),
-      cmocka_unit_test(test_train_one_job_is_workload), cmocka_unit_test(test_train_shared_flow),
+      cmocka_unit_test(test_train_one_job_is_workload), cmocka_unit_test(test_train_isolated_reuse),
+      cmocka_unit_test(test_isolation_rules),           cmocka_unit_test(test_train_shared_flow),
       cmocka_unit_test(test_train_fault_to_its_job),    cmocka_unit_test(test_refused),
       cmocka_unit_test(test_dump_round_trip),
   };

@@ -309,7 +309,7 @@ static void test_errors(void **state) {
                "workload.parallel.tp: 3 does not divide the 32 attention heads "
                "(workload.model.heads)");
   const char *b[] = {"cluster.nodes=1", "workload.parallel.dp=4", "workload.parallel.tp=4"};
-  expect_error(b, 3, 2, "workload.parallel.dp: dp x tp x pp = 16 GPUs but the cluster has 8");
+  expect_error(b, 3, 2, "workload.parallel.dp: dp x tp x pp = 16 GPUs but the job has 8");
   const char *c[] = {"cluster.nodes=1", "workload.global_batch=12"};
   expect_error(c, 2, 2,
                "workload.global_batch: 12 sequences is not a multiple of dp x "

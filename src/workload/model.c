@@ -163,8 +163,7 @@ int wl_parallel_from_cfg(wl_parallel *p, const wl_model *m, const cfg_scenario *
   if (PC->dp == 0) {
     if (mp > gpus)
       return cfg_fail_at(doc, p->pp > 1 ? "workload.parallel.pp" : "workload.parallel.tp", err,
-                         "tp x pp = %llu GPUs but the job has %u", (unsigned long long)mp,
-                         gpus);
+                         "tp x pp = %llu GPUs but the job has %u", (unsigned long long)mp, gpus);
     p->dp = (uint32_t)(gpus / mp);
   } else {
     p->dp = PC->dp;

@@ -204,7 +204,9 @@ typedef struct run_job {
 typedef struct run_jobs {
   run_job *v; /* owned; n 0: the scenario has no jobs: list */
   uint32_t n;
-  const topo *t; /* private: the fabric (fresh backends for the training jobs' timing) */
+  const topo *t;           /* private: the fabric (fresh backends for the training jobs' timing) */
+  const flt_fault *faults; /* private: the scenario's faults, resolved (not owned) */
+  uint32_t nfaults;
 } run_jobs;
 
 /* Places the jobs in list order, each onto the nodes the earlier ones left
@@ -219,7 +221,7 @@ typedef struct run_jobs {
  * run_jobs_free either way, after be_destroy. O(jobs^2 x nodes + jobs x
  * (nodes log nodes + plan or DAG)). */
 int run_jobs_begin(run_jobs *js, const cfg_scenario *cfg, const cfg_doc *doc, const topo *t,
-                   be_backend *be, sim_error *err);
+                   be_backend *be, const flt_fault *faults, uint32_t nfaults, sim_error *err);
 /* True when a job trains (then run_jobs_run drives the simulation). */
 bool run_jobs_training(const run_jobs *js);
 /* Schedules each job's plan (or its training job's start) on `be` at its
@@ -238,10 +240,12 @@ flt_gpu_hooks run_jobs_hooks(run_jobs *js);
  * end (the run's length). */
 simtime_ps run_jobs_end(run_jobs *js, sim_ctx *sim);
 /* With more than one job: each job alone on a fresh backend of the same
- * fabric and the same GPUs, and its slowdown. Call after a complete run
- * (the plans' transfer pools are free again). O(jobs x one run). */
-int run_jobs_alone(run_jobs *js, const cfg_scenario *cfg, const cfg_doc *doc, const topo *t,
-                   sim_error *err);
+ * fabric and the same GPUs, under the same faults (the fabric's, and those
+ * of its own GPUs: a fault is the fabric's whoever runs on it, so the
+ * slowdown is what the other jobs cost), and its slowdown. Call after a
+ * complete run (the plans' transfer pools are free again). O(jobs x one
+ * run). */
+int run_jobs_alone(run_jobs *js, const cfg_doc *doc, const topo *t, sim_error *err);
 void run_jobs_free(run_jobs *js);
 
 /* ---- a training run ----------------------------------------------------------------- */

@@ -240,8 +240,7 @@ static int simulate(run_verb *v) {
   run_workload_end(&s->w, sim, &r->net, v->complete, s->training ? s->tr.job : NULL, &r->log);
   if (s->jobs.n) { /* the run's length is the last job's end; then each job alone */
     s->w.res.time_s = sim_ps_to_s(run_jobs_end(&s->jobs, sim));
-    if (v->complete && !s->w.failed &&
-        run_jobs_alone(&s->jobs, &s->cfg, s->doc, s->t, &err) != SIM_OK)
+    if (v->complete && !s->w.failed && run_jobs_alone(&s->jobs, s->doc, s->t, &err) != SIM_OK)
       return fail(&err, false);
   }
   return CLI_OK;

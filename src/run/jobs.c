@@ -90,9 +90,9 @@ static int plan_job(const run_jobs *js, run_job *job, const cfg_scenario *cfg, c
 
 /* Whether the scenario's faults can change what a job's links do: a
  * network fault reroutes or degrades links no footprint test foresees. */
-static bool network_faults(const cfg_scenario *cfg) {
-  for (size_t i = 0; i < cfg->faults.n; i++)
-    if (cfg_fault_is_network(cfg->faults.v[i].kind)) return true;
+static bool network_faults(const run_jobs *js) {
+  for (uint32_t i = 0; i < js->nfaults; i++)
+    if (cfg_fault_is_network(js->faults[i].spec.kind)) return true;
   return false;
 }
 
@@ -102,7 +102,7 @@ static bool network_faults(const cfg_scenario *cfg) {
  * runs exactly as alone. The packet fidelity shares switch buffers and
  * pauses across ports, so nothing is isolated there. O(jobs^2 x nodes). */
 static void find_isolated(run_jobs *js, const cfg_scenario *cfg, const topo *t) {
-  bool possible = cfg->simulation.fidelity != CFG_FIDELITY_PACKET && !network_faults(cfg);
+  bool possible = cfg->simulation.fidelity != CFG_FIDELITY_PACKET && !network_faults(js);
   for (uint32_t a = 0; a < js->n; a++) js->v[a].shares = -1;
   for (uint32_t a = 0; a < js->n; a++)
     for (uint32_t b = a + 1; b < js->n; b++) {
@@ -115,7 +115,7 @@ static void find_isolated(run_jobs *js, const cfg_scenario *cfg, const topo *t) 
 }
 
 int run_jobs_begin(run_jobs *js, const cfg_scenario *cfg, const cfg_doc *doc, const topo *t,
-                   be_backend *be, sim_error *err) {
+                   be_backend *be, const flt_fault *faults, uint32_t nfaults, sim_error *err) {
   plc_nodeset taken;
   int rc = SIM_OK;
   memset(js, 0, sizeof *js);
@@ -123,6 +123,8 @@ int run_jobs_begin(run_jobs *js, const cfg_scenario *cfg, const cfg_doc *doc, co
   js->v = sim_calloc(cfg->jobs.n, sizeof *js->v);
   js->n = cfg->jobs.n;
   js->t = t;
+  js->faults = faults;
+  js->nfaults = nfaults;
   plc_nodeset_init(&taken, topo_node_count(t));
   for (uint32_t j = 0; j < js->n && rc == SIM_OK; j++) {
     run_job *job = &js->v[j];
@@ -174,33 +176,63 @@ simtime_ps run_jobs_end(run_jobs *js, sim_ctx *sim) {
   return last;
 }
 
-/* Job j alone: a fresh simulation and backend of the same fabric, the
- * same plan (the same GPUs), started at 0. */
-static int run_alone(run_job *job, const cfg_scenario *cfg, const cfg_doc *doc, const topo *t,
-                     sim_error *err) {
-  sim_ctx *sim = sim_create(cfg->simulation.seed);
-  be_backend *be = NULL;
-  coll_exec e;
-  memset(&e, 0, sizeof e);
-  int rc = be_create(&be, sim, t, cfg, doc, err);
-  if (rc == SIM_OK) {
-    coll_exec_start(&e, be, &job->plan, NULL, NULL);
-    ev_run(sim, SIM_TIME_MAX);
-    if (!e.finished) e.end = sim_now(sim);
-    coll_result_of(&e, &job->alone);
-    job->have_alone = e.finished;
-  }
-  be_destroy(be);
-  sim_destroy(sim);
+int run__alone_begin(run__alone *a, const run_jobs *js, const cfg_scenario *view,
+                     const cfg_doc *doc, const topo *t, sim_error *err) {
+  memset(a, 0, sizeof *a);
+  a->sim = sim_create(view->simulation.seed);
+  int rc = be_create(&a->be, a->sim, t, view, doc, err);
+  if (rc == SIM_OK && js->nfaults &&
+      !(a->fs = flt_sched_start(a->sim, t, a->be, js->faults, js->nfaults, view, NULL, err)))
+    rc = SIM_ECONFIG;
   return rc;
 }
 
-int run_jobs_alone(run_jobs *js, const cfg_scenario *cfg, const cfg_doc *doc, const topo *t,
-                   sim_error *err) {
+void run__alone_end(run__alone *a) {
+  flt_sched_free(a->fs);
+  be_destroy(a->be);
+  sim_destroy(a->sim);
+  memset(a, 0, sizeof *a);
+}
+
+typedef struct alone_coll {
+  coll_exec e;
+  const coll_plan *plan;
+  be_backend *be;
+} alone_coll;
+
+static void alone_start(sim_ctx *sim, void *obj, uint64_t arg) {
+  (void)sim;
+  (void)arg;
+  alone_coll *c = obj;
+  coll_exec_start(&c->e, c->be, c->plan, NULL, NULL);
+}
+
+/* Job j alone: a fresh simulation and backend of the same fabric under
+ * the same faults, the same plan (the same GPUs), started at its start, so
+ * the faults meet it when they met it shared. */
+static int run_alone(const run_jobs *js, run_job *job, const cfg_doc *doc, const topo *t,
+                     sim_error *err) {
+  run__alone a;
+  alone_coll c = {.plan = &job->plan};
+  int rc = run__alone_begin(&a, js, &job->view, doc, t, err);
+  if (rc == SIM_OK) {
+    c.be = a.be;
+    ev_schedule(a.sim, job->cfg->start, alone_start, &c, 0);
+    ev_run(a.sim, SIM_TIME_MAX);
+    if (c.e.plan && !c.e.finished) c.e.end = sim_now(a.sim);
+    if (c.e.plan) coll_result_of(&c.e, &job->alone);
+    job->have_alone = c.e.finished;
+  }
+  run__alone_end(&a);
+  return rc;
+}
+
+int run_jobs_alone(run_jobs *js, const cfg_doc *doc, const topo *t, sim_error *err) {
   if (js->n < 2) return SIM_OK; /* one job: it is alone */
   for (uint32_t j = 0; j < js->n; j++) {
     run_job *job = &js->v[j];
-    int rc = job->train ? run__job_train_alone(job, doc, t, err) : run_alone(job, cfg, doc, t, err);
+    int rc =
+        job->train ? run__job_train_alone(js, job, doc, t, err) : run_alone(js, job, doc, t, err);
     if (rc != SIM_OK) return rc;
     job->slowdown = job->have_alone && job->alone.time_s > 0 && job->finished
                         ? job->res.time_s / job->alone.time_s

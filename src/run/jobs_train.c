@@ -41,15 +41,16 @@ int run__job_train_begin(const run_jobs *js, run_job *job, const cfg_doc *doc, c
   return rc;
 }
 
-/* Times an isolated job's collectives (reuse, symmetric) on a fresh backend
- * of the fabric; a no-op under live. */
-static int measure_alone(run_job *job, const topo *t, const cfg_doc *doc, sim_error *err) {
+/* Times a job's collectives (reuse, symmetric) on a fresh backend of the
+ * fabric, without faults; a no-op under live. */
+static int measure_alone(wl_job *wj, const run_job *job, const topo *t, const cfg_doc *doc,
+                         sim_error *err) {
   sim_ctx *sim = sim_create(job->view.simulation.seed);
   be_backend *be = NULL;
   int rc = be_create(&be, sim, t, &job->view, doc, err);
   if (rc == SIM_OK) {
     cfg_doc_scope_job(doc, (int)job->cfg->index);
-    rc = wl_job_measure(job->train, be, doc, err);
+    rc = wl_job_measure(wj, be, doc, err);
     cfg_doc_scope_job(doc, -1);
   }
   be_destroy(be);
@@ -74,7 +75,7 @@ int run_jobs_run(run_jobs *js, sim_ctx *sim, const cfg_doc *doc, bool *complete,
   simtime_ps slice = SIM_PS_PER_US;
   int rc = SIM_OK;
   for (uint32_t j = 0; j < js->n && rc == SIM_OK; j++)
-    if (js->v[j].train) rc = measure_alone(&js->v[j], js->t, doc, err);
+    if (js->v[j].train) rc = measure_alone(js->v[j].train, &js->v[j], js->t, doc, err);
   for (; rc == SIM_OK;) {
     bool active = false;
     for (uint32_t j = 0; j < js->n; j++) active |= job_active(&js->v[j]);
@@ -165,25 +166,52 @@ simtime_ps run__job_train_last(const run_job *job) {
   return job->train_started ? train_end(job->train, job->cfg->start) : 0;
 }
 
-int run__job_train_alone(run_job *job, const cfg_doc *doc, const topo *t, sim_error *err) {
-  sim_ctx *sim = sim_create(job->view.simulation.seed);
-  be_backend *be = NULL;
+typedef struct alone_train {
+  wl_job *j;
+  bool started;
+} alone_train;
+
+static void alone_start(sim_ctx *sim, void *obj, uint64_t arg) {
+  (void)sim;
+  (void)arg;
+  alone_train *a = obj;
+  sim_error err;
+  a->started = wl_job_start(a->j, &err) == SIM_OK; /* live or measured */
+}
+
+/* The job alone: its steps from its start on a fresh backend under the
+ * same faults (its GPUs' through its hooks), timed as in the shared run. */
+int run__job_train_alone(const run_jobs *js, run_job *job, const cfg_doc *doc, const topo *t,
+                         sim_error *err) {
+  run__alone a;
+  alone_train at = {0};
   const wl_parallel *p = wl_job_parallel(job->train);
-  int rc = be_create(&be, sim, t, &job->view, doc, err);
-  if (rc == SIM_OK) {
-    cfg_doc_scope_job(doc, (int)job->cfg->index);
-    rc = wl_job_create_on(&job->train_alone, &job->view, doc, t, be, job->view.workload.steps,
+  int rc = run__alone_begin(&a, js, &job->view, doc, t, err);
+  cfg_doc_scope_job(doc, (int)job->cfg->index);
+  if (rc == SIM_OK)
+    rc = wl_job_create_on(&job->train_alone, &job->view, doc, t, a.be, job->view.workload.steps,
                           p->gpu_map, p->dp * p->tp * p->pp, err);
-    if (rc == SIM_OK) rc = wl_job_run(job->train_alone, doc, err);
+  cfg_doc_scope_job(doc, -1);
+  if (rc == SIM_OK && a.fs) {
+    flt_gpu_hooks h = wl_job_hooks(job->train_alone);
+    flt_sched_set_hooks(a.fs, &h);
+  }
+  if (rc == SIM_OK) rc = measure_alone(job->train_alone, job, t, doc, err);
+  if (rc == SIM_OK) {
+    at.j = job->train_alone;
+    ev_schedule(a.sim, job->cfg->start, alone_start, &at, 0); /* after the faults at that time */
+    while (!at.started && sim_pending(a.sim)) ev_run(a.sim, job->cfg->start);
+    cfg_doc_scope_job(doc, (int)job->cfg->index);
+    while (rc == SIM_OK && at.started && wl_job_active(job->train_alone))
+      rc = wl_job_run_until(job->train_alone, SIM_TIME_MAX, doc, err);
     cfg_doc_scope_job(doc, -1);
   }
-  if (rc == SIM_OK) {
+  if (rc == SIM_OK && at.started) {
     memset(&job->alone, 0, sizeof job->alone);
-    job->alone.time_s =
-        sim_ps_to_s(train_end(job->train_alone, 0) - train_begin(job->train_alone, 0));
+    job->alone.time_s = sim_ps_to_s(train_end(job->train_alone, job->cfg->start) -
+                                    train_begin(job->train_alone, job->cfg->start));
     job->have_alone = !wl_job_stopped(job->train_alone, NULL, NULL);
   }
-  be_destroy(be);
-  sim_destroy(sim);
+  run__alone_end(&a);
   return rc;
 }

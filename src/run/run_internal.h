@@ -33,10 +33,23 @@ int run__traffic_plan(coll_plan *plan, double *pair_latency_s, const cfg_scenari
  * `be` (errors located at jobs[j].workload.*, doc scoped by the caller);
  * its result once the run stopped; the end of its last step (or its stop);
  * the same steps alone on a fresh backend of the same fabric. */
+/* A job's alone run (jobs.c): a fresh simulation and backend of the
+ * fabric, with the scenario's faults scheduled on it (js->faults; GPU
+ * hooks: none until the caller sets them). End frees all three. */
+typedef struct run__alone {
+  sim_ctx *sim;
+  be_backend *be;
+  flt_sched *fs;
+} run__alone;
+int run__alone_begin(run__alone *a, const run_jobs *js, const cfg_scenario *view,
+                     const cfg_doc *doc, const topo *t, sim_error *err);
+void run__alone_end(run__alone *a);
+
 int run__job_train_begin(const run_jobs *js, run_job *job, const cfg_doc *doc, const topo *t,
                          be_backend *be, const uint32_t *gpus, uint32_t ngpus, sim_error *err);
 void run__job_train_end(run_job *job, sim_ctx *sim);
 simtime_ps run__job_train_last(const run_job *job);
-int run__job_train_alone(run_job *job, const cfg_doc *doc, const topo *t, sim_error *err);
+int run__job_train_alone(const run_jobs *js, run_job *job, const cfg_doc *doc, const topo *t,
+                         sim_error *err);
 
 #endif

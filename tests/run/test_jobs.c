@@ -53,7 +53,7 @@ static void run_all(run_setup *s, const char *path) {
     ev_run(s->sim, SIM_TIME_MAX);
   }
   run_jobs_end(&s->jobs, s->sim);
-  if (run_jobs_alone(&s->jobs, &s->cfg, s->doc, s->t, &err) != SIM_OK) fail_msg("%s", err.msg);
+  if (run_jobs_alone(&s->jobs, s->doc, s->t, &err) != SIM_OK) fail_msg("%s", err.msg);
 }
 
 static const char disjoint[] =
@@ -352,8 +352,9 @@ static void test_train_shared_flow(void **state) {
 }
 
 /* A GPU fault reaches the job that holds the GPU: a slowdown on job b's
- * GPU 5 slows b's compute by 1 / factor; a, on its own leaf, runs its
- * alone steps exactly. (The alone baselines run without faults.) */
+ * GPU 5 halves b's compute speed and leaves a, on its own leaf, as it was.
+ * The alone baselines run under the same faults (a fault is the fabric's,
+ * whoever runs there), so both slowdowns are exactly 1: nothing is shared. */
 static void test_train_fault_to_its_job(void **state) {
   (void)state;
   run_setup s;
@@ -363,10 +364,37 @@ static void test_train_fault_to_its_job(void **state) {
            training_jobs(train_disjoint, 8, 8));
   run_all(&s, scenario_file(8, "flow", yaml));
   const run_job *a = &s.jobs.v[0], *b = &s.jobs.v[1];
-  assert_true(a->res.time_s == a->alone.time_s);
-  const wl_step *x = wl_job_step(b->train, 0), *y = wl_job_step(b->train_alone, 0);
-  assert_float_equal(x->compute_s, 2 * y->compute_s, 1e-9 * y->compute_s);
-  assert_true(b->res.time_s > b->alone.time_s && b->slowdown > 1);
+  const wl_step *sa = wl_job_step(a->train, 0), *sb = wl_job_step(b->train, 0);
+  assert_float_equal(sb->compute_s, 2 * sa->compute_s, 1e-9 * sa->compute_s);
+  assert_true(sb->time_s > sa->time_s);
+  assert_true(wl_job_step(b->train_alone, 0)->compute_s == sb->compute_s);
+  assert_true(a->slowdown == 1.0 && b->slowdown == 1.0);
+  run_setup_free(&s);
+}
+
+/* A link fault is the fabric's: two collective jobs on disjoint leaves (a
+ * on leaves 0 and 1, b on 2 and 3), b's node 8 NIC link degraded to a
+ * quarter of its rate from 0: b alone is exactly as slow as b shared
+ * (slowdown 1: its alone baseline has the fault too), and slower than a. */
+static void test_link_fault_in_alone(void **state) {
+  (void)state;
+  static const char yaml[] =
+      "faults: [{at: 0s, kind: link-degraded, target: nic8-leaf2, factor: 0.25}]\n"
+      "jobs:\n"
+      "  - {name: a, gpus: 4, placement: explicit, nodes: [0, 1, 4, 5],\n"
+      "     workload: {kind: collective, collective: {size: 16MiB, algorithm: ring}}}\n"
+      "  - {name: b, gpus: 4, placement: explicit, nodes: [8, 9, 12, 13],\n"
+      "     workload: {kind: collective, collective: {size: 16MiB, algorithm: ring}}}\n";
+  run_setup s;
+  run_all(&s, scenario_file(16, "flow", yaml));
+  const run_job *a = &s.jobs.v[0], *b = &s.jobs.v[1];
+  for (uint32_t j = 0; j < 2; j++) {
+    const run_job *job = &s.jobs.v[j];
+    assert_true(job->finished && job->have_alone);
+    assert_false(job->isolated); /* a network fault: nothing is isolated */
+    assert_true(job->slowdown == 1.0);
+  }
+  assert_true(b->res.time_s > 1.5 * a->res.time_s);
   run_setup_free(&s);
 }
 
@@ -453,12 +481,19 @@ static void test_dump_round_trip(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_disjoint_leaves_analytic),  cmocka_unit_test(test_disjoint_leaves_flow),
-      cmocka_unit_test(test_shared_spine_flow),         cmocka_unit_test(test_shared_traffic_flow),
-      cmocka_unit_test(test_train_disjoint_analytic),   cmocka_unit_test(test_train_disjoint_flow),
-      cmocka_unit_test(test_train_one_job_is_workload), cmocka_unit_test(test_train_isolated_reuse),
-      cmocka_unit_test(test_isolation_rules),           cmocka_unit_test(test_train_shared_flow),
-      cmocka_unit_test(test_train_fault_to_its_job),    cmocka_unit_test(test_refused),
+      cmocka_unit_test(test_disjoint_leaves_analytic),
+      cmocka_unit_test(test_disjoint_leaves_flow),
+      cmocka_unit_test(test_shared_spine_flow),
+      cmocka_unit_test(test_shared_traffic_flow),
+      cmocka_unit_test(test_train_disjoint_analytic),
+      cmocka_unit_test(test_train_disjoint_flow),
+      cmocka_unit_test(test_train_one_job_is_workload),
+      cmocka_unit_test(test_train_isolated_reuse),
+      cmocka_unit_test(test_isolation_rules),
+      cmocka_unit_test(test_train_shared_flow),
+      cmocka_unit_test(test_train_fault_to_its_job),
+      cmocka_unit_test(test_link_fault_in_alone),
+      cmocka_unit_test(test_refused),
       cmocka_unit_test(test_dump_round_trip),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

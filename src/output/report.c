@@ -59,18 +59,44 @@ static const json_t *json_path(const json_t *j, const char *path) {
   return j;
 }
 
+/* Each job's own figures (a jobs: list), named by the job: "<job>: <label>". */
+static const headline_def job_headlines[] = {
+    {"time_s", "time_s", "time", "s", "lower"},
+    {"slowdown", "slowdown", "slowdown against alone", "", "lower"},
+    {"collectives.0.busbw_GBps", "busbw_GBps", "bus bandwidth", "GB/s", "higher"},
+    {"step.time_s", "step_time_s", "step time", "s", "lower"},
+    {"step.exposed_comm_s", "exposed_comm_s", "exposed communication per step", "s", "lower"},
+    {"step.mfu", "mfu", "model FLOPs utilization", "", "higher"},
+};
+
+static void add_figure(json_t *a, const headline_def *d, const char *job, double value) {
+  char name[160], label[200];
+  snprintf(name, sizeof name, "%s%s%s", job ? "jobs." : "", job ? job : "", job ? "." : "");
+  snprintf(name + strlen(name), sizeof name - strlen(name), "%s", d->name);
+  snprintf(label, sizeof label, "%s%s%s", job ? job : "", job ? ": " : "", d->label);
+  json_t *o = json_object();
+  json_object_set_new(o, "name", json_string(name));
+  json_object_set_new(o, "label", json_string(label));
+  json_object_set_new(o, "unit", json_string(d->unit));
+  json_object_set_new(o, "better", json_string(d->better));
+  json_object_set_new(o, "value", json_real(value));
+  json_array_append_new(a, o);
+}
+
 json_t *out_headline(const json_t *summary) {
   json_t *a = json_array();
   for (size_t i = 0; i < sizeof headlines / sizeof headlines[0]; i++) {
     const json_t *v = json_path(summary, headlines[i].path);
-    if (!json_is_number(v)) continue;
-    json_t *o = json_object();
-    json_object_set_new(o, "name", json_string(headlines[i].name));
-    json_object_set_new(o, "label", json_string(headlines[i].label));
-    json_object_set_new(o, "unit", json_string(headlines[i].unit));
-    json_object_set_new(o, "better", json_string(headlines[i].better));
-    json_object_set_new(o, "value", json_real(json_number_value(v)));
-    json_array_append_new(a, o);
+    if (json_is_number(v)) add_figure(a, &headlines[i], NULL, json_number_value(v));
+  }
+  const json_t *jobs = json_object_get(summary, "jobs");
+  for (size_t j = 0; j < json_array_size(jobs); j++) {
+    const json_t *job = json_array_get(jobs, j);
+    const char *name = json_string_value(json_object_get(job, "name"));
+    for (size_t i = 0; name && i < sizeof job_headlines / sizeof job_headlines[0]; i++) {
+      const json_t *v = json_path(job, job_headlines[i].path);
+      if (json_is_number(v)) add_figure(a, &job_headlines[i], name, json_number_value(v));
+    }
   }
   return a;
 }

@@ -91,11 +91,50 @@ static void test_compare_table(void **state) {
   json_decref(runs);
 }
 
+/* Runs with jobs: each job's figures are named by the job, after the
+ * run's, in job order; a job lacking one (b has no bus bandwidth, the
+ * second run has no job b) shows "-". */
+static void test_jobs_figures(void **state) {
+  (void)state;
+  json_t *a = json_pack(
+      "{s:s, s:s, s:b, s:{s:[{s:s, s:f, s:f, s:[{s:f}]}, {s:s, s:f, s:f, s:{s:f, s:f}}]}}", "label",
+      "one", "point", "", "complete", 1, "summary", "jobs", "name", "a", "time_s", 0.002,
+      "slowdown", 1.5, "collectives", "busbw_GBps", 100.0, "name", "b", "time_s", 2.0, "slowdown",
+      1.0, "step", "time_s", 1.0, "mfu", 0.4);
+  json_t *b =
+      json_pack("{s:s, s:s, s:b, s:{s:[{s:s, s:f, s:f}]}}", "label", "two", "point", "", "complete",
+                1, "summary", "jobs", "name", "a", "time_s", 0.001, "slowdown", 1.0);
+  json_t *runs = json_array();
+  json_array_append_new(runs, a);
+  json_array_append_new(runs, b);
+  json_t *h = out_headline(json_object_get(a, "summary"));
+  assert_int_equal(json_array_size(h), 7);
+  assert_string_equal(json_string_value(json_object_get(json_array_get(h, 0), "name")),
+                      "jobs.a.time_s");
+  assert_string_equal(json_string_value(json_object_get(json_array_get(h, 6), "label")),
+                      "b: model FLOPs utilization");
+  json_decref(h);
+  char *text = print_to_string(compare_adapter, runs, NULL, 0);
+  assert_string_equal(
+      text,
+      "figure                                           one                       two\n"
+      "a: time                                         2 ms             1 ms (-50.0%)\n"
+      "a: slowdown against alone                        1.5                1 (-33.3%)\n"
+      "a: bus bandwidth                            100 GB/s                         -\n"
+      "b: time                                          2 s                         -\n"
+      "b: slowdown against alone                          1                         -\n"
+      "b: step time                                     1 s                         -\n"
+      "b: model FLOPs utilization                       0.4                         -\n");
+  free(text);
+  json_decref(runs);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_sweep_csv),
       cmocka_unit_test(test_sweep_table),
       cmocka_unit_test(test_compare_table),
+      cmocka_unit_test(test_jobs_figures),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

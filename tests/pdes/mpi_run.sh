@@ -80,6 +80,7 @@ for c in ib-ring roce-incast ar-flowlet eth-spray; do SCEN[$c]=$SRC/examples/def
 SCEN[8plane-a2a]=$SRC/examples/deepseek-8plane.yaml
 SCEN[dp-train]=$SRC/examples/dense-7b-64gpu.yaml
 SCEN[faults]=$SRC/examples/link-failure.yaml
+SCEN[jobs]=$SRC/tests/pdes/jobs.yaml # several jobs (jobs:): training and a collective
 
 same() { # same DIR-A DIR-B: summary (wall clock and arguments aside), series, events
   diff <(jq -S 'del(.sim.wall_s, .sim.parallel, .scenario)' "$1/summary.json") \
@@ -98,6 +99,7 @@ if [ "$MODE" = load ]; then
     --set workload.traffic.pattern=incast --set workload.traffic.senders=8 --set workload.traffic.size=64KB
     --set fabric.switch.buffer=512KB"
   LOAD_SCEN[faults]=$SRC/examples/link-failure.yaml
+SCEN[jobs]=$SRC/tests/pdes/jobs.yaml # several jobs (jobs:): training and a collective
   LOAD_SCEN[incast]=$SRC/examples/default.yaml
   busy=()
   for _ in 1 2; do (while :; do :; done) & busy+=($!); done
@@ -131,7 +133,7 @@ $(differ $c-seq $c-load$i)"
 fi
 
 # the engine's sequential mode (no MPI), then 1, 2 and 4 ranks
-for c in ib-ring roce-incast ar-flowlet eth-spray 8plane-a2a dp-train faults; do
+for c in ib-ring roce-incast ar-flowlet eth-spray 8plane-a2a dp-train faults jobs; do
   scen=${SCEN[$c]}
   extra=()
   [ "$c" = faults ] && extra=("${FAULTS[@]}")
@@ -154,6 +156,8 @@ expect_json roce-incast-seq/summary.json '.network.pfc_pauses > 0 and .network.e
 expect_json eth-spray-seq/summary.json '.network.drops > 0 and .network.retransmits > 0'
 expect_json 8plane-a2a-seq/summary.json '.network.transfers > 0'
 expect_json dp-train-seq/summary.json '.step.time_s > 0 and .step.exposed_comm_s > 0'
+expect_json jobs-seq/summary.json '[.jobs[] | .time_s > 0] == [true, true, true] and
+  .jobs[0].slowdown > 1 and .jobs[2].slowdown == 1'
 expect_json faults-seq/summary.json '.network.drops > 0 and .network.retransmits > 0 and
   .network.flows_rerouted > 0 and .network.transfers_failed == 0 and ([.events[].kind] | index("reroute") != null)'
 

@@ -158,6 +158,15 @@ int plc_metrics_of(const topo *t, const uint32_t *nodes, uint32_t n, plc_metrics
  * O((na + nb) x NICs per node x log). */
 bool plc_may_share_links(const topo *t, const uint32_t *a, uint32_t na, const uint32_t *b,
                          uint32_t nb);
+/* Where two jobs may meet: plc_may_share_links is leaves || pods. */
+typedef struct plc_sharing {
+  uint32_t leaves;         /* leaf switches both have NICs on */
+  uint32_t first_leaf;     /* the lowest one's vertex; UINT32_MAX: none */
+  uint32_t pods;           /* pods (of one plane) both are in while both also leave them */
+  uint32_t first_pod_leaf; /* a leaf (vertex) of the first such pod; UINT32_MAX: none */
+} plc_sharing;
+void plc_sharing_of(const topo *t, const uint32_t *a, uint32_t na, const uint32_t *b, uint32_t nb,
+                    plc_sharing *out);
 
 #ifdef __cplusplus
 }

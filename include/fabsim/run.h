@@ -174,6 +174,12 @@ simtime_ps run_plan_estimate(const coll_plan *p, const topo *t, const cfg_scenar
  * A training job runs workload.steps steps of its own DAG over its GPUs
  * (wl_job_create_on), its collectives live on the shared backend, so they
  * meet the other jobs' transfers on the links they share. */
+/* Another job a job may meet on a link, and where (plc_sharing_of). */
+typedef struct run_job_share {
+  uint32_t job; /* index in the jobs: list */
+  plc_sharing where;
+} run_job_share;
+
 typedef struct run_job {
   /* public */
   const cfg_job *cfg; /* the scenario's entry: name, gpus, placement, start */
@@ -191,11 +197,12 @@ typedef struct run_job {
   bool finished;         /* the job's collective or steps ran to their end */
   coll_result alone;     /* the same plan alone on the same fabric (more than one job) */
   bool have_alone;
-  double slowdown; /* res.time_s / alone.time_s; 1 for a single job; 0: unknown */
-  int32_t shares;  /* the first other job it may meet on a link (plc_may_share_links); -1 none */
-  bool isolated;   /* shares no link, at analytic or flow, no network faults: runs as alone,
-                      so a training job keeps its comm model (reuse, symmetric: timed on a
-                      fresh backend before the run) */
+  double slowdown;       /* res.time_s / alone.time_s; 1 for a single job; 0: unknown */
+  run_job_share *shares; /* the other jobs it may meet on a link, in list order (owned) */
+  uint32_t nshares;
+  bool isolated; /* shares no link, at analytic or flow, no network faults: runs as alone,
+                    so a training job keeps its comm model (reuse, symmetric: timed on a
+                    fresh backend before the run) */
   /* private */
   be_backend *be;
   bool train_started;
@@ -246,6 +253,9 @@ simtime_ps run_jobs_end(run_jobs *js, sim_ctx *sim);
  * complete run (the plans' transfer pools are free again). O(jobs x one
  * run). */
 int run_jobs_alone(run_jobs *js, const cfg_doc *doc, const topo *t, sim_error *err);
+/* Why job j's time differs from its alone time, in one line: the excess and
+ * the jobs it may meet and where ("" when it runs as fast as alone). */
+void run_job_cause(const run_jobs *js, const run_job *job, const topo *t, char *buf, size_t n);
 void run_jobs_free(run_jobs *js);
 
 /* ---- a training run ----------------------------------------------------------------- */

@@ -208,9 +208,29 @@ static json_t *network_json(const be_stats *st) {
   return n;
 }
 
+/* The jobs a job may meet on a link: name, how many leaves (and pods, whose
+ * core links both use) in common, the first of them. */
+static json_t *shares_json(const run_jobs *js, const run_job *job, const topo *t) {
+  json_t *a = json_array();
+  char name[64];
+  for (uint32_t k = 0; k < job->nshares; k++) {
+    const plc_sharing *w = &job->shares[k].where;
+    json_t *o = json_object();
+    json_object_set_new(o, "job", json_string(js->v[job->shares[k].job].cfg->name));
+    json_object_set_new(o, "leaves", json_integer(w->leaves));
+    json_object_set_new(o, "first_leaf",
+                        w->leaves
+                            ? json_string(topo_vertex_name(t, w->first_leaf, name, sizeof name))
+                            : json_null());
+    json_object_set_new(o, "pods", json_integer(w->pods));
+    json_array_append_new(a, o);
+  }
+  return a;
+}
+
 /* jobs[]: per job its placement, its collective and its slowdown against
  * the same job alone (null when not computed: one job, or it did not finish). */
-static json_t *jobs_json(const run_jobs *js) {
+static json_t *jobs_json(const run_jobs *js, const topo *t) {
   json_t *arr = json_array();
   for (uint32_t j = 0; j < js->n; j++) {
     const run_job *job = &js->v[j];
@@ -231,8 +251,7 @@ static json_t *jobs_json(const run_jobs *js) {
     json_object_set_new(pl, "ring_hops_max", json_integer(m->ring_hops_max));
     json_object_set_new(o, "placement", pl);
     json_object_set_new(o, "start_s", json_real(sim_ps_to_s(job->cfg->start)));
-    json_object_set_new(o, "shares_links_with",
-                        job->shares >= 0 ? json_string(js->v[job->shares].cfg->name) : json_null());
+    json_object_set_new(o, "shares", shares_json(js, job, t));
     json_object_set_new(o, "isolated", json_boolean(job->isolated));
     json_object_set_new(o, "kind", json_string(cfg_workload_kind_name(job->cfg->workload.kind)));
     if (job->train) { /* as a single training run's step and steps (baseline: alone) */
@@ -270,6 +289,9 @@ static json_t *jobs_json(const run_jobs *js) {
     json_object_set_new(
         o, "slowdown",
         job->have_alone && job->slowdown > 0 ? json_real(job->slowdown) : json_null());
+    char cause[600];
+    run_job_cause(js, job, t, cause, sizeof cause);
+    json_object_set_new(o, "cause", cause[0] ? json_string(cause) : json_null());
     json_array_append_new(arr, o);
   }
   return arr;
@@ -285,7 +307,7 @@ json_t *cli_run_summary_json(const cli_args *a, const cfg_scenario *cfg, const t
   json_object_set_new(o, "nodes", json_integer(topo_node_count(t)));
   json_object_set_new(o, "topology", cli_topo_json(t, cfg));
   if (r->jobs && r->jobs->n) {
-    json_object_set_new(o, "jobs", jobs_json(r->jobs));
+    json_object_set_new(o, "jobs", jobs_json(r->jobs, t));
   } else if (cfg->workload.kind == CFG_WORKLOAD_COLLECTIVE) {
     json_t *colls = json_array();
     json_t *c = json_object();

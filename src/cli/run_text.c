@@ -116,7 +116,7 @@ static void job_work_text(const run_job *job, char *out, size_t cap) {
 }
 
 /* One line per job of a jobs: list: where it runs and what sharing cost it. */
-static void jobs_text(const run_jobs *js) {
+static void jobs_text(const run_jobs *js, const topo *t) {
   char a[64], b[64], w[160];
   for (uint32_t j = 0; j < js->n; j++) {
     const run_job *job = &js->v[j];
@@ -130,17 +130,20 @@ static void jobs_text(const run_jobs *js) {
     if (job->have_alone)
       printf("  alone      %s, slowdown %.3fx, %s%s\n",
              out_fmt_seconds(a, sizeof a, job->alone.time_s), job->slowdown,
-             job->shares >= 0 ? "may share links with " : "shares no link with another job",
-             job->shares >= 0 ? js->v[job->shares].cfg->name : "");
+             job->nshares ? "may share links with " : "shares no link with another job",
+             job->nshares ? js->v[job->shares[0].job].cfg->name : "");
+    char cause[600];
+    run_job_cause(js, job, t, cause, sizeof cause);
+    if (cause[0]) printf("  cause      %s\n", cause);
   }
 }
 
 /* The workload's lines: the jobs, the collective, the training job, the traces or the traffic. */
-static void workload_text(const cfg_scenario *cfg, const cli_run_result *r,
+static void workload_text(const cfg_scenario *cfg, const topo *t, const cli_run_result *r,
                           const run_training_result *tres) {
   char a[64], b[64];
   if (r->jobs && r->jobs->n) {
-    jobs_text(r->jobs);
+    jobs_text(r->jobs, t);
   } else if (cfg->workload.kind == CFG_WORKLOAD_COLLECTIVE) {
     printf("%-12s %s, %s over %u ranks, %u channel%s, protocol %s\n",
            cfg_coll_op_name(r->w->plan.op), cfg_coll_algorithm_name(r->w->plan.algorithm),
@@ -194,7 +197,7 @@ void cli_run_print(const cfg_scenario *cfg, const topo *t, const cli_run_result 
          inv->planes == 1 ? "" : "s", cfg->fabric.switch_radix,
          cfg_transport_name(cfg->fabric.transport), out_fmt_count(a, sizeof a, inv->switches),
          out_fmt_usd(b, sizeof b, inv->cost_usd));
-  workload_text(cfg, r, tres);
+  workload_text(cfg, t, r, tres);
   if (r->net.observed & BE_OBS_FCT)
     printf("  fct        p50 %s, p99 %s, max %s\n",
            out_fmt_seconds(a, sizeof a, sim_ps_to_s(r->net.fct_p50)),

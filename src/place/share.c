@@ -17,6 +17,7 @@
  * link: e.g. ring traffic that never leaves the leaf).
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "place/place_internal.h"
 
@@ -76,13 +77,13 @@ static void footprint_free(footprint *f) {
   sim_free(f->pods);
 }
 
-static bool common_u32(const uint32_t *a, uint32_t na, const uint32_t *b, uint32_t nb) {
-  for (uint32_t i = 0, j = 0; i < na && j < nb;) {
-    if (a[i] == b[j]) return true;
-    if (a[i] < b[j]) i++;
-    else j++;
+/* The lowest leaf of f in pod (plane << 32 | pod). */
+static uint32_t leaf_in_pod(const topo *t, const footprint *f, uint64_t pod) {
+  for (uint32_t i = 0; i < f->nleaves; i++) {
+    const topo_vertex *x = topo_vertex_at(t, f->leaves[i]);
+    if (((uint64_t)(uint16_t)x->plane << 32 | x->pod) == pod) return f->leaves[i];
   }
-  return false;
+  return UINT32_MAX;
 }
 
 /* Whether f has a pod other than `pod` in pod's plane (pods sorted by
@@ -93,15 +94,29 @@ static bool other_pod_in_plane(const footprint *f, uint64_t pod) {
   return false;
 }
 
-bool plc_may_share_links(const topo *t, const uint32_t *a, uint32_t na, const uint32_t *b,
-                         uint32_t nb) {
+void plc_sharing_of(const topo *t, const uint32_t *a, uint32_t na, const uint32_t *b, uint32_t nb,
+                    plc_sharing *out) {
   footprint fa, fb;
   footprint_of(t, a, na, &fa);
   footprint_of(t, b, nb, &fb);
-  bool share = common_u32(fa.leaves, fa.nleaves, fb.leaves, fb.nleaves);
-  for (uint32_t i = 0, j = 0; !share && i < fa.npods && j < fb.npods;) {
+  memset(out, 0, sizeof *out);
+  out->first_leaf = out->first_pod_leaf = UINT32_MAX;
+  for (uint32_t i = 0, j = 0; i < fa.nleaves && j < fb.nleaves;) {
+    if (fa.leaves[i] == fb.leaves[j]) {
+      if (!out->leaves++) out->first_leaf = fa.leaves[i];
+      i++;
+      j++;
+    } else if (fa.leaves[i] < fb.leaves[j]) {
+      i++;
+    } else {
+      j++;
+    }
+  }
+  for (uint32_t i = 0, j = 0; i < fa.npods && j < fb.npods;) {
     if (fa.pods[i] == fb.pods[j]) {
-      share = other_pod_in_plane(&fa, fa.pods[i]) && other_pod_in_plane(&fb, fb.pods[j]);
+      if (other_pod_in_plane(&fa, fa.pods[i]) && other_pod_in_plane(&fb, fb.pods[j]) &&
+          !out->pods++)
+        out->first_pod_leaf = leaf_in_pod(t, &fa, fa.pods[i]);
       i++;
       j++;
     } else if (fa.pods[i] < fb.pods[j]) {
@@ -112,5 +127,11 @@ bool plc_may_share_links(const topo *t, const uint32_t *a, uint32_t na, const ui
   }
   footprint_free(&fa);
   footprint_free(&fb);
-  return share;
+}
+
+bool plc_may_share_links(const topo *t, const uint32_t *a, uint32_t na, const uint32_t *b,
+                         uint32_t nb) {
+  plc_sharing s;
+  plc_sharing_of(t, a, na, b, nb, &s);
+  return s.leaves || s.pods;
 }

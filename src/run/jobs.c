@@ -96,22 +96,25 @@ static bool network_faults(const run_jobs *js) {
   return false;
 }
 
-/* Each job's `shares` (the first other job it may meet on a link, or -1)
+/* Each job's `shares` (the other jobs it may meet on a link, and where)
  * and `isolated`: at the analytic and flow fidelities, without network
  * faults, a job that can meet no other on a link (plc_may_share_links)
  * runs exactly as alone. The packet fidelity shares switch buffers and
  * pauses across ports, so nothing is isolated there. O(jobs^2 x nodes). */
 static void find_isolated(run_jobs *js, const cfg_scenario *cfg, const topo *t) {
   bool possible = cfg->simulation.fidelity != CFG_FIDELITY_PACKET && !network_faults(js);
-  for (uint32_t a = 0; a < js->n; a++) js->v[a].shares = -1;
-  for (uint32_t a = 0; a < js->n; a++)
-    for (uint32_t b = a + 1; b < js->n; b++) {
-      run_job *x = &js->v[a], *y = &js->v[b];
-      if (!plc_may_share_links(t, x->nodes, x->nnodes, y->nodes, y->nnodes)) continue;
-      if (x->shares < 0) x->shares = (int32_t)b;
-      if (y->shares < 0) y->shares = (int32_t)a;
+  for (uint32_t a = 0; a < js->n; a++) {
+    run_job *x = &js->v[a];
+    x->shares = sim_malloc(js->n * sizeof *x->shares);
+    for (uint32_t b = 0; b < js->n; b++) {
+      const run_job *y = &js->v[b];
+      plc_sharing w;
+      if (b == a) continue;
+      plc_sharing_of(t, x->nodes, x->nnodes, y->nodes, y->nnodes, &w);
+      if (w.leaves || w.pods) x->shares[x->nshares++] = (run_job_share){.job = b, .where = w};
     }
-  for (uint32_t a = 0; a < js->n; a++) js->v[a].isolated = possible && js->v[a].shares < 0;
+    x->isolated = possible && x->nshares == 0;
+  }
 }
 
 int run_jobs_begin(run_jobs *js, const cfg_scenario *cfg, const cfg_doc *doc, const topo *t,
@@ -241,8 +244,37 @@ int run_jobs_alone(run_jobs *js, const cfg_doc *doc, const topo *t, sim_error *e
   return SIM_OK;
 }
 
+void run_job_cause(const run_jobs *js, const run_job *job, const topo *t, char *buf, size_t n) {
+  char name[64];
+  size_t len = 0;
+  buf[0] = '\0';
+  if (!job->have_alone || !job->finished || !(job->slowdown > 1 + 1e-9)) return;
+  double extra = job->res.time_s - job->alone.time_s;
+  len += (size_t)snprintf(buf, n, "%.6g s (%.1f %%) longer than alone: ", extra,
+                          (job->slowdown - 1) * 100);
+  if (!job->nshares) {
+    snprintf(buf + len, n - len,
+             "it shares no link with another job; the others reach it through shared switch "
+             "buffers and pause frames");
+    return;
+  }
+  len += (size_t)snprintf(buf + len, n - len, "it may share links with ");
+  for (uint32_t k = 0; k < job->nshares && len < n; k++) {
+    const run_job_share *sh = &job->shares[k];
+    const plc_sharing *w = &sh->where;
+    bool leaf = w->leaves != 0;
+    topo_vertex_name(t, leaf ? w->first_leaf : w->first_pod_leaf, name, sizeof name);
+    uint32_t count = leaf ? w->leaves : w->pods;
+    len += (size_t)snprintf(buf + len, n - len, "%s%s (%u common %s%s, first %s%s)", k ? ", " : "",
+                            js->v[sh->job].cfg->name, count, leaf ? "lea" : "pod",
+                            count == 1 ? (leaf ? "f" : "") : (leaf ? "ves" : "s"), name,
+                            leaf ? "" : "'s pod");
+  }
+}
+
 void run_jobs_free(run_jobs *js) {
   for (uint32_t j = 0; j < js->n; j++) {
+    sim_free(js->v[j].shares);
     coll_plan_free(&js->v[j].plan);
     wl_job_free(js->v[j].train);
     wl_job_free(js->v[j].train_alone);

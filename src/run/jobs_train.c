@@ -24,7 +24,7 @@ int run__job_train_begin(const run_jobs *js, run_job *job, const cfg_doc *doc, c
                          be_backend *be, const uint32_t *gpus, uint32_t ngpus, sim_error *err) {
   cfg_workload *w = &job->view.workload;
   if (!job->isolated) {
-    const char *other = job->shares >= 0 ? js->v[job->shares].cfg->name : NULL;
+    const char *other = job->nshares ? js->v[job->shares[0].job].cfg->name : NULL;
     if (w->comm_model == CFG_COMM_REUSE || w->comm_model == CFG_COMM_SYMMETRIC)
       return cfg_fail_at(doc, "workload.comm_model", err,
                          "%s times each collective alone and replays that time, which would "

@@ -207,7 +207,10 @@ static void check_train_disjoint(const char *fidelity) {
   assert_true(a->res.time_s == b->res.time_s);
   assert_true(wl_job_step(a->train, 0)->exposed_comm_s > 0); /* it communicates */
   assert_true(a->isolated && b->isolated);
-  assert_int_equal(a->shares, -1);
+  assert_int_equal(a->nshares, 0);
+  char cause[200];
+  run_job_cause(&s.jobs, a, s.t, cause, sizeof cause);
+  assert_string_equal(cause, ""); /* as fast as alone: no cause */
   run_setup_free(&s);
 }
 
@@ -258,9 +261,12 @@ static void test_isolation_rules(void **state) {
     if (run_setup_load(&s, path, NULL, 0, &err) != SIM_OK) fail_msg("%s", err.msg);
     unlink(path);
     if (run_setup_begin(&s, &err) != SIM_OK) fail_msg("%s", err.msg);
-    assert_int_equal(s.jobs.v[0].shares, 1); /* leaf 0 */
-    assert_int_equal(s.jobs.v[1].shares, 0);
-    assert_int_equal(s.jobs.v[2].shares, -1); /* leaf 2 */
+    assert_int_equal(s.jobs.v[0].nshares, 1); /* b, on leaf 0 */
+    assert_int_equal(s.jobs.v[0].shares[0].job, 1);
+    assert_int_equal(s.jobs.v[0].shares[0].where.leaves, 1);
+    assert_int_equal(s.jobs.v[1].nshares, 1);
+    assert_int_equal(s.jobs.v[1].shares[0].job, 0);
+    assert_int_equal(s.jobs.v[2].nshares, 0); /* leaf 2 */
     assert_false(s.jobs.v[0].isolated || s.jobs.v[1].isolated);
     assert_true(s.jobs.v[2].isolated == (f == 0));
     run_setup_free(&s);
@@ -347,6 +353,12 @@ static void test_train_shared_flow(void **state) {
     assert_true(x->compute_s == y->compute_s);
     assert_true(x->exposed_comm_s > y->exposed_comm_s);
     assert_float_equal(x->time_s - y->time_s, x->exposed_comm_s - y->exposed_comm_s, 1e-9);
+    char cause[600], want[64];
+    run_job_cause(&s.jobs, job, s.t, cause, sizeof cause);
+    snprintf(want, sizeof want, "it may share links with %s (2 common leaves, first leaf0)",
+             j ? "a" : "b");
+    if (!strstr(cause, want) || !strstr(cause, "longer than alone"))
+      fail_msg("cause '%s' lacks '%s'", cause, want);
   }
   run_setup_free(&s);
 }

@@ -310,14 +310,46 @@
       datasets: [{ label: 'shared (s)', data: jobs.map(function (j) { return j.time_s; }), backgroundColor: palette[0] },
                  { label: 'alone (s)', data: jobs.map(function (j) { return j.alone_time_s; }), backgroundColor: palette[1] }] },
       options: { scales: { y: { beginAtZero: true, title: { display: true, text: 'seconds' } } } } },
-      'The alone time is the same job on a fresh copy of the fabric with nothing else on it.');
-    table(sec, ['job', 'GPUs', 'placement', 'leaves', 'pods', 'ring spine crossings', 'start', 'time', 'alone', 'slowdown'],
+      'The alone time is the same job on a fresh copy of the fabric with nothing else on it (under the same faults).');
+    jobsTimeline(grid, jobs);
+    table(sec, ['job', 'kind', 'GPUs', 'placement', 'leaves', 'pods', 'ring spine crossings', 'may share links with', 'start', 'time', 'alone', 'slowdown', 'cause'],
       jobs.map(function (j) {
         var p = j.placement || {};
-        return [j.name, fmtNum(j.gpus), p.policy || '', fmtNum(p.leaves), fmtNum(p.pods), fmtNum(p.ring_spine_pairs),
-                fmtSeconds(j.start_s || 0), fmtSeconds(j.time_s), j.alone_time_s === null || j.alone_time_s === undefined ? 'not run' : fmtSeconds(j.alone_time_s),
-                j.slowdown === null || j.slowdown === undefined ? '' : j.slowdown.toFixed(3) + 'x'];
+        var shares = (j.shares || []).map(function (x) { return x.job; }).join(', ');
+        return [j.name, j.kind || '', fmtNum(j.gpus), p.policy || '', fmtNum(p.leaves), fmtNum(p.pods), fmtNum(p.ring_spine_pairs),
+                shares || 'none', fmtSeconds(j.start_s || 0), fmtSeconds(j.time_s), j.alone_time_s === null || j.alone_time_s === undefined ? 'not run' : fmtSeconds(j.alone_time_s),
+                j.slowdown === null || j.slowdown === undefined ? '' : j.slowdown.toFixed(3) + 'x', j.cause || ''];
       }));
+  }
+
+  /* The jobs on one timeline: two rows per job, its span on the shared
+   * fabric (a training job's steps one bar each: a dataset per step) and the
+   * same job alone from the same start. Floating bars [from, to], drawn
+   * ungrouped so a row's bars sit on one line. */
+  function jobsTimeline(grid, jobs) {
+    var nsteps = 0, labels = [];
+    jobs.forEach(function (j) {
+      nsteps = Math.max(nsteps, (j.steps || []).length);
+      labels.push(j.name, j.name + ' alone');
+    });
+    function span(from, len) { return len === null || len === undefined ? null : [from, from + len]; }
+    function rows(f) { var d = []; jobs.forEach(function (j) { d.push(f(j, 0), f(j, 1)); }); return d; }
+    var datasets = [];
+    for (var k = 0; k < Math.max(nsteps, 1); k++) {
+      datasets.push({ label: nsteps ? 'step ' + (k + 1) : 'shared', backgroundColor: palette[k % 2 ? 2 : 0], grouped: false,
+        data: rows(function (j, alone) {
+          if (alone) return null;
+          var st = (j.steps || [])[k];
+          if (st) return span(st.start_s, st.time_s);
+          return k === 0 && !(j.steps || []).length ? span(j.start_s || 0, j.time_s) : null;
+        }) });
+    }
+    datasets.push({ label: 'alone, from the same start', backgroundColor: palette[1], grouped: false,
+      data: rows(function (j, alone) { return alone ? span(j.start_s || 0, j.alone_time_s) : null; }) });
+    chart(grid, 'jobs-timeline', 'The jobs on one timeline', { type: 'bar', data: { labels: labels, datasets: datasets },
+      options: { indexAxis: 'y', scales: { x: { title: { display: true, text: 'seconds' } } },
+        plugins: { tooltip: { callbacks: { label: function (c) { return c.dataset.label + ': ' + fmtSeconds(c.raw[0]) + ' to ' + fmtSeconds(c.raw[1]); } } } } } },
+      'When each job ran on the shared fabric (a training job: one bar per step), and below it the same job alone from the same start.');
   }
 
   function eventsSection() {

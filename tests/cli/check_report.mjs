@@ -54,7 +54,7 @@ try {
       let values = 0;
       for (const d of ds)
         for (const v of d.data || []) {
-          const y = v !== null && typeof v === 'object' ? v.y : v;
+          const y = Array.isArray(v) ? v[1] : v !== null && typeof v === 'object' ? v.y : v; // [from, to]: a floating bar
           if (typeof y === 'number' && isFinite(y)) values++;
         }
       const cv = c.chart.canvas, ctx = cv.getContext('2d');

@@ -113,7 +113,10 @@ reports+=("hot/report.html:gpu,steps,events,cause")
 # iterations
 expect_exit 0 "$FABSIM" run "$SRC/examples/shared/two-jobs-random.yaml" --set output.dir=jobs --quiet
 expect_json jobs/summary.json '(.jobs | length) == 2 and .jobs[0].slowdown > 1.5'
-reports+=("jobs/report.html:jobs")
+reports+=("jobs/report.html:jobs,jobs-timeline")
+expect_exit 0 "$FABSIM" run "$SRC/tests/pdes/jobs.yaml" --set output.dir=jobs-train --quiet
+expect_json jobs-train/summary.json '(.jobs | length) == 3 and .jobs[0].kind == "training" and (.jobs[0].steps | length) == 1 and (.jobs[0].cause | test("share links with b"))'
+reports+=("jobs-train/report.html:jobs,jobs-timeline")
 expect_exit 0 "$FABSIM" run "$SRC/examples/trace.yaml" --set workload.steps=3 --set output.dir=trace --quiet
 expect_json trace/summary.json '(.trace.iteration_s | length) == 3'
 reports+=("trace/report.html:iterations")

@@ -200,9 +200,12 @@ typedef struct run_job {
   double slowdown;       /* res.time_s / alone.time_s; 1 for a single job; 0: unknown */
   run_job_share *shares; /* the other jobs it may meet on a link, in list order (owned) */
   uint32_t nshares;
-  bool isolated; /* shares no link, at analytic or flow, no network faults: runs as alone,
-                    so a training job keeps its comm model (reuse, symmetric: timed on a
-                    fresh backend before the run) */
+  bool isolated;  /* shares no link, at analytic or flow, no network faults: runs as alone,
+                     so a training job keeps its comm model (reuse, symmetric: timed on a
+                     fresh backend before the run) */
+  uint32_t group; /* jobs that may meet, transitively (a connected set of shares) */
+  bool timed;     /* training that may share links, timed by class and stretched while
+                     other jobs' collectives share its links (src/run/contention.c) */
   /* private */
   be_backend *be;
   bool train_started;
@@ -214,6 +217,7 @@ typedef struct run_jobs {
   const topo *t;           /* private: the fabric (fresh backends for the training jobs' timing) */
   const flt_fault *faults; /* private: the scenario's faults, resolved (not owned) */
   uint32_t nfaults;
+  struct run__contention *contention; /* private: the timed jobs' stretching (owned) */
 } run_jobs;
 
 /* Places the jobs in list order, each onto the nodes the earlier ones left

@@ -26,6 +26,7 @@
 #define FABSIM_WORKLOAD_H
 
 #include "fabsim/backend.h"
+#include "fabsim/coll.h"
 #include "fabsim/config.h"
 #include "fabsim/fault.h"
 
@@ -308,6 +309,31 @@ int wl_job_create_on(wl_job **j, const cfg_scenario *cfg, const cfg_doc *doc, co
  * an event (wl_job_start) on a backend others share. Plan errors as
  * wl_job_run_until's. A no-op under live, once measured, or once started. */
 int wl_job_measure(wl_job *j, be_backend *b, const cfg_doc *doc, sim_error *err);
+/* Who times a collective of a job that times its collectives (reuse,
+ * symmetric): when a collective node of class `cls` starts, start() is
+ * called instead of a timer of the class's measured time, and the timer's
+ * owner ends it later with wl_job_coll_end(job, node) (from an event
+ * handler of the job's simulation). Several jobs on one fabric use it to
+ * stretch a collective while other jobs' collectives share its links
+ * (src/run/contention.c). */
+typedef struct wl_coll_timer {
+  void *ctx;
+  void (*start)(void *ctx, uint32_t cls, uint32_t node, simtime_ps alone_ps);
+} wl_coll_timer;
+/* Set (NULL: clear) before the job starts. */
+void wl_job_set_coll_timer(wl_job *j, const wl_coll_timer *t);
+/* A collective started through the timer is done now. */
+void wl_job_coll_end(wl_job *j, uint32_t node);
+/* The job's distinct collectives (classes): how many, each one's measured
+ * time (reuse, symmetric: once measured; else 0), and its plan over the
+ * cluster's GPUs, built on demand (the job keeps it; _free releases it
+ * unless the live executor runs it). */
+uint32_t wl_job_classes(const wl_job *j);
+/* The comm model in effect (auto resolved at create: live, reuse, symmetric). */
+cfg_comm_model wl_job_comm_model(const wl_job *j);
+simtime_ps wl_job_class_measured(const wl_job *j, uint32_t cls);
+int wl_job_class_plan(wl_job *j, uint32_t cls, const coll_plan **out, sim_error *err);
+void wl_job_class_plan_free(wl_job *j, uint32_t cls);
 /* Start the job now without running the simulation: from an event handler,
  * when the job runs beside others on one backend (the caller then runs the
  * simulation, wl_job_run_until each job or ev_run). Under live, or once

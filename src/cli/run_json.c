@@ -253,6 +253,7 @@ static json_t *jobs_json(const run_jobs *js, const topo *t) {
     json_object_set_new(o, "start_s", json_real(sim_ps_to_s(job->cfg->start)));
     json_object_set_new(o, "shares", shares_json(js, job, t));
     json_object_set_new(o, "isolated", json_boolean(job->isolated));
+    json_object_set_new(o, "timed", json_boolean(job->timed));
     json_object_set_new(o, "kind", json_string(cfg_workload_kind_name(job->cfg->workload.kind)));
     if (job->train) { /* as a single training run's step and steps (baseline: alone) */
       json_decref(colls);

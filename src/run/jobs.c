@@ -67,8 +67,8 @@ static uint32_t *job_gpus(const run_job *job, const topo *t, uint32_t *n) {
 
 /* The job's plan (its collective or traffic pattern) or its training job
  * over its GPUs, with the job's workload keys in errors. */
-static int plan_job(const run_jobs *js, run_job *job, const cfg_scenario *cfg, const cfg_doc *doc,
-                    const topo *t, be_backend *be, sim_error *err) {
+static int plan_job(const run_jobs *js, run_job *job, run__train_mode mode, const cfg_scenario *cfg,
+                    const cfg_doc *doc, const topo *t, be_backend *be, sim_error *err) {
   const cfg_job *cj = job->cfg;
   uint32_t n;
   uint32_t *gpus = job_gpus(job, t, &n);
@@ -80,7 +80,9 @@ static int plan_job(const run_jobs *js, run_job *job, const cfg_scenario *cfg, c
   case CFG_WORKLOAD_TRAFFIC:
     rc = run__traffic_plan(&job->plan, &job->pair_latency_s, &job->view, doc, t, gpus, n, err);
     break;
-  case CFG_WORKLOAD_TRAINING: rc = run__job_train_begin(js, job, doc, t, be, gpus, n, err); break;
+  case CFG_WORKLOAD_TRAINING:
+    rc = run__job_train_begin(js, job, mode, doc, t, be, gpus, n, err);
+    break;
   default: rc = cal_collective_plan_on(&job->plan, t, &job->view, doc, gpus, n, err); break;
   }
   cfg_doc_scope_job(doc, -1);
@@ -96,13 +98,15 @@ static bool network_faults(const run_jobs *js) {
   return false;
 }
 
-/* Each job's `shares` (the other jobs it may meet on a link, and where)
- * and `isolated`: at the analytic and flow fidelities, without network
- * faults, a job that can meet no other on a link (plc_may_share_links)
- * runs exactly as alone. The packet fidelity shares switch buffers and
- * pauses across ports, so nothing is isolated there. O(jobs^2 x nodes). */
+/* Each job's `shares` (the other jobs it may meet on a link, and where),
+ * `group` (connected by shares) and `isolated`: at the analytic and flow
+ * fidelities, without network faults, a job that can meet no other on a
+ * link (plc_may_share_links) runs exactly as alone. The packet fidelity
+ * shares switch buffers and pauses across ports, so nothing is isolated
+ * there. O(jobs^2 x nodes). */
 static void find_isolated(run_jobs *js, const cfg_scenario *cfg, const topo *t) {
   bool possible = cfg->simulation.fidelity != CFG_FIDELITY_PACKET && !network_faults(js);
+  for (uint32_t a = 0; a < js->n; a++) js->v[a].group = a;
   for (uint32_t a = 0; a < js->n; a++) {
     run_job *x = &js->v[a];
     x->shares = sim_malloc(js->n * sizeof *x->shares);
@@ -115,6 +119,59 @@ static void find_isolated(run_jobs *js, const cfg_scenario *cfg, const topo *t) 
     }
     x->isolated = possible && x->nshares == 0;
   }
+  for (bool moved = true; moved;) { /* groups: the lowest index reachable by shares */
+    moved = false;
+    for (uint32_t a = 0; a < js->n; a++)
+      for (uint32_t k = 0; k < js->v[a].nshares; k++) {
+        uint32_t *g = &js->v[a].group, h = js->v[js->v[a].shares[k].job].group;
+        if (h < *g) *g = h, moved = true;
+      }
+  }
+}
+
+/* A group of jobs that may meet runs live when any of them must: the
+ * packet fidelity, a job that submits transfers (collective, traffic), a
+ * training job set to comm_model live. Else its training jobs are timed by
+ * class and stretched (unless all of them would run live anyway). */
+static bool group_live(const run_jobs *js, uint32_t g, const cfg_scenario *cfg) {
+  if (cfg->simulation.fidelity == CFG_FIDELITY_PACKET) return true;
+  for (uint32_t a = 0; a < js->n; a++) {
+    const cfg_job *cj = js->v[a].cfg;
+    if (js->v[a].group != g || js->v[a].isolated) continue;
+    if (cj->workload.kind != CFG_WORKLOAD_TRAINING) return true;
+    if (cj->workload.comm_model == CFG_COMM_LIVE) return true;
+  }
+  return false;
+}
+
+/* Builds every job; then, in a group timed by class, a training job whose
+ * comm model came out live (small enough) is built again under reuse, so the
+ * whole group is timed one way, unless every job of it came out live. */
+static int plan_jobs(run_jobs *js, const cfg_scenario *cfg, const cfg_doc *doc, const topo *t,
+                     be_backend *be, sim_error *err) {
+  int rc = SIM_OK;
+  for (uint32_t a = 0; a < js->n && rc == SIM_OK; a++) {
+    run_job *x = &js->v[a];
+    run__train_mode mode = x->isolated                     ? RUN__TRAIN_ALONE
+                           : group_live(js, x->group, cfg) ? RUN__TRAIN_LIVE
+                                                           : RUN__TRAIN_TIMED;
+    rc = plan_job(js, x, mode, cfg, doc, t, be, err);
+  }
+  for (uint32_t a = 0; a < js->n && rc == SIM_OK; a++) {
+    run_job *x = &js->v[a];
+    if (!x->train || x->isolated || group_live(js, x->group, cfg)) continue;
+    bool all_live = true;
+    for (uint32_t b = 0; b < js->n; b++)
+      if (js->v[b].group == x->group && js->v[b].train)
+        all_live &= wl_job_comm_model(js->v[b].train) == CFG_COMM_LIVE;
+    if (all_live) continue;
+    x->timed = true;
+    if (wl_job_comm_model(x->train) != CFG_COMM_LIVE) continue;
+    wl_job_free(x->train);
+    x->train = NULL;
+    rc = plan_job(js, x, RUN__TRAIN_TIMED_REUSE, cfg, doc, t, be, err);
+  }
+  return rc;
 }
 
 int run_jobs_begin(run_jobs *js, const cfg_scenario *cfg, const cfg_doc *doc, const topo *t,
@@ -137,8 +194,7 @@ int run_jobs_begin(run_jobs *js, const cfg_scenario *cfg, const cfg_doc *doc, co
   }
   plc_nodeset_free(&taken);
   if (rc == SIM_OK) find_isolated(js, cfg, t);
-  for (uint32_t j = 0; j < js->n && rc == SIM_OK; j++)
-    rc = plan_job(js, &js->v[j], cfg, doc, t, be, err);
+  if (rc == SIM_OK) rc = plan_jobs(js, cfg, doc, t, be, err);
   return rc == SIM_OK ? SIM_OK : SIM_ECONFIG;
 }
 
@@ -273,6 +329,7 @@ void run_job_cause(const run_jobs *js, const run_job *job, const topo *t, char *
 }
 
 void run_jobs_free(run_jobs *js) {
+  run__contention_free(js->contention);
   for (uint32_t j = 0; j < js->n; j++) {
     sim_free(js->v[j].shares);
     coll_plan_free(&js->v[j].plan);

@@ -20,21 +20,25 @@
 #include "fabsim/ev.h"
 #include "run/run_internal.h"
 
-int run__job_train_begin(const run_jobs *js, run_job *job, const cfg_doc *doc, const topo *t,
-                         be_backend *be, const uint32_t *gpus, uint32_t ngpus, sim_error *err) {
+int run__job_train_begin(const run_jobs *js, run_job *job, run__train_mode mode, const cfg_doc *doc,
+                         const topo *t, be_backend *be, const uint32_t *gpus, uint32_t ngpus,
+                         sim_error *err) {
   cfg_workload *w = &job->view.workload;
-  if (!job->isolated) {
-    const char *other = job->nshares ? js->v[job->shares[0].job].cfg->name : NULL;
+  if (mode == RUN__TRAIN_LIVE) {
+    const char *other = job->nshares ? js->v[job->shares[0].job].cfg->name : "?";
     if (w->comm_model == CFG_COMM_REUSE || w->comm_model == CFG_COMM_SYMMETRIC)
       return cfg_fail_at(doc, "workload.comm_model", err,
-                         "%s times each collective alone and replays that time, which would "
-                         "hide %s%s%s on the fabric; a training job that may share links with "
-                         "another runs its collectives live (allowed here: auto, live)",
-                         cfg_comm_model_name(w->comm_model), other ? "job '" : "the other jobs",
-                         other ? other : "", other ? "', which may use the same links" : "");
+                         "%s times each collective by class, but this job may share links with "
+                         "job '%s' and the jobs it may meet run live (the packet fidelity, a "
+                         "collective or traffic job, or a job set to live among them), which "
+                         "timed collectives cannot see; allowed here: auto, live",
+                         cfg_comm_model_name(w->comm_model), other);
     w->comm_model = CFG_COMM_LIVE;
+  } else if (mode == RUN__TRAIN_TIMED_REUSE) {
+    w->comm_model = CFG_COMM_REUSE;
   }
   int rc = wl_job_create_on(&job->train, &job->view, doc, t, be, w->steps, gpus, ngpus, err);
+  if (rc == SIM_OK) w->comm_model = wl_job_comm_model(job->train); /* the alone run's too */
   if (rc == SIM_OK)
     rc = wl_check_horizon(&job->view, doc, (double)wl_job_step_compute_ps(job->train), w->steps,
                           "steps", "compute", err);
@@ -71,11 +75,29 @@ static bool job_active(const run_job *job) {
   return !job->exec.finished;
 }
 
+/* The timed jobs' stretching, once their classes are measured. */
+static int start_contention(run_jobs *js, sim_ctx *sim, sim_error *err) {
+  wl_job **jobs = sim_malloc(js->n * sizeof *jobs);
+  uint32_t *groups = sim_malloc(js->n * sizeof *groups), n = 0;
+  for (uint32_t j = 0; j < js->n; j++)
+    if (js->v[j].timed) {
+      jobs[n] = js->v[j].train;
+      groups[n++] = js->v[j].group;
+    }
+  int rc = SIM_OK;
+  if (n && !js->contention)
+    rc = run__contention_create(&js->contention, jobs, groups, n, js->t, &js->v[0].view, sim, err);
+  sim_free(jobs);
+  sim_free(groups);
+  return rc;
+}
+
 int run_jobs_run(run_jobs *js, sim_ctx *sim, const cfg_doc *doc, bool *complete, sim_error *err) {
   simtime_ps slice = SIM_PS_PER_US;
   int rc = SIM_OK;
   for (uint32_t j = 0; j < js->n && rc == SIM_OK; j++)
     if (js->v[j].train) rc = measure_alone(js->v[j].train, &js->v[j], js->t, doc, err);
+  if (rc == SIM_OK) rc = start_contention(js, sim, err);
   for (; rc == SIM_OK;) {
     bool active = false;
     for (uint32_t j = 0; j < js->n; j++) active |= job_active(&js->v[j]);

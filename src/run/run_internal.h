@@ -45,8 +45,34 @@ int run__alone_begin(run__alone *a, const run_jobs *js, const cfg_scenario *view
                      const cfg_doc *doc, const topo *t, sim_error *err);
 void run__alone_end(run__alone *a);
 
-int run__job_train_begin(const run_jobs *js, run_job *job, const cfg_doc *doc, const topo *t,
-                         be_backend *be, const uint32_t *gpus, uint32_t ngpus, sim_error *err);
+/* How a training job of a jobs: list times its collectives: as it would
+ * alone (isolated), live (it may meet a job that runs live or submits
+ * transfers: collective, traffic), or timed by class and stretched while
+ * other jobs' collectives share its links: with the comm model it would
+ * have alone (TIMED: run_jobs then stretches it unless every job of its
+ * group came out live) or under reuse (TIMED_REUSE: it came out live but
+ * its group is timed). */
+typedef enum {
+  RUN__TRAIN_ALONE,
+  RUN__TRAIN_LIVE,
+  RUN__TRAIN_TIMED,
+  RUN__TRAIN_TIMED_REUSE
+} run__train_mode;
+int run__job_train_begin(const run_jobs *js, run_job *job, run__train_mode mode, const cfg_doc *doc,
+                         const topo *t, be_backend *be, const uint32_t *gpus, uint32_t ngpus,
+                         sim_error *err);
+
+/* The stretching of timed jobs' collectives (contention.c): jobs[i] in
+ * group groups[i] (jobs of different groups share no link), their classes
+ * measured (wl_job_measure) and their plans routable; sets each job's
+ * collective timer. Free after the run. */
+typedef struct run__contention run__contention;
+int run__contention_create(run__contention **out, wl_job *const *jobs, const uint32_t *groups,
+                           uint32_t n, const topo *t, const cfg_scenario *cfg, sim_ctx *sim,
+                           sim_error *err);
+void run__contention_free(run__contention *c);
+/* Distinct (class, collectives beside it) whose stretch was computed. */
+size_t run__contention_memo(const run__contention *c);
 void run__job_train_end(run_job *job, sim_ctx *sim);
 simtime_ps run__job_train_last(const run_job *job);
 int run__job_train_alone(const run_jobs *js, run_job *job, const cfg_doc *doc, const topo *t,

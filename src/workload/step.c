@@ -94,6 +94,7 @@ struct run {
   size_t nev, evcap;
   bool running, stopped;
   simtime_ps stop_at;
+  wl_coll_timer timer; /* reuse, symmetric: who times each collective (none: its measured time) */
   void (*on_step)(void *ctx, uint32_t step, simtime_ps start, simtime_ps end);
   void *on_step_ctx;
   const char *past_horizon;   /* what would have taken the job past WL_HORIZON_PS (static) */
@@ -315,7 +316,9 @@ static void node_start(run *r, uint32_t i) {
         e->diverge_at = now;
       }
     }
-  if (r->reuse) {
+  if (r->reuse && r->timer.start) {
+    r->timer.start(r->timer.ctx, x->cls, i, c->measured); /* ends by wl_job_coll_end */
+  } else if (r->reuse) {
     ev_schedule_in(r->sim, c->measured, node_end_ev, r, i);
   } else {
     slot *s = &r->slots[x->aux];
@@ -808,6 +811,35 @@ int wl_job_run_until(wl_job *j, simtime_ps until, const cfg_doc *doc, sim_error 
     return sim_fail(err, SIM_EINVAL, "training step stalled with %zu of %zu nodes done (a bug)",
                     r->done, d->n);
   return SIM_OK;
+}
+
+void wl_job_set_coll_timer(wl_job *j, const wl_coll_timer *t) {
+  memset(&j->r.timer, 0, sizeof j->r.timer);
+  if (t) j->r.timer = *t;
+}
+
+void wl_job_coll_end(wl_job *j, uint32_t node) { node_end(&j->r, node); }
+
+uint32_t wl_job_classes(const wl_job *j) { return (uint32_t)j->d.ncls; }
+
+cfg_comm_model wl_job_comm_model(const wl_job *j) { return j->r.proto.comm_model; }
+
+simtime_ps wl_job_class_measured(const wl_job *j, uint32_t cls) {
+  return cls < j->d.ncls ? j->d.cls[cls].measured : 0;
+}
+
+int wl_job_class_plan(wl_job *j, uint32_t cls, const coll_plan **out, sim_error *err) {
+  wl__class *c = &j->d.cls[cls];
+  int rc = wl__class_plan(&j->d, c, err);
+  *out = rc == SIM_OK ? &c->plan : NULL;
+  return rc;
+}
+
+void wl_job_class_plan_free(wl_job *j, uint32_t cls) {
+  wl__class *c = &j->d.cls[cls];
+  if (!c->built || j->r.slots) return; /* live: the executor's plans stay */
+  coll_plan_free(&c->plan);
+  c->built = false;
 }
 
 bool wl_job_active(const wl_job *j) { return !j->started || (j->r.running && !j->r.stopped); }

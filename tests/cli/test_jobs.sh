@@ -25,9 +25,13 @@ expect_err "trace.yaml:5:41: jobs[0].workload.kind: workload.kind trace is not y
 model='model: {mlp_layers: [1024, 1024, 10]}, parallel: {dp: 4}, micro_batch: 64, global_batch: 256'
 # (here both on leaf 0); a job that shares no link keeps the comm model it would have alone
 model2='model: {mlp_layers: [1024, 1024, 10]}, parallel: {dp: 2}, micro_batch: 64, global_batch: 128'
-printf '%s\njobs:\n  - {name: a, gpus: 2, workload: {kind: training, %s}}\n  - {name: b, gpus: 2, workload: {kind: training, comm_model: symmetric, %s}}\n' "$base" "$model2" "$model2" > train.yaml
+printf '%s\njobs:\n  - {name: a, gpus: 2, workload: {kind: training, comm_model: live, %s}}\n  - {name: b, gpus: 2, workload: {kind: training, comm_model: symmetric, %s}}\n' "$base" "$model2" "$model2" > train.yaml
 expect_exit 2 "$FABSIM" run train.yaml --quiet
-expect_err "train.yaml:6:63: jobs[1].workload.comm_model: symmetric times each collective alone and replays that time, which would hide job 'a', which may use the same links"
+expect_err "train.yaml:6:63: jobs[1].workload.comm_model: symmetric times each collective by class, but this job may share links with job 'a' and the jobs it may meet run live"
+# without a live job among them, the two are timed by class and stretched
+sed -i 's/comm_model: live, //' train.yaml
+expect_exit 0 "$FABSIM" run train.yaml --quiet
+expect_json out-jobs/summary.json '[.jobs[] | .timed] == [true, true] and .jobs[1].step.comm_model == "symmetric"'
 printf '%s\njobs:\n  - {name: a, gpus: 4, workload: {kind: training, %s}}\n  - {name: b, gpus: 4, workload: {kind: training, steps: 2, comm_model: reuse, %s}}\n' "$base" "$model" "$model" > train2.yaml
 expect_exit 0 "$FABSIM" run train2.yaml --quiet
 [ "$(jq -r '[.jobs[] | .kind, (.steps | length), (.step.time_s > 0), .slowdown, .isolated, .step.comm_model] | map(tostring) | join(" ")' out-jobs/summary.json)" = "training 1 true 1 true live training 2 true 1 true reuse" ] \

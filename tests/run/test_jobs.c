@@ -363,6 +363,38 @@ static void test_train_shared_flow(void **state) {
   run_setup_free(&s);
 }
 
+/* The same two jobs timed by class (comm_model reuse: their group runs no
+ * live job): each collective is stretched while the other job's shares its
+ * links. Their rings saturate the one uplink alone, so two at once get half
+ * of it each: within 1 % of the live run, step by step, and the compute is
+ * the same. */
+static void test_train_shared_timed(void **state) {
+  (void)state;
+  run_setup live, timed;
+  char yaml[2600];
+  run_all(&live, scenario_file(14, "flow", training_jobs(train_shared, 4, 4)));
+  snprintf(yaml, sizeof yaml, "%s", training_jobs(train_shared, 4, 4));
+  for (char *p = yaml; (p = strstr(p, "kind: training,"));) { /* every job: comm_model reuse */
+    memmove(p + 34, p + 15, strlen(p + 15) + 1);
+    memcpy(p, "kind: training, comm_model: reuse,", 34);
+    p += 34;
+  }
+  run_all(&timed, scenario_file(14, "flow", yaml));
+  for (uint32_t j = 0; j < 2; j++) {
+    const run_job *x = &timed.jobs.v[j], *y = &live.jobs.v[j];
+    assert_true(x->timed && !y->timed);
+    assert_int_equal(wl_job_step(x->train, 0)->comm_model, CFG_COMM_REUSE);
+    assert_true(x->slowdown > 1.8);
+    for (uint32_t k = 0; k < 2; k++) {
+      const wl_step *a = wl_job_step(x->train, k), *b = wl_job_step(y->train, k);
+      assert_float_equal(a->time_s, b->time_s, 0.01 * b->time_s);
+      assert_float_equal(a->compute_s, b->compute_s, 1e-9 * b->compute_s);
+    }
+  }
+  run_setup_free(&timed);
+  run_setup_free(&live);
+}
+
 /* A GPU fault reaches the job that holds the GPU: a slowdown on job b's
  * GPU 5 halves b's compute speed and leaves a, on its own leaf, as it was.
  * The alone baselines run under the same faults (a fault is the fabric's,
@@ -437,15 +469,15 @@ static void test_refused(void **state) {
   check_refused(8, "jobs:\n  - {name: a, gpus: 4, workload: {kind: trace, trace: {path: x.et}}}\n",
                 "jobs[0].workload.kind: workload.kind trace is not yet supported in jobs: "
                 "(issue 16)");
-  /* a and b share leaf 0: b may not time its collectives alone; alone on
-   * its leaf (nodes 4 .. 7), it may */
+  /* a and b share leaf 0 and a runs live: b may not time its collectives
+   * by class (the stretching cannot see a's live transfers) */
   static const char reuse_fmt[] =
-      "jobs:\n  - {name: a, gpus: 2, workload: {kind: training, " TRAINING_MODEL
+      "jobs:\n  - {name: a, gpus: 2, workload: {kind: training, comm_model: live, " TRAINING_MODEL
       "}}\n"
       "  - {name: b, gpus: 2, workload: {kind: training, comm_model: reuse, " TRAINING_MODEL "}}\n";
   check_refused(8, training_jobs(reuse_fmt, 4, 4),
-                "jobs[1].workload.comm_model: reuse times each collective alone and replays "
-                "that time, which would hide job 'a', which may use the same links");
+                "jobs[1].workload.comm_model: reuse times each collective by class, but this job "
+                "may share links with job 'a' and the jobs it may meet run live");
   check_refused(8,
                 "jobs:\n  - {name: a, gpus: 4, workload: {kind: collective, collective: "
                 "{algorithm: pairwise}}}\n",
@@ -503,6 +535,7 @@ int main(void) {
       cmocka_unit_test(test_train_isolated_reuse),
       cmocka_unit_test(test_isolation_rules),
       cmocka_unit_test(test_train_shared_flow),
+      cmocka_unit_test(test_train_shared_timed),
       cmocka_unit_test(test_train_fault_to_its_job),
       cmocka_unit_test(test_link_fault_in_alone),
       cmocka_unit_test(test_refused),

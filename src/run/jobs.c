@@ -77,7 +77,7 @@ static int plan_job(run_job *job, const cfg_job *cj, const cfg_scenario *cfg, co
   int rc;
   switch (cj->workload.kind) {
   case CFG_WORKLOAD_TRAFFIC:
-    rc = run__traffic_plan(&job->plan, &job->pair_latency_s, &job->view, doc, t, gpus, n, err);
+    rc = run__traffic_plan(&job->plan, &job->pair, &job->view, doc, t, gpus, n, err);
     break;
   case CFG_WORKLOAD_TRAINING: rc = run__job_train_begin(job, doc, t, be, gpus, n, err); break;
   default: rc = cal_collective_plan_on(&job->plan, t, &job->view, doc, gpus, n, err); break;

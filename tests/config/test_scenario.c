@@ -82,7 +82,7 @@ static void assert_defaults(const cfg_scenario *s) {
   assert_int_equal(s->fabric.switch_radix, 64);
   assert_true(s->fabric.oversubscription == 1.0);
   assert_int_equal(s->fabric.link_bandwidth, 400 * GBPS);
-  assert_int_equal(s->fabric.link_latency, 100 * NS);
+  assert_int_equal(s->fabric.link_latency, 200 * NS);
   assert_int_equal(s->fabric.switch_latency, 130 * NS);
   assert_int_equal(s->fabric.transport, CFG_TRANSPORT_INFINIBAND);
   assert_int_equal(s->fabric.routing, CFG_ROUTING_STATIC); /* InfiniBand: subnet-manager routing */

@@ -51,8 +51,12 @@ typedef struct coll_phase {
   be_xfer *x; /* concurrent transfers (may be a slice of the plan's pool) */
   size_t n;
   uint64_t repeat;  /* back-to-back repetitions of the same pattern */
-  simtime_ps fixed; /* protocol latency of all repetitions, added by the executor
-                       after the last one (0 without a protocol) */
+  simtime_ps start; /* what its transfers wait before their first byte moves (a
+                       point-to-point transfer's initiation: coll_p2p); 0 for collectives,
+                       whose plan has a launch instead */
+  simtime_ps fixed; /* protocol latency of all repetitions, or a point-to-point
+                       transfer's completion (coll_p2p), added by the executor after the
+                       last one (0 without either) */
   bool in_pool;     /* private: x points into coll_plan.pool */
 } coll_phase;
 
@@ -282,6 +286,30 @@ typedef struct coll_moe_info {
 int coll_moe_build(coll_plan *plan, const topo *t, const coll_moe_spec *spec, coll_moe_info *info,
                    sim_error *err);
 
+/* The end-to-end latency of a point-to-point transfer (workload.kind:
+ * traffic), as the sum of its parts: what starts it, its routed path (the
+ * backend charges it: PCIe, NIC, links, switches or the NVSwitch, and the
+ * bytes at the path's rate) and what completes it:
+ *   inside a node (NVLink):  nvlink_start + path
+ *   across nodes (the NIC):  nic_start + path + nic_finish
+ * nvlink_start is the host's launch of the copy (cluster.scale_up.start);
+ * nic_start the RDMA write's doorbell and the NIC's DMA reads of the work
+ * request and payload, nic_finish the receiver's poll seeing the data
+ * (cluster.nic.start, .finish). Collectives are not charged these: NCCL's
+ * launch and per-hop latencies (workload.collective.latency.*) already
+ * hold a launch and each step's software (docs/validation.md, "Latency of
+ * a transfer"). */
+typedef struct coll_p2p {
+  simtime_ps nvlink_start;
+  simtime_ps nic_start, nic_finish;
+} coll_p2p;
+/* The parts of a scenario (cluster.scale_up.start, cluster.nic.start, .finish). */
+coll_p2p coll_p2p_of(const cfg_scenario *cfg);
+/* What a transfer from src_gpu to dst_gpu waits before (*start) and after
+ * (*finish) its routed path. O(1). */
+void coll_p2p_parts(const topo *t, const coll_p2p *p, uint32_t src_gpu, uint32_t dst_gpu,
+                    simtime_ps *start, simtime_ps *finish);
+
 /* Synthetic traffic (workload.kind: traffic) over the GPUs of a topology:
  *   pair         GPU 0 -> the last GPU;
  *   incast       `senders` GPUs -> GPU 0, taken from other nodes first, on
@@ -290,7 +318,13 @@ int coll_moe_build(coll_plan *plan, const topo *t, const coll_moe_spec *spec, co
  *   permutation  each GPU -> a distinct other GPU (a seeded derangement);
  *   all-to-all   each GPU -> every other GPU.
  * Flows start together (one phase) or staggered (one phase per flow, flow i
- * at i x stagger). Each flow is split over `qps` queue pairs. */
+ * at i x stagger). Each flow is split over `qps` queue pairs. With p2p set,
+ * each phase waits the largest start of its transfers before them and the
+ * largest finish after (coll_p2p_parts): exact for a phase whose transfers
+ * are all of one kind (pair, incast across nodes); a phase mixing NVLink
+ * and network transfers pays the larger of each, an upper bound. Staggered
+ * flows each wait their own start; the plan ends the largest finish after
+ * its last flow (coll_exec). */
 typedef struct coll_traffic_spec {
   cfg_traffic_pattern pattern;
   uint64_t bytes;     /* per flow */
@@ -301,6 +335,7 @@ typedef struct coll_traffic_spec {
   const uint32_t *gpus; /* the GPUs the pattern runs over, whole nodes in ascending order (a
                            job's); NULL: every GPU of t. Rank i of the pattern is gpus[i]. */
   uint32_t ngpus;
+  const coll_p2p *p2p; /* NULL: the routed path only */
 } coll_traffic_spec;
 /* SIM_EINVAL when the pattern does not fit (too few GPUs or senders, more
  * than 50 M flows). */
@@ -314,14 +349,15 @@ double coll_busbw_factor(cfg_coll_op op, uint32_t n);
 
 /* Executes a plan's phases in order on a backend. Caller-owned state. */
 typedef struct coll_exec {
-  be_backend *b;         /* private */
-  const coll_plan *plan; /* private */
-  size_t next;           /* private */
-  be_done_fn done;       /* private */
-  void *ctx;             /* private */
-  size_t running;        /* private: staggered phases still in flight */
-  simtime_ps start, end; /* public after done */
-  bool finished;         /* public */
+  be_backend *b;            /* private */
+  const coll_plan *plan;    /* private */
+  size_t next;              /* private */
+  be_done_fn done;          /* private */
+  void *ctx;                /* private */
+  size_t running;           /* private: staggered phases still in flight */
+  simtime_ps stagger_fixed; /* private: staggered plans: the largest fixed of a phase */
+  simtime_ps start, end;    /* public after done */
+  bool finished;            /* public */
 } coll_exec;
 
 /* Phases that are slices of the plan's pool go to b as slices

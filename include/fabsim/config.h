@@ -283,12 +283,15 @@ typedef struct cfg_scenario {
       rate_bps bandwidth; /* per GPU, per direction */
       simtime_ps latency; /* GPU to GPU through the scale-up switch */
       double efficiency;  /* achieved share of bandwidth, (0, 1] */
+      simtime_ps start;   /* a point-to-point NVLink copy: its launch before the first byte */
     } scale_up;
     struct {
       rate_bps bandwidth;      /* per NIC port */
       double efficiency;       /* achieved share of bandwidth, (0, 1] */
       uint32_t per_node;       /* default: gpus_per_node */
       simtime_ps latency;      /* NIC processing, per traversal */
+      simtime_ps start;        /* a point-to-point RDMA write: doorbell and DMA reads first */
+      simtime_ps finish;       /* ... and the receiver's detection of its data after */
       cfg_recovery recovery;   /* packet fidelity: loss and reordering recovery */
       simtime_ps rto;          /* retransmission timeout */
       uint32_t ack_every;      /* ACK coalescing: one per this many packets */

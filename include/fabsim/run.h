@@ -119,12 +119,19 @@ void run_fault_log(const flt_sched *fs, const flt_fault *f, uint32_t n, bool job
 /* The run of any workload kind but training's own loop: the listener that
  * keeps the first failed transfer (training too), and for a collective,
  * traffic or traces what ran and what it measured. */
+/* A pair's zero-byte one-way latency (traffic pattern pair), as the sum of
+ * its parts (coll_p2p): what starts it, its routed path, what completes it. */
+typedef struct run_pair_latency {
+  double start_s, path_s, finish_s;
+} run_pair_latency;
+double run_pair_latency_s(const run_pair_latency *l); /* the sum */
+
 typedef struct run_workload {
   /* public */
   coll_plan plan; /* collective, traffic */
   coll_exec exec;
   coll_result res;          /* res.time_s: the traces' too */
-  double pair_latency_s;    /* traffic pattern pair: zero-byte one-way latency */
+  run_pair_latency pair;    /* traffic pattern pair: zero-byte one-way latency */
   const trc_set *trace_set; /* workload.kind trace: the traces and */
   trc_result trace;         /* the run's figures */
   /* the outcome: a job that lost a transfer has failed (training: the job
@@ -188,7 +195,7 @@ typedef struct run_job {
   uint32_t nnodes;
   plc_metrics metrics;   /* of the nodes in that order */
   coll_plan plan;        /* collective, traffic: over the job's GPUs */
-  double pair_latency_s; /* traffic pattern pair: zero-byte one-way latency */
+  run_pair_latency pair; /* traffic pattern pair: zero-byte one-way latency */
   coll_exec exec;        /* collective, traffic: in the shared run, start = cfg->start */
   wl_job *train;         /* training: the job on the shared backend (owned) */
   wl_job *train_alone;   /* training: the same steps alone (owned; more than one job) */

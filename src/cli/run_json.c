@@ -348,8 +348,15 @@ json_t *cli_run_summary_json(const cli_args *a, const cfg_scenario *cfg, const t
     json_object_set_new(tr, "delivered_bytes", json_integer((json_int_t)total));
     json_object_set_new(tr, "throughput_Gbps",
                         json_real(r->w->res.time_s > 0 ? total * 8 / r->w->res.time_s / 1e9 : 0));
-    if (cfg->workload.traffic.pattern == CFG_TRAFFIC_PAIR)
-      json_object_set_new(tr, "latency_us", json_real(r->w->pair_latency_s * 1e6));
+    if (cfg->workload.traffic.pattern == CFG_TRAFFIC_PAIR) {
+      const run_pair_latency *l = &r->w->pair;
+      json_t *parts = json_object();
+      json_object_set_new(parts, "start", json_real(l->start_s * 1e6));
+      json_object_set_new(parts, "path", json_real(l->path_s * 1e6));
+      json_object_set_new(parts, "finish", json_real(l->finish_s * 1e6));
+      json_object_set_new(tr, "latency_us", json_real(run_pair_latency_s(l) * 1e6));
+      json_object_set_new(tr, "latency_parts_us", parts);
+    }
     json_object_set_new(o, "traffic", tr);
   }
   if (cfg->workload.kind != CFG_WORKLOAD_TRAINING) /* training: cli_training_summary */

@@ -141,7 +141,7 @@ static void jobs_text(const run_jobs *js, const topo *t) {
 /* The workload's lines: the jobs, the collective, the training job, the traces or the traffic. */
 static void workload_text(const cfg_scenario *cfg, const topo *t, const cli_run_result *r,
                           const run_training_result *tres) {
-  char a[64], b[64];
+  char a[64], b[64], c[64], d[64];
   if (r->jobs && r->jobs->n) {
     jobs_text(r->jobs, t);
   } else if (cfg->workload.kind == CFG_WORKLOAD_COLLECTIVE) {
@@ -176,8 +176,11 @@ static void workload_text(const cfg_scenario *cfg, const topo *t, const cli_run_
              out_fmt_rate(a, sizeof a, (uint64_t)(total * 8 / r->w->res.time_s)),
              r->w->failed || r->w->stopped ? " (delivered so far)" : "");
     if (cfg->workload.traffic.pattern == CFG_TRAFFIC_PAIR)
-      printf("  latency    %s one-way, zero-byte\n",
-             out_fmt_seconds(a, sizeof a, r->w->pair_latency_s));
+      printf("  latency    %s one-way, zero-byte: start %s + path %s + finish %s\n",
+             out_fmt_seconds(a, sizeof a, run_pair_latency_s(&r->w->pair)),
+             out_fmt_seconds(b, sizeof b, r->w->pair.start_s),
+             out_fmt_seconds(c, sizeof c, r->w->pair.path_s),
+             out_fmt_seconds(d, sizeof d, r->w->pair.finish_s));
   }
 }
 

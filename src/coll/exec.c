@@ -1,7 +1,10 @@
 /* Runs a plan on a backend: after the plan's launch overhead, phases one
- * after another, each followed by its fixed protocol latency; or (stagger
- * > 0) phase i submitted at start + i x stagger, all in flight together.
- * Phases that are slices of the plan's pool go to the backend as slices
+ * after another, each preceded by its start and followed by its fixed
+ * latency; or (stagger > 0) phase i submitted at start + i x stagger + its
+ * own start, all in flight together, the plan done the largest fixed
+ * latency of a phase after the last one's transfers. A delay of 0 costs no
+ * event; any other is one event. Phases
+ * that are slices of the plan's pool go to the backend as slices
  * (be_submit_slice) when there are several, the pool released when the plan
  * ends. */
 #include "fabsim/coll.h"
@@ -40,6 +43,12 @@ static void exec_phase_done(sim_ctx *sim, void *obj) {
   else ev_schedule(sim, sim_now(sim) + fixed, exec_next_ev, e, 0);
 }
 
+static void exec_submit_ev(sim_ctx *sim, void *obj, uint64_t arg) {
+  coll_exec *e = obj;
+  (void)sim;
+  exec_submit(e, &e->plan->phases[arg], exec_phase_done);
+}
+
 static void exec_next(sim_ctx *sim, void *obj) {
   coll_exec *e = obj;
   if (e->next == e->plan->nphases) {
@@ -47,12 +56,23 @@ static void exec_next(sim_ctx *sim, void *obj) {
     return;
   }
   const coll_phase *ph = &e->plan->phases[e->next++];
-  exec_submit(e, ph, exec_phase_done);
+  if (ph->start == 0) exec_submit(e, ph, exec_phase_done);
+  else ev_schedule(sim, sim_now(sim) + ph->start, exec_submit_ev, e, e->next - 1);
 }
 
+static void exec_finish_ev(sim_ctx *sim, void *obj, uint64_t arg) {
+  (void)arg;
+  exec_finish(sim, obj);
+}
+
+/* The plan ends with its last staggered phase, plus the largest fixed
+ * latency of its phases (exact when they are alike, as a pattern of one
+ * kind of transfer: coll_traffic_build). */
 static void exec_staggered_done(sim_ctx *sim, void *obj) {
   coll_exec *e = obj;
-  if (--e->running == 0 && e->next == e->plan->nphases) exec_finish(sim, e);
+  if (--e->running || e->next != e->plan->nphases) return;
+  if (e->stagger_fixed == 0) exec_finish(sim, e);
+  else ev_schedule(sim, sim_now(sim) + e->stagger_fixed, exec_finish_ev, e, 0);
 }
 
 static void exec_staggered_submit(sim_ctx *sim, void *obj, uint64_t arg) {
@@ -75,8 +95,13 @@ static void exec_begin(sim_ctx *sim, void *obj, uint64_t arg) {
     return;
   }
   /* One event per phase, scheduled up front: O(phases) pending events. */
-  for (size_t i = 0; i < e->plan->nphases; i++)
-    ev_schedule(sim, e->start + (simtime_ps)i * e->plan->stagger, exec_staggered_submit, e, i);
+  e->stagger_fixed = 0;
+  for (size_t i = 0; i < e->plan->nphases; i++) {
+    const coll_phase *ph = &e->plan->phases[i];
+    if (ph->fixed > e->stagger_fixed) e->stagger_fixed = ph->fixed;
+    ev_schedule(sim, e->start + (simtime_ps)i * e->plan->stagger + ph->start, exec_staggered_submit,
+                e, i);
+  }
 }
 
 void coll_exec_start(coll_exec *e, be_backend *b, const coll_plan *plan, be_done_fn done,

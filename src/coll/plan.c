@@ -30,6 +30,7 @@ coll_phase *coll__add_phase(coll_plan *p, size_t n, uint64_t repeat) {
   ph->x = sim_calloc(n ? n : 1, sizeof *ph->x);
   ph->n = n;
   ph->repeat = repeat;
+  ph->start = 0;
   ph->fixed = 0;
   ph->in_pool = false;
   return ph;

@@ -76,6 +76,32 @@ static int traffic_pairs(const topo *t, const coll_traffic_spec *s, flow_pair **
   return SIM_OK;
 }
 
+coll_p2p coll_p2p_of(const cfg_scenario *cfg) {
+  return (coll_p2p){.nvlink_start = cfg->cluster.scale_up.start,
+                    .nic_start = cfg->cluster.nic.start,
+                    .nic_finish = cfg->cluster.nic.finish};
+}
+
+void coll_p2p_parts(const topo *t, const coll_p2p *p, uint32_t src_gpu, uint32_t dst_gpu,
+                    simtime_ps *start, simtime_ps *finish) {
+  bool nvlink = topo_gpu_node(t, src_gpu) == topo_gpu_node(t, dst_gpu);
+  *start = nvlink ? p->nvlink_start : p->nic_start;
+  *finish = nvlink ? 0 : p->nic_finish;
+}
+
+/* Each phase's start and fixed: the largest of its transfers' parts. */
+static void traffic_p2p(coll_plan *plan, const topo *t, const coll_p2p *p) {
+  for (size_t i = 0; i < plan->nphases; i++) {
+    coll_phase *ph = &plan->phases[i];
+    for (size_t k = 0; k < ph->n; k++) {
+      simtime_ps s, f;
+      coll_p2p_parts(t, p, ph->x[k].src_gpu, ph->x[k].dst_gpu, &s, &f);
+      if (s > ph->start) ph->start = s;
+      if (f > ph->fixed) ph->fixed = f;
+    }
+  }
+}
+
 int coll_traffic_build(coll_plan *plan, const topo *t, const coll_traffic_spec *s, sim_error *err) {
   memset(plan, 0, sizeof *plan);
   plan->bytes = s->bytes;
@@ -104,5 +130,6 @@ int coll_traffic_build(coll_plan *plan, const topo *t, const coll_traffic_spec *
   }
   sim_free(f);
   coll__split_qps(plan, s->qps);
+  if (s->p2p) traffic_p2p(plan, t, s->p2p);
   return SIM_OK;
 }

@@ -179,8 +179,10 @@ static const char *const pcie_by_gpu[] = {"64GB/s", "64GB/s", "32GB/s",
  * B200 721.8/900; H200 has H100's NVLink. MI300X: no NCCL figure; A100's 0.8 (assumption).
  * Not fitted to any measurement; make validate checks it against nccl-tests. */
 static const char *const scale_up_eff_by_gpu[] = {"0.824", "0.824", "0.8", "0.802", "0.824", "0.8"};
-/* Per-switch forwarding latency, indexed by cfg_transport: InfiniBand NDR
- * cut-through vs. a store-and-forward-class Ethernet/RoCE switch. */
+/* Per-switch forwarding latency (port to port), indexed by cfg_transport: an NVIDIA
+ * Quantum InfiniBand switch, cut-through (130 ns, the figure quoted for Quantum HDR; none is
+ * published for Quantum-2 NDR), and a 51.2 Tb/s Ethernet switch (vendors' best figures
+ * 500-560 ns; 600 ns for the class): docs/validation.md, "Latency of a transfer". */
 static const char *const switch_latency_by_transport[] = {"130ns", "600ns", "600ns"};
 /* InfiniBand switches forward cut-through; the Ethernet class is modelled
  * store-and-forward (its fabric.switch_latency already covers the pipeline). */
@@ -332,6 +334,11 @@ static const cfg__key schema[] = {
      .doc = "Share of the scale-up line rate collectives achieve (protocol and flag overhead), "
             "at most 1; NVLink links run at bandwidth x efficiency in every fidelity.",
      FIELD(cluster.scale_up.efficiency)},
+    TIME("cluster.scale_up.start", cluster.scale_up.start, "3us",
+         "Point-to-point transfers (workload.kind traffic) inside a node: the host's launch of "
+         "the copy before its first byte moves (a kernel or copy engine started from a "
+         "stream), added to the routed path; collectives pay their own launch "
+         "(workload.collective.latency.*) instead."),
     {.name = "cluster.nic.bandwidth",
      .type = CFG__BANDWIDTH,
      BY_GPU,
@@ -352,6 +359,15 @@ static const cfg__key schema[] = {
         "headers back, so they are not counted twice)."),
     TIME("cluster.nic.latency", cluster.nic.latency, "200ns",
          "NIC processing latency per traversal."),
+    TIME("cluster.nic.start", cluster.nic.start, "800ns",
+         "Point-to-point transfers (workload.kind traffic) across nodes: posting the RDMA "
+         "write before its first byte leaves the GPU (the doorbell and the NIC's DMA reads of "
+         "the work request and the payload: four PCIe traversals beyond the data's own), added "
+         "to the routed path; collectives' per-hop latencies already hold it."),
+    TIME("cluster.nic.finish", cluster.nic.finish, "500ns",
+         "Point-to-point transfers (workload.kind traffic) across nodes: after the last byte "
+         "lands in the destination GPU's memory, until the receiver's poll sees it; added to "
+         "the routed path."),
     ENUM("cluster.nic.recovery", cluster.nic.recovery, "selective", recovery_names,
          "Packet fidelity: selective keeps out-of-order packets (reorder buffer) and resends "
          "only what is missing; go-back-n drops them and resends from the first gap, as NICs "
@@ -394,7 +410,9 @@ static const cfg__key schema[] = {
     DBL("fabric.link_efficiency", fabric.link_efficiency, "1", 0, 1,
         "Share of the switch-to-switch line rate traffic achieves, at most 1; switches forward "
         "at line rate, packet headers aside (which the packet fidelity models)."),
-    TIME("fabric.link_latency", fabric.link_latency, "100ns", "Propagation delay per link."),
+    TIME("fabric.link_latency", fabric.link_latency, "200ns",
+         "Latency per link, NIC-to-leaf and switch-to-switch: propagation (20 m of fibre at 5 "
+         "ns/m) and the PAM4 links' RS-FEC (about 100 ns)."),
     {.name = "fabric.switch_latency",
      .type = CFG__TIME,
      .def = NULL,

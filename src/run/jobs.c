@@ -78,7 +78,7 @@ static int plan_job(const run_jobs *js, run_job *job, run__train_mode mode, cons
   int rc;
   switch (cj->workload.kind) {
   case CFG_WORKLOAD_TRAFFIC:
-    rc = run__traffic_plan(&job->plan, &job->pair_latency_s, &job->view, doc, t, gpus, n, err);
+    rc = run__traffic_plan(&job->plan, &job->pair, &job->view, doc, t, gpus, n, err);
     break;
   case CFG_WORKLOAD_TRAINING:
     rc = run__job_train_begin(js, job, mode, doc, t, be, gpus, n, err);

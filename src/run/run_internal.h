@@ -25,7 +25,7 @@ void run__telemetry_free(run_telemetry *o);
  * past the horizon of simulated time is refused at
  * workload.traffic.stagger, a pattern that does not fit at
  * workload.traffic.pattern. workload.c. */
-int run__traffic_plan(coll_plan *plan, double *pair_latency_s, const cfg_scenario *cfg,
+int run__traffic_plan(coll_plan *plan, run_pair_latency *pair, const cfg_scenario *cfg,
                       const cfg_doc *doc, const topo *t, const uint32_t *gpus, uint32_t ngpus,
                       sim_error *err);
 

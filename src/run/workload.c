@@ -16,9 +16,10 @@ static void on_failure(void *ctx, const be_failure *f) {
   if (w->prev_failure) w->prev_failure(w->prev_failure_ctx, f);
 }
 
-int run__traffic_plan(coll_plan *plan, double *pair_latency_s, const cfg_scenario *cfg,
+int run__traffic_plan(coll_plan *plan, run_pair_latency *pair, const cfg_scenario *cfg,
                       const cfg_doc *doc, const topo *t, const uint32_t *gpus, uint32_t ngpus,
                       sim_error *err) {
+  coll_p2p p2p = coll_p2p_of(cfg);
   coll_traffic_spec spec = {
       .pattern = cfg->workload.traffic.pattern,
       .bytes = cfg->workload.traffic.size,
@@ -29,6 +30,7 @@ int run__traffic_plan(coll_plan *plan, double *pair_latency_s, const cfg_scenari
       .seed = cfg->simulation.seed,
       .gpus = gpus,
       .ngpus = ngpus,
+      .p2p = &p2p,
   };
   if (coll_traffic_build(plan, t, &spec, err) != SIM_OK) {
     char msg[sizeof err->msg];
@@ -48,10 +50,14 @@ int run__traffic_plan(coll_plan *plan, double *pair_latency_s, const cfg_scenari
                        sim_ps_to_s(WL_HORIZON_PS), sim_ps_to_s(WL_HORIZON_PS) / 86400,
                        sim_ps_to_s(WL_HORIZON_PS / 2 / (plan->nphases - 1)));
   if (spec.pattern == CFG_TRAFFIC_PAIR) {
+    const be_xfer *x = &plan->phases[0].x[0];
     topo_path p;
-    topo_route(t, plan->phases[0].x[0].src_gpu, plan->phases[0].x[0].dst_gpu,
-               plan->phases[0].x[0].flow_hash, &p);
-    *pair_latency_s = sim_ps_to_s(topo_path_latency(t, &p));
+    simtime_ps start, finish;
+    topo_route(t, x->src_gpu, x->dst_gpu, x->flow_hash, &p);
+    coll_p2p_parts(t, &p2p, x->src_gpu, x->dst_gpu, &start, &finish);
+    *pair = (run_pair_latency){.start_s = sim_ps_to_s(start),
+                               .path_s = sim_ps_to_s(topo_path_latency(t, &p)),
+                               .finish_s = sim_ps_to_s(finish)};
   }
   return SIM_OK;
 }
@@ -76,7 +82,7 @@ int run_workload_begin(run_workload *w, const cfg_scenario *cfg, const cfg_doc *
     w->trace_set = w->trs;
     return rc;
   }
-  default: return run__traffic_plan(&w->plan, &w->pair_latency_s, cfg, doc, t, NULL, 0, err);
+  default: return run__traffic_plan(&w->plan, &w->pair, cfg, doc, t, NULL, 0, err);
   }
 }
 
@@ -123,6 +129,10 @@ void run_workload_free(run_workload *w) {
   trc_runner_free(w->trr);
   trc_set_free(w->trs);
   memset(w, 0, sizeof *w);
+}
+
+double run_pair_latency_s(const run_pair_latency *l) {
+  return l->start_s + l->path_s + l->finish_s;
 }
 
 double run_traffic_bytes(const run_workload *w, const be_stats *net) {

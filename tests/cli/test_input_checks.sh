@@ -44,19 +44,19 @@ expect_err "--set:2:17: output.database: /dev/null is a character device; allowe
 # an RTO at or below the base RTT: every packet resent before its ACK could arrive
 PKT=(--set simulation.fidelity=packet)
 expect_exit 2 "$FABSIM" run "${PKT[@]}" --set cluster.nic.rto=0s --set output.dir=o --quiet
-expect_err "--set:2:17: cluster.nic.rto: 0ns does not exceed the fabric's base RTT of 2711.04ns"
-expect_err "allowed: more than 2711.04ns"
+expect_err "--set:2:17: cluster.nic.rto: 0ns does not exceed the fabric's base RTT of 3511.04ns"
+expect_err "allowed: more than 3511.04ns"
 printf 'cluster:\n  nic:\n    rto: 2us\n' > rto.yaml
 expect_exit 2 "$FABSIM" run rto.yaml "${PKT[@]}" --set output.dir=o --quiet
 expect_err "rto.yaml:3:10: cluster.nic.rto: 2us does not exceed"
-expect_exit 0 "$FABSIM" topo "${PKT[@]}" --set cluster.nic.rto=3us
+expect_exit 0 "$FABSIM" topo "${PKT[@]}" --set cluster.nic.rto=4us
 expect_exit 0 "$FABSIM" topo --set cluster.nic.rto=0s # unused by the analytic fidelity
 # a switch buffer smaller than what the switch model sets aside per port
 expect_exit 2 "$FABSIM" run "${PKT[@]}" --set fabric.switch.buffer=1B --set output.dir=o --quiet
-expect_err "--set:2:22: fabric.switch.buffer: 1B is less than a switch needs before any queue can grow; allowed: at least 2115328B, 64 ports x 33052B"
+expect_err "--set:2:22: fabric.switch.buffer: 1B is less than a switch needs before any queue can grow; allowed: at least 2755328B, 64 ports x 43052B"
 expect_exit 2 "$FABSIM" topo "${PKT[@]}" --set fabric.transport=roce --set fabric.switch.buffer=5MB
-expect_err "allowed: at least 5513984B, 64 ports x 86156B: per port a 4 KB reserve for each of 8 traffic classes and PFC headroom"
-expect_exit 0 "$FABSIM" topo "${PKT[@]}" --set fabric.transport=roce --set fabric.switch.buffer=6MB
+expect_err "allowed: at least 6473984B, 64 ports x 101156B: per port a 4 KB reserve for each of 8 traffic classes and PFC headroom"
+expect_exit 0 "$FABSIM" topo "${PKT[@]}" --set fabric.transport=roce --set fabric.switch.buffer=7MB
 # a reliability plan of 100,000 days ran with no progress and no bound
 expect_exit 2 "$FABSIM" reliability --set reliability.days=1e5
 expect_err "--set:1:18: reliability.days: 100000 days is not one training run; allowed: more than 0 and at most 3650"

@@ -68,9 +68,12 @@ static void assert_defaults(const cfg_scenario *s) {
   assert_int_equal(s->cluster.hbm_bandwidth, 3350 * GBPS * 8);
   assert_int_equal(s->cluster.scale_up.bandwidth, 450 * GBPS * 8);
   assert_int_equal(s->cluster.scale_up.latency, 500 * NS);
+  assert_int_equal(s->cluster.scale_up.start, 3000 * NS);
   assert_int_equal(s->cluster.nic.bandwidth, 400 * GBPS);
   assert_int_equal(s->cluster.nic.per_node, 8);
   assert_int_equal(s->cluster.nic.latency, 200 * NS);
+  assert_int_equal(s->cluster.nic.start, 800 * NS);
+  assert_int_equal(s->cluster.nic.finish, 500 * NS);
   assert_int_equal(s->cluster.pcie.bandwidth, 64 * GBPS * 8);
   assert_int_equal(s->cluster.pcie.latency, 200 * NS);
   assert_int_equal(s->fabric.topology, CFG_TOPO_FAT_TREE);
@@ -79,7 +82,7 @@ static void assert_defaults(const cfg_scenario *s) {
   assert_int_equal(s->fabric.switch_radix, 64);
   assert_true(s->fabric.oversubscription == 1.0);
   assert_int_equal(s->fabric.link_bandwidth, 400 * GBPS);
-  assert_int_equal(s->fabric.link_latency, 100 * NS);
+  assert_int_equal(s->fabric.link_latency, 200 * NS);
   assert_int_equal(s->fabric.switch_latency, 130 * NS);
   assert_int_equal(s->fabric.transport, CFG_TRANSPORT_INFINIBAND);
   assert_int_equal(s->fabric.routing, CFG_ROUTING_STATIC); /* InfiniBand: subnet-manager routing */

@@ -216,6 +216,8 @@ typedef struct run_job {
   /* private */
   be_backend *be;
   bool train_started;
+  struct run__contention *cnt; /* timed collective or traffic job: its task there */
+  uint32_t task;
 } run_job;
 
 typedef struct run_jobs {
@@ -242,9 +244,14 @@ int run_jobs_begin(run_jobs *js, const cfg_scenario *cfg, const cfg_doc *doc, co
                    be_backend *be, const flt_fault *faults, uint32_t nfaults, sim_error *err);
 /* True when a job trains (then run_jobs_run drives the simulation). */
 bool run_jobs_training(const run_jobs *js);
-/* Schedules each job's plan (or its training job's start) on `be` at its
- * start time (then ev_run, or run_jobs_run when a job trains). */
-void run_jobs_start(run_jobs *js, sim_ctx *sim, be_backend *be);
+/* Times what must be timed before the run (each training job's classes
+ * under reuse and symmetric, on a fresh backend; each timed collective or
+ * traffic job alone, its baseline) and sets up the stretching of timed
+ * jobs, then schedules each job's plan (or its training job's start, or its
+ * timed task) on `be` at its start time (then ev_run, or run_jobs_run when
+ * a job trains). Errors: a plan a class cannot build, a timed job that does
+ * not finish alone. */
+int run_jobs_start(run_jobs *js, sim_ctx *sim, be_backend *be, const cfg_doc *doc, sim_error *err);
 /* The simulation until every job has ended (training: its steps done or
  * stopped), in slices of simulated time; an interrupt noted by the caller's
  * signal handler (sim_interrupt_note) stops after the current slice

@@ -213,7 +213,7 @@ static int simulate(run_verb *v) {
     if (run_training_job(v, show, &err) != SIM_OK) return fail(&err, false);
     if (s->tr.warning) fprintf(stderr, "fabsim: warning: %s\n", s->tr.warning);
   } else if (s->jobs.n) { /* every job on the one backend from its start time */
-    run_jobs_start(&s->jobs, s->sim, s->be);
+    if (run_jobs_start(&s->jobs, s->sim, s->be, s->doc, &err) != SIM_OK) return fail(&err, false);
     out_progress prog = {.show = show, .started = v->t0};
     if (run_jobs_training(&s->jobs)) { /* the training jobs drive it, in slices */
       if (run_jobs_run_interruptible(v, &err) != SIM_OK) return fail(&err, false);

@@ -43,12 +43,17 @@ typedef struct cnt_load {
 typedef struct cnt_class {
   cnt_load *load; /* switch-to-switch channels, ascending */
   uint32_t nload;
-  double fixed; /* of its time alone, the share that is latency (launch, protocol) */
+  double fixed;     /* of its time alone, the share that is latency (launch, protocol) */
+  simtime_ps alone; /* a plan's time alone (a training class's is its job's) */
 } cnt_class;
 
+/* A job the stretching times: a training job (its classes) or a plan run
+ * as one task (a collective or traffic job: one class). */
 typedef struct cnt_job {
   run__contention *c;
-  wl_job *j;
+  wl_job *j;               /* training; NULL: a plan */
+  void (*done)(void *ctx); /* a plan's end */
+  void *done_ctx;
   uint32_t group; /* jobs of different groups share no link */
   cnt_class *cls;
   uint32_t ncls;
@@ -101,13 +106,10 @@ static int cmp_load(const void *a, const void *b) {
   return (x->ch > y->ch) - (x->ch < y->ch);
 }
 
-/* The class's bytes per switch-to-switch channel, over all its phases and
- * repetitions, as mean rates over `alone`. O(transfers x hops + loads log). */
-static int class_loads(run__contention *c, wl_job *j, uint32_t cls, cnt_class *out,
-                       sim_error *err) {
-  const coll_plan *p;
-  int rc = wl_job_class_plan(j, cls, &p, err);
-  if (rc != SIM_OK) return rc;
+/* A plan's bytes per switch-to-switch channel, over all its phases and
+ * repetitions, as rates while it moves data: over `alone` less its launch
+ * and protocol latency. O(transfers x hops + loads log). */
+static void plan_loads(run__contention *c, const coll_plan *p, simtime_ps alone, cnt_class *out) {
   size_t cap = 0, n = 0;
   cnt_load *v = NULL;
   for (size_t ph = 0; ph < p->nphases; ph++) {
@@ -123,21 +125,29 @@ static int class_loads(run__contention *c, wl_job *j, uint32_t cls, cnt_class *o
       }
     }
   }
-  simtime_ps fixed = p->launch, alone = wl_job_class_measured(j, cls);
-  for (size_t ph = 0; ph < p->nphases; ph++) fixed += p->phases[ph].fixed;
+  simtime_ps fixed = p->launch;
+  for (size_t ph = 0; ph < p->nphases; ph++) fixed += p->phases[ph].start + p->phases[ph].fixed;
   out->fixed = alone > fixed ? (double)fixed / (double)alone : 0;
-  wl_job_class_plan_free(j, cls);
   if (n) qsort(v, n, sizeof *v, cmp_load);
-  size_t m = 0; /* merge equal channels; bytes -> bits/s over the time alone */
+  size_t m = 0; /* merge equal channels; bytes -> bits/s over the data-moving time */
   for (size_t i = 0; i < n; i++) {
     if (m && v[m - 1].ch == v[i].ch) v[m - 1].bps += v[i].bps;
     else v[m++] = v[i];
   }
-  /* the rate while it moves data: over its time alone less its latency */
   double busy_s = sim_ps_to_s(alone) * (1 - out->fixed);
   for (size_t i = 0; i < m; i++) v[i].bps = busy_s > 0 ? v[i].bps * 8 / busy_s : 0;
   out->load = v;
   out->nload = (uint32_t)m;
+}
+
+/* A training job's class: its plan built, loaded, freed. */
+static int class_loads(run__contention *c, wl_job *j, uint32_t cls, cnt_class *out,
+                       sim_error *err) {
+  const coll_plan *p;
+  int rc = wl_job_class_plan(j, cls, &p, err);
+  if (rc != SIM_OK) return rc;
+  plan_loads(c, p, wl_job_class_measured(j, cls), out);
+  wl_job_class_plan_free(j, cls);
   return SIM_OK;
 }
 
@@ -335,7 +345,8 @@ static void on_end(sim_ctx *sim, void *obj, uint64_t arg) {
   x->used = false;
   active_add(c, job, x->cls, -1);
   revisit(c, job);
-  wl_job_coll_end(c->jobs[job].j, node); /* may start the job's next collectives */
+  if (c->jobs[job].j) wl_job_coll_end(c->jobs[job].j, node); /* may start its next ones */
+  else c->jobs[job].done(c->jobs[job].done_ctx);
 }
 
 static void on_start(void *ctx, uint32_t cls, uint32_t node, simtime_ps alone_ps) {
@@ -363,11 +374,8 @@ static void on_start(void *ctx, uint32_t cls, uint32_t node, simtime_ps alone_ps
 
 /* ---- create and free ------------------------------------------------------------------ */
 
-int run__contention_create(run__contention **out, wl_job *const *jobs, const uint32_t *groups,
-                           uint32_t n, const topo *t, const cfg_scenario *cfg, sim_ctx *sim,
-                           sim_error *err) {
+run__contention *run__contention_create(const topo *t, const cfg_scenario *cfg, sim_ctx *sim) {
   run__contention *c = sim_calloc(1, sizeof *c);
-  int rc = SIM_OK;
   c->sim = sim;
   c->t = t;
   uint32_t nch = 2 * topo_link_count(t);
@@ -377,31 +385,58 @@ int run__contention_create(run__contention **out, wl_job *const *jobs, const uin
         topo_vertex_at(t, topo_channel_dst(t, ch))->kind == TOPO_SWITCH)
       c->cap[ch] =
           (double)topo_link_at(t, topo_channel_link(ch))->bps * cfg->fabric.link_efficiency;
-  c->jobs = sim_calloc(n ? n : 1, sizeof *c->jobs);
-  c->njobs = n;
-  for (uint32_t x = 0; x < n && rc == SIM_OK; x++) {
-    cnt_job *cj = &c->jobs[x];
-    cj->c = c;
-    cj->j = jobs[x];
-    cj->group = groups[x];
-    cj->ncls = wl_job_classes(jobs[x]);
-    cj->cls = sim_calloc(cj->ncls ? cj->ncls : 1, sizeof *cj->cls);
-    for (uint32_t k = 0; k < cj->ncls && rc == SIM_OK; k++)
-      rc = class_loads(c, jobs[x], k, &cj->cls[k], err);
+  return c;
+}
+
+/* A new job (its meets tables are made at run__contention_seal). */
+static cnt_job *add_job(run__contention *c, uint32_t group, uint32_t ncls) {
+  c->jobs = sim_realloc(c->jobs, (size_t)(c->njobs + 1) * sizeof *c->jobs);
+  cnt_job *cj = &c->jobs[c->njobs++];
+  memset(cj, 0, sizeof *cj);
+  cj->c = c;
+  cj->group = group;
+  cj->ncls = ncls;
+  cj->cls = sim_calloc(ncls ? ncls : 1, sizeof *cj->cls);
+  return cj;
+}
+
+int run__contention_add_training(run__contention *c, wl_job *j, uint32_t group, sim_error *err) {
+  cnt_job *cj = add_job(c, group, wl_job_classes(j));
+  cj->j = j;
+  for (uint32_t k = 0; k < cj->ncls; k++) {
+    int rc = class_loads(c, j, k, &cj->cls[k], err);
+    if (rc != SIM_OK) return rc;
   }
-  for (uint32_t x = 0; x < n && rc == SIM_OK; x++) {
+  return SIM_OK;
+}
+
+uint32_t run__contention_add_plan(run__contention *c, const coll_plan *p, simtime_ps alone,
+                                  uint32_t group, void (*done)(void *ctx), void *ctx) {
+  cnt_job *cj = add_job(c, group, 1);
+  cj->done = done;
+  cj->done_ctx = ctx;
+  plan_loads(c, p, alone, &cj->cls[0]);
+  cj->cls[0].alone = alone;
+  return c->njobs - 1;
+}
+
+void run__contention_seal(run__contention *c) {
+  for (uint32_t x = 0; x < c->njobs; x++) {
     cnt_job *cj = &c->jobs[x];
-    cj->meets = sim_calloc(n, sizeof *cj->meets);
-    for (uint32_t y = 0; y < n; y++) {
+    cj->meets = sim_calloc(c->njobs, sizeof *cj->meets);
+    for (uint32_t y = 0; y < c->njobs; y++) {
       size_t m = (size_t)cj->ncls * c->jobs[y].ncls;
       cj->meets[y] = sim_malloc(m ? m : 1);
       memset(cj->meets[y], -1, m);
     }
+    if (!cj->j) continue;
     wl_coll_timer tm = {.ctx = cj, .start = on_start};
-    wl_job_set_coll_timer(jobs[x], &tm);
+    wl_job_set_coll_timer(cj->j, &tm);
   }
-  *out = c;
-  return rc;
+}
+
+void run__contention_start_plan(run__contention *c, uint32_t id) {
+  on_start(&c->jobs[id], 0, 0, c->jobs[id].cls[0].alone);
 }
 
 void run__contention_free(run__contention *c) {

@@ -9,6 +9,7 @@
  * coll_plan_build takes them), so the ring the plan runs is the nodes in
  * ascending order; the placement metrics are computed over that order.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,17 +130,19 @@ static void find_isolated(run_jobs *js, const cfg_scenario *cfg, const topo *t) 
   }
 }
 
-/* A group of jobs that may meet runs live when any of them must: the
- * packet fidelity, a job that submits transfers (collective, traffic), a
- * training job set to comm_model live. Else its training jobs are timed by
- * class and stretched (unless all of them would run live anyway). */
+/* A group of jobs that may meet runs live when it must: the packet
+ * fidelity, a network fault (it moves traffic the timing cannot see), a
+ * training job set to comm_model live. Else, at the analytic fidelity or
+ * when one of its training jobs times its collectives (too large to run
+ * live), the whole group is timed and stretched: its training jobs by
+ * class, its collective and traffic jobs each as one task. */
 static bool group_live(const run_jobs *js, uint32_t g, const cfg_scenario *cfg) {
-  if (cfg->simulation.fidelity == CFG_FIDELITY_PACKET) return true;
+  if (cfg->simulation.fidelity == CFG_FIDELITY_PACKET || network_faults(js)) return true;
   for (uint32_t a = 0; a < js->n; a++) {
     const cfg_job *cj = js->v[a].cfg;
     if (js->v[a].group != g || js->v[a].isolated) continue;
-    if (cj->workload.kind != CFG_WORKLOAD_TRAINING) return true;
-    if (cj->workload.comm_model == CFG_COMM_LIVE) return true;
+    if (cj->workload.kind == CFG_WORKLOAD_TRAINING && cj->workload.comm_model == CFG_COMM_LIVE)
+      return true;
   }
   return false;
 }
@@ -159,14 +162,17 @@ static int plan_jobs(run_jobs *js, const cfg_scenario *cfg, const cfg_doc *doc, 
   }
   for (uint32_t a = 0; a < js->n && rc == SIM_OK; a++) {
     run_job *x = &js->v[a];
-    if (!x->train || x->isolated || group_live(js, x->group, cfg)) continue;
+    if (x->isolated || group_live(js, x->group, cfg)) continue;
     bool all_live = true;
     for (uint32_t b = 0; b < js->n; b++)
       if (js->v[b].group == x->group && js->v[b].train)
         all_live &= wl_job_comm_model(js->v[b].train) == CFG_COMM_LIVE;
-    if (all_live) continue;
+    /* the analytic backend shares a link by counting the transfers present
+     * when a phase is submitted, for the whole phase: the order jobs submit
+     * in decides who pays. Jobs that may meet are timed there. */
+    if (all_live && cfg->simulation.fidelity != CFG_FIDELITY_ANALYTIC) continue;
     x->timed = true;
-    if (wl_job_comm_model(x->train) != CFG_COMM_LIVE) continue;
+    if (!x->train || wl_job_comm_model(x->train) != CFG_COMM_LIVE) continue;
     wl_job_free(x->train);
     x->train = NULL;
     rc = plan_job(js, x, RUN__TRAIN_TIMED_REUSE, cfg, doc, t, be, err);
@@ -199,9 +205,14 @@ int run_jobs_begin(run_jobs *js, const cfg_scenario *cfg, const cfg_doc *doc, co
 }
 
 static void start_job(sim_ctx *sim, void *obj, uint64_t arg) {
-  (void)sim;
   (void)arg;
   run_job *job = obj;
+  if (job->cnt) { /* timed: its plan as one task of the stretching */
+    job->exec.plan = &job->plan;
+    job->exec.start = sim_now(sim);
+    run__contention_start_plan(job->cnt, job->task);
+    return;
+  }
   if (job->train) {
     sim_error err;
     job->train_started = wl_job_start(job->train, &err) == SIM_OK; /* live or measured */
@@ -210,11 +221,16 @@ static void start_job(sim_ctx *sim, void *obj, uint64_t arg) {
   coll_exec_start(&job->exec, job->be, &job->plan, NULL, NULL);
 }
 
-void run_jobs_start(run_jobs *js, sim_ctx *sim, be_backend *be) {
-  for (uint32_t j = 0; j < js->n; j++) {
+int run_jobs_start(run_jobs *js, sim_ctx *sim, be_backend *be, const cfg_doc *doc, sim_error *err) {
+  int rc = SIM_OK;
+  for (uint32_t j = 0; j < js->n && rc == SIM_OK; j++)
+    if (js->v[j].train) rc = run__job_train_measure(&js->v[j], js->t, doc, err);
+  if (rc == SIM_OK) rc = run__jobs_contention(js, sim, doc, err);
+  for (uint32_t j = 0; j < js->n && rc == SIM_OK; j++) {
     js->v[j].be = be;
     ev_schedule(sim, js->v[j].cfg->start, start_job, &js->v[j], 0);
   }
+  return rc;
 }
 
 simtime_ps run_jobs_end(run_jobs *js, sim_ctx *sim) {
@@ -290,14 +306,45 @@ int run_jobs_alone(run_jobs *js, const cfg_doc *doc, const topo *t, sim_error *e
   if (js->n < 2) return SIM_OK; /* one job: it is alone */
   for (uint32_t j = 0; j < js->n; j++) {
     run_job *job = &js->v[j];
-    int rc =
-        job->train ? run__job_train_alone(js, job, doc, t, err) : run_alone(js, job, doc, t, err);
+    int rc = job->train ? run__job_train_alone(js, job, doc, t, err)
+             : job->cnt ? SIM_OK /* timed alone before the run */
+                        : run_alone(js, job, doc, t, err);
     if (rc != SIM_OK) return rc;
     job->slowdown = job->have_alone && job->alone.time_s > 0 && job->finished
                         ? job->res.time_s / job->alone.time_s
                         : 0;
   }
   return SIM_OK;
+}
+
+static void timed_done(void *ctx) {
+  run_job *job = ctx;
+  job->exec.end = sim_now(job->be->sim);
+  job->exec.finished = true;
+}
+
+int run__jobs_contention(run_jobs *js, sim_ctx *sim, const cfg_doc *doc, sim_error *err) {
+  int rc = SIM_OK;
+  for (uint32_t j = 0; j < js->n && !js->contention; j++)
+    if (js->v[j].timed) js->contention = run__contention_create(js->t, &js->v[j].view, sim);
+  for (uint32_t j = 0; j < js->n && rc == SIM_OK; j++) {
+    run_job *job = &js->v[j];
+    if (!job->timed) continue;
+    if (job->train) {
+      rc = run__contention_add_training(js->contention, job->train, job->group, err);
+      continue;
+    }
+    rc = run_alone(js, job, doc, js->t, err); /* its time alone: the task's, and its baseline */
+    if (rc == SIM_OK && !job->have_alone)
+      rc = sim_fail(err, SIM_EINVAL, "job %s did not finish alone", job->cfg->name);
+    if (rc != SIM_OK) break;
+    job->cnt = js->contention;
+    job->task = run__contention_add_plan(js->contention, &job->plan,
+                                         (simtime_ps)llround(job->alone.time_s * 1e12), job->group,
+                                         timed_done, job);
+  }
+  if (rc == SIM_OK && js->contention) run__contention_seal(js->contention);
+  return rc;
 }
 
 void run_job_cause(const run_jobs *js, const run_job *job, const topo *t, char *buf, size_t n) {

@@ -45,6 +45,13 @@ int run__job_train_begin(const run_jobs *js, run_job *job, run__train_mode mode,
   return rc;
 }
 
+static int measure_alone(wl_job *wj, const run_job *job, const topo *t, const cfg_doc *doc,
+                         sim_error *err);
+
+int run__job_train_measure(run_job *job, const topo *t, const cfg_doc *doc, sim_error *err) {
+  return measure_alone(job->train, job, t, doc, err);
+}
+
 /* Times a job's collectives (reuse, symmetric) on a fresh backend of the
  * fabric, without faults; a no-op under live. */
 static int measure_alone(wl_job *wj, const run_job *job, const topo *t, const cfg_doc *doc,
@@ -75,29 +82,9 @@ static bool job_active(const run_job *job) {
   return !job->exec.finished;
 }
 
-/* The timed jobs' stretching, once their classes are measured. */
-static int start_contention(run_jobs *js, sim_ctx *sim, sim_error *err) {
-  wl_job **jobs = sim_malloc(js->n * sizeof *jobs);
-  uint32_t *groups = sim_malloc(js->n * sizeof *groups), n = 0;
-  for (uint32_t j = 0; j < js->n; j++)
-    if (js->v[j].timed) {
-      jobs[n] = js->v[j].train;
-      groups[n++] = js->v[j].group;
-    }
-  int rc = SIM_OK;
-  if (n && !js->contention)
-    rc = run__contention_create(&js->contention, jobs, groups, n, js->t, &js->v[0].view, sim, err);
-  sim_free(jobs);
-  sim_free(groups);
-  return rc;
-}
-
 int run_jobs_run(run_jobs *js, sim_ctx *sim, const cfg_doc *doc, bool *complete, sim_error *err) {
   simtime_ps slice = SIM_PS_PER_US;
   int rc = SIM_OK;
-  for (uint32_t j = 0; j < js->n && rc == SIM_OK; j++)
-    if (js->v[j].train) rc = measure_alone(js->v[j].train, &js->v[j], js->t, doc, err);
-  if (rc == SIM_OK) rc = start_contention(js, sim, err);
   for (; rc == SIM_OK;) {
     bool active = false;
     for (uint32_t j = 0; j < js->n; j++) active |= job_active(&js->v[j]);

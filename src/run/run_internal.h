@@ -62,15 +62,26 @@ int run__job_train_begin(const run_jobs *js, run_job *job, run__train_mode mode,
                          const topo *t, be_backend *be, const uint32_t *gpus, uint32_t ngpus,
                          sim_error *err);
 
-/* The stretching of timed jobs' collectives (contention.c): jobs[i] in
- * group groups[i] (jobs of different groups share no link), their classes
- * measured (wl_job_measure) and their plans routable; sets each job's
- * collective timer. Free after the run. */
+/* The stretching of timed jobs' collectives (contention.c), on the run's
+ * simulation: add each timed job (training: its classes, measured, their
+ * plans routable, and its collective timer set at seal; a collective or
+ * traffic job: its plan as one task that took `alone` alone, ended by
+ * done(ctx)), in `group` (jobs of different groups share no link), then
+ * seal; start a plan's task at its start. Free after the run. */
 typedef struct run__contention run__contention;
-int run__contention_create(run__contention **out, wl_job *const *jobs, const uint32_t *groups,
-                           uint32_t n, const topo *t, const cfg_scenario *cfg, sim_ctx *sim,
-                           sim_error *err);
+run__contention *run__contention_create(const topo *t, const cfg_scenario *cfg, sim_ctx *sim);
+int run__contention_add_training(run__contention *c, wl_job *j, uint32_t group, sim_error *err);
+uint32_t run__contention_add_plan(run__contention *c, const coll_plan *p, simtime_ps alone,
+                                  uint32_t group, void (*done)(void *ctx), void *ctx);
+void run__contention_seal(run__contention *c);
+void run__contention_start_plan(run__contention *c, uint32_t id);
 void run__contention_free(run__contention *c);
+/* A training job's classes timed before the run (reuse, symmetric; a
+ * no-op under live): on a fresh backend of the fabric, without faults. */
+int run__job_train_measure(run_job *job, const topo *t, const cfg_doc *doc, sim_error *err);
+/* The timed jobs of js on the stretching (jobs.c): training jobs measured
+ * first; a collective or traffic job timed alone now (its alone baseline). */
+int run__jobs_contention(run_jobs *js, sim_ctx *sim, const cfg_doc *doc, sim_error *err);
 /* Distinct (class, collectives beside it) whose stretch was computed. */
 size_t run__contention_memo(const run__contention *c);
 void run__job_train_end(run_job *job, sim_ctx *sim);

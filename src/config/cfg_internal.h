@@ -80,6 +80,7 @@ typedef enum {
   CFG__DERIVE_GPU,       /* by_value[cluster.gpu] */
   CFG__DERIVE_TRANSPORT, /* by_value[fabric.transport] */
   CFG__DERIVE_COST,      /* by_value[cost.model] */
+  CFG__DERIVE_RATES,     /* by_value[reliability.rates] */
   CFG__DERIVE_RULE       /* a rule in validate.c; def_doc describes it */
 } cfg__derive;
 

@@ -105,6 +105,12 @@ static void default_column(cfg__buf *b, const cfg__key *k) {
       cfg__buf_printf(b, "%s %s `%s`", m ? "," : "", cfg_cost_model_name((cfg_cost_model)m),
                       k->by_value[m]);
     break;
+  case CFG__DERIVE_RATES:
+    cfg__buf_puts(b, "by `reliability.rates`:");
+    for (int r = CFG_RATES_LLAMA3_16K; r <= CFG_RATES_RSC_2; r++)
+      cfg__buf_printf(b, "%s %s `%s`", r ? "," : "", cfg_rel_rates_name((cfg_rel_rates)r),
+                      k->by_value[r]);
+    break;
   case CFG__DERIVE_RULE: cfg__buf_puts(b, k->def_doc); break;
   }
 }

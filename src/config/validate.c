@@ -50,6 +50,8 @@ static int apply_presets(cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
       continue;
     if (k->derive == CFG__DERIVE_GPU) rc = apply_preset(s, i, (int)s->cluster.gpu, err);
     else if (k->derive == CFG__DERIVE_COST) rc = apply_preset(s, i, (int)s->cost.model, err);
+    else if (k->derive == CFG__DERIVE_RATES)
+      rc = apply_preset(s, i, (int)s->reliability.rates, err);
     else if (k->derive == CFG__DERIVE_TRANSPORT)
       rc = apply_preset(s, i, (int)s->fabric.transport, err);
   }

@@ -103,6 +103,9 @@ typedef struct cfg__key {
 
 size_t cfg__nkeys(void);
 const cfg__key *cfg__key_at(size_t i);
+/* The enum key whose value indexes by_value for keys derived by it (cluster.gpu
+ * for CFG__DERIVE_GPU, ...), or NULL (NONE, RULE). O(keys). */
+const cfg__key *cfg__preset_selector(cfg__derive d);
 /* Index of a leaf key, or -1. Not NUL-terminated input is fine. */
 int cfg__find_key(const char *name, size_t len);
 /* True when name (not a leaf) is a proper prefix section such as "cluster.nic". */

@@ -1036,6 +1036,16 @@ static const cfg__key schema[] = {
 size_t cfg__nkeys(void) { return NELEM(schema); }
 const cfg__key *cfg__key_at(size_t i) { return i < NELEM(schema) ? &schema[i] : NULL; }
 
+const cfg__key *cfg__preset_selector(cfg__derive d) {
+  static const char *const selector[] = {[CFG__DERIVE_GPU] = "cluster.gpu",
+                                         [CFG__DERIVE_TRANSPORT] = "fabric.transport",
+                                         [CFG__DERIVE_COST] = "cost.model",
+                                         [CFG__DERIVE_RATES] = "reliability.rates"};
+  const char *name = (size_t)d < NELEM(selector) ? selector[d] : NULL;
+  int i = name ? cfg__find_key(name, strlen(name)) : -1;
+  return i >= 0 ? &schema[i] : NULL;
+}
+
 int cfg__find_key(const char *name, size_t len) {
   for (size_t i = 0; i < NELEM(schema); i++)
     if (strlen(schema[i].name) == len && memcmp(schema[i].name, name, len) == 0) return (int)i;

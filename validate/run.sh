@@ -7,7 +7,7 @@
 # with a jq expression, and compares it with the published figure:
 #   error = fabsim / published - 1; inside target when |error| <= tolerance
 # (defaults by kind: bandwidth 10 %, latency 20 %, step time or MFU 15 %,
-# cost and power 5 %). A case outside its target must carry an "explained"
+# cost and power 5 %, reliability (MTTF, ETTR) 15 %). A case outside its target must carry an "explained"
 # text saying why; an unexplained miss makes the script exit 1.
 #
 # Usage: validate/run.sh [--fabsim PATH] [--only REGEX] [--regression]
@@ -42,7 +42,8 @@ trap 'rm -rf "$work"' EXIT
 tolerance_of() { # kind -> default tolerance
   case $1 in
     bandwidth) echo 0.10 ;; latency) echo 0.20 ;; step|mfu) echo 0.15 ;;
-    cost|power|ratio) echo 0.05 ;; *) echo "validate: unknown kind '$1'" >&2; exit 2 ;;
+    cost|power|ratio) echo 0.05 ;; reliability) echo 0.15 ;;
+    *) echo "validate: unknown kind '$1'" >&2; exit 2 ;;
   esac
 }
 

@@ -34,6 +34,9 @@ typedef enum {
 typedef enum { CFG_FIDELITY_ANALYTIC, CFG_FIDELITY_FLOW, CFG_FIDELITY_PACKET } cfg_fidelity;
 /* Price presets of cost.*: list prices, or the model of DeepSeek-V3's Table 3. */
 typedef enum { CFG_COST_LIST, CFG_COST_DEEPSEEK_V3 } cfg_cost_model;
+/* Presets of reliability.rate.*: whose published failure rates (docs/reliability.md):
+ * Llama 3's 16K-GPU run, or Meta's research clusters RSC-1 and RSC-2. */
+typedef enum { CFG_RATES_LLAMA3_16K, CFG_RATES_RSC_1, CFG_RATES_RSC_2 } cfg_rel_rates;
 /* Event engine of the packet fidelity: auto = parallel when started by an
  * MPI launcher, else sequential. */
 typedef enum { CFG_ENGINE_AUTO, CFG_ENGINE_SEQUENTIAL, CFG_ENGINE_PARALLEL } cfg_engine;
@@ -388,7 +391,8 @@ typedef struct cfg_scenario {
     struct {
       uint32_t runs;
     } monte_carlo;
-    struct { /* interruptions per 1,000 node-days, by cause */
+    cfg_rel_rates rates; /* selects the defaults of the rates below */
+    struct {             /* interruptions per 1,000 node-days, by cause */
       double faulty_gpu, hbm, software, network, host, sram, gsp, nic, nccl, sdc, thermal,
           other_hardware, dependency;
     } rate;
@@ -448,6 +452,7 @@ char *cfg_dump(const cfg_scenario *s);
 const char *cfg_topology_name(cfg_topology t);
 const char *cfg_transport_name(cfg_transport t);
 const char *cfg_cost_model_name(cfg_cost_model m);
+const char *cfg_rel_rates_name(cfg_rel_rates r);
 const char *cfg_routing_name(cfg_routing r);
 const char *cfg_fidelity_name(cfg_fidelity f);
 const char *cfg_gpu_name(cfg_gpu g);

@@ -80,6 +80,7 @@ typedef enum {
   CFG__DERIVE_GPU,       /* by_value[cluster.gpu] */
   CFG__DERIVE_TRANSPORT, /* by_value[fabric.transport] */
   CFG__DERIVE_COST,      /* by_value[cost.model] */
+  CFG__DERIVE_RATES,     /* by_value[reliability.rates] */
   CFG__DERIVE_RULE       /* a rule in validate.c; def_doc describes it */
 } cfg__derive;
 
@@ -102,6 +103,9 @@ typedef struct cfg__key {
 
 size_t cfg__nkeys(void);
 const cfg__key *cfg__key_at(size_t i);
+/* The enum key whose value indexes by_value for keys derived by it (cluster.gpu
+ * for CFG__DERIVE_GPU, ...), or NULL (NONE, RULE). O(keys). */
+const cfg__key *cfg__preset_selector(cfg__derive d);
 /* Index of a leaf key, or -1. Not NUL-terminated input is fine. */
 int cfg__find_key(const char *name, size_t len);
 /* True when name (not a leaf) is a proper prefix section such as "cluster.nic". */

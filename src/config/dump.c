@@ -86,26 +86,15 @@ char *cfg_dump(const cfg_scenario *s) {
 /* ---- cfg_schema_markdown ------------------------------------------------------- */
 
 static void default_column(cfg__buf *b, const cfg__key *k) {
-  switch (k->derive) {
-  case CFG__DERIVE_NONE: cfg__buf_printf(b, "`%s`", k->def); break;
-  case CFG__DERIVE_GPU:
-    cfg__buf_puts(b, "by `cluster.gpu`:");
-    for (int g = CFG_GPU_H100; g <= CFG_GPU_MI300X; g++)
-      cfg__buf_printf(b, "%s %s `%s`", g ? "," : "", cfg_gpu_name((cfg_gpu)g), k->by_value[g]);
-    break;
-  case CFG__DERIVE_TRANSPORT:
-    cfg__buf_puts(b, "by `fabric.transport`:");
-    for (int t = CFG_TRANSPORT_INFINIBAND; t <= CFG_TRANSPORT_ETHERNET; t++)
-      cfg__buf_printf(b, "%s %s `%s`", t ? "," : "", cfg_transport_name((cfg_transport)t),
-                      k->by_value[t]);
-    break;
-  case CFG__DERIVE_COST:
-    cfg__buf_puts(b, "by `cost.model`:");
-    for (int m = CFG_COST_LIST; m <= CFG_COST_DEEPSEEK_V3; m++)
-      cfg__buf_printf(b, "%s %s `%s`", m ? "," : "", cfg_cost_model_name((cfg_cost_model)m),
-                      k->by_value[m]);
-    break;
-  case CFG__DERIVE_RULE: cfg__buf_puts(b, k->def_doc); break;
+  const cfg__key *sel = cfg__preset_selector(k->derive);
+  if (k->derive == CFG__DERIVE_NONE) {
+    cfg__buf_printf(b, "`%s`", k->def);
+  } else if (k->derive == CFG__DERIVE_RULE) {
+    cfg__buf_puts(b, k->def_doc);
+  } else { /* one text per value of the selecting enum */
+    cfg__buf_printf(b, "by `%s`:", sel->name);
+    for (int v = 0; v < sel->nnames; v++)
+      cfg__buf_printf(b, "%s %s `%s`", v ? "," : "", sel->names[v], k->by_value[v]);
   }
 }
 

@@ -51,6 +51,9 @@ static const char *const roce_cc_names[] = {"dcqcn", "none"};
 static const char *const recovery_names[] = {"selective", "go-back-n"};
 static const char *const spray_order_names[] = {"random", "round-robin"};
 static const char *const cost_model_names[] = {"list", "deepseek-v3"};
+static const char *const rel_rates_names[] = {"llama3-16k", "rsc-1", "rsc-2"};
+_Static_assert(sizeof(cfg_rel_rates) == sizeof(int), "enum fields are stored as int");
+_Static_assert(NELEM(rel_rates_names) == CFG_RATES_RSC_2 + 1, "one name per rates preset");
 _Static_assert(sizeof(cfg_roce_cc) == sizeof(int) && sizeof(cfg_recovery) == sizeof(int) &&
                    sizeof(cfg_spray_order) == sizeof(int),
                "enum fields are stored as int");
@@ -94,6 +97,9 @@ const char *cfg_fidelity_name(cfg_fidelity f) {
 }
 const char *cfg_cost_model_name(cfg_cost_model m) {
   return name_of(cost_model_names, NELEM(cost_model_names), (int)m);
+}
+const char *cfg_rel_rates_name(cfg_rel_rates r) {
+  return name_of(rel_rates_names, NELEM(rel_rates_names), (int)r);
 }
 const char *cfg_gpu_name(cfg_gpu g) { return name_of(gpu_names, NELEM(gpu_names), (int)g); }
 const char *cfg_coll_op_name(cfg_coll_op op) {
@@ -215,6 +221,31 @@ static const char *const nic_usd_by_cost[] = {"1500", "0"};
 static const char *const cable_usd_by_cost[] = {"100", "0"};
 static const char *const optical_endpoint_by_cost[] = {"true", "false"};
 _Static_assert(sizeof(cfg_cost_model) == sizeof(int), "enum fields are stored as int");
+/* Failure rates per 1,000 node-days of 8 GPUs, by reliability.rates (docs/reliability.md,
+ * "Rate presets"; sources in docs/validation.md, "Reliability rates"), one array per cause of
+ * reliability.rate.*:
+ *   llama3-16k: Meta, "The Llama 3 Herd of Models" (arXiv 2407.21783), Table 5: 419 unexpected
+ *     interruptions in 54 days of 16,384 H100 GPUs (2,048 nodes, 110,592 node-days); each rate
+ *     is its count / 110.592 (derived). other_hardware = SSD 3 + power supply 3 + chassis 2 +
+ *     IO expansion board 2 + CPU 2 + system memory 2.
+ *   rsc-1, rsc-2: Kokolis et al., "Revisiting Reliability in Large-Scale Machine Learning
+ *     Research Clusters" (HPCA 2025, arXiv 2410.21680): failure rate r_f of 6.50 (RSC-1, 16K
+ *     A100) and 2.34 (RSC-2, 8K A100) per 1,000 node-days of 8-GPU nodes. The paper gives no
+ *     per-cause counts, so each total is split in Table 5's proportions (count / 419 x r_f):
+ *     the MTTF depends on the total only; the split sets the node-swap share. */
+static const char *const faulty_gpu_by_rates[] = {"1.33825", "2.29594", "0.826539"};
+static const char *const hbm_by_rates[] = {"0.651042", "1.11695", "0.4021"};
+static const char *const software_by_rates[] = {"0.488281", "0.837709", "0.301575"};
+static const char *const network_by_rates[] = {"0.316479", "0.542959", "0.195465"};
+static const char *const host_by_rates[] = {"0.289352", "0.49642", "0.178711"};
+static const char *const sram_by_rates[] = {"0.171803", "0.294749", "0.10611"};
+static const char *const gsp_by_rates[] = {"0.153718", "0.263723", "0.0949403"};
+static const char *const nic_by_rates[] = {"0.0632957", "0.108592", "0.0390931"};
+static const char *const nccl_by_rates[] = {"0.0632957", "0.108592", "0.0390931"};
+static const char *const sdc_by_rates[] = {"0.0542535", "0.0930788", "0.0335084"};
+static const char *const thermal_by_rates[] = {"0.0542535", "0.0930788", "0.0335084"};
+static const char *const other_hardware_by_rates[] = {"0.126591", "0.217184", "0.0781862"};
+static const char *const dependency_by_rates[] = {"0.0180845", "0.0310263", "0.0111695"};
 /* Routing reconvergence after a network fault, indexed by cfg_transport (assumptions built
  * from public figures, docs/faults.md):
  *   InfiniBand: the switch's port-state trap (IBTA trap 128) makes the subnet manager sweep
@@ -799,10 +830,8 @@ static const cfg__key schema[] = {
          "(cluster.gpu_flops at workload.precision x workload.compute_efficiency), tensor_size "
          "/ cluster.hbm_bandwidth) where num_ops is present (else recorded)."),
 
-    /* reliability.rate.*: Meta, "The Llama 3 Herd of Models" (2024), Table 5: 419 unexpected
-     * interruptions in 54 days of 16,384 H100 GPUs (2,048 nodes, 110,592 node-days); each
-     * default is that count / 110.592 (derived). other_hardware = SSD 3 + power supply 3 +
-     * chassis 2 + IO expansion board 2 + CPU 2 + system memory 2. */
+    /* reliability.rate.*: presets by reliability.rates (the *_by_rates arrays above, with
+     * their sources); the default, llama3-16k, is Meta's Llama 3 report, Table 5. */
     DBL("reliability.days", reliability.days, "54", 0, 1, "Length of the training run in days."),
     DBL("reliability.node_failure_rate", reliability.node_failure_rate, "0", 0, 0,
         "Job interruptions per 1,000 node-days; overrides the per-cause rates (split in their "
@@ -849,32 +878,42 @@ static const cfg__key schema[] = {
      FIELD(reliability.reconvergence)},
     UINT("reliability.monte_carlo.runs", reliability.monte_carlo.runs, "2000", 1, 10000000,
          "Simulated runs of the Monte Carlo (seeded by simulation.seed)."),
-    DBL("reliability.rate.faulty_gpu", reliability.rate.faulty_gpu, "1.33825", 0, 0,
-        "Faulty GPU, per 1,000 node-days of 8 GPUs (Llama 3: 148); scales with GPUs per node."),
-    DBL("reliability.rate.hbm", reliability.rate.hbm, "0.651042", 0, 0,
-        "GPU HBM3 memory (Llama 3: 72); per GPU."),
-    DBL("reliability.rate.software", reliability.rate.software, "0.488281", 0, 0,
-        "Software bug (Llama 3: 54); per node, restarts without a node swap."),
-    DBL("reliability.rate.network", reliability.rate.network, "0.316479", 0, 0,
-        "Network switch or cable (Llama 3: 35); per node, no node swap."),
-    DBL("reliability.rate.host", reliability.rate.host, "0.289352", 0, 0,
-        "Unplanned host maintenance (Llama 3: 32); per node."),
-    DBL("reliability.rate.sram", reliability.rate.sram, "0.171803", 0, 0,
-        "GPU SRAM memory (Llama 3: 19); per GPU."),
-    DBL("reliability.rate.gsp", reliability.rate.gsp, "0.153718", 0, 0,
-        "GPU system processor (Llama 3: 17); per GPU."),
-    DBL("reliability.rate.nic", reliability.rate.nic, "0.0632957", 0, 0,
-        "NIC (Llama 3: 7); scales with NICs per node."),
-    DBL("reliability.rate.nccl", reliability.rate.nccl, "0.0632957", 0, 0,
-        "NCCL watchdog timeout (Llama 3: 7); per node, no node swap."),
-    DBL("reliability.rate.sdc", reliability.rate.sdc, "0.0542535", 0, 0,
-        "Silent data corruption (Llama 3: 6); per GPU."),
-    DBL("reliability.rate.thermal", reliability.rate.thermal, "0.0542535", 0, 0,
-        "GPU thermal interface and sensor (Llama 3: 6); per GPU."),
-    DBL("reliability.rate.other_hardware", reliability.rate.other_hardware, "0.126591", 0, 0,
-        "SSD, power supply, chassis, IO board, CPU, system memory (Llama 3: 14); per node."),
-    DBL("reliability.rate.dependency", reliability.rate.dependency, "0.0180845", 0, 0,
-        "External dependency (Llama 3: 2); per node, no node swap."),
+    ENUM("reliability.rates", reliability.rates, "llama3-16k", rel_rates_names,
+         "Failure-rate presets of reliability.rate.*: llama3-16k (Llama 3's 16,384-GPU run), "
+         "rsc-1 or rsc-2 (Meta's research clusters of 16K and 8K A100); docs/reliability.md."),
+#define BY_RATES .def = NULL, .derive = CFG__DERIVE_RATES
+#define RATE(key, m, values, text)                                                          \
+  {                                                                                         \
+    .name = key, .type = CFG__DOUBLE, BY_RATES, .by_value = values, .dmin = 0, .doc = text, \
+    FIELD(m)                                                                                \
+  }
+    RATE("reliability.rate.faulty_gpu", reliability.rate.faulty_gpu, faulty_gpu_by_rates,
+         "Faulty GPU, per 1,000 node-days of 8 GPUs (Llama 3: 148); scales with GPUs per node."),
+    RATE("reliability.rate.hbm", reliability.rate.hbm, hbm_by_rates,
+         "GPU HBM3 memory (Llama 3: 72); per GPU."),
+    RATE("reliability.rate.software", reliability.rate.software, software_by_rates,
+         "Software bug (Llama 3: 54); per node, restarts without a node swap."),
+    RATE("reliability.rate.network", reliability.rate.network, network_by_rates,
+         "Network switch or cable (Llama 3: 35); per node, no node swap."),
+    RATE("reliability.rate.host", reliability.rate.host, host_by_rates,
+         "Unplanned host maintenance (Llama 3: 32); per node."),
+    RATE("reliability.rate.sram", reliability.rate.sram, sram_by_rates,
+         "GPU SRAM memory (Llama 3: 19); per GPU."),
+    RATE("reliability.rate.gsp", reliability.rate.gsp, gsp_by_rates,
+         "GPU system processor (Llama 3: 17); per GPU."),
+    RATE("reliability.rate.nic", reliability.rate.nic, nic_by_rates,
+         "NIC (Llama 3: 7); scales with NICs per node."),
+    RATE("reliability.rate.nccl", reliability.rate.nccl, nccl_by_rates,
+         "NCCL watchdog timeout (Llama 3: 7); per node, no node swap."),
+    RATE("reliability.rate.sdc", reliability.rate.sdc, sdc_by_rates,
+         "Silent data corruption (Llama 3: 6); per GPU."),
+    RATE("reliability.rate.thermal", reliability.rate.thermal, thermal_by_rates,
+         "GPU thermal interface and sensor (Llama 3: 6); per GPU."),
+    RATE("reliability.rate.other_hardware", reliability.rate.other_hardware,
+         other_hardware_by_rates,
+         "SSD, power supply, chassis, IO board, CPU, system memory (Llama 3: 14); per node."),
+    RATE("reliability.rate.dependency", reliability.rate.dependency, dependency_by_rates,
+         "External dependency (Llama 3: 2); per node, no node swap."),
 
     /* power.*: sources in docs/reliability.md; "assumption" marks our own estimates. */
     {.name = "power.gpu_tdp_w",
@@ -996,6 +1035,16 @@ static const cfg__key schema[] = {
 
 size_t cfg__nkeys(void) { return NELEM(schema); }
 const cfg__key *cfg__key_at(size_t i) { return i < NELEM(schema) ? &schema[i] : NULL; }
+
+const cfg__key *cfg__preset_selector(cfg__derive d) {
+  static const char *const selector[] = {[CFG__DERIVE_GPU] = "cluster.gpu",
+                                         [CFG__DERIVE_TRANSPORT] = "fabric.transport",
+                                         [CFG__DERIVE_COST] = "cost.model",
+                                         [CFG__DERIVE_RATES] = "reliability.rates"};
+  const char *name = (size_t)d < NELEM(selector) ? selector[d] : NULL;
+  int i = name ? cfg__find_key(name, strlen(name)) : -1;
+  return i >= 0 ? &schema[i] : NULL;
+}
 
 int cfg__find_key(const char *name, size_t len) {
   for (size_t i = 0; i < NELEM(schema); i++)

@@ -48,10 +48,11 @@ static int apply_presets(cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
         !(k->type == CFG__TIME && k->derive == CFG__DERIVE_TRANSPORT &&
           *(const simtime_ps *)(const void *)((const char *)s + k->offset) == CFG__TIME_AUTO))
       continue;
-    if (k->derive == CFG__DERIVE_GPU) rc = apply_preset(s, i, (int)s->cluster.gpu, err);
-    else if (k->derive == CFG__DERIVE_COST) rc = apply_preset(s, i, (int)s->cost.model, err);
-    else if (k->derive == CFG__DERIVE_TRANSPORT)
-      rc = apply_preset(s, i, (int)s->fabric.transport, err);
+    const cfg__key *sel = cfg__preset_selector(k->derive);
+    int v; /* the selector's value, an int-sized enum (schema.c asserts it) */
+    if (!sel) continue;
+    memcpy(&v, (const char *)s + sel->offset, sizeof v);
+    rc = apply_preset(s, i, v, err);
   }
   /* The rules, in dependency order: planes follow nic.per_node. */
   if (!is_set(doc, "cluster.nic.per_node")) s->cluster.nic.per_node = s->cluster.gpus_per_node;

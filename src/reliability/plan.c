@@ -1,16 +1,23 @@
 /* Reliability planning: causes, parameters from the scenario, closed forms.
  *
- * Default rates (schema.c, reliability.rate.*) come from Meta, "The Llama 3
- * Herd of Models" (arXiv:2407.21783, 2024), Table 5: 419 unexpected
- * interruptions in a 54-day snapshot of Llama 3 405B pre-training on 16,384
- * H100 GPUs (2,048 8-GPU nodes = 110,592 node-days), i.e. 3.789 per 1,000
- * node-days in total. Per-cause rates are the counts / 110.592 (derived):
+ * The rates (reliability.rate.*) are presets of reliability.rates (schema.c),
+ * each per node of 8 GPUs and 8 NICs, the nodes of the reports they come from:
+ *
+ * llama3-16k, the default: Meta, "The Llama 3 Herd of Models"
+ * (arXiv:2407.21783, 2024), Table 5: 419 unexpected interruptions in a 54-day
+ * snapshot of Llama 3 405B pre-training on 16,384 H100 GPUs (2,048 8-GPU
+ * nodes = 110,592 node-days), i.e. 3.789 per 1,000 node-days in total.
+ * Per-cause rates are the counts / 110.592 (derived):
  *
  *   faulty GPU 148, GPU HBM3 72, software bug 54, network switch/cable 35,
  *   host maintenance 32, GPU SRAM 19, GPU system processor 17, NIC 7, NCCL
  *   watchdog 7, silent data corruption 6, GPU thermal interface/sensor 6,
  *   other hardware 14 (SSD 3, power supply 3, chassis 2, IO expansion
  *   board 2, CPU 2, system memory 2), dependency 2.
+ *
+ * rsc-1, rsc-2: Meta's research clusters (Kokolis et al., arXiv 2410.21680):
+ * 6.50 and 2.34 per 1,000 node-days of A100 nodes, with no per-cause counts;
+ * each total is split in the proportions above (docs/reliability.md).
  *
  * The node_swap flags (which causes take a node out of the job) and the
  * per-GPU / per-NIC scaling are our reading of the causes, not the report's.

@@ -55,6 +55,20 @@ expect_exit 2 "$FABSIM" reliability --sweep-spares -1;        expect_err "--swee
 expect_exit 0 "$FABSIM" reliability "$SRC/examples/reliability-llama3.yaml" --json
 expect_json $WORK/out '.gpus == 16384 and (.interruptions_expected.total - 419 | fabs) < 0.5'
 
+# --- rate presets (docs/reliability.md): Meta's research clusters, MTTF = 1 / (N r_f)
+expect_exit 0 "$FABSIM" reliability --set reliability.rates=rsc-1 --set reliability.monte_carlo.runs=10 \
+  --sweep-gpus 16384 --json
+expect_json $WORK/out '(.rate_per_1000_node_days - 6.5 | fabs) < 1e-5'
+expect_json $WORK/out '(.sweep[0].mttf_h - 24 / (2048 * 0.0065) | fabs) < 1e-4'
+expect_exit 0 "$FABSIM" reliability --set reliability.rates=rsc-2 --set reliability.rate.nccl=1 \
+  --set reliability.monte_carlo.runs=10 --json
+expect_json $WORK/out '(.rate_per_1000_node_days - (2.34 - 0.0390931 + 1) | fabs) < 1e-5'
+expect_exit 0 "$FABSIM" reliability "$SRC/examples/reliability-rsc.yaml" --json
+expect_json $WORK/out '.gpus == 2048 and (.rate_per_1000_node_days - 6.5 | fabs) < 1e-5'
+expect_json $WORK/out '.ettr.closed_form > 0.9 and .interval_min == 60'
+expect_exit 2 "$FABSIM" reliability --set reliability.rates=rsc-3
+expect_err "--set:1:"; expect_err "reliability.rates: 'rsc-3' is not one of: llama3-16k, rsc-1, rsc-2"
+
 # --- bad input: exit 2, located
 expect_exit 2 "$FABSIM" reliability --set reliability.checkpoint.interval=soon
 expect_err "--set:1:"; expect_err "reliability.checkpoint.interval"

@@ -160,6 +160,13 @@ static void test_value_errors(void **state) {
       {"simulation.fidelity: exact\n",
        {0},
        "e.yaml:1:22: simulation.fidelity: 'exact' is not one of: analytic, flow, packet"},
+      {"reliability:\n  rates: RSC-1\n",
+       {0},
+       "e.yaml:2:10: reliability.rates: 'RSC-1' is not one of: llama3-16k, rsc-1, rsc-2 (did "
+       "you mean 'rsc-1'?)"},
+      {NULL,
+       {"reliability.rates=rsc-3"},
+       "--set:1:19: reliability.rates: 'rsc-3' is not one of: llama3-16k, rsc-1, rsc-2"},
       {"output.dir: ''\n", {0}, "e.yaml:1:13: output.dir: must not be empty"},
       {"output.dir: \"a\\0b\"\n", {0}, "e.yaml:1:13: output.dir: contains a NUL character"},
       {"cluster.nodes: 1\ncluster.nodes: 2\n",

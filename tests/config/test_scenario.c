@@ -1,5 +1,6 @@
 /* Loading scenarios: defaults, presets, overrides, --set, nesting, key
  * locations and the dump round trip. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -202,6 +203,56 @@ static void test_transport_preset(void **state) {
   doc = load(&s, NULL, ib_ecmp, 1); /* a routing set by hand stays */
   assert_int_equal(s.fabric.transport, CFG_TRANSPORT_INFINIBAND);
   assert_int_equal(s.fabric.routing, CFG_ROUTING_ECMP);
+  cfg_free(&s, doc);
+}
+
+/* Sum of the reliability.rate.* (per 1,000 node-days). */
+static double rate_total(const cfg_scenario *s) {
+  const __typeof__(s->reliability.rate) *r = &s->reliability.rate;
+  return r->faulty_gpu + r->hbm + r->software + r->network + r->host + r->sram + r->gsp + r->nic +
+         r->nccl + r->sdc + r->thermal + r->other_hardware + r->dependency;
+}
+
+/* reliability.rates fills the reliability.rate.* a scenario did not set: the
+ * default is Llama 3's Table 5 as before; rsc-1 and rsc-2 sum to the research
+ * clusters' r_f (6.50 and 2.34 per 1,000 node-days, Kokolis et al.) in Table
+ * 5's proportions (each rate written to 6 significant digits). A rate set by
+ * hand stays, and the preset chosen by --set drives the others. */
+static void test_reliability_rates_preset(void **state) {
+  static const struct {
+    const char *set;
+    double total;
+  } want[] = {{"reliability.rates=llama3-16k", 419 / 110.592},
+              {"reliability.rates=rsc-1", 6.50},
+              {"reliability.rates=rsc-2", 2.34}};
+  cfg_scenario s;
+  cfg_doc *doc;
+  (void)state;
+  doc = load(&s, NULL, NULL, 0);
+  assert_int_equal(s.reliability.rates, CFG_RATES_LLAMA3_16K);
+  assert_true(s.reliability.rate.faulty_gpu == 1.33825 && s.reliability.rate.hbm == 0.651042);
+  cfg_free(&s, doc);
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+    doc = load(&s, NULL, &want[i].set, 1);
+    assert_int_equal(s.reliability.rates, (int)i);
+    double t = rate_total(&s);
+    assert_true(fabs(t - want[i].total) < 1e-6 * want[i].total);
+    assert_true(fabs(s.reliability.rate.faulty_gpu / t - 148.0 / 419) < 1e-5);
+    assert_true(fabs(s.reliability.rate.network / t - 35.0 / 419) < 1e-5);
+    assert_true(fabs(s.reliability.rate.dependency / t - 2.0 / 419) < 1e-5);
+    cfg_free(&s, doc);
+  }
+  assert_string_equal(cfg_rel_rates_name(CFG_RATES_RSC_2), "rsc-2");
+  /* hand-set rates stay (a zero too); the preset fills the rest */
+  const char *yaml = "reliability:\n  rates: rsc-2\n  rate:\n    network: 5\n    software: 0\n";
+  doc = load(&s, yaml, NULL, 0);
+  assert_true(s.reliability.rate.network == 5 && s.reliability.rate.software == 0);
+  assert_true(s.reliability.rate.hbm == 0.4021); /* rsc-2 */
+  cfg_free(&s, doc);
+  const char *rsc1[] = {"reliability.rates=rsc-1"};
+  doc = load(&s, yaml, rsc1, 1);
+  assert_true(s.reliability.rate.network == 5 && s.reliability.rate.software == 0);
+  assert_true(s.reliability.rate.hbm == 1.11695); /* rsc-1, chosen after the file */
   cfg_free(&s, doc);
 }
 
@@ -534,6 +585,7 @@ int main(void) {
       cmocka_unit_test(test_presets_by_gpu),
       cmocka_unit_test(test_explicit_beats_preset),
       cmocka_unit_test(test_transport_preset),
+      cmocka_unit_test(test_reliability_rates_preset),
       cmocka_unit_test(test_derived_rules),
       cmocka_unit_test(test_set_without_file),
       cmocka_unit_test(test_set_overrides_file),

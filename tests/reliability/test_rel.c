@@ -1,7 +1,9 @@
-/* Reliability planning against closed forms: MTTF = 1/(N r), Young and Daly
+/* Reliability planning against closed forms: MTTF = 1/(N r), with the rates of
+ * every reliability.rates preset (Llama 3, RSC-1, RSC-2), Young and Daly
  * intervals, by-cause counts summing to the total, Erlang B, the exact ETTR
- * against the Monte Carlo (within its 95 % confidence interval), and the
- * Monte Carlo's determinism for a seed. */
+ * against the Monte Carlo (within its 95 % confidence interval) and against
+ * Kokolis et al.'s first-order estimate, and the Monte Carlo's determinism
+ * for a seed. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -72,6 +74,54 @@ static void test_llama3_defaults(void **state) {
   assert_true(p.interval_s == 0); /* auto */
 }
 
+/* The research-cluster presets reach the model: per node of 8 GPUs the rates
+ * sum to Kokolis et al.'s r_f (RSC-1 6.50, RSC-2 2.34 per 1,000 node-days),
+ * so a job of N nodes fails every 1 / (N r_f); at RSC-1's rate that is the
+ * paper's own projection, 1.8 h at 16,384 GPUs and 0.23 h at 131,072. Per-GPU
+ * causes scale with GPUs per node as before, and a rate the scenario sets
+ * stays over the preset. */
+static void test_rsc_presets(void **state) {
+  static const struct {
+    const char *set;
+    double rf; /* per 1,000 node-days */
+  } c[] = {{"reliability.rates=rsc-1", 6.50}, {"reliability.rates=rsc-2", 2.34}};
+  static const uint32_t nodes[] = {1, 128, 2048, 16384};
+  (void)state;
+  for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+    const char *sets[] = {"cluster.nodes=64", c[i].set};
+    rel_params p;
+    rel_result r;
+    load_params(&p, sets, 2);
+    p.runs = 0;
+    for (size_t j = 0; j < sizeof nodes / sizeof nodes[0]; j++) {
+      p.nodes = nodes[j];
+      rel_evaluate(&p, &r);
+      double want_s = 86400.0 / (nodes[j] * c[i].rf * 1e-3);
+      assert_true(fabs(r.rate_per_node_day * 1e3 - c[i].rf) < 1e-6 * c[i].rf);
+      assert_true(fabs(r.mttf_s - want_s) < 1e-6 * want_s);
+    }
+  }
+  rel_params p, q;
+  rel_result r;
+  const char *rsc1[] = {"cluster.nodes=64", "reliability.rates=rsc-1"};
+  load_params(&p, rsc1, 2);
+  p.runs = 0;
+  p.nodes = 2048;
+  rel_evaluate(&p, &r);
+  assert_true(fabs(r.mttf_s / 3600 - 1.8) < 0.01);
+  p.nodes = 16384;
+  rel_evaluate(&p, &r);
+  assert_true(fabs(r.mttf_s / 3600 - 0.23) < 0.005);
+  const char *half[] = {"cluster.nodes=64", "reliability.rates=rsc-1", "cluster.gpus_per_node=4"};
+  load_params(&q, half, 3);
+  assert_true(fabs(q.rate[REL_GPU] - p.rate[REL_GPU] / 2) < 1e-15);
+  assert_true(fabs(q.rate[REL_SOFTWARE] - p.rate[REL_SOFTWARE]) < 1e-15);
+  const char *own[] = {"cluster.nodes=64", "reliability.rates=rsc-2", "reliability.rate.network=5"};
+  load_params(&q, own, 3);
+  assert_true(fabs(q.rate[REL_NETWORK] * 86400e3 - 5) < 1e-12);
+  assert_true(fabs(q.rate[REL_GPU] * 86400e3 - 0.826539) < 1e-12); /* rsc-2's */
+}
+
 static void test_young_daly(void **state) {
   (void)state;
   double delta = 60, m = 3 * 3600;
@@ -98,6 +148,15 @@ static void test_ettr_closed_form(void **state) {
   double tau = 600, delta = 10, R = 300, M = 1e7;
   double first = tau / (tau + delta) * (1 - ((tau + delta) / 2 + R) / M);
   assert_true(fabs(rel_ettr(tau, delta, R, M) - first) < 1e-8);
+  /* Kokolis et al.'s estimate (arXiv 2410.21680), E[ETTR] = (1 - N r_f (u0 + dt / 2)) /
+   * (1 + w / dt), is the same expansion to first order in lambda = N r_f: at RSC-1's rate
+   * for 2,048 GPUs (256 nodes), dt = 1 h, w = 1 min, u0 = 10 min they differ by the
+   * second-order terms, about (lambda (dt + w + u0))^2 / 2, and lambda w / 2. */
+  double lam = 256 * 6.50e-3 / 86400, dt = 3600, w = 60, u0 = 600;
+  double kokolis = (1 - lam * (u0 + dt / 2)) / (1 + w / dt);
+  double second = pow(lam * (dt + w + u0), 2) / 2 + lam * w / 2;
+  assert_true(fabs(rel_ettr(dt, w, u0, 1 / lam) - kokolis) < second);
+  assert_true(fabs(kokolis - 0.938) < 0.001);
   /* Daly's interval is close to the optimum of the exact form. */
   rel_params p = {0};
   rel_result r;
@@ -233,10 +292,15 @@ static void test_config_errors(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_mttf),          cmocka_unit_test(test_llama3_defaults),
-      cmocka_unit_test(test_young_daly),    cmocka_unit_test(test_ettr_closed_form),
-      cmocka_unit_test(test_erlang_b),      cmocka_unit_test(test_monte_carlo_matches),
-      cmocka_unit_test(test_spares_effect), cmocka_unit_test(test_deterministic),
+      cmocka_unit_test(test_mttf),
+      cmocka_unit_test(test_llama3_defaults),
+      cmocka_unit_test(test_rsc_presets),
+      cmocka_unit_test(test_young_daly),
+      cmocka_unit_test(test_ettr_closed_form),
+      cmocka_unit_test(test_erlang_b),
+      cmocka_unit_test(test_monte_carlo_matches),
+      cmocka_unit_test(test_spares_effect),
+      cmocka_unit_test(test_deterministic),
       cmocka_unit_test(test_config_errors),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -12,10 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
+#include "../bench_fork.h"
 #include "fabsim/ev.h"
 #include "fabsim/run.h"
 
@@ -71,28 +69,8 @@ static int run_case(const bench_case *c) {
   return 0;
 }
 
-/* Fork, run, report the child's CPU time and peak RSS. */
-static int run_forked(const bench_case *c) {
-  fflush(stdout);
-  pid_t pid = fork();
-  if (pid < 0) {
-    perror("fork");
-    return 2;
-  }
-  if (pid == 0) _exit(run_case(c));
-  int status = 0;
-  struct rusage ru;
-  if (wait4(pid, &status, 0, &ru) < 0) {
-    perror("wait4");
-    return 2;
-  }
-  int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 2;
-  if (rc == 0)
-    printf("  CPU           %.2f s user, peak RSS %.1f MiB\n",
-           (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6,
-           (double)ru.ru_maxrss / 1024.0);
-  return rc;
-}
+/* The run of one case, for bench_run_forked. */
+static int run_one(const void *c) { return run_case(c); }
 
 int main(int argc, char **argv) {
   bench_case custom = {"custom", "scenario given on the command line", NULL};
@@ -107,7 +85,7 @@ int main(int argc, char **argv) {
       return strcmp(argv[i], "--help") ? 2 : 0;
     }
   }
-  if (custom.file) return run_forked(&custom);
-  for (int k = 0; k < NCASES; k++) rc |= run_forked(&cases[k]);
+  if (custom.file) return bench_run_forked(run_one, &custom, 1);
+  for (int k = 0; k < NCASES; k++) rc |= bench_run_forked(run_one, &cases[k], 1);
   return rc;
 }

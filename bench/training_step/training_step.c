@@ -23,10 +23,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
+#include "../bench_fork.h"
 #include "fabsim/backend.h"
 #include "fabsim/workload.h"
 
@@ -117,25 +115,8 @@ done:
   return rc;
 }
 
-/* Fork, run, report the child's peak RSS. */
-static int run_forked(const bench_case *c) {
-  fflush(stdout);
-  pid_t pid = fork();
-  if (pid < 0) {
-    perror("fork");
-    return 2;
-  }
-  if (pid == 0) _exit(run_case(c));
-  int status = 0;
-  struct rusage ru;
-  if (wait4(pid, &status, 0, &ru) < 0) {
-    perror("wait4");
-    return 2;
-  }
-  int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 2;
-  if (rc == 0) printf("  peak RSS      %.1f MiB\n", (double)ru.ru_maxrss / 1024.0);
-  return rc;
-}
+/* The run of one case, for bench_run_forked. */
+static int run_one(const void *c) { return run_case(c); }
 
 static void usage(void) {
   fprintf(stderr,
@@ -174,13 +155,13 @@ int main(int argc, char **argv) {
       return strcmp(a, "--help") && strcmp(a, "-h") ? 2 : 0;
     }
   }
-  if (custom.file) return run_forked(&custom);
+  if (custom.file) return bench_run_forked(run_one, &custom, 0);
   if (ncustom) {
     usage();
     return 2;
   }
   int rc = 0;
   for (int k = 0; k < NCASES; k++)
-    if (any ? pick[k] : k < DEFAULT_CASES) rc |= run_forked(&cases[k]);
+    if (any ? pick[k] : k < DEFAULT_CASES) rc |= bench_run_forked(run_one, &cases[k], 0);
   return rc;
 }

@@ -122,19 +122,31 @@ uint32_t topo_nic_count(const topo *t);
 uint32_t topo_nic_leaf(const topo *t, uint32_t nic);
 /* Switch vertex by (plane, tier, index within plane and tier), as named
  * (p<plane>.)leaf<index> / spine<index> / core<index>; UINT32_MAX if absent.
- * In 3-tier fabrics spine index = pod * leaf_up + c, core index = c * radix/2 + j
- * (core group c serves spine c of every pod). */
+ * In 3-tier fabrics spine index = pod * leaf_up + c, core index =
+ * c * (radix/2)/m + j/m for up link j of spine c (core group c serves spine
+ * c of every pod; m = 1 at full size, a bundle of m parallel links from
+ * each spine to each core of its group in a partial build: src/topo/fattree.c). */
 uint32_t topo_switch_vertex(const topo *t, uint32_t plane, uint32_t tier, uint32_t index);
 /* The link joining vertices a and b (either order): SIM_OK or SIM_ENOENT.
  * O(ports of the smaller end). */
 int topo_link_between(const topo *t, uint32_t a, uint32_t b, uint32_t *l);
 
-/* Readable names; buf gets at most n bytes, always terminated. */
+/* Readable names; buf gets at most n bytes, always terminated. A link is
+ * "<a>-<b>", or "<a>-<b>/<r>" when it is the r-th of a bundle of parallel
+ * links; a channel is its link's name with its source first (spine0-core1/2
+ * and core1-spine0/2 are the two directions of one link). */
 const char *topo_vertex_name(const topo *t, uint32_t v, char *buf, size_t n);
 const char *topo_link_name(const topo *t, uint32_t l, char *buf, size_t n);
-/* Look up by name: returns SIM_OK and the index, or SIM_ENOENT. */
+const char *topo_channel_name(const topo *t, uint32_t ch, char *buf, size_t n);
+/* Look up by name: returns SIM_OK and the index, or SIM_ENOENT; a link or
+ * channel named "<a>-<b>" where a and b are joined by a bundle is SIM_EINVAL
+ * (it names several links: give "/<r>"). */
 int topo_find_vertex(const topo *t, const char *name, uint32_t *v);
 int topo_find_link(const topo *t, const char *name, uint32_t *l);
+int topo_find_channel(const topo *t, const char *name, uint32_t *ch);
+/* Parallel links per bundle (spine-core, partial 3-tier builds); 1 when
+ * every pair of switches has one link. */
+uint32_t topo_bundle_size(const topo *t);
 
 /* Every equal-cost next hop (as channels leaving `v`) toward NIC `dst_nic`
  * under up/down routing. v must be a switch of the NIC's plane, or the NIC's
@@ -199,7 +211,8 @@ static inline topo_split topo_split_of(const cfg_scenario *cfg) {
   if (cfg->fabric.routing != CFG_ROUTING_ADAPTIVE) return TOPO_SPLIT_NONE;
   return cfg->fabric.adaptive.flowlet_gap ? TOPO_SPLIT_ADAPTIVE : TOPO_SPLIT_POOLS;
 }
-/* Number of distinct shortest routed paths between two GPUs. */
+/* Number of distinct shortest paths between two GPUs (the parallel links
+ * of a bundle counted apart). */
 uint64_t topo_path_count(const topo *t, uint32_t src_gpu, uint32_t dst_gpu);
 /* One-way latency of a path for a zero-byte message (links + vertices in between). */
 simtime_ps topo_path_latency(const topo *t, const topo_path *p);

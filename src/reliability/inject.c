@@ -95,7 +95,13 @@ static int resolve_link(const topo *t, const cfg_doc *doc, uint32_t i, const cha
   char a[64];
   uint32_t va, vb, l;
   const topo_link *L;
-  if (topo_find_link(t, name, &l) == SIM_OK) {
+  int found = topo_find_link(t, name, &l);
+  if (found == SIM_EINVAL)
+    return fail_target(doc, i, err,
+                       "'%s' names a bundle of %u parallel links; name one of them: %s/0 .. "
+                       "%s/%u",
+                       name, topo_bundle_size(t), name, name, topo_bundle_size(t) - 1);
+  if (found == SIM_OK) {
     L = topo_link_at(t, l);
     if (L->kind != TOPO_LINK_FABRIC && L->kind != TOPO_LINK_ENDPOINT)
       return fail_target(doc, i, err,

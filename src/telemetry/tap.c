@@ -32,33 +32,18 @@ void tel_portmap_free(tel_portmap *m) {
   memset(m, 0, sizeof *m);
 }
 
-static const char *channel_name(const topo *t, uint32_t ch, char *buf, size_t n) {
-  char a[48], b[48];
-  snprintf(buf, n, "%s-%s", topo_vertex_name(t, topo_channel_src(t, ch), a, sizeof a),
-           topo_vertex_name(t, topo_channel_dst(t, ch), b, sizeof b));
-  return buf;
-}
-
 const char *tel_port_name(const topo *t, const tel_portmap *m, uint32_t port, char *buf, size_t n) {
   if (port >= m->nports) {
     snprintf(buf, n, "?port%u", port);
     return buf;
   }
-  return channel_name(t, m->channel_of_port[port], buf, n);
+  return topo_channel_name(t, m->channel_of_port[port], buf, n);
 }
 
 int tel_port_find(const topo *t, const tel_portmap *m, const char *name, uint32_t *port) {
-  const char *dash = strchr(name, '-');
-  char a[64];
-  uint32_t va, vb, l;
-  if (!dash || (size_t)(dash - name) >= sizeof a) return SIM_ENOENT;
-  memcpy(a, name, (size_t)(dash - name));
-  a[dash - name] = '\0';
-  if (topo_find_vertex(t, a, &va) != SIM_OK || topo_find_vertex(t, dash + 1, &vb) != SIM_OK ||
-      topo_link_between(t, va, vb, &l) != SIM_OK)
+  uint32_t ch;
+  if (topo_find_channel(t, name, &ch) != SIM_OK || m->port_of_channel[ch] == UINT32_MAX)
     return SIM_ENOENT;
-  uint32_t ch = topo_link_at(t, l)->a == va ? 2 * l : 2 * l + 1;
-  if (m->port_of_channel[ch] == UINT32_MAX) return SIM_ENOENT;
   *port = m->port_of_channel[ch];
   return SIM_OK;
 }
@@ -197,7 +182,7 @@ static void replay_events(const tel_tap *tap, tel *tl) {
     snprintf(effect, sizeof effect,
              "%u transfers of one phase share it: each gets at most 1/%u of %.4g Gb/s", e->users,
              e->users, (double)bps / 1e9);
-    tel_event(tl, e->at, channel_name(t, e->ch, name, sizeof name), "shared-channel", effect,
+    tel_event(tl, e->at, topo_channel_name(t, e->ch, name, sizeof name), "shared-channel", effect,
               (double)e->users);
   }
 }

@@ -229,6 +229,7 @@ uint32_t topo_port_channel(const topo *t, uint32_t v, uint32_t i) {
 uint32_t topo_gpu_count(const topo *t) { return t->gpus; }
 uint32_t topo_node_count(const topo *t) { return t->nodes; }
 uint32_t topo_nic_count(const topo *t) { return t->nics; }
+uint32_t topo_bundle_size(const topo *t) { return t->s.bundle ? t->s.bundle : 1; }
 uint32_t topo_gpu_vertex(const topo *t, uint32_t gpu) { return t->v_gpu + gpu; }
 uint32_t topo_nic_vertex(const topo *t, uint32_t nic) { return t->v_nic + nic; }
 uint32_t topo_gpu_node(const topo *t, uint32_t gpu) { return gpu / t->gpn; }

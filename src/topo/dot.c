@@ -60,8 +60,11 @@ int topo_write_dot(const topo *t, FILE *f, bool collapse_nodes) {
   for (uint32_t l = 0; l < t->nlinks; l++) {
     const topo_link *k = &t->link[l];
     if (collapse_nodes && (k->kind == TOPO_LINK_SCALE_UP || k->kind == TOPO_LINK_PCIE)) continue;
-    fprintf(f, "  \"%s\" -- \"%s\" [%s];\n", dot_name(t, k->a, collapse_nodes, a, sizeof a),
+    fprintf(f, "  \"%s\" -- \"%s\" [%s", dot_name(t, k->a, collapse_nodes, a, sizeof a),
             dot_name(t, k->b, collapse_nodes, b, sizeof b), link_style(k->kind));
+    if (t->s.bundle > 1 && k->kind == TOPO_LINK_FABRIC && t->vert[k->b].tier == TOPO_TIER_CORE)
+      fprintf(f, ", label=\"/%u\"", topo__bundle_pos(t, l)); /* its name's suffix */
+    fprintf(f, "];\n");
   }
   fprintf(f, "}\n");
   return ferror(f) ? SIM_EIO : SIM_OK;

@@ -6,15 +6,25 @@
  *   2-tier: every leaf has one link to each of the `up` spines; a spine has k
  *     ports, so a plane holds at most k leaves = k * down endpoints.
  *   3-tier: a pod is k/2 leaves and `up` spines; spine c of a pod has k/2 down
- *     links (its pod's leaves) and k/2 up links, one to each core of core
- *     group c; there are `up` groups of k/2 cores; a core has k ports, so a
- *     plane holds at most k pods = k * (k/2) * down endpoints (k^3/4 at o = 1).
+ *     links (its pod's leaves) and k/2 up links into core group c; there are
+ *     `up` groups; a core has k ports, so a plane holds at most k pods =
+ *     k * (k/2) * down endpoints (k^3/4 at o = 1). At full size a group is
+ *     k/2 cores and each up link of spine c goes to its own core.
  * Partial population builds only the switches the nodes need: the leaves
  * and pods their NICs fill, all `up` spines per pod (a leaf reaches every
- * spine of its pod over one link each), cores only when there is more than
- * one pod, and no spine at all over a single leaf (one crossbar: nothing
- * leaves it). The full build's switches stay in the inventory (capacity
- * planning: topo_inventory.switches_full).
+ * spine of its pod over one link each), no spine at all over a single leaf
+ * (one crossbar: nothing leaves it), and cores only when there is more than
+ * one pod, cabled as an operator cables a partial build for full bisection
+ * between the P pods present: every spine keeps its k/2 up links, in bundles
+ * of m parallel links to each of (k/2)/m cores of its group, m the largest
+ * divisor of k/2 with m * P <= k (each core then has m links to each pod:
+ * m * P of its k ports). Up link j of spine c goes to core c * (k/2)/m + j/m
+ * as the (j mod m)-th link of its bundle; at full size (P = k) m = 1 and this
+ * is the wiring above. The up links, hence every cut between pods and the
+ * bisection, are the full build's; the cores are `up` x (k/2)/m instead of
+ * `up` x k/2 (6 pods of radix 64: bundles of 8, 4 cores per group). The
+ * full build's switches stay in the inventory (capacity planning:
+ * topo_inventory.switches_full).
  */
 #include <math.h>
 #include <stdarg.h>
@@ -45,16 +55,26 @@ static void raise_hint(const topo *t, char *buf, size_t n) {
            more_tiers, planes);
 }
 
-/* Switches per plane for `nodes` nodes (see the header comment). O(1). */
+/* Spine-core links per (spine, core) pair when `pods` pods of a 3-tier
+ * plane are built: the largest divisor m of k/2 with m * pods <= k (see the
+ * header comment; 1 at full size). O(k). */
+static uint32_t core_bundle(uint32_t k, uint32_t pods) {
+  uint32_t half = k / 2, m = half;
+  while (m > 1 && (half % m || (uint64_t)m * pods > k)) m--;
+  return m;
+}
+
+/* Switches per plane for `nodes` nodes (see the header comment). O(k). */
 static void shape_switches(const topo *t, uint32_t nodes, uint32_t *leaves, uint32_t *pods,
-                           uint32_t *spines, uint32_t *cores) {
+                           uint32_t *spines, uint32_t *cores, uint32_t *bundle) {
   const topo__shape *s = &t->s;
   if (t->kind == CFG_TOPO_RAIL_OPTIMIZED)
     *leaves = div_ceil(nodes, s->down) * t->npn; /* every rail's leaf in each group */
   else *leaves = div_ceil(nodes * (t->npn / t->planes), s->down);
   *pods = s->tiers == 2 ? 1 : div_ceil(*leaves, s->half);
   *spines = *leaves > 1 ? *pods * s->up : 0;
-  *cores = s->tiers == 3 && *pods > 1 ? s->up * s->half : 0;
+  *bundle = s->tiers == 3 && *pods > 1 ? core_bundle(s->k, *pods) : 1;
+  *cores = s->tiers == 3 && *pods > 1 ? s->up * (s->half / *bundle) : 0;
 }
 
 int topo__plan(topo *t, const cfg_scenario *cfg, const cfg_doc *doc, sim_error *err) {
@@ -134,12 +154,12 @@ int topo__plan(topo *t, const cfg_scenario *cfg, const cfg_doc *doc, sim_error *
                       t->planes > 1 ? ", per plane" : "", t->max_nodes, N, hint);
   t->nodes = nodes;
 
-  shape_switches(t, nodes, &s->leaves, &s->pods, &s->spines, &s->cores);
+  shape_switches(t, nodes, &s->leaves, &s->pods, &s->spines, &s->cores, &s->bundle);
   s->sc_links = s->cores ? s->spines * s->half : 0;
   s->ls_links = s->spines ? s->leaves * s->up : 0;
   s->switches = s->leaves + s->spines + s->cores;
-  uint32_t fl, fp, fs, fc; /* the full build, per plane */
-  shape_switches(t, t->max_nodes, &fl, &fp, &fs, &fc);
+  uint32_t fl, fp, fs, fc, fm; /* the full build, per plane */
+  shape_switches(t, t->max_nodes, &fl, &fp, &fs, &fc, &fm);
   s->switches_full = (uint64_t)fl + fs + fc;
   s->links_full = (uint64_t)(fs ? fl * s->up : 0) + (fc ? (uint64_t)fs * s->half : 0);
 
@@ -225,11 +245,12 @@ void topo__wire_fabric(topo *t, const cfg_scenario *cfg) {
                  topo__switch_v(t, p, TOPO_TIER_SPINE, pod * s->up + c), bps, lat);
     }
     if (!s->sc_links) continue;
+    uint32_t group = s->half / s->bundle; /* cores per group */
     for (uint32_t pod = 0; pod < s->pods; pod++)
       for (uint32_t c = 0; c < s->up; c++)
         for (uint32_t j = 0; j < s->half; j++)
           set_link(&sc[(pod * s->up + c) * s->half + j],
                    topo__switch_v(t, p, TOPO_TIER_SPINE, pod * s->up + c),
-                   topo__switch_v(t, p, TOPO_TIER_CORE, c * s->half + j), bps, lat);
+                   topo__switch_v(t, p, TOPO_TIER_CORE, c * group + j / s->bundle), bps, lat);
   }
 }

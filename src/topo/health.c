@@ -138,7 +138,7 @@ static int build(const topo *t, const topo_health *h, uint32_t src, uint32_t dst
       if (hop_ok(t, h, x, ch, &g)) cand[nc++] = ch;
     }
     if (nc == 0) return SIM_ENOENT; /* not reached: the caller checked reach first */
-    uint32_t ch = cand[topo__choose(t, v, dnic, g.d, pol, cand, nc)];
+    uint32_t ch = cand[topo__choose(t, v, dnic, g.d, pol, path->ch[path->n - 1], cand, nc)];
     if (push(path, ch) != SIM_OK) return SIM_ERANGE;
     v = topo_channel_dst(t, ch);
   }

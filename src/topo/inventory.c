@@ -19,7 +19,9 @@
  * Bisection = min(a, b, c) = min(E*nic_bw, L*up*link_bw, P*up*(k/2)*link_bw) / 2,
  * summed over the planes (planes are disjoint). The rail-optimized fabric is
  * one such tree over all its leaves. Partially populated fabrics use the
- * built counts (exact when halves can be aligned, i.e. even L and P).
+ * built counts (exact when halves can be aligned, i.e. even L and P); a
+ * partial 3-tier build has fewer cores but every spine keeps its k/2 up
+ * links (bundles of parallel links, fattree.c), so cut (c) is unchanged.
  */
 #include "topo/topo_internal.h"
 

@@ -1,7 +1,11 @@
 /* Readable, stable names and their inverse.
  *
  * gpu<g>, nvs<node>, nic<i>, and (p<plane>.)leaf|spine|core<index> for
- * switches (the prefix only on multi-plane fabrics); a link is "<a>-<b>".
+ * switches (the prefix only on multi-plane fabrics); a link is "<a>-<b>",
+ * and a link of a bundle (the m > 1 parallel spine-core links of a partial
+ * 3-tier build, fattree.c) "<a>-<b>/<r>", r its position 0 .. m-1 (the bare
+ * "<a>-<b>" names no single link there). A channel (one direction, a port
+ * of its source) is named as its link with its source first.
  * Lookup parses the name into the layout's index arithmetic, so finding a
  * vertex is O(length of the name) and a link O(ports of its smaller end);
  * nothing scans the vertex or link arrays. Parsing is strict: exactly the
@@ -35,17 +39,39 @@ const char *topo_vertex_name(const topo *t, uint32_t v, char *buf, size_t n) {
   return buf;
 }
 
+/* Whether link l is one of a bundle's parallel links. */
+static bool in_bundle(const topo *t, uint32_t l) {
+  const topo_link *k = &t->link[l];
+  return t->s.bundle > 1 && k->kind == TOPO_LINK_FABRIC && t->vert[k->b].tier == TOPO_TIER_CORE;
+}
+
+/* "<from>-<to>" for link l, "/<r>" after it in a bundle. */
+static const char *ends_name(const topo *t, uint32_t l, uint32_t from, uint32_t to, char *buf,
+                             size_t n) {
+  char a[48], b[48];
+  topo_vertex_name(t, from, a, sizeof a);
+  topo_vertex_name(t, to, b, sizeof b);
+  if (in_bundle(t, l)) snprintf(buf, n, "%s-%s/%u", a, b, topo__bundle_pos(t, l));
+  else snprintf(buf, n, "%s-%s", a, b);
+  return buf;
+}
+
 const char *topo_link_name(const topo *t, uint32_t l, char *buf, size_t n) {
   if (!buf || n == 0) return buf;
   if (l >= t->nlinks) {
     snprintf(buf, n, "?link%u", l);
     return buf;
   }
-  char a[48], b[48];
-  topo_vertex_name(t, t->link[l].a, a, sizeof a);
-  topo_vertex_name(t, t->link[l].b, b, sizeof b);
-  snprintf(buf, n, "%s-%s", a, b);
-  return buf;
+  return ends_name(t, l, t->link[l].a, t->link[l].b, buf, n);
+}
+
+const char *topo_channel_name(const topo *t, uint32_t ch, char *buf, size_t n) {
+  if (!buf || n == 0) return buf;
+  if (ch / 2 >= t->nlinks) {
+    snprintf(buf, n, "?channel%u", ch);
+    return buf;
+  }
+  return ends_name(t, ch / 2, topo_channel_src(t, ch), topo_channel_dst(t, ch), buf, n);
 }
 
 /* Decimal without sign or leading zeros; advances *i. */
@@ -108,13 +134,37 @@ int topo_find_vertex(const topo *t, const char *name, uint32_t *v) {
   return topo__parse_vertex(t, name, strlen(name), v);
 }
 
-int topo_find_link(const topo *t, const char *name, uint32_t *l) {
+/* "<a>-<b>[/<r>]" -> the link and the channel leaving a. SIM_ENOENT when
+ * it names no link; SIM_EINVAL for the bare "<a>-<b>" of a bundle (it names
+ * m links). O(length + ports of the smaller end). */
+static int parse_link(const topo *t, const char *name, uint32_t *l, uint32_t *ch) {
   if (!name) return SIM_ENOENT;
-  const char *dash = strchr(name, '-');
+  const char *dash = strchr(name, '-'), *slash = dash ? strchr(dash, '/') : NULL;
   if (!dash) return SIM_ENOENT;
-  uint32_t a, b;
+  size_t blen = slash ? (size_t)(slash - dash - 1) : strlen(dash + 1), i = 0;
+  uint32_t a, b, r = 0, first;
   if (topo__parse_vertex(t, name, (size_t)(dash - name), &a) != SIM_OK ||
-      topo__parse_vertex(t, dash + 1, strlen(dash + 1), &b) != SIM_OK)
+      topo__parse_vertex(t, dash + 1, blen, &b) != SIM_OK)
     return SIM_ENOENT;
-  return topo_link_between(t, a, b, l);
+  if (slash && (!parse_u32(slash + 1, strlen(slash + 1), &i, &r) || slash[1 + i] != '\0'))
+    return SIM_ENOENT;
+  if (topo_link_between(t, a, b, &first) != SIM_OK) return SIM_ENOENT;
+  bool bundle = in_bundle(t, first);
+  if (bundle && !slash) return SIM_EINVAL;
+  if (!bundle && slash) return SIM_ENOENT;
+  /* a bundle's links are consecutive ids, in position order (fattree.c) */
+  if (bundle && (r >= t->s.bundle || topo__bundle_pos(t, first) != 0)) return SIM_ENOENT;
+  *l = first + r;
+  *ch = 2 * *l + (t->link[*l].a == a ? 0 : 1);
+  return SIM_OK;
+}
+
+int topo_find_link(const topo *t, const char *name, uint32_t *l) {
+  uint32_t ch;
+  return parse_link(t, name, l, &ch);
+}
+
+int topo_find_channel(const topo *t, const char *name, uint32_t *ch) {
+  uint32_t l;
+  return parse_link(t, name, &l, ch);
 }

@@ -5,7 +5,8 @@
  * and the down port come from index arithmetic (topo_internal.h port order):
  *   leaf:  dst on this leaf          -> port = dst slot
  *   spine: 2-tier, or dst in my pod  -> port = dst leaf (within pod)
- *   core:  always                    -> port = dst pod
+ *   core:  always                    -> the bundle of ports to the dst pod
+ *                                       (one port at full size)
  * So a next-hop query is O(1) plus O(up ports) to list them, with no
  * per-switch tables at all.
  *
@@ -20,6 +21,18 @@
  *   adaptive  (topo_route_adaptive) the least-loaded port, counting its
  *             channel and the down-going channel the choice commits to.
  * A sprayed transfer loads whole pools of links (the spray section below).
+ *
+ * Bundles (a partial 3-tier build, fattree.c): a core has m parallel links
+ * to each pod, and a path that came up on the r-th link of a bundle goes
+ * down on the r-th link of the bundle toward the destination pod. Static
+ * D-mod-K gives that by itself (the core's choice floor(D / up) mod m is
+ * the spine's floor(D / up) mod (k/2), mod m); ECMP and adaptive keep it
+ * (falling back to their own choice when that link is filtered out by a
+ * fault). A path then crosses the links the full build's core
+ * c * k/2 + j would give it: per-transfer routing is the full build's,
+ * link for link, and a random hash at the core instead would be the same
+ * in distribution only. Per-packet choices (the packet fidelity's
+ * adaptive and spray) choose among the whole bundle.
  */
 #include <assert.h>
 
@@ -48,7 +61,7 @@ uint32_t topo__hop_range(const topo *t, const topo_vertex *x, uint32_t dst_nic, 
     if (d.leaf / s->half == x->pod) return *first = d.leaf % s->half, 1;
     nup = s->sc_links ? s->half : 0;
     break;
-  default: return *first = d.leaf / s->half, 1;
+  default: return *first = d.leaf / s->half * s->bundle, s->bundle;
   }
   *first = x->nports - nup;
   return nup;
@@ -88,11 +101,26 @@ uint32_t topo_static_pick(const topo *t, uint32_t v, uint32_t dst_nic, uint32_t 
   return (uint32_t)(dmodk_quotient(t, &t->vert[v], topo__nic_place(t, dst_nic)) % n);
 }
 
+uint32_t topo__bundle_pos(const topo *t, uint32_t l) {
+  const topo__shape *s = &t->s;
+  if (s->bundle <= 1 || l < t->l_fabric) return 0;
+  uint32_t i = (l - t->l_fabric) % (s->ls_links + s->sc_links); /* within its plane */
+  return i < s->ls_links ? 0 : (i - s->ls_links) % s->half % s->bundle;
+}
+
+/* At a core with bundles (m > 1 ports toward each pod): which of the m
+ * toward the destination pod is paired with the arrival channel in_ch (see
+ * the header comment). NONE when in_ch is NONE. O(1). */
+static uint32_t paired(const topo *t, uint32_t in_ch) {
+  return in_ch == UINT32_MAX ? UINT32_MAX : topo__bundle_pos(t, topo_channel_link(in_ch));
+}
+
 /* The down-going channel toward d that taking the up-going channel ch
  * commits a path to, at the tier ch climbs to: the top of the path (its only
- * way down toward d), or, below the top, the switch of d's pod that the
- * fat-tree wiring pairs with ch's far end (spine c of every pod reaches core
- * group c). NONE when ch does not go up. O(1). */
+ * way down toward d, at a core the link of ch's bundle position), or, below
+ * the top, the switch of d's pod that the fat-tree wiring pairs with ch's
+ * far end (spine c of every pod reaches core group c). NONE when ch does
+ * not go up. O(1). */
 static uint32_t mirror(const topo *t, uint32_t ch, uint32_t dnic, topo__place d) {
   uint32_t y = topo_channel_dst(t, ch), first = 0;
   const topo_vertex *yx = &t->vert[y];
@@ -102,13 +130,21 @@ static uint32_t mirror(const topo *t, uint32_t ch, uint32_t dnic, topo__place d)
                                    (d.leaf / t->s.half) * t->s.up + yx->index % t->s.up);
     yx = &t->vert[pair];
   }
-  if (topo__hop_range(t, yx, dnic, d, &first) != 1) return UINT32_MAX;
+  uint32_t n = topo__hop_range(t, yx, dnic, d, &first);
+  if (n > 1 && yx->tier == TOPO_TIER_CORE) first += paired(t, ch), n = 1;
+  if (n != 1) return UINT32_MAX;
   return t->port[yx->first_port + first];
 }
 
 uint32_t topo__choose(const topo *t, uint32_t v, uint32_t dnic, topo__place d,
-                      const topo__policy *pol, const uint32_t *cand, uint32_t nc) {
+                      const topo__policy *pol, uint32_t in_ch, const uint32_t *cand, uint32_t nc) {
   if (nc <= 1) return 0;
+  if (pol->mode != CFG_ROUTING_STATIC && t->s.bundle > 1 && t->vert[v].tier == TOPO_TIER_CORE &&
+      t->vert[v].kind == TOPO_SWITCH && in_ch != UINT32_MAX) {
+    uint32_t r = paired(t, in_ch); /* down on the arrival's bundle position, if usable */
+    for (uint32_t i = 0; i < nc; i++)
+      if (topo__bundle_pos(t, topo_channel_link(cand[i])) == r) return i;
+  }
   if (pol->mode == CFG_ROUTING_ECMP) return topo_ecmp_pick(t, v, pol->hash, nc);
   /* D-mod-K over the candidates (after a fault, those left: the subnet
    * manager recomputes the tables over the ports it still has) */
@@ -168,7 +204,7 @@ static int walk(const topo *t, uint32_t src, uint32_t dst, const topo__policy *p
     assert(n > 0);
     if (n == 0) return SIM_EINVAL;
     const uint32_t *cand = &t->port[x->first_port + first];
-    uint32_t ch = cand[topo__choose(t, v, dnic, dplace, pol, cand, n)];
+    uint32_t ch = cand[topo__choose(t, v, dnic, dplace, pol, path->ch[path->n - 1], cand, n)];
     *choices *= n;
     if (push(path, ch) != SIM_OK) return SIM_ERANGE;
     v = topo_channel_dst(t, ch);
@@ -285,11 +321,11 @@ uint32_t topo_pool_members(const topo *t, uint32_t pool, uint32_t *out, uint32_t
       uint32_t v = topo__switch_v(t, plane, TOPO_TIER_SPINE, pod * t->s.up + c);
       for (uint32_t j = 0; j < t->s.half; j++) MEMBER(v, t->vert[v].nports - t->s.half + j);
     }
-  } else { /* core-to-pod links into pod i - 2L - pods */
-    uint32_t pod = i - 2 * L - t->s.pods;
-    for (uint32_t c = 0; c < t->s.up; c++)
-      for (uint32_t j = 0; j < t->s.half; j++)
-        MEMBER(topo__switch_v(t, plane, TOPO_TIER_CORE, c * t->s.half + j), pod);
+  } else { /* core-to-pod links into pod i - 2L - pods: each core's bundle */
+    uint32_t pod = i - 2 * L - t->s.pods, m = t->s.bundle;
+    for (uint32_t q = 0; q < t->s.cores; q++)
+      for (uint32_t r = 0; r < m; r++)
+        MEMBER(topo__switch_v(t, plane, TOPO_TIER_CORE, q), pod * m + r);
   }
 #undef MEMBER
   return n;

@@ -14,12 +14,14 @@
  *             [l_fabric + p * (ls + sc), ...) plane p:
  *                                       leaf L - spine c at L * up + c,
  *                                       then spine - core at
- *                                       ls + (pod * up + c) * half + j (a = lower tier)
+ *                                       ls + (pod * up + c) * half + j (a = lower tier),
+ *                                       core c * (half / bundle) + j / bundle
  *
  * Port order (invariant used by routing): a vertex's ports are its links in
  * link-id order. Hence a leaf's ports are its NICs by slot (0 .. ndown-1) and
  * then its `up` spines; a spine's ports are its leaves (by leaf-within-pod, or
- * by leaf in 2-tier) and then its `half` cores; a core's ports are its pods.
+ * by leaf in 2-tier) and then its `half` up links; a core's ports are its
+ * pods, `bundle` consecutive ports per pod (port pod * bundle + j mod bundle).
  * So every down "table" is the port index itself: O(1) per hop, no
  * switches x endpoints table.
  */
@@ -39,10 +41,11 @@ typedef struct topo__shape {
   uint32_t tiers;
   uint32_t leaves, spines, cores, pods; /* built, per plane */
   uint32_t switches;                    /* leaves + spines + cores */
-  uint32_t ls_links, sc_links;          /* leaf-spine, spine-core, per plane */
-  uint32_t max_leaves;                  /* at full size, per plane */
-  uint64_t max_endpoints;               /* at full size, per plane */
-  uint64_t switches_full, links_full;   /* switches, switch-switch links at full size, per plane */
+  uint32_t bundle;                    /* spine-core links per (spine, core) pair: 1 at full size */
+  uint32_t ls_links, sc_links;        /* leaf-spine, spine-core, per plane */
+  uint32_t max_leaves;                /* at full size, per plane */
+  uint64_t max_endpoints;             /* at full size, per plane */
+  uint64_t switches_full, links_full; /* switches, switch-switch links at full size, per plane */
 } topo__shape;
 
 struct topo {
@@ -88,6 +91,9 @@ uint32_t topo__pcie_link(const topo *t, uint32_t gpu, uint32_t nic);
 /* inventory.c */
 void topo__inventory(topo *t, const cfg_scenario *cfg);
 
+/* route.c: the position of spine-core link l in its bundle (0 .. bundle-1;
+ * 0 for any other link). O(1). */
+uint32_t topo__bundle_pos(const topo *t, uint32_t l);
 /* route.c: the equal-cost next hops of x toward dst_nic (at place d) as the
  * port range [*first, *first + return value) of x; 0 when x is the NIC itself
  * or not in its plane. O(1). */
@@ -108,9 +114,11 @@ typedef struct topo__policy {
 /* topo_route's policy: STATIC when fabric.routing is static, else ECMP. */
 topo__policy topo__default_policy(const topo *t, uint64_t flow_hash);
 /* Index into cand[0..nc) (the equal-cost next hops of v toward dnic that
- * may be used, in port order) chosen under pol. O(nc). */
+ * may be used, in port order) chosen under pol; in_ch: the channel the path
+ * arrived at v on (at a core with bundles, ECMP and adaptive go down on its
+ * bundle position: route.c). O(nc). */
 uint32_t topo__choose(const topo *t, uint32_t v, uint32_t dnic, topo__place d,
-                      const topo__policy *pol, const uint32_t *cand, uint32_t nc);
+                      const topo__policy *pol, uint32_t in_ch, const uint32_t *cand, uint32_t nc);
 /* topo_route / topo_route_health under an explicit policy. */
 int topo__route_policy(const topo *t, uint32_t src_gpu, uint32_t dst_gpu, const topo__policy *pol,
                        topo_path *path);

@@ -482,6 +482,26 @@ static void test_resolve(void **state) {
   expect_resolve_error("faults=[{at: 1ms, kind: link-down, target: leaf0-leaf1}]",
                        "--set:4:44: faults[0].target: leaf0 and leaf1 are not linked; name a link "
                        "of `fabsim topo` (such as leaf0's uplinks)");
+  /* a partial 3-tier build's bundles: a link is named with its position */
+  const char *b3[] = {"cluster.nodes=5", "fabric.switch_radix=8", "fabric.tiers=3",
+                      "simulation.fidelity=flow",
+                      "faults=[{at: 1ms, kind: link-down, target: spine4-core1/1}, {at: 1ms, "
+                      "kind: switch-down, target: core7}]"};
+  load(&f, b3, 5);
+  assert_int_equal(flt_resolve(&ff, &nf, f.t, &f.cfg, f.doc, &err), SIM_OK);
+  assert_int_equal(topo_find_link(f.t, "spine4-core1/1", &l), SIM_OK);
+  assert_int_equal(ff[0].link, l);
+  assert_int_equal(ff[1].vertex, topo_switch_vertex(f.t, 0, TOPO_TIER_CORE, 7));
+  sim_free(ff);
+  unload(&f);
+  b3[4] = "faults=[{at: 1ms, kind: link-down, target: spine4-core1}]";
+  load(&f, b3, 5);
+  assert_int_equal(flt_resolve(&ff, &nf, f.t, &f.cfg, f.doc, &err), SIM_ECONFIG);
+  assert_string_equal(err.msg,
+                      "--set:5:44: faults[0].target: 'spine4-core1' names a bundle of 2 "
+                      "parallel links; name one of them: spine4-core1/0 .. "
+                      "spine4-core1/1");
+  unload(&f);
   expect_resolve_error("faults=[{at: 1ms, kind: gpu-fail, target: gpu99}]",
                        "--set:4:43: faults[0].target: no GPU 'gpu99' in this fabric; names are "
                        "as in `fabsim topo --dot -` (gpu0, nic0, leaf0, spine0, leaf0-spine0, "

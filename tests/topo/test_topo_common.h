@@ -6,7 +6,10 @@
  * written independently of src/topo: a leaf keeps u = max(1, floor(k/(1+o)))
  * up ports and d = k - u down ports; 2-tier planes hold k leaves; 3-tier
  * planes hold k pods of k/2 leaves and u spines, with u groups of k/2 cores.
- * A partial fabric builds what its nodes need: a single leaf has no spine.
+ * A partial fabric builds what its nodes need: a single leaf has no spine;
+ * P pods of a 3-tier plane (1 < P < k) keep every spine's k/2 up links, in
+ * bundles of m parallel links to each of (k/2)/m cores of its group, m the
+ * largest divisor of k/2 with m P <= k (so u (k/2)/m cores).
  */
 #ifndef TEST_TOPO_COMMON_H
 #define TEST_TOPO_COMMON_H
@@ -73,6 +76,7 @@ typedef struct texpect {
   uint64_t u, d, half, planes;
   uint64_t max_nodes, nodes;
   uint64_t leaves, pods, spines, cores; /* per plane */
+  uint64_t bundle;                      /* parallel links per (spine, core) pair */
   uint64_t ls_links, sc_links;          /* per plane */
 } texpect;
 
@@ -93,6 +97,7 @@ static inline texpect tc_expect(const tcase *c) {
   e.nodes = c->nodes ? c->nodes : e.max_nodes;
   if (tc_is(c, "rail-optimized")) e.leaves = tc_ceil(e.nodes, e.d) * N;
   else e.leaves = tc_ceil(e.nodes * N / e.planes, e.d);
+  e.bundle = 1;
   if (c->tiers == 2) {
     e.pods = 1;
     e.spines = e.u;
@@ -100,7 +105,13 @@ static inline texpect tc_expect(const tcase *c) {
   } else {
     e.pods = tc_ceil(e.leaves, e.half);
     e.spines = e.pods * e.u;
-    e.cores = e.pods > 1 ? e.u * e.half : 0;
+    if (e.pods > 1)
+      for (uint64_t m = e.half; m >= 1; m--)
+        if (e.half % m == 0 && m * e.pods <= k) {
+          e.bundle = m;
+          break;
+        }
+    e.cores = e.pods > 1 ? e.u * (e.half / e.bundle) : 0;
   }
   if (e.leaves == 1) e.spines = 0; /* one leaf is one crossbar: nothing goes up */
   e.ls_links = e.spines ? e.leaves * e.u : 0;
@@ -149,8 +160,8 @@ static inline void tc_expect_path(const topo *t, const texpect *e, uint32_t tier
   } else if (tiers == 2 || ls->pod == ld->pod) {
     *paths = e->u;
     *hops = nv + 6;
-  } else {
-    *paths = e->u * e->half;
+  } else { /* the parallel links of a bundle are distinct paths */
+    *paths = e->u * e->half * e->bundle;
     *hops = nv + 8;
   }
 }

@@ -79,7 +79,18 @@ static void check_counts(const tcase *c) {
       assert_true(to[TOPO_TIER_LEAF] >= 1 && to[TOPO_TIER_LEAF] <= (c->tiers == 2 ? c->k : e.half));
       assert_int_equal(to[TOPO_TIER_CORE], e.cores ? e.half : 0);
       break;
-    default: assert_int_equal(to[TOPO_TIER_SPINE], e.pods); break;
+    default: { /* a bundle of m links to spine c of every pod, c its group */
+      assert_int_equal(to[TOPO_TIER_SPINE], e.pods * e.bundle);
+      uint32_t per_pod[64] = {0}, group = (uint32_t)(x->index / (e.half / e.bundle));
+      for (uint32_t p = 0; p < x->nports; p++) {
+        const topo_vertex *y = topo_vertex_at(t, topo_channel_dst(t, topo_port_channel(t, v, p)));
+        assert_int_equal(y->index % e.u, group);
+        if (y->pod < 64) per_pod[y->pod]++;
+      }
+      for (uint32_t pod = 0; pod < e.pods && pod < 64; pod++)
+        assert_int_equal(per_pod[pod], e.bundle);
+      break;
+    }
     }
   }
   assert_int_equal(kinds[TOPO_GPU], e.nodes * G);
@@ -151,14 +162,25 @@ static void test_partial_population(void **state) {
     tcase c;
     uint64_t leaves, spines, cores; /* per plane */
   } cases[] = {
-      {{"fat-tree", 8, 2, 1, 1, 3, 8, 8}, 6, 4, 0},     /* 24 NICs on 6 leaves */
-      {{"fat-tree", 8, 3, 1, 1, 5, 8, 8}, 10, 12, 16},  /* 10 leaves, 3 pods */
-      {{"fat-tree", 8, 3, 1, 1, 1, 8, 8}, 2, 4, 0},     /* one pod: no cores */
-      {{"fat-tree", 8, 3, 1, 3, 7, 8, 8}, 10, 6, 8},    /* u=2,d=6: 56 NICs, 3 pods */
-      {{"multi-plane", 8, 3, 2, 1, 5, 8, 8}, 5, 8, 16}, /* 20 NICs per plane, 2 pods */
+      {{"fat-tree", 8, 2, 1, 1, 3, 8, 8}, 6, 4, 0}, /* 24 NICs on 6 leaves */
+      /* 10 leaves, 3 pods: bundles of 2 (3 x 2 of 8 core ports), 2 cores per group */
+      {{"fat-tree", 8, 3, 1, 1, 5, 8, 8}, 10, 12, 8},
+      {{"fat-tree", 8, 3, 1, 1, 1, 8, 8}, 2, 4, 0},  /* one pod: no cores */
+      {{"fat-tree", 8, 3, 1, 3, 7, 8, 8}, 10, 6, 4}, /* u=2,d=6: 56 NICs, 3 pods, bundles of 2 */
+      /* 20 NICs per plane, 2 pods: bundles of 4, one core per group */
+      {{"multi-plane", 8, 3, 2, 1, 5, 8, 8}, 5, 8, 4},
       {{"multi-plane", 64, 2, 8, 1, 100, 8, 8}, 4, 32, 0},
-      {{"rail-optimized", 8, 2, 1, 1, 5, 4, 4}, 8, 4, 0}, /* 2 groups x 4 rails */
-      {{"rail-optimized", 8, 3, 1, 1, 9, 8, 8}, 24, 24, 16},
+      {{"rail-optimized", 8, 2, 1, 1, 5, 4, 4}, 8, 4, 0},    /* 2 groups x 4 rails */
+      {{"rail-optimized", 8, 3, 1, 1, 9, 8, 8}, 24, 24, 16}, /* 6 pods: no bundle fits */
+      {{"rail-optimized", 8, 3, 1, 1, 5, 8, 8}, 16, 16, 8},  /* 4 pods: bundles of 2 */
+      /* radix 64, 3:1 (16 up / 48 down): 1,024 nodes fill 171 leaves in 6 pods; bundles of
+       * 8 (48 of 64 core ports), 4 cores per group: 64 cores, not 512 */
+      {{"fat-tree", 64, 3, 1, 3, 1024, 8, 8}, 171, 96, 64},
+      /* radix 64, 1:1: 2,048 nodes, 16 pods: bundles of 4, 8 cores per group */
+      {{"fat-tree", 64, 3, 1, 1, 2048, 8, 8}, 512, 512, 256},
+      {{"fat-tree", 16, 3, 1, 1, 65, 8, 8}, 65, 72, 64}, /* 9 pods: no bundle > 1 fits 16 */
+      /* radix 12 (6 up): 96 NICs on 16 leaves, 3 pods: bundles of 3 (9 of 12 ports) */
+      {{"fat-tree", 12, 3, 1, 1, 12, 8, 8}, 16, 18, 12},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     topo *t = tc_build(&cases[i].c);

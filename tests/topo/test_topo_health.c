@@ -148,7 +148,8 @@ static void test_fabric_faults_avoided(void **state) {
     topo_health_set_link(&h, l0, false);
     if (cases[c].tiers == 3 && topo_switch_vertex(t, 0, TOPO_TIER_CORE, 0) != UINT32_MAX) {
       uint32_t core0 = topo_switch_vertex(t, 0, TOPO_TIER_CORE, 0);
-      uint32_t core1 = topo_switch_vertex(t, 0, TOPO_TIER_CORE, cases[c].k / 2); /* group 1 */
+      uint32_t g1 = cases[c].k / 2 / topo_bundle_size(t); /* group 1's first core */
+      uint32_t core1 = topo_switch_vertex(t, 0, TOPO_TIER_CORE, g1);
       assert_int_equal(topo_link_between(t, sp1, core1, &l1), SIM_OK);
       topo_health_set_link(&h, l1, false);
       topo_health_set_vertex(&h, core0, false);

@@ -22,6 +22,12 @@ static void round_trip(const tcase *c) {
     if (topo_find_link(t, buf, &got) != SIM_OK || got != l)
       fail_msg("link %u named %s found as %u", l, buf, got);
   }
+  for (uint32_t ch = 0; ch < 2 * topo_link_count(t); ch++) {
+    uint32_t got = UINT32_MAX;
+    topo_channel_name(t, ch, buf, sizeof buf);
+    if (topo_find_channel(t, buf, &got) != SIM_OK || got != ch)
+      fail_msg("channel %u named %s found as %u", ch, buf, got);
+  }
   topo_free(t);
 }
 
@@ -30,7 +36,8 @@ static void test_round_trip(void **state) {
   const tcase cases[] = {
       {"fat-tree", 8, 3, 1, 1, 5, 8, 8},       {"fat-tree", 8, 2, 1, 1, 0, 8, 4},
       {"multi-plane", 8, 3, 2, 1, 0, 8, 8},    {"multi-plane", 8, 2, 4, 1, 0, 4, 8},
-      {"rail-optimized", 8, 3, 1, 1, 0, 4, 4},
+      {"rail-optimized", 8, 3, 1, 1, 0, 4, 4}, {"multi-plane", 8, 3, 2, 1, 5, 8, 8},
+      {"rail-optimized", 8, 3, 1, 1, 5, 8, 8},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) round_trip(&cases[i]);
 }
@@ -39,6 +46,39 @@ static uint32_t find_v(const topo *t, const char *name) {
   uint32_t v = UINT32_MAX;
   if (topo_find_vertex(t, name, &v) != SIM_OK) fail_msg("no vertex %s", name);
   return v;
+}
+
+/* A partial 3-tier build's bundles (3 pods of radix 8: 2 parallel links
+ * from each spine to each of 2 cores of its group): each link is named
+ * with its position, "<spine>-<core>/<r>"; the bare pair names no single
+ * link (SIM_EINVAL); positions past the bundle, a suffix on a single link,
+ * and a malformed suffix are unknown. */
+static void test_bundle_names(void **state) {
+  (void)state;
+  tcase c = {"fat-tree", 8, 3, 1, 1, 5, 8, 8};
+  topo *t = tc_build(&c);
+  char buf[64];
+  uint32_t l0, l1, ch, spine0 = find_v(t, "spine0"), core0 = find_v(t, "core0");
+  assert_int_equal(topo_bundle_size(t), 2);
+  assert_int_equal(topo_find_link(t, "spine0-core0/0", &l0), SIM_OK);
+  assert_int_equal(topo_find_link(t, "core0-spine0/1", &l1), SIM_OK);
+  assert_int_equal(l1, l0 + 1);
+  assert_string_equal(topo_link_name(t, l1, buf, sizeof buf), "spine0-core0/1");
+  assert_int_equal(topo_find_channel(t, "core0-spine0/1", &ch), SIM_OK);
+  assert_int_equal(topo_channel_src(t, ch), core0);
+  assert_int_equal(topo_channel_dst(t, ch), spine0);
+  assert_string_equal(topo_channel_name(t, ch, buf, sizeof buf), "core0-spine0/1");
+  assert_int_equal(topo_find_link(t, "spine0-core0", &l0), SIM_EINVAL);
+  assert_int_equal(topo_find_channel(t, "core0-spine0", &ch), SIM_EINVAL);
+  const char *bad[] = {"spine0-core0/2", "spine0-core0/01", "spine0-core0/",   "spine0-core0/x",
+                       "leaf0-spine0/0", "spine0-core2/0",  "spine0-core0/-1", "spine0/0-core0"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    if (topo_find_link(t, bad[i], &l0) != SIM_ENOENT) fail_msg("accepted link '%s'", bad[i]);
+  /* spine 0 (group 0) reaches cores 0 and 1, spine 1 (group 1) cores 2 and 3 */
+  assert_int_equal(topo_find_link(t, "spine0-core1/1", &l0), SIM_OK);
+  assert_int_equal(topo_find_link(t, "spine1-core2/1", &l0), SIM_OK);
+  assert_int_equal(topo_find_link(t, "spine1-core0/0", &l0), SIM_ENOENT);
+  topo_free(t);
 }
 
 static void test_literal_names(void **state) {
@@ -148,10 +188,9 @@ static void test_dot(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_round_trip),
-      cmocka_unit_test(test_literal_names),
-      cmocka_unit_test(test_plane_prefix),
-      cmocka_unit_test(test_dot),
+      cmocka_unit_test(test_round_trip),   cmocka_unit_test(test_literal_names),
+      cmocka_unit_test(test_plane_prefix), cmocka_unit_test(test_dot),
+      cmocka_unit_test(test_bundle_names),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

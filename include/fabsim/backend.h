@@ -145,7 +145,8 @@ typedef struct be_slice {
 typedef struct be_ops {
   const char *name;
   /* Start `n` concurrent transfers now, `repeat` >= 1 times back to back;
-   * `done` fires once, when the last transfer of the last repetition ends. */
+   * `done` fires once, when the last transfer of the last repetition ends.
+   * x is read until then (the flow fidelity and the telemetry tap do). */
   void (*submit_phase)(be_backend *b, const be_xfer *x, size_t n, uint64_t repeat, be_done_fn done,
                        void *ctx);
   void (*stats)(const be_backend *b, be_stats *out);
@@ -203,6 +204,33 @@ typedef struct be_failure {
 } be_failure;
 typedef void (*be_failure_fn)(void *ctx, const be_failure *f);
 
+/* When transfers' bytes left and arrived, per repetition: what the
+ * telemetry tap needs for each NIC's series to follow what the NIC sends
+ * (a transfer that finished early shows idle until its phase ends). Every
+ * fidelity reports it when be_backend.on_xfer is set: the analytic one at
+ * submission, a phase's transfers in one record (its times are fixed then),
+ * the flow one as each flow drains (a fast-forwarded run of alike
+ * repetitions in one record per transfer), the packet one as each queue
+ * pair completes. A record covers transfers [xfer, xfer + n) of one phase
+ * (`phase`: the ctx the phase was submitted with; indices into its
+ * transfers, the slice's for a slice) over `reps` repetitions starting at
+ * start + k x period (k < reps; period unused when reps is 1): in each,
+ * transfer xfer + i's last byte arrives delivered[i] after the
+ * repetition's start and left its source NIC latency[i] before that
+ * (latency NULL: 0). What the fidelity knows of "left": the analytic one
+ * its serialization, the flow one its drain end (latency: the path's), the
+ * packet one only the queue pair's completion (its last ACK; latency 0).
+ * A transfer that never crosses the fabric, or fails, need not be
+ * reported. Cost: one call per record, no allocation in the backend. */
+typedef struct be_xfer_end {
+  void *phase;
+  size_t xfer, n;
+  simtime_ps start, period;
+  uint64_t reps;
+  const simtime_ps *delivered, *latency;
+} be_xfer_end;
+typedef void (*be_xfer_fn)(void *ctx, const be_xfer_end *e);
+
 /* Public fields, read-only for users of the backend. */
 struct be_backend {
   const be_ops *ops;
@@ -211,7 +239,13 @@ struct be_backend {
   const cfg_scenario *cfg;
   be_failure_fn on_failure; /* optional; set by the caller after be_create */
   void *on_failure_ctx;
+  be_xfer_fn on_xfer; /* optional; set by the caller after be_create (the telemetry tap) */
+  void *on_xfer_ctx;
 };
+/* Report e through b->on_xfer when one is set. */
+static inline void be_xfer_report(const be_backend *b, const be_xfer_end *e) {
+  if (b->on_xfer) b->on_xfer(b->on_xfer_ctx, e);
+}
 
 /* The fidelities and the factory: declared here, the interface's one
  * header, and defined above it, each in its own folder (the analytic in

@@ -6,10 +6,15 @@
  * forwards every call unchanged (results are bit-identical with and without
  * it) and keeps, per phase, its start, its end and what it moves: bytes per
  * channel of the routed paths and the GPUs taking part. After the run,
- * tel_tap_replay feeds that log to a tel in time order, as if each phase
- * moved its bytes at a constant rate from start to end:
- *   NICs        TX on the channel leaving each NIC, RX on the one entering it;
- *   ports       switch egress channels (see tel_portmap);
+ * tel_tap_replay feeds that log to a tel in time order:
+ *   NICs        each NIC's bytes when its transfers moved them: TX from each
+ *               repetition's start until its last transfer's last byte left,
+ *               RX from its first transfer's first byte to its last one's
+ *               last, as the backend reported them (be_xfer_end,
+ *               src/telemetry/tap_nic.c), so a NIC that finished early
+ *               shows idle;
+ *   ports       switch egress channels (see tel_portmap), as if each phase
+ *               moved its bytes at a constant rate from start to end;
  *   GPUs        NETWORK while a phase involving the GPU runs, else IDLE
  *               (only with TEL_TAP_GPUS: a workload that feeds GPU states
  *               itself leaves it out).
@@ -21,12 +26,14 @@
  * (tel_port_sampling_start, tel_port_samples_replay below); the tap then
  * feeds NICs and GPUs only (replayed with an empty tel_portmap).
  *
- * These two (tap.c, port_samples.c) are the telemetry files that know the
- * backend interface and the topology: the bridge, so that the sampler
- * itself stays core-only.
+ * These (tap.c, tap_nic.c, port_samples.c) are the telemetry files that
+ * know the backend interface and the topology: the bridge, so that the
+ * sampler itself stays core-only.
  *
  * Cost: routing every transfer once at submission (as the analytic fidelity
- * does), O(channels touched) memory per phase; replay O(log entries).
+ * does), O(channels touched) memory per phase; replay O(log entries); the
+ * NIC series O(transfers) per phase and O(NICs) per phase and interval
+ * (tap_nic.c).
  * Slices of a pool (be_submit_slice) under static or ECMP routing: the pool
  * is routed once and the window's bytes per channel and GPUs kept as it
  * moves, so a phase costs what enters and leaves plus its channels and

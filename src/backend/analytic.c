@@ -128,6 +128,20 @@ static void pool_dirty(analytic *a, uint32_t ch) {
   pc->dirty[pc->ndirty++] = ch;
 }
 
+/* The transfers' times to the on_xfer hook (be_xfer_end), one record: the
+ * same in every repetition, which starts `period` after the last. */
+static void report_times(const be_backend *b, void *ctx, const simtime_ps *lat,
+                         const simtime_ps *tx, size_t n, simtime_ps period, uint64_t repeat) {
+  be_xfer_report(b, &(be_xfer_end){.phase = ctx,
+                                   .xfer = 0,
+                                   .n = n,
+                                   .start = sim_now(b->sim),
+                                   .period = period,
+                                   .reps = repeat,
+                                   .delivered = tx,
+                                   .latency = lat});
+}
+
 static void analytic_phase_done(sim_ctx *sim, void *obj, uint64_t arg);
 static void pool_uncount(analytic *a);
 static void pool_forget(analytic *a);
@@ -163,7 +177,7 @@ static void analytic_submit_phase(be_backend *b, const be_xfer *x, size_t n, uin
     }
   }
   /* Cost: the slowest transfer. */
-  simtime_ps phase = 0;
+  simtime_ps phase = 0, *txs = b->on_xfer ? sim_malloc((n ? n : 1) * sizeof *txs) : NULL;
   size_t w = 0;
   for (size_t i = 0; i < n; i++) {
     uint32_t len = ph->paths[w++];
@@ -176,9 +190,12 @@ static void analytic_submit_phase(be_backend *b, const be_xfer *x, size_t n, uin
     simtime_ps tx = 0;
     if (len > 0) tx = sat_add(lat[i], sim_serialization_ps(x[i].bytes, rate ? rate : 1));
     if (tx > phase) phase = tx;
+    if (txs) txs[i] = tx;
     be_fct_add(&a->fct, tx);
     ph->bytes += x[i].bytes;
   }
+  if (txs) report_times(b, ctx, lat, txs, n, phase, repeat);
+  sim_free(txs);
   sim_free(lat);
   ph->transfers = (uint64_t)n * repeat;
   ph->bytes *= repeat;
@@ -436,6 +453,7 @@ static void analytic_submit_slice(be_backend *b, const be_slice *sl, uint64_t re
     if (v > phase) phase = v;
     be_fct_add_n(&a->fct, v, n);
   }
+  if (b->on_xfer) report_times(b, ctx, pc->lat + sl->off, pc->tx + sl->off, sl->n, phase, repeat);
   analytic_phase *ph = sim_calloc(1, sizeof *ph);
   ph->a = a;
   ph->next = a->live;

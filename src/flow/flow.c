@@ -251,6 +251,30 @@ static void note_delivery(flow_phase *p, simtime_ps at) {
   if (at > p->last_delivery) p->last_delivery = at;
 }
 
+/* Transfer i of p drained `drained` after the start of `reps` repetitions
+ * (period apart, the first at `start`): to the on_xfer hook. */
+static void report_drain(const flow_be *b, const flow_phase *p, size_t i, simtime_ps start,
+                         simtime_ps period, uint64_t reps, simtime_ps drained) {
+  if (!b->base.on_xfer || reps == 0) return;
+  simtime_ps delivered = sat_add(drained, p->lat[i]);
+  be_xfer_report(&b->base, &(be_xfer_end){.phase = p->ctx,
+                                          .xfer = i,
+                                          .n = 1,
+                                          .start = start,
+                                          .period = period,
+                                          .reps = reps,
+                                          .delivered = &delivered,
+                                          .latency = &p->lat[i]});
+}
+
+/* The fast-forwarded repetitions [first, first + reps) (alike: the
+ * reference's drain offsets) to the on_xfer hook. O(n). */
+static void report_ff(const flow_be *b, const flow_phase *p, uint64_t reps) {
+  if (!b->base.on_xfer) return;
+  for (size_t i = 0; i < p->n; i++)
+    if (p->drain_off[i] > 0) report_drain(b, p, i, p->ff_start, p->ff_dur, reps, p->drain_off[i]);
+}
+
 /* The repetition's last flow has drained: it ends at its last delivery. */
 static void rep_drained(flow_be *b, flow_phase *p) {
   sim_ctx *sim = b->base.sim;
@@ -273,6 +297,7 @@ static void materialise(flow_be *b, flow_phase *p) {
   p->ff = false;
   simtime_ps elapsed = now - p->ff_start, tau = elapsed % p->ff_dur;
   uint64_t k = elapsed / p->ff_dur;
+  report_ff(b, p, k);
   p->reps_done += k;
   b->st.transfers += k * p->n;
   b->st.bytes += k * p->bytes;
@@ -298,6 +323,7 @@ static void materialise(flow_be *b, flow_phase *p) {
       note_delivery(p, p->rep_start + p->lat[i]);
     } else if (p->drain_off[i] <= tau) {
       note_delivery(p, sat_add(p->rep_start + p->drain_off[i], p->lat[i]));
+      report_drain(b, p, i, p->rep_start, 0, 1, p->drain_off[i]);
     } else {
       uint32_t id = flow__net_add(&b->net, p->paths + p->off[i], len);
       flow__flow *f = flow__net_flow(&b->net, id);
@@ -475,6 +501,7 @@ static void on_drain(sim_ctx *sim, void *obj, uint64_t arg) {
   f->ev = 0;
   note_delivery(p, sat_add(now, p->lat[f->xfer]));
   be_fct_add(&b->fct, sat_add(now, p->lat[f->xfer]) - p->rep_start);
+  report_drain(b, p, f->xfer, p->rep_start, 0, 1, now - p->rep_start);
   if (p->logging) p->drain_off[f->xfer] = now - p->rep_start;
   flow__net_remove(&b->net, id);
   schedule_solve(b);
@@ -509,6 +536,7 @@ static void on_ff_end(sim_ctx *sim, void *obj, uint64_t arg) {
   p->busy = false;
   b->busy--;
   uint64_t left = p->repeat - p->reps_done;
+  report_ff(b, p, left);
   b->st.transfers += left * p->n;
   b->st.bytes += left * p->bytes;
   p->reps_done = p->repeat;

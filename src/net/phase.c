@@ -170,7 +170,14 @@ bool net__phase_end(net__be *n, uint32_t qi, simtime_ps at, const char *cause, u
     ph->lost += q->bytes - delivered;
     if (n->base.on_failure) n->base.on_failure(n->base.on_failure_ctx, &f);
   } else {
-    be_fct_add(&n->fct, at - q->start);
+    simtime_ps fct = at - q->start; /* what the sender knows: its last ACK (be_xfer_end) */
+    be_fct_add(&n->fct, fct);
+    be_xfer_report(&n->base, &(be_xfer_end){.phase = ph->ctx,
+                                            .xfer = q->xfer,
+                                            .n = 1,
+                                            .start = q->start,
+                                            .reps = 1,
+                                            .delivered = &fct});
   }
   sharing(n, q, -1);
   assert(ph->active > 0);

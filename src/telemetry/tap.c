@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "fabsim/tel_tap.h"
+#include "telemetry/tap_nic.h"
 
 /* ---- port map ------------------------------------------------------------------ */
 
@@ -98,6 +99,7 @@ struct tel_tap {
   uint64_t *pool_bytes;
   uint32_t *pool_users, *pool_touched, npools;
   struct tap_pool *tp; /* slices of a pool (static and ECMP routing): NULL until one comes */
+  tel__niclog nic;     /* each phase's transfers on their NICs, when they moved (tap_nic.c) */
 };
 
 /* A pool's routes and the window of it logged last: what each channel and
@@ -115,6 +117,7 @@ typedef struct tap_pool {
   uint64_t *gbusy;  /* bit per GPU: gusers > 0 */
   uint32_t nch, ng;
   uint8_t *switched; /* per channel: 1 when one of its ends is a switch */
+  uint32_t *nics;    /* per transfer: the NIC it leaves from, then the one it arrives at */
 } tap_pool;
 
 typedef struct tap_done {
@@ -126,12 +129,32 @@ typedef struct tap_done {
   size_t npaths;
 } tap_done;
 
+/* The NIC a path of channels ch[0..n) leaves the host from (nic[0]) and
+ * arrives at (nic[1]), or UINT32_MAX: the ends of its endpoint links (a:
+ * the NIC, so channel 2l leaves it). O(n). */
+static void path_nics(const topo *t, const uint32_t *ch, size_t n, uint32_t nic[2]) {
+  nic[0] = nic[1] = UINT32_MAX;
+  for (size_t j = 0; j < n; j++) {
+    const topo_link *k = topo_link_at(t, topo_channel_link(ch[j]));
+    if (k->kind == TOPO_LINK_ENDPOINT) nic[ch[j] & 1] = topo_vertex_at(t, k->a)->index;
+  }
+}
+
+/* A backend's be_xfer_end: its phase's ctx is the tap's tap_done. */
+static void tap_xfer(void *ctx, const be_xfer_end *e) {
+  tel_tap *tap = ctx;
+  const tap_done *d = e->phase;
+  tel__niclog_report(&tap->nic, d->idx, e->xfer, e->n, e->start, e->period, e->reps, e->delivered,
+                     e->latency);
+}
+
 static void tap_phase_done(sim_ctx *sim, void *obj) {
   tap_done *d = obj;
   be_done_fn done = d->done;
   void *ctx = d->ctx;
   for (size_t k = 0; k < d->npaths; k++) d->tap->load[d->paths[k]]--;
   sim_free(d->paths);
+  tel__niclog_end(&d->tap->nic, d->idx, sim_now(sim));
   d->tap->ph[d->idx].end = sim_now(sim);
   d->tap->ph[d->idx].pending = NULL;
   sim_free(d);
@@ -200,6 +223,7 @@ static tap_done *tap_log(be_backend *b, const be_xfer *x, size_t n, uint64_t rep
   p->end = SIM_TIME_MAX;
   p->first = tap->nent;
   p->gfirst = tap->ngpus;
+  uint32_t *nics = tel__niclog_phase(&tap->nic, p->start, repeat, x, n, NULL);
   uint32_t nt = 0, np = 0, *paths = NULL;
   size_t npaths = 0, pcap = 0;
   for (size_t i = 0; i < n; i++) {
@@ -210,6 +234,7 @@ static tap_done *tap_log(be_backend *b, const be_xfer *x, size_t n, uint64_t rep
         sim_grow((void **)&tap->gpus, &tap->gcap, tap->ngpus + 1, sizeof *tap->gpus);
         tap->gpus[tap->ngpus++] = g[k];
       }
+    nics[2 * i] = nics[2 * i + 1] = UINT32_MAX;
     if (x[i].src_gpu == x[i].dst_gpu) continue;
     topo_path path;
     if (tap->load) {
@@ -219,6 +244,7 @@ static tap_done *tap_log(be_backend *b, const be_xfer *x, size_t n, uint64_t rep
     } else {
       topo_route(t, x[i].src_gpu, x[i].dst_gpu, x[i].flow_hash, &path);
     }
+    path_nics(t, path.ch, path.n, nics + 2 * i);
     for (uint32_t j = 0; j < path.n; j++) {
       uint32_t ch = path.ch[j], pool = tap->npools ? topo_spray_channel(t, ch) : ch;
       if (pool != ch) { /* spray: spread below, once per pool */
@@ -285,6 +311,7 @@ static void tap_pool_free(tel_tap *tap) {
   sim_free(tp->gusers);
   sim_free(tp->gbusy);
   sim_free(tp->switched);
+  sim_free(tp->nics);
   sim_free(tp);
   tap->tp = NULL;
 }
@@ -298,10 +325,12 @@ static tap_pool *tap_pool_build(tel_tap *tap, const be_slice *sl) {
   tp->pool = sl->pool;
   tp->n = n;
   tp->off = sim_malloc((n + 1) * sizeof *tp->off);
+  tp->nics = sim_malloc((2 * n + 1) * sizeof *tp->nics);
   for (size_t i = 0; i < n; i++) {
     const be_xfer *x = &sl->pool[i];
     topo_path path = {0};
     if (x->src_gpu != x->dst_gpu) topo_route(t, x->src_gpu, x->dst_gpu, x->flow_hash, &path);
+    path_nics(t, path.ch, path.n, tp->nics + 2 * i);
     tp->off[i] = words;
     sim_grow((void **)&tp->ch, &cap, words + path.n + 1, sizeof *tp->ch);
     for (uint32_t j = 0; j < path.n; j++) tp->ch[words++] = path.ch[j];
@@ -365,6 +394,7 @@ static tap_done *tap_log_window(tel_tap *tap, const be_slice *sl, uint64_t repea
   p->end = SIM_TIME_MAX;
   p->first = tap->nent;
   p->gfirst = tap->ngpus;
+  tel__niclog_phase(&tap->nic, p->start, repeat, tp->pool + lo, hi - lo, tp->nics + 2 * lo);
   /* channels and GPUs in ascending order: replay then walks its meters forward */
   uint32_t nt = 0;
   for (uint32_t wd = 0; wd <= tp->nch / 64; wd++)
@@ -427,6 +457,7 @@ static void tap_destroy(be_backend *b) {
       sim_free(tap->ph[i].pending);
     }
   tap_pool_free(tap);
+  tel__niclog_free(&tap->nic);
   sim_free(tap->load);
   sim_free(tap->pool_bytes);
   sim_free(tap->pool_users);
@@ -511,6 +542,8 @@ be_backend *tel_tap_wrap(be_backend *inner, tel_tap **out) {
   tap->inner = inner;
   inner->on_failure = tap_failure;
   inner->on_failure_ctx = tap;
+  inner->on_xfer = tap_xfer;
+  inner->on_xfer_ctx = tap;
   uint32_t nch = 2 * topo_link_count(inner->topo);
   tap->ch_bytes = sim_calloc(nch ? nch : 1, sizeof *tap->ch_bytes);
   tap->ch_users = sim_calloc(nch ? nch : 1, sizeof *tap->ch_users);
@@ -526,6 +559,7 @@ be_backend *tel_tap_wrap(be_backend *inner, tel_tap **out) {
   uint32_t g = topo_gpu_count(inner->topo);
   tap->gpu_stamp = sim_calloc(g ? g : 1, sizeof *tap->gpu_stamp);
   tap->last_ch = UINT32_MAX;
+  tel__niclog_init(&tap->nic, topo_nic_count(inner->topo));
   *out = tap;
   return &tap->base;
 }
@@ -545,19 +579,10 @@ static int mark_cmp(const void *a, const void *b) {
   return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
-static void feed(tel *tl, const topo *t, const tel_portmap *m, simtime_ps at, uint32_t ch,
-                 uint64_t bytes, int64_t rate) {
-  const topo_vertex *src = topo_vertex_at(t, topo_channel_src(t, ch));
-  const topo_vertex *dst = topo_vertex_at(t, topo_channel_dst(t, ch));
+/* A switch port's share of a phase (NICs: tel__niclog_replay). */
+static void feed(tel *tl, const tel_portmap *m, simtime_ps at, uint32_t ch, uint64_t bytes,
+                 int64_t rate) {
   uint32_t port = m->port_of_channel[ch];
-  if (src->kind == TOPO_NIC && dst->kind == TOPO_SWITCH) {
-    if (rate) tel_nic_rate(tl, at, src->index, TEL_TX, rate);
-    else tel_nic_bytes(tl, at, src->index, TEL_TX, bytes);
-  }
-  if (src->kind == TOPO_SWITCH && dst->kind == TOPO_NIC) {
-    if (rate) tel_nic_rate(tl, at, dst->index, TEL_RX, rate);
-    else tel_nic_bytes(tl, at, dst->index, TEL_RX, bytes);
-  }
   if (port != UINT32_MAX) {
     if (rate) tel_port_rate(tl, at, port, rate);
     else tel_port_bytes(tl, at, port, bytes);
@@ -583,13 +608,13 @@ void tel_tap_replay(tel_tap *tap, tel *tl, const tel_portmap *m, unsigned flags)
     for (size_t e = p->first; e < p->first + p->count; e++) {
       const tap_entry *en = &tap->ent[e];
       if (dur == 0) {
-        if (marks[k].start) feed(tl, t, m, marks[k].at, en->ch, en->bytes, 0);
+        if (marks[k].start) feed(tl, m, marks[k].at, en->ch, en->bytes, 0);
         continue;
       }
       unsigned __int128 r = (unsigned __int128)en->bytes * 8u * SIM_PS_PER_S / dur;
       int64_t rate = r > INT64_MAX ? INT64_MAX : (int64_t)r;
       if (rate == 0) continue;
-      feed(tl, t, m, marks[k].at, en->ch, 0, marks[k].start ? rate : -rate);
+      feed(tl, m, marks[k].at, en->ch, 0, marks[k].start ? rate : -rate);
     }
     if (!(flags & TEL_TAP_GPUS)) continue;
     for (size_t g = p->gfirst; g < p->gfirst + p->gcount; g++) {
@@ -602,4 +627,5 @@ void tel_tap_replay(tel_tap *tap, tel *tl, const tel_portmap *m, unsigned flags)
   }
   sim_free(active);
   sim_free(marks);
+  tel__niclog_replay(&tap->nic, tl);
 }

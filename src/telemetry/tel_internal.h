@@ -2,6 +2,7 @@
  *
  *   sampler.c  meters, interval closing, aggregation, rows, totals, top-k
  *   log.c      event log, FCT histogram, training steps
+ *   (tap_nic.c, the tap's NIC series, has its own header: tap_nic.h)
  */
 #ifndef FABSIM_TEL_INTERNAL_H
 #define FABSIM_TEL_INTERNAL_H

@@ -1,0 +1,383 @@
+/* The telemetry tap's NIC series: each NIC's bytes when its transfers moved
+ * them (be_xfer_end), not spread over their phase.
+ *
+ * While a phase runs the log keeps the NICs of its transfers (the tap's
+ * routes) and what the backend reports of each: its "sent" and "delivered"
+ * offsets (summed over its repetitions when they come one by one), and the
+ * repetitions' starts as runs (first start, period, count): one run for a
+ * phase of alike repetitions (analytic, a fast-forwarded flow phase), one
+ * per repetition at worst. Its transfers then fold into one window per NIC
+ * and direction (at once when the backend reported the whole phase in one
+ * record, as the analytic fidelity does at submission; else when it ends):
+ * in each repetition a NIC sends its transfers' bytes evenly from the
+ * repetition's start until the last of them has left (their mean "sent"
+ * over the repetitions), and receives them from its first transfer's first
+ * byte (mean "delivered" - "sent") to its last one's last; runs of
+ * consecutive NICs with alike windows are one record (a symmetric
+ * collective: a few per phase). So a NIC that finished early is idle from
+ * there on, each NIC's series sums exactly to its transfers' bytes, and a
+ * NIC with one transfer per phase (the closed forms of
+ * tests/telemetry/test_tap_nic.c) follows it exactly; several transfers of
+ * a NIC share its window at their mean rate. A transfer the backend never
+ * reported moves over its whole repetition.
+ *
+ * Replay walks the tel's intervals in time order with the phases active in
+ * each and feeds every NIC's bytes of the interval as one count
+ * (tel_nic_bytes): a window's cumulative bytes at t are floor(bytes x
+ * G(t) / G(end)), G its busy time up to t (closed form per run).
+ * Cost: memory 8 bytes per transfer of the phases in flight (none for a
+ * pool's slices: the tap's routes), 24 more for those reported one by one,
+ * O(NIC windows + runs) for every phase; the fold O(transfers + NICs / 64)
+ * per phase; replay O(sum over phases of windows' NICs x intervals
+ * spanned).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "telemetry/tap_nic.h"
+
+#define NONE UINT32_MAX
+
+void tel__niclog_init(tel__niclog *l, uint32_t nics) {
+  memset(l, 0, sizeof *l);
+  l->nics = nics;
+}
+
+uint32_t *tel__niclog_phase(tel__niclog *l, simtime_ps start, uint64_t repeat, const be_xfer *x,
+                            size_t n, const uint32_t *nics) {
+  uint32_t *own = NULL;
+  if (!nics && l->spare && l->spare_cap >= 2 * n) { /* the last ended phase's, reused */
+    own = l->spare;
+    l->spare = NULL;
+  } else if (!nics) {
+    own = sim_malloc((2 * n + 1) * sizeof *own);
+  }
+  sim_grow((void **)&l->ph, &l->phcap, l->nph + 1, sizeof *l->ph);
+  l->ph[l->nph++] = (tel__nic_phase){.x = x,
+                                     .nics = nics ? nics : own,
+                                     .own = own,
+                                     .n = n,
+                                     .start = start,
+                                     .end = SIM_TIME_MAX,
+                                     .repeat = repeat,
+                                     .run_first = SIZE_MAX,
+                                     .run_last = SIZE_MAX};
+  return own;
+}
+
+/* Does the run hold a repetition starting at s? */
+static bool run_has(const tel__nic_run *r, simtime_ps s) {
+  if (s == r->start) return true;
+  if (s < r->start || r->count < 2 || r->period == 0) return false;
+  return (s - r->start) % r->period == 0 && (s - r->start) / r->period < r->count;
+}
+
+/* The repetitions [start + k period, k < reps) into phase p's runs; they
+ * come in time order (each transfer of a repetition names its start). */
+static void add_reps(tel__niclog *l, tel__nic_phase *p, simtime_ps start, simtime_ps period,
+                     uint64_t reps) {
+  tel__nic_run *last = p->run_last == SIZE_MAX ? NULL : &l->run[p->run_last];
+  if (last && run_has(last, start)) return;
+  if (last && reps == 1 && last->count == 1 && start > last->start) {
+    last->period = start - last->start; /* a second repetition sets the period */
+    last->count = 2;
+    return;
+  }
+  if (last && last->count >= 2 && (reps == 1 || period == last->period) &&
+      start == last->start + last->period * last->count) {
+    last->count += reps;
+    return;
+  }
+  sim_grow((void **)&l->run, &l->runcap, l->nrun + 1, sizeof *l->run);
+  l->run[l->nrun] =
+      (tel__nic_run){.start = start, .period = period, .count = reps, .next = SIZE_MAX};
+  if (last) last->next = l->nrun;
+  else p->run_first = l->nrun;
+  p->run_last = l->nrun++;
+}
+
+/* ---- folding a phase into windows ---------------------------------------------------------- */
+
+/* Per NIC and direction while folding one phase. */
+typedef struct fold_slot {
+  uint64_t bytes;
+  simtime_ps lo, hi; /* the window's offsets in a repetition */
+} fold_slot;
+
+static void fold_begin(tel__niclog *l) {
+  if (l->fold[0]) return;
+  for (int d = 0; d < 2; d++) {
+    l->fold[d] = sim_malloc((l->nics ? l->nics : 1) * sizeof(fold_slot));
+    l->touched[d] = sim_calloc(l->nics / 64 + 1, sizeof(uint64_t));
+  }
+}
+
+static void fold_add(tel__niclog *l, int d, uint32_t nic, uint64_t bytes, simtime_ps lo,
+                     simtime_ps hi) {
+  fold_slot *s = &((fold_slot *)l->fold[d])[nic];
+  uint64_t bit = 1ull << (nic % 64);
+  if (!(l->touched[d][nic / 64] & bit)) {
+    l->touched[d][nic / 64] |= bit;
+    *s = (fold_slot){bytes, lo, hi};
+    return;
+  }
+  s->bytes += bytes;
+  if (lo < s->lo) s->lo = lo;
+  if (hi > s->hi) s->hi = hi;
+}
+
+/* Transfer i of p: bytes over [0, sent) at its source NIC, [deliv - sent,
+ * deliv) at its destination NIC. */
+static void fold_xfer(tel__niclog *l, const tel__nic_phase *p, size_t i, simtime_ps sent,
+                      simtime_ps deliv) {
+  uint32_t src = p->nics[2 * i], dst = p->nics[2 * i + 1];
+  uint64_t bytes = p->x[i].bytes;
+  if (src != NONE) fold_add(l, 0, src, bytes, 0, sent);
+  if (dst != NONE) fold_add(l, 1, dst, bytes, deliv - sent, deliv);
+}
+
+/* The slots into p's windows, NIC by NIC (runs of alike ones merged). */
+static void fold_finish(tel__niclog *l, tel__nic_phase *p) {
+  p->win_first = l->nwin;
+  size_t words = l->nics / 64 + 1;
+  for (int d = 0; d < 2; d++) {
+    for (size_t wd = 0; wd < words; wd++)
+      for (uint64_t bits = l->touched[d][wd]; bits; bits &= bits - 1) {
+        uint32_t nic = (uint32_t)(wd * 64 + (size_t)__builtin_ctzll(bits));
+        const fold_slot *s = &((fold_slot *)l->fold[d])[nic];
+        simtime_ps w = s->hi > s->lo ? s->hi - s->lo : 1;
+        tel__nic_win *last = l->nwin > p->win_first ? &l->win[l->nwin - 1] : NULL;
+        if (last && last->dir == (unsigned)d && last->nic + last->count == nic &&
+            last->bytes == s->bytes && last->a == s->lo && last->w == w) {
+          last->count++;
+          continue;
+        }
+        sim_grow((void **)&l->win, &l->wincap, l->nwin + 1, sizeof *l->win);
+        l->win[l->nwin++] = (tel__nic_win){
+            .nic = nic, .count = 1, .dir = d ? 1u : 0u, .bytes = s->bytes, .a = s->lo, .w = w};
+      }
+    memset(l->touched[d], 0, words * sizeof(uint64_t));
+  }
+  p->win_n = l->nwin - p->win_first;
+  p->folded = true;
+}
+
+void tel__niclog_report(tel__niclog *l, size_t phase, size_t xfer, size_t n, simtime_ps start,
+                        simtime_ps period, uint64_t reps, const simtime_ps *delivered,
+                        const simtime_ps *latency) {
+  tel__nic_phase *p = &l->ph[phase];
+  if (p->folded || !p->x || xfer >= p->n || reps == 0) return;
+  if (n > p->n - xfer) n = p->n - xfer;
+  add_reps(l, p, start, reps > 1 ? period : 0, reps);
+  if (!p->sum && xfer == 0 && n == p->n && reps == p->repeat) { /* all of it, alike */
+    fold_begin(l);
+    for (size_t i = 0; i < n; i++) {
+      simtime_ps lat = latency && latency[i] < delivered[i] ? latency[i] : 0;
+      fold_xfer(l, p, i, delivered[i] - lat, delivered[i]);
+    }
+    fold_finish(l, p);
+    return;
+  }
+  if (!p->sum) p->sum = sim_calloc(p->n ? p->n : 1, sizeof *p->sum);
+  for (size_t i = 0; i < n; i++) {
+    tel__nic_sum *x = &p->sum[xfer + i];
+    simtime_ps lat = latency && latency[i] < delivered[i] ? latency[i] : 0;
+    x->reps += reps;
+    x->sent += (delivered[i] - lat) * reps;
+    x->delivered += delivered[i] * reps;
+  }
+}
+
+void tel__niclog_end(tel__niclog *l, size_t phase, simtime_ps end) {
+  tel__nic_phase *p = &l->ph[phase];
+  p->end = end;
+  if (!p->folded && p->x) {
+    uint64_t R = p->repeat ? p->repeat : 1;
+    simtime_ps each = (end - p->start) / R; /* a repetition's share: for unreported ones */
+    fold_begin(l);
+    for (size_t i = 0; i < p->n; i++) {
+      const tel__nic_sum *x = p->sum ? &p->sum[i] : NULL;
+      if (x && x->reps) fold_xfer(l, p, i, x->sent / x->reps, x->delivered / x->reps);
+      else fold_xfer(l, p, i, each, each);
+    }
+    fold_finish(l, p);
+  }
+  if (p->own && (!l->spare || l->spare_cap < 2 * p->n)) { /* keep the larger for the next */
+    sim_free(l->spare);
+    l->spare = p->own;
+    l->spare_cap = 2 * p->n;
+  } else {
+    sim_free(p->own);
+  }
+  sim_free(p->sum);
+  p->own = NULL;
+  p->sum = NULL;
+  p->nics = NULL;
+  p->x = NULL;
+}
+
+void tel__niclog_free(tel__niclog *l) {
+  for (size_t i = 0; i < l->nph; i++) {
+    sim_free(l->ph[i].own);
+    sim_free(l->ph[i].sum);
+  }
+  sim_free(l->spare);
+  sim_free(l->ph);
+  sim_free(l->run);
+  sim_free(l->win);
+  for (int d = 0; d < 2; d++) {
+    sim_free(l->fold[d]);
+    sim_free(l->touched[d]);
+  }
+  memset(l, 0, sizeof *l);
+}
+
+/* ---- replay ----------------------------------------------------------------------------- */
+
+/* A phase's repetitions during replay: its runs, contiguous, and the
+ * repetitions before each. */
+typedef struct replay_phase {
+  size_t idx;
+  simtime_ps start, end; /* the phase's */
+  tel__nic_run *runs;    /* into the replay's array */
+  uint64_t *before;      /* repetitions in the runs before run r */
+  size_t nruns;
+  uint64_t reps;
+} replay_phase;
+
+/* Busy time up to t of windows [s + k P + a, s + k P + a + w), k < c: the
+ * whole windows, then those t is inside (several only when windows
+ * overlap). O(1), or O(overlapping windows). */
+static tel__u128 run_busy(const tel__nic_run *r, simtime_ps a, simtime_ps w, simtime_ps t) {
+  if (t <= r->start + a) return 0;
+  simtime_ps u = t - r->start - a, P = r->period ? r->period : SIM_TIME_MAX;
+  uint64_t whole = u < w ? 0 : (u - w) / P + 1, begun = (u - 1) / P + 1;
+  if (whole > r->count) whole = r->count;
+  if (begun > r->count) begun = r->count;
+  tel__u128 g = (tel__u128)whole * w;
+  for (uint64_t k = whole; k < begun; k++) g += u - k * P;
+  return g;
+}
+
+/* Bytes of `total` a window (offset a, width w in each repetition) has
+ * moved by t: evenly over its busy time; all of it at SIM_TIME_MAX. */
+static uint64_t moved(const replay_phase *rp, uint64_t total, simtime_ps a, simtime_ps w,
+                      simtime_ps t) {
+  if (t == SIM_TIME_MAX) return total;
+  size_t lo = 0, hi = rp->nruns; /* the runs starting before t */
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (rp->runs[mid].start < t) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo == 0) return 0;
+  tel__u128 g = (tel__u128)rp->before[lo - 1] * w + run_busy(&rp->runs[lo - 1], a, w, t);
+  tel__u128 all = (tel__u128)rp->reps * w;
+  return g >= all ? total : (uint64_t)((tel__u128)total * g / all);
+}
+
+static int start_cmp(const void *pa, const void *pb) {
+  const replay_phase *a = pa, *b = pb;
+  if (a->start != b->start) return a->start < b->start ? -1 : 1;
+  return (a->idx > b->idx) - (a->idx < b->idx);
+}
+
+/* Each ended phase with windows and its runs (a phase none of whose
+ * transfers was reported: its repetitions evenly over its span). */
+static replay_phase *gather(const tel__niclog *l, size_t *np, tel__nic_run **runs,
+                            uint64_t **before) {
+  size_t n = 0, nr = 0;
+  for (size_t i = 0; i < l->nph; i++) {
+    if (l->ph[i].end == SIM_TIME_MAX || l->ph[i].win_n == 0) continue;
+    n++;
+    nr++;
+    for (size_t r = l->ph[i].run_first; r != SIZE_MAX; r = l->run[r].next) nr++;
+  }
+  replay_phase *rp = sim_malloc((n ? n : 1) * sizeof *rp);
+  *runs = sim_malloc((nr ? nr : 1) * sizeof **runs);
+  *before = sim_malloc((nr ? nr : 1) * sizeof **before);
+  size_t k = 0, w = 0;
+  for (size_t i = 0; i < l->nph; i++) {
+    const tel__nic_phase *p = &l->ph[i];
+    if (p->end == SIM_TIME_MAX || p->win_n == 0) continue;
+    replay_phase *q = &rp[k++];
+    *q = (replay_phase){
+        .idx = i, .start = p->start, .end = p->end, .runs = *runs + w, .before = *before + w};
+    if (p->run_first == SIZE_MAX) {
+      uint64_t R = p->repeat ? p->repeat : 1;
+      q->runs[q->nruns++] =
+          (tel__nic_run){.start = p->start, .period = (p->end - p->start) / R, .count = R};
+    } else {
+      for (size_t r = p->run_first; r != SIZE_MAX; r = l->run[r].next)
+        q->runs[q->nruns++] = l->run[r];
+    }
+    for (size_t r = 0; r < q->nruns; r++) {
+      q->before[r] = q->reps;
+      q->reps += q->runs[r].count;
+    }
+    w += q->nruns;
+  }
+  qsort(rp, k, sizeof *rp, start_cmp);
+  *np = k;
+  return rp;
+}
+
+/* Phase q's bytes in [x0, y0) into acc (touched: the NICs first given any). */
+static void phase_bytes(const tel__niclog *l, const replay_phase *q, simtime_ps x0, simtime_ps y0,
+                        uint64_t *acc[2], uint32_t *touched, uint32_t *nt) {
+  const tel__nic_phase *p = &l->ph[q->idx];
+  uint64_t R = p->repeat;
+  if (q->end <= y0)
+    y0 = SIM_TIME_MAX; /* its last interval: what is left (mean offsets may
+                          reach past a short last repetition) */
+  for (size_t k = p->win_first; k < p->win_first + p->win_n; k++) {
+    const tel__nic_win *win = &l->win[k];
+    uint64_t total = win->bytes * R;
+    uint64_t b = moved(q, total, win->a, win->w, y0) - moved(q, total, win->a, win->w, x0);
+    if (b == 0) continue;
+    for (uint32_t c = 0; c < win->count; c++) {
+      uint32_t nic = win->nic + c;
+      if (acc[0][nic] == 0 && acc[1][nic] == 0) touched[(*nt)++] = nic;
+      acc[win->dir][nic] += b;
+    }
+  }
+}
+
+void tel__niclog_replay(const tel__niclog *l, tel *t) {
+  simtime_ps I = tel_interval(t);
+  uint32_t nics = t->c.nics;
+  size_t np;
+  tel__nic_run *runs;
+  uint64_t *before;
+  replay_phase *rp = gather(l, &np, &runs, &before);
+  uint64_t *acc[2] = {sim_calloc(nics ? nics : 1, sizeof(uint64_t)),
+                      sim_calloc(nics ? nics : 1, sizeof(uint64_t))};
+  uint32_t *touched = sim_malloc((nics ? nics : 1) * sizeof *touched);
+  size_t *active = sim_malloc((np ? np : 1) * sizeof *active), na = 0, next = 0;
+  uint64_t j = 0;
+  while (next < np || na) {
+    if (na == 0) j = rp[next].start / I; /* skip idle intervals */
+    simtime_ps x0 = (simtime_ps)j * I, y0 = x0 + I < x0 ? SIM_TIME_MAX : x0 + I;
+    while (next < np && rp[next].start < y0) active[na++] = next++;
+    uint32_t nt = 0;
+    for (size_t k = 0; k < na; k++) phase_bytes(l, &rp[active[k]], x0, y0, acc, touched, &nt);
+    for (uint32_t k = 0; k < nt; k++) {
+      uint32_t nic = touched[k];
+      for (int d = 0; d < 2; d++)
+        if (acc[d][nic]) tel_nic_bytes(t, x0, nic, d ? TEL_RX : TEL_TX, acc[d][nic]);
+      acc[0][nic] = acc[1][nic] = 0;
+    }
+    size_t keep = 0; /* a phase that ended gave all its bytes (phase_bytes) */
+    for (size_t k = 0; k < na; k++)
+      if (rp[active[k]].end > y0) active[keep++] = active[k];
+    na = keep;
+    j++;
+  }
+  sim_free(active);
+  sim_free(touched);
+  sim_free(acc[0]);
+  sim_free(acc[1]);
+  sim_free(rp);
+  sim_free(runs);
+  sim_free(before);
+}

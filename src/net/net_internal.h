@@ -280,7 +280,8 @@ typedef struct net__ext {
   uint64_t pfc_storms;     /* pauses that outlasted fabric.pfc.watchdog */
   uint64_t headroom_drops; /* lossless drops: PFC headroom overflowed (should stay 0) */
   uint64_t acks, nacks, timeouts, duplicates;
-  uint64_t stale;        /* packets of a finished repetition dropped in flight */
+  uint64_t stale;        /* packets of a finished repetition (or failed or failed-over queue
+                          * pair) dropped in flight */
   uint64_t qp_errors;    /* queue pairs that exhausted their retries (transfer failed) */
   uint64_t no_route;     /* transfers failed at a reroute: no path left */
   uint64_t link_drops;   /* packets lost on or routed into a link that is down */
@@ -450,7 +451,8 @@ void net__link_state(be_backend *b, uint32_t link, double rate_factor, double be
 int net__paths(net__be *n, const be_xfer *x, uint32_t *out, uint8_t len[2], uint32_t dnic[2]);
 /* be_ops.reroute: every live queue pair moves to its path over h. */
 void net__reroute(be_backend *b, const topo_health *h);
-/* The channel packet p leaves vertex v by. */
+/* The channel packet p leaves vertex v by; NONE when a switch has no next
+ * hop left toward its destination (after a reroute: dropped). */
 uint32_t net__route(net__be *n, uint32_t v, net__pkt *p, const net__qhot *h);
 
 /* Run packet i's arrival by channel c at its vertex (it is off the link). */

@@ -484,10 +484,11 @@ static inline void arrive(net__be *n, uint32_t c, uint32_t i) {
     unsigned dir = p->flags & NET__F_REV ? 1 : 0;
     p->next = p->hop + 1u < h->plen[dir] ? h->path[dir * TOPO_MAX_PATH + p->hop + 1] : NET__NONE;
   }
-  if (n->ch[o].lflags & NET__L_DOWN) { /* routing has not moved off the dead link yet */
+  /* routing has not moved off the dead link yet, or left no way on */
+  if (o == NET__NONE || (n->ch[o].lflags & NET__L_DOWN)) {
     if (in->fc == NET__FC_CREDIT) credit_return(n, c, p->cls, p->frame, now);
     n->ext.link_drops++;
-    n->cold[o].drops++;
+    if (o != NET__NONE) n->cold[o].drops++;
     n->st.drops++;
     net__pkt_free(n, i);
     return;

@@ -119,8 +119,34 @@ typedef struct net__ring {
  * first has its arrival event pending. */
 typedef struct net__fentry {
   simtime_ps at;
-  uint32_t pkt, pad;
+  uint32_t pkt;
+  uint32_t seq; /* its sender's net__vert.sends when it left (sequential engine) */
 } net__fentry;
+
+/* The order of what happens at one vertex at one picosecond, the same on
+ * both engines (so that ties resolve alike): credits returned (the
+ * sequential engine reads them by time: before anything else), then PFC
+ * frames, then packet arrivals, each kind by (sending vertex, its send
+ * count), then port wakes and timer scans. The parallel engine gives these
+ * as pdes kind orders (pdes_cfg.order); the sequential one keeps each
+ * vertex's PFC frames and input links' head packets in a heap (net__due)
+ * that an arrival event or a port wake runs up to now (port.c). */
+enum { NET__ORD_CREDIT, NET__ORD_PFC, NET__ORD_ARRIVE, NET__ORD_WAKE };
+enum { NET__DUE_BITS = 16 };
+
+/* Something due at a vertex (sequential engine): the head packet of an
+ * input channel, or a PFC frame. Heap order (at, key). */
+typedef struct net__due {
+  simtime_ps at;
+  uint64_t key; /* NET__ORD_* << 62 | sending vertex << 32 | its send count */
+  uint32_t c;   /* arrival: the channel in; PFC: the channel paused or resumed */
+  uint32_t pfc; /* PFC: 1 | class << 1 | on << 4; 0: an arrival */
+} net__due;
+
+typedef struct net__dueheap {
+  net__due *e;
+  uint32_t n, cap;
+} net__dueheap;
 
 /* A channel's hot state: its egress port at the source vertex, the link and
  * the packets on it, in two cache lines (line 1: every arrival and
@@ -199,6 +225,7 @@ typedef struct net__vert {
   uint32_t rr;                       /* spray round robin */
   uint8_t is_switch;
   uint8_t tier;
+  uint32_t sends;   /* sequential engine: packets and PFC frames sent (their order at an instant) */
   uint16_t reorder; /* GPU: reordering degree learnt as a receiver
                      * (transport.c nack_lost); 0: none seen */
 } net__vert;
@@ -345,6 +372,8 @@ typedef struct net__be {
   net__cold *cold;
   uint32_t nch;
   net__vert *vx;
+  net__dueheap *due; /* per vertex (sequential engine): what waits for its instant's order */
+  uint16_t *due_n;   /* NET__DUE_SLOTS (sequential engine): events due, by (vertex, time) hash */
   uint32_t nv;
   /* packet pool: chunks of 2^NET__PKT_SHIFT, stable addresses */
   net__pkt **pchunk;

@@ -120,7 +120,7 @@ typedef struct net__ring {
 typedef struct net__fentry {
   simtime_ps at;
   uint32_t pkt;
-  uint32_t seq; /* its sender's net__vert.sends when it left (sequential engine) */
+  uint32_t seq; /* its sender's net__be.sends when it left (sequential engine) */
 } net__fentry;
 
 /* The order of what happens at one vertex at one picosecond, the same on
@@ -132,7 +132,8 @@ typedef struct net__fentry {
  * vertex's PFC frames and input links' head packets in a heap (net__due)
  * that an arrival event or a port wake runs up to now (port.c). */
 enum { NET__ORD_CREDIT, NET__ORD_PFC, NET__ORD_ARRIVE, NET__ORD_WAKE };
-enum { NET__DUE_BITS = 16 };
+/* due-count table: 2^bits slots, bits = log2(channels) + 1 within these */
+enum { NET__DUE_BITS_MIN = 8, NET__DUE_BITS_MAX = 20 };
 
 /* Something due at a vertex (sequential engine): the head packet of an
  * input channel, or a PFC frame. Heap order (at, key). */
@@ -225,7 +226,6 @@ typedef struct net__vert {
   uint32_t rr;                       /* spray round robin */
   uint8_t is_switch;
   uint8_t tier;
-  uint32_t sends;   /* sequential engine: packets and PFC frames sent (their order at an instant) */
   uint16_t reorder; /* GPU: reordering degree learnt as a receiver
                      * (transport.c nack_lost); 0: none seen */
 } net__vert;
@@ -373,7 +373,10 @@ typedef struct net__be {
   uint32_t nch;
   net__vert *vx;
   net__dueheap *due; /* per vertex (sequential engine): what waits for its instant's order */
-  uint16_t *due_n;   /* NET__DUE_SLOTS (sequential engine): events due, by (vertex, time) hash */
+  uint16_t *due_n;   /* 2^due_bits (sequential engine): events due, by (vertex, time) hash */
+  uint32_t due_bits; /* about two slots per channel: one arrival event each at most */
+  uint32_t *sends;   /* per vertex (sequential engine): packets and PFC frames sent (their
+                      * order at an instant); not in net__vert, which stays 32 bytes */
   uint32_t nv;
   /* packet pool: chunks of 2^NET__PKT_SHIFT, stable addresses */
   net__pkt **pchunk;

@@ -66,7 +66,7 @@ static inline uint64_t over(uint64_t x, uint64_t r) { return x > r ? x - r : 0; 
  * wait for an instant's ordering that needed none). */
 static inline uint16_t *due_count(net__be *n, uint32_t v, simtime_ps t) {
   uint64_t h = (t * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)v * 0xc2b2ae3d27d4eb4full);
-  return &n->due_n[h >> (64 - NET__DUE_BITS)];
+  return &n->due_n[h >> (64 - n->due_bits)];
 }
 
 void net__ensure_wake(net__be *n, uint32_t c, simtime_ps at) {
@@ -308,7 +308,7 @@ static void send_pfc(net__be *n, uint32_t c, uint32_t cls, bool on) {
     net__par_pfc(n, c, cls, on, at);
     return;
   }
-  uint32_t seq = n->vx[n->ch[c].dst].sends++;
+  uint32_t seq = n->sends[n->ch[c].dst]++;
   ++*due_count(n, n->cold[c].src, at);
   ev_schedule(n->base.sim, at, on_pfc, n, (uint64_t)seq << 32 | c << 4 | cls << 1 | (on ? 1u : 0u));
 }
@@ -434,7 +434,7 @@ static void flight_push(net__be *n, uint32_t c, uint32_t i, simtime_ps at) {
     return;
   }
   net__chan *ch = &n->ch[c];
-  uint32_t seq = n->vx[n->cold[c].src].sends++;
+  uint32_t seq = n->sends[n->cold[c].src]++;
   if (ch->fl_n == ch->fl_cap) {
     uint32_t cap = ch->fl_cap ? 2 * ch->fl_cap : 16;
     net__fentry *e = sim_malloc(cap * sizeof *e);

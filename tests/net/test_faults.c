@@ -287,25 +287,36 @@ static void test_flap(void **state) {
  * timeout resends at most what that queue pair had in flight (its window,
  * bounded by the packets alive in the fabric), however long the transfer
  * goes on after the fault. */
+/* two_tier with this transport, routing and (unless NULL) recovery mode */
+static void load_two_tier(fixture *f, const char *transport, const char *routing,
+                          const char *recovery) {
+  char tr[64], ro[64], rc[64];
+  snprintf(tr, sizeof tr, "fabric.transport=%s", transport);
+  snprintf(ro, sizeof ro, "fabric.routing=%s", routing);
+  snprintf(rc, sizeof rc, "cluster.nic.recovery=%s", recovery ? recovery : "selective");
+  const char *sets[9];
+  memcpy(sets, two_tier, sizeof two_tier);
+  sets[6] = tr;
+  sets[7] = ro;
+  sets[8] = rc;
+  fx_load(f, sets, recovery ? 9 : 8);
+}
+
+/* 16 hosts, each sending `bytes` to the host 4 further (leaf to leaf) */
+static void four_further(be_xfer x[16], uint64_t bytes) {
+  for (uint32_t i = 0; i < 16; i++)
+    x[i] =
+        (be_xfer){.src_gpu = i, .dst_gpu = (i + 4) % 16, .bytes = bytes, .flow_hash = 11 * i + 1};
+}
+
 /* 16 hosts each sending `bytes` to the host 4 further (leaf to leaf over
  * all spines) on `transport` with `routing` and `recovery`; leaf0-spine0
  * fails at 30 us, routing reconverges at 80. */
 static void failure_run(const char *transport, const char *routing, const char *recovery,
                         uint64_t bytes, fault_run *r, fixture *f) {
-  char tr[64], ro[64], rc[64];
-  snprintf(tr, sizeof tr, "fabric.transport=%s", transport);
-  snprintf(ro, sizeof ro, "fabric.routing=%s", routing);
-  snprintf(rc, sizeof rc, "cluster.nic.recovery=%s", recovery);
-  const char *sets[9];
-  memcpy(sets, two_tier, sizeof two_tier);
-  sets[6] = ro;
-  sets[7] = tr;
-  sets[8] = rc;
-  fx_load(f, sets, 9);
+  load_two_tier(f, transport, routing, recovery);
   be_xfer x[16];
-  for (uint32_t i = 0; i < 16; i++)
-    x[i] =
-        (be_xfer){.src_gpu = i, .dst_gpu = (i + 4) % 16, .bytes = bytes, .flow_hash = 11 * i + 1};
+  four_further(x, bytes);
   uint32_t l;
   assert_int_equal(topo_find_link(f->t, "leaf0-spine0", &l), SIM_OK);
   fault_plan plan = {
@@ -375,15 +386,8 @@ static bool crosses(const fixture *f, const be_xfer *x, uint32_t l) {
  * at the reroute ("stale", counted in no drop) and recovered by NACKs or the
  * retransmission timeout. */
 static void reroute_in_flight(const char *transport, const char *routing) {
-  char tr[64], ro[64];
-  snprintf(tr, sizeof tr, "fabric.transport=%s", transport);
-  snprintf(ro, sizeof ro, "fabric.routing=%s", routing);
-  const char *sets[8];
-  memcpy(sets, two_tier, sizeof two_tier);
-  sets[6] = tr;
-  sets[7] = ro;
   fixture f;
-  fx_load(&f, sets, 8);
+  load_two_tier(&f, transport, routing, NULL);
   be_xfer x[3];
   for (uint32_t i = 0; i < 3; i++)
     x[i] = (be_xfer){.src_gpu = i, .dst_gpu = 4 + i, .bytes = 1000000, .flow_hash = 11 * i + 1};
@@ -469,9 +473,7 @@ static void test_failure_matrix(void **state) {
       if (k >= 2) { /* go-back-N's storm is the reordering's, not the failure's */
         fault_run sn, gn;
         be_xfer x[16];
-        for (uint32_t i = 0; i < 16; i++)
-          x[i] = (be_xfer){
-              .src_gpu = i, .dst_gpu = (i + 4) % 16, .bytes = 1000000, .flow_hash = 11 * i + 1};
+        four_further(x, 1000000);
         run_faults(&sn, &fs, x, 16, NULL, 0, NULL);
         run_faults(&gn, &fg, x, 16, NULL, 0, NULL);
         printf("  %s %s, no failure: retransmits selective %llu, go-back-n %llu\n", transports[t],

@@ -494,13 +494,18 @@ char *cfg_schema_markdown(void);
 }
 #endif
 /* Memory a run needs, estimated from the scenario alone (src/config/memest.c):
- * bytes = 8 MiB + per_gpu x gpus + per_link x links, coefficients by fidelity
+ * bytes = 10 MiB + (per_gpu + per_rank) x gpus + per_link x links
+ *         + per_transfer x transfers,
+ * coefficients by fidelity
  * (measured peak RSS slopes). validate.c refuses a scenario whose estimate
  * exceeds simulation.memory_limit (0: cfg_memory_available()). */
 typedef struct cfg_memory {
   uint64_t bytes;
   uint64_t gpus, links;       /* counted from the scenario (links: NICs x tiers) */
-  uint64_t per_gpu, per_link; /* bytes, at the scenario's fidelity */
+  uint64_t per_gpu, per_link; /* bytes, at the scenario's fidelity: the fabric's state */
+  uint64_t per_rank;          /* bytes per GPU, the workload's (plan, a phase's slices) */
+  uint64_t transfers;         /* most transfers of one phase (the workload's pattern) */
+  uint64_t per_transfer;      /* bytes each (flow: its flow; packet: its queue pair); 0 analytic */
 } cfg_memory;
 void cfg_memory_estimate(const cfg_scenario *s, cfg_memory *m);
 uint64_t cfg_memory_nics(const cfg_scenario *s); /* NICs the scenario builds */

@@ -86,7 +86,7 @@ typedef void (*pdes_fn)(pdes *p, const pdes_event *ev, void *model);
  * T_end is reduced at the end of its window W <= T_end + L, so a next phase
  * at T_end + d is in every rank's future when d >= L; a hook that schedules
  * before pdes_done_until is fatal, with a message. */
-enum { PDES_REDUCE_WORDS = 4 };
+enum { PDES_REDUCE_WORDS = 4, PDES_ORDERS = 4 };
 typedef simtime_ps (*pdes_window_fn)(pdes *p, const uint64_t sum[PDES_REDUCE_WORDS],
                                      const uint64_t max[PDES_REDUCE_WORDS], void *model);
 
@@ -96,6 +96,10 @@ typedef struct pdes_cfg {
   simtime_ps lookahead_ps; /* min delay of any event that crosses ranks; > 0 if ranks > 1 */
   const pdes_fn *handlers; /* indexed by event kind (copied) */
   uint32_t nhandlers;
+  /* Order at one time, by kind (copied; NULL: all 0): events at the same time
+   * run by (order[kind] < PDES_ORDERS, sending LP, its send count), so a model
+   * can say which kinds of same-time events come first, whatever the ranks */
+  const uint8_t *order;
   void *model;
   bool parallel;            /* true: the LPs spread over the MPI ranks (pdes_comm_init
                                first); false: all on this process, sequential */

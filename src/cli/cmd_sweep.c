@@ -4,10 +4,15 @@
  *
  * Under mpirun (N ranks) rank r runs points r, r+N, ...; SQLite never sees
  * two machines: rank 0's points write the database itself, every other rank's
- * points write a database of that rank in its node-local TMPDIR, whose bytes
- * travel to rank 0 over MPI and are merged there (one transaction per rank
- * file), after which rank 0 alone prints the table and writes sweep.csv and
- * report.html, exactly as one process would.
+ * points write a database of that rank in a private folder of its node-local
+ * TMPDIR, whose bytes travel to rank 0 over MPI and are merged there (one
+ * transaction per rank file, each through a new temporary beside the sweep's
+ * database), after which rank 0 alone prints the table and writes sweep.csv
+ * and report.html, exactly as one process would. No file of the sweep has a
+ * name another user could guess or a folder another user could write: the
+ * rank's folder is mkdtemp(3)'s (mode 0700, so nothing can be planted beside
+ * the database or its SQLite journal), rank 0's temporaries mkstemps(3)'s
+ * (O_EXCL, mode 0600, never a file or symlink already there).
  *
  * Run ids: each point appends its run when it ends, so the ids come out in
  * the order the points finished (machine load; under MPI, rank by rank).
@@ -16,7 +21,7 @@
  * (out_db_order_runs, which says why in place rather than merging per-point
  * databases): the same sweep gives the same ids, whatever --jobs, the load
  * or the number of ranks. */
-#define _DEFAULT_SOURCE /* mkstemps */
+#define _DEFAULT_SOURCE /* mkstemps, mkdtemp */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -213,7 +218,7 @@ typedef struct sweep_run {
   char id[96];         /* the sweep id, rank 0's on every rank */
   char *outabs, *db;   /* --out and the database, absolute */
   char *rank_db;       /* where this rank's points write: db on rank 0 */
-  bool rank_tmp;       /* rank_db is this rank's temporary database (rank > 0) */
+  char *rank_dir;      /* rank > 0: the private folder holding rank_db; NULL on rank 0 */
   cli_job *jobs;       /* every point, in point order */
   size_t npoints;
   int lock; /* rank 0 holds DIR while the sweep writes it */
@@ -275,9 +280,50 @@ static void gather_statuses(sweep_run *s) {
   sim_free(st);
 }
 
+/* Rank r > 0: its database, SQLite's journals beside it and its private
+ * folder, removed (when gathered, and at every exit: an interrupted sweep
+ * gathers too). */
+static void remove_rank_dir(sweep_run *s) {
+  if (!s->rank_dir) return;
+  static const char *const suffixes[] = {"", "-journal", "-wal", "-shm"};
+  for (size_t k = 0; k < sizeof suffixes / sizeof *suffixes; k++) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s%s", s->rank_db, suffixes[k]);
+    unlink(path);
+  }
+  rmdir(s->rank_dir);
+  sim_free(s->rank_dir);
+  s->rank_dir = NULL;
+}
+
+/* Rank r's database bytes into a new file beside db, named into tmp (""
+ * when none was made): ".NAME.rankR-XXXXXX.sqlite", made by mkstemps
+ * (O_EXCL, mode 0600: a file or symlink planted at any name is never opened),
+ * so no other writer of the folder can guess, plant or share it. */
+static int write_temp_beside(const char *db, uint32_t r, const void *data, size_t len, char *tmp,
+                             size_t cap, sim_error *err) {
+  const char *slash = strrchr(db, '/');
+  int dirlen = slash ? (int)(slash - db) : 0;
+  if (snprintf(tmp, cap, "%.*s%s.%s.rank%u-XXXXXX.sqlite", dirlen, db, slash ? "/" : "",
+               slash ? slash + 1 : db, r) >= (int)cap) {
+    tmp[0] = '\0';
+    return sim_fail(err, SIM_EIO, "%s: path too long", db);
+  }
+  int fd = mkstemps(tmp, (int)strlen(".sqlite"));
+  if (fd < 0) {
+    int e = errno;
+    tmp[0] = '\0';
+    return sim_fail(err, SIM_EIO, "%s: cannot create a temporary beside it: %s", db, strerror(e));
+  }
+  FILE *f = fdopen(fd, "wb");
+  bool ok = f && fwrite(data, 1, len, f) == len;
+  if (f ? fclose(f) != 0 : close(fd) != 0) ok = false;
+  return ok ? SIM_OK : sim_fail(err, SIM_EIO, "%s: write failed: %s", tmp, strerror(errno));
+}
+
 /* The databases of ranks 1.. (their bytes and names sent over MPI) merged
  * into rank 0's; their points' files renamed to it first. Prints errors. */
-static int gather_databases(const sweep_run *s) {
+static int gather_databases(sweep_run *s) {
   uint32_t rank = s->rank, size = s->size;
   int rc = SIM_OK;
   void **names = NULL, **parts = NULL;
@@ -288,20 +334,19 @@ static int gather_databases(const sweep_run *s) {
       rename_db_in_point(&s->jobs[p], s->rank_db, s->db);
   size_t n = 0;
   void *bytes = rank == 0 ? NULL : sim_read_file(s->rank_db, &n);
-  if (rank != 0) unlink(s->rank_db);
+  if (rank != 0) remove_rank_dir(s);
   pdes_comm_gather_bytes(bytes, n, &parts, &lens);
   sim_free(bytes);
   for (uint32_t r = 1; rank == 0 && r < size; r++) {
     if (lens[r] == 0) continue; /* no point of that rank wrote a run */
     char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.rank%u.tmp", s->db, r);
     sim_error err = {0};
-    if (sim_write_file_atomic(tmp, parts[r], lens[r], &err) != SIM_OK ||
+    if (write_temp_beside(s->db, r, parts[r], lens[r], tmp, sizeof tmp, &err) != SIM_OK ||
         out_db_merge(s->db, tmp, names[r], NULL, &err) != SIM_OK) {
       cli_error(err.msg);
       rc = SIM_EIO;
     }
-    unlink(tmp);
+    if (tmp[0]) unlink(tmp);
   }
   for (uint32_t r = 0; parts && r < size; r++) sim_free(parts[r]);
   sim_free(parts);
@@ -360,11 +405,12 @@ static int count_points(sweep_run *s) {
 }
 
 /* The folder, the database and the sweep id; rank r > 0 its own database:
- * node-local, a new file of a name nobody can guess or plant (mkstemps:
- * O_EXCL, mode 0600; a symlink there is not followed); rank 0 learns each
- * rank's name with its bytes (gather_databases) to rewrite the paths a point
- * recorded. Removed when gathered, and at every exit (an interrupted sweep
- * gathers too). */
+ * node-local, results.sqlite in a new folder of TMPDIR that only this user
+ * can enter (mkdtemp: a random name, mode 0700), so that nobody can replace
+ * the database, nor plant a symlink where SQLite will create its journal,
+ * between its creation and the points' writes; rank 0 learns each rank's
+ * name with its bytes (gather_databases) to rewrite the paths a point
+ * recorded. */
 static int make_paths(sweep_run *s) {
   s->outabs = cli_abspath(s->a.out);
   s->db = s->a.db ? cli_abspath(s->a.db) : NULL;
@@ -379,19 +425,20 @@ static int make_paths(sweep_run *s) {
   if (s->rank == 0) return CLI_OK;
   const char *tmpdir = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
   size_t n = strlen(tmpdir) + strlen(s->id) + 64;
-  sim_free(s->rank_db);
-  s->rank_db = sim_malloc(n);
-  snprintf(s->rank_db, n, "%s/fabsim-%s-rank%u-XXXXXX.sqlite", tmpdir, s->id, s->rank);
-  int fd = mkstemps(s->rank_db, (int)strlen(".sqlite"));
-  if (fd < 0) {
+  char *dir = sim_malloc(n);
+  snprintf(dir, n, "%s/fabsim-%s-rank%u-XXXXXX", tmpdir, s->id, s->rank);
+  if (!mkdtemp(dir)) {
     fprintf(stderr,
-            "fabsim: rank %u: cannot create a database in %s: %s; allowed: TMPDIR a "
+            "fabsim: rank %u: cannot create a folder in %s: %s; allowed: TMPDIR a "
             "folder this user can write\n",
             s->rank, tmpdir, strerror(errno));
+    sim_free(dir);
     return CLI_FAILED;
   }
-  close(fd);
-  s->rank_tmp = true;
+  s->rank_dir = dir;
+  sim_free(s->rank_db);
+  s->rank_db = sim_malloc(n + 16);
+  snprintf(s->rank_db, n + 16, "%s/results.sqlite", dir);
   return CLI_OK;
 }
 
@@ -585,8 +632,8 @@ int cli_cmd_sweep(int argc, char **argv) {
     if (s.rank == 0 && cli_jobs_order_ids(s.db, s.id, s.jobs, s.npoints) != CLI_OK) rc = CLI_FAILED;
     if (s.rank == 0) rc = report(&s, rc);
   }
-  rc = agree(&s, rc);                /* every rank exits as rank 0 does */
-  if (s.rank_tmp) unlink(s.rank_db); /* (gone already unless the sweep ended early) */
+  rc = agree(&s, rc);  /* every rank exits as rank 0 does */
+  remove_rank_dir(&s); /* (gone already unless the sweep ended early) */
   if (s.jobs) cli_jobs_free(s.jobs, s.npoints);
   sim_free(s.db);
   sim_free(s.rank_db);

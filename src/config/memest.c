@@ -3,27 +3,46 @@
  * cfg_memory_available; checked in validate.c).
  *
  * Mechanism: the topology and the backend keep state per GPU (with its NIC,
- * server ports, transfer and queue pair) and per link (two channels with
- * their queues, credits, telemetry); the estimate is
- *   base + per_gpu[fidelity] x GPUs + per_link[fidelity] x links,
+ * server ports, the collective plan's per-rank steps and a slice's per-rank
+ * state in the backend and the telemetry tap) and per link (two channels
+ * with their queues, credits, telemetry); the packet fidelity also keeps a
+ * flow or queue pair per transfer of a phase. The estimate is
+ *   base + (per_gpu[fidelity] + per_rank) x GPUs + per_link[fidelity] x links
+ *        + per_transfer[fidelity] x transfers of the largest phase,
  * with links = NICs x tiers (an endpoint link per NIC, one uplink per NIC and
  * tier above the leaves of a non-blocking fat-tree; fewer when
- * oversubscribed). The coefficients are peak RSS slopes measured with
- * /usr/bin/time -v on 2- and 3-tier fat-trees (docs/validation.md, "Memory
- * estimate"): 2-tier radix 64 at 128 and 256 nodes, 3-tier radix 32 at 256 and
- * 512 nodes, 8 GPUs per node, a permutation of 4 KB transfers. Memory that
- * grows with simulated time (per-transfer FCT samples of long collectives,
- * time series) is not in it. */
+ * oversubscribed) and the transfers of a phase from the workload's pattern
+ * (phase_transfers). The coefficients are peak RSS slopes measured with
+ * /usr/bin/time on fat-trees (docs/validation.md, "Memory estimate"). Memory
+ * that grows with simulated work rather than the scenario's size (the
+ * per-transfer FCT samples of long collectives at the packet fidelity,
+ * telemetry rows) is not in it: docs/validation.md lists it, measured. */
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "config/cfg_internal.h"
 
-/* bytes, indexed by cfg_fidelity (analytic, flow, packet) */
+/* bytes, indexed by cfg_fidelity (analytic, flow, packet). per_gpu: the
+ * fabric's state per GPU (a permutation of 4 KB transfers); PER_RANK the
+ * workload's (16,384-GPU AllReduces at the analytic fidelity: 4.7 to 5.1 KB
+ * per GPU over the fabric's, most of it the telemetry tap's slice of a phase
+ * and the plan's steps). per_transfer: what a transfer of a phase keeps
+ * while it runs (flow: its flow; packet: its queue pair, path, packets in
+ * flight and FCT sample), the RSS slope of all-to-alls of 32 to 128 GPUs
+ * (tour/ib.yaml, 992 to 16,256 transfers): flow 346 B, packet 963 to
+ * 1,081 B per transfer. */
 static const uint64_t per_gpu[] = {0, 1330, 4000};
+enum { PER_RANK = 5200 }; /* the workload's, at every fidelity */
 static const uint64_t per_link[] = {750, 550, 2300};
-enum { BASE_BYTES = 8 << 20 }; /* the process before the scenario: code, libraries, tables */
+static const uint64_t per_transfer[] = {0, 350, 1100};
+enum { NCCL_MAX_CHANNELS = 32 }; /* NCCL's MAXCHANNELS: the most rings or trees of a collective */
+/* The process before the scenario: code, libraries and tables (6.3 to 7.0
+ * MiB peak RSS on the smallest runs), and what writing the outputs holds
+ * whatever the run's size: SQLite's page cache (cache_size default -2000,
+ * 2,000 KiB; sqlite.org/pragma.html#pragma_cache_size) and the report's
+ * buffers. */
+enum { BASE_BYTES = 10 << 20 };
 
 uint64_t cfg_memory_nics(const cfg_scenario *s) {
   uint64_t per_node = s->cluster.nic.per_node ? s->cluster.nic.per_node : s->cluster.gpus_per_node;
@@ -33,6 +52,32 @@ uint64_t cfg_memory_nics(const cfg_scenario *s) {
   uint64_t k = s->fabric.switch_radix, hosts = k;
   for (uint32_t t = 1; t < s->fabric.tiers; t++) hosts *= k / 2;
   return hosts * (s->fabric.planes ? s->fabric.planes : 1);
+}
+
+/* The most transfers one phase of the workload submits at once, from its
+ * pattern (an upper bound: every pair of a group for an all-to-all, a
+ * parent and two children on every channel for the other collectives).
+ * 128 bits: GPUs squared. O(1). */
+typedef unsigned __int128 u128;
+static u128 phase_transfers(const cfg_workload *w, uint64_t gpus, uint64_t nics_per_node) {
+  u128 qps = w->qps_per_connection ? w->qps_per_connection : 1;
+  uint64_t ch = w->collective.channels ? w->collective.channels : nics_per_node;
+  if (ch == 0 || ch > NCCL_MAX_CHANNELS) ch = NCCL_MAX_CHANNELS;
+  u128 coll = (u128)gpus * ch * 3 * qps, peers = gpus ? gpus - 1 : 0;
+  switch (w->kind) {
+  case CFG_WORKLOAD_TRAFFIC:
+    if (w->traffic.pattern == CFG_TRAFFIC_ALL_TO_ALL) return (u128)gpus * peers * qps;
+    return (u128)gpus * qps; /* pair, permutation, incast: a transfer per GPU at most */
+  case CFG_WORKLOAD_COLLECTIVE:
+    if (w->collective.op != CFG_COLL_ALLTOALL) return coll;
+    if (w->collective.ranks && w->collective.ranks < gpus) peers = w->collective.ranks - 1;
+    return (u128)gpus * peers * qps;
+  case CFG_WORKLOAD_TRAINING: { /* MoE: all-to-all within each expert-parallel group */
+    u128 a2a = (u128)gpus * (w->parallel.ep > 1 ? w->parallel.ep - 1 : 0) * qps;
+    return a2a > coll ? a2a : coll;
+  }
+  default: return coll;
+  }
 }
 
 void cfg_memory_estimate(const cfg_scenario *s, cfg_memory *m) {
@@ -45,8 +90,12 @@ void cfg_memory_estimate(const cfg_scenario *s, cfg_memory *m) {
   m->links = nics * (s->fabric.tiers ? s->fabric.tiers : 1);
   m->per_gpu = per_gpu[f];
   m->per_link = per_link[f];
-  unsigned __int128 b = (unsigned __int128)BASE_BYTES + (unsigned __int128)m->gpus * m->per_gpu +
-                        (unsigned __int128)m->links * m->per_link;
+  m->per_rank = PER_RANK;
+  u128 xfers = per_transfer[f] ? phase_transfers(&s->workload, m->gpus, per_node) : 0;
+  m->transfers = xfers > UINT64_MAX ? UINT64_MAX : (uint64_t)xfers;
+  m->per_transfer = per_transfer[f];
+  u128 b = (u128)BASE_BYTES + (u128)m->gpus * (m->per_gpu + m->per_rank) +
+           (u128)m->links * m->per_link + xfers * m->per_transfer;
   m->bytes = b > UINT64_MAX ? UINT64_MAX : (uint64_t)b;
 }
 

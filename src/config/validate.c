@@ -494,11 +494,12 @@ static int check_memory(cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
   return cfg_fail_at(
       doc, "cluster.nodes", err,
       "%llu GPUs and %llu links at simulation.fidelity %s need about %s (estimate: %llu B "
-      "per GPU + %llu B per link), more than the %s %s; allowed: fewer "
-      "cluster.nodes%s",
+      "per GPU + %llu B per link + %llu B per transfer of a phase, %llu of them), more than "
+      "the %s %s; allowed: fewer cluster.nodes%s",
       (unsigned long long)m.gpus, (unsigned long long)m.links, cfg_fidelity_name(fid),
-      fmt_bytes(need, sizeof need, m.bytes), (unsigned long long)m.per_gpu,
-      (unsigned long long)m.per_link, fmt_bytes(have, sizeof have, avail),
+      fmt_bytes(need, sizeof need, m.bytes), (unsigned long long)(m.per_gpu + m.per_rank),
+      (unsigned long long)m.per_link, (unsigned long long)m.per_transfer,
+      (unsigned long long)m.transfers, fmt_bytes(have, sizeof have, avail),
       s->simulation.memory_limit ? "of simulation.memory_limit"
                                  : "available on this machine (MemAvailable)",
       alt);

@@ -300,6 +300,10 @@ static void net_destroy(be_backend *b) {
   sim_free(n->cq);
   sim_free(n->ci);
   sim_free(n->cold);
+  for (uint32_t v = 0; n->due && v < n->nv; v++) sim_free(n->due[v].e);
+  sim_free(n->due);
+  sim_free(n->due_n);
+  sim_free(n->sends);
   sim_free(n->vx);
   be_fct_free(&n->fct);
   if (n->health_own.link_ok) topo_health_free(&n->health_own);
@@ -331,6 +335,12 @@ be_backend *be_packet_create(sim_ctx *sim, const topo *t, const cfg_scenario *cf
   n->nv = topo_vertex_count(t);
   n->nch = 2 * topo_link_count(t);
   n->vx = sim_calloc(n->nv ? n->nv : 1, sizeof *n->vx);
+  n->due = sim_calloc(n->nv ? n->nv : 1, sizeof *n->due);
+  n->due_bits = NET__DUE_BITS_MIN;
+  while (n->due_bits < NET__DUE_BITS_MAX && ((uint64_t)1 << n->due_bits) < 2 * (uint64_t)n->nch)
+    n->due_bits++;
+  n->due_n = sim_calloc((size_t)1 << n->due_bits, sizeof *n->due_n);
+  n->sends = sim_calloc(n->nv ? n->nv : 1, sizeof *n->sends);
   size_t nch = n->nch ? n->nch : 1;
   n->ch_mem = sim_calloc(nch + 1, sizeof *n->ch); /* + 1: room to align to a cache line */
   n->ch = (net__chan *)(((uintptr_t)n->ch_mem + 63) & ~(uintptr_t)63);

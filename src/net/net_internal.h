@@ -119,8 +119,35 @@ typedef struct net__ring {
  * first has its arrival event pending. */
 typedef struct net__fentry {
   simtime_ps at;
-  uint32_t pkt, pad;
+  uint32_t pkt;
+  uint32_t seq; /* its sender's net__be.sends when it left (sequential engine) */
 } net__fentry;
+
+/* The order of what happens at one vertex at one picosecond, the same on
+ * both engines (so that ties resolve alike): credits returned (the
+ * sequential engine reads them by time: before anything else), then PFC
+ * frames, then packet arrivals, each kind by (sending vertex, its send
+ * count), then port wakes and timer scans. The parallel engine gives these
+ * as pdes kind orders (pdes_cfg.order); the sequential one keeps each
+ * vertex's PFC frames and input links' head packets in a heap (net__due)
+ * that an arrival event or a port wake runs up to now (port.c). */
+enum { NET__ORD_CREDIT, NET__ORD_PFC, NET__ORD_ARRIVE, NET__ORD_WAKE };
+/* due-count table: 2^bits slots, bits = log2(channels) + 1 within these */
+enum { NET__DUE_BITS_MIN = 8, NET__DUE_BITS_MAX = 20 };
+
+/* Something due at a vertex (sequential engine): the head packet of an
+ * input channel, or a PFC frame. Heap order (at, key). */
+typedef struct net__due {
+  simtime_ps at;
+  uint64_t key; /* NET__ORD_* << 62 | sending vertex << 32 | its send count */
+  uint32_t c;   /* arrival: the channel in; PFC: the channel paused or resumed */
+  uint32_t pfc; /* PFC: 1 | class << 1 | on << 4; 0: an arrival */
+} net__due;
+
+typedef struct net__dueheap {
+  net__due *e;
+  uint32_t n, cap;
+} net__dueheap;
 
 /* A channel's hot state: its egress port at the source vertex, the link and
  * the packets on it, in two cache lines (line 1: every arrival and
@@ -280,7 +307,8 @@ typedef struct net__ext {
   uint64_t pfc_storms;     /* pauses that outlasted fabric.pfc.watchdog */
   uint64_t headroom_drops; /* lossless drops: PFC headroom overflowed (should stay 0) */
   uint64_t acks, nacks, timeouts, duplicates;
-  uint64_t stale;        /* packets of a finished repetition dropped in flight */
+  uint64_t stale;        /* packets of a finished repetition (or failed or failed-over queue
+                          * pair) dropped in flight */
   uint64_t qp_errors;    /* queue pairs that exhausted their retries (transfer failed) */
   uint64_t no_route;     /* transfers failed at a reroute: no path left */
   uint64_t link_drops;   /* packets lost on or routed into a link that is down */
@@ -344,6 +372,11 @@ typedef struct net__be {
   net__cold *cold;
   uint32_t nch;
   net__vert *vx;
+  net__dueheap *due; /* per vertex (sequential engine): what waits for its instant's order */
+  uint16_t *due_n;   /* 2^due_bits (sequential engine): events due, by (vertex, time) hash */
+  uint32_t due_bits; /* about two slots per channel: one arrival event each at most */
+  uint32_t *sends;   /* per vertex (sequential engine): packets and PFC frames sent (their
+                      * order at an instant); not in net__vert, which stays 32 bytes */
   uint32_t nv;
   /* packet pool: chunks of 2^NET__PKT_SHIFT, stable addresses */
   net__pkt **pchunk;
@@ -450,7 +483,8 @@ void net__link_state(be_backend *b, uint32_t link, double rate_factor, double be
 int net__paths(net__be *n, const be_xfer *x, uint32_t *out, uint8_t len[2], uint32_t dnic[2]);
 /* be_ops.reroute: every live queue pair moves to its path over h. */
 void net__reroute(be_backend *b, const topo_health *h);
-/* The channel packet p leaves vertex v by. */
+/* The channel packet p leaves vertex v by; NONE when a switch has no next
+ * hop left toward its destination (after a reroute: dropped). */
 uint32_t net__route(net__be *n, uint32_t v, net__pkt *p, const net__qhot *h);
 
 /* Run packet i's arrival by channel c at its vertex (it is off the link). */

@@ -15,10 +15,12 @@
  *   (below). Windows are a function of simulated time alone (pdes_run): not
  *   of where each rank's ev.c loop slices the run by its wall clock.
  *   Random streams are per vertex ("net.v<vertex>.ecn", .route, .ber), not
- *   per fabric; a port's wake, PFC frames and credits are events where the
- *   sequential engine reads a ring, so same-picosecond ties may resolve
- *   differently from ev.c; where no per-vertex stream or timer decides, the
- *   two engines' outputs are the same bytes (tests/pdes/mpi_run.sh).
+ *   per fabric; credits are events where the sequential engine reads a
+ *   ring. What happens at one vertex at one picosecond runs in the same
+ *   order on both engines (NET__ORD_*: credits, PFC frames, arrivals by
+ *   sending vertex and its send count, then wakes; here as pdes kind
+ *   orders), so where no per-vertex stream or timer decides, the two
+ *   engines' outputs are the same bytes (tests/pdes/mpi_run.sh).
  *   The workload (collectives, the training executor) stays on the global
  *   ev.c context, replicated on every rank; this file is its co-engine
  *   (sim_set_coengine): before each global event the packet events before
@@ -354,11 +356,14 @@ int net__par_create(net__be *n, sim_error *err) {
   }
   r->lookahead = L;
   static const pdes_fn handlers[K_COUNT] = {h_wake, h_arrive, h_pfc, h_credit, h_scan};
+  static const uint8_t order[K_COUNT] = {NET__ORD_WAKE, NET__ORD_ARRIVE, NET__ORD_PFC,
+                                         NET__ORD_CREDIT, NET__ORD_WAKE};
   pdes_cfg pc = {.nlps = n->nv,
                  .lp_rank = r->part.vertex_rank,
                  .lookahead_ps = L,
                  .handlers = handlers,
                  .nhandlers = K_COUNT,
+                 .order = order,
                  .model = n,
                  .parallel = parallel,
                  .on_window = on_window};

@@ -17,7 +17,9 @@
  * route when its phase is submitted after a reroute fails at the start of
  * each repetition; a later reroute that restores its path gives it a queue
  * pair from the next repetition on. be_ops.reroute recomputes every live
- * queue pair's paths, O(transfers x path).
+ * queue pair's paths, O(transfers x path); what a moved queue pair has in
+ * flight goes on from where it is (route.c), unless a host hop moved
+ * (failover to another NIC: its packets in flight are dropped as stale).
  *
  * Storage: queue pairs live in one array of reused ids (released with a new
  * generation, so a stale timeout finds nothing); a phase slot and its path
@@ -341,6 +343,23 @@ static bool same_paths(const uint32_t *a, const uint8_t alen[2], const uint32_t 
   return true;
 }
 
+/* Do paths a and b (both directions) keep every hop that leaves a host
+ * (GPU, NIC) at the same position, and their exit NICs? Then a packet of
+ * either is at a switch wherever the two differ. O(path). */
+static bool same_hosts(const net__be *n, const uint32_t *a, const uint8_t alen[2],
+                       const uint32_t adnic[2], const uint32_t *b, const uint8_t blen[2],
+                       const uint32_t bdnic[2]) {
+  for (int d = 0; d < 2; d++) {
+    if (alen[d] != blen[d] || adnic[d] != bdnic[d]) return false;
+    for (uint32_t j = 0; j < alen[d]; j++) {
+      uint32_t x = a[d * TOPO_MAX_PATH + j], y = b[d * TOPO_MAX_PATH + j];
+      if (x != y && (!n->vx[n->cold[x].src].is_switch || !n->vx[n->cold[y].src].is_switch))
+        return false;
+    }
+  }
+  return true;
+}
+
 /* Transfer i of phase pid after routing reconverged. Cost O(path). */
 static void reroute_one(net__be *n, uint32_t pid, size_t i, simtime_ps now) {
   net__phase *ph = &n->ph[pid];
@@ -368,11 +387,13 @@ static void reroute_one(net__be *n, uint32_t pid, size_t i, simtime_ps now) {
   }
   if (same_paths(path, q->plen, fresh, len)) return;
   bool active = !q->done;
+  net__qhot *h = &n->qh[id];
   if (active) sharing(n, q, -1);
   net__qp_unring(n, id);
-  net__qp_orphan_packets(n, id); /* routed by hop index on the old path */
+  /* packets in flight go on from where they are (route.c) unless a host hop
+   * moved under them: a NIC failover is another connection */
+  if (!same_hosts(n, path, q->plen, h->dnic, fresh, len, dnic)) net__qp_orphan_packets(n, id);
   memcpy(path, fresh, sizeof fresh);
-  net__qhot *h = &n->qh[id];
   q->plen[0] = h->plen[0] = len[0];
   q->plen[1] = h->plen[1] = len[1];
   h->dnic[0] = dnic[0];

@@ -57,8 +57,17 @@
 static void on_wake(sim_ctx *sim, void *obj, uint64_t arg);
 static void on_arrive(sim_ctx *sim, void *obj, uint64_t arg);
 static void on_pfc(sim_ctx *sim, void *obj, uint64_t arg);
+static void due_run(net__be *n, uint32_t v, simtime_ps now);
 
 static inline uint64_t over(uint64_t x, uint64_t r) { return x > r ? x - r : 0; }
+
+/* Sequential engine: arrivals and PFC frames whose events are pending, at
+ * (vertex, time), hashed without a key (a collision only makes something
+ * wait for an instant's ordering that needed none). */
+static inline uint16_t *due_count(net__be *n, uint32_t v, simtime_ps t) {
+  uint64_t h = (t * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)v * 0xc2b2ae3d27d4eb4full);
+  return &n->due_n[h >> (64 - n->due_bits)];
+}
 
 void net__ensure_wake(net__be *n, uint32_t c, simtime_ps at) {
   net__chan *ch = &n->ch[c];
@@ -68,14 +77,28 @@ void net__ensure_wake(net__be *n, uint32_t c, simtime_ps at) {
   else ev_schedule(n->base.sim, at, on_wake, n, c);
 }
 
+/* A wake comes after what reaches its vertex at the same instant
+ * (NET__ORD_*): the sequential engine runs that first; the parallel one
+ * orders its events so. */
 void net__wake(net__be *n, uint32_t c) {
-  if (n->ch[c].wake_at == net__now(n)) n->ch[c].wake_at = SIM_TIME_MAX;
+  simtime_ps now = net__now(n);
+  uint32_t v = n->cold[c].src;
+  if (n->ch[c].wake_at == now) n->ch[c].wake_at = SIM_TIME_MAX;
+  if (!n->par && n->due[v].n) due_run(n, v, now);
   net__port_kick(n, c);
 }
 
+/* Sequential engine: a wake while an arrival or PFC frame is still due at
+ * its vertex this picosecond (due_count) goes once behind every event due
+ * then (NET__ORD_WAKE). */
 static void on_wake(sim_ctx *sim, void *obj, uint64_t arg) {
-  (void)sim;
-  net__wake(obj, (uint32_t)arg);
+  net__be *n = obj;
+  uint32_t c = (uint32_t)arg;
+  if (!(arg >> 32) && *due_count(n, n->cold[c].src, sim_now(sim))) {
+    ev_schedule(sim, sim_now(sim), on_wake, n, arg | 1ull << 32);
+    return;
+  }
+  net__wake(n, c);
 }
 
 /* ---- queues --------------------------------------------------------------- */
@@ -200,15 +223,73 @@ static bool credit_ok(net__be *n, uint32_t c, uint32_t cls, uint32_t frame, simt
   return false;
 }
 
-/* A credit return from channel c's destination reaches its source (par). */
+/* A credit return from channel c's destination reaches its source (par).
+ * A port waiting for it sends in a wake at the same instant, after the
+ * arrivals there (NET__ORD_*), as the sequential engine's does. */
 void net__credit_rx(net__be *n, uint32_t c, uint32_t cls, uint32_t bytes) {
   net__cq_at(n, c, cls)->credits += (int32_t)bytes;
-  if (n->ch[c].cblocked) net__port_kick(n, c);
+  if (n->ch[c].cblocked) net__ensure_wake(n, c, net__now(n));
 }
 
 bool net__can_send(net__be *n, uint32_t c, uint32_t cls, uint32_t frame, simtime_ps now) {
   if (n->ch[c].paused & (1u << cls)) return false;
   return credit_ok(n, c, cls, frame, now);
+}
+
+/* ---- what reaches a vertex at one instant, in order (sequential engine) ------------- */
+
+static inline uint64_t due_key(uint32_t ord, uint32_t from, uint32_t seq) {
+  return (uint64_t)ord << 62 | (uint64_t)from << 32 | seq;
+}
+
+/* Entries of one heap are all due at the same instant. */
+static inline bool due_less(const net__due *a, const net__due *b) { return a->key < b->key; }
+
+static void on_due(sim_ctx *sim, void *obj, uint64_t arg) {
+  due_run(obj, (uint32_t)arg, sim_now(sim));
+}
+
+/* An arrival or PFC frame d at vertex v now, while another is due there at
+ * this picosecond (due_wait): it waits in v's heap, and one event at
+ * now, after every event already due then, runs the heap in NET__ORD_*
+ * order (a wake at v runs it first). O(log entries); nothing when no other
+ * event shares the instant, the common case. */
+static void due_defer(net__be *n, uint32_t v, net__due d) {
+  net__dueheap *h = &n->due[v];
+  if (h->n == 0) ev_schedule(n->base.sim, d.at, on_due, n, v);
+  if (h->n == h->cap) {
+    h->cap = h->cap ? 2 * h->cap : 4;
+    h->e = sim_realloc(h->e, h->cap * sizeof *h->e);
+  }
+  uint32_t j = h->n++;
+  while (j > 0 && due_less(&d, &h->e[(j - 1) / 2])) {
+    h->e[j] = h->e[(j - 1) / 2];
+    j = (j - 1) / 2;
+  }
+  h->e[j] = d;
+}
+
+static net__due due_pop(net__dueheap *h) {
+  net__due top = h->e[0], last = h->e[--h->n];
+  uint32_t j = 0;
+  for (;;) {
+    uint32_t k = 2 * j + 1;
+    if (k >= h->n) break;
+    if (k + 1 < h->n && due_less(&h->e[k + 1], &h->e[k])) k++;
+    if (!due_less(&h->e[k], &last)) break;
+    h->e[j] = h->e[k];
+    j = k;
+  }
+  if (h->n) h->e[j] = last;
+  return top;
+}
+
+/* An arrival or PFC frame at v now, its event running: must it wait for
+ * others due at v this picosecond (NET__ORD_*)? */
+static inline bool due_wait(net__be *n, uint32_t v, simtime_ps now) {
+  uint16_t *k = due_count(n, v, now);
+  --*k;
+  return *k || n->due[v].n;
 }
 
 /* ---- PFC -------------------------------------------------------------------- */
@@ -223,13 +304,27 @@ static void send_pfc(net__be *n, uint32_t c, uint32_t cls, bool on) {
   }
   /* the frame crosses the link back to c's source */
   simtime_ps at = net__now(n) + n->cold[c].prop;
-  if (n->par) net__par_pfc(n, c, cls, on, at);
-  else ev_schedule(n->base.sim, at, on_pfc, n, (uint64_t)c << 4 | cls << 1 | (on ? 1u : 0u));
+  if (n->par) {
+    net__par_pfc(n, c, cls, on, at);
+    return;
+  }
+  uint32_t seq = n->sends[n->ch[c].dst]++;
+  ++*due_count(n, n->cold[c].src, at);
+  ev_schedule(n->base.sim, at, on_pfc, n, (uint64_t)seq << 32 | c << 4 | cls << 1 | (on ? 1u : 0u));
 }
 
 static void on_pfc(sim_ctx *sim, void *obj, uint64_t arg) {
-  (void)sim;
-  net__pfc_rx(obj, (uint32_t)(arg >> 4), (arg >> 1) & 7, arg & 1);
+  net__be *n = obj;
+  uint32_t c = (uint32_t)arg >> 4, cls = (arg >> 1) & 7, on = arg & 1, v = n->cold[c].src;
+  if (due_wait(n, v, sim_now(sim))) {
+    due_defer(n, v,
+              (net__due){.at = sim_now(sim),
+                         .key = due_key(NET__ORD_PFC, n->ch[c].dst, (uint32_t)(arg >> 32)),
+                         .c = c,
+                         .pfc = 1u | cls << 1 | on << 4});
+    return;
+  }
+  net__pfc_rx(n, c, cls, on);
 }
 
 void net__pfc_rx(net__be *n, uint32_t c, uint32_t cls, bool on) {
@@ -331,15 +426,15 @@ static void release(net__be *n, uint32_t v, net__pkt *p, uint64_t qbefore, simti
 
 /* ---- links ------------------------------------------------------------------- */
 
-/* The event of the first packet on link c carries both ids. */
-static inline uint64_t arrive_arg(uint32_t c, uint32_t i) { return (uint64_t)i << 32 | c; }
-
+/* Packet i onto link c, due at its far end at `at`; the link's head packet
+ * has an event (sequential engine), the next one's is made when it arrives. */
 static void flight_push(net__be *n, uint32_t c, uint32_t i, simtime_ps at) {
   if (n->par) { /* every packet its own event: it may cross ranks */
     net__par_arrival(n, c, i, at);
     return;
   }
   net__chan *ch = &n->ch[c];
+  uint32_t seq = n->sends[n->cold[c].src]++;
   if (ch->fl_n == ch->fl_cap) {
     uint32_t cap = ch->fl_cap ? 2 * ch->fl_cap : 16;
     net__fentry *e = sim_malloc(cap * sizeof *e);
@@ -349,8 +444,12 @@ static void flight_push(net__be *n, uint32_t c, uint32_t i, simtime_ps at) {
     ch->fl_cap = cap;
     ch->fl_head = 0;
   }
-  ch->fl[(ch->fl_head + ch->fl_n) & (ch->fl_cap - 1)] = (net__fentry){.at = at, .pkt = i};
-  if (ch->fl_n++ == 0) ev_schedule(n->base.sim, at, on_arrive, n, arrive_arg(c, i));
+  ch->fl[(ch->fl_head + ch->fl_n) & (ch->fl_cap - 1)] =
+      (net__fentry){.at = at, .pkt = i, .seq = seq};
+  if (ch->fl_n++ == 0) {
+    ++*due_count(n, ch->dst, at);
+    ev_schedule(n->base.sim, at, on_arrive, n, c);
+  }
 }
 
 /* ---- transmit ---------------------------------------------------------------- */
@@ -484,10 +583,11 @@ static inline void arrive(net__be *n, uint32_t c, uint32_t i) {
     unsigned dir = p->flags & NET__F_REV ? 1 : 0;
     p->next = p->hop + 1u < h->plen[dir] ? h->path[dir * TOPO_MAX_PATH + p->hop + 1] : NET__NONE;
   }
-  if (n->ch[o].lflags & NET__L_DOWN) { /* routing has not moved off the dead link yet */
+  /* routing has not moved off the dead link yet, or left no way on */
+  if (o == NET__NONE || (n->ch[o].lflags & NET__L_DOWN)) {
     if (in->fc == NET__FC_CREDIT) credit_return(n, c, p->cls, p->frame, now);
     n->ext.link_drops++;
-    n->cold[o].drops++;
+    if (o != NET__NONE) n->cold[o].drops++;
     n->st.drops++;
     net__pkt_free(n, i);
     return;
@@ -507,11 +607,12 @@ static inline void arrive(net__be *n, uint32_t c, uint32_t i) {
   net__port_kick(n, o);
 }
 
-static void on_arrive(sim_ctx *sim, void *obj, uint64_t arg) {
-  net__be *n = obj;
-  uint32_t c = (uint32_t)arg, i = (uint32_t)(arg >> 32);
-  net__pkt *p = net__pkt_at(n, i);
+/* The head packet of channel c reaches its vertex now: off the link, the
+ * next one's event, then its arrival. */
+static void arrive_head(net__be *n, uint32_t c) {
   net__chan *in = &n->ch[c];
+  uint32_t i = in->fl[in->fl_head].pkt;
+  net__pkt *p = net__pkt_at(n, i);
   /* Start the loads of the output port now, from the packet's hint, rather
    * than after the queue pair's path (three dependent misses apart at
    * thousands of hosts); a wrong or missing hint costs nothing but time. */
@@ -525,10 +626,40 @@ static void on_arrive(sim_ctx *sim, void *obj, uint64_t arg) {
   __builtin_prefetch(&n->ci[(size_t)c * NET__CLASSES + p->cls]);
   in->fl_head = (in->fl_head + 1) & (in->fl_cap - 1);
   if (--in->fl_n) {
-    const net__fentry *e = &in->fl[in->fl_head];
-    ev_schedule(sim, e->at, on_arrive, n, arrive_arg(c, e->pkt));
+    simtime_ps at = in->fl[in->fl_head].at;
+    ++*due_count(n, in->dst, at);
+    ev_schedule(n->base.sim, at, on_arrive, n, c);
   }
   arrive(n, c, i);
+}
+
+/* What waits at vertex v (all due now), in (NET__ORD_*, sender, its send
+ * count) order. What it runs reaches v later than now (a link's next
+ * packet, a frame sent now), so it ends. */
+static void due_run(net__be *n, uint32_t v, simtime_ps now) {
+  net__dueheap *h = &n->due[v];
+  while (h->n) {
+    net__due d = due_pop(h);
+    assert(d.at == now);
+    (void)now;
+    if (d.pfc) net__pfc_rx(n, d.c, (d.pfc >> 1) & 7, (d.pfc >> 4) & 1);
+    else arrive_head(n, d.c);
+  }
+}
+
+/* The head packet of channel c is due at its vertex now. */
+static void on_arrive(sim_ctx *sim, void *obj, uint64_t arg) {
+  net__be *n = obj;
+  uint32_t c = (uint32_t)arg, v = n->ch[c].dst;
+  if (due_wait(n, v, sim_now(sim))) {
+    const net__chan *in = &n->ch[c];
+    due_defer(n, v,
+              (net__due){.at = sim_now(sim),
+                         .key = due_key(NET__ORD_ARRIVE, n->cold[c].src, in->fl[in->fl_head].seq),
+                         .c = c});
+    return;
+  }
+  arrive_head(n, c);
 }
 
 void net__arrive(net__be *n, uint32_t c, uint32_t i) { arrive(n, c, i); }

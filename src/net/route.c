@@ -28,9 +28,14 @@
  * routing still reaches the destination (as the subnet manager's tables
  * would allow); until the reroute, a failure beyond the next hop is not
  * visible to the per-packet choice (packets that reach it are lost).
- * A queue pair whose path changed has its packets in flight dropped (they
- * were routed by hop index on the old path); its sender state is kept and
- * the retransmission timeout recovers them.
+ * A reroute loses nothing by itself: a queue pair whose path moved keeps
+ * its packets in flight, and one that reaches a switch its new path does
+ * not leave from is forwarded as that switch's tables now say (net__route:
+ * static and ECMP over the next hops routing still uses, from where the
+ * packet is; all minimal up/down paths between two NICs have the same
+ * length, so the host hops keep their positions). Only a queue pair whose
+ * host hops changed (NIC failover) has its packets in flight dropped, as
+ * a NIC's failover is a new connection (phase.c).
  *
  * Cost: static O(path x up ports) per queue pair and O(1) per packet per hop; dynamic
  * O(equal-cost next hops) per packet per switch.
@@ -106,12 +111,14 @@ static bool reaches(net__be *n, const topo_health *h, uint32_t w, uint32_t dnic,
   return ok;
 }
 
-static uint32_t usable(net__be *n, uint32_t cnt, uint32_t dnic) {
+/* physical: skip ports whose link is down now (a per-packet choice sees
+ * them at once; a table only after the reroute) */
+static uint32_t usable(net__be *n, uint32_t cnt, uint32_t dnic, bool physical) {
   const topo_health *h = n->health && n->health->down ? n->health : NULL;
   uint32_t k = 0;
   for (uint32_t j = 0; j < cnt; j++) {
     uint32_t c = n->cands[j];
-    if (n->ch[c].lflags & NET__L_DOWN) continue;
+    if (physical && (n->ch[c].lflags & NET__L_DOWN)) continue;
     if (h && (!h->link_ok[topo_channel_link(c)] || !h->vertex_ok[n->ch[c].dst] ||
               !reaches(n, h, n->ch[c].dst, dnic, 0)))
       continue;
@@ -120,13 +127,30 @@ static uint32_t usable(net__be *n, uint32_t cnt, uint32_t dnic) {
   return k;
 }
 
+/* Packet p of queue pair q is at switch v, which its stored path does not
+ * leave from: the path moved while it was in flight (be_ops.reroute). The
+ * switch forwards it as its tables now say: static (D-mod-K) or ECMP over
+ * the next hops from which routing still reaches the destination, as
+ * topo_route_health chooses at v. NONE when none is left. O(next hops). */
+static uint32_t off_path(net__be *n, uint32_t v, const net__qp *q, uint32_t dnic) {
+  uint32_t cnt = usable(n, topo_next_hops(n->t, v, dnic, n->cands, NET__MAX_CANDS), dnic, false);
+  if (cnt == 0) return NET__NONE;
+  uint32_t k = n->routing == CFG_ROUTING_STATIC ? topo_static_pick(n->t, v, dnic, cnt)
+                                                : topo_ecmp_pick(n->t, v, q->hash, cnt);
+  return n->cands[k];
+}
+
 uint32_t net__route(net__be *n, uint32_t v, net__pkt *p, const net__qhot *h) {
   unsigned dir = p->flags & NET__F_REV ? 1 : 0;
   uint32_t stored = h->path[dir * TOPO_MAX_PATH + p->hop];
-  if (!n->dynamic || !n->vx[v].is_switch) return stored;
+  if (!n->dynamic && !n->reach_gen) return stored; /* paths as submitted: the common case */
+  if (!n->vx[v].is_switch) return stored; /* host hops never move under a packet (phase.c) */
+  /* after a reroute (reach_gen > 0) a packet in flight may be off its moved path */
+  bool on_path = !n->reach_gen || n->cold[stored].src == v;
+  if (!n->dynamic) return on_path ? stored : off_path(n, v, &n->qp[p->qp], h->dnic[dir]);
   uint32_t cnt = topo_next_hops(n->t, v, h->dnic[dir], n->cands, NET__MAX_CANDS);
-  if (n->links_down || (n->health && n->health->down)) cnt = usable(n, cnt, h->dnic[dir]);
-  if (cnt <= 1) return cnt ? n->cands[0] : stored;
+  if (n->links_down || (n->health && n->health->down)) cnt = usable(n, cnt, h->dnic[dir], true);
+  if (cnt <= 1) return cnt ? n->cands[0] : on_path ? stored : NET__NONE;
   if (n->routing == CFG_ROUTING_SPRAY) {
     uint32_t k = n->spray_rr ? n->vx[v].rr++ % cnt
                              : (uint32_t)sim_rng_below(net__rng(n, NET__RNG_ROUTE, v), cnt);

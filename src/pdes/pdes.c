@@ -7,8 +7,9 @@
  *
  * Invariants
  *   - the queue holds exactly the pending events of the LPs this rank owns,
- *     ordered by (time, tie): tie = (sending LP << PDES_SEQ_BITS) | that LP's
- *     send count, unique, so the order is total; each key names one pool slot; a slot is free (on
+ *     ordered by (time, tie): tie = (the kind's order << 62) | (sending LP <<
+ *     PDES_SEQ_BITS) | that LP's send count, unique, so the order is total
+ *     and the same on any number of ranks; each key names one pool slot; a slot is free (on
  * the free list) or named by exactly one key.
  *   - between windows the outboxes are empty; in a window, out[r] holds the
  *     events for rank r's LPs, every one with time >= window_end.
@@ -26,8 +27,9 @@
 static void pdes__red_op(void *in, void *inout, int *len, MPI_Datatype *dt);
 #endif
 
-enum { PDES_SEQ_BITS = 36 };
-#define PDES_MAX_LPS (1u << (64 - PDES_SEQ_BITS))
+enum { PDES_SEQ_BITS = 36, PDES_ORDER_SHIFT = 62 };
+#define PDES_MAX_LPS (1u << (PDES_ORDER_SHIFT - PDES_SEQ_BITS))
+_Static_assert(PDES_ORDERS == 1u << (64 - PDES_ORDER_SHIFT), "two bits of order");
 #define PDES_SEQ_LIMIT (1ULL << PDES_SEQ_BITS)
 
 _Static_assert(sizeof(pdes_event) == 64, "an event is one cache line");
@@ -60,6 +62,7 @@ struct pdes {
   uint32_t *lp_rank;
   uint64_t *seq;
   pdes_fn *handlers;
+  uint8_t *order; /* per kind, < PDES_ORDERS */
   uint32_t nhandlers;
   void *model;
   simtime_ps lookahead, now;
@@ -128,6 +131,9 @@ int pdes_create(pdes **out, const pdes_cfg *cfg, sim_error *err) {
   p->nhandlers = cfg->nhandlers;
   p->handlers = sim_malloc(cfg->nhandlers * sizeof *p->handlers);
   memcpy(p->handlers, cfg->handlers, cfg->nhandlers * sizeof *p->handlers);
+  p->order = sim_calloc(cfg->nhandlers, sizeof *p->order);
+  for (uint32_t k = 0; cfg->order && k < cfg->nhandlers; k++)
+    p->order[k] = cfg->order[k] < PDES_ORDERS ? cfg->order[k] : PDES_ORDERS - 1;
   p->lp_rank = sim_malloc(cfg->nlps * sizeof *p->lp_rank);
   p->seq = sim_calloc(cfg->nlps, sizeof *p->seq);
   p->out = sim_calloc(nranks, sizeof *p->out);
@@ -163,6 +169,7 @@ void pdes_destroy(pdes *p) {
   sim_free(p->seq);
   sim_free(p->lp_rank);
   sim_free(p->handlers);
+  sim_free(p->order);
   sim_free(p);
 }
 
@@ -244,7 +251,8 @@ void pdes_send(pdes *p, uint32_t src, uint32_t dst, simtime_ps at, uint32_t kind
   }
   pdes_event e;
   e.time = at;
-  e.tie = ((uint64_t)src << PDES_SEQ_BITS) | p->seq[src]++;
+  e.tie = (uint64_t)p->order[kind] << PDES_ORDER_SHIFT | ((uint64_t)src << PDES_SEQ_BITS) |
+          p->seq[src]++;
   e.dst = dst;
   e.kind = kind;
   if (payload) memcpy(e.payload, payload, sizeof e.payload);

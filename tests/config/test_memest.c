@@ -27,7 +27,10 @@ static void test_closed_form(void **state) {
   cfg_memory_estimate(&s, &m);
   assert_int_equal(m.gpus, 128);
   assert_int_equal(m.links, 128 * 2); /* a NIC link and a leaf uplink per NIC */
-  assert_int_equal(m.bytes, (8u << 20) + 128 * m.per_gpu + 256 * m.per_link);
+  /* a collective: a tree's three peers on each of a node's 8 channels per GPU */
+  assert_int_equal(m.transfers, 128 * 8 * 3);
+  assert_int_equal(m.bytes, (10u << 20) + 128 * (m.per_gpu + m.per_rank) + 256 * m.per_link +
+                                m.transfers * m.per_transfer);
   cfg_free(&s, doc);
   /* full size (cluster.nodes absent): radix 8, 3 tiers: 8 x 4 x 4 = 128 NICs */
   const char *full[] = {"fabric.tiers=3", "fabric.switch_radix=8", "cluster.gpus_per_node=1",

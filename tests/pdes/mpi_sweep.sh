@@ -41,7 +41,43 @@ for p in 1 2 3 4 5 6; do
        <(sed 's|/par/|/seq/|g' par/point-00$p/summary.json | jq 'del(.sim.wall_s)') >/dev/null \
     && pass || fail "point $p summary differs (wall clock aside)"
 done
-[ -z "$(ls "$TMPDIR")" ] && pass || fail "rank databases left in TMPDIR: $(ls "$TMPDIR")"
+[ -z "$(ls -A "$TMPDIR")" ] && pass || fail "rank databases left in TMPDIR: $(ls -A "$TMPDIR")"
+# Files nobody else can guess, plant or replace (issue 13, defect 7): a
+# rank's database and SQLite's journal beside it live in a folder of TMPDIR
+# only this user can enter, and rank 0 merges each rank's bytes through a
+# new temporary of a random name. Every point stops before it commits its
+# rows (FABSIM_TEST_PAUSE=db-commit: its journal exists); while rank 1's
+# point is stopped, TMPDIR holds nothing but such folders. A folder planted
+# where rank 0's temporary used to be (DB.rank1.tmp) is left alone.
+mkdir -p plant/results.sqlite.rank1.tmp
+FABSIM_TEST_PAUSE=db-commit "$MPIEXEC" -np 2 "$FABSIM" sweep --set cluster.nodes=2 \
+  --vary workload.collective.size=1MiB,2MiB --out plant --quiet >plant.out 2>plant.err &
+pid=$!
+seen=""
+while kill -0 $pid 2>/dev/null; do
+  for r in $(pgrep -f "output.dir=$PWD/plant/"); do # the points, stopped or not
+    case $(ps -o stat= -p "$r" 2>/dev/null) in
+      T*) # rank 1's point (its database in TMPDIR): look before it goes on
+        if [ -z "$seen" ] && tr '\0' ' ' < "/proc/$r/cmdline" | grep -q "output.database=$TMPDIR/"; then
+          seen=$(ls -lA "$TMPDIR" | tail -n +2)
+        fi
+        kill -CONT "$r" ;;
+    esac
+  done
+  sleep 0.05
+done
+wait $pid
+code=$?
+[ $code = 0 ] && pass || fail "sweep beside a planted folder: exit $code, $(cat plant.err)"
+[ -n "$seen" ] && pass || fail "rank 1's point was never seen stopped"
+[ -n "$seen" ] && ! echo "$seen" | grep -qv '^drwx------ ' && pass ||
+  fail "TMPDIR holds more than private folders while rank 1 writes: $seen"
+[ "$(sqlite3 plant/results.sqlite 'SELECT count(*) FROM runs')" = 2 ] && pass || fail "2 runs merged"
+[ -d plant/results.sqlite.rank1.tmp ] && [ -z "$(ls -A plant/results.sqlite.rank1.tmp)" ] && pass ||
+  fail "the planted folder was touched"
+[ -z "$(find plant -maxdepth 1 -name '*rank*' ! -name results.sqlite.rank1.tmp)" ] && pass ||
+  fail "rank 0's temporaries left: $(ls -A plant)"
+[ -z "$(ls -A "$TMPDIR")" ] && pass || fail "left in TMPDIR: $(ls -A "$TMPDIR")"
 # bad input: reported once (by rank 0), every rank exits 2
 expect_exit 2 "$MPIEXEC" -np 2 "$FABSIM" sweep --vary fabric.routing=ecmp,bogus --out bad
 [ "$(grep -c "is not one of" "$WORK/err")" = 1 ] && pass || fail "bad value reported $(grep -c "is not one of" "$WORK/err") times"

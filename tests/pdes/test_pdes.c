@@ -70,6 +70,36 @@ static void test_key_order(void **state) {
   pdes_destroy(p);
 }
 
+/* pdes_cfg.order: at one time, a kind of lower order runs first, whatever
+ * the sending LP; within one order, (sending LP, its count) as above. */
+static void test_kind_order(void **state) {
+  (void)state;
+  static trace tr;
+  memset(&tr, 0, sizeof tr);
+  pdes_fn h[3] = {record, record, record};
+  const uint8_t order[3] = {2, 0, 1};
+  pdes_cfg cfg = {
+      .nlps = 4, .lookahead_ps = 10, .handlers = h, .nhandlers = 3, .order = order, .model = &tr};
+  pdes *p = NULL;
+  sim_error err = {0};
+  assert_int_equal(pdes_create(&p, &cfg, &err), SIM_OK);
+  uint64_t pl[PDES_PAYLOAD_WORDS] = {0};
+  pl[0] = 1;
+  pdes_send(p, 0, 1, 50, 0, pl); /* order 2 */
+  pl[0] = 2;
+  pdes_send(p, 3, 1, 50, 2, pl); /* order 1 */
+  pl[0] = 3;
+  pdes_send(p, 2, 1, 50, 1, pl); /* order 0 */
+  pl[0] = 4;
+  pdes_send(p, 1, 1, 50, 2, pl); /* order 1, a lower sending LP */
+  pl[0] = 5;
+  pdes_send(p, 3, 1, 40, 0, pl); /* earlier: time first */
+  assert_int_equal(pdes_run(p, SIM_TIME_MAX), 5);
+  uint64_t want[] = {5, 3, 4, 2, 1};
+  for (size_t i = 0; i < 5; i++) assert_int_equal(tr.tag[i], want[i]);
+  pdes_destroy(p);
+}
+
 /* The same rule over enough keys to fill the queue's heap, buckets and
  * overflow: 240 events at few distinct times (ties everywhere) sent in a
  * scrambled order leave sorted by (time, sending LP, that LP's count). */
@@ -312,6 +342,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_key_order),
       cmocka_unit_test(test_key_order_many),
+      cmocka_unit_test(test_kind_order),
       cmocka_unit_test(test_zero_delay_self_and_pieces),
       cmocka_unit_test(test_config_errors),
       cmocka_unit_test(test_phold_deterministic),

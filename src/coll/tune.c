@@ -448,8 +448,10 @@ void coll__apply_protocol(coll_plan *p, const topo *t, const coll_spec *s) {
               coll__ceil_div(p->phases[i].x[j].bytes * q.wire_num, q.wire_den);
   }
   bool ring = p->algorithm == CFG_ALGO_RING && p->op != CFG_COLL_BROADCAST && p->nphases == 1;
-  /* chunk pipelines without a cycle: the tree, the broadcast chain */
-  bool chunked = p->algorithm == CFG_ALGO_TREE || p->op == CFG_COLL_BROADCAST;
+  /* chunk pipelines without a cycle: the tree, the broadcast chain, the
+   * pxn all-to-all (NVLink hop and fabric, chunk by chunk) */
+  bool chunked =
+      p->algorithm == CFG_ALGO_TREE || p->algorithm == CFG_ALGO_PXN || p->op == CFG_COLL_BROADCAST;
   port_loads l = {0};
   coll__busy_window *bw = NULL; /* chunked phases that are slices of the pool */
   if (chunked) port_loads_init(&l, t);

@@ -27,8 +27,11 @@
  *     pair);
  *   fabric (step j >= 1, offset s of chunk j-1): for every rank d on node
  *     A+s, the GPU of node A with d's local index sends d b/C for every
- *     cross-plane rank of A and its own, one transfer; same-plane ranks of A
- *     with another local index send their b/C directly.
+ *     cross-plane rank of A and its own; same-plane ranks of A with another
+ *     local index send their b/C directly. Each sender's data is its own
+ *     connection (NCCL connects every pair of ranks; PXN only lends the
+ *     relay's NIC) over NCCL_NCHANNELS_PER_NET_PEER = 2 channels, so a
+ *     transfer per sender and channel, each its own queue pair (ECMP hash).
  * Every fabric transfer joins two NICs of one plane. Phases: step 0, then
  * per offset the C-1 steps whose NVLink chunk is the same offset's
  * (repeated) and the one that forwards the next offset's first chunk.
@@ -150,6 +153,23 @@ static size_t pxn_nvlink(const pxn_nodes *g, const topo *t, const coll_spec *s, 
   return w;
 }
 
+/* NCCL_NCHANNELS_PER_NET_PEER's default (init.cc, graph/paths.cc): the
+ * channels, each its own connection and queue pair, between two ranks
+ * across nodes. */
+enum { PXN_CHANNELS_PER_NET_PEER = 2 };
+
+/* `conns` connections from src to dst (each sender's own, through the relay's
+ * NIC), each over PXN_CHANNELS_PER_NET_PEER channels: as many transfers of
+ * chunk / channels bytes, each with its own hash (queue pair). */
+static size_t pxn_conns(be_xfer *x, uint32_t src, uint32_t dst, uint64_t conns, uint64_t chunk,
+                        uint32_t st) {
+  uint64_t per = coll__ceil_div(chunk, PXN_CHANNELS_PER_NET_PEER);
+  size_t w = 0;
+  for (uint64_t c = 0; c < conns * PXN_CHANNELS_PER_NET_PEER; c++)
+    coll__xfer(&x[w++], src, dst, per, ((uint64_t)st << 20) | c);
+  return w;
+}
+
 /* Fabric transfers of node offset st: one plane per transfer. */
 static size_t pxn_fabric(const pxn_nodes *g, const topo *t, const coll_spec *s, uint64_t chunk,
                          uint32_t st, be_xfer *x) {
@@ -163,10 +183,10 @@ static size_t pxn_fabric(const pxn_nodes *g, const topo *t, const coll_spec *s, 
       uint32_t proxy = g->node[a] * g->gpn + ly;
       bool own = g->has[(size_t)a * g->gpn + ly];
       uint64_t units = (uint64_t)(g->len[a] - (ps[q + 1] - ps[q])) + own;
-      if (units) coll__xfer(&x[w++], proxy, dst, units * chunk, st);
+      w += pxn_conns(x + w, proxy, dst, units, chunk, st);
       for (uint32_t r = ps[q]; r < ps[q + 1]; r++) {
         uint32_t src = g->by_plane[g->first[a] + r];
-        if (src != proxy) coll__xfer(&x[w++], src, dst, chunk, st);
+        if (src != proxy) w += pxn_conns(x + w, src, dst, 1, chunk, st);
       }
     }
   }
@@ -184,8 +204,10 @@ int coll__plan_pxn(coll_plan *p, const topo *t, const coll_spec *s) {
   uint64_t per_peer = coll__ceil_div(s->bytes, n);
   pxn_nodes g;
   pxn_nodes_init(&g, t, s);
-  /* a phase emits at most gpn transfers per rank on each of NVLink and the fabric */
-  be_xfer *x = sim_malloc((size_t)n * (2 * g.gpn + 1) * sizeof *x);
+  /* a phase emits at most gpn transfers per rank over NVLink and, per
+   * receiver, one per sender of a node and channel over the fabric */
+  be_xfer *x =
+      sim_malloc((size_t)n * (g.gpn + (g.gpn + 1) * PXN_CHANNELS_PER_NET_PEER) * sizeof *x);
   if (s->pxn_serial) { /* all forwarding first, then the fabric offset by offset */
     coll__push_step(p, x, pxn_nvlink(&g, t, s, per_peer, per_peer, 1, g.m, 0, x), 1);
     for (uint32_t st = 1; st < g.m; st++)

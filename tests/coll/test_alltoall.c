@@ -168,7 +168,8 @@ static void test_pxn_planes(void **state) {
             assert_int_equal(plane_of(&f, s), plane_of(&f, d));
             assert_on_plane(&f, x, plane_of(&f, d));
             in_fab[d] += bytes;
-            if (s % G != d % G) assert_int_equal(x->bytes, chunk); /* a same-plane direct send */
+            /* a same-plane direct send: its own connection over 2 channels */
+            if (s % G != d % G) assert_int_equal(x->bytes, chunk / 2);
           }
         }
       for (uint32_t i = 0; i < n; i++)
@@ -187,6 +188,24 @@ static void test_pxn_planes(void **state) {
         for (uint32_t j = 0; j < n; j++)
           cross += i / G != j / G && rail_of(&f, i) != rail_of(&f, j);
       assert_int_equal(total, ((uint64_t)n * (n - 1) + cross) * chunk);
+      /* Every connection and channel across nodes is its own queue pair: the
+       * transfers of one NIC pair in a phase hash apart (ECMP entropy), 2 per
+       * sender (NCCL_NCHANNELS_PER_NET_PEER). */
+      for (size_t ph = 0; ph < p.nphases; ph++) {
+        const coll_phase *c = &p.phases[ph];
+        for (size_t j = 0; j < c->n; j++) {
+          const be_xfer *x = &c->x[j];
+          if (x->src_gpu / G == x->dst_gpu / G) continue;
+          uint32_t same = 0;
+          for (size_t i = 0; i < c->n; i++) {
+            const be_xfer *y = &c->x[i];
+            if (y->src_gpu != x->src_gpu || y->dst_gpu != x->dst_gpu) continue;
+            same++;
+            if (i != j) assert_true(y->flow_hash != x->flow_hash);
+          }
+          assert_true(same % 2 == 0);
+        }
+      }
       assert_true(coll_test_run(&f, &p, NULL) > 0);
       coll_plan_free(&p);
     }

@@ -373,8 +373,9 @@ void coll_tune(const topo *t, const coll_spec *s, cfg_coll_algorithm *algorithm,
       double e = ring_estimate(&pr, s, all[i], k);
       if (e < best_t) best_t = e, best_a = CFG_ALGO_RING, best_p = all[i], best_k = k;
     }
-  /* AllReduce: the tree (every protocol), NVLS (one node) and CollNet
-   * (SHARP), Simple only, where the hardware has them. */
+  /* AllReduce: the tree (every protocol), NVLS (one node), CollNet (SHARP)
+   * and NVLSTree (NVLS, two nodes or more), Simple only, where the hardware
+   * has them. */
   bool tree = s->algorithm == CFG_ALGO_TREE || (any && s->op == CFG_COLL_ALLREDUCE);
   bool big = 4ull * (s->nranks - 1) * s->channels > TUNE_TREE_MAX_XFERS;
   for (int i = 0; tree && i < NPROTO; i++) {
@@ -386,11 +387,10 @@ void coll_tune(const topo *t, const coll_spec *s, cfg_coll_algorithm *algorithm,
     if (isnan(e)) continue; /* uneven blocks too large to build per candidate */
     if (e < best_t) best_t = e, best_a = CFG_ALGO_TREE, best_p = all[i], best_k = k;
   }
-  static const cfg_coll_algorithm sharp[2] = {CFG_ALGO_NVLS, CFG_ALGO_COLLNET};
-  for (int i = 0; i < 2; i++) {
-    bool want =
-        s->algorithm == sharp[i] || (any && s->op == CFG_COLL_ALLREDUCE &&
-                                     (i == 0 ? s->nvls && pr.m == 1 : s->sharp && pr.m > 1));
+  static const cfg_coll_algorithm sharp[3] = {CFG_ALGO_NVLS, CFG_ALGO_COLLNET, CFG_ALGO_NVLSTREE};
+  for (int i = 0; i < 3; i++) {
+    bool has = i == 0 ? s->nvls && pr.m == 1 : i == 1 ? s->sharp && pr.m > 1 : s->nvls && pr.m > 1;
+    bool want = s->algorithm == sharp[i] || (any && s->op == CFG_COLL_ALLREDUCE && has);
     if (!want || (s->protocol != CFG_PROTO_AUTO && s->protocol != CFG_PROTO_SIMPLE)) continue;
     double e = candidate_estimate(t, s, &pr, sharp[i], CFG_PROTO_SIMPLE, s->channels);
     if (e < best_t || s->algorithm == sharp[i])
@@ -417,15 +417,20 @@ void coll__apply_protocol(coll_plan *p, const topo *t, const coll_spec *s) {
   if (p->protocol == CFG_PROTO_NONE || p->nphases == 0) return;
   probe pr;
   probe_of(t, s, &pr);
-  if (p->algorithm == CFG_ALGO_NVLS || p->algorithm == CFG_ALGO_COLLNET) {
+  if (p->algorithm == CFG_ALGO_NVLS || p->algorithm == CFG_ALGO_COLLNET ||
+      p->algorithm == CFG_ALGO_NVLSTREE) {
     /* one phase, a pipeline's steady state; NCCL's latency above the
      * path's (tuning.cc, base latency 0): NVLS its NVLink hop (25 us), plus
      * its network hop (18 us) across nodes; CollNet Direct its network hop
      * (31 us) plus two intra-node hops (3.7 us) and 0.4 us of arity
-     * serialization per local rank beyond the first */
-    double us = p->algorithm == CFG_ALGO_NVLS ? 25.0
-                : s->nvls                     ? 25.0 + 18.0
-                                              : 2 * (3.7 + (pr.g - 1) * 0.4) + 31.0;
+     * serialization per local rank beyond the first; NVLSTree its NVLink
+     * hop (25 us) and 2 floor(log2 m) network hops (20.9 us) */
+    uint32_t log2m = 0;
+    while ((2u << log2m) <= pr.m) log2m++;
+    double us = p->algorithm == CFG_ALGO_NVLS       ? 25.0
+                : p->algorithm == CFG_ALGO_NVLSTREE ? 25.0 + 2.0 * log2m * 20.9
+                : s->nvls                           ? 25.0 + 18.0
+                                                    : 2 * (3.7 + (pr.g - 1) * 0.4) + 31.0;
     simtime_ps wire = pr.m > 1 ? pr.wire_inter : pr.wire_intra;
     p->launch = 0;
     p->phases[0].fixed = above(us, wire);

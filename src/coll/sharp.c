@@ -85,14 +85,22 @@ static size_t add_nvls_pairs(be_xfer *x, const uint32_t *r, uint32_t g, uint64_t
   return w;
 }
 
-int coll__plan_nvls(coll_plan *p, const topo *t, const coll_spec *s, sim_error *err) {
-  uint32_t m, g;
+/* NVLink SHARP's efficiency for spec s, or 0 with err set (naming the
+ * algorithm) when its GPU has none or it is off. */
+static double nvls_or_fail(const coll_spec *s, cfg_coll_algorithm a, sim_error *err) {
   double e = coll__nvls_efficiency(s->gpu);
   if (e == 0 || !s->nvls)
-    return sim_fail(err, SIM_EINVAL,
-                    "nvls needs NVSwitch generation 3 (H100, H800, H200, B200) and "
-                    "workload.collective.nvls: true; %s",
-                    e == 0 ? "this GPU has none" : "it is off");
+    sim_fail(err, SIM_EINVAL,
+             "%s needs NVSwitch generation 3 (H100, H800, H200, B200) and "
+             "workload.collective.nvls: true; %s",
+             cfg_coll_algorithm_name(a), e == 0 ? "this GPU has none" : "it is off");
+  return s->nvls ? e : 0;
+}
+
+int coll__plan_nvls(coll_plan *p, const topo *t, const coll_spec *s, sim_error *err) {
+  uint32_t m, g;
+  double e = nvls_or_fail(s, CFG_ALGO_NVLS, err);
+  if (e == 0) return SIM_EINVAL;
   coll__node_blocks(t, s->ranks, s->nranks, &m, &g);
   if (m != 1)
     return sim_fail(err, SIM_EINVAL,
@@ -149,12 +157,8 @@ static uint32_t nvlstree_heads(const topo *t, const uint32_t *r, uint32_t g, uin
 
 int coll__plan_nvlstree(coll_plan *p, const topo *t, const coll_spec *s, sim_error *err) {
   uint32_t m, g;
-  double e = coll__nvls_efficiency(s->gpu);
-  if (e == 0 || !s->nvls)
-    return sim_fail(err, SIM_EINVAL,
-                    "nvlstree needs NVSwitch generation 3 (H100, H800, H200, B200) and "
-                    "workload.collective.nvls: true; %s",
-                    e == 0 ? "this GPU has none" : "it is off");
+  double e = nvls_or_fail(s, CFG_ALGO_NVLSTREE, err);
+  if (e == 0) return SIM_EINVAL;
   if (!coll__node_blocks(t, s->ranks, s->nranks, &m, &g) || m < 2 || g < 2)
     return sim_fail(err, SIM_EINVAL,
                     "nvlstree runs over whole nodes of the same size, at least two of two GPUs or "

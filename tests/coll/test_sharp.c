@@ -228,17 +228,21 @@ static void test_collnet_closed_form(void **state) {
 /* NVLSTree over m nodes of g = 8 GPUs, h NICs (one head each): one
  * steady-state phase of the NVLS pairs in every node (S (g+1)/(g (g-1) e)
  * a pair) and, per rail, the node-level double binary trees' edges, D =
- * S/(2h) each way. From three nodes the busiest NIC is a node interior in
- * one tree and a leaf in the other, 4D each way; on two nodes 2D:
+ * S/(2h) each way. The busiest NIC carries D times its node's degree in the
+ * two trees: 2 on two nodes, 3 on three (tree A a chain 0-2-1, B shifted),
+ * 4 from four (interior in one tree, a leaf in the other):
  *   t = max(alpha_nv + (g-1) pair / B_nv, alpha_net + L_nic / B_nic)
  *       + (25 + 2 floor(log2 m) 20.9 us - alpha_net),
- * the tuner's estimate equals the run. Refused on one node, on A100 and
- * without NVLS. */
+ * the tuner's estimate (from the shape, tune.c) equals the run. Refused on
+ * one node, on A100 and without NVLS. */
 static void test_nvlstree_closed_form(void **state) {
   (void)state;
-  static const char *const nodes[] = {"cluster.nodes=2", "cluster.nodes=4", "cluster.nodes=16"};
+  static const char *const nodes[] = {"cluster.nodes=2", "cluster.nodes=3", "cluster.nodes=4",
+                                      "cluster.nodes=16"};
+  /* the busiest node's degree over both trees, floor(log2 m) */
+  static const uint32_t degree[] = {2, 3, 4, 4}, log2m_of[] = {1, 1, 2, 4};
   static const char *const nics[] = {"cluster.nic.per_node=8", "cluster.nic.per_node=2"};
-  for (int mi = 0; mi < 3; mi++)
+  for (int mi = 0; mi < 4; mi++)
     for (int ni = 0; ni < 2; ni++) {
       const char *sets[] = {nodes[mi], nics[ni]};
       fixture f;
@@ -250,7 +254,7 @@ static void test_nvlstree_closed_form(void **state) {
       simtime_ps a_nv = path_latency(&f, 0, 1), a_net = 0;
       for (uint32_t j = g; j < n; j += g) /* the farthest head pair paces the phase */
         if (path_latency(&f, 0, j) > a_net) a_net = path_latency(&f, 0, j);
-      uint32_t log2m = mi == 0 ? 1 : mi == 1 ? 2 : 4;
+      uint32_t log2m = log2m_of[mi];
       double lat = 25e-6 + 2.0 * log2m * 20.9e-6;
       for (uint64_t S = 1 << 20; S <= (1u << 30); S *= 1024) {
         coll_spec s = spec_of(&f, ranks, n, CFG_ALGO_NVLSTREE, CFG_PROTO_AUTO, S);
@@ -268,7 +272,7 @@ static void test_nvlstree_closed_form(void **state) {
         }
         coll_plan_free(&p);
         double pair = ceil((double)S * (g + 1) / ((double)g * (g - 1) * 0.85) - 1e-6);
-        double D = ceil((double)S / (2.0 * h)), L = (m == 2 ? 2 : 4) * D;
+        double D = ceil((double)S / (2.0 * h)), L = degree[mi] * D;
         double want =
             fmax(sim_ps_to_s(a_nv) + (g - 1) * pair / Bnv, sim_ps_to_s(a_net) + L / Bnic) +
             (lat - sim_ps_to_s(a_net));

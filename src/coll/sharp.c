@@ -48,15 +48,15 @@
  *     port (every ordered pair S (g+1)/(g (g-1) e));
  *   - for each rail and tree, every edge (node a, parent u) carries
  *     D = S/(2h) up (head of a to head of u) and D down.
- * A node interior in one tree and a leaf in the other sends 3D + D = 2S/h
- * through each NIC and receives as much; on two nodes each NIC carries
- * S/h each way (NCCL's tuner doubles NVLSTree's network bandwidth at two
- * nodes for this). So
+ * A NIC carries D times its node's degree in the two trees each way: a node
+ * interior in one tree and a leaf in the other 3D + D = 2S/h (the busiest
+ * from four nodes; 3D on three); on two nodes S/h each way (NCCL's tuner
+ * doubles NVLSTree's network bandwidth at two nodes for this). So
  *   t = wire + max(S (g+1)/(g e B_nvlink), L_nic / B_nic) + fixed,
  *   fixed = 25 + 2 floor(log2 m) x 20.9 us less the wire (tuning.cc:
  *   NVLSTree's NVLink and network latencies, base 0),
- * L_nic the busiest NIC's bytes (2S/h from three nodes, S/h on two): from
- * three nodes busbw = 2(n-1)/n S/t -> (n-1)/n h B_nic, the ring's NIC-bound
+ * L_nic the busiest NIC's bytes (2S/h from four nodes, S/h on two): from
+ * four nodes busbw = 2(n-1)/n S/t -> (n-1)/n h B_nic, the ring's NIC-bound
  * figure, with 2 log2 m network hops of latency where the ring has 2(m-1)
  * steps across nodes.
  */

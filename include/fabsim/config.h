@@ -110,6 +110,7 @@ typedef enum {
   CFG_ALGO_PXN,
   CFG_ALGO_NVLS,         /* NVLink SHARP: reduction in the NVSwitch (one node) */
   CFG_ALGO_COLLNET,      /* InfiniBand SHARP: reduction in the fabric's switches */
+  CFG_ALGO_NVLSTREE,     /* NVLink SHARP in each node, a tree of the nodes (no SHARP) */
   CFG_ALGO_NODE_LIMITED, /* MoE dispatch/combine (coll_moe_build), not a workload.collective */
   CFG_ALGO_AUTO          /* the tuner picks (coll_plan_build) */
 } cfg_coll_algorithm;

@@ -10,23 +10,42 @@
  * NVLink to the GPU of the sender's node with the peer's local index (its NIC
  * is on the peer's plane), then over that plane; data for a same-plane peer
  * goes straight over the fabric. Explicit transfers, so every fidelity sees
- * the NVLink hop as its own step:
- *   phase 0 (NVLink): rank i -> each GPU x of its node: S/n for x itself if x
- *     is a rank, plus S/n for every rank with local index x on the next node
- *     (serial: on every other node) when x's plane differs from i's
- *     (aggregated, one transfer per pair);
- *   phases 1..m-1 (fabric, m nodes, node offset s): for every rank d on node
- *     A+s, the GPU of node A with d's local index sends d the S/n of every
- *     cross-plane rank of A and its own, one transfer; same-plane ranks of A
- *     with another local index send their S/n directly.
- * Every fabric transfer joins two NICs of one plane. As NCCL pipelines PXN,
- * the forwarding of offset s+1's data runs over NVLink alongside fabric
- * phase s (phase 0 forwards offset 1's); spec.pxn_serial forwards every
- * offset's data in phase 0 instead. With G ranks per node, G planes (one
- * NIC each) and m nodes, n = mG, t_net = alpha_net + S / (m B_nic):
- *   serial:    t = alpha_nvl + (G-1) m S / (n B_nvl) + (m-1) t_net;
- *   pipelined: t = alpha_nvl + 2 (G-1) S / (n B_nvl)
- *                + (m-2) max(t_net, alpha_nvl + (G-1) S / (n B_nvl)) + t_net.
+ * the NVLink hop as its own step. NCCL moves point-to-point data in chunks
+ * of NCCL_P2P_NET_CHUNKSIZE (128 KiB across nodes, init.cc), NCCL_STEPS = 8
+ * in flight per connection, and the GPU that relays posts each chunk's RDMA
+ * write as it lands, so the NVLink hop and the fabric overlap chunk by
+ * chunk. fabsim's pipeline step is the 8 chunks in flight (1 MiB, PXN_CHUNK
+ * below): with b = S/n per peer in C = ceil(b / 1 MiB) chunks, the plan is
+ * a pipeline of K = 1 + (m-1) C steps
+ * over the m nodes: step j forwards chunk j over NVLink while chunk j-1
+ * crosses the fabric (node offset s = 1..m-1 takes chunks (s-1) C ..
+ * s C - 1), and every step also carries 1/K of the data between the node's
+ * own GPUs, which NCCL sends alongside:
+ *   NVLink (step j < K): rank i -> each GPU x of its node: b/K for x itself
+ *     if x is a rank, plus b/C for every rank with local index x on the node
+ *     of chunk j's offset when x's plane differs from i's (one transfer a
+ *     pair);
+ *   fabric (step j >= 1, offset s of chunk j-1): for every rank d on node
+ *     A+s, the GPU of node A with d's local index sends d b/C for every
+ *     cross-plane rank of A and its own; same-plane ranks of A with another
+ *     local index send their b/C directly. Each sender's data is its own
+ *     connection (NCCL connects every pair of ranks; PXN only lends the
+ *     relay's NIC) over NCCL_NCHANNELS_PER_NET_PEER = 2 channels, so a
+ *     transfer per sender and channel, each its own queue pair (ECMP hash).
+ * Every fabric transfer joins two NICs of one plane. Phases: step 0, then
+ * per offset the C-1 steps whose NVLink chunk is the same offset's
+ * (repeated) and the one that forwards the next offset's first chunk.
+ * spec.pxn_serial forwards all the data first, in one NVLink phase, and
+ * crosses the fabric offset by offset (fabsim before 2026-11). With G ranks
+ * per node, G planes (one NIC each), m nodes, n = mG:
+ *   serial:    t = alpha_nvl + (G-1) m b / B_nvl + (m-1) (alpha_net + G b / B_nic);
+ *   pipelined: t_nvl = alpha_nvl + (G-1) (b/K + b/C) / B_nvl,
+ *              t_net = alpha_net + G (b/C) / B_nic,
+ *              t = t_nvl + ((m-1) C - 1) max(t_nvl, t_net)
+ *                  + max(alpha_nvl + (G-1) (b/K) / B_nvl, t_net),
+ * which tends to (m-1) G b / B_nic = S (m-1) / (m B_nic) when the NIC is the
+ * bottleneck: busbw (n-1)/n x m/(m-1) x B_nic, NVIDIA's rule of thumb
+ * (nccl-tests#130: "N/(N-1)x the bandwidth per GPU" on N nodes).
  * "Plane" is the rail (the NIC's index in its node): on rail-optimized and
  * fat-tree fabrics too, data leaves through the NIC on the peer's rail.
  */
@@ -112,23 +131,42 @@ static void pxn_nodes_free(pxn_nodes *g) {
   sim_free(g->has);
 }
 
-/* NVLink transfers of node blocks' ranks: to each GPU x of the node, S/n for
- * x itself when `own` (and x is a rank), plus S/n for every rank with x's
- * local index on the nodes at offsets [lo, hi) when x's plane differs. */
-static size_t pxn_nvlink(const pxn_nodes *g, const topo *t, const coll_spec *s, uint64_t chunk,
-                         bool own, uint32_t lo, uint32_t hi, uint64_t salt, be_xfer *x) {
+/* NVLink transfers of node blocks' ranks: to each GPU x of the node, `own`
+ * bytes for x itself (when x is a rank), plus `fwd` bytes for every rank
+ * with x's local index on the nodes at offsets [lo, hi) when x's plane
+ * differs. */
+static size_t pxn_nvlink(const pxn_nodes *g, const topo *t, const coll_spec *s, uint64_t own,
+                         uint64_t fwd, uint32_t lo, uint32_t hi, uint64_t salt, be_xfer *x) {
   size_t w = 0;
   for (uint32_t a = 0; a < g->m; a++)
     for (uint32_t k = g->first[a]; k < g->first[a] + g->len[a]; k++) {
       uint32_t src = s->ranks[k], la = coll__gpu_local(t, src);
       for (uint32_t l = 0; l < g->gpn; l++) {
         if (l == la) continue;
-        uint64_t units = own && g->has[(size_t)a * g->gpn + l];
+        uint64_t bytes = g->has[(size_t)a * g->gpn + l] ? own : 0;
         if (g->local_plane[l] != g->local_plane[la])
-          for (uint32_t o = lo; o < hi; o++) units += g->has[(size_t)((a + o) % g->m) * g->gpn + l];
-        if (units) coll__xfer(&x[w++], src, g->node[a] * g->gpn + l, units * chunk, salt);
+          for (uint32_t o = lo; o < hi; o++)
+            bytes += g->has[(size_t)((a + o) % g->m) * g->gpn + l] * fwd;
+        if (bytes) coll__xfer(&x[w++], src, g->node[a] * g->gpn + l, bytes, salt);
       }
     }
+  return w;
+}
+
+/* NCCL_NCHANNELS_PER_NET_PEER's default (init.cc, graph/paths.cc): the
+ * channels, each its own connection and queue pair, between two ranks
+ * across nodes. */
+enum { PXN_CHANNELS_PER_NET_PEER = 2 };
+
+/* `conns` connections from src to dst (each sender's own, through the relay's
+ * NIC), each over PXN_CHANNELS_PER_NET_PEER channels: as many transfers of
+ * chunk / channels bytes, each with its own hash (queue pair). */
+static size_t pxn_conns(be_xfer *x, uint32_t src, uint32_t dst, uint64_t conns, uint64_t chunk,
+                        uint32_t st) {
+  uint64_t per = coll__ceil_div(chunk, PXN_CHANNELS_PER_NET_PEER);
+  size_t w = 0;
+  for (uint64_t c = 0; c < conns * PXN_CHANNELS_PER_NET_PEER; c++)
+    coll__xfer(&x[w++], src, dst, per, ((uint64_t)st << 20) | c);
   return w;
 }
 
@@ -145,35 +183,53 @@ static size_t pxn_fabric(const pxn_nodes *g, const topo *t, const coll_spec *s, 
       uint32_t proxy = g->node[a] * g->gpn + ly;
       bool own = g->has[(size_t)a * g->gpn + ly];
       uint64_t units = (uint64_t)(g->len[a] - (ps[q + 1] - ps[q])) + own;
-      if (units) coll__xfer(&x[w++], proxy, dst, units * chunk, st);
+      w += pxn_conns(x + w, proxy, dst, units, chunk, st);
       for (uint32_t r = ps[q]; r < ps[q + 1]; r++) {
         uint32_t src = g->by_plane[g->first[a] + r];
-        if (src != proxy) coll__xfer(&x[w++], src, dst, chunk, st);
+        if (src != proxy) w += pxn_conns(x + w, src, dst, 1, chunk, st);
       }
     }
   }
   return w;
 }
 
+/* A pipeline step: the NCCL_STEPS chunks of NCCL_P2P_NET_CHUNKSIZE (128 KiB
+ * across nodes, init.cc) a connection keeps in flight. A lock-step phase
+ * pays its path's latency once, which the chunks in flight hide in NCCL:
+ * charged per 128 KiB chunk, it would cost 2.6 us of every 23 us on NDR. */
+enum { PXN_CHUNK = NCCL_STEPS * 128 * 1024 };
+
 int coll__plan_pxn(coll_plan *p, const topo *t, const coll_spec *s) {
   uint32_t n = s->nranks;
-  uint64_t chunk = coll__ceil_div(s->bytes, n);
+  uint64_t per_peer = coll__ceil_div(s->bytes, n);
   pxn_nodes g;
   pxn_nodes_init(&g, t, s);
-  /* a phase emits at most gpn transfers per rank on each of NVLink and the fabric */
-  be_xfer *x = sim_malloc((size_t)n * (2 * g.gpn + 1) * sizeof *x);
-  /* Phase 0: NVLink, intra-node data plus the forwarding of the first node
-   * offset (serial: of every offset). */
-  uint32_t first_hi = s->pxn_serial ? g.m : 2 < g.m ? 2 : g.m;
-  coll__push_step(p, x, pxn_nvlink(&g, t, s, chunk, true, 1, first_hi, 0, x), 1);
-  /* Phases 1..m-1: node offset st over the fabric; pipelined, with the
-   * forwarding of offset st + 1 over NVLink alongside. */
+  /* a phase emits at most gpn transfers per rank over NVLink and, per
+   * receiver, one per sender of a node and channel over the fabric */
+  be_xfer *x =
+      sim_malloc((size_t)n * (g.gpn + (g.gpn + 1) * PXN_CHANNELS_PER_NET_PEER) * sizeof *x);
+  if (s->pxn_serial) { /* all forwarding first, then the fabric offset by offset */
+    coll__push_step(p, x, pxn_nvlink(&g, t, s, per_peer, per_peer, 1, g.m, 0, x), 1);
+    for (uint32_t st = 1; st < g.m; st++)
+      coll__push_step(p, x, pxn_fabric(&g, t, s, per_peer, st, x), 1);
+    goto out;
+  }
+  /* The chunk pipeline: C chunks an offset, K steps, the node's own data
+   * spread over all of them (header). */
+  uint64_t nchunks = coll__ceil_div(per_peer, PXN_CHUNK);
+  uint64_t steps = 1 + (uint64_t)(g.m - 1) * nchunks;
+  uint64_t fwd = coll__ceil_div(per_peer, nchunks), own = coll__ceil_div(per_peer, steps);
+  uint32_t hi1 = g.m > 1 ? 2 : 1;
+  coll__push_step(p, x, pxn_nvlink(&g, t, s, own, fwd, 1, hi1, 0, x), 1);
   for (uint32_t st = 1; st < g.m; st++) {
-    size_t w = pxn_fabric(&g, t, s, chunk, st, x);
-    if (!s->pxn_serial && st + 1 < g.m)
-      w += pxn_nvlink(&g, t, s, chunk, false, st + 1, st + 2, st, x + w);
+    size_t w = pxn_fabric(&g, t, s, fwd, st, x);
+    w += pxn_nvlink(&g, t, s, own, fwd, st, st + 1, st, x + w);
+    coll__push_step(p, x, w, nchunks - 1);
+    w = pxn_fabric(&g, t, s, fwd, st, x); /* the offset's last chunk, the next one's first */
+    w += pxn_nvlink(&g, t, s, own, fwd, st + 1, st + 1 < g.m ? st + 2 : st + 1, st, x + w);
     coll__push_step(p, x, w, 1);
   }
+out:
   sim_free(x);
   pxn_nodes_free(&g);
   return SIM_OK;

@@ -108,6 +108,7 @@ int coll__plan_pairwise(coll_plan *p, const coll_spec *s);
 int coll__plan_pxn(coll_plan *p, const topo *t, const coll_spec *s);
 int coll__plan_nvls(coll_plan *p, const topo *t, const coll_spec *s, sim_error *err);
 int coll__plan_collnet(coll_plan *p, const topo *t, const coll_spec *s, sim_error *err);
+int coll__plan_nvlstree(coll_plan *p, const topo *t, const coll_spec *s, sim_error *err);
 /* NCCL's nvlsEfficiency of a GPU (0: no NVLink SHARP). */
 double coll__nvls_efficiency(cfg_gpu g);
 /* The tuner's estimate of a tree AllReduce with protocol p on k channels,

@@ -169,13 +169,14 @@ int coll_plan_build(coll_plan *plan, const topo *t, const coll_spec *spec, sim_e
                     "workload), not a %s algorithm",
                     cfg_coll_op_name(s->op));
   if (!cfg_coll_algorithm_offered(s->op, s->algorithm))
-    return sim_fail(
-        err, SIM_EINVAL,
-        "%s has no '%s' algorithm here (allreduce: ring, tree, halving-doubling, "
-        "hierarchical, nvls, collnet; reducescatter, allgather: ring, halving-doubling; broadcast: "
-        "ring; alltoall: pairwise, pxn)",
-        cfg_coll_op_name(s->op), cfg_coll_algorithm_name(s->algorithm));
-  if ((s->algorithm == CFG_ALGO_NVLS || s->algorithm == CFG_ALGO_COLLNET) &&
+    return sim_fail(err, SIM_EINVAL,
+                    "%s has no '%s' algorithm here (allreduce: ring, tree, halving-doubling, "
+                    "hierarchical, nvls, collnet, nvlstree; reducescatter, allgather: ring, "
+                    "halving-doubling; broadcast: "
+                    "ring; alltoall: pairwise, pxn)",
+                    cfg_coll_op_name(s->op), cfg_coll_algorithm_name(s->algorithm));
+  if ((s->algorithm == CFG_ALGO_NVLS || s->algorithm == CFG_ALGO_COLLNET ||
+       s->algorithm == CFG_ALGO_NVLSTREE) &&
       (s->protocol == CFG_PROTO_LL || s->protocol == CFG_PROTO_LL128))
     return sim_fail(err, SIM_EINVAL, "%s runs the simple protocol only (as NCCL's)",
                     cfg_coll_algorithm_name(s->algorithm));
@@ -193,6 +194,7 @@ int coll_plan_build(coll_plan *plan, const topo *t, const coll_spec *spec, sim_e
   case CFG_ALGO_PXN: rc = coll__plan_pxn(plan, t, s); break;
   case CFG_ALGO_NVLS: rc = coll__plan_nvls(plan, t, s, err); break;
   case CFG_ALGO_COLLNET: rc = coll__plan_collnet(plan, t, s, err); break;
+  case CFG_ALGO_NVLSTREE: rc = coll__plan_nvlstree(plan, t, s, err); break;
   case CFG_ALGO_NODE_LIMITED: /* rejected above */
   case CFG_ALGO_AUTO: break;  /* resolved above */
   }

@@ -36,6 +36,29 @@
  *   (NVLS NVLink + NVLS network), else 2 (3.7 + (g-1) 0.4) + 31 us.
  * So for a node whose NICs are the bottleneck t ~ S / (per-node NIC
  * bandwidth) + the aggregation latency.
+ *
+ * nvlstree (m >= 2 nodes of g GPUs, NCCL's NVLSTree, NCCL 2.18+: NVLink
+ * SHARP inside each node, no SHARP in the fabric): the node reduces through
+ * its NVSwitch to h heads, one GPU per NIC rail (h = NICs per node, at most
+ * g), each head owning S/h; the heads of rail r form the node-level double
+ * binary tree of the tree algorithm (tree.c, g = 1), each of its two trees
+ * carrying half of the head's share up (reduce) and down (broadcast); the
+ * node then multicasts the result. In the pipeline's steady state, at once:
+ *   - inside each node the NVLS loads above, S (g+1)/(g e) each way per GPU
+ *     port (every ordered pair S (g+1)/(g (g-1) e));
+ *   - for each rail and tree, every edge (node a, parent u) carries
+ *     D = S/(2h) up (head of a to head of u) and D down.
+ * A NIC carries D times its node's degree in the two trees each way: a node
+ * interior in one tree and a leaf in the other 3D + D = 2S/h (the busiest
+ * from four nodes; 3D on three); on two nodes S/h each way (NCCL's tuner
+ * doubles NVLSTree's network bandwidth at two nodes for this). So
+ *   t = wire + max(S (g+1)/(g e B_nvlink), L_nic / B_nic) + fixed,
+ *   fixed = 25 + 2 floor(log2 m) x 20.9 us less the wire (tuning.cc:
+ *   NVLSTree's NVLink and network latencies, base 0),
+ * L_nic the busiest NIC's bytes (2S/h from four nodes, S/h on two): from
+ * four nodes busbw = 2(n-1)/n S/t -> (n-1)/n h B_nic, the ring's NIC-bound
+ * figure, with 2 log2 m network hops of latency where the ring has 2(m-1)
+ * steps across nodes.
  */
 #include "coll/coll_internal.h"
 
@@ -62,19 +85,27 @@ static size_t add_nvls_pairs(be_xfer *x, const uint32_t *r, uint32_t g, uint64_t
   return w;
 }
 
-int coll__plan_nvls(coll_plan *p, const topo *t, const coll_spec *s, sim_error *err) {
-  uint32_t m, g;
+/* NVLink SHARP's efficiency for spec s, or 0 with err set (naming the
+ * algorithm) when its GPU has none or it is off. */
+static double nvls_or_fail(const coll_spec *s, cfg_coll_algorithm a, sim_error *err) {
   double e = coll__nvls_efficiency(s->gpu);
   if (e == 0 || !s->nvls)
-    return sim_fail(err, SIM_EINVAL,
-                    "nvls needs NVSwitch generation 3 (H100, H800, H200, B200) and "
-                    "workload.collective.nvls: true; %s",
-                    e == 0 ? "this GPU has none" : "it is off");
+    sim_fail(err, SIM_EINVAL,
+             "%s needs NVSwitch generation 3 (H100, H800, H200, B200) and "
+             "workload.collective.nvls: true; %s",
+             cfg_coll_algorithm_name(a), e == 0 ? "this GPU has none" : "it is off");
+  return s->nvls ? e : 0;
+}
+
+int coll__plan_nvls(coll_plan *p, const topo *t, const coll_spec *s, sim_error *err) {
+  uint32_t m, g;
+  double e = nvls_or_fail(s, CFG_ALGO_NVLS, err);
+  if (e == 0) return SIM_EINVAL;
   coll__node_blocks(t, s->ranks, s->nranks, &m, &g);
   if (m != 1)
     return sim_fail(err, SIM_EINVAL,
                     "nvls reduces in one node's NVSwitch: the %u ranks span %u nodes (across "
-                    "nodes it needs InfiniBand SHARP: algorithm collnet with fabric.sharp)",
+                    "nodes: algorithm nvlstree, or collnet with fabric.sharp)",
                     s->nranks, m);
   coll_phase *ph = coll__add_phase(p, (size_t)g * (g - 1), 1);
   add_nvls_pairs(ph->x, s->ranks, g, s->bytes, e);
@@ -107,5 +138,61 @@ int coll__plan_collnet(coll_plan *p, const topo *t, const coll_spec *s, sim_erro
     }
     for (uint32_t i = 0; i < g; i++) coll__xfer(&ph->x[w++], r[i], next[i], share, 0x534852);
   }
+  return SIM_OK;
+}
+
+/* The heads of node block r[0..g): for each of the h rails the first rank
+ * on it (NCCL: one NVLS head per NIC). Returns h. */
+static uint32_t nvlstree_heads(const topo *t, const uint32_t *r, uint32_t g, uint32_t npn,
+                               uint32_t *head) {
+  uint32_t h = 0;
+  for (uint32_t rail = 0; rail < npn; rail++)
+    for (uint32_t i = 0; i < g; i++)
+      if (topo_gpu_nic(t, r[i]) % npn == rail) {
+        head[h++] = r[i];
+        break;
+      }
+  return h;
+}
+
+int coll__plan_nvlstree(coll_plan *p, const topo *t, const coll_spec *s, sim_error *err) {
+  uint32_t m, g;
+  double e = nvls_or_fail(s, CFG_ALGO_NVLSTREE, err);
+  if (e == 0) return SIM_EINVAL;
+  if (!coll__node_blocks(t, s->ranks, s->nranks, &m, &g) || m < 2 || g < 2)
+    return sim_fail(err, SIM_EINVAL,
+                    "nvlstree runs over whole nodes of the same size, at least two of two GPUs or "
+                    "more (%u ranks on %u nodes; one node: nvls)",
+                    s->nranks, m);
+  uint32_t npn = topo_nic_count(t) / topo_node_count(t);
+  uint32_t *head = sim_malloc((size_t)m * npn * sizeof *head); /* head[a * npn + rail] */
+  uint32_t h = 0;
+  for (uint32_t a = 0; a < m; a++)
+    h = nvlstree_heads(t, s->ranks + (size_t)a * g, g, npn, head + (size_t)a * npn);
+  if (h == 0) {
+    sim_free(head);
+    return sim_fail(err, SIM_EINVAL, "nvlstree needs a NIC per node");
+  }
+  uint64_t half = coll__ceil_div(s->bytes, 2ull * h);
+  coll_phase *ph = coll__add_phase(p, (size_t)m * g * (g - 1) + 2ull * 2 * h * (m - 1), 1);
+  size_t w = 0;
+  for (uint32_t a = 0; a < m; a++)
+    w += add_nvls_pairs(ph->x + w, s->ranks + (size_t)a * g, g, s->bytes, e);
+  for (int which = 0; which < 2; which++) {
+    tree_shape tr;
+    coll__tree_shape_init(&tr, m, 1, which);
+    for (uint32_t a = 0; a < m; a++) {
+      if (tr.parent[a] < 0) continue;
+      uint32_t u = (uint32_t)tr.parent[a];
+      for (uint32_t r = 0; r < h; r++) {
+        uint32_t ha = head[(size_t)a * npn + r], hu = head[(size_t)u * npn + r];
+        coll__xfer(&ph->x[w++], ha, hu, half, 0x4e5654 + (uint64_t)which);
+        coll__xfer(&ph->x[w++], hu, ha, half, 0x4e5644 + (uint64_t)which);
+      }
+    }
+    coll__tree_shape_free(&tr);
+  }
+  ph->n = w;
+  sim_free(head);
   return SIM_OK;
 }

@@ -4,8 +4,11 @@
  * NCCL's: each node's ranks a chain in channel order, the chain's head under
  * the head of its node's parent in the node-level trees A and B below (over
  * node indices instead of positions); H = (g-1) + ceil(log2 m) and only the
- * heads cross nodes, on their channel's rail. On one node (or uneven
- * blocks) the trees are over the ranks themselves, as follows.
+ * heads cross nodes, on their channel's rail. On one node the tree is
+ * NCCL's too: the chain alone (m = 1), H = g - 1, so a latency-bound call
+ * takes 2 (g-1) NVLink steps (NCCL's tuner counts the same,
+ * 2 (nRanks/nNodes - 1) intra-node hops). Over uneven blocks the trees are
+ * over the ranks themselves, as follows.
  *
  * Tree A over positions 0..n-1: an in-order binary tree in which position r
  * (r >= 1, lowest set bit b) has children r - b/2 and r + b/2 (or the
@@ -147,11 +150,11 @@ int coll__plan_tree(coll_plan *p, const topo *t, const coll_spec *s) {
   uint64_t per_tree = coll__ceil_div(s->bytes, 2ull * k);
   uint64_t nchunks = coll__ceil_div(per_tree, s->chunk);
   uint64_t chunk = coll__ceil_div(per_tree, nchunks);
-  /* NCCL's shape over two or more whole node blocks of the same size;
-   * otherwise (one node, uneven blocks) the rank-level double binary tree,
-   * every rank its own block */
+  /* NCCL's shape over whole node blocks of the same size (one node: the
+   * chain); uneven blocks: the rank-level double binary tree, every rank
+   * its own block */
   uint32_t m, g;
-  if (!coll__node_blocks(t, s->ranks, n, &m, &g) || m < 2) m = n, g = 1;
+  if (!coll__node_blocks(t, s->ranks, n, &m, &g)) m = n, g = 1;
   tree_shape tr[2];
   coll__tree_shape_init(&tr[0], m, g, 0);
   coll__tree_shape_init(&tr[1], m, g, 1);

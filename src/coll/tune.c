@@ -340,6 +340,58 @@ static double tree_shape_estimate_s(const topo *t, const probe *pr, const coll_s
   return coll__tree_cost_s(t, s, k, coll__ceil_div(chunk * q.wire_num, q.wire_den), nchunks, &r);
 }
 
+/* NCCL's latency of the in-switch algorithms, us (tuning.cc, base latency
+ * 0): NVLS its NVLink hop (25 us), plus its network hop (18 us) across
+ * nodes; CollNet Direct its network hop (31 us) plus two intra-node hops
+ * (3.7 us) and 0.4 us of arity serialization per local rank beyond the
+ * first; NVLSTree its NVLink hop (25 us) and 2 floor(log2 m) network hops
+ * (20.9 us). */
+static double switch_latency_us(cfg_coll_algorithm a, const coll_spec *s, const probe *pr) {
+  uint32_t log2m = 0;
+  while ((2u << log2m) <= pr->m) log2m++;
+  return a == CFG_ALGO_NVLS       ? 25.0
+         : a == CFG_ALGO_NVLSTREE ? 25.0 + 2.0 * log2m * 20.9
+         : s->nvls                ? 25.0 + 18.0
+                                  : 2 * (3.7 + (pr->g - 1) * 0.4) + 31.0;
+}
+
+/* NVLSTree's time from its shape (sharp.c), the figure plan_estimate gives
+ * on the built plan without its m g (g-1) + 4 h (m-1) transfers: the NVLS
+ * pairs' port load against the busiest head NIC, D = S/(2h) times its
+ * node's degree summed over the two node-level trees, plus the latency.
+ * INFINITY where the plan cannot be built. O(m log m + g). */
+static double nvlstree_estimate_s(const topo *t, const probe *pr, const coll_spec *s) {
+  uint32_t m, g;
+  double e = coll__nvls_efficiency(s->gpu);
+  if (!s->nvls || e == 0 || !coll__node_blocks(t, s->ranks, s->nranks, &m, &g) || m < 2 || g < 2)
+    return INFINITY;
+  uint32_t h = 0; /* rails with a rank of the first node: the heads (sharp.c) */
+  for (uint32_t rail = 0; rail < pr->npn; rail++)
+    for (uint32_t i = 0; i < g; i++)
+      if (topo_gpu_nic(t, s->ranks[i]) % pr->npn == rail) {
+        h++;
+        break;
+      }
+  if (h == 0) return INFINITY;
+  uint32_t *deg = sim_calloc(m, sizeof *deg), dmax = 0;
+  for (int which = 0; which < 2; which++) {
+    tree_shape tr;
+    coll__tree_shape_init(&tr, m, 1, which);
+    for (uint32_t a = 0; a < m; a++)
+      if (tr.parent[a] >= 0) deg[a]++, deg[tr.parent[a]]++;
+    coll__tree_shape_free(&tr);
+  }
+  for (uint32_t a = 0; a < m; a++)
+    if (deg[a] > dmax) dmax = deg[a];
+  sim_free(deg);
+  uint64_t pair = (uint64_t)((double)s->bytes * (g + 1) / ((double)g * (g - 1) * e) + 0.999999);
+  double nv = (double)(g - 1) * (double)(pair ? pair : 1) / pr->b_intra;
+  double net = (double)dmax * (double)coll__ceil_div(s->bytes, 2ull * h) / pr->b_inter;
+  double step = nv + sim_ps_to_s(pr->wire_intra);
+  if (net + sim_ps_to_s(pr->wire_inter) > step) step = net + sim_ps_to_s(pr->wire_inter);
+  return step + sim_ps_to_s(above(switch_latency_us(CFG_ALGO_NVLSTREE, s, pr), pr->wire_inter));
+}
+
 double coll__tree_estimate_s(const topo *t, const coll_spec *s, cfg_coll_protocol p, uint32_t k,
                              bool closed_form) {
   probe pr;
@@ -373,8 +425,9 @@ void coll_tune(const topo *t, const coll_spec *s, cfg_coll_algorithm *algorithm,
       double e = ring_estimate(&pr, s, all[i], k);
       if (e < best_t) best_t = e, best_a = CFG_ALGO_RING, best_p = all[i], best_k = k;
     }
-  /* AllReduce: the tree (every protocol), NVLS (one node) and CollNet
-   * (SHARP), Simple only, where the hardware has them. */
+  /* AllReduce: the tree (every protocol), NVLS (one node), CollNet (SHARP)
+   * and NVLSTree (NVLS, two nodes or more), Simple only, where the hardware
+   * has them. */
   bool tree = s->algorithm == CFG_ALGO_TREE || (any && s->op == CFG_COLL_ALLREDUCE);
   bool big = 4ull * (s->nranks - 1) * s->channels > TUNE_TREE_MAX_XFERS;
   for (int i = 0; tree && i < NPROTO; i++) {
@@ -386,13 +439,14 @@ void coll_tune(const topo *t, const coll_spec *s, cfg_coll_algorithm *algorithm,
     if (isnan(e)) continue; /* uneven blocks too large to build per candidate */
     if (e < best_t) best_t = e, best_a = CFG_ALGO_TREE, best_p = all[i], best_k = k;
   }
-  static const cfg_coll_algorithm sharp[2] = {CFG_ALGO_NVLS, CFG_ALGO_COLLNET};
-  for (int i = 0; i < 2; i++) {
-    bool want =
-        s->algorithm == sharp[i] || (any && s->op == CFG_COLL_ALLREDUCE &&
-                                     (i == 0 ? s->nvls && pr.m == 1 : s->sharp && pr.m > 1));
+  static const cfg_coll_algorithm sharp[3] = {CFG_ALGO_NVLS, CFG_ALGO_COLLNET, CFG_ALGO_NVLSTREE};
+  for (int i = 0; i < 3; i++) {
+    bool has = i == 0 ? s->nvls && pr.m == 1 : i == 1 ? s->sharp && pr.m > 1 : s->nvls && pr.m > 1;
+    bool want = s->algorithm == sharp[i] || (any && s->op == CFG_COLL_ALLREDUCE && has);
     if (!want || (s->protocol != CFG_PROTO_AUTO && s->protocol != CFG_PROTO_SIMPLE)) continue;
-    double e = candidate_estimate(t, s, &pr, sharp[i], CFG_PROTO_SIMPLE, s->channels);
+    /* NVLSTree from its shape: its plan grows as m g (g-1) */
+    double e = i == 2 ? nvlstree_estimate_s(t, &pr, s)
+                      : candidate_estimate(t, s, &pr, sharp[i], CFG_PROTO_SIMPLE, s->channels);
     if (e < best_t || s->algorithm == sharp[i])
       best_t = e, best_a = sharp[i], best_p = CFG_PROTO_SIMPLE, best_k = s->channels;
   }
@@ -417,15 +471,11 @@ void coll__apply_protocol(coll_plan *p, const topo *t, const coll_spec *s) {
   if (p->protocol == CFG_PROTO_NONE || p->nphases == 0) return;
   probe pr;
   probe_of(t, s, &pr);
-  if (p->algorithm == CFG_ALGO_NVLS || p->algorithm == CFG_ALGO_COLLNET) {
+  if (p->algorithm == CFG_ALGO_NVLS || p->algorithm == CFG_ALGO_COLLNET ||
+      p->algorithm == CFG_ALGO_NVLSTREE) {
     /* one phase, a pipeline's steady state; NCCL's latency above the
-     * path's (tuning.cc, base latency 0): NVLS its NVLink hop (25 us), plus
-     * its network hop (18 us) across nodes; CollNet Direct its network hop
-     * (31 us) plus two intra-node hops (3.7 us) and 0.4 us of arity
-     * serialization per local rank beyond the first */
-    double us = p->algorithm == CFG_ALGO_NVLS ? 25.0
-                : s->nvls                     ? 25.0 + 18.0
-                                              : 2 * (3.7 + (pr.g - 1) * 0.4) + 31.0;
+     * path's */
+    double us = switch_latency_us(p->algorithm, s, &pr);
     simtime_ps wire = pr.m > 1 ? pr.wire_inter : pr.wire_intra;
     p->launch = 0;
     p->phases[0].fixed = above(us, wire);
@@ -448,8 +498,10 @@ void coll__apply_protocol(coll_plan *p, const topo *t, const coll_spec *s) {
               coll__ceil_div(p->phases[i].x[j].bytes * q.wire_num, q.wire_den);
   }
   bool ring = p->algorithm == CFG_ALGO_RING && p->op != CFG_COLL_BROADCAST && p->nphases == 1;
-  /* chunk pipelines without a cycle: the tree, the broadcast chain */
-  bool chunked = p->algorithm == CFG_ALGO_TREE || p->op == CFG_COLL_BROADCAST;
+  /* chunk pipelines without a cycle: the tree, the broadcast chain, the
+   * pxn all-to-all (NVLink hop and fabric, chunk by chunk) */
+  bool chunked =
+      p->algorithm == CFG_ALGO_TREE || p->algorithm == CFG_ALGO_PXN || p->op == CFG_COLL_BROADCAST;
   port_loads l = {0};
   coll__busy_window *bw = NULL; /* chunked phases that are slices of the pool */
   if (chunked) port_loads_init(&l, t);

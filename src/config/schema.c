@@ -58,8 +58,8 @@ _Static_assert(sizeof(cfg_roce_cc) == sizeof(int) && sizeof(cfg_recovery) == siz
                    sizeof(cfg_spray_order) == sizeof(int),
                "enum fields are stored as int");
 static const char *const coll_algorithm_names[] = {
-    "ring", "pairwise", "tree",    "halving-doubling", "hierarchical",
-    "pxn",  "nvls",     "collnet", "node-limited",     "auto"};
+    "ring", "pairwise", "tree",     "halving-doubling", "hierarchical", "pxn",
+    "nvls", "collnet",  "nvlstree", "node-limited",     "auto"};
 static const char *const coll_protocol_names[] = {"none", "auto", "ll", "ll128", "simple"};
 _Static_assert(sizeof(cfg_coll_protocol) == sizeof(int), "enum fields are stored as int");
 _Static_assert(NELEM(coll_protocol_names) == CFG_PROTO_SIMPLE + 1, "one name per protocol");
@@ -579,13 +579,16 @@ static const cfg__key schema[] = {
      .names = coll_algorithm_names,
      .nnames = (int)NELEM(coll_algorithm_names),
      .doc = "Algorithm. auto: the tuner picks algorithm, protocol and channels by size and "
-            "topology as NCCL's does (allreduce ring, tree, nvls or collnet; alltoall pxn across "
+            "topology as NCCL's does (allreduce ring, tree, nvls, collnet or nvlstree; alltoall "
+            "pxn across "
             "nodes, "
             "pairwise in one); the summary says what it picked. allreduce: ring, tree (double "
             "binary tree), halving-doubling, "
             "hierarchical (NVLink reduce-scatter, per-rail ring across nodes, NVLink "
             "all-gather), nvls (NVLink SHARP: the NVSwitch reduces; one node of H100, H800 or "
-            "B200), collnet (InfiniBand SHARP: the switches reduce; needs fabric.sharp); "
+            "B200), collnet (InfiniBand SHARP: the switches reduce; needs fabric.sharp), "
+            "nvlstree (NCCL's NVLSTree: NVLink SHARP inside each node, a double binary tree of "
+            "the nodes across them; two nodes or more of H100, H800, H200 or B200); "
             "reducescatter, allgather: ring, halving-doubling; broadcast: ring; "
             "alltoall: pairwise, pxn (cross-plane data forwarded over NVLink to the GPU on the "
             "peer's plane). node-limited is the MoE dispatch of training workloads.",
@@ -669,8 +672,8 @@ static const cfg__key schema[] = {
          "Simple tree algorithm: latency of one step across nodes."),
     BOOL("workload.collective.nvls", workload.collective.nvls, "true",
          "NVLink SHARP (NCCL_NVLS_ENABLE): on one node of H100, H800, H200 or B200 (NVSwitch "
-         "generation 3 and later) allreduce may run as nvls, the NVSwitch reducing; auto "
-         "picks it where the tuner finds it faster. false: never."),
+         "generation 3 and later) allreduce may run as nvls, the NVSwitch reducing, and across "
+         "nodes as nvlstree; auto picks them where the tuner finds them faster. false: never."),
     ENUM("workload.traffic.pattern", workload.traffic.pattern, "permutation", traffic_pattern_names,
          "Synthetic traffic: pair (GPU 0 to the last GPU), incast (senders to GPU 0), "
          "permutation (each GPU to a distinct other, seeded), all-to-all."),

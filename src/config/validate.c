@@ -117,7 +117,8 @@ bool cfg_coll_algorithm_offered(cfg_coll_op op, cfg_coll_algorithm a) {
   switch (op) {
   case CFG_COLL_ALLREDUCE:
     return a == CFG_ALGO_RING || a == CFG_ALGO_TREE || a == CFG_ALGO_HALVING_DOUBLING ||
-           a == CFG_ALGO_HIERARCHICAL || a == CFG_ALGO_NVLS || a == CFG_ALGO_COLLNET;
+           a == CFG_ALGO_HIERARCHICAL || a == CFG_ALGO_NVLS || a == CFG_ALGO_COLLNET ||
+           a == CFG_ALGO_NVLSTREE;
   case CFG_COLL_REDUCESCATTER:
   case CFG_COLL_ALLGATHER: return a == CFG_ALGO_RING || a == CFG_ALGO_HALVING_DOUBLING;
   case CFG_COLL_BROADCAST: return a == CFG_ALGO_RING;
@@ -183,12 +184,13 @@ static int check_collective(const cfg_scenario *s, const cfg_doc *doc, sim_error
                        "%s does not implement %s; allowed: %s (or leave the algorithm unset)",
                        cfg_coll_algorithm_name(algo), cfg_coll_op_name(op),
                        op == CFG_COLL_BROADCAST ? "ring" : "ring, halving-doubling");
-  if (algo == CFG_ALGO_NVLS && (s->cluster.gpu == CFG_GPU_A100 ||
-                                s->cluster.gpu == CFG_GPU_MI300X || !s->workload.collective.nvls))
+  if ((algo == CFG_ALGO_NVLS || algo == CFG_ALGO_NVLSTREE) &&
+      (s->cluster.gpu == CFG_GPU_A100 || s->cluster.gpu == CFG_GPU_MI300X ||
+       !s->workload.collective.nvls))
     return cfg_fail_at(doc, "workload.collective.algorithm", err,
-                       "nvls needs NVLink SHARP: NVSwitch generation 3 (cluster.gpu H100, H800, "
+                       "%s needs NVLink SHARP: NVSwitch generation 3 (cluster.gpu H100, H800, "
                        "H200 or B200; here %s) and workload.collective.nvls: true (here %s)",
-                       cfg_gpu_name(s->cluster.gpu),
+                       cfg_coll_algorithm_name(algo), cfg_gpu_name(s->cluster.gpu),
                        s->workload.collective.nvls ? "true" : "false");
   if (algo == CFG_ALGO_COLLNET && !s->fabric.sharp)
     return cfg_fail_at(doc, "workload.collective.algorithm", err,

@@ -111,10 +111,12 @@ expect_exit 4 "$FABSIM" run "${SMALL[@]}" --set output.dir=lost2 --set workload.
 expect_out "failure      transfer-failed gpu"
 expect_out "  cause      transfer gpu"
 # a collective that lost 480 transfers failed too: no time, no bandwidth, the count and the cause
-# (protocol simple: the bytes on the wire are the data; each transfer of the plan, NVLink
-# hand-overs of the rail-aligned rings included, carries one chunk S / (ranks x channels))
+# (the ring, protocol simple: the bytes on the wire are the data; each transfer of the plan,
+# NVLink hand-overs of the rail-aligned rings included, carries one chunk S / (ranks x channels);
+# auto would run NVLSTree here, one phase)
 expect_exit 4 "$FABSIM" run --set cluster.nodes=2 --set simulation.fidelity=flow \
   --set workload.collective.size=64MiB --set 'faults=[{at: 10us, kind: switch-down, target: leaf0}]' \
+  --set workload.collective.algorithm=ring \
   --set workload.collective.protocol=simple --set output.dir=lostc --json
 expect_json "$WORK/out" '.outcome == "failed" and .complete == false and .failure.transfers_failed == 480 and
   .network.transfers_failed == 480 and .failure.cause == "no route" and
@@ -123,7 +125,7 @@ expect_json "$WORK/out" '.outcome == "failed" and .complete == false and .failur
 expect_json "$WORK/out" '[.events[] | select(.kind == "job-failed")] | length == 1'
 expect_exit 4 "$FABSIM" run --set cluster.nodes=2 --set simulation.fidelity=flow \
   --set workload.collective.size=64MiB --set 'faults=[{at: 10us, kind: switch-down, target: leaf0}]' \
-  --set output.dir=lostc2
+  --set workload.collective.algorithm=ring --set output.dir=lostc2
 expect_out "FAILED: no time or bandwidth"
 expect_out "failure      480 transfers failed"
 

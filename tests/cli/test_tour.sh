@@ -25,10 +25,11 @@ c() { jq ".topology.cost_usd" tour-q3/$1/summary.json; }
 s() { jq ".collectives[0].time_s" tour-q3/$1/summary.json; }
 awk -v a="$(c 1-16k-2tier)" -v b="$(c 2-16k-3tier)" -v p="$(c 3-16k-8plane)" 'BEGIN { exit !(b > a && b > p) }' \
   && pass || fail "costs"
-# (3-tier slower than 2-tier: more hops per ring step. The 8-plane time
-# depends on whether the ring's node-to-node hops stay in one plane, which is
-# the ring ordering's business (src/coll), not the fabric's.)
-awk -v a="$(s 1-16k-2tier)" -v b="$(s 2-16k-3tier)" 'BEGIN { exit !(b > a) }' \
+# (3-tier no faster than 2-tier: more hops per step; auto runs NVLSTree here,
+# whose NCCL hop latencies (20.9 us) hold either path, so the two tie. The
+# 8-plane time depends on whether the node-to-node hops stay in one plane,
+# which is the algorithm's business (src/coll), not the fabric's.)
+awk -v a="$(s 1-16k-2tier)" -v b="$(s 2-16k-3tier)" 'BEGIN { exit !(b >= a) }' \
   && pass || fail "times"
 [ "$(jq '.topology.bisection_bandwidth_bps' tour-q3/*/summary.json | sort -u | wc -l)" = 1 ] && pass \
   || fail "the three fabrics should have the same bisection"

@@ -103,11 +103,13 @@ typedef struct tree_model {
   int n, up[2][MAXR], height[2][MAXR], depth[2][MAXR], h;
 } tree_model;
 
-static void tree_model_init(tree_model *m, int n) {
+/* NCCL's double binary tree over n ranks or (chain) the one-node chain,
+ * rank r under r - 1 in both trees (NCCL's intra-node tree). */
+static void tree_model_init(tree_model *m, int n, bool chain) {
   memset(m, 0, sizeof *m);
   m->n = n;
   for (int w = 0; w < 2; w++) {
-    for (int r = 0; r < n; r++) m->up[w][r] = dtree_up(n, r, w);
+    for (int r = 0; r < n; r++) m->up[w][r] = chain ? r - 1 : dtree_up(n, r, w);
     for (int r = 0; r < n; r++)
       for (int v = m->up[w][r]; v >= 0; v = m->up[w][v]) m->depth[w][r]++;
     for (int r = 0; r < n; r++) { /* height: longest chain of descendants */
@@ -122,10 +124,12 @@ static void tree_model_init(tree_model *m, int n) {
     if (m->height[0][r] > m->h) m->h = m->height[0][r];
 }
 
-/* The pipelined schedule's cost on one node's NVLink switch: step s costs
- * alpha + c d_s / B, d_s the most chunks any GPU sends or receives. */
-static double tree_model_time(const tree_model *m, uint64_t C, uint32_t k, double alpha, double c,
-                              double B, uint64_t *steps) {
+/* The pipelined schedule's cost on a uniform network: step s costs
+ * alpha + c d_s / B, d_s the most chunks any GPU sends or receives; channel
+ * ch's tree over the ranks rotated by ch (rotate: one node's GPUs) or the
+ * same ranks (one GPU per node: no rotation inside a node). */
+static double tree_model_time(const tree_model *m, uint64_t C, uint32_t k, bool rotate,
+                              double alpha, double c, double B, uint64_t *steps) {
   int n = m->n;
   uint64_t S = C + 2 * (uint64_t)m->h - 1;
   double t = 0;
@@ -136,7 +140,8 @@ static double tree_model_time(const tree_model *m, uint64_t C, uint32_t k, doubl
         for (int v = 0; v < n; v++) {
           int u = m->up[w][v];
           if (u < 0) continue;
-          int gv = (v + (int)ch) % n, gu = (u + (int)ch) % n; /* channel rotation */
+          int rot = rotate ? (int)ch : 0;
+          int gv = (v + rot) % n, gu = (u + rot) % n; /* channel rotation */
           uint64_t hv = (uint64_t)m->height[w][v], du = (uint64_t)(m->h + m->depth[w][u]);
           if (s >= hv && s - hv < C) out[gv]++, in[gu]++;
           if (s >= du && s - du < C) out[gu]++, in[gv]++;
@@ -154,10 +159,11 @@ static double tree_model_time(const tree_model *m, uint64_t C, uint32_t k, doubl
 
 static void test_tree_closed_forms(void **state) {
   (void)state;
-  /* one node: the rank-level double binary tree (tree.c) */
-  const char *sets[] = {"cluster.nodes=1", "cluster.gpus_per_node=32"};
+  /* 32 nodes of one GPU on one leaf: the node-level double binary tree is
+   * the rank-level one (tree.c) on a uniform network */
+  const char *sets[] = {"cluster.nodes=32", "cluster.gpus_per_node=1", "cluster.nic.per_node=1"};
   fixture f;
-  load(&f, sets, 2);
+  load(&f, sets, 3);
   double a = alpha_of(&f, 0, 1), B = bw_of(&f, 0, 1);
   uint32_t ranks[MAXR];
   first_ranks(ranks, MAXR);
@@ -183,14 +189,14 @@ static void test_tree_closed_forms(void **state) {
       uint32_t n = ns[i];
       uint64_t S = 24 * MiB * k, C = 12;
       tree_model m;
-      tree_model_init(&m, (int)n);
+      tree_model_init(&m, (int)n, false);
       int log2n = 0;
       while ((1u << log2n) < n) log2n++;
       assert_int_equal(m.h, log2n);
       coll_plan p;
       build(&f, &p, CFG_COLL_ALLREDUCE, CFG_ALGO_TREE, S, ranks, n, k, MiB);
       uint64_t steps;
-      double want = tree_model_time(&m, C, k, a, (double)MiB, B, &steps);
+      double want = tree_model_time(&m, C, k, false, a, (double)MiB, B, &steps);
       assert_int_equal(steps_of(&p), C + 2 * (uint64_t)log2n - 1);
       assert_close_steps(coll_test_run(&f, &p, NULL), want, (double)steps);
       /* Every tree edge carries every chunk once up and once down. */
@@ -212,12 +218,53 @@ static void test_tree_closed_forms(void **state) {
   /* One chunk: 2 ceil(log2 n) latency-bound steps. */
   {
     tree_model m;
-    tree_model_init(&m, 32);
+    tree_model_init(&m, 32, false);
     uint64_t steps;
-    double want = tree_model_time(&m, 1, 1, a, 512, B, &steps);
+    double want = tree_model_time(&m, 1, 1, false, a, 512, B, &steps);
     assert_int_equal(steps, 10);
     assert_close_steps(time_of(&f, CFG_COLL_ALLREDUCE, CFG_ALGO_TREE, 1024, ranks, 32, 1, MiB),
                        want, 10);
+  }
+  unload(&f);
+}
+
+/* One node: NCCL's tree is the chain of the node's GPUs (both trees), H =
+ * g - 1, C + 2(g-1) - 1 steps; channel c's chain over the GPUs rotated by
+ * c. One chunk is 2 (g-1) latency-bound steps, each moving both trees'
+ * chunk over one edge: t = 2 (g-1) (alpha + 2 c / B), c = S/2. Without the
+ * chain (the rank-level binary tree, before) one chunk took 2 ceil(log2 g)
+ * steps: 6 on 8 GPUs, where NCCL's tuner counts 14. */
+static void test_tree_one_node_chain(void **state) {
+  (void)state;
+  const char *sets[] = {"cluster.nodes=1"};
+  fixture f;
+  load(&f, sets, 1);
+  double a = alpha_of(&f, 0, 1), B = bw_of(&f, 0, 1);
+  uint32_t ranks[8];
+  first_ranks(ranks, 8);
+  uint64_t MiB = 1 << 20;
+  for (uint32_t n = 2; n <= 8; n++) {
+    coll_plan p;
+    build(&f, &p, CFG_COLL_ALLREDUCE, CFG_ALGO_TREE, 1024, ranks, n, 1, MiB);
+    assert_int_equal(steps_of(&p), 2 * (n - 1));
+    assert_close_steps(coll_test_run(&f, &p, NULL), 2.0 * (n - 1) * (a + 2 * 512 / B),
+                       2.0 * (n - 1));
+    coll_plan_free(&p);
+  }
+  /* Many chunks, one and two channels: the step-by-step model of the chain. */
+  for (uint32_t k = 1; k <= 2; k++) {
+    uint64_t S = 24 * MiB * k, C = 12;
+    tree_model m;
+    tree_model_init(&m, 8, true);
+    assert_int_equal(m.h, 7);
+    coll_plan p;
+    build(&f, &p, CFG_COLL_ALLREDUCE, CFG_ALGO_TREE, S, ranks, 8, k, MiB);
+    uint64_t steps;
+    double want = tree_model_time(&m, C, k, true, a, (double)MiB, B, &steps);
+    assert_int_equal(steps_of(&p), C + 2 * 7 - 1);
+    assert_close_steps(coll_test_run(&f, &p, NULL), want, (double)steps);
+    assert_int_equal(coll_plan_bytes(&p), 2ull * 2 * 7 * (S / 2));
+    coll_plan_free(&p);
   }
   unload(&f);
 }
@@ -404,7 +451,7 @@ static void test_support_and_busbw(void **state) {
     for (int a = CFG_ALGO_RING; a <= CFG_ALGO_NODE_LIMITED; a++) {
       coll_plan p;
       sim_error err = {0};
-      if (a == CFG_ALGO_COLLNET) continue; /* needs nodes and SHARP: test_sharp.c */
+      if (a == CFG_ALGO_COLLNET || a == CFG_ALGO_NVLSTREE) continue; /* need nodes: test_sharp.c */
       coll_spec s = {.op = (cfg_coll_op)op,
                      .algorithm = (cfg_coll_algorithm)a,
                      .bytes = 1 << 20,
@@ -519,9 +566,10 @@ static void test_qps_and_merge(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_tree_closed_forms), cmocka_unit_test(test_hd_one_node),
-      cmocka_unit_test(test_hd_two_nodes),      cmocka_unit_test(test_hierarchical),
-      cmocka_unit_test(test_support_and_busbw), cmocka_unit_test(test_qps_and_merge),
+      cmocka_unit_test(test_tree_closed_forms), cmocka_unit_test(test_tree_one_node_chain),
+      cmocka_unit_test(test_hd_one_node),       cmocka_unit_test(test_hd_two_nodes),
+      cmocka_unit_test(test_hierarchical),      cmocka_unit_test(test_support_and_busbw),
+      cmocka_unit_test(test_qps_and_merge),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

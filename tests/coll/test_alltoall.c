@@ -76,11 +76,18 @@ static void build_a2a(const fixture *f, coll_plan *p, cfg_coll_algorithm a, uint
 /* ---- pxn ------------------------------------------------------------------------- */
 
 /* 8 planes, one NIC each: every cross-node pair with different local indexes
- * is cross-plane. t_net = alpha_net + S/(m B_nic), t_fwd = (G-1) S/(n B_nvl):
- *   serial:    alpha_nvl + m t_fwd + (m-1) t_net;
- *   pipelined: alpha_nvl + 2 t_fwd + (m-2) max(t_net, alpha_nvl + t_fwd) + t_net.
- * At 2 nodes the two coincide; with NVLink as slow as the NIC's share the
- * max() picks the forwarding. */
+ * is cross-plane. b = S/n per peer, C = ceil(b / 1 MiB) chunks, K = 1 +
+ * (m-1) C steps (a2a.c):
+ *   serial:    alpha_nvl + m t_fwd + (m-1) t_net, t_fwd = (G-1) b / B_nvl,
+ *              t_net = alpha_net + G b / B_nic;
+ *   pipelined: t_nvl + ((m-1) C - 1) max(t_nvl, t_net) + max(t_own, t_net),
+ *              t_nvl = alpha_nvl + (G-1) (b/K + b/C) / B_nvl,
+ *              t_own = alpha_nvl + (G-1) (b/K) / B_nvl,
+ *              t_net = alpha_net + G (b/C) / B_nic.
+ * 64 MiB over 2, 4 and 8 nodes is 4, 2 and 1 chunks; with NVLink as slow as
+ * the NIC's share the max() picks the forwarding. Before the chunk
+ * pipeline (the forwarding of a whole node offset a phase ahead) 2 nodes
+ * took alpha_nvl + 2 t_fwd + t_net. */
 static void test_pxn_closed_form(void **state) {
   (void)state;
   static const char *const nodes[] = {"cluster.nodes=2", "cluster.nodes=4", "cluster.nodes=8"};
@@ -92,20 +99,26 @@ static void test_pxn_closed_form(void **state) {
       fixture f;
       load(&f, sets, 3);
       uint32_t m = topo_node_count(f.t), n = m * G;
-      uint64_t Su = 64u << 20;
-      double S = (double)Su;
+      uint64_t Su = 64u << 20, bu = Su / n, C = (bu + (1u << 20) - 1) >> 20;
+      uint64_t K = 1 + (m - 1) * C;
+      double b = (double)bu, own = (double)((bu + K - 1) / K), fwd = (double)((bu + C - 1) / C);
       double an = alpha_of(&f, 0, 1), Bn = bw_of(&f, 0, 1);
       double ax = alpha_of(&f, 0, 8), Bx = bw_of(&f, 0, 8);
-      double tnet = ax + S / m / Bx, tfwd = (G - 1) * S / n / Bn;
       coll_plan p;
       build_a2a_mode(&f, &p, CFG_ALGO_PXN, Su, n, true);
       assert_int_equal(p.nphases, m);
-      assert_close_steps(coll_test_run(&f, &p, NULL), an + m * tfwd + (m - 1) * tnet, m);
+      double tfwd = (G - 1) * b / Bn;
+      assert_close_steps(coll_test_run(&f, &p, NULL), an + m * tfwd + (m - 1) * (ax + G * b / Bx),
+                         m);
       coll_plan_free(&p);
       build_a2a(&f, &p, CFG_ALGO_PXN, Su, n);
-      assert_int_equal(p.nphases, m);
-      double want = an + 2 * tfwd + (m - 2) * fmax(tnet, an + tfwd) + tnet;
-      assert_close_steps(coll_test_run(&f, &p, NULL), want, m);
+      /* full nodes: an offset's last step forwards the same pairs as its others
+       * (merged), but for the last offset's */
+      assert_int_equal(p.nphases, m + (C > 1));
+      double tnvl = an + (G - 1) * (own + fwd) / Bn, town = an + (G - 1) * own / Bn;
+      double tnet = ax + G * fwd / Bx;
+      double want = tnvl + (double)((m - 1) * C - 1) * fmax(tnvl, tnet) + fmax(town, tnet);
+      assert_close_steps(coll_test_run(&f, &p, NULL), want, (double)K);
       coll_plan_free(&p);
       unload(&f);
     }
@@ -128,7 +141,8 @@ static void test_pxn_planes(void **state) {
     fixture f;
     load(&f, (const char *const *)scen[sc], 3);
     uint32_t m = topo_node_count(f.t), n = m * G;
-    uint64_t chunk = 1 << 16, Su = chunk * n;
+    /* under one pipeline step (C = 1), divisible by m (K = m steps) */
+    uint64_t chunk = 3u << 16, Su = chunk * n;
     for (int serial = 0; serial < 2; serial++) {
       coll_plan p;
       build_a2a_mode(&f, &p, CFG_ALGO_PXN, Su, n, serial);
@@ -139,21 +153,23 @@ static void test_pxn_planes(void **state) {
         for (size_t j = 0; j < p.phases[ph].n; j++) {
           const be_xfer *x = &p.phases[ph].x[j];
           uint32_t s = x->src_gpu, d = x->dst_gpu;
-          in_all[d] += x->bytes;
-          out_all[s] += x->bytes;
-          total += x->bytes;
+          uint64_t bytes = x->bytes * p.phases[ph].repeat;
+          in_all[d] += bytes;
+          out_all[s] += bytes;
+          total += bytes;
           if (s / G == d / G) {
             /* NVLink: S/n for d itself, plus S/n for each of the m-1 remote
              * ranks with d's local index exactly when the planes differ (all
-             * in phase 0 when serial, else one node's per phase). */
-            nvl_pair[s][d] += x->bytes;
+             * in phase 0 when serial, else over the pipeline's steps). */
+            nvl_pair[s][d] += bytes;
             if (serial) assert_int_equal(ph, 0);
           } else {
             assert_int_equal(rail_of(&f, s), rail_of(&f, d));
             assert_int_equal(plane_of(&f, s), plane_of(&f, d));
             assert_on_plane(&f, x, plane_of(&f, d));
-            in_fab[d] += x->bytes;
-            if (s % G != d % G) assert_int_equal(x->bytes, chunk); /* a same-plane direct send */
+            in_fab[d] += bytes;
+            /* a same-plane direct send: its own connection over 2 channels */
+            if (s % G != d % G) assert_int_equal(x->bytes, chunk / 2);
           }
         }
       for (uint32_t i = 0; i < n; i++)
@@ -172,6 +188,24 @@ static void test_pxn_planes(void **state) {
         for (uint32_t j = 0; j < n; j++)
           cross += i / G != j / G && rail_of(&f, i) != rail_of(&f, j);
       assert_int_equal(total, ((uint64_t)n * (n - 1) + cross) * chunk);
+      /* Every connection and channel across nodes is its own queue pair: the
+       * transfers of one NIC pair in a phase hash apart (ECMP entropy), 2 per
+       * sender (NCCL_NCHANNELS_PER_NET_PEER). */
+      for (size_t ph = 0; ph < p.nphases; ph++) {
+        const coll_phase *c = &p.phases[ph];
+        for (size_t j = 0; j < c->n; j++) {
+          const be_xfer *x = &c->x[j];
+          if (x->src_gpu / G == x->dst_gpu / G) continue;
+          uint32_t same = 0;
+          for (size_t i = 0; i < c->n; i++) {
+            const be_xfer *y = &c->x[i];
+            if (y->src_gpu != x->src_gpu || y->dst_gpu != x->dst_gpu) continue;
+            same++;
+            if (i != j) assert_true(y->flow_hash != x->flow_hash);
+          }
+          assert_true(same % 2 == 0);
+        }
+      }
       assert_true(coll_test_run(&f, &p, NULL) > 0);
       coll_plan_free(&p);
     }

@@ -99,6 +99,7 @@ static void test_analytic_vs_flow(void **state) {
       {CFG_ALGO_TREE, CFG_PROTO_LL, 32, 64u << 10},
       {CFG_ALGO_NVLS, CFG_PROTO_SIMPLE, 8, 1u << 30},
       {CFG_ALGO_COLLNET, CFG_PROTO_SIMPLE, 32, 1u << 30},
+      {CFG_ALGO_NVLSTREE, CFG_PROTO_SIMPLE, 32, 1u << 30},
   };
   for (size_t i = 0; i < sizeof proto / sizeof *proto; i++) {
     coll_spec s = {.op = CFG_COLL_ALLREDUCE,

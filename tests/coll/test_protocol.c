@@ -227,6 +227,40 @@ static void test_tuner_crossovers(void **state) {
   unload(&f);
 }
 
+/* One DGX H100 without NVLS, 8 B AllReduce: NCCL's tuning model (tuning.cc)
+ * gives the ring LL 6.6 + 14 x 0.6 = 15.0 us and the tree, a chain of the
+ * node's GPUs, 6.8 + 2 x 7 x 0.6 = 15.2 us, and picks the ring. fabsim's
+ * tree is that chain now (14 NVLink steps of 0.6 us each: the 0.5 us
+ * NVSwitch path and 0.1 above it), and auto picks the ring as NCCL does.
+ * With the rank-level binary tree (6 steps) the tree took 10.4 us and won. */
+static void test_tuner_one_node_small(void **state) {
+  (void)state;
+  const char *sets[] = {"cluster.nodes=1"};
+  fixture f;
+  load(&f, sets, 1);
+  uint32_t ranks[8];
+  for (uint32_t g = 0; g < 8; g++) ranks[g] = g;
+  coll_spec s = {.op = CFG_COLL_ALLREDUCE,
+                 .algorithm = CFG_ALGO_AUTO,
+                 .bytes = 8,
+                 .ranks = ranks,
+                 .nranks = 8,
+                 .channels = 8,
+                 .chunk = 1 << 20,
+                 .protocol = CFG_PROTO_AUTO};
+  double tree = coll__tree_estimate_s(f.t, &s, CFG_PROTO_LL, 1, false);
+  assert_true(fabs(tree - 15.2e-6) < 1e-9); /* + the 16 wire bytes a step, 0.6 ns */
+  cfg_coll_algorithm a;
+  cfg_coll_protocol p;
+  uint32_t k;
+  double est;
+  coll_tune(f.t, &s, &a, &p, &k, &est);
+  assert_int_equal(a, CFG_ALGO_RING);
+  assert_int_equal(p, CFG_PROTO_LL);
+  assert_true(fabs(est - 15.0e-6) < 1e-9);
+  unload(&f);
+}
+
 static uint32_t rail_of(const fixture *f, uint32_t gpu) {
   return topo_gpu_nic(f->t, gpu) % (topo_nic_count(f->t) / topo_node_count(f->t));
 }
@@ -361,7 +395,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_tree_shape_estimate),   cmocka_unit_test(test_tree_at_scale),
       cmocka_unit_test(test_protocol_closed_forms), cmocka_unit_test(test_multinode_estimate),
-      cmocka_unit_test(test_tuner_crossovers),      cmocka_unit_test(test_rail_aligned_rings),
+      cmocka_unit_test(test_tuner_crossovers),      cmocka_unit_test(test_tuner_one_node_small),
+      cmocka_unit_test(test_rail_aligned_rings),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -225,6 +225,116 @@ static void test_collnet_closed_form(void **state) {
   unload(&f);
 }
 
+/* NVLSTree over m nodes of g = 8 GPUs, h NICs (one head each): one
+ * steady-state phase of the NVLS pairs in every node (S (g+1)/(g (g-1) e)
+ * a pair) and, per rail, the node-level double binary trees' edges, D =
+ * S/(2h) each way. The busiest NIC carries D times its node's degree in the
+ * two trees: 2 on two nodes, 3 on three (tree A a chain 0-2-1, B shifted),
+ * 4 from four (interior in one tree, a leaf in the other):
+ *   t = max(alpha_nv + (g-1) pair / B_nv, alpha_net + L_nic / B_nic)
+ *       + (25 + 2 floor(log2 m) 20.9 us - alpha_net),
+ * the tuner's estimate (from the shape, tune.c) equals the run. Refused on
+ * one node, on A100 and without NVLS. */
+static void test_nvlstree_closed_form(void **state) {
+  (void)state;
+  static const char *const nodes[] = {"cluster.nodes=2", "cluster.nodes=3", "cluster.nodes=4",
+                                      "cluster.nodes=16"};
+  /* the busiest node's degree over both trees, floor(log2 m) */
+  static const uint32_t degree[] = {2, 3, 4, 4}, log2m_of[] = {1, 1, 2, 4};
+  static const char *const nics[] = {"cluster.nic.per_node=8", "cluster.nic.per_node=2"};
+  for (int mi = 0; mi < 4; mi++)
+    for (int ni = 0; ni < 2; ni++) {
+      const char *sets[] = {nodes[mi], nics[ni]};
+      fixture f;
+      load(&f, sets, 2);
+      uint32_t g = 8, m = topo_node_count(f.t), n = m * g, h = f.cfg.cluster.nic.per_node;
+      uint32_t ranks[MAXR];
+      for (uint32_t i = 0; i < n; i++) ranks[i] = i;
+      double Bnv = path_rate(&f, 0, 1), Bnic = path_rate(&f, 0, 8);
+      simtime_ps a_nv = path_latency(&f, 0, 1), a_net = 0;
+      for (uint32_t j = g; j < n; j += g) /* the farthest head pair paces the phase */
+        if (path_latency(&f, 0, j) > a_net) a_net = path_latency(&f, 0, j);
+      uint32_t log2m = log2m_of[mi];
+      double lat = 25e-6 + 2.0 * log2m * 20.9e-6;
+      for (uint64_t S = 1 << 20; S <= (1u << 30); S *= 1024) {
+        coll_spec s = spec_of(&f, ranks, n, CFG_ALGO_NVLSTREE, CFG_PROTO_AUTO, S);
+        assert_true(s.nvls);
+        coll_plan p;
+        sim_error err = {0};
+        assert_int_equal(coll_plan_build(&p, f.t, &s, &err), SIM_OK);
+        assert_int_equal(p.protocol, CFG_PROTO_SIMPLE);
+        assert_int_equal(p.nphases, 1);
+        assert_int_equal(p.phases[0].n, m * g * (g - 1) + 2 * 2 * h * (m - 1));
+        for (size_t j = 0; j < p.phases[0].n; j++) { /* heads cross nodes on their own rail */
+          const be_xfer *x = &p.phases[0].x[j];
+          if (x->src_gpu / g != x->dst_gpu / g)
+            assert_int_equal(topo_gpu_nic(f.t, x->src_gpu) % h, topo_gpu_nic(f.t, x->dst_gpu) % h);
+        }
+        coll_plan_free(&p);
+        double pair = ceil((double)S * (g + 1) / ((double)g * (g - 1) * 0.85) - 1e-6);
+        double D = ceil((double)S / (2.0 * h)), L = degree[mi] * D;
+        double want =
+            fmax(sim_ps_to_s(a_nv) + (g - 1) * pair / Bnv, sim_ps_to_s(a_net) + L / Bnic) +
+            (lat - sim_ps_to_s(a_net));
+        double t = run_checked(&f, &s, NULL);
+        assert_close(t, want, 1e-6, "nvlstree");
+      }
+      unload(&f);
+    }
+  /* refused: one node, A100, NVLS off */
+  static const char *const bad[][2] = {{"cluster.nodes=1", "cluster.gpu=H100"},
+                                       {"cluster.nodes=4", "cluster.gpu=A100"},
+                                       {"cluster.nodes=4", "workload.collective.nvls=false"}};
+  for (int b = 0; b < 3; b++) {
+    fixture f;
+    load(&f, bad[b], 2);
+    uint32_t ranks[32], n = topo_gpu_count(f.t);
+    for (uint32_t i = 0; i < n; i++) ranks[i] = i;
+    coll_spec s = spec_of(&f, ranks, n, CFG_ALGO_NVLSTREE, CFG_PROTO_SIMPLE, 1 << 20);
+    coll_plan p;
+    sim_error err = {0};
+    assert_int_equal(coll_plan_build(&p, f.t, &s, &err), SIM_EINVAL);
+    assert_non_null(strstr(err.msg, "nvlstree"));
+    unload(&f);
+  }
+}
+
+/* The tuner across H100 nodes (NCCL's tuning model, tuning.cc, picks
+ * NVLSTree for large AllReduce at scale; fabsim's estimates decide): at 64
+ * nodes and 1 GiB NVLSTree beats the ring (whose 1,022 steps' latencies
+ * its slices no longer hide) and the tree (NIC-bound at its interior
+ * heads); 8 B stays on the LL tree (NVLSTree's 25 + 12 x 20.9 us); without
+ * NVLS it is never picked. */
+static void test_nvlstree_tuner(void **state) {
+  (void)state;
+  const char *sets[] = {"cluster.nodes=64"};
+  fixture f;
+  load(&f, sets, 1);
+  uint32_t n = 512;
+  uint32_t *ranks = sim_malloc(n * sizeof *ranks);
+  for (uint32_t i = 0; i < n; i++) ranks[i] = i;
+  for (int on = 0; on < 2; on++) {
+    static const uint64_t sizes[] = {8, 1ull << 30};
+    for (int i = 0; i < 2; i++) {
+      coll_spec s = spec_of(&f, ranks, n, CFG_ALGO_AUTO, CFG_PROTO_AUTO, sizes[i]);
+      s.nvls = s.nvls && on;
+      cfg_coll_algorithm a;
+      cfg_coll_protocol p;
+      uint32_t k;
+      double est;
+      coll_tune(f.t, &s, &a, &p, &k, &est);
+      if (i == 0) {
+        assert_int_equal(a, CFG_ALGO_TREE);
+        assert_int_equal(p, CFG_PROTO_LL);
+      } else {
+        assert_int_equal(a, on ? CFG_ALGO_NVLSTREE : CFG_ALGO_TREE);
+      }
+    }
+  }
+  sim_free(ranks);
+  unload(&f);
+}
+
 /* NCCL's tree across nodes: a chain in each node under the node-level
  * double binary tree, H = (g-1) + ceil(log2 m), C + 2H - 1 steps; only the
  * chains' heads cross nodes, 2 trees x 2 directions x (m-1) edges a
@@ -308,7 +418,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_nvls_closed_form),    cmocka_unit_test(test_nvls_tuner),
       cmocka_unit_test(test_collnet_closed_form), cmocka_unit_test(test_tree_across_nodes),
-      cmocka_unit_test(test_ring_pipelined),
+      cmocka_unit_test(test_ring_pipelined),      cmocka_unit_test(test_nvlstree_closed_form),
+      cmocka_unit_test(test_nvlstree_tuner),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -19,7 +19,7 @@ S=out1/summary.json
 expect_json $S '.fidelity == "analytic" and .gpus == 1024 and .nodes == 128'
 expect_json $S '.scenario.file | endswith("examples/default.yaml")'
 expect_json $S '.collectives | length == 1'
-expect_json $S '.collectives[0] | (.op == "allreduce" and .algorithm == "tree" and .bytes == 1073741824 and .ranks == 1024)'
+expect_json $S '.collectives[0] | (.op == "allreduce" and .algorithm == "nvlstree" and .bytes == 1073741824 and .ranks == 1024)'
 expect_json $S '.collectives[0] | (.time_s > 0 and .algbw_GBps > 0)'
 # nccl-tests definitions: algbw = S/t, busbw = algbw * 2(n-1)/n
 expect_json $S '.collectives[0] | ((.algbw_GBps - .bytes / .time_s / 1e9) | fabs) < 1e-6 * .algbw_GBps'

@@ -297,7 +297,8 @@ void cfg__faults_markdown(cfg__buf *b) {
       {"kind", "What happens; see the kinds below."},
       {"name",
        "The element, named as `fabsim topo` prints it: a link `leaf0-spine0` "
-       "(`p1.leaf0-p1.spine0` on multi-plane fabrics, `nic17-leaf2`), a switch "
+       "(`p1.leaf0-p1.spine0` on multi-plane fabrics, `nic17-leaf2`, `spine4-core1/0` for a "
+       "link of a partial 3-tier build's bundle), a switch "
        "`spine3`, a NIC `nic17`, a GPU `gpu17`, a node `node2`."},
       {"number (0, 1]",
        "link-degraded: fraction of the link rate left; gpu-slowdown: speed "

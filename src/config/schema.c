@@ -999,7 +999,8 @@ static const cfg__key schema[] = {
     {.name = "output.ports",
      .type = CFG__STRING,
      .def = "none",
-     .doc = "Comma-separated switch ports (leaf0-spine3: leaf0's port toward spine3) and NICs "
+     .doc = "Comma-separated switch ports (leaf0-spine3: leaf0's port toward spine3; "
+            "core1-spine4/0 on a link of a partial 3-tier build's bundle) and NICs "
             "(nic17) whose full time series are kept; none: aggregates only.",
      FIELD(output.ports)},
     {.name = "output.database",

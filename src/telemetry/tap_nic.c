@@ -88,10 +88,12 @@ static void add_reps(tel__niclog *l, tel__nic_phase *p, simtime_ps start, simtim
     last->count += reps;
     return;
   }
+  /* last points into l->run, which sim_grow may move: link by index */
+  size_t last_i = p->run_last;
   sim_grow((void **)&l->run, &l->runcap, l->nrun + 1, sizeof *l->run);
   l->run[l->nrun] =
       (tel__nic_run){.start = start, .period = period, .count = reps, .next = SIZE_MAX};
-  if (last) last->next = l->nrun;
+  if (last_i != SIZE_MAX) l->run[last_i].next = l->nrun;
   else p->run_first = l->nrun;
   p->run_last = l->nrun++;
 }

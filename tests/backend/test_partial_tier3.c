@@ -162,24 +162,8 @@ static void test_same_paths_as_full(void **state) {
   unload(&full_a);
 }
 
-typedef struct done_at {
-  simtime_ps end;
-} done_at;
-
-static void on_done(sim_ctx *sim, void *ctx) { ((done_at *)ctx)->end = sim_now(sim); }
-
 static simtime_ps phase_time(const fixture *f, const be_xfer *x, size_t n, int fidelity) {
-  sim_ctx *sim = sim_create(1);
-  be_backend *b = fidelity == 0   ? be_analytic_create(sim, f->t, &f->cfg)
-                  : fidelity == 1 ? be_flow_create(sim, f->t, &f->cfg)
-                                  : be_packet_create(sim, f->t, &f->cfg);
-  done_at d = {SIM_TIME_MAX};
-  be_submit_phase(b, x, n, 1, on_done, &d);
-  ev_run(sim, SIM_TIME_MAX);
-  assert_true(d.end != SIM_TIME_MAX);
-  be_destroy(b);
-  sim_destroy(sim);
-  return d.end;
+  return fx_phase_end(f, x, n, fidelity, NULL);
 }
 
 /* One step of a ring AllReduce over the GPUs of `nodes` nodes (4 channels). */

@@ -28,12 +28,6 @@
 enum { GPN = 4, CHANNELS = 4 };
 static const uint64_t XFER = 4u << 20;
 
-typedef struct done_at {
-  simtime_ps end;
-} done_at;
-
-static void on_done(sim_ctx *sim, void *ctx) { ((done_at *)ctx)->end = sim_now(sim); }
-
 /* routing "flowlet": adaptive per flowlet (fabric.adaptive.flowlet_gap 2 us). */
 static void load_fabric(fixture *f, uint32_t nodes, const char *routing, uint32_t radix) {
   char n[48], r[48], k[48];
@@ -53,20 +47,10 @@ static void load_fabric(fixture *f, uint32_t nodes, const char *routing, uint32_
 
 /* Seconds until every transfer of x (one phase) has arrived. */
 static double phase_time(const fixture *f, const be_xfer *x, size_t n, int fidelity) {
-  sim_ctx *sim = sim_create(1);
-  be_backend *b = fidelity == 0   ? be_analytic_create(sim, f->t, &f->cfg)
-                  : fidelity == 1 ? be_flow_create(sim, f->t, &f->cfg)
-                                  : be_packet_create(sim, f->t, &f->cfg);
-  done_at d = {SIM_TIME_MAX};
-  be_submit_phase(b, x, n, 1, on_done, &d);
-  ev_run(sim, SIM_TIME_MAX);
-  assert_true(d.end != SIM_TIME_MAX);
   be_stats st;
-  b->ops->stats(b, &st);
+  simtime_ps end = fx_phase_end(f, x, n, fidelity, &st);
   assert_int_equal(st.transfers, n);
-  be_destroy(b);
-  sim_destroy(sim);
-  return sim_ps_to_s(d.end);
+  return sim_ps_to_s(end);
 }
 
 /* The first phase of a ring AllReduce over every GPU, one repetition. */

@@ -69,6 +69,11 @@ void run_events_free(run_events *log);
  * each), so the caller can warn at faults[i].at. */
 size_t run_faults_after_end(const cfg_scenario *cfg, simtime_ps end, run_events *log, uint32_t *idx,
                             const char **detail);
+/* Go-back-N recovery under per-packet or per-flowlet routing at the packet
+ * fidelity (adaptive, spray): modelled as such NICs behave, a retransmission
+ * storm with no loss, which surprises. A "warning" event at 0 in the log and
+ * its detail (owned by the log); NULL and nothing added otherwise. */
+const char *run_reordering_warning(const cfg_scenario *cfg, run_events *log);
 
 /* Power of the run: a training job's at its real utilization (the racks
  * throttle as in the run), others' at power.utilization. */

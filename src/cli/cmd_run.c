@@ -61,6 +61,14 @@ static const char run_help[] =
     "\"failed\" and \"failure\" says why), 130 stopped by Ctrl-C.\n"
     "Example: fabsim run examples/default.yaml --set workload.collective.size=256MiB\n";
 
+/* A warning on stderr at the scenario's line of `key` (or without one when
+ * the key came from a default or --set). */
+static void warn_at(const cfg_doc *doc, const char *key, const char *detail) {
+  cfg_loc l = cfg_where(doc, key);
+  if (l.line) fprintf(stderr, "%s:%u:%u: warning: %s: %s\n", l.file, l.line, l.col, key, detail);
+  else fprintf(stderr, "fabsim: warning: %s\n", detail);
+}
+
 /* Every fault at or after the workload's end (`end`) had no effect: a
  * "fault-after-end" event each, and a warning located at its faults[i].at. */
 static void warn_faults_after_end(const cfg_scenario *cfg, const cfg_doc *doc, simtime_ps end,
@@ -71,10 +79,7 @@ static void warn_faults_after_end(const cfg_scenario *cfg, const cfg_doc *doc, s
   for (size_t i = 0; i < n; i++) {
     char key[48];
     snprintf(key, sizeof key, "faults[%u].at", idx[i]);
-    cfg_loc l = cfg_where(doc, key);
-    if (l.line)
-      fprintf(stderr, "%s:%u:%u: warning: %s: %s\n", l.file, l.line, l.col, key, detail[i]);
-    else fprintf(stderr, "fabsim: warning: %s\n", detail[i]);
+    warn_at(doc, key, detail[i]);
   }
   sim_free(idx);
   sim_free(detail);
@@ -146,6 +151,8 @@ static int setup(run_verb *v) {
     cli_error(err.msg);
     return rc == SIM_ECONFIG ? CLI_BAD_INPUT : CLI_FAILED;
   }
+  const char *w = run_reordering_warning(&v->s.cfg, &v->r.log);
+  if (w) warn_at(v->s.doc, "cluster.nic.recovery", w);
   return CLI_OK;
 }
 

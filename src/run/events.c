@@ -72,3 +72,20 @@ size_t run_faults_after_end(const cfg_scenario *cfg, simtime_ps end, run_events 
   }
   return n;
 }
+
+const char *run_reordering_warning(const cfg_scenario *cfg, run_events *log) {
+  cfg_routing r = cfg->fabric.routing;
+  if (cfg->simulation.fidelity != CFG_FIDELITY_PACKET ||
+      cfg->cluster.nic.recovery != CFG_RECOVERY_GO_BACK_N ||
+      (r != CFG_ROUTING_ADAPTIVE && r != CFG_ROUTING_SPRAY))
+    return NULL;
+  char detail[400];
+  snprintf(detail, sizeof detail,
+           "cluster.nic.recovery is go-back-n and fabric.routing is %s: packets of one queue pair "
+           "take different paths and arrive out of order, and a go-back-n receiver drops each "
+           "one and has the window resent (retransmissions without any loss, docs/faults.md); "
+           "--set cluster.nic.recovery=selective for NICs with out-of-order placement",
+           cfg_routing_name(r));
+  run_event_add(log, 0, "fabric", "warning", detail);
+  return log->v[log->n - 1].detail;
+}

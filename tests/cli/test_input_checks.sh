@@ -91,6 +91,20 @@ expect_exit 0 "$FABSIM" run "${SMALL[@]}" --set output.dir=early --quiet \
   --set 'faults=[{at: 1ms, kind: gpu-slowdown, target: gpu5, factor: 0.5}]'
 [ ! -s "$WORK/err" ] && pass || fail "a warning for a fault within the run: $(cat "$WORK/err")"
 
+# go-back-n under per-packet routing (defect 9): modelled as such NICs behave (a retransmission
+# storm with no loss), and said before the run, at the key, and in the events
+cat > gbn.yaml <<'YAML'
+cluster: {nodes: 2, nic: {recovery: go-back-n}}
+fabric: {transport: roce, routing: spray}
+simulation: {fidelity: packet}
+workload: {collective: {size: 1MiB}}
+YAML
+expect_exit 0 "$FABSIM" run gbn.yaml --set output.dir=gbn --quiet
+expect_err "gbn.yaml:1:37: warning: cluster.nic.recovery: cluster.nic.recovery is go-back-n and fabric.routing is spray"
+expect_json gbn/summary.json '[.events[] | select(.kind == "warning")] | length == 1'
+expect_exit 0 "$FABSIM" run gbn.yaml --set output.dir=gbn2 --set cluster.nic.recovery=selective --quiet
+[ ! -s "$WORK/err" ] && pass || fail "a warning for selective recovery: $(cat "$WORK/err")"
+
 # a port watched twice would be two columns and two series rows of one name: refused at the key
 expect_exit 2 "$FABSIM" run --set cluster.nodes=8 --set output.ports=leaf0-spine0,nic3,leaf0-spine0 \
   --set output.dir=twice --quiet

@@ -39,19 +39,15 @@ static int cmp_u64(const void *a, const void *b) {
 }
 
 /* Sorts and drops repeats; returns the new length. */
-static uint32_t distinct_u32(uint32_t *v, uint32_t n) {
-  qsort(v, n, sizeof *v, cmp_u32);
+/* Sorts v (n elements of `size` bytes) and keeps each value once at its
+ * front; returns how many. O(n log n). */
+static uint32_t distinct(void *v, uint32_t n, size_t size, int (*cmp)(const void *, const void *)) {
+  qsort(v, n, size, cmp);
+  char *b = v;
   uint32_t k = 0;
   for (uint32_t i = 0; i < n; i++)
-    if (k == 0 || v[k - 1] != v[i]) v[k++] = v[i];
-  return k;
-}
-
-static uint32_t distinct_u64(uint64_t *v, uint32_t n) {
-  qsort(v, n, sizeof *v, cmp_u64);
-  uint32_t k = 0;
-  for (uint32_t i = 0; i < n; i++)
-    if (k == 0 || v[k - 1] != v[i]) v[k++] = v[i];
+    if (k == 0 || cmp(b + (k - 1) * size, b + (size_t)i * size) != 0)
+      memmove(b + (size_t)k++ * size, b + (size_t)i * size, size);
   return k;
 }
 
@@ -63,13 +59,13 @@ static void footprint_of(const topo *t, const uint32_t *nodes, uint32_t n, footp
   for (uint32_t i = 0; i < n; i++)
     for (uint32_t k = 0; k < npn; k++)
       f->leaves[i * npn + k] = topo_nic_leaf(t, nodes[i] * npn + k);
-  f->nleaves = distinct_u32(f->leaves, total);
+  f->nleaves = distinct(f->leaves, total, sizeof *f->leaves, cmp_u32);
   f->pods = sim_malloc(((size_t)f->nleaves + 1) * sizeof *f->pods);
   for (uint32_t i = 0; i < f->nleaves; i++) {
     const topo_vertex *x = topo_vertex_at(t, f->leaves[i]);
     f->pods[i] = (uint64_t)(uint16_t)x->plane << 32 | x->pod;
   }
-  f->npods = distinct_u64(f->pods, f->nleaves);
+  f->npods = distinct(f->pods, f->nleaves, sizeof *f->pods, cmp_u64);
 }
 
 static void footprint_free(footprint *f) {

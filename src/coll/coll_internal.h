@@ -92,6 +92,9 @@ typedef struct coll_tree_rates {
   simtime_ps wire_intra, wire_inter, hop_intra, hop_inter, launch;
   double b_intra, b_inter; /* bytes/s */
   uint32_t npn;
+  /* NCCL's protocol limit on a tree channel (tune.c, tree_floor_rate): the
+   * data rate its busiest rank cannot beat, bytes/s (INFINITY: none) */
+  double floor_rate;
 } coll_tree_rates;
 /* The time of coll__plan_tree's plan as the tuner estimates a built plan
  * (each phase its busiest NVLink port's and NIC's chunks at the rates, the
@@ -102,6 +105,11 @@ typedef struct coll_tree_rates {
  * such blocks (tree_cost.c). */
 double coll__tree_cost_s(const topo *t, const coll_spec *s, uint32_t k, uint64_t wire_chunk,
                          uint64_t nchunks, const coll_tree_rates *r);
+/* The tree's throughput floor: a rank inside a chain sends 2 S/k of data
+ * a channel (S/(2k) up and down in each of the two trees) at no more than
+ * floor_rate. Returns what the pipeline's transfer time busy_s (seconds)
+ * falls short of it, ps (0 when none), added once after the last step. */
+simtime_ps coll__tree_floor_ps(uint64_t bytes, uint32_t k, double floor_rate, double busy_s);
 int coll__plan_hd(coll_plan *p, const topo *t, const coll_spec *s);
 int coll__plan_hier(coll_plan *p, const topo *t, const coll_spec *s, sim_error *err);
 int coll__plan_pairwise(coll_plan *p, const coll_spec *s);

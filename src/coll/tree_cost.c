@@ -127,16 +127,23 @@ static bool narrow(window *w, const uint8_t *present, uint64_t top) {
   return w->lo <= w->hi;
 }
 
+simtime_ps coll__tree_floor_ps(uint64_t bytes, uint32_t k, double floor_rate, double busy_s) {
+  if (k == 0 || !isfinite(floor_rate) || !(floor_rate > 0)) return 0;
+  double floor = 2.0 * (double)bytes / k / floor_rate;
+  return floor > busy_s ? (simtime_ps)llround((floor - busy_s) * 1e12) : 0;
+}
+
 /* One phase's cost (seconds) and its fixed delay, as plan_estimate and
- * coll__apply_protocol count them. */
+ * coll__apply_protocol count them; *busy += its steps' transfer time. */
 static double phase_cost(uint32_t nv, uint32_t net, double chunk, uint64_t repeat,
-                         const coll_tree_rates *r) {
+                         const coll_tree_rates *r, double *busy) {
   double nv_s = r->b_intra > 0 ? nv * chunk / r->b_intra : 0;
   double net_s = r->b_inter > 0 ? net * chunk / r->b_inter : 0;
   double step = nv_s > 0 ? nv_s + sim_ps_to_s(r->wire_intra) : 0;
   if (net_s > 0 && net_s + sim_ps_to_s(r->wire_inter) > step)
     step = net_s + sim_ps_to_s(r->wire_inter);
   double t_step = nv_s > net_s ? nv_s : net_s;
+  *busy += (double)repeat * t_step;
   simtime_ps hop = net ? r->hop_inter : r->hop_intra;
   double c = (NCCL_STEPS - 1) * t_step;
   simtime_ps cover = c > 0 ? (simtime_ps)llround(c * 1e12) : 0;
@@ -175,7 +182,7 @@ double coll__tree_cost_s(const topo *t, const coll_spec *s, uint32_t k, uint64_t
   cut[ncut++] = steps;
   qsort(cut, ncut, sizeof *cut, coll__cmp_u64);
   uint32_t *nvmemo = sim_malloc((size_t)(dmax + 1) * (dmax + 1) * sizeof *nvmemo);
-  double total = sim_ps_to_s(r->launch), chunk = (double)wire_chunk;
+  double total = sim_ps_to_s(r->launch), chunk = (double)wire_chunk, busy = 0;
   window prev = {1, 0};
   uint64_t rep = 0;
   uint32_t pnv = 0, pnet = 0;
@@ -188,7 +195,7 @@ double coll__tree_cost_s(const topo *t, const coll_spec *s, uint32_t k, uint64_t
       rep += s1 - s0;
       continue;
     }
-    if (rep) total += phase_cost(pnv, pnet, chunk, rep, r);
+    if (rep) total += phase_cost(pnv, pnet, chunk, rep, r, &busy);
     uint32_t nv = 0, net = 0;
     memset(nvmemo, 0xff, (size_t)(dmax + 1) * (dmax + 1) * sizeof *nvmemo);
     for (uint32_t a = 0; a < m; a++) {
@@ -201,7 +208,8 @@ double coll__tree_cost_s(const topo *t, const coll_spec *s, uint32_t k, uint64_t
     }
     prev = w, rep = s1 - s0, pnv = nv, pnet = net * per_nic;
   }
-  if (rep) total += phase_cost(pnv, pnet, chunk, rep, r);
+  if (rep) total += phase_cost(pnv, pnet, chunk, rep, r, &busy);
+  total += sim_ps_to_s(coll__tree_floor_ps(s->bytes, k, r->floor_rate, busy));
   sim_free(nvmemo);
   sim_free(cut);
   sim_free(present);

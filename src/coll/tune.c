@@ -138,6 +138,31 @@ static double ring_channel_cap(const coll_spec *s, uint32_t m, cfg_coll_protocol
   return INFINITY;
 }
 
+/* NCCL's protocol limits on a tree channel's data rate, bytes/s
+ * (ncclTopoTuneModel, "Various model refinements"; INFINITY: none): its
+ * LL at 1/3.8 of the tree's Simple rate and within llMaxBws (the whole
+ * tree's, 1/k a channel, as the ring's); its LL128 at 7/9 of it on one
+ * node (120/128 across nodes, which its wire bytes already are). The
+ * Simple rate is a channel's share of the slower of its ports: the NVLink
+ * port's over k channels, the NIC's over the channels it serves. These are
+ * the GPU threads' limits, not the wire's: a floor on the tree's
+ * throughput (coll__tree_floor_ps), not on each step, since NCCL forwards
+ * LL lines as they arrive and a small message's hops do not each pay its
+ * whole chunk at the capped rate. NCCL's absolute per-channel tree caps
+ * (perChMaxTreeBws, perChMaxTreeLL128Bws) are left out: they count NCCL's
+ * channels (16 or more on a Hopper node) where fabsim runs one a NIC, so on
+ * fabsim's channels they would halve NCCL's total (docs/validation.md). */
+static double tree_floor_rate(const coll_spec *s, const probe *pr, cfg_coll_protocol p,
+                              uint32_t k) {
+  if (k == 0 || (p != CFG_PROTO_LL && (p != CFG_PROTO_LL128 || pr->m > 1))) return INFINITY;
+  uint32_t nics = pr->npn < k ? pr->npn : k, per_nic = nics ? (k + nics - 1) / nics : k;
+  double ch = pr->g > 1 && pr->b_intra > 0 ? pr->b_intra / k : INFINITY;
+  if (pr->m > 1 && pr->b_inter > 0) ch = fmin(ch, pr->b_inter / per_nic);
+  if (!isfinite(ch)) return INFINITY;
+  if (p == CFG_PROTO_LL128) return ch * 7.0 / 9.0;
+  return fmin(ch / 3.8, ring_channel_cap(s, pr->m, p, k));
+}
+
 /* Slices a ring step is forwarded in: Simple ALLREDUCE_CHUNKSTEPS /
  * ALLREDUCE_SLICESTEPS = (NCCL_STEPS/2) / (NCCL_STEPS/4) = 2 (collectives.h;
  * the same for ReduceScatter and AllGather); LL and LL128 forward each
@@ -336,7 +361,8 @@ static double tree_shape_estimate_s(const topo *t, const probe *pr, const coll_s
                        .launch = us_ps(q.launch_us),
                        .b_intra = pr->b_intra,
                        .b_inter = pr->b_inter,
-                       .npn = pr->npn};
+                       .npn = pr->npn,
+                       .floor_rate = tree_floor_rate(s, pr, p, k)};
   return coll__tree_cost_s(t, s, k, coll__ceil_div(chunk * q.wire_num, q.wire_den), nchunks, &r);
 }
 
@@ -502,6 +528,8 @@ void coll__apply_protocol(coll_plan *p, const topo *t, const coll_spec *s) {
    * pxn all-to-all (NVLink hop and fabric, chunk by chunk) */
   bool chunked =
       p->algorithm == CFG_ALGO_TREE || p->algorithm == CFG_ALGO_PXN || p->op == CFG_COLL_BROADCAST;
+  bool tree = p->algorithm == CFG_ALGO_TREE;
+  double busy = 0; /* the tree's steps' transfer time, seconds */
   port_loads l = {0};
   coll__busy_window *bw = NULL; /* chunked phases that are slices of the pool */
   if (chunked) port_loads_init(&l, t);
@@ -531,6 +559,7 @@ void coll__apply_protocol(coll_plan *p, const topo *t, const coll_spec *s) {
       ph->fixed = (simtime_ps)ph->repeat * hop;
       continue;
     }
+    busy += (double)ph->repeat * t_step;
     /* The first step of a phase waits the hop (the pipeline advances a
      * level); its repeats are chunks in flight: NCCL keeps NCCL_STEPS = 8
      * per connection, so a repeat's hop overlaps the transfers of the 7
@@ -538,6 +567,9 @@ void coll__apply_protocol(coll_plan *p, const topo *t, const coll_spec *s) {
     simtime_ps cover = s_ps((NCCL_STEPS - 1) * t_step);
     ph->fixed = hop + (simtime_ps)(ph->repeat - 1) * (hop > cover ? hop - cover : 0);
   }
+  if (tree) /* NCCL's protocol limit on the tree's throughput: after the last step */
+    p->phases[p->nphases - 1].fixed += coll__tree_floor_ps(
+        s->bytes, p->channels, tree_floor_rate(s, &pr, p->protocol, p->channels), busy);
   coll__busy_window_free(bw);
   sim_free(l.nv_out);
 }

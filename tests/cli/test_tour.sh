@@ -31,6 +31,11 @@ awk -v a="$(c 1-16k-2tier)" -v b="$(c 2-16k-3tier)" -v p="$(c 3-16k-8plane)" 'BE
 # which is the algorithm's business (src/coll), not the fabric's.)
 awk -v a="$(s 1-16k-2tier)" -v b="$(s 2-16k-3tier)" 'BEGIN { exit !(b >= a) }' \
   && pass || fail "times"
+# the ring pays the 3-tier fabric's extra hops at every one of its 32,766 steps;
+# rail-aligned, the 8-plane ring stays on one plane and ties the 2-tier one
+r() { jq ".collectives[0].time_s" tour-q3-ring/$1/summary.json; }
+awk -v a="$(r 1-16k-2tier)" -v b="$(r 2-16k-3tier)" -v p="$(r 3-16k-8plane)" \
+  'BEGIN { exit !(b > 1.1 * a && p < 1.01 * a) }' && pass || fail "ring times"
 [ "$(jq '.topology.bisection_bandwidth_bps' tour-q3/*/summary.json | sort -u | wc -l)" = 1 ] && pass \
   || fail "the three fabrics should have the same bisection"
 # 4. the failed link stalls step 2 by about the reconvergence time; step 3 recovers

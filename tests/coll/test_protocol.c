@@ -249,7 +249,9 @@ static void test_tuner_one_node_small(void **state) {
                  .chunk = 1 << 20,
                  .protocol = CFG_PROTO_AUTO};
   double tree = coll__tree_estimate_s(f.t, &s, CFG_PROTO_LL, 1, false);
-  assert_true(fabs(tree - 15.2e-6) < 1e-9); /* + the 16 wire bytes a step, 0.6 ns */
+  /* + each step's few bytes, the LL tree's at 1/3.8 of the NVLink rate
+   * (tune.c, tree_limits): 1.2 ns in all */
+  assert_true(fabs(tree - 15.2e-6) < 2e-9);
   cfg_coll_algorithm a;
   cfg_coll_protocol p;
   uint32_t k;

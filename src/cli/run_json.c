@@ -236,7 +236,8 @@ const char *cli_classes_model(cfg_fidelity f) {
            "thresholds and buffer share per class";
   case CFG_FIDELITY_FLOW:
     return "per channel: strict priority levels, weighted max-min among the classes of a level, "
-           "a class's flows sharing its part equally; no queues, so no pauses, marks or drops";
+           "a class's flows sharing its part equally; no queues, so no pauses, marks or drops; "
+           "jobs timed by class (jobs[].timed) are stretched without classes";
   case CFG_FIDELITY_ANALYTIC: break;
   }
   return "not modelled at the analytic fidelity: transfers of every class count alike on a "

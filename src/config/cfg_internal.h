@@ -31,6 +31,8 @@ char *cfg__buf_take(cfg__buf *b);
 /* User text for a message: at most `max` visible characters, non-printable
  * bytes escaped as \xNN, "..." when cut. out has room for cap bytes. */
 void cfg__excerpt(char *out, size_t cap, const char *text, size_t len, size_t max);
+/* *dst (owned, freed) becomes a NUL-terminated copy of text[0 .. len). */
+void cfg__text_set(char **dst, const char *text, size_t len);
 
 /* ---- units ---------------------------------------------------------------- */
 

@@ -90,10 +90,7 @@ static int parse_name(cfg_tclass *c, const char *t, size_t n, char *msg, size_t 
              shown);
     return SIM_ECONFIG;
   }
-  sim_free(c->name);
-  c->name = sim_malloc(n + 1);
-  memcpy(c->name, t, n);
-  c->name[n] = '\0';
+  cfg__text_set(&c->name, t, n);
   return SIM_OK;
 }
 
@@ -183,8 +180,7 @@ int cfg__classes_resolve(cfg_scenario *s, int *bad_class, int *bad_field, char *
     if (!c->name) {
       char def[8];
       snprintf(def, sizeof def, "tc%u", k);
-      c->name = sim_malloc(strlen(def) + 1);
-      memcpy(c->name, def, strlen(def) + 1);
+      cfg__text_set(&c->name, def, strlen(def));
     }
     if (!cfg__class_given(c, CFG__CF_LOSSLESS)) c->lossless = lossless;
     if (!cfg__class_given(c, CFG__CF_ECN_KMIN)) c->ecn_kmin = s->fabric.ecn.kmin;

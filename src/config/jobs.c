@@ -83,10 +83,7 @@ int cfg__job_set_field(cfg_job *j, int field, const char *t, size_t n, char *msg
       snprintf(msg, cap, "missing value; expected a name such as train-a");
       return SIM_ECONFIG;
     }
-    sim_free(j->name);
-    j->name = sim_malloc(n + 1);
-    memcpy(j->name, t, n);
-    j->name[n] = '\0';
+    cfg__text_set(&j->name, t, n);
     return SIM_OK;
   case CFG__JF_GPUS: {
     size_t used = cfg__scan_number(t, n);

@@ -1380,17 +1380,14 @@ static int set_enum(cfg__into s, const cfg__key *k, const char *t, size_t n, cha
 
 static int set_string(cfg__into s, const cfg__key *k, const char *t, size_t n, char *msg,
                       size_t cap) {
-  char *copy, *old;
+  char *str;
   if (n == 0) {
     snprintf(msg, cap, "must not be empty");
     return SIM_ECONFIG;
   }
-  copy = sim_malloc(n + 1);
-  memcpy(copy, t, n);
-  copy[n] = '\0';
-  memcpy(&old, field(s, k), sizeof old);
-  sim_free(old);
-  memcpy(field(s, k), &copy, sizeof copy);
+  memcpy(&str, field(s, k), sizeof str);
+  cfg__text_set(&str, t, n);
+  memcpy(field(s, k), &str, sizeof str);
   return SIM_OK;
 }
 
@@ -1448,6 +1445,27 @@ void cfg__set_list(cfg_scenario *s, size_t i, const uint64_t *v, uint32_t n) {
   set_list_values(into_scenario(s), i, v, n);
 }
 
+/* A list of mappings (faults, jobs, classes) in text form (--set): only
+ * empty or "[]", which clears it; entries come from YAML (load.c). */
+static int set_mapping_list(cfg__into s, const cfg__key *k, const char *t, size_t n, char *msg,
+                            size_t cap) {
+  static const char *const example[] = {
+      [CFG__FAULTS] = "faults such as [{at: 1ms, kind: link-down, target: leaf0-spine0}]",
+      [CFG__JOBS] = "jobs such as [{name: a, gpus: 16, workload: {kind: collective}}]",
+      [CFG__CLASSES] =
+          "classes such as [{id: 6, name: latency, priority: 1}, {id: 0, name: bulk, "
+          "weight: 3}]",
+  };
+  if (n > 0 && !same_text(t, n, "[]")) {
+    snprintf(msg, cap, "expected a list of %s", example[k->type]);
+    return SIM_ECONFIG;
+  }
+  if (k->type == CFG__FAULTS) cfg__faults_free(field(s, k));
+  else if (k->type == CFG__JOBS) cfg__jobs_free(field(s, k));
+  else cfg__classes_free(field(s, k));
+  return SIM_OK;
+}
+
 static int set_text_into(cfg__into s, size_t i, const char *text, size_t len, char *msg,
                          size_t cap) {
   const cfg__key *k = &schema[i];
@@ -1470,32 +1488,8 @@ static int set_text_into(cfg__into s, size_t i, const char *text, size_t len, ch
   case CFG__STRING: return set_string(s, k, text, len, msg, cap);
   case CFG__LIST: return set_list(s, i, text, len, msg, cap);
   case CFG__FAULTS:
-    if (len == 0 || same_text(text, len, "[]")) {
-      cfg__faults_free(field(s, k));
-      return SIM_OK;
-    }
-    snprintf(msg, cap,
-             "expected a list of faults such as [{at: 1ms, kind: link-down, target: "
-             "leaf0-spine0}]");
-    return SIM_ECONFIG;
   case CFG__JOBS:
-    if (len == 0 || same_text(text, len, "[]")) {
-      cfg__jobs_free(field(s, k));
-      return SIM_OK;
-    }
-    snprintf(msg, cap,
-             "expected a list of jobs such as [{name: a, gpus: 16, workload: {kind: "
-             "collective}}]");
-    return SIM_ECONFIG;
-  case CFG__CLASSES:
-    if (len == 0 || same_text(text, len, "[]")) {
-      cfg__classes_free(field(s, k));
-      return SIM_OK;
-    }
-    snprintf(msg, cap,
-             "expected a list of classes such as [{id: 6, name: latency, priority: 1}, {id: 0, "
-             "name: bulk, weight: 3}]");
-    return SIM_ECONFIG;
+  case CFG__CLASSES: return set_mapping_list(s, k, text, len, msg, cap);
   }
   return SIM_ECONFIG;
 }

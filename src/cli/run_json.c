@@ -306,6 +306,11 @@ static json_t *job_pfc_json(const run_jobs *js, uint32_t j) {
  * the same job alone (null when not computed: one job, or it did not finish). */
 static json_t *jobs_json(const run_jobs *js, const topo *t, bool classes) {
   json_t *arr = json_array();
+  /* each job's pfc: where the fidelity counts pauses, when the scenario
+   * uses classes or a PAUSE was sent (a run without either writes what it
+   * wrote before the block existed) */
+  bool pfc = js->have_pauses && classes;
+  for (uint32_t j = 0; js->have_pauses && j < js->n; j++) pfc |= js->pauses.caused[j] > 0;
   for (uint32_t j = 0; j < js->n; j++) {
     const run_job *job = &js->v[j];
     const plc_metrics *m = &job->metrics;
@@ -332,7 +337,7 @@ static json_t *jobs_json(const run_jobs *js, const topo *t, bool classes) {
     if (classes) /* the class its transfers carry (written when the scenario uses classes) */
       json_object_set_new(o, "traffic_class",
                           json_string(job->view.fabric.classes.v[job->cfg->workload.tclass].name));
-    if (js->have_pauses) json_object_set_new(o, "pfc", job_pfc_json(js, j));
+    if (pfc) json_object_set_new(o, "pfc", job_pfc_json(js, j));
     if (job->train) { /* as a single training run's step and steps (baseline: alone) */
       json_decref(colls);
       json_decref(c);

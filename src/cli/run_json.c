@@ -237,11 +237,14 @@ const char *cli_classes_model(cfg_fidelity f) {
   case CFG_FIDELITY_FLOW:
     return "per channel: strict priority levels, weighted max-min among the classes of a level, "
            "a class's flows sharing its part equally; no queues, so no pauses, marks or drops; "
-           "jobs timed by class (jobs[].timed) are stretched without classes";
+           "jobs timed by class (jobs[].timed) are stretched by the same levels and weights, per "
+           "channel on the mean rates their collectives ask";
   case CFG_FIDELITY_ANALYTIC: break;
   }
-  return "not modelled at the analytic fidelity: transfers of every class count alike on a "
-         "channel (no priority, no weights, nothing lossy); bytes per class only";
+  return "not modelled within a phase at the analytic fidelity: transfers of every class count "
+         "alike on a channel (no priority, no weights, nothing lossy); jobs that may share links "
+         "are timed (jobs[].timed) and stretched by the classes' levels and weights, per channel "
+         "on the mean rates their collectives ask; bytes per class";
 }
 
 /* traffic_classes: how the fidelity treats them, and per class its

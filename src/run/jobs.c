@@ -347,7 +347,8 @@ int run__jobs_contention(run_jobs *js, sim_ctx *sim, const cfg_doc *doc, sim_err
     run_job *job = &js->v[j];
     if (!job->timed) continue;
     if (job->train) {
-      rc = run__contention_add_training(js->contention, job->train, job->group, err);
+      rc = run__contention_add_training(js->contention, job->train, job->group,
+                                        job->view.workload.tclass, err);
       continue;
     }
     rc = run_alone(js, job, doc, js->t, err); /* its time alone: the task's, and its baseline */
@@ -357,7 +358,7 @@ int run__jobs_contention(run_jobs *js, sim_ctx *sim, const cfg_doc *doc, sim_err
     job->cnt = js->contention;
     job->task = run__contention_add_plan(js->contention, &job->plan,
                                          (simtime_ps)llround(job->alone.time_s * 1e12), job->group,
-                                         timed_done, job);
+                                         job->view.workload.tclass, timed_done, job);
   }
   if (rc == SIM_OK && js->contention) run__contention_seal(js->contention);
   return rc;

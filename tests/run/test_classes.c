@@ -115,6 +115,43 @@ static void test_weights_flow(void **state) {
   run_setup_free(&s);
 }
 
+/* The same jobs at the analytic fidelity: timed and stretched while they
+ * share the uplink (src/run/contention.c), by the classes' weights as the
+ * flow fidelity shares it: a at 3B/4 then b alone, within 0.5 % (the
+ * stretch takes a transfer's time alone less its launch as its
+ * bandwidth-bound part: 2.5 us more than S / B here, the path's latency);
+ * b at strict priority over a: b as alone, a after it. One class: each
+ * B / 2, as without classes. */
+static void test_classes_timed(void **state) {
+  (void)state;
+  char buf[1024];
+  run_setup s;
+  be_stats st;
+  double sb = 16.0 * 1024 * 1024 * 8 / 100e9; /* S / B */
+  run(&s, &st, "analytic", pair_jobs(buf, sizeof buf, weights, "gold", "bronze"));
+  const run_job *a = &s.jobs.v[0], *b = &s.jobs.v[1];
+  print_message("timed 3:1: a %.6g (alone %.6g), b %.6g (alone %.6g), S/B %.6g ms\n",
+                a->res.time_s * 1e3, a->alone.time_s * 1e3, b->res.time_s * 1e3,
+                b->alone.time_s * 1e3, sb * 1e3);
+  assert_true(a->timed && b->timed && a->finished && b->finished);
+  assert_float_equal(a->res.time_s, a->alone.time_s + sb / 3, 5e-3 * a->res.time_s);
+  assert_float_equal(b->res.time_s, b->alone.time_s + sb, 5e-3 * b->res.time_s);
+  run_setup_free(&s);
+  run(&s, &st, "analytic",
+      pair_jobs(buf, sizeof buf, "[{id: 1, name: bulk}, {id: 5, name: first, priority: 1}]", "bulk",
+                "first"));
+  a = &s.jobs.v[0], b = &s.jobs.v[1];
+  assert_true(a->timed && b->timed);
+  assert_float_equal(b->res.time_s, b->alone.time_s, 1e-9 * b->res.time_s);
+  assert_float_equal(a->res.time_s, a->alone.time_s + sb, 5e-3 * a->res.time_s);
+  run_setup_free(&s);
+  run(&s, &st, "analytic", pair_jobs(buf, sizeof buf, weights, "gold", "gold"));
+  assert_float_equal(s.jobs.v[0].res.time_s, s.jobs.v[0].alone.time_s + sb,
+                     5e-3 * s.jobs.v[0].res.time_s);
+  assert_true(s.jobs.v[0].res.time_s == s.jobs.v[1].res.time_s);
+  run_setup_free(&s);
+}
+
 static void test_weights_packet(void **state) {
   (void)state;
   char buf[1024];
@@ -309,7 +346,8 @@ int main(void) {
       cmocka_unit_test(test_weights_flow),           cmocka_unit_test(test_weights_packet),
       cmocka_unit_test(test_strict_priority_packet), cmocka_unit_test(test_explicit_defaults),
       cmocka_unit_test(test_lossless_lossy_incast),  cmocka_unit_test(test_ecn_per_class),
-      cmocka_unit_test(test_pause_victims),          cmocka_unit_test(test_jobs_carry_class),
+      cmocka_unit_test(test_pause_victims),          cmocka_unit_test(test_classes_timed),
+      cmocka_unit_test(test_jobs_carry_class),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,27 +13,15 @@
 
 #include <cmocka.h>
 
+#include "cfg_fixture.h"
 #include "fabsim/config.h"
 
 static cfg_doc *load(cfg_scenario *s, const char *yaml, const char *const *sets, int nsets) {
-  cfg_doc *doc = NULL;
-  sim_error err = {0};
-  if (cfg_load_buffer(s, &doc, "c.yaml", yaml, yaml ? strlen(yaml) : 0, sets, nsets, &err) !=
-      SIM_OK)
-    fail_msg("%s", err.msg);
-  return doc;
+  return cfx_load(s, "c.yaml", yaml, sets, nsets);
 }
 
 static void expect_error(const char *yaml, const char *set, const char *msg) {
-  cfg_scenario s;
-  cfg_doc *doc = NULL;
-  sim_error err = {0};
-  const char *sets[1] = {set};
-  int rc =
-      cfg_load_buffer(&s, &doc, "c.yaml", yaml, yaml ? strlen(yaml) : 0, sets, set ? 1 : 0, &err);
-  assert_int_equal(rc, SIM_ECONFIG);
-  assert_null(doc);
-  if (strcmp(err.msg, msg) != 0) fail_msg("got:  %s\nwant: %s", err.msg, msg);
+  cfx_expect_error("c.yaml", yaml, set, msg);
 }
 
 /* Nothing said: 7 and 6 strict (levels 2 and 1), 0..5 level 0 weight 1,

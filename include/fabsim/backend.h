@@ -53,6 +53,15 @@ typedef struct be_stats {
   simtime_ps fct_p50, fct_p99, fct_p999, fct_max;
   double fct_mean_s;
   unsigned observed;
+  /* per traffic class (be_xfer.tclass): payload bytes delivered, as `bytes`
+   * (every fidelity; the analytic one counts a phase on its first
+   * transfer's class); the packet-level counters above split by class
+   * (observed & BE_OBS_PACKETS): the deepest queue of the class at a switch
+   * or NIC port, PAUSE frames sent for it and the time its queues spent
+   * paused, its ECN marks and drops */
+  uint64_t class_bytes[8];
+  uint64_t class_max_queue[8], class_pfc_pauses[8], class_ecn_marks[8], class_drops[8];
+  simtime_ps class_pfc_paused[8];
 } be_stats;
 
 enum { BE_OBS_PACKETS = 1u << 0, BE_OBS_FCT = 1u << 1 };
@@ -135,6 +144,27 @@ typedef struct be_parallel_info {
   double wall_max, sync_max; /* seconds in the engine, of which in synchronization, slowest rank */
 } be_parallel_info;
 
+/* Pause victims by job, a capability of the packet fidelity (be_ops.job_owners,
+ * job_pauses). A flow's job is the job holding its source GPU. A PAUSE
+ * frame (PFC XOFF) for class k that a switch sends on an input port is
+ * caused by the job holding the most of that switch's buffer when it sends
+ * it (its packets from admission to transmission; ties: the lower job):
+ * the job whose queues shrank the dynamic threshold and, under head-of-line
+ * blocking, whose stuck packets filled the paused input. When the PAUSE
+ * reaches the upstream port, its victims are the flows (queue pairs) of
+ * other jobs with class-k packets queued at that port, stopped by it.
+ * Counted per (causer, victim): pauses that stopped at least one of the
+ * victim's flows, and those flows summed over the pauses; per causer: its
+ * PAUSE frames and the time they held upstream ports paused. Arrays valid
+ * until the backend is destroyed. */
+typedef struct be_job_pauses {
+  uint32_t njobs;
+  const uint64_t *caused;   /* [causer] */
+  const simtime_ps *paused; /* [causer] */
+  const uint64_t *pauses;   /* [causer * njobs + victim] */
+  const uint64_t *flows;    /* [causer * njobs + victim] */
+} be_job_pauses;
+
 /* A slice of a pool of transfers: pool[off .. off + n) of pool[0 .. pool_n). */
 typedef struct be_slice {
   const be_xfer *pool;
@@ -191,6 +221,11 @@ typedef struct be_ops {
   void (*submit_slice)(be_backend *b, const be_slice *sl, uint64_t repeat, be_done_fn done,
                        void *ctx);
   void (*pool_release)(be_backend *b, const be_xfer *pool);
+  /* Pause victims (see be_job_pauses): job_owners before any phase, with
+   * the job of each GPU (UINT32_MAX: none; the array is copied), SIM_OK;
+   * job_pauses after the run (on the parallel engine a collective). */
+  int (*job_owners)(be_backend *b, const uint32_t *job_of_gpu, uint32_t njobs);
+  bool (*job_pauses)(const be_backend *b, be_job_pauses *out);
 } be_ops;
 
 /* A transfer that did not complete: reported once, with its cause ("no
@@ -304,6 +339,10 @@ int be_port_samples_get(be_backend *b, simtime_ps end, be_port_samples *out);
 /* A collective over the ranks; false (and nothing filled) when b is not
  * the packet fidelity on the parallel engine. */
 bool be_parallel_info_get(const be_backend *b, be_parallel_info *out);
+/* Pause victims (see be_job_pauses): SIM_EINVAL when b (NULL allowed) has
+ * no such capability; false when it has none or was given no owners. */
+int be_job_owners_set(be_backend *b, const uint32_t *job_of_gpu, uint32_t njobs);
+bool be_job_pauses_get(const be_backend *b, be_job_pauses *out);
 
 #ifdef __cplusplus
 }

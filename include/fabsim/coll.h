@@ -172,6 +172,10 @@ int coll_plan_merge(coll_plan *into, coll_plan *from, sim_error *err);
  * and *off the phase's offset in it (phases[i].x == *pool + *off). O(1). */
 bool coll_phase_slice(const coll_plan *plan, size_t i, const be_xfer **pool, size_t *pool_n,
                       size_t *off);
+/* Every transfer of the plan carries traffic class tclass (0..7; a
+ * workload's class, fabsim/config.h cfg_workload.tclass): builders emit
+ * class 0, the caller sets the workload's once the plan is built. O(transfers listed). */
+void coll_plan_set_class(coll_plan *plan, uint8_t tclass);
 /* Transfers in the plan, repetitions counted. */
 uint64_t coll_plan_transfers(const coll_plan *plan);
 /* Bytes the plan moves, repetitions counted. O(transfers listed). */

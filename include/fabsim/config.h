@@ -174,6 +174,33 @@ const char *cfg_fault_kind_name(cfg_fault_kind k);
 /* Link, switch and NIC kinds (the backend's business); the rest are GPU kinds. */
 bool cfg_fault_is_network(cfg_fault_kind k);
 
+/* fabric.classes: the 8 traffic classes as the switches schedule them
+ * (issue 16; docs/shared-fabric.md, "Traffic classes"). The scenario lists
+ * up to 8 entries {id, name, priority, weight, lossless, ecn: {kmin, kmax,
+ * pmax}, buffer}; cfg_load resolves all 8, listed or not, so that a
+ * scenario without the table runs as before: classes 7 and 6 strict
+ * priority (levels 2 and 1, 7 first), 0..5 at level 0 with weight 1. */
+enum { CFG_CLASSES = 8 };
+typedef struct cfg_tclass {
+  char *name;                  /* owned by the scenario, unique; "tc<id>" unless named */
+  uint32_t priority;           /* strict priority level 0..7: a higher level is served first */
+  uint32_t weight;             /* deficit-weighted round robin weight within its level, 1..1000 */
+  bool lossless;               /* PFC (RoCE, Ethernet) or credits (InfiniBand); else tail drop */
+  uint64_t ecn_kmin, ecn_kmax; /* bytes at a fabric.link_bandwidth port, as fabric.ecn.* */
+  double ecn_pmax;
+  double buffer; /* share of a switch's shared buffer its queues of the class may hold, (0, 1] */
+  uint8_t given; /* fields the scenario set: 1 << CFG__CF_* (src/config) */
+} cfg_tclass;
+typedef struct cfg_class_table {
+  cfg_tclass v[CFG_CLASSES];  /* by class id; every class resolved */
+  uint8_t order[CFG_CLASSES]; /* ids of the listed classes, in list order */
+  uint32_t n;                 /* classes listed in fabric.classes (0: the defaults) */
+} cfg_class_table;
+/* The class a scenario names as `text` (a class id 0..7, or a name of
+ * fabric.classes, default names tc0 .. tc7): SIM_OK and *id, or
+ * SIM_ECONFIG with a message saying what is allowed. */
+int cfg_class_find(const cfg_class_table *t, const char *text, uint8_t *id, char *msg, size_t cap);
+
 /* workload.*: what the run simulates; also each job's `workload:` (jobs:). */
 typedef struct cfg_workload {
   cfg_workload_kind kind;
@@ -243,6 +270,8 @@ typedef struct cfg_workload {
     char *classes;  /* owned; "FIRST-LAST:FILE,...", or "none" */
     cfg_trace_compute compute;
   } trace;
+  char *traffic_class; /* owned: a class id or a name of fabric.classes ("0" by default) */
+  uint8_t tclass;      /* resolved: the class every transfer of the workload carries */
 } cfg_workload;
 
 /* jobs: several workloads sharing the fabric (issue 16; docs/shared-fabric.md).
@@ -348,6 +377,7 @@ typedef struct cfg_scenario {
       uint64_t xon;        /* resume offset below the XOFF threshold */
       simtime_ps watchdog; /* a pause longer than this is a pause storm */
     } pfc;
+    cfg_class_table classes; /* fabric.classes, resolved */
   } fabric;
   struct {
     cfg_cost_model model; /* selects the defaults of the prices below */
@@ -413,6 +443,11 @@ typedef struct cfg_scenario {
   cfg_fault_list faults; /* faults inside the simulation (fabsim/fault.h) */
   cfg_job_list jobs;     /* several workloads on the fabric; n 0: the workload above */
 } cfg_scenario;
+
+/* True when the scenario uses traffic classes at all: a fabric.classes
+ * table, or a workload or job on a class other than 0. Outputs then carry
+ * per-class blocks (a scenario without them has the same outputs as before). */
+bool cfg_classes_used(const cfg_scenario *s);
 
 /* Where a key's value came from, for error messages raised after loading
  * (e.g. the topology finding that cluster.nodes does not fit). */

@@ -228,6 +228,10 @@ typedef struct run_job {
 typedef struct run_jobs {
   run_job *v; /* owned; n 0: the scenario has no jobs: list */
   uint32_t n;
+  /* pause victims between the jobs (fabsim/backend.h be_job_pauses), from
+   * run_jobs_end: a fidelity that has them (packet), more than one job */
+  be_job_pauses pauses; /* arrays the backend's: valid until it is destroyed */
+  bool have_pauses;
   const topo *t;           /* private: the fabric (fresh backends for the training jobs' timing) */
   const flt_fault *faults; /* private: the scenario's faults, resolved (not owned) */
   uint32_t nfaults;
@@ -266,8 +270,10 @@ int run_jobs_run(run_jobs *js, sim_ctx *sim, const cfg_doc *doc, bool *complete,
 /* The GPU faults of the scenario, into the training job that holds the
  * GPU (ctx is js; a GPU of no training job: no effect). */
 flt_gpu_hooks run_jobs_hooks(run_jobs *js);
-/* Once the simulation stopped: each job's result. Returns the last job's
- * end (the run's length). */
+/* Once the simulation stopped: each job's result, and the pause victims
+ * between jobs where the fidelity counts them (run_jobs.pauses; the jobs'
+ * GPUs were given to the backend at run_jobs_begin). Returns the last
+ * job's end (the run's length). */
 simtime_ps run_jobs_end(run_jobs *js, sim_ctx *sim);
 /* With more than one job: each job alone on a fresh backend of the same
  * fabric and the same GPUs, under the same faults (the fabric's, and those

@@ -15,6 +15,11 @@
  * that starts later does not slow one already running (the flow fidelity
  * recomputes rates; this one only counts).
  *
+ * Traffic classes (fabric.classes) are not modelled here: transfers of every
+ * class count alike on a channel, as if one class (no strict priority, no
+ * weights, nothing lossy); a run that uses classes at this fidelity says so
+ * in its notes (docs/shared-fabric.md, "Traffic classes").
+ *
  * Cost: O(total path length) per phase, independent of `repeat`, so a ring
  * AllReduce on 131,072 GPUs is one routing pass over n x channels transfers.
  *
@@ -88,6 +93,8 @@ typedef struct analytic_phase {
   be_done_fn done;
   void *ctx;
   bool window; /* the pool cache's window: stays counted at its end */
+  uint8_t cls; /* its first transfer's traffic class: be_stats.class_bytes counts the
+                  phase there (every plan fabsim builds is one class) */
 } analytic_phase;
 
 static void phase_free(analytic_phase *ph) {
@@ -198,6 +205,7 @@ static void analytic_submit_phase(be_backend *b, const be_xfer *x, size_t n, uin
   sim_free(txs);
   sim_free(lat);
   ph->transfers = (uint64_t)n * repeat;
+  ph->cls = n ? x[0].tclass & 7 : 0;
   ph->bytes *= repeat;
   simtime_ps total = repeat && phase > SIM_TIME_MAX / repeat ? SIM_TIME_MAX : phase * repeat;
   ev_schedule(b->sim, sat_add(sim_now(b->sim), total), analytic_phase_done, ph, 0);
@@ -219,6 +227,7 @@ static void analytic_phase_done(sim_ctx *sim, void *obj, uint64_t arg) {
   }
   a->st.transfers += ph->transfers;
   a->st.bytes += ph->bytes;
+  a->st.class_bytes[ph->cls] += ph->bytes;
   if (ph->window) { /* the window stays counted until the next slice moves it */
     pc->live = false;
     if (pc->released) pool_forget(a);
@@ -463,6 +472,7 @@ static void analytic_submit_slice(be_backend *b, const be_slice *sl, uint64_t re
   ph->ctx = ctx;
   ph->window = true;
   ph->transfers = (uint64_t)sl->n * repeat;
+  ph->cls = sl->n ? sl->pool[sl->off].tclass & 7 : 0;
   ph->bytes = (pc->prefix[sl->off + sl->n] - pc->prefix[sl->off]) * repeat;
   pc->live = true;
   simtime_ps total = repeat && phase > SIM_TIME_MAX / repeat ? SIM_TIME_MAX : phase * repeat;

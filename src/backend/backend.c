@@ -21,6 +21,15 @@ bool be_parallel_info_get(const be_backend *b, be_parallel_info *out) {
   return b && b->ops->parallel_info && b->ops->parallel_info(b, out);
 }
 
+int be_job_owners_set(be_backend *b, const uint32_t *job_of_gpu, uint32_t njobs) {
+  if (!b || !b->ops->job_owners) return SIM_EINVAL;
+  return b->ops->job_owners(b, job_of_gpu, njobs);
+}
+
+bool be_job_pauses_get(const be_backend *b, be_job_pauses *out) {
+  return b && b->ops->job_pauses && b->ops->job_pauses(b, out);
+}
+
 void be_submit_slice(be_backend *b, const be_slice *sl, uint64_t repeat, be_done_fn done,
                      void *ctx) {
   if (b->ops->submit_slice) b->ops->submit_slice(b, sl, repeat, done, ctx);

@@ -69,6 +69,7 @@ int cal_collective_plan_on(coll_plan *plan, const topo *t, const cfg_scenario *c
     snprintf(msg, sizeof msg, "%s", err->msg);
     return cfg_fail_at(doc, "workload.collective.algorithm", err, "%s", msg);
   }
+  coll_plan_set_class(plan, cfg->workload.tclass);
   return SIM_OK;
 }
 
@@ -86,6 +87,7 @@ int cal_collective_plan(coll_plan *plan, const topo *t, const cfg_scenario *cfg,
       spec_of(cfg, cfg->workload.collective.op, cfg->workload.collective.size, ranks, n);
   int rc = coll_plan_build(plan, t, &spec, err);
   sim_free(ranks); /* the plan keeps GPU ids, not the array */
+  if (rc == SIM_OK) coll_plan_set_class(plan, cfg->workload.tclass);
   if (rc != SIM_OK) {
     char msg[sizeof err->msg];
     snprintf(msg, sizeof msg, "%s", err->msg);

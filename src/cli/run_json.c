@@ -228,10 +228,92 @@ static json_t *shares_json(const run_jobs *js, const run_job *job, const topo *t
   return a;
 }
 
+const char *cli_classes_model(cfg_fidelity f) {
+  switch (f) {
+  case CFG_FIDELITY_PACKET:
+    return "per port: strict priority levels, deficit round robin within a level (quantum: "
+           "weight x the largest frame); PFC per lossless class, tail drop for lossy ones; ECN "
+           "thresholds and buffer share per class";
+  case CFG_FIDELITY_FLOW:
+    return "per channel: strict priority levels, weighted max-min among the classes of a level, "
+           "a class's flows sharing its part equally; no queues, so no pauses, marks or drops; "
+           "jobs timed by class (jobs[].timed) are stretched by the same levels and weights, per "
+           "channel on the mean rates their collectives ask";
+  case CFG_FIDELITY_ANALYTIC: break;
+  }
+  return "not modelled within a phase at the analytic fidelity: transfers of every class count "
+         "alike on a channel (no priority, no weights, nothing lossy); jobs that may share links "
+         "are timed (jobs[].timed) and stretched by the classes' levels and weights, per channel "
+         "on the mean rates their collectives ask; bytes per class";
+}
+
+/* traffic_classes: how the fidelity treats them, and per class its
+ * configuration and what the run measured of it (the queue counters: the
+ * packet fidelity's, null at the others). */
+static json_t *classes_json(const cfg_scenario *cfg, const be_stats *st) {
+  json_t *o = json_object(), *a = json_array();
+  json_object_set_new(o, "model", json_string(cli_classes_model(cfg->simulation.fidelity)));
+  for (uint32_t k = 0; k < CFG_CLASSES; k++) {
+    const cfg_tclass *c = &cfg->fabric.classes.v[k];
+    json_t *e = json_object();
+    json_object_set_new(e, "id", json_integer(k));
+    json_object_set_new(e, "name", json_string(c->name ? c->name : ""));
+    json_object_set_new(e, "priority", json_integer(c->priority));
+    json_object_set_new(e, "weight", json_integer(c->weight));
+    json_object_set_new(e, "lossless", json_boolean(c->lossless));
+    json_object_set_new(e, "buffer_share", json_real(c->buffer));
+    json_object_set_new(e, "ecn_kmin_bytes", json_integer((json_int_t)c->ecn_kmin));
+    json_object_set_new(e, "ecn_kmax_bytes", json_integer((json_int_t)c->ecn_kmax));
+    json_object_set_new(e, "ecn_pmax", json_real(c->ecn_pmax));
+    json_object_set_new(e, "bytes", json_integer((json_int_t)st->class_bytes[k]));
+    json_object_set_new(e, "max_queue_bytes",
+                        observed_int(st, BE_OBS_PACKETS, st->class_max_queue[k]));
+    json_object_set_new(e, "pfc_pauses", observed_int(st, BE_OBS_PACKETS, st->class_pfc_pauses[k]));
+    json_object_set_new(e, "pfc_paused_s",
+                        (st->observed & BE_OBS_PACKETS)
+                            ? json_real(sim_ps_to_s(st->class_pfc_paused[k]))
+                            : json_null());
+    json_object_set_new(e, "ecn_marks", observed_int(st, BE_OBS_PACKETS, st->class_ecn_marks[k]));
+    json_object_set_new(e, "drops", observed_int(st, BE_OBS_PACKETS, st->class_drops[k]));
+    json_array_append_new(a, e);
+  }
+  json_object_set_new(o, "classes", a);
+  return o;
+}
+
+/* A job's PFC: PAUSE frames its congestion caused and the time they held
+ * upstream ports, the other jobs' flows they stopped (victims) and the
+ * jobs whose PAUSEs stopped its own (paused_by); fabsim/backend.h
+ * be_job_pauses defines each. Pairs with nothing are left out. */
+static json_t *job_pfc_json(const run_jobs *js, uint32_t j) {
+  const be_job_pauses *p = &js->pauses;
+  json_t *o = json_object(), *vic = json_array(), *by = json_array();
+  json_object_set_new(o, "pauses_caused", json_integer((json_int_t)p->caused[j]));
+  json_object_set_new(o, "paused_s", json_real(sim_ps_to_s(p->paused[j])));
+  for (uint32_t k = 0; k < p->njobs; k++)
+    for (int dir = 0; dir < 2; dir++) {
+      size_t at = dir == 0 ? (size_t)j * p->njobs + k : (size_t)k * p->njobs + j;
+      if (k == j || p->flows[at] == 0) continue;
+      json_t *e = json_object();
+      json_object_set_new(e, "job", json_string(js->v[k].cfg->name));
+      json_object_set_new(e, "pauses", json_integer((json_int_t)p->pauses[at]));
+      json_object_set_new(e, "flows", json_integer((json_int_t)p->flows[at]));
+      json_array_append_new(dir == 0 ? vic : by, e);
+    }
+  json_object_set_new(o, "victims", vic);
+  json_object_set_new(o, "paused_by", by);
+  return o;
+}
+
 /* jobs[]: per job its placement, its collective and its slowdown against
  * the same job alone (null when not computed: one job, or it did not finish). */
-static json_t *jobs_json(const run_jobs *js, const topo *t) {
+static json_t *jobs_json(const run_jobs *js, const topo *t, bool classes) {
   json_t *arr = json_array();
+  /* each job's pfc: where the fidelity counts pauses, when the scenario
+   * uses classes or a PAUSE was sent (a run without either writes what it
+   * wrote before the block existed) */
+  bool pfc = js->have_pauses && classes;
+  for (uint32_t j = 0; js->have_pauses && j < js->n; j++) pfc |= js->pauses.caused[j] > 0;
   for (uint32_t j = 0; j < js->n; j++) {
     const run_job *job = &js->v[j];
     const plc_metrics *m = &job->metrics;
@@ -255,6 +337,10 @@ static json_t *jobs_json(const run_jobs *js, const topo *t) {
     json_object_set_new(o, "isolated", json_boolean(job->isolated));
     json_object_set_new(o, "timed", json_boolean(job->timed));
     json_object_set_new(o, "kind", json_string(cfg_workload_kind_name(job->cfg->workload.kind)));
+    if (classes) /* the class its transfers carry (written when the scenario uses classes) */
+      json_object_set_new(o, "traffic_class",
+                          json_string(job->view.fabric.classes.v[job->cfg->workload.tclass].name));
+    if (pfc) json_object_set_new(o, "pfc", job_pfc_json(js, j));
     if (job->train) { /* as a single training run's step and steps (baseline: alone) */
       json_decref(colls);
       json_decref(c);
@@ -308,7 +394,7 @@ json_t *cli_run_summary_json(const cli_args *a, const cfg_scenario *cfg, const t
   json_object_set_new(o, "nodes", json_integer(topo_node_count(t)));
   json_object_set_new(o, "topology", cli_topo_json(t, cfg));
   if (r->jobs && r->jobs->n) {
-    json_object_set_new(o, "jobs", jobs_json(r->jobs, t));
+    json_object_set_new(o, "jobs", jobs_json(r->jobs, t, cfg_classes_used(cfg)));
   } else if (cfg->workload.kind == CFG_WORKLOAD_COLLECTIVE) {
     json_t *colls = json_array();
     json_t *c = json_object();
@@ -362,6 +448,7 @@ json_t *cli_run_summary_json(const cli_args *a, const cfg_scenario *cfg, const t
   if (cfg->workload.kind != CFG_WORKLOAD_TRAINING) /* training: cli_training_summary */
     json_object_set_new(o, "failure", r->w->failed ? transfer_failure_json(r) : json_null());
   json_object_set_new(o, "network", network_json(&r->net));
+  if (cfg_classes_used(cfg)) json_object_set_new(o, "traffic_classes", classes_json(cfg, &r->net));
   if (r->have_power) json_object_set_new(o, "power", cli_power_json(&r->power));
   json_object_set_new(o, "events", cli_events_json(&r->log));
   json_t *sim = json_object();

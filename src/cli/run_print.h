@@ -31,6 +31,10 @@ json_t *cli_run_summary_json(const cli_args *a, const cfg_scenario *cfg, const t
 void cli_run_print(const cfg_scenario *cfg, const topo *t, const cli_run_result *r,
                    const run_training_result *tres, const char *written);
 
+/* How the fidelity f treats traffic classes, one sentence (summary.json
+ * traffic_classes.model and the terminal; the analytic fidelity's says it
+ * does not model them). */
+const char *cli_classes_model(cfg_fidelity f);
 /* events[]: {at_s, component, kind, detail} in the log's order. */
 json_t *cli_events_json(const run_events *log);
 /* power: pwr_summary_json plus utilization_source (and, for a job,

@@ -115,8 +115,32 @@ static void job_work_text(const run_job *job, char *out, size_t cap) {
            out_fmt_bytes(a, sizeof a, job->plan.bytes));
 }
 
+/* A job's PFC line: the PAUSE frames its congestion caused and whose flows
+ * they stopped, and whose PAUSEs stopped its own (be_job_pauses). */
+static void job_pfc_text(const run_jobs *js, uint32_t j) {
+  const be_job_pauses *p = &js->pauses;
+  char a[64];
+  bool any = p->caused[j] > 0;
+  for (uint32_t k = 0; k < p->njobs; k++) any |= p->flows[(size_t)k * p->njobs + j] > 0;
+  if (!any) return; /* no PFC (InfiniBand credits, lossy classes) or no pause: no line */
+  printf("  pfc        caused %llu PAUSE%s (%s paused upstream)", (unsigned long long)p->caused[j],
+         p->caused[j] == 1 ? "" : "s", out_fmt_seconds(a, sizeof a, sim_ps_to_s(p->paused[j])));
+  for (int dir = 0; dir < 2; dir++) {
+    const char *sep = dir == 0 ? "; stopped flows of " : "; its flows stopped by ";
+    for (uint32_t k = 0; k < p->njobs; k++) {
+      size_t at = dir == 0 ? (size_t)j * p->njobs + k : (size_t)k * p->njobs + j;
+      if (k == j || p->flows[at] == 0) continue;
+      printf("%s%s (%llu pause%s, %llu flow%s)", sep, js->v[k].cfg->name,
+             (unsigned long long)p->pauses[at], p->pauses[at] == 1 ? "" : "s",
+             (unsigned long long)p->flows[at], p->flows[at] == 1 ? "" : "s");
+      sep = ", ";
+    }
+  }
+  printf("\n");
+}
+
 /* One line per job of a jobs: list: where it runs and what sharing cost it. */
-static void jobs_text(const run_jobs *js, const topo *t) {
+static void jobs_text(const run_jobs *js, const topo *t, bool classes) {
   char a[64], b[64], w[160];
   for (uint32_t j = 0; j < js->n; j++) {
     const run_job *job = &js->v[j];
@@ -135,6 +159,34 @@ static void jobs_text(const run_jobs *js, const topo *t) {
     char cause[600];
     run_job_cause(js, job, t, cause, sizeof cause);
     if (cause[0]) printf("  cause      %s\n", cause);
+    if (classes)
+      printf("  class      %s (%u)\n", job->view.fabric.classes.v[job->cfg->workload.tclass].name,
+             job->cfg->workload.tclass);
+    if (js->have_pauses) job_pfc_text(js, j);
+  }
+}
+
+/* The traffic classes: how the fidelity treats them, then one line per
+ * class that carried bytes or is listed in fabric.classes. */
+static void classes_text(const cfg_scenario *cfg, const be_stats *st) {
+  char a[64], b[64], c[64], d[64], e[64];
+  const cfg_class_table *t = &cfg->fabric.classes;
+  printf("classes      %s\n", cli_classes_model(cfg->simulation.fidelity));
+  for (uint32_t k = 0; k < CFG_CLASSES; k++) {
+    bool listed = false;
+    for (uint32_t i = 0; i < t->n; i++) listed |= t->order[i] == k;
+    if (!listed && !st->class_bytes[k]) continue;
+    const cfg_tclass *tc = &t->v[k];
+    printf("  %-10s %u: priority %u, weight %u, %s, %s", tc->name, k, tc->priority, tc->weight,
+           tc->lossless ? "lossless" : "lossy", out_fmt_bytes(a, sizeof a, st->class_bytes[k]));
+    if (st->observed & BE_OBS_PACKETS)
+      printf(", max queue %s, %s PFC pauses (%s), %s ECN marks, %llu drops",
+             out_fmt_bytes(b, sizeof b, st->class_max_queue[k]),
+             out_fmt_count(c, sizeof c, st->class_pfc_pauses[k]),
+             out_fmt_seconds(d, sizeof d, sim_ps_to_s(st->class_pfc_paused[k])),
+             out_fmt_count(e, sizeof e, st->class_ecn_marks[k]),
+             (unsigned long long)st->class_drops[k]);
+    printf("\n");
   }
 }
 
@@ -143,7 +195,7 @@ static void workload_text(const cfg_scenario *cfg, const topo *t, const cli_run_
                           const run_training_result *tres) {
   char a[64], b[64], c[64], d[64];
   if (r->jobs && r->jobs->n) {
-    jobs_text(r->jobs, t);
+    jobs_text(r->jobs, t, cfg_classes_used(cfg));
   } else if (cfg->workload.kind == CFG_WORKLOAD_COLLECTIVE) {
     printf("%-12s %s, %s over %u ranks, %u channel%s, protocol %s\n",
            cfg_coll_op_name(r->w->plan.op), cfg_coll_algorithm_name(r->w->plan.algorithm),
@@ -215,6 +267,7 @@ void cli_run_print(const cfg_scenario *cfg, const topo *t, const cli_run_result 
            out_fmt_count(a, sizeof a, r->net.drops), out_fmt_count(b, sizeof b, r->net.retransmits),
            out_fmt_bytes(c, sizeof c, r->net.max_queue_bytes), r->net.link_utilization_max * 100);
   }
+  if (cfg_classes_used(cfg)) classes_text(cfg, &r->net);
   if (r->w->gpu_failed) {
     const trc_failure *g = &r->w->gpu_failure;
     printf("failure      %sgpu%u failed at %s: the job stopped after %u of %u iteration%s\n",

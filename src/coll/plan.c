@@ -76,6 +76,13 @@ void coll__push_slice(coll_plan *p, size_t off, size_t n, uint64_t repeat) {
       (coll_phase){.x = p->pool + off, .n = n, .repeat = repeat, .in_pool = true};
 }
 
+void coll_plan_set_class(coll_plan *p, uint8_t tclass) {
+  for (size_t i = 0; i < p->pool_n; i++) p->pool[i].tclass = tclass;
+  for (size_t i = 0; i < p->nphases; i++)
+    for (size_t k = 0; !p->phases[i].in_pool && k < p->phases[i].n; k++)
+      p->phases[i].x[k].tclass = tclass;
+}
+
 /* q transfers of about x.bytes/q (the first ones one byte larger when it
  * does not divide), each with its own flow hash. */
 static be_xfer *split_each(const be_xfer *x, size_t n, uint32_t q) {

@@ -31,6 +31,8 @@ char *cfg__buf_take(cfg__buf *b);
 /* User text for a message: at most `max` visible characters, non-printable
  * bytes escaped as \xNN, "..." when cut. out has room for cap bytes. */
 void cfg__excerpt(char *out, size_t cap, const char *text, size_t len, size_t max);
+/* *dst (owned, freed) becomes a NUL-terminated copy of text[0 .. len). */
+void cfg__text_set(char **dst, const char *text, size_t len);
 
 /* ---- units ---------------------------------------------------------------- */
 
@@ -67,7 +69,8 @@ typedef enum {
   CFG__ENUM,   /* C enum (int-sized), names[] indexed by value */
   CFG__LIST,   /* cfg_u64_list, each item in [min, max], at most CFG__LIST_MAX */
   CFG__FAULTS, /* cfg_fault_list (faults.c); YAML: a list of mappings */
-  CFG__JOBS    /* cfg_job_list (jobs.c); YAML: a list of mappings */
+  CFG__JOBS,   /* cfg_job_list (jobs.c); YAML: a list of mappings */
+  CFG__CLASSES /* cfg_class_table (classes.c); YAML: a list of at most 8 mappings */
 } cfg__type;
 
 enum { CFG__LIST_MAX = 1024 };
@@ -99,6 +102,8 @@ typedef struct cfg__key {
   int bytes_family;     /* BANDWIDTH: print as bytes/s (memory, NVLink, PCIe) */
   const char *doc;      /* one line */
   size_t offset, width; /* into cfg_scenario */
+  int quiet;            /* cfg_dump writes it only when not at its default, so that
+                           scenarios that never use it dump as before */
 } cfg__key;
 
 size_t cfg__nkeys(void);
@@ -113,6 +118,13 @@ int cfg__is_section(const char *name, size_t len);
 /* Closest leaf or section to an unknown name, or NULL when none is close. */
 const char *cfg__suggest(const char *name, size_t len);
 
+/* The fields of a list entry (jobs:, fabric.classes): the index of name in
+ * names[0..n), or -1; and the message for a name that is none of them, with
+ * a did-you-mean within two edits, else the allowed list ("'x' is not a
+ * job field; allowed ..."). */
+int cfg__field_find(const char *const *names, int n, const char *name, size_t len);
+void cfg__field_unknown(const char *const *names, int n, const char *what, const char *allowed,
+                        const char *name, size_t len, char *msg, size_t cap);
 /* Parse text into key i of s. On failure returns SIM_ECONFIG and writes a
  * message without location or key into msg (cap bytes). Text need not be
  * NUL-terminated; embedded NULs are rejected. Replaces (and frees) a
@@ -123,6 +135,8 @@ int cfg__set_text(cfg_scenario *s, size_t i, const char *text, size_t len, char 
 int cfg__parse_list_item(size_t i, const char *text, size_t len, uint64_t *out, char *msg,
                          size_t cap);
 void cfg__set_list(cfg_scenario *s, size_t i, const uint64_t *v, uint32_t n);
+/* Key i of s holds its default (defined for the quiet keys: cfg__key.quiet). */
+bool cfg__at_default(const cfg_scenario *s, size_t i);
 /* Type and range of key i for messages and docs ("integer 1..72"). */
 void cfg__describe_type(const cfg__key *k, char *out, size_t cap);
 /* Appends the value of key i of s as canonical scenario text (units, enum
@@ -165,6 +179,43 @@ void cfg__faults_free(cfg_fault_list *l);
 /* Markdown tables of the entry fields and kinds (docs/scenario.md). */
 void cfg__faults_markdown(cfg__buf *b);
 
+/* ---- traffic classes (classes.c, load_classes.c) ---------------------------- */
+
+/* The fields of one `fabric.classes` entry, in the order messages and docs
+ * list them; cfg_tclass.given has bit (field - 1) for each field but id. */
+enum {
+  CFG__CF_ID,
+  CFG__CF_NAME,
+  CFG__CF_PRIORITY,
+  CFG__CF_WEIGHT,
+  CFG__CF_LOSSLESS,
+  CFG__CF_ECN_KMIN,
+  CFG__CF_ECN_KMAX,
+  CFG__CF_ECN_PMAX,
+  CFG__CF_BUFFER,
+  CFG__CF_N
+};
+enum { CFG__CLASS_WEIGHT_MAX = 1000 };
+const char *cfg__class_field_name(int field);
+int cfg__class_field_find(const char *name, size_t len); /* CFG__CF_* or -1 */
+void cfg__class_unknown_field(const char *name, size_t len, char *msg, size_t cap);
+/* A listed entry before its fields: level 0, weight 1, the whole buffer. */
+void cfg__class_init(cfg_tclass *c, uint32_t id);
+/* Parse one field's text into c (CFG__CF_ID into *id); message as cfg__set_text. */
+int cfg__class_set_field(cfg_tclass *c, uint32_t *id, int field, const char *text, size_t len,
+                         char *msg, size_t cap);
+bool cfg__class_given(const cfg_tclass *c, int field);
+/* Once the presets are applied: every class's defaults (unlisted classes
+ * as before; lossless by transport, ECN by fabric.ecn.*), then the checks
+ * no single field can make (a lossy class on InfiniBand, kmin above kmax);
+ * on failure *bad_class is the list position and *bad_field the field. */
+int cfg__classes_resolve(cfg_scenario *s, int *bad_class, int *bad_field, char *msg, size_t cap);
+void cfg__classes_free(cfg_class_table *t);
+/* The listed classes as one flow-style YAML line that loads back to the same table. */
+void cfg__classes_text(const cfg_class_table *t, cfg__buf *b);
+/* Markdown table of the entry fields (docs/scenario.md). */
+void cfg__classes_markdown(cfg__buf *b);
+
 /* ---- workloads and jobs (schema.c, jobs.c) -------------------------------- */
 
 /* Key i is a workload.* key: a job's workload takes it. */
@@ -184,6 +235,7 @@ enum {
   CFG__JF_PLACEMENT,
   CFG__JF_NODES,
   CFG__JF_START,
+  CFG__JF_TRAFFIC_CLASS,
   CFG__JF_WORKLOAD,
   CFG__JF_N
 };

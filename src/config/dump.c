@@ -68,6 +68,7 @@ char *cfg_dump(const cfg_scenario *s) {
      * top-level workload (each job has its own) */
     if (cfg__key_at(i)->type == CFG__JOBS && s->jobs.n == 0) continue;
     if (s->jobs.n && cfg__is_workload_key(i)) continue;
+    if (cfg__key_at(i)->quiet && cfg__at_default(s, i)) continue; /* as before it existed */
     size_t at = shared_sections(prev, name), depth = 0;
     for (size_t j = 0; j < at; j++) depth += name[j] == '.';
     /* open every section below the shared part, one line each */
@@ -117,6 +118,7 @@ char *cfg_schema_markdown(void) {
     default_column(&b, k);
     cfg__buf_printf(&b, " | %s |\n", k->doc);
     if (k->type == CFG__FAULTS) cfg__faults_markdown(&b);
+    if (k->type == CFG__CLASSES) cfg__classes_markdown(&b);
   }
   return cfg__buf_take(&b);
 }

@@ -123,10 +123,7 @@ int cfg__fault_set_field(cfg_fault *f, int field, const char *t, size_t n, char 
                "(leaf0-spine0, spine3, nic17, gpu17, node2)");
       return SIM_ECONFIG;
     }
-    sim_free(f->target);
-    f->target = sim_malloc(n + 1);
-    memcpy(f->target, t, n);
-    f->target[n] = '\0';
+    cfg__text_set(&f->target, t, n);
     return SIM_OK;
   case CFG__FF_FACTOR:
     if (parse_fraction(t, n, &f->factor, msg, cap) != SIM_OK) return SIM_ECONFIG;

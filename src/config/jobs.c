@@ -19,8 +19,8 @@
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
-static const char *const field_names[CFG__JF_N] = {"name",  "gpus",  "placement",
-                                                   "nodes", "start", "workload"};
+static const char *const field_names[CFG__JF_N] = {"name",  "gpus",          "placement", "nodes",
+                                                   "start", "traffic_class", "workload"};
 static const char *const placement_names[] = {"packed", "spread", "random", "topology-aware",
                                               "explicit"};
 _Static_assert(NELEM(placement_names) == CFG_PLACE_EXPLICIT + 1, "one name per placement");
@@ -33,28 +33,13 @@ const char *cfg_placement_name(cfg_placement p) {
 const char *cfg__job_field_name(int f) { return f >= 0 && f < CFG__JF_N ? field_names[f] : "?"; }
 
 int cfg__job_field_find(const char *name, size_t len) {
-  for (int i = 0; i < CFG__JF_N; i++)
-    if (strlen(field_names[i]) == len && memcmp(field_names[i], name, len) == 0) return i;
-  return -1;
+  return cfg__field_find(field_names, CFG__JF_N, name, len);
 }
 
 void cfg__job_unknown_field(const char *name, size_t len, char *msg, size_t cap) {
-  char shown[96];
-  const char *best = NULL;
-  size_t best_d = (size_t)-1;
-  cfg__excerpt(shown, sizeof shown, name, len, 64);
-  for (int i = 0; i < CFG__JF_N; i++) {
-    size_t d = len > SIM_SUGGEST_MAX
-                   ? (size_t)-1
-                   : sim_edit_distance(name, len, field_names[i], strlen(field_names[i]));
-    if (d < best_d) best_d = d, best = field_names[i];
-  }
-  if (best && best_d <= 2)
-    snprintf(msg, cap, "'%s' is not a job field; did you mean '%s'?", shown, best);
-  else
-    snprintf(msg, cap,
-             "'%s' is not a job field; allowed name, gpus, placement, nodes, start, workload",
-             shown);
+  cfg__field_unknown(field_names, CFG__JF_N, "job",
+                     "name, gpus, placement, nodes, start, traffic_class, workload", name, len, msg,
+                     cap);
 }
 
 int cfg__job_init(cfg_job *j, uint32_t index, char *msg, size_t cap) {
@@ -98,10 +83,7 @@ int cfg__job_set_field(cfg_job *j, int field, const char *t, size_t n, char *msg
       snprintf(msg, cap, "missing value; expected a name such as train-a");
       return SIM_ECONFIG;
     }
-    sim_free(j->name);
-    j->name = sim_malloc(n + 1);
-    memcpy(j->name, t, n);
-    j->name[n] = '\0';
+    cfg__text_set(&j->name, t, n);
     return SIM_OK;
   case CFG__JF_GPUS: {
     size_t used = cfg__scan_number(t, n);
@@ -124,6 +106,14 @@ int cfg__job_set_field(cfg_job *j, int field, const char *t, size_t n, char *msg
   }
   case CFG__JF_PLACEMENT: return parse_placement(t, n, &j->placement, msg, cap);
   case CFG__JF_START: return cfg__parse_time_n(t, n, &j->start, msg, cap);
+  case CFG__JF_TRAFFIC_CLASS: { /* the job's workload's class, resolved with fabric.classes */
+    int i = cfg__find_key("workload.traffic_class", strlen("workload.traffic_class"));
+    if (n == 0) {
+      snprintf(msg, cap, "missing value; expected a class id 0..7 or a name of fabric.classes");
+      return SIM_ECONFIG;
+    }
+    return cfg__set_workload_text(&j->workload, (size_t)i, t, n, msg, cap);
+  }
   default: snprintf(msg, cap, "expected a list or a mapping"); return SIM_ECONFIG;
   }
 }
@@ -177,6 +167,10 @@ void cfg__jobs_text(const cfg_job_list *l, cfg__buf *b) {
     cfg__format_time(text, sizeof text, j->start);
     cfg__buf_printf(b, ", gpus: %u, placement: %s, start: %s", j->gpus,
                     cfg_placement_name(j->placement), text);
+    if (j->workload.traffic_class && strcmp(j->workload.traffic_class, "0") != 0) {
+      cfg__buf_puts(b, ", traffic_class: ");
+      cfg__quote_yaml(b, j->workload.traffic_class);
+    }
     if (j->placement == CFG_PLACE_EXPLICIT) {
       cfg__buf_puts(b, ", nodes: [");
       for (uint32_t k = 0; k < j->nodes.n; k++)

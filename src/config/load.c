@@ -203,7 +203,8 @@ static int set_leaf(loader *ld, int i, const char *key, const yaml_node_t *v) {
   cfg__slot *slot = &ld->doc->slot[i];
   cfg_loc l = cfg__loc_of(ld, v->start_mark);
   cfg__type ktype = cfg__key_at((size_t)i)->type;
-  int is_list = ktype == CFG__LIST || ktype == CFG__FAULTS || ktype == CFG__JOBS;
+  int is_list =
+      ktype == CFG__LIST || ktype == CFG__FAULTS || ktype == CFG__JOBS || ktype == CFG__CLASSES;
   if (v->type != YAML_SCALAR_NODE && !(is_list && v->type == YAML_SEQUENCE_NODE)) {
     cfg__describe_type(cfg__key_at((size_t)i), type, sizeof type);
     return cfg__fail_loc(ld, l, key, "expected a value (%s), got %s", type, cfg__yaml_kind_name(v));
@@ -212,9 +213,10 @@ static int set_leaf(loader *ld, int i, const char *key, const yaml_node_t *v) {
     return cfg__fail_loc(ld, l, key, "duplicate key (first set at line %u, column %u)",
                          slot->loc.line, slot->loc.col);
   if (v->type == YAML_SEQUENCE_NODE) {
-    int rc = ktype == CFG__FAULTS ? set_faults(ld, i, key, v)
-             : ktype == CFG__JOBS ? cfg__set_jobs(ld, i, key, v)
-                                  : set_sequence(ld, i, key, v);
+    int rc = ktype == CFG__FAULTS    ? set_faults(ld, i, key, v)
+             : ktype == CFG__JOBS    ? cfg__set_jobs(ld, i, key, v)
+             : ktype == CFG__CLASSES ? cfg__set_classes(ld, i, key, v)
+                                     : set_sequence(ld, i, key, v);
     if (rc != SIM_OK) return rc;
   } else if (cfg__set_text(
                  ld->s, (size_t)i, cfg__yaml_is_null(v) ? "" : (const char *)v->data.scalar.value,
@@ -613,6 +615,8 @@ void cfg_free(cfg_scenario *s, cfg_doc *doc) {
       if (k->type == CFG__FAULTS)
         cfg__faults_free((cfg_fault_list *)(void *)((char *)s + k->offset));
       if (k->type == CFG__JOBS) cfg__jobs_free((cfg_job_list *)(void *)((char *)s + k->offset));
+      if (k->type == CFG__CLASSES)
+        cfg__classes_free((cfg_class_table *)(void *)((char *)s + k->offset));
     }
     memset(s, 0, sizeof *s);
   }
@@ -650,6 +654,7 @@ cfg_loc cfg_where(const cfg_doc *doc, const char *key) {
   int i = key ? cfg__find_key(key, strlen(key)) : -1;
   if (key && fault_where(doc, key, &fl)) return fl;
   if (key && cfg__job_where(doc, key, &fl)) return fl;
+  if (key && cfg__class_where(doc, key, &fl)) return fl;
   if (i < 0 || !cfg__is_set(doc, (size_t)i)) return none;
   return doc->slot[i].loc;
 }

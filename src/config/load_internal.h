@@ -30,12 +30,22 @@ typedef struct cfg__job_loc {
   uint32_t nwl;
 } cfg__job_loc;
 
+/* Where each field of one `fabric.classes` entry was written (line 0: not
+ * given), and the class id it listed. */
+typedef struct cfg__class_loc {
+  cfg_loc entry;
+  cfg_loc field[CFG__CF_N];
+  uint32_t id;
+} cfg__class_loc;
+
 struct cfg_doc {
   char *file;           /* label of the scenario source, owned */
   cfg__fault_loc *floc; /* per entry of the faults list in effect, owned */
   uint32_t nfloc;
   cfg__job_loc *jloc; /* per entry of the jobs list in effect, owned */
   uint32_t njloc;
+  cfg__class_loc cloc[CFG_CLASSES]; /* per entry of fabric.classes in effect */
+  uint32_t ncloc;
   uint32_t scope; /* 0, or 1 + the job whose workload workload.* keys name (cfg_doc_scope_job) */
   size_t nkeys;
   cfg__slot slot[]; /* one per schema key, same order */
@@ -67,6 +77,12 @@ const char *cfg__yaml_kind_name(const yaml_node_t *n); /* "a mapping", "a list",
  * list and its locations only when every entry is valid. */
 int cfg__set_jobs(loader *ld, int i, const char *key, const yaml_node_t *v);
 void cfg__job_locs_free(cfg_doc *doc);
+/* fabric.classes from a YAML sequence of mappings (load_classes.c);
+ * replaces the table and its locations only when every entry is valid. */
+int cfg__set_classes(loader *ld, int i, const char *key, const yaml_node_t *v);
+/* "fabric.classes[2]" or "fabric.classes[2].lossless": where that entry or
+ * field was written (a field not given: its entry). 0 when key names none. */
+int cfg__class_where(const cfg_doc *doc, const char *key, cfg_loc *out);
 /* "jobs[3]", "jobs[3].gpus" or "jobs[3].workload.collective.op": where
  * that entry, field or workload key was written (a key not given: its
  * workload mapping, else the entry). 0 when key names no job. */

@@ -79,6 +79,9 @@ static int walk_workload(loader *ld, cfg_job *job, cfg__job_loc *jl, const yaml_
       if (rc != SIM_OK) return rc;
       continue;
     }
+    if (i >= 0 && strcmp(path, "workload.traffic_class") == 0)
+      return cfg__fail_loc(
+          ld, kl, name, "a job's class is the job's own field: jobs[%u].traffic_class", job->index);
     if (i < 0 || !cfg__is_workload_key((size_t)i)) {
       const char *hint = cfg__suggest(path, (size_t)len);
       if (hint && strncmp(hint, "workload.", 9) == 0)

@@ -529,6 +529,15 @@ static const cfg__key schema[] = {
      .doc = "Every switch uses the same hash (no per-switch seed), so choices at successive "
             "tiers correlate and paths polarize.",
      FIELD(fabric.ecmp.polarized)},
+    {.name = "fabric.classes",
+     .type = CFG__CLASSES,
+     .def = "[]",
+     .doc = "Traffic classes as the switches schedule them, a list of at most 8 {id, name, "
+            "priority, weight, lossless, ecn, buffer}: strict priority levels over "
+            "deficit-weighted round robin, lossless (PFC) or lossy, ECN thresholds and buffer "
+            "share per class; see the table below and docs/shared-fabric.md.",
+     .quiet = 1,
+     FIELD(fabric.classes)},
 
     ENUM("cost.model", cost.model, "list", cost_model_names,
          "Price presets of the keys below: list (list-price assumptions) or deepseek-v3 (the "
@@ -571,6 +580,13 @@ static const cfg__key schema[] = {
 #undef BY_COST
 
     ENUM("workload.kind", workload.kind, "collective", workload_names, "What the run simulates."),
+    {.name = "workload.traffic_class",
+     .type = CFG__STRING,
+     .def = "0",
+     .doc = "Traffic class of every transfer of the workload: an id 0..7 or a name of "
+            "fabric.classes (a job's is jobs[j].traffic_class).",
+     .quiet = 1,
+     FIELD(workload.traffic_class)},
     ENUM("workload.collective.op", workload.collective.op, "allreduce", coll_op_names,
          "Collective operation."),
     {.name = "workload.collective.algorithm",
@@ -1032,7 +1048,8 @@ static const cfg__key schema[] = {
      .type = CFG__JOBS,
      .def = "[]",
      .doc = "Several workloads sharing the fabric, a list of {name, gpus, placement, nodes, "
-            "start, workload}; each workload takes the workload.* keys (collective and traffic for "
+            "start, traffic_class, workload}; each workload takes the workload.* keys (collective "
+            "and traffic for "
             "now); see the table below and docs/shared-fabric.md.",
      FIELD(jobs)},
 };
@@ -1066,6 +1083,28 @@ int cfg__is_section(const char *name, size_t len) {
 }
 
 /* ---- suggestions ----------------------------------------------------------------------- */
+
+int cfg__field_find(const char *const *names, int n, const char *name, size_t len) {
+  for (int i = 0; i < n; i++)
+    if (strlen(names[i]) == len && memcmp(names[i], name, len) == 0) return i;
+  return -1;
+}
+
+void cfg__field_unknown(const char *const *names, int n, const char *what, const char *allowed,
+                        const char *name, size_t len, char *msg, size_t cap) {
+  char shown[96];
+  const char *best = NULL;
+  size_t best_d = (size_t)-1;
+  cfg__excerpt(shown, sizeof shown, name, len, 64);
+  for (int i = 0; i < n; i++) {
+    size_t d = len > SIM_SUGGEST_MAX ? (size_t)-1
+                                     : sim_edit_distance(name, len, names[i], strlen(names[i]));
+    if (d < best_d) best_d = d, best = names[i];
+  }
+  if (best && best_d <= 2)
+    snprintf(msg, cap, "'%s' is not a %s field; did you mean '%s'?", shown, what, best);
+  else snprintf(msg, cap, "'%s' is not a %s field; allowed %s", shown, what, allowed);
+}
 
 static const char *last_part(const char *s, size_t len, size_t *plen) {
   size_t i = len;
@@ -1170,6 +1209,7 @@ void cfg__describe_type(const cfg__key *k, char *out, size_t cap) {
     break;
   case CFG__FAULTS: snprintf(out, cap, "list of faults"); break;
   case CFG__JOBS: snprintf(out, cap, "list of jobs"); break;
+  case CFG__CLASSES: snprintf(out, cap, "list of classes"); break;
   case CFG__SIZE: snprintf(out, cap, "size%s", k->min ? " > 0" : ""); break;
   case CFG__BOOL: snprintf(out, cap, "true or false"); break;
   case CFG__LIST:
@@ -1340,17 +1380,14 @@ static int set_enum(cfg__into s, const cfg__key *k, const char *t, size_t n, cha
 
 static int set_string(cfg__into s, const cfg__key *k, const char *t, size_t n, char *msg,
                       size_t cap) {
-  char *copy, *old;
+  char *str;
   if (n == 0) {
     snprintf(msg, cap, "must not be empty");
     return SIM_ECONFIG;
   }
-  copy = sim_malloc(n + 1);
-  memcpy(copy, t, n);
-  copy[n] = '\0';
-  memcpy(&old, field(s, k), sizeof old);
-  sim_free(old);
-  memcpy(field(s, k), &copy, sizeof copy);
+  memcpy(&str, field(s, k), sizeof str);
+  cfg__text_set(&str, t, n);
+  memcpy(field(s, k), &str, sizeof str);
   return SIM_OK;
 }
 
@@ -1408,6 +1445,27 @@ void cfg__set_list(cfg_scenario *s, size_t i, const uint64_t *v, uint32_t n) {
   set_list_values(into_scenario(s), i, v, n);
 }
 
+/* A list of mappings (faults, jobs, classes) in text form (--set): only
+ * empty or "[]", which clears it; entries come from YAML (load.c). */
+static int set_mapping_list(cfg__into s, const cfg__key *k, const char *t, size_t n, char *msg,
+                            size_t cap) {
+  static const char *const example[] = {
+      [CFG__FAULTS] = "faults such as [{at: 1ms, kind: link-down, target: leaf0-spine0}]",
+      [CFG__JOBS] = "jobs such as [{name: a, gpus: 16, workload: {kind: collective}}]",
+      [CFG__CLASSES] =
+          "classes such as [{id: 6, name: latency, priority: 1}, {id: 0, name: bulk, "
+          "weight: 3}]",
+  };
+  if (n > 0 && !same_text(t, n, "[]")) {
+    snprintf(msg, cap, "expected a list of %s", example[k->type]);
+    return SIM_ECONFIG;
+  }
+  if (k->type == CFG__FAULTS) cfg__faults_free(field(s, k));
+  else if (k->type == CFG__JOBS) cfg__jobs_free(field(s, k));
+  else cfg__classes_free(field(s, k));
+  return SIM_OK;
+}
+
 static int set_text_into(cfg__into s, size_t i, const char *text, size_t len, char *msg,
                          size_t cap) {
   const cfg__key *k = &schema[i];
@@ -1430,23 +1488,8 @@ static int set_text_into(cfg__into s, size_t i, const char *text, size_t len, ch
   case CFG__STRING: return set_string(s, k, text, len, msg, cap);
   case CFG__LIST: return set_list(s, i, text, len, msg, cap);
   case CFG__FAULTS:
-    if (len == 0 || same_text(text, len, "[]")) {
-      cfg__faults_free(field(s, k));
-      return SIM_OK;
-    }
-    snprintf(msg, cap,
-             "expected a list of faults such as [{at: 1ms, kind: link-down, target: "
-             "leaf0-spine0}]");
-    return SIM_ECONFIG;
   case CFG__JOBS:
-    if (len == 0 || same_text(text, len, "[]")) {
-      cfg__jobs_free(field(s, k));
-      return SIM_OK;
-    }
-    snprintf(msg, cap,
-             "expected a list of jobs such as [{name: a, gpus: 16, workload: {kind: "
-             "collective}}]");
-    return SIM_ECONFIG;
+  case CFG__CLASSES: return set_mapping_list(s, k, text, len, msg, cap);
   }
   return SIM_ECONFIG;
 }
@@ -1516,10 +1559,29 @@ void cfg__value_text(const cfg_scenario *s, size_t i, cfg__buf *b) {
   value_text_of((cfg__into){(char *)(uintptr_t)s, 0}, i, b);
 }
 
+/* A quiet key at its default: a string equal to its default text, a class
+ * table with nothing listed (the kinds of quiet keys there are). */
+static bool at_default(cfg__into s, size_t i) {
+  const cfg__key *k = &schema[i];
+  if (k->type == CFG__CLASSES) return ((const cfg_class_table *)cfield(s, k))->n == 0;
+  if (k->type == CFG__STRING) {
+    const char *str;
+    memcpy(&str, cfield(s, k), sizeof str);
+    return str && k->def && strcmp(str, k->def) == 0;
+  }
+  return false;
+}
+static bool workload_at_default(const cfg_workload *w, size_t i) {
+  return at_default(into_workload(w), i);
+}
+bool cfg__at_default(const cfg_scenario *s, size_t i) {
+  return at_default(into_scenario((cfg_scenario *)(uintptr_t)s), i);
+}
+
 void cfg__workload_text(const cfg_workload *w, cfg__buf *b) {
   int first = 1;
   for (size_t i = 0; i < NELEM(schema); i++) {
-    if (!cfg__is_workload_key(i)) continue;
+    if (!cfg__is_workload_key(i) || (schema[i].quiet && workload_at_default(w, i))) continue;
     cfg__buf_printf(b, "%s%s: ", first ? "" : ", ", schema[i].name + 9);
     value_text_of(into_workload(w), i, b);
     first = 0;
@@ -1599,5 +1661,6 @@ static void value_text_of(cfg__into s, size_t i, cfg__buf *b) {
   }
   case CFG__FAULTS: cfg__faults_text(cfield(s, k), b); break;
   case CFG__JOBS: cfg__jobs_text(cfield(s, k), b); break;
+  case CFG__CLASSES: cfg__classes_text(cfield(s, k), b); break;
   }
 }

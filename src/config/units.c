@@ -126,6 +126,14 @@ static const unit_kind size_kind = {
 
 /* ---- messages --------------------------------------------------------------- */
 
+void cfg__text_set(char **dst, const char *text, size_t len) {
+  char *copy = sim_malloc(len + 1);
+  memcpy(copy, text, len);
+  copy[len] = '\0';
+  sim_free(*dst);
+  *dst = copy;
+}
+
 void cfg__excerpt(char *out, size_t cap, const char *text, size_t len, size_t max) {
   static const char hex[] = "0123456789abcdef";
   size_t o = 0, shown = 0, i;

@@ -402,6 +402,29 @@ static int check_jobs(const cfg_scenario *s, const cfg_doc *doc, sim_error *err)
   return SIM_OK;
 }
 
+/* fabric.classes resolved (every class's defaults, then what no field
+ * alone can say), and the class each workload names: the top-level
+ * workload.traffic_class, each job's jobs[j].traffic_class. */
+static int check_classes(cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
+  char msg[512], key[64];
+  int bad_class = 0, bad_field = 0;
+  if (cfg__classes_resolve(s, &bad_class, &bad_field, msg, sizeof msg) != SIM_OK) {
+    snprintf(key, sizeof key, "fabric.classes[%d].%s", bad_class, cfg__class_field_name(bad_field));
+    return cfg_fail_at(doc, key, err, "%s", msg);
+  }
+  if (cfg_class_find(&s->fabric.classes, s->workload.traffic_class, &s->workload.tclass, msg,
+                     sizeof msg) != SIM_OK)
+    return cfg_fail_at(doc, "workload.traffic_class", err, "%s", msg);
+  for (uint32_t j = 0; j < s->jobs.n; j++) {
+    cfg_workload *w = &s->jobs.v[j].workload;
+    if (cfg_class_find(&s->fabric.classes, w->traffic_class, &w->tclass, msg, sizeof msg) == SIM_OK)
+      continue;
+    snprintf(key, sizeof key, "jobs[%u].traffic_class", j);
+    return cfg_fail_at(doc, key, err, "%s", msg);
+  }
+  return SIM_OK;
+}
+
 static int check_days(const cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
   if (s->reliability.days <= CFG__DAYS_MAX) return SIM_OK;
   return cfg_fail_at(doc, "reliability.days", err,
@@ -515,6 +538,7 @@ int cfg__resolve(cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
   if (rc == SIM_OK) rc = check_collective(s, doc, err);
   if (rc == SIM_OK) cfg__jobs_presets(s, doc);
   if (rc == SIM_OK) rc = check_jobs(s, doc, err);
+  if (rc == SIM_OK) rc = check_classes(s, doc, err);
   if (rc == SIM_OK) rc = check_efficiency(s, doc, err);
   if (rc == SIM_OK) rc = check_packet(s, doc, err);
   if (rc == SIM_OK) rc = check_faults(s, doc, err);

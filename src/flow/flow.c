@@ -52,6 +52,10 @@
  *   enter_fault_mode); the shortcut resumes with the next repetition that
  *   starts alone.
  *
+ * Traffic classes (be_xfer.tclass, fabric.classes): the solver shares a
+ *   channel by strict priority levels over weighted classes (net.c), as the
+ *   packet fidelity's ports schedule them.
+ *
  * Cost: routing O(n L) once per phase; per repetition run explicitly,
  *   O(n) to start plus one solve per distinct event time over the touched
  *   components (net.c); a fast-forward is O(1); materialisation
@@ -79,8 +83,9 @@ typedef struct flow_phase {
   uint64_t repeat, reps_done;
   be_done_fn done;
   void *ctx;
-  uint64_t bytes;  /* payload of one repetition */
-  uint32_t *paths; /* all paths, flat; off[i] .. off[i+1] is transfer i's */
+  uint64_t bytes;                         /* payload of one repetition */
+  uint64_t cls_bytes[8], rep_lost_cls[8]; /* the same by traffic class; rep_lost's by class */
+  uint32_t *paths;                        /* all paths, flat; off[i] .. off[i+1] is transfer i's */
   uint32_t *off;
   simtime_ps *lat; /* path latency per transfer */
   size_t paths_cap, n_cap;
@@ -301,6 +306,7 @@ static void materialise(flow_be *b, flow_phase *p) {
   p->reps_done += k;
   b->st.transfers += k * p->n;
   b->st.bytes += k * p->bytes;
+  for (int c = 0; c < 8; c++) b->st.class_bytes[c] += k * p->cls_bytes[c];
   p->rep_start = now - tau;
   p->last_delivery = p->rep_start;
   p->active = 0;
@@ -325,7 +331,7 @@ static void materialise(flow_be *b, flow_phase *p) {
       note_delivery(p, sat_add(p->rep_start + p->drain_off[i], p->lat[i]));
       report_drain(b, p, i, p->rep_start, 0, 1, p->drain_off[i]);
     } else {
-      uint32_t id = flow__net_add(&b->net, p->paths + p->off[i], len);
+      uint32_t id = flow__net_add_class(&b->net, p->paths + p->off[i], len, p->x[i].tclass);
       flow__flow *f = flow__net_flow(&b->net, id);
       f->phase = p->id;
       f->xfer = (uint32_t)i;
@@ -365,6 +371,7 @@ static void fail_xfer(flow_be *b, flow_phase *p, size_t i, double rem_bits, cons
   b->st.transfers_failed++;
   p->rep_failed++;
   p->rep_lost += lost;
+  p->rep_lost_cls[p->x[i].tclass & 7] += lost;
   note_delivery(p, now);
   if (b->base.on_failure) {
     be_failure f = {.at = now,
@@ -393,6 +400,7 @@ static void rep_start(flow_be *b, flow_phase *p) {
   p->last_delivery = now;
   p->active = 0;
   p->rep_failed = p->rep_lost = 0;
+  memset(p->rep_lost_cls, 0, sizeof p->rep_lost_cls);
   for (size_t i = 0; i < p->n; i++) {
     uint32_t len = p->off[i + 1] - p->off[i];
     if (p->noroute[i] && p->x[i].bytes > 0) {
@@ -406,7 +414,7 @@ static void rep_start(flow_be *b, flow_phase *p) {
       p->drain_off[i] = 0;
       continue;
     }
-    uint32_t id = flow__net_add(&b->net, p->paths + p->off[i], len);
+    uint32_t id = flow__net_add_class(&b->net, p->paths + p->off[i], len, p->x[i].tclass);
     flow__flow *f = flow__net_flow(&b->net, id);
     f->phase = p->id;
     f->xfer = (uint32_t)i;
@@ -516,6 +524,7 @@ static void on_rep_end(sim_ctx *sim, void *obj, uint64_t arg) {
   p->reps_done++;
   b->st.transfers += p->n - p->rep_failed; /* failed ones are in transfers_failed */
   b->st.bytes += p->bytes - p->rep_lost;
+  for (int c = 0; c < 8; c++) b->st.class_bytes[c] += p->cls_bytes[c] - p->rep_lost_cls[c];
   if (p->reps_done >= p->repeat) {
     phase_finish(b, p);
     return;
@@ -539,6 +548,7 @@ static void on_ff_end(sim_ctx *sim, void *obj, uint64_t arg) {
   report_ff(b, p, left);
   b->st.transfers += left * p->n;
   b->st.bytes += left * p->bytes;
+  for (int c = 0; c < 8; c++) b->st.class_bytes[c] += left * p->cls_bytes[c];
   p->reps_done = p->repeat;
   phase_finish(b, p);
 }
@@ -701,7 +711,7 @@ static void flow_reroute(be_backend *base, const topo_health *h) {
       continue;
     }
     if (len != sv[k].n || memcmp(path, sv[k].ch, len * sizeof *path) != 0) moved++;
-    uint32_t id = flow__net_add(net, path, len);
+    uint32_t id = flow__net_add_class(net, path, len, p->x[i].tclass);
     flow__flow *f = flow__net_flow(net, id);
     f->phase = p->id;
     f->xfer = i;
@@ -729,7 +739,11 @@ static void flow_submit_phase(be_backend *base, const be_xfer *x, size_t n, uint
   p->busy = p->ff = false;
   phase_reserve(p, n);
   route_phase(b, p); /* once for all repetitions (and again at each reroute) */
-  for (size_t i = 0; i < n; i++) p->bytes += x[i].bytes;
+  memset(p->cls_bytes, 0, sizeof p->cls_bytes);
+  for (size_t i = 0; i < n; i++) {
+    p->bytes += x[i].bytes;
+    p->cls_bytes[x[i].tclass & 7] += x[i].bytes;
+  }
   if (repeat == 0) {
     ev_schedule(base->sim, sim_now(base->sim), on_empty, b, p->id);
     return;
@@ -773,6 +787,7 @@ be_backend *be_flow_create(sim_ctx *sim, const topo *t, const cfg_scenario *cfg)
   b->base.cfg = cfg;
   b->split = topo_split_of(cfg);
   flow__net_init_pools(&b->net, t, b->split == TOPO_SPLIT_POOLS);
+  flow__net_set_classes(&b->net, &cfg->fabric.classes);
   if (b->split == TOPO_SPLIT_ADAPTIVE)
     b->load = sim_calloc(b->net.nlinkch ? b->net.nlinkch : 1, sizeof *b->load);
   b->ff_phase = NONE;

@@ -31,6 +31,7 @@ typedef struct flow__flow {
   uint32_t n;                  /* path length, 1..TOPO_MAX_PATH */
   uint32_t seen;               /* solve epoch that collected it into a component */
   uint32_t frozen;             /* solve epoch that fixed its rate */
+  uint8_t cls;                 /* traffic class 0..7 (be_xfer.tclass) */
   uint32_t pos[TOPO_MAX_PATH]; /* index of this flow in each path channel's list */
 } flow__flow;
 
@@ -67,8 +68,19 @@ typedef struct flow__net {
   uint32_t ncomp_ch;
   uint32_t *comp_fl;
   size_t comp_fl_cap, ncomp_fl;
+  uint32_t comp_cm;  /* traffic classes of the collected flows (mask) */
   uint32_t *changed; /* output of a solve: flows whose new_rate != rate */
   size_t changed_cap, nchanged;
+  /* traffic classes (flow__net_set_classes): strict priority level and
+   * weight of each class; scratch of the classed solve, [channel * 8 +
+   * class], made at its first use: unfrozen flows, frozen rates summed and
+   * each class's per-flow share; per channel the rate taken by higher
+   * levels */
+  uint32_t prio[8];
+  double weight[8];
+  uint32_t *cu;
+  double *cf, *cs, *cused;
+  uint64_t class_solves, class_fallbacks; /* components with two classes or more; see net.c */
   /* counters (benchmarks, tests) */
   uint64_t solves, solved_flows, solved_channels;
 } flow__net;
@@ -82,6 +94,11 @@ void flow__net_free(flow__net *net);
  * until the flow is removed). Its backend fields are zeroed except t_end
  * (SIM_TIME_MAX). Marks the path dirty. O(n) amortized. */
 uint32_t flow__net_add(flow__net *net, const uint32_t *path, uint32_t n);
+/* The same for a flow of traffic class cls (flow__net_add: class 0). */
+uint32_t flow__net_add_class(flow__net *net, const uint32_t *path, uint32_t n, uint8_t cls);
+/* The classes' strict priority levels and weights (fabric.classes; by
+ * default 7 and 6 strict at levels 2 and 1, the rest level 0, weight 1). */
+void flow__net_set_classes(flow__net *net, const cfg_class_table *t);
 /* Change channel c's capacity (faults: 0 = down); marks it dirty. O(1). */
 void flow__net_set_cap(flow__net *net, uint32_t c, double cap);
 /* Remove a flow and mark its path dirty. O(n^2) with n the path length. */

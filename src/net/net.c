@@ -8,12 +8,19 @@
  *   An ACK/NACK adds a 4-byte AETH, a CNP 16 bytes.
  *
  * Flow control of a channel into vertex d
- *   d a fabric switch: InfiniBand credits; RoCE PFC (fabric.roce.pfc) or tail
- *   drop; Ethernet tail drop. Anything else (NIC, GPU, NVSwitch: PCIe,
- *   NVLink and a NIC's receive path) is credit-based and lossless.
+ *   d a fabric switch: InfiniBand credits; RoCE and Ethernet PFC for the
+ *   lossless classes and tail drop for the lossy ones (fabric.classes; by
+ *   default every class as fabric.roce.pfc says on RoCE, lossy on
+ *   Ethernet). Anything else (NIC, GPU, NVSwitch: PCIe, NVLink and a NIC's
+ *   receive path) is credit-based and lossless.
  *   Credits per class: InfiniBand switch inputs get fabric.switch.buffer /
  *   ports; host-side inputs enough for line rate over the credit loop,
  *   (2 x propagation + forwarding latency) x rate + 4 frames, at least 64 KB.
+ *
+ * Traffic classes (fabric.classes): the port scheduler's priority levels
+ *   and deficit round robin quanta (weight x the largest frame, mtu +
+ *   headers + RETH: port.c), ECN thresholds per class (scaled with the
+ *   port's rate as fabric.ecn.*), buffer shares per class (port.c).
  *
  * Switch buffer (PFC and tail drop): fabric.switch.buffer shared, less a 4 KB
  *   reserve per queue (8 classes x ports) and, with PFC, headroom per input
@@ -82,7 +89,7 @@ static void setup_params(net__be *n, const cfg_scenario *cfg) {
   n->recovery = cfg->cluster.nic.recovery;
   n->dynamic = n->routing == CFG_ROUTING_ADAPTIVE || n->routing == CFG_ROUTING_SPRAY;
   n->spray_rr = cfg->fabric.spray.order == CFG_SPRAY_ROUND_ROBIN;
-  n->lossy = tr == CFG_TRANSPORT_ETHERNET || (tr == CFG_TRANSPORT_ROCE && !cfg->fabric.roce.pfc);
+  n->lossy = false; /* setup_classes: a lossy class at switch inputs */
   n->ect = tr != CFG_TRANSPORT_INFINIBAND;
   n->mtu = cfg->fabric.mtu;
   n->hdr = tr == CFG_TRANSPORT_INFINIBAND ? 26 : 62;
@@ -102,20 +109,64 @@ static void setup_params(net__be *n, const cfg_scenario *cfg) {
   cc_defaults(&n->ccp, cfg->cluster.nic.bandwidth);
 }
 
-static net__fc fc_into(const cfg_scenario *cfg, const topo_vertex *d) {
-  if (d->kind != TOPO_SWITCH) return NET__FC_CREDIT;
-  switch (cfg->fabric.transport) {
-  case CFG_TRANSPORT_INFINIBAND: return NET__FC_CREDIT;
-  case CFG_TRANSPORT_ROCE: return cfg->fabric.roce.pfc ? NET__FC_PFC : NET__FC_LOSSY;
-  case CFG_TRANSPORT_ETHERNET: break;
+static net__fc fc_into(const net__be *n, const cfg_scenario *cfg, const topo_vertex *d) {
+  if (d->kind != TOPO_SWITCH || cfg->fabric.transport == CFG_TRANSPORT_INFINIBAND)
+    return NET__FC_CREDIT;
+  return n->lossless == 0xff ? NET__FC_PFC : n->lossless == 0 ? NET__FC_LOSSY : NET__FC_CLASS;
+}
+
+/* The classes' scheduling (levels, the table from eligible classes to
+ * those of the highest level present, quanta), lossless mask, Pmax and
+ * buffer shares, from the resolved fabric.classes. O(256 x 8). */
+static void setup_classes(net__be *n, const cfg_scenario *cfg) {
+  const cfg_class_table *t = &cfg->fabric.classes;
+  assert(t->v[0].name); /* resolved by cfg_load (a zeroed table would make every class lossy) */
+  uint32_t max_frame = n->mtu + n->hdr + RETH;
+  bool pools = false;
+  n->lossless = 0;
+  for (uint32_t k = 0; k < NET__CLASSES; k++) {
+    const cfg_tclass *c = &t->v[k];
+    uint32_t above = 0; /* distinct levels above k's */
+    for (uint32_t p = c->priority + 1; p < NET__CLASSES; p++)
+      for (uint32_t j = 0; j < NET__CLASSES; j++)
+        if (t->v[j].priority == p) {
+          above++;
+          break;
+        }
+    n->level_of[k] = (uint8_t)above;
+    n->quantum[k] = (int32_t)((c->weight ? c->weight : 1) * max_frame);
+    n->cls_pmax[k] = c->ecn_pmax;
+    n->share[k] = c->buffer > 0 && c->buffer < 1 ? c->buffer : 1;
+    pools |= n->share[k] < 1;
+    if (c->lossless) n->lossless |= (uint8_t)(1u << k);
   }
-  return NET__FC_LOSSY;
+  for (uint32_t m = 1; m < 256; m++) {
+    uint32_t best = UINT32_MAX, g = 0;
+    for (uint32_t k = 0; k < NET__CLASSES; k++)
+      if (m >> k & 1 && n->level_of[k] < best) best = n->level_of[k];
+    for (uint32_t k = 0; k < NET__CLASSES; k++)
+      if (m >> k & 1 && n->level_of[k] == best) g |= 1u << k;
+    n->top[m] = (uint8_t)g;
+  }
+  if (pools)
+    n->pool_used = sim_calloc((size_t)(n->nv ? n->nv : 1) * NET__CLASSES, sizeof(uint64_t));
+}
+
+/* Class k's ECN thresholds at a port of bps: kmin, kmax (scaled as the
+ * fabric's), or false when they are the fabric's (the port's own). */
+static bool class_ecn(const cfg_scenario *cfg, uint32_t k) {
+  const cfg_tclass *c = &cfg->fabric.classes.v[k];
+  return c->ecn_kmin != cfg->fabric.ecn.kmin || c->ecn_kmax != cfg->fabric.ecn.kmax;
 }
 
 static void setup_channels(net__be *n, const cfg_scenario *cfg) {
   const topo *t = n->t;
   uint32_t max_frame = n->mtu + n->hdr + RETH, max_wire = max_frame + n->pre;
   rate_bps ref = cfg->fabric.link_bandwidth ? cfg->fabric.link_bandwidth : 1;
+  bool ecn_cls = false;
+  for (uint32_t k = 0; k < NET__CLASSES; k++) ecn_cls |= class_ecn(cfg, k);
+  if (ecn_cls)
+    n->ecn_k = sim_malloc((size_t)(n->nch ? n->nch : 1) * NET__CLASSES * 2 * sizeof(uint32_t));
   for (uint32_t v = 0; v < n->nv; v++) {
     const topo_vertex *x = topo_vertex_at(t, v);
     n->vx[v].is_switch = x->kind == TOPO_SWITCH;
@@ -133,13 +184,20 @@ static void setup_channels(net__be *n, const cfg_scenario *cfg) {
     cd->prop = l->latency;
     ch->lat = l->latency + d->latency;
     ch->hdr_ps = sim_serialization_ps(n->hdr + n->pre, cd->bps);
-    ch->fc = (uint8_t)fc_into(cfg, d);
+    ch->fc = (uint8_t)fc_into(n, cfg, d);
     ch->dst_cut = d->kind == TOPO_SWITCH ? cfg->fabric.sw.cut_through : d->kind != TOPO_GPU;
     ch->lflags = s->kind == TOPO_SWITCH && n->ect ? NET__L_ECN : 0;
     cd->telemetry = s->kind == TOPO_SWITCH || s->kind == TOPO_NIC;
     cd->kmin = clamp32((uint64_t)((unsigned __int128)cfg->fabric.ecn.kmin * cd->bps / ref));
     cd->kmax = clamp32((uint64_t)((unsigned __int128)cfg->fabric.ecn.kmax * cd->bps / ref));
     if (cd->kmax < cd->kmin) cd->kmax = cd->kmin;
+    for (uint32_t k = 0; ecn_cls && k < NET__CLASSES; k++) {
+      const cfg_tclass *tc = &cfg->fabric.classes.v[k];
+      uint32_t *e = &n->ecn_k[((size_t)c * NET__CLASSES + k) * 2];
+      e[0] = clamp32((uint64_t)((unsigned __int128)tc->ecn_kmin * cd->bps / ref));
+      e[1] = clamp32((uint64_t)((unsigned __int128)tc->ecn_kmax * cd->bps / ref));
+      if (e[1] < e[0]) e[1] = e[0];
+    }
     uint64_t loop = bytes_in(2 * cd->prop + d->latency, cd->bps) + 4ull * max_frame;
     uint64_t credit = loop > HOST_CREDIT_MIN ? loop : HOST_CREDIT_MIN;
     if (d->kind == TOPO_SWITCH) {
@@ -156,7 +214,7 @@ static void setup_channels(net__be *n, const cfg_scenario *cfg) {
     ch->qp_head = NET__NONE;
     cd->down_at = SIM_TIME_MAX;
     /* headroom of the input port (PFC) at the destination switch */
-    if (ch->fc == NET__FC_PFC) {
+    if (ch->fc == NET__FC_PFC || ch->fc == NET__FC_CLASS) {
       uint64_t h = bytes_in(3 * cd->prop + d->latency, cd->bps) + 2ull * max_wire;
       if (h > n->vx[ch->dst].hdrm_size) n->vx[ch->dst].hdrm_size = clamp32(h);
     }
@@ -212,6 +270,11 @@ static void net_stats(const be_backend *b, be_stats *out) {
     out->pfc_paused += paused_until(n, c, now, NULL);
     if (n->cold[c].telemetry && net__chan_max_queue(n, c) > out->max_queue_bytes)
       out->max_queue_bytes = net__chan_max_queue(n, c);
+    for (uint32_t k = 0; k < NET__CLASSES; k++) { /* per class */
+      uint32_t q = n->cq[(size_t)c * NET__CLASSES + k].max_bytes;
+      if (n->cold[c].telemetry && q > out->class_max_queue[k]) out->class_max_queue[k] = q;
+      if (ch->paused >> k & 1) out->class_pfc_paused[k] += now - n->cold[c].paused_since[k];
+    }
     if (now > 0) {
       double u = (double)ch->busy / (double)now;
       if (u > out->link_utilization_max) out->link_utilization_max = u;
@@ -305,11 +368,78 @@ static void net_destroy(be_backend *b) {
   sim_free(n->due_n);
   sim_free(n->sends);
   sim_free(n->vx);
+  sim_free(n->rr);
+  sim_free(n->ecn_k);
+  sim_free(n->pool_used);
+  sim_free(n->gpu_job);
+  sim_free(n->jp_caused);
+  sim_free(n->jp_paused);
+  sim_free(n->jp_pauses);
+  sim_free(n->jp_flows);
+  sim_free(n->pcause);
+  sim_free(n->vjob);
+  sim_free(n->pfq_head);
+  sim_free(n->pfq_tail);
+  sim_free(n->pfq);
+  sim_free(n->jo);
   be_fct_free(&n->fct);
   if (n->health_own.link_ok) topo_health_free(&n->health_own);
   net__samp_free(n->samp);
   sim_free(n->reach);
   sim_free(n);
+}
+
+/* be_ops.job_owners: the job of each GPU, for pause victims (port.c). */
+static int net_job_owners(be_backend *b, const uint32_t *job_of_gpu, uint32_t njobs) {
+  net__be *n = (net__be *)b;
+  size_t g = topo_gpu_count(n->t), nj = njobs ? njobs : 1;
+  void *held[] = {n->gpu_job, n->jp_caused, n->jp_paused, n->jp_pauses, n->jp_flows,
+                  n->pcause,  n->vjob,      n->pfq_head,  n->pfq_tail,  n->pfq};
+  for (size_t i = 0; i < sizeof held / sizeof *held; i++) sim_free(held[i]); /* set again */
+  n->pfq = NULL;
+  n->pfq_n = n->pfq_cap = 0;
+  n->gpu_job = sim_malloc((g ? g : 1) * sizeof *n->gpu_job);
+  memcpy(n->gpu_job, job_of_gpu, g * sizeof *n->gpu_job);
+  n->njobs = njobs;
+  n->jp_caused = sim_calloc(nj, sizeof *n->jp_caused);
+  n->jp_paused = sim_calloc(nj, sizeof *n->jp_paused);
+  n->jp_pauses = sim_calloc(nj * nj, sizeof *n->jp_pauses);
+  n->jp_flows = sim_calloc(nj * nj, sizeof *n->jp_flows);
+  n->pcause = sim_malloc((size_t)(n->nch ? n->nch : 1) * NET__CLASSES * sizeof *n->pcause);
+  for (size_t i = 0; i < (size_t)n->nch * NET__CLASSES; i++) n->pcause[i] = UINT32_MAX;
+  n->vjob = sim_calloc((size_t)(n->nv ? n->nv : 1) * nj, sizeof *n->vjob);
+  size_t ncc = (size_t)(n->nch ? n->nch : 1) * NET__CLASSES;
+  n->pfq_head = sim_malloc(ncc * sizeof *n->pfq_head);
+  n->pfq_tail = sim_malloc(ncc * sizeof *n->pfq_tail);
+  for (size_t i = 0; i < ncc; i++) n->pfq_head[i] = n->pfq_tail[i] = NET__NONE;
+  n->pfq_free = NET__NONE;
+  return SIM_OK;
+}
+
+/* be_ops.job_pauses: the counts so far, the pauses still holding a port
+ * counted up to now, into arrays of their own (the model's are left as
+ * they are); on the parallel engine every rank's summed (a collective).
+ * O(channels x 8 + jobs^2). */
+static bool net_job_pauses(const be_backend *b, be_job_pauses *out) {
+  net__be *n = (net__be *)b;
+  if (!n->gpu_job) return false;
+  simtime_ps now = sim_now(b->sim);
+  size_t nj = n->njobs;
+  if (!n->jo) n->jo = sim_malloc((2 * nj + 2 * nj * nj) * sizeof *n->jo);
+  uint64_t *caused = n->jo, *paused = caused + nj, *pauses = paused + nj, *flows = pauses + nj * nj;
+  memcpy(caused, n->jp_caused, nj * sizeof *caused);
+  memcpy(paused, n->jp_paused, nj * sizeof *paused);
+  memcpy(pauses, n->jp_pauses, nj * nj * sizeof *pauses);
+  memcpy(flows, n->jp_flows, nj * nj * sizeof *flows);
+  for (uint32_t c = 0; c < n->nch; c++)
+    for (uint32_t k = 0; k < NET__CLASSES; k++) {
+      uint32_t j = n->pcause[(size_t)c * NET__CLASSES + k];
+      if (n->ch[c].paused >> k & 1 && j < nj) paused[j] += now - n->cold[c].paused_since[k];
+    }
+  if (n->par) net__par_sum_u64(n, n->jo, 2 * nj + 2 * nj * nj);
+  *out = (be_job_pauses){
+      .njobs = n->njobs, .caused = caused, .paused = paused, .pauses = pauses, .flows = flows};
+  return true;
 }
 
 static const be_ops net_ops = {
@@ -323,6 +453,8 @@ static const be_ops net_ops = {
     .port_gather = net__port_gather,
     .port_samples = net__port_samples,
     .parallel_info = net__par_info,
+    .job_owners = net_job_owners,
+    .job_pauses = net_job_pauses,
 };
 
 be_backend *be_packet_create(sim_ctx *sim, const topo *t, const cfg_scenario *cfg) {
@@ -351,6 +483,9 @@ be_backend *be_packet_create(sim_ctx *sim, const topo *t, const cfg_scenario *cf
   n->pkt_free = NET__NONE;
   n->now = sim_now_ptr(sim);
   setup_params(n, cfg);
+  setup_classes(n, cfg);
+  n->lossy = cfg->fabric.transport != CFG_TRANSPORT_INFINIBAND && n->lossless != 0xff;
+  n->rr = sim_calloc(nch * NET__CLASSES, sizeof *n->rr);
   setup_channels(n, cfg);
   sim_rng_stream(sim, &n->rng[NET__RNG_ECN], "net.ecn");
   sim_rng_stream(sim, &n->rng[NET__RNG_ROUTE], "net.route");

@@ -3,7 +3,8 @@
  *
  *   net.c        backend object: parameters, per-channel and per-vertex setup,
  *                stats, create/destroy
- *   port.c       egress ports (8 classes, strict priority + round robin),
+ *   port.c       egress ports (8 classes: strict priority levels over deficit
+ *                round robin, fabric.classes),
  *                serialization, arrivals, switch buffer (MMU), ECN, PFC,
  *                InfiniBand/host credits
  *   route.c      paths per queue pair and per-hop choices (ECMP, polarized,
@@ -48,7 +49,8 @@
  * Memory: a packet is 40 bytes plus a 4-byte queue link (+ 16 bytes while on
  *   a link), in chunked pools
  *   (stable addresses, no per-packet malloc after warm-up); a channel 128
- *   bytes hot (two cache lines) + 8 x 24 bytes per class + ~0.2 KB cold; a
+ *   bytes hot (two cache lines) + 8 x 32 bytes per class + 8 bytes of round
+ *   robin pointers + ~0.2 KB cold; a
  *   queue pair ~0.3 KB plus its paths.
  */
 #ifndef FABSIM_NET_INTERNAL_H
@@ -64,11 +66,9 @@ extern "C" {
 #define NET__NONE UINT32_MAX
 enum {
   NET__CLASSES = 8,
-  NET__CTRL_CLASS = 7,     /* CNPs: strict priority */
-  NET__STRICT_MASK = 0xc0, /* classes 7 and 6: strict priority, 7 first */
-  NET__RR_CLASSES = 6,     /* classes 0..5: round robin, one packet per turn */
-  NET__PKT_SHIFT = 12,     /* packets per pool chunk: 4096 */
-  NET__MAX_CANDS = 1024    /* equal-cost next hops examined at one switch */
+  NET__CTRL_CLASS = 7,  /* CNPs (strict priority unless fabric.classes says otherwise) */
+  NET__PKT_SHIFT = 12,  /* packets per pool chunk: 4096 */
+  NET__MAX_CANDS = 1024 /* equal-cost next hops examined at one switch */
 };
 
 typedef enum { NET__DATA, NET__ACK, NET__NACK, NET__CNP } net__kind;
@@ -86,8 +86,10 @@ enum {
   NET__L_DOWN = 2, /* the link is down: what is sent is lost */
   NET__L_BER = 4   /* bit errors: each packet lost with its wire size's probability */
 };
-/* Flow control of a channel into its destination vertex. */
-typedef enum { NET__FC_CREDIT, NET__FC_PFC, NET__FC_LOSSY } net__fc;
+/* Flow control of a channel into its destination vertex; NET__FC_CLASS: a
+ * switch input whose classes differ (fabric.classes): PFC for the lossless
+ * classes, tail drop for the others (net__fc_of). */
+typedef enum { NET__FC_CREDIT, NET__FC_PFC, NET__FC_LOSSY, NET__FC_CLASS } net__fc;
 
 /* A packet: 40 bytes. Its queue link lives apart (net__be.pnext), so that
  * queueing never touches a neighbour's cache line. */
@@ -144,6 +146,12 @@ typedef struct net__due {
   uint32_t pfc; /* PFC: 1 | class << 1 | on << 4; 0: an arrival */
 } net__due;
 
+/* The cause of an XOFF frame in flight (sequential engine): a job, and the
+ * next node of its (channel, class) FIFO or of the free list. */
+typedef struct net__pfcause {
+  uint32_t job, next;
+} net__pfcause;
+
 typedef struct net__dueheap {
   net__due *e;
   uint32_t n, cap;
@@ -167,7 +175,7 @@ typedef struct net__chan {
   uint8_t lflags;   /* NET__L_*: ECN marking, link down, bit errors */
   uint8_t nonempty; /* classes with packets */
   uint8_t paused;   /* classes stopped by PFC from dst */
-  uint8_t rr;       /* last round-robin class served */
+  uint8_t pad_rr;   /* (unused; deficit round robin keeps its pointers in net__be.rr) */
   uint8_t cblocked; /* waiting for credits */
   uint8_t xoff;     /* PFC input at dst: classes PAUSEd toward src */
   /* line 2 */
@@ -183,11 +191,15 @@ typedef struct net__chan {
 
 _Static_assert(sizeof(net__chan) == 128, "net__chan is two cache lines");
 
-/* Per (channel, class): the egress queue and the credits the source holds. */
+/* Per (channel, class): the egress queue, the credits the source holds,
+ * the class's deficit (deficit round robin, bytes; 0 whenever the queue is
+ * empty) and its deepest queue (telemetry). */
 typedef struct net__cq {
   uint32_t head, tail; /* packet list (net__be.pnext) */
   uint32_t bytes;
   int32_t credits;
+  int32_t deficit;
+  uint32_t max_bytes;
 } net__cq;
 
 /* Per (channel, class): ingress accounting at the destination (PFC). */
@@ -251,6 +263,8 @@ typedef struct net__qp {
   uint8_t retries;    /* timeouts in a row (reset by progress) */
   uint8_t failed;     /* this repetition's transfer was reported failed */
   uint32_t armed_pos; /* index in its net__armset while armed */
+  uint32_t job;       /* the job holding its source GPU (be_ops.job_owners); 0 without */
+  uint32_t vstamp;    /* the last pause that counted it as a victim (net__be.pause_serial) */
   uint16_t epoch;     /* repetitions started, modulo 2^16 (mirrored in net__qhot) */
   rate_bps max_rate;
   simtime_ps start; /* of the current repetition */
@@ -299,6 +313,7 @@ typedef struct net__phase {
   size_t active;         /* queue pairs of this repetition not yet complete */
   uint64_t bytes;        /* payload of one repetition */
   uint64_t failed, lost; /* this repetition: transfers failed, their bytes not delivered */
+  uint64_t cls_bytes[NET__CLASSES], cls_lost[NET__CLASSES]; /* the same by traffic class */
   bool live;
 } net__phase;
 
@@ -364,6 +379,31 @@ typedef struct net__be {
   uint32_t ack_every;
   const cc_ops *cc;
   cc_params ccp;
+  /* traffic classes (fabric.classes, net.c setup_classes) */
+  uint8_t top[256]; /* eligible classes -> those of its highest priority level */
+  uint8_t nlevels;  /* distinct priority levels */
+  uint8_t level_of[NET__CLASSES];
+  uint8_t lossless; /* classes lossless at switch inputs (PFC; credits on InfiniBand) */
+  int32_t quantum[NET__CLASSES]; /* deficit round robin: weight x the largest frame */
+  double cls_pmax[NET__CLASSES];
+  uint32_t *ecn_k; /* [channel * 8 + class] {kmin, kmax} pairs; NULL: net__cold's for all */
+  double share[NET__CLASSES]; /* of each switch's shared buffer (fabric.classes buffer) */
+  uint64_t *pool_used; /* [vertex * 8 + class] shared bytes; NULL: no class holds less than 1 */
+  uint8_t *rr;         /* [channel * 8 + level] deficit round robin's current class */
+  /* pause victims (be_ops.job_owners; NULL/0: not asked) */
+  uint32_t *gpu_job;
+  uint32_t njobs;
+  uint32_t pause_serial;
+  uint64_t *jp_caused, *jp_pauses, *jp_flows; /* see be_job_pauses */
+  simtime_ps *jp_paused;
+  uint32_t *pcause; /* [channel * 8 + class]: the job whose PAUSE holds it now */
+  uint32_t *vjob;   /* [vertex * njobs + job]: bytes of the job buffered at the vertex */
+  /* sequential engine: the causes of XOFF frames in flight, a FIFO per
+   * (channel, class) (port.c cause_push); NULL: no job owners */
+  uint32_t *pfq_head, *pfq_tail; /* [channel * 8 + class]: first and last node, or NET__NONE */
+  net__pfcause *pfq;             /* the node pool */
+  uint32_t pfq_n, pfq_cap, pfq_free;
+  uint64_t *jo; /* be_ops.job_pauses' answer: caused, paused, pauses, flows */
   /* graph */
   net__chan *ch; /* 64-byte aligned (ch_mem is the allocation) */
   void *ch_mem;
@@ -442,6 +482,11 @@ static inline uint32_t *net__pnext(net__be *n, uint32_t i) {
 static inline net__cq *net__cq_at(net__be *n, uint32_t c, uint32_t k) {
   return &n->cq[(size_t)c * NET__CLASSES + k];
 }
+/* The flow control class k meets at channel c's destination. */
+static inline net__fc net__fc_of(const net__be *n, const net__chan *ch, uint32_t k) {
+  if (ch->fc != NET__FC_CLASS) return (net__fc)ch->fc;
+  return (n->lossless >> k) & 1 ? NET__FC_PFC : NET__FC_LOSSY;
+}
 
 /* net.c */
 uint32_t net__pkt_alloc(net__be *n);
@@ -491,7 +536,8 @@ uint32_t net__route(net__be *n, uint32_t v, net__pkt *p, const net__qhot *h);
 void net__arrive(net__be *n, uint32_t c, uint32_t i);
 /* A port's wake, a PFC frame and a credit return at the port's vertex. */
 void net__wake(net__be *n, uint32_t c);
-void net__pfc_rx(net__be *n, uint32_t c, uint32_t cls, bool on);
+/* job: the PAUSE's cause (be_job_pauses; 0 without owners) */
+void net__pfc_rx(net__be *n, uint32_t c, uint32_t cls, bool on, uint32_t job);
 void net__credit_rx(net__be *n, uint32_t c, uint32_t cls, uint32_t bytes);
 
 /* parallel.c: the parallel engine's side of the model (n->par set) */
@@ -502,7 +548,7 @@ bool net__par_owns(const net__be *n, uint32_t v);
  * return from c's destination to its source, arriving at `at`. */
 void net__par_wake(net__be *n, uint32_t c, simtime_ps at);
 void net__par_arrival(net__be *n, uint32_t c, uint32_t i, simtime_ps at);
-void net__par_pfc(net__be *n, uint32_t c, uint32_t cls, bool on, simtime_ps at);
+void net__par_pfc(net__be *n, uint32_t c, uint32_t cls, bool on, uint32_t job, simtime_ps at);
 void net__par_credit(net__be *n, uint32_t c, uint32_t cls, uint32_t bytes, simtime_ps at);
 /* The flowlet state of switch v for queue pair qi in direction dir (par:
  * per switch, as a switch's own table; the sequential engine keeps one per
@@ -519,6 +565,8 @@ void net__par_qp_end(net__be *n, uint32_t qi, const char *cause);
 int net__par_create(net__be *n, sim_error *err);
 void net__par_destroy(net__be *n);
 void net__par_stats(net__be *n, be_stats *st, net__ext *ext);
+/* v[0 .. count) summed over the ranks, in place (a collective). */
+void net__par_sum_u64(net__be *n, uint64_t *v, size_t count);
 /* be_ops.parallel_info: false on the sequential engine (n->par NULL) */
 bool net__par_info(const be_backend *b, be_parallel_info *out);
 

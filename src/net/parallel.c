@@ -140,8 +140,8 @@ void net__par_wake(net__be *n, uint32_t c, simtime_ps at) {
   pdes_send(n->par->p, v, v, at, K_WAKE, w);
 }
 
-void net__par_pfc(net__be *n, uint32_t c, uint32_t cls, bool on, simtime_ps at) {
-  uint64_t w[PDES_PAYLOAD_WORDS] = {c, cls, on, 0};
+void net__par_pfc(net__be *n, uint32_t c, uint32_t cls, bool on, uint32_t job, simtime_ps at) {
+  uint64_t w[PDES_PAYLOAD_WORDS] = {c, cls, on, job};
   pdes_send(n->par->p, n->ch[c].dst, n->cold[c].src, at, K_PFC, w);
 }
 
@@ -186,6 +186,7 @@ static void h_arrive(pdes *p, const pdes_event *ev, void *model) {
     n->ext.link_drops++;
     n->cold[c].drops++;
     n->st.drops++;
+    n->st.class_drops[pk->cls & 7]++;
   }
   net__arrive(n, c, i);
 }
@@ -193,7 +194,7 @@ static void h_arrive(pdes *p, const pdes_event *ev, void *model) {
 static void h_pfc(pdes *p, const pdes_event *ev, void *model) {
   (void)p;
   const uint64_t *w = ev->payload;
-  net__pfc_rx(lp_event(ev, model), (uint32_t)w[0], (uint32_t)w[1], w[2] != 0);
+  net__pfc_rx(lp_event(ev, model), (uint32_t)w[0], (uint32_t)w[1], w[2] != 0, (uint32_t)w[3]);
 }
 
 static void h_credit(pdes *p, const pdes_event *ev, void *model) {
@@ -425,6 +426,28 @@ void net__par_stats(net__be *n, be_stats *st, net__ext *ext) {
   st->max_queue_bytes = m[0];
   st->link_utilization_max = u;
   sim_set_co_events(n->base.sim, s[NS - 1]);
+  /* per class: counts summed, the deepest queue the maximum (class_bytes is
+   * every rank's alike, as bytes) */
+  uint64_t cs[4 * NET__CLASSES];
+  for (int k = 0; k < NET__CLASSES; k++) {
+    cs[k] = st->class_pfc_pauses[k];
+    cs[NET__CLASSES + k] = st->class_ecn_marks[k];
+    cs[2 * NET__CLASSES + k] = st->class_drops[k];
+    cs[3 * NET__CLASSES + k] = st->class_pfc_paused[k];
+  }
+  pdes_comm_allreduce_u64(cs, 4 * NET__CLASSES, false);
+  pdes_comm_allreduce_u64(st->class_max_queue, NET__CLASSES, true);
+  for (int k = 0; k < NET__CLASSES; k++) {
+    st->class_pfc_pauses[k] = cs[k];
+    st->class_ecn_marks[k] = cs[NET__CLASSES + k];
+    st->class_drops[k] = cs[2 * NET__CLASSES + k];
+    st->class_pfc_paused[k] = cs[3 * NET__CLASSES + k];
+  }
+}
+
+void net__par_sum_u64(net__be *n, uint64_t *v, size_t count) {
+  (void)n;
+  pdes_comm_allreduce_u64(v, count, false);
 }
 
 bool net__par_info(const be_backend *b, be_parallel_info *out) {

@@ -119,6 +119,7 @@ static void fail_unrouted(net__be *n, net__phase *ph, size_t i, simtime_ps now) 
   n->ext.no_route++;
   ph->failed++;
   ph->lost += f.bytes;
+  ph->cls_lost[ph->x[i].tclass & 7] += f.bytes;
   if (n->base.on_failure) n->base.on_failure(n->base.on_failure_ctx, &f);
 }
 
@@ -128,6 +129,7 @@ static void rep_start(net__be *n, uint32_t pid) {
   n->par_now = now; /* a global action (par): every rank, for its own vertices */
   ph->active = 0;
   ph->failed = ph->lost = 0;
+  memset(ph->cls_lost, 0, sizeof ph->cls_lost);
   for (size_t i = 0; i < ph->n; i++) {
     if (ph->qp[i] == NOROUTE) fail_unrouted(n, ph, i, now);
     if (!has_qp(ph->qp[i])) continue;
@@ -170,6 +172,7 @@ bool net__phase_end(net__be *n, uint32_t qi, simtime_ps at, const char *cause, u
     n->st.transfers_failed++;
     ph->failed++;
     ph->lost += q->bytes - delivered;
+    ph->cls_lost[q->cls] += q->bytes - delivered;
     if (n->base.on_failure) n->base.on_failure(n->base.on_failure_ctx, &f);
   } else {
     simtime_ps fct = at - q->start; /* what the sender knows: its last ACK (be_xfer_end) */
@@ -221,6 +224,8 @@ static void on_rep_end(sim_ctx *sim, void *obj, uint64_t arg) {
     ph->reps_done++;
     n->st.transfers += ph->n - ph->failed; /* failed ones are in transfers_failed */
     n->st.bytes += ph->bytes - ph->lost;
+    for (int k = 0; k < NET__CLASSES; k++)
+      n->st.class_bytes[k] += ph->cls_bytes[k] - ph->cls_lost[k];
   }
   if (ph->reps_done < ph->repeat) {
     rep_start(n, pid);
@@ -273,6 +278,7 @@ static uint32_t qp_setup(net__be *n, uint32_t pid, size_t i, const uint8_t len[2
   h->dnic[1] = dnic[1];
   h->epoch = q->epoch;
   q->cls = x[i].tclass & 7;
+  q->job = n->gpu_job && x[i].src_gpu < topo_gpu_count(n->t) ? n->gpu_job[x[i].src_gpu] : 0;
   q->max_rate = path_rate(n, path, len[0]);
   q->last_cnp = SIM_TIME_MAX;
   q->rr_next = q->rr_prev = NET__NONE;
@@ -299,6 +305,8 @@ void net__submit_phase(be_backend *b, const be_xfer *x, size_t cnt, uint64_t rep
   ph->ctx = ctx;
   ph->bytes = 0;
   ph->failed = ph->lost = 0;
+  memset(ph->cls_bytes, 0, sizeof ph->cls_bytes);
+  memset(ph->cls_lost, 0, sizeof ph->cls_lost);
   ph->live = true;
   if (n->active_phases++ == 0) net__samp_active(n);
   if (cnt > ph->qp_cap) {
@@ -314,6 +322,7 @@ void net__submit_phase(be_backend *b, const be_xfer *x, size_t cnt, uint64_t rep
   }
   for (size_t i = 0; i < cnt; i++) {
     ph->bytes += x[i].bytes;
+    ph->cls_bytes[x[i].tclass & 7] += x[i].bytes;
     ph->qp[i] = NET__NONE;
     uint32_t *path = ph->paths + i * 2 * TOPO_MAX_PATH;
     uint8_t len[2] = {0, 0};

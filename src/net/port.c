@@ -1,11 +1,22 @@
 /* Egress ports, arrivals, the switch buffer (MMU), ECN, PFC and credits.
  *
  * A port (the source end of a channel) serializes one packet at a time. Its
- * queue is 8 classes: 7 and 6 strict priority (7 first), 0..5 round robin one
- * packet per turn. A class is eligible when it has packets, is not PAUSEd by
- * the downstream vertex (PFC) and, on credit links, its head packet fits the
- * credits the downstream vertex granted. A source port (GPU) also pulls from
- * its queue pairs when no queued packet is eligible.
+ * queue is 8 classes (fabric.classes): strict priority levels, the highest
+ * level with an eligible class served first, and within a level deficit
+ * round robin (Shreedhar and Varghese, "Efficient fair queueing using
+ * deficit round-robin", IEEE/ACM ToN 4(3), 1996): the class under the
+ * round-robin pointer sends while its deficit covers its head packet; the
+ * pointer then moves to the next eligible class of the level, whose deficit
+ * grows by its quantum, weight x the largest frame the fabric carries (a
+ * quantum of at least one maximal packet serves a packet per visit, so a
+ * selection is O(classes); the long-run shares of backlogged classes are
+ * their weights' shares). A class's deficit returns to 0 when its queue
+ * empties. Defaults: 7 then 6 strict, 0..5 one level of weight 1 each, which
+ * with whole frames serves one packet per turn as before. A class is
+ * eligible when it has packets, is not PAUSEd by the downstream vertex (PFC)
+ * and, on credit links, its head packet fits the credits the downstream
+ * vertex granted. A source port (GPU) also pulls from its queue pairs, round
+ * robin over them whatever their class, when no queued packet is eligible.
  *
  * Events
  *   arrival   one per packet per hop, at (head or tail) + propagation +
@@ -21,7 +32,14 @@
  *   the sender is blocked.
  *
  * Buffer accounting (at the vertex holding a packet, from its arrival to the
- * start of its transmission onward; the packet's in_ch names the input)
+ * start of its transmission onward; the packet's in_ch names the input).
+ * Which of the three below a packet meets is its class's at a switch input
+ * of RoCE or Ethernet (net__fc_of: the class lossless or lossy by
+ * fabric.classes), credits everywhere else. With class shares
+ * (fabric.classes buffer < 1) a class's queues at a switch hold at most its
+ * share of the shared pool, and "free shared" below is the smaller of the
+ * pool's free bytes and what is left of the class's share (a service pool
+ * per class, as switch MMUs map priority groups to pools).
  *   credit input: credits return to the upstream port when the packet leaves;
  *   PFC input (ingress accounting, as the common ns-3 RDMA switch MMU): bytes
  *     per (input, class) fill a 4 KB reserve, then the shared pool up to the
@@ -118,6 +136,7 @@ static inline void q_push(net__be *n, uint32_t c, uint32_t i, const net__pkt *p,
   q->tail = i;
   q->bytes += p->frame;
   ch->bytes += p->frame;
+  if (q->bytes > q->max_bytes) q->max_bytes = q->bytes;
   ch->nonempty |= (uint8_t)(1u << p->cls);
   if (ch->bytes > ch->max_bytes) ch->max_bytes = ch->bytes;
 }
@@ -131,6 +150,7 @@ static inline uint32_t q_pop(net__be *n, uint32_t c, uint32_t k, simtime_ps now)
   q->head = next;
   if (next == NET__NONE) {
     q->tail = NET__NONE;
+    q->deficit = 0; /* an empty class keeps no credit in the round robin */
     ch->nonempty &= (uint8_t) ~(1u << k);
   } else {
     __builtin_prefetch(net__pkt_at(n, next)); /* the next one to leave */
@@ -140,18 +160,35 @@ static inline uint32_t q_pop(net__be *n, uint32_t c, uint32_t k, simtime_ps now)
   return i;
 }
 
-static inline uint32_t pick_class(net__chan *ch, uint32_t mask) {
-  if (mask & NET__STRICT_MASK) return mask & 0x80 ? 7 : 6;
-  uint32_t m = mask & 0x3f;
-  if (!(m & (m - 1))) return (uint32_t)__builtin_ctz(m);
-  for (uint32_t j = 1; j <= NET__RR_CLASSES; j++) {
-    uint32_t k = (ch->rr + j) % NET__RR_CLASSES;
-    if (m & (1u << k)) {
-      ch->rr = (uint8_t)k;
-      return k;
+/* Deficit round robin among the eligible classes g (two or more) of one
+ * level at port c: the class under the pointer sends while its deficit
+ * covers its head packet, else the pointer moves on and the next class's
+ * deficit grows by its quantum (>= any frame: it then sends). O(classes). */
+static uint32_t dwrr(net__be *n, uint32_t c, uint32_t g) {
+  uint8_t *cur = &n->rr[(size_t)c * NET__CLASSES + n->level_of[__builtin_ctz(g)]];
+  uint32_t k = *cur;
+  for (;;) {
+    if (g >> k & 1) {
+      net__cq *q = net__cq_at(n, c, k);
+      int32_t f = net__pkt_at(n, q->head)->frame;
+      if (q->deficit >= f) {
+        q->deficit -= f;
+        *cur = (uint8_t)k;
+        return k;
+      }
     }
+    uint32_t above = g & ~((2u << k) - 1u); /* the next class of the level, cyclically */
+    k = (uint32_t)__builtin_ctz(above ? above : g);
+    net__cq_at(n, c, k)->deficit += n->quantum[k];
   }
-  return 0; /* unreachable: m != 0 */
+}
+
+/* The class port c serves next among the eligible ones (mask != 0): the
+ * highest priority level present, by deficit round robin within it. */
+static inline uint32_t pick_class(net__be *n, uint32_t c, uint32_t mask) {
+  uint32_t g = n->top[mask];
+  if (!(g & (g - 1))) return (uint32_t)__builtin_ctz(g);
+  return dwrr(n, c, g);
 }
 
 /* ---- credits ---------------------------------------------------------------- */
@@ -294,23 +331,106 @@ static inline bool due_wait(net__be *n, uint32_t v, simtime_ps now) {
 
 /* ---- PFC -------------------------------------------------------------------- */
 
-static void send_pfc(net__be *n, uint32_t c, uint32_t cls, bool on) {
+/* Pause victims (be_job_pauses): class cls at port c has just been PAUSEd
+ * by job `job`'s congestion; the queue pairs of other jobs with packets of
+ * the class queued here are its victims, each counted once (a stamp per
+ * pause). O(packets of the class queued at c); only with job owners. */
+static void pause_victims(net__be *n, uint32_t c, uint32_t cls, uint32_t job) {
+  uint32_t serial = ++n->pause_serial, nj = n->njobs;
+  uint8_t seen[128] = {0}; /* victim jobs counted for this pause (jobs: at most 1,024) */
+  for (uint32_t i = net__cq_at(n, c, cls)->head; i != NET__NONE; i = *net__pnext(n, i)) {
+    net__qp *q = &n->qp[net__pkt_at(n, i)->qp];
+    if (q->job == job || q->job >= nj || q->vstamp == serial) continue;
+    q->vstamp = serial;
+    size_t at = (size_t)job * nj + q->job;
+    n->jp_flows[at]++;
+    if (q->job < 1024 && !(seen[q->job / 8] >> (q->job % 8) & 1)) {
+      seen[q->job / 8] |= (uint8_t)(1u << (q->job % 8));
+      n->jp_pauses[at]++;
+    }
+  }
+}
+
+/* The job a PAUSE sent by switch v is blamed on (be_job_pauses): the job
+ * holding the most of v's buffer now, its packets from admission to
+ * transmission (ties: the lower job). Its congestion filled the buffer: it
+ * is what shrinks the dynamic threshold, and under head-of-line blocking
+ * what holds the PAUSEd input's packets. O(jobs). */
+static uint32_t pause_cause(const net__be *n, uint32_t v) {
+  const uint32_t *b = &n->vjob[(size_t)v * n->njobs];
+  uint32_t best = 0;
+  for (uint32_t j = 1; j < n->njobs; j++)
+    if (b[j] > b[best]) best = j;
+  return best;
+}
+
+/* Job accounting of v's buffer: packet p is admitted (sign +1) or leaves (-1). */
+static inline void buffer_job(net__be *n, uint32_t v, const net__pkt *p, int sign) {
+  uint32_t j = n->qp[p->qp].job;
+  if (j < n->njobs) n->vjob[(size_t)v * n->njobs + j] += (uint32_t)(sign * (int32_t)p->frame);
+}
+
+/* The causes of XOFF frames in flight (sequential engine, with job owners).
+ * A PAUSE's cause travels with its frame: the parallel engine's event
+ * carries it; the sequential engine's argument is full (the sender's send
+ * count for the instant's order, channel, class, on), so the cause waits
+ * here, a FIFO per (channel, class) in a pool of nodes: the frames of one
+ * channel reach its source in the order sent (one propagation delay; at one
+ * instant by send count, NET__ORD_*), and each XOFF sent is received once.
+ * O(1) per frame; the pool holds the most XOFFs ever in flight at once. */
+static void cause_push(net__be *n, size_t cc, uint32_t job) {
+  uint32_t i = n->pfq_free;
+  if (i != NET__NONE) {
+    n->pfq_free = n->pfq[i].next;
+  } else {
+    if (n->pfq_n == n->pfq_cap) {
+      n->pfq_cap = n->pfq_cap ? 2 * n->pfq_cap : 64;
+      n->pfq = sim_realloc(n->pfq, n->pfq_cap * sizeof *n->pfq);
+    }
+    i = n->pfq_n++;
+  }
+  n->pfq[i] = (net__pfcause){.job = job, .next = NET__NONE};
+  if (n->pfq_head[cc] == NET__NONE) n->pfq_head[cc] = i;
+  else n->pfq[n->pfq_tail[cc]].next = i;
+  n->pfq_tail[cc] = i;
+}
+
+static uint32_t cause_pop(net__be *n, size_t cc) {
+  uint32_t i = n->pfq_head[cc];
+  assert(i != NET__NONE);
+  n->pfq_head[cc] = n->pfq[i].next;
+  n->pfq[i].next = n->pfq_free;
+  n->pfq_free = i;
+  return n->pfq[i].job;
+}
+
+static void send_pfc(net__be *n, uint32_t c, uint32_t cls, bool on, uint32_t job) {
   net__chan *ch = &n->ch[c];
   if (on) {
     ch->xoff |= (uint8_t)(1u << cls);
     n->st.pfc_pauses++;
+    n->st.class_pfc_pauses[cls]++;
+    if (n->jp_caused && job < n->njobs) n->jp_caused[job]++;
   } else {
     ch->xoff &= (uint8_t) ~(1u << cls);
   }
   /* the frame crosses the link back to c's source */
   simtime_ps at = net__now(n) + n->cold[c].prop;
   if (n->par) {
-    net__par_pfc(n, c, cls, on, at);
+    net__par_pfc(n, c, cls, on, job, at);
     return;
   }
+  if (on && n->pfq_head) cause_push(n, (size_t)c * NET__CLASSES + cls, job);
   uint32_t seq = n->sends[n->ch[c].dst]++;
   ++*due_count(n, n->cold[c].src, at);
   ev_schedule(n->base.sim, at, on_pfc, n, (uint64_t)seq << 32 | c << 4 | cls << 1 | (on ? 1u : 0u));
+}
+
+/* A PFC frame reaches channel c's source now (sequential engine): an XOFF
+ * takes its cause from the front of its (channel, class) FIFO. */
+static void pfc_frame_rx(net__be *n, uint32_t c, uint32_t cls, bool on) {
+  uint32_t job = on && n->pfq_head ? cause_pop(n, (size_t)c * NET__CLASSES + cls) : 0;
+  net__pfc_rx(n, c, cls, on, job);
 }
 
 static void on_pfc(sim_ctx *sim, void *obj, uint64_t arg) {
@@ -324,10 +444,10 @@ static void on_pfc(sim_ctx *sim, void *obj, uint64_t arg) {
                          .pfc = 1u | cls << 1 | on << 4});
     return;
   }
-  net__pfc_rx(n, c, cls, on);
+  pfc_frame_rx(n, c, cls, on);
 }
 
-void net__pfc_rx(net__be *n, uint32_t c, uint32_t cls, bool on) {
+void net__pfc_rx(net__be *n, uint32_t c, uint32_t cls, bool on, uint32_t job) {
   uint32_t bit = 1u << cls;
   net__chan *ch = &n->ch[c];
   net__cold *cd = &n->cold[c];
@@ -337,32 +457,64 @@ void net__pfc_rx(net__be *n, uint32_t c, uint32_t cls, bool on) {
     ch->paused |= (uint8_t)bit;
     cd->paused_since[cls] = now;
     cd->pauses_rx++;
+    if (n->pcause) {
+      n->pcause[(size_t)c * NET__CLASSES + cls] = job;
+      if (job < n->njobs) pause_victims(n, c, cls, job);
+    }
     return;
   }
   if (!(ch->paused & bit)) return;
   ch->paused &= (uint8_t)~bit;
   simtime_ps d = now - cd->paused_since[cls];
   cd->paused_ps += d;
+  n->st.class_pfc_paused[cls] += d;
+  if (n->pcause && n->pcause[(size_t)c * NET__CLASSES + cls] < n->njobs)
+    n->jp_paused[n->pcause[(size_t)c * NET__CLASSES + cls]] += d;
   if (n->watchdog && d >= n->watchdog) n->ext.pfc_storms++;
   if (ch->nonempty || ch->qp_head != NET__NONE) net__port_kick(n, c);
 }
 
-static uint64_t pfc_threshold(const net__be *n, const net__vert *x) {
-  if (n->xoff) return n->xoff;
-  return (uint64_t)(n->alpha * (double)(x->shared_size - x->shared_used));
+/* Shared buffer class k may still take at switch v: the pool's free bytes,
+ * within what is left of the class's share of it (fabric.classes buffer). */
+static inline uint64_t shared_free(const net__be *n, uint32_t v, uint32_t k) {
+  const net__vert *x = &n->vx[v];
+  uint64_t f = x->shared_size - x->shared_used;
+  if (!n->pool_used) return f;
+  uint64_t cap = (uint64_t)(n->share[k] * (double)x->shared_size);
+  uint64_t used = n->pool_used[(size_t)v * NET__CLASSES + k], left = cap > used ? cap - used : 0;
+  return left < f ? left : f;
 }
 
-/* Ingress admission of p arriving at vertex x by PFC channel c. */
-static bool pfc_admit(net__be *n, net__vert *x, uint32_t c, net__pkt *p) {
+/* Shared bytes of class k at switch v change by delta (either sign). */
+static inline void shared_take(net__be *n, uint32_t v, uint32_t k, int64_t delta) {
+  n->vx[v].shared_used += (uint64_t)delta;
+  if (n->pool_used) n->pool_used[(size_t)v * NET__CLASSES + k] += (uint64_t)delta;
+}
+
+/* The XOFF threshold of an ingress queue when `free_b` shared bytes are
+ * free for its class: fabric.pfc.xoff, or alpha x free_b. */
+static inline uint64_t pfc_threshold_of(const net__be *n, uint64_t free_b) {
+  return n->xoff ? n->xoff : (uint64_t)(n->alpha * (double)free_b);
+}
+
+static uint64_t pfc_threshold(const net__be *n, uint32_t v, uint32_t k) {
+  return pfc_threshold_of(n, shared_free(n, v, k));
+}
+
+/* Ingress admission of p arriving at switch v by PFC channel c. The free
+ * shared bytes are read once: taking delta lowers them by delta. */
+static bool pfc_admit(net__be *n, uint32_t v, uint32_t c, net__pkt *p) {
+  net__vert *x = &n->vx[v];
   net__chan *in = &n->ch[c];
   uint32_t k = p->cls, f = p->frame, r = x->reserve;
   net__ci *ci = &n->ci[(size_t)c * NET__CLASSES + k];
   uint64_t before = ci->bytes, after = before + f;
-  uint64_t th = pfc_threshold(n, x);
+  uint64_t free_b = shared_free(n, v, k), th = pfc_threshold_of(n, free_b);
   uint64_t delta = over(after, r) - over(before, r);
-  if (after <= r || (over(after, r) <= th && x->shared_used + delta <= x->shared_size)) {
+  if (after <= r || (over(after, r) <= th && delta <= free_b)) {
     ci->bytes = (uint32_t)after;
-    x->shared_used += delta;
+    shared_take(n, v, k, (int64_t)delta);
+    free_b -= delta;
   } else if (n->cold[c].hdrm + f <= x->hdrm_size) {
     n->cold[c].hdrm += f;
     ci->hdrm += f;
@@ -371,12 +523,14 @@ static bool pfc_admit(net__be *n, net__vert *x, uint32_t c, net__pkt *p) {
     n->ext.headroom_drops++;
     return false;
   }
-  if (!(in->xoff & (1u << k)) && (ci->hdrm > 0 || over(ci->bytes, r) >= pfc_threshold(n, x)))
-    send_pfc(n, c, k, true);
+  if (!(in->xoff & (1u << k)) &&
+      (ci->hdrm > 0 || over(ci->bytes, r) >= pfc_threshold_of(n, free_b)))
+    send_pfc(n, c, k, true, n->vjob ? pause_cause(n, v) : 0);
   return true;
 }
 
-static void pfc_release(net__be *n, net__vert *x, uint32_t c, net__pkt *p) {
+static void pfc_release(net__be *n, uint32_t v, uint32_t c, net__pkt *p) {
+  net__vert *x = &n->vx[v];
   net__chan *in = &n->ch[c];
   uint32_t k = p->cls, f = p->frame, r = x->reserve;
   net__ci *ci = &n->ci[(size_t)c * NET__CLASSES + k];
@@ -387,40 +541,43 @@ static void pfc_release(net__be *n, net__vert *x, uint32_t c, net__pkt *p) {
   } else {
     uint64_t before = ci->bytes;
     assert(before >= f);
-    x->shared_used -= over(before, r) - over(before - f, r);
+    shared_take(n, v, k, -(int64_t)(over(before, r) - over(before - f, r)));
     ci->bytes = (uint32_t)(before - f);
   }
   if (in->xoff & (1u << k) && ci->hdrm == 0) {
     uint64_t s = over(ci->bytes, r);
-    if (s == 0 || s + n->xon <= pfc_threshold(n, x)) send_pfc(n, c, k, false);
+    if (s == 0 || s + n->xon <= pfc_threshold(n, v, k)) send_pfc(n, c, k, false, 0);
   }
 }
 
 /* ---- lossy (tail drop) ------------------------------------------------------ */
 
-static bool lossy_admit(net__be *n, net__vert *x, uint32_t o, const net__pkt *p) {
+static bool lossy_admit(net__be *n, uint32_t v, uint32_t o, const net__pkt *p) {
+  const net__vert *x = &n->vx[v];
   uint64_t r = x->reserve, before = net__cq_at(n, o, p->cls)->bytes, after = before + p->frame;
   uint64_t delta = over(after, r) - over(before, r);
   if (delta == 0) return true;
-  uint64_t free_b = x->shared_size - x->shared_used;
+  uint64_t free_b = shared_free(n, v, p->cls);
   if (delta > free_b || (double)over(after, r) > n->alpha * (double)free_b) return false;
-  x->shared_used += delta;
+  shared_take(n, v, p->cls, (int64_t)delta);
   return true;
 }
 
 /* Free p's buffer at vertex v it is leaving; qbefore is its output queue's
  * class depth before it was dequeued (egress accounting). */
-static void release(net__be *n, uint32_t v, net__pkt *p, uint64_t qbefore, simtime_ps now) {
+static inline void release(net__be *n, uint32_t v, net__pkt *p, uint64_t qbefore, simtime_ps now) {
   uint32_t c = p->in_ch;
   if (c == NET__NONE) return;
-  switch ((net__fc)n->ch[c].fc) {
+  if (n->vjob) buffer_job(n, v, p, -1);
+  switch (net__fc_of(n, &n->ch[c], p->cls)) {
   case NET__FC_CREDIT: credit_return(n, c, p->cls, p->frame, now); break;
-  case NET__FC_PFC: pfc_release(n, &n->vx[v], c, p); break;
+  case NET__FC_PFC: pfc_release(n, v, c, p); break;
   case NET__FC_LOSSY: {
-    net__vert *x = &n->vx[v];
-    x->shared_used -= over(qbefore, x->reserve) - over(qbefore - p->frame, x->reserve);
+    uint64_t r = n->vx[v].reserve;
+    shared_take(n, v, p->cls, -(int64_t)(over(qbefore, r) - over(qbefore - p->frame, r)));
     break;
   }
+  case NET__FC_CLASS: break; /* net__fc_of resolves it */
   }
 }
 
@@ -473,7 +630,7 @@ static uint32_t port_select(net__be *n, uint32_t c, simtime_ps now, uint64_t *qb
     mask = ok;
   }
   if (mask) {
-    uint32_t k = pick_class(ch, mask);
+    uint32_t k = pick_class(n, c, mask);
     *qbefore = net__cq_at(n, c, k)->bytes;
     return q_pop(n, c, k, now);
   }
@@ -500,6 +657,7 @@ static void link_loss(net__be *n, uint32_t c, net__pkt *p, uint32_t wire) {
   p->flags |= NET__F_LOST;
   cd->drops++;
   n->st.drops++;
+  n->st.class_drops[p->cls]++;
 }
 
 static void port_send(net__be *n, uint32_t c, uint32_t i, uint64_t qbefore, simtime_ps now) {
@@ -546,17 +704,24 @@ void net__enqueue(net__be *n, uint32_t c, uint32_t i) {
 
 /* ---- arrival ------------------------------------------------------------------ */
 
+/* ECN on enqueue at egress port o by the depth of p's class queue: the
+ * class's thresholds (net__be.ecn_k, else the port's), its Pmax. */
 static void ecn_mark(net__be *n, uint32_t o, net__pkt *p) {
   const net__cold *out = &n->cold[o];
-  uint32_t q = net__cq_at(n, o, p->cls)->bytes;
-  if (q <= out->kmin) return;
-  if (q < out->kmax) {
-    double prob = n->pmax * (double)(q - out->kmin) / (double)(out->kmax - out->kmin);
+  uint32_t q = net__cq_at(n, o, p->cls)->bytes, kmin = out->kmin, kmax = out->kmax;
+  if (n->ecn_k) {
+    kmin = n->ecn_k[((size_t)o * NET__CLASSES + p->cls) * 2];
+    kmax = n->ecn_k[((size_t)o * NET__CLASSES + p->cls) * 2 + 1];
+  }
+  if (q <= kmin) return;
+  if (q < kmax) {
+    double prob = n->cls_pmax[p->cls] * (double)(q - kmin) / (double)(kmax - kmin);
     if (!(sim_rng_uniform(net__rng(n, NET__RNG_ECN, out->src)) < prob)) return;
   }
   p->flags |= NET__F_CE;
   n->cold[o].marks_n++;
   n->st.ecn_marks++;
+  n->st.class_ecn_marks[p->cls]++;
 }
 
 static inline void arrive(net__be *n, uint32_t c, uint32_t i) {
@@ -589,19 +754,23 @@ static inline void arrive(net__be *n, uint32_t c, uint32_t i) {
     n->ext.link_drops++;
     if (o != NET__NONE) n->cold[o].drops++;
     n->st.drops++;
+    n->st.class_drops[p->cls]++;
     net__pkt_free(n, i);
     return;
   }
   bool ok = true;
-  if (in->fc == NET__FC_PFC) ok = pfc_admit(n, &n->vx[v], c, p);
-  else if (in->fc == NET__FC_LOSSY) ok = lossy_admit(n, &n->vx[v], o, p);
+  net__fc fc = net__fc_of(n, in, p->cls);
+  if (fc == NET__FC_PFC) ok = pfc_admit(n, v, c, p);
+  else if (fc == NET__FC_LOSSY) ok = lossy_admit(n, v, o, p);
   if (!ok) {
     n->cold[o].drops++;
     n->st.drops++;
+    n->st.class_drops[p->cls]++;
     net__pkt_free(n, i);
     return;
   }
   p->in_ch = c;
+  if (n->vjob) buffer_job(n, v, p, +1);
   if ((n->ch[o].lflags & NET__L_ECN) && (p->flags & NET__F_ECT)) ecn_mark(n, o, p);
   q_push(n, o, i, p, now);
   net__port_kick(n, o);
@@ -642,7 +811,7 @@ static void due_run(net__be *n, uint32_t v, simtime_ps now) {
     net__due d = due_pop(h);
     assert(d.at == now);
     (void)now;
-    if (d.pfc) net__pfc_rx(n, d.c, (d.pfc >> 1) & 7, (d.pfc >> 4) & 1);
+    if (d.pfc) pfc_frame_rx(n, d.c, (d.pfc >> 1) & 7, (d.pfc >> 4) & 1);
     else arrive_head(n, d.c);
   }
 }
@@ -684,6 +853,7 @@ static void channel_down(net__be *n, uint32_t c, simtime_ps now) {
     n->ext.link_drops++;
     cd->drops++;
     n->st.drops++;
+    n->st.class_drops[p->cls]++;
   }
   for (uint32_t k = 0; k < NET__CLASSES; k++) {
     while (ch->nonempty & (1u << k)) {
@@ -694,11 +864,18 @@ static void channel_down(net__be *n, uint32_t c, simtime_ps now) {
       n->ext.link_drops++;
       cd->drops++;
       n->st.drops++;
+      n->st.class_drops[k]++;
       net__pkt_free(n, i);
     }
   }
   for (uint32_t k = 0; k < NET__CLASSES; k++)
-    if (ch->paused & (1u << k)) cd->paused_ps += now - cd->paused_since[k];
+    if (ch->paused & (1u << k)) {
+      simtime_ps d = now - cd->paused_since[k];
+      cd->paused_ps += d;
+      n->st.class_pfc_paused[k] += d;
+      if (n->pcause && n->pcause[(size_t)c * NET__CLASSES + k] < n->njobs)
+        n->jp_paused[n->pcause[(size_t)c * NET__CLASSES + k]] += d;
+    }
   ch->paused = 0;
   ch->xoff = 0;
 }

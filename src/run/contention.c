@@ -16,7 +16,17 @@
  *
  * S the other jobs' collectives in flight whose channels meet c's. A
  * collective's remaining work (in picoseconds alone) drains at 1 / stretch;
- * whenever S changes its end moves. Exact for collectives whose traffic is
+ * whenever S changes its end moves.
+ *
+ * Traffic classes (fabric.classes; each job's jobs[].traffic_class): a
+ * channel is shared as the flow fidelity shares it (src/flow/net.c), per
+ * channel: the classes of higher strict priority levels take what they ask
+ * first; on what they leave, the classes of the collective's level share
+ * by weighted max-min (a class asking less than its weighted part takes
+ * only what it asks); a class's collectives share its part max-min. A
+ * collective of a level that the ones above leave nothing waits (stretch
+ * infinite) until they end. Everything of one class: as above, bit for
+ * bit. Exact for collectives whose traffic is
  * steady over their time and that share one bottleneck (two equal rings on
  * one link: each stretched 2x on its bandwidth-bound time, as the flow
  * fidelity gives); approximate otherwise: the stretch applies to a
@@ -55,6 +65,7 @@ typedef struct cnt_job {
   void (*done)(void *ctx); /* a plan's end */
   void *done_ctx;
   uint32_t group; /* jobs of different groups share no link */
+  uint8_t tclass; /* its traffic class (jobs[].traffic_class) */
   cnt_class *cls;
   uint32_t ncls;
   int8_t **meets; /* [other job][cls * other ncls + other cls]: -1 unknown, 0, 1 */
@@ -95,8 +106,11 @@ struct run__contention {
   size_t nkeys, keys_cap;
   uint32_t *key; /* scratch */
   size_t key_cap;
-  double *dem; /* scratch: demands on a channel */
-  size_t dem_cap;
+  double *dem;   /* scratch: demands on a channel */
+  uint8_t *dcls; /* scratch: their traffic classes */
+  size_t dem_cap, dcls_cap;
+  uint32_t prio[CFG_CLASSES]; /* fabric.classes: strict priority level and weight by class */
+  double weight[CFG_CLASSES];
 };
 
 /* ---- loads ---------------------------------------------------------------------------- */
@@ -206,7 +220,59 @@ static double maxmin_share(double cap, double d0, double *dem, size_t n) {
   return d0 < level ? d0 : level;
 }
 
-/* stretch(c | S), S = key[2 ..] as (job, class, count) triples. */
+/* What the classes of one strict priority level ask on a channel, D[k]
+ * (0: absent), share `room` by weighted max-min: class k0's part, min(D_k0,
+ * w_k0 L) with L such that the parts fill the room or every class has
+ * what it asks. O(classes^2). */
+static double weighted_part(const run__contention *c, const double *D, uint32_t lm, uint8_t k0,
+                            double room) {
+  double w = 0, total = 0;
+  uint32_t left = lm;
+  for (uint32_t k = 0; k < CFG_CLASSES; k++)
+    if (lm >> k & 1) w += c->weight[k], total += D[k];
+  if (total <= room) return D[k0];
+  for (;;) { /* the class asking least per weight takes what it asks while that fits */
+    uint32_t m = CFG_CLASSES;
+    for (uint32_t k = 0; k < CFG_CLASSES; k++)
+      if (left >> k & 1 && (m == CFG_CLASSES || D[k] / c->weight[k] < D[m] / c->weight[m])) m = k;
+    if (m == CFG_CLASSES || D[m] / c->weight[m] * w > room) break;
+    if (m == k0) return D[k0];
+    room -= D[m];
+    w -= c->weight[m];
+    left &= ~(1u << m);
+  }
+  return room > 0 ? c->weight[k0] * (room / w) : 0;
+}
+
+/* Max-min share of demand d0 of traffic class k0 on a channel of capacity
+ * cap beside demands dem[0 .. n) of classes dcls[0 .. n) (scratch: dem
+ * holds n + 1): the levels above k0's take what they ask, k0's class gets
+ * its weighted part of what is left, its collectives share that max-min.
+ * All of k0's class: maxmin_share on cap, bit for bit. O(n log n). */
+static double class_share(const run__contention *c, double cap, double d0, uint8_t k0, double *dem,
+                          const uint8_t *dcls, size_t n) {
+  size_t same = 0;
+  for (size_t i = 0; i < n; i++) same += dcls[i] == k0;
+  if (same == n) return maxmin_share(cap, d0, dem, n);
+  double D[CFG_CLASSES] = {0}, above = 0;
+  uint32_t lv = c->prio[k0], lm = 1u << k0;
+  size_t m = 0;
+  D[k0] = d0;
+  for (size_t i = 0; i < n; i++) {
+    uint8_t k = dcls[i];
+    if (c->prio[k] > lv) above += dem[i];
+    if (c->prio[k] != lv) continue;
+    D[k] += dem[i];
+    lm |= 1u << k;
+    if (k == k0) dem[m++] = dem[i]; /* m <= i: in place */
+  }
+  double room = cap > above ? cap - above : 0;
+  double part = lm == 1u << k0 ? (D[k0] < room ? D[k0] : room) : weighted_part(c, D, lm, k0, room);
+  return maxmin_share(part, d0, dem, m);
+}
+
+/* stretch(c | S), S = key[2 ..] as (job, class, count) triples; infinite
+ * while the classes above take all of a channel it needs. */
 static double stretch_of(run__contention *c, const uint32_t *key, size_t len) {
   const cnt_class *cl = &c->jobs[key[0]].cls[key[1]];
   double worst = 1;
@@ -217,11 +283,15 @@ static double stretch_of(run__contention *c, const uint32_t *key, size_t len) {
       double r = rate_on(&c->jobs[key[k]].cls[key[k + 1]], ch);
       for (uint32_t m = 0; r > 0 && m < key[k + 2]; m++) {
         sim_grow((void **)&c->dem, &c->dem_cap, n + 2, sizeof *c->dem);
+        sim_grow((void **)&c->dcls, &c->dcls_cap, n + 1, sizeof *c->dcls);
+        c->dcls[n] = c->jobs[key[k]].tclass;
         c->dem[n++] = r;
       }
     }
     if (!n || cl->load[i].bps <= 0) continue;
-    double a = maxmin_share(c->cap[ch], cl->load[i].bps, c->dem, n);
+    double a =
+        class_share(c, c->cap[ch], cl->load[i].bps, c->jobs[key[0]].tclass, c->dem, c->dcls, n);
+    if (a <= 0) return INFINITY;
     double s = cl->load[i].bps / a;
     if (s > worst) worst = s;
   }
@@ -310,9 +380,14 @@ static void active_add(run__contention *c, uint32_t job, uint32_t cls, int delta
 
 static void on_end(sim_ctx *sim, void *obj, uint64_t arg);
 
-/* (Re)schedules instance k's end from its remaining work at its stretch. */
+/* (Re)schedules instance k's end from its remaining work at its stretch;
+ * none while it is stopped (stretch infinite: a revisit restarts it). */
 static void schedule_end(run__contention *c, size_t k) {
   cnt_inst *x = &c->inst[k];
+  if (isinf(x->stretch)) {
+    x->ev = 0; /* never a handle: ev_cancel does nothing */
+    return;
+  }
   double d = ceil(x->work * x->stretch);
   simtime_ps now = sim_now(c->sim);
   simtime_ps dur = d < (double)(SIM_TIME_MAX - now) ? (simtime_ps)d : SIM_TIME_MAX - now;
@@ -378,6 +453,10 @@ run__contention *run__contention_create(const topo *t, const cfg_scenario *cfg, 
   run__contention *c = sim_calloc(1, sizeof *c);
   c->sim = sim;
   c->t = t;
+  for (uint32_t k = 0; k < CFG_CLASSES; k++) {
+    c->prio[k] = cfg->fabric.classes.v[k].priority;
+    c->weight[k] = cfg->fabric.classes.v[k].weight;
+  }
   uint32_t nch = 2 * topo_link_count(t);
   c->cap = sim_calloc(nch ? nch : 1, sizeof *c->cap);
   for (uint32_t ch = 0; ch < nch; ch++)
@@ -389,19 +468,21 @@ run__contention *run__contention_create(const topo *t, const cfg_scenario *cfg, 
 }
 
 /* A new job (its meets tables are made at run__contention_seal). */
-static cnt_job *add_job(run__contention *c, uint32_t group, uint32_t ncls) {
+static cnt_job *add_job(run__contention *c, uint32_t group, uint8_t tclass, uint32_t ncls) {
   c->jobs = sim_realloc(c->jobs, (size_t)(c->njobs + 1) * sizeof *c->jobs);
   cnt_job *cj = &c->jobs[c->njobs++];
   memset(cj, 0, sizeof *cj);
   cj->c = c;
   cj->group = group;
+  cj->tclass = tclass;
   cj->ncls = ncls;
   cj->cls = sim_calloc(ncls ? ncls : 1, sizeof *cj->cls);
   return cj;
 }
 
-int run__contention_add_training(run__contention *c, wl_job *j, uint32_t group, sim_error *err) {
-  cnt_job *cj = add_job(c, group, wl_job_classes(j));
+int run__contention_add_training(run__contention *c, wl_job *j, uint32_t group, uint8_t tclass,
+                                 sim_error *err) {
+  cnt_job *cj = add_job(c, group, tclass, wl_job_classes(j));
   cj->j = j;
   for (uint32_t k = 0; k < cj->ncls; k++) {
     int rc = class_loads(c, j, k, &cj->cls[k], err);
@@ -411,8 +492,9 @@ int run__contention_add_training(run__contention *c, wl_job *j, uint32_t group, 
 }
 
 uint32_t run__contention_add_plan(run__contention *c, const coll_plan *p, simtime_ps alone,
-                                  uint32_t group, void (*done)(void *ctx), void *ctx) {
-  cnt_job *cj = add_job(c, group, 1);
+                                  uint32_t group, uint8_t tclass, void (*done)(void *ctx),
+                                  void *ctx) {
+  cnt_job *cj = add_job(c, group, tclass, 1);
   cj->done = done;
   cj->done_ctx = ctx;
   plan_loads(c, p, alone, &cj->cls[0]);
@@ -456,6 +538,7 @@ void run__contention_free(run__contention *c) {
   sim_free(c->keys);
   sim_free(c->key);
   sim_free(c->dem);
+  sim_free(c->dcls);
   sim_free(c);
 }
 

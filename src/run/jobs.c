@@ -180,6 +180,19 @@ static int plan_jobs(run_jobs *js, const cfg_scenario *cfg, const cfg_doc *doc, 
   return rc;
 }
 
+/* The job of each GPU, for the fidelities that count pause victims by job
+ * (be_job_owners_set: the others answer SIM_EINVAL, nothing to do). */
+static void set_owners(const run_jobs *js, const topo *t, be_backend *be) {
+  uint32_t g = topo_gpu_count(t), gpn = g / topo_node_count(t);
+  uint32_t *owner = sim_malloc((g ? g : 1) * sizeof *owner);
+  for (uint32_t i = 0; i < g; i++) owner[i] = UINT32_MAX;
+  for (uint32_t j = 0; j < js->n; j++)
+    for (uint32_t i = 0; i < js->v[j].nnodes; i++)
+      for (uint32_t k = 0; k < gpn; k++) owner[js->v[j].nodes[i] * gpn + k] = j;
+  (void)be_job_owners_set(be, owner, js->n);
+  sim_free(owner);
+}
+
 int run_jobs_begin(run_jobs *js, const cfg_scenario *cfg, const cfg_doc *doc, const topo *t,
                    be_backend *be, const flt_fault *faults, uint32_t nfaults, sim_error *err) {
   plc_nodeset taken;
@@ -200,6 +213,7 @@ int run_jobs_begin(run_jobs *js, const cfg_scenario *cfg, const cfg_doc *doc, co
   }
   plc_nodeset_free(&taken);
   if (rc == SIM_OK) find_isolated(js, cfg, t);
+  if (rc == SIM_OK && js->n > 1) set_owners(js, t, be);
   if (rc == SIM_OK) rc = plan_jobs(js, cfg, doc, t, be, err);
   return rc == SIM_OK ? SIM_OK : SIM_ECONFIG;
 }
@@ -248,6 +262,8 @@ simtime_ps run_jobs_end(run_jobs *js, sim_ctx *sim) {
     if (job->exec.plan) coll_result_of(&job->exec, &job->res);
     if (job->exec.end > last) last = job->exec.end;
   }
+  /* the pause victims (a collective on the parallel engine: every rank) */
+  js->have_pauses = js->n > 1 && be_job_pauses_get(js->v[0].be, &js->pauses);
   return last;
 }
 
@@ -331,7 +347,8 @@ int run__jobs_contention(run_jobs *js, sim_ctx *sim, const cfg_doc *doc, sim_err
     run_job *job = &js->v[j];
     if (!job->timed) continue;
     if (job->train) {
-      rc = run__contention_add_training(js->contention, job->train, job->group, err);
+      rc = run__contention_add_training(js->contention, job->train, job->group,
+                                        job->view.workload.tclass, err);
       continue;
     }
     rc = run_alone(js, job, doc, js->t, err); /* its time alone: the task's, and its baseline */
@@ -341,7 +358,7 @@ int run__jobs_contention(run_jobs *js, sim_ctx *sim, const cfg_doc *doc, sim_err
     job->cnt = js->contention;
     job->task = run__contention_add_plan(js->contention, &job->plan,
                                          (simtime_ps)llround(job->alone.time_s * 1e12), job->group,
-                                         timed_done, job);
+                                         job->view.workload.tclass, timed_done, job);
   }
   if (rc == SIM_OK && js->contention) run__contention_seal(js->contention);
   return rc;

@@ -66,13 +66,16 @@ int run__job_train_begin(const run_jobs *js, run_job *job, run__train_mode mode,
  * simulation: add each timed job (training: its classes, measured, their
  * plans routable, and its collective timer set at seal; a collective or
  * traffic job: its plan as one task that took `alone` alone, ended by
- * done(ctx)), in `group` (jobs of different groups share no link), then
- * seal; start a plan's task at its start. Free after the run. */
+ * done(ctx)), in `group` (jobs of different groups share no link) and its
+ * traffic class `tclass` (cfg's fabric.classes), then seal; start a plan's
+ * task at its start. Free after the run. */
 typedef struct run__contention run__contention;
 run__contention *run__contention_create(const topo *t, const cfg_scenario *cfg, sim_ctx *sim);
-int run__contention_add_training(run__contention *c, wl_job *j, uint32_t group, sim_error *err);
+int run__contention_add_training(run__contention *c, wl_job *j, uint32_t group, uint8_t tclass,
+                                 sim_error *err);
 uint32_t run__contention_add_plan(run__contention *c, const coll_plan *p, simtime_ps alone,
-                                  uint32_t group, void (*done)(void *ctx), void *ctx);
+                                  uint32_t group, uint8_t tclass, void (*done)(void *ctx),
+                                  void *ctx);
 void run__contention_seal(run__contention *c);
 void run__contention_start_plan(run__contention *c, uint32_t id);
 void run__contention_free(run__contention *c);

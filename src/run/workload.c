@@ -37,6 +37,7 @@ int run__traffic_plan(coll_plan *plan, run_pair_latency *pair, const cfg_scenari
     snprintf(msg, sizeof msg, "%s", err->msg);
     return cfg_fail_at(doc, "workload.traffic.pattern", err, "%s", msg);
   }
+  coll_plan_set_class(plan, cfg->workload.tclass);
   /* the last phase starts (phases - 1) x stagger in: refused past the
    * horizon of simulated time, where start times would wrap */
   if (plan->nphases > 1 &&

@@ -503,6 +503,14 @@ static bool tap_parallel_info(const be_backend *b, be_parallel_info *out) {
   return be_parallel_info_get(((const tel_tap *)b)->inner, out);
 }
 
+static int tap_job_owners(be_backend *b, const uint32_t *job_of_gpu, uint32_t njobs) {
+  return be_job_owners_set(((tel_tap *)b)->inner, job_of_gpu, njobs);
+}
+
+static bool tap_job_pauses(const be_backend *b, be_job_pauses *out) {
+  return be_job_pauses_get(((const tel_tap *)b)->inner, out);
+}
+
 static void tap_failure(void *ctx, const be_failure *f) {
   tel_tap *tap = ctx;
   if (tap->base.on_failure) tap->base.on_failure(tap->base.on_failure_ctx, f);
@@ -523,6 +531,8 @@ static const be_ops tap_ops = {
     .parallel_info = tap_parallel_info,
     .submit_slice = tap_submit_slice,
     .pool_release = tap_pool_release,
+    .job_owners = tap_job_owners,
+    .job_pauses = tap_job_pauses,
 };
 
 be_backend *tel_tap_wrap(be_backend *inner, tel_tap **out) {
@@ -538,6 +548,8 @@ be_backend *tel_tap_wrap(be_backend *inner, tel_tap **out) {
   if (!in->port_gather) tap->ops.port_gather = NULL;
   if (!in->port_samples) tap->ops.port_samples = NULL;
   if (!in->parallel_info) tap->ops.parallel_info = NULL;
+  if (!in->job_owners) tap->ops.job_owners = NULL;
+  if (!in->job_pauses) tap->ops.job_pauses = NULL;
   tap->base.ops = &tap->ops;
   tap->inner = inner;
   inner->on_failure = tap_failure;

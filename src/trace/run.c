@@ -233,6 +233,7 @@ static int plan_calls(trc_runner *r, const cfg_scenario *cfg, const cfg_doc *doc
                              "%llu bytes over %u ranks): %s",
                              tr->name, (unsigned long long)x->id, trc_comm_type_name(x->comm_type),
                              (unsigned long long)x->bytes, g->nranks, e.msg);
+        coll_plan_set_class(&r->plans[j], cfg->workload.tclass);
         r->keys[j] = (plan_key){gi, op, bytes};
         r->nplans++;
       }
@@ -269,7 +270,8 @@ int trc_runner_create(trc_runner **out, const trc_set *s, const cfg_scenario *cf
   r->pairs = sim_calloc(s->npairs ? s->npairs : 1, sizeof *r->pairs);
   for (uint32_t p = 0; p < s->npairs; p++) {
     const trc_pair *q = &s->pairs[p];
-    r->pairs[p] = (pair_state){r, p, 0, {q->src, q->dst, q->bytes, sim_hash_u64(p), 0}};
+    r->pairs[p] =
+        (pair_state){r, p, 0, {q->src, q->dst, q->bytes, sim_hash_u64(p), cfg->workload.tclass}};
     r->p2p_bytes += q->bytes;
   }
   r->ranks = sim_calloc(s->nranks ? s->nranks : 1, sizeof *r->ranks);

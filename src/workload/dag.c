@@ -350,7 +350,9 @@ int wl__class_plan(wl__dag *d, wl__class *c, sim_error *err) {
   memset(&c->plan, 0, sizeof c->plan);
   if (c->kind == WL_COMM_PP_SEND) {
     c->built = true;
-    return plan_sends(d, c);
+    int rc = plan_sends(d, c);
+    coll_plan_set_class(&c->plan, d->cfg->workload.tclass); /* the job's traffic class */
+    return rc;
   }
   /* One plan per group, merged in lock step pairwise (a tree of merges:
    * O(transfers x log groups), where merging one by one is quadratic). */
@@ -369,6 +371,7 @@ int wl__class_plan(wl__dag *d, wl__class *c, sim_error *err) {
   if (rc == SIM_OK) {
     c->plan = plans[0];
     c->built = true;
+    coll_plan_set_class(&c->plan, d->cfg->workload.tclass); /* the job's traffic class */
   } else {
     for (uint32_t i = 0; i < built; i++) coll_plan_free(&plans[i]);
   }

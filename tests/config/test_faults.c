@@ -10,27 +10,15 @@
 
 #include <cmocka.h>
 
+#include "cfg_fixture.h"
 #include "fabsim/config.h"
 
 static cfg_doc *load(cfg_scenario *s, const char *yaml, const char *const *sets, int nsets) {
-  cfg_doc *doc = NULL;
-  sim_error err = {0};
-  if (cfg_load_buffer(s, &doc, "f.yaml", yaml, yaml ? strlen(yaml) : 0, sets, nsets, &err) !=
-      SIM_OK)
-    fail_msg("%s", err.msg);
-  return doc;
+  return cfx_load(s, "f.yaml", yaml, sets, nsets);
 }
 
 static void expect_error(const char *yaml, const char *set, const char *msg) {
-  cfg_scenario s;
-  cfg_doc *doc = NULL;
-  sim_error err = {0};
-  const char *sets[1] = {set};
-  int rc =
-      cfg_load_buffer(&s, &doc, "f.yaml", yaml, yaml ? strlen(yaml) : 0, sets, set ? 1 : 0, &err);
-  assert_int_equal(rc, SIM_ECONFIG);
-  assert_null(doc);
-  if (strcmp(err.msg, msg) != 0) fail_msg("got:  %s\nwant: %s", err.msg, msg);
+  cfx_expect_error("f.yaml", yaml, set, msg);
 }
 
 static const char block[] =

@@ -9,15 +9,11 @@
 
 #include <cmocka.h>
 
+#include "cfg_fixture.h"
 #include "fabsim/config.h"
 
 static cfg_doc *load(cfg_scenario *s, const char *yaml, const char *const *sets, int nsets) {
-  cfg_doc *doc = NULL;
-  sim_error err = {0};
-  if (cfg_load_buffer(s, &doc, "l.yaml", yaml, yaml ? strlen(yaml) : 0, sets, nsets, &err) !=
-      SIM_OK)
-    fail_msg("%s", err.msg);
-  return doc;
+  return cfx_load(s, "l.yaml", yaml, sets, nsets);
 }
 
 static void expect_list(const cfg_u64_list *l, const uint64_t *want, uint32_t n) {
@@ -26,15 +22,7 @@ static void expect_list(const cfg_u64_list *l, const uint64_t *want, uint32_t n)
 }
 
 static void expect_error(const char *yaml, const char *set, const char *msg) {
-  cfg_scenario s;
-  cfg_doc *doc = NULL;
-  sim_error err = {0};
-  const char *sets[1] = {set};
-  int rc =
-      cfg_load_buffer(&s, &doc, "l.yaml", yaml, yaml ? strlen(yaml) : 0, sets, set ? 1 : 0, &err);
-  assert_int_equal(rc, SIM_ECONFIG);
-  assert_null(doc);
-  if (strcmp(err.msg, msg) != 0) fail_msg("got:  %s\nwant: %s", err.msg, msg);
+  cfx_expect_error("l.yaml", yaml, set, msg);
 }
 
 static const uint64_t mnist[] = {784, 128, 10};

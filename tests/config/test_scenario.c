@@ -48,6 +48,16 @@ static const char *first_difference(const cfg_scenario *a, const cfg_scenario *b
             x->period != y->period || x->count != y->count || x->index != y->index)
           return k->name;
       }
+    } else if (k->type == CFG__CLASSES) { /* every class resolved, its name by value */
+      const cfg_class_table *ta = (const void *)pa, *tb = (const void *)pb;
+      if (ta->n != tb->n || memcmp(ta->order, tb->order, sizeof ta->order) != 0) return k->name;
+      for (uint32_t j = 0; j < CFG_CLASSES; j++) {
+        const cfg_tclass *x = &ta->v[j], *y = &tb->v[j];
+        if (strcmp(x->name, y->name) != 0 || x->priority != y->priority || x->weight != y->weight ||
+            x->lossless != y->lossless || x->ecn_kmin != y->ecn_kmin ||
+            x->ecn_kmax != y->ecn_kmax || x->ecn_pmax != y->ecn_pmax || x->buffer != y->buffer)
+          return k->name;
+      }
     } else if (memcmp(pa, pb, k->width) != 0) {
       return k->name;
     }

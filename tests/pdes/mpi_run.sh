@@ -8,7 +8,8 @@
 # timeouts on lossy Ethernet with packet spraying, a multi-plane all-to-all through NVLink, and a 64-GPU
 # data-parallel training step (the executor on the global context), and
 # faults (a link down, rerouted around, up again; a degraded link with bit
-# errors). Then the
+# errors), and traffic classes (PFC pauses blamed on jobs, their victims;
+# the priority example). Then the
 # parallel engine against the default one (ev.c): byte-identical where no
 # per-vertex random stream or timer decides, else within a stated bound.
 # Args: FABSIM SRC MPIEXEC [load|sanitize] (CTest sets Open MPI's oversubscription)
@@ -89,6 +90,12 @@ SCEN[8plane-a2a]=$SRC/examples/deepseek-8plane.yaml
 SCEN[dp-train]=$SRC/examples/dense-7b-64gpu.yaml
 SCEN[faults]=$SRC/examples/link-failure.yaml
 SCEN[jobs]=$SRC/tests/pdes/jobs.yaml # several jobs (jobs:): training and a collective
+# traffic classes (fabric.classes) with PFC pauses and their victims by job
+# (a PAUSE's cause crosses the link with its frame on both engines)
+SCEN[classes-pfc]=$SRC/tests/pdes/classes.yaml
+# the classes example (strict priority over a bulk class, InfiniBand
+# credits): the default engine against 2 ranks only (~20 s of CPU a run)
+SCEN[classes-example]=$SRC/examples/shared/priority-classes.yaml
 
 same() { # same DIR-A DIR-B: summary (wall clock and arguments aside), series, events
   diff <(jq -S 'del(.sim.wall_s, .sim.parallel, .scenario)' "$1/summary.json") \
@@ -141,7 +148,8 @@ $(differ $c-seq $c-load$i)"
 fi
 
 # the engine's sequential mode (no MPI), then 1, 2 and 4 ranks
-for c in ib-ring ib-tree roce-incast roce-pfc ar-flowlet eth-spray 8plane-a2a dp-train faults jobs; do
+for c in ib-ring ib-tree roce-incast roce-pfc ar-flowlet eth-spray 8plane-a2a dp-train faults jobs \
+  classes-pfc; do
   scen=${SCEN[$c]}
   extra=()
   [ "$c" = faults ] && extra=("${FAULTS[@]}")
@@ -169,6 +177,8 @@ expect_json jobs-seq/summary.json '[.jobs[] | .time_s > 0] == [true, true, true]
   .jobs[0].slowdown > 1 and .jobs[2].slowdown == 1'
 expect_json faults-seq/summary.json '.network.drops > 0 and .network.retransmits > 0 and
   .network.flows_rerouted > 0 and .network.transfers_failed == 0 and ([.events[].kind] | index("reroute") != null)'
+expect_json classes-pfc-seq/summary.json '.network.pfc_pauses > 0 and .network.ecn_marks == 0 and
+  (.jobs[0].pfc.victims | length) > 0 and ([.traffic_classes.classes[].bytes > 0] | map(select(.)) | length) == 3'
 
 if [ "$MODE" != sanitize ]; then
 # `fabsim run` (the default engine, ev.c) against `mpirun -np 2 fabsim run`:
@@ -183,18 +193,20 @@ same_engines() {
        <(jq -S 'del(.sim.wall_s, .sim.parallel, .sim.events, .scenario)' "$2/summary.json") >/dev/null &&
     cmp -s "$1/timeseries.csv" "$2/timeseries.csv" && cmp -s "$1/events.csv" "$2/events.csv"
 }
-for c in ib-ring ib-tree 8plane-a2a dp-train roce-pfc roce-incast eth-spray; do
+for c in ib-ring ib-tree 8plane-a2a dp-train roce-pfc roce-incast eth-spray classes-pfc classes-example; do
   scen=${SCEN[$c]}
   # shellcheck disable=SC2086
-  expect_exit 0 "$FABSIM" run "$scen" "${COMMON[@]}" ${CASE[$c]} --set output.dir=$c-ev --quiet
+  expect_exit 0 "$FABSIM" run "$scen" "${COMMON[@]}" ${CASE[$c]:-} --set output.dir=$c-ev --quiet
 done
+expect_exit 0 "$MPIEXEC" -np 2 "$FABSIM" run "${SCEN[classes-example]}" "${COMMON[@]}" \
+  --set output.dir=classes-example-np2 --quiet
 # The 8-plane all-to-all (its PXN forwarding crosses NVLink to the peer's
 # rail before the network) had its mean FCT a few ppm apart (issue #13,
 # defect 12): two packets from gpu5 and gpu6 reached the NVSwitch at the
 # same picosecond for gpu4 and queued in the order their events were
 # scheduled (ev.c) or by sending LP (pdes), so two transfers ended 181 ps
 # apart. Now every figure, and the tree's, is the same bytes.
-for c in ib-ring ib-tree 8plane-a2a dp-train roce-pfc; do
+for c in ib-ring ib-tree 8plane-a2a dp-train roce-pfc classes-pfc classes-example; do
   same_engines $c-ev $c-np2 && pass || fail "$c: the default engine and 2 ranks differ:
 $(diff <(jq -S 'del(.sim.wall_s, .sim.parallel, .sim.events, .scenario)' $c-ev/summary.json) \
        <(jq -S 'del(.sim.wall_s, .sim.parallel, .sim.events, .scenario)' $c-np2/summary.json) | head -20)"

@@ -342,6 +342,7 @@ struct be_quot {       /* every field read-only after be_quot_build */
   simtime_ps *tc_lat; /* each member's path latency (0: an empty path) */
   uint32_t *tc_poff;  /* ntc + 1: class k crosses channel classes */
   uint32_t *tc_path;  /*   tc_path[tc_poff[k] .. tc_poff[k + 1]), ascending, distinct */
+  uint32_t *tc_of;    /* per transfer of the pool: its class (4 bytes a transfer) */
   /* GPU classes */
   uint32_t ngpu, ngc;
   uint32_t *gc_of;       /* per GPU: its class (GPUs in no transfer: one class, never listed) */

@@ -88,6 +88,8 @@ typedef struct class_win {
   const be_xfer *no_quot;    /* a pool whose quotient could not be built: per transfer */
   uint32_t slo, shi;         /* the window, in segments (equal: empty) */
   uint32_t *cnt;             /* per channel class: the window's transfers on each member */
+  simtime_ps *tc_tx;         /* per transfer class: its time, as last timed (only with
+                                be_backend.on_xfer: the report is per transfer) */
   bool live;                 /* its phase is in flight */
   bool released;             /* pool_release came while live */
   struct analytic_phase *ph; /* the phase in flight */
@@ -492,6 +494,7 @@ static void class_drop(analytic *a) {
   class_win *cw = &a->cw;
   if (cw->q == &cw->own) be_quot_free(&cw->own);
   sim_free(cw->cnt);
+  sim_free(cw->tc_tx);
   const be_xfer *no_quot = cw->no_quot;
   memset(cw, 0, sizeof *cw);
   cw->no_quot = no_quot;
@@ -562,9 +565,28 @@ static simtime_ps class_move(analytic *a, uint32_t slo, uint32_t shi) {
       tx = sat_add(q->tc_lat[k], pool_serialization(&a->pc, q->tc_bytes[k], rate ? rate : 1));
     }
     if (tx > phase) phase = tx;
+    if (cw->tc_tx) cw->tc_tx[k] = tx;
     be_fct_add_n(&a->fct, tx, q->tc_w[k]);
   }
   return phase;
+}
+
+/* The window's times per transfer to the on_xfer hook, from its classes
+ * (the record the per-transfer path gives). O(the slice's transfers). */
+static void class_report(analytic *a, const be_slice *sl, simtime_ps phase, uint64_t repeat,
+                         void *ctx) {
+  const class_win *cw = &a->cw;
+  const be_quot *q = cw->q;
+  simtime_ps *tx = sim_malloc((sl->n ? sl->n : 1) * sizeof *tx);
+  simtime_ps *lat = sim_malloc((sl->n ? sl->n : 1) * sizeof *lat);
+  for (size_t i = 0; i < sl->n; i++) {
+    uint32_t k = q->tc_of[sl->off + i];
+    tx[i] = cw->tc_tx[k];
+    lat[i] = q->tc_lat[k];
+  }
+  report_times(&a->base, ctx, lat, tx, sl->n, phase, repeat);
+  sim_free(tx);
+  sim_free(lat);
 }
 
 /* The class path, when it applies (cuts, nothing else in flight, no
@@ -589,6 +611,7 @@ static bool class_submit(analytic *a, const be_slice *sl, uint64_t repeat, be_do
     }
     cw->pool = sl->pool;
     cw->cnt = sim_calloc(cw->q->ncc ? cw->q->ncc : 1, sizeof *cw->cnt);
+    if (a->base.on_xfer) cw->tc_tx = sim_malloc((cw->q->ntc ? cw->q->ntc : 1) * sizeof *cw->tc_tx);
   }
   uint32_t slo, shi;
   if (!be_quot_window(cw->q, sl, &slo, &shi) || slo == shi) {
@@ -597,6 +620,7 @@ static bool class_submit(analytic *a, const be_slice *sl, uint64_t repeat, be_do
     return false;
   }
   simtime_ps phase = class_move(a, slo, shi);
+  if (cw->tc_tx) class_report(a, sl, phase, repeat, ctx);
   a->class_phases++;
   analytic_phase *ph = phase_start(a, phase, repeat, done, ctx);
   ph->by_class = true;

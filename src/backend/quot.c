@@ -286,6 +286,7 @@ static void transfer_classes(be_quot *q, const topo *t, const be_xfer *pool, con
   size_t cap_po = 0, cap_p = 0, pwords = 0;
   q->seg_tc = sim_calloc((size_t)q->nseg + 1, sizeof *q->seg_tc);
   q->seg_bytes = sim_calloc(q->nseg ? q->nseg : 1, sizeof *q->seg_bytes);
+  q->tc_of = sim_malloc((q->pool_n ? q->pool_n : 1) * sizeof *q->tc_of);
   sim_grow((void **)&tc_koff, &cap_ko, 1, sizeof *tc_koff);
   sim_grow((void **)&q->tc_poff, &cap_po, 1, sizeof *q->tc_poff);
   tc_koff[0] = q->tc_poff[0] = 0;
@@ -335,6 +336,7 @@ static void transfer_classes(be_quot *q, const topo *t, const be_xfer *pool, con
       q->tc_poff[c + 1] = (uint32_t)pwords;
     }
     w += n;
+    q->tc_of[i] = c;
     q->tc_w[c]++;
     q->seg_bytes[s] += pool[i].bytes;
   }
@@ -563,6 +565,7 @@ void be_quot_free(be_quot *q) {
   sim_free(q->tc_lat);
   sim_free(q->tc_poff);
   sim_free(q->tc_path);
+  sim_free(q->tc_of);
   sim_free(q->gc_of);
   sim_free(q->gc_members);
   sim_free(q->seg_gc_off);

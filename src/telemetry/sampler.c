@@ -291,6 +291,7 @@ static void close_port(tel *t, simtime_ps b) {
       for (uint32_t k = 0; k < wp; k++) w[k] = (w - t->nwatch)[k];
   } else {
     double dt = (double)(b - g->open_start);
+    memset(row, 0, sizeof *row); /* padding too: rows compare byte for byte */
     if (t->port_cls) port_row_classes(t, b, dt, row);
     else port_row_each(t, b, dt, row);
     for (uint32_t k = 0; w && k < wp; k++) {
@@ -574,7 +575,9 @@ size_t tel_top_ports(const tel *t, tel_port_total *out, size_t k) {
   size_t n = 0;
   double secs = sim_ps_to_s(t->end);
   for (uint32_t i = 0; i < t->c.ports && k > 0; i++) {
-    tel_port_total p = {.port = i};
+    tel_port_total p;
+    memset(&p, 0, sizeof p); /* padding too */
+    p.port = i;
     uint32_t c = port_at(t, i);
     p.bytes = (double)meter_total(&t->port_bits[c], t->end) / 8e12;
     if (p.bytes <= 0) continue;

@@ -180,13 +180,9 @@ static void pool_forget(analytic *a);
 static void class_materialize(analytic *a);
 static void class_drop(analytic *a);
 
-static void analytic_submit_phase(be_backend *b, const be_xfer *x, size_t n, uint64_t repeat,
-                                  be_done_fn done, void *ctx) {
-  analytic *a = (analytic *)b;
-  const topo *t = b->topo;
-  pool_cache *pc = &a->pc;
-  if (a->cw.live) class_materialize(a);          /* it must see the class window */
-  if (pc->counted && !pc->live) pool_uncount(a); /* a retired window goes first */
+/* A phase of the analytic backend, in flight from now (linked into
+ * a->live; its completion not scheduled yet). */
+static analytic_phase *phase_new(analytic *a, be_done_fn done, void *ctx) {
   analytic_phase *ph = sim_calloc(1, sizeof *ph);
   ph->a = a;
   ph->next = a->live;
@@ -194,6 +190,23 @@ static void analytic_submit_phase(be_backend *b, const be_xfer *x, size_t n, uin
   a->live = ph;
   ph->done = done;
   ph->ctx = ctx;
+  return ph;
+}
+
+/* ph completes after `phase` x repeat (saturating). */
+static void phase_schedule(analytic *a, analytic_phase *ph, simtime_ps phase, uint64_t repeat) {
+  simtime_ps total = repeat && phase > SIM_TIME_MAX / repeat ? SIM_TIME_MAX : phase * repeat;
+  ev_schedule(a->base.sim, sat_add(sim_now(a->base.sim), total), analytic_phase_done, ph, 0);
+}
+
+static void analytic_submit_phase(be_backend *b, const be_xfer *x, size_t n, uint64_t repeat,
+                                  be_done_fn done, void *ctx) {
+  analytic *a = (analytic *)b;
+  const topo *t = b->topo;
+  pool_cache *pc = &a->pc;
+  if (a->cw.live) class_materialize(a);          /* it must see the class window */
+  if (pc->counted && !pc->live) pool_uncount(a); /* a retired window goes first */
+  analytic_phase *ph = phase_new(a, done, ctx);
   size_t cap = 0;
   /* Route and count. Latency per transfer on its real path (a sprayed
    * transfer's equal-cost paths all have the same). */
@@ -234,8 +247,7 @@ static void analytic_submit_phase(be_backend *b, const be_xfer *x, size_t n, uin
   sim_free(lat);
   ph->transfers = (uint64_t)n * repeat;
   ph->bytes *= repeat;
-  simtime_ps total = repeat && phase > SIM_TIME_MAX / repeat ? SIM_TIME_MAX : phase * repeat;
-  ev_schedule(b->sim, sat_add(sim_now(b->sim), total), analytic_phase_done, ph, 0);
+  phase_schedule(a, ph, phase, repeat);
 }
 
 static void analytic_phase_done(sim_ctx *sim, void *obj, uint64_t arg) {
@@ -474,22 +486,6 @@ static void window_move(analytic *a, size_t lo, size_t hi) {
 
 /* ---- slices of a pool, by classes ---------------------------------------------------------- */
 
-/* A phase of the analytic backend in flight, completing after `phase` x
- * repeat. */
-static analytic_phase *phase_start(analytic *a, simtime_ps phase, uint64_t repeat, be_done_fn done,
-                                   void *ctx) {
-  analytic_phase *ph = sim_calloc(1, sizeof *ph);
-  ph->a = a;
-  ph->next = a->live;
-  if (a->live) a->live->prev = ph;
-  a->live = ph;
-  ph->done = done;
-  ph->ctx = ctx;
-  simtime_ps total = repeat && phase > SIM_TIME_MAX / repeat ? SIM_TIME_MAX : phase * repeat;
-  ev_schedule(a->base.sim, sat_add(sim_now(a->base.sim), total), analytic_phase_done, ph, 0);
-  return ph;
-}
-
 static void class_drop(analytic *a) {
   class_win *cw = &a->cw;
   if (cw->q == &cw->own) be_quot_free(&cw->own);
@@ -622,7 +618,8 @@ static bool class_submit(analytic *a, const be_slice *sl, uint64_t repeat, be_do
   simtime_ps phase = class_move(a, slo, shi);
   if (cw->tc_tx) class_report(a, sl, phase, repeat, ctx);
   a->class_phases++;
-  analytic_phase *ph = phase_start(a, phase, repeat, done, ctx);
+  analytic_phase *ph = phase_new(a, done, ctx);
+  phase_schedule(a, ph, phase, repeat);
   ph->by_class = true;
   ph->transfers = (uint64_t)sl->n * repeat;
   uint64_t bytes = 0;
@@ -661,19 +658,12 @@ static void analytic_submit_slice(be_backend *b, const be_slice *sl, uint64_t re
     be_fct_add_n(&a->fct, v, n);
   }
   if (b->on_xfer) report_times(b, ctx, pc->lat + sl->off, pc->tx + sl->off, sl->n, phase, repeat);
-  analytic_phase *ph = sim_calloc(1, sizeof *ph);
-  ph->a = a;
-  ph->next = a->live;
-  if (a->live) a->live->prev = ph;
-  a->live = ph;
-  ph->done = done;
-  ph->ctx = ctx;
+  analytic_phase *ph = phase_new(a, done, ctx);
   ph->window = true;
   ph->transfers = (uint64_t)sl->n * repeat;
   ph->bytes = (pc->prefix[sl->off + sl->n] - pc->prefix[sl->off]) * repeat;
   pc->live = true;
-  simtime_ps total = repeat && phase > SIM_TIME_MAX / repeat ? SIM_TIME_MAX : phase * repeat;
-  ev_schedule(b->sim, sat_add(sim_now(b->sim), total), analytic_phase_done, ph, 0);
+  phase_schedule(a, ph, phase, repeat);
 }
 
 static void analytic_pool_release(be_backend *b, const be_xfer *pool) {

@@ -165,10 +165,22 @@ typedef struct be_job_pauses {
   const uint64_t *flows;    /* [causer * njobs + victim] */
 } be_job_pauses;
 
-/* A slice of a pool of transfers: pool[off .. off + n) of pool[0 .. pool_n). */
+/* A slice of a pool of transfers: pool[off .. off + n) of pool[0 .. pool_n).
+ * cuts (optional, NULL: unknown) are where every slice of the pool starts
+ * and ends: ncuts ascending positions, the first 0 and the last pool_n, so
+ * every slice is a run of whole segments [cuts[k], cuts[k + 1]) (a plan
+ * lists them once: coll's tree has one segment per pipeline level). quot
+ * (optional) is the pool's quotient by those segments (be_quot below), built
+ * by a wrapper (the telemetry tap) that routed the pool as topo_route does;
+ * a fidelity that routes alike may use it instead of routing the pool again.
+ * Both stay unchanged until pool_release. */
+typedef struct be_quot be_quot;
 typedef struct be_slice {
   const be_xfer *pool;
   size_t pool_n, off, n;
+  const size_t *cuts;
+  size_t ncuts;
+  const be_quot *quot;
 } be_slice;
 
 /* A fidelity is a small vtable. Required: submit_phase, stats, destroy. */
@@ -307,6 +319,82 @@ void be_pool_release(be_backend *b, const be_xfer *pool);
 static inline void be_destroy(be_backend *b) {
   if (b) b->ops->destroy(b);
 }
+
+/* ---- a pool's quotient by its segments -------------------------------------------------- */
+
+/* Transfers, channels and GPUs of a pool grouped into classes that no
+ * window of whole segments can tell apart. Two channels are in one class
+ * when they have the same capacity and kind (link kind, the kinds of their
+ * two ends; spray pools apart) and, in every segment, the same number of
+ * the pool's transfers cross each and with the same bytes in all; two
+ * transfers when they are in the same segment, have the same bytes and
+ * path latency and cross the same set of channel classes; two GPUs when, in
+ * every segment, each is an end of as many transfers. So in any window
+ * made of whole segments, the members of a channel class carry the same
+ * transfers' worth (count and bytes), and, with nothing else in flight,
+ * the members of a transfer class see the same shares of the same
+ * capacities: whatever a fidelity computes per member from that, it may
+ * compute once per class. On a symmetric fabric there are few classes (a
+ * tree AllReduce over 16,384 nodes: thousands for millions of transfers);
+ * where nothing is alike (faults, ECMP collisions, odd placements) a class
+ * is one member, and the quotient is the pool itself, still exact.
+ *
+ * Classes are found by hashing each channel's and GPU's segment histogram
+ * and then checking every member's histogram against its class's first
+ * member, entry by entry; be_quot_build fails (nothing kept) on the
+ * (2^-64-rare) hash collision it finds that way, and the caller takes its
+ * per-transfer path. Cost: routing every transfer once, three
+ * passes over the routed paths, O(total path length) time and transient
+ * memory; what is kept is O(classes + channels + GPUs). */
+typedef struct be_quot_entry {
+  uint32_t cls;   /* channel or GPU class */
+  uint32_t count; /* transfers of the segment on each member (GPUs: ends) */
+  uint64_t bytes; /* their bytes, on each member (GPUs: 0) */
+} be_quot_entry;
+
+struct be_quot {       /* every field read-only after be_quot_build */
+  const be_xfer *pool; /* the pool it was built for (compared, never read) */
+  size_t pool_n;
+  topo_split split; /* TOPO_SPLIT_NONE: topo_route's channels; POOLS: spray's counted
+                       channels (topo_spray_channel) */
+  uint32_t nseg;
+  size_t *cuts;        /* nseg + 1 */
+  uint64_t *seg_bytes; /* per segment: its transfers' bytes */
+  /* channel classes (channels: 2 x links, then spray pools) */
+  uint32_t nchan;
+  uint32_t *cc_of; /* per channel: its class, UINT32_MAX when no transfer of the pool crosses it */
+  uint32_t ncc;
+  rate_bps *cc_cap;      /* per class: each member's capacity */
+  uint32_t *cc_first;    /* per class: its lowest channel */
+  uint32_t *cc_members;  /* per class: how many channels */
+  size_t *seg_cc_off;    /* nseg + 1: segment s puts seg_cc[seg_cc_off[s] .. seg_cc_off[s + 1]) */
+  be_quot_entry *seg_cc; /*  on the classes it crosses, ascending by class */
+  /* transfer classes, numbered by segment: segment s holds [seg_tc[s], seg_tc[s + 1]) */
+  uint32_t ntc;
+  uint32_t *seg_tc;   /* nseg + 1 */
+  uint64_t *tc_w;     /* per class: transfers */
+  uint64_t *tc_bytes; /* each member's bytes */
+  simtime_ps *tc_lat; /* each member's path latency (0: an empty path) */
+  uint32_t *tc_poff;  /* ntc + 1: class k crosses channel classes */
+  uint32_t *tc_path;  /*   tc_path[tc_poff[k] .. tc_poff[k + 1]), ascending, distinct */
+  uint32_t *tc_of;    /* per transfer of the pool: its class (4 bytes a transfer) */
+  /* GPU classes */
+  uint32_t ngpu, ngc;
+  uint32_t *gc_of;       /* per GPU: its class (GPUs in no transfer: one class, never listed) */
+  uint32_t *gc_members;  /* per class */
+  size_t *seg_gc_off;    /* nseg + 1: segment s's ends, seg_gc[...] (bytes 0), ascending by */
+  be_quot_entry *seg_gc; /*   class */
+};
+
+/* The quotient of sl's pool by sl->cuts, routed as `split` says. SIM_OK,
+ * or SIM_EINVAL with q zeroed: no cuts, adaptive routing (it routes by the
+ * counts of the moment), UINT32_MAX or more transfers or path channels, or
+ * a hash collision (see above). Free with be_quot_free. */
+int be_quot_build(be_quot *q, const topo *t, const be_slice *sl, topo_split split);
+void be_quot_free(be_quot *q);
+/* The segments [*slo, *shi) a slice of q's pool covers: false when it
+ * does not start and end on cuts (or is of another pool). O(log segments). */
+bool be_quot_window(const be_quot *q, const be_slice *sl, uint32_t *slo, uint32_t *shi);
 
 /* The analytic fidelity, directly (tests use it). */
 be_backend *be_analytic_create(sim_ctx *sim, const topo *t, const cfg_scenario *cfg);

@@ -75,6 +75,8 @@ typedef struct coll_plan {
   size_t phases_cap; /* private */
   be_xfer *pool;     /* private: transfers shared by phases that are slices of it */
   size_t pool_n;     /* private */
+  size_t *cuts;      /* private: where those slices start and end (be_slice.cuts) */
+  size_t ncuts;      /* private */
   /* 0: phases run one after another. > 0: phase i starts at i x stagger
    * after the plan starts, whatever the others are doing (staggered
    * synthetic traffic); the plan ends when the last phase ends. */

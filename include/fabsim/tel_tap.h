@@ -37,7 +37,14 @@
  * Slices of a pool (be_submit_slice) under static or ECMP routing: the pool
  * is routed once and the window's bytes per channel and GPUs kept as it
  * moves, so a phase costs what enters and leaves plus its channels and
- * GPUs (logged in ascending order), not its transfers' paths.
+ * GPUs (logged in ascending order), not its transfers' paths. When the
+ * slices carry their pool's cuts, the pool's quotient by its segments
+ * (be_quot) is built instead and handed to the inner backend with each
+ * slice, and a phase is logged as its window of segments: O(the quotient's
+ * runs). The replay then feeds channels and GPUs in parts that every
+ * logged phase feeds alike, once per part, and the tel keeps one meter
+ * per part: its rows, totals and top ports are those of feeding every
+ * member, bit for bit (src/telemetry/tap_replay.c).
  */
 #ifndef FABSIM_TEL_TAP_H
 #define FABSIM_TEL_TAP_H

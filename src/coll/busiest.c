@@ -57,15 +57,29 @@ coll__busy_window *coll__busy_window_new(const topo *t, const be_xfer *pool) {
   return w;
 }
 
+enum { AHEAD = 16 }; /* transfers whose ports are fetched ahead: the loads outgrow the caches */
+
+static void window_range(coll__busy_window *w, size_t a, size_t b, int sign) {
+  const topo *t = w->t;
+  for (size_t i = a; i < b; i++) {
+    if (i + AHEAD < b) {
+      const be_xfer *x = &w->pool[i + AHEAD];
+      __builtin_prefetch(&w->nv_out[x->src_gpu], 1);
+      __builtin_prefetch(&w->nv_in[x->dst_gpu], 1);
+      __builtin_prefetch(&w->nic_out[topo_gpu_nic(t, x->src_gpu)], 1);
+      __builtin_prefetch(&w->nic_in[topo_gpu_nic(t, x->dst_gpu)], 1);
+    }
+    window_count(w, i, sign);
+  }
+}
+
 void coll__busy_window_move(coll__busy_window *w, size_t lo, size_t hi, uint64_t *nv_max,
                             uint64_t *nic_max, bool *crosses) {
   size_t r[2][2];
   int k = sim_range_minus(w->lo, w->hi, lo, hi, r);
-  for (int q = 0; q < k; q++)
-    for (size_t i = r[q][0]; i < r[q][1]; i++) window_count(w, i, -1);
+  for (int q = 0; q < k; q++) window_range(w, r[q][0], r[q][1], -1);
   k = sim_range_minus(lo, hi, w->lo, w->hi, r);
-  for (int q = 0; q < k; q++)
-    for (size_t i = r[q][0]; i < r[q][1]; i++) window_count(w, i, +1);
+  for (int q = 0; q < k; q++) window_range(w, r[q][0], r[q][1], +1);
   w->lo = lo;
   w->hi = hi;
   *nv_max = sim_counts_max(&w->nv);

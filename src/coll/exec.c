@@ -21,8 +21,12 @@ static void exec_next(sim_ctx *sim, void *obj);
 static void exec_submit(coll_exec *e, const coll_phase *ph, be_done_fn done) {
   const coll_plan *p = e->plan;
   if (ph->in_pool && p->nphases > 1) { /* one phase: nothing to keep between slices */
-    be_slice sl = {
-        .pool = p->pool, .pool_n = p->pool_n, .off = (size_t)(ph->x - p->pool), .n = ph->n};
+    be_slice sl = {.pool = p->pool,
+                   .pool_n = p->pool_n,
+                   .off = (size_t)(ph->x - p->pool),
+                   .n = ph->n,
+                   .cuts = p->cuts,
+                   .ncuts = p->ncuts};
     be_submit_slice(e->b, &sl, ph->repeat, done, e);
   } else {
     be_submit_phase(e->b, ph->x, ph->n, ph->repeat, done, e);

@@ -1,6 +1,7 @@
 /* Collective -> plan: validation, dispatch to the algorithm builders (ring.c,
  * tree.c, hd.c, hier.c, a2a.c; moe.c for MoE dispatch/combine), the plan's
  * storage and the nccl-tests figures of merit. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "coll/coll_internal.h"
@@ -145,6 +146,32 @@ bool coll__node_blocks(const topo *t, const uint32_t *ranks, uint32_t n, uint32_
   return uniform;
 }
 
+static int cmp_size(const void *a, const void *b) {
+  size_t x = *(const size_t *)a, y = *(const size_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* The positions where the phases that are slices of the pool start and
+ * end, with 0 and pool_n, ascending and distinct (be_slice.cuts): none for a
+ * plan of one phase, which keeps nothing between slices. O(phases log phases). */
+static void plan_cuts(coll_plan *p) {
+  if (!p->pool || p->nphases < 2) return;
+  p->cuts = sim_malloc((2 * p->nphases + 2) * sizeof *p->cuts);
+  size_t n = 0;
+  p->cuts[n++] = 0;
+  p->cuts[n++] = p->pool_n;
+  for (size_t i = 0; i < p->nphases; i++)
+    if (p->phases[i].in_pool) {
+      size_t off = (size_t)(p->phases[i].x - p->pool);
+      p->cuts[n++] = off;
+      p->cuts[n++] = off + p->phases[i].n;
+    }
+  qsort(p->cuts, n, sizeof *p->cuts, cmp_size);
+  p->ncuts = 0;
+  for (size_t i = 0; i < n; i++)
+    if (p->ncuts == 0 || p->cuts[p->ncuts - 1] != p->cuts[i]) p->cuts[p->ncuts++] = p->cuts[i];
+}
+
 int coll_plan_build(coll_plan *plan, const topo *t, const coll_spec *spec, sim_error *err) {
   memset(plan, 0, sizeof *plan);
   coll_spec tuned = *spec;
@@ -208,6 +235,7 @@ int coll_plan_build(coll_plan *plan, const topo *t, const coll_spec *spec, sim_e
   if (rc == SIM_OK) {
     coll__apply_protocol(plan, t, s);
     coll__split_qps(plan, s->qps);
+    plan_cuts(plan);
   } else {
     coll_plan_free(plan);
   }
@@ -219,6 +247,7 @@ void coll_plan_free(coll_plan *plan) {
     if (!plan->phases[i].in_pool) sim_free(plan->phases[i].x);
   sim_free(plan->phases);
   sim_free(plan->pool);
+  sim_free(plan->cuts);
   memset(plan, 0, sizeof *plan);
 }
 
@@ -243,8 +272,11 @@ int coll_plan_merge(coll_plan *into, coll_plan *from, sim_error *err) {
     a->in_pool = false;
   }
   sim_free(into->pool); /* no phase points into it any more */
+  sim_free(into->cuts);
   into->pool = NULL;
   into->pool_n = 0;
+  into->cuts = NULL;
+  into->ncuts = 0;
   coll_plan_free(from);
   return SIM_OK;
 }

@@ -10,6 +10,7 @@
  */
 #include <assert.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "telemetry/tel_internal.h"
@@ -114,6 +115,28 @@ static double percentile(double *a, size_t n, double p) {
   return select_kth(a, n, r - 1);
 }
 
+static int wval_cmp(const void *a, const void *b) {
+  double x = ((const tel__wval *)a)->v, y = ((const tel__wval *)b)->v;
+  return (x > y) - (x < y);
+}
+
+/* percentile() of a multiset given as (value, members) pairs sorted by
+ * value, n members in all: the same value. */
+static double percentile_w(const tel__wval *a, size_t k, uint64_t n, double p) {
+  if (n == 0 || k == 0) return 0;
+  uint64_t r = (uint64_t)ceil(p * (double)n), cum = 0;
+  if (r < 1) r = 1;
+  if (r > n) r = n;
+  for (size_t i = 0; i < k; i++)
+    if ((cum += a[i].w) >= r) return a[i].v;
+  return a[k - 1].v;
+}
+
+/* An entity's meter or level: its class's (tel__port_classes). */
+static inline uint32_t port_at(const tel *t, uint32_t port) {
+  return t->port_cls ? t->port_cls[port] : port;
+}
+
 /* ---- rows ------------------------------------------------------------------------ */
 
 static tel_watch_row *watch_slot(tel *t, uint64_t row) {
@@ -184,49 +207,99 @@ static void close_nic(tel *t, simtime_ps b) {
   group_next(t, g, b, t->nic_nrows);
 }
 
+/* A port row's figures, every port its own. */
+static void port_row_each(tel *t, simtime_ps b, double dt, tel_port_row *row) {
+  const tel__group *g = &t->port_g;
+  uint32_t n = t->c.ports;
+  double *util = t->scratch, *queue = t->scratch + (n ? n : 1);
+  double sum = 0, umax = 0, qmax = 0, ecn = 0, paused = 0;
+  uint32_t npaused = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    double u = (double)meter_value(g, &t->port_bits[i], b) / dt / (double)t->port_bps[i];
+    double q = (double)level_value(g, &t->port_queue[i]);
+    double p = (double)meter_value(g, &t->port_pause[i], b);
+    util[i] = u;
+    queue[i] = q;
+    sum += u;
+    if (u > umax) umax = u;
+    if (q > qmax) qmax = q;
+    ecn += (double)meter_value(g, &t->port_ecn[i], b);
+    paused += p;
+    npaused += p > 0;
+  }
+  row->util_mean = n ? sum / n : 0;
+  row->util_max = umax;
+  row->queue_max_bytes = qmax;
+  row->ecn_marks = ecn;
+  row->pfc_paused_s = paused * 1e-12;
+  row->paused_ports = npaused;
+  row->util_p50 = percentile(util, n, 0.50);
+  row->util_p99 = percentile(util, n, 0.99);
+  row->queue_p99_bytes = percentile(queue, n, 0.99);
+}
+
+/* The same from the classes: values per class (util, queue, pause, marks
+ * in scratch[0..4k)), sums in port order, percentiles by weight. */
+static void port_row_classes(tel *t, simtime_ps b, double dt, tel_port_row *row) {
+  const tel__group *g = &t->port_g;
+  uint32_t n = t->c.ports, k = t->nport_cls, *cls = t->port_cls;
+  double *util = t->scratch, *queue = util + k, *pause = queue + k, *ecn = pause + k;
+  double sum = 0, umax = 0, qmax = 0, marks = 0, paused = 0;
+  uint32_t npaused = 0;
+  bool any_u = false, any_e = false, any_p = false;
+  for (uint32_t c = 0; c < k; c++) {
+    util[c] = (double)meter_value(g, &t->port_bits[c], b) / dt / (double)t->port_cls_bps[c];
+    queue[c] = (double)level_value(g, &t->port_queue[c]);
+    pause[c] = (double)meter_value(g, &t->port_pause[c], b);
+    ecn[c] = (double)meter_value(g, &t->port_ecn[c], b);
+    any_u |= util[c] != 0, any_e |= ecn[c] != 0, any_p |= pause[c] != 0;
+    if (util[c] > umax) umax = util[c];
+    if (queue[c] > qmax) qmax = queue[c];
+    if (pause[c] > 0) npaused += t->port_w[c];
+  }
+  for (uint32_t i = 0; any_u && i < n; i++) sum += util[cls[i]]; /* + 0 changes no sum */
+  for (uint32_t i = 0; any_e && i < n; i++) marks += ecn[cls[i]];
+  for (uint32_t i = 0; any_p && i < n; i++) paused += pause[cls[i]];
+  row->util_mean = n ? sum / n : 0;
+  row->util_max = umax;
+  row->queue_max_bytes = qmax;
+  row->ecn_marks = marks;
+  row->pfc_paused_s = paused * 1e-12;
+  row->paused_ports = npaused;
+  for (int pass = 0; pass < 2; pass++) {
+    const double *v = pass ? queue : util;
+    for (uint32_t c = 0; c < k; c++) t->wscratch[c] = (tel__wval){v[c], t->port_w[c]};
+    qsort(t->wscratch, k, sizeof *t->wscratch, wval_cmp);
+    if (pass) {
+      row->queue_p99_bytes = percentile_w(t->wscratch, k, n, 0.99);
+    } else {
+      row->util_p50 = percentile_w(t->wscratch, k, n, 0.50);
+      row->util_p99 = percentile_w(t->wscratch, k, n, 0.99);
+    }
+  }
+}
+
 static void close_port(tel *t, simtime_ps b) {
   tel__group *g = &t->port_g;
   sim_grow((void **)&t->port_rows, &t->port_cap, t->port_nrows + 1, sizeof *t->port_rows);
   tel_port_row *row = &t->port_rows[t->port_nrows];
   tel_watch_row *w = watch_slot(t, g->open);
-  uint32_t n = t->c.ports, wp = t->c.nwatch_ports;
+  uint32_t wp = t->c.nwatch_ports;
   if (can_copy(t, g, b, t->port_nrows)) {
     *row = row[-1];
     if (w)
       for (uint32_t k = 0; k < wp; k++) w[k] = (w - t->nwatch)[k];
   } else {
     double dt = (double)(b - g->open_start);
-    double *util = t->scratch, *queue = t->scratch + (n ? n : 1);
-    double sum = 0, umax = 0, qmax = 0, ecn = 0, paused = 0;
-    uint32_t npaused = 0;
-    for (uint32_t i = 0; i < n; i++) {
-      double u = (double)meter_value(g, &t->port_bits[i], b) / dt / (double)t->port_bps[i];
-      double q = (double)level_value(g, &t->port_queue[i]);
-      double p = (double)meter_value(g, &t->port_pause[i], b);
-      util[i] = u;
-      queue[i] = q;
-      sum += u;
-      if (u > umax) umax = u;
-      if (q > qmax) qmax = q;
-      ecn += (double)meter_value(g, &t->port_ecn[i], b);
-      paused += p;
-      npaused += p > 0;
-    }
-    row->util_mean = n ? sum / n : 0;
-    row->util_max = umax;
-    row->queue_max_bytes = qmax;
-    row->ecn_marks = ecn;
-    row->pfc_paused_s = paused * 1e-12;
-    row->paused_ports = npaused;
-    row->util_p50 = percentile(util, n, 0.50);
-    row->util_p99 = percentile(util, n, 0.99);
-    row->queue_p99_bytes = percentile(queue, n, 0.99);
+    memset(row, 0, sizeof *row); /* padding too: rows compare byte for byte */
+    if (t->port_cls) port_row_classes(t, b, dt, row);
+    else port_row_each(t, b, dt, row);
     for (uint32_t k = 0; w && k < wp; k++) {
-      uint32_t i = t->watch[k];
+      uint32_t i = port_at(t, t->watch[k]);
       double bits = (double)meter_value(g, &t->port_bits[i], b) / dt;
       w[k].gbps[0] = bits / 1e9;
       w[k].gbps[1] = 0;
-      w[k].util = bits / (double)t->port_bps[i];
+      w[k].util = bits / (double)t->port_bps[t->watch[k]];
       w[k].queue_max_bytes = (double)level_value(g, &t->port_queue[i]);
       w[k].ecn_marks = (double)meter_value(g, &t->port_ecn[i], b);
       w[k].pfc_paused_s = (double)meter_value(g, &t->port_pause[i], b) * 1e-12;
@@ -334,7 +407,42 @@ void tel_destroy(tel *t) {
   sim_free(t->port_rows);
   sim_free(t->watch_rows);
   sim_free(t->scratch);
+  sim_free(t->port_cls);
+  sim_free(t->port_w);
+  sim_free(t->port_cls_bps);
+  sim_free(t->wscratch);
   sim_free(t);
+}
+
+/* ---- classes -------------------------------------------------------------------------------- */
+
+static void class_setup(tel *t, const uint32_t *cls, uint32_t n, uint32_t ncls, uint32_t **of,
+                        uint32_t **w) {
+  *of = sim_malloc((n ? n : 1) * sizeof **of);
+  *w = sim_calloc(ncls ? ncls : 1, sizeof **w);
+  for (uint32_t i = 0; i < n; i++) {
+    assert(cls[i] < ncls);
+    (*of)[i] = cls[i];
+    (*w)[cls[i]]++;
+  }
+  size_t most = t->c.nics > t->c.ports ? t->c.nics : t->c.ports;
+  if (4 * (size_t)ncls > t->cls_scratch) { /* a value per class of each of four kinds */
+    t->cls_scratch = 4 * (size_t)ncls;
+    t->wscratch = sim_realloc(t->wscratch, t->cls_scratch * sizeof *t->wscratch);
+    if (t->cls_scratch > 2 * most)
+      t->scratch = sim_realloc(t->scratch, t->cls_scratch * sizeof *t->scratch);
+  }
+}
+
+void tel__port_classes(tel *t, const uint32_t *cls, uint32_t ncls) {
+  assert(!(t->observed &
+           (TEL_OBS_PORT_UTIL | TEL_OBS_PORT_QUEUE | TEL_OBS_PORT_ECN | TEL_OBS_PORT_PFC)) &&
+         !t->port_cls && ncls <= t->c.ports);
+  class_setup(t, cls, t->c.ports, ncls, &t->port_cls, &t->port_w);
+  t->nport_cls = ncls;
+  t->port_cls_bps = sim_malloc((ncls ? ncls : 1) * sizeof *t->port_cls_bps);
+  for (uint32_t i = t->c.ports; i-- > 0;) t->port_cls_bps[cls[i]] = t->port_bps[i];
+  for (uint32_t i = 0; i < t->c.ports; i++) assert(t->port_cls_bps[cls[i]] == t->port_bps[i]);
 }
 
 /* ---- feeding ----------------------------------------------------------------------------- */
@@ -387,7 +495,7 @@ static void port_enter(tel *t, simtime_ps now, uint32_t port, unsigned obs) {
 
 void tel_port_bytes(tel *t, simtime_ps now, uint32_t port, uint64_t bytes) {
   port_enter(t, now, port, TEL_OBS_PORT_UTIL);
-  tel__meter *m = &t->port_bits[port];
+  tel__meter *m = &t->port_bits[port_at(t, port)];
   meter_touch(&t->port_g, m, now);
   tel__u128 a = (tel__u128)bytes * 8u * SIM_PS_PER_S;
   m->acc += a;
@@ -396,19 +504,19 @@ void tel_port_bytes(tel *t, simtime_ps now, uint32_t port, uint64_t bytes) {
 
 void tel_port_rate(tel *t, simtime_ps now, uint32_t port, int64_t delta_bps) {
   port_enter(t, now, port, TEL_OBS_PORT_UTIL);
-  tel__meter *m = &t->port_bits[port];
+  tel__meter *m = &t->port_bits[port_at(t, port)];
   meter_touch(&t->port_g, m, now);
   meter_rate(m, delta_bps);
 }
 
 void tel_port_queue(tel *t, simtime_ps now, uint32_t port, uint64_t depth_bytes) {
   port_enter(t, now, port, TEL_OBS_PORT_QUEUE);
-  level_touch(&t->port_g, &t->port_queue[port], depth_bytes);
+  level_touch(&t->port_g, &t->port_queue[port_at(t, port)], depth_bytes);
 }
 
 void tel_port_ecn(tel *t, simtime_ps now, uint32_t port, uint64_t marks) {
   port_enter(t, now, port, TEL_OBS_PORT_ECN);
-  tel__meter *m = &t->port_ecn[port];
+  tel__meter *m = &t->port_ecn[port_at(t, port)];
   meter_touch(&t->port_g, m, now);
   m->acc += marks;
   m->cum += marks;
@@ -416,7 +524,7 @@ void tel_port_ecn(tel *t, simtime_ps now, uint32_t port, uint64_t marks) {
 
 void tel_port_pause(tel *t, simtime_ps now, uint32_t port, bool paused) {
   port_enter(t, now, port, TEL_OBS_PORT_PFC);
-  tel__meter *m = &t->port_pause[port];
+  tel__meter *m = &t->port_pause[port_at(t, port)];
   meter_touch(&t->port_g, m, now);
   m->rate = paused ? 1 : 0;
 }
@@ -467,14 +575,17 @@ size_t tel_top_ports(const tel *t, tel_port_total *out, size_t k) {
   size_t n = 0;
   double secs = sim_ps_to_s(t->end);
   for (uint32_t i = 0; i < t->c.ports && k > 0; i++) {
-    tel_port_total p = {.port = i};
-    p.bytes = (double)meter_total(&t->port_bits[i], t->end) / 8e12;
+    tel_port_total p;
+    memset(&p, 0, sizeof p); /* padding too */
+    p.port = i;
+    uint32_t c = port_at(t, i);
+    p.bytes = (double)meter_total(&t->port_bits[c], t->end) / 8e12;
     if (p.bytes <= 0) continue;
     if (n == k && !hotter(&p, &out[n - 1])) continue;
     p.util = secs > 0 ? p.bytes * 8 / ((double)t->port_bps[i] * secs) : 0;
-    p.queue_max_bytes = t->port_queue[i].max_all;
-    p.ecn_marks = (uint64_t)meter_total(&t->port_ecn[i], t->end);
-    p.pfc_paused = (simtime_ps)meter_total(&t->port_pause[i], t->end);
+    p.queue_max_bytes = t->port_queue[c].max_all;
+    p.ecn_marks = (uint64_t)meter_total(&t->port_ecn[c], t->end);
+    p.pfc_paused = (simtime_ps)meter_total(&t->port_pause[c], t->end);
     size_t j = n < k ? n++ : n - 1;
     while (j > 0 && hotter(&p, &out[j - 1])) {
       out[j] = out[j - 1];
@@ -491,11 +602,12 @@ void tel_totals_get(const tel *t, tel_totals *o) {
     for (uint32_t i = 0; i < t->c.nics; i++)
       o->nic_bytes[d] += (double)meter_total(&t->nic[d][i], t->end) / 8e12;
   for (uint32_t i = 0; i < t->c.ports; i++) {
-    o->port_bytes += (double)meter_total(&t->port_bits[i], t->end) / 8e12;
-    o->ecn_marks += (uint64_t)meter_total(&t->port_ecn[i], t->end);
-    o->pfc_paused += (simtime_ps)meter_total(&t->port_pause[i], t->end);
-    if (t->port_queue[i].max_all > o->queue_max_bytes)
-      o->queue_max_bytes = t->port_queue[i].max_all;
+    uint32_t c = port_at(t, i);
+    o->port_bytes += (double)meter_total(&t->port_bits[c], t->end) / 8e12;
+    o->ecn_marks += (uint64_t)meter_total(&t->port_ecn[c], t->end);
+    o->pfc_paused += (simtime_ps)meter_total(&t->port_pause[c], t->end);
+    if (t->port_queue[c].max_all > o->queue_max_bytes)
+      o->queue_max_bytes = t->port_queue[c].max_all;
   }
   double denom = (double)t->c.gpus * (double)t->end;
   for (int s = 0; s < TEL_GPU_NSTATES; s++)

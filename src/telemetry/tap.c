@@ -4,8 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fabsim/tel_tap.h"
-#include "telemetry/tap_nic.h"
+#include "telemetry/tap_internal.h"
 
 /* ---- port map ------------------------------------------------------------------ */
 
@@ -50,57 +49,6 @@ int tel_port_find(const topo *t, const tel_portmap *m, const char *name, uint32_
 }
 
 /* ---- the tap backend ------------------------------------------------------------------ */
-
-typedef struct tap_entry {
-  uint32_t ch;
-  uint64_t bytes; /* all repetitions */
-} tap_entry;
-
-typedef struct tap_phase {
-  simtime_ps start, end; /* end: SIM_TIME_MAX while running */
-  size_t first, count;   /* entries */
-  size_t gfirst, gcount; /* GPUs */
-  void *pending;         /* its tap_done while running (freed at destroy if never done) */
-} tap_phase;
-
-enum { TAP_MAX_EVENTS = 64 };
-
-typedef struct tap_event {
-  simtime_ps at;
-  uint32_t ch, users; /* ch UINT32_MAX: the "more phases" note */
-} tap_event;
-
-struct tel_tap {
-  be_backend base; /* first: be_backend * <-> tel_tap * */
-  be_backend *inner;
-  be_ops ops; /* tap_ops less what inner does not have */
-  tap_event *ev;
-  size_t nev, evcap;
-  tap_phase *ph;
-  size_t nph, phcap;
-  tap_entry *ent;
-  size_t nent, entcap;
-  uint32_t *gpus;
-  size_t ngpus, gcap;
-  uint64_t *ch_bytes;  /* scratch per channel */
-  uint32_t *ch_users;  /* scratch per channel */
-  uint32_t *touched;   /* scratch: channels touched by the phase being logged */
-  uint64_t *gpu_stamp; /* last phase (index + 1) that listed the GPU */
-  uint32_t events, last_ch, last_users;
-  /* the backend's routing (fabric.routing), so bytes land on the ports the
-   * analytic and flow fidelities use (topo_split_of): adaptive per flowlet
-   * counts the transfers of the phases in flight as they do (load); spray
-   * and adaptive per packet spread each transfer evenly over the links of
-   * the pools it crosses (pool_bytes, pool_users scratch). The packet
-   * fidelity decides those per packet: there the ports are the fluid
-   * approximation of the same policy. */
-  topo_split split;
-  uint32_t *load;
-  uint64_t *pool_bytes;
-  uint32_t *pool_users, *pool_touched, npools;
-  struct tap_pool *tp; /* slices of a pool (static and ECMP routing): NULL until one comes */
-  tel__niclog nic;     /* each phase's transfers on their NICs, when they moved (tap_nic.c) */
-};
 
 /* A pool's routes and the window of it logged last: what each channel and
  * GPU carries in the window, kept as slices move (see tap_submit_slice). */
@@ -161,9 +109,22 @@ static void tap_phase_done(sim_ctx *sim, void *obj) {
   if (done) done(sim, ctx);
 }
 
-static bool is_fabric_channel(const topo *t, uint32_t ch) {
+bool tap__is_fabric_channel(const topo *t, uint32_t ch) {
   topo_lkind k = topo_link_at(t, topo_channel_link(ch))->kind;
   return k == TOPO_LINK_ENDPOINT || k == TOPO_LINK_FABRIC;
+}
+
+/* The "shared-channel" event of a phase whose most shared fabric channel
+ * is `best` with `users` transfers (UINT32_MAX: none shares one), unless it
+ * repeats the last one. */
+static void sharing_event(tel_tap *tap, uint32_t best, uint32_t users, simtime_ps now) {
+  if (best == UINT32_MAX || (best == tap->last_ch && users == tap->last_users)) return;
+  tap->last_ch = best;
+  tap->last_users = users;
+  if (tap->events > TAP_MAX_EVENTS) return;
+  sim_grow((void **)&tap->ev, &tap->evcap, tap->nev + 1, sizeof *tap->ev);
+  tap->ev[tap->nev++] = (tap_event){
+      .at = now, .ch = tap->events++ == TAP_MAX_EVENTS ? UINT32_MAX : best, .users = users};
 }
 
 /* The most shared fabric channel of this phase (its channels touched[0..nt),
@@ -174,40 +135,15 @@ static void log_sharing(tel_tap *tap, const uint32_t *touched, const uint32_t *c
   uint32_t best = UINT32_MAX, users = 1;
   for (uint32_t k = 0; k < nt; k++) {
     uint32_t ch = touched[k];
-    if (ch_users[ch] > users && is_fabric_channel(t, ch)) {
+    if (ch_users[ch] > users && tap__is_fabric_channel(t, ch)) {
       users = ch_users[ch];
       best = ch;
     } else if (ch_users[ch] == users && best != UINT32_MAX && ch < best &&
-               is_fabric_channel(t, ch)) {
+               tap__is_fabric_channel(t, ch)) {
       best = ch;
     }
   }
-  if (best == UINT32_MAX || (best == tap->last_ch && users == tap->last_users)) return;
-  tap->last_ch = best;
-  tap->last_users = users;
-  if (tap->events > TAP_MAX_EVENTS) return;
-  sim_grow((void **)&tap->ev, &tap->evcap, tap->nev + 1, sizeof *tap->ev);
-  tap->ev[tap->nev++] = (tap_event){
-      .at = now, .ch = tap->events++ == TAP_MAX_EVENTS ? UINT32_MAX : best, .users = users};
-}
-
-static void replay_events(const tel_tap *tap, tel *tl) {
-  const topo *t = tap->base.topo;
-  for (size_t i = 0; i < tap->nev; i++) {
-    const tap_event *e = &tap->ev[i];
-    char name[112], effect[200];
-    if (e->ch == UINT32_MAX) {
-      tel_event(tl, e->at, "fabric", "shared-channel",
-                "more phases share channels; further ones are not logged", (double)e->users);
-      continue;
-    }
-    rate_bps bps = topo_link_at(t, topo_channel_link(e->ch))->bps;
-    snprintf(effect, sizeof effect,
-             "%u transfers of one phase share it: each gets at most 1/%u of %.4g Gb/s", e->users,
-             e->users, (double)bps / 1e9);
-    tel_event(tl, e->at, topo_channel_name(t, e->ch, name, sizeof name), "shared-channel", effect,
-              (double)e->users);
-  }
+  sharing_event(tap, best, users, now);
 }
 
 /* Log a phase of x[0..n) starting now; its completion record (pass
@@ -219,10 +155,8 @@ static tap_done *tap_log(be_backend *b, const be_xfer *x, size_t n, uint64_t rep
   size_t idx = tap->nph;
   sim_grow((void **)&tap->ph, &tap->phcap, tap->nph + 1, sizeof *tap->ph);
   tap_phase *p = &tap->ph[tap->nph++];
-  p->start = sim_now(b->sim);
-  p->end = SIM_TIME_MAX;
-  p->first = tap->nent;
-  p->gfirst = tap->ngpus;
+  *p = (tap_phase){
+      .start = sim_now(b->sim), .end = SIM_TIME_MAX, .first = tap->nent, .gfirst = tap->ngpus};
   uint32_t *nics = tel__niclog_phase(&tap->nic, p->start, repeat, x, n, NULL);
   uint32_t nt = 0, np = 0, *paths = NULL;
   size_t npaths = 0, pcap = 0;
@@ -390,10 +324,10 @@ static tap_done *tap_log_window(tel_tap *tap, const be_slice *sl, uint64_t repea
   size_t idx = tap->nph;
   sim_grow((void **)&tap->ph, &tap->phcap, tap->nph + 1, sizeof *tap->ph);
   tap_phase *p = &tap->ph[tap->nph++];
-  p->start = sim_now(tap->base.sim);
-  p->end = SIM_TIME_MAX;
-  p->first = tap->nent;
-  p->gfirst = tap->ngpus;
+  *p = (tap_phase){.start = sim_now(tap->base.sim),
+                   .end = SIM_TIME_MAX,
+                   .first = tap->nent,
+                   .gfirst = tap->ngpus};
   tel__niclog_phase(&tap->nic, p->start, repeat, tp->pool + lo, hi - lo, tp->nics + 2 * lo);
   /* channels and GPUs in ascending order: replay then walks its meters forward */
   uint32_t nt = 0;
@@ -420,13 +354,145 @@ static tap_done *tap_log_window(tel_tap *tap, const be_slice *sl, uint64_t repea
   return d;
 }
 
+/* ---- slices with cuts: the pool's quotient ---------------------------------------------- */
+
+/* The quotient of sl's live pool (built at its first slice), or NULL when
+ * it cannot be built. */
+static tap_quot *quot_of(tel_tap *tap, const be_slice *sl) {
+  if (tap->live_q && tap->live_q->q.pool == sl->pool && tap->live_q->q.pool_n == sl->pool_n)
+    return tap->live_q;
+  if (tap->live_q || tap->no_quot == sl->pool) return NULL; /* one live pool at a time */
+  tap_quot *tq = sim_calloc(1, sizeof *tq);
+  if (be_quot_build(&tq->q, tap->base.topo, sl, TOPO_SPLIT_NONE) != SIM_OK) {
+    sim_free(tq);
+    tap->no_quot = sl->pool;
+    return NULL;
+  }
+  const topo *t = tap->base.topo;
+  tq->nics = sim_malloc((2 * sl->pool_n + 1) * sizeof *tq->nics);
+  for (size_t i = 0; i < sl->pool_n; i++) { /* routed again: the quotient keeps no paths */
+    const be_xfer *x = &sl->pool[i];
+    topo_path path = {0};
+    if (x->src_gpu != x->dst_gpu) topo_route(t, x->src_gpu, x->dst_gpu, x->flow_hash, &path);
+    path_nics(t, path.ch, path.n, tq->nics + 2 * i);
+  }
+  sim_grow((void **)&tap->tq, &tap->tqcap, tap->ntq + 1, sizeof *tap->tq);
+  tap->tq[tap->ntq++] = tq;
+  tap->live_q = tq;
+  return tq;
+}
+
+/* Class c's members, ascending (CSR over the classes of `of`, n items). */
+static void members_of(const uint32_t *of, uint32_t n, uint32_t ncls, uint32_t **off,
+                       uint32_t **mem) {
+  *off = sim_calloc((size_t)ncls + 1, sizeof **off);
+  for (uint32_t i = 0; i < n; i++)
+    if (of[i] != UINT32_MAX) (*off)[of[i] + 1]++;
+  for (uint32_t c = 0; c < ncls; c++) (*off)[c + 1] += (*off)[c];
+  *mem = sim_malloc(((*off)[ncls] ? (*off)[ncls] : 1) * sizeof **mem);
+  uint32_t *fill = sim_malloc(((size_t)ncls + 1) * sizeof *fill);
+  memcpy(fill, *off, ((size_t)ncls + 1) * sizeof *fill);
+  for (uint32_t i = 0; i < n; i++)
+    if (of[i] != UINT32_MAX) (*mem)[fill[of[i]]++] = i;
+  sim_free(fill);
+}
+
+void tap__quot_members(tap_quot *tq) {
+  if (tq->cc_moff) return;
+  members_of(tq->q.cc_of, tq->q.nchan, tq->q.ncc, &tq->cc_moff, &tq->cc_mem);
+  members_of(tq->q.gc_of, tq->q.ngpu, tq->q.ngc, &tq->gc_moff, &tq->gc_mem);
+}
+
+/* The pool is gone: keep what the replay reads (runs per segment, class
+ * members), drop the rest. O(channels + GPUs). */
+static void quot_release(tap_quot *tq) {
+  be_quot *q = &tq->q;
+  tap__quot_members(tq);
+  sim_free(q->cc_of);
+  sim_free(q->gc_of);
+  sim_free(q->tc_w);
+  sim_free(q->tc_bytes);
+  sim_free(q->tc_lat);
+  sim_free(q->tc_poff);
+  sim_free(q->tc_path);
+  sim_free(q->tc_of);
+  q->cc_of = q->gc_of = q->tc_poff = q->tc_path = q->tc_of = NULL;
+  q->tc_w = q->tc_bytes = NULL;
+  q->tc_lat = NULL;
+  q->pool = NULL;
+  sim_free(tq->nics);
+  tq->nics = NULL;
+  tq->released = true;
+}
+
+static void quot_free(tap_quot *tq) {
+  be_quot_free(&tq->q);
+  sim_free(tq->cc_moff);
+  sim_free(tq->cc_mem);
+  sim_free(tq->gc_moff);
+  sim_free(tq->gc_mem);
+  sim_free(tq->nics);
+  sim_free(tq);
+}
+
+/* Log a window of segments [slo, shi) of quotient k: O(its runs + channel
+ * classes), none of its transfers. */
+static tap_done *tap_log_quot(tel_tap *tap, uint32_t k, uint32_t slo, uint32_t shi, uint64_t repeat,
+                              be_done_fn done, void *ctx) {
+  const be_quot *q = &tap->tq[k]->q;
+  size_t idx = tap->nph;
+  sim_grow((void **)&tap->ph, &tap->phcap, tap->nph + 1, sizeof *tap->ph);
+  tap_phase *p = &tap->ph[tap->nph++];
+  *p = (tap_phase){.start = sim_now(tap->base.sim),
+                   .end = SIM_TIME_MAX,
+                   .first = tap->nent,
+                   .gfirst = tap->ngpus,
+                   .quot = k + 1,
+                   .slo = slo,
+                   .shi = shi,
+                   .repeat = repeat};
+  size_t lo = q->cuts[slo], hi = q->cuts[shi];
+  tel__niclog_phase(&tap->nic, p->start, repeat, q->pool + lo, hi - lo, tap->tq[k]->nics + 2 * lo);
+  /* the most shared fabric channel: a class's members share alike, and
+   * the lowest member of the busiest classes is the lowest such channel */
+  uint32_t *users = sim_calloc(q->ncc ? q->ncc : 1, sizeof *users);
+  for (size_t e = q->seg_cc_off[slo]; e < q->seg_cc_off[shi]; e++)
+    users[q->seg_cc[e].cls] += q->seg_cc[e].count;
+  uint32_t best = UINT32_MAX, most = 1;
+  for (uint32_t c = 0; c < q->ncc; c++) {
+    uint32_t ch = q->cc_first[c];
+    if (users[c] < most || (users[c] == most && (best == UINT32_MAX || ch > best)) ||
+        !tap__is_fabric_channel(tap->base.topo, ch))
+      continue;
+    most = users[c];
+    best = ch;
+  }
+  sim_free(users);
+  sharing_event(tap, best, most, p->start);
+  tap_done *d = sim_malloc(sizeof *d);
+  *d = (tap_done){.tap = tap, .idx = idx, .done = done, .ctx = ctx, .paths = NULL, .npaths = 0};
+  p->pending = d;
+  return d;
+}
+
 /* Slices of one pool at a time under static or ECMP routing (adaptive
  * routes by the load of the moment, spray spreads per pool: those and
- * other pools are logged as phases). */
+ * other pools are logged as phases): with cuts, as windows of its quotient
+ * (which goes to the inner backend with the slice); without, by the
+ * window's counts per channel. */
 static void tap_submit_slice(be_backend *b, const be_slice *sl, uint64_t repeat, be_done_fn done,
                              void *ctx) {
   tel_tap *tap = (tel_tap *)b;
   tap_done *d;
+  tap_quot *tq = !tap->load && !tap->npools && sl->cuts && sl->n ? quot_of(tap, sl) : NULL;
+  uint32_t slo, shi;
+  if (tq && be_quot_window(&tq->q, sl, &slo, &shi)) {
+    be_slice with = *sl;
+    with.quot = &tq->q;
+    d = tap_log_quot(tap, (uint32_t)(tap->ntq - 1), slo, shi, repeat, done, ctx);
+    be_submit_slice(tap->inner, &with, repeat, tap_phase_done, d);
+    return;
+  }
   if (tap->load || tap->npools || sl->pool_n >= UINT32_MAX ||
       (tap->tp && (tap->tp->pool != sl->pool || tap->tp->n != sl->pool_n))) {
     d = tap_log(b, sl->pool + sl->off, sl->n, repeat, done, ctx);
@@ -440,7 +506,12 @@ static void tap_submit_slice(be_backend *b, const be_slice *sl, uint64_t repeat,
 static void tap_pool_release(be_backend *b, const be_xfer *pool) {
   tel_tap *tap = (tel_tap *)b;
   if (tap->tp && tap->tp->pool == pool) tap_pool_free(tap);
-  be_pool_release(tap->inner, pool);
+  be_pool_release(tap->inner, pool); /* first: it may hold the quotient */
+  if (tap->live_q && tap->live_q->q.pool == pool) {
+    quot_release(tap->live_q);
+    tap->live_q = NULL;
+  }
+  if (tap->no_quot == pool) tap->no_quot = NULL;
 }
 
 static void tap_stats(const be_backend *b, be_stats *out) {
@@ -458,6 +529,8 @@ static void tap_destroy(be_backend *b) {
     }
   tap_pool_free(tap);
   tel__niclog_free(&tap->nic);
+  for (size_t i = 0; i < tap->ntq; i++) quot_free(tap->tq[i]);
+  sim_free(tap->tq);
   sim_free(tap->load);
   sim_free(tap->pool_bytes);
   sim_free(tap->pool_users);
@@ -574,70 +647,4 @@ be_backend *tel_tap_wrap(be_backend *inner, tel_tap **out) {
   tel__niclog_init(&tap->nic, topo_nic_count(inner->topo));
   *out = tap;
   return &tap->base;
-}
-
-/* ---- replay ----------------------------------------------------------------------------- */
-
-typedef struct tap_mark {
-  simtime_ps at;
-  uint32_t start; /* 0: a phase ends, 1: it starts (ends first at equal times) */
-  size_t idx;
-} tap_mark;
-
-static int mark_cmp(const void *a, const void *b) {
-  const tap_mark *x = a, *y = b;
-  if (x->at != y->at) return x->at < y->at ? -1 : 1;
-  if (x->start != y->start) return x->start < y->start ? -1 : 1;
-  return x->idx < y->idx ? -1 : x->idx > y->idx;
-}
-
-/* A switch port's share of a phase (NICs: tel__niclog_replay). */
-static void feed(tel *tl, const tel_portmap *m, simtime_ps at, uint32_t ch, uint64_t bytes,
-                 int64_t rate) {
-  uint32_t port = m->port_of_channel[ch];
-  if (port != UINT32_MAX) {
-    if (rate) tel_port_rate(tl, at, port, rate);
-    else tel_port_bytes(tl, at, port, bytes);
-  }
-}
-
-void tel_tap_replay(tel_tap *tap, tel *tl, const tel_portmap *m, unsigned flags) {
-  const topo *t = tap->base.topo;
-  replay_events(tap, tl);
-  tap_mark *marks = sim_malloc((2 * tap->nph + 1) * sizeof *marks);
-  size_t nm = 0;
-  for (size_t i = 0; i < tap->nph; i++) {
-    if (tap->ph[i].end == SIM_TIME_MAX) continue;
-    marks[nm++] = (tap_mark){.at = tap->ph[i].start, .start = 1, .idx = i};
-    marks[nm++] = (tap_mark){.at = tap->ph[i].end, .start = 0, .idx = i};
-  }
-  qsort(marks, nm, sizeof *marks, mark_cmp);
-  uint32_t ngpu = topo_gpu_count(t);
-  uint32_t *active = sim_calloc(ngpu ? ngpu : 1, sizeof *active);
-  for (size_t k = 0; k < nm; k++) {
-    const tap_phase *p = &tap->ph[marks[k].idx];
-    simtime_ps dur = p->end - p->start;
-    for (size_t e = p->first; e < p->first + p->count; e++) {
-      const tap_entry *en = &tap->ent[e];
-      if (dur == 0) {
-        if (marks[k].start) feed(tl, m, marks[k].at, en->ch, en->bytes, 0);
-        continue;
-      }
-      unsigned __int128 r = (unsigned __int128)en->bytes * 8u * SIM_PS_PER_S / dur;
-      int64_t rate = r > INT64_MAX ? INT64_MAX : (int64_t)r;
-      if (rate == 0) continue;
-      feed(tl, m, marks[k].at, en->ch, 0, marks[k].start ? rate : -rate);
-    }
-    if (!(flags & TEL_TAP_GPUS)) continue;
-    for (size_t g = p->gfirst; g < p->gfirst + p->gcount; g++) {
-      uint32_t gpu = tap->gpus[g];
-      if (marks[k].start && active[gpu]++ == 0)
-        tel_gpu_state_set(tl, marks[k].at, gpu, TEL_GPU_NETWORK);
-      else if (!marks[k].start && --active[gpu] == 0)
-        tel_gpu_state_set(tl, marks[k].at, gpu, TEL_GPU_IDLE);
-    }
-  }
-  sim_free(active);
-  sim_free(marks);
-  tel__niclog_replay(&tap->nic, tl);
 }

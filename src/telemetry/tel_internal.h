@@ -30,6 +30,12 @@ typedef struct tel__level {
   uint64_t touched;
 } tel__level;
 
+/* A class's value and its members (weighted percentiles). */
+typedef struct tel__wval {
+  double v;
+  uint64_t w;
+} tel__wval;
+
 /* Sampling state of one group (GPUs, NICs or ports). */
 typedef struct tel__group {
   uint64_t open;         /* index of the open interval */
@@ -80,6 +86,13 @@ struct tel {
 
   double *scratch; /* max(nics, ports) values for percentiles */
 
+  /* Classes (tel__port_classes): ports fed as one; the port meters above
+   * are then per class (index: the class). NULL: every port is its own. */
+  uint32_t *port_cls, nport_cls, *port_w; /* per port: its class; per class: members */
+  rate_bps *port_cls_bps;                 /* per class: its members' line rate */
+  struct tel__wval *wscratch;             /* (value, members) per class, for percentiles */
+  size_t cls_scratch;                     /* entries of wscratch (and at least of scratch) */
+
   /* log.c */
   tel__event *events;
   size_t nevents, events_cap;
@@ -101,5 +114,16 @@ void tel__gpu_integrate(tel *t, simtime_ps now);
 void tel__gpu_advance(tel *t, simtime_ps now);
 void tel__log_finish(tel *t);
 void tel__log_free(tel *t);
+
+/* Ports fed as one: cls[i] is port i's class,
+ * ncls classes, each with a member, members of one class alike in line
+ * rate. From then on a feed to any member is its class's: feed each class
+ * once. Rows, watched entities, totals and the top ports read every entity
+ * through its class, so they are what feeding every member alike gives, bit
+ * for bit (sums still run in entity order), while closing a row costs
+ * O(entities) additions plus O(classes log classes) instead of a meter read
+ * per entity and a selection over all of them. Before any feed of the
+ * group; copies cls. */
+void tel__port_classes(tel *t, const uint32_t *cls, uint32_t ncls);
 
 #endif

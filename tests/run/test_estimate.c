@@ -1,12 +1,12 @@
 /* The plan estimate (run_plan_estimate, src/run/estimate.c): per phase the
  * busiest GPU's bytes x 8 over its first hop rate (NVLink inside a node,
- * NIC across) plus 5 us, times the phase's repeat; phases in sequence add,
- * staggered ones overlap. Checked against the closed form on a hand-made
- * plan, and against one pass over every phase's transfers (the definition,
- * summed per GPU in transfer order) for tree plans, whose phases are windows
- * over a pool that the estimate follows, and for hand-made pools whose
- * windows slide, jump, shrink and empty, with phases of their own between,
- * and bytes of many sizes so that the order of the additions shows. */
+ * NIC across, each summed exactly) plus 5 us, times the phase's repeat;
+ * phases in sequence add, staggered ones overlap. Checked against the closed
+ * form on a hand-made plan, and against one pass over every phase's
+ * transfers (the definition) for tree plans, whose phases are windows over a
+ * pool that the estimate follows, and for hand-made pools whose windows
+ * slide, jump, shrink and empty, with phases of their own between, and bytes
+ * of many sizes. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,7 +20,7 @@
 /* The definition: one pass over each phase's transfers. */
 static simtime_ps brute(const coll_plan *p, const topo *t, const cfg_scenario *cfg) {
   uint32_t ngpu = topo_gpu_count(t);
-  double *busy = sim_calloc(ngpu, sizeof *busy);
+  uint64_t *nv = sim_calloc(ngpu, sizeof *nv), *net = sim_calloc(ngpu, sizeof *net);
   double total = 0, latest = 0;
   double nic = (double)cfg->cluster.nic.bandwidth, nvl = (double)cfg->cluster.scale_up.bandwidth;
   for (size_t i = 0; i < p->nphases; i++) {
@@ -29,10 +29,13 @@ static simtime_ps brute(const coll_plan *p, const topo *t, const cfg_scenario *c
     for (size_t k = 0; k < ph->n; k++) {
       const be_xfer *x = &ph->x[k];
       bool local = topo_gpu_node(t, x->src_gpu) == topo_gpu_node(t, x->dst_gpu);
-      double s = (busy[x->src_gpu] += (double)x->bytes * 8 / (local ? nvl : nic));
-      if (s > worst) worst = s;
+      (local ? nv : net)[x->src_gpu] += x->bytes;
     }
-    for (size_t k = 0; k < ph->n; k++) busy[ph->x[k].src_gpu] = 0;
+    for (uint32_t g = 0; g < ngpu; g++) {
+      double s = (double)nv[g] * 8 / nvl + (double)net[g] * 8 / nic;
+      if (s > worst) worst = s;
+      nv[g] = net[g] = 0;
+    }
     double phase = (worst + 5e-6) * (double)ph->repeat;
     if (p->stagger) {
       double end = (double)i * sim_ps_to_s(p->stagger) + phase;
@@ -41,7 +44,8 @@ static simtime_ps brute(const coll_plan *p, const topo *t, const cfg_scenario *c
       total += phase;
     }
   }
-  sim_free(busy);
+  sim_free(nv);
+  sim_free(net);
   double s = p->stagger ? latest : total;
   return s > 1e6 ? SIM_PS_PER_S * 1000000 : (simtime_ps)(s * 1e12);
 }

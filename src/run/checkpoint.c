@@ -1,0 +1,166 @@
+/* Checkpoints of a training run written to the storage servers
+ * (workload.checkpoint.*, storage.*; fabsim/run.h run_ckpt).
+ *
+ * Size: the model's parameters x (weight + optimizer bytes per parameter,
+ * wl_bytes_per_param: bf16 Adam 2 + 12 = 14 B) unless workload.checkpoint.size
+ * gives it: what Megatron and DeepSpeed save (the weights and the fp32
+ * optimizer state with its master weights; gradients are not saved).
+ * Writers: under ZeRO (workload.parallel.zero >= 1, a distributed
+ * optimizer) every GPU holds a shard of the optimizer state and writes an
+ * equal share; without it the GPUs of data-parallel ranks 0 .. ep-1 (one
+ * replica of every model-parallel and expert shard) write it all. Each writer
+ * sends its share as one transfer to a storage endpoint: writer i to server
+ * i mod servers, its endpoint (i / servers) mod endpoints, so the servers
+ * and their drives fill evenly.
+ *
+ * When: after step k for every k multiple of workload.checkpoint.every that
+ * has a step after it (a checkpoint after the last simulated step has no
+ * step to collide with and is not taken). async: the write is submitted at
+ * that step's end and the next step starts at once (the burst meets its
+ * collectives on the links they share); sync: the next step waits for it
+ * (wl_job_hold). One checkpoint is in flight at a time, as an async saver
+ * keeps one outstanding: a checkpoint due while the previous one still
+ * writes starts when it ends.
+ *
+ * Where: storage.attach backend, on the run's backend (the tap sees the
+ * bytes, the spines carry both); separate, on a backend of the storage
+ * fabric (topo_build_storage) on the same simulation, which shares no link
+ * with the training traffic (the nodes' PCIe and NVLink inside the node are
+ * not shared in the model either: a known omission).
+ */
+#include <string.h>
+
+#include "fabsim/run.h"
+#include "run/run_internal.h"
+
+uint64_t run_ckpt_size(const cfg_scenario *cfg, const wl_model *m) {
+  if (cfg->workload.checkpoint.size) return cfg->workload.checkpoint.size;
+  double w, g, o;
+  wl_bytes_per_param(cfg->workload.precision, cfg->workload.optimizer, &w, &g, &o);
+  return (uint64_t)(m->params * (w + o) + 0.5);
+}
+
+/* The writers' GPUs in rank order (d, s, t), d outermost. */
+static uint32_t writers_of(const wl_parallel *p, uint32_t *out) {
+  uint32_t nd = p->zero >= 1 ? p->dp : (p->ep ? p->ep : 1), n = 0;
+  for (uint32_t d = 0; d < nd; d++)
+    for (uint32_t s = 0; s < p->pp; s++)
+      for (uint32_t t = 0; t < p->tp; t++) out[n++] = wl_rank_gpu(p, d, s, t);
+  return n;
+}
+
+int run_ckpt_begin(run_ckpt *c, const cfg_scenario *cfg, const cfg_doc *doc, const topo *t,
+                   be_backend *be, wl_job *job, sim_error *err) {
+  memset(c, 0, sizeof *c);
+  c->every = cfg->workload.checkpoint.every;
+  if (!c->every) return SIM_OK;
+  c->cfg = cfg;
+  c->job = job;
+  c->sim = be->sim;
+  c->sync = cfg->workload.checkpoint.mode == CFG_CKPT_SYNC;
+  c->separate = cfg->storage.attach == CFG_STORAGE_SEPARATE;
+  const wl_parallel *p = wl_job_parallel(job);
+  const topo *st = t;
+  c->be = be;
+  if (c->separate) {
+    c->scfg = sim_malloc(sizeof *c->scfg);
+    int rc = topo_build_storage(&c->st, c->scfg, cfg, err);
+    if (rc == SIM_OK) rc = be_create(&c->sbe, be->sim, c->st, c->scfg, doc, err);
+    if (rc != SIM_OK) return rc;
+    st = c->st;
+    c->be = c->sbe;
+  }
+  wl_model m;
+  int mrc = wl_model_from_cfg(&m, cfg, doc, err);
+  if (mrc != SIM_OK) return mrc;
+  c->size = run_ckpt_size(cfg, &m);
+  uint32_t gpus = p->dp * p->tp * p->pp, *w = sim_malloc((gpus ? gpus : 1) * sizeof *w);
+  c->writers = writers_of(p, w);
+  c->x = sim_calloc(c->writers ? c->writers : 1, sizeof *c->x);
+  uint32_t servers = topo_storage_servers(st), eps = topo_storage_endpoints(st);
+  uint64_t share = c->size / c->writers, rest = c->size % c->writers;
+  for (uint32_t i = 0; i < c->writers; i++) {
+    be_xfer *x = &c->x[i];
+    x->src_gpu = w[i];
+    x->dst_gpu = topo_storage_endpoint(st, i % servers, (i / servers) % eps);
+    x->bytes = share + (i < rest);                  /* the shares sum to the size exactly */
+    x->flow_hash = sim_hash_u64(0x636b7074ull ^ i); /* "ckpt": its own entropy */
+  }
+  sim_free(w);
+  return SIM_OK;
+}
+
+/* Start the next checkpoint due, now. */
+static void ckpt_done(sim_ctx *sim, void *ctx);
+static void ckpt_start(run_ckpt *c) {
+  run_checkpoint *k = &c->v[c->started++];
+  k->start = sim_now(c->sim);
+  c->inflight = true;
+  be_submit_phase(c->be, c->x, c->writers, 1, ckpt_done, c);
+}
+
+static void ckpt_done(sim_ctx *sim, void *ctx) {
+  run_ckpt *c = ctx;
+  run_checkpoint *k = &c->v[c->started - 1];
+  k->end = sim_now(sim);
+  c->inflight = false;
+  c->done++;
+  if (c->started < c->n) {
+    ckpt_start(c);
+    return;
+  }
+  if (c->sync) wl_job_release(c->job);
+  if (c->draining) ev_stop(sim); /* the job is over: run_ckpt_finish waits for this one */
+}
+
+void run_ckpt_step(run_ckpt *c, uint32_t step, simtime_ps end) {
+  (void)end;
+  if (!c->every || (step + 1) % c->every || step + 1 >= c->cfg->workload.steps) return;
+  sim_grow((void **)&c->v, &c->cap, c->n + 1, sizeof *c->v);
+  run_checkpoint *k = &c->v[c->n++];
+  memset(k, 0, sizeof *k);
+  k->after_step = step + 1;
+  k->bytes = c->size;
+  k->writers = c->writers;
+  if (c->sync) wl_job_hold(c->job);
+  if (!c->inflight) ckpt_start(c);
+}
+
+int run_ckpt_finish(run_ckpt *c, const run_training *tr) {
+  if (!c->every) return SIM_OK;
+  /* a write still in flight when the last step ended: run until it is done */
+  c->draining = true;
+  while (c->inflight && !sim_interrupt_pending()) {
+    uint64_t ran = ev_run(c->sim, SIM_TIME_MAX);
+    if (ran == 0 && c->inflight) break; /* nothing left to run: cannot finish */
+  }
+  c->draining = false;
+  /* what each checkpoint cost the steps it overlapped, against the baseline */
+  for (size_t i = 0; i < c->n; i++) {
+    run_checkpoint *k = &c->v[i];
+    if (!k->end) continue;
+    for (uint32_t s = 0; s < wl_job_steps_done(tr->job); s++) {
+      const run_step_record *r = run_training_step(tr, false, s);
+      const run_step_record *b = run_training_step(tr, true, s);
+      if (!r || r->end <= k->start || r->start >= k->end) continue;
+      if (!k->first_step) k->first_step = s + 1;
+      k->last_step = s + 1;
+      if (b) k->slowdown_s += sim_ps_to_s(r->end - r->start) - sim_ps_to_s(b->end - b->start);
+    }
+    if (c->sync) {
+      /* the job waited from the end of its step to the write's end */
+      const run_step_record *r = run_training_step(tr, false, k->after_step - 1);
+      k->stall_s = r && k->end > r->end ? sim_ps_to_s(k->end - r->end) : 0;
+    }
+  }
+  return SIM_OK;
+}
+
+void run_ckpt_free(run_ckpt *c) {
+  be_destroy(c->sbe);
+  topo_free(c->st);
+  sim_free(c->scfg);
+  sim_free(c->x);
+  sim_free(c->v);
+  memset(c, 0, sizeof *c);
+}

@@ -248,10 +248,11 @@ typedef struct cfg_workload {
     uint64_t size;  /* bytes of one checkpoint; 0: from the model (weights + optimizer) */
     cfg_ckpt_mode mode;
   } checkpoint;
-  struct {          /* workload.kind trace: Chakra ET files */
-    char *path;     /* owned; "%d" -> the rank; "none" */
-    uint32_t ranks; /* 0 = every GPU */
-    char *classes;  /* owned; "FIRST-LAST:FILE,...", or "none" */
+  bool data_loading; /* read each step's tokens from the storage servers */
+  struct {           /* workload.kind trace: Chakra ET files */
+    char *path;      /* owned; "%d" -> the rank; "none" */
+    uint32_t ranks;  /* 0 = every GPU */
+    char *classes;   /* owned; "FIRST-LAST:FILE,...", or "none" */
     cfg_trace_compute compute;
   } trace;
 } cfg_workload;

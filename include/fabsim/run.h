@@ -325,12 +325,21 @@ typedef struct run_checkpoint {
 
 typedef struct run_ckpt {
   /* public */
-  uint32_t every; /* 0: no checkpoints (nothing below is set) */
+  uint32_t every; /* 0: no checkpoints (nothing below but `load` is set) */
   bool sync, separate;
   uint64_t size;    /* bytes of one checkpoint */
   uint32_t writers; /* GPUs writing a share each */
   run_checkpoint *v;
   size_t n; /* taken (started or waiting) */
+  /* workload.data_loading: each next step's tokens read at a step's end by
+   * `readers` GPUs (tensor rank 0 of stage 0 of each replica), load_bytes in
+   * all per step; loads done, the longest, and any still reading when the
+   * next step ended (a loader that fell behind) */
+  bool load;
+  uint32_t readers;
+  uint64_t load_bytes;
+  size_t loads, loads_late;
+  simtime_ps load_max;
   /* private */
   const cfg_scenario *cfg;
   wl_job *job;
@@ -339,9 +348,11 @@ typedef struct run_ckpt {
   cfg_scenario *scfg; /* separate: the storage fabric's scenario, topology and backend */
   topo *st;
   be_backend *sbe;
-  be_xfer *x; /* one per writer, to its server endpoint */
+  be_xfer *x;  /* one per writer, to its server endpoint */
+  be_xfer *rx; /* one per reader, from its server endpoint */
   size_t cap, started, done;
-  bool inflight, draining;
+  bool inflight, draining, load_inflight;
+  simtime_ps load_start;
 } run_ckpt;
 /* The checkpoint's bytes: workload.checkpoint.size, else the model's
  * parameters x (weight + optimizer bytes per parameter). */
@@ -465,7 +476,8 @@ typedef struct run_training_result {
   uint32_t nsdc;
   rel_rc_result root_cause;
   run_power power;
-  const run_ckpt *ckpt; /* the checkpoints; NULL: none (borrowed from the run_training) */
+  const run_ckpt
+      *ckpt; /* checkpoints, data loading; NULL: neither (borrowed from the run_training) */
 } run_training_result;
 
 /* The operator's view once the job ran: the failure and its cost (through

@@ -162,7 +162,18 @@ static json_t *checkpoints_json(const run_ckpt *c) {
 }
 
 void cli_training_json(const run_training_result *r, const cfg_scenario *cfg, json_t *summary) {
-  if (r->ckpt) json_object_set_new(summary, "checkpoints", checkpoints_json(r->ckpt));
+  if (r->ckpt && r->ckpt->every)
+    json_object_set_new(summary, "checkpoints", checkpoints_json(r->ckpt));
+  if (r->ckpt && r->ckpt->load) {
+    const run_ckpt *c = r->ckpt;
+    json_t *o = json_object();
+    json_object_set_new(o, "readers", json_integer(c->readers));
+    json_object_set_new(o, "bytes_per_step", json_integer((json_int_t)c->load_bytes));
+    json_object_set_new(o, "reads", json_integer((json_int_t)c->loads));
+    json_object_set_new(o, "reads_late", json_integer((json_int_t)c->loads_late));
+    json_object_set_new(o, "max_time_s", json_real(sim_ps_to_s(c->load_max)));
+    json_object_set_new(summary, "data_loading", o);
+  }
   uint32_t done = wl_job_steps_done(r->job);
   if (done) json_object_set_new(summary, "step", cli_step_json(wl_job_step(r->job, 0), cfg));
   json_object_set_new(summary, "steps", steps_json(r->job, r->base));

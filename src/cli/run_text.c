@@ -27,7 +27,12 @@ static void steps_text(const run_training_result *r) {
 /* A line for the checkpoints, then one per write (at most 8, then a count). */
 static void checkpoints_text(const run_ckpt *c) {
   char a[64], b[64], d[64], e[64];
-  if (!c) return;
+  if (c && c->load)
+    printf("data         %s per step read by %u GPUs, %zu reads, the longest %s%s\n",
+           out_fmt_bytes(a, sizeof a, c->load_bytes), c->readers, c->loads,
+           out_fmt_seconds(b, sizeof b, sim_ps_to_s(c->load_max)),
+           c->loads_late ? " (some still reading when the next step ended)" : "");
+  if (!c || !c->every) return;
   printf("checkpoint   %s every %u steps (%s, %s storage) by %u GPUs\n",
          out_fmt_bytes(a, sizeof a, c->size), c->every, c->sync ? "sync" : "async",
          c->separate ? "separate" : "backend", c->writers);

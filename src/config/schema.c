@@ -881,6 +881,9 @@ static const cfg__key schema[] = {
      FIELD(workload.checkpoint.size)},
     ENUM("workload.checkpoint.mode", workload.checkpoint.mode, "async", ckpt_mode_names,
          "async: the write runs while the next steps train; sync: the job waits for it."),
+    BOOL("workload.data_loading", workload.data_loading, "false",
+         "Read each next step's input tokens from the storage servers at the end of a step "
+         "(a prefetching data loader: the step does not wait for it); 4 bytes per token."),
     {.name = "workload.trace.path",
      .type = CFG__STRING,
      .def = "none",

@@ -408,6 +408,14 @@ static int check_jobs(const cfg_scenario *s, const cfg_doc *doc, sim_error *err)
  * nodes); the parallel engine and jobs do not carry storage traffic yet. */
 static int check_storage(const cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
   const cfg_workload *w = &s->workload;
+  if (w->data_loading && s->jobs.n == 0 && w->kind != CFG_WORKLOAD_TRAINING)
+    return cfg_fail_at(doc, "workload.data_loading", err,
+                       "a %s workload reads no training data; allowed: false, or workload.kind "
+                       "training",
+                       cfg_workload_kind_name(w->kind));
+  if (w->data_loading && s->jobs.n == 0 && s->storage.servers == 0)
+    return cfg_fail_at(doc, "workload.data_loading", err,
+                       "data loading reads from storage servers; set storage.servers");
   if (w->checkpoint.every && s->jobs.n == 0) {
     if (w->kind != CFG_WORKLOAD_TRAINING)
       return cfg_fail_at(doc, "workload.checkpoint.every", err,
@@ -419,12 +427,13 @@ static int check_storage(const cfg_scenario *s, const cfg_doc *doc, sim_error *e
                          "a checkpoint needs storage servers to write to; set storage.servers");
   }
   for (uint32_t j = 0; j < s->jobs.n; j++)
-    if (s->jobs.v[j].workload.checkpoint.every) {
+    if (s->jobs.v[j].workload.checkpoint.every || s->jobs.v[j].workload.data_loading) {
       char key[64];
-      snprintf(key, sizeof key, "jobs[%u].workload.checkpoint.every", j);
+      snprintf(key, sizeof key, "jobs[%u].workload.%s", j,
+               s->jobs.v[j].workload.checkpoint.every ? "checkpoint.every" : "data_loading");
       return cfg_fail_at(doc, key, err,
-                         "checkpoints are not yet supported in jobs: (issue 16); allowed: 0, or "
-                         "a single training workload");
+                         "storage traffic is not yet supported in jobs: (issue 16); allowed: 0 "
+                         "(false), or a single training workload");
     }
   if (s->storage.servers == 0) return SIM_OK;
   bool sep = s->storage.attach == CFG_STORAGE_SEPARATE;

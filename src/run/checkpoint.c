@@ -49,11 +49,33 @@ static uint32_t writers_of(const wl_parallel *p, uint32_t *out) {
   return n;
 }
 
+/* Data loading: the tokens of one step, global batch x seq_len x 4 bytes
+ * (int32 token ids: Megatron's indexed datasets store uint16 below a 65,536
+ * vocabulary, int32 above), read by tensor rank 0 of the first stage of
+ * each data-parallel replica (its tensor ranks receive them over NVLink in
+ * Megatron: not modelled), a replica's share each, from server r mod
+ * servers. A few MB per step: small against the checkpoint. */
+static void plan_loads(run_ckpt *c, const wl_parallel *p, const topo *st) {
+  c->readers = p->dp;
+  c->load_bytes = p->global_batch * (uint64_t)c->cfg->workload.model.seq_len * 4;
+  c->rx = sim_calloc(c->readers ? c->readers : 1, sizeof *c->rx);
+  uint32_t servers = topo_storage_servers(st), eps = topo_storage_endpoints(st);
+  uint64_t share = c->load_bytes / c->readers, rest = c->load_bytes % c->readers;
+  for (uint32_t d = 0; d < c->readers; d++) {
+    be_xfer *x = &c->rx[d];
+    x->src_gpu = topo_storage_endpoint(st, d % servers, (d / servers) % eps);
+    x->dst_gpu = wl_rank_gpu(p, d, 0, 0);
+    x->bytes = share + (d < rest);
+    x->flow_hash = sim_hash_u64(0x6c6f6164ull ^ d); /* "load" */
+  }
+}
+
 int run_ckpt_begin(run_ckpt *c, const cfg_scenario *cfg, const cfg_doc *doc, const topo *t,
                    be_backend *be, wl_job *job, sim_error *err) {
   memset(c, 0, sizeof *c);
   c->every = cfg->workload.checkpoint.every;
-  if (!c->every) return SIM_OK;
+  c->load = cfg->workload.data_loading;
+  if (!c->every && !c->load) return SIM_OK;
   c->cfg = cfg;
   c->job = job;
   c->sim = be->sim;
@@ -87,6 +109,7 @@ int run_ckpt_begin(run_ckpt *c, const cfg_scenario *cfg, const cfg_doc *doc, con
     x->flow_hash = sim_hash_u64(0x636b7074ull ^ i); /* "ckpt": its own entropy */
   }
   sim_free(w);
+  if (c->load) plan_loads(c, p, st);
   return SIM_OK;
 }
 
@@ -110,12 +133,31 @@ static void ckpt_done(sim_ctx *sim, void *ctx) {
     return;
   }
   if (c->sync) wl_job_release(c->job);
-  if (c->draining) ev_stop(sim); /* the job is over: run_ckpt_finish waits for this one */
+  if (c->draining && !c->load_inflight) ev_stop(sim); /* the job is over: finish waits */
+}
+
+static void load_done(sim_ctx *sim, void *ctx) {
+  run_ckpt *c = ctx;
+  simtime_ps took = sim_now(sim) - c->load_start;
+  if (took > c->load_max) c->load_max = took;
+  c->loads++;
+  c->load_inflight = false;
+  if (c->draining && !c->inflight) ev_stop(sim);
 }
 
 void run_ckpt_step(run_ckpt *c, uint32_t step, simtime_ps end) {
-  (void)end;
-  if (!c->every || (step + 1) % c->every || step + 1 >= c->cfg->workload.steps) return;
+  if (!c->every && !c->load) return; /* (nothing set: cfg is NULL) */
+  bool more = step + 1 < c->cfg->workload.steps;
+  if (c->load && more) { /* the next step's tokens; the step does not wait */
+    if (c->load_inflight) {
+      c->loads_late++; /* the previous read is still going: it carries on */
+    } else {
+      c->load_inflight = true;
+      c->load_start = end;
+      be_submit_phase(c->be, c->rx, c->readers, 1, load_done, c);
+    }
+  }
+  if (!c->every || (step + 1) % c->every || !more) return;
   sim_grow((void **)&c->v, &c->cap, c->n + 1, sizeof *c->v);
   run_checkpoint *k = &c->v[c->n++];
   memset(k, 0, sizeof *k);
@@ -127,12 +169,12 @@ void run_ckpt_step(run_ckpt *c, uint32_t step, simtime_ps end) {
 }
 
 int run_ckpt_finish(run_ckpt *c, const run_training *tr) {
-  if (!c->every) return SIM_OK;
-  /* a write still in flight when the last step ended: run until it is done */
+  if (!c->every && !c->load) return SIM_OK;
+  /* a write (or read) still in flight when the last step ended: run until it is done */
   c->draining = true;
-  while (c->inflight && !sim_interrupt_pending()) {
+  while ((c->inflight || c->load_inflight) && !sim_interrupt_pending()) {
     uint64_t ran = ev_run(c->sim, SIM_TIME_MAX);
-    if (ran == 0 && c->inflight) break; /* nothing left to run: cannot finish */
+    if (ran == 0) break; /* nothing left to run: cannot finish */
   }
   c->draining = false;
   /* what each checkpoint cost the steps it overlapped, against the baseline */
@@ -161,6 +203,7 @@ void run_ckpt_free(run_ckpt *c) {
   topo_free(c->st);
   sim_free(c->scfg);
   sim_free(c->x);
+  sim_free(c->rx);
   sim_free(c->v);
   memset(c, 0, sizeof *c);
 }

@@ -359,7 +359,7 @@ void run_training_report(run_training *tr, const flt_sched *fs, run_events *log,
   memset(out, 0, sizeof *out);
   out->job = tr->job;
   out->base = tr->base;
-  out->ckpt = tr->ckpt.every ? &tr->ckpt : NULL;
+  out->ckpt = tr->ckpt.every || tr->ckpt.load ? &tr->ckpt : NULL;
   checkpoint_events(&tr->ckpt, log);
   slowdown_events(tr, log);
   failure_of(tr, log, &out->failure);

@@ -136,7 +136,9 @@ static void path_nics(const topo *t, const uint32_t *ch, size_t n, uint32_t nic[
   nic[0] = nic[1] = UINT32_MAX;
   for (size_t j = 0; j < n; j++) {
     const topo_link *k = topo_link_at(t, topo_channel_link(ch[j]));
-    if (k->kind == TOPO_LINK_ENDPOINT) nic[ch[j] & 1] = topo_vertex_at(t, k->a)->index;
+    uint32_t i = topo_vertex_at(t, k->a)->index;
+    /* a storage server's NIC (index past the compute nodes') has no NIC series */
+    if (k->kind == TOPO_LINK_ENDPOINT && i < topo_nic_count(t)) nic[ch[j] & 1] = i;
   }
 }
 

@@ -188,6 +188,27 @@ static void test_idle_servers_change_nothing(void **state) {
   finish(&b);
 }
 
+/* Data loading: each next step's tokens, global batch x seq_len x 4 bytes,
+ * read by one GPU per replica at a step's end: 2 x 2,048 x 4 bytes over 2
+ * readers, twice in 3 steps; no checkpoint block without checkpoints. */
+static void test_data_loading(void **state) {
+  (void)state;
+  const char *more[] = {"simulation.fidelity=flow", "workload.checkpoint.every=0",
+                        "workload.data_loading=true", "workload.steps=3"};
+  harness h;
+  run(&h, more, sizeof more / sizeof *more);
+  const run_ckpt *c = h.res.ckpt;
+  assert_non_null(c);
+  assert_int_equal(c->every, 0);
+  assert_int_equal(c->readers, 2);
+  assert_int_equal(c->load_bytes, 2 * 2048 * 4);
+  assert_int_equal(c->loads, 2);
+  assert_int_equal(c->loads_late, 0);
+  /* 8 KiB per reader over a 100 Gb/s path: well under a step */
+  assert_true(c->load_max > 0 && sim_ps_to_s(c->load_max) < 1e-3);
+  finish(&h);
+}
+
 /* Bad input, located at the key, before anything runs. */
 static void test_errors(void **state) {
   (void)state;
@@ -195,6 +216,7 @@ static void test_errors(void **state) {
     const char *set, *key;
   } cases[] = {
       {"storage.servers=0", "workload.checkpoint.every"},
+      {"workload.kind=collective", "workload.checkpoint.every"},
       {"storage.nic.per_server=3", NULL},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
@@ -229,6 +251,7 @@ int main(void) {
       cmocka_unit_test(test_sync),
       cmocka_unit_test(test_size_auto),
       cmocka_unit_test(test_idle_servers_change_nothing),
+      cmocka_unit_test(test_data_loading),
       cmocka_unit_test(test_errors),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -348,8 +348,11 @@ typedef struct run_ckpt {
   cfg_scenario *scfg; /* separate: the storage fabric's scenario, topology and backend */
   topo *st;
   be_backend *sbe;
-  be_xfer *x;  /* one per writer, to its server endpoint */
-  be_xfer *rx; /* one per reader, from its server endpoint */
+  be_xfer *x; /* nx = writers x pieces: each writer's share over every server endpoint */
+  size_t nx;
+  uint32_t pieces;
+  be_xfer *rx; /* nrx: each reader's share from every server endpoint */
+  size_t nrx;
   size_t cap, started, done;
   bool inflight, draining, load_inflight;
   simtime_ps load_start;

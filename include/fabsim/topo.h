@@ -145,6 +145,10 @@ static inline uint32_t topo_channel_link(uint32_t ch) { return ch >> 1; }
 /* Vertex a channel leaves from / arrives at. */
 uint32_t topo_channel_src(const topo *t, uint32_t ch);
 uint32_t topo_channel_dst(const topo *t, uint32_t ch);
+/* A channel's rate: its link's bps, except a storage server's drive links
+ * (src/topo/storage.c), which write (toward the server's endpoint) and read
+ * at rates of their own. What every fidelity's channel capacity is. O(1). */
+rate_bps topo_channel_bps(const topo *t, uint32_t ch);
 /* The i-th port of vertex v, as the channel leaving v. */
 uint32_t topo_port_channel(const topo *t, uint32_t v, uint32_t i);
 

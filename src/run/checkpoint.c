@@ -8,10 +8,10 @@
  * Writers: under ZeRO (workload.parallel.zero >= 1, a distributed
  * optimizer) every GPU holds a shard of the optimizer state and writes an
  * equal share; without it the GPUs of data-parallel ranks 0 .. ep-1 (one
- * replica of every model-parallel and expert shard) write it all. Each writer
- * sends its share as one transfer to a storage endpoint: writer i to server
- * i mod servers, its endpoint (i / servers) mod endpoints, so the servers
- * and their drives fill evenly.
+ * replica of every model-parallel and expert shard) write it all, in pieces
+ * over every storage endpoint (spread), so the checkpoint writes at the
+ * servers' whole write bandwidth, not at the part of it its writers'
+ * endpoints would hold.
  *
  * When: after step k for every k multiple of workload.checkpoint.every that
  * has a step after it (a checkpoint after the last simulated step has no
@@ -49,25 +49,47 @@ static uint32_t writers_of(const wl_parallel *p, uint32_t *out) {
   return n;
 }
 
+/* `bytes` moved between the GPUs gpu[0..n) and every storage endpoint of st
+ * (E in all): each GPU's equal share in p = ceil(E / n) pieces (1 when
+ * n >= E), piece k of the n x p between GPU k mod n and endpoint k mod E
+ * (server (k mod E) mod servers); write: GPU -> endpoint, else endpoint ->
+ * GPU. Every endpoint holds an equal part of its server's drives, so the
+ * pieces reach all of them (the same bytes each when n x p is a multiple of
+ * E). Returns the transfers (owned by the caller), *nx of them, the pieces
+ * summing to `bytes` exactly. O(n x p). */
+static be_xfer *spread(const topo *st, const uint32_t *gpu, uint32_t n, uint64_t bytes, bool write,
+                       uint64_t salt, size_t *nx, uint32_t *pieces) {
+  uint32_t servers = topo_storage_servers(st), eps = topo_storage_endpoints(st);
+  uint64_t slots = (uint64_t)servers * eps;
+  *pieces = n >= slots ? 1 : (uint32_t)((slots + n - 1) / n);
+  *nx = (size_t)n * *pieces;
+  be_xfer *v = sim_calloc(*nx ? *nx : 1, sizeof *v);
+  uint64_t share = bytes / *nx, rest = bytes % *nx;
+  for (size_t k = 0; k < *nx; k++) {
+    uint32_t slot = (uint32_t)(k % slots);
+    uint32_t g = gpu[k % n], ep = topo_storage_endpoint(st, slot % servers, slot / servers);
+    v[k].src_gpu = write ? g : ep;
+    v[k].dst_gpu = write ? ep : g;
+    v[k].bytes = share + (k < rest);
+    v[k].flow_hash = sim_hash_u64(salt ^ k); /* its own entropy */
+  }
+  return v;
+}
+
 /* Data loading: the tokens of one step, global batch x seq_len x 4 bytes
  * (int32 token ids: Megatron's indexed datasets store uint16 below a 65,536
  * vocabulary, int32 above), read by tensor rank 0 of the first stage of
  * each data-parallel replica (its tensor ranks receive them over NVLink in
- * Megatron: not modelled), a replica's share each, from server r mod
- * servers. A few MB per step: small against the checkpoint. */
+ * Megatron: not modelled), a replica's share each, spread over the servers'
+ * endpoints (spread). A few MB per step: small against the checkpoint. */
 static void plan_loads(run_ckpt *c, const wl_parallel *p, const topo *st) {
   c->readers = p->dp;
   c->load_bytes = p->global_batch * (uint64_t)c->cfg->workload.model.seq_len * 4;
-  c->rx = sim_calloc(c->readers ? c->readers : 1, sizeof *c->rx);
-  uint32_t servers = topo_storage_servers(st), eps = topo_storage_endpoints(st);
-  uint64_t share = c->load_bytes / c->readers, rest = c->load_bytes % c->readers;
-  for (uint32_t d = 0; d < c->readers; d++) {
-    be_xfer *x = &c->rx[d];
-    x->src_gpu = topo_storage_endpoint(st, d % servers, (d / servers) % eps);
-    x->dst_gpu = wl_rank_gpu(p, d, 0, 0);
-    x->bytes = share + (d < rest);
-    x->flow_hash = sim_hash_u64(0x6c6f6164ull ^ d); /* "load" */
-  }
+  uint32_t *r = sim_malloc((c->readers ? c->readers : 1) * sizeof *r), pieces;
+  for (uint32_t d = 0; d < c->readers; d++) r[d] = wl_rank_gpu(p, d, 0, 0);
+  c->rx =
+      spread(st, r, c->readers, c->load_bytes, false, 0x6c6f6164ull /* "load" */, &c->nrx, &pieces);
+  sim_free(r);
 }
 
 int run_ckpt_begin(run_ckpt *c, const cfg_scenario *cfg, const cfg_doc *doc, const topo *t,
@@ -98,16 +120,7 @@ int run_ckpt_begin(run_ckpt *c, const cfg_scenario *cfg, const cfg_doc *doc, con
   c->size = run_ckpt_size(cfg, &m);
   uint32_t gpus = p->dp * p->tp * p->pp, *w = sim_malloc((gpus ? gpus : 1) * sizeof *w);
   c->writers = writers_of(p, w);
-  c->x = sim_calloc(c->writers ? c->writers : 1, sizeof *c->x);
-  uint32_t servers = topo_storage_servers(st), eps = topo_storage_endpoints(st);
-  uint64_t share = c->size / c->writers, rest = c->size % c->writers;
-  for (uint32_t i = 0; i < c->writers; i++) {
-    be_xfer *x = &c->x[i];
-    x->src_gpu = w[i];
-    x->dst_gpu = topo_storage_endpoint(st, i % servers, (i / servers) % eps);
-    x->bytes = share + (i < rest);                  /* the shares sum to the size exactly */
-    x->flow_hash = sim_hash_u64(0x636b7074ull ^ i); /* "ckpt": its own entropy */
-  }
+  c->x = spread(st, w, c->writers, c->size, true, 0x636b7074ull /* "ckpt" */, &c->nx, &c->pieces);
   sim_free(w);
   if (c->load) plan_loads(c, p, st);
   return SIM_OK;
@@ -119,7 +132,7 @@ static void ckpt_start(run_ckpt *c) {
   run_checkpoint *k = &c->v[c->started++];
   k->start = sim_now(c->sim);
   c->inflight = true;
-  be_submit_phase(c->be, c->x, c->writers, 1, ckpt_done, c);
+  be_submit_phase(c->be, c->x, c->nx, 1, ckpt_done, c);
 }
 
 static void ckpt_done(sim_ctx *sim, void *ctx) {
@@ -154,7 +167,7 @@ void run_ckpt_step(run_ckpt *c, uint32_t step, simtime_ps end) {
     } else {
       c->load_inflight = true;
       c->load_start = end;
-      be_submit_phase(c->be, c->rx, c->readers, 1, load_done, c);
+      be_submit_phase(c->be, c->rx, c->nrx, 1, load_done, c);
     }
   }
   if (!c->every || (step + 1) % c->every || !more) return;

@@ -17,9 +17,11 @@
  * down ports, node slots do not align with leaves and the servers follow the
  * compute nodes directly (sto_gap 0).
  *
- * The drives: each server's max(N, G) x span PCIe links share its write
- * bandwidth equally, in both directions (a link has one rate), so reads are
- * modelled at the write rate: reads (data loading) are the smaller flow.
+ * The drives: each server's max(N, G) x span PCIe links share its drives
+ * equally, at a rate of their own each way (topo_channel_bps): toward the
+ * endpoint (channel 2l + 1, NIC -> "GPU") its share of
+ * storage.write_bandwidth, away from it (channel 2l, a read) its share of
+ * storage.read_bandwidth. The link's own bps is the write rate.
  */
 #include <stdio.h>
 #include <string.h>
@@ -33,6 +35,7 @@ uint32_t topo__storage_plan(topo *t, const cfg_scenario *cfg, uint32_t nodes, ui
   t->cgpus = nodes * t->gpn;
   t->sto_node0 = UINT32_MAX;
   t->sto_span = t->sto_servers = t->sto_gap = 0;
+  t->sto_drive0 = t->sto_drive_end = 0; /* no drive links */
   *slots = nodes;
   if (cfg->storage.servers == 0 || cfg->storage.attach != CFG_STORAGE_BACKEND) return nodes;
   /* config checked: per_server is a multiple of the NICs per node */
@@ -59,20 +62,29 @@ void topo__storage_rates(topo *t, const cfg_scenario *cfg) {
   double nic_share = (double)ref->bps / (double)cfg->cluster.nic.bandwidth;
   bool per_nic = topo__pcie_per_nic(t);
   uint32_t pcie_per_node = per_nic ? t->npn : t->gpn;
-  double drive = (double)cfg->storage.write_bandwidth * topo__wire_per_payload(cfg) /
-                 ((double)pcie_per_node * t->sto_span);
+  double links = (double)pcie_per_node * t->sto_span, wire = topo__wire_per_payload(cfg);
+  double drive = (double)cfg->storage.write_bandwidth * wire / links;
+  double read = (double)cfg->storage.read_bandwidth * wire / links;
+  t->sto_write_bps = drive + 0.5 >= 1 ? (rate_bps)(drive + 0.5) : 1;
+  t->sto_read_bps = read + 0.5 >= 1 ? (rate_bps)(read + 0.5) : 1;
+  t->sto_drive0 = t->l_pcie + t->sto_node0 * pcie_per_node;
+  t->sto_drive_end = t->l_pcie + t->nodes * pcie_per_node;
   for (uint32_t n = t->sto_node0; n < t->nodes; n++) {
     for (uint32_t i = 0; i < t->npn; i++) {
       topo_link *l = &t->link[t->l_endpoint + n * t->npn + i];
       rate_bps r = (rate_bps)((double)cfg->storage.nic.bandwidth * nic_share + 0.5);
       l->bps = r ? r : 1;
     }
-    for (uint32_t x = 0; x < pcie_per_node; x++) {
-      topo_link *l = &t->link[t->l_pcie + n * pcie_per_node + x];
-      rate_bps r = (rate_bps)(drive + 0.5);
-      l->bps = r ? r : 1;
-    }
+    for (uint32_t x = 0; x < pcie_per_node; x++)
+      t->link[t->l_pcie + n * pcie_per_node + x].bps = t->sto_write_bps;
   }
+}
+
+rate_bps topo_channel_bps(const topo *t, uint32_t ch) {
+  uint32_t l = ch / 2;
+  if (l >= t->sto_drive0 && l < t->sto_drive_end)
+    return ch & 1 ? t->sto_write_bps : t->sto_read_bps;
+  return t->link[l].bps;
 }
 
 uint32_t topo_endpoint_count(const topo *t) { return t->gpus; }

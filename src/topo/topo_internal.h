@@ -63,6 +63,10 @@ struct topo {
    * are the compute nodes' only. */
   uint32_t cnodes, cgpus;
   uint32_t sto_node0, sto_span, sto_servers, sto_gap;
+  /* their drive links, [sto_drive0, sto_drive_end) (empty without storage):
+   * each way a rate of its own (topo_channel_bps) */
+  uint32_t sto_drive0, sto_drive_end;
+  rate_bps sto_write_bps, sto_read_bps;
   topo__shape s;
   uint32_t v_gpu, v_nvs, v_nic, v_sw, nvertices;
   uint32_t l_nvlink, l_pcie, l_endpoint, l_fabric, nlinks;

@@ -69,12 +69,15 @@ static double step_s(const wl_job *j, uint32_t k) { return wl_job_step(j, k)->ti
 /* Separate fabric: 1 GB at min(write 8 GB/s, frontend 2 x 50 Gb/s) = 8 GB/s
  * = 64 Gb/s, from the 2 writers (ZeRO 1: both GPUs) over their own frontend
  * NICs; the steps are the baseline's, bit for bit. Then frontend-bound. */
-static void check_separate(const char *fidelity, const char *write, double bound_bps) {
-  char fid[64], wr[64];
+static void check_separate(const char *fidelity, const char *write, double bound_bps,
+                           uint32_t ports) {
+  char fid[64], wr[64], np[64];
   snprintf(fid, sizeof fid, "simulation.fidelity=%s", fidelity);
   snprintf(wr, sizeof wr, "storage.write_bandwidth=%s", write);
+  snprintf(np, sizeof np, "storage.nic.per_server=%u", ports);
   const char *more[] = {fid,
                         wr,
+                        np,
                         "storage.attach=separate",
                         "storage.frontend.per_node=1",
                         "storage.frontend.bandwidth=50Gbps",
@@ -88,7 +91,8 @@ static void check_separate(const char *fidelity, const char *write, double bound
   const run_ckpt *c = h.res.ckpt;
   assert_non_null(c);
   assert_int_equal(c->writers, 2);
-  assert_int_equal(c->n, 2); /* after steps 1 and 2, not after the last */
+  assert_int_equal(c->nx, ports > 2 ? ports : 2); /* every endpoint takes a piece */
+  assert_int_equal(c->n, 2);                      /* after steps 1 and 2, not after the last */
   const run_checkpoint *k = &c->v[0];
   assert_true(k->end > k->start);
   double want = 1e9 * 8 / bound_bps, got = sim_ps_to_s(k->end - k->start);
@@ -103,9 +107,19 @@ static void check_separate(const char *fidelity, const char *write, double bound
 
 static void test_separate(void **state) {
   (void)state;
-  check_separate("flow", "8GB/s", 64e9);     /* the drives */
-  check_separate("flow", "1TB/s", 2 * 50e9); /* the frontend NICs */
-  check_separate("analytic", "8GB/s", 64e9);
+  check_separate("flow", "8GB/s", 64e9, 1);     /* the drives */
+  check_separate("flow", "1TB/s", 2 * 50e9, 1); /* the frontend NICs */
+  check_separate("analytic", "8GB/s", 64e9, 1);
+}
+
+/* More server endpoints than writers: 4 ports make the server 4 one-NIC
+ * nodes of 1 endpoint, each a quarter of its drives; the 2 writers' shares
+ * go in 2 pieces each to all 4, so the checkpoint still writes at the whole
+ * 8 GB/s (writing to 2 endpoints only, it took twice as long). */
+static void test_separate_spread(void **state) {
+  (void)state;
+  check_separate("flow", "8GB/s", 64e9, 4);
+  check_separate("analytic", "8GB/s", 64e9, 4);
 }
 
 /* Backend: the writer (ZeRO 0, dp rank 0: GPU 0) shares its NIC's uplink
@@ -209,6 +223,35 @@ static void test_data_loading(void **state) {
   finish(&h);
 }
 
+/* Reads run at the drives' read rate, not their write rate: the 2 readers'
+ * 2 x 2,048 x 4 bytes leave the one server endpoint's drive link at
+ * storage.read_bandwidth (1 MB/s: 16.384 ms) while its writes would run at
+ * 8 GB/s (2 us). */
+static void check_read_rate(const char *fidelity) {
+  char fid[64];
+  snprintf(fid, sizeof fid, "simulation.fidelity=%s", fidelity);
+  const char *more[] = {fid,
+                        "workload.checkpoint.every=0",
+                        "workload.data_loading=true",
+                        "storage.write_bandwidth=8GB/s",
+                        "storage.read_bandwidth=1MB/s",
+                        "workload.steps=2"};
+  harness h;
+  run(&h, more, sizeof more / sizeof *more);
+  const run_ckpt *c = h.res.ckpt;
+  assert_int_equal(c->loads, 1);
+  double got = sim_ps_to_s(c->load_max), want = 2.0 * 2048 * 4 / 1e6;
+  if (got < want || got > want + 20e-6)
+    fail_msg("%s: the read took %.9g s, want %.9g s (+ latency)", fidelity, got, want);
+  finish(&h);
+}
+
+static void test_read_rate(void **state) {
+  (void)state;
+  check_read_rate("flow");
+  check_read_rate("analytic");
+}
+
 /* Bad input, located at the key, before anything runs. */
 static void test_errors(void **state) {
   (void)state;
@@ -247,11 +290,13 @@ static void test_errors(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_separate),
+      cmocka_unit_test(test_separate_spread),
       cmocka_unit_test(test_backend_two_flows),
       cmocka_unit_test(test_sync),
       cmocka_unit_test(test_size_auto),
       cmocka_unit_test(test_idle_servers_change_nothing),
       cmocka_unit_test(test_data_loading),
+      cmocka_unit_test(test_read_rate),
       cmocka_unit_test(test_errors),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -31,6 +31,7 @@ static void test_backend_layout(void **state) {
                         "storage.nic.per_server=4",
                         "storage.nic.bandwidth=200Gbps",
                         "storage.write_bandwidth=8GB/s",
+                        "storage.read_bandwidth=12GB/s",
                         "storage.server_usd=5000",
                         "storage.server_w=700"};
   fixture f;
@@ -53,6 +54,16 @@ static void test_backend_layout(void **state) {
   assert_int_equal(last->kind, TOPO_LINK_PCIE);
   /* the drives: 8 GB/s over the server's 2 nodes x 2 PCIe links */
   assert_int_equal(last->bps, 16000000000ULL);
+  /* each way its own rate: the write toward the endpoint (channel 2l + 1),
+   * reads of 12 GB/s / 4 away from it (2l); a compute link's channels both
+   * run at its bps */
+  uint32_t drive = topo_channel_link(p.ch[p.n - 1]);
+  assert_int_equal(p.ch[p.n - 1], 2 * drive + 1);
+  assert_int_equal(topo_channel_bps(t, 2 * drive + 1), 16000000000ULL);
+  assert_int_equal(topo_channel_bps(t, 2 * drive), 24000000000ULL);
+  assert_int_equal(topo_channel_bps(t, p.ch[0]), topo_link_at(t, topo_channel_link(p.ch[0]))->bps);
+  assert_int_equal(topo_channel_bps(t, p.ch[0] ^ 1u),
+                   topo_link_at(t, topo_channel_link(p.ch[0]))->bps);
   const topo_link *port = topo_link_at(t, topo_channel_link(p.ch[p.n - 2]));
   assert_int_equal(port->kind, TOPO_LINK_ENDPOINT);
   assert_int_equal(port->bps, 200000000000ULL);

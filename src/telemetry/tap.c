@@ -136,7 +136,9 @@ static void path_nics(const topo *t, const uint32_t *ch, size_t n, uint32_t nic[
   nic[0] = nic[1] = UINT32_MAX;
   for (size_t j = 0; j < n; j++) {
     const topo_link *k = topo_link_at(t, topo_channel_link(ch[j]));
-    if (k->kind == TOPO_LINK_ENDPOINT) nic[ch[j] & 1] = topo_vertex_at(t, k->a)->index;
+    uint32_t i = topo_vertex_at(t, k->a)->index;
+    /* a storage server's NIC (index past the compute nodes') has no NIC series */
+    if (k->kind == TOPO_LINK_ENDPOINT && i < topo_nic_count(t)) nic[ch[j] & 1] = i;
   }
 }
 
@@ -319,7 +321,7 @@ static void tap_pool_free(tel_tap *tap) {
 /* Route every transfer of sl's pool once. O(total path length). */
 static tap_pool *tap_pool_build(tel_tap *tap, const be_slice *sl) {
   const topo *t = tap->base.topo;
-  uint32_t nch = 2 * topo_link_count(t), ng = topo_gpu_count(t);
+  uint32_t nch = 2 * topo_link_count(t), ng = topo_endpoint_count(t);
   tap_pool *tp = sim_calloc(1, sizeof *tp);
   size_t n = sl->pool_n, words = 0, cap = 0;
   tp->pool = sl->pool;
@@ -568,7 +570,7 @@ be_backend *tel_tap_wrap(be_backend *inner, tel_tap **out) {
     tap->pool_users = sim_calloc(tap->npools ? tap->npools : 1, sizeof *tap->pool_users);
     tap->pool_touched = sim_malloc((tap->npools ? tap->npools : 1) * sizeof *tap->pool_touched);
   }
-  uint32_t g = topo_gpu_count(inner->topo);
+  uint32_t g = topo_endpoint_count(inner->topo); /* GPUs and storage endpoints */
   tap->gpu_stamp = sim_calloc(g ? g : 1, sizeof *tap->gpu_stamp);
   tap->last_ch = UINT32_MAX;
   tel__niclog_init(&tap->nic, topo_nic_count(inner->topo));
@@ -612,7 +614,7 @@ void tel_tap_replay(tel_tap *tap, tel *tl, const tel_portmap *m, unsigned flags)
     marks[nm++] = (tap_mark){.at = tap->ph[i].end, .start = 0, .idx = i};
   }
   qsort(marks, nm, sizeof *marks, mark_cmp);
-  uint32_t ngpu = topo_gpu_count(t);
+  uint32_t ngpu = topo_endpoint_count(t), gpus = topo_gpu_count(t);
   uint32_t *active = sim_calloc(ngpu ? ngpu : 1, sizeof *active);
   for (size_t k = 0; k < nm; k++) {
     const tap_phase *p = &tap->ph[marks[k].idx];
@@ -631,6 +633,7 @@ void tel_tap_replay(tel_tap *tap, tel *tl, const tel_portmap *m, unsigned flags)
     if (!(flags & TEL_TAP_GPUS)) continue;
     for (size_t g = p->gfirst; g < p->gfirst + p->gcount; g++) {
       uint32_t gpu = tap->gpus[g];
+      if (gpu >= gpus) continue; /* a storage server's endpoint: no GPU series */
       if (marks[k].start && active[gpu]++ == 0)
         tel_gpu_state_set(tl, marks[k].at, gpu, TEL_GPU_NETWORK);
       else if (!marks[k].start && --active[gpu] == 0)

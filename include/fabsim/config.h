@@ -37,6 +37,12 @@ typedef enum { CFG_COST_LIST, CFG_COST_DEEPSEEK_V3 } cfg_cost_model;
 /* Presets of reliability.rate.*: whose published failure rates (docs/reliability.md):
  * Llama 3's 16K-GPU run, or Meta's research clusters RSC-1 and RSC-2. */
 typedef enum { CFG_RATES_LLAMA3_16K, CFG_RATES_RSC_1, CFG_RATES_RSC_2 } cfg_rel_rates;
+/* storage.attach: the storage servers' NICs on the backend fabric's leaves,
+ * or on a storage fabric of their own with the nodes' frontend NICs. */
+typedef enum { CFG_STORAGE_BACKEND, CFG_STORAGE_SEPARATE } cfg_storage_attach;
+/* workload.checkpoint.mode: the write runs beside the next steps, or the
+ * job waits for it. */
+typedef enum { CFG_CKPT_ASYNC, CFG_CKPT_SYNC } cfg_ckpt_mode;
 /* Event engine of the packet fidelity: auto = parallel when started by an
  * MPI launcher, else sequential. */
 typedef enum { CFG_ENGINE_AUTO, CFG_ENGINE_SEQUENTIAL, CFG_ENGINE_PARALLEL } cfg_engine;
@@ -264,10 +270,16 @@ typedef struct cfg_workload {
   bool grad_overlap;
   cfg_comm_model comm_model;
   uint32_t steps;   /* training steps fabsim run simulates */
-  struct {          /* workload.kind trace: Chakra ET files */
-    char *path;     /* owned; "%d" -> the rank; "none" */
-    uint32_t ranks; /* 0 = every GPU */
-    char *classes;  /* owned; "FIRST-LAST:FILE,...", or "none" */
+  struct {          /* workload.checkpoint.*: writes to storage.* servers */
+    uint32_t every; /* steps between checkpoints; 0: none */
+    uint64_t size;  /* bytes of one checkpoint; 0: from the model (weights + optimizer) */
+    cfg_ckpt_mode mode;
+  } checkpoint;
+  bool data_loading; /* read each step's tokens from the storage servers */
+  struct {           /* workload.kind trace: Chakra ET files */
+    char *path;      /* owned; "%d" -> the rank; "none" */
+    uint32_t ranks;  /* 0 = every GPU */
+    char *classes;   /* owned; "FIRST-LAST:FILE,...", or "none" */
     cfg_trace_compute compute;
   } trace;
   char *traffic_class; /* owned: a class id or a name of fabric.classes ("0" by default) */
@@ -387,6 +399,32 @@ typedef struct cfg_scenario {
     double cable_usd;            /* per copper (DAC) cable */
     bool optical_endpoint_links; /* NIC-leaf links optical (else copper) */
   } cost;
+  struct { /* storage.*: storage servers (0: none); docs/shared-fabric.md */
+    uint32_t servers;
+    cfg_storage_attach attach;
+    rate_bps write_bandwidth, read_bandwidth; /* per server: its drives, sustained */
+    struct {
+      uint32_t per_server;
+      rate_bps bandwidth;
+    } nic;
+    struct { /* separate: each node's NICs on the storage fabric */
+      uint32_t per_node;
+      rate_bps bandwidth;
+    } frontend;
+    struct { /* separate: a fat-tree of its own */
+      uint32_t tiers, switch_radix;
+      double oversubscription;
+      rate_bps link_bandwidth;
+    } fabric;
+    double server_usd, server_w;
+  } storage;
+  struct { /* management.*: the out-of-band network, inventory and cost only */
+    bool enabled;
+    uint32_t switch_ports; /* access switch: ports toward devices */
+    uint32_t uplinks;      /* access switch: ports toward the aggregation */
+    uint32_t aggregation_radix;
+    double switch_usd, aggregation_usd, cable_usd;
+  } management;
   cfg_workload workload;
   struct {
     uint64_t seed;

@@ -314,6 +314,70 @@ typedef struct run_progress_fn {
   void (*draw)(void *ctx, const run_progress *p);
 } run_progress_fn;
 
+/* Checkpoints of a training run (workload.checkpoint.*; src/run/checkpoint.c):
+ * each written by `writers` GPUs to the storage servers, after step
+ * after_step (1-based), from start to end (0: never finished). The steps
+ * it overlapped (first_step .. last_step, 1-based; 0: none) took slowdown_s
+ * longer in all than the same steps of the baseline (the job without
+ * checkpoints and faults); sync: stall_s, the job's wait for the write. */
+struct run_training;
+typedef struct run_checkpoint {
+  uint32_t after_step, writers;
+  uint64_t bytes;
+  simtime_ps start, end;
+  uint32_t first_step, last_step;
+  double slowdown_s, stall_s;
+} run_checkpoint;
+
+typedef struct run_ckpt {
+  /* public */
+  uint32_t every; /* 0: no checkpoints (nothing below but `load` is set) */
+  bool sync, separate;
+  uint64_t size;    /* bytes of one checkpoint */
+  uint32_t writers; /* GPUs writing a share each */
+  run_checkpoint *v;
+  size_t n; /* taken (started or waiting) */
+  /* workload.data_loading: each next step's tokens read at a step's end by
+   * `readers` GPUs (tensor rank 0 of stage 0 of each replica), load_bytes in
+   * all per step; loads done, the longest, and any still reading when the
+   * next step ended (a loader that fell behind) */
+  bool load;
+  uint32_t readers;
+  uint64_t load_bytes;
+  size_t loads, loads_late;
+  simtime_ps load_max;
+  /* private */
+  const cfg_scenario *cfg;
+  wl_job *job;
+  sim_ctx *sim;
+  be_backend *be;     /* where the writes go: the run's, or sbe */
+  cfg_scenario *scfg; /* separate: the storage fabric's scenario, topology and backend */
+  topo *st;
+  be_backend *sbe;
+  be_xfer *x; /* nx = writers x pieces: each writer's share over every server endpoint */
+  size_t nx;
+  uint32_t pieces;
+  be_xfer *rx; /* nrx: each reader's share from every server endpoint */
+  size_t nrx;
+  size_t cap, started, done;
+  bool inflight, draining, load_inflight;
+  simtime_ps load_start;
+} run_ckpt;
+/* The checkpoint's bytes: workload.checkpoint.size, else the model's
+ * parameters x (weight + optimizer bytes per parameter). */
+uint64_t run_ckpt_size(const cfg_scenario *cfg, const wl_model *m);
+/* Plans the writes of `job` (on the run's backend `be`; separate: builds the
+ * storage fabric and its backend on be's simulation). No-op without
+ * workload.checkpoint.every. Free with run_ckpt_free either way. */
+int run_ckpt_begin(run_ckpt *c, const cfg_scenario *cfg, const cfg_doc *doc, const topo *t,
+                   be_backend *be, wl_job *job, sim_error *err);
+/* From the job's on_step callback: step `step` (0-based) ended at `end`. */
+void run_ckpt_step(run_ckpt *c, uint32_t step, simtime_ps end);
+/* After the job: runs a write still in flight to its end, then each
+ * checkpoint's overlap and slowdown against tr's baseline. */
+int run_ckpt_finish(run_ckpt *c, const struct run_training *tr);
+void run_ckpt_free(run_ckpt *c);
+
 typedef struct run_training {
   /* public */
   wl_job *job;          /* the run's job */
@@ -342,6 +406,7 @@ typedef struct run_training {
   run_step_record *rec[2]; /* per step, [0] the run, [1] the baseline */
   size_t nrec[2], reccap[2];
   be_stats base_last;
+  run_ckpt ckpt; /* public: the checkpoints (ckpt.every 0: none) */
 } run_training;
 
 /* Job and power model on the run's backend `be`; `faults` (flt_resolve's,
@@ -420,6 +485,8 @@ typedef struct run_training_result {
   uint32_t nsdc;
   rel_rc_result root_cause;
   run_power power;
+  const run_ckpt
+      *ckpt; /* checkpoints, data loading; NULL: neither (borrowed from the run_training) */
 } run_training_result;
 
 /* The operator's view once the job ran: the failure and its cost (through

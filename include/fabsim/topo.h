@@ -92,7 +92,44 @@ typedef struct topo_inventory {
   uint32_t planes, tiers;
   uint32_t leaf_down, leaf_up; /* leaf port split after oversubscription */
   double oversubscription;     /* effective leaf_down / leaf_up */
+  /* storage servers on this fabric (storage.*): their NICs are among the
+   * endpoints and their links among the endpoint links (cables or optics
+   * counted above), but not priced as NICs: a server's price
+   * (storage.server_usd) includes them; storage_cost_usd is not in cost_usd */
+  uint64_t storage_servers, storage_nics;
+  double storage_cost_usd, storage_power_w;
 } topo_inventory;
+
+/* The out-of-band management network (management.*): inventory and cost only,
+ * it carries no traffic. Access switches of management.switch_ports device
+ * ports (one port per node, storage server and fabric switch), and when there
+ * is more than one, management.uplinks each into aggregation switches of
+ * management.aggregation_radix ports. Cables: one per device port and per
+ * uplink. */
+typedef struct topo_management {
+  uint64_t ports, switches, aggregation, cables;
+  double cost_usd;
+} topo_management;
+/* All zero unless management.enabled. O(1). */
+void topo_management_of(const cfg_scenario *cfg, uint64_t ports, topo_management *out);
+
+/* The networks beside the backend fabric t, for the inventory: the storage
+ * servers (storage.*), the storage fabric's own inventory when
+ * storage.attach is separate (built from the scenario and freed: its
+ * switches, the nodes' frontend NICs priced at cost.nic_usd, its links and
+ * optics), and the management network over every node, server and switch
+ * of both fabrics. cost_usd: servers + storage fabric + management (the
+ * backend fabric's is t's inventory). Errors: the storage fabric does not
+ * build (checked at load by run_scenario_load, so not after). */
+typedef struct topo_networks {
+  uint64_t storage_servers;
+  bool separate;
+  topo_inventory storage_fabric; /* separate only */
+  double storage_cost_usd, storage_power_w;
+  topo_management management;
+  double cost_usd;
+} topo_networks;
+int topo_networks_of(const topo *t, const cfg_scenario *cfg, topo_networks *out, sim_error *err);
 
 /* Build from a loaded scenario. Impossible combinations (odd radix, more
  * planes than NICs, more nodes than the fabric holds, ...) are SIM_ECONFIG
@@ -108,16 +145,39 @@ static inline uint32_t topo_channel_link(uint32_t ch) { return ch >> 1; }
 /* Vertex a channel leaves from / arrives at. */
 uint32_t topo_channel_src(const topo *t, uint32_t ch);
 uint32_t topo_channel_dst(const topo *t, uint32_t ch);
+/* A channel's rate: its link's bps, except a storage server's drive links
+ * (src/topo/storage.c), which write (toward the server's endpoint) and read
+ * at rates of their own. What every fidelity's channel capacity is. O(1). */
+rate_bps topo_channel_bps(const topo *t, uint32_t ch);
 /* The i-th port of vertex v, as the channel leaving v. */
 uint32_t topo_port_channel(const topo *t, uint32_t v, uint32_t i);
 
-uint32_t topo_gpu_count(const topo *t);
-uint32_t topo_node_count(const topo *t);
+uint32_t topo_gpu_count(const topo *t);  /* compute GPUs (storage endpoints not counted) */
+uint32_t topo_node_count(const topo *t); /* compute nodes */
+/* Storage servers as transfer endpoints (storage.*, src/topo/storage.c): a
+ * be_xfer's src_gpu or dst_gpu may name a GPU (< topo_gpu_count) or a
+ * storage server's endpoint, in [topo_gpu_count, topo_endpoint_count). A
+ * server has topo_storage_endpoints of them, its drives' write bandwidth
+ * shared equally; it is laid out as whole nodes after the compute nodes,
+ * from the next leaf on. Without storage, topo_endpoint_count is
+ * topo_gpu_count. O(1) each. */
+uint32_t topo_endpoint_count(const topo *t);
+uint32_t topo_storage_servers(const topo *t);
+uint32_t topo_storage_endpoints(const topo *t); /* per server */
+uint32_t topo_storage_endpoint(const topo *t, uint32_t server, uint32_t i);
+uint32_t topo_storage_leaf(const topo *t, uint32_t server); /* its first NIC's leaf */
+/* storage.attach separate: the storage fabric as a scenario of its own
+ * (a fat-tree of storage.fabric.*, the nodes' storage.frontend NICs, the
+ * servers attached to it), written to *derived, which borrows cfg's strings
+ * and must outlive the topology and any backend on it; then built.
+ * GPU g is the same GPU in both topologies. */
+void topo_storage_fabric_cfg(cfg_scenario *derived, const cfg_scenario *cfg);
+int topo_build_storage(topo **out, cfg_scenario *derived, const cfg_scenario *cfg, sim_error *err);
 uint32_t topo_gpu_vertex(const topo *t, uint32_t gpu);
 uint32_t topo_nic_vertex(const topo *t, uint32_t nic);
 uint32_t topo_gpu_nic(const topo *t, uint32_t gpu); /* global NIC index */
 uint32_t topo_gpu_node(const topo *t, uint32_t gpu);
-uint32_t topo_nic_count(const topo *t);
+uint32_t topo_nic_count(const topo *t); /* the compute nodes' NICs (storage servers' not counted) */
 /* The leaf switch vertex NIC `nic` (global index) is cabled to. */
 uint32_t topo_nic_leaf(const topo *t, uint32_t nic);
 /* Switch vertex by (plane, tier, index within plane and tier), as named

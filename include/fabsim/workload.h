@@ -354,6 +354,13 @@ void wl_job_slowdown(wl_job *j, simtime_ps now, uint32_t gpu, double factor, boo
 void wl_job_on_step(wl_job *j,
                     void (*fn)(void *ctx, uint32_t step, simtime_ps start, simtime_ps end),
                     void *ctx);
+/* From an on_step callback: the next step does not start until
+ * wl_job_release (a synchronous checkpoint: the job waits for its write).
+ * Release without a hold, or after the last step, is a no-op. The job must
+ * be released from an event handler of its simulation (something must stay
+ * pending meanwhile, or wl_job_run_until reports a stall). */
+void wl_job_hold(wl_job *j);
+void wl_job_release(wl_job *j);
 /* Run until every step is done or the job stops on a failure; returns with
  * later events (e.g. faults past the end) still pending. */
 int wl_job_run(wl_job *j, const cfg_doc *doc, sim_error *err);

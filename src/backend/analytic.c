@@ -731,6 +731,6 @@ be_backend *be_analytic_create(sim_ctx *sim, const topo *t, const cfg_scenario *
   a->sharing = sim_calloc(a->nchannels ? a->nchannels : 1, sizeof *a->sharing);
   a->cap = sim_malloc((a->nchannels ? a->nchannels : 1) * sizeof *a->cap);
   for (uint32_t c = 0; c < a->nchannels; c++)
-    a->cap[c] = c < nch ? topo_link_at(t, topo_channel_link(c))->bps : topo_pool_bps(t, c);
+    a->cap[c] = c < nch ? topo_channel_bps(t, c) : topo_pool_bps(t, c);
   return &a->base;
 }

@@ -106,6 +106,9 @@ void cli_output_unlock(cli_lock *lock, int rc);
 void cli_error(const char *msg);
 
 json_t *cli_topo_json(const topo *t, const cfg_scenario *cfg);
+/* The storage servers, storage fabric and management network, a line
+ * each, labels padded to `width` (nothing without them). */
+void cli_networks_print(const topo *t, const cfg_scenario *cfg, int width);
 json_t *cli_scenario_json(const cli_args *a, const cfg_scenario *cfg);
 
 int cli_cmd_run(int argc, char **argv);

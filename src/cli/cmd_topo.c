@@ -44,8 +44,12 @@ static void print_table(const topo *t, const cfg_scenario *cfg) {
          out_fmt_count(a, sizeof a, inv->nodes), cfg->cluster.gpus_per_node,
          cfg_gpu_name(cfg->cluster.gpu), out_fmt_count(b, sizeof b, inv->gpus),
          out_fmt_count(c, sizeof c, inv->max_nodes));
-  printf("endpoints  %s NICs at %s\n", out_fmt_count(a, sizeof a, inv->endpoints),
+  printf("endpoints  %s NICs at %s", out_fmt_count(a, sizeof a, inv->endpoints - inv->storage_nics),
          out_fmt_rate(b, sizeof b, cfg->cluster.nic.bandwidth));
+  if (inv->storage_nics)
+    printf(" + %s storage NICs at %s", out_fmt_count(a, sizeof a, inv->storage_nics),
+           out_fmt_rate(b, sizeof b, cfg->storage.nic.bandwidth));
+  printf("\n");
   printf("switches   %s", out_fmt_count(a, sizeof a, inv->switches));
   static const char *tier_names[] = {NULL, "leaf", "spine", "core"};
   const char *sep = " (";
@@ -64,6 +68,7 @@ static void print_table(const topo *t, const cfg_scenario *cfg) {
   printf("cost       %s (%s per endpoint)\n", out_fmt_usd(a, sizeof a, inv->cost_usd),
          out_fmt_usd(b, sizeof b, inv->cost_per_endpoint_usd));
   printf("bisection  %s\n", out_fmt_rate(a, sizeof a, inv->bisection_bandwidth_bps));
+  cli_networks_print(t, cfg, 11);
   uint64_t est[3];
   memory_estimates(cfg, est);
   printf(

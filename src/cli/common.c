@@ -90,6 +90,114 @@ int cli_output_lock(const cfg_scenario *cfg, const cfg_doc *doc, cli_lock *lock)
   return CLI_BAD_INPUT;
 }
 
+/* The storage servers, the storage fabric and the management network
+ * (topo_networks_of) into o, as "storage" and "management"; neither key
+ * without them, so a scenario without storage writes what it always did. */
+static void cli_networks_json(const topo *t, const cfg_scenario *cfg, json_t *o) {
+  topo_networks n;
+  sim_error err = {0};
+  if ((!cfg->storage.servers && !cfg->management.enabled) ||
+      topo_networks_of(t, cfg, &n, &err) != SIM_OK)
+    return; /* (the storage fabric was checked at load) */
+  if (n.storage_servers) {
+    const topo_inventory *inv = topo_inventory_get(t);
+    json_t *s = json_object();
+    json_object_set_new(s, "servers", json_integer((json_int_t)n.storage_servers));
+    json_object_set_new(s, "attach", json_string(n.separate ? "separate" : "backend"));
+    json_object_set_new(s, "nics_per_server", json_integer(cfg->storage.nic.per_server));
+    json_object_set_new(s, "nic_bps", json_integer((json_int_t)cfg->storage.nic.bandwidth));
+    json_object_set_new(s, "write_Bps_per_server",
+                        json_integer((json_int_t)(cfg->storage.write_bandwidth / 8)));
+    json_object_set_new(s, "read_Bps_per_server",
+                        json_integer((json_int_t)(cfg->storage.read_bandwidth / 8)));
+    json_object_set_new(s, "servers_cost_usd", json_real(n.storage_cost_usd));
+    json_object_set_new(s, "power_w", json_real(n.storage_power_w));
+    if (!n.separate) {
+      json_object_set_new(s, "first_leaf",
+                          json_integer(topo_vertex_at(t, topo_storage_leaf(t, 0))->index));
+      json_object_set_new(s, "backend_nics", json_integer((json_int_t)inv->storage_nics));
+    } else {
+      const topo_inventory *f = &n.storage_fabric;
+      json_t *fo = json_object();
+      json_object_set_new(fo, "tiers", json_integer(f->tiers));
+      json_object_set_new(fo, "switch_radix", json_integer(cfg->storage.fabric.switch_radix));
+      json_object_set_new(fo, "frontend_nics_per_node",
+                          json_integer(cfg->storage.frontend.per_node));
+      json_object_set_new(fo, "frontend_bps",
+                          json_integer((json_int_t)cfg->storage.frontend.bandwidth));
+      json_object_set_new(fo, "endpoints", json_integer((json_int_t)f->endpoints));
+      json_object_set_new(fo, "switches", json_integer((json_int_t)f->switches));
+      json_object_set_new(fo, "links_endpoint_switch",
+                          json_integer((json_int_t)f->links_endpoint_switch));
+      json_object_set_new(fo, "links_switch_switch",
+                          json_integer((json_int_t)f->links_switch_switch));
+      json_object_set_new(fo, "transceivers", json_integer((json_int_t)f->transceivers));
+      json_object_set_new(fo, "copper_cables", json_integer((json_int_t)f->copper_cables));
+      json_object_set_new(fo, "cost_usd", json_real(f->cost_usd));
+      json_object_set_new(fo, "bisection_bandwidth_bps",
+                          json_integer((json_int_t)f->bisection_bandwidth_bps));
+      json_object_set_new(s, "fabric", fo);
+    }
+    json_object_set_new(o, "storage", s);
+  }
+  if (cfg->management.enabled) {
+    const topo_management *m = &n.management;
+    json_t *mo = json_object();
+    json_object_set_new(mo, "ports", json_integer((json_int_t)m->ports));
+    json_object_set_new(mo, "switches", json_integer((json_int_t)m->switches));
+    json_object_set_new(mo, "aggregation_switches", json_integer((json_int_t)m->aggregation));
+    json_object_set_new(mo, "cables", json_integer((json_int_t)m->cables));
+    json_object_set_new(mo, "cost_usd", json_real(m->cost_usd));
+    json_object_set_new(o, "management", mo);
+  }
+  json_object_set_new(o, "cost_usd_all_networks",
+                      json_real(topo_inventory_get(t)->cost_usd + n.cost_usd));
+}
+
+void cli_networks_print(const topo *t, const cfg_scenario *cfg, int width) {
+  topo_networks n;
+  sim_error err = {0};
+  char a[64], b[64], c[64], d[64];
+  if ((!cfg->storage.servers && !cfg->management.enabled) ||
+      topo_networks_of(t, cfg, &n, &err) != SIM_OK)
+    return;
+  if (n.storage_servers && !n.separate)
+    printf(
+        "%-*s%s servers on the backend fabric from leaf%u, %s NICs at %s, %s/s write, %s, %.3g "
+        "kW\n",
+        width, "storage", out_fmt_count(a, sizeof a, n.storage_servers),
+        topo_vertex_at(t, topo_storage_leaf(t, 0))->index,
+        out_fmt_count(b, sizeof b, topo_inventory_get(t)->storage_nics),
+        out_fmt_rate(c, sizeof c, cfg->storage.nic.bandwidth),
+        out_fmt_bytes(d, sizeof d, cfg->storage.write_bandwidth / 8 * n.storage_servers),
+        out_fmt_usd(c + 32, 32, n.storage_cost_usd), n.storage_power_w * 1e-3);
+  if (n.separate) {
+    const topo_inventory *f = &n.storage_fabric;
+    printf("%-*s%s servers, %s NICs at %s, %s/s write, %s, %.3g kW\n", width, "storage",
+           out_fmt_count(a, sizeof a, n.storage_servers),
+           out_fmt_count(b, sizeof b, f->storage_nics),
+           out_fmt_rate(c, sizeof c, cfg->storage.nic.bandwidth),
+           out_fmt_bytes(d, sizeof d, cfg->storage.write_bandwidth / 8 * n.storage_servers),
+           out_fmt_usd(c + 32, 32, n.storage_cost_usd), n.storage_power_w * 1e-3);
+    printf(
+        "%-*sseparate fat-tree, %u tiers, radix %u: %s switches, %s frontend NICs at %s, %s, "
+        "bisection %s\n",
+        width, "  fabric", f->tiers, cfg->storage.fabric.switch_radix,
+        out_fmt_count(a, sizeof a, f->switches),
+        out_fmt_count(b, sizeof b, f->endpoints - f->storage_nics),
+        out_fmt_rate(c, sizeof c, cfg->storage.frontend.bandwidth),
+        out_fmt_usd(d, sizeof d, f->cost_usd),
+        out_fmt_rate(c + 32, 32, f->bisection_bandwidth_bps));
+  }
+  if (cfg->management.enabled)
+    printf("%-*s%s ports, %s switches + %s aggregation, %s cables, %s (no traffic)\n", width,
+           "management", out_fmt_count(a, sizeof a, n.management.ports),
+           out_fmt_count(b, sizeof b, n.management.switches),
+           out_fmt_count(c, sizeof c, n.management.aggregation),
+           out_fmt_count(d, sizeof d, n.management.cables),
+           out_fmt_usd(c + 32, 32, n.management.cost_usd));
+}
+
 json_t *cli_topo_json(const topo *t, const cfg_scenario *cfg) {
   const topo_inventory *inv = topo_inventory_get(t);
   json_t *o = json_object();
@@ -125,6 +233,7 @@ json_t *cli_topo_json(const topo *t, const cfg_scenario *cfg) {
   /* the fabric at max_nodes, for capacity planning (the figures above: what these nodes need) */
   json_object_set_new(o, "switches_full", json_integer((json_int_t)inv->switches_full));
   json_object_set_new(o, "cost_usd_full", json_real(inv->cost_usd_full));
+  cli_networks_json(t, cfg, o);
   return o;
 }
 

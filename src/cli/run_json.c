@@ -131,7 +131,49 @@ json_t *cli_root_cause_json(const rel_rc_result *rc) {
   return out;
 }
 
+/* The checkpoints of a training run: their size, writers and placement,
+ * then each write's times, bandwidth and cost to the steps it overlapped. */
+static json_t *checkpoints_json(const run_ckpt *c) {
+  json_t *o = json_object(), *list = json_array();
+  json_object_set_new(o, "every", json_integer(c->every));
+  json_object_set_new(o, "mode", json_string(c->sync ? "sync" : "async"));
+  json_object_set_new(o, "attach", json_string(c->separate ? "separate" : "backend"));
+  json_object_set_new(o, "bytes", json_integer((json_int_t)c->size));
+  json_object_set_new(o, "writers", json_integer(c->writers));
+  for (size_t i = 0; i < c->n; i++) {
+    const run_checkpoint *k = &c->v[i];
+    json_t *e = json_object();
+    double s = k->end ? sim_ps_to_s(k->end - k->start) : 0;
+    json_object_set_new(e, "after_step", json_integer(k->after_step));
+    json_object_set_new(e, "start_s", json_real(sim_ps_to_s(k->start)));
+    json_object_set_new(e, "end_s", k->end ? json_real(sim_ps_to_s(k->end)) : json_null());
+    json_object_set_new(e, "bytes", json_integer((json_int_t)k->bytes));
+    json_object_set_new(e, "time_s", k->end ? json_real(s) : json_null());
+    json_object_set_new(e, "bandwidth_GBps",
+                        k->end && s > 0 ? json_real((double)k->bytes / s / 1e9) : json_null());
+    json_object_set_new(e, "first_step", k->first_step ? json_integer(k->first_step) : json_null());
+    json_object_set_new(e, "last_step", k->last_step ? json_integer(k->last_step) : json_null());
+    json_object_set_new(e, "steps_slowed_s", json_real(k->slowdown_s));
+    json_object_set_new(e, "stall_s", json_real(k->stall_s));
+    json_array_append_new(list, e);
+  }
+  json_object_set_new(o, "list", list);
+  return o;
+}
+
 void cli_training_json(const run_training_result *r, const cfg_scenario *cfg, json_t *summary) {
+  if (r->ckpt && r->ckpt->every)
+    json_object_set_new(summary, "checkpoints", checkpoints_json(r->ckpt));
+  if (r->ckpt && r->ckpt->load) {
+    const run_ckpt *c = r->ckpt;
+    json_t *o = json_object();
+    json_object_set_new(o, "readers", json_integer(c->readers));
+    json_object_set_new(o, "bytes_per_step", json_integer((json_int_t)c->load_bytes));
+    json_object_set_new(o, "reads", json_integer((json_int_t)c->loads));
+    json_object_set_new(o, "reads_late", json_integer((json_int_t)c->loads_late));
+    json_object_set_new(o, "max_time_s", json_real(sim_ps_to_s(c->load_max)));
+    json_object_set_new(summary, "data_loading", o);
+  }
   uint32_t done = wl_job_steps_done(r->job);
   if (done) json_object_set_new(summary, "step", cli_step_json(wl_job_step(r->job, 0), cfg));
   json_object_set_new(summary, "steps", steps_json(r->job, r->base));

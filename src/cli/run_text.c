@@ -18,8 +18,49 @@ static void steps_text(const run_training_result *r) {
     if (k < nb) base += wl_job_step(r->base, k)->time_s;
   }
   printf("  steps      %u done, mean %s", n, out_fmt_seconds(a, sizeof a, sum / (double)n));
-  if (n <= nb) printf(" (fault-free %s)", out_fmt_seconds(b, sizeof b, base / (double)n));
+  if (n <= nb)
+    printf(" (%s %s)", r->ckpt ? "without checkpoints or faults" : "fault-free",
+           out_fmt_seconds(b, sizeof b, base / (double)n));
   printf("\n");
+}
+
+/* A line for the checkpoints, then one per write (at most 8, then a count). */
+static void checkpoints_text(const run_ckpt *c) {
+  char a[64], b[64], d[64], e[64];
+  if (c && c->load)
+    printf("data         %s per step read by %u GPUs, %zu reads, the longest %s%s\n",
+           out_fmt_bytes(a, sizeof a, c->load_bytes), c->readers, c->loads,
+           out_fmt_seconds(b, sizeof b, sim_ps_to_s(c->load_max)),
+           c->loads_late ? " (some still reading when the next step ended)" : "");
+  if (!c || !c->every) return;
+  printf("checkpoint   %s every %u steps (%s, %s storage) by %u GPUs\n",
+         out_fmt_bytes(a, sizeof a, c->size), c->every, c->sync ? "sync" : "async",
+         c->separate ? "separate" : "backend", c->writers);
+  for (size_t i = 0; i < c->n; i++) {
+    const run_checkpoint *k = &c->v[i];
+    if (i == 8) {
+      printf("  ...        %zu more in summary.json checkpoints.list\n", c->n - i);
+      break;
+    }
+    if (!k->end) {
+      printf("  after %-4u started at %s, not finished\n", k->after_step,
+             out_fmt_seconds(a, sizeof a, sim_ps_to_s(k->start)));
+      continue;
+    }
+    double s = sim_ps_to_s(k->end - k->start);
+    printf("  after %-4u %s .. %s, %.4g GB/s", k->after_step,
+           out_fmt_seconds(a, sizeof a, sim_ps_to_s(k->start)),
+           out_fmt_seconds(b, sizeof b, sim_ps_to_s(k->end)),
+           s > 0 ? (double)k->bytes / s / 1e9 : 0);
+    if (k->first_step == k->last_step && k->first_step)
+      printf("; step %u took %s longer", k->first_step,
+             out_fmt_seconds(d, sizeof d, k->slowdown_s));
+    else if (k->first_step)
+      printf("; steps %u-%u took %s longer", k->first_step, k->last_step,
+             out_fmt_seconds(d, sizeof d, k->slowdown_s));
+    if (c->sync) printf("; the job waited %s", out_fmt_seconds(e, sizeof e, k->stall_s));
+    printf("\n");
+  }
 }
 
 static void failure_text(const run_failure *f) {
@@ -45,6 +86,7 @@ static void failure_text(const run_failure *f) {
 void cli_training_text(const run_training_result *r) {
   char a[64], b[64];
   steps_text(r);
+  checkpoints_text(r->ckpt);
   failure_text(&r->failure);
   for (uint32_t i = 0; i < r->nsdc; i++) {
     const run_sdc *e = &r->sdc[i];
@@ -245,13 +287,14 @@ void cli_run_print(const cfg_scenario *cfg, const topo *t, const cli_run_result 
   printf("cluster      %s nodes x %u %s = %s GPUs, %s NICs at %s\n",
          out_fmt_count(a, sizeof a, inv->nodes), cfg->cluster.gpus_per_node,
          cfg_gpu_name(cfg->cluster.gpu), out_fmt_count(b, sizeof b, inv->gpus),
-         out_fmt_count(c, sizeof c, inv->endpoints),
+         out_fmt_count(c, sizeof c, inv->endpoints - inv->storage_nics),
          out_fmt_rate(c + 32, 32, cfg->cluster.nic.bandwidth));
   printf("fabric       %s, %u tiers, %u plane%s, radix %u, %s, %s switches, %s\n",
          cfg_topology_name(cfg->fabric.topology), inv->tiers, inv->planes,
          inv->planes == 1 ? "" : "s", cfg->fabric.switch_radix,
          cfg_transport_name(cfg->fabric.transport), out_fmt_count(a, sizeof a, inv->switches),
          out_fmt_usd(b, sizeof b, inv->cost_usd));
+  cli_networks_print(t, cfg, 13);
   workload_text(cfg, t, r, tres);
   if (r->net.observed & BE_OBS_FCT)
     printf("  fct        p50 %s, p99 %s, max %s\n",

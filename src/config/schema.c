@@ -54,6 +54,10 @@ static const char *const cost_model_names[] = {"list", "deepseek-v3"};
 static const char *const rel_rates_names[] = {"llama3-16k", "rsc-1", "rsc-2"};
 _Static_assert(sizeof(cfg_rel_rates) == sizeof(int), "enum fields are stored as int");
 _Static_assert(NELEM(rel_rates_names) == CFG_RATES_RSC_2 + 1, "one name per rates preset");
+static const char *const storage_attach_names[] = {"backend", "separate"};
+static const char *const ckpt_mode_names[] = {"async", "sync"};
+_Static_assert(sizeof(cfg_storage_attach) == sizeof(int) && sizeof(cfg_ckpt_mode) == sizeof(int),
+               "enum fields are stored as int");
 _Static_assert(sizeof(cfg_roce_cc) == sizeof(int) && sizeof(cfg_recovery) == sizeof(int) &&
                    sizeof(cfg_spray_order) == sizeof(int),
                "enum fields are stored as int");
@@ -579,6 +583,59 @@ static const cfg__key schema[] = {
      FIELD(cost.optical_endpoint_links)},
 #undef BY_COST
 
+    /* storage.*: docs/shared-fabric.md, "Storage and checkpoints"; sources in
+     * docs/validation.md, "Storage". A server's figures are a DDN AI400X2's, the all-flash
+     * appliance of NVIDIA's DGX SuperPOD storage reference architecture. */
+    UINT("storage.servers", storage.servers, "0", 0, 100000,
+         "Storage servers (0: none). Checkpoints (workload.checkpoint) write to them."),
+    ENUM("storage.attach", storage.attach, "backend", storage_attach_names,
+         "backend: the servers' NICs on leaves of the backend fabric, after the compute "
+         "nodes' (their own leaves); separate: a storage fabric of their own "
+         "(storage.fabric.*) that the nodes reach over storage.frontend NICs."),
+    BW("storage.write_bandwidth", storage.write_bandwidth, "65GB/s", 1,
+       "Sustained write bandwidth of one server's drives (DDN AI400X2: 65 GB/s)."),
+    BW("storage.read_bandwidth", storage.read_bandwidth, "90GB/s", 1,
+       "Sustained read bandwidth of one server's drives (DDN AI400X2: 90 GB/s)."),
+    UINT("storage.nic.per_server", storage.nic.per_server, "8", 1, 4096,
+         "Network ports per server (AI400X2: 8); a multiple of the NICs per node of the "
+         "fabric it is on (cluster.nic.per_node, or storage.frontend.per_node)."),
+    BW("storage.nic.bandwidth", storage.nic.bandwidth, "200Gbps", 0,
+       "Rate of each server port (AI400X2: HDR200/NDR200 InfiniBand)."),
+    UINT("storage.frontend.per_node", storage.frontend.per_node, "2", 1, 4096,
+         "separate: each node's NICs on the storage fabric (DGX H100: two ports of its two "
+         "dual-port ConnectX-7 cards)."),
+    BW("storage.frontend.bandwidth", storage.frontend.bandwidth, "400Gbps", 0,
+       "separate: rate of each frontend NIC (DGX H100 ConnectX-7: up to 400 Gb/s)."),
+    UINT("storage.fabric.tiers", storage.fabric.tiers, "2", 2, 3,
+         "separate: tiers of the storage fat-tree."),
+    UINT("storage.fabric.switch_radix", storage.fabric.switch_radix, "64", 2, 1024,
+         "separate: ports per storage switch (Quantum-2 NDR: 64)."),
+    DBL("storage.fabric.oversubscription", storage.fabric.oversubscription, "1", 1, 0,
+        "separate: leaf down:up ratio of the storage fabric."),
+    BW("storage.fabric.link_bandwidth", storage.fabric.link_bandwidth, "400Gbps", 0,
+       "separate: storage switch-to-switch links."),
+    DBL("storage.server_usd", storage.server_usd, "250000", 0, 0,
+        "Price per storage server with its drives and NICs (assumption: no list price is "
+        "published)."),
+    DBL("storage.server_w", storage.server_w, "2500", 0, 0,
+        "Power per storage server, watts (assumption), in the inventory."),
+
+    BOOL("management.enabled", management.enabled, "false",
+         "An out-of-band management network: one port per node, storage server and switch "
+         "(backend and storage fabrics), in the inventory and cost; it carries no traffic."),
+    UINT("management.switch_ports", management.switch_ports, "48", 1, 1024,
+         "Device ports per management switch (NVIDIA SN2201: 48 x 1 GbE)."),
+    UINT("management.uplinks", management.uplinks, "4", 0, 1024,
+         "Uplinks per management switch to the aggregation (SN2201: 4 x 100 GbE)."),
+    UINT("management.aggregation_radix", management.aggregation_radix, "64", 2, 1024,
+         "Ports per aggregation switch (SN4600C: 64 x 100 GbE)."),
+    DBL("management.switch_usd", management.switch_usd, "10000", 0, 0,
+        "Price per management switch (assumption)."),
+    DBL("management.aggregation_usd", management.aggregation_usd, "30000", 0, 0,
+        "Price per aggregation switch (assumption)."),
+    DBL("management.cable_usd", management.cable_usd, "20", 0, 0,
+        "Price per management cable (copper, assumption); uplinks count as cables too."),
+
     ENUM("workload.kind", workload.kind, "collective", workload_names, "What the run simulates."),
     {.name = "workload.traffic_class",
      .type = CFG__STRING,
@@ -828,6 +885,21 @@ static const cfg__key schema[] = {
          "across them; the step object reports the first, steps[] each); for "
          "workload.kind trace, the iterations of the traces (each rank starts its next "
          "when its own ends; trace.iteration_s reports each)."),
+    UINT("workload.checkpoint.every", workload.checkpoint.every, "0", 0, 1000000,
+         "Write a checkpoint to the storage servers after every this many steps (0: never); "
+         "not after the last simulated step."),
+    {.name = "workload.checkpoint.size",
+     .type = CFG__SIZE,
+     .def = "0",
+     .min = 0,
+     .doc = "Bytes of one checkpoint; 0: from the model, its parameters x (weight + optimizer "
+            "bytes per parameter at workload.precision and optimizer; bf16 Adam: 2 + 12).",
+     FIELD(workload.checkpoint.size)},
+    ENUM("workload.checkpoint.mode", workload.checkpoint.mode, "async", ckpt_mode_names,
+         "async: the write runs while the next steps train; sync: the job waits for it."),
+    BOOL("workload.data_loading", workload.data_loading, "false",
+         "Read each next step's input tokens from the storage servers at the end of a step "
+         "(a prefetching data loader: the step does not wait for it); 4 bytes per token."),
     {.name = "workload.trace.path",
      .type = CFG__STRING,
      .def = "none",
@@ -1130,6 +1202,11 @@ const char *cfg__suggest(const char *name, size_t len) {
                                          "fabric.roce",
                                          "fabric.pfc",
                                          "cost",
+                                         "storage",
+                                         "storage.nic",
+                                         "storage.frontend",
+                                         "storage.fabric",
+                                         "management",
                                          "workload",
                                          "workload.collective",
                                          "workload.collective.latency",
@@ -1141,6 +1218,7 @@ const char *cfg__suggest(const char *name, size_t len) {
                                          "workload.pipeline",
                                          "workload.trace",
                                          "workload.overlap",
+                                         "workload.checkpoint",
                                          "simulation",
                                          "reliability",
                                          "reliability.checkpoint",

@@ -425,6 +425,55 @@ static int check_classes(cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
   return SIM_OK;
 }
 
+/* storage.* and workload.checkpoint.*: a checkpoint needs servers to write
+ * to and a training workload to write it; a server is a whole number of
+ * nodes of the fabric it is on (topo: its NICs take the layout of that many
+ * nodes); the parallel engine and jobs do not carry storage traffic yet. */
+static int check_storage(const cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
+  const cfg_workload *w = &s->workload;
+  if (w->data_loading && s->jobs.n == 0 && w->kind != CFG_WORKLOAD_TRAINING)
+    return cfg_fail_at(doc, "workload.data_loading", err,
+                       "a %s workload reads no training data; allowed: false, or workload.kind "
+                       "training",
+                       cfg_workload_kind_name(w->kind));
+  if (w->data_loading && s->jobs.n == 0 && s->storage.servers == 0)
+    return cfg_fail_at(doc, "workload.data_loading", err,
+                       "data loading reads from storage servers; set storage.servers");
+  if (w->checkpoint.every && s->jobs.n == 0) {
+    if (w->kind != CFG_WORKLOAD_TRAINING)
+      return cfg_fail_at(doc, "workload.checkpoint.every", err,
+                         "a %s workload writes no checkpoint; allowed: 0, or workload.kind "
+                         "training",
+                         cfg_workload_kind_name(w->kind));
+    if (s->storage.servers == 0)
+      return cfg_fail_at(doc, "workload.checkpoint.every", err,
+                         "a checkpoint needs storage servers to write to; set storage.servers");
+  }
+  for (uint32_t j = 0; j < s->jobs.n; j++)
+    if (s->jobs.v[j].workload.checkpoint.every || s->jobs.v[j].workload.data_loading) {
+      char key[64];
+      snprintf(key, sizeof key, "jobs[%u].workload.%s", j,
+               s->jobs.v[j].workload.checkpoint.every ? "checkpoint.every" : "data_loading");
+      return cfg_fail_at(doc, key, err,
+                         "storage traffic is not yet supported in jobs: (issue 16); allowed: 0 "
+                         "(false), or a single training workload");
+    }
+  if (s->storage.servers == 0) return SIM_OK;
+  bool sep = s->storage.attach == CFG_STORAGE_SEPARATE;
+  uint32_t per = sep ? s->storage.frontend.per_node : s->cluster.nic.per_node;
+  if (s->storage.nic.per_server % per)
+    return cfg_fail_at(doc, "storage.nic.per_server", err,
+                       "%u ports per server on a fabric of %u NICs per node (%s); allowed: a "
+                       "multiple of %u (a server takes the ports of whole nodes)",
+                       s->storage.nic.per_server, per,
+                       sep ? "storage.frontend.per_node" : "cluster.nic.per_node", per);
+  if (s->simulation.engine == CFG_ENGINE_PARALLEL)
+    return cfg_fail_at(doc, "storage.servers", err,
+                       "storage servers are not yet supported by simulation.engine parallel; "
+                       "allowed: 0, or engine sequential");
+  return SIM_OK;
+}
+
 static int check_days(const cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
   if (s->reliability.days <= CFG__DAYS_MAX) return SIM_OK;
   return cfg_fail_at(doc, "reliability.days", err,
@@ -546,6 +595,7 @@ int cfg__resolve(cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
   /* the packet fidelity alone has retransmission timers and switch buffers */
   if (rc == SIM_OK && s->simulation.fidelity == CFG_FIDELITY_PACKET) rc = check_rto(s, doc, err);
   if (rc == SIM_OK && s->simulation.fidelity == CFG_FIDELITY_PACKET) rc = check_buffer(s, doc, err);
+  if (rc == SIM_OK) rc = check_storage(s, doc, err);
   if (rc == SIM_OK) rc = check_days(s, doc, err);
   if (rc == SIM_OK) rc = check_text_values(s, doc, err);
   if (rc == SIM_OK) rc = check_memory(s, doc, err);

@@ -630,12 +630,12 @@ static double ber_goodput(const cfg_scenario *cfg, double ber) {
 
 static void flow_link_state(be_backend *base, uint32_t link, double rate_factor, double ber) {
   flow_be *b = (flow_be *)base;
-  double cap;
   if (link >= topo_link_count(base->topo)) return;
   enter_fault_mode(b);
-  cap = (double)topo_link_at(base->topo, link)->bps * rate_factor * ber_goodput(base->cfg, ber);
-  if (!(cap > 0.0)) cap = 0.0; /* down: flows on it stall at rate 0 until rerouted */
+  double factor = rate_factor * ber_goodput(base->cfg, ber);
   for (uint32_t c = 2 * link; c < 2 * link + 2; c++) {
+    double cap = (double)topo_channel_bps(base->topo, c) * factor;
+    if (!(cap > 0.0)) cap = 0.0; /* down: flows on it stall at rate 0 until rerouted */
     flow__net_set_cap(&b->net, c, cap);
     uint32_t pool = topo_spray_channel(base->topo, c);
     if (pool >= b->net.nlinkch && pool < b->net.nch) {

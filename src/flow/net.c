@@ -85,8 +85,7 @@ void flow__net_init_pools(flow__net *net, const topo *t, bool pools) {
   size_t n = net->nch ? net->nch : 1;
   net->cap = sim_malloc(n * sizeof *net->cap);
   for (uint32_t c = 0; c < net->nch; c++)
-    net->cap[c] = c < net->nlinkch ? (double)topo_link_at(t, topo_channel_link(c))->bps
-                                   : (double)topo_pool_bps(t, c);
+    net->cap[c] = c < net->nlinkch ? (double)topo_channel_bps(t, c) : (double)topo_pool_bps(t, c);
   net->ch = sim_calloc(n, sizeof *net->ch);
   net->dirty = sim_malloc(n * sizeof *net->dirty);
   net->is_dirty = sim_calloc(n, sizeof *net->is_dirty);

@@ -180,7 +180,8 @@ static void setup_channels(net__be *n, const cfg_scenario *cfg) {
     cd->src = topo_channel_src(t, c);
     ch->dst = topo_channel_dst(t, c);
     const topo_vertex *s = topo_vertex_at(t, cd->src), *d = topo_vertex_at(t, ch->dst);
-    cd->bps = cd->bps0 = l->bps ? l->bps : 1;
+    rate_bps bps = topo_channel_bps(t, c);
+    cd->bps = cd->bps0 = bps ? bps : 1;
     cd->prop = l->latency;
     ch->lat = l->latency + d->latency;
     ch->hdr_ps = sim_serialization_ps(n->hdr + n->pre, cd->bps);

@@ -24,15 +24,32 @@ static const char *wait_in(const wl_step *s) {
 }
 
 /* The network faults' windows (run_fault_windows, from fs's log) in seconds, for the root cause. */
+/* The network faults' windows, then the checkpoint writes on the backend
+ * fabric (a storage burst on the links the gradients use; one on a separate
+ * storage fabric meets them nowhere and explains nothing): a step's excess
+ * goes to the first active, so a fault is named before a burst. */
 static rel_rc_net *network_faults(const run_training *tr, const flt_sched *fs, uint32_t *n) {
+  const run_ckpt *c = &tr->ckpt;
+  size_t bursts = c->every && !c->separate ? c->n : 0, cap = tr->nfaults + bursts;
   run_fault_window *w = sim_calloc(tr->nfaults ? tr->nfaults : 1, sizeof *w);
-  rel_rc_net *v = sim_calloc(tr->nfaults ? tr->nfaults : 1, sizeof *v);
+  rel_rc_net *v = sim_calloc(cap ? cap : 1, sizeof *v);
   *n = run_fault_windows(fs, tr->faults, tr->nfaults, w);
   for (uint32_t i = 0; i < *n; i++)
     v[i] = (rel_rc_net){.at_s = sim_ps_to_s(w[i].at),
                         .until_s = w[i].until_set ? sim_ps_to_s(w[i].until) : -1,
                         .component = w[i].component,
                         .kind = w[i].kind};
+  uint32_t first = *n;
+  for (size_t i = 0; i < bursts; i++) {
+    if (!c->v[i].end) continue;
+    double at = sim_ps_to_s(c->v[i].start), until = sim_ps_to_s(c->v[i].end);
+    if (*n > first && v[*n - 1].until_s >= at) { /* one write after another: one burst */
+      v[*n - 1].until_s = until;
+      continue;
+    }
+    v[(*n)++] = (rel_rc_net){
+        .at_s = at, .until_s = until, .component = "storage", .kind = "checkpoint-burst"};
+  }
   sim_free(w);
   return v;
 }
@@ -312,11 +329,38 @@ static void slowdown_events(run_training *tr, run_events *log) {
   }
 }
 
+/* Each checkpoint's write as an event at its start and one at its end. */
+static void checkpoint_events(const run_ckpt *c, run_events *log) {
+  char detail[320], comp[32], a[32];
+  for (size_t i = 0; c->every && i < c->n; i++) {
+    const run_checkpoint *k = &c->v[i];
+    snprintf(comp, sizeof comp, "checkpoint%zu", i + 1);
+    snprintf(detail, sizeof detail,
+             "after step %u: %llu bytes from %u GPUs to %s storage servers (%s, %s)", k->after_step,
+             (unsigned long long)k->bytes, k->writers,
+             c->separate ? "the separate fabric's" : "the backend fabric's",
+             c->sync ? "sync: the job waits" : "async: beside the next steps",
+             c->separate ? "storage.attach separate" : "storage.attach backend");
+    run_event_add(log, k->start, comp, "checkpoint-start", detail);
+    if (!k->end) continue;
+    double s = sim_ps_to_s(k->end - k->start);
+    snprintf(a, sizeof a, "%.4g", s > 0 ? (double)k->bytes / s / 1e9 : 0);
+    snprintf(detail, sizeof detail,
+             "written in %.6g s (%s GB/s); the %u steps it overlapped took %.6g s longer than "
+             "without checkpoints%s",
+             s, a, k->first_step ? k->last_step - k->first_step + 1 : 0, k->slowdown_s,
+             c->sync ? "; the job waited for it" : "");
+    run_event_add(log, k->end, comp, "checkpoint-end", detail);
+  }
+}
+
 void run_training_report(run_training *tr, const flt_sched *fs, run_events *log,
                          run_training_result *out) {
   memset(out, 0, sizeof *out);
   out->job = tr->job;
   out->base = tr->base;
+  out->ckpt = tr->ckpt.every || tr->ckpt.load ? &tr->ckpt : NULL;
+  checkpoint_events(&tr->ckpt, log);
   slowdown_events(tr, log);
   failure_of(tr, log, &out->failure);
   sdc_of(tr, log, out);

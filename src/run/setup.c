@@ -2,6 +2,7 @@
  * telemetry tap, the faults resolved and scheduled, the workload and a
  * training job, in that order, every input check before the first event;
  * and run_check, the same setup made only to be checked and freed. */
+#include <stdio.h>
 #include <string.h>
 
 #include "run/run_internal.h"
@@ -12,7 +13,20 @@ int run_scenario_load(cfg_scenario *cfg, cfg_doc **doc, topo **t, const char *sc
   *t = NULL;
   int rc = cfg_load(cfg, doc, scenario, sets, nsets, err);
   if (rc != SIM_OK) return rc;
-  if ((rc = topo_build(t, cfg, *doc, err)) != SIM_OK) {
+  rc = topo_build(t, cfg, *doc, err);
+  if (rc == SIM_OK && cfg->storage.servers && cfg->storage.attach == CFG_STORAGE_SEPARATE) {
+    /* the storage fabric builds, or the scenario is refused before anything runs */
+    cfg_scenario derived;
+    topo *st = NULL;
+    if ((rc = topo_build_storage(&st, &derived, cfg, err)) != SIM_OK) {
+      char msg[sizeof err->msg];
+      snprintf(msg, sizeof msg, "%s", err->msg);
+      rc = cfg_fail_at(*doc, "storage.attach", err, "%s", msg);
+      topo_free(*t);
+    }
+    topo_free(st);
+  }
+  if (rc != SIM_OK) {
     cfg_free(cfg, *doc);
     *doc = NULL;
     *t = NULL;

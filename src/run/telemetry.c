@@ -48,7 +48,8 @@ static int parse_watch(run_telemetry *o, const topo *t, const cfg_scenario *cfg,
     if (tel_port_find(t, &o->ports, item, &id) == SIM_OK) {
       for (size_t i = 0; i < o->nwatch_ports; i++) twice |= o->watch_ports[i] == id;
       o->watch_ports[o->nwatch_ports++] = id;
-    } else if (topo_find_vertex(t, item, &v) == SIM_OK && topo_vertex_at(t, v)->kind == TOPO_NIC) {
+    } else if (topo_find_vertex(t, item, &v) == SIM_OK && topo_vertex_at(t, v)->kind == TOPO_NIC &&
+               topo_vertex_at(t, v)->index < topo_nic_count(t)) { /* (not a storage server's) */
       uint32_t nic = topo_vertex_at(t, v)->index;
       for (size_t i = 0; i < o->nwatch_nics; i++) twice |= o->watch_nics[i] == nic;
       o->watch_nics[o->nwatch_nics++] = nic;

@@ -44,6 +44,7 @@ int run_training_begin(run_training *tr, const cfg_scenario *cfg, const cfg_doc 
   if (rc == SIM_OK)
     rc = wl_check_horizon(cfg, doc, (double)wl_job_step_compute_ps(tr->job), cfg->workload.steps,
                           "steps", "compute", err);
+  if (rc == SIM_OK) rc = run_ckpt_begin(&tr->ckpt, cfg, doc, t, be, tr->job, err);
   if (rc != SIM_OK) return rc;
   tr->hooks = wl_job_hooks(tr->job);
   tr->sim = be->sim;
@@ -128,6 +129,7 @@ static void step_counters(void *ctx, uint32_t step, simtime_ps start, simtime_ps
     }
   }
   tr->last = st;
+  run_ckpt_step(&tr->ckpt, step, end);
 }
 
 /* A rack over its limit at utilization u. O(racks). */
@@ -177,8 +179,9 @@ int run_training_run(run_training *tr, run_events *log, const run_progress_fn *p
                      bool *complete, sim_error *err) {
   int rc;
   tr->log = log;
-  if (tr->cfg->faults.n > 0 || may_throttle(tr)) {
-    /* the fault-free baseline first: its utilization decides the racks' throttling */
+  if (tr->cfg->faults.n > 0 || tr->ckpt.every || may_throttle(tr)) {
+    /* the fault-free baseline first (without checkpoints): its utilization decides the
+     * racks' throttling */
     tr->base_sim = sim_create(tr->cfg->simulation.seed);
     if ((rc = be_create(&tr->base_be, tr->base_sim, tr->t, tr->cfg, tr->doc, err)) != SIM_OK ||
         (rc = wl_job_create(&tr->base, tr->cfg, tr->doc, tr->t, tr->base_be,
@@ -207,7 +210,18 @@ int run_training_run(run_training *tr, run_events *log, const run_progress_fn *p
   simtime_ps expected = tr->nrec[1] ? tr->rec[1][tr->nrec[1] - 1].end : 0;
   if ((rc = run__drive(tr, tr->job, tr->sim, "run:", progress, expected, complete, err)) != SIM_OK)
     return rc;
+  if (*complete && (rc = run_ckpt_finish(&tr->ckpt, tr)) != SIM_OK) return rc;
   const wl_step *s0 = wl_job_step(tr->job, 0);
+  if (tr->ckpt.every && !tr->ckpt.separate && s0 && s0->comm_model != CFG_COMM_LIVE) {
+    char msg[320];
+    snprintf(msg, sizeof msg,
+             "workload.comm_model is %s: each collective was timed once, alone, before the first "
+             "step, so the checkpoint writes do not slow the steps' collectives; "
+             "--set workload.comm_model=live to see them (slower)",
+             cfg_comm_model_name(s0->comm_model));
+    run_event_add(log, 0, "job", "warning", msg);
+    tr->warning = log->v[log->n - 1].detail;
+  }
   bool network = false;
   for (uint32_t i = 0; i < tr->cfg->faults.n; i++)
     network = network || cfg_fault_is_network(tr->cfg->faults.v[i].kind);
@@ -225,6 +239,7 @@ int run_training_run(run_training *tr, run_events *log, const run_progress_fn *p
 }
 
 void run_training_free(run_training *tr) {
+  run_ckpt_free(&tr->ckpt);
   be_destroy(tr->base_be); /* before its job: the backend's callbacks point into it */
   wl_job_free(tr->base);
   sim_destroy(tr->base_sim);

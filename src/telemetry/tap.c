@@ -84,7 +84,9 @@ static void path_nics(const topo *t, const uint32_t *ch, size_t n, uint32_t nic[
   nic[0] = nic[1] = UINT32_MAX;
   for (size_t j = 0; j < n; j++) {
     const topo_link *k = topo_link_at(t, topo_channel_link(ch[j]));
-    if (k->kind == TOPO_LINK_ENDPOINT) nic[ch[j] & 1] = topo_vertex_at(t, k->a)->index;
+    uint32_t i = topo_vertex_at(t, k->a)->index;
+    /* a storage server's NIC (index past the compute nodes') has no NIC series */
+    if (k->kind == TOPO_LINK_ENDPOINT && i < topo_nic_count(t)) nic[ch[j] & 1] = i;
   }
 }
 
@@ -160,10 +162,11 @@ static tap_done *tap_log(be_backend *b, const be_xfer *x, size_t n, uint64_t rep
   uint32_t *nics = tel__niclog_phase(&tap->nic, p->start, repeat, x, n, NULL);
   uint32_t nt = 0, np = 0, *paths = NULL;
   size_t npaths = 0, pcap = 0;
+  uint32_t gpus = topo_gpu_count(t); /* endpoints past it: storage servers, no GPU series */
   for (size_t i = 0; i < n; i++) {
     uint32_t g[2] = {x[i].src_gpu, x[i].dst_gpu};
     for (int k = 0; k < 2; k++)
-      if (tap->gpu_stamp[g[k]] != idx + 1) {
+      if (g[k] < gpus && tap->gpu_stamp[g[k]] != idx + 1) {
         tap->gpu_stamp[g[k]] = idx + 1;
         sim_grow((void **)&tap->gpus, &tap->gcap, tap->ngpus + 1, sizeof *tap->gpus);
         tap->gpus[tap->ngpus++] = g[k];
@@ -253,7 +256,7 @@ static void tap_pool_free(tel_tap *tap) {
 /* Route every transfer of sl's pool once. O(total path length). */
 static tap_pool *tap_pool_build(tel_tap *tap, const be_slice *sl) {
   const topo *t = tap->base.topo;
-  uint32_t nch = 2 * topo_link_count(t), ng = topo_gpu_count(t);
+  uint32_t nch = 2 * topo_link_count(t), ng = topo_endpoint_count(t);
   tap_pool *tp = sim_calloc(1, sizeof *tp);
   size_t n = sl->pool_n, words = 0, cap = 0;
   tp->pool = sl->pool;
@@ -341,10 +344,13 @@ static tap_done *tap_log_window(tel_tap *tap, const be_slice *sl, uint64_t repea
       tap->ent[tap->nent++] = (tap_entry){.ch = ch, .bytes = tp->bytes[ch] * repeat};
   }
   log_sharing(tap, tap->touched, tp->users, nt, p->start);
+  uint32_t gpus = topo_gpu_count(tap->base.topo); /* past it: storage servers' endpoints */
   for (uint32_t wd = 0; wd <= tp->ng / 64; wd++)
     for (uint64_t bits = tp->gbusy[wd]; bits; bits &= bits - 1) {
+      uint32_t g = wd * 64 + (uint32_t)__builtin_ctzll(bits);
+      if (g >= gpus) continue;
       sim_grow((void **)&tap->gpus, &tap->gcap, tap->ngpus + 1, sizeof *tap->gpus);
-      tap->gpus[tap->ngpus++] = wd * 64 + (uint32_t)__builtin_ctzll(bits);
+      tap->gpus[tap->ngpus++] = g;
     }
   p->count = tap->nent - p->first;
   p->gcount = tap->ngpus - p->gfirst;
@@ -641,7 +647,7 @@ be_backend *tel_tap_wrap(be_backend *inner, tel_tap **out) {
     tap->pool_users = sim_calloc(tap->npools ? tap->npools : 1, sizeof *tap->pool_users);
     tap->pool_touched = sim_malloc((tap->npools ? tap->npools : 1) * sizeof *tap->pool_touched);
   }
-  uint32_t g = topo_gpu_count(inner->topo);
+  uint32_t g = topo_endpoint_count(inner->topo); /* GPUs and storage endpoints */
   tap->gpu_stamp = sim_calloc(g ? g : 1, sizeof *tap->gpu_stamp);
   tap->last_ch = UINT32_MAX;
   tel__niclog_init(&tap->nic, topo_nic_count(inner->topo));

@@ -130,9 +130,12 @@ static double packet_wire_per_payload(const cfg_scenario *cfg) {
  * its links run at rate x wire/payload instead (never above line rate):
  * payload still moves at the achievable rate, headers are not counted
  * twice. O(links). */
+double topo__wire_per_payload(const cfg_scenario *cfg) {
+  return cfg->simulation.fidelity == CFG_FIDELITY_PACKET ? packet_wire_per_payload(cfg) : 1.0;
+}
+
 static void apply_efficiency(topo *t, const cfg_scenario *cfg) {
-  double wire =
-      cfg->simulation.fidelity == CFG_FIDELITY_PACKET ? packet_wire_per_payload(cfg) : 1.0;
+  double wire = topo__wire_per_payload(cfg);
   for (uint32_t i = 0; i < t->nlinks; i++) {
     topo_link *l = &t->link[i];
     double eff = l->kind == TOPO_LINK_SCALE_UP   ? cfg->cluster.scale_up.efficiency
@@ -186,6 +189,7 @@ int topo_build(topo **out, const cfg_scenario *cfg, const cfg_doc *doc, sim_erro
   build_node_links(t, cfg);
   topo__wire_fabric(t, cfg);
   apply_efficiency(t, cfg);
+  topo__storage_rates(t, cfg);
   build_ports(t);
   topo__inventory(t, cfg);
   *out = t;
@@ -226,9 +230,9 @@ uint32_t topo_port_channel(const topo *t, uint32_t v, uint32_t i) {
   return t->port[t->vert[v].first_port + i];
 }
 
-uint32_t topo_gpu_count(const topo *t) { return t->gpus; }
-uint32_t topo_node_count(const topo *t) { return t->nodes; }
-uint32_t topo_nic_count(const topo *t) { return t->nics; }
+uint32_t topo_gpu_count(const topo *t) { return t->cgpus; }
+uint32_t topo_node_count(const topo *t) { return t->cnodes; }
+uint32_t topo_nic_count(const topo *t) { return t->cnodes * t->npn; }
 uint32_t topo_bundle_size(const topo *t) { return t->s.bundle ? t->s.bundle : 1; }
 uint32_t topo_gpu_vertex(const topo *t, uint32_t gpu) { return t->v_gpu + gpu; }
 uint32_t topo_nic_vertex(const topo *t, uint32_t nic) { return t->v_nic + nic; }

@@ -152,9 +152,16 @@ int topo__plan(topo *t, const cfg_scenario *cfg, const cfg_doc *doc, sim_error *
                       "per leaf%s) holds at most %u nodes of %u NICs; %s",
                       nodes, tiers, cfg_topology_name(t->kind), k, s->down, s->up,
                       t->planes > 1 ? ", per plane" : "", t->max_nodes, N, hint);
+  uint32_t slots = nodes;
+  nodes = topo__storage_plan(t, cfg, nodes, &slots);
+  if (slots > max_nodes)
+    return topo__fail(doc, "storage.servers", err,
+                      "%u storage servers (%u node slots from slot %u, their own leaves) do not "
+                      "fit beside the %u nodes: the fabric holds %u; %s",
+                      t->sto_servers, slots - t->cnodes, t->cnodes, t->cnodes, t->max_nodes, hint);
   t->nodes = nodes;
 
-  shape_switches(t, nodes, &s->leaves, &s->pods, &s->spines, &s->cores, &s->bundle);
+  shape_switches(t, slots, &s->leaves, &s->pods, &s->spines, &s->cores, &s->bundle);
   s->sc_links = s->cores ? s->spines * s->half : 0;
   s->ls_links = s->spines ? s->leaves * s->up : 0;
   s->switches = s->leaves + s->spines + s->cores;
@@ -199,6 +206,7 @@ int topo__plan(topo *t, const cfg_scenario *cfg, const cfg_doc *doc, sim_error *
 topo__place topo__nic_place(const topo *t, uint32_t nic) {
   topo__place p;
   uint32_t node = nic / t->npn, i = nic % t->npn;
+  if (node >= t->sto_node0) node += t->sto_gap; /* storage servers: leaves of their own */
   if (t->kind == CFG_TOPO_RAIL_OPTIMIZED) {
     /* group of `down` nodes; one leaf per rail in each group */
     p.plane = 0;

@@ -35,8 +35,8 @@ static uint64_t mul_sat(uint64_t a, uint64_t b) {
 void topo__inventory(topo *t, const cfg_scenario *cfg) {
   topo_inventory *inv = &t->inv;
   const topo__shape *s = &t->s;
-  inv->nodes = t->nodes;
-  inv->gpus = t->gpus;
+  inv->nodes = t->cnodes;
+  inv->gpus = t->cgpus;
   inv->endpoints = t->nics;
   inv->switches_by_tier[TOPO_TIER_LEAF] = (uint64_t)t->planes * s->leaves;
   inv->switches_by_tier[TOPO_TIER_SPINE] = (uint64_t)t->planes * s->spines;
@@ -47,8 +47,12 @@ void topo__inventory(topo *t, const cfg_scenario *cfg) {
   inv->transceivers = 2 * inv->links_switch_switch;
   if (cfg->cost.optical_endpoint_links) inv->transceivers += 2 * inv->links_endpoint_switch;
   else inv->copper_cables = inv->links_endpoint_switch;
+  inv->storage_servers = t->sto_servers;
+  inv->storage_nics = (uint64_t)t->sto_servers * t->sto_span * t->npn;
+  inv->storage_cost_usd = (double)t->sto_servers * cfg->storage.server_usd;
+  inv->storage_power_w = (double)t->sto_servers * cfg->storage.server_w;
   inv->cost_usd = (double)inv->switches * cfg->cost.switch_usd +
-                  (double)inv->endpoints * cfg->cost.nic_usd +
+                  (double)(inv->endpoints - inv->storage_nics) * cfg->cost.nic_usd +
                   (double)inv->transceivers * cfg->cost.transceiver_usd +
                   (double)inv->copper_cables * cfg->cost.cable_usd;
   inv->cost_per_endpoint_usd = inv->endpoints ? inv->cost_usd / (double)inv->endpoints : 0.0;

@@ -51,10 +51,22 @@ typedef struct topo__shape {
 struct topo {
   sim_arena arena; /* owns everything below, and this struct */
   cfg_topology kind;
-  uint32_t gpn, npn; /* GPUs, NICs per node */
-  uint32_t planes;   /* 1 unless multi-plane */
-  uint32_t nodes, gpus, nics;
+  uint32_t gpn, npn;          /* GPUs, NICs per node */
+  uint32_t planes;            /* 1 unless multi-plane */
+  uint32_t nodes, gpus, nics; /* the layout's: compute nodes, then storage servers' */
   uint32_t max_nodes;
+  /* Storage servers on this fabric (storage.*; storage.c): layout nodes
+   * [sto_node0, nodes), sto_span per server, after the compute nodes; their
+   * NICs are placed sto_gap node slots further, so they start a leaf (a
+   * rail-optimized group) of their own. No storage: sto_node0 is UINT32_MAX
+   * and nothing moves. The public counts (topo_gpu_count, topo_node_count)
+   * are the compute nodes' only. */
+  uint32_t cnodes, cgpus;
+  uint32_t sto_node0, sto_span, sto_servers, sto_gap;
+  /* their drive links, [sto_drive0, sto_drive_end) (empty without storage):
+   * each way a rate of its own (topo_channel_bps) */
+  uint32_t sto_drive0, sto_drive_end;
+  rate_bps sto_write_bps, sto_read_bps;
   topo__shape s;
   uint32_t v_gpu, v_nvs, v_nic, v_sw, nvertices;
   uint32_t l_nvlink, l_pcie, l_endpoint, l_fabric, nlinks;
@@ -124,6 +136,18 @@ int topo__route_policy(const topo *t, uint32_t src_gpu, uint32_t dst_gpu, const 
                        topo_path *path);
 int topo__route_health_policy(const topo *t, const topo_health *h, uint32_t src_gpu,
                               uint32_t dst_gpu, const topo__policy *pol, topo_path *path);
+
+/* storage.c */
+/* Lay out cfg's storage servers after `nodes` compute nodes: sets cnodes,
+ * cgpus and the sto_* fields; returns the layout nodes (compute + storage)
+ * and in *slots the node slots the leaves must hold (gap included). */
+uint32_t topo__storage_plan(topo *t, const cfg_scenario *cfg, uint32_t nodes, uint32_t *slots);
+/* The servers' links at their own rates (NIC ports, drives), after the
+ * efficiencies were applied. */
+void topo__storage_rates(topo *t, const cfg_scenario *cfg);
+/* build.c: wire bytes per payload byte on the packet fidelity's links (1 at
+ * the others). */
+double topo__wire_per_payload(const cfg_scenario *cfg);
 
 /* names.c */
 int topo__parse_vertex(const topo *t, const char *s, size_t len, uint32_t *v);

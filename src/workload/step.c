@@ -97,6 +97,7 @@ struct run {
   wl_coll_timer timer; /* reuse, symmetric: who times each collective (none: its measured time) */
   void (*on_step)(void *ctx, uint32_t step, simtime_ps start, simtime_ps end);
   void *on_step_ctx;
+  bool hold, held;            /* wl_job_hold: the next step waits for wl_job_release */
   const char *past_horizon;   /* what would have taken the job past WL_HORIZON_PS (static) */
   be_failure_fn prev_failure; /* the backend's failure listener before the job took it */
   void *prev_failure_ctx;
@@ -509,7 +510,10 @@ static void step_finished(run *r, simtime_ps now) {
   for (size_t i = 0; i < r->d->n; i++) o->comm_nodes += r->d->nodes[i].cls != WL__NONE;
   if (r->on_step) r->on_step(r->on_step_ctx, r->steps_done, r->t0, now);
   r->steps_done++;
-  if (r->steps_done < r->steps_want) {
+  if (r->steps_done < r->steps_want && r->hold) {
+    r->hold = false;
+    r->held = true; /* wl_job_release starts it */
+  } else if (r->steps_done < r->steps_want) {
     start_step(r);
   } else {
     r->running = false;
@@ -848,6 +852,16 @@ int wl_job_run(wl_job *j, const cfg_doc *doc, sim_error *err) {
   int rc = SIM_OK;
   while (rc == SIM_OK && wl_job_active(j)) rc = wl_job_run_until(j, SIM_TIME_MAX, doc, err);
   return rc;
+}
+
+void wl_job_hold(wl_job *j) { j->r.hold = true; }
+
+void wl_job_release(wl_job *j) {
+  run *r = &j->r;
+  r->hold = false;
+  if (!r->held) return;
+  r->held = false;
+  if (r->running && !r->stopped) start_step(r);
 }
 
 void wl_job_on_step(wl_job *j,

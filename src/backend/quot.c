@@ -395,7 +395,7 @@ static void channel_colors(const topo *t, uint32_t nch, uint32_t nlinkch, uint64
     } else {
       const topo_link *l = topo_link_at(t, topo_channel_link(ch));
       const topo_vertex *dst = topo_vertex_at(t, topo_channel_dst(t, ch));
-      c.cap = l->bps;
+      c.cap = topo_channel_bps(t, ch); /* a storage drive link: its direction's rate */
       c.kinds = (uint32_t)l->kind |
                 (uint32_t)topo_vertex_at(t, topo_channel_src(t, ch))->kind << 4 |
                 (uint32_t)dst->kind << 8;

@@ -175,6 +175,20 @@ double run_job_utilization(const wl_job *j) {
   return total > 0 ? busy / total : 0;
 }
 
+/* What a collective timed once (comm_model reuse or symmetric) cannot see:
+ * a "warning" event and tr->warning (the last one; the events hold all). */
+static void comm_model_warning(run_training *tr, run_events *log, const wl_step *s0,
+                               const char *unseen) {
+  if (!s0 || s0->comm_model == CFG_COMM_LIVE) return;
+  char msg[320];
+  snprintf(msg, sizeof msg,
+           "workload.comm_model is %s: each collective was timed once, alone, before the first "
+           "step, so %s; --set workload.comm_model=live to see them (slower)",
+           cfg_comm_model_name(s0->comm_model), unseen);
+  run_event_add(log, 0, "job", "warning", msg);
+  tr->warning = log->v[log->n - 1].detail;
+}
+
 int run_training_run(run_training *tr, run_events *log, const run_progress_fn *progress,
                      bool *complete, sim_error *err) {
   int rc;
@@ -212,29 +226,12 @@ int run_training_run(run_training *tr, run_events *log, const run_progress_fn *p
     return rc;
   if (*complete && (rc = run_ckpt_finish(&tr->ckpt, tr)) != SIM_OK) return rc;
   const wl_step *s0 = wl_job_step(tr->job, 0);
-  if (tr->ckpt.every && !tr->ckpt.separate && s0 && s0->comm_model != CFG_COMM_LIVE) {
-    char msg[320];
-    snprintf(msg, sizeof msg,
-             "workload.comm_model is %s: each collective was timed once, alone, before the first "
-             "step, so the checkpoint writes do not slow the steps' collectives; "
-             "--set workload.comm_model=live to see them (slower)",
-             cfg_comm_model_name(s0->comm_model));
-    run_event_add(log, 0, "job", "warning", msg);
-    tr->warning = log->v[log->n - 1].detail;
-  }
   bool network = false;
   for (uint32_t i = 0; i < tr->cfg->faults.n; i++)
     network = network || cfg_fault_is_network(tr->cfg->faults.v[i].kind);
-  if (network && s0 && s0->comm_model != CFG_COMM_LIVE) {
-    char msg[320];
-    snprintf(msg, sizeof msg,
-             "workload.comm_model is %s: each collective was timed once, alone, before the first "
-             "step, so the network faults do not change the steps' times; "
-             "--set workload.comm_model=live to see them (slower)",
-             cfg_comm_model_name(s0->comm_model));
-    run_event_add(log, 0, "job", "warning", msg);
-    tr->warning = log->v[log->n - 1].detail;
-  }
+  if (tr->ckpt.every && !tr->ckpt.separate)
+    comm_model_warning(tr, log, s0, "the checkpoint writes do not slow the steps' collectives");
+  if (network) comm_model_warning(tr, log, s0, "the network faults do not change the steps' times");
   return SIM_OK;
 }
 

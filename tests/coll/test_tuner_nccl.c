@@ -68,6 +68,24 @@ static void nccl_pick(const nccl_graph *gr, uint32_t n, bool nvls, uint64_t S, i
 static const nccl_graph graphs[] = {
     {12, 30, 8, 40}, {16, 20, 8, 40}, {6, 60, 8, 40}, {24, 15, 8, 40}, {12, 30, 16, 20}};
 
+/* fabsim's tuner on an AllReduce of S bytes over ranks[0..n), NVLS on or off. */
+static void fabsim_pick(const fixture *f, const uint32_t *ranks, uint32_t n, uint64_t S, int nvls,
+                        cfg_coll_algorithm *a, cfg_coll_protocol *p) {
+  coll_spec s = {.op = CFG_COLL_ALLREDUCE,
+                 .algorithm = CFG_ALGO_AUTO,
+                 .protocol = CFG_PROTO_AUTO,
+                 .bytes = S,
+                 .ranks = ranks,
+                 .nranks = n,
+                 .channels = f->cfg.cluster.nic.per_node,
+                 .chunk = 1 << 20};
+  coll_spec_set_hw(&s, &f->cfg);
+  s.nvls = s.nvls && nvls;
+  uint32_t k;
+  double est;
+  coll_tune(f->t, &s, a, p, &k, &est);
+}
+
 /* One DGX H100, every power of two from 8 B to 1 GiB, NVLS on and off:
  * fabsim's algorithm and protocol are NCCL's model's wherever the graphs
  * agree on it (NVLS on: at every size, the LL ring to 1 MiB, NVLS from 2
@@ -97,21 +115,9 @@ static void test_one_node_as_nccl(void **state) {
         same_a = same_a && a == a0;
         same_p = same_p && a == a0 && p == p0;
       }
-      coll_spec s = {.op = CFG_COLL_ALLREDUCE,
-                     .algorithm = CFG_ALGO_AUTO,
-                     .protocol = CFG_PROTO_AUTO,
-                     .bytes = S,
-                     .ranks = ranks,
-                     .nranks = 8,
-                     .channels = f.cfg.cluster.nic.per_node,
-                     .chunk = 1 << 20};
-      coll_spec_set_hw(&s, &f.cfg);
-      s.nvls = s.nvls && on;
       cfg_coll_algorithm a;
       cfg_coll_protocol p;
-      uint32_t k;
-      double est;
-      coll_tune(f.t, &s, &a, &p, &k, &est);
+      fabsim_pick(&f, ranks, 8, S, on, &a, &p);
       assert_true(a != CFG_ALGO_TREE);
       if (same_a && a != algo[a0])
         fail_msg("NVLS %s, %llu B: fabsim picks algorithm %d, NCCL's model %d", on ? "on" : "off",
@@ -172,21 +178,9 @@ static void test_multi_node_as_before(void **state) {
     for (int on = 0; on < 2; on++) {
       size_t i = 0;
       for (uint64_t S = 8; S <= (1ull << 30); S *= 4, i++) {
-        coll_spec s = {.op = CFG_COLL_ALLREDUCE,
-                       .algorithm = CFG_ALGO_AUTO,
-                       .protocol = CFG_PROTO_AUTO,
-                       .bytes = S,
-                       .ranks = ranks,
-                       .nranks = n,
-                       .channels = f.cfg.cluster.nic.per_node,
-                       .chunk = 1 << 20};
-        coll_spec_set_hw(&s, &f.cfg);
-        s.nvls = s.nvls && on;
         cfg_coll_algorithm a;
         cfg_coll_protocol p;
-        uint32_t k;
-        double est;
-        coll_tune(f.t, &s, &a, &p, &k, &est);
+        fabsim_pick(&f, ranks, n, S, on, &a, &p);
         char c = before[ni][on][i];
         cfg_coll_algorithm want = c == 't'   ? CFG_ALGO_TREE
                                   : c == 'r' ? CFG_ALGO_RING

@@ -76,6 +76,11 @@ typedef struct cal_run {
   cal_point *pt;          /* rows in file order */
   size_t n;
   double avg_busbw_GBps; /* the closing line */
+  /* NCCL_ALGO and NCCL_PROTO as NCCL echoed them with NCCL_DEBUG=INFO
+   * ("NCCL INFO NCCL_ALGO set by environment to Ring"), "" when the file
+   * has no such line; their lines, for messages */
+  char nccl_algo[128], nccl_proto[64];
+  uint32_t nccl_algo_line, nccl_proto_line;
 } cal_run;
 
 /* Parse `len` bytes of nccl-tests output named `name` (messages cite it).
@@ -85,6 +90,18 @@ typedef struct cal_run {
 int cal_nccltests_parse(cal_run *out, const char *name, const char *text, size_t len, cal_op op,
                         sim_error *err);
 void cal_run_free(cal_run *r);
+/* The scenario keys that hold fabsim to what the run's NCCL_ALGO and
+ * NCCL_PROTO left NCCL (NCCL's syntax: "ring,tree", "^nvls",
+ * "allreduce:tree;allgather:ring", case-insensitive), as "key=value" into
+ * sets[0..cap): one algorithm left for the file's collective forces
+ * workload.collective.algorithm (CollNetDirect and CollNetChain are
+ * fabsim's collnet); several leave the tuner its pick, without NVLS and
+ * NVLSTree (workload.collective.nvls=false) or CollNet (fabric.sharp=false)
+ * when they are excluded; one protocol forces workload.collective.protocol.
+ * alltoall and sendrecv run no algorithm. Returns how many keys, or -1 with
+ * err "file:line: ..." for a name NCCL does not know or an algorithm
+ * fabsim does not model (PAT) forced. */
+int cal_run_env_sets(const cal_run *r, char (*sets)[64], int cap, sim_error *err);
 /* Read and parse one file, named as on a command line: PATH, or OP:PATH
  * to name the collective (e.g. allreduce:run7.log). Refused, as
  * "PATH: what": a missing or unreadable file, not a regular file, over
@@ -140,9 +157,24 @@ typedef enum {
   CAL_PARAM_LAT_LL,     /* factor on every workload.collective.latency.ll.* key */
   CAL_PARAM_LAT_LL128,
   CAL_PARAM_LAT_SIMPLE,
+  CAL_PARAM_LAT_NVLS, /* factor on workload.collective.latency.nvls.*: rows run as nvls */
+  CAL_PARAM_LAT_NVLSTREE,
+  CAL_PARAM_LAT_COLLNET,
   CAL_NPARAM
 } cal_param;
 const char *cal_param_name(cal_param p);
+
+/* The latency keys a latency factor scales: every
+ * workload.collective.latency.* key, in schema order, with the parameter
+ * that scales it and where it sits in cfg_coll_latency. */
+typedef struct cal_latency_key {
+  cal_param param;
+  const char *key;   /* "workload.collective.latency.ll.launch" */
+  const char *field; /* "launch" */
+  size_t offset;     /* of its simtime_ps in cfg_coll_latency */
+} cal_latency_key;
+const cal_latency_key *cal_latency_keys(size_t *n);
+simtime_ps cal_latency_get(const cfg_coll_latency *l, const cal_latency_key *k);
 
 /* The cluster the files were measured on: a scenario (NULL: defaults) and
  * --set overrides on it. Each file's shape (cluster.nodes and

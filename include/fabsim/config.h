@@ -130,8 +130,16 @@ typedef struct cfg_proto_latency {
   simtime_ps launch, nvlink_hop, network_hop;
   simtime_ps tree_launch, tree_nvlink_hop, tree_network_hop;
 } cfg_proto_latency;
+/* An in-switch algorithm's latencies (workload.collective.latency.<algo>.*):
+ * NCCL's hardware latency of its NVLink hop and of its network hop (its
+ * base latency is 0; src/coll/tune.c, switch_latency_us, says how each
+ * algorithm adds them up). */
+typedef struct cfg_switch_latency {
+  simtime_ps nvlink_hop, network_hop;
+} cfg_switch_latency;
 typedef struct cfg_coll_latency {
   cfg_proto_latency ll, ll128, simple;
+  cfg_switch_latency nvls, nvlstree, collnet;
 } cfg_coll_latency;
 typedef enum {
   CFG_PROTO_NONE,

@@ -10,11 +10,15 @@
  *   - one latency factor per protocol the tuner runs on some row: it scales
  *     every workload.collective.latency.<protocol>.* key of the base (launch
  *     and per-hop, ring and tree), keeping the ratios of NCCL's tuning model;
- *     small rows are all latency.
+ *     small rows are all latency;
+ *   - one latency factor per in-switch algorithm the tuner runs on some row
+ *     (nvls, nvlstree, collnet: their workload.collective.latency.<algo>.*
+ *     keys); those rows carry no protocol latency.
  * Objective: sum over rows of soft_l1(ln(t_model / t_measured)), scale 0.1;
  * on log time, so a 10% miss at 8 B weighs what it weighs at 8 GiB.
  * Search: compass search (each parameter in turn, +step then -step, kept
- * when strictly better; all steps halved after a sweep without a move)
+ * when strictly better; all steps halved after a sweep without a move),
+ * first without the in-switch factors, then with them from that point,
  * inside the bounds, efficiencies snapped to 1e-4 and latencies to whole
  * nanoseconds, so the written keys reproduce the fitted model exactly.
  * Deterministic: fixed order, no randomness. Cost per evaluation: one
@@ -35,8 +39,10 @@ static const double LAT_STEP0 = 0.4, LAT_STEP_MIN = 1e-3;
 
 const char *cal_param_name(cal_param p) {
   static const char *const names[CAL_NPARAM] = {
-      "cluster.scale_up.efficiency", "cluster.nic.efficiency", "workload.collective.latency.ll",
-      "workload.collective.latency.ll128", "workload.collective.latency.simple"};
+      "cluster.scale_up.efficiency",          "cluster.nic.efficiency",
+      "workload.collective.latency.ll",       "workload.collective.latency.ll128",
+      "workload.collective.latency.simple",   "workload.collective.latency.nvls",
+      "workload.collective.latency.nvlstree", "workload.collective.latency.collnet"};
   return (unsigned)p < CAL_NPARAM ? names[p] : "unknown";
 }
 
@@ -60,28 +66,36 @@ typedef struct fitter {
   uint32_t evals;
 } fitter;
 
-static cfg_proto_latency *proto_lat(cfg_coll_latency *l, int i) {
-  return i == 0 ? &l->ll : i == 1 ? &l->ll128 : &l->simple;
-}
-
 static simtime_ps scale_ns(simtime_ps v, double f) {
   return (simtime_ps)llround((double)v * f / 1000.0) * 1000;
 }
 
-/* The latencies for ln factors x[LAT_*], rounded to whole nanoseconds. */
+/* The latencies for ln factors x[LAT_*], rounded to whole nanoseconds;
+ * keys whose factor is 1 keep the base's exact values. */
 static void latency_of(const cfg_coll_latency *base, const double *x, cfg_coll_latency *out) {
   *out = *base;
-  for (int i = 0; i < 3; i++) {
-    if (x[CAL_PARAM_LAT_LL + i] == 0) continue; /* unchanged: the base's exact values */
-    double f = exp(x[CAL_PARAM_LAT_LL + i]);
-    cfg_proto_latency *l = proto_lat(out, i);
-    const cfg_proto_latency *b = proto_lat((cfg_coll_latency *)base, i);
-    l->launch = scale_ns(b->launch, f);
-    l->nvlink_hop = scale_ns(b->nvlink_hop, f);
-    l->network_hop = scale_ns(b->network_hop, f);
-    l->tree_launch = scale_ns(b->tree_launch, f);
-    l->tree_nvlink_hop = scale_ns(b->tree_nvlink_hop, f);
-    l->tree_network_hop = scale_ns(b->tree_network_hop, f);
+  size_t n;
+  const cal_latency_key *k = cal_latency_keys(&n);
+  for (size_t i = 0; i < n; i++) {
+    if (x[k[i].param] == 0) continue;
+    simtime_ps v = scale_ns(cal_latency_get(base, &k[i]), exp(x[k[i].param]));
+    memcpy((char *)out + k[i].offset, &v, sizeof v);
+  }
+}
+
+/* The latency factor a row informs: its in-switch algorithm's (CollNet
+ * over NVLS runs on the nvls keys), else its protocol's. */
+static cal_param latency_param(const cal_row *w, const cfg_scenario *cfg) {
+  coll_spec sp = {0};
+  coll_spec_set_hw(&sp, cfg);
+  switch (w->algorithm) {
+  case CFG_ALGO_NVLS: return CAL_PARAM_LAT_NVLS;
+  case CFG_ALGO_NVLSTREE: return CAL_PARAM_LAT_NVLSTREE;
+  case CFG_ALGO_COLLNET: return sp.nvls ? CAL_PARAM_LAT_NVLS : CAL_PARAM_LAT_COLLNET;
+  default:
+    return w->protocol == CFG_PROTO_LL      ? CAL_PARAM_LAT_LL
+           : w->protocol == CFG_PROTO_LL128 ? CAL_PARAM_LAT_LL128
+                                            : CAL_PARAM_LAT_SIMPLE;
   }
 }
 
@@ -256,11 +270,16 @@ static int infer_gpu(cal_fit *out, const cal_base *base, const cal_run *runs, si
 /* Load the base with file r's shape over it. */
 static int load_shape(shape *s, const cal_base *base, const char *gpu, const cal_run *r,
                       sim_error *err) {
-  char extra[5][64];
-  const char **sets = sim_calloc((size_t)base->nsets + 5, sizeof *sets);
+  char extra[5 + 8][64];
+  const char **sets = sim_calloc((size_t)base->nsets + 5 + 8, sizeof *sets);
   int n = 0;
   for (int i = 0; i < base->nsets; i++) sets[n++] = base->sets[i];
-  int k = 0;
+  /* what the run's NCCL_ALGO / NCCL_PROTO left NCCL (checked by the parser) */
+  int k = cal_run_env_sets(r, extra, 8, err);
+  if (k < 0) {
+    sim_free(sets);
+    return SIM_ECONFIG;
+  }
   if (gpu[0]) snprintf(extra[k++], sizeof extra[0], "cluster.gpu=%s", gpu);
   snprintf(extra[k++], sizeof extra[0], "cluster.nodes=%u", r->nodes);
   snprintf(extra[k++], sizeof extra[0], "cluster.gpus_per_node=%u", r->gpus_per_node);
@@ -324,18 +343,23 @@ int cal_fit_run(cal_fit *out, const cal_base *base, const cal_run *runs, size_t 
   double cost, sq;
   if ((rc = evaluate(&F, F.x, out->files, true, &cost, &sq, err)) != SIM_OK) goto done;
   out->rms_before = sqrt(sq / (double)out->rows_used);
-  for (size_t i = 0; i < nruns; i++) /* the protocols the rows run on */
+  for (size_t i = 0; i < nruns; i++) /* the protocols and algorithms the rows run on */
     for (size_t j = 0; j < runs[i].n; j++) {
       const cal_row *w = &out->files[i].rows[j];
-      if (!w->used) continue;
-      if (w->protocol == CFG_PROTO_LL) F.on[CAL_PARAM_LAT_LL] = true;
-      if (w->protocol == CFG_PROTO_LL128) F.on[CAL_PARAM_LAT_LL128] = true;
-      if (w->protocol == CFG_PROTO_SIMPLE) F.on[CAL_PARAM_LAT_SIMPLE] = true;
+      if (w->used && w->protocol != CFG_PROTO_NONE) F.on[latency_param(w, &F.shapes[i].cfg)] = true;
     }
   for (int p = 0; p < CAL_NPARAM; p++) {
     out->fitted[p] = F.on[p];
     out->before[p] = p <= CAL_PARAM_NIC_EFF ? F.x[p] : 1.0;
   }
+  /* two stages: the protocols and efficiencies first, then with the
+   * in-switch factors too, from there (a switch factor moves the tuner's
+   * picks, and alone at the start it can pull the search into a worse
+   * basin; the second stage only accepts what lowers the objective) */
+  bool sw[CAL_NPARAM] = {0};
+  for (int p = CAL_PARAM_LAT_NVLS; p < CAL_NPARAM; p++) sw[p] = F.on[p], F.on[p] = false;
+  if ((rc = search(&F, err)) != SIM_OK) goto done;
+  for (int p = CAL_PARAM_LAT_NVLS; p < CAL_NPARAM; p++) F.on[p] = sw[p];
   if ((rc = search(&F, err)) != SIM_OK) goto done;
   if ((rc = evaluate(&F, F.x, out->files, false, &cost, &sq, err)) != SIM_OK) goto done;
   out->rms_after = sqrt(sq / (double)out->rows_used);

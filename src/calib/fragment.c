@@ -31,17 +31,6 @@ static void time_text(char *out, size_t cap, simtime_ps ps) {
   snprintf(out, cap, "%llu.%sus", whole, f);
 }
 
-static const char *const proto_names[3] = {"ll", "ll128", "simple"};
-static const char *const field_names[6] = {"launch",      "nvlink_hop",      "network_hop",
-                                           "tree_launch", "tree_nvlink_hop", "tree_network_hop"};
-
-static simtime_ps field_of(const cfg_coll_latency *l, int proto, int field) {
-  const cfg_proto_latency *p = proto == 0 ? &l->ll : proto == 1 ? &l->ll128 : &l->simple;
-  const simtime_ps v[6] = {p->launch,      p->nvlink_hop,      p->network_hop,
-                           p->tree_launch, p->tree_nvlink_hop, p->tree_network_hop};
-  return v[field];
-}
-
 size_t cal_fit_sets(const cal_fit *f, char (*sets)[128], size_t cap) {
   size_t n = 0;
 #define ADD(...)                                                 \
@@ -59,12 +48,12 @@ size_t cal_fit_sets(const cal_fit *f, char (*sets)[128], size_t cap) {
     double_text(v, sizeof v, f->after[CAL_PARAM_NIC_EFF]);
     ADD("cluster.nic.efficiency=%s", v);
   }
-  for (int p = 0; p < 3; p++) {
-    if (!f->fitted[CAL_PARAM_LAT_LL + p]) continue;
-    for (int k = 0; k < 6; k++) {
-      time_text(v, sizeof v, field_of(&f->lat_after, p, k));
-      ADD("workload.collective.latency.%s.%s=%s", proto_names[p], field_names[k], v);
-    }
+  size_t nk;
+  const cal_latency_key *k = cal_latency_keys(&nk);
+  for (size_t i = 0; i < nk; i++) {
+    if (!f->fitted[k[i].param]) continue;
+    time_text(v, sizeof v, cal_latency_get(&f->lat_after, &k[i]));
+    ADD("%s=%s", k[i].key, v);
   }
 #undef ADD
   return n;
@@ -105,7 +94,7 @@ char *cal_fit_fragment(const cal_fit *f, const char *inputs) {
       at = dot + 1;
     }
     PUT("%*s%s: %s\n", (int)(2 * depth), "", at, val);
-    snprintf(prev, sizeof prev, "%s", key);
+    snprintf(prev, sizeof prev, "%.127s", key); /* keys are shorter (sets[][128]) */
   }
 #undef PUT
   return out;

@@ -293,7 +293,28 @@ static int finish(parser *ps, cal_op op) {
                      p->busbw_GBps / p->algbw_GBps, cal_op_name(op), r->ranks, f);
     }
   }
-  return SIM_OK;
+  char probe[8][64];
+  return cal_run_env_sets(r, probe, 8, ps->err) < 0 ? SIM_ECONFIG : SIM_OK;
+}
+
+/* "NCCL INFO NCCL_ALGO set by environment to VALUE": the first of the
+ * ranks' echoes, into out (cap bytes) and its line. */
+static void read_env(const char *s, size_t n, const char *var, char *out, size_t cap, uint32_t *at,
+                     uint32_t line) {
+  char what[64];
+  snprintf(what, sizeof what, "%s set by environment to ", var);
+  size_t m = strlen(what);
+  if (out[0]) return;
+  for (size_t i = 0; i + m <= n; i++)
+    if (memcmp(s + i, what, m) == 0) {
+      size_t len = n - i - m;
+      while (len && (s[i + m + len - 1] == ' ' || s[i + m + len - 1] == '.')) len--;
+      if (len >= cap) len = cap - 1;
+      memcpy(out, s + i + m, len);
+      out[len] = 0;
+      *at = line;
+      return;
+    }
 }
 
 int cal_nccltests_parse(cal_run *out, const char *name, const char *text, size_t len, cal_op op,
@@ -322,7 +343,13 @@ int cal_nccltests_parse(cal_run *out, const char *name, const char *text, size_t
         n -= e + 1;
       }
     }
-    if (contains(s, n, "NCCL INFO") || contains(s, n, "NCCL WARN")) continue;
+    if (contains(s, n, "NCCL INFO") || contains(s, n, "NCCL WARN")) {
+      read_env(s, n, "NCCL_ALGO", out->nccl_algo, sizeof out->nccl_algo, &out->nccl_algo_line,
+               line);
+      read_env(s, n, "NCCL_PROTO", out->nccl_proto, sizeof out->nccl_proto, &out->nccl_proto_line,
+               line);
+      continue;
+    }
     size_t k = split(s, n, t, MAX_COLS);
     if (k == 0) continue;
     if (t[0].p[0] == '#') {

@@ -76,12 +76,6 @@ static int parse_args(cal_args *a, int argc, char **argv) {
   return CLI_OK;
 }
 
-static const char *const proto_names[3] = {"ll", "ll128", "simple"};
-
-static const cfg_proto_latency *lat_of(const cfg_coll_latency *l, int p) {
-  return p == 0 ? &l->ll : p == 1 ? &l->ll128 : &l->simple;
-}
-
 static json_t *result_json(const cal_fit *f, const char *written) {
   json_t *o = json_object();
   json_t *files = json_array();
@@ -182,24 +176,32 @@ static void print_result(const cal_fit *f, const char *written) {
   for (int p = 0; p <= CAL_PARAM_NIC_EFF; p++)
     printf("  %-32s %8.4g  %8.4g%s\n", cal_param_name((cal_param)p), f->before[p], f->after[p],
            f->fitted[p] ? "" : "  (not measured by these files: kept)");
-  for (int p = 0; p < 3; p++) {
-    int k = CAL_PARAM_LAT_LL + p;
-    const cfg_proto_latency *b = lat_of(&f->lat_before, p), *a = lat_of(&f->lat_after, p);
-    char l0[32], l1[32], n0[32], n1[32], w0[32], w1[32];
-    us_text(l0, sizeof l0, b->launch);
-    us_text(l1, sizeof l1, a->launch);
-    us_text(n0, sizeof n0, b->nvlink_hop);
-    us_text(n1, sizeof n1, a->nvlink_hop);
-    us_text(w0, sizeof w0, b->network_hop);
-    us_text(w1, sizeof w1, a->network_hop);
-    if (!f->fitted[k]) {
-      printf("  latency %-24s x1 (no row ran on %s: kept)\n", proto_names[p], proto_names[p]);
+  size_t nk;
+  const cal_latency_key *k = cal_latency_keys(&nk);
+  for (int p = CAL_PARAM_LAT_LL; p < CAL_NPARAM; p++) {
+    const char *name = cal_param_name((cal_param)p) + strlen("workload.collective.latency.");
+    if (!f->fitted[p]) {
+      printf("  latency %-24s x1 (no row ran on %s: kept)\n", name, name);
       continue;
     }
-    printf(
-        "  latency %-24s x1        x%.4g: launch %s -> %s, NVLink hop %s -> %s, network hop "
-        "%s -> %s (tree keys alike)\n",
-        proto_names[p], f->after[k], l0, l1, n0, n1, w0, w1);
+    printf("  latency %-24s x1        x%.4g:", name, f->after[p]);
+    int shown = 0;
+    for (size_t i = 0; i < nk && shown < 3; i++) {
+      if (k[i].param != (cal_param)p) continue;
+      char b[32], a[32];
+      us_text(b, sizeof b, cal_latency_get(&f->lat_before, &k[i]));
+      us_text(a, sizeof a, cal_latency_get(&f->lat_after, &k[i]));
+      printf("%s %s %s -> %s", shown++ ? "," : "", k[i].field, b, a);
+    }
+    printf("%s\n", p <= CAL_PARAM_LAT_SIMPLE ? " (tree keys alike)" : "");
+    if (f->after[p] >= 7.999 || f->after[p] <= 0.12501)
+      printf(
+          "    at the factor's bound (1/8..8): the rows ask for more than a latency gives%s%s%s\n",
+          p >= CAL_PARAM_LAT_NVLS ? "; if the cluster did not run " : "",
+          p >= CAL_PARAM_LAT_NVLS ? name : "",
+          p >= CAL_PARAM_LAT_NVLS ? ", say so (NCCL_ALGO in the file, or --set "
+                                    "workload.collective.nvls=false / fabric.sharp=false)"
+                                  : "");
   }
   printf("rms of ln(fitted / measured time) over every row: %.4f before, %.4f after\n",
          f->rms_before, f->rms_after);

@@ -31,6 +31,10 @@ static const cfg_coll_latency nccl_latency = {
     .ll = {6600000, 600000, 2700000, 6800000, 600000, 5000000},
     .ll128 = {14000000, 1900000, 4000000, 14000000, 1250000, 8500000},
     .simple = {8400000, 3400000, 14000000, 8400000, 4000000, 14000000},
+    /* the in-switch algorithms: NVLink hop, network hop (ps) */
+    .nvls = {25000000, 18000000},
+    .nvlstree = {25000000, 20900000},
+    .collnet = {3700000, 31000000},
 };
 
 static double ps_us(simtime_ps ps) { return (double)ps / 1e6; }
@@ -367,18 +371,22 @@ static double tree_shape_estimate_s(const topo *t, const probe *pr, const coll_s
 }
 
 /* NCCL's latency of the in-switch algorithms, us (tuning.cc, base latency
- * 0): NVLS its NVLink hop (25 us), plus its network hop (18 us) across
- * nodes; CollNet Direct its network hop (31 us) plus two intra-node hops
- * (3.7 us) and 0.4 us of arity serialization per local rank beyond the
- * first; NVLSTree its NVLink hop (25 us) and 2 floor(log2 m) network hops
+ * 0; workload.collective.latency.<algo>.*, defaults in parentheses): NVLS
+ * its NVLink hop (25 us), plus its network hop (18 us) across nodes;
+ * CollNet Direct its network hop (31 us) plus two intra-node hops (3.7 us)
+ * and 0.4 us of arity serialization per local rank beyond the first;
+ * NVLSTree its NVLink hop (25 us) and 2 floor(log2 m) network hops
  * (20.9 us). */
 static double switch_latency_us(cfg_coll_algorithm a, const coll_spec *s, const probe *pr) {
+  const cfg_coll_latency *l = s->latency ? s->latency : &nccl_latency;
   uint32_t log2m = 0;
   while ((2u << log2m) <= pr->m) log2m++;
-  return a == CFG_ALGO_NVLS       ? 25.0
-         : a == CFG_ALGO_NVLSTREE ? 25.0 + 2.0 * log2m * 20.9
-         : s->nvls                ? 25.0 + 18.0
-                                  : 2 * (3.7 + (pr->g - 1) * 0.4) + 31.0;
+  return a == CFG_ALGO_NVLS ? ps_us(l->nvls.nvlink_hop)
+         : a == CFG_ALGO_NVLSTREE
+             ? ps_us(l->nvlstree.nvlink_hop) + 2.0 * log2m * ps_us(l->nvlstree.network_hop)
+         : s->nvls ? ps_us(l->nvls.nvlink_hop) + ps_us(l->nvls.network_hop)
+                   : 2 * (ps_us(l->collnet.nvlink_hop) + (pr->g - 1) * 0.4) +
+                         ps_us(l->collnet.network_hop);
 }
 
 /* NVLSTree's time from its shape (sharp.c), the figure plan_estimate gives

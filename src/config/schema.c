@@ -682,7 +682,8 @@ static const cfg__key schema[] = {
          "transfers without protocol bytes, latency or launch."),
     TIME("workload.collective.latency.ll.launch", workload.collective.latency.ll.launch, "6.6us",
          "LL launch overhead of one call (NCCL's base latency), ring and every algorithm but "
-         "tree. Defaults of workload.collective.latency.*: NCCL's tuning model "
+         "tree and the in-switch ones (nvls, nvlstree, collnet: their own keys). Defaults of "
+         "workload.collective.latency.*: NCCL's tuning model "
          "(src/graph/tuning.cc; docs/validation.md, Collectives); `fabsim calibrate` fits them"
          " to nccl-tests output."),
     TIME("workload.collective.latency.ll.nvlink_hop", workload.collective.latency.ll.nvlink_hop,
@@ -743,6 +744,29 @@ static const cfg__key schema[] = {
     TIME("workload.collective.latency.simple.tree_network_hop",
          workload.collective.latency.simple.tree_network_hop, "14us",
          "Simple tree algorithm: latency of one step across nodes."),
+    TIME("workload.collective.latency.nvls.nvlink_hop", workload.collective.latency.nvls.nvlink_hop,
+         "25us",
+         "NVLS (NVLink SHARP): latency of the NVSwitch's reduction and multicast, the whole "
+         "of an NVLS call on one node (no launch term; NCCL's base latency of NVLS is 0)."),
+    TIME("workload.collective.latency.nvls.network_hop",
+         workload.collective.latency.nvls.network_hop, "18us",
+         "NVLS across nodes (CollNet over NVLS, InfiniBand SHARP): latency added by the "
+         "network's reduction, beside the NVLink hop."),
+    TIME("workload.collective.latency.nvlstree.nvlink_hop",
+         workload.collective.latency.nvlstree.nvlink_hop, "25us",
+         "NVLSTree: latency of the NVSwitch's reduction inside each node."),
+    TIME("workload.collective.latency.nvlstree.network_hop",
+         workload.collective.latency.nvlstree.network_hop, "20.9us",
+         "NVLSTree: latency of one network hop of the trees across nodes; a call takes "
+         "2 floor(log2 nodes) of them."),
+    TIME("workload.collective.latency.collnet.nvlink_hop",
+         workload.collective.latency.collnet.nvlink_hop, "3.7us",
+         "CollNet Direct (InfiniBand SHARP without NVLS): latency of each of its two hops "
+         "inside a node (0.4 us of arity serialization per local rank beyond the first comes "
+         "on top, as in NCCL)."),
+    TIME("workload.collective.latency.collnet.network_hop",
+         workload.collective.latency.collnet.network_hop, "31us",
+         "CollNet Direct: latency of the switches' reduction across nodes."),
     BOOL("workload.collective.nvls", workload.collective.nvls, "true",
          "NVLink SHARP (NCCL_NVLS_ENABLE): on one node of H100, H800, H200 or B200 (NVSwitch "
          "generation 3 and later) allreduce may run as nvls, the NVSwitch reducing, and across "

@@ -121,7 +121,7 @@ int topo_build_storage(topo **out, cfg_scenario *derived, const cfg_scenario *cf
     char msg[sizeof err->msg];
     snprintf(msg, sizeof msg, "%s", err->msg);
     snprintf(err->msg, sizeof err->msg,
-             "the storage fabric (storage.fabric.*, storage.frontend.*): %s", msg);
+             "the storage fabric (storage.fabric.*, storage.frontend.*): %.900s", msg);
   }
   return rc;
 }

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "fabsim/calib.h"
+#include "calib/synth.h"
 #include "fixture.h"
 
 /* The schema's defaults of workload.collective.latency.* are NCCL's, the
@@ -122,52 +123,13 @@ static const shape shapes[] = {
 };
 enum { NSHAPES = sizeof shapes / sizeof *shapes };
 
-/* fabsim's rows for one shape under `truth`, written as nccl-tests prints
- * them and read back (times rounded as nccl-tests rounds them). */
 static void synth(cal_run *out, const shape *sh, const char *const *truth, int ntruth) {
-  const char *sets[32];
-  char a[64], b[64];
-  int n = 0;
-  for (int i = 0; i < ntruth; i++) sets[n++] = truth[i];
-  snprintf(a, sizeof a, "cluster.nodes=%u", sh->nodes);
-  snprintf(b, sizeof b, "cluster.gpus_per_node=%u", sh->per_node);
-  sets[n++] = a;
-  sets[n++] = b;
-  fixture f;
-  load(&f, sets, n);
-  cal_run r = {.op = sh->op,
-               .ranks = sh->nodes * sh->per_node,
-               .nodes = sh->nodes,
-               .gpus_per_node = sh->per_node};
-  snprintf(r.gpu, sizeof r.gpu, "NVIDIA H100 80GB HBM3");
-  r.pt = calloc(32, sizeof *r.pt);
-  for (uint64_t bytes = 8; bytes <= (1ull << 30); bytes *= 4) {
-    cal_sim s;
-    sim_error err = {0};
-    if (cal_simulate(f.t, &f.cfg, sh->op, bytes, r.ranks, &s, &err) != SIM_OK)
-      fail_msg("%s", err.msg);
-    r.pt[r.n++] = (cal_point){.bytes = bytes, .time_us = s.time_s * 1e6};
-  }
-  char *text = cal_nccltests_format(&r);
-  char name[64];
-  snprintf(name, sizeof name, "%s-%un.txt", cal_op_name(sh->op), sh->nodes);
-  sim_error err = {0};
-  if (cal_nccltests_parse(out, name, text, strlen(text), CAL_OP_UNKNOWN, &err) != SIM_OK)
-    fail_msg("%s\n%s", err.msg, text);
-  assert_int_equal(out->op, sh->op);
-  assert_int_equal(out->ranks, r.ranks);
-  assert_int_equal(out->nodes, sh->nodes);
-  assert_int_equal(out->n, r.n);
-  for (size_t i = 0; i < r.n; i++) /* nccl-tests' rounding: at most 0.005 us or 0.05% */
-    assert_true(fabs(out->pt[i].time_us - r.pt[i].time_us) <= 0.0051 + 5e-4 * r.pt[i].time_us);
-  sim_free(text);
-  free(r.pt);
-  unload(&f);
+  calib_synth(out, sh->op, sh->nodes, sh->per_node, truth, ntruth, NULL);
 }
 
-/* NVLS off in the truth and the fit's base: NVLS and NVLSTree carry NCCL's
- * fixed latencies, not the calibrated keys, and would take the rows whose
- * LL128 latency the fit must recover. */
+/* NVLS off in the truth and the fit's base: NVLS and NVLSTree would take
+ * the rows whose LL128 latency the fit must recover (their own latencies:
+ * tests/calib/test_fit_switch.c). */
 static const char *const no_nvls[] = {"workload.collective.nvls=false"};
 static const char *const truth[] = {
     "workload.collective.nvls=false",
@@ -203,7 +165,7 @@ static void test_fit_recovers(void **state) {
       fit.after[CAL_PARAM_LAT_LL128], fit.after[CAL_PARAM_LAT_SIMPLE], fit.rms_before,
       fit.rms_after, fit.evaluations);
   assert_string_equal(fit.gpu, "H100");
-  for (int p = 0; p < CAL_NPARAM; p++) assert_true(fit.fitted[p]);
+  for (int p = 0; p < CAL_NPARAM; p++) assert_true(fit.fitted[p] == (p <= CAL_PARAM_LAT_SIMPLE));
   assert_true(fit.before[CAL_PARAM_NIC_EFF] == 0.92); /* the defaults */
   assert_true(fabs(fit.after[CAL_PARAM_NVLINK_EFF] - 0.75) < 0.005);
   assert_true(fabs(fit.after[CAL_PARAM_NIC_EFF] - 0.8) < 0.005);

@@ -167,6 +167,55 @@ static bool can_copy(const tel *t, const tel__group *g, simtime_ps b, size_t nro
   return nrows > 0 && g->touches == 0 && g->prev_quiet && b - g->open_start == t->c.interval;
 }
 
+static inline uint32_t nic_at(const tel *t, uint32_t nic) {
+  return t->nic_cls ? t->nic_cls[nic] : nic;
+}
+
+/* A NIC row's figures of direction d, every NIC its own: the total from
+ * the exact sum of the meters, percentiles by selection. */
+static void nic_dir_each(tel *t, simtime_ps b, double dt, int d, tel_nic_row *row) {
+  const tel__group *g = &t->nic_g;
+  tel__u128 sum = 0;
+  double max = 0;
+  uint32_t active = 0;
+  for (uint32_t i = 0; i < t->c.nics; i++) {
+    tel__u128 m = meter_value(g, &t->nic[d][i], b);
+    double v = (double)m / dt / 1e9;
+    t->scratch[i] = v;
+    sum += m;
+    active += v > 0;
+    if (v > max) max = v;
+  }
+  row->total_gbps[d] = (double)sum / dt / 1e9;
+  row->max_gbps[d] = max;
+  row->active[d] = active;
+  row->p50_gbps[d] = percentile(t->scratch, t->c.nics, 0.50);
+  row->p99_gbps[d] = percentile(t->scratch, t->c.nics, 0.99);
+}
+
+/* The same from the classes: each class's value weighed by its members. */
+static void nic_dir_classes(tel *t, simtime_ps b, double dt, int d, tel_nic_row *row) {
+  const tel__group *g = &t->nic_g;
+  uint32_t k = t->nnic_cls;
+  tel__u128 sum = 0;
+  double max = 0;
+  uint32_t active = 0;
+  for (uint32_t c = 0; c < k; c++) {
+    tel__u128 m = meter_value(g, &t->nic[d][c], b);
+    double v = (double)m / dt / 1e9;
+    t->wscratch[c] = (tel__wval){v, t->nic_w[c]};
+    sum += m * t->nic_w[c];
+    if (v > 0) active += t->nic_w[c];
+    if (v > max) max = v;
+  }
+  row->total_gbps[d] = (double)sum / dt / 1e9;
+  row->max_gbps[d] = max;
+  row->active[d] = active;
+  qsort(t->wscratch, k, sizeof *t->wscratch, wval_cmp);
+  row->p50_gbps[d] = percentile_w(t->wscratch, k, t->c.nics, 0.50);
+  row->p99_gbps[d] = percentile_w(t->wscratch, k, t->c.nics, 0.99);
+}
+
 static void close_nic(tel *t, simtime_ps b) {
   tel__group *g = &t->nic_g;
   sim_grow((void **)&t->nic_rows, &t->nic_cap, t->nic_nrows + 1, sizeof *t->nic_rows);
@@ -181,23 +230,11 @@ static void close_nic(tel *t, simtime_ps b) {
     double dt = (double)(b - g->open_start);
     memset(row, 0, sizeof *row);
     for (int d = 0; d < 2; d++) {
-      double sum = 0, max = 0;
-      uint32_t active = 0;
-      for (uint32_t i = 0; i < t->c.nics; i++) {
-        double v = (double)meter_value(g, &t->nic[d][i], b) / dt / 1e9;
-        t->scratch[i] = v;
-        sum += v;
-        active += v > 0;
-        if (v > max) max = v;
-      }
-      row->total_gbps[d] = sum;
-      row->max_gbps[d] = max;
-      row->active[d] = active;
-      row->p50_gbps[d] = percentile(t->scratch, t->c.nics, 0.50);
-      row->p99_gbps[d] = percentile(t->scratch, t->c.nics, 0.99);
+      if (t->nic_cls) nic_dir_classes(t, b, dt, d, row);
+      else nic_dir_each(t, b, dt, d, row);
     }
     for (uint32_t k = wp; w && k < t->nwatch; k++) {
-      uint32_t i = t->watch[k];
+      uint32_t i = nic_at(t, t->watch[k]);
       for (int d = 0; d < 2; d++)
         w[k].gbps[d] = (double)meter_value(g, &t->nic[d][i], b) / dt / 1e9;
       w[k].util = t->c.nic_bps ? w[k].gbps[0] * 1e9 / (double)t->c.nic_bps : 0;
@@ -410,6 +447,8 @@ void tel_destroy(tel *t) {
   sim_free(t->port_cls);
   sim_free(t->port_w);
   sim_free(t->port_cls_bps);
+  sim_free(t->nic_cls);
+  sim_free(t->nic_w);
   sim_free(t->wscratch);
   sim_free(t);
 }
@@ -445,6 +484,12 @@ void tel__port_classes(tel *t, const uint32_t *cls, uint32_t ncls) {
   for (uint32_t i = 0; i < t->c.ports; i++) assert(t->port_cls_bps[cls[i]] == t->port_bps[i]);
 }
 
+void tel__nic_classes(tel *t, const uint32_t *cls, uint32_t ncls) {
+  assert(!(t->observed & TEL_OBS_NIC) && !t->nic_cls && ncls <= t->c.nics);
+  class_setup(t, cls, t->c.nics, ncls, &t->nic_cls, &t->nic_w);
+  t->nnic_cls = ncls;
+}
+
 /* ---- feeding ----------------------------------------------------------------------------- */
 
 void tel_gpu_count_move(tel *t, simtime_ps now, tel_gpu_state from, tel_gpu_state to, uint32_t n) {
@@ -469,7 +514,7 @@ void tel_gpu_state_set(tel *t, simtime_ps now, uint32_t gpu, tel_gpu_state s) {
 static tel__meter *nic_meter(tel *t, simtime_ps now, uint32_t nic, tel_dir d) {
   assert(!t->finished && nic < t->c.nics && (unsigned)d < 2);
   group_advance(t, &t->nic_g, now, close_nic);
-  tel__meter *m = &t->nic[d][nic];
+  tel__meter *m = &t->nic[d][nic_at(t, nic)];
   meter_touch(&t->nic_g, m, now);
   t->observed |= TEL_OBS_NIC;
   return m;
@@ -600,7 +645,7 @@ void tel_totals_get(const tel *t, tel_totals *o) {
   memset(o, 0, sizeof *o);
   for (int d = 0; d < 2; d++)
     for (uint32_t i = 0; i < t->c.nics; i++)
-      o->nic_bytes[d] += (double)meter_total(&t->nic[d][i], t->end) / 8e12;
+      o->nic_bytes[d] += (double)meter_total(&t->nic[d][nic_at(t, i)], t->end) / 8e12;
   for (uint32_t i = 0; i < t->c.ports; i++) {
     uint32_t c = port_at(t, i);
     o->port_bytes += (double)meter_total(&t->port_bits[c], t->end) / 8e12;

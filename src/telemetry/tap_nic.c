@@ -24,12 +24,15 @@
  * Replay walks the tel's intervals in time order with the phases active in
  * each and feeds every NIC's bytes of the interval as one count
  * (tel_nic_bytes): a window's cumulative bytes at t are floor(bytes x
- * G(t) / G(end)), G its busy time up to t (closed form per run).
+ * G(t) / G(end)), G its busy time up to t (closed form per run). NICs that
+ * every window covers alike are one class, fed once through its first NIC
+ * (tel__nic_classes; "NIC classes" below).
  * Cost: memory 8 bytes per transfer of the phases in flight (none for a
  * pool's slices: the tap's routes), 24 more for those reported one by one,
  * O(NIC windows + runs) for every phase; the fold O(transfers + NICs / 64)
- * per phase; replay O(sum over phases of windows' NICs x intervals
- * spanned).
+ * per phase; replay O(windows log windows + NICs) once, then O(sum over
+ * phases of windows' classes x intervals spanned) and O(classes log
+ * classes) per row.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -324,9 +327,200 @@ static replay_phase *gather(const tel__niclog *l, size_t *np, tel__nic_run **run
   return rp;
 }
 
-/* Phase q's bytes in [x0, y0) into acc (touched: the NICs first given any). */
-static void phase_bytes(const tel__niclog *l, const replay_phase *q, simtime_ps x0, simtime_ps y0,
-                        uint64_t *acc[2], uint32_t *touched, uint32_t *nt) {
+/* ---- NIC classes ----------------------------------------------------------------------- */
+
+/* The NICs the log's windows feed alike, numbered by their first NIC
+ * (tel__nic_classes), and each window's classes. A window covers a run of
+ * consecutive NICs and feeds each the same bytes at the same times, which
+ * depend on its content only (its phase, direction, bytes, offset and
+ * width): windows of equal content are one group. The NICs between two
+ * consecutive window ends (a segment) are alike; segments covered by the
+ * same groups are one class: each window adds two 64-bit hashes of its
+ * content to the segments it covers (a difference array, prefix-summed),
+ * and segments with equal sums are alike (a NIC is in one window per
+ * phase and direction; distinct sets collide with odds ~ segments^2 /
+ * 2^128). A class is fed once per group: by the first of the group's
+ * windows that covers it. O(W log W + NICs + the segments the windows
+ * cover). */
+typedef struct nic_classes {
+  uint32_t *of, n; /* per NIC its class; classes */
+  uint32_t *first; /* per class its first NIC */
+  size_t *woff;    /* per window of the log: its classes wcls[woff[k] .. woff[k + 1]) */
+  uint32_t *wcls;
+} nic_classes;
+
+static uint64_t mix64(uint64_t x) { /* splitmix64's finalizer */
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+static int u32_cmp(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return (x > y) - (x < y);
+}
+
+static size_t seg_of(const uint32_t *bp, size_t nbp, uint32_t nic) { /* lower bound */
+  size_t lo = 0, hi = nbp;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (bp[mid] < nic) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/* Two hashes of each window's content, into h[2k], h[2k + 1]. */
+static uint64_t *window_hashes(const tel__niclog *l) {
+  uint64_t *h = sim_malloc((2 * l->nwin + 1) * sizeof *h);
+  for (size_t i = 0; i < l->nph; i++)
+    for (size_t k = l->ph[i].win_first; k < l->ph[i].win_first + l->ph[i].win_n; k++) {
+      const tel__nic_win *w = &l->win[k];
+      for (uint64_t j = 0; j < 2; j++) {
+        uint64_t x = mix64(j ^ ((uint64_t)i << 1));
+        x = mix64(x ^ w->dir);
+        x = mix64(x ^ w->bytes);
+        x = mix64(x ^ w->a);
+        h[2 * k + j] = mix64(x ^ w->w);
+      }
+    }
+  return h;
+}
+
+typedef struct seg_key { /* a segment's (or a window's) hashes and index */
+  uint64_t h[2];
+  uint32_t s;
+} seg_key;
+
+static int seg_cmp(const void *pa, const void *pb) {
+  const seg_key *a = pa, *b = pb;
+  for (int i = 0; i < 2; i++)
+    if (a->h[i] != b->h[i]) return a->h[i] < b->h[i] ? -1 : 1;
+  return (a->s > b->s) - (a->s < b->s);
+}
+
+/* The segments' boundaries: 0, nics and every window's ends, sorted, unique. */
+static uint32_t *boundaries(const tel__niclog *l, size_t *nbp) {
+  uint32_t *bp = sim_malloc((2 * l->nwin + 2) * sizeof *bp);
+  size_t n = 0;
+  bp[n++] = 0;
+  bp[n++] = l->nics;
+  for (size_t k = 0; k < l->nwin; k++) {
+    bp[n++] = l->win[k].nic;
+    bp[n++] = l->win[k].nic + l->win[k].count;
+  }
+  qsort(bp, n, sizeof *bp, u32_cmp);
+  size_t u = 0;
+  for (size_t i = 0; i < n; i++)
+    if (u == 0 || bp[i] != bp[u - 1]) bp[u++] = bp[i];
+  *nbp = u;
+  return bp;
+}
+
+/* Each segment's class (numbered in NIC order) into cls[0..S); returns how many. */
+static uint32_t segment_classes(const tel__niclog *l, const uint32_t *bp, size_t nbp,
+                                const uint64_t *wh, uint32_t *cls) {
+  size_t S = nbp - 1;
+  uint64_t *diff = sim_calloc(2 * (S + 1), sizeof *diff);
+  for (size_t k = 0; k < l->nwin; k++) {
+    size_t s0 = seg_of(bp, nbp, l->win[k].nic),
+           s1 = seg_of(bp, nbp, l->win[k].nic + l->win[k].count);
+    for (int i = 0; i < 2; i++) {
+      diff[2 * s0 + i] += wh[2 * k + i];
+      diff[2 * s1 + i] -= wh[2 * k + i];
+    }
+  }
+  seg_key *key = sim_malloc((S ? S : 1) * sizeof *key);
+  uint64_t run[2] = {0, 0};
+  for (size_t s = 0; s < S; s++) {
+    for (int i = 0; i < 2; i++) run[i] += diff[2 * s + i];
+    key[s] = (seg_key){{run[0], run[1]}, (uint32_t)s};
+  }
+  sim_free(diff);
+  qsort(key, S, sizeof *key, seg_cmp);
+  uint32_t *rep = sim_malloc((S ? S : 1) * sizeof *rep); /* per segment: its group's first */
+  for (size_t i = 0; i < S; i++)
+    rep[key[i].s] =
+        i && !memcmp(key[i].h, key[i - 1].h, sizeof key[i].h) ? rep[key[i - 1].s] : key[i].s;
+  sim_free(key);
+  uint32_t n = 0;
+  for (size_t s = 0; s < S; s++) cls[s] = rep[s] == s ? n++ : cls[rep[s]];
+  sim_free(rep);
+  return n;
+}
+
+/* Per window its group: the index of the first window of equal content. */
+static size_t *window_groups(const tel__niclog *l, const uint64_t *wh) {
+  size_t W = l->nwin;
+  seg_key *key = sim_malloc((W ? W : 1) * sizeof *key);
+  size_t *group = sim_malloc((W ? W : 1) * sizeof *group);
+  for (size_t k = 0; k < W; k++) key[k] = (seg_key){{wh[2 * k], wh[2 * k + 1]}, (uint32_t)k};
+  qsort(key, W, sizeof *key, seg_cmp);
+  for (size_t i = 0; i < W; i++)
+    group[key[i].s] =
+        i && !memcmp(key[i].h, key[i - 1].h, sizeof key[i].h) ? group[key[i - 1].s] : key[i].s;
+  sim_free(key);
+  return group;
+}
+
+/* The classes, or false when they would not pay: the windows cover more
+ * segments in all than there are NICs four times over (then NIC by NIC). */
+static bool classes_build(const tel__niclog *l, nic_classes *c) {
+  memset(c, 0, sizeof *c);
+  size_t nbp;
+  uint32_t *bp = boundaries(l, &nbp);
+  size_t covered = 0;
+  for (size_t k = 0; k < l->nwin; k++)
+    covered += seg_of(bp, nbp, l->win[k].nic + l->win[k].count) - seg_of(bp, nbp, l->win[k].nic);
+  if (l->nics == 0 || covered > 4 * (size_t)l->nics) {
+    sim_free(bp);
+    return false;
+  }
+  uint64_t *wh = window_hashes(l);
+  uint32_t *scls = sim_malloc(nbp * sizeof *scls);
+  c->n = segment_classes(l, bp, nbp, wh, scls);
+  size_t *group = window_groups(l, wh);
+  c->of = sim_malloc(l->nics * sizeof *c->of);
+  c->first = sim_malloc((c->n ? c->n : 1) * sizeof *c->first);
+  for (size_t s = nbp - 1; s-- > 0;) {
+    for (uint32_t i = bp[s]; i < bp[s + 1]; i++) c->of[i] = scls[s];
+    c->first[scls[s]] = bp[s]; /* last written: the lowest segment */
+  }
+  c->woff = sim_malloc((l->nwin + 1) * sizeof *c->woff);
+  c->wcls = sim_malloc((covered ? covered : 1) * sizeof *c->wcls);
+  size_t *stamp = sim_calloc(c->n ? c->n : 1, sizeof *stamp);
+  size_t m = 0;
+  for (size_t k = 0; k < l->nwin; k++) {
+    c->woff[k] = m;
+    size_t s0 = seg_of(bp, nbp, l->win[k].nic),
+           s1 = seg_of(bp, nbp, l->win[k].nic + l->win[k].count);
+    for (size_t s = s0; s < s1; s++)
+      if (stamp[scls[s]] != group[k] + 1) stamp[scls[s]] = group[k] + 1, c->wcls[m++] = scls[s];
+  }
+  c->woff[l->nwin] = m;
+  sim_free(stamp);
+  sim_free(group);
+  sim_free(wh);
+  sim_free(scls);
+  sim_free(bp);
+  return true;
+}
+
+static void classes_free(nic_classes *c) {
+  sim_free(c->of);
+  sim_free(c->first);
+  sim_free(c->woff);
+  sim_free(c->wcls);
+}
+
+/* ---- feeding ------------------------------------------------------------------------------ */
+
+/* Phase q's bytes in [x0, y0) into acc, per class (c) or per NIC (c
+ * NULL); touched: the entities first given any. */
+static void phase_bytes(const tel__niclog *l, const nic_classes *c, const replay_phase *q,
+                        simtime_ps x0, simtime_ps y0, uint64_t *acc[2], uint32_t *touched,
+                        uint32_t *nt) {
   const tel__nic_phase *p = &l->ph[q->idx];
   uint64_t R = p->repeat;
   if (q->end <= y0)
@@ -337,24 +531,30 @@ static void phase_bytes(const tel__niclog *l, const replay_phase *q, simtime_ps 
     uint64_t total = win->bytes * R;
     uint64_t b = moved(q, total, win->a, win->w, y0) - moved(q, total, win->a, win->w, x0);
     if (b == 0) continue;
-    for (uint32_t c = 0; c < win->count; c++) {
-      uint32_t nic = win->nic + c;
-      if (acc[0][nic] == 0 && acc[1][nic] == 0) touched[(*nt)++] = nic;
-      acc[win->dir][nic] += b;
+    size_t n = c ? c->woff[k + 1] - c->woff[k] : win->count;
+    for (size_t j = 0; j < n; j++) {
+      uint32_t e = c ? c->wcls[c->woff[k] + j] : win->nic + (uint32_t)j;
+      if (acc[0][e] == 0 && acc[1][e] == 0) touched[(*nt)++] = e;
+      acc[win->dir][e] += b;
     }
   }
 }
 
-void tel__niclog_replay(const tel__niclog *l, tel *t) {
+static void replay(const tel__niclog *l, tel *t, bool by_class) {
   simtime_ps I = tel_interval(t);
-  uint32_t nics = t->c.nics;
   size_t np;
   tel__nic_run *runs;
   uint64_t *before;
   replay_phase *rp = gather(l, &np, &runs, &before);
-  uint64_t *acc[2] = {sim_calloc(nics ? nics : 1, sizeof(uint64_t)),
-                      sim_calloc(nics ? nics : 1, sizeof(uint64_t))};
-  uint32_t *touched = sim_malloc((nics ? nics : 1) * sizeof *touched);
+  nic_classes cls, *c = NULL;
+  if (by_class && classes_build(l, &cls)) {
+    c = &cls;
+    tel__nic_classes(t, c->of, c->n);
+  }
+  uint32_t ne = c ? c->n : t->c.nics; /* entities fed: classes or NICs */
+  uint64_t *acc[2] = {sim_calloc(ne ? ne : 1, sizeof(uint64_t)),
+                      sim_calloc(ne ? ne : 1, sizeof(uint64_t))};
+  uint32_t *touched = sim_malloc((ne ? ne : 1) * sizeof *touched);
   size_t *active = sim_malloc((np ? np : 1) * sizeof *active), na = 0, next = 0;
   uint64_t j = 0;
   while (next < np || na) {
@@ -362,12 +562,12 @@ void tel__niclog_replay(const tel__niclog *l, tel *t) {
     simtime_ps x0 = (simtime_ps)j * I, y0 = x0 + I < x0 ? SIM_TIME_MAX : x0 + I;
     while (next < np && rp[next].start < y0) active[na++] = next++;
     uint32_t nt = 0;
-    for (size_t k = 0; k < na; k++) phase_bytes(l, &rp[active[k]], x0, y0, acc, touched, &nt);
+    for (size_t k = 0; k < na; k++) phase_bytes(l, c, &rp[active[k]], x0, y0, acc, touched, &nt);
     for (uint32_t k = 0; k < nt; k++) {
-      uint32_t nic = touched[k];
+      uint32_t e = touched[k], nic = c ? c->first[e] : e;
       for (int d = 0; d < 2; d++)
-        if (acc[d][nic]) tel_nic_bytes(t, x0, nic, d ? TEL_RX : TEL_TX, acc[d][nic]);
-      acc[0][nic] = acc[1][nic] = 0;
+        if (acc[d][e]) tel_nic_bytes(t, x0, nic, d ? TEL_RX : TEL_TX, acc[d][e]);
+      acc[0][e] = acc[1][e] = 0;
     }
     size_t keep = 0; /* a phase that ended gave all its bytes (phase_bytes) */
     for (size_t k = 0; k < na; k++)
@@ -375,6 +575,7 @@ void tel__niclog_replay(const tel__niclog *l, tel *t) {
     na = keep;
     j++;
   }
+  if (c) classes_free(c);
   sim_free(active);
   sim_free(touched);
   sim_free(acc[0]);
@@ -383,3 +584,6 @@ void tel__niclog_replay(const tel__niclog *l, tel *t) {
   sim_free(runs);
   sim_free(before);
 }
+
+void tel__niclog_replay(const tel__niclog *l, tel *t) { replay(l, t, true); }
+void tel__niclog_replay_each(const tel__niclog *l, tel *t) { replay(l, t, false); }

@@ -70,8 +70,11 @@ void tel__niclog_report(tel__niclog *l, size_t phase, size_t xfer, size_t n, sim
  * O(n + NICs / 64). */
 void tel__niclog_end(tel__niclog *l, size_t phase, simtime_ps end);
 /* Feed the ended phases' NIC bytes to t's NIC group (nothing else may feed
- * it). */
+ * it), once per class of NICs the windows cover alike (tel__nic_classes):
+ * rows, watched NICs and totals as feeding each NIC gives, bit for bit.
+ * _each feeds NIC by NIC (the reference the tests compare with). */
 void tel__niclog_replay(const tel__niclog *l, tel *t);
+void tel__niclog_replay_each(const tel__niclog *l, tel *t);
 void tel__niclog_free(tel__niclog *l);
 
 #endif

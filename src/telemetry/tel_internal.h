@@ -90,6 +90,7 @@ struct tel {
    * are then per class (index: the class). NULL: every port is its own. */
   uint32_t *port_cls, nport_cls, *port_w; /* per port: its class; per class: members */
   rate_bps *port_cls_bps;                 /* per class: its members' line rate */
+  uint32_t *nic_cls, nnic_cls, *nic_w;    /* the same for NICs (tel__nic_classes) */
   struct tel__wval *wscratch;             /* (value, members) per class, for percentiles */
   size_t cls_scratch;                     /* entries of wscratch (and at least of scratch) */
 
@@ -125,5 +126,9 @@ void tel__log_free(tel *t);
  * per entity and a selection over all of them. Before any feed of the
  * group; copies cls. */
 void tel__port_classes(tel *t, const uint32_t *cls, uint32_t ncls);
+/* NICs fed as one, the same way: cls[i] is NIC i's class (both directions
+ * of a NIC share it); the NIC meters are then per class. A row's total is
+ * the exact sum of its NICs' meters, with or without classes. */
+void tel__nic_classes(tel *t, const uint32_t *cls, uint32_t ncls);
 
 #endif

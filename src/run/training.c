@@ -44,7 +44,7 @@ int run_training_begin(run_training *tr, const cfg_scenario *cfg, const cfg_doc 
   if (rc == SIM_OK)
     rc = wl_check_horizon(cfg, doc, (double)wl_job_step_compute_ps(tr->job), cfg->workload.steps,
                           "steps", "compute", err);
-  if (rc == SIM_OK) rc = run_ckpt_begin(&tr->ckpt, cfg, doc, t, be, tr->job, err);
+  if (rc == SIM_OK) rc = run_ckpt_begin(&tr->ckpt, cfg, doc, t, be, NULL, tr->job, err);
   if (rc != SIM_OK) return rc;
   tr->hooks = wl_job_hooks(tr->job);
   tr->sim = be->sim;
@@ -176,7 +176,8 @@ double run_job_utilization(const wl_job *j) {
 }
 
 /* What a collective timed once (comm_model reuse or symmetric) cannot see:
- * a "warning" event and tr->warning (the last one; the events hold all). */
+ * a "warning" event and tr->warning (one per run: the caller names every
+ * unseen cause in it). */
 static void comm_model_warning(run_training *tr, run_events *log, const wl_step *s0,
                                const char *unseen) {
   if (!s0 || s0->comm_model == CFG_COMM_LIVE) return;
@@ -229,9 +230,14 @@ int run_training_run(run_training *tr, run_events *log, const run_progress_fn *p
   bool network = false;
   for (uint32_t i = 0; i < tr->cfg->faults.n; i++)
     network = network || cfg_fault_is_network(tr->cfg->faults.v[i].kind);
-  if (tr->ckpt.every && !tr->ckpt.separate)
-    comm_model_warning(tr, log, s0, "the checkpoint writes do not slow the steps' collectives");
-  if (network) comm_model_warning(tr, log, s0, "the network faults do not change the steps' times");
+  bool ckpt = tr->ckpt.every && !tr->ckpt.separate;
+  if (ckpt || network) /* one warning, naming both when both are unseen */
+    comm_model_warning(tr, log, s0,
+                       ckpt && network ? "the checkpoint writes do not slow the steps' "
+                                         "collectives and the network faults do not change "
+                                         "the steps' times"
+                       : ckpt          ? "the checkpoint writes do not slow the steps' collectives"
+                                       : "the network faults do not change the steps' times");
   return SIM_OK;
 }
 

@@ -230,6 +230,14 @@ expect_err "rack of 0..0"
 expect_exit 2 "$FABSIM" run "${SMALL[@]}" --set output.dir=bad --set workload.steps=0
 expect_err "workload.steps"
 
+# --- a collective timed once sees neither checkpoint writes nor network faults: one warning
+#     names both (stderr printed only the last of two before)
+expect_exit 0 "$FABSIM" run "${SMALL[@]}" --set output.dir=reuse --set workload.steps=2 \
+  --set workload.comm_model=reuse --set workload.checkpoint.every=1 --set storage.servers=1 \
+  --set 'faults=[{at: 1ms, kind: link-down, target: leaf0-spine0}]' --quiet
+expect_err "so the checkpoint writes do not slow the steps' collectives and the network faults do not change the steps' times"
+if [ "$(grep -c 'fabsim: warning: workload.comm_model' "$WORK/err")" = 1 ]; then pass; else fail "want one comm_model warning"; fi
+
 # --- a collective run carries power too (power.utilization over its time)
 expect_exit 0 "$FABSIM" run --set cluster.nodes=2 --set output.dir=coll --json
 expect_json "$WORK/out" '.power.utilization_source == "power.utilization" and .power.it_kw > 0 and .events == []'

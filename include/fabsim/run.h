@@ -223,6 +223,8 @@ typedef struct run_job {
   bool train_started;
   struct run__contention *cnt; /* timed collective or traffic job: its task there */
   uint32_t task;
+  struct run_ckpt *ckpt; /* training with workload.checkpoint.every or data_loading: its
+                            writes and reads (run_jobs_start; owned); NULL */
 } run_job;
 
 typedef struct run_jobs {
@@ -236,6 +238,8 @@ typedef struct run_jobs {
   const flt_fault *faults; /* private: the scenario's faults, resolved (not owned) */
   uint32_t nfaults;
   struct run__contention *contention; /* private: the timed jobs' stretching (owned) */
+  struct run_storage *storage; /* private: storage.attach separate, a job checkpoints or loads:
+                                  the one storage fabric every job writes to (owned) */
 } run_jobs;
 
 /* Places the jobs in list order, each onto the nodes the earlier ones left
@@ -278,10 +282,15 @@ simtime_ps run_jobs_end(run_jobs *js, sim_ctx *sim);
 /* With more than one job: each job alone on a fresh backend of the same
  * fabric and the same GPUs, under the same faults (the fabric's, and those
  * of its own GPUs: a fault is the fabric's whoever runs on it, so the
- * slowdown is what the other jobs cost), and its slowdown. Call after a
+ * slowdown is what the other jobs and its own checkpoint writes cost), and
+ * its slowdown; a training job's alone run writes no checkpoints and loads
+ * no data, and is its checkpoints' baseline (run_ckpt_account); a single
+ * job that writes checkpoints runs alone for that too. Call after a
  * complete run (the plans' transfer pools are free again). O(jobs x one
  * run). */
 int run_jobs_alone(run_jobs *js, const cfg_doc *doc, const topo *t, sim_error *err);
+/* Each job's checkpoint writes as events ("JOB/checkpointK"). */
+void run_jobs_events(const run_jobs *js, run_events *log);
 /* Why job j's time differs from its alone time, in one line: the excess and
  * the jobs it may meet and where ("" when it runs as fast as alone). */
 void run_job_cause(const run_jobs *js, const run_job *job, const topo *t, char *buf, size_t n);
@@ -321,6 +330,17 @@ typedef struct run_progress_fn {
  * longer in all than the same steps of the baseline (the job without
  * checkpoints and faults); sync: stall_s, the job's wait for the write. */
 struct run_training;
+/* The storage fabric of storage.attach separate (topo_build_storage): its
+ * scenario, topology and backend on the run's simulation, shared by every
+ * job that writes or reads there. */
+typedef struct run_storage {
+  cfg_scenario *cfg;
+  topo *t;
+  be_backend *be;
+} run_storage;
+int run_storage_begin(run_storage *s, const cfg_scenario *cfg, const cfg_doc *doc, sim_ctx *sim,
+                      sim_error *err);
+void run_storage_free(run_storage *s);
 typedef struct run_checkpoint {
   uint32_t after_step, writers;
   uint64_t bytes;
@@ -350,10 +370,9 @@ typedef struct run_ckpt {
   const cfg_scenario *cfg;
   wl_job *job;
   sim_ctx *sim;
-  be_backend *be;     /* where the writes go: the run's, or sbe */
-  cfg_scenario *scfg; /* separate: the storage fabric's scenario, topology and backend */
-  topo *st;
-  be_backend *sbe;
+  be_backend *be;            /* where the writes go: the run's, or the storage fabric's */
+  run_storage own;           /* separate, no shared storage given: built here */
+  const run_storage *shared; /* separate: the storage fabric (own or the caller's) */
   be_xfer *x; /* nx = writers x pieces: each writer's share over every server endpoint */
   size_t nx;
   uint32_t pieces;
@@ -366,16 +385,26 @@ typedef struct run_ckpt {
 /* The checkpoint's bytes: workload.checkpoint.size, else the model's
  * parameters x (weight + optimizer bytes per parameter). */
 uint64_t run_ckpt_size(const cfg_scenario *cfg, const wl_model *m);
-/* Plans the writes of `job` (on the run's backend `be`; separate: builds the
- * storage fabric and its backend on be's simulation). No-op without
- * workload.checkpoint.every. Free with run_ckpt_free either way. */
+/* Plans the writes of `job` (on the run's backend `be`; separate: on
+ * `storage`, or when NULL a storage fabric built here on be's simulation).
+ * No-op without workload.checkpoint.every and data_loading. Free with
+ * run_ckpt_free either way. */
 int run_ckpt_begin(run_ckpt *c, const cfg_scenario *cfg, const cfg_doc *doc, const topo *t,
-                   be_backend *be, wl_job *job, sim_error *err);
+                   be_backend *be, const run_storage *storage, wl_job *job, sim_error *err);
 /* From the job's on_step callback: step `step` (0-based) ended at `end`. */
 void run_ckpt_step(run_ckpt *c, uint32_t step, simtime_ps end);
-/* After the job: runs a write still in flight to its end, then each
- * checkpoint's overlap and slowdown against tr's baseline. */
+/* A write or read still in flight. */
+bool run_ckpt_busy(const run_ckpt *c);
+/* After the job: runs a write still in flight to its end (ev_run on the
+ * job's simulation), then run_ckpt_account against tr's baseline. */
 int run_ckpt_finish(run_ckpt *c, const struct run_training *tr);
+/* Each checkpoint's steps overlapped (job's steps) and their excess over
+ * the same steps of `base` (the job without checkpoints; NULL: unknown,
+ * slowdown_s 0); sync: each write's stall. O(checkpoints x steps). */
+void run_ckpt_account(run_ckpt *c, const wl_job *job, const wl_job *base);
+/* Each write as an event at its start and one at its end, components
+ * "checkpointK", or "JOB/checkpointK" for a job of a jobs: list. */
+void run_ckpt_events(const run_ckpt *c, const char *job, run_events *log);
 void run_ckpt_free(run_ckpt *c);
 
 typedef struct run_training {

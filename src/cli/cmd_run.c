@@ -249,6 +249,7 @@ static int simulate(run_verb *v) {
     s->w.res.time_s = sim_ps_to_s(run_jobs_end(&s->jobs, sim));
     if (v->complete && !s->w.failed && run_jobs_alone(&s->jobs, s->doc, s->t, &err) != SIM_OK)
       return fail(&err, false);
+    run_jobs_events(&s->jobs, &r->log);
   }
   return CLI_OK;
 }

@@ -161,19 +161,22 @@ static json_t *checkpoints_json(const run_ckpt *c) {
   return o;
 }
 
-void cli_training_json(const run_training_result *r, const cfg_scenario *cfg, json_t *summary) {
-  if (r->ckpt && r->ckpt->every)
-    json_object_set_new(summary, "checkpoints", checkpoints_json(r->ckpt));
-  if (r->ckpt && r->ckpt->load) {
-    const run_ckpt *c = r->ckpt;
+/* "checkpoints" and "data_loading" of a training run or job, when it has them. */
+static void storage_json(const run_ckpt *c, json_t *into) {
+  if (c && c->every) json_object_set_new(into, "checkpoints", checkpoints_json(c));
+  if (c && c->load) {
     json_t *o = json_object();
     json_object_set_new(o, "readers", json_integer(c->readers));
     json_object_set_new(o, "bytes_per_step", json_integer((json_int_t)c->load_bytes));
     json_object_set_new(o, "reads", json_integer((json_int_t)c->loads));
     json_object_set_new(o, "reads_late", json_integer((json_int_t)c->loads_late));
     json_object_set_new(o, "max_time_s", json_real(sim_ps_to_s(c->load_max)));
-    json_object_set_new(summary, "data_loading", o);
+    json_object_set_new(into, "data_loading", o);
   }
+}
+
+void cli_training_json(const run_training_result *r, const cfg_scenario *cfg, json_t *summary) {
+  storage_json(r->ckpt, summary);
   uint32_t done = wl_job_steps_done(r->job);
   if (done) json_object_set_new(summary, "step", cli_step_json(wl_job_step(r->job, 0), cfg));
   json_object_set_new(summary, "steps", steps_json(r->job, r->base));
@@ -390,6 +393,7 @@ static json_t *jobs_json(const run_jobs *js, const topo *t, bool classes) {
       if (wl_job_steps_done(tj))
         json_object_set_new(o, "step", cli_step_json(wl_job_step(tj, 0), &job->view));
       json_object_set_new(o, "steps", steps_json(tj, job->train_alone));
+      storage_json(job->ckpt, o);
     } else if (job->cfg->workload.kind == CFG_WORKLOAD_TRAFFIC) { /* as a traffic run's */
       json_decref(colls);
       json_object_set_new(

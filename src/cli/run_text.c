@@ -181,6 +181,33 @@ static void job_pfc_text(const run_jobs *js, uint32_t j) {
   printf("\n");
 }
 
+/* A job's checkpoints and data loading in a line each (summary.json has
+ * every write). */
+static void job_storage_text(const run_ckpt *c) {
+  char a[64], b[64], d[64];
+  if (c->load)
+    printf("  data       %s per step read by %u GPUs, %zu reads, the longest %s%s\n",
+           out_fmt_bytes(a, sizeof a, c->load_bytes), c->readers, c->loads,
+           out_fmt_seconds(b, sizeof b, sim_ps_to_s(c->load_max)),
+           c->loads_late ? " (some still reading when the next step ended)" : "");
+  if (!c->every) return;
+  double secs = 0, slowed = 0;
+  size_t done = 0;
+  for (size_t i = 0; i < c->n; i++)
+    if (c->v[i].end) {
+      done++;
+      secs += sim_ps_to_s(c->v[i].end - c->v[i].start);
+      slowed += c->v[i].slowdown_s + c->v[i].stall_s;
+    }
+  printf(
+      "  checkpoint %s every %u steps (%s, %s storage) by %u GPUs: %zu written, %s each on "
+      "average, the steps %s longer\n",
+      out_fmt_bytes(a, sizeof a, c->size), c->every, c->sync ? "sync" : "async",
+      c->separate ? "separate" : "backend", c->writers, done,
+      out_fmt_seconds(b, sizeof b, done ? secs / (double)done : 0),
+      out_fmt_seconds(d, sizeof d, slowed));
+}
+
 /* One line per job of a jobs: list: where it runs and what sharing cost it. */
 static void jobs_text(const run_jobs *js, const topo *t, bool classes) {
   char a[64], b[64], w[160];
@@ -201,6 +228,7 @@ static void jobs_text(const run_jobs *js, const topo *t, bool classes) {
     char cause[600];
     run_job_cause(js, job, t, cause, sizeof cause);
     if (cause[0]) printf("  cause      %s\n", cause);
+    if (job->ckpt) job_storage_text(job->ckpt);
     if (classes)
       printf("  class      %s (%u)\n", job->view.fabric.classes.v[job->cfg->workload.tclass].name,
              job->cfg->workload.tclass);

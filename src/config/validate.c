@@ -425,21 +425,19 @@ static int check_classes(cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
   return SIM_OK;
 }
 
-/* storage.* and workload.checkpoint.*: a checkpoint needs servers to write
- * to and a training workload to write it; a server is a whole number of
- * nodes of the fabric it is on (topo: its NICs take the layout of that many
- * nodes); the parallel engine and jobs do not carry storage traffic yet. */
-static int check_storage(const cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
-  const cfg_workload *w = &s->workload;
-  if (w->data_loading && s->jobs.n == 0 && w->kind != CFG_WORKLOAD_TRAINING)
+/* A workload's checkpoints and data loading (the top level's, or a job's
+ * with doc scoped to it): a training workload, and storage servers. */
+static int check_storage_workload(const cfg_workload *w, const cfg_scenario *s, const cfg_doc *doc,
+                                  sim_error *err) {
+  if (w->data_loading && w->kind != CFG_WORKLOAD_TRAINING)
     return cfg_fail_at(doc, "workload.data_loading", err,
                        "a %s workload reads no training data; allowed: false, or workload.kind "
                        "training",
                        cfg_workload_kind_name(w->kind));
-  if (w->data_loading && s->jobs.n == 0 && s->storage.servers == 0)
+  if (w->data_loading && s->storage.servers == 0)
     return cfg_fail_at(doc, "workload.data_loading", err,
                        "data loading reads from storage servers; set storage.servers");
-  if (w->checkpoint.every && s->jobs.n == 0) {
+  if (w->checkpoint.every) {
     if (w->kind != CFG_WORKLOAD_TRAINING)
       return cfg_fail_at(doc, "workload.checkpoint.every", err,
                          "a %s workload writes no checkpoint; allowed: 0, or workload.kind "
@@ -449,15 +447,22 @@ static int check_storage(const cfg_scenario *s, const cfg_doc *doc, sim_error *e
       return cfg_fail_at(doc, "workload.checkpoint.every", err,
                          "a checkpoint needs storage servers to write to; set storage.servers");
   }
-  for (uint32_t j = 0; j < s->jobs.n; j++)
-    if (s->jobs.v[j].workload.checkpoint.every || s->jobs.v[j].workload.data_loading) {
-      char key[64];
-      snprintf(key, sizeof key, "jobs[%u].workload.%s", j,
-               s->jobs.v[j].workload.checkpoint.every ? "checkpoint.every" : "data_loading");
-      return cfg_fail_at(doc, key, err,
-                         "storage traffic is not yet supported in jobs: (issue 16); allowed: 0 "
-                         "(false), or a single training workload");
-    }
+  return SIM_OK;
+}
+
+/* storage.* and workload.checkpoint.*: a checkpoint needs servers to write
+ * to and a training workload to write it (the scenario's, or each job's);
+ * a server is a whole number of nodes of the fabric it is on (topo: its
+ * NICs take the layout of that many nodes); the parallel engine does not
+ * carry storage traffic yet. */
+static int check_storage(const cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
+  int rc = s->jobs.n ? SIM_OK : check_storage_workload(&s->workload, s, doc, err);
+  for (uint32_t j = 0; j < s->jobs.n && rc == SIM_OK; j++) {
+    cfg_doc_scope_job(doc, (int)j);
+    rc = check_storage_workload(&s->jobs.v[j].workload, s, doc, err);
+    cfg_doc_scope_job(doc, -1);
+  }
+  if (rc != SIM_OK) return rc;
   if (s->storage.servers == 0) return SIM_OK;
   bool sep = s->storage.attach == CFG_STORAGE_SEPARATE;
   uint32_t per = sep ? s->storage.frontend.per_node : s->cluster.nic.per_node;

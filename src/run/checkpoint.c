@@ -24,10 +24,12 @@
  *
  * Where: storage.attach backend, on the run's backend (the tap sees the
  * bytes, the spines carry both); separate, on a backend of the storage
- * fabric (topo_build_storage) on the same simulation, which shares no link
- * with the training traffic (the nodes' PCIe and NVLink inside the node are
+ * fabric (topo_build_storage, run_storage: one for all the jobs of a jobs:
+ * list) on the same simulation, which shares no link with the training
+ * traffic (the nodes' PCIe and NVLink inside the node are
  * not shared in the model either: a known omission).
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "fabsim/run.h"
@@ -92,8 +94,24 @@ static void plan_loads(run_ckpt *c, const wl_parallel *p, const topo *st) {
   sim_free(r);
 }
 
+int run_storage_begin(run_storage *s, const cfg_scenario *cfg, const cfg_doc *doc, sim_ctx *sim,
+                      sim_error *err) {
+  memset(s, 0, sizeof *s);
+  s->cfg = sim_malloc(sizeof *s->cfg);
+  int rc = topo_build_storage(&s->t, s->cfg, cfg, err);
+  if (rc == SIM_OK) rc = be_create(&s->be, sim, s->t, s->cfg, doc, err);
+  return rc;
+}
+
+void run_storage_free(run_storage *s) {
+  be_destroy(s->be);
+  topo_free(s->t);
+  sim_free(s->cfg);
+  memset(s, 0, sizeof *s);
+}
+
 int run_ckpt_begin(run_ckpt *c, const cfg_scenario *cfg, const cfg_doc *doc, const topo *t,
-                   be_backend *be, wl_job *job, sim_error *err) {
+                   be_backend *be, const run_storage *storage, wl_job *job, sim_error *err) {
   memset(c, 0, sizeof *c);
   c->every = cfg->workload.checkpoint.every;
   c->load = cfg->workload.data_loading;
@@ -107,12 +125,14 @@ int run_ckpt_begin(run_ckpt *c, const cfg_scenario *cfg, const cfg_doc *doc, con
   const topo *st = t;
   c->be = be;
   if (c->separate) {
-    c->scfg = sim_malloc(sizeof *c->scfg);
-    int rc = topo_build_storage(&c->st, c->scfg, cfg, err);
-    if (rc == SIM_OK) rc = be_create(&c->sbe, be->sim, c->st, c->scfg, doc, err);
-    if (rc != SIM_OK) return rc;
-    st = c->st;
-    c->be = c->sbe;
+    if (!storage) {
+      int rc = run_storage_begin(&c->own, cfg, doc, be->sim, err);
+      if (rc != SIM_OK) return rc;
+      storage = &c->own;
+    }
+    c->shared = storage;
+    st = storage->t;
+    c->be = storage->be;
   }
   wl_model m;
   int mrc = wl_model_from_cfg(&m, cfg, doc, err);
@@ -181,6 +201,8 @@ void run_ckpt_step(run_ckpt *c, uint32_t step, simtime_ps end) {
   if (!c->inflight) ckpt_start(c);
 }
 
+bool run_ckpt_busy(const run_ckpt *c) { return c->inflight || c->load_inflight; }
+
 int run_ckpt_finish(run_ckpt *c, const run_training *tr) {
   if (!c->every && !c->load) return SIM_OK;
   /* a write (or read) still in flight when the last step ended: run until it is done */
@@ -190,33 +212,66 @@ int run_ckpt_finish(run_ckpt *c, const run_training *tr) {
     if (ran == 0) break; /* nothing left to run: cannot finish */
   }
   c->draining = false;
-  /* what each checkpoint cost the steps it overlapped, against the baseline */
-  for (size_t i = 0; i < c->n; i++) {
-    run_checkpoint *k = &c->v[i];
-    if (!k->end) continue;
-    for (uint32_t s = 0; s < wl_job_steps_done(tr->job); s++) {
-      const run_step_record *r = run_training_step(tr, false, s);
-      const run_step_record *b = run_training_step(tr, true, s);
-      if (!r || r->end <= k->start || r->start >= k->end) continue;
-      if (!k->first_step) k->first_step = s + 1;
-      k->last_step = s + 1;
-      if (b) k->slowdown_s += sim_ps_to_s(r->end - r->start) - sim_ps_to_s(b->end - b->start);
-    }
-    if (c->sync) {
-      /* the job waited from the end of its step to the write's end */
-      const run_step_record *r = run_training_step(tr, false, k->after_step - 1);
-      k->stall_s = r && k->end > r->end ? sim_ps_to_s(k->end - r->end) : 0;
-    }
-  }
+  run_ckpt_account(c, tr->job, tr->base);
   return SIM_OK;
 }
 
+void run_ckpt_account(run_ckpt *c, const wl_job *job, const wl_job *base) {
+  uint32_t nb = base ? wl_job_steps_done(base) : 0;
+  for (size_t i = 0; i < c->n; i++) {
+    run_checkpoint *k = &c->v[i];
+    k->first_step = k->last_step = 0;
+    k->slowdown_s = k->stall_s = 0;
+    if (!k->end) continue;
+    for (uint32_t s = 0; s < wl_job_steps_done(job); s++) {
+      const wl_step *r = wl_job_step(job, s);
+      if (r->end_ps <= k->start || r->start_ps >= k->end) continue;
+      if (!k->first_step) k->first_step = s + 1;
+      k->last_step = s + 1;
+      if (s < nb) {
+        const wl_step *b = wl_job_step(base, s);
+        k->slowdown_s +=
+            sim_ps_to_s(r->end_ps - r->start_ps) - sim_ps_to_s(b->end_ps - b->start_ps);
+      }
+    }
+    if (c->sync && k->after_step - 1 < wl_job_steps_done(job)) {
+      /* the job waited from the end of its step to the write's end */
+      const wl_step *r = wl_job_step(job, k->after_step - 1);
+      k->stall_s = k->end > r->end_ps ? sim_ps_to_s(k->end - r->end_ps) : 0;
+    }
+  }
+}
+
 void run_ckpt_free(run_ckpt *c) {
-  be_destroy(c->sbe);
-  topo_free(c->st);
-  sim_free(c->scfg);
+  run_storage_free(&c->own);
   sim_free(c->x);
   sim_free(c->rx);
   sim_free(c->v);
   memset(c, 0, sizeof *c);
+}
+
+void run_ckpt_events(const run_ckpt *c, const char *job, run_events *log) {
+  char detail[320], comp[96], a[32];
+  for (size_t i = 0; c->every && i < c->n; i++) {
+    const run_checkpoint *k = &c->v[i];
+    if (job) snprintf(comp, sizeof comp, "%.60s/checkpoint%zu", job, i + 1);
+    else snprintf(comp, sizeof comp, "checkpoint%zu", i + 1);
+    snprintf(detail, sizeof detail,
+             "after step %u: %llu bytes from %u GPUs to %s storage servers (%s, %s)", k->after_step,
+             (unsigned long long)k->bytes, k->writers,
+             c->separate ? "the separate fabric's" : "the backend fabric's",
+             c->sync ? "sync: the job waits" : "async: beside the next steps",
+             c->separate ? "storage.attach separate" : "storage.attach backend");
+    run_event_add(log, k->start, comp, "checkpoint-start", detail);
+    if (!k->end) continue;
+    double s = sim_ps_to_s(k->end - k->start);
+    snprintf(a, sizeof a, "%.4g", s > 0 ? (double)k->bytes / s / 1e9 : 0);
+    snprintf(detail, sizeof detail,
+             "written in %.6g s (%s GB/s); the %u steps it overlapped took %.6g s longer than "
+             "%s%s",
+             s, a, k->first_step ? k->last_step - k->first_step + 1 : 0, k->slowdown_s,
+             job ? "the job alone without checkpoints" : "without checkpoints",
+             c->sync ? "; the job waited for it" : "");
+    run_event_add(log, k->end, comp, "checkpoint-end", detail);
+  }
 }

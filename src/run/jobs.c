@@ -99,6 +99,18 @@ static bool network_faults(const run_jobs *js) {
   return false;
 }
 
+/* Checkpoints or data loading on the backend fabric (storage.attach
+ * backend): their transfers go from a job's GPUs through the spines to the
+ * storage servers, where no footprint of the jobs' nodes foresees them. */
+static bool backend_storage(const run_jobs *js, const cfg_scenario *cfg) {
+  if (cfg->storage.attach != CFG_STORAGE_BACKEND) return false;
+  for (uint32_t j = 0; j < js->n; j++) {
+    const cfg_workload *w = &js->v[j].cfg->workload;
+    if (w->kind == CFG_WORKLOAD_TRAINING && (w->checkpoint.every || w->data_loading)) return true;
+  }
+  return false;
+}
+
 /* Each job's `shares` (the other jobs it may meet on a link, and where),
  * `group` (connected by shares) and `isolated`: at the analytic and flow
  * fidelities, without network faults, a job that can meet no other on a
@@ -106,7 +118,8 @@ static bool network_faults(const run_jobs *js) {
  * shares switch buffers and pauses across ports, so nothing is isolated
  * there. O(jobs^2 x nodes). */
 static void find_isolated(run_jobs *js, const cfg_scenario *cfg, const topo *t) {
-  bool possible = cfg->simulation.fidelity != CFG_FIDELITY_PACKET && !network_faults(js);
+  bool possible = cfg->simulation.fidelity != CFG_FIDELITY_PACKET && !network_faults(js) &&
+                  !backend_storage(js, cfg);
   for (uint32_t a = 0; a < js->n; a++) js->v[a].group = a;
   for (uint32_t a = 0; a < js->n; a++) {
     run_job *x = &js->v[a];
@@ -131,13 +144,16 @@ static void find_isolated(run_jobs *js, const cfg_scenario *cfg, const topo *t) 
 }
 
 /* A group of jobs that may meet runs live when it must: the packet
- * fidelity, a network fault (it moves traffic the timing cannot see), a
- * training job set to comm_model live. Else, at the analytic fidelity or
+ * fidelity, a network fault (it moves traffic the timing cannot see),
+ * storage traffic on the backend fabric (the same), a training job set to
+ * comm_model live. Else, at the analytic fidelity or
  * when one of its training jobs times its collectives (too large to run
  * live), the whole group is timed and stretched: its training jobs by
  * class, its collective and traffic jobs each as one task. */
 static bool group_live(const run_jobs *js, uint32_t g, const cfg_scenario *cfg) {
-  if (cfg->simulation.fidelity == CFG_FIDELITY_PACKET || network_faults(js)) return true;
+  if (cfg->simulation.fidelity == CFG_FIDELITY_PACKET || network_faults(js) ||
+      backend_storage(js, cfg))
+    return true;
   for (uint32_t a = 0; a < js->n; a++) {
     const cfg_job *cj = js->v[a].cfg;
     if (js->v[a].group != g || js->v[a].isolated) continue;
@@ -239,6 +255,8 @@ int run_jobs_start(run_jobs *js, sim_ctx *sim, be_backend *be, const cfg_doc *do
   int rc = SIM_OK;
   for (uint32_t j = 0; j < js->n && rc == SIM_OK; j++)
     if (js->v[j].train) rc = run__job_train_measure(&js->v[j], js->t, doc, err);
+  for (uint32_t j = 0; j < js->n && rc == SIM_OK; j++)
+    if (js->v[j].train) rc = run__job_train_storage(js, &js->v[j], doc, be, err);
   if (rc == SIM_OK) rc = run__jobs_contention(js, sim, doc, err);
   for (uint32_t j = 0; j < js->n && rc == SIM_OK; j++) {
     js->v[j].be = be;
@@ -319,9 +337,11 @@ static int run_alone(const run_jobs *js, run_job *job, const cfg_doc *doc, const
 }
 
 int run_jobs_alone(run_jobs *js, const cfg_doc *doc, const topo *t, sim_error *err) {
-  if (js->n < 2) return SIM_OK; /* one job: it is alone */
   for (uint32_t j = 0; j < js->n; j++) {
     run_job *job = &js->v[j];
+    /* one job is alone, unless it writes checkpoints: then its steps
+     * without them are its baseline too */
+    if (js->n < 2 && !job->ckpt) continue;
     int rc = job->train ? run__job_train_alone(js, job, doc, t, err)
              : job->cnt ? SIM_OK /* timed alone before the run */
                         : run_alone(js, job, doc, t, err);
@@ -329,8 +349,14 @@ int run_jobs_alone(run_jobs *js, const cfg_doc *doc, const topo *t, sim_error *e
     job->slowdown = job->have_alone && job->alone.time_s > 0 && job->finished
                         ? job->res.time_s / job->alone.time_s
                         : 0;
+    if (job->ckpt) run_ckpt_account(job->ckpt, job->train, job->train_alone);
   }
   return SIM_OK;
+}
+
+void run_jobs_events(const run_jobs *js, run_events *log) {
+  for (uint32_t j = 0; j < js->n; j++)
+    if (js->v[j].ckpt) run_ckpt_events(js->v[j].ckpt, js->v[j].cfg->name, log);
 }
 
 static void timed_done(void *ctx) {
@@ -364,6 +390,51 @@ int run__jobs_contention(run_jobs *js, sim_ctx *sim, const cfg_doc *doc, sim_err
   return rc;
 }
 
+/* The job's own checkpoint writes: what they cost its steps (and its
+ * stalls), into buf; 0 when nothing. */
+static size_t own_writes(const run_job *job, char *buf, size_t n) {
+  const run_ckpt *c = job->ckpt;
+  double cost = 0, stall = 0;
+  uint32_t first = 0, last = 0;
+  for (size_t i = 0; c && i < c->n; i++) {
+    cost += c->v[i].slowdown_s;
+    stall += c->v[i].stall_s;
+    if (c->v[i].first_step && (!first || c->v[i].first_step < first)) first = c->v[i].first_step;
+    if (c->v[i].last_step > last) last = c->v[i].last_step;
+  }
+  if (!c || !(cost + stall > 1e-12)) return 0;
+  int k =
+      snprintf(buf, n,
+               "its %zu checkpoint writes (%s) overlapped steps %u-%u and made them "
+               "%.6g s longer",
+               c->n, c->separate ? "separate storage fabric" : "backend fabric", first, last, cost);
+  if (stall > 0 && k >= 0 && (size_t)k < n)
+    k += snprintf(buf + k, n - (size_t)k, ", the job waited %.6g s for them", stall);
+  return k > 0 ? (size_t)k : 0;
+}
+
+/* Other jobs' checkpoint writes on the backend fabric while the job ran. */
+static size_t others_writes(const run_jobs *js, const run_job *job, char *buf, size_t n) {
+  size_t len = 0;
+  simtime_ps from = job->cfg->start, to = from + (simtime_ps)llround(job->res.time_s * 1e12);
+  for (uint32_t j = 0; j < js->n && len < n; j++) {
+    const run_ckpt *c = js->v[j].ckpt;
+    if (&js->v[j] == job || !c || c->separate) continue;
+    simtime_ps lo = SIM_TIME_MAX, hi = 0;
+    for (size_t i = 0; i < c->n; i++)
+      if (c->v[i].end && c->v[i].end > from && c->v[i].start < to) {
+        if (c->v[i].start < lo) lo = c->v[i].start;
+        if (c->v[i].end > hi) hi = c->v[i].end;
+      }
+    if (hi == 0) continue;
+    len += (size_t)snprintf(buf + len, n - len,
+                            "%s%s's checkpoint writes on the backend fabric "
+                            "(%.6g-%.6g s)",
+                            len ? ", " : "", js->v[j].cfg->name, sim_ps_to_s(lo), sim_ps_to_s(hi));
+  }
+  return len < n ? len : n - 1;
+}
+
 void run_job_cause(const run_jobs *js, const run_job *job, const topo *t, char *buf, size_t n) {
   char name[64];
   size_t len = 0;
@@ -372,10 +443,18 @@ void run_job_cause(const run_jobs *js, const run_job *job, const topo *t, char *
   double extra = job->res.time_s - job->alone.time_s;
   len += (size_t)snprintf(buf, n, "%.6g s (%.1f %%) longer than alone: ", extra,
                           (job->slowdown - 1) * 100);
+  size_t head = len;
+  len += own_writes(job, buf + len, n - len);
+  if (len > head && len < n - 2) len += (size_t)snprintf(buf + len, n - len, "; ");
+  size_t mark = len;
+  len += others_writes(js, job, buf + len, n - len);
+  if (len > mark && len < n - 2) len += (size_t)snprintf(buf + len, n - len, "; ");
   if (!job->nshares) {
-    snprintf(buf + len, n - len,
-             "it shares no link with another job; the others reach it through shared switch "
-             "buffers and pause frames");
+    if (len > head) buf[len - 2] = '\0'; /* the writes explain it */
+    else if (js->n > 1)
+      snprintf(buf + len, n - len,
+               "it shares no link with another job; the others reach it through shared switch "
+               "buffers and pause frames");
     return;
   }
   len += (size_t)snprintf(buf + len, n - len, "it may share links with ");
@@ -394,9 +473,13 @@ void run_job_cause(const run_jobs *js, const run_job *job, const topo *t, char *
 
 void run_jobs_free(run_jobs *js) {
   run__contention_free(js->contention);
+  if (js->storage) run_storage_free(js->storage);
+  sim_free(js->storage);
   for (uint32_t j = 0; j < js->n; j++) {
     sim_free(js->v[j].shares);
     coll_plan_free(&js->v[j].plan);
+    if (js->v[j].ckpt) run_ckpt_free(js->v[j].ckpt);
+    sim_free(js->v[j].ckpt);
     wl_job_free(js->v[j].train);
     wl_job_free(js->v[j].train_alone);
     sim_free(js->v[j].nodes);

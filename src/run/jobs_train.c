@@ -26,6 +26,14 @@ int run__job_train_begin(const run_jobs *js, run_job *job, run__train_mode mode,
   cfg_workload *w = &job->view.workload;
   if (mode == RUN__TRAIN_LIVE) {
     const char *other = job->nshares ? js->v[job->shares[0].job].cfg->name : "?";
+    if ((w->comm_model == CFG_COMM_REUSE || w->comm_model == CFG_COMM_SYMMETRIC) &&
+        !job->nshares) /* live for the storage traffic on the backend alone */
+      return cfg_fail_at(doc, "workload.comm_model", err,
+                         "%s times each collective by class, but checkpoint writes or data "
+                         "loading on the backend fabric (storage.attach backend) reach every "
+                         "job's links, which timed collectives cannot see; allowed here: auto, "
+                         "live, or storage.attach separate",
+                         cfg_comm_model_name(w->comm_model));
     if (w->comm_model == CFG_COMM_REUSE || w->comm_model == CFG_COMM_SYMMETRIC)
       return cfg_fail_at(doc, "workload.comm_model", err,
                          "%s times each collective by class, but this job may share links with "
@@ -75,11 +83,36 @@ bool run_jobs_training(const run_jobs *js) {
   return false;
 }
 
-/* Still to run: a training job not started or with steps left; a
- * collective or traffic job not finished. */
+/* Still to run: a training job not started, with steps left or with a
+ * checkpoint still writing; a collective or traffic job not finished. */
 static bool job_active(const run_job *job) {
-  if (job->train) return !job->train_started || wl_job_active(job->train);
+  if (job->train)
+    return !job->train_started || wl_job_active(job->train) ||
+           (job->ckpt && run_ckpt_busy(job->ckpt));
   return !job->exec.finished;
+}
+
+static void job_step(void *ctx, uint32_t step, simtime_ps start, simtime_ps end) {
+  (void)start;
+  run_ckpt_step(ctx, step, end);
+}
+
+int run__job_train_storage(run_jobs *js, run_job *job, const cfg_doc *doc, be_backend *be,
+                           sim_error *err) {
+  const cfg_workload *w = &job->view.workload;
+  if (!w->checkpoint.every && !w->data_loading) return SIM_OK;
+  int rc = SIM_OK;
+  if (job->view.storage.attach == CFG_STORAGE_SEPARATE && !js->storage) {
+    js->storage = sim_calloc(1, sizeof *js->storage); /* one storage fabric for all */
+    rc = run_storage_begin(js->storage, &job->view, doc, be->sim, err);
+  }
+  job->ckpt = sim_calloc(1, sizeof *job->ckpt);
+  cfg_doc_scope_job(doc, (int)job->cfg->index);
+  if (rc == SIM_OK)
+    rc = run_ckpt_begin(job->ckpt, &job->view, doc, js->t, be, js->storage, job->train, err);
+  cfg_doc_scope_job(doc, -1);
+  if (rc == SIM_OK) wl_job_on_step(job->train, job_step, job->ckpt);
+  return rc;
 }
 
 int run_jobs_run(run_jobs *js, sim_ctx *sim, const cfg_doc *doc, bool *complete, sim_error *err) {

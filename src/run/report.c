@@ -329,38 +329,13 @@ static void slowdown_events(run_training *tr, run_events *log) {
   }
 }
 
-/* Each checkpoint's write as an event at its start and one at its end. */
-static void checkpoint_events(const run_ckpt *c, run_events *log) {
-  char detail[320], comp[32], a[32];
-  for (size_t i = 0; c->every && i < c->n; i++) {
-    const run_checkpoint *k = &c->v[i];
-    snprintf(comp, sizeof comp, "checkpoint%zu", i + 1);
-    snprintf(detail, sizeof detail,
-             "after step %u: %llu bytes from %u GPUs to %s storage servers (%s, %s)", k->after_step,
-             (unsigned long long)k->bytes, k->writers,
-             c->separate ? "the separate fabric's" : "the backend fabric's",
-             c->sync ? "sync: the job waits" : "async: beside the next steps",
-             c->separate ? "storage.attach separate" : "storage.attach backend");
-    run_event_add(log, k->start, comp, "checkpoint-start", detail);
-    if (!k->end) continue;
-    double s = sim_ps_to_s(k->end - k->start);
-    snprintf(a, sizeof a, "%.4g", s > 0 ? (double)k->bytes / s / 1e9 : 0);
-    snprintf(detail, sizeof detail,
-             "written in %.6g s (%s GB/s); the %u steps it overlapped took %.6g s longer than "
-             "without checkpoints%s",
-             s, a, k->first_step ? k->last_step - k->first_step + 1 : 0, k->slowdown_s,
-             c->sync ? "; the job waited for it" : "");
-    run_event_add(log, k->end, comp, "checkpoint-end", detail);
-  }
-}
-
 void run_training_report(run_training *tr, const flt_sched *fs, run_events *log,
                          run_training_result *out) {
   memset(out, 0, sizeof *out);
   out->job = tr->job;
   out->base = tr->base;
   out->ckpt = tr->ckpt.every || tr->ckpt.load ? &tr->ckpt : NULL;
-  checkpoint_events(&tr->ckpt, log);
+  run_ckpt_events(&tr->ckpt, NULL, log);
   slowdown_events(tr, log);
   failure_of(tr, log, &out->failure);
   sdc_of(tr, log, out);

@@ -58,6 +58,11 @@ typedef enum {
   RUN__TRAIN_TIMED,
   RUN__TRAIN_TIMED_REUSE
 } run__train_mode;
+/* A training job's checkpoints and data loading (run_ckpt) on the run's
+ * backend, or on the jobs' one storage fabric (built by the first job that
+ * needs it); a no-op without either. */
+int run__job_train_storage(run_jobs *js, run_job *job, const cfg_doc *doc, be_backend *be,
+                           sim_error *err);
 int run__job_train_begin(const run_jobs *js, run_job *job, run__train_mode mode, const cfg_doc *doc,
                          const topo *t, be_backend *be, const uint32_t *gpus, uint32_t ngpus,
                          sim_error *err);

@@ -225,6 +225,9 @@ typedef struct run_job {
   uint32_t task;
   struct run_ckpt *ckpt; /* training with workload.checkpoint.every or data_loading: its
                             writes and reads (run_jobs_start; owned); NULL */
+  trc_set *trs;          /* trace: its traces and their runner over the job's GPUs, and */
+  trc_runner *trr;       /* (owned) */
+  trc_result trace;      /* the figures (run_jobs_end; owned) */
 } run_job;
 
 typedef struct run_jobs {
@@ -271,8 +274,8 @@ int run_jobs_start(run_jobs *js, sim_ctx *sim, be_backend *be, const cfg_doc *do
  * (*complete false). Later events (faults past the end) stay pending.
  * Errors: a training job's (SIM_ERANGE past the horizon, a stall). */
 int run_jobs_run(run_jobs *js, sim_ctx *sim, const cfg_doc *doc, bool *complete, sim_error *err);
-/* The GPU faults of the scenario, into the training job that holds the
- * GPU (ctx is js; a GPU of no training job: no effect). */
+/* The GPU faults of the scenario, into the training or trace job that
+ * holds the GPU (ctx is js; a GPU of no such job: no effect). */
 flt_gpu_hooks run_jobs_hooks(run_jobs *js);
 /* Once the simulation stopped: each job's result, and the pause victims
  * between jobs where the fidelity counts them (run_jobs.pauses; the jobs'
@@ -291,6 +294,10 @@ simtime_ps run_jobs_end(run_jobs *js, sim_ctx *sim);
 int run_jobs_alone(run_jobs *js, const cfg_doc *doc, const topo *t, sim_error *err);
 /* Each job's checkpoint writes as events ("JOB/checkpointK"). */
 void run_jobs_events(const run_jobs *js, run_events *log);
+/* The earliest GPU or node failure that stopped a training or trace job
+ * (the other jobs ran on): the job's index and the failure; false when no
+ * job stopped so. O(jobs x events). */
+bool run_jobs_failure(const run_jobs *js, uint32_t *job, trc_failure *f);
 /* Why job j's time differs from its alone time, in one line: the excess and
  * the jobs it may meet and where ("" when it runs as fast as alone). */
 void run_job_cause(const run_jobs *js, const run_job *job, const topo *t, char *buf, size_t n);

@@ -215,6 +215,13 @@ typedef struct trc_runner trc_runner;
  * collective keys) when a plan cannot be built. */
 int trc_runner_create(trc_runner **out, const trc_set *s, const cfg_scenario *cfg,
                       const cfg_doc *doc, const topo *t, be_backend *b, sim_error *err);
+/* The same for a job of a jobs: list: rank r on GPU gpus[r] (ascending;
+ * ngpus of them, at least the ranks: refused at workload.trace.ranks), on
+ * a backend other jobs share: a GPU failure stops this job, not the
+ * simulation. */
+int trc_runner_create_on(trc_runner **out, const trc_set *s, const cfg_scenario *cfg,
+                         const cfg_doc *doc, const topo *t, be_backend *b, const uint32_t *gpus,
+                         uint32_t ngpus, sim_error *err);
 /* A GPU or node of the job that failed (gpu: the GPU the fault named). */
 typedef struct trc_failure {
   simtime_ps at;

@@ -394,6 +394,10 @@ static json_t *jobs_json(const run_jobs *js, const topo *t, bool classes) {
         json_object_set_new(o, "step", cli_step_json(wl_job_step(tj, 0), &job->view));
       json_object_set_new(o, "steps", steps_json(tj, job->train_alone));
       storage_json(job->ckpt, o);
+    } else if (job->trr) { /* as a trace run's */
+      json_decref(colls);
+      json_decref(c);
+      json_object_set_new(o, "trace", trc_result_json(&job->trace, job->trs, &job->view));
     } else if (job->cfg->workload.kind == CFG_WORKLOAD_TRAFFIC) { /* as a traffic run's */
       json_decref(colls);
       json_object_set_new(

@@ -150,6 +150,15 @@ static void job_work_text(const run_job *job, char *out, size_t cap) {
              n ? out_fmt_seconds(a, sizeof a, sum / n) : "-");
     return;
   }
+  if (job->trr) {
+    const trc_result *r = &job->trace;
+    double sum = 0;
+    for (uint32_t k = 0; k < r->iterations_done; k++) sum += r->iteration_s[k];
+    snprintf(out, cap, "trace, %u ranks, %u of %u iteration%s, mean %s", r->nranks,
+             r->iterations_done, r->iterations, r->iterations == 1 ? "" : "s",
+             r->iterations_done ? out_fmt_seconds(a, sizeof a, sum / r->iterations_done) : "-");
+    return;
+  }
   snprintf(out, cap, "%s %s",
            job->cfg->workload.kind == CFG_WORKLOAD_TRAFFIC
                ? cfg_traffic_pattern_name(job->cfg->workload.traffic.pattern)

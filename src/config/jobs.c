@@ -8,8 +8,7 @@
  * (cfg__set_workload_text), starting from the schema's defaults. The
  * cross-key checks of a workload (validate.c) run on each job in turn.
  *
- * This step runs collective and traffic workloads; training and trace
- * jobs are refused at their workload.kind.
+ * A job runs any workload fabsim runs: collective, traffic, training, trace.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,13 +126,6 @@ int cfg__job_check(const cfg_job *j, const uint8_t have[CFG__JF_N], int *field, 
       snprintf(msg, cap, "missing; every job has a name, gpus and a workload");
       return SIM_ECONFIG;
     }
-  if (j->workload.kind == CFG_WORKLOAD_TRACE) {
-    *field = CFG__JF_WORKLOAD;
-    snprintf(msg, cap,
-             "workload.kind trace is not yet supported in jobs: (issue 16); allowed: collective, "
-             "traffic, training");
-    return SIM_ECONFIG;
-  }
   if (have[CFG__JF_NODES] != (j->placement == CFG_PLACE_EXPLICIT)) {
     *field = have[CFG__JF_NODES] ? CFG__JF_NODES : CFG__JF_PLACEMENT;
     snprintf(msg, cap, "placement explicit and nodes: [..] go together (placement here: %s)",

@@ -84,6 +84,11 @@ static int plan_job(const run_jobs *js, run_job *job, run__train_mode mode, cons
   case CFG_WORKLOAD_TRAINING:
     rc = run__job_train_begin(js, job, mode, doc, t, be, gpus, n, err);
     break;
+  case CFG_WORKLOAD_TRACE: /* its ranks on the job's GPUs, in order */
+    rc = trc_load(&job->trs, &job->view, doc, n, err);
+    if (rc == SIM_OK)
+      rc = trc_runner_create_on(&job->trr, job->trs, &job->view, doc, t, be, gpus, n, err);
+    break;
   default: rc = cal_collective_plan_on(&job->plan, t, &job->view, doc, gpus, n, err); break;
   }
   cfg_doc_scope_job(doc, -1);
@@ -146,10 +151,10 @@ static void find_isolated(run_jobs *js, const cfg_scenario *cfg, const topo *t) 
 /* A group of jobs that may meet runs live when it must: the packet
  * fidelity, a network fault (it moves traffic the timing cannot see),
  * storage traffic on the backend fabric (the same), a training job set to
- * comm_model live. Else, at the analytic fidelity or
- * when one of its training jobs times its collectives (too large to run
- * live), the whole group is timed and stretched: its training jobs by
- * class, its collective and traffic jobs each as one task. */
+ * comm_model live, a trace job (its DAG of compute and calls runs live only). Else, at the analytic
+ * fidelity or when one of its training jobs times its collectives (too large to run live), the
+ * whole group is timed and stretched: its training jobs by class, its collective and traffic jobs
+ * each as one task. */
 static bool group_live(const run_jobs *js, uint32_t g, const cfg_scenario *cfg) {
   if (cfg->simulation.fidelity == CFG_FIDELITY_PACKET || network_faults(js) ||
       backend_storage(js, cfg))
@@ -159,6 +164,7 @@ static bool group_live(const run_jobs *js, uint32_t g, const cfg_scenario *cfg) 
     if (js->v[a].group != g || js->v[a].isolated) continue;
     if (cj->workload.kind == CFG_WORKLOAD_TRAINING && cj->workload.comm_model == CFG_COMM_LIVE)
       return true;
+    if (cj->workload.kind == CFG_WORKLOAD_TRACE) return true; /* its DAG has no timed form */
   }
   return false;
 }
@@ -248,6 +254,10 @@ static void start_job(sim_ctx *sim, void *obj, uint64_t arg) {
     job->train_started = wl_job_start(job->train, &err) == SIM_OK; /* live or measured */
     return;
   }
+  if (job->trr) {
+    trc_runner_start(job->trr);
+    return;
+  }
   coll_exec_start(&job->exec, job->be, &job->plan, NULL, NULL);
 }
 
@@ -273,6 +283,16 @@ simtime_ps run_jobs_end(run_jobs *js, sim_ctx *sim) {
     if (job->train) {
       run__job_train_end(job, sim);
       if (run__job_train_last(job) > last) last = run__job_train_last(job);
+      continue;
+    }
+    if (job->trr) { /* started at its start, figures from there */
+      trc_result_free(&job->trace);
+      trc_runner_result(job->trr, &job->trace);
+      job->finished = trc_runner_done(job->trr) && !trc_runner_failed(job->trr, NULL);
+      memset(&job->res, 0, sizeof job->res);
+      job->res.time_s = job->trace.time_s;
+      simtime_ps end = job->cfg->start + job->trace.time_ps;
+      if (end > last) last = end;
       continue;
     }
     job->finished = job->exec.finished;
@@ -316,6 +336,43 @@ static void alone_start(sim_ctx *sim, void *obj, uint64_t arg) {
   coll_exec_start(&c->e, c->be, c->plan, NULL, NULL);
 }
 
+static void alone_trace_start(sim_ctx *sim, void *obj, uint64_t arg) {
+  (void)sim;
+  (void)arg;
+  trc_runner_start(obj);
+}
+
+/* A trace job alone: its traces on a fresh backend, from its start. */
+static int run_alone_trace(const run_jobs *js, run_job *job, const cfg_doc *doc, const topo *t,
+                           sim_error *err) {
+  run__alone a;
+  trc_runner *r = NULL;
+  uint32_t n;
+  uint32_t *gpus = job_gpus(job, t, &n);
+  int rc = run__alone_begin(&a, js, &job->view, doc, t, err);
+  cfg_doc_scope_job(doc, (int)job->cfg->index);
+  if (rc == SIM_OK) rc = trc_runner_create_on(&r, job->trs, &job->view, doc, t, a.be, gpus, n, err);
+  cfg_doc_scope_job(doc, -1);
+  if (rc == SIM_OK && a.fs) {
+    flt_gpu_hooks h = trc_runner_hooks(r);
+    flt_sched_set_hooks(a.fs, &h);
+  }
+  if (rc == SIM_OK) {
+    ev_schedule(a.sim, job->cfg->start, alone_trace_start, r, 0);
+    ev_run(a.sim, SIM_TIME_MAX);
+    trc_result res;
+    trc_runner_result(r, &res);
+    memset(&job->alone, 0, sizeof job->alone);
+    job->alone.time_s = res.time_s;
+    job->have_alone = trc_runner_done(r) && !trc_runner_failed(r, NULL);
+    trc_result_free(&res);
+  }
+  trc_runner_free(r);
+  sim_free(gpus);
+  run__alone_end(&a);
+  return rc;
+}
+
 /* Job j alone: a fresh simulation and backend of the same fabric under
  * the same faults, the same plan (the same GPUs), started at its start, so
  * the faults meet it when they met it shared. */
@@ -343,6 +400,7 @@ int run_jobs_alone(run_jobs *js, const cfg_doc *doc, const topo *t, sim_error *e
      * without them are its baseline too */
     if (js->n < 2 && !job->ckpt) continue;
     int rc = job->train ? run__job_train_alone(js, job, doc, t, err)
+             : job->trr ? run_alone_trace(js, job, doc, t, err)
              : job->cnt ? SIM_OK /* timed alone before the run */
                         : run_alone(js, job, doc, t, err);
     if (rc != SIM_OK) return rc;
@@ -352,6 +410,32 @@ int run_jobs_alone(run_jobs *js, const cfg_doc *doc, const topo *t, sim_error *e
     if (job->ckpt) run_ckpt_account(job->ckpt, job->train, job->train_alone);
   }
   return SIM_OK;
+}
+
+/* Job job's GPU or node failure, if one stopped it. */
+static bool job_failure(const run_job *job, trc_failure *f) {
+  if (job->trr) return trc_runner_failed(job->trr, f);
+  if (!job->train || !wl_job_stopped(job->train, NULL, NULL)) return false;
+  size_t n;
+  const wl_gpu_event *e = wl_job_events(job->train, &n);
+  for (size_t i = n; i-- > 0;)
+    if (e[i].kind == WL_GPU_FAIL || e[i].kind == WL_NODE_FAIL) {
+      *f = (trc_failure){e[i].at, e[i].gpu, e[i].kind == WL_NODE_FAIL};
+      return true;
+    }
+  return false; /* a transfer's failure: the run's transfer count has it */
+}
+
+bool run_jobs_failure(const run_jobs *js, uint32_t *job, trc_failure *f) {
+  bool any = false;
+  for (uint32_t j = 0; j < js->n; j++) {
+    trc_failure g;
+    if (!job_failure(&js->v[j], &g) || (any && g.at >= f->at)) continue;
+    *f = g;
+    *job = j;
+    any = true;
+  }
+  return any;
 }
 
 void run_jobs_events(const run_jobs *js, run_events *log) {
@@ -478,6 +562,9 @@ void run_jobs_free(run_jobs *js) {
   for (uint32_t j = 0; j < js->n; j++) {
     sim_free(js->v[j].shares);
     coll_plan_free(&js->v[j].plan);
+    trc_runner_free(js->v[j].trr);
+    trc_set_free(js->v[j].trs);
+    trc_result_free(&js->v[j].trace);
     if (js->v[j].ckpt) run_ckpt_free(js->v[j].ckpt);
     sim_free(js->v[j].ckpt);
     wl_job_free(js->v[j].train);

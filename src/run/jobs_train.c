@@ -89,6 +89,7 @@ static bool job_active(const run_job *job) {
   if (job->train)
     return !job->train_started || wl_job_active(job->train) ||
            (job->ckpt && run_ckpt_busy(job->ckpt));
+  if (job->trr) return !trc_runner_done(job->trr) && !trc_runner_failed(job->trr, NULL);
   return !job->exec.finished;
 }
 
@@ -145,34 +146,40 @@ int run_jobs_run(run_jobs *js, sim_ctx *sim, const cfg_doc *doc, bool *complete,
   return rc;
 }
 
-/* The job (training) that holds GPU `gpu`, or NULL. O(jobs). */
-static wl_job *holder(run_jobs *js, uint32_t gpu) {
+/* The hooks of the job (training or trace) on GPU `gpu`'s node: the job
+ * holds the node's GPUs (jobs take whole nodes). false: no such job.
+ * O(jobs + nodes of the job). */
+static bool holder(run_jobs *js, uint32_t gpu, flt_gpu_hooks *h) {
+  uint32_t node = topo_gpu_node(js->t, gpu);
   for (uint32_t j = 0; j < js->n; j++) {
     run_job *job = &js->v[j];
-    if (job->train && wl_job_gpu_stage(job->train, gpu) != WL_NO_STAGE) return job->train;
+    if (job->train && wl_job_gpu_stage(job->train, gpu) != WL_NO_STAGE) {
+      *h = wl_job_hooks(job->train);
+      return true;
+    }
+    if (!job->trr) continue;
+    for (uint32_t i = 0; i < job->nnodes; i++)
+      if (job->nodes[i] == node) {
+        *h = trc_runner_hooks(job->trr);
+        return true;
+      }
   }
-  return NULL;
+  return false;
 }
 
 static void hook_slowdown(void *ctx, simtime_ps now, uint32_t gpu, double factor) {
-  wl_job *j = holder(ctx, gpu);
-  if (!j) return;
-  flt_gpu_hooks h = wl_job_hooks(j);
-  h.slowdown(h.ctx, now, gpu, factor);
+  flt_gpu_hooks h;
+  if (holder(ctx, gpu, &h) && h.slowdown) h.slowdown(h.ctx, now, gpu, factor);
 }
 
 static void hook_fail(void *ctx, simtime_ps now, uint32_t gpu, bool whole_node) {
-  wl_job *j = holder(ctx, gpu);
-  if (!j) return;
-  flt_gpu_hooks h = wl_job_hooks(j);
-  h.fail(h.ctx, now, gpu, whole_node);
+  flt_gpu_hooks h;
+  if (holder(ctx, gpu, &h) && h.fail) h.fail(h.ctx, now, gpu, whole_node);
 }
 
 static void hook_sdc(void *ctx, simtime_ps now, uint32_t gpu) {
-  wl_job *j = holder(ctx, gpu);
-  if (!j) return;
-  flt_gpu_hooks h = wl_job_hooks(j);
-  h.sdc(h.ctx, now, gpu);
+  flt_gpu_hooks h;
+  if (holder(ctx, gpu, &h) && h.sdc) h.sdc(h.ctx, now, gpu); /* traces have no SDC hook */
 }
 
 flt_gpu_hooks run_jobs_hooks(run_jobs *js) {

@@ -89,7 +89,7 @@ static int setup_begin(run_setup *s, bool check, sim_error *err) {
   if (s->fs && s->w.hooks.ctx) flt_sched_set_hooks(s->fs, &s->w.hooks); /* traces' GPU faults */
   if (run_jobs_begin(&s->jobs, cfg, s->doc, s->t, s->be, s->faults, s->nfaults, err) != SIM_OK)
     return SIM_ECONFIG;
-  if (s->fs && run_jobs_training(&s->jobs)) { /* GPU faults: into the job holding the GPU */
+  if (s->fs && s->jobs.n) { /* GPU faults: into the training or trace job holding the GPU */
     flt_gpu_hooks h = run_jobs_hooks(&s->jobs);
     flt_sched_set_hooks(s->fs, &h);
   }

@@ -141,10 +141,12 @@ int trc_load(trc_set **out, const cfg_scenario *cfg, const cfg_doc *doc, uint32_
   uint32_t *rank_trace = sim_malloc((nranks ? nranks : 1) * sizeof *rank_trace);
   int rc = SIM_OK;
   if (nranks > gpus) {
+    bool job = cfg->jobs.n > 0; /* a job of a jobs: list: gpus are the job's */
     rc = cfg_fail_at(doc, "workload.trace.ranks", err,
-                     "%u ranks but the cluster has %u GPUs "
-                     "(rank r runs on GPU r); allowed: 1..%u, or 0 for all",
-                     nranks, gpus, gpus);
+                     "%u ranks but the %s has %u GPUs (rank r runs on %s); allowed: 1..%u, "
+                     "or 0 for all",
+                     nranks, job ? "job" : "cluster", gpus, job ? "the job's r-th GPU" : "GPU r",
+                     gpus);
     goto done;
   }
   if (by_class) {

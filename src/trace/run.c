@@ -101,8 +101,22 @@ struct trc_runner {
   simtime_ps *iter_end; /* per iteration: when its last rank finished it */
   bool failed;          /* a GPU or node of the job failed: the job stopped */
   trc_failure failure;
-  simtime_ps gpu_ps; /* the largest GPU stream's compute in one iteration */
+  simtime_ps gpu_ps;     /* the largest GPU stream's compute in one iteration */
+  uint32_t *gpu;         /* per rank its GPU; NULL: rank r is GPU r */
+  uint32_t *rank_of;     /* with gpu: per GPU of t its rank, or UINT32_MAX */
+  uint32_t **group_gpus; /* with gpu: per group its members' GPUs (the plans' ranks) */
+  bool shared;           /* on a backend other jobs share: a failure stops the job only */
 };
+
+static inline uint32_t gpu_of(const trc_runner *r, uint32_t rank) {
+  return r->gpu ? r->gpu[rank] : rank;
+}
+
+/* The rank on GPU gpu, or UINT32_MAX: no rank of the job. */
+static uint32_t rank_at(const trc_runner *r, uint32_t gpu) {
+  if (r->gpu) return gpu < topo_gpu_count(r->t) ? r->rank_of[gpu] : UINT32_MAX;
+  return gpu < r->s->nranks ? gpu : UINT32_MAX;
+}
 
 /* ---- preparation ---------------------------------------------------------- */
 
@@ -210,11 +224,15 @@ static int plan_calls(trc_runner *r, const cfg_scenario *cfg, const cfg_doc *doc
              !(r->keys[j].group == gi && r->keys[j].op == op && r->keys[j].bytes == bytes))
         j++;
       if (j == r->nplans) {
+        if (r->gpu && !r->group_gpus[gi]) { /* the members' GPUs, ascending as the ranks */
+          r->group_gpus[gi] = sim_malloc(g->nranks * sizeof **r->group_gpus);
+          for (uint32_t m = 0; m < g->nranks; m++) r->group_gpus[gi][m] = r->gpu[g->ranks[m]];
+        }
         coll_spec spec = {
             .op = op,
             .algorithm = cfg->workload.collective.algorithm,
             .bytes = bytes,
-            .ranks = g->ranks, /* rank r is GPU r; members ascending */
+            .ranks = r->gpu ? r->group_gpus[gi] : g->ranks, /* members ascending */
             .nranks = g->nranks,
             .channels = cfg->workload.collective.channels ? cfg->workload.collective.channels
                                                           : cfg->cluster.nic.per_node,
@@ -246,6 +264,12 @@ static int plan_calls(trc_runner *r, const cfg_scenario *cfg, const cfg_doc *doc
 
 int trc_runner_create(trc_runner **out, const trc_set *s, const cfg_scenario *cfg,
                       const cfg_doc *doc, const topo *t, be_backend *b, sim_error *err) {
+  return trc_runner_create_on(out, s, cfg, doc, t, b, NULL, 0, err);
+}
+
+int trc_runner_create_on(trc_runner **out, const trc_set *s, const cfg_scenario *cfg,
+                         const cfg_doc *doc, const topo *t, be_backend *b, const uint32_t *gpus,
+                         uint32_t ngpus, sim_error *err) {
   trc_runner *r = sim_calloc(1, sizeof *r);
   r->s = s;
   r->t = t;
@@ -253,10 +277,19 @@ int trc_runner_create(trc_runner **out, const trc_set *s, const cfg_scenario *cf
   r->sim = b->sim;
   r->iters = cfg->workload.steps ? cfg->workload.steps : 1;
   *out = NULL;
-  if (s->nranks > topo_gpu_count(t)) {
+  uint32_t have = gpus ? ngpus : topo_gpu_count(t);
+  if (s->nranks > have) {
     trc_runner_free(r);
-    return cfg_fail_at(doc, "workload.trace.ranks", err, "%u ranks but the cluster has %u GPUs",
-                       s->nranks, topo_gpu_count(t));
+    return cfg_fail_at(doc, "workload.trace.ranks", err, "%u ranks but the %s has %u GPUs",
+                       s->nranks, gpus ? "job" : "cluster", have);
+  }
+  if (gpus) {
+    r->shared = true;
+    r->gpu = sim_malloc((s->nranks ? s->nranks : 1) * sizeof *r->gpu);
+    r->rank_of = sim_malloc((topo_gpu_count(t) ? topo_gpu_count(t) : 1) * sizeof *r->rank_of);
+    r->group_gpus = sim_calloc(s->ngroups ? s->ngroups : 1, sizeof *r->group_gpus);
+    for (uint32_t g = 0; g < topo_gpu_count(t); g++) r->rank_of[g] = UINT32_MAX;
+    for (uint32_t i = 0; i < s->nranks; i++) r->rank_of[r->gpu[i] = gpus[i]] = i;
   }
   int rc = node_times(r, cfg, doc, err);
   /* iterations of GPU compute (one node at a time per rank: a lower bound) */
@@ -270,8 +303,11 @@ int trc_runner_create(trc_runner **out, const trc_set *s, const cfg_scenario *cf
   r->pairs = sim_calloc(s->npairs ? s->npairs : 1, sizeof *r->pairs);
   for (uint32_t p = 0; p < s->npairs; p++) {
     const trc_pair *q = &s->pairs[p];
-    r->pairs[p] =
-        (pair_state){r, p, 0, {q->src, q->dst, q->bytes, sim_hash_u64(p), cfg->workload.tclass}};
+    r->pairs[p] = (pair_state){
+        r,
+        p,
+        0,
+        {gpu_of(r, q->src), gpu_of(r, q->dst), q->bytes, sim_hash_u64(p), cfg->workload.tclass}};
     r->p2p_bytes += q->bytes;
   }
   r->ranks = sim_calloc(s->nranks ? s->nranks : 1, sizeof *r->ranks);
@@ -500,9 +536,10 @@ static void start_all(sim_ctx *sim, void *obj, uint64_t arg) {
 
 static void hook_slowdown(void *ctx, simtime_ps now, uint32_t gpu, double factor) {
   trc_runner *r = ctx;
-  if (gpu >= r->s->nranks || r->failed || !(factor > 0)) return; /* not the job's GPU */
+  uint32_t i = rank_at(r, gpu);
+  if (i == UINT32_MAX || r->failed || !(factor > 0)) return; /* not the job's GPU */
   if (factor > 1) factor = 1;
-  rank_state *rs = &r->ranks[gpu];
+  rank_state *rs = &r->ranks[i];
   if (factor == rs->speed) return;
   stream *q = &rs->st[GPU_STREAM];
   if (q->busy) { /* the work done at the old speed, the rest at the new */
@@ -511,21 +548,21 @@ static void hook_slowdown(void *ctx, simtime_ps now, uint32_t gpu, double factor
     q->since = now;
   }
   rs->speed = factor;
-  if (q->busy) time_stream(r, gpu, GPU_STREAM);
+  if (q->busy) time_stream(r, i, GPU_STREAM);
 }
 
 static void hook_fail(void *ctx, simtime_ps now, uint32_t gpu, bool whole_node) {
   trc_runner *r = ctx;
   if (r->failed || trc_runner_done(r)) return; /* after the job: nothing to stop */
-  bool hit = gpu < r->s->nranks;
+  bool hit = rank_at(r, gpu) != UINT32_MAX;
   uint32_t node = topo_gpu_node(r->t, gpu);
   for (uint32_t i = 0; whole_node && !hit && i < r->s->nranks; i++)
-    hit = topo_gpu_node(r->t, i) == node;
+    hit = topo_gpu_node(r->t, gpu_of(r, i)) == node;
   if (!hit) return; /* no GPU of the job */
   for (uint32_t i = 0; i < r->s->nranks; i++) account(r, i);
   r->failed = true;
   r->failure = (trc_failure){now, gpu, whole_node};
-  ev_stop(r->sim);
+  if (!r->shared) ev_stop(r->sim); /* on a shared backend the other jobs go on */
 }
 
 flt_gpu_hooks trc_runner_hooks(trc_runner *r) {
@@ -617,5 +654,9 @@ void trc_runner_free(trc_runner *r) {
   sim_free(r->pairs);
   sim_free(r->work);
   sim_free(r->iter_end);
+  for (uint32_t g = 0; r->group_gpus && g < r->s->ngroups; g++) sim_free(r->group_gpus[g]);
+  sim_free(r->group_gpus);
+  sim_free(r->gpu);
+  sim_free(r->rank_of);
   sim_free(r);
 }

@@ -19,7 +19,7 @@ expect_err "odd2.yaml:5:21: jobs[0].gpus: 3 GPUs are not whole nodes of cluster.
 
 printf '%s\njobs:\n  - {name: a, gpus: 4, workload: {kind: trace, trace: {path: x.et}}}\n' "$base" > trace.yaml
 expect_exit 2 "$FABSIM" run trace.yaml --quiet
-expect_err "trace.yaml:5:41: jobs[0].workload.kind: workload.kind trace is not yet supported in jobs: (issue 16)"
+expect_err "trace.yaml:5:62: jobs[0].workload.trace.path: rank 0: cannot open x.et"
 
 # training jobs: their collectives run live (a model that times them alone would hide the others)
 model='model: {mlp_layers: [1024, 1024, 10]}, parallel: {dp: 4}, micro_batch: 64, global_batch: 256'

@@ -492,9 +492,9 @@ static void test_refused(void **state) {
                 "jobs:\n  - {name: a, gpus: 4, workload: {kind: collective}}\n"
                 "  - {name: a, gpus: 4, workload: {kind: collective}}\n",
                 ":6:12: jobs[1].name: 'a' is also the name of jobs[0]");
+  /* a trace job's files are read at setup: a missing one is refused at its key */
   check_refused(8, "jobs:\n  - {name: a, gpus: 4, workload: {kind: trace, trace: {path: x.et}}}\n",
-                "jobs[0].workload.kind: workload.kind trace is not yet supported in jobs: "
-                "(issue 16)");
+                ":5:62: jobs[0].workload.trace.path: rank 0: cannot open x.et");
   /* a and b share leaf 0 and a runs live: b may not time its collectives
    * by class (the stretching cannot see a's live transfers) */
   static const char reuse_fmt[] =

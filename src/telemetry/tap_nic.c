@@ -464,8 +464,9 @@ static size_t *window_groups(const tel__niclog *l, const uint64_t *wh) {
   return group;
 }
 
-/* The classes, or false when they would not pay: the windows cover more
- * segments in all than there are NICs four times over (then NIC by NIC). */
+/* The classes, or false when they would not pay (then NIC by NIC): the
+ * windows cover more segments in all than there are NICs four times over,
+ * or there are more classes than a quarter of the NICs. */
 static bool classes_build(const tel__niclog *l, nic_classes *c) {
   memset(c, 0, sizeof *c);
   size_t nbp;
@@ -480,6 +481,13 @@ static bool classes_build(const tel__niclog *l, nic_classes *c) {
   uint64_t *wh = window_hashes(l);
   uint32_t *scls = sim_malloc(nbp * sizeof *scls);
   c->n = segment_classes(l, bp, nbp, wh, scls);
+  if ((size_t)c->n * 4 > l->nics) { /* fewer than 4 NICs a class: a row's sort of the
+                                       classes would cost more than selecting among NICs */
+    sim_free(wh);
+    sim_free(scls);
+    sim_free(bp);
+    return false;
+  }
   size_t *group = window_groups(l, wh);
   c->of = sim_malloc(l->nics * sizeof *c->of);
   c->first = sim_malloc((c->n ? c->n : 1) * sizeof *c->first);

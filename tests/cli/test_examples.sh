@@ -40,4 +40,10 @@ for fid in analytic flow; do
 done
 expect_exit 0 "$FABSIM" run "$SRC/examples/shared/two-jobs-random.yaml" --set output.dir=out-rand --quiet
 expect_json out-rand/summary.json '(.jobs | length) == 2 and ([.jobs[].slowdown | . > 1] == [true, true])'
+# a checkpointing job's bursts named in the other job's cause; apart on a separate storage fabric
+expect_exit 0 "$FABSIM" run "$SRC/examples/shared/jobs-checkpoint.yaml" --set output.dir=out-jc --quiet
+expect_json out-jc/summary.json '(.jobs[0].checkpoints.list | length) == 2 and .jobs[1].slowdown > 1 and (.jobs[1].cause | test("ckpt.s checkpoint writes"))'
+expect_exit 0 "$FABSIM" run "$SRC/examples/shared/jobs-checkpoint.yaml" --set output.dir=out-jc2 \
+  --set storage.attach=separate --quiet
+expect_json out-jc2/summary.json '[.jobs[].slowdown] == [1, 1]'
 finish

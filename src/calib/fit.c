@@ -192,15 +192,11 @@ static double snap(cal_param p, double v) {
 }
 
 /* Compass search from F->x. O(evaluations x rows). */
-static int search(fitter *F, sim_error *err) {
-  double step[CAL_NPARAM], best;
+static int search(fitter *F, double *step, sim_error *err) {
+  double best;
   int rc = evaluate(F, F->x, NULL, false, &best, NULL, err);
   bool any = false;
-  for (int p = 0; p < CAL_NPARAM; p++) {
-    double lo, hi, smin;
-    bounds((cal_param)p, &lo, &hi, &step[p], &smin);
-    any = any || F->on[p];
-  }
+  for (int p = 0; p < CAL_NPARAM; p++) any = any || F->on[p];
   while (rc == SIM_OK && any && F->evals < MAX_EVALS) {
     bool moved = false, open = false;
     for (int p = 0; p < CAL_NPARAM && rc == SIM_OK; p++) {
@@ -356,11 +352,22 @@ int cal_fit_run(cal_fit *out, const cal_base *base, const cal_run *runs, size_t 
    * in-switch factors too, from there (a switch factor moves the tuner's
    * picks, and alone at the start it can pull the search into a worse
    * basin; the second stage only accepts what lowers the objective) */
-  bool sw[CAL_NPARAM] = {0};
-  for (int p = CAL_PARAM_LAT_NVLS; p < CAL_NPARAM; p++) sw[p] = F.on[p], F.on[p] = false;
-  if ((rc = search(&F, err)) != SIM_OK) goto done;
-  for (int p = CAL_PARAM_LAT_NVLS; p < CAL_NPARAM; p++) F.on[p] = sw[p];
-  if ((rc = search(&F, err)) != SIM_OK) goto done;
+  bool sw[CAL_NPARAM] = {0}, second = false;
+  double step[CAL_NPARAM];
+  for (int p = 0; p < CAL_NPARAM; p++) {
+    double lo, hi, smin;
+    bounds((cal_param)p, &lo, &hi, &step[p], &smin);
+  }
+  for (int p = CAL_PARAM_LAT_NVLS; p < CAL_NPARAM; p++) second |= sw[p] = F.on[p], F.on[p] = false;
+  if ((rc = search(&F, step, err)) != SIM_OK) goto done;
+  if (second) { /* every parameter again, from its first step */
+    for (int p = 0; p < CAL_NPARAM; p++) {
+      double lo, hi, smin;
+      bounds((cal_param)p, &lo, &hi, &step[p], &smin);
+      F.on[p] = F.on[p] || sw[p];
+    }
+    if ((rc = search(&F, step, err)) != SIM_OK) goto done;
+  }
   if ((rc = evaluate(&F, F.x, out->files, false, &cost, &sq, err)) != SIM_OK) goto done;
   out->rms_after = sqrt(sq / (double)out->rows_used);
   for (int p = 0; p < CAL_NPARAM; p++)

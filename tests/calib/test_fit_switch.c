@@ -55,9 +55,9 @@ static void test_fit_recovers_switch_latencies(void **state) {
                         "workload.collective.algorithm=nvlstree"};
   calib_synth(&runs[0], CAL_OP_ALLREDUCE, 1, 8, nvls, 5,
               "node000:1:1 [0] NCCL INFO NCCL_ALGO set by environment to NVLS");
-  calib_synth(&runs[1], CAL_OP_ALLREDUCE, 8, 8, tree, 5,
+  calib_synth(&runs[1], CAL_OP_ALLREDUCE, 4, 8, tree, 5,
               "node000:1:1 [0] NCCL INFO NCCL_ALGO set by environment to allreduce:nvlstree");
-  calib_synth(&runs[2], CAL_OP_ALLREDUCE, 4, 8, truth, 4, NULL); /* the tuner's picks */
+  calib_synth(&runs[2], CAL_OP_ALLREDUCE, 2, 8, truth, 4, NULL); /* the tuner's picks */
   assert_string_equal(runs[0].nccl_algo, "NVLS");
   assert_int_equal(runs[0].nccl_algo_line, 1);
   cal_fit fit;

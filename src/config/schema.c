@@ -933,7 +933,8 @@ static const cfg__key schema[] = {
             "traces.",
      FIELD(workload.trace.path)},
     UINT("workload.trace.ranks", workload.trace.ranks, "0", 0, UINT32_MAX,
-         "Ranks of the traced job, rank r on GPU r; 0 = every GPU of the cluster."),
+         "Ranks of the traced job, rank r on GPU r; 0 = every GPU of the cluster (in a job "
+         "of jobs:, rank r on the job's r-th GPU; 0 = every GPU of the job)."),
     {.name = "workload.trace.classes",
      .type = CFG__STRING,
      .def = "none",
@@ -1144,9 +1145,9 @@ static const cfg__key schema[] = {
      .type = CFG__JOBS,
      .def = "[]",
      .doc = "Several workloads sharing the fabric, a list of {name, gpus, placement, nodes, "
-            "start, traffic_class, workload}; each workload takes the workload.* keys (collective "
-            "and traffic for "
-            "now); see the table below and docs/shared-fabric.md.",
+            "start, traffic_class, workload}; each workload takes the workload.* keys (any "
+            "kind: collective, traffic, training, trace); see the table below and "
+            "docs/shared-fabric.md.",
      FIELD(jobs)},
 };
 

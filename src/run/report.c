@@ -208,7 +208,7 @@ static void failure_of(run_training *tr, run_events *log, run_failure *o) {
                                           : "transfer-failed";
   if (f->kind == WL_NODE_FAIL) snprintf(o->component, sizeof o->component, "node%u", o->node);
   else snprintf(o->component, sizeof o->component, "gpu%u", f->gpu);
-  char detail[320];
+  char detail[512]; /* why (up to 199) and the costs */
   if (f->kind == WL_NODE_FAIL)
     snprintf(detail, sizeof detail, "node fails with its %u GPUs (gpu%u first)",
              tr->cfg->cluster.gpus_per_node, f->gpu);

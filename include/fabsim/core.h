@@ -64,7 +64,8 @@ typedef struct sim_error {
 
 /* Sets err (if not NULL) and returns code, so callers can `return sim_fail(...)`. */
 int sim_fail(sim_error *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-int sim_vfail(sim_error *err, int code, const char *fmt, va_list ap);
+int sim_vfail(sim_error *err, int code, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
 
 /* For did-you-mean suggestions: the edit distance between a[0..la) and
  * b[0..lb) with adjacent transpositions counting one (optimal string

@@ -209,6 +209,7 @@ typedef struct cal_fit {
   /* efficiencies as values; latency factors relative to the base's latencies
    * (before 1) */
   double before[CAL_NPARAM], after[CAL_NPARAM];
+  bool at_bound[CAL_NPARAM];              /* fitted and ended on a bound of its search */
   cfg_coll_latency lat_before, lat_after; /* the keys themselves */
   char gpu[16];                           /* cluster.gpu inferred from the files, or "" */
   cal_file_fit *files;

@@ -298,6 +298,9 @@ void run_jobs_events(const run_jobs *js, run_events *log);
  * (the other jobs ran on): the job's index and the failure; false when no
  * job stopped so. O(jobs x events). */
 bool run_jobs_failure(const run_jobs *js, uint32_t *job, trc_failure *f);
+/* A job so stopped fails the run: w's outcome (failed, gpu_failed and its
+ * failure, unless a failure is already set) and a "job-stopped" event. */
+void run_jobs_outcome(const run_jobs *js, run_workload *w, run_events *log);
 /* Why job j's time differs from its alone time, in one line: the excess and
  * the jobs it may meet and where ("" when it runs as fast as alone). */
 void run_job_cause(const run_jobs *js, const run_job *job, const topo *t, char *buf, size_t n);

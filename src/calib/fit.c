@@ -358,7 +358,11 @@ int cal_fit_run(cal_fit *out, const cal_base *base, const cal_run *runs, size_t 
     double lo, hi, smin;
     bounds((cal_param)p, &lo, &hi, &step[p], &smin);
   }
-  for (int p = CAL_PARAM_LAT_NVLS; p < CAL_NPARAM; p++) second |= sw[p] = F.on[p], F.on[p] = false;
+  for (int p = CAL_PARAM_LAT_NVLS; p < CAL_NPARAM; p++) {
+    sw[p] = F.on[p];
+    second = second || sw[p];
+    F.on[p] = false;
+  }
   if ((rc = search(&F, step, err)) != SIM_OK) goto done;
   if (second) { /* every parameter again, from its first step */
     for (int p = 0; p < CAL_NPARAM; p++) {
@@ -370,8 +374,12 @@ int cal_fit_run(cal_fit *out, const cal_base *base, const cal_run *runs, size_t 
   }
   if ((rc = evaluate(&F, F.x, out->files, false, &cost, &sq, err)) != SIM_OK) goto done;
   out->rms_after = sqrt(sq / (double)out->rows_used);
-  for (int p = 0; p < CAL_NPARAM; p++)
+  for (int p = 0; p < CAL_NPARAM; p++) {
+    double lo, hi, s0, smin;
+    bounds((cal_param)p, &lo, &hi, &s0, &smin);
     out->after[p] = p <= CAL_PARAM_NIC_EFF ? F.x[p] : exp(F.x[p]);
+    out->at_bound[p] = out->fitted[p] && (F.x[p] <= lo || F.x[p] >= hi);
+  }
   out->lat_before = c0->workload.collective.latency;
   latency_of(&out->lat_before, F.x, &out->lat_after);
   out->evaluations = F.evals;

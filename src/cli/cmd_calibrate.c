@@ -194,7 +194,7 @@ static void print_result(const cal_fit *f, const char *written) {
       printf("%s %s %s -> %s", shown++ ? "," : "", k[i].field, b, a);
     }
     printf("%s\n", p <= CAL_PARAM_LAT_SIMPLE ? " (tree keys alike)" : "");
-    if (f->after[p] >= 7.999 || f->after[p] <= 0.12501)
+    if (f->at_bound[p])
       printf(
           "    at the factor's bound (1/8..8): the rows ask for more than a latency gives%s%s%s\n",
           p >= CAL_PARAM_LAT_NVLS ? "; if the cluster did not run " : "",

@@ -250,16 +250,7 @@ static int simulate(run_verb *v) {
     if (v->complete && !s->w.failed && run_jobs_alone(&s->jobs, s->doc, s->t, &err) != SIM_OK)
       return fail(&err, false);
     run_jobs_events(&s->jobs, &r->log);
-    uint32_t j;
-    trc_failure f;
-    if (!s->w.gpu_failed && run_jobs_failure(&s->jobs, &j, &f)) { /* a job stopped: failed */
-      char detail[200];
-      s->w.failed = s->w.gpu_failed = true;
-      s->w.gpu_failure = f;
-      snprintf(detail, sizeof detail, "job %.64s stopped: gpu%u%s failed; the other jobs ran on",
-               s->jobs.v[j].cfg->name, f.gpu, f.whole_node ? "'s node" : "");
-      run_event_add(&r->log, f.at, "job", "job-stopped", detail);
-    }
+    run_jobs_outcome(&s->jobs, &s->w, &r->log);
   }
   return CLI_OK;
 }

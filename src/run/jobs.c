@@ -438,6 +438,18 @@ bool run_jobs_failure(const run_jobs *js, uint32_t *job, trc_failure *f) {
   return any;
 }
 
+void run_jobs_outcome(const run_jobs *js, run_workload *w, run_events *log) {
+  uint32_t j;
+  trc_failure f;
+  if (w->gpu_failed || !run_jobs_failure(js, &j, &f)) return;
+  char detail[200];
+  w->failed = w->gpu_failed = true;
+  w->gpu_failure = f;
+  snprintf(detail, sizeof detail, "job %.64s stopped: gpu%u%s failed; the other jobs ran on",
+           js->v[j].cfg->name, f.gpu, f.whole_node ? "'s node" : "");
+  run_event_add(log, f.at, "job", "job-stopped", detail);
+}
+
 void run_jobs_events(const run_jobs *js, run_events *log) {
   for (uint32_t j = 0; j < js->n; j++)
     if (js->v[j].ckpt) run_ckpt_events(js->v[j].ckpt, js->v[j].cfg->name, log);

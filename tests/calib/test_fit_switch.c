@@ -74,6 +74,7 @@ static void test_fit_recovers_switch_latencies(void **state) {
     assert_int_equal(fit.files[1].rows[j].algorithm, CFG_ALGO_NVLSTREE);
   assert_true(fit.fitted[CAL_PARAM_LAT_NVLS] && fit.fitted[CAL_PARAM_LAT_NVLSTREE]);
   assert_false(fit.fitted[CAL_PARAM_LAT_COLLNET]); /* no SHARP on the default fabric */
+  assert_false(fit.at_bound[CAL_PARAM_LAT_NVLS] || fit.at_bound[CAL_PARAM_LAT_NVLSTREE]);
   assert_true(fabs(fit.after[CAL_PARAM_LAT_NVLS] / 1.5 - 1) < 0.03);
   assert_true(fabs(fit.after[CAL_PARAM_LAT_NVLSTREE] / 2 - 1) < 0.03);
   assert_true(fabs(fit.after[CAL_PARAM_LAT_LL] - 1) < 0.03);

@@ -75,13 +75,18 @@ double coll__nvls_efficiency(cfg_gpu g) {
   return 0.0;
 }
 
-/* NVLS loads inside one node block [r, r + g): every ordered pair. */
-static size_t add_nvls_pairs(be_xfer *x, const uint32_t *r, uint32_t g, uint64_t bytes, double e) {
-  uint64_t per = (uint64_t)((double)bytes * (g + 1) / ((double)g * (g - 1) * e) + 0.999999);
+uint64_t coll__nvls_pair_bytes(uint64_t bytes, uint32_t g, double e, bool both) {
+  double port = both ? (double)bytes * (g + 1) / g : (double)bytes;
+  uint64_t per = (uint64_t)(port / ((double)(g - 1) * e) + 0.999999);
+  return per ? per : 1;
+}
+
+/* NVLS loads inside one node block [r, r + g): every ordered pair `per` bytes. */
+static size_t add_nvls_pairs(be_xfer *x, const uint32_t *r, uint32_t g, uint64_t per) {
   size_t w = 0;
   for (uint32_t i = 0; i < g; i++)
     for (uint32_t j = 0; j < g; j++)
-      if (i != j) coll__xfer(&x[w++], r[i], r[j], per ? per : 1, 0x4e564c53);
+      if (i != j) coll__xfer(&x[w++], r[i], r[j], per, 0x4e564c53);
   return w;
 }
 
@@ -107,8 +112,15 @@ int coll__plan_nvls(coll_plan *p, const topo *t, const coll_spec *s, sim_error *
                     "nvls reduces in one node's NVSwitch: the %u ranks span %u nodes (across "
                     "nodes: algorithm nvlstree, or collnet with fabric.sharp)",
                     s->nranks, m);
-  coll_phase *ph = coll__add_phase(p, (size_t)g * (g - 1), 1);
-  add_nvls_pairs(ph->x, s->ranks, g, s->bytes, e);
+  /* the fill: the first unit reduced, then multicast; then the rest streams */
+  uint64_t u = coll__nvls_unit(s, 1, g);
+  for (int stage = 0; stage < 2; stage++)
+    add_nvls_pairs(coll__add_phase(p, (size_t)g * (g - 1), 1)->x, s->ranks, g,
+                   coll__nvls_pair_bytes(u, g, e, false));
+  p->nfill = 2;
+  if (s->bytes > u)
+    add_nvls_pairs(coll__add_phase(p, (size_t)g * (g - 1), 1)->x, s->ranks, g,
+                   coll__nvls_pair_bytes(s->bytes - u, g, e, true));
   return SIM_OK;
 }
 
@@ -130,7 +142,7 @@ int coll__plan_collnet(coll_plan *p, const topo *t, const coll_spec *s, sim_erro
   for (uint32_t a = 0; a < m; a++) {
     const uint32_t *r = s->ranks + (size_t)a * g, *next = s->ranks + (size_t)((a + 1) % m) * g;
     if (g > 1 && e > 0) {
-      w += add_nvls_pairs(ph->x + w, r, g, s->bytes, e);
+      w += add_nvls_pairs(ph->x + w, r, g, coll__nvls_pair_bytes(s->bytes, g, e, true));
     } else if (g > 1) {
       for (uint32_t i = 0; i < g; i++)
         for (uint32_t j = 0; j < g; j++)
@@ -141,6 +153,11 @@ int coll__plan_collnet(coll_plan *p, const topo *t, const coll_spec *s, sim_erro
   return SIM_OK;
 }
 
+bool coll__gpu_on_rail(const topo *t, uint32_t gpu, uint32_t rail) {
+  uint32_t npn = topo_nic_count(t) / topo_node_count(t), first = topo_gpu_nic(t, gpu) % npn;
+  return rail >= first && rail < first + topo_nics_per_gpu(t);
+}
+
 /* The heads of node block r[0..g): for each of the h rails the first rank
  * on it (NCCL: one NVLS head per NIC). Returns h. */
 static uint32_t nvlstree_heads(const topo *t, const uint32_t *r, uint32_t g, uint32_t npn,
@@ -148,11 +165,32 @@ static uint32_t nvlstree_heads(const topo *t, const uint32_t *r, uint32_t g, uin
   uint32_t h = 0;
   for (uint32_t rail = 0; rail < npn; rail++)
     for (uint32_t i = 0; i < g; i++)
-      if (topo_gpu_nic(t, r[i]) % npn == rail) {
+      if (coll__gpu_on_rail(t, r[i], rail)) {
         head[h++] = r[i];
         break;
       }
   return h;
+}
+
+/* The node trees' edges a step of NVLSTree's fill carries, as (child,
+ * parent) pairs of tree `which`: up level l (1..H) the children of height
+ * l-1 send, down level l the parents of depth l-1 (children of depth l).
+ * Appends one transfer per rail of `bytes`, up or down; returns how many. */
+static size_t add_level(const topo *t, be_xfer *x, const tree_shape tr[2], uint32_t m,
+                        const uint32_t *head, uint32_t npn, uint32_t h, bool up, uint32_t level,
+                        uint64_t bytes) {
+  size_t w = 0;
+  for (int which = 0; which < 2; which++)
+    for (uint32_t a = 0; a < m; a++) {
+      int32_t u = tr[which].parent[a];
+      if (u < 0 || (up ? tr[which].height[a] + 1 : tr[which].depth[a]) != level) continue;
+      for (uint32_t r = 0; r < h; r++) {
+        uint32_t ha = head[(size_t)a * npn + r], hu = head[(size_t)u * npn + r];
+        coll__xfer_ch(t, &x[w++], up ? ha : hu, up ? hu : ha, bytes,
+                      (up ? 0x4e5654 : 0x4e5644) + (uint64_t)which, r);
+      }
+    }
+  return w;
 }
 
 int coll__plan_nvlstree(coll_plan *p, const topo *t, const coll_spec *s, sim_error *err) {
@@ -173,26 +211,42 @@ int coll__plan_nvlstree(coll_plan *p, const topo *t, const coll_spec *s, sim_err
     sim_free(head);
     return sim_fail(err, SIM_EINVAL, "nvlstree needs a NIC per node");
   }
-  uint64_t half = coll__ceil_div(s->bytes, 2ull * h);
-  coll_phase *ph = coll__add_phase(p, (size_t)m * g * (g - 1) + 2ull * 2 * h * (m - 1), 1);
-  size_t w = 0;
+  tree_shape tr[2];
+  coll__tree_shape_init(&tr[0], m, 1, 0);
+  coll__tree_shape_init(&tr[1], m, 1, 1);
+  uint32_t H = tr[0].h > tr[1].h ? tr[0].h : tr[1].h;
+  size_t edges = 2ull * h * (m - 1); /* per direction, both trees, every rail */
+  uint64_t u = coll__nvls_unit(s, m, h);
+  /* the fill: the first unit reduced in every node, up the trees level by
+   * level, down, multicast in every node; then the rest streams */
+  coll_phase *ph = coll__add_phase(p, (size_t)m * g * (g - 1), 1);
   for (uint32_t a = 0; a < m; a++)
-    w += add_nvls_pairs(ph->x + w, s->ranks + (size_t)a * g, g, s->bytes, e);
-  for (int which = 0; which < 2; which++) {
-    tree_shape tr;
-    coll__tree_shape_init(&tr, m, 1, which);
-    for (uint32_t a = 0; a < m; a++) {
-      if (tr.parent[a] < 0) continue;
-      uint32_t u = (uint32_t)tr.parent[a];
-      for (uint32_t r = 0; r < h; r++) {
-        uint32_t ha = head[(size_t)a * npn + r], hu = head[(size_t)u * npn + r];
-        coll__xfer(&ph->x[w++], ha, hu, half, 0x4e5654 + (uint64_t)which);
-        coll__xfer(&ph->x[w++], hu, ha, half, 0x4e5644 + (uint64_t)which);
-      }
+    add_nvls_pairs(ph->x + (size_t)a * g * (g - 1), s->ranks + (size_t)a * g, g,
+                   coll__nvls_pair_bytes(u, g, e, false));
+  for (int up = 1; up >= 0; up--)
+    for (uint32_t l = 1; l <= H; l++) {
+      ph = coll__add_phase(p, edges, 1);
+      ph->n = add_level(t, ph->x, tr, m, head, npn, h, up, l, coll__ceil_div(u, 2ull * h));
     }
-    coll__tree_shape_free(&tr);
+  ph = coll__add_phase(p, (size_t)m * g * (g - 1), 1);
+  for (uint32_t a = 0; a < m; a++)
+    add_nvls_pairs(ph->x + (size_t)a * g * (g - 1), s->ranks + (size_t)a * g, g,
+                   coll__nvls_pair_bytes(u, g, e, false));
+  p->nfill = p->nphases;
+  if (s->bytes > u) {
+    uint64_t rest = s->bytes - u, half = coll__ceil_div(rest, 2ull * h);
+    ph = coll__add_phase(p, (size_t)m * g * (g - 1) + 2 * edges, 1);
+    size_t w = 0;
+    for (uint32_t a = 0; a < m; a++)
+      w += add_nvls_pairs(ph->x + w, s->ranks + (size_t)a * g, g,
+                          coll__nvls_pair_bytes(rest, g, e, true));
+    for (uint32_t l = 1; l <= H; l++)
+      for (int up = 1; up >= 0; up--)
+        w += add_level(t, ph->x + w, tr, m, head, npn, h, up, l, half);
+    ph->n = w;
   }
-  ph->n = w;
+  coll__tree_shape_free(&tr[0]);
+  coll__tree_shape_free(&tr[1]);
   sim_free(head);
   return SIM_OK;
 }

@@ -180,6 +180,13 @@ bool coll_phase_slice(const coll_plan *plan, size_t i, const be_xfer **pool, siz
  * workload's class, fabsim/config.h cfg_workload.tclass): builders emit
  * class 0, the caller sets the workload's once the plan is built. O(transfers listed). */
 void coll_plan_set_class(coll_plan *plan, uint8_t tclass);
+/* The NICs of the nodes a plan crosses between that none of its transfers
+ * uses (topo_xfer_nic at both ends of every transfer across nodes): *idle
+ * of the *total NICs of those nodes (both 0 when no transfer leaves a
+ * node). NCCL drives every NIC of a node (a channel a NIC); fewer channels
+ * than NICs, or ranks that skip the GPUs of some NICs, leave some idle.
+ * O(transfers listed + NICs). */
+void coll_plan_idle_nics(const coll_plan *plan, const topo *t, uint32_t *idle, uint32_t *total);
 /* Transfers in the plan, repetitions counted. */
 uint64_t coll_plan_transfers(const coll_plan *plan);
 /* Bytes the plan moves, repetitions counted. O(transfers listed). */

@@ -310,6 +310,31 @@ bool coll_phase_slice(const coll_plan *plan, size_t i, const be_xfer **pool, siz
   return true;
 }
 
+/* Marks node of gpu (nodes[]) and, across nodes, its NIC (used[]). */
+static void mark_xfer(const topo *t, const be_xfer *x, uint8_t *nodes, uint8_t *used) {
+  uint32_t a = topo_gpu_node(t, x->src_gpu), b = topo_gpu_node(t, x->dst_gpu);
+  if (a == b) return;
+  nodes[a] = nodes[b] = 1;
+  used[topo_xfer_nic(t, x->src_gpu, x->flow_hash)] = 1;
+  used[topo_xfer_nic(t, x->dst_gpu, x->flow_hash)] = 1;
+}
+
+void coll_plan_idle_nics(const coll_plan *plan, const topo *t, uint32_t *idle, uint32_t *total) {
+  uint32_t nn = topo_node_count(t), nics = topo_nic_count(t), npn = nics / nn;
+  uint8_t *nodes = sim_calloc((size_t)nn + nics, 1), *used = nodes + nn;
+  for (size_t j = 0; j < plan->pool_n; j++) mark_xfer(t, &plan->pool[j], nodes, used);
+  for (size_t i = 0; i < plan->nphases; i++)
+    for (size_t j = 0; !plan->phases[i].in_pool && j < plan->phases[i].n; j++)
+      mark_xfer(t, &plan->phases[i].x[j], nodes, used);
+  *idle = *total = 0;
+  for (uint32_t a = 0; a < nn; a++)
+    for (uint32_t i = 0; nodes[a] && i < npn; i++) {
+      (*total)++;
+      *idle += !used[a * npn + i];
+    }
+  sim_free(nodes);
+}
+
 uint64_t coll_plan_transfers(const coll_plan *plan) {
   uint64_t n = 0;
   for (size_t i = 0; i < plan->nphases; i++) n += plan->phases[i].n * plan->phases[i].repeat;

@@ -77,8 +77,6 @@ typedef struct coll_plan {
   size_t pool_n;     /* private */
   size_t *cuts;      /* private: where those slices start and end (be_slice.cuts) */
   size_t ncuts;      /* private */
-  size_t nfill;      /* private: phases 0..nfill-1 are an in-switch pipeline's fill, the
-                        first unit through each stage (src/coll/sharp.c); 0: none */
   /* 0: phases run one after another. > 0: phase i starts at i x stagger
    * after the plan starts, whatever the others are doing (staggered
    * synthetic traffic); the plan ends when the last phase ends. */

@@ -379,38 +379,17 @@ static uint32_t log2i(uint32_t m) {
   return r;
 }
 
-/* NVLS's and NVLSTree's latency over their fill (sharp.c: phases 0..nf-1,
- * the in-node reduce first and the multicast last, NVLSTree's 2H network
- * levels between), the fixed delay of fill phase i: NCCL's latency
- * (tuning.cc, base 0; workload.collective.latency.nvls / .nvlstree): the
- * NVLink hop (25 us) split over the two in-node phases, NVLSTree's
- * 2 floor(log2 m) network hops (20.9 us) spread over its 2H levels; each
- * phase pays what its hop exceeds its routed path's latency (the backend
- * charges that), the last one also the stream's path, which the stream
- * phase pays once more. So with hops above the paths the plan's latency is
- * NCCL's, and with paths above the hops each step pays its path, as the
- * ring's and the tree's do. */
-static simtime_ps nvls_fill_fixed(const coll_spec *s, const probe *pr, cfg_coll_algorithm a,
-                                  size_t i, size_t nf, bool stream) {
-  const cfg_coll_latency *l = s->latency ? s->latency : &nccl_latency;
-  bool tree = a == CFG_ALGO_NVLSTREE, net = tree && i > 0 && i + 1 < nf;
-  simtime_ps nv = tree ? l->nvlstree.nvlink_hop : l->nvls.nvlink_hop, hop = nv / 2;
-  if (net) hop = 2 * (simtime_ps)log2i(pr->m) * l->nvlstree.network_hop / (simtime_ps)(nf - 2);
-  simtime_ps wire = net ? pr->wire_inter : pr->wire_intra;
-  if (i + 1 == nf && stream) wire += tree ? pr->wire_inter : pr->wire_intra;
-  return hop > wire ? hop - wire : 0;
-}
-
-/* NVLSTree's stream phase past NCCL's cap on it (perChMaxNVLSTreeBws per
- * head, coll__nccl_nvlstree_cap: bus bandwidth 2(n-1)/n x bytes / t at most
- * h x cap), what its transfer time busy_s (seconds) falls short of, ps:
- * the NVLS threads' rate, the in-node stage's own (NCCL's model at 2 H100
- * nodes: 8 heads x 57.7 = 462 GB/s, below NVLS's 525 on one node). */
-static simtime_ps nvlstree_cap_ps(const coll_spec *s, uint32_t m, uint32_t h, uint64_t bytes,
-                                  double busy_s) {
+/* NVLSTree's cap on its stream (perChMaxNVLSTreeBws per head,
+ * coll__nccl_nvlstree_cap: bus bandwidth 2(n-1)/n x bytes / t at most h x
+ * cap): what the stream's transfer time busy_s (seconds) falls short of
+ * it for `bytes`, seconds. The NVLS threads' rate, the in-node stage's own
+ * (NCCL's model at 2 H100 nodes: 8 heads x 57.7 = 462 GB/s, below NVLS's
+ * 525 on one node). */
+static double nvlstree_cap_s(const coll_spec *s, uint32_t m, uint32_t h, double bytes,
+                             double busy_s) {
   double floor =
-      2.0 * (s->nranks - 1) / s->nranks * (double)bytes / (h * coll__nccl_nvlstree_cap(s->gpu, m));
-  return floor > busy_s ? s_ps(floor - busy_s) : 0;
+      2.0 * (s->nranks - 1) / s->nranks * bytes / (h * coll__nccl_nvlstree_cap(s->gpu, m));
+  return floor > busy_s ? floor - busy_s : 0;
 }
 
 /* The heads of a node block: its rails with a rank (sharp.c, one head a NIC). */
@@ -425,10 +404,11 @@ static uint32_t nvlstree_head_count(const topo *t, const probe *pr, const uint32
   return h;
 }
 
-/* The busiest head NIC's edges (out or in, per rail) in NVLSTree's fill
- * level l (up: children of height l-1 send; down: parents of depth l-1),
- * or, l = 0, in its stream (every edge, both ways: the node's degree in
- * the two trees). out, in: m zeroed counters, left zeroed. O(m). */
+/* The busiest head NIC's edges (out or in, per rail) in level l of the
+ * node trees' pipeline (up: the children of height l-1 send; down: the
+ * parents of depth l-1), or, l = 0, in the stream (every edge both ways:
+ * the node's degree in the two trees). out, in: m zeroed counters, left
+ * zeroed. O(m). */
 static uint32_t level_edges(const tree_shape tr[2], uint32_t m, bool up, uint32_t l, uint32_t *out,
                             uint32_t *in) {
   for (int w = 0; w < 2; w++)
@@ -451,12 +431,74 @@ static uint32_t level_edges(const tree_shape tr[2], uint32_t m, bool up, uint32_
   return best;
 }
 
+/* What an in-switch plan's pipeline adds to its stream phase (sharp.c: one
+ * phase of all S at the NVLS port loads and, NVLSTree, every tree edge),
+ * its fixed delay, ps. NCCL runs a loop u at a time (coll__nvls_unit: NVLS
+ * channels x heads x chunk, each (channel, head) one chunk moved whole);
+ * the first unit crosses every stage before the stream runs, so with stage
+ * times t_i(u) the plan takes
+ *   latency + sum_i t_i(u) + (S - u)/B = latency + fill + S/B + drain,
+ *   fill + drain = sum_i t_i(u) - t_stream(u):
+ * NVLS the in-node reduce and the multicast (each u a GPU port at 1/e);
+ * NVLSTree those and the node trees' 2H levels (level l: the busiest head
+ * NIC's edges x u/(2h)). NCCL's latency (NVLS 25 us; NVLSTree 25 + 2
+ * floor(log2 m) x 20.9 us) is spread over the stages, the NVLink hop half
+ * on each in-node stage, the network hops evenly on the 2H levels, each
+ * stage paying at least its routed path's latency; less the path the
+ * stream's phase pays itself (the network's for NVLSTree). So on default
+ * fabrics the latency is NCCL's, and with paths above the hops each step
+ * pays its path, as the ring's and the tree's steps do (issue 27, defect
+ * 11). NVLSTree's stream past the unit also waits for NCCL's cap. The fill
+ * is a delay computed from the routed paths' rates, as the ring's and the
+ * tree's are, not phases of its own: at 16,384 nodes 2H = 28 phases more
+ * cost the run 3.5 x its CPU time. O(m log m) for NVLSTree, O(1) NVLS. */
+static simtime_ps nvls_pipeline_ps(const topo *t, const probe *pr, const coll_spec *s,
+                                   cfg_coll_algorithm a) {
+  uint32_t m, g;
+  double e = coll__nvls_efficiency(s->gpu);
+  if (e == 0 || !coll__node_blocks(t, s->ranks, s->nranks, &m, &g) || g < 2 || pr->b_intra <= 0)
+    return 0;
+  const cfg_coll_latency *l = s->latency ? s->latency : &nccl_latency;
+  bool tree = a == CFG_ALGO_NVLSTREE;
+  simtime_ps w_nv = pr->wire_intra, w_net = pr->wire_inter, half;
+  half = (tree ? l->nvlstree.nvlink_hop : l->nvls.nvlink_hop) / 2;
+  simtime_ps lat = 2 * (half > w_nv ? half : w_nv);
+  uint32_t h = tree ? nvlstree_head_count(t, pr, s->ranks, g) : g;
+  if (h == 0 || (tree && (m < 2 || pr->b_inter <= 0))) return 0;
+  uint64_t u = coll__nvls_unit(s, m, h);
+  double one = (double)(g - 1) * (double)coll__nvls_pair_bytes(u, g, e, false) / pr->b_intra;
+  double nv_u = (double)(g - 1) * (double)coll__nvls_pair_bytes(u, g, e, true) / pr->b_intra;
+  double fill = 2 * one - nv_u, cap = 0;
+  if (!tree) return s_ps(fill) + (lat > w_nv ? lat - w_nv : 0);
+  tree_shape tr[2];
+  coll__tree_shape_init(&tr[0], m, 1, 0);
+  coll__tree_shape_init(&tr[1], m, 1, 1);
+  uint32_t H = tr[0].h > tr[1].h ? tr[0].h : tr[1].h, *cnt = sim_calloc(2 * (size_t)m, sizeof *cnt);
+  double d_u = (double)coll__ceil_div(u, 2ull * h);
+  double deg = level_edges(tr, m, true, 0, cnt, cnt + m);
+  double net_u = deg * d_u / pr->b_inter, levels = 0;
+  for (int up = 1; up >= 0; up--)
+    for (uint32_t lv = 1; lv <= H; lv++) levels += level_edges(tr, m, up, lv, cnt, cnt + m);
+  fill = 2 * one + levels * d_u / pr->b_inter - fmax(nv_u, net_u);
+  simtime_ps hop = 2 * (simtime_ps)log2i(m) * l->nvlstree.network_hop / (2 * (simtime_ps)H);
+  lat += 2 * (simtime_ps)H * (hop > w_net ? hop : w_net);
+  if (s->bytes > u) { /* the stream past the unit, at most NCCL's cap */
+    double nv = (double)(g - 1) * (double)coll__nvls_pair_bytes(s->bytes, g, e, true) / pr->b_intra;
+    double net = deg * (double)coll__ceil_div(s->bytes, 2ull * h) / pr->b_inter;
+    cap = nvlstree_cap_s(s, m, h, (double)(s->bytes - u), fmax(nv, net) - fmax(nv_u, net_u));
+  }
+  sim_free(cnt);
+  coll__tree_shape_free(&tr[0]);
+  coll__tree_shape_free(&tr[1]);
+  return s_ps(fill) + s_ps(cap) + (lat > w_net ? lat - w_net : 0);
+}
+
 /* NVLSTree's time from its shape (sharp.c), the figure plan_estimate gives
- * on the built plan without its transfers: the fill (the unit u's NVLS
- * reduce at its port load, each network level at its busiest head NIC's
- * edges x u/(2h), the multicast) and the stream (the rest's NVLS load
- * against the busiest NIC's degree x rest/(2h), at least NCCL's cap), with
- * the latency of nvls_fill_fixed. INFINITY where the plan cannot be built.
+ * on the built plan without its m g + 4 h (m-1) transfers: the NVLS port
+ * load against the busiest head NIC, D = S/(2h) times its node's degree
+ * in the two trees, then (fill) the pipeline's delay nvls_pipeline_ps; or
+ * (!fill) the tuner's view, as NCCL's model: NCCL's latency above the
+ * path's and the cap, no fill. INFINITY where the plan cannot be built.
  * O(m log m + g). */
 static double nvlstree_estimate_s(const topo *t, const probe *pr, const coll_spec *s, bool fill) {
   uint32_t m, g;
@@ -468,44 +510,19 @@ static double nvlstree_estimate_s(const topo *t, const probe *pr, const coll_spe
   tree_shape tr[2];
   coll__tree_shape_init(&tr[0], m, 1, 0);
   coll__tree_shape_init(&tr[1], m, 1, 1);
-  uint32_t H = tr[0].h > tr[1].h ? tr[0].h : tr[1].h, *out = sim_calloc(2 * (size_t)m, sizeof *out);
-  if (!fill) { /* all of S in the stream, NCCL's latency above the path's */
-    double nv = (double)(g - 1) * (double)coll__nvls_pair_bytes(s->bytes, g, e, true) / pr->b_intra;
-    double net = level_edges(tr, m, true, 0, out, out + m) *
-                 (double)coll__ceil_div(s->bytes, 2ull * h) / pr->b_inter;
-    const cfg_coll_latency *l = s->latency ? s->latency : &nccl_latency;
-    simtime_ps lat = l->nvlstree.nvlink_hop + 2 * (simtime_ps)log2i(m) * l->nvlstree.network_hop;
-    double t_s = fmax(nv + sim_ps_to_s(pr->wire_intra), net + sim_ps_to_s(pr->wire_inter)) +
-                 sim_ps_to_s(nvlstree_cap_ps(s, m, h, s->bytes, fmax(nv, net))) +
-                 sim_ps_to_s(lat > pr->wire_inter ? lat - pr->wire_inter : 0);
-    sim_free(out);
-    coll__tree_shape_free(&tr[0]);
-    coll__tree_shape_free(&tr[1]);
-    return t_s;
-  }
-  uint64_t u = coll__nvls_unit(s, m, h);
-  bool stream = s->bytes > u;
-  size_t nf = 2 + 2 * (size_t)H;
-  double w_nv = sim_ps_to_s(pr->wire_intra), w_net = sim_ps_to_s(pr->wire_inter);
-  double in_node = (double)(g - 1) * (double)coll__nvls_pair_bytes(u, g, e, false) / pr->b_intra;
-  double total = 2 * (in_node + w_nv), d_u = (double)coll__ceil_div(u, 2ull * h);
-  for (size_t i = 0; i < nf; i++)
-    total += sim_ps_to_s(nvls_fill_fixed(s, pr, CFG_ALGO_NVLSTREE, i, nf, stream));
-  for (int up = 1; up >= 0; up--)
-    for (uint32_t l = 1; l <= H; l++)
-      total += level_edges(tr, m, up, l, out, out + m) * d_u / pr->b_inter + w_net;
-  if (stream) {
-    uint64_t rest = s->bytes - u;
-    double nv = (double)(g - 1) * (double)coll__nvls_pair_bytes(rest, g, e, true) / pr->b_intra;
-    double net = level_edges(tr, m, true, 0, out, out + m) *
-                 (double)coll__ceil_div(rest, 2ull * h) / pr->b_inter;
-    total +=
-        fmax(nv + w_nv, net + w_net) + sim_ps_to_s(nvlstree_cap_ps(s, m, h, rest, fmax(nv, net)));
-  }
-  sim_free(out);
+  uint32_t *cnt = sim_calloc(2 * (size_t)m, sizeof *cnt);
+  double deg = level_edges(tr, m, true, 0, cnt, cnt + m);
+  sim_free(cnt);
   coll__tree_shape_free(&tr[0]);
   coll__tree_shape_free(&tr[1]);
-  return total;
+  double nv = (double)(g - 1) * (double)coll__nvls_pair_bytes(s->bytes, g, e, true) / pr->b_intra;
+  double net = deg * (double)coll__ceil_div(s->bytes, 2ull * h) / pr->b_inter;
+  double step = fmax(nv + sim_ps_to_s(pr->wire_intra), net + sim_ps_to_s(pr->wire_inter));
+  if (fill) return step + sim_ps_to_s(nvls_pipeline_ps(t, pr, s, CFG_ALGO_NVLSTREE));
+  const cfg_coll_latency *l = s->latency ? s->latency : &nccl_latency;
+  simtime_ps lat = l->nvlstree.nvlink_hop + 2 * (simtime_ps)log2i(m) * l->nvlstree.network_hop;
+  return step + nvlstree_cap_s(s, m, h, (double)s->bytes, fmax(nv, net)) +
+         sim_ps_to_s(lat > pr->wire_inter ? lat - pr->wire_inter : 0);
 }
 
 /* NVLS on one node without its fill, the tuner's view (coll_tune): all of
@@ -621,22 +638,9 @@ void coll__apply_protocol(coll_plan *p, const topo *t, const coll_spec *s) {
     return;
   }
   if (p->algorithm == CFG_ALGO_NVLS || p->algorithm == CFG_ALGO_NVLSTREE) {
-    /* the fill's latency; NVLSTree's stream at most NCCL's cap */
-    bool stream = p->nphases > p->nfill;
+    /* one phase, the stream; the pipeline's fill, latency and cap after it */
     p->launch = 0;
-    for (size_t i = 0; i < p->nfill; i++)
-      p->phases[i].fixed = nvls_fill_fixed(s, &pr, p->algorithm, i, p->nfill, stream);
-    if (stream && p->algorithm == CFG_ALGO_NVLSTREE) {
-      port_loads l;
-      port_loads_init(&l, t);
-      double nv, net;
-      coll_phase *ph = &p->phases[p->nfill];
-      double busy = phase_busiest_s(t, ph, &pr, &l, &nv, &net);
-      uint64_t u = coll__nvls_unit(s, pr.m, nvlstree_head_count(t, &pr, s->ranks, pr.g));
-      ph->fixed =
-          nvlstree_cap_ps(s, pr.m, nvlstree_head_count(t, &pr, s->ranks, pr.g), s->bytes - u, busy);
-      sim_free(l.nv_out);
-    }
+    p->phases[0].fixed = nvls_pipeline_ps(t, &pr, s, p->algorithm);
     return;
   }
   coll_protocol_params q = coll_protocol_params_of(s->latency, p->algorithm, p->protocol);

@@ -81,15 +81,18 @@ static uint64_t nccl_unit(uint64_t S, uint32_t m, uint32_t heads) {
   return ops * c < S ? ops * c : S;
 }
 
-/* NVLS on one DGX H100 as NCCL pipelines it (sharp.c): the first unit u
- * reduced through the switch (every port u each way at 1/e), then
- * multicast (the same), then the rest with both stages at once (S (n+1)/n
- * each way), NCCL's 25 us over the fill and no launch:
- *   t = 25 us + (n-1)/B (2 ceil(u / ((n-1) e)) + ceil((S-u) (n+1) / (n (n-1) e)))
- *     = latency + S (n+1)/(n e B) + fill and drain u (n-1)/(n e B);
- * u = 16 channels x 8 heads x chunk: 4 KiB all of S (chunk 16 KiB), 16 MiB
- * 4 MiB (32 KiB), 64 MiB 8 MiB (64 KiB), 1 GiB 16 MiB (128 KiB). busbw ->
- * 2(n-1)/(n+1) e B for large S. Fails without the fill (one phase). */
+/* NVLS on one DGX H100 as NCCL pipelines it (sharp.c, tune.c
+ * nvls_pipeline_ps): one phase of the stream, every port S (n+1)/(n e)
+ * each way (pairs of P(S) = ceil(S (n+1) / (n (n-1) e))), then its fixed
+ * delay: the first unit u reduced through the switch and multicast (each
+ * u a port at 1/e: pf(u) = ceil(u / ((n-1) e)) a pair) before the stream
+ * runs, less the unit's share of the stream, and NCCL's 25 us less the
+ * path the phase pays; no launch:
+ *   t = 25 us + (n-1)/B (P(S) + 2 pf(u) - P(u))
+ *     = latency + S (n+1)/(n e B) + fill and drain ~ u (n-1)/(n e B);
+ * u = 16 channels x 8 heads x NCCL's chunk: 4 KiB all of S (chunk 16 KiB),
+ * 16 MiB 4 MiB (32 KiB), 64 MiB 8 MiB (64 KiB), 1 GiB 16 MiB (128 KiB).
+ * busbw -> 2(n-1)/(n+1) e B for large S. Fails without the fill. */
 static void test_nvls_closed_form(void **state) {
   (void)state;
   const char *sets[] = {"cluster.nodes=1"};
@@ -108,19 +111,18 @@ static void test_nvls_closed_form(void **state) {
     coll_plan p;
     sim_error err = {0};
     assert_int_equal(coll_plan_build(&p, f.t, &s, &err), SIM_OK);
-    assert_int_equal(p.nphases, S > u ? 3 : 2);
+    assert_int_equal(p.nphases, 1);
+    assert_int_equal(p.phases[0].n, n * (n - 1));
     assert_int_equal(p.launch, 0);
-    double fill = ceil((double)u / ((n - 1) * e) - 1e-6);
-    double rest = S > u ? ceil((double)(S - u) * (n + 1) / ((double)n * (n - 1) * e) - 1e-6) : 0;
-    for (size_t ph = 0; ph < p.nphases; ph++) {
-      assert_int_equal(p.phases[ph].n, n * (n - 1));
-      for (size_t j = 0; j < p.phases[ph].n; j++)
-        assert_true(fabs((double)p.phases[ph].x[j].bytes - (ph < 2 ? fill : rest)) <= 1);
-    }
+    double P = ceil((double)S * (n + 1) / ((double)n * (n - 1) * e) - 1e-6);
+    double Pu = ceil((double)u * (n + 1) / ((double)n * (n - 1) * e) - 1e-6);
+    double pf = ceil((double)u / ((n - 1) * e) - 1e-6);
+    for (size_t j = 0; j < p.phases[0].n; j++)
+      assert_true(fabs((double)p.phases[0].x[j].bytes - P) <= 1);
     coll_plan_free(&p);
     coll_result r;
     double t = run_checked(&f, &s, &r);
-    double want = 25e-6 + (n - 1) * (2 * fill + rest) / B;
+    double want = 25e-6 + (n - 1) * (P + 2 * pf - Pu) / B;
     assert_close(t, want, 1e-6, "nvls");
     if (S == (1u << 30)) /* within the latency (1.2 %) and the fill (1.4 %) of the asymptote */
       assert_close(r.busbw_GBps, 2.0 * (n - 1) / (n + 1) * e * B / 1e9, 0.03, "nvls busbw");
@@ -254,24 +256,25 @@ static void test_collnet_closed_form(void **state) {
 }
 
 /* NVLSTree over 2, 3 and 4 H100 nodes, 8 or 2 NICs a node (h heads, one a
- * NIC), as NCCL pipelines it (sharp.c): the first unit u (16 NVLS channels
- * x h heads x NCCL's chunk) reduced in every node (each GPU port u at 1/e,
- * pairs of pf = ceil(u / ((g-1) e))), then up the node-level double binary
- * trees level by level and down (level l: the busiest head NIC's c_l edges
- * x Du = ceil(u / (2h)), per rail), then multicast (as the reduce); then
- * the rest r = S - u streamed: NVLS pairs of ceil(r (g+1) / (g (g-1) e))
- * against the busiest NIC's degree in the two trees x ceil(r / (2h)), at
- * least NCCL's cap (perChMaxNVLSTreeBws x h: busbw 2(n-1)/n r / t <= 8 x
- * 57.7 GB/s on 2 nodes, 45.5 from 3). NCCL's latency, 25 us + 2
- * floor(log2 m) x 20.9 us, is spread over the fill; the stream pays its
- * network path once (its alpha_net stands in for the last fill phase's):
- *   t = L + 2 (g-1) pf / B_nv + sum_l c_l Du / B_nic
- *       + [max(alpha_nv + nv_r, alpha_net + net_r) - alpha_net + cap excess]
- * (the bracket only when S > u). Levels, by hand from NCCL's trees: 2 nodes
- * (A 1 -> 0, B 0 -> 1) up 1, down 1; 3 nodes (A 1 -> 2 -> 0, B 2 -> 0 -> 1)
- * 1, 1 | 1, 1; 4 nodes (A 1, 3 -> 2 -> 0; B 0, 2 -> 1 -> 3) up 2, 1, down 1,
- * 2. The tuner's estimate (from the shape, tune.c) equals the run. Refused
- * on one node, on A100 and without NVLS. */
+ * NIC), as NCCL pipelines it (sharp.c, tune.c nvls_pipeline_ps). One
+ * phase, the stream: every GPU port S (g+1)/(g e) each way (nv_S = (g-1)
+ * ceil(S (g+1) / (g (g-1) e)) / B_nv) against the busiest head NIC's
+ * degree in the two node trees x ceil(S/(2h)) (net_S); then its fixed
+ * delay, the fill and drain of NCCL's first unit u (16 NVLS channels x h
+ * heads x NCCL's chunk): its in-node reduce and multicast (each (g-1)
+ * ceil(u / ((g-1) e)) / B_nv), the trees' 2H levels (level l: the busiest
+ * head NIC's c_l edges x Du = ceil(u/(2h)) / B_nic) less the unit's share
+ * of the stream (max(nv_u, net_u)); the stream past the unit held to NCCL's
+ * cap (perChMaxNVLSTreeBws x h: busbw 2(n-1)/n (S-u) / t <= 8 x 57.7 GB/s
+ * on 2 nodes, 45.5 from 3); NCCL's latency L = 25 us + 2 floor(log2 m) x
+ * 20.9 us less the network path the phase pays:
+ *   t = max(alpha_nv + nv_S, alpha_net + net_S) + 2 (g-1) pf / B_nv
+ *       + sum_l c_l Du / B_nic - max(nv_u, net_u) + cap excess + L - alpha_net.
+ * Levels, by hand from NCCL's trees: 2 nodes (A 1 -> 0, B 0 -> 1) up 1,
+ * down 1; 3 nodes (A 1 -> 2 -> 0, B 2 -> 0 -> 1) 1, 1 | 1, 1; 4 nodes (A 1,
+ * 3 -> 2 -> 0; B 0, 2 -> 1 -> 3) up 2, 1, down 1, 2. The tuner's estimate
+ * (from the shape, tune.c) equals the run. Refused on one node, on A100
+ * and without NVLS. Fails without the fill and the cap. */
 static void test_nvlstree_closed_form(void **state) {
   (void)state;
   static const char *const nodes[] = {"cluster.nodes=2", "cluster.nodes=3", "cluster.nodes=4"};
@@ -299,26 +302,28 @@ static void test_nvlstree_closed_form(void **state) {
         sim_error err = {0};
         assert_int_equal(coll_plan_build(&p, f.t, &s, &err), SIM_OK);
         assert_int_equal(p.protocol, CFG_PROTO_SIMPLE);
-        assert_int_equal(p.nphases, 2 + 2 * H_of[mi] + (S > u));
-        for (size_t ph = 0; ph < p.nphases; ph++)
-          for (size_t j = 0; j < p.phases[ph].n; j++) { /* heads cross on their own rail */
-            const be_xfer *x = &p.phases[ph].x[j];
-            if (x->src_gpu / g != x->dst_gpu / g)
-              assert_int_equal(topo_xfer_nic(f.t, x->src_gpu, x->flow_hash) % h,
-                               topo_xfer_nic(f.t, x->dst_gpu, x->flow_hash) % h);
-          }
-        coll_plan_free(&p);
-        double pf = ceil((double)u / ((g - 1) * e) - 1e-6), Du = ceil((double)u / (2.0 * h));
-        double want = lat + 2 * (g - 1) * pf / Bnv;
-        for (uint32_t l = 0; l < 2 * H_of[mi]; l++) want += levels[mi][l] * Du / Bnic;
-        if (S > u) {
-          double r = (double)(S - u);
-          double nv = (g - 1) * ceil(r * (g + 1) / ((double)g * (g - 1) * e) - 1e-6) / Bnv;
-          double net = degree[mi] * ceil(r / (2.0 * h)) / Bnic;
-          double floor = 2.0 * (n - 1) / n * r / (h * cap);
-          want += fmax(sim_ps_to_s(path_latency(&f, 0, 1)) + nv, sim_ps_to_s(a_net) + net) -
-                  sim_ps_to_s(a_net) + fmax(0, floor - fmax(nv, net));
+        assert_int_equal(p.nphases, 1);
+        assert_int_equal(p.phases[0].n, m * g + 4 * h * (m - 1));
+        for (size_t j = 0; j < p.phases[0].n; j++) { /* heads cross on their own rail */
+          const be_xfer *x = &p.phases[0].x[j];
+          if (x->src_gpu / g != x->dst_gpu / g)
+            assert_int_equal(topo_xfer_nic(f.t, x->src_gpu, x->flow_hash) % h,
+                             topo_xfer_nic(f.t, x->dst_gpu, x->flow_hash) % h);
         }
+        coll_plan_free(&p);
+        double nv = (g - 1) * ceil((double)S * (g + 1) / ((double)g * (g - 1) * e) - 1e-6) / Bnv;
+        double net = degree[mi] * ceil((double)S / (2.0 * h)) / Bnic;
+        double nv_u = (g - 1) * ceil((double)u * (g + 1) / ((double)g * (g - 1) * e) - 1e-6) / Bnv;
+        double Du = ceil((double)u / (2.0 * h)), net_u = degree[mi] * Du / Bnic;
+        double fill = 2 * (g - 1) * ceil((double)u / ((g - 1) * e) - 1e-6) / Bnv;
+        for (uint32_t l = 0; l < 2 * H_of[mi]; l++) fill += levels[mi][l] * Du / Bnic;
+        fill -= fmax(nv_u, net_u);
+        double excess = 0;
+        if (S > u)
+          excess = fmax(0, 2.0 * (n - 1) / n * (double)(S - u) / (h * cap) -
+                               (fmax(nv, net) - fmax(nv_u, net_u)));
+        double want = fmax(sim_ps_to_s(path_latency(&f, 0, 1)) + nv, sim_ps_to_s(a_net) + net) +
+                      fill + excess + lat - sim_ps_to_s(a_net);
         double t = run_checked(&f, &s, NULL);
         assert_close(t, want, 1e-6, "nvlstree");
       }

@@ -18,7 +18,13 @@
  * way; on a port of bandwidth B
  *   t = wire + S (n+1) / (n e B) + (25 us - wire)   (NCCL's NVLS latency),
  * busbw = 2(n-1)/n S/t -> 2(n-1)/(n+1) e B: 1.56 x 0.85 = 1.32 x the ring's
- * at n = 8.
+ * at n = 8. NCCL pipelines it a loop u at a time (16 NVLS channels x 8
+ * heads x a chunk by size, coll__nvls_unit): the first loop's reduce and
+ * multicast run alone before the stream, so the phase's fixed delay (tune.c
+ * nvls_pipeline_ps) adds fill and drain u (n-1)/(n e B), and NCCL's 25 us
+ * is half on each of them:
+ *   t = 25 us + (n-1)/B (P(S) + 2 ceil(u / ((n-1) e)) - P(u)),
+ *   P(x) = ceil(x (n+1) / (n (n-1) e)).
  *
  * collnet (m >= 2 nodes of g GPUs, NCCL's CollNet Direct; with NVLS on the
  * node, NCCL's NVLS across nodes, which needs SHARP the same way): in the
@@ -45,16 +51,23 @@
  * carrying half of the head's share up (reduce) and down (broadcast); the
  * node then multicasts the result. In the pipeline's steady state, at once:
  *   - inside each node the NVLS loads above, S (g+1)/(g e) each way per GPU
- *     port (every ordered pair S (g+1)/(g (g-1) e));
+ *     port (as a shift, GPU i to i+1, g-1 pairs' bytes: the NVSwitch is
+ *     non-blocking, so every port carries them with g transfers a node);
  *   - for each rail and tree, every edge (node a, parent u) carries
  *     D = S/(2h) up (head of a to head of u) and D down.
  * A NIC carries D times its node's degree in the two trees each way: a node
  * interior in one tree and a leaf in the other 3D + D = 2S/h (the busiest
  * from four nodes; 3D on three); on two nodes S/h each way (NCCL's tuner
  * doubles NVLSTree's network bandwidth at two nodes for this). So
- *   t = wire + max(S (g+1)/(g e B_nvlink), L_nic / B_nic) + fixed,
- *   fixed = 25 + 2 floor(log2 m) x 20.9 us less the wire (tuning.cc:
- *   NVLSTree's NVLink and network latencies, base 0),
+ *   t = max(wire_nv + S (g+1)/(g e B_nvlink), wire_net + L_nic / B_nic) + fixed,
+ *   fixed = 25 + 2 floor(log2 m) x 20.9 us less the network wire (tuning.cc:
+ *   NVLSTree's NVLink and network latencies, base 0, spread over the
+ *   pipeline's stages, each paying at least its path) + the fill and drain
+ *   of NCCL's first loop u (its reduce and multicast, each u a port at
+ *   1/e, and the trees' 2H levels, level l the busiest NIC's
+ *   edges x u/(2h), less the loop's share of the stream) + what the stream
+ *   past u falls short of NCCL's cap, h x perChMaxNVLSTreeBws of busbw
+ *   (tune.c nvls_pipeline_ps, which states the form),
  * L_nic the busiest NIC's bytes (2S/h from four nodes, S/h on two): from
  * four nodes busbw = 2(n-1)/n S/t -> (n-1)/n h B_nic, the ring's NIC-bound
  * figure, with 2 log2 m network hops of latency where the ring has 2(m-1)

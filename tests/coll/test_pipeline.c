@@ -19,17 +19,7 @@
 
 static coll_spec spec_of(const fixture *f, const uint32_t *ranks, uint32_t n, cfg_coll_algorithm a,
                          cfg_coll_protocol p, uint64_t S) {
-  coll_spec s = {.op = CFG_COLL_ALLREDUCE,
-                 .algorithm = a,
-                 .bytes = S,
-                 .ranks = ranks,
-                 .nranks = n,
-                 .channels = f->cfg.cluster.nic.per_node,
-                 .chunk = 1 << 20,
-                 .protocol = p,
-                 .latency = &f->cfg.workload.collective.latency};
-  coll_spec_set_hw(&s, &f->cfg);
-  return s;
+  return coll_test_allreduce(f, ranks, n, a, p, S);
 }
 
 static uint32_t *iota(uint32_t n) {
@@ -260,19 +250,8 @@ static void test_two_nics_per_gpu(void **state) {
                cfg_coll_algorithm_name(algo[a]), bus[1][a], bus[0][a]);
 }
 
-/* One plan on fidelity `fid` (0 analytic, 1 flow, 2 packet): its time. */
 static double run_fidelity(const fixture *f, const coll_plan *p, int fid) {
-  sim_ctx *sim = sim_create(1);
-  be_backend *b = fid == 0   ? be_analytic_create(sim, f->t, &f->cfg)
-                  : fid == 1 ? be_flow_create(sim, f->t, &f->cfg)
-                             : be_packet_create(sim, f->t, &f->cfg);
-  coll_exec e;
-  coll_exec_start(&e, b, p, NULL, NULL);
-  ev_run(sim, SIM_TIME_MAX);
-  assert_true(e.finished);
-  be_destroy(b);
-  sim_destroy(sim);
-  return sim_ps_to_s(e.end - e.start);
+  return sim_ps_to_s(coll_test_run_on(f, p, fid));
 }
 
 /* The curve's shape on the three fidelities, the packet fidelity the

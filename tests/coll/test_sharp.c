@@ -28,16 +28,7 @@ static double path_rate(const fixture *f, uint32_t a, uint32_t b) {
 
 static coll_spec spec_of(const fixture *f, const uint32_t *ranks, uint32_t n, cfg_coll_algorithm a,
                          cfg_coll_protocol p, uint64_t S) {
-  coll_spec s = {.op = CFG_COLL_ALLREDUCE,
-                 .algorithm = a,
-                 .bytes = S,
-                 .ranks = ranks,
-                 .nranks = n,
-                 .channels = f->cfg.cluster.nic.per_node,
-                 .chunk = 1 << 20,
-                 .protocol = p};
-  coll_spec_set_hw(&s, &f->cfg);
-  return s;
+  return coll_test_allreduce(f, ranks, n, a, p, S);
 }
 
 static void assert_close(double got, double want, double rel, const char *what) {

@@ -192,9 +192,11 @@ while IFS=$'\x1f' read -r id set kind band tol explained shaped what source unit
       # per size: ln(fabsim / published) on time (small) or busbw (mid, large);
       # a table of busbw alone gives the time ratio as the inverse busbw ratio
       read -r err rms published figure detail < <(paste -d' ' "$work/pub.txt" "$work/fab.txt" | awk -v band=$band '
-        function hs(b) { return b >= 1073741824 ? sprintf("%g_GiB", b / 1073741824) :
-                                b >= 1048576 ? sprintf("%g_MiB", b / 1048576) :
-                                b >= 1024 ? sprintf("%g_KiB", b / 1024) : sprintf("%d_B", b) }
+        function hs(b) {
+          if (b >= 1073741824) return sprintf("%g_GiB", b / 1073741824)
+          if (b >= 1048576) return sprintf("%g_MiB", b / 1048576)
+          if (b >= 1024) return sprintf("%g_KiB", b / 1024)
+          return sprintf("%d_B", b) }
         { s = $1; tp = $2; bp = $3; tf = $4; bf = $5
           if (band == "small") {
             if (tp != "-") { r = log(tf / tp); p = tp; f = tf }

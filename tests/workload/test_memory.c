@@ -124,8 +124,15 @@ static void test_zero_stages(void **state) {
   unload(&s.f);
 }
 
-/* Activations: s b h (34 + 5 a s / h) / t with sequence parallelism,
- * s b h (10 + 24/t + 5 a s / (h t)) without; x L layers on stage 0. */
+/* Korthikanti et al.'s setting (arXiv 2205.05198 sec. 4.1): attention
+ * scores stored (no FlashAttention), dropout after them and after the two
+ * projections, 16-bit. */
+#define KORTHIKANTI "workload.attention=unfused", "workload.model.dropout=true"
+
+/* Activations, Table 2 of Korthikanti et al.: s b h (34 + 5 a s / h) / t
+ * with sequence parallelism, s b h (10 + 24/t + 5 a s / (h t)) without;
+ * selective recomputation drops the 5 a s / h; full keeps 2 s b h (/t with
+ * sequence parallelism); x L layers on stage 0. */
 static void test_activations(void **state) {
   (void)state;
   double sb = 2048.0 * 2, h = 1024, a = 16, sq = 2048, L = 4;
@@ -134,10 +141,10 @@ static void test_activations(void **state) {
   for (int i = 0; i < 3; i++) {
     for (int sp = 0; sp < 2; sp++) {
       setup s;
-      const char *sets[] = {SMALL, tps[i], "workload.micro_batch=2",
+      const char *sets[] = {SMALL, KORTHIKANTI, tps[i], "workload.micro_batch=2",
                             sp ? "workload.parallel.sequence_parallel=true"
                                : "workload.parallel.sequence_parallel=false"};
-      prepare(&s, sets, 9);
+      prepare(&s, sets, 11);
       double t = s.p.tp;
       double layer =
           sp ? sb * h * (34 + 5 * a * sq / h) / t : sb * h * (10 + 24 / t + 5 * a * sq / (h * t));
@@ -157,8 +164,8 @@ static void test_activations(void **state) {
   /* Pipeline 1F1B: stage 0 holds min(pp, m) micro-batches of its L/pp layers,
    * so L layers' worth for one micro-batch; the last stage holds one. */
   setup s;
-  const char *pp[] = {SMALL, "workload.parallel.pp=2", "workload.global_batch=16"};
-  prepare(&s, pp, 8);
+  const char *pp[] = {SMALL, KORTHIKANTI, "workload.parallel.pp=2", "workload.global_batch=16"};
+  prepare(&s, pp, 10);
   assert_int_equal(s.p.dp, 4);
   assert_int_equal(s.p.micro_batches, 4);
   double layer = 2048.0 * h * (34 + 5 * a * sq / h);
@@ -169,15 +176,21 @@ static void test_activations(void **state) {
   assert_close(m1.activations, 2 * layer);
   assert_close(m0.weights, 2 * s.m.params / 2);
   unload(&s.f);
-  /* fp32 doubles; the last stage adds fp32 logits 4 s b v / t. */
-  const char *fp32[] = {
-      "cluster.nodes=1",         "workload.model.layers=2",     "workload.model.hidden=1024",
-      "workload.model.heads=16", "workload.model.seq_len=2048", "workload.model.vocab=5000",
-      "workload.precision=fp32"};
-  prepare(&s, fp32, 7);
+  /* fp32 doubles all but the dropout masks (a byte per element: s b (a s +
+   * 2 h)); the last stage adds fp32 logits 4 s b v / t. */
+  const char *fp32[] = {"cluster.nodes=1",
+                        "workload.model.layers=2",
+                        "workload.model.hidden=1024",
+                        "workload.model.heads=16",
+                        "workload.model.seq_len=2048",
+                        "workload.model.vocab=5000",
+                        "workload.precision=fp32",
+                        KORTHIKANTI};
+  prepare(&s, fp32, 9);
   wl_memory mem;
   wl_memory_compute(&mem, &s.m, &s.p, &s.f.cfg);
-  assert_close(mem.activations, 2 * 2 * layer + 4.0 * 2048 * 5000);
+  double masks = 2048.0 * (a * sq + 2 * h);
+  assert_close(mem.activations, 2 * (2 * layer - masks) + 4.0 * 2048 * 5000);
   unload(&s.f);
   /* MLP: (in + out) x batch x 2 bytes per layer. */
   const char *mlp[] = {"cluster.nodes=1", "workload.model.mlp_layers=784,128,10",

@@ -301,10 +301,22 @@ static json_t *step_json(const wl_step *s, const wl_model *m, const wl_parallel 
   json_object_set_new(o, "collectives", c);
   json_t *st = json_array();
   for (uint32_t i = 0; i < s->nstages; i++) {
+    const wl_stage_time *x = &s->stages[i];
+    wl_memory sm;
+    wl_memory_stage(&sm, m, p, cfg, i);
     json_t *e = json_object();
-    json_object_set_new(e, "compute_s", json_real(s->stages[i].compute_s));
-    json_object_set_new(e, "exposed_comm_s", json_real(s->stages[i].exposed_comm_s));
-    json_object_set_new(e, "bubble_s", json_real(s->stages[i].bubble_s));
+    json_object_set_new(e, "compute_s", json_real(x->compute_s));
+    json_object_set_new(e, "exposed_comm_s", json_real(x->exposed_comm_s));
+    json_object_set_new(e, "bubble_s", json_real(x->bubble_s));
+    json_object_set_new(e, "forward_s", json_real(x->forward_s));
+    json_object_set_new(e, "backward_s", json_real(x->backward_s));
+    json_object_set_new(e, "recompute_s", json_real(x->recompute_s));
+    json_object_set_new(e, "optimizer_s", json_real(x->optimizer_s));
+    json_object_set_new(e, "layers", json_integer(x->layers));
+    json_object_set_new(e, "embedding", json_boolean(x->embedding));
+    json_object_set_new(e, "output_layer", json_boolean(x->head));
+    json_object_set_new(e, "memory_bytes", json_integer(round_int(sm.total)));
+    json_object_set_new(e, "activations_bytes", json_integer(round_int(sm.activations)));
     json_array_append_new(st, e);
   }
   json_object_set_new(o, "stages", st);
@@ -330,6 +342,31 @@ json_t *cli_step_json(const wl_step *s, const cfg_scenario *cfg) {
   wl_memory mem;
   wl_memory_compute(&mem, &s->model, &s->parallel, cfg);
   return step_json(s, &s->model, &s->parallel, cfg, &mem);
+}
+
+/* The pipeline's stages in one line: the spread of their compute, and the
+ * stage that computes longest with its parts and memory. */
+static void print_stages(const wl_step *s, const cfg_scenario *cfg) {
+  char a[64], b[64], c[64], d[64];
+  uint32_t slow = 0, lo = UINT32_MAX, hi = 0;
+  for (uint32_t i = 0; i < s->nstages; i++) {
+    const wl_stage_time *x = &s->stages[i];
+    if (x->compute_s > s->stages[slow].compute_s) slow = i;
+    lo = x->layers < lo ? x->layers : lo;
+    hi = x->layers > hi ? x->layers : hi;
+  }
+  const wl_stage_time *x = &s->stages[slow];
+  wl_memory sm;
+  wl_memory_stage(&sm, &s->model, &s->parallel, cfg, slow);
+  printf("  stages     %u of %u", s->nstages, lo);
+  if (hi > lo) printf("-%u", hi);
+  printf(
+      " layers; longest compute: stage %u (%u layers%s%s) %s + exposed comm %s + bubble %s, "
+      "%s\n",
+      slow, x->layers, x->embedding ? " + embedding" : "", x->head ? " + output layer" : "",
+      out_fmt_seconds(a, sizeof a, x->compute_s), out_fmt_seconds(b, sizeof b, x->exposed_comm_s),
+      out_fmt_seconds(c, sizeof c, x->bubble_s),
+      out_fmt_bytes(d, sizeof d, (uint64_t)(double)round_int(sm.total)));
 }
 
 void cli_step_text(const wl_step *s, const cfg_scenario *cfg) {
@@ -360,6 +397,7 @@ void cli_step_text(const wl_step *s, const cfg_scenario *cfg) {
          out_fmt_bytes(a, sizeof a, (uint64_t)(double)round_int(mem.total)),
          out_fmt_bytes(b, sizeof b, (uint64_t)(double)round_int(mem.gpu_memory)),
          mem.fits ? "" : " (does NOT fit: see fabsim memory)");
+  if (s->nstages > 1) print_stages(s, cfg);
   for (int k = 0; k < WL_COMM_KINDS; k++) {
     const wl_comm_total *t = &s->comm[k];
     if (!t->count) continue;

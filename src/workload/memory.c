@@ -311,6 +311,7 @@ bool wl_memory_search(wl_parallel *best, wl_memory *mem, const wl_model *m, cons
       q.pp = pp;
       q.dp = (uint32_t)dp;
       q.micro_batches = (uint32_t)(p->global_batch / (dp * p->micro_batch));
+      if (pp != p->pp) q.first_layers = q.last_layers = 0; /* counts set for another pp */
       if (q.schedule == CFG_SCHED_INTERLEAVED &&
           (pp < 2 || q.micro_batches % pp != 0 || (uint64_t)pp * q.vstages > m->layers))
         continue;

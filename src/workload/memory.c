@@ -42,12 +42,12 @@
  * experts' activation outputs); full keeps each checkpointed group's input,
  * e s b h (/t under sequence parallelism): uniform, groups of N layers of
  * a chunk; block, the first N layers of each chunk, the others keep
- * everything. While a group is recomputed its activations are held once
- * more (the largest group). The last stage also holds the fp32 logits,
- * 4 s b v / t. Stage s holds, per chunk, the micro-batches in flight at the
- * schedule's peak (held_at_peak): under 1F1B min(pp - s, m), so stage 0
- * holds the whole model's layers for one micro-batch (Narayanan et al.
- * 2021).
+ * everything. The micro-batch whose backward runs holds, while group g is
+ * recomputed, the checkpoints up to g and g's activations (its later
+ * layers already freed): the excess over what it kept counts once. The last stage also holds the
+ * fp32 logits, 4 s b v / t. Stage s holds, per chunk, the micro-batches in flight at the schedule's
+ * peak (held_at_peak): under 1F1B min(pp - s, m), so stage 0 holds the whole model's layers for one
+ * micro-batch (Narayanan et al. 2021).
  *
  * MLP: each linear layer keeps its input and pre-activation output, (in +
  * out) x b x bytes; full recomputation keeps the input only.
@@ -111,11 +111,14 @@ double wl_layer_activations(const wl_model *m, const wl_parallel *p, cfg_precisi
 }
 
 /* One micro-batch of a chunk's layers [first, first + n): the bytes it
- * keeps, and (*work) the largest group's full activations while it is
- * recomputed (full recomputation). */
+ * keeps, and (*work) what its own backward adds above that under full
+ * recomputation: the backward reaches a checkpointed group after freeing
+ * everything later, so while group g is recomputed the micro-batch holds
+ * the checkpoints up to g and g's whole activations; *work is the largest
+ * excess of that over what it kept (0 when the freed layers cover it). */
 static double chunk_activations(const wl_model *m, const wl_parallel *p, cfg_precision prec,
                                 uint32_t first, uint32_t n, cfg_recompute rc, double *work) {
-  double kept = 0;
+  double kept = 0, peak = 0, inputs = 0;
   *work = 0;
   if (rc != CFG_RECOMPUTE_FULL) {
     for (uint32_t l = first; l < first + n; l++) kept += wl_layer_activations(m, p, prec, l, rc);
@@ -132,9 +135,11 @@ static double chunk_activations(const wl_model *m, const wl_parallel *p, cfg_pre
       kept += all;
       continue;
     }
-    kept += wl_layer_activations(m, p, prec, first + i, CFG_RECOMPUTE_FULL);
-    if (all > *work) *work = all;
+    inputs += wl_layer_activations(m, p, prec, first + i, CFG_RECOMPUTE_FULL);
+    if (inputs + all > peak) peak = inputs + all;
   }
+  kept += inputs;
+  *work = peak > kept ? peak - kept : 0;
   return kept;
 }
 

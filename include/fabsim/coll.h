@@ -14,7 +14,12 @@
  *                                    inter-node ring AllReduce of S/G +
  *                                    intra-node AllGather
  *                  nvls              NVLink SHARP, one node: every GPU port
- *                                    S (n+1)/(n e) each way (src/coll/sharp.c)
+ *                                    S (n+1)/(n e) each way (src/coll/sharp.c),
+ *                                    plus NCCL's pipeline fill and drain
+ *                                    u (n-1)/(n e B), u its first loop
+ *                  nvlstree          NVLS in each node, the node-level double
+ *                                    binary trees across (src/coll/sharp.c),
+ *                                    with its fill (tune.c nvls_pipeline_ps)
  *                  collnet           InfiniBand SHARP: intra-node reduce-
  *                                    scatter/all-gather with each NIC's S/g
  *                                    up and down the aggregation tree
@@ -31,8 +36,11 @@
  * Ring algorithms follow collective libraries: `channels` rings run in
  * parallel, each carrying 1/channels of the data; ring c visits the GPUs of
  * each node rotated by c, so its node-to-node hop leaves from a different GPU
- * (and NIC) than ring c-1's, and all NICs of a node carry traffic. The other
- * algorithms use the same rotations per channel.
+ * (and NIC) than ring c-1's, and all NICs of a node carry traffic; with two
+ * NICs a GPU channel c takes NIC c mod N of its node (topo_flow_hash_nic).
+ * The other algorithms use the same rotations per channel. A channel is
+ * NCCL's graph channel (one a NIC), which NCCL runs as two compute
+ * channels (src/coll/nccl.c).
  *
  * Figures of merit are nccl-tests' definitions: algbw = S / t; busbw = algbw
  * x 2(n-1)/n for AllReduce, (n-1)/n for ReduceScatter, AllGather and
@@ -135,8 +143,11 @@ void coll_spec_set_hw(coll_spec *spec, const cfg_scenario *cfg);
  * So on a uniform network a ring AllReduce over one node takes
  *   launch + 2(n-1) (alpha + w S / (n B)) + 2(n-1) max(0, hop - alpha).
  * Auto (algorithm or protocol): the tuner (coll_tune) estimates each
- * candidate with these closed forms and picks the fastest, then lowers the
- * channels for small sizes as NCCL does (docs/validation.md, Collectives). */
+ * candidate with these closed forms and picks the fastest (NVLS and
+ * NVLSTree without their pipeline's fill, as NCCL's model), then lowers the
+ * channels for small sizes as NCCL does, counting NCCL's compute channels,
+ * two per fabsim channel (src/coll/nccl.c; docs/validation.md,
+ * Collectives). */
 typedef struct coll_protocol_params {
   uint32_t wire_num, wire_den;      /* wire bytes = ceil(data x num / den) */
   double launch_us;                 /* per call */
@@ -178,6 +189,13 @@ bool coll_phase_slice(const coll_plan *plan, size_t i, const be_xfer **pool, siz
  * workload's class, fabsim/config.h cfg_workload.tclass): builders emit
  * class 0, the caller sets the workload's once the plan is built. O(transfers listed). */
 void coll_plan_set_class(coll_plan *plan, uint8_t tclass);
+/* The NICs of the nodes a plan crosses between that none of its transfers
+ * uses (topo_xfer_nic at both ends of every transfer across nodes): *idle
+ * of the *total NICs of those nodes (both 0 when no transfer leaves a
+ * node). NCCL drives every NIC of a node (a channel a NIC); fewer channels
+ * than NICs, or ranks that skip the GPUs of some NICs, leave some idle.
+ * O(transfers listed + NICs). */
+void coll_plan_idle_nics(const coll_plan *plan, const topo *t, uint32_t *idle, uint32_t *total);
 /* Transfers in the plan, repetitions counted. */
 uint64_t coll_plan_transfers(const coll_plan *plan);
 /* Bytes the plan moves, repetitions counted. O(transfers listed). */

@@ -362,7 +362,9 @@ typedef struct cfg_scenario {
     } scale_up;
     struct {
       rate_bps bandwidth;      /* per NIC port */
-      double efficiency;       /* achieved share of bandwidth, (0, 1] */
+      double efficiency;       /* achieved share of bandwidth, (0, 1]: NCCL's collectives */
+      double rdma_efficiency;  /* ... of a point-to-point RDMA write stream (workload.kind
+                                  traffic), (0, 1] */
       uint32_t per_node;       /* default: gpus_per_node */
       simtime_ps latency;      /* NIC processing, per traversal */
       simtime_ps start;        /* a point-to-point RDMA write: doorbell and DMA reads first */

@@ -74,6 +74,13 @@ size_t run_faults_after_end(const cfg_scenario *cfg, simtime_ps end, run_events 
  * storm with no loss, which surprises. A "warning" event at 0 in the log and
  * its detail (owned by the log); NULL and nothing added otherwise. */
 const char *run_reordering_warning(const cfg_scenario *cfg, run_events *log);
+/* A collective (workload.kind collective) that leaves NICs of the nodes it
+ * spans idle (coll_plan_idle_nics: fewer channels than NICs, ranks that
+ * skip the GPUs of some NICs) runs below what the nodes can do, which NCCL
+ * would not: a "warning" event at 0 and its detail (owned by the log);
+ * NULL and nothing added otherwise. */
+const char *run_idle_nic_warning(const cfg_scenario *cfg, const coll_plan *plan, const topo *t,
+                                 run_events *log);
 
 /* Power of the run: a training job's at its real utilization (the racks
  * throttle as in the run), others' at power.utilization. */

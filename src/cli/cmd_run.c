@@ -153,6 +153,8 @@ static int setup(run_verb *v) {
   }
   const char *w = run_reordering_warning(&v->s.cfg, &v->r.log);
   if (w) warn_at(v->s.doc, "cluster.nic.recovery", w);
+  w = run_idle_nic_warning(&v->s.cfg, &v->s.w.plan, v->s.t, &v->r.log);
+  if (w) warn_at(v->s.doc, "workload.collective.channels", w);
   return CLI_OK;
 }
 

@@ -85,8 +85,9 @@ void coll_plan_set_class(coll_plan *p, uint8_t tclass) {
 }
 
 /* q transfers of about x.bytes/q (the first ones one byte larger when it
- * does not divide), each with its own flow hash. */
-static be_xfer *split_each(const be_xfer *x, size_t n, uint32_t q) {
+ * does not divide), each with its own flow hash (its NIC selector kept
+ * with keep_nic). */
+static be_xfer *split_each(const be_xfer *x, size_t n, uint32_t q, bool keep_nic) {
   be_xfer *y = sim_calloc(n > 0 ? n * q : 1, sizeof *y);
   for (size_t j = 0; j < n; j++)
     for (uint32_t k = 0; k < q; k++) {
@@ -94,22 +95,24 @@ static be_xfer *split_each(const be_xfer *x, size_t n, uint32_t q) {
       *z = x[j];
       z->bytes = x[j].bytes / q + (k < x[j].bytes % q);
       z->flow_hash = sim_hash_u64(x[j].flow_hash + k + 1);
+      if (keep_nic)
+        z->flow_hash = topo_flow_hash_nic(z->flow_hash, (uint32_t)(x[j].flow_hash >> 56));
     }
   return y;
 }
 
 /* Split every transfer of every phase over q queue pairs. Slices of the pool
  * stay slices of the split pool. */
-void coll__split_qps(coll_plan *p, uint32_t q) {
+void coll__split_qps(coll_plan *p, uint32_t q, bool keep_nic) {
   p->qps = q ? q : 1;
   if (p->qps == 1) return;
-  be_xfer *pool = p->pool ? split_each(p->pool, p->pool_n, q) : NULL;
+  be_xfer *pool = p->pool ? split_each(p->pool, p->pool_n, q, keep_nic) : NULL;
   for (size_t i = 0; i < p->nphases; i++) {
     coll_phase *ph = &p->phases[i];
     if (ph->in_pool) {
       ph->x = pool + (size_t)(ph->x - p->pool) * q;
     } else {
-      be_xfer *x = split_each(ph->x, ph->n, q);
+      be_xfer *x = split_each(ph->x, ph->n, q, keep_nic);
       sim_free(ph->x);
       ph->x = x;
     }
@@ -118,6 +121,18 @@ void coll__split_qps(coll_plan *p, uint32_t q) {
   sim_free(p->pool);
   p->pool = pool;
   p->pool_n *= q;
+}
+
+uint32_t coll__channel_sel(const topo *t, uint32_t c) {
+  uint32_t k = topo_nics_per_gpu(t), npn = topo_nic_count(t) / topo_node_count(t);
+  return k > 1 ? (c % npn) % k : 0;
+}
+
+void coll__xfer_ch(const topo *t, be_xfer *x, uint32_t src, uint32_t dst, uint64_t bytes,
+                   uint64_t salt, uint32_t c) {
+  coll__xfer(x, src, dst, bytes, salt);
+  if (topo_nics_per_gpu(t) > 1)
+    x->flow_hash = topo_flow_hash_nic(x->flow_hash, coll__channel_sel(t, c));
 }
 
 uint32_t coll__gpu_local(const topo *t, uint32_t gpu) {
@@ -234,7 +249,7 @@ int coll_plan_build(coll_plan *plan, const topo *t, const coll_spec *spec, sim_e
   }
   if (rc == SIM_OK) {
     coll__apply_protocol(plan, t, s);
-    coll__split_qps(plan, s->qps);
+    coll__split_qps(plan, s->qps, topo_nics_per_gpu(t) > 1);
     plan_cuts(plan);
   } else {
     coll_plan_free(plan);
@@ -293,6 +308,31 @@ bool coll_phase_slice(const coll_plan *plan, size_t i, const be_xfer **pool, siz
   *pool_n = plan->pool_n;
   *off = (size_t)(ph->x - plan->pool);
   return true;
+}
+
+/* Marks node of gpu (nodes[]) and, across nodes, its NIC (used[]). */
+static void mark_xfer(const topo *t, const be_xfer *x, uint8_t *nodes, uint8_t *used) {
+  uint32_t a = topo_gpu_node(t, x->src_gpu), b = topo_gpu_node(t, x->dst_gpu);
+  if (a == b) return;
+  nodes[a] = nodes[b] = 1;
+  used[topo_xfer_nic(t, x->src_gpu, x->flow_hash)] = 1;
+  used[topo_xfer_nic(t, x->dst_gpu, x->flow_hash)] = 1;
+}
+
+void coll_plan_idle_nics(const coll_plan *plan, const topo *t, uint32_t *idle, uint32_t *total) {
+  uint32_t nn = topo_node_count(t), nics = topo_nic_count(t), npn = nics / nn;
+  uint8_t *nodes = sim_calloc((size_t)nn + nics, 1), *used = nodes + nn;
+  for (size_t j = 0; j < plan->pool_n; j++) mark_xfer(t, &plan->pool[j], nodes, used);
+  for (size_t i = 0; i < plan->nphases; i++)
+    for (size_t j = 0; !plan->phases[i].in_pool && j < plan->phases[i].n; j++)
+      mark_xfer(t, &plan->phases[i].x[j], nodes, used);
+  *idle = *total = 0;
+  for (uint32_t a = 0; a < nn; a++)
+    for (uint32_t i = 0; nodes[a] && i < npn; i++) {
+      (*total)++;
+      *idle += !used[a * npn + i];
+    }
+  sim_free(nodes);
 }
 
 uint64_t coll_plan_transfers(const coll_plan *plan) {

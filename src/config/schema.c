@@ -412,6 +412,11 @@ static const cfg__key schema[] = {
         "Share of the NIC line rate collectives achieve (headers, software), at most 1; "
         "NIC-to-leaf links run at bandwidth x efficiency (the packet fidelity adds its own "
         "headers back, so they are not counted twice)."),
+    DBL("cluster.nic.rdma_efficiency", cluster.nic.rdma_efficiency, "0.9375", 0, 1,
+        "Share of the NIC line rate a point-to-point RDMA write stream achieves "
+        "(workload.kind traffic), at most 1: NIC-to-leaf links run at bandwidth x this "
+        "instead of cluster.nic.efficiency, which is NCCL's rate; default 375/400, the "
+        "ib_write_bw a healthy NDR port passes (docs/validation.md, \"Link efficiency\")."),
     TIME("cluster.nic.latency", cluster.nic.latency, "200ns",
          "NIC processing latency per traversal."),
     TIME("cluster.nic.start", cluster.nic.start, "800ns",

@@ -134,6 +134,7 @@ static int check_efficiency(const cfg_scenario *s, const cfg_doc *doc, sim_error
     double v;
   } e[] = {{"cluster.scale_up.efficiency", s->cluster.scale_up.efficiency},
            {"cluster.nic.efficiency", s->cluster.nic.efficiency},
+           {"cluster.nic.rdma_efficiency", s->cluster.nic.rdma_efficiency},
            {"cluster.pcie.efficiency", s->cluster.pcie.efficiency},
            {"fabric.link_efficiency", s->fabric.link_efficiency}};
   for (size_t i = 0; i < sizeof e / sizeof e[0]; i++)

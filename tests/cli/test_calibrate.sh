@@ -15,9 +15,9 @@ expect_exit 0 "$FABSIM" calibrate "$S"/*.txt
 expect_out "all_reduce_perf-h100-4nodes.txt: allreduce, 32 GPUs (4 nodes x 8)"
 expect_out "sendrecv_perf-h100-2nodes.txt: sendrecv, 16 GPUs (2 nodes x 8)"
 expect_out "cluster.nic.efficiency"; expect_out "residual"
-# the 1-node AllReduce sample was a ring: the NVLS factor runs to its bound and says so
-expect_out "latency nvls                     x1        x8: nvlink_hop 25us -> 200us"
-expect_out "at the factor's bound (1/8..8): the rows ask for more than a latency gives; if the cluster did not run nvls, say so"
+# the 1-node AllReduce sample was a ring: the NVLS factor runs up toward its bound (x8 before
+# NVLS's pipeline fill, 2026-11-28; the fill now carries part of what it asked for)
+expect_out "latency nvls                     x1        x7.401: nvlink_hop 25us -> 185.015us"
 grep -q "nvlstree:" calibration.yaml && pass || fail "calibration.yaml lacks the nvlstree keys"
 [ -s calibration.yaml ] && pass || fail "calibration.yaml not written in the current folder"
 ls -a | grep -q '^\.calibration\.yaml\.' && fail "a temporary was left behind" || pass

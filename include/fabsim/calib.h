@@ -117,18 +117,6 @@ char *cal_nccltests_format(const cal_run *r);
 
 /* ---- one collective from a scenario (measure.c) ---- */
 
-/* The plan of the scenario's workload.collective on t (op, algorithm, size,
- * ranks 0..n-1, channels, chunk, queue pairs, protocol and its latencies):
- * what fabsim run simulates. Ranks beyond the cluster and combinations the
- * algorithm does not offer are SIM_ECONFIG located at the key. */
-/* The same over the GPUs gpus[0..ngpus) in rank order (a job's, placed):
- * workload.collective.ranks 0 takes them all, else the first `ranks`. */
-int cal_collective_plan_on(coll_plan *plan, const topo *t, const cfg_scenario *cfg,
-                           const cfg_doc *doc, const uint32_t *gpus, uint32_t ngpus,
-                           sim_error *err);
-int cal_collective_plan(coll_plan *plan, const topo *t, const cfg_scenario *cfg, const cfg_doc *doc,
-                        sim_error *err);
-
 /* One simulated nccl-tests row. */
 typedef struct cal_sim {
   double time_s;

@@ -208,7 +208,8 @@ static double ring_delay_s(const probe *pr, const coll_spec *s, cfg_coll_protoco
   uint64_t steps, inter;
   ring_steps(s->op, s->nranks, pr->m, &steps, &inter);
   double chunk = (double)coll__ceil_div(s->bytes, (uint64_t)s->nranks * k);
-  double wire_chunk = (double)coll__ceil_div((uint64_t)chunk * q->wire_num, q->wire_den);
+  double wire_chunk = (double)coll__ceil_div(
+      coll__bw_bytes(s, CFG_ALGO_RING, (uint64_t)chunk) * q->wire_num, q->wire_den);
   double t_data = ring_step_data_s(pr, wire_chunk, k);
   double t_cap = chunk / ring_channel_cap(s, pr->m, p, k);
   double t_step = t_cap > t_data ? t_cap : t_data;
@@ -227,7 +228,9 @@ static double ring_estimate(const probe *pr, const coll_spec *s, cfg_coll_protoc
   uint64_t steps, inter;
   ring_steps(s->op, s->nranks, pr->m, &steps, &inter);
   double chunk = (double)coll__ceil_div(
-      coll__ceil_div(s->bytes, (uint64_t)s->nranks * k) * q.wire_num, q.wire_den);
+      coll__bw_bytes(s, CFG_ALGO_RING, coll__ceil_div(s->bytes, (uint64_t)s->nranks * k)) *
+          q.wire_num,
+      q.wire_den);
   double step = 0;
   if (pr->g > 1 && pr->b_intra > 0) step = sim_ps_to_s(pr->wire_intra) + k * chunk / pr->b_intra;
   if (pr->m > 1 && pr->b_inter > 0) {
@@ -367,7 +370,8 @@ static double tree_shape_estimate_s(const topo *t, const probe *pr, const coll_s
                        .b_inter = pr->b_inter,
                        .npn = pr->npn,
                        .floor_rate = tree_floor_rate(s, pr, p, k)};
-  return coll__tree_cost_s(t, s, k, coll__ceil_div(chunk * q.wire_num, q.wire_den), nchunks, &r);
+  uint64_t wire = coll__ceil_div(coll__bw_bytes(s, CFG_ALGO_TREE, chunk) * q.wire_num, q.wire_den);
+  return coll__tree_cost_s(t, s, k, wire, nchunks, &r);
 }
 
 /* NCCL's latency of the in-switch algorithms, us (tuning.cc, base latency
@@ -419,8 +423,10 @@ static double nvlstree_estimate_s(const topo *t, const probe *pr, const coll_spe
     if (deg[a] > dmax) dmax = deg[a];
   sim_free(deg);
   uint64_t pair = (uint64_t)((double)s->bytes * (g + 1) / ((double)g * (g - 1) * e) + 0.999999);
-  double nv = (double)(g - 1) * (double)(pair ? pair : 1) / pr->b_intra;
-  double net = (double)dmax * (double)coll__ceil_div(s->bytes, 2ull * h) / pr->b_inter;
+  pair = coll__bw_bytes(s, CFG_ALGO_NVLSTREE, pair ? pair : 1);
+  uint64_t half = coll__bw_bytes(s, CFG_ALGO_NVLSTREE, coll__ceil_div(s->bytes, 2ull * h));
+  double nv = (double)(g - 1) * (double)pair / pr->b_intra;
+  double net = (double)dmax * (double)half / pr->b_inter;
   double step = nv + sim_ps_to_s(pr->wire_intra);
   if (net + sim_ps_to_s(pr->wire_inter) > step) step = net + sim_ps_to_s(pr->wire_inter);
   return step + sim_ps_to_s(above(switch_latency_us(CFG_ALGO_NVLSTREE, s, pr), pr->wire_inter));

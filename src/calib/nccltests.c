@@ -139,6 +139,23 @@ static bool tok_number(const tok *t, double *v) {
   return *end == 0 && isfinite(*v);
 }
 
+/* Half a unit of the last digit the token prints ("12.34": 0.005,
+ * "12646": 0.5): the rounding of a printed figure. */
+static double tok_half_unit(const tok *t) {
+  const char *dot = memchr(t->p, '.', t->n);
+  double h = 0.5;
+  if (dot)
+    for (size_t i = (size_t)(dot - t->p) + 1; i < t->n && isdigit((unsigned char)t->p[i]); i++)
+      h /= 10;
+  return h;
+}
+
+static bool tok_digits(const tok *t) {
+  for (size_t i = 0; i < t->n; i++)
+    if (!isdigit((unsigned char)t->p[i])) return false;
+  return t->n > 0;
+}
+
 /* "#       size         count      type   redop ..." */
 static bool read_header(parser *ps, const tok *t, size_t k, uint32_t line) {
   if (k < 4 || !tok_is(&t[0], "#") || !tok_is(&t[1], "size") || !tok_is(&t[2], "count"))
@@ -203,6 +220,11 @@ static int read_row(parser *ps, const tok *t, size_t k, uint32_t line) {
   double v[4];
   const int idx[4] = {L->size, L->time, L->algbw, L->busbw};
   static const char *const names[4] = {"size", "time", "algbw", "busbw"};
+  if (!tok_digits(&t[L->size]))
+    return fail_at(ps, line, t[L->size].col,
+                   "size '%.*s' is not a whole number of bytes; allowed: the byte count "
+                   "nccl-tests prints (K, M and G are its command line's units, not its table's)",
+                   (int)(t[L->size].n < 40 ? t[L->size].n : 40), t[L->size].p);
   for (int i = 0; i < 4; i++)
     if (!tok_number(&t[idx[i]], &v[i]) || v[i] < 0) {
       return fail_at(ps, line, t[idx[i]].col,
@@ -221,6 +243,21 @@ static int read_row(parser *ps, const tok *t, size_t k, uint32_t line) {
                      "measurement is not valid; allowed: rows with #wrong 0");
   }
   if (v[0] >= 18446744073709551615.0) return fail_at(ps, line, t[L->size].col, "size out of range");
+  if (v[0] > 0 && v[1] == 0)
+    return fail_at(ps, line, t[L->time].col,
+                   "a time of 0 us for %.0f bytes cannot be a measurement; allowed: a time above "
+                   "0 (rows of size 0 are read and left out of the fit)",
+                   v[0]);
+  /* algbw = size / time (GB/s = bytes / us / 1e3), within what both print */
+  if (v[0] > 0) {
+    double alg = v[0] / (v[1] * 1e3);
+    double tol = tok_half_unit(&t[L->algbw]) + alg * tok_half_unit(&t[L->time]) / v[1];
+    if (fabs(v[2] - alg) > tol * 1.01 + 1e-9)
+      return fail_at(ps, line, t[L->algbw].col,
+                     "algbw %.*s GB/s, but size / time = %.0f B / %.*s us = %.4g GB/s: the row is "
+                     "not one measurement; allowed: the columns as nccl-tests printed them",
+                     (int)t[L->algbw].n, t[L->algbw].p, v[0], (int)t[L->time].n, t[L->time].p, alg);
+  }
   cal_run *r = ps->run;
   if (r->n == ps->pt_cap) {
     ps->pt_cap = ps->pt_cap ? 2 * ps->pt_cap : 32;
@@ -317,11 +354,43 @@ static void read_env(const char *s, size_t n, const char *var, char *out, size_t
     }
 }
 
+/* What launchers put before each line of a rank's output: "[0] " (mpirun
+ * --tag-output of older launchers, srun --label's "0: " is not one), Open
+ * MPI's "[1,0]<stdout>:" (--tag-output: job, rank and stream). Returns
+ * its length, 0 without one. */
+static size_t launcher_prefix(const char *s, size_t n) {
+  size_t b = 0;
+  while (b < n && isspace((unsigned char)s[b])) b++;
+  if (b >= n || s[b] != '[') return 0;
+  size_t e = b + 1;
+  while (e < n && (isdigit((unsigned char)s[e]) || (s[e] == ',' && e > b + 1))) e++;
+  if (e >= n || e == b + 1 || s[e] != ']' || s[e - 1] == ',') return 0;
+  e++;
+  static const char *const streams[] = {"<stdout>:", "<stderr>:", "<stddiag>:"};
+  for (size_t i = 0; i < sizeof streams / sizeof *streams; i++) {
+    size_t m = strlen(streams[i]);
+    if (e + m <= n && memcmp(s + e, streams[i], m) == 0) return e + m;
+  }
+  return e;
+}
+
+/* The name as messages, the printout and the fragment show it: control
+ * characters (a newline in a file name) as \xNN, so no name can start a
+ * line of its own in a terminal or a scenario file. */
+static void name_text(char *out, size_t cap, const char *name) {
+  size_t w = 0;
+  for (const unsigned char *c = (const unsigned char *)name; *c && w + 5 < cap; c++) {
+    if (*c < 0x20 || *c == 0x7f) w += (size_t)snprintf(out + w, cap - w, "\\x%02x", *c);
+    else out[w++] = (char)*c;
+  }
+  out[w] = 0;
+}
+
 int cal_nccltests_parse(cal_run *out, const char *name, const char *text, size_t len, cal_op op,
                         sim_error *err) {
   memset(out, 0, sizeof *out);
-  snprintf(out->name, sizeof out->name, "%s", name);
-  parser ps = {.name = name, .run = out, .err = err};
+  name_text(out->name, sizeof out->name, name);
+  parser ps = {.name = out->name, .run = out, .err = err};
   int rc = SIM_OK;
   uint32_t line = 0;
   tok t[MAX_COLS];
@@ -332,16 +401,9 @@ int cal_nccltests_parse(cal_run *out, const char *name, const char *text, size_t
     i += n + 1;
     line++;
     if (n && s[n - 1] == '\r') n--;
-    /* "[0] " prefixes of launchers that tag each rank's output */
-    size_t b = 0;
-    while (b < n && isspace((unsigned char)s[b])) b++;
-    if (b < n && s[b] == '[') {
-      size_t e = b + 1;
-      while (e < n && isdigit((unsigned char)s[e])) e++;
-      if (e < n && e > b + 1 && s[e] == ']') {
-        s += e + 1;
-        n -= e + 1;
-      }
+    for (size_t pre; (pre = launcher_prefix(s, n)) > 0;) { /* "[1,0]<stdout>:[0] ..." */
+      s += pre;
+      n -= pre;
     }
     if (contains(s, n, "NCCL INFO") || contains(s, n, "NCCL WARN")) {
       read_env(s, n, "NCCL_ALGO", out->nccl_algo, sizeof out->nccl_algo, &out->nccl_algo_line,
@@ -355,6 +417,12 @@ int cal_nccltests_parse(cal_run *out, const char *name, const char *text, size_t
     if (t[0].p[0] == '#') {
       /* "# Rank" lines come as "#  Rank  0 ..." or "#Rank"; header; avg line */
       if (k >= 3 && tok_is(&t[0], "#") && tok_is(&t[1], "Rank")) rc = read_rank(&ps, s, n, t, k);
+      else if (k >= 6 && tok_is(&t[1], "Out") && tok_is(&t[2], "of") && tok_is(&t[3], "bounds") &&
+               !tok_is(&t[k - 1], "OK"))
+        rc = fail_at(&ps, line, t[k - 1].col,
+                     "nccl-tests' own check failed ('%.*s'): the measurement is not valid; "
+                     "allowed: runs whose 'Out of bounds values' line says 0 OK",
+                     (int)n, s);
       else if (k >= 4 && tok_is(&t[1], "Avg") && tok_is(&t[2], "bus")) {
         ps.saw_avg = true;
         if (!tok_number(&t[k - 1], &out->avg_busbw_GBps)) out->avg_busbw_GBps = 0;
@@ -364,8 +432,9 @@ int cal_nccltests_parse(cal_run *out, const char *name, const char *text, size_t
     }
     if (!ps.lay.line) continue; /* text before the table (launcher noise) */
     if (ps.saw_avg) continue;   /* after the table: nothing more to read */
-    double probe;
-    if (!tok_number(&t[0], &probe)) continue; /* a stray line inside the table */
+    /* a row starts with its size, digits; other lines inside the table
+     * (launcher and MPI noise) are not rows */
+    if (!isdigit((unsigned char)t[0].p[0])) continue;
     rc = read_row(&ps, t, k, line);
   }
   if (rc == SIM_OK) rc = finish(&ps, op);
@@ -397,26 +466,32 @@ int cal_nccltests_read(cal_run *out, const char *arg, sim_error *err) {
   memset(out, 0, sizeof *out);
   const char *path;
   cal_op op = op_prefix(arg, &path);
+  char shown[256]; /* the path as messages show it */
+  name_text(shown, sizeof shown, path);
   struct stat st;
   if (stat(path, &st) != 0)
-    return sim_fail(err, SIM_ECONFIG, "%s: cannot read: %s", path, strerror(errno));
+    return sim_fail(err, SIM_ECONFIG, "%s: cannot read: %s", shown, strerror(errno));
   if (!S_ISREG(st.st_mode))
     return sim_fail(err, SIM_ECONFIG,
-                    "%s: not a regular file; allowed: a file of nccl-tests output", path);
+                    "%s: not a regular file; allowed: a file of nccl-tests output", shown);
   if (st.st_size > CAL_NCCLTESTS_MAX_BYTES)
     return sim_fail(err, SIM_ECONFIG,
                     "%s: %lld bytes, over the %d MiB an nccl-tests output "
                     "can take; allowed: one run's output",
-                    path, (long long)st.st_size, CAL_NCCLTESTS_MAX_BYTES >> 20);
+                    shown, (long long)st.st_size, CAL_NCCLTESTS_MAX_BYTES >> 20);
   FILE *f = fopen(path, "rb");
-  if (!f) return sim_fail(err, SIM_ECONFIG, "%s: cannot read: %s", path, strerror(errno));
+  if (!f) return sim_fail(err, SIM_ECONFIG, "%s: cannot read: %s", shown, strerror(errno));
   size_t cap = (size_t)st.st_size + 1, len = 0;
   char *text = sim_malloc(cap);
   size_t k;
   while (len < cap - 1 && (k = fread(text + len, 1, cap - 1 - len, f)) > 0) len += k;
-  int rc = ferror(f) ? sim_fail(err, SIM_ECONFIG, "%s: read failed", path) : SIM_OK;
+  int rc = ferror(f) ? sim_fail(err, SIM_ECONFIG, "%s: read failed", shown) : SIM_OK;
   fclose(f);
   if (rc == SIM_OK) rc = cal_nccltests_parse(out, path, text, len, op, err);
+  if (rc == SIM_OK) {
+    out->dev = (uint64_t)st.st_dev;
+    out->ino = (uint64_t)st.st_ino;
+  }
   sim_free(text);
   return rc;
 }

@@ -51,33 +51,6 @@ static void test_allreduce_sample(void **state) {
   free(t);
 }
 
-static void test_every_sample(void **state) {
-  (void)state;
-  static const struct {
-    const char *file;
-    cal_op op;
-    uint32_t ranks, nodes;
-  } s[] = {
-      {"examples/nccl-tests/all_gather_perf-h100-1node.txt", CAL_OP_ALLGATHER, 8, 1},
-      {"examples/nccl-tests/all_reduce_perf-h100-1node.txt", CAL_OP_ALLREDUCE, 8, 1}, /* fabsim's */
-      {"examples/nccl-tests/alltoall_perf-h100-4nodes.txt", CAL_OP_ALLTOALL, 32, 4},
-      {"examples/nccl-tests/sendrecv_perf-h100-2nodes.txt", CAL_OP_SENDRECV, 16, 2},
-  };
-  for (size_t i = 0; i < sizeof s / sizeof *s; i++) {
-    size_t n;
-    char *t = slurp(s[i].file, &n);
-    cal_run r;
-    sim_error err = {0};
-    if (cal_nccltests_parse(&r, s[i].file, t, n, CAL_OP_UNKNOWN, &err) != SIM_OK)
-      fail_msg("%s", err.msg);
-    assert_int_equal(r.op, s[i].op);
-    assert_int_equal(r.ranks, s[i].ranks);
-    assert_int_equal(r.nodes, s[i].nodes);
-    cal_run_free(&r);
-    free(t);
-  }
-}
-
 static const char older[] =
     "# nThread 1 nGpus 1 minBytes 8 maxBytes 1073741824 step: 2(factor) warmup iters: 5\n"
     "#\n"
@@ -179,6 +152,130 @@ static void test_refusals(void **state) {
   expect_refusal("", NULL, NULL, CAL_OP_UNKNOWN, ar, "no nccl-tests results table");
 }
 
+/* Issue 27, defect 13: rows are never dropped silently. A size in -b's
+ * units, a time of 0, a time its algbw does not agree with, a run whose own
+ * check failed: refused at FILE:LINE:COL. Rows of size 0 (nccl-tests -b 0)
+ * are read and counted (the fit leaves them out and says so). */
+static void test_rows_not_dropped(void **state) {
+  (void)state;
+  const char *ar = "x/all_reduce_perf.txt";
+  expect_refusal(older, "  1073741824     268435456", "          1G     268435456", CAL_OP_UNKNOWN,
+                 ar, "all_reduce_perf.txt:13:11: size '1G' is not a whole number");
+  expect_refusal(older, "  1073741824     268435456", "         64K     268435456", CAL_OP_UNKNOWN,
+                 ar, "size '64K'");
+  expect_refusal(older, "9039.4  118.79", "   0.0  118.79", CAL_OP_UNKNOWN, ar,
+                 "all_reduce_perf.txt:13:49: a time of 0 us");
+  expect_refusal(older, "118.79  178.18", "128.79  193.19", CAL_OP_UNKNOWN, ar,
+                 "all_reduce_perf.txt:13:54: algbw 128.79 GB/s, but size / time");
+  expect_refusal(older, "# Out of bounds values : 0 OK", "# Out of bounds values : 2 FAILED",
+                 CAL_OP_UNKNOWN, ar, "all_reduce_perf.txt:14:28: nccl-tests' own check failed");
+  /* size 0: read, kept as a row (used by nothing) */
+  char buf[4096];
+  const char *at = strstr(older, "  1073741824");
+  snprintf(buf, sizeof buf,
+           "%.*s           0             0   float     sum     0.88    0.00    "
+           "0.00  0e+00     0.93    0.00    0.00  0e+00\n%s",
+           (int)(at - older), older, at);
+  cal_run r;
+  sim_error err = {0};
+  if (cal_nccltests_parse(&r, ar, buf, strlen(buf), CAL_OP_UNKNOWN, &err) != SIM_OK)
+    fail_msg("%s", err.msg);
+  assert_int_equal(r.n, 3);
+  assert_int_equal(r.pt[1].bytes, 0);
+  cal_run_free(&r);
+}
+
+/* Open MPI's --tag-output ("[1,0]<stdout>:" before every line) is read as
+ * the plain output. */
+static void test_tag_output(void **state) {
+  (void)state;
+  char buf[8192];
+  size_t w = 0;
+  for (const char *l = older; *l;) {
+    const char *e = strchr(l, '\n');
+    size_t m = e ? (size_t)(e - l) + 1 : strlen(l);
+    w += (size_t)snprintf(buf + w, sizeof buf - w, "[1,%d]<stdout>:%.*s", (int)(w % 3), (int)m, l);
+    l += m;
+  }
+  cal_run r;
+  sim_error err = {0};
+  if (cal_nccltests_parse(&r, "all_reduce_perf.log", buf, w, CAL_OP_UNKNOWN, &err) != SIM_OK)
+    fail_msg("%s", err.msg);
+  assert_int_equal(r.ranks, 4);
+  assert_int_equal(r.n, 2);
+  assert_true(r.pt[1].time_us > 9039 && r.pt[1].time_us < 9040);
+  cal_run_free(&r);
+}
+
+/* Issue 27, defect 12: a file name with a newline or another control
+ * character cannot start a line of its own: in messages and in the
+ * fragment it shows as \x0a. */
+static void test_name_escaped(void **state) {
+  (void)state;
+  const char *evil = "x\nworkload:\n  kind: traffic\n#/all_reduce_perf.txt";
+  cal_run r;
+  sim_error err = {0};
+  if (cal_nccltests_parse(&r, evil, older, sizeof older - 1, CAL_OP_UNKNOWN, &err) != SIM_OK)
+    fail_msg("%s", err.msg);
+  assert_null(strchr(r.name, '\n'));
+  assert_non_null(strstr(r.name, "x\\x0aworkload:\\x0a"));
+  cal_row row = {.bytes = 8};
+  cal_file_fit ff = {.run = &r, .rows = &row};
+  cal_fit f = {.files = &ff, .nfiles = 1, .rows_used = 1};
+  char *frag = cal_fit_fragment(&f, "base\nworkload:\n  kind: traffic");
+  for (const char *l = frag; l; l = strchr(l, '\n')) {
+    if (*l == '\n') l++;
+    if (*l && *l != '#') fail_msg("a line that is not a comment:\n%s", frag);
+  }
+  sim_free(frag);
+  cal_run_free(&r);
+  expect_refusal(older, "9039.4", "9O39.4", CAL_OP_UNKNOWN, evil, "x\\x0aworkload:");
+}
+
+/* Every shipped sample (examples/nccl-tests/): the measured ones (named
+ * -together, -oci, -gcp-a3mega, -xxrjun: each names its source in its
+ * header) and the older ones (docs/validation.md says which fabsim wrote)
+ * read as they are: collective, GPUs, nodes, rows (those of size 0 too). */
+static void test_every_sample(void **state) {
+  (void)state;
+  static const struct {
+    const char *file;
+    cal_op op;
+    uint32_t ranks, nodes;
+    size_t rows, zero;
+  } s[] = {
+      {"all_reduce_perf-h100-1node-together.txt", CAL_OP_ALLREDUCE, 8, 1, 31, 0},
+      {"all_gather_perf-h100-1node-together.txt", CAL_OP_ALLGATHER, 8, 1, 31, 4},
+      {"all_reduce_perf-h100-2nodes-gcp-a3mega.txt", CAL_OP_ALLREDUCE, 16, 2, 31, 0},
+      {"all_reduce_perf-h100-2nodes-oci.txt", CAL_OP_ALLREDUCE, 16, 2, 5, 0},
+      {"alltoall_perf-h100-2nodes-xxrjun.txt", CAL_OP_ALLTOALL, 16, 2, 10, 0},
+      {"sendrecv_perf-h100-2nodes-xxrjun.txt", CAL_OP_SENDRECV, 16, 2, 10, 0},
+      {"all_gather_perf-h100-1node.txt", CAL_OP_ALLGATHER, 8, 1, 31, 0},
+      {"all_reduce_perf-h100-1node.txt", CAL_OP_ALLREDUCE, 8, 1, 31, 0}, /* fabsim's */
+      {"alltoall_perf-h100-4nodes.txt", CAL_OP_ALLTOALL, 32, 4, 24, 0},
+      {"sendrecv_perf-h100-2nodes.txt", CAL_OP_SENDRECV, 16, 2, 28, 0},
+  };
+  for (size_t i = 0; i < sizeof s / sizeof *s; i++) {
+    char rel[128];
+    snprintf(rel, sizeof rel, "examples/nccl-tests/%s", s[i].file);
+    size_t n;
+    char *t = slurp(rel, &n);
+    cal_run r;
+    sim_error err = {0};
+    if (cal_nccltests_parse(&r, s[i].file, t, n, CAL_OP_UNKNOWN, &err) != SIM_OK)
+      fail_msg("%s", err.msg);
+    assert_int_equal(r.op, s[i].op);
+    assert_int_equal(r.ranks, s[i].ranks);
+    assert_int_equal(r.nodes, s[i].nodes);
+    assert_int_equal(r.n, s[i].rows);
+    size_t zero = 0;
+    for (size_t j = 0; j < r.n; j++) zero += r.pt[j].bytes == 0;
+    assert_int_equal(zero, s[i].zero);
+    cal_run_free(&r);
+    free(t);
+  }
+}
+
 static void test_op_names(void **state) {
   (void)state;
   assert_int_equal(cal_op_parse("reduce_scatter_perf", 19), CAL_OP_REDUCESCATTER);
@@ -193,11 +290,10 @@ static void test_op_names(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_allreduce_sample),
-      cmocka_unit_test(test_every_sample),
-      cmocka_unit_test(test_older_layout_and_prefixes),
-      cmocka_unit_test(test_refusals),
-      cmocka_unit_test(test_op_names),
+      cmocka_unit_test(test_allreduce_sample), cmocka_unit_test(test_older_layout_and_prefixes),
+      cmocka_unit_test(test_refusals),         cmocka_unit_test(test_rows_not_dropped),
+      cmocka_unit_test(test_tag_output),       cmocka_unit_test(test_name_escaped),
+      cmocka_unit_test(test_every_sample),     cmocka_unit_test(test_op_names),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -235,11 +235,11 @@ static void print_result(const cal_fit *f, const char *written) {
         printf("  %-16s objective %.5g, %u parameters%s\n", cal_algos_name((cal_algos)a),
                f->cost[a], f->nfitted[a], (cal_algos)a == f->algos ? "  <- kept" : "");
   }
-  printf("\nparameters                          before     after\n");
+  printf("\nparameters                                before     after\n");
   for (int p = 0; p < CAL_NPARAM; p++) {
     if (cal_param_kind_of((cal_param)p) == CAL_KIND_LATENCY) continue;
     if (cal_param_kind_of((cal_param)p) == CAL_KIND_BANDWIDTH && !f->fitted[p]) continue;
-    printf("  %-32s %8.4g  %8.4g%s%s\n", cal_param_name((cal_param)p), f->before[p], f->after[p],
+    printf("  %-38s %8.4g  %8.4g%s%s\n", cal_param_name((cal_param)p), f->before[p], f->after[p],
            f->fitted[p] ? "" : "  (not measured by these files: kept)",
            f->at_bound[p] && f->after[p] != f->before[p] ? "  (at its bound 0.3..1)" : "");
   }
@@ -248,10 +248,10 @@ static void print_result(const cal_fit *f, const char *written) {
   for (int p = CAL_PARAM_LAT_LL; p < CAL_PARAM_BW_RING; p++) {
     const char *name = cal_param_name((cal_param)p) + strlen("workload.collective.latency.");
     if (!f->fitted[p]) {
-      printf("  latency %-24s x1 (no row ran on %s: kept)\n", name, name);
+      printf("  latency %-30s x1 (no row ran on %s: kept)\n", name, name);
       continue;
     }
-    printf("  latency %-24s x1        x%.4g:", name, f->after[p]);
+    printf("  latency %-30s x1        x%.4g:", name, f->after[p]);
     int shown = 0;
     for (size_t i = 0; i < nk && shown < 3; i++) {
       if (k[i].param != (cal_param)p) continue;

@@ -93,6 +93,19 @@ typedef struct cal_run {
   /* the file it was read from (cal_nccltests_read; 0, 0 for parsed text),
    * so an output can be told apart from every input (cal_output_check) */
   uint64_t dev, ino;
+  /* The shape (ranks, nodes, GPUs per node) is the base scenario's, set by
+   * cal_run_shape_from_base: the file has no rank lines (a console copy
+   * without its "Using devices" block, a busbw table), or fewer than its
+   * busbw / algbw says (a post that kept only some); shape_why says which.
+   * Until then ranks is 0 and, for a busbw table, every time_us 0. */
+  bool shape_from_base;
+  char shape_why[96];
+  /* rows came as a busbw table (size and busbw alone: time = size x bus
+   * factor / busbw, derived when the shape is known) */
+  bool busbw_table;
+  /* the line where the run aborted after its last row ("Test NCCL
+   * failure", "Test failure"): the rows before it are complete; 0 if not */
+  uint32_t aborted_line;
 } cal_run;
 
 /* Parse `len` bytes of nccl-tests output named `name` (messages cite it).
@@ -102,6 +115,12 @@ typedef struct cal_run {
 int cal_nccltests_parse(cal_run *out, const char *name, const char *text, size_t len, cal_op op,
                         sim_error *err);
 void cal_run_free(cal_run *r);
+/* Give a run whose shape is the base's (cal_run.shape_from_base) that
+ * shape: ranks = nodes x gpus_per_node, and the checks the rank lines
+ * would have had (busbw / algbw is the collective's bus factor over those
+ * ranks; a busbw table gets its times). SIM_ECONFIG "FILE:LINE:1: ..."
+ * when the rows disagree with the shape, with what would agree. */
+int cal_run_set_shape(cal_run *r, uint32_t nodes, uint32_t gpus_per_node, sim_error *err);
 /* The scenario keys that hold fabsim to what the run's NCCL_ALGO and
  * NCCL_PROTO left NCCL (NCCL's syntax: "ring,tree", "^nvls",
  * "allreduce:tree;allgather:ring", case-insensitive), as "key=value" into
@@ -204,6 +223,11 @@ typedef struct cal_base {
   int nsets;
   bool keep_algorithms; /* no detection: the base's algorithm keys as they are */
 } cal_base;
+
+/* Give every run whose shape is the base's (cal_run.shape_from_base) the
+ * base's cluster.nodes x cluster.gpus_per_node (cal_run_set_shape).
+ * Errors: the base does not load; the rows disagree with that shape. */
+int cal_runs_shape_from_base(cal_run *runs, size_t nruns, const cal_base *base, sim_error *err);
 
 /* Rows below this size are "small" (latency-bound), the others "large", in
  * the per-file residuals the target is stated on (rms of ln(model /

@@ -331,7 +331,7 @@ static int search(fitter *F, double *step, sim_error *err) {
 
 /* cluster.gpu from a device name ("NVIDIA H100 80GB HBM3"), or NULL. */
 static const char *gpu_of(const char *device) {
-  static const char *const known[] = {"H100", "H800", "A100", "B200"};
+  static const char *const known[] = {"H100", "H800", "A100", "B200", "H200", "MI300X"};
   for (size_t i = 0; i < sizeof known / sizeof *known; i++)
     if (strstr(device, known[i])) return known[i];
   return NULL;
@@ -344,6 +344,20 @@ static bool sets_key(const cal_base *b, const char *key) {
   return false;
 }
 
+int cal_runs_shape_from_base(cal_run *runs, size_t nruns, const cal_base *base, sim_error *err) {
+  for (size_t i = 0; i < nruns; i++) {
+    if (!runs[i].shape_from_base) continue;
+    cfg_scenario cfg;
+    cfg_doc *doc = NULL;
+    int rc = cfg_load(&cfg, &doc, base->path, base->sets, base->nsets, err);
+    if (rc != SIM_OK) return rc;
+    uint32_t nodes = cfg.cluster.nodes, gpn = cfg.cluster.gpus_per_node;
+    cfg_free(&cfg, doc);
+    if ((rc = cal_run_set_shape(&runs[i], nodes, gpn, err)) != SIM_OK) return rc;
+  }
+  return SIM_OK;
+}
+
 /* cluster.gpu from the files when the base says nothing of it. */
 static int infer_gpu(cal_fit *out, const cal_base *base, const cal_run *runs, size_t nruns,
                      sim_error *err) {
@@ -352,10 +366,10 @@ static int infer_gpu(cal_fit *out, const cal_base *base, const cal_run *runs, si
     const char *g = gpu_of(runs[i].gpu);
     if (!g)
       return sim_fail(err, SIM_ECONFIG,
-                      "%s: cannot tell the GPU from its device name '%s' (fabsim knows H100, "
-                      "H800, A100, B200); describe the cluster with --base SCENARIO or --set "
-                      "cluster.gpu=...",
-                      runs[i].name, runs[i].gpu);
+                      "%s: cannot tell the GPU from its device name '%s'%s (fabsim knows "
+                      "H100, H800, A100, B200, H200, MI300X); describe the cluster with --base "
+                      "SCENARIO or --set cluster.gpu=...",
+                      runs[i].name, runs[i].gpu, runs[i].gpu[0] ? "" : " (the file prints none)");
     if (out->gpu[0] && strcmp(out->gpu, g))
       return sim_fail(err, SIM_ECONFIG,
                       "%s measured %s GPUs, %s measured %s: one calibration is one cluster; "

@@ -128,6 +128,11 @@ static json_t *result_json(const cal_fit *f, const char *written) {
     json_object_set_new(j, "ranks", json_integer(ff->run->ranks));
     json_object_set_new(j, "nodes", json_integer(ff->run->nodes));
     json_object_set_new(j, "gpus_per_node", json_integer(ff->run->gpus_per_node));
+    if (ff->run->shape_from_base)
+      json_object_set_new(j, "shape_from_base", json_string(ff->run->shape_why));
+    json_object_set_new(j, "busbw_table", json_boolean(ff->run->busbw_table));
+    if (ff->run->aborted_line)
+      json_object_set_new(j, "aborted_line", json_integer(ff->run->aborted_line));
     for (size_t k = 0; k < ff->run->n; k++) {
       const cal_row *w = &ff->rows[k];
       json_t *r = json_object();
@@ -197,6 +202,12 @@ static void print_file(const cal_file_fit *ff) {
   const cal_run *r = ff->run;
   printf("\n%s: %s, %u GPUs (%u node%s x %u)\n", r->name, cal_op_name(r->op), r->ranks, r->nodes,
          r->nodes == 1 ? "" : "s", r->gpus_per_node);
+  if (r->shape_from_base) printf("  the shape is the base's: %s\n", r->shape_why);
+  if (r->busbw_table)
+    printf("  a busbw table: each time is size x bus factor / busbw (busbw's rounding included)\n");
+  if (r->aborted_line)
+    printf("  the run aborted at line %u after its last row: the rows before it are read\n",
+           r->aborted_line);
   printf("  %12s %12s %12s %11s %11s %9s  %s\n", "size", "measured us", "fitted us", "busbw meas",
          "busbw fit", "residual", "as run");
   for (size_t k = 0; k < r->n; k++) {
@@ -303,6 +314,11 @@ int cli_cmd_calibrate(int argc, char **argv) {
   }
   cal_base base = {
       .path = a.base, .sets = a.sets, .nsets = a.nsets, .keep_algorithms = a.keep_algorithms};
+  if (cal_runs_shape_from_base(runs, (size_t)nread, &base, &err) != SIM_OK) {
+    cli_error(err.msg);
+    rc = CLI_BAD_INPUT; /* files without rank lines: the base's shape must fit their rows */
+    goto out;
+  }
   if (cal_fit_run(&fit, &base, runs, (size_t)nread, &err) != SIM_OK) {
     cli_error(err.msg);
     rc = CLI_BAD_INPUT; /* the base, a key, a file fabsim cannot model */

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -125,10 +126,6 @@ static void test_refusals(void **state) {
   /* the measurement failed its own check */
   expect_refusal(older, "118.79  178.18  0e+00", "118.79  178.18  3e+00", CAL_OP_UNKNOWN, ar,
                  "own check");
-  /* ranks missing: busbw/algbw is not 2(n-1)/n for the ranks found */
-  expect_refusal(older,
-                 "#   Rank  3 Pid   1301 on     gpu-b device  1 [0x0b] NVIDIA A100-SXM4-80GB\n", "",
-                 CAL_OP_UNKNOWN, ar, "bus factor");
   /* the output of another collective named as this one */
   expect_refusal(older, NULL, NULL, CAL_OP_ALLGATHER, ar, "bus factor");
   /* no way to tell the operation */
@@ -146,7 +143,30 @@ static void test_refusals(void **state) {
     l += m;
   }
   norank[k] = 0;
-  expect_refusal(norank, NULL, NULL, CAL_OP_UNKNOWN, ar, "number of GPUs is unknown");
+  /* no rank lines, or fewer than busbw / algbw says: the shape is the
+   * base's, and the rows must agree with it */
+  cal_run r;
+  sim_error err = {0};
+  assert_int_equal(cal_nccltests_parse(&r, ar, norank, strlen(norank), CAL_OP_UNKNOWN, &err),
+                   SIM_OK);
+  assert_true(r.shape_from_base);
+  assert_int_equal(r.ranks, 0);
+  assert_int_equal(cal_run_set_shape(&r, 1, 3, &err), SIM_ECONFIG);
+  if (!strstr(err.msg, "says about 4 ranks")) fail_msg("%s", err.msg);
+  assert_int_equal(cal_run_set_shape(&r, 1, 1, &err), SIM_ECONFIG);
+  assert_int_equal(cal_run_set_shape(&r, 2, 2, &err), SIM_OK);
+  assert_int_equal(r.ranks, 4);
+  cal_run_free(&r);
+  const char *rank3 =
+      "#   Rank  3 Pid   1301 on     gpu-b device  1 [0x0b] NVIDIA A100-SXM4-80GB\n";
+  char three[sizeof older];
+  const char *at = strstr(older, rank3);
+  snprintf(three, sizeof three, "%.*s%s", (int)(at - older), older, at + strlen(rank3));
+  assert_int_equal(cal_nccltests_parse(&r, ar, three, strlen(three), CAL_OP_UNKNOWN, &err), SIM_OK);
+  assert_true(r.shape_from_base);
+  if (!strstr(r.shape_why, "3 rank lines")) fail_msg("%s", r.shape_why);
+  assert_string_equal(r.gpu, "NVIDIA A100-SXM4-80GB");
+  cal_run_free(&r);
   /* not nccl-tests output */
   expect_refusal("hello\nworld\n", NULL, NULL, CAL_OP_UNKNOWN, ar, "no nccl-tests results table");
   expect_refusal("", NULL, NULL, CAL_OP_UNKNOWN, ar, "no nccl-tests results table");
@@ -276,6 +296,94 @@ static void test_every_sample(void **state) {
   }
 }
 
+/* Every curve shipped under validate/curves/ is read as it was published:
+ * nccl-tests and rccl-tests output with and without its "#" (console
+ * copies), without rank lines or with some of them (the shape is then the
+ * base's and must agree with busbw / algbw), without the "Avg bus
+ * bandwidth" line (nccl-tests 2.17 ends with "Collective test concluded"),
+ * a run that aborted after its last row, and Azure's busbw tables. */
+static void test_every_curve(void **state) {
+  (void)state;
+  static const struct {
+    const char *file;
+    cal_op op;
+    uint32_t ranks;      /* from rank lines; 0: the base's */
+    uint32_t nodes, gpn; /* the shape (the case's in validate/cases.json) */
+    size_t rows;
+    bool table, aborted;
+  } s[] = {
+      {"all_gather_perf-b200-2node-roce-gke-dranet.txt", CAL_OP_ALLGATHER, 16, 2, 8, 24, 0, 0},
+      {"all_gather_perf-b200-2x1gpu-roce-gke-nvidia-dra.txt", CAL_OP_ALLGATHER, 2, 2, 1, 28, 0, 0},
+      {"all_gather_perf-h200-2x1gpu-roce-gke-dranet-demo.txt", CAL_OP_ALLGATHER, 2, 2, 1, 24, 0, 0},
+      {"all_reduce_busbw-a100-1node-azure-nd.txt", CAL_OP_ALLREDUCE, 0, 1, 8, 24, 1, 0},
+      {"all_reduce_busbw-h100-1node-azure-nd.txt", CAL_OP_ALLREDUCE, 0, 1, 8, 24, 1, 0},
+      {"all_reduce_busbw-h200-1node-azure-nd.txt", CAL_OP_ALLREDUCE, 0, 1, 8, 24, 1, 0},
+      {"all_reduce_perf-a100-2node-roce-oci-b4.txt", CAL_OP_ALLREDUCE, 0, 2, 8, 4, 0, 0},
+      {"all_reduce_perf-b200-2node-lambda.txt", CAL_OP_ALLREDUCE, 0, 2, 8, 29, 0, 0},
+      {"all_reduce_perf-b200-2node-roce-gcp-a4.txt", CAL_OP_ALLREDUCE, 0, 2, 8, 11, 0, 0},
+      {"all_reduce_perf-h100-128node-roce-ring-ll128.txt", CAL_OP_ALLREDUCE, 0, 128, 8, 5, 0, 1},
+      {"all_reduce_perf-h100-2node-ib-nccl-tests-309.txt", CAL_OP_ALLREDUCE, 16, 2, 8, 32, 0, 0},
+      {"all_reduce_perf-h100-2node-ib-nebius.txt", CAL_OP_ALLREDUCE, 0, 2, 8, 31, 0, 0},
+      {"all_reduce_perf-h100-4node-ib-nccl-tests-309.txt", CAL_OP_ALLREDUCE, 32, 4, 8, 32, 0, 0},
+      {"all_reduce_perf-h100-8node-ib-nccl-tests-309.txt", CAL_OP_ALLREDUCE, 64, 8, 8, 14, 0, 0},
+      {"all_reduce_perf-h200-2x1gpu-roce-gke-dranet.txt", CAL_OP_ALLREDUCE, 2, 2, 1, 24, 0, 0},
+      {"all_reduce_perf-mi300x-1node-rocm-blog.txt", CAL_OP_ALLREDUCE, 8, 1, 8, 32, 0, 0},
+      {"all_reduce_perf-mi300x-2node-roce-oci.txt", CAL_OP_ALLREDUCE, 0, 2, 8, 5, 0, 0},
+  };
+  for (size_t i = 0; i < sizeof s / sizeof *s; i++) {
+    char rel[160];
+    snprintf(rel, sizeof rel, "validate/curves/%s", s[i].file);
+    size_t n;
+    char *t = slurp(rel, &n);
+    cal_run r;
+    sim_error err = {0};
+    if (cal_nccltests_parse(&r, s[i].file, t, n, CAL_OP_UNKNOWN, &err) != SIM_OK)
+      fail_msg("%s", err.msg);
+    if (r.op != s[i].op || r.n != s[i].rows || r.busbw_table != s[i].table ||
+        (r.aborted_line != 0) != s[i].aborted || r.ranks != s[i].ranks ||
+        r.shape_from_base != (s[i].ranks == 0))
+      fail_msg("%s: op %d rows %zu table %d aborted %u ranks %u", s[i].file, r.op, r.n,
+               r.busbw_table, r.aborted_line, r.ranks);
+    if (r.shape_from_base && cal_run_set_shape(&r, s[i].nodes, s[i].gpn, &err) != SIM_OK)
+      fail_msg("%s", err.msg);
+    assert_int_equal(r.nodes, s[i].nodes);
+    assert_int_equal(r.gpus_per_node, s[i].gpn);
+    for (size_t j = 0; j < r.n; j++) assert_true(r.pt[j].bytes == 0 || r.pt[j].time_us > 0);
+    if (s[i].table) { /* 1K .. 8G: 2^10 .. 2^33, time = S x 2(n-1)/n / busbw */
+      for (size_t j = 0; j < r.n; j++) assert_int_equal(r.pt[j].bytes, 1ull << (10 + j));
+      double want = 8589934592.0 * 1.75 / (r.pt[23].busbw_GBps * 1e3);
+      assert_true(fabs(r.pt[23].time_us / want - 1) < 1e-12);
+    }
+    cal_run_free(&r);
+    free(t);
+  }
+}
+
+/* A busbw table's refusals: a label that is no power of two, sizes that do
+ * not grow, a busbw of 0, a row of other cells. */
+static void test_busbw_table_refusals(void **state) {
+  (void)state;
+  static const char tab[] =
+      "## NCCL Bandwidth\n\n"
+      "| Message Size (Bytes) | ND H100 V5 (GB/s) |\n"
+      "| -------------------- | ----------------- |\n"
+      "| 1K                   | 0.07              |\n"
+      "| 2K                   | 0.14              |\n"
+      "| 4K                   | 0.27              |\n"
+      "\nnext paragraph\n";
+  cal_run r;
+  sim_error err = {0};
+  assert_int_equal(cal_nccltests_parse(&r, "ar_busbw.md", tab, strlen(tab), CAL_OP_ALLREDUCE, &err),
+                   SIM_OK);
+  assert_int_equal(r.n, 3);
+  assert_int_equal(r.pt[2].bytes, 4096);
+  cal_run_free(&r);
+  expect_refusal(tab, "| 2K ", "| 100K ", CAL_OP_ALLREDUCE, "t.md", "t.md:6:3: size '100K'");
+  expect_refusal(tab, "| 4K ", "| 1K ", CAL_OP_ALLREDUCE, "t.md", "sizes of a sweep grow");
+  expect_refusal(tab, "0.27", "0.00", CAL_OP_ALLREDUCE, "t.md", "above 0");
+  expect_refusal(tab, "| 0.14              |", "| 0.14 | 3 |", CAL_OP_ALLREDUCE, "t.md", "3 cells");
+}
+
 static void test_op_names(void **state) {
   (void)state;
   assert_int_equal(cal_op_parse("reduce_scatter_perf", 19), CAL_OP_REDUCESCATTER);
@@ -294,6 +402,7 @@ int main(void) {
       cmocka_unit_test(test_refusals),         cmocka_unit_test(test_rows_not_dropped),
       cmocka_unit_test(test_tag_output),       cmocka_unit_test(test_name_escaped),
       cmocka_unit_test(test_every_sample),     cmocka_unit_test(test_op_names),
+      cmocka_unit_test(test_every_curve),      cmocka_unit_test(test_busbw_table_refusals),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -256,6 +256,17 @@ static void test_name_escaped(void **state) {
  * -together, -oci, -gcp-a3mega, -xxrjun: each names its source in its
  * header) and the older ones (docs/validation.md says which fabsim wrote)
  * read as they are: collective, GPUs, nodes, rows (those of size 0 too). */
+/* A shipped file (DIR/FILE of the source tree), parsed or the test fails. */
+static void read_shipped(cal_run *r, const char *dir, const char *file) {
+  char rel[256];
+  snprintf(rel, sizeof rel, "%s/%s", dir, file);
+  size_t n;
+  char *t = slurp(rel, &n);
+  sim_error err = {0};
+  if (cal_nccltests_parse(r, file, t, n, CAL_OP_UNKNOWN, &err) != SIM_OK) fail_msg("%s", err.msg);
+  free(t);
+}
+
 static void test_every_sample(void **state) {
   (void)state;
   static const struct {
@@ -276,14 +287,8 @@ static void test_every_sample(void **state) {
       {"sendrecv_perf-h100-2nodes.txt", CAL_OP_SENDRECV, 16, 2, 28, 0},
   };
   for (size_t i = 0; i < sizeof s / sizeof *s; i++) {
-    char rel[128];
-    snprintf(rel, sizeof rel, "examples/nccl-tests/%s", s[i].file);
-    size_t n;
-    char *t = slurp(rel, &n);
     cal_run r;
-    sim_error err = {0};
-    if (cal_nccltests_parse(&r, s[i].file, t, n, CAL_OP_UNKNOWN, &err) != SIM_OK)
-      fail_msg("%s", err.msg);
+    read_shipped(&r, "examples/nccl-tests", s[i].file);
     assert_int_equal(r.op, s[i].op);
     assert_int_equal(r.ranks, s[i].ranks);
     assert_int_equal(r.nodes, s[i].nodes);
@@ -292,7 +297,6 @@ static void test_every_sample(void **state) {
     for (size_t j = 0; j < r.n; j++) zero += r.pt[j].bytes == 0;
     assert_int_equal(zero, s[i].zero);
     cal_run_free(&r);
-    free(t);
   }
 }
 
@@ -331,14 +335,9 @@ static void test_every_curve(void **state) {
       {"all_reduce_perf-mi300x-2node-roce-oci.txt", CAL_OP_ALLREDUCE, 0, 2, 8, 5, 0, 0},
   };
   for (size_t i = 0; i < sizeof s / sizeof *s; i++) {
-    char rel[160];
-    snprintf(rel, sizeof rel, "validate/curves/%s", s[i].file);
-    size_t n;
-    char *t = slurp(rel, &n);
     cal_run r;
     sim_error err = {0};
-    if (cal_nccltests_parse(&r, s[i].file, t, n, CAL_OP_UNKNOWN, &err) != SIM_OK)
-      fail_msg("%s", err.msg);
+    read_shipped(&r, "validate/curves", s[i].file);
     if (r.op != s[i].op || r.n != s[i].rows || r.busbw_table != s[i].table ||
         (r.aborted_line != 0) != s[i].aborted || r.ranks != s[i].ranks ||
         r.shape_from_base != (s[i].ranks == 0))
@@ -355,7 +354,6 @@ static void test_every_curve(void **state) {
       assert_true(fabs(r.pt[23].time_us / want - 1) < 1e-12);
     }
     cal_run_free(&r);
-    free(t);
   }
 }
 

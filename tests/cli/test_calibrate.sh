@@ -136,6 +136,14 @@ expect_err "--set:1:"
 grep -v 'Collective test starting' "$AG" > run7.log
 expect_exit 2 "$FABSIM" calibrate run7.log; expect_err "name it as OP:FILE"
 expect_exit 0 "$FABSIM" calibrate allgather:run7.log -o run7.yaml
+# a file without rank lines (a console copy): the shape is the base's, and
+# its rows must agree with it before the fit (validate/curves/ has such files)
+NEB="$SRC/validate/curves/all_reduce_perf-h100-2node-ib-nebius.txt"
+expect_exit 2 "$FABSIM" calibrate "$NEB" --set cluster.gpu=H100 --set cluster.nodes=4 -o never.yaml
+expect_err "nebius.txt:24:1: busbw / algbw = 1.879, but allreduce over the base's 4 nodes x 8 GPUs"
+expect_err "says about 16 ranks"
+expect_exit 2 "$FABSIM" calibrate "$NEB" --set cluster.nodes=2 -o never.yaml
+expect_err "cannot tell the GPU from its device name '' (the file prints none)"
 
 # --- issue 27, defects 1 and 16: -o is a new name or a regular file, never an
 # input; refused with exit 2 before the fit (nothing printed, nothing replaced)

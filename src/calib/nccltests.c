@@ -336,7 +336,8 @@ static int finish(parser *ps, cal_op op) {
   r->op = op;
   char probe[8][64];
   if (cal_run_env_sets(r, probe, 8, ps->err) < 0) return SIM_ECONFIG;
-  if (r->ranks == 0) {
+  if (r->ranks == 0 || ps->md) { /* a busbw table's times wait for its shape */
+    r->ranks = 0;
     r->shape_from_base = true;
     snprintf(r->shape_why, sizeof r->shape_why, "%s",
              ps->md ? "a busbw table: no rank lines" : "no rank lines ('Using devices')");

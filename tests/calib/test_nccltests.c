@@ -376,6 +376,17 @@ static void test_busbw_table_refusals(void **state) {
   assert_int_equal(r.n, 3);
   assert_int_equal(r.pt[2].bytes, 4096);
   cal_run_free(&r);
+  /* rank lines beside a busbw table: its times still wait for the shape */
+  char ranked[sizeof tab + 128];
+  snprintf(ranked, sizeof ranked, "#  Rank  0 Group  0 Pid 1 on h0 device  0 [0x1] NVIDIA H100\n%s",
+           tab);
+  assert_int_equal(
+      cal_nccltests_parse(&r, "ar_busbw.md", ranked, strlen(ranked), CAL_OP_ALLREDUCE, &err),
+      SIM_OK);
+  assert_true(r.shape_from_base && r.ranks == 0 && r.pt[0].time_us == 0);
+  assert_int_equal(cal_run_set_shape(&r, 1, 8, &err), SIM_OK);
+  assert_true(fabs(r.pt[0].time_us - 1024 * 1.75 / 70.0) < 1e-9);
+  cal_run_free(&r);
   expect_refusal(tab, "| 2K ", "| 100K ", CAL_OP_ALLREDUCE, "t.md", "t.md:6:3: size '100K'");
   expect_refusal(tab, "| 4K ", "| 1K ", CAL_OP_ALLREDUCE, "t.md", "sizes of a sweep grow");
   expect_refusal(tab, "0.27", "0.00", CAL_OP_ALLREDUCE, "t.md", "above 0");

@@ -115,11 +115,38 @@ typedef struct coll_spec {
   cfg_gpu gpu;
   bool nvls;  /* NVLink SHARP: NVSwitch gen 3+ and allowed */
   bool sharp; /* InfiniBand SHARP on the fabric (fabric.sharp) */
+  /* Per-algorithm factors on the achieved rate (the scenario's
+   * workload.collective.bandwidth); NULL: 1 for every algorithm. An
+   * algorithm's transfers carry bytes / factor (coll__bw_factor). */
+  const cfg_coll_bandwidth *bandwidth;
 } coll_spec;
 
 /* Fill spec's hardware fields from a scenario: gpu, nvls (H100, H800 or
  * B200 and workload.collective.nvls), sharp (fabric.sharp on InfiniBand). */
 void coll_spec_set_hw(coll_spec *spec, const cfg_scenario *cfg);
+
+/* The one mapping from a scenario to a collective's parameters
+ * (src/coll/spec_cfg.c), used by fabsim run's collectives, training steps,
+ * traces, jobs and fabsim calibrate alike: one `op` of `bytes` over the
+ * GPUs ranks[0..n) (ascending; the spec points into the caller's array)
+ * with the scenario's workload.collective keys: algorithm, channels
+ * (workload.collective.channels, else one per NIC of a node), chunk,
+ * queue pairs, protocol, its latencies (workload.collective.latency.*),
+ * the per-algorithm bandwidth factors (workload.collective.bandwidth.*),
+ * pxn's pipelining, and what the hardware offers (coll_spec_set_hw). The
+ * spec points into cfg: cfg must outlive it. A caller may then override a
+ * field the scenario does not set for it (a training step picks its
+ * algorithm and channels per parallel group). */
+coll_spec coll_spec_from_cfg(const cfg_scenario *cfg, cfg_coll_op op, uint64_t bytes,
+                             const uint32_t *ranks, uint32_t n);
+/* The plan of the scenario's workload.collective (op, size, ranks) over
+ * the GPUs gpus[0..ngpus) in rank order (NULL: every GPU of t, 0..n-1):
+ * workload.collective.ranks 0 takes them all, else the first `ranks`. The
+ * transfers carry workload.traffic_class. Errors are SIM_ECONFIG located
+ * at the key (cfg_fail_at): more ranks than GPUs, an algorithm the
+ * collective or the placement does not offer. */
+int coll_plan_from_cfg(coll_plan *plan, const topo *t, const cfg_scenario *cfg, const cfg_doc *doc,
+                       const uint32_t *gpus, uint32_t ngpus, sim_error *err);
 
 /* Protocols as NCCL runs them, for spec.protocol != CFG_PROTO_NONE:
  *   wire bytes: LL moves 8-byte lines of 4 data bytes and a 4-byte flag

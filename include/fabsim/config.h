@@ -154,6 +154,12 @@ typedef struct cfg_coll_latency {
   cfg_proto_latency ll, ll128, simple;
   cfg_switch_latency nvls, nvlstree, collnet;
 } cfg_coll_latency;
+/* Per-algorithm factors on the rate an algorithm's transfers achieve
+ * (workload.collective.bandwidth.*, (0, 1], default 1): its transfers take
+ * 1/factor as long (src/coll, coll__bw_factor); fabsim calibrate fits them. */
+typedef struct cfg_coll_bandwidth {
+  double ring, tree, nvls, nvlstree, collnet;
+} cfg_coll_bandwidth;
 typedef enum {
   CFG_PROTO_NONE,
   CFG_PROTO_AUTO,
@@ -239,8 +245,9 @@ typedef struct cfg_workload {
     uint32_t channels; /* parallel rings; 0 = one per NIC of a node */
     uint64_t chunk;    /* bytes: ring broadcast pipeline chunk */
     cfg_coll_protocol protocol;
-    cfg_coll_latency latency; /* NCCL's tuning model by default; fabsim calibrate fits them */
-    bool nvls;                /* NVLink SHARP allowed where the NVSwitch has it */
+    cfg_coll_latency latency;     /* NCCL's tuning model by default; fabsim calibrate fits them */
+    cfg_coll_bandwidth bandwidth; /* 1 by default; fabsim calibrate fits them */
+    bool nvls;                    /* NVLink SHARP allowed where the NVSwitch has it */
   } collective;
   struct {
     cfg_traffic_pattern pattern;

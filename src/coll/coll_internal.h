@@ -72,6 +72,14 @@ void coll__busy_window_move(coll__busy_window *w, size_t lo, size_t hi, uint64_t
                             uint64_t *nic_max, bool *crosses);
 void coll__busy_window_free(coll__busy_window *w);
 
+/* The factor on algorithm a's achieved rate (s->bandwidth, the scenario's
+ * workload.collective.bandwidth.*; 1 without one and for algorithms that
+ * have none), and bytes as a's transfers carry them, ceil(bytes / factor):
+ * the plan's transfers (coll_plan_build, before the protocol's wire bytes)
+ * and the tuner's closed forms alike. */
+double coll__bw_factor(const coll_spec *s, cfg_coll_algorithm a);
+uint64_t coll__bw_bytes(const coll_spec *s, cfg_coll_algorithm a, uint64_t bytes);
+
 /* Protocol bytes, per-phase latency and launch overhead of p->protocol
  * (nothing for CFG_PROTO_NONE); before QP splitting. O(transfers). */
 void coll__apply_protocol(coll_plan *p, const topo *t, const coll_spec *s);

@@ -1,6 +1,7 @@
 /* Collective -> plan: validation, dispatch to the algorithm builders (ring.c,
  * tree.c, hd.c, hier.c, a2a.c; moe.c for MoE dispatch/combine), the plan's
  * storage and the nccl-tests figures of merit. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -187,6 +188,33 @@ static void plan_cuts(coll_plan *p) {
     if (p->ncuts == 0 || p->cuts[p->ncuts - 1] != p->cuts[i]) p->cuts[p->ncuts++] = p->cuts[i];
 }
 
+double coll__bw_factor(const coll_spec *s, cfg_coll_algorithm a) {
+  const cfg_coll_bandwidth *b = s->bandwidth;
+  double f = !b                       ? 1
+             : a == CFG_ALGO_RING     ? b->ring
+             : a == CFG_ALGO_TREE     ? b->tree
+             : a == CFG_ALGO_NVLS     ? b->nvls
+             : a == CFG_ALGO_NVLSTREE ? b->nvlstree
+             : a == CFG_ALGO_COLLNET  ? b->collnet
+                                      : 1;
+  return f > 0 && f < 1 ? f : 1;
+}
+
+uint64_t coll__bw_bytes(const coll_spec *s, cfg_coll_algorithm a, uint64_t bytes) {
+  double f = coll__bw_factor(s, a), b = ceil((double)bytes / f);
+  return f == 1 || b >= 18446744073709551615.0 ? bytes : (uint64_t)b;
+}
+
+/* Every transfer of the plan at its algorithm's bandwidth factor. O(transfers). */
+static void apply_bandwidth(coll_plan *p, const coll_spec *s) {
+  if (coll__bw_factor(s, p->algorithm) == 1) return;
+  for (size_t j = 0; j < p->pool_n; j++)
+    p->pool[j].bytes = coll__bw_bytes(s, p->algorithm, p->pool[j].bytes);
+  for (size_t i = 0; i < p->nphases; i++)
+    for (size_t j = 0; !p->phases[i].in_pool && j < p->phases[i].n; j++)
+      p->phases[i].x[j].bytes = coll__bw_bytes(s, p->algorithm, p->phases[i].x[j].bytes);
+}
+
 int coll_plan_build(coll_plan *plan, const topo *t, const coll_spec *spec, sim_error *err) {
   memset(plan, 0, sizeof *plan);
   coll_spec tuned = *spec;
@@ -248,6 +276,7 @@ int coll_plan_build(coll_plan *plan, const topo *t, const coll_spec *spec, sim_e
   case CFG_ALGO_AUTO: break;  /* resolved above */
   }
   if (rc == SIM_OK) {
+    apply_bandwidth(plan, s);
     coll__apply_protocol(plan, t, s);
     coll__split_qps(plan, s->qps, topo_nics_per_gpu(t) > 1);
     plan_cuts(plan);

@@ -209,7 +209,8 @@ static double ring_delay_s(const probe *pr, const coll_spec *s, cfg_coll_protoco
   uint64_t steps, inter;
   ring_steps(s->op, s->nranks, pr->m, &steps, &inter);
   double chunk = (double)coll__ceil_div(s->bytes, (uint64_t)s->nranks * k);
-  double wire_chunk = (double)coll__ceil_div((uint64_t)chunk * q->wire_num, q->wire_den);
+  double wire_chunk = (double)coll__ceil_div(
+      coll__bw_bytes(s, CFG_ALGO_RING, (uint64_t)chunk) * q->wire_num, q->wire_den);
   double t_data = ring_step_data_s(pr, wire_chunk, k);
   double t_cap = chunk / ring_channel_cap(s, pr->m, p, k);
   double t_step = t_cap > t_data ? t_cap : t_data;
@@ -228,7 +229,9 @@ static double ring_estimate(const probe *pr, const coll_spec *s, cfg_coll_protoc
   uint64_t steps, inter;
   ring_steps(s->op, s->nranks, pr->m, &steps, &inter);
   double chunk = (double)coll__ceil_div(
-      coll__ceil_div(s->bytes, (uint64_t)s->nranks * k) * q.wire_num, q.wire_den);
+      coll__bw_bytes(s, CFG_ALGO_RING, coll__ceil_div(s->bytes, (uint64_t)s->nranks * k)) *
+          q.wire_num,
+      q.wire_den);
   double step = 0;
   if (pr->g > 1 && pr->b_intra > 0) step = sim_ps_to_s(pr->wire_intra) + k * chunk / pr->b_intra;
   if (pr->m > 1 && pr->b_inter > 0) {
@@ -358,7 +361,8 @@ static double tree_shape_estimate_s(const topo *t, const probe *pr, const coll_s
                        .b_inter = pr->b_inter,
                        .npn = pr->npn,
                        .floor_rate = tree_floor_rate(s, pr, p, k)};
-  return coll__tree_cost_s(t, s, k, coll__ceil_div(chunk * q.wire_num, q.wire_den), nchunks, &r);
+  uint64_t wire = coll__ceil_div(coll__bw_bytes(s, CFG_ALGO_TREE, chunk) * q.wire_num, q.wire_den);
+  return coll__tree_cost_s(t, s, k, wire, nchunks, &r);
 }
 
 /* NCCL's latency of CollNet, us (tuning.cc, base latency 0;
@@ -466,8 +470,10 @@ static simtime_ps nvls_pipeline_ps(const topo *t, const probe *pr, const coll_sp
   uint32_t h = tree ? nvlstree_head_count(t, pr, s->ranks, g) : g;
   if (h == 0 || (tree && (m < 2 || pr->b_inter <= 0))) return 0;
   uint64_t u = coll__nvls_unit(s, m, h);
-  double one = (double)(g - 1) * (double)coll__nvls_pair_bytes(u, g, e, false) / pr->b_intra;
-  double nv_u = (double)(g - 1) * (double)coll__nvls_pair_bytes(u, g, e, true) / pr->b_intra;
+  double one = (double)(g - 1) *
+               (double)coll__bw_bytes(s, a, coll__nvls_pair_bytes(u, g, e, false)) / pr->b_intra;
+  double nv_u = (double)(g - 1) *
+                (double)coll__bw_bytes(s, a, coll__nvls_pair_bytes(u, g, e, true)) / pr->b_intra;
   double fill = 2 * one - nv_u, cap = 0;
   if (!tree) return s_ps(fill) + (lat > w_nv ? lat - w_nv : 0);
   tree_shape tr[2];
@@ -515,8 +521,10 @@ static double nvlstree_estimate_s(const topo *t, const probe *pr, const coll_spe
   sim_free(cnt);
   coll__tree_shape_free(&tr[0]);
   coll__tree_shape_free(&tr[1]);
-  double nv = (double)(g - 1) * (double)coll__nvls_pair_bytes(s->bytes, g, e, true) / pr->b_intra;
-  double net = deg * (double)coll__ceil_div(s->bytes, 2ull * h) / pr->b_inter;
+  uint64_t pair = coll__bw_bytes(s, CFG_ALGO_NVLSTREE, coll__nvls_pair_bytes(s->bytes, g, e, true));
+  uint64_t half = coll__bw_bytes(s, CFG_ALGO_NVLSTREE, coll__ceil_div(s->bytes, 2ull * h));
+  double nv = (double)(g - 1) * (double)pair / pr->b_intra;
+  double net = deg * (double)half / pr->b_inter;
   double step = fmax(nv + sim_ps_to_s(pr->wire_intra), net + sim_ps_to_s(pr->wire_inter));
   if (fill) return step + sim_ps_to_s(nvls_pipeline_ps(t, pr, s, CFG_ALGO_NVLSTREE));
   const cfg_coll_latency *l = s->latency ? s->latency : &nccl_latency;
@@ -535,7 +543,8 @@ static double nvls_steady_s(const topo *t, const probe *pr, const coll_spec *s) 
       pr->b_intra <= 0)
     return INFINITY;
   const cfg_coll_latency *l = s->latency ? s->latency : &nccl_latency;
-  double nv = (double)(g - 1) * (double)coll__nvls_pair_bytes(s->bytes, g, e, true) / pr->b_intra;
+  uint64_t pair = coll__bw_bytes(s, CFG_ALGO_NVLS, coll__nvls_pair_bytes(s->bytes, g, e, true));
+  double nv = (double)(g - 1) * (double)pair / pr->b_intra;
   simtime_ps lat = l->nvls.nvlink_hop;
   return nv + sim_ps_to_s(pr->wire_intra) +
          sim_ps_to_s(lat > pr->wire_intra ? lat - pr->wire_intra : 0);

@@ -792,6 +792,21 @@ static const cfg__key schema[] = {
     TIME("workload.collective.latency.collnet.network_hop",
          workload.collective.latency.collnet.network_hop, "31us",
          "CollNet Direct: latency of the switches' reduction across nodes."),
+    DBL("workload.collective.bandwidth.ring", workload.collective.bandwidth.ring, "1", 0, 1,
+        "Factor on the rate the ring algorithm's transfers achieve, above 0, at most 1: its "
+        "transfers take 1/factor as long in every fidelity, on top of the links' efficiencies "
+        "(which every algorithm shares). Defaults of workload.collective.bandwidth.*: 1, "
+        "fabsim's model as it is; `fabsim calibrate` fits them to nccl-tests output "
+        "(docs/validation.md, Calibration)."),
+    DBL("workload.collective.bandwidth.tree", workload.collective.bandwidth.tree, "1", 0, 1,
+        "Factor on the rate the tree algorithm's transfers achieve (as the ring's)."),
+    DBL("workload.collective.bandwidth.nvls", workload.collective.bandwidth.nvls, "1", 0, 1,
+        "Factor on the rate NVLS (NVLink SHARP, one node) achieves, on top of NCCL's NVLS "
+        "efficiency (as the ring's)."),
+    DBL("workload.collective.bandwidth.nvlstree", workload.collective.bandwidth.nvlstree, "1", 0, 1,
+        "Factor on the rate NVLSTree achieves, NVLink and network parts alike (as the ring's)."),
+    DBL("workload.collective.bandwidth.collnet", workload.collective.bandwidth.collnet, "1", 0, 1,
+        "Factor on the rate CollNet (InfiniBand SHARP) achieves (as the ring's)."),
     BOOL("workload.collective.nvls", workload.collective.nvls, "true",
          "NVLink SHARP (NCCL_NVLS_ENABLE): on one node of H100, H800, H200 or B200 (NVSwitch "
          "generation 3 and later) allreduce may run as nvls, the NVSwitch reducing, and across "

@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fabsim/calib.h"
 #include "fabsim/ev.h"
 #include "run/run_internal.h"
 
@@ -89,7 +88,7 @@ static int plan_job(const run_jobs *js, run_job *job, run__train_mode mode, cons
     if (rc == SIM_OK)
       rc = trc_runner_create_on(&job->trr, job->trs, &job->view, doc, t, be, gpus, n, err);
     break;
-  default: rc = cal_collective_plan_on(&job->plan, t, &job->view, doc, gpus, n, err); break;
+  default: rc = coll_plan_from_cfg(&job->plan, t, &job->view, doc, gpus, n, err); break;
   }
   cfg_doc_scope_job(doc, -1);
   sim_free(gpus);

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "fabsim/calib.h"
 #include "run/run_internal.h"
 
 /* Ahead of the fault scheduler's listener (which logs failures): keeps the
@@ -74,7 +73,7 @@ int run_workload_begin(run_workload *w, const cfg_scenario *cfg, const cfg_doc *
   be->on_failure_ctx = w;
   if (cfg->jobs.n) return SIM_OK; /* each job has its own plan (run_jobs) */
   switch (cfg->workload.kind) {
-  case CFG_WORKLOAD_COLLECTIVE: return cal_collective_plan(&w->plan, t, cfg, doc, err);
+  case CFG_WORKLOAD_COLLECTIVE: return coll_plan_from_cfg(&w->plan, t, cfg, doc, NULL, 0, err);
   case CFG_WORKLOAD_TRAINING: return SIM_OK; /* run_training */
   case CFG_WORKLOAD_TRACE: {                 /* Chakra traces: read, matched, planned */
     int rc = trc_load(&w->trs, cfg, doc, topo_gpu_count(t), err);

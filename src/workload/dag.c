@@ -336,16 +336,9 @@ static int group_plan(wl__dag *d, const wl__class *c, const uint32_t *ranks, col
   cfg_coll_algorithm algo = CFG_ALGO_RING; /* tensor parallel: a ring over NVLink */
   if (c->kind != WL_COMM_TP_ALLREDUCE && cfg_coll_algorithm_offered(op, d->p->dp_algorithm))
     algo = d->p->dp_algorithm; /* else ring: e.g. hierarchical has no ReduceScatter */
-  coll_spec spec = {
-      .op = op,
-      .algorithm = algo,
-      .bytes = c->bytes,
-      .ranks = ranks,
-      .nranks = n,
-      .channels = group_channels(d, ranks, n),
-      .chunk = d->cfg->workload.collective.chunk,
-      .qps = q,
-  };
+  coll_spec spec = coll_spec_from_cfg(d->cfg, op, c->bytes, ranks, n);
+  spec.algorithm = algo; /* the parallel group's own, and a channel a NIC its ranks reach */
+  spec.channels = group_channels(d, ranks, n);
   return coll_plan_build(out, d->t, &spec, err);
 }
 

@@ -97,10 +97,11 @@ static void dp8_layer(double G, double H, tcost *fwd, tcost *bwd) {
 }
 
 /* 8 GPUs of one node, data parallel only; P = 4 x 12 h^2. */
-#define DP8                                                                                   \
-  "cluster.nodes=1", "workload.precision=bf16", "workload.model.layers=4",                    \
-      "workload.model.hidden=1024", "workload.model.heads=16", "workload.model.seq_len=2048", \
-      "workload.model.vocab=0", "workload.global_batch=8", "workload.overlap.sm_offload=true"
+#define DP8                                                                                    \
+  "cluster.nodes=1", "workload.precision=bf16", "workload.model.layers=4",                     \
+      "workload.model.hidden=1024", "workload.model.heads=16", "workload.model.seq_len=2048",  \
+      "workload.model.vocab=0", "workload.global_batch=8", "workload.overlap.sm_offload=true", \
+      "workload.collective.algorithm=ring", "workload.collective.protocol=none"
 
 static void test_data_parallel(void **state) {
   (void)state;

@@ -64,11 +64,12 @@ void run_events_free(run_events *log);
 
 /* Every fault of the scenario timed at or after the workload's end (`end`)
  * had no effect on it: a "fault-after-end" event for each, inserted in time
- * order. Returns how many; their indices into cfg->faults go to idx and
- * their event details (owned by the log) to detail (room for cfg->faults.n
- * each), so the caller can warn at faults[i].at. */
-size_t run_faults_after_end(const cfg_scenario *cfg, simtime_ps end, run_events *log, uint32_t *idx,
-                            const char **detail);
+ * order. `stopped`: a fault stopped the workload (it failed) at `end`, so
+ * the faults at `end` itself are that stop's cause, not after it. Returns how many; their indices
+ * into cfg->faults go to idx and their event details (owned by the log) to detail (room for
+ * cfg->faults.n each), so the caller can warn at faults[i].at. */
+size_t run_faults_after_end(const cfg_scenario *cfg, simtime_ps end, bool stopped, run_events *log,
+                            uint32_t *idx, const char **detail);
 /* Go-back-N recovery under per-packet or per-flowlet routing at the packet
  * fidelity (adaptive, spray): modelled as such NICs behave, a retransmission
  * storm with no loss, which surprises. A "warning" event at 0 in the log and

@@ -69,13 +69,14 @@ static void warn_at(const cfg_doc *doc, const char *key, const char *detail) {
   else fprintf(stderr, "fabsim: warning: %s\n", detail);
 }
 
-/* Every fault at or after the workload's end (`end`) had no effect: a
- * "fault-after-end" event each, and a warning located at its faults[i].at. */
+/* Every fault at or after the workload's end (`end`) had no effect (but
+ * the one that stopped it, when it failed): a "fault-after-end" event each,
+ * and a warning located at its faults[i].at. */
 static void warn_faults_after_end(const cfg_scenario *cfg, const cfg_doc *doc, simtime_ps end,
-                                  run_events *log) {
+                                  bool failed, run_events *log) {
   uint32_t *idx = sim_malloc((cfg->faults.n ? cfg->faults.n : 1) * sizeof *idx);
   const char **detail = sim_malloc((cfg->faults.n ? cfg->faults.n : 1) * sizeof *detail);
-  size_t n = run_faults_after_end(cfg, end, log, idx, detail);
+  size_t n = run_faults_after_end(cfg, end, failed, log, idx, detail);
   for (size_t i = 0; i < n; i++) {
     char key[48];
     snprintf(key, sizeof key, "faults[%u].at", idx[i]);
@@ -270,7 +271,8 @@ static int report(run_verb *v) {
     run_training_report(&s->tr, s->fs, &r->log, &v->tres);
   }
   if (v->complete)
-    warn_faults_after_end(cfg, s->doc, s->training ? sim_now(s->sim) : s->w.exec.end, &r->log);
+    warn_faults_after_end(cfg, s->doc, s->training ? sim_now(s->sim) : s->w.exec.end, s->w.failed,
+                          &r->log);
   json_t *summary = cli_run_summary_json(&v->a, cfg, s->t, r);
   if (s->training) cli_training_json(&v->tres, cfg, summary);
   char *dump = cfg_dump(cfg);

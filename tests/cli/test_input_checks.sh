@@ -90,6 +90,13 @@ expect_json late2/summary.json '[.events[] | select(.kind == "fault-after-end")]
 expect_exit 0 "$FABSIM" run "${SMALL[@]}" --set output.dir=early --quiet \
   --set 'faults=[{at: 1ms, kind: gpu-slowdown, target: gpu5, factor: 0.5}]'
 [ ! -s "$WORK/err" ] && pass || fail "a warning for a fault within the run: $(cat "$WORK/err")"
+# the fault that stopped the job (exit 4) is its cause, not a fault after its end (issue 27,
+# defect 15: it was warned as "came after the workload ended: no effect")
+expect_exit 4 "$FABSIM" run "${SMALL[@]}" --set output.dir=stopped --quiet \
+  --set 'faults=[{at: 1ms, kind: gpu-fail, target: gpu5}]'
+expect_err "the simulated job failed: gpu-fail gpu5 at 0.001 s"
+grep -q "came after" "$WORK/err" && fail "the fault that stopped the job warned as after its end: $(cat "$WORK/err")" || pass
+expect_json stopped/summary.json '[.events[] | select(.kind == "fault-after-end")] == [] and .outcome == "failed"'
 
 # go-back-n under per-packet routing (defect 9): modelled as such NICs behave (a retransmission
 # storm with no loss), and said before the run, at the key, and in the events

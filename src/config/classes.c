@@ -270,7 +270,7 @@ void cfg__classes_markdown(cfg__buf *b) {
        "The class (802.1p priority, InfiniBand service level); default: its position in the list."},
       {"name",
        "What workloads call it (workload.traffic_class, jobs[j].traffic_class); default "
-       "`tc<id>`."},
+       "`tc<id>`, which names no other class."},
       {"integer 0..7",
        "Strict priority level: a port serves the highest level with a packet it may send; the "
        "classes of one level share it by deficit-weighted round robin. Default 0."},

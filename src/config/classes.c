@@ -111,10 +111,7 @@ int cfg__class_set_field(cfg_tclass *c, uint32_t *id, int field, const char *t, 
                          size_t cap) {
   while (n > 0 && (t[0] == ' ' || t[0] == '\t')) t++, n--;
   while (n > 0 && (t[n - 1] == ' ' || t[n - 1] == '\t')) n--;
-  if (memchr(t, '\0', n)) {
-    snprintf(msg, cap, "contains a NUL character");
-    return SIM_ECONFIG;
-  }
+  if (cfg__check_text(t, n, msg, cap) != SIM_OK) return SIM_ECONFIG;
   int rc = SIM_ECONFIG;
   switch (field) {
   case CFG__CF_ID: rc = parse_int(t, n, 0, CFG_CLASSES - 1, id, msg, cap); break;

@@ -1488,6 +1488,7 @@ static int set_string(cfg__into s, const cfg__key *k, const char *t, size_t n, c
     snprintf(msg, cap, "must not be empty");
     return SIM_ECONFIG;
   }
+  if (cfg__check_text(t, n, msg, cap) != SIM_OK) return SIM_ECONFIG;
   memcpy(&str, field(s, k), sizeof str);
   cfg__text_set(&str, t, n);
   memcpy(field(s, k), &str, sizeof str);

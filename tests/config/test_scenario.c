@@ -484,9 +484,9 @@ static void test_dump_round_trip(void **state) {
   round_trip(NULL, odd, 10);
   round_trip("fabric: {topology: multi-plane, tiers: 3}\nworkload.collective.op: alltoall\n", NULL,
              0);
-  round_trip("output.dir: \"quote \\\" back \\\\ tab \\t \xc3\xbc # not a comment\"\n", NULL, 0);
-  round_trip("output.dir: \"\\x01 \\u0080 \\u0085 \\ufeff \\U0001F600 \\uffff \\n end\"\n", NULL,
-             0);
+  round_trip("output.dir: \"quote \\\" back \\\\ \xc3\xbc # not a comment\"\n", NULL, 0);
+  /* (control characters are refused at load: tests/config/test_errors.c) */
+  round_trip("output.dir: \"\\u00a0 \\ufeff \\U0001F600 \\uffff end\"\n", NULL, 0);
   round_trip(
       "cost.nic_usd: -0\ncost.cable_usd: 4.9e-324\n"
       "cluster.gpu_flops: 1.7976931348623157e308\n",

@@ -228,8 +228,10 @@ bool cfg__is_workload_key(size_t i);
 /* cfg__set_text into a job's workload (key i a workload.* key). */
 int cfg__set_workload_text(cfg_workload *w, size_t i, const char *text, size_t len, char *msg,
                            size_t cap);
-/* The workload's keys as flow-style YAML pairs without the braces
- * ("kind: collective, collective.op: allreduce, ..."), every key. */
+/* A job's workload's keys as flow-style YAML pairs without the braces
+ * ("kind: collective, collective.op: allreduce, ..."), every key but
+ * traffic_class: a job's class is the job's own field (jobs[j].traffic_class),
+ * which load refuses inside its workload. */
 void cfg__workload_text(const cfg_workload *w, cfg__buf *b);
 void cfg__workload_free(cfg_workload *w); /* its owned strings and lists */
 

@@ -1685,7 +1685,9 @@ bool cfg__at_default(const cfg_scenario *s, size_t i) {
 void cfg__workload_text(const cfg_workload *w, cfg__buf *b) {
   int first = 1;
   for (size_t i = 0; i < NELEM(schema); i++) {
-    if (!cfg__is_workload_key(i) || (schema[i].quiet && workload_at_default(w, i))) continue;
+    if (!cfg__is_workload_key(i) || (schema[i].quiet && workload_at_default(w, i)) ||
+        schema[i].offset == offsetof(cfg_scenario, workload.traffic_class))
+      continue; /* (the job's traffic_class: cfg__jobs_text) */
     cfg__buf_printf(b, "%s%s: ", first ? "" : ", ", schema[i].name + 9);
     value_text_of(into_workload(w), i, b);
     first = 0;

@@ -66,6 +66,14 @@ char *out_database_path(const char *dir, const char *database);
 
 /* ---- results databases (db.c, db_merge.c, db_order.c), comparisons (report.c) ----------- */
 
+/* Whether path may be used as a results database, before anything runs: a
+ * regular file that SQLite reads and that holds fabsim's runs table (or no
+ * table yet: an empty file), or a path that does not exist yet when
+ * `create` (a run or a sweep makes it). Else SIM_ECONFIG (SIM_ENOENT: absent
+ * and not create) and what it is instead in err ("is a folder", "is not an
+ * SQLite database (file is not a database)", ...), without the path. Reads
+ * the schema only. */
+int out_db_check(const char *path, bool create, sim_error *err);
 /* Runs of a database as a JSON array, in run_id order: all runs (sweep NULL,
  * nids 0), one sweep's, or the given ids (SIM_ENOENT names a missing one).
  * Each: {"run_id", "scenario", "point", "complete", "summary": {...},

@@ -1,6 +1,7 @@
 /* fabsim compare: scenarios side by side (each run in its own process), or
  * runs already in a results database; a table of the headline figures with
  * differences to the first, and a comparison report.html. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -205,8 +206,10 @@ int cli_cmd_compare(int argc, char **argv) {
   outabs = cli_abspath(a.out);
   if (a.db) {
     db = sim_strdup(a.db);
-    if (access(db, R_OK) != 0) {
-      fprintf(stderr, "fabsim: %s: no such results database\n", db);
+    if (access(db, R_OK) != 0) /* absent, or not this user's to read */
+      sim_fail(&err, SIM_EIO, "cannot read: %s", strerror(errno));
+    if (err.msg[0] || out_db_check(db, false, &err) != SIM_OK) {
+      fprintf(stderr, "fabsim: --db %s: %s; allowed: a fabsim results database\n", db, err.msg);
       rc = CLI_BAD_INPUT;
       goto out;
     }

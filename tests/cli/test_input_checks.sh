@@ -35,10 +35,10 @@ expect_err "deep.yaml:1:25: YAML nested 17 levels deep here"
 expect_exit 2 "$FABSIM" compare deep.yaml deep.yaml
 expect_err "deep.yaml:1:25: YAML nested 17 levels deep here"
 # databases too, and output.database is checked before the run, not after
-expect_exit 1 "$FABSIM" compare --db /dev/zero
-expect_err "/dev/zero: is a character device; a results database is a regular file"
+expect_exit 2 "$FABSIM" compare --db /dev/zero
+expect_err "fabsim: --db /dev/zero: is a character device; allowed: a fabsim results database"
 expect_exit 2 "$FABSIM" run --set cluster.nodes=2 --set output.database=/dev/null --set output.dir=o --quiet
-expect_err "--set:2:17: output.database: /dev/null is a character device; allowed: a regular file"
+expect_err "--set:2:17: output.database: /dev/null is a character device; allowed: a fabsim results database"
 
 # --- values accepted before and then wrong (defect 9)
 # an RTO at or below the base RTT: every packet resent before its ACK could arrive

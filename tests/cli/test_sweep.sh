@@ -63,7 +63,7 @@ grep -q '^collective time .*([+-][0-9.]*%)' "$WORK/out" && pass || fail "compare
 expect_exit 0 "$FABSIM" compare --db "$DB" 1 2 --out cmpdb --quiet
 expect_out "run 1: fabric.ecmp.hash_seed="
 expect_exit 2 "$FABSIM" compare --db "$DB" 99 --out cmpdb2; expect_err "no run with id 99"
-expect_exit 2 "$FABSIM" compare --db nothere.sqlite; expect_err "no such results database"
+expect_exit 2 "$FABSIM" compare --db nothere.sqlite; expect_err "--db nothere.sqlite: cannot read: No such file"
 expect_exit 2 "$FABSIM" compare "$SRC/examples/default.yaml" odd.yaml
 expect_err "odd.yaml"
 

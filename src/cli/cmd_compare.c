@@ -195,6 +195,40 @@ static void label_db_runs(json_t *runs) {
   }
 }
 
+/* Runs simulated at different fidelities differ by their models as well as
+ * by their scenarios: then each label names its fidelity ("default
+ * [packet]", in the table, report.html and --json alike) and a warning says
+ * so. Runs of one fidelity keep their labels. */
+static void mark_fidelities(json_t *runs) {
+  const char *first = NULL;
+  bool mixed = false;
+  for (size_t i = 0; i < json_array_size(runs); i++) {
+    const json_t *sum = json_object_get(json_array_get(runs, i), "summary");
+    const char *f = json_string_value(json_object_get(sum, "fidelity"));
+    if (!f) f = "?";
+    if (!first) first = f;
+    mixed |= strcmp(f, first) != 0;
+  }
+  if (!mixed) return;
+  char list[1024] = "";
+  size_t o = 0;
+  for (size_t i = 0; i < json_array_size(runs); i++) {
+    json_t *r = json_array_get(runs, i);
+    const char *f = json_string_value(json_object_get(json_object_get(r, "summary"), "fidelity"));
+    char label[300];
+    snprintf(label, sizeof label, "%s [%s]", json_string_value(json_object_get(r, "label")),
+             f ? f : "?");
+    if (o < sizeof list)
+      o += (size_t)snprintf(list + o, sizeof list - o, "%s%s", i ? ", " : "", label);
+    json_object_set_new(r, "label", json_string(label));
+  }
+  fprintf(stderr,
+          "fabsim: warning: the runs were simulated at different fidelities (%s): their "
+          "differences are partly the fidelities' models, not only the scenarios'; for a like "
+          "comparison, --set simulation.fidelity=... on every run\n",
+          list);
+}
+
 int cli_cmd_compare(int argc, char **argv) {
   compare_args a;
   json_t *runs = NULL;
@@ -223,6 +257,7 @@ int cli_cmd_compare(int argc, char **argv) {
     rc = run_scenarios(&a, outabs, &db, &runs, &interrupted);
     if (rc == CLI_BAD_INPUT || !runs) goto out;
   }
+  mark_fidelities(runs);
   if (json_array_size(runs) == 0) {
     fprintf(stderr, "fabsim: no runs to compare\n");
     rc = CLI_FAILED;

@@ -89,7 +89,13 @@ static int plan_job(const run_jobs *js, run_job *job, run__train_mode mode, cons
     if (rc == SIM_OK)
       rc = trc_runner_create_on(&job->trr, job->trs, &job->view, doc, t, be, gpus, n, err);
     break;
-  default: rc = cal_collective_plan_on(&job->plan, t, &job->view, doc, gpus, n, err); break;
+  default: {
+    char key[32];
+    snprintf(key, sizeof key, "jobs[%u].gpus", cj->index);
+    rc = run__one_gpu_check(&cj->workload, n, doc, key, err);
+    if (rc == SIM_OK) rc = cal_collective_plan_on(&job->plan, t, &job->view, doc, gpus, n, err);
+    break;
+  }
   }
   cfg_doc_scope_job(doc, -1);
   sim_free(gpus);

@@ -29,6 +29,11 @@ int run__traffic_plan(coll_plan *plan, run_pair_latency *pair, const cfg_scenari
                       const cfg_doc *doc, const topo *t, const uint32_t *gpus, uint32_t ngpus,
                       sim_error *err);
 
+/* A collective over every GPU of a 1-GPU cluster or job (workload.collective.ranks
+ * 0) is refused, as ranks 1 is at load: SIM_ECONFIG at `key`. workload.c. */
+int run__one_gpu_check(const cfg_workload *wl, uint32_t ngpus, const cfg_doc *doc, const char *key,
+                       sim_error *err);
+
 /* A training job of a jobs: list (jobs_train.c): its wl_job over gpus on
  * `be` (errors located at jobs[j].workload.*, doc scoped by the caller);
  * its result once the run stopped; the end of its last step (or its stop);

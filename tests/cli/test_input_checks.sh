@@ -70,6 +70,15 @@ expect_exit 2 "$FABSIM" run --set workload.kind=training --set cluster.nodes=3 -
   --set workload.model.experts=24 --set workload.parallel.ep=12 --set output.dir=refused
 [ ! -e refused ] && pass || fail "a refused run left its output.dir: $(ls -A refused)"
 
+# --- a collective over 1 GPU is refused as ranks=1 is (issue 27, defect 17: it reported 0 s)
+expect_exit 2 "$FABSIM" run --set cluster.nodes=1 --set cluster.gpus_per_node=1 --set output.dir=one
+expect_err "--set:2:23: cluster.gpus_per_node: 1 GPU runs no collective (its time would be 0 s)"
+[ ! -e one ] && pass || fail "a refused 1-GPU run left its output.dir"
+expect_exit 2 "$FABSIM" run --set cluster.nodes=2 --set cluster.gpus_per_node=1 \
+  --set 'jobs=[{name: a, gpus: 1, workload: {kind: collective}}]' --set output.dir=one
+expect_err "jobs[0].gpus: 1 GPU runs no collective"
+expect_exit 0 "$FABSIM" topo --set cluster.nodes=1 --set cluster.gpus_per_node=1 # no collective runs
+
 # --- a fault after the workload's end: reported in the terminal, summary and events.csv
 expect_exit 0 "$FABSIM" run "${SMALL[@]}" --set output.dir=late \
   --set 'faults=[{at: 1ms, kind: gpu-slowdown, target: gpu5, factor: 0.5}, {at: 1000s, kind: gpu-fail, target: gpu2}]'

@@ -4,6 +4,7 @@
 #define FABSIM_OUT_H
 
 #include <jansson.h>
+#include <signal.h>
 #include <stdio.h>
 
 #include "fabsim/core.h"
@@ -136,11 +137,21 @@ typedef struct out_progress {
 /* Run the simulation to the end like ev_run(sim, SIM_TIME_MAX), in slices
  * of simulated time so that it can draw the progress line (simulated time,
  * percent of expected, events/s, ETA) about 5 times a second, and stop
- * cleanly on SIGINT/SIGTERM: the handler only sets a flag; the run stops
- * after the current slice. A second Ctrl-C kills as usual. Returns SIM_OK
- * when the queue ran empty, SIM_EINTR when stopped. Slicing never changes
- * results: events run in the same order. */
+ * cleanly once an interrupt is noted (sim_interrupt_pending: the handler of
+ * out_interrupt_begin): after the current slice. Returns SIM_OK when the
+ * queue ran empty, SIM_EINTR when stopped. Slicing never changes results:
+ * events run in the same order. */
 int out_progress_run(sim_ctx *sim, out_progress *p);
+/* The one Ctrl-C handler of a run, for all of it: SIGINT and SIGTERM note an
+ * interrupt (sim_interrupt_note) that every phase reads at its safe points
+ * and honours (files finished and marked incomplete); a second one kills at
+ * once (the default action). begin clears the note and installs it; end
+ * puts the previous handlers back and clears the note. */
+typedef struct out_interrupt {
+  struct sigaction old_int, old_term; /* private */
+} out_interrupt;
+void out_interrupt_begin(out_interrupt *h);
+void out_interrupt_end(const out_interrupt *h);
 /* The same as sim_wall_s, for src/cli/run_training.c until it moves below the verbs. */
 double out_wall_now(void);
 

@@ -4,12 +4,13 @@
 
 #include "fabsim/run.h"
 
-/* Run `job` on `sim` in slices of simulated time of about 0.05-0.2 s of
- * wall time each (slicing never changes results): progress (may be NULL)
- * between slices, percent of `expected` when known; an interrupt
- * (sim_interrupt_pending) stops after the current slice (*complete false).
+/* Run `job` (of `steps` steps) on `sim` in slices of simulated time of
+ * about 0.05-0.2 s of wall time each (slicing never changes results):
+ * progress (may be NULL) between slices, percent of `expected` when known;
+ * an interrupt (sim_interrupt_pending) stops after the current slice, or
+ * the timing of its collectives before its first step (*complete false).
  * drive.c. */
-int run__drive(const run_training *tr, wl_job *job, sim_ctx *sim, const char *what,
+int run__drive(const cfg_doc *doc, uint32_t steps, wl_job *job, sim_ctx *sim, const char *what,
                const run_progress_fn *progress, simtime_ps expected, bool *complete,
                sim_error *err);
 

@@ -1587,6 +1587,7 @@ static int set_string(cfg__into s, const cfg__key *k, const char *t, size_t n, c
     snprintf(msg, cap, "must not be empty");
     return SIM_ECONFIG;
   }
+  if (cfg__check_text(t, n, msg, cap) != SIM_OK) return SIM_ECONFIG;
   memcpy(&str, field(s, k), sizeof str);
   cfg__text_set(&str, t, n);
   memcpy(field(s, k), &str, sizeof str);
@@ -1789,7 +1790,9 @@ bool cfg__at_default(const cfg_scenario *s, size_t i) {
 void cfg__workload_text(const cfg_workload *w, cfg__buf *b) {
   int first = 1;
   for (size_t i = 0; i < NELEM(schema); i++) {
-    if (!cfg__is_workload_key(i) || (schema[i].quiet && workload_at_default(w, i))) continue;
+    if (!cfg__is_workload_key(i) || (schema[i].quiet && workload_at_default(w, i)) ||
+        schema[i].offset == offsetof(cfg_scenario, workload.traffic_class))
+      continue; /* (the job's traffic_class: cfg__jobs_text) */
     cfg__buf_printf(b, "%s%s: ", first ? "" : ", ", schema[i].name + 9);
     value_text_of(into_workload(w), i, b);
     first = 0;

@@ -53,13 +53,13 @@ void run_events_free(run_events *log) {
   memset(log, 0, sizeof *log);
 }
 
-size_t run_faults_after_end(const cfg_scenario *cfg, simtime_ps end, run_events *log, uint32_t *idx,
-                            const char **detail_of) {
+size_t run_faults_after_end(const cfg_scenario *cfg, simtime_ps end, bool stopped, run_events *log,
+                            uint32_t *idx, const char **detail_of) {
   size_t n = 0;
   for (uint32_t i = 0; i < cfg->faults.n; i++) {
     const cfg_fault *f = &cfg->faults.v[i];
     char at[32], endt[32], detail[512];
-    if (f->at < end) continue;
+    if (f->at < end || (stopped && f->at == end)) continue; /* at `end`: the stop's cause */
     out_fmt_seconds(at, sizeof at, sim_ps_to_s(f->at));
     out_fmt_seconds(endt, sizeof endt, sim_ps_to_s(end));
     snprintf(detail, sizeof detail,

@@ -70,6 +70,8 @@ typedef enum {
 } cfg_precision;
 typedef enum { CFG_OPTIMIZER_ADAM, CFG_OPTIMIZER_SGD } cfg_optimizer;
 typedef enum { CFG_RECOMPUTE_NONE, CFG_RECOMPUTE_SELECTIVE, CFG_RECOMPUTE_FULL } cfg_recompute;
+/* workload.fp8_recipe: how FP8 GEMM operands are scaled (Megatron-LM's --fp8-recipe names) */
+typedef enum { CFG_FP8_DELAYED, CFG_FP8_TENSORWISE, CFG_FP8_BLOCKWISE } cfg_fp8_recipe;
 /* Rank placement onto GPUs, innermost (consecutive GPUs) dimension first. */
 typedef enum {
   CFG_ORDER_TP_PP_DP,
@@ -273,7 +275,9 @@ typedef struct cfg_workload {
   uint32_t micro_batch;  /* sequences */
   uint32_t global_batch; /* sequences per step; 0: derived */
   cfg_recompute recompute;
-  double compute_efficiency; /* achieved share of the peak in a large GEMM, (0, 1] */
+  double compute_efficiency; /* 0: the kernel model; else every GEMM at peak x it, (0, 1] */
+  cfg_fp8_recipe fp8_recipe; /* workload.precision fp8: scaling, casts and GEMM rate */
+  bool cuda_graphs;          /* kernels replayed as CUDA graphs: the shorter launch gap */
   uint64_t bucket_size;      /* bytes of gradients per reduction bucket */
   bool grad_overlap;
   cfg_comm_model comm_model;
@@ -553,6 +557,7 @@ const char *cfg_recovery_name(cfg_recovery r);
 const char *cfg_precision_name(cfg_precision p);
 const char *cfg_optimizer_name(cfg_optimizer o);
 const char *cfg_recompute_name(cfg_recompute r);
+const char *cfg_fp8_recipe_name(cfg_fp8_recipe r);
 const char *cfg_rank_order_name(cfg_rank_order o);
 const char *cfg_comm_model_name(cfg_comm_model m);
 const char *cfg_schedule_name(cfg_schedule s);

@@ -28,6 +28,9 @@ _Static_assert(sizeof(cfg_trace_compute) == sizeof(int), "enum fields are stored
 static const char *const precision_names[] = {"fp32", "bf16", "fp16", "fp8"};
 static const char *const optimizer_names[] = {"adam", "sgd"};
 static const char *const recompute_names[] = {"none", "selective", "full"};
+static const char *const fp8_recipe_names[] = {"delayed", "tensorwise", "blockwise"};
+_Static_assert(sizeof(cfg_fp8_recipe) == sizeof(int), "enum fields are stored as int");
+_Static_assert(NELEM(fp8_recipe_names) == CFG_FP8_BLOCKWISE + 1, "one name per FP8 recipe");
 static const char *const rank_order_names[] = {"tp-pp-dp", "tp-dp-pp", "pp-tp-dp",
                                                "pp-dp-tp", "dp-tp-pp", "dp-pp-tp"};
 static const char *const comm_model_names[] = {"auto", "live", "reuse", "symmetric"};
@@ -136,6 +139,9 @@ const char *cfg_optimizer_name(cfg_optimizer o) {
 const char *cfg_recompute_name(cfg_recompute r) {
   return name_of(recompute_names, NELEM(recompute_names), (int)r);
 }
+const char *cfg_fp8_recipe_name(cfg_fp8_recipe r) {
+  return name_of(fp8_recipe_names, NELEM(fp8_recipe_names), (int)r);
+}
 const char *cfg_rank_order_name(cfg_rank_order o) {
   return name_of(rank_order_names, NELEM(rank_order_names), (int)o);
 }
@@ -171,11 +177,6 @@ static const char *const hbm_by_gpu[] = {"3.35TB/s", "3.35TB/s", "2.039TB/s",
  * H100 SXM5; H800 and H200 are the same die and board), A100 whitepaper (108), Blackwell B200
  * (148), AMD CDNA 3 whitepaper (MI300X: 304 compute units). */
 static const char *const sms_by_gpu[] = {"132", "132", "108", "148", "132", "304"};
-/* Achieved share of the dense BF16 peak in a large matrix multiply: the Maximum Achievable
- * Matmul FLOPS (MAMF) measured by S. Bekman's mamf-finder (github.com/stas00/ml-engineering,
- * compute/accelerator/README.md): A100 SXM 271.2 of 312, H100 SXM 794.5 of 989 (H200 "the
- * same"; H800 has H100's compute), B200 1745 of 2250, MI300X 781.9 of 1307.4 (ROCm 6.2). */
-static const char *const gemm_eff_by_gpu[] = {"0.803", "0.803", "0.869", "0.776", "0.803", "0.598"};
 static const char *const scale_up_by_gpu[] = {"450GB/s", "200GB/s", "300GB/s",
                                               "900GB/s", "450GB/s", "448GB/s"};
 static const char *const nic_by_gpu[] = {"400Gbps", "400Gbps", "200Gbps",
@@ -884,16 +885,20 @@ static const cfg__key schema[] = {
     ENUM("workload.recompute", workload.recompute, "none", recompute_names,
          "Activation recomputation: selective drops attention scores, full keeps only each "
          "layer's input and reruns its forward in the backward pass."),
-    {.name = "workload.compute_efficiency",
-     .type = CFG__DOUBLE,
-     BY_GPU,
-     .by_value = gemm_eff_by_gpu,
-     .dmin = 0,
-     .dmin_exclusive = 1,
-     .doc = "Achieved fraction of the precision's peak FLOP/s in a large matrix multiply "
-            "(measured maximum achievable matmul FLOP/s), at most 1; smaller GEMMs lose more "
-            "by tile quantization and the roofline of their operand bytes.",
-     FIELD(workload.compute_efficiency)},
+    DBL("workload.compute_efficiency", workload.compute_efficiency, "0", 0, 0,
+        "0: each kernel's time from the kernel model (GEMMs by shape over the GPU's SMs, "
+        "attention by sequence length and head dimension, FP8 casts, launch gaps; "
+        "docs/training.md, Compute). A fraction in (0, 1]: the single-efficiency roofline "
+        "instead, every GEMM and attention matmul at the precision's peak x it (less 128 x 128 "
+        "tile quantization), as fabsim did before the kernel model."),
+    ENUM("workload.fp8_recipe", workload.fp8_recipe, "delayed", fp8_recipe_names,
+         "FP8 scaling (workload.precision fp8), Megatron-LM's --fp8-recipe names: delayed "
+         "(Transformer Engine's default: per-tensor scales from an amax history), tensorwise "
+         "(per-tensor scales of the current amax: one more read of each tensor), blockwise "
+         "(DeepSeek-V3: 1 x 128 activation and 128 x 128 weight blocks, the GEMM's own rate)."),
+    BOOL("workload.cuda_graphs", workload.cuda_graphs, "false",
+         "Kernels launched as CUDA graphs: each kernel's launch gap on the GPU is the graph's "
+         "(0.5 us) instead of a stream launch's (0.9 us)."),
     SIZE("workload.bucket_size", workload.bucket_size, "25MiB",
          "Gradients per data-parallel reduction bucket (PyTorch DDP's default)."),
     BOOL("workload.grad_overlap", workload.grad_overlap, "true",
@@ -943,8 +948,9 @@ static const cfg__key schema[] = {
      FIELD(workload.trace.classes)},
     ENUM("workload.trace.compute", workload.trace.compute, "recorded", trace_compute_names,
          "A compute node's time: its recorded duration_micros, or roofline: max(num_ops / "
-         "(cluster.gpu_flops at workload.precision x workload.compute_efficiency), tensor_size "
-         "/ cluster.hbm_bandwidth) where num_ops is present (else recorded)."),
+         "(cluster.gpu_flops at workload.precision x the GPU's measured large-GEMM share, or "
+         "workload.compute_efficiency when set), tensor_size / cluster.hbm_bandwidth) where "
+         "num_ops is present (else recorded)."),
 
     /* reliability.rate.*: presets by reliability.rates (the *_by_rates arrays above, with
      * their sources); the default, llama3-16k, is Meta's Llama 3 report, Table 5. */

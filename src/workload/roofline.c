@@ -78,7 +78,6 @@ void wl__hw_init(wl__hw *hw, const cfg_scenario *cfg) {
   hw->fp8_transpose = cfg->cluster.gpu != CFG_GPU_B200;
   hw->hbm = (double)cfg->cluster.hbm_bandwidth / 8 * cfg->cluster.hbm_efficiency;
   hw->act = p == CFG_PRECISION_FP32 ? 4 : 2;
-  hw->in = p == CFG_PRECISION_FP8 ? 1 : hw->act;
   hw->wgrad = p == CFG_PRECISION_FP32 ? 4 : 2;
   hw->expert_load = 1;
 }

@@ -94,7 +94,6 @@ typedef struct wl__hw {
   bool fp8_transpose; /* FP8 tensor cores need K-major operands (not B200) */
   cfg_fp8_recipe recipe;
   double hbm;         /* bytes/s: cluster.hbm_bandwidth x cluster.hbm_efficiency */
-  double in;          /* bytes per GEMM operand element (1 under fp8) */
   double act;         /* bytes per activation element (2; fp32 4) */
   double wgrad;       /* bytes per weight-gradient element a GEMM writes */
   double expert_load; /* the busiest GPU's expert tokens over the mean (router

@@ -121,26 +121,37 @@ static void add(wl__cost *a, wl__cost k, const wl__hw *hw, double kernels) {
   a->mem += k.mem;
 }
 
-/* The part being built: the hardware, and the share of a step's weight casts
+/* The part being built: the hardware, the share of a step's weight casts
  * one micro-batch pays (Transformer Engine casts the FP8 weights at a step's
- * first micro-batch and reuses them). */
+ * first micro-batch and reuses them), and the selective-recompute module the
+ * operations being added belong to (CFG_RCMOD_COUNT: none). */
 typedef struct part_ctx {
   const wl__hw *hw;
   double wshare;
+  int mod;
+  wl__part *o;
 } part_ctx;
 
-static part_ctx ctx_of(const wl__hw *hw, const wl_parallel *p) {
-  return (part_ctx){hw, 1.0 / (p->micro_batches > 0 ? p->micro_batches : 1)};
+static part_ctx ctx_of(const wl__hw *hw, const wl_parallel *p, wl__part *o) {
+  *o = (wl__part){0};
+  return (part_ctx){hw, 1.0 / (p->micro_batches > 0 ? p->micro_batches : 1), CFG_RCMOD_COUNT, o};
+}
+
+/* A forward kernel's cost: to the forward, and to its module's recompute
+ * cost when `rerun` (what a recomputation repeats). */
+static void fwd(const part_ctx *c, wl__cost k, double kernels, bool rerun) {
+  add(&c->o->fwd, k, c->hw, kernels);
+  if (rerun && c->mod < CFG_RCMOD_COUNT) add(&c->o->rc[c->mod], k, c->hw, kernels);
 }
 
 /* `count` linear layers X[m x k] W[k x n] in one (grouped) kernel each:
  * forward, input gradient dY W^T (m x k out), weight gradient X^T dY (k x n
  * out); `lowp`: at the training precision (FP8 under fp8: X, W and dY cast
  * by the recipe's kernels), else in 16 bits. */
-static void linear(wl__part *o, const part_ctx *c, bool lowp, double count, double m, double k,
-                   double n) {
+static void linear(const part_ctx *c, bool lowp, double count, double m, double k, double n) {
   const wl__hw *hw = c->hw;
-  add(&o->fwd, wl__gemm(hw, lowp, count, m, n, k, hw->act), hw, 1);
+  wl__part *o = c->o;
+  fwd(c, wl__gemm(hw, lowp, count, m, n, k, hw->act), 1, true);
   add(&o->bin, wl__gemm(hw, lowp, count, m, k, n, hw->act), hw, 1);
   add(&o->bw, wl__gemm(hw, lowp, count, k, n, m, hw->wgrad), hw, 1);
   if (!lowp || !hw->fp8) return;
@@ -148,96 +159,152 @@ static void linear(wl__part *o, const part_ctx *c, bool lowp, double count, doub
   double x = wl__fp8_cast_bytes(hw, count * m * k, &kx);
   double w = wl__fp8_cast_bytes(hw, count * k * n, &kw) * c->wshare;
   double y = wl__fp8_cast_bytes(hw, count * m * n, &ky);
-  add(&o->fwd, wl__eltwise(hw, x + w), hw, kx + kw * c->wshare);
+  fwd(c, wl__eltwise(hw, x), kx, true); /* a rerun reuses the cast weights */
+  fwd(c, wl__eltwise(hw, w), kw * c->wshare, false);
   add(&o->bin, wl__eltwise(hw, y), hw, ky);
 }
 
 /* An element-wise operation moving `elems` activation elements forward;
  * its backward reads the output gradient and the saved input and writes
  * the input gradient: twice the bytes. One kernel each way. */
-static void eltwise(wl__part *o, const part_ctx *c, double elems) {
+static void eltwise(const part_ctx *c, double elems) {
   const wl__hw *hw = c->hw;
-  add(&o->fwd, wl__eltwise(hw, elems * hw->act), hw, 1);
-  add(&o->bin, wl__eltwise(hw, 2 * elems * hw->act), hw, 1);
+  fwd(c, wl__eltwise(hw, elems * hw->act), 1, true);
+  add(&c->o->bin, wl__eltwise(hw, 2 * elems * hw->act), hw, 1);
 }
 
 static double tokens_sp(const wl_parallel *p, double tokens) {
   return p->sp ? tokens / p->tp : tokens;
 }
 
-void wl__part_attention(const wl__hw *hw, const wl_model *m, const wl_parallel *p, double tokens,
-                        wl__part *o) {
-  *o = (wl__part){{0, 0}, {0, 0}, {0, 0}};
-  if (m->kind == WL_MODEL_MLP) return;
-  part_ctx c = ctx_of(hw, p);
-  double h = m->hidden, t = p->tp, T = tokens, Ts = tokens_sp(p, tokens);
-  double a = m->attention / (4 * h) / t; /* attention width per GPU (h / t unscaled) */
-  double s = m->seq_len, seqs = T / s;
-  eltwise(o, &c, 2 * Ts * h); /* norm: read x, write y */
-  linear(o, &c, true, 1, T, h, 3 * a);
-  eltwise(o, &c, 2 * 2 * T * a); /* rotary embedding of Q and K */
-  /* FlashAttention: QK^T and PV, 4 s^2 a per sequence, half of it under the
-   * causal mask (masked blocks skipped); reads Q, K, V, writes O. Backward:
-   * recomputes QK^T and computes dV, dP, dQ, dK: 2.5 x the FLOPs; reads Q,
-   * K, V, O, dO, writes dQ, dK, dV. */
-  double core = 4 * seqs * s * s * a / 2, rf = hw->attn, rb = hw->attn;
+/* The residual add, read two and write one (Megatron-LM's fused bias,
+ * dropout and add: with dropout it also writes the 1-byte mask, which its
+ * backward reads). */
+static void residual(const part_ctx *c, const wl_model *m, double elems) {
+  eltwise(c, (3 + (m->dropout ? 1 / c->hw->act : 0)) * elems);
+}
+
+/* FlashAttention's core for `seqs` sequences of s tokens, hd wide heads,
+ * `heads` query heads on this GPU, a wide in all (the rate is looked up
+ * at head dimension hd), key/value heads r of the query heads:
+ * QK^T and PV, 4 s^2 a per sequence, half of it under the
+ * causal mask (masked blocks skipped); reads Q, K, V, writes O. Backward:
+ * recomputes QK^T and computes dV, dP, dQ, dK: 2.5 x the FLOPs; reads Q, K,
+ * V, O, dO, writes dQ, dK, dV. */
+static void flash_core(const part_ctx *c, double seqs, double s, double heads, double a, double hd,
+                       double r) {
+  const wl__hw *hw = c->hw;
+  double T = seqs * s, core = 4 * seqs * s * s * a / 2;
+  double rf = hw->attn, rb = hw->attn;
   if (!hw->legacy) {
-    double hd = (double)m->hidden / m->heads, heads = (double)m->heads / t;
     rf *= wl__attn_eff(hw, seqs, s, heads, hd, false);
     rb *= wl__attn_eff(hw, seqs, s, heads, hd, true);
   }
-  add(&o->fwd, roof(core / rf, 4 * T * a * hw->act / hw->hbm), hw, 1);
-  add(&o->bin, roof(2.5 * core / rb, 8 * T * a * hw->act / hw->hbm), hw, ATTN_BWD_KERNELS);
-  linear(o, &c, true, 1, T, a, h);
-  eltwise(o, &c, 3 * Ts * h); /* residual: read two, write one */
+  fwd(c, roof(core / rf, 2 * (1 + r) * T * a * hw->act / hw->hbm), 1, true);
+  add(&c->o->bin, roof(2.5 * core / rb, 4 * (1 + r) * T * a * hw->act / hw->hbm), hw,
+      ATTN_BWD_KERNELS);
+}
+
+/* Unfused attention (Megatron-LM's core attention without FlashAttention),
+ * per query head a batched GEMM each: S = Q K^T (s x s, the whole square:
+ * the causal mask is applied to it, not skipped), the fused scale, mask and
+ * softmax (reads S, writes P), dropout on P when the model has it (writes
+ * the dropped P and its 1-byte mask), O = P V. Backward: dV = P^T dO, dP =
+ * dO V^T, dropout's and softmax's backward (read P and dP, write dS), dQ =
+ * dS K, dK = dS^T Q; all 16-bit GEMMs, every s x s tensor through HBM. */
+static void unfused_core(const part_ctx *c, const wl_model *m, double seqs, double s, double heads,
+                         double hd) {
+  const wl__hw *hw = c->hw;
+  wl__part *o = c->o;
+  double b = seqs * heads, sq = b * s * s, drop = m->dropout ? 1 : 0;
+  fwd(c, wl__gemm(hw, false, b, s, s, hd, hw->act), 1, true);
+  fwd(c, wl__eltwise(hw, 2 * sq * hw->act), 1, true);
+  if (drop) fwd(c, wl__eltwise(hw, sq * (2 * hw->act + 1)), 1, true);
+  fwd(c, wl__gemm(hw, false, b, s, hd, s, hw->act), 1, true);
+  add(&o->bin, wl__gemm(hw, false, b, s, hd, s, hw->act), hw, 1); /* dV */
+  add(&o->bin, wl__gemm(hw, false, b, s, s, hd, hw->act), hw, 1); /* dP */
+  if (drop) add(&o->bin, wl__eltwise(hw, sq * (2 * hw->act + 1)), hw, 1);
+  add(&o->bin, wl__eltwise(hw, 3 * sq * hw->act), hw, 1);         /* softmax */
+  add(&o->bin, wl__gemm(hw, false, b, s, hd, s, hw->act), hw, 1); /* dQ */
+  add(&o->bin, wl__gemm(hw, false, b, s, hd, s, hw->act), hw, 1); /* dK */
+}
+
+void wl__part_attention(const wl__hw *hw, const wl_model *m, const wl_parallel *p, double tokens,
+                        wl__part *o) {
+  part_ctx c = ctx_of(hw, p, o);
+  if (m->kind == WL_MODEL_MLP) return;
+  double h = m->hidden, t = p->tp, T = tokens, Ts = tokens_sp(p, tokens);
+  /* grouped-query attention: K and V are r = kv_heads / heads as wide as Q
+   * (m->attention = (2 + 2r) h^2 x the params scale) */
+  double r = m->kv_heads > 0 && m->heads > 0 ? (double)m->kv_heads / m->heads : 1;
+  double a = m->attention / ((2 + 2 * r) * h) / t; /* query width per GPU (h / t unscaled) */
+  double s = m->seq_len, seqs = T / s;
+  double heads = (double)m->heads / t, hd = a / fmax(heads, 1);
+  c.mod = CFG_RCMOD_LAYERNORM;
+  eltwise(&c, 2 * Ts * h); /* norm: read x, write y */
+  c.mod = CFG_RCMOD_COUNT;
+  linear(&c, true, 1, T, h, (1 + 2 * r) * a);
+  eltwise(&c, 2 * (1 + r) * T * a); /* rotary embedding of Q and K */
+  c.mod = CFG_RCMOD_CORE_ATTN;
+  if (p->flash) flash_core(&c, seqs, s, heads, a, (double)m->hidden / m->heads, r);
+  else unfused_core(&c, m, seqs, s, heads, hd);
+  c.mod = CFG_RCMOD_COUNT;
+  linear(&c, true, 1, T, a, h);
+  residual(&c, m, Ts * h);
 }
 
 void wl__part_ffn(const wl__hw *hw, const wl_model *m, const wl_parallel *p, double tokens,
                   uint32_t l, wl__part *o) {
-  *o = (wl__part){{0, 0}, {0, 0}, {0, 0}};
-  part_ctx c = ctx_of(hw, p);
+  part_ctx c = ctx_of(hw, p, o);
   double t = p->tp, T = tokens, Ts = tokens_sp(p, tokens), h = m->hidden;
   if (m->kind == WL_MODEL_MLP) {
     double in = (double)m->widths[l], out = (double)m->widths[l + 1];
-    linear(o, &c, true, 1, T, in, out);
-    eltwise(o, &c, 2 * T * out); /* bias and activation */
+    linear(&c, true, 1, T, in, out);
+    eltwise(&c, 2 * T * out); /* bias and activation */
     return;
   }
   double g = m->gated ? 2 : 1; /* up-projections (gate and up when gated) */
-  eltwise(o, &c, 2 * Ts * h);
+  c.mod = CFG_RCMOD_LAYERNORM;
+  eltwise(&c, 2 * Ts * h);
   if (!wl_layer_is_moe(m, l)) {
     double f = m->ffn / ((g + 1) * h) / t;
-    linear(o, &c, true, 1, T, h, g * f);
-    eltwise(o, &c, (g + 1) * T * f); /* activation (x gate): read g, write 1 */
-    linear(o, &c, true, 1, T, f, h);
+    c.mod = CFG_RCMOD_MLP;
+    linear(&c, true, 1, T, h, g * f);
+    eltwise(&c, (g + 1) * T * f); /* activation (x gate): read g, write 1 */
+    linear(&c, true, 1, T, f, h);
   } else {
     double k = m->top_k, E = m->experts, ep = p->ep, fe = m->expert / ((g + 1) * h) / t;
     /* local experts, one grouped GEMM for all of them; tokens each on the
      * busiest GPU (hot experts: the dispatch and combine wait for it) */
     double local = E / ep, load = hw->expert_load, te = T * k * ep / E * load;
-    linear(o, &c, false, 1, T, h, m->router / h / t); /* the router stays in 16 bits */
-    linear(o, &c, true, local, te, h, g * fe);
-    eltwise(o, &c, (g + 1) * T * k * load * fe);
-    linear(o, &c, true, local, te, fe, h);
+    c.mod = CFG_RCMOD_COUNT;
+    linear(&c, false, 1, T, h, m->router / h / t); /* the router stays in 16 bits */
+    linear(&c, true, local, te, h, g * fe);
+    c.mod = CFG_RCMOD_MOE_ACT;
+    eltwise(&c, (g + 1) * T * k * load * fe);
+    c.mod = CFG_RCMOD_COUNT;
+    linear(&c, true, local, te, fe, h);
     if (m->shared_experts > 0) {
       double sh = m->shared_experts * fe;
-      linear(o, &c, true, 1, T, h, g * sh);
-      eltwise(o, &c, (g + 1) * T * sh);
-      linear(o, &c, true, 1, T, sh, h);
+      linear(&c, true, 1, T, h, g * sh);
+      c.mod = CFG_RCMOD_MOE_ACT;
+      eltwise(&c, (g + 1) * T * sh);
+      c.mod = CFG_RCMOD_COUNT;
+      linear(&c, true, 1, T, sh, h);
     }
-    eltwise(o, &c, (k + 1) * Ts * h); /* weighted sum of the experts' outputs */
+    eltwise(&c, (k + 1) * Ts * h); /* weighted sum of the experts' outputs */
   }
-  eltwise(o, &c, 3 * Ts * h);
+  c.mod = CFG_RCMOD_COUNT;
+  residual(&c, m, Ts * h);
 }
 
 void wl__part_head(const wl__hw *hw, const wl_model *m, const wl_parallel *p, double tokens,
                    wl__part *o) {
-  *o = (wl__part){{0, 0}, {0, 0}, {0, 0}};
-  part_ctx c = ctx_of(hw, p);
+  part_ctx c = ctx_of(hw, p, o);
   double t = p->tp, T = tokens, h = m->hidden, v = m->head / h / t;
-  eltwise(o, &c, 2 * tokens_sp(p, tokens) * h); /* final norm */
-  linear(o, &c, false, 1, T, h, v);             /* the output layer stays in 16 bits */
+  eltwise(&c, 2 * tokens_sp(p, tokens) * h); /* final norm */
+  linear(&c, false, 1, T, h, v);             /* the output layer stays in 16 bits */
   /* cross-entropy: reads the logits, writes fp32 probabilities (2 elements'
    * worth each at 16 bits) */
-  eltwise(o, &c, T * v * (1 + 4 / hw->act));
+  eltwise(&c, T * v * (1 + 4 / hw->act));
 }

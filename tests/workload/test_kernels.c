@@ -346,6 +346,52 @@ static void test_optimizer(void **state) {
   unload(&f);
 }
 
+/* Unfused attention (workload.attention: unfused) runs as its own kernels:
+ * under the single-efficiency roofline (closed form, no launch gaps) the
+ * core's forward is the score GEMM over the whole s x s square for each of
+ * the 32 heads, the softmax reading and writing it, and the value GEMM; it
+ * is what selective core_attn recomputation reruns. The rest of the layer
+ * is FlashAttention's. Under the kernel model unfused is slower both ways
+ * at 2k tokens. */
+static void test_unfused(void **state) {
+  (void)state;
+  const char *uf[] = {"workload.attention=unfused", "workload.compute_efficiency=0.8"};
+  const char *fl[] = {"workload.compute_efficiency=0.8"};
+  wl__part a, f, fa, ff;
+  wl__hw hw;
+  parts(uf, 2, &a, &f, &hw);
+  parts(fl, 1, &fa, &ff, NULL);
+  double P = hw.mm16.peak * 0.8, H = hw.hbm, b = 32, s = 2048, d = 128;
+  double qk = fmax(2 * s * s * d / P, (2 * s * d * 2 + s * s * 2) / H);
+  double pv = fmax(2 * s * d * s / P, (s * s * 2 + s * d * 2 + s * d * 2) / H);
+  double core = b * (qk + pv) + 2 * b * s * s * 2 / H;
+  assert_rel(a.rc[CFG_RCMOD_CORE_ATTN].t, core, 1e-12);
+  assert_rel(a.fwd.t - fa.fwd.t, core - fa.rc[CFG_RCMOD_CORE_ATTN].t, 1e-9);
+  assert_true(fa.rc[CFG_RCMOD_CORE_ATTN].t > 0 && fa.rc[CFG_RCMOD_CORE_ATTN].t < core);
+  parts(uf, 1, &a, &f, NULL);
+  parts(NULL, 0, &fa, &ff, NULL);
+  assert_true(a.fwd.t > fa.fwd.t && a.bin.t > fa.bin.t);
+}
+
+/* Grouped-query attention: with 8 key/value heads of 32, K and V are a
+ * quarter of Q's width: the QKV GEMM computes 1.5 h columns instead of 3 h
+ * and the rotary embedding moves 2 (1 + 1/4) instead of 4 T h elements;
+ * the attention core's FLOPs stay (compute-bound here). Closed form under
+ * the single-efficiency roofline. */
+static void test_gqa(void **state) {
+  (void)state;
+  const char *gqa[] = {"workload.model.kv_heads=8", "workload.compute_efficiency=0.8"};
+  const char *mha[] = {"workload.compute_efficiency=0.8"};
+  wl__part a, f, am, fm;
+  wl__hw hw;
+  parts(gqa, 2, &a, &f, &hw);
+  parts(mha, 1, &am, &fm, NULL);
+  double P = hw.mm16.peak * 0.8, H = hw.hbm, T = 2048, h = 4096;
+  double qkv = 2 * T * h * (3 * h - 1.5 * h) / P, rope = 2 * (2 - 1.25) * T * h * 2 / H;
+  assert_rel(am.fwd.t - a.fwd.t, qkv + rope, 1e-9);
+  assert_rel(fm.fwd.t, f.fwd.t, 1e-12);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_plateau),     cmocka_unit_test(test_mamf_shapes),
@@ -354,6 +400,7 @@ int main(void) {
       cmocka_unit_test(test_monotone),    cmocka_unit_test(test_attention_points),
       cmocka_unit_test(test_fp8_casts),   cmocka_unit_test(test_launch_gaps),
       cmocka_unit_test(test_fp8_speedup), cmocka_unit_test(test_optimizer),
+      cmocka_unit_test(test_unfused),     cmocka_unit_test(test_gqa),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -86,7 +86,7 @@ static void locate(double lx, const double *lg, int n, int *i, double *w) {
 double wl__attn_measured(const wl__hw *hw, double seq, double hd, bool bwd) {
   const double *grid = hw->attn_fa2 ? FA2_HD : FA3_HD;
   int n = hw->attn_fa2 ? 2 : 3, i, j;
-  double lh[3], ls[NS], wi, wj;
+  double lh[3] = {0, 0, 0}, ls[NS] = {0}, wi, wj;
   for (int k = 0; k < n; k++) lh[k] = log2(grid[k]);
   for (int k = 0; k < NS; k++) ls[k] = SEQ_LOG2_MIN + k;
   locate(log2(hd > 1 ? hd : 1), lh, n, &i, &wi);

@@ -195,11 +195,9 @@ static void flash_core(const part_ctx *c, double seqs, double s, double heads, d
                        double r) {
   const wl__hw *hw = c->hw;
   double T = seqs * s, core = 4 * seqs * s * s * a / 2;
-  double rf = hw->attn, rb = hw->attn;
-  if (!hw->legacy) {
-    rf *= wl__attn_eff(hw, seqs, s, heads, hd, false);
-    rb *= wl__attn_eff(hw, seqs, s, heads, hd, true);
-  }
+  double ef = hw->legacy ? 1 : wl__attn_eff(hw, seqs, s, heads, hd, false);
+  double eb = hw->legacy ? 1 : wl__attn_eff(hw, seqs, s, heads, hd, true);
+  double rf = hw->attn * ef, rb = hw->attn * eb;
   fwd(c, roof(core / rf, 2 * (1 + r) * T * a * hw->act / hw->hbm), 1, true);
   add(&c->o->bin, roof(2.5 * core / rb, 4 * (1 + r) * T * a * hw->act / hw->hbm), hw,
       ATTN_BWD_KERNELS);

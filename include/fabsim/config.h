@@ -70,6 +70,8 @@ typedef enum {
 } cfg_precision;
 typedef enum { CFG_OPTIMIZER_ADAM, CFG_OPTIMIZER_SGD } cfg_optimizer;
 typedef enum { CFG_RECOMPUTE_NONE, CFG_RECOMPUTE_SELECTIVE, CFG_RECOMPUTE_FULL } cfg_recompute;
+/* workload.fp8_recipe: how FP8 GEMM operands are scaled (Megatron-LM's --fp8-recipe names) */
+typedef enum { CFG_FP8_DELAYED, CFG_FP8_TENSORWISE, CFG_FP8_BLOCKWISE } cfg_fp8_recipe;
 /* workload.recompute_method under full recomputation (Megatron-LM's --recompute-method) */
 typedef enum { CFG_RECOMPUTE_UNIFORM, CFG_RECOMPUTE_BLOCK } cfg_recompute_method;
 /* workload.recompute_modules: what selective recomputation recomputes (Megatron-LM's
@@ -302,7 +304,9 @@ typedef struct cfg_workload {
   uint32_t recompute_layers; /* full: layers per checkpointed group (uniform), or
                                 checkpointed layers per chunk (block) */
   cfg_attention attention;
-  double compute_efficiency; /* achieved share of the peak in a large GEMM, (0, 1] */
+  double compute_efficiency; /* 0: the kernel model; else every GEMM at peak x it, (0, 1] */
+  cfg_fp8_recipe fp8_recipe; /* workload.precision fp8: scaling, casts and GEMM rate */
+  bool cuda_graphs;          /* kernels replayed as CUDA graphs: the shorter launch gap */
   uint64_t bucket_size;      /* bytes of gradients per reduction bucket */
   bool grad_overlap;
   cfg_comm_model comm_model;
@@ -584,6 +588,7 @@ const char *cfg_recovery_name(cfg_recovery r);
 const char *cfg_precision_name(cfg_precision p);
 const char *cfg_optimizer_name(cfg_optimizer o);
 const char *cfg_recompute_name(cfg_recompute r);
+const char *cfg_fp8_recipe_name(cfg_fp8_recipe r);
 const char *cfg_recompute_method_name(cfg_recompute_method m);
 const char *cfg_recompute_module_name(cfg_recompute_module m);
 const char *cfg_attention_name(cfg_attention a);

@@ -6,7 +6,7 @@
  *   width, gated or not), a mixture of experts (the same plus routed and
  *   shared experts, top-k, leading dense layers), or a plain MLP given by its
  *   layer widths. Parameters are counted from the shape:
- *     attention 4 h^2 per layer (Q, K, V, O; no biases),
+ *     attention (2 + 2 kv/a) h^2 per layer (Q, O; K, V kv/a as wide; no biases),
  *     feed-forward 2 h f (3 h f when gated) per dense layer,
  *     MoE layer: attention + router h E + (E + shared) x expert (2 or 3 h f_e),
  *     embedding v h and output layer h v (untied),

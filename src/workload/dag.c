@@ -738,8 +738,8 @@ static void optimizer(wl__dag *d, stage_build *b) {
   }
   double ne = (double)p->dp / p->ep;
   double local = p->zero ? dense / p->dp + expert / ne : dense + expert;
-  double bytes = local * (2 * d->obytes + d->wbytes + d->gbytes);
-  uint32_t x = compute(d, b->s, WL__OPT, wl__eltwise(&d->hw, bytes), 0, true);
+  wl__cost opt = wl__optimizer(&d->hw, local, d->wbytes, d->gbytes, d->obytes);
+  uint32_t x = compute(d, b->s, WL__OPT, opt, 0, true);
   uint32_t dp_tail = d->tail[b->s * WL__STREAMS + WL__DP];
   if (dp_tail != WL__NONE) add_edge(d, dp_tail, x);
   if (p->zero == 0 || p->zero >= 3) return;

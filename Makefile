@@ -80,7 +80,9 @@ test-asan: deps
 # The long cases, which `make test` (and so CI) leaves out: the Release
 # build's tests labelled `long`, each the long twin (NAME_long, run with
 # FABSIM_TEST_LONG=1) of a test whose short cases `make test` runs:
-#   LONG_CASES_LIST
+#   backend/test_routing_long   test_ring_64: the ring at 64 nodes, 16 leaves
+#                               (80 % of test_routing's time; 8 and 16 nodes
+#                               stay in make test)
 check-long: configure
 	@$(call quietly,$(BUILD)/make-build.log,cmake --build $(BUILD) -j $(JOBS) --target fabsim_tests)
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -L long

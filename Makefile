@@ -144,7 +144,7 @@ bench: configure
 # of `make test`: minutes, not seconds). The table and its sources:
 # docs/validation.md; the cases: validate/cases.json.
 validate: fabsim
-	validate/run.sh --fabsim ./$(BUILD)/fabsim --markdown $(BUILD)/validation.md
+	validate/run.sh --baseline --fabsim ./$(BUILD)/fabsim --markdown $(BUILD)/validation.md
 
 clean:
 	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ)

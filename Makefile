@@ -91,13 +91,13 @@ check-long: configure
 # (about 85 s), each target seeded with every shipped file of its input:
 #   fuzz_scenario   scenario YAML and --set (units, lists, classes, jobs,
 #                   faults) and a trace workload's files and class lists:
-#                   fuzz/corpus/ and every examples/**/*.yaml
+#                   fuzz/corpus/, every examples/**/*.yaml and tests/**/*.yaml
 #   fuzz_units      bandwidths, times, sizes, round trip through the
 #                   canonical text: fuzz/corpus_units/ and every value with
 #                   a unit in examples/**/*.yaml
 #   fuzz_nccltests  nccl-tests output for calibrate (and the NCCL_ALGO and
-#                   NCCL_PROTO it echoes): fuzz/corpus_nccltests/ and
-#                   examples/nccl-tests/*
+#                   NCCL_PROTO it echoes): fuzz/corpus_nccltests/,
+#                   examples/nccl-tests/* and validate/curves/*
 #   fuzz_chakra     Chakra execution traces: fuzz/corpus_chakra/ and
 #                   examples/traces/*
 #   fuzz_db         results databases as compare --db reads them: the
@@ -110,7 +110,7 @@ fuzz-smoke: deps fabsim
 	@rm -rf $(BUILD_FUZZ)/seeds && mkdir -p $(BUILD_FUZZ)/seeds/scenario $(BUILD_FUZZ)/seeds/units \
 	  $(BUILD_FUZZ)/seeds/db $(BUILD_FUZZ)/corpus $(BUILD_FUZZ)/corpus_units \
 	  $(BUILD_FUZZ)/corpus_nccltests $(BUILD_FUZZ)/corpus_chakra $(BUILD_FUZZ)/corpus_db
-	@find examples -name '*.yaml' | while read -r f; do cp "$$f" "$(BUILD_FUZZ)/seeds/scenario/$$(echo "$$f" | tr / _)"; done
+	@find examples tests -name '*.yaml' | while read -r f; do cp "$$f" "$(BUILD_FUZZ)/seeds/scenario/$$(echo "$$f" | tr / _)"; done
 	@grep -rhoE ':[[:space:]]+[0-9][0-9.eE+-]*[[:space:]]*[A-Za-z/]+[[:space:]]*(#.*)?$$' --include='*.yaml' examples | \
 	  sed -E 's/^:[[:space:]]+//; s/[[:space:]]*(#.*)?$$//' | sort -u | \
 	  while read -r v; do printf '%s' "$$v" >"$(BUILD_FUZZ)/seeds/units/$$(printf '%s' "$$v" | tr -c 'A-Za-z0-9.' _)"; done
@@ -125,7 +125,7 @@ fuzz-smoke: deps fabsim
 	./$(BUILD_FUZZ)/fuzz_units -max_total_time=$(FUZZ_UNITS_SECONDS) $(FUZZ_RUN) \
 	  $(BUILD_FUZZ)/corpus_units $(BUILD_FUZZ)/seeds/units fuzz/corpus_units
 	./$(BUILD_FUZZ)/fuzz_nccltests -max_total_time=$(FUZZ_NCCLTESTS_SECONDS) $(FUZZ_RUN) \
-	  $(BUILD_FUZZ)/corpus_nccltests examples/nccl-tests fuzz/corpus_nccltests
+	  $(BUILD_FUZZ)/corpus_nccltests examples/nccl-tests validate/curves fuzz/corpus_nccltests
 	./$(BUILD_FUZZ)/fuzz_chakra -max_total_time=$(FUZZ_CHAKRA_SECONDS) $(FUZZ_RUN) \
 	  $(BUILD_FUZZ)/corpus_chakra examples/traces fuzz/corpus_chakra
 	./$(BUILD_FUZZ)/fuzz_db -max_total_time=$(FUZZ_DB_SECONDS) $(FUZZ_RUN) \

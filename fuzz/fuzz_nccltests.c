@@ -4,8 +4,9 @@
  * line (cal_op_parse) and the NCCL_ALGO and NCCL_PROTO values NCCL echoes
  * ("NCCL INFO NCCL_ALGO set by environment to ..."), which it checks
  * through src/calib/ncclenv.c (cal_run_env_sets): this target reaches both.
- * Seeds: examples/nccl-tests/ and fuzz/corpus_nccltests/ (make fuzz-smoke
- * passes both). */
+ * Seeds: examples/nccl-tests/, validate/curves/ (the published curves of
+ * the validation table) and fuzz/corpus_nccltests/ (make fuzz-smoke passes
+ * all three). */
 #include <stddef.h>
 #include <stdint.h>
 

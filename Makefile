@@ -63,7 +63,10 @@ run: fabsim
 	@./$(BUILD)/fabsim run $(SCENARIO)
 
 # The Release suite, the sanitizer suite and the fuzz smoke run. The long
-# cases (ctest label `long`) are not in it: `make check-long`.
+# cases (ctest label `long`) are not in it: `make check-long`. The sanitizer
+# suite runs every test but the checks of the sources alone (label `static`:
+# tests/arch, the same result in every build), which the Release suite runs.
+# What each part costs: docs/testing.md.
 test: deps test-release test-asan fuzz-smoke
 	@echo "make test: all suites passed"
 
@@ -75,7 +78,7 @@ test-asan: deps
 	@$(call quietly,$(BUILD_ASAN)/make-configure.log,cmake -S . -B $(BUILD_ASAN) -DCMAKE_BUILD_TYPE=Debug -DFABSIM_SANITIZE=ON)
 	@$(call quietly,$(BUILD_ASAN)/make-build.log,cmake --build $(BUILD_ASAN) -j $(JOBS) --target fabsim_tests)
 	cd $(BUILD_ASAN) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-	  ctest --output-on-failure -j $(JOBS) -LE long
+	  ctest --output-on-failure -j $(JOBS) -LE 'long|static'
 
 # The long cases, which `make test` (and so CI) leaves out: the Release
 # build's tests labelled `long`, each the long twin (NAME_long, run with

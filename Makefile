@@ -86,6 +86,9 @@ test-asan: deps
 #   backend/test_routing_long   test_ring_64: the ring at 64 nodes, 16 leaves
 #                               (80 % of test_routing's time; 8 and 16 nodes
 #                               stay in make test)
+#   cli/test_calibrate_long     the joint fit of all five shipped nccl-tests
+#                               samples (make test fits four: the all-to-all
+#                               one aside)
 check-long: configure
 	@$(call quietly,$(BUILD)/make-build.log,cmake --build $(BUILD) -j $(JOBS) --target fabsim_tests)
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -L long

@@ -89,6 +89,8 @@ test-asan: deps
 #   cli/test_calibrate_long     the joint fit of all five shipped nccl-tests
 #                               samples (make test fits four: the all-to-all
 #                               one aside)
+#   pdes/mpi_run_long           the data-parallel step on 64 GPUs (make test:
+#                               16, as the sanitizer build runs it)
 check-long: configure
 	@$(call quietly,$(BUILD)/make-build.log,cmake --build $(BUILD) -j $(JOBS) --target fabsim_tests)
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -L long

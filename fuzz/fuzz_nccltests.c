@@ -1,6 +1,12 @@
 /* libFuzzer target for the nccl-tests output reader (fabsim calibrate): any
- * bytes must parse or fail with a message, never crash, hang or leak. Seeds:
- * examples/nccl-tests/ and fuzz/corpus_nccltests/ (make fuzz-smoke copies them). */
+ * bytes must parse or fail with a message, never crash, hang or leak. The
+ * reader also takes the collective from the "Collective test starting"
+ * line (cal_op_parse) and the NCCL_ALGO and NCCL_PROTO values NCCL echoes
+ * ("NCCL INFO NCCL_ALGO set by environment to ..."), which it checks
+ * through src/calib/ncclenv.c (cal_run_env_sets): this target reaches both.
+ * Seeds: examples/nccl-tests/, validate/curves/ (the published curves of
+ * the validation table) and fuzz/corpus_nccltests/ (make fuzz-smoke passes
+ * all three). */
 #include <stddef.h>
 #include <stdint.h>
 

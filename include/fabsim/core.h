@@ -74,10 +74,19 @@ int sim_vfail(sim_error *err, int code, const char *fmt, va_list ap)
 enum { SIM_SUGGEST_MAX = 64 };
 size_t sim_edit_distance(const char *a, size_t la, const char *b, size_t lb);
 
+/* ---- fatal errors ----------------------------------------------------- */
+
+/* What the process cannot recover from (out of memory, a limit of the
+ * engine reached): "fabsim: " and the message (printf-like, no newline) on
+ * stderr, then exit status 3. atexit handlers run; output files are whole
+ * or absent (they are written atomically). The message says how to fix it. */
+_Noreturn void sim_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* ---- allocation ------------------------------------------------------- */
 
-/* The one allocation entry point. Out of memory is fatal: the process prints
- * how many bytes it asked for and exits with status 3. */
+/* The one allocation entry point. Out of memory is fatal: the handler runs
+ * with the bytes asked for; by default sim_fatal says how many, and the
+ * process exits with status 3. Never returns NULL. */
 void *sim_malloc(size_t size);
 void *sim_calloc(size_t n, size_t size);
 void *sim_realloc(void *p, size_t size);
@@ -86,6 +95,23 @@ void sim_free(void *p);
 
 /* Grow *items (capacity *cap, element size elem) to hold at least need. */
 void sim_grow(void **items, size_t *cap, size_t need, size_t elem);
+
+/* The out-of-memory handler (Redis zmalloc_set_oom_handler): called with
+ * the bytes asked for when an allocation fails. It must not return (exit,
+ * abort); if it does, the default follows. NULL: the default. Process-wide:
+ * set it at start, before a run. */
+typedef void (*sim_oom_handler)(size_t size);
+void sim_set_oom_handler(sim_oom_handler h);
+
+/* Test hook (SQLite's faultsim, Lua's ltests.c): the n-th allocation from
+ * now fails (n 0: none); sim_alloc_count is how many allocations the
+ * process made. The environment variable FABSIM_TEST_ALLOC_FAIL sets it
+ * for a whole process (alloc.c): N fails the N-th allocation; "each[:B[:S]]"
+ * fails every allocation once, each in a forked child, up to the B-th and
+ * then every S-th, and checks each child exits 3. Single-threaded processes
+ * only (fabsim is); never under mpirun. */
+void sim_alloc_fail_at(uint64_t n);
+uint64_t sim_alloc_count(void);
 
 /* ---- arena ------------------------------------------------------------ */
 

@@ -1,34 +1,169 @@
-/* The one allocation entry point. Out of memory is fatal and says how much. */
+/* The one allocation entry point. Out of memory is fatal: one settable
+ * handler (Redis zmalloc's), by default sim_fatal with the size, exit 3.
+ *
+ * Process-wide state, the one exception to core's "no mutable globals" (as
+ * zmalloc's handler and SQLite's fault simulator are): the handler, and the
+ * test hook that fails one allocation on purpose, counting every sim_malloc,
+ * sim_calloc and sim_realloc (sim_strdup, sim_grow and the arena come
+ * through them). Counting costs one increment and one compare. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "fabsim/core.h"
 
-static void sim__oom(size_t size) {
-  fprintf(stderr,
-          "fabsim: out of memory allocating %zu bytes; reduce the scenario size "
-          "(cluster.nodes) or run on a machine with more memory\n",
-          size);
+void sim_fatal(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("fabsim: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
   fflush(stderr);
   exit(3);
 }
 
+static sim_oom_handler oom_handler;
+
+void sim_set_oom_handler(sim_oom_handler h) { oom_handler = h; }
+
+static void sim__oom(size_t size) {
+  if (oom_handler) oom_handler(size); /* must not return; if it does, the default */
+  sim_fatal(
+      "out of memory allocating %zu bytes; reduce the scenario size (cluster.nodes) or run "
+      "on a machine with more memory",
+      size);
+}
+
+/* ---- the test hook ---------------------------------------------------------------------- */
+
+/* FABSIM_TEST_ALLOC_FAIL, read at the first allocation:
+ *   N        the N-th allocation of the process fails;
+ *   each[:B[:S]]  every allocation fails once, each in a child process of
+ *            its own (fork), up to the B-th, then every S-th (default: all):
+ *            the child takes the out-of-memory path; the parent waits for
+ *            it, checks it exited with status 3, and goes on as if nothing
+ *            failed. At the parent's exit one line on stderr counts the
+ *            children and names each that did not exit 3.
+ * With either, a process that ends before any failure says on stderr how
+ * many allocations it made ("fabsim: test hook: M allocations, ..."). */
+static struct {
+  int mode;           /* 0: unread; 1: off; 2: fail one; 3: each */
+  uint64_t count;     /* allocations so far */
+  uint64_t fail_at;   /* mode 2 (and sim_alloc_fail_at): the one that fails; 0: none */
+  uint64_t bound;     /* mode 3: each allocation up to here ... */
+  uint64_t stride;    /* ... then every stride-th */
+  uint64_t children;  /* mode 3: children run */
+  uint64_t bad;       /* mode 3: children that did not exit 3 */
+  uint64_t first_bad; /* the first of those (its allocation number) */
+  int first_status;   /* its wait status */
+  pid_t parent;       /* the process that read the variable; 0 in a child of mode 3 */
+} hook;
+
+static void hook__report(void) {
+  if (getpid() != hook.parent) return;
+  if (hook.mode == 3) {
+    fprintf(stderr,
+            "fabsim: test hook: %" PRIu64 " allocations, %" PRIu64
+            " failed one at a time in a "
+            "child each; %" PRIu64 " did not exit 3",
+            hook.count, hook.children, hook.bad);
+    if (hook.bad)
+      fprintf(stderr, " (the first: allocation %" PRIu64 ", wait status 0x%x)", hook.first_bad,
+              (unsigned)hook.first_status);
+    fputc('\n', stderr);
+  } else if (hook.mode == 2 && hook.count < hook.fail_at) {
+    fprintf(stderr,
+            "fabsim: test hook: %" PRIu64 " allocations, allocation %" PRIu64 " never came\n",
+            hook.count, hook.fail_at);
+  }
+}
+
+static uint64_t hook__u64(const char *s, const char **end) {
+  char *e;
+  errno = 0;
+  unsigned long long v = strtoull(s, &e, 10);
+  *end = e;
+  return errno || e == s ? 0 : (uint64_t)v;
+}
+
+static void hook__read(void) {
+  const char *v = getenv("FABSIM_TEST_ALLOC_FAIL"), *end = "";
+  hook.mode = 1;
+  if (!v || !*v) return;
+  hook.parent = getpid();
+  if (!strncmp(v, "each", 4)) {
+    hook.mode = 3;
+    hook.bound = UINT64_MAX;
+    hook.stride = 1;
+    if (v[4] == ':') hook.bound = hook__u64(v + 5, &end);
+    if (*end == ':') hook.stride = hook__u64(end + 1, &end);
+    if (hook.stride == 0) hook.stride = 1;
+  } else {
+    hook.mode = 2;
+    hook.fail_at = hook__u64(v, &end);
+  }
+  atexit(hook__report);
+}
+
+/* Mode 3: whether allocation n fails here (in a child forked for it). */
+static bool hook__fork(uint64_t n) {
+  if (n > hook.bound && (n - hook.bound) % hook.stride) return false;
+  fflush(NULL); /* the child must not write the parent's buffered output again */
+  pid_t pid = fork();
+  if (pid == 0) { /* the child: this allocation fails, no other, nothing said at exit */
+    hook.mode = 1;
+    hook.parent = 0;
+    return true;
+  }
+  if (pid < 0) sim_fatal("test hook: fork failed at allocation %" PRIu64, n);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  hook.children++;
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 3) {
+    if (!hook.bad++) hook.first_bad = n, hook.first_status = status;
+  }
+  return false;
+}
+
+/* Whether this allocation is to fail. */
+static inline bool hook__fails(void) {
+  if (hook.mode == 0) hook__read();
+  uint64_t n = ++hook.count;
+  if (n == hook.fail_at) return true;
+  return hook.mode == 3 && hook__fork(n);
+}
+
+void sim_alloc_fail_at(uint64_t n) {
+  if (hook.mode == 0) hook__read();
+  hook.fail_at = n ? hook.count + n : 0;
+}
+
+uint64_t sim_alloc_count(void) { return hook.count; }
+
+/* ---- allocation ----------------------------------------------------------------------------- */
+
 void *sim_malloc(size_t size) {
-  void *p = malloc(size ? size : 1);
+  void *p = hook__fails() ? NULL : malloc(size ? size : 1);
   if (!p) sim__oom(size);
   return p;
 }
 
 void *sim_calloc(size_t n, size_t size) {
   if (size && n > SIZE_MAX / size) sim__oom(SIZE_MAX);
-  void *p = calloc(n ? n : 1, size ? size : 1);
+  void *p = hook__fails() ? NULL : calloc(n ? n : 1, size ? size : 1);
   if (!p) sim__oom(n * size);
   return p;
 }
 
 void *sim_realloc(void *p, size_t size) {
-  void *q = realloc(p, size ? size : 1);
+  void *q = hook__fails() ? NULL : realloc(p, size ? size : 1);
   if (!q) sim__oom(size);
   return q;
 }

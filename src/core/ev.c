@@ -163,9 +163,7 @@ static inline uint32_t ev__slot_alloc(sim_ctx *sim) {
     return s;
   }
   if (sim->nslots > EV_SLOT_MASK) {
-    fprintf(stderr, "fabsim: more than %u events pending at once; reduce the scenario size\n",
-            EV_SLOT_MASK + 1u);
-    exit(3);
+    sim_fatal("more than %u events pending at once; reduce the scenario size", EV_SLOT_MASK + 1u);
   }
   sim_grow((void **)&sim->slots, &sim->slots_cap, sim->nslots + 1, sizeof *sim->slots);
   s = (uint32_t)sim->nslots++;

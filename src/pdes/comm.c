@@ -183,16 +183,14 @@ void *pdes_comm_allgather_bytes(const void *buf, size_t n, size_t *total) {
   if (!comm_active()) return own_copy(buf, n, total);
   int size = (int)pdes_comm_size();
   if (n > INT32_MAX) {
-    fprintf(stderr, "fabsim: more than 2 GiB to all-gather from one rank\n");
-    exit(3);
+    sim_fatal("more than 2 GiB to all-gather from one rank");
   }
   int mine = (int)n, *cnt = sim_malloc(2 * (size_t)size * sizeof *cnt), *disp = cnt + size;
   MPI_Allgather(&mine, 1, MPI_INT, cnt, 1, MPI_INT, MPI_COMM_WORLD);
   size_t off = 0;
   for (int r = 0; r < size; r++) {
     if (off > INT32_MAX) {
-      fprintf(stderr, "fabsim: more than 2 GiB to all-gather\n");
-      exit(3);
+      sim_fatal("more than 2 GiB to all-gather");
     }
     disp[r] = (int)off;
     off += (size_t)cnt[r];

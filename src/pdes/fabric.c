@@ -184,8 +184,7 @@ static void on_arrive(pdes *p, const pdes_event *ev, void *model) {
   uint32_t cand[MAX_HOPS];
   uint32_t n = topo_next_hops(m->t, v, dst_nic, cand, MAX_HOPS);
   if (n == 0) {
-    fprintf(stderr, "fabsim: fabric prototype: no next hop at vertex %u for NIC %u\n", v, dst_nic);
-    exit(3);
+    sim_fatal("fabric prototype: no next hop at vertex %u for NIC %u", v, dst_nic);
   }
   uint32_t ch = cand[topo_ecmp_pick(m->t, v, ev->payload[1], n)];
   transmit(p, m, v, ch, ev->time + tv->latency, ev->payload);

@@ -245,9 +245,7 @@ void pdes_send(pdes *p, uint32_t src, uint32_t dst, simtime_ps at, uint32_t kind
   assert(p->lp_rank[src] == p->rank && "only an LP of this rank sends");
   assert(at >= p->now && "events cannot be sent into the past");
   if (p->seq[src] >= PDES_SEQ_LIMIT) {
-    fprintf(stderr, "fabsim: LP %u sent 2^%d events; the parallel engine's sequence is full\n", src,
-            PDES_SEQ_BITS);
-    exit(3);
+    sim_fatal("LP %u sent 2^%d events; the parallel engine's sequence is full", src, PDES_SEQ_BITS);
   }
   pdes_event e;
   e.time = at;
@@ -264,20 +262,18 @@ void pdes_send(pdes *p, uint32_t src, uint32_t dst, simtime_ps at, uint32_t kind
     return;
   }
   if (p->in_hook) {
-    fprintf(stderr,
-            "fabsim: parallel engine: the window hook sent from LP %u to LP %u on rank %u; "
-            "a hook sends to the LPs of its own rank only\n",
-            src, dst, r);
-    exit(3);
+    sim_fatal(
+        "parallel engine: the window hook sent from LP %u to LP %u on rank %u; "
+        "a hook sends to the LPs of its own rank only",
+        src, dst, r);
   }
   if (at < p->window_end) {
-    fprintf(stderr,
-            "fabsim: parallel engine: LP %u sent to LP %u on rank %u an event at %llu ps, inside "
-            "the window ending at %llu ps: its delay is below the lookahead %llu ps (a model bug: "
-            "the lookahead must bound every cross-rank delay)\n",
-            src, dst, r, (unsigned long long)at, (unsigned long long)p->window_end,
-            (unsigned long long)p->lookahead);
-    exit(3);
+    sim_fatal(
+        "parallel engine: LP %u sent to LP %u on rank %u an event at %llu ps, inside "
+        "the window ending at %llu ps: its delay is below the lookahead %llu ps (a model bug: "
+        "the lookahead must bound every cross-rank delay)",
+        src, dst, r, (unsigned long long)at, (unsigned long long)p->window_end,
+        (unsigned long long)p->lookahead);
   }
   pdes__vec_push(&p->out[r], &e);
   p->st.sent_remote++;
@@ -347,9 +343,7 @@ static simtime_ps pdes__sync(pdes *p) {
     for (uint32_t r = 0; r < nr; r++) {
       if (p->out[r].n > (size_t)INT32_MAX || recvm[M * r] > (uint64_t)INT32_MAX ||
           soff > INT32_MAX || roff > INT32_MAX) {
-        fprintf(stderr,
-                "fabsim: parallel engine: more than 2^31 events cross ranks in one window\n");
-        exit(3);
+        sim_fatal("parallel engine: more than 2^31 events cross ranks in one window");
       }
       sc[r] = (int)p->out[r].n;
       sd[r] = (int)soff;
@@ -414,9 +408,7 @@ static simtime_ps pdes__sync_sparse(pdes *p) {
   for (uint32_t r = 0; r < nr; r++) {
     if (!p->out[r].n) continue;
     if (p->out[r].n > (size_t)INT32_MAX / sizeof(pdes_event)) {
-      fprintf(stderr,
-              "fabsim: parallel engine: more than 2^25 events for one rank in one window\n");
-      exit(3);
+      sim_fatal("parallel engine: more than 2^25 events for one rank in one window");
     }
     MPI_Issend(p->out[r].e, (int)(p->out[r].n * sizeof(pdes_event)), MPI_BYTE, (int)r, TAG,
                MPI_COMM_WORLD, &sends[nsends++]);
@@ -468,13 +460,12 @@ static simtime_ps pdes__window_hook(pdes *p, simtime_ps t) {
   simtime_ps first = p->on_window(p, g, g + PDES_REDUCE_WORDS, p->model);
   p->in_hook = false;
   if (first < p->done_until) {
-    fprintf(stderr,
-            "fabsim: parallel engine: the window hook scheduled an event at %llu ps, before "
-            "the end of the window just run (%llu ps): a phase must start at least the "
-            "lookahead (%llu ps) after the completion that triggers it\n",
-            (unsigned long long)first, (unsigned long long)p->done_until,
-            (unsigned long long)p->lookahead);
-    exit(3);
+    sim_fatal(
+        "parallel engine: the window hook scheduled an event at %llu ps, before "
+        "the end of the window just run (%llu ps): a phase must start at least the "
+        "lookahead (%llu ps) after the completion that triggers it",
+        (unsigned long long)first, (unsigned long long)p->done_until,
+        (unsigned long long)p->lookahead);
   }
   return first < t ? first : t;
 }

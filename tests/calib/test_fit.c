@@ -117,9 +117,12 @@ typedef struct shape {
   uint32_t nodes, per_node;
 } shape;
 
+/* The all-to-all on 2 nodes: the same fit path as on 4 (make test: 3.5 -> 2.7
+ * CPU s for this test, Release); the shipped 4-node sample is fitted in
+ * cli/test_calibrate_long. */
 static const shape shapes[] = {
     {CAL_OP_ALLREDUCE, 1, 8}, {CAL_OP_ALLGATHER, 1, 8}, {CAL_OP_ALLREDUCE, 4, 8},
-    {CAL_OP_ALLTOALL, 4, 8},  {CAL_OP_SENDRECV, 2, 8},
+    {CAL_OP_ALLTOALL, 2, 8},  {CAL_OP_SENDRECV, 2, 8},
 };
 enum { NSHAPES = sizeof shapes / sizeof *shapes };
 

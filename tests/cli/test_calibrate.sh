@@ -178,4 +178,10 @@ grep -q '^  kind: traffic' evil.yaml && fail "the file name wrote a key into the
 grep -qF 'x\x0aworkload:\x0a' evil.yaml && pass || fail "the name is not shown escaped"
 expect_exit 0 "$FABSIM" run evil.yaml --set output.dir=evil --json
 expect_json "$WORK/out" '.collectives[0].busbw_GBps > 0'
+# make check-long (FABSIM_TEST_LONG): every shipped sample fitted together
+if [ "${FABSIM_TEST_LONG:-0}" != 0 ]; then
+  mkdir -p all && cd all
+  expect_exit 0 "$FABSIM" calibrate "$S"/*.txt; expect_out "residual"
+  cd ..
+fi
 finish

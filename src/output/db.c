@@ -123,14 +123,19 @@ int out_db_check(const char *path, bool create, sim_error *err) {
   sqlite3 *db = NULL;
   sqlite3_stmt *st_tables = NULL;
   int rc = SIM_OK, tables = 0, runs = 0;
-  if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
+  /* the busy timeout before the schema is read: a sweep's workers write to
+   * the same database, and a locked one is busy, not something else */
+  if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK)
+    sqlite3_busy_timeout(db, DB_BUSY_MS);
+  if (!db || sqlite3_errcode(db) != SQLITE_OK ||
       sqlite3_prepare_v2(db, "SELECT name FROM sqlite_master WHERE type = 'table'", -1, &st_tables,
                          NULL) != SQLITE_OK) {
-    rc = sim_fail(err, SIM_ECONFIG, "is not an SQLite database (%s)",
+    int busy = db && (sqlite3_errcode(db) == SQLITE_BUSY || sqlite3_errcode(db) == SQLITE_LOCKED);
+    rc = sim_fail(err, busy ? SIM_EIO : SIM_ECONFIG, "%s (%s)",
+                  busy ? "stayed locked by another writer" : "is not an SQLite database",
                   db ? sqlite3_errmsg(db) : "cannot open");
     goto done;
   }
-  sqlite3_busy_timeout(db, DB_BUSY_MS);
   for (int s; (s = sqlite3_step(st_tables)) != SQLITE_DONE;) {
     if (s != SQLITE_ROW) {
       rc = sim_fail(err, SIM_ECONFIG, "is not an SQLite database (%s)", sqlite3_errmsg(db));

@@ -43,6 +43,14 @@ wait
 [ "$(q "$DB" "SELECT count(DISTINCT run_id) FROM timeseries")" = 4 ] && pass || fail "each run's series"
 [ ! -e s1/results.sqlite ] && pass || fail "a run with output.database wrote its own file too"
 expect_json s1/summary.json ".database == \"$DB\""
+# a database another writer holds locked is waited for, not refused as "not an SQLite database"
+# (the check before the run read the schema before it set its busy timeout: a sweep's workers
+# sharing results.sqlite failed at random)
+printf 'BEGIN EXCLUSIVE;\nDELETE FROM runs WHERE 0;\n.shell sleep 2\nCOMMIT;\n' | q "$DB" &
+sleep 0.5
+expect_exit 0 "$FABSIM" run --set cluster.nodes=2 --set output.dir=s6 --set output.database="$DB" --quiet
+wait
+[ "$(q "$DB" 'SELECT count(*) FROM runs')" = 5 ] && pass || fail "the run after the lock: $(q "$DB" 'SELECT count(*) FROM runs') runs"
 expect_exit 0 "$FABSIM" run --set cluster.nodes=2 --set output.dir=s5 --set output.database=none --quiet
 [ ! -e s5/results.sqlite ] && pass || fail "output.database=none wrote a database"
 

@@ -25,6 +25,15 @@ typedef uint64_t rate_bps;   /* bits per second */
 #define SIM_PS_PER_MS ((simtime_ps)1000000000)
 #define SIM_PS_PER_S ((simtime_ps)1000000000000ULL)
 #define SIM_TIME_MAX UINT64_MAX
+/* The horizon of simulated time: 2^62 ps (53.4 days). No event runs at or
+ * past it (ev_run stops there, sim_past_horizon), so every time a run
+ * reports is below it and the sum of two such times never wraps. */
+#define SIM_HORIZON_PS ((simtime_ps)1 << 62)
+
+/* a + b, saturating at SIM_TIME_MAX (then past the horizon, never wrapped). */
+static inline simtime_ps sim_time_add(simtime_ps a, simtime_ps b) {
+  return a > SIM_TIME_MAX - b ? SIM_TIME_MAX : a + b;
+}
 
 /* Time to put `bytes` on a channel of `bps`, rounded up to a whole
  * picosecond. Exact for any bytes < 2^61 and bps >= 1 (128-bit intermediate). */

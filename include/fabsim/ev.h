@@ -40,7 +40,9 @@ size_t sim_pending(const sim_ctx *sim);
 /* Initialise a component's RNG stream from the context seed and a name. */
 void sim_rng_stream(const sim_ctx *sim, sim_rng *r, const char *stream);
 
-/* Schedule fn(sim, obj, arg) at absolute time `at` (at >= sim_now). O(log n). */
+/* Schedule fn(sim, obj, arg) at absolute time `at` (at >= sim_now). O(log n).
+ * A time before now can only be a sum that wrapped: it is taken as
+ * SIM_TIME_MAX, past the horizon (see ev_run). */
 ev_id ev_schedule(sim_ctx *sim, simtime_ps at, ev_fn fn, void *obj, uint64_t arg);
 static inline ev_id ev_schedule_in(sim_ctx *sim, simtime_ps delay, ev_fn fn, void *obj,
                                    uint64_t arg) {
@@ -51,8 +53,28 @@ static inline ev_id ev_schedule_in(sim_ctx *sim, simtime_ps delay, ev_fn fn, voi
 bool ev_cancel(sim_ctx *sim, ev_id id);
 
 /* Run events until the queue is empty, an event's time exceeds `until`, or
- * ev_stop is called. Returns the number of events executed by this call. */
+ * ev_stop is called. Returns the number of events executed by this call.
+ * An event due at or past SIM_HORIZON_PS is never run: the run stops before
+ * it, for good (ev_run returns 0 from then on; the event stays pending), and
+ * sim_past_horizon says so. A cancelled one is dropped as usual. */
 uint64_t ev_run(sim_ctx *sim, simtime_ps until);
+/* An event due at or past the horizon stopped the run (ev_run); *due (may
+ * be NULL) gets its time (SIM_TIME_MAX for a wrapped or saturated sum). The
+ * clock stays where the last event ran, below the horizon. */
+bool sim_past_horizon(const sim_ctx *sim, simtime_ps *due);
+/* SIM_ERANGE with the message every caller gives when sim_past_horizon:
+ * where the clock stopped, when the event was due, and what to change. */
+int sim_horizon_fail(const sim_ctx *sim, sim_error *err);
+/* The time of the earliest pending event of this context (cancelled ones
+ * included), SIM_TIME_MAX when none: where a run in slices of simulated
+ * time can jump over an idle stretch. */
+simtime_ps sim_next_time(sim_ctx *sim);
+/* Where the next slice of a run in slices of simulated time ends: `slice`
+ * after the later of `ran_to` (where the last slice ended), the clock and
+ * the instant before the next pending event, so an idle stretch costs one
+ * slice, not one per `slice` of it (with a co-engine, whose events this
+ * context does not see, no jump). Saturates at SIM_TIME_MAX. */
+simtime_ps sim_slice_end(sim_ctx *sim, simtime_ps ran_to, simtime_ps slice);
 /* Ask ev_run to return after the current handler. */
 void ev_stop(sim_ctx *sim);
 

@@ -234,6 +234,10 @@ static int simulate(run_verb *v) {
     v->complete = out_progress_run(s->sim, &prog) == SIM_OK; /* Ctrl-C: stop, finish outputs */
   }
   sim_ctx *sim = s->sim;
+  if (sim_past_horizon(sim, NULL)) { /* no figure: the run could not reach its end */
+    sim_horizon_fail(sim, &err);
+    return fail(&err, false);
+  }
   s->be->ops->stats(s->be, &r->net); /* the parallel engine: collectives, then */
   be_port_samples_gather(s->tel.port_samples, sim_now(sim)); /* only rank 0 writes */
   be_parallel_info_get(s->inner, &r->par);
@@ -271,6 +275,7 @@ static int report(run_verb *v) {
   }
   if (v->complete)
     warn_faults_after_end(cfg, s->doc, s->training ? sim_now(s->sim) : s->w.exec.end, &r->log);
+  run_events_cap(&r->log, cfg->output.max_events); /* every output reads the capped log */
   json_t *summary = cli_run_summary_json(&v->a, cfg, s->t, r);
   if (s->training) cli_training_json(&v->tres, cfg, summary);
   char *dump = cfg_dump(cfg);

@@ -138,19 +138,27 @@ static json_t *checkpoints_json(const run_ckpt *c) {
   json_object_set_new(o, "every", json_integer(c->every));
   json_object_set_new(o, "mode", json_string(c->sync ? "sync" : "async"));
   json_object_set_new(o, "attach", json_string(c->separate ? "separate" : "backend"));
-  json_object_set_new(o, "bytes", json_integer((json_int_t)c->size));
+  json_object_set_new(o, "bytes", out_json_u64(c->size));
   json_object_set_new(o, "writers", json_integer(c->writers));
   for (size_t i = 0; i < c->n; i++) {
     const run_checkpoint *k = &c->v[i];
     json_t *e = json_object();
-    double s = k->end ? sim_ps_to_s(k->end - k->start) : 0;
+    bool written = k->end && !k->failed; /* a failed write has no time or bandwidth */
+    double s = written ? sim_ps_to_s(k->end - k->start) : 0;
     json_object_set_new(e, "after_step", json_integer(k->after_step));
     json_object_set_new(e, "start_s", json_real(sim_ps_to_s(k->start)));
     json_object_set_new(e, "end_s", k->end ? json_real(sim_ps_to_s(k->end)) : json_null());
-    json_object_set_new(e, "bytes", json_integer((json_int_t)k->bytes));
-    json_object_set_new(e, "time_s", k->end ? json_real(s) : json_null());
+    json_object_set_new(e, "bytes", out_json_u64(k->bytes));
+    json_object_set_new(e, "time_s", written ? json_real(s) : json_null());
     json_object_set_new(e, "bandwidth_GBps",
-                        k->end && s > 0 ? json_real((double)k->bytes / s / 1e9) : json_null());
+                        written && s > 0 ? json_real((double)k->bytes / s / 1e9) : json_null());
+    if (k->failed) {
+      json_t *f = json_object();
+      json_object_set_new(f, "transfers", json_integer(k->failed));
+      json_object_set_new(f, "bytes_undelivered", out_json_u64(k->undelivered));
+      json_object_set_new(f, "cause", json_string(k->cause ? k->cause : "unknown"));
+      json_object_set_new(e, "failed", f);
+    }
     json_object_set_new(e, "first_step", k->first_step ? json_integer(k->first_step) : json_null());
     json_object_set_new(e, "last_step", k->last_step ? json_integer(k->last_step) : json_null());
     json_object_set_new(e, "steps_slowed_s", json_real(k->slowdown_s));
@@ -167,9 +175,13 @@ static void storage_json(const run_ckpt *c, json_t *into) {
   if (c && c->load) {
     json_t *o = json_object();
     json_object_set_new(o, "readers", json_integer(c->readers));
-    json_object_set_new(o, "bytes_per_step", json_integer((json_int_t)c->load_bytes));
+    json_object_set_new(o, "bytes_per_step", out_json_u64(c->load_bytes));
     json_object_set_new(o, "reads", json_integer((json_int_t)c->loads));
     json_object_set_new(o, "reads_late", json_integer((json_int_t)c->loads_late));
+    if (c->loads_failed) { /* reads whose tokens did not arrive: not in reads */
+      json_object_set_new(o, "reads_failed", json_integer((json_int_t)c->loads_failed));
+      json_object_set_new(o, "read_failure_cause", json_string(c->load_cause));
+    }
     json_object_set_new(o, "max_time_s", json_real(sim_ps_to_s(c->load_max)));
     json_object_set_new(into, "data_loading", o);
   }

@@ -1134,6 +1134,27 @@ static const cfg__key schema[] = {
      FIELD(output.openmetrics)},
     UINT("output.top_ports", output.top_ports, "10", 0, 1000,
          "Hottest switch ports listed in the report and database."),
+    {.name = "output.max_rows",
+     .type = CFG__UINT,
+     .def = "100000",
+     .min = 1,
+     .max = 100000000,
+     .doc = "Rows of timeseries.csv (and the report's and database's series) at most: a "
+            "sample interval that would give more over the run is widened to the smallest 1, "
+            "2 or 5 x 10^k ps that fits, and summary.json telemetry.interval_requested_s and "
+            "an interval-widened event say so.",
+     .quiet = 1,
+     FIELD(output.max_rows)},
+    {.name = "output.max_events",
+     .type = CFG__UINT,
+     .def = "10000",
+     .min = 1,
+     .max = 100000000,
+     .doc = "Events kept in summary.json, events.csv, report.html and the database at most, "
+            "the earliest; past it an events-truncated event says how many later ones were "
+            "left out.",
+     .quiet = 1,
+     FIELD(output.max_events)},
 
     {.name = "faults",
      .type = CFG__FAULTS,

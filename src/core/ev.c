@@ -73,7 +73,9 @@ struct sim_ctx {
   void *co_obj;
   simtime_ps co_reached;
   uint64_t co_events;
-  bool co_stopped; /* sim_co_stop: ev_run returns at once from now on */
+  bool co_stopped;   /* sim_co_stop: ev_run returns at once from now on */
+  bool past_horizon; /* an event due at or past SIM_HORIZON_PS: ev_run returns at once */
+  simtime_ps horizon_due;
 };
 
 /* An interrupt (Ctrl-C) is process-wide by nature: the one flag here that
@@ -182,8 +184,8 @@ static inline void ev__slot_release(sim_ctx *sim, uint32_t s) {
 /* ---- public API ------------------------------------------------------- */
 
 ev_id ev_schedule(sim_ctx *sim, simtime_ps at, ev_fn fn, void *obj, uint64_t arg) {
-  assert(at >= sim->now && "events cannot be scheduled in the past");
   assert(fn != NULL);
+  if (at < sim->now) at = SIM_TIME_MAX; /* a sum that wrapped: past the horizon */
   uint32_t s = ev__slot_alloc(sim);
   ev__slot *slot = &sim->slots[s];
   slot->fn = fn;
@@ -220,6 +222,48 @@ bool ev_cancel(sim_ctx *sim, ev_id id) {
 
 void ev_stop(sim_ctx *sim) { sim->stop = true; }
 
+bool sim_past_horizon(const sim_ctx *sim, simtime_ps *due) {
+  if (due) *due = sim->horizon_due;
+  return sim->past_horizon;
+}
+
+int sim_horizon_fail(const sim_ctx *sim, sim_error *err) {
+  char due[64];
+  if (sim->horizon_due == SIM_TIME_MAX)
+    snprintf(due, sizeof due, "past 2^64 ps (a sum that saturated)");
+  else snprintf(due, sizeof due, "at %.6g s", sim_ps_to_s(sim->horizon_due));
+  return sim_fail(err, SIM_ERANGE,
+                  "simulated time would pass the horizon of %.4g s (2^62 ps, %.1f days): an "
+                  "event was due %s, with the clock at %.6g s; the run stops without a figure. "
+                  "Allowed: a scenario whose transfers, latencies and steps end before the "
+                  "horizon (smaller sizes, faster links, shorter latencies or fewer steps)",
+                  sim_ps_to_s(SIM_HORIZON_PS), sim_ps_to_s(SIM_HORIZON_PS) / 86400, due,
+                  sim_ps_to_s(sim->now));
+}
+
+simtime_ps sim_next_time(sim_ctx *sim) {
+  if (sim->top_pending || !ev__q_refill(&sim->q)) return sim->top_pending ? sim->now : SIM_TIME_MAX;
+  return ev__time(sim->q.heap[0]);
+}
+
+simtime_ps sim_slice_end(sim_ctx *sim, simtime_ps ran_to, simtime_ps slice) {
+  simtime_ps from = ran_to > sim->now ? ran_to : sim->now;
+  if (!sim->co) {
+    simtime_ps next = sim_next_time(sim);
+    if (next != SIM_TIME_MAX && next - 1 > from) from = next - 1;
+  }
+  return sim_time_add(from, slice);
+}
+
+/* The top event is due at or past the horizon and not cancelled: the run
+ * stops before it, for good (true). */
+static inline bool ev__horizon(sim_ctx *sim, simtime_ps t) {
+  if (t < SIM_HORIZON_PS || !sim->slots[ev__slot_of(sim->q.heap[0])].fn) return false;
+  sim->past_horizon = true;
+  sim->horizon_due = t;
+  return true;
+}
+
 /* Run the event at the top of the heap: drop it if it was cancelled (false),
  * else run it (true). */
 static inline bool ev__run_top(sim_ctx *sim) {
@@ -254,7 +298,7 @@ static inline bool ev__run_top(sim_ctx *sim) {
  * earlier at an event it scheduled here, so the top is looked at again. */
 static uint64_t ev__run_co(sim_ctx *sim, simtime_ps until) {
   uint64_t start = sim->events;
-  if (sim->co_stopped) return 0;
+  if (sim->co_stopped || sim->past_horizon) return 0;
   sim->stop = false;
   while (!sim->stop) {
     bool have = ev__q_refill(&sim->q);
@@ -270,7 +314,7 @@ static uint64_t ev__run_co(sim_ctx *sim, simtime_ps until) {
       sim->co_reached = r;
       continue;
     }
-    if (!have || next > until) break;
+    if (!have || next > until || ev__horizon(sim, next)) break;
     ev__run_top(sim);
     sim->co_reached = sim->now; /* it may have given the co-engine events from now on */
   }
@@ -280,7 +324,11 @@ static uint64_t ev__run_co(sim_ctx *sim, simtime_ps until) {
 uint64_t ev_run(sim_ctx *sim, simtime_ps until) {
   if (sim->co) return ev__run_co(sim, until);
   uint64_t start = sim->events;
+  if (sim->past_horizon) return 0;
   sim->stop = false;
-  while (!sim->stop && ev__q_refill(&sim->q) && ev__time(sim->q.heap[0]) <= until) ev__run_top(sim);
+  simtime_ps t;
+  while (!sim->stop && ev__q_refill(&sim->q) && (t = ev__time(sim->q.heap[0])) <= until &&
+         !ev__horizon(sim, t))
+    ev__run_top(sim);
   return sim->events - start;
 }

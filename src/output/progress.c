@@ -78,15 +78,15 @@ int out_progress_run(sim_ctx *sim, out_progress *p) {
   double last_draw = sim_wall_s(), rate = 0;
   bool drawn = false;
   uint64_t last_events = sim_events(sim);
-  simtime_ps horizon = sim_now(sim); /* ev_run leaves the clock at the last event, not here */
+  simtime_ps ran_to = sim_now(sim); /* ev_run leaves the clock at the last event, not here */
   /* with a co-engine (the parallel packet engine, maybe over MPI ranks) the
    * stop is the one its ranks agreed on, never this process's alone */
   bool co = sim_has_coengine(sim);
-  while (sim_pending(sim) > 0 && !(co ? sim_co_stopped(sim) : stop_requested)) {
+  while (sim_pending(sim) > 0 && !(co ? sim_co_stopped(sim) : stop_requested) &&
+         !sim_past_horizon(sim, NULL)) {
     double t0 = sim_wall_s();
-    if (sim_now(sim) > horizon) horizon = sim_now(sim);
-    horizon = horizon > SIM_TIME_MAX - slice ? SIM_TIME_MAX : horizon + slice;
-    ev_run(sim, horizon);
+    ran_to = sim_slice_end(sim, ran_to, slice); /* an idle stretch: one slice */
+    ev_run(sim, ran_to);
     /* tests: simulated time has advanced (not once a stop is asked for: the
      * test's SIGCONT may have come already) */
     if (sim_now(sim) > 0 && !stop_requested) sim_test_pause("simulate");
@@ -105,9 +105,10 @@ int out_progress_run(sim_ctx *sim, out_progress *p) {
     }
   }
   bool stopped = co ? sim_co_stopped(sim) : stop_requested && sim_pending(sim) > 0;
+  bool past = sim_past_horizon(sim, NULL);
   /* a co-engine's events after the last of this context's (late credits,
    * PFC RESUMEs): its end is known only to itself, on every MPI rank alike */
-  if (!stopped && co) {
+  if (!stopped && !past && co) {
     ev_run(sim, SIM_TIME_MAX);
     stopped = sim_co_stopped(sim);
   }
@@ -116,5 +117,5 @@ int out_progress_run(sim_ctx *sim, out_progress *p) {
   sigaction(SIGTERM, &old_term, NULL);
   stop_requested = 0;
   sim_interrupt_clear();
-  return stopped ? SIM_EINTR : SIM_OK;
+  return past ? SIM_ERANGE : stopped ? SIM_EINTR : SIM_OK;
 }

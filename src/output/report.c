@@ -289,7 +289,8 @@ int out__report_write(const json_t *data, const char *dir, const char *title, si
   const char *tpl = (const char *)out__asset_template;
   size_t tlen = out__asset_template_len, at = 0;
   out__buf b = {0};
-  int rc = SIM_OK;
+  int rc = out_json_check(data, "report.html", err);
+  if (rc != SIM_OK) return rc;
   char *json = json_dumps(data, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
   if (!json) return sim_fail(err, SIM_EIO, "cannot serialize the report data");
   static const char mark[] = "@FABSIM_";

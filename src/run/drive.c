@@ -23,8 +23,7 @@ int run__drive(const run_training *tr, wl_job *job, sim_ctx *sim, const char *wh
   while (rc == SIM_OK && wl_job_active(job) &&
          !(co ? sim_co_stopped(sim) : sim_interrupt_pending())) {
     double t0 = out_wall_now();
-    if (sim_now(sim) > horizon) horizon = sim_now(sim);
-    horizon = horizon > SIM_TIME_MAX - slice ? SIM_TIME_MAX : horizon + slice;
+    horizon = sim_slice_end(sim, horizon, slice); /* an idle stretch: one slice */
     rc = wl_job_run_until(job, horizon, tr->doc, err);
     if (sim_now(sim) > 0) sim_test_pause("simulate"); /* tests: simulated time has advanced */
     double now = out_wall_now(), dt = now - t0;

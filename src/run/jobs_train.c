@@ -123,9 +123,12 @@ int run_jobs_run(run_jobs *js, sim_ctx *sim, const cfg_doc *doc, bool *complete,
     bool active = false;
     for (uint32_t j = 0; j < js->n; j++) active |= job_active(&js->v[j]);
     if (!active || sim_interrupt_pending() || sim_pending(sim) == 0) break;
+    if (sim_past_horizon(sim, NULL)) {
+      rc = sim_horizon_fail(sim, err);
+      break;
+    }
     double t0 = sim_wall_s();
-    simtime_ps now = sim_now(sim);
-    simtime_ps until = now > SIM_TIME_MAX - slice ? SIM_TIME_MAX : now + slice;
+    simtime_ps until = sim_slice_end(sim, sim_now(sim), slice); /* idle: one slice */
     ev_run(sim, until); /* returns early when a job ends (ev_stop) */
     /* each running training job's own checks (horizon, stall) over the slice */
     for (uint32_t j = 0; j < js->n && rc == SIM_OK; j++) {

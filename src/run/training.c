@@ -225,7 +225,7 @@ int run_training_run(run_training *tr, run_events *log, const run_progress_fn *p
   simtime_ps expected = tr->nrec[1] ? tr->rec[1][tr->nrec[1] - 1].end : 0;
   if ((rc = run__drive(tr, tr->job, tr->sim, "run:", progress, expected, complete, err)) != SIM_OK)
     return rc;
-  if (*complete && (rc = run_ckpt_finish(&tr->ckpt, tr)) != SIM_OK) return rc;
+  if (*complete && (rc = run_ckpt_finish(&tr->ckpt, tr, err)) != SIM_OK) return rc;
   const wl_step *s0 = wl_job_step(tr->job, 0);
   bool network = false;
   for (uint32_t i = 0; i < tr->cfg->faults.n; i++)

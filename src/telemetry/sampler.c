@@ -591,6 +591,21 @@ void tel_finish(tel *t, simtime_ps end) {
 }
 
 simtime_ps tel_interval(const tel *t) { return t->c.interval; }
+simtime_ps tel_interval_requested(const tel *t) { return t->c.requested; }
+
+simtime_ps tel_interval_fit(simtime_ps end, simtime_ps want, uint32_t max_rows) {
+  if (want == 0 || max_rows == 0 || end / want < max_rows ||
+      (end / want == max_rows && end % want == 0))
+    return want; /* ceil(end / want) <= max_rows */
+  simtime_ps need = end / max_rows + (end % max_rows != 0), step = 1; /* at least this */
+  for (;;) {
+    if (step >= need) return step;
+    if (2 * step >= need) return 2 * step;
+    if (5 * step >= need) return 5 * step;
+    if (step > SIM_TIME_MAX / 10) return SIM_TIME_MAX;
+    step *= 10;
+  }
+}
 simtime_ps tel_end(const tel *t) { return t->end; }
 unsigned tel_observed(const tel *t) { return t->observed; }
 bool tel_truncated(const tel *t) { return t->truncated; }

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/ev_internal.h"
 
@@ -254,8 +255,78 @@ static void test_two_simulations_in_one_process(void **state) {
   sim_destroy(b);
 }
 
+/* The horizon of simulated time (issue 27, defect 2): an event due at or
+ * past 2^62 ps never runs, a cancelled one there is dropped as usual, a
+ * sum that wrapped is taken as due past it, and the run stays stopped. */
+static void test_horizon(void **state) {
+  (void)state;
+  sim_ctx *sim = sim_create(1);
+  static trace tr;
+  tr.n = 0;
+  simtime_ps due;
+  ev_schedule(sim, 10, record, &tr, 0);
+  ev_id far = ev_schedule(sim, SIM_HORIZON_PS + 5, record, &tr, 1);
+  ev_cancel(sim, far); /* cancelled: dropped, not a horizon */
+  ev_schedule(sim, SIM_HORIZON_PS - 1, record, &tr, 2);
+  assert_int_equal(ev_run(sim, SIM_TIME_MAX), 2);
+  assert_false(sim_past_horizon(sim, NULL));
+  assert_int_equal(sim_now(sim), SIM_HORIZON_PS - 1);
+  ev_schedule(sim, SIM_HORIZON_PS, record, &tr, 3);
+  assert_int_equal(ev_run(sim, SIM_TIME_MAX), 0);
+  assert_true(sim_past_horizon(sim, &due));
+  assert_int_equal(due, SIM_HORIZON_PS);
+  assert_int_equal(tr.n, 2);
+  assert_int_equal(sim_now(sim), SIM_HORIZON_PS - 1); /* the clock stays below it */
+  assert_int_equal(sim_pending(sim), 1);
+  ev_schedule(sim, SIM_HORIZON_PS - 1, record, &tr, 4);
+  assert_int_equal(ev_run(sim, SIM_TIME_MAX), 0); /* for good */
+  sim_error err = {0};
+  assert_int_equal(sim_horizon_fail(sim, &err), SIM_ERANGE);
+  assert_non_null(strstr(err.msg, "horizon of 4.612e+06 s (2^62 ps, 53.4 days)"));
+  sim_destroy(sim);
+  /* a delay that wraps the sum: due past the horizon, not in the past */
+  sim = sim_create(1);
+  tr.n = 0;
+  ev_schedule(sim, 1000, record, &tr, 0);
+  assert_int_equal(ev_run(sim, SIM_TIME_MAX), 1);
+  ev_schedule_in(sim, SIM_TIME_MAX - 10, record, &tr, 1);
+  assert_int_equal(ev_run(sim, SIM_TIME_MAX), 0);
+  assert_true(sim_past_horizon(sim, &due));
+  assert_int_equal(due, SIM_TIME_MAX);
+  assert_int_equal(sim_time_add(SIM_TIME_MAX - 1, 2), SIM_TIME_MAX);
+  assert_int_equal(sim_time_add(3, 4), 7);
+  sim_destroy(sim);
+}
+
+/* A run in slices jumps over an idle stretch (issue 27, defect 5): the
+ * next slice ends `slice` after the instant before the next event. */
+static void test_slice_end(void **state) {
+  (void)state;
+  static trace tr;
+  tr.n = 0;
+  sim_ctx *sim = sim_create(1);
+  assert_int_equal(sim_slice_end(sim, 0, 100), 100); /* nothing pending */
+  ev_schedule(sim, 36000 * SIM_PS_PER_S, record, &tr, 0);
+  assert_int_equal(sim_next_time(sim), 36000 * SIM_PS_PER_S);
+  assert_int_equal(sim_slice_end(sim, 50, 100), 36000 * SIM_PS_PER_S - 1 + 100);
+  assert_int_equal(sim_slice_end(sim, SIM_TIME_MAX - 1, 100), SIM_TIME_MAX);
+  /* 10 h of idle time in slices of 1 us: two slices, not 3.6e10 */
+  simtime_ps to = 0;
+  int slices = 0;
+  while (sim_pending(sim) > 0 && slices < 10) {
+    to = sim_slice_end(sim, to, SIM_PS_PER_US);
+    ev_run(sim, to);
+    slices++;
+  }
+  assert_int_equal(slices, 1);
+  assert_int_equal(tr.n, 1);
+  sim_destroy(sim);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_horizon),
+      cmocka_unit_test(test_slice_end),
       cmocka_unit_test(test_time_then_insertion_order),
       cmocka_unit_test(test_schedule_at_now),
       cmocka_unit_test(test_cancel),

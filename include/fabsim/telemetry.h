@@ -148,6 +148,21 @@ void tel_finish(tel *t, simtime_ps end);
 
 /* ---- reading (after tel_finish) ---------------------------------------- */
 
+/* A row's value above its line rate: what cannot be true and must reach no
+ * file (issue 27, defect 7). Every row a NIC or port gets is checked as it
+ * closes: a NIC's bytes in a row at most its line rate over the row, a
+ * port's utilization at most 1, each with a slack of one byte per row
+ * (whole bytes spread over rows). The first found is kept. */
+typedef struct tel_over {
+  bool found;
+  bool port;         /* a switch port (else a NIC) */
+  uint32_t entity;   /* the NIC or port (of a class: its first member) */
+  int dir;           /* a NIC's: TEL_TX or TEL_RX */
+  simtime_ps at;     /* the row's start */
+  double gbps, line; /* its rate and line rate, Gb/s */
+} tel_over;
+bool tel_over_line(const tel *t, tel_over *out);
+
 simtime_ps tel_interval(const tel *t);
 simtime_ps tel_interval_requested(const tel *t); /* tel_config.requested */
 simtime_ps tel_end(const tel *t);

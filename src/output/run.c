@@ -46,8 +46,29 @@ static json_t *telemetry_json(const tel *t) {
   return o;
 }
 
+/* A series value above its line rate (tel_over_line): SIM_ERANGE naming
+ * the NIC or port, before any file is written. */
+static int check_line_rates(const out_run *r, sim_error *err) {
+  tel_over o;
+  if (!r->tel || !tel_over_line(r->tel, &o)) return SIM_OK;
+  char name[96];
+  if (o.port && r->names.port) r->names.port(r->names.ctx, o.entity, name, sizeof name);
+  else if (!o.port && r->names.nic) r->names.nic(r->names.ctx, o.entity, name, sizeof name);
+  else snprintf(name, sizeof name, "%s%u", o.port ? "port" : "nic", o.entity);
+  return sim_fail(err, SIM_ERANGE,
+                  "timeseries.csv: %s%s moved %.6g Gb/s in the row at %.6g s, above its line rate "
+                  "of %.6g Gb/s: a figure that cannot be true; nothing was written (a bug: "
+                  "please report the scenario)",
+                  name,
+                  o.port            ? ""
+                  : o.dir == TEL_RX ? " (rx)"
+                                    : " (tx)",
+                  o.gbps, sim_ps_to_s(o.at), o.line);
+}
+
 int out_write_run(const out_run *r, sim_error *err) {
   int rc = out_json_check(r->summary, "summary.json", err); /* before any file */
+  if (rc == SIM_OK) rc = check_line_rates(r, err);
   if (rc != SIM_OK) return rc;
   out__series s;
   out__series_build(&s, r->tel, &r->names);

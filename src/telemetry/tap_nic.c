@@ -248,6 +248,7 @@ typedef struct replay_phase {
   uint64_t *before;      /* repetitions in the runs before run r */
   size_t nruns;
   uint64_t reps;
+  simtime_ps span; /* the shortest repetition: from its start to the next one's (or the end) */
 } replay_phase;
 
 /* Busy time up to t of windows [s + k P + a, s + k P + a + w), k < c: the
@@ -316,9 +317,15 @@ static replay_phase *gather(const tel__niclog *l, size_t *np, tel__nic_run **run
       for (size_t r = p->run_first; r != SIZE_MAX; r = l->run[r].next)
         q->runs[q->nruns++] = l->run[r];
     }
+    q->span = SIM_TIME_MAX;
     for (size_t r = 0; r < q->nruns; r++) {
+      const tel__nic_run *u = &q->runs[r];
       q->before[r] = q->reps;
-      q->reps += q->runs[r].count;
+      q->reps += u->count;
+      simtime_ps last = u->start + (u->count - 1) * u->period,
+                 next = r + 1 < q->nruns ? q->runs[r + 1].start : p->end;
+      if (u->count > 1 && u->period < q->span) q->span = u->period;
+      if (next > last && next - last < q->span) q->span = next - last;
     }
     w += q->nruns;
   }
@@ -524,6 +531,20 @@ static void classes_free(nic_classes *c) {
 
 /* ---- feeding ------------------------------------------------------------------------------ */
 
+/* A window's width in every repetition: its mean, but never past the end
+ * of the shortest repetition (q->span). The mean of alike repetitions fits
+ * in each (normal runs: unchanged); when one repetition stalled (a link
+ * down until routing reconverged) the mean of a transfer that crossed the
+ * link is longer than the others, and unclamped its windows overlapped one
+ * another and ran past the phase's end, where what was left came out at
+ * once: NIC series far above the line rate (issue 27, defect 7). Clamped,
+ * a NIC's bytes of a repetition move within the repetition, so no faster
+ * than its line rate (each repetition lasts at least their serialization). */
+static simtime_ps win_width(const replay_phase *q, const tel__nic_win *win) {
+  if (q->span == SIM_TIME_MAX || win->a + win->w <= q->span) return win->w;
+  return q->span > win->a ? q->span - win->a : 1;
+}
+
 /* Phase q's bytes in [x0, y0) into acc, per class (c) or per NIC (c
  * NULL); touched: the entities first given any. */
 static void phase_bytes(const tel__niclog *l, const nic_classes *c, const replay_phase *q,
@@ -537,7 +558,8 @@ static void phase_bytes(const tel__niclog *l, const nic_classes *c, const replay
   for (size_t k = p->win_first; k < p->win_first + p->win_n; k++) {
     const tel__nic_win *win = &l->win[k];
     uint64_t total = win->bytes * R;
-    uint64_t b = moved(q, total, win->a, win->w, y0) - moved(q, total, win->a, win->w, x0);
+    simtime_ps w = win_width(q, win);
+    uint64_t b = moved(q, total, win->a, w, y0) - moved(q, total, win->a, w, x0);
     if (b == 0) continue;
     size_t n = c ? c->woff[k + 1] - c->woff[k] : win->count;
     for (size_t j = 0; j < n; j++) {

@@ -86,7 +86,8 @@ size_t sim_edit_distance(const char *a, size_t la, const char *b, size_t lb);
 /* ---- allocation ------------------------------------------------------- */
 
 /* The one allocation entry point. Out of memory is fatal: the process prints
- * how many bytes it asked for and exits with status 3. */
+ * how many bytes it asked for and exits with status 3; so is passing the
+ * limit a run sets (sim_alloc_limit). */
 void *sim_malloc(size_t size);
 void *sim_calloc(size_t n, size_t size);
 void *sim_realloc(void *p, size_t size);
@@ -95,6 +96,16 @@ void sim_free(void *p);
 
 /* Grow *items (capacity *cap, element size elem) to hold at least need. */
 void sim_grow(void **items, size_t *cap, size_t need, size_t elem);
+
+/* The bytes live through the functions above (the allocator's usable size
+ * of each block; 0 on a platform without one), and the most at once. A
+ * limit (0: none) makes an allocation that takes them past it fatal like
+ * out of memory: exit status 3, the message naming `what` (the key and its
+ * value: "simulation.memory_limit (1 GiB)"). Process-wide, as the allocator
+ * is; O(1) per allocation. */
+void sim_alloc_limit(uint64_t bytes, const char *what);
+size_t sim_alloc_live(void);
+size_t sim_alloc_peak(void);
 
 /* ---- arena ------------------------------------------------------------ */
 

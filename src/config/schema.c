@@ -1098,7 +1098,8 @@ static const cfg__key schema[] = {
      .min = 0,
      .doc = "Memory a run may use; 0 = what the machine has available (MemAvailable). A "
             "scenario whose estimate (per GPU and per link at its fidelity, printed by "
-            "fabsim topo) exceeds it is refused before anything is built.",
+            "fabsim topo) exceeds it is refused before anything is built; a run whose "
+            "structures grow past it stops with exit status 3.",
      FIELD(simulation.memory_limit)},
 
     {.name = "output.dir",

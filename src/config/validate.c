@@ -561,10 +561,11 @@ static int check_memory(cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
   if (m.bytes <= avail) return SIM_OK;
   char need[32], have[32], alt[160] = "", x[32];
   cfg_fidelity fid = s->simulation.fidelity;
-  for (int f = (int)fid - 1; f >= 0; f--) { /* the cheaper fidelities' estimates */
+  for (int f = (int)fid - 1; f >= 0; f--) { /* the cheaper fidelities that fit */
     cfg_memory o;
     s->simulation.fidelity = (cfg_fidelity)f;
     cfg_memory_estimate(s, &o);
+    if (o.bytes > avail) continue; /* never one that would be refused too */
     size_t len = strlen(alt);
     snprintf(alt + len, sizeof alt - len, ", or simulation.fidelity %s (%s)",
              cfg_fidelity_name((cfg_fidelity)f), fmt_bytes(x, sizeof x, o.bytes));

@@ -1685,10 +1685,22 @@ void cfg__value_text(const cfg_scenario *s, size_t i, cfg__buf *b) {
 }
 
 /* A quiet key at its default: a string equal to its default text, a class
- * table with nothing listed (the kinds of quiet keys there are). */
+ * table with nothing listed, an integer equal to its default (the kinds of
+ * quiet keys there are). */
 static bool at_default(cfg__into s, size_t i) {
   const cfg__key *k = &schema[i];
   if (k->type == CFG__CLASSES) return ((const cfg_class_table *)cfield(s, k))->n == 0;
+  if (k->type == CFG__UINT && k->def) {
+    uint64_t v = 0;
+    if (k->width == sizeof(uint32_t)) {
+      uint32_t v32;
+      memcpy(&v32, cfield(s, k), sizeof v32);
+      v = v32;
+    } else {
+      memcpy(&v, cfield(s, k), sizeof v);
+    }
+    return v == strtoull(k->def, NULL, 10);
+  }
   if (k->type == CFG__STRING) {
     const char *str;
     memcpy(&str, cfield(s, k), sizeof str);

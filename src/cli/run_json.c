@@ -235,7 +235,7 @@ static json_t *network_json(const be_stats *st) {
   json_object_set_new(n, "transfers", json_integer((json_int_t)st->transfers));
   json_object_set_new(n, "transfers_failed", json_integer((json_int_t)st->transfers_failed));
   json_object_set_new(n, "flows_rerouted", json_integer((json_int_t)st->flows_rerouted));
-  json_object_set_new(n, "bytes", json_integer((json_int_t)st->bytes));
+  json_object_set_new(n, "bytes", out_json_u64(st->bytes));
   json_object_set_new(n, "max_link_sharing", json_integer(st->max_link_sharing));
   json_object_set_new(n, "packets", observed_int(st, BE_OBS_PACKETS, st->packets));
   json_object_set_new(n, "ecn_marks", observed_int(st, BE_OBS_PACKETS, st->ecn_marks));
@@ -322,7 +322,7 @@ static json_t *classes_json(const cfg_scenario *cfg, const be_stats *st) {
     json_object_set_new(e, "ecn_kmin_bytes", json_integer((json_int_t)c->ecn_kmin));
     json_object_set_new(e, "ecn_kmax_bytes", json_integer((json_int_t)c->ecn_kmax));
     json_object_set_new(e, "ecn_pmax", json_real(c->ecn_pmax));
-    json_object_set_new(e, "bytes", json_integer((json_int_t)st->class_bytes[k]));
+    json_object_set_new(e, "bytes", out_json_u64(st->class_bytes[k]));
     json_object_set_new(e, "max_queue_bytes",
                         observed_int(st, BE_OBS_PACKETS, st->class_max_queue[k]));
     json_object_set_new(e, "pfc_pauses", observed_int(st, BE_OBS_PACKETS, st->class_pfc_pauses[k]));

@@ -87,7 +87,7 @@ bench: build
 # of `make test`: minutes, not seconds). The table and its sources:
 # docs/validation.md; the cases: validate/cases.json.
 validate: build
-	validate/run.sh --fabsim ./$(BUILD)/fabsim --markdown $(BUILD)/validation.md
+	validate/run.sh --baseline --fabsim ./$(BUILD)/fabsim --markdown $(BUILD)/validation.md
 
 clean:
 	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ)

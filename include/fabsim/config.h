@@ -70,6 +70,19 @@ typedef enum {
 } cfg_precision;
 typedef enum { CFG_OPTIMIZER_ADAM, CFG_OPTIMIZER_SGD } cfg_optimizer;
 typedef enum { CFG_RECOMPUTE_NONE, CFG_RECOMPUTE_SELECTIVE, CFG_RECOMPUTE_FULL } cfg_recompute;
+/* workload.recompute_method under full recomputation (Megatron-LM's --recompute-method) */
+typedef enum { CFG_RECOMPUTE_UNIFORM, CFG_RECOMPUTE_BLOCK } cfg_recompute_method;
+/* workload.recompute_modules: what selective recomputation recomputes (Megatron-LM's
+ * --recompute-modules names); the list holds these values */
+typedef enum {
+  CFG_RCMOD_CORE_ATTN, /* the attention core (scores, softmax, attention over values) */
+  CFG_RCMOD_LAYERNORM, /* both norms of a layer: their outputs are not kept */
+  CFG_RCMOD_MLP,       /* a dense layer's feed-forward: only its input is kept */
+  CFG_RCMOD_MOE_ACT,   /* the experts' activation function: its output is not kept */
+  CFG_RCMOD_COUNT
+} cfg_recompute_module;
+/* workload.attention: the attention kernel */
+typedef enum { CFG_ATTN_FLASH, CFG_ATTN_UNFUSED } cfg_attention;
 /* Rank placement onto GPUs, innermost (consecutive GPUs) dimension first. */
 typedef enum {
   CFG_ORDER_TP_PP_DP,
@@ -240,6 +253,7 @@ typedef struct cfg_workload {
   struct {         /* workload.kind training: the model */
     double params; /* 0: counted from the shape */
     uint32_t layers, hidden, heads, seq_len, vocab;
+    uint32_t kv_heads;       /* grouped-query attention: key/value heads; 0: heads */
     uint32_t ffn_hidden;     /* 0: 4 x hidden */
     bool gated_ffn;          /* three feed-forward matrices (SwiGLU) */
     cfg_u64_list mlp_layers; /* non-empty: a plain MLP of these widths */
@@ -249,6 +263,7 @@ typedef struct cfg_workload {
     uint32_t node_limit;     /* MoE: nodes a token's experts may span; 0 = any */
     cfg_moe_routing routing; /* MoE: token routing model */
     double expert_skew;      /* MoE: Zipf exponent of expert popularity */
+    bool dropout;            /* dropout after attention, the projections and the MLP */
   } model;
   struct {
     uint32_t dp; /* 0: GPUs / (tp x pp) */
@@ -260,6 +275,8 @@ typedef struct cfg_workload {
   } parallel;
   struct {
     cfg_schedule schedule;
+    uint32_t first_stage_layers; /* layers of pipeline stage 0; 0: an even split */
+    uint32_t last_stage_layers;  /* layers of stage pp - 1; 0: an even split */
   } pipeline;
   struct {
     bool tp;            /* tensor-parallel collectives overlapped with GEMMs */
@@ -273,6 +290,11 @@ typedef struct cfg_workload {
   uint32_t micro_batch;  /* sequences */
   uint32_t global_batch; /* sequences per step; 0: derived */
   cfg_recompute recompute;
+  cfg_u64_list recompute_modules; /* cfg_recompute_module values (selective) */
+  cfg_recompute_method recompute_method;
+  uint32_t recompute_layers; /* full: layers per checkpointed group (uniform), or
+                                checkpointed layers per chunk (block) */
+  cfg_attention attention;
   double compute_efficiency; /* achieved share of the peak in a large GEMM, (0, 1] */
   uint64_t bucket_size;      /* bytes of gradients per reduction bucket */
   bool grad_overlap;
@@ -555,6 +577,9 @@ const char *cfg_recovery_name(cfg_recovery r);
 const char *cfg_precision_name(cfg_precision p);
 const char *cfg_optimizer_name(cfg_optimizer o);
 const char *cfg_recompute_name(cfg_recompute r);
+const char *cfg_recompute_method_name(cfg_recompute_method m);
+const char *cfg_recompute_module_name(cfg_recompute_module m);
+const char *cfg_attention_name(cfg_attention a);
 const char *cfg_rank_order_name(cfg_rank_order o);
 const char *cfg_comm_model_name(cfg_comm_model m);
 const char *cfg_schedule_name(cfg_schedule s);

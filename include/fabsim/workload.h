@@ -52,8 +52,10 @@ typedef struct wl_model {
   uint32_t layers;       /* transformer layers, or MLP linear layers */
   uint32_t dense_layers; /* leading layers with a dense feed-forward (all when dense) */
   uint32_t hidden, heads, seq_len, vocab, ffn_hidden, expert_hidden;
+  uint32_t kv_heads; /* key/value heads (grouped-query attention; heads when not) */
   uint32_t experts, top_k, shared_experts;
   bool gated;
+  bool dropout;           /* dropout masks kept for the backward pass (memory only) */
   const uint64_t *widths; /* MLP: nwidths widths, owned by the scenario */
   uint32_t nwidths;
 } wl_model;
@@ -71,7 +73,13 @@ typedef struct wl_parallel {
   uint32_t dp, tp, pp, ep, zero;
   bool sp; /* sequence parallel */
   cfg_rank_order order;
-  cfg_recompute recompute;
+  cfg_recompute recompute;         /* granularity (Megatron-LM's --recompute-granularity) */
+  uint32_t rc_modules;             /* selective: 1 << cfg_recompute_module of each module */
+  cfg_recompute_method rc_method;  /* full: uniform or block */
+  uint32_t rc_layers;              /* full: layers per group (uniform), per chunk (block) */
+  bool flash;                      /* FlashAttention (else unfused: the scores are kept) */
+  uint32_t first_layers;           /* layers of pipeline stage 0; 0: an even share */
+  uint32_t last_layers;            /* layers of stage pp - 1; 0: an even share */
   cfg_schedule schedule;           /* pipeline schedule */
   uint32_t vstages;                /* model chunks per GPU: v (interleaved), 2 (dualpipe), else 1 */
   cfg_coll_algorithm dp_algorithm; /* data-parallel AllReduce (RS/AG: ring if not offered) */
@@ -89,20 +97,25 @@ int wl_parallel_from_cfg(wl_parallel *p, const wl_model *m, const cfg_scenario *
 /* GPU of rank (data-parallel index d, stage s, tensor rank t): the cluster's
  * index (through p->gpu_map when set). */
 uint32_t wl_rank_gpu(const wl_parallel *p, uint32_t d, uint32_t s, uint32_t t);
-/* Layers [first, first + count) of stage s: floor(l pp / L) == s split. */
-void wl_stage_layers(const wl_model *m, const wl_parallel *p, uint32_t s, uint32_t *first,
-                     uint32_t *count);
+/* Transformer layers of GPU stage s over all its chunks. */
+uint32_t wl_stage_layer_count(const wl_model *m, const wl_parallel *p, uint32_t s);
 
 /* The model chunks GPU stage s holds (p->vstages of them, c = 0..): a
  * virtual stage of the schedule's pipelines, its layers [first, first +
  * count), whether it holds the input embedding (layer 0) and the output
  * layer (the last virtual stage of its pipeline).
  *   1f1b:        one chunk, stage s of pp.
- *   interleaved: chunk c is virtual stage c pp + s of v pp (layers split
- *                over v pp as over stages).
+ *   interleaved: chunk c is virtual stage c pp + s of v pp.
  *   dualpipe:    chunk 0 is stage s of the forward direction, chunk 1 stage
  *                pp - 1 - s of the reverse one: two copies of the parameters,
- *                each GPU holds the layers of stages s and pp - 1 - s. */
+ *                each GPU holds the layers of stages s and pp - 1 - s.
+ * The split (Megatron-LM's): stage 0 holds p->first_layers and stage pp - 1
+ * p->last_layers when given, each split over its v chunks as evenly as
+ * possible with the lighter chunks at the ends of the model (the
+ * embedding's chunk first, the output layer's last); every other virtual
+ * stage, in order, gets floor((i + 1) R / n) - floor(i R / n) of the R
+ * layers left over the n of them. Neither given: floor split of all layers
+ * over the v pp virtual stages. O(1). */
 typedef struct wl_chunk {
   uint32_t first, count;
   bool embedding, head;
@@ -118,6 +131,13 @@ typedef struct wl_memory {
   double params_per_gpu; /* parameters held (before ZeRO sharding) */
   double weights, gradients, optimizer, activations, total;
   double activations_by_recompute[3]; /* indexed by cfg_recompute */
+  /* how the activations add up (under p->recompute): held x per layer summed
+   * over the chunks, plus the logits and the recomputation's working set */
+  uint32_t layers;        /* transformer layers on the GPU (all chunks) */
+  double layers_held;     /* layer-micro-batches in flight at the schedule's peak */
+  double layer_bytes;     /* the largest one layer keeps for one micro-batch */
+  double logits;          /* fp32 logits of the output layer (its stage only) */
+  double recompute_bytes; /* full: one group's activations while it is recomputed */
   double gpu_memory;
   bool fits;
 } wl_memory;
@@ -129,8 +149,9 @@ typedef struct wl_memory {
 void wl_bytes_per_param(cfg_precision prec, cfg_optimizer opt, double *weights, double *gradients,
                         double *optimizer);
 /* Activation bytes one micro-batch leaves on one GPU for layer l, under a
- * recompute mode (Korthikanti et al. 2022, generalised to the feed-forward
- * width; see memory.c). */
+ * recompute granularity (Korthikanti et al. 2022 sec. 4, with the attention
+ * kernel, the feed-forward width, MoE experts, fp8 storage and the
+ * selective modules; see memory.c). Full: the layer's input. */
 double wl_layer_activations(const wl_model *m, const wl_parallel *p, cfg_precision prec, uint32_t l,
                             cfg_recompute rc);
 /* Per-GPU memory on stage s. */
@@ -139,6 +160,12 @@ void wl_memory_stage(wl_memory *out, const wl_model *m, const wl_parallel *p,
 /* The stage needing the most memory. O(layers). */
 void wl_memory_compute(wl_memory *out, const wl_model *m, const wl_parallel *p,
                        const cfg_scenario *cfg);
+/* SIM_ECONFIG, located at the key that makes it so, when a figure of `mem`
+ * (parameters or bytes of any term, any recompute mode) cannot be
+ * represented: at or above 2^63, or not finite. Doubles would carry such
+ * a figure, but no integer output can. */
+int wl_memory_check(const wl_memory *mem, const wl_model *m, const cfg_scenario *cfg,
+                    const cfg_doc *doc, sim_error *err);
 /* The smallest parallelism on the same dp x tp x pp GPUs that fits: fewest
  * model-parallel GPUs (tp x pp), then the cheapest ZeRO stage and
  * recomputation, then fewer stages. tp: powers of two within a node that
@@ -175,7 +202,10 @@ typedef struct wl_comm_total {
 
 typedef struct wl_stage_time {
   double compute_s, forward_s, backward_s, optimizer_s;
+  double recompute_s; /* of backward_s: forwards recomputed (selective modules, full) */
   double exposed_comm_s, bubble_s;
+  uint32_t layers;      /* transformer layers (all chunks) */
+  bool embedding, head; /* holds the input embedding / the output layer */
 } wl_stage_time;
 
 /* Step figures. Each stage's wall time splits into compute (its compute

@@ -68,6 +68,24 @@ static json_t *parallel_json(const wl_parallel *p, const cfg_scenario *cfg) {
   json_object_set_new(o, "sequence_parallel", json_boolean(p->sp));
   json_object_set_new(o, "order", json_string(cfg_rank_order_name(p->order)));
   json_object_set_new(o, "recompute", json_string(cfg_recompute_name(p->recompute)));
+  if (p->recompute == CFG_RECOMPUTE_SELECTIVE) {
+    json_t *mods = json_array();
+    for (int k = 0; k < CFG_RCMOD_COUNT; k++)
+      if (p->rc_modules >> k & 1u)
+        json_array_append_new(mods,
+                              json_string(cfg_recompute_module_name((cfg_recompute_module)k)));
+    json_object_set_new(o, "recompute_modules", mods);
+  }
+  if (p->recompute == CFG_RECOMPUTE_FULL) {
+    json_object_set_new(o, "recompute_method",
+                        json_string(cfg_recompute_method_name(p->rc_method)));
+    json_object_set_new(o, "recompute_layers", json_integer(p->rc_layers));
+  }
+  json_object_set_new(o, "attention", json_string(p->flash ? "flash" : "unfused"));
+  json_object_set_new(o, "schedule", json_string(cfg_schedule_name(p->schedule)));
+  json_object_set_new(o, "virtual_stages", json_integer(p->vstages));
+  json_object_set_new(o, "first_stage_layers", json_integer(p->first_layers));
+  json_object_set_new(o, "last_stage_layers", json_integer(p->last_layers));
   json_object_set_new(o, "precision", json_string(cfg_precision_name(cfg->workload.precision)));
   json_object_set_new(o, "optimizer", json_string(cfg_optimizer_name(cfg->workload.optimizer)));
   json_object_set_new(o, "micro_batch", json_integer(p->micro_batch));
@@ -101,6 +119,14 @@ static json_t *memory_json(const wl_model *m, const wl_parallel *p, const cfg_sc
     json_object_set_new(a, cfg_recompute_name((cfg_recompute)r),
                         json_integer(round_int(mem->activations_by_recompute[r])));
   json_object_set_new(o, "activations_by_recompute", a);
+  json_t *d = json_object(); /* activations = layers_held x per layer (at most layer_bytes
+                                each) + logits + recompute_bytes */
+  json_object_set_new(d, "layers", json_integer(mem->layers));
+  json_object_set_new(d, "layers_held", json_real(mem->layers_held));
+  json_object_set_new(d, "layer_bytes", json_integer(round_int(mem->layer_bytes)));
+  json_object_set_new(d, "logits_bytes", json_integer(round_int(mem->logits)));
+  json_object_set_new(d, "recompute_bytes", json_integer(round_int(mem->recompute_bytes)));
+  json_object_set_new(o, "activations_detail", d);
   json_object_set_new(o, "gpu_memory_bytes", json_integer(round_int(mem->gpu_memory)));
   json_object_set_new(o, "fits", json_boolean(mem->fits));
   if (!mem->fits && found) {
@@ -167,6 +193,18 @@ static void print_memory(const wl_model *m, const wl_parallel *p, const cfg_scen
          out_fmt_bytes(b, sizeof b, (uint64_t)llround(mem->activations_by_recompute[0])),
          out_fmt_bytes(c, sizeof c, (uint64_t)llround(mem->activations_by_recompute[1])),
          out_fmt_bytes(c + 32, 32, (uint64_t)llround(mem->activations_by_recompute[2])));
+  if (m->kind != WL_MODEL_MLP)
+    printf(
+        "               %u layers, %.4g layer-micro-batches in flight x up to %s (%s "
+        "attention)%s%s%s%s\n",
+        mem->layers, mem->layers_held,
+        out_fmt_bytes(a, sizeof a, (uint64_t)llround(mem->layer_bytes)),
+        p->flash ? "flash" : "unfused", mem->logits > 0 ? " + logits " : "",
+        mem->logits > 0 ? out_fmt_bytes(b, sizeof b, (uint64_t)llround(mem->logits)) : "",
+        mem->recompute_bytes > 0 ? " + recomputing " : "",
+        mem->recompute_bytes > 0
+            ? out_fmt_bytes(c, sizeof c, (uint64_t)llround(mem->recompute_bytes))
+            : "");
   printf("  total        %s of %s: %s\n", out_fmt_bytes(a, sizeof a, (uint64_t)llround(mem->total)),
          out_fmt_bytes(b, sizeof b, (uint64_t)llround(mem->gpu_memory)),
          mem->fits ? "fits" : "does NOT fit");
@@ -201,6 +239,11 @@ int cli_cmd_memory(int argc, char **argv) {
     goto done;
   }
   wl_memory_compute(&mem, &m, &p, &cfg);
+  if (wl_memory_check(&mem, &m, &cfg, doc, &err) != SIM_OK) {
+    cli_error(err.msg);
+    rc = CLI_BAD_INPUT;
+    goto done;
+  }
   bool found = !mem.fits && wl_memory_search(&best, &bm, &m, &p, &cfg);
   if (a.json) {
     json_t *o = memory_json(&m, &p, &cfg, &mem, found, &best, &bm);
@@ -258,10 +301,22 @@ static json_t *step_json(const wl_step *s, const wl_model *m, const wl_parallel 
   json_object_set_new(o, "collectives", c);
   json_t *st = json_array();
   for (uint32_t i = 0; i < s->nstages; i++) {
+    const wl_stage_time *x = &s->stages[i];
+    wl_memory sm;
+    wl_memory_stage(&sm, m, p, cfg, i);
     json_t *e = json_object();
-    json_object_set_new(e, "compute_s", json_real(s->stages[i].compute_s));
-    json_object_set_new(e, "exposed_comm_s", json_real(s->stages[i].exposed_comm_s));
-    json_object_set_new(e, "bubble_s", json_real(s->stages[i].bubble_s));
+    json_object_set_new(e, "compute_s", json_real(x->compute_s));
+    json_object_set_new(e, "exposed_comm_s", json_real(x->exposed_comm_s));
+    json_object_set_new(e, "bubble_s", json_real(x->bubble_s));
+    json_object_set_new(e, "forward_s", json_real(x->forward_s));
+    json_object_set_new(e, "backward_s", json_real(x->backward_s));
+    json_object_set_new(e, "recompute_s", json_real(x->recompute_s));
+    json_object_set_new(e, "optimizer_s", json_real(x->optimizer_s));
+    json_object_set_new(e, "layers", json_integer(x->layers));
+    json_object_set_new(e, "embedding", json_boolean(x->embedding));
+    json_object_set_new(e, "output_layer", json_boolean(x->head));
+    json_object_set_new(e, "memory_bytes", json_integer(round_int(sm.total)));
+    json_object_set_new(e, "activations_bytes", json_integer(round_int(sm.activations)));
     json_array_append_new(st, e);
   }
   json_object_set_new(o, "stages", st);
@@ -287,6 +342,31 @@ json_t *cli_step_json(const wl_step *s, const cfg_scenario *cfg) {
   wl_memory mem;
   wl_memory_compute(&mem, &s->model, &s->parallel, cfg);
   return step_json(s, &s->model, &s->parallel, cfg, &mem);
+}
+
+/* The pipeline's stages in one line: the spread of their compute, and the
+ * stage that computes longest with its parts and memory. */
+static void print_stages(const wl_step *s, const cfg_scenario *cfg) {
+  char a[64], b[64], c[64], d[64];
+  uint32_t slow = 0, lo = UINT32_MAX, hi = 0;
+  for (uint32_t i = 0; i < s->nstages; i++) {
+    const wl_stage_time *x = &s->stages[i];
+    if (x->compute_s > s->stages[slow].compute_s) slow = i;
+    lo = x->layers < lo ? x->layers : lo;
+    hi = x->layers > hi ? x->layers : hi;
+  }
+  const wl_stage_time *x = &s->stages[slow];
+  wl_memory sm;
+  wl_memory_stage(&sm, &s->model, &s->parallel, cfg, slow);
+  printf("  stages     %u of %u", s->nstages, lo);
+  if (hi > lo) printf("-%u", hi);
+  printf(
+      " layers; longest compute: stage %u (%u layers%s%s) %s + exposed comm %s + bubble %s, "
+      "%s\n",
+      slow, x->layers, x->embedding ? " + embedding" : "", x->head ? " + output layer" : "",
+      out_fmt_seconds(a, sizeof a, x->compute_s), out_fmt_seconds(b, sizeof b, x->exposed_comm_s),
+      out_fmt_seconds(c, sizeof c, x->bubble_s),
+      out_fmt_bytes(d, sizeof d, (uint64_t)(double)round_int(sm.total)));
 }
 
 void cli_step_text(const wl_step *s, const cfg_scenario *cfg) {
@@ -317,6 +397,7 @@ void cli_step_text(const wl_step *s, const cfg_scenario *cfg) {
          out_fmt_bytes(a, sizeof a, (uint64_t)(double)round_int(mem.total)),
          out_fmt_bytes(b, sizeof b, (uint64_t)(double)round_int(mem.gpu_memory)),
          mem.fits ? "" : " (does NOT fit: see fabsim memory)");
+  if (s->nstages > 1) print_stages(s, cfg);
   for (int k = 0; k < WL_COMM_KINDS; k++) {
     const wl_comm_total *t = &s->comm[k];
     if (!t->count) continue;

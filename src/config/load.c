@@ -93,7 +93,8 @@ static int set_sequence(loader *ld, int i, const char *key, const yaml_node_t *v
     cfg_loc l = cfg__loc_of(ld, item->start_mark);
     if (j == CFG__LIST_MAX) rc = cfg__fail_loc(ld, l, key, "more than %d items", CFG__LIST_MAX);
     else if (item->type != YAML_SCALAR_NODE)
-      rc = cfg__fail_loc(ld, l, key, "item %zu: expected an integer, got %s", j + 1,
+      rc = cfg__fail_loc(ld, l, key, "item %zu: expected %s, got %s", j + 1,
+                         cfg__key_at((size_t)i)->names ? "a name" : "an integer",
                          cfg__yaml_kind_name(item));
     else if (cfg__parse_list_item(
                  (size_t)i, cfg__yaml_is_null(item) ? "" : (const char *)item->data.scalar.value,

@@ -28,6 +28,12 @@ _Static_assert(sizeof(cfg_trace_compute) == sizeof(int), "enum fields are stored
 static const char *const precision_names[] = {"fp32", "bf16", "fp16", "fp8"};
 static const char *const optimizer_names[] = {"adam", "sgd"};
 static const char *const recompute_names[] = {"none", "selective", "full"};
+static const char *const recompute_method_names[] = {"uniform", "block"};
+static const char *const recompute_module_names[] = {"core_attn", "layernorm", "mlp", "moe_act"};
+static const char *const attention_names[] = {"flash", "unfused"};
+_Static_assert(sizeof(cfg_recompute_method) == sizeof(int) && sizeof(cfg_attention) == sizeof(int),
+               "enum fields are stored as int");
+_Static_assert(NELEM(recompute_module_names) == CFG_RCMOD_COUNT, "one name per module");
 static const char *const rank_order_names[] = {"tp-pp-dp", "tp-dp-pp", "pp-tp-dp",
                                                "pp-dp-tp", "dp-tp-pp", "dp-pp-tp"};
 static const char *const comm_model_names[] = {"auto", "live", "reuse", "symmetric"};
@@ -135,6 +141,15 @@ const char *cfg_optimizer_name(cfg_optimizer o) {
 }
 const char *cfg_recompute_name(cfg_recompute r) {
   return name_of(recompute_names, NELEM(recompute_names), (int)r);
+}
+const char *cfg_recompute_method_name(cfg_recompute_method m) {
+  return name_of(recompute_method_names, NELEM(recompute_method_names), (int)m);
+}
+const char *cfg_recompute_module_name(cfg_recompute_module m) {
+  return name_of(recompute_module_names, NELEM(recompute_module_names), (int)m);
+}
+const char *cfg_attention_name(cfg_attention a) {
+  return name_of(attention_names, NELEM(attention_names), (int)a);
 }
 const char *cfg_rank_order_name(cfg_rank_order o) {
   return name_of(rank_order_names, NELEM(rank_order_names), (int)o);
@@ -289,6 +304,11 @@ _Static_assert(sizeof(cfg_cooling) == sizeof(int), "enum fields are stored as in
   { .name = key, .type = CFG__BOOL, .def = d, .doc = text, FIELD(m) }
 #define LIST(key, m, d, lo, hi, text) \
   { .name = key, .type = CFG__LIST, .def = d, .min = lo, .max = hi, .doc = text, FIELD(m) }
+#define NAMES(key, m, d, list, text)                                                     \
+  {                                                                                      \
+    .name = key, .type = CFG__LIST, .def = d, .names = list, .nnames = (int)NELEM(list), \
+    .doc = text, FIELD(m)                                                                \
+  }
 #define BY_GPU .def = NULL, .derive = CFG__DERIVE_GPU
 #define RULE(text) .def = NULL, .derive = CFG__DERIVE_RULE, .def_doc = text
 
@@ -791,6 +811,11 @@ static const cfg__key schema[] = {
     UINT("workload.model.hidden", workload.model.hidden, "4096", 1, 10000000,
          "Hidden size (model width)."),
     UINT("workload.model.heads", workload.model.heads, "32", 1, 100000, "Attention heads."),
+    UINT("workload.model.kv_heads", workload.model.kv_heads, "0", 0, 100000,
+         "Key/value heads (grouped-query attention: Llama 3 has 8); 0 is workload.model.heads. "
+         "Sets the width of the K and V activations kept for the backward pass; parameters and "
+         "compute still take 4 h^2 attention projections (workload.model.params corrects the "
+         "count)."),
     UINT("workload.model.seq_len", workload.model.seq_len, "4096", 1, 100000000,
          "Tokens per sequence."),
     UINT("workload.model.vocab", workload.model.vocab, "32000", 0, 100000000,
@@ -825,6 +850,10 @@ static const cfg__key schema[] = {
         "MoE hot experts (routing sampled): expert popularity falls as (1 + rank)^-skew over "
         "a seeded order of the experts, so the GPUs and links of the hot ones carry more; 0 "
         "is uniform (what auxiliary-loss-free balancing aims at, DeepSeek-V3 sec. 2.1.2)."),
+    BOOL("workload.model.dropout", workload.model.dropout, "false",
+         "Dropout after the attention scores, the attention output and the MLP (GPT-3); "
+         "Llama 3 and DeepSeek-V3 train without. Activation memory only: the masks kept "
+         "(one byte per element; FlashAttention regenerates its own)."),
     UINT("workload.parallel.dp", workload.parallel.dp, "0", 0, UINT32_MAX,
          "Data-parallel degree; 0 uses every GPU the others leave: GPUs / (tp x pp)."),
     UINT("workload.parallel.tp", workload.parallel.tp, "1", 1, 1024,
@@ -849,6 +878,15 @@ static const cfg__key schema[] = {
          "Interleaved 1F1B: model chunks per GPU (Megatron's virtual pipeline stages); the "
          "layers split into pp x virtual_stages chunks, chunk c of GPU stage s is virtual stage "
          "c pp + s. Needs workload.pipeline.schedule interleaved when above 1."),
+    UINT("workload.pipeline.first_stage_layers", workload.pipeline.first_stage_layers, "0", 0,
+         100000,
+         "Layers of pipeline stage 0 (Megatron-LM's --decoder-first-pipeline-num-layers; "
+         "Llama 3 405B gives the stages at the two ends one layer fewer), split over its "
+         "virtual stages; the stages without a given count share the rest evenly. 0: every "
+         "stage gets an even share."),
+    UINT("workload.pipeline.last_stage_layers", workload.pipeline.last_stage_layers, "0", 0, 100000,
+         "Layers of the last pipeline stage, the one with the output layer (Megatron-LM's "
+         "--decoder-last-pipeline-num-layers); 0: an even share."),
     ENUM("workload.pipeline.schedule", workload.pipeline.schedule, "1f1b", schedule_names,
          "Pipeline schedule: 1f1b (Narayanan et al. 2021), interleaved (1F1B over "
          "workload.parallel.virtual_stages chunks per GPU; micro-batches a multiple of pp), or "
@@ -882,8 +920,28 @@ static const cfg__key schema[] = {
          "Sequences per step over all replicas, a multiple of dp x micro_batch; 0 is "
          "dp x micro_batch x (4 x pp when pp > 1, else 1)."),
     ENUM("workload.recompute", workload.recompute, "none", recompute_names,
-         "Activation recomputation: selective drops attention scores, full keeps only each "
-         "layer's input and reruns its forward in the backward pass."),
+         "Activation recomputation (Megatron-LM's --recompute-granularity): selective "
+         "recomputes the parts in workload.recompute_modules in the backward pass, full keeps "
+         "only the input of each group of layers (workload.recompute_method) and reruns their "
+         "forward."),
+    NAMES("workload.recompute_modules", workload.recompute_modules, "[core_attn]",
+          recompute_module_names,
+          "What selective recomputation recomputes (Megatron-LM's --recompute-modules): "
+          "core_attn the attention core (its scores, or FlashAttention's statistics), "
+          "layernorm the norms' outputs, mlp a dense layer's feed-forward, moe_act the "
+          "experts' activation function (DeepSeek-V3's SwiGLU)."),
+    ENUM("workload.recompute_method", workload.recompute_method, "uniform", recompute_method_names,
+         "Full recomputation (Megatron-LM's --recompute-method): uniform keeps the input of "
+         "every group of workload.recompute_layers layers, block recomputes only the first "
+         "workload.recompute_layers layers of each model chunk and keeps the others' "
+         "activations."),
+    UINT("workload.recompute_layers", workload.recompute_layers, "1", 0, 100000,
+         "Full recomputation (Megatron-LM's --recompute-num-layers): layers per group "
+         "(uniform, at least 1) or recomputed layers per model chunk (block)."),
+    ENUM("workload.attention", workload.attention, "flash", attention_names,
+         "Attention kernel: flash (FlashAttention: the scores are never stored, only their "
+         "softmax statistics, and the backward pass recomputes them) or unfused (the scores and "
+         "softmax are kept for the backward pass, s x s per head: activation memory only)."),
     {.name = "workload.compute_efficiency",
      .type = CFG__DOUBLE,
      BY_GPU,
@@ -1338,6 +1396,12 @@ void cfg__describe_type(const cfg__key *k, char *out, size_t cap) {
   case CFG__SIZE: snprintf(out, cap, "size%s", k->min ? " > 0" : ""); break;
   case CFG__BOOL: snprintf(out, cap, "true or false"); break;
   case CFG__LIST:
+    if (k->names) {
+      o = (size_t)snprintf(out, cap, "list of:");
+      for (int i = 0; i < k->nnames && o < cap; i++)
+        o += (size_t)snprintf(out + o, cap - o, "%s %s", i ? "," : "", k->names[i]);
+      break;
+    }
     describe_range(k, range, sizeof range);
     snprintf(out, cap, "list of integers %s", range);
     break;
@@ -1476,14 +1540,15 @@ static int set_bool(cfg__into s, const cfg__key *k, const char *t, size_t n, cha
   return SIM_OK;
 }
 
-static int set_enum(cfg__into s, const cfg__key *k, const char *t, size_t n, char *msg,
-                    size_t cap) {
+/* The index of name t among k->names, or SIM_ECONFIG with what is allowed
+ * (and the name differing only in case, when there is one). */
+static int match_name(const cfg__key *k, const char *t, size_t n, int *out, char *msg, size_t cap) {
   char shown[96], list[256];
   const char *hint = NULL;
   for (int i = 0; i < k->nnames; i++) {
     size_t j;
     if (same_text(t, n, k->names[i])) {
-      memcpy(field(s, k), &i, sizeof i);
+      *out = i;
       return SIM_OK;
     }
     if (strlen(k->names[i]) != n) continue;
@@ -1496,11 +1561,25 @@ static int set_enum(cfg__into s, const cfg__key *k, const char *t, size_t n, cha
     if (j == n) hint = k->names[i];
   }
   cfg__excerpt(shown, sizeof shown, t, n, 64);
-  cfg__describe_type(k, list, sizeof list);
+  if (k->type == CFG__LIST) {
+    size_t o = (size_t)snprintf(list, sizeof list, "one of:");
+    for (int i = 0; i < k->nnames && o < sizeof list; i++)
+      o += (size_t)snprintf(list + o, sizeof list - o, "%s %s", i ? "," : "", k->names[i]);
+  } else {
+    cfg__describe_type(k, list, sizeof list);
+  }
   if (n == 0) snprintf(msg, cap, "missing value; expected %s", list);
   else if (hint) snprintf(msg, cap, "'%s' is not %s (did you mean '%s'?)", shown, list, hint);
   else snprintf(msg, cap, "'%s' is not %s", shown, list);
   return SIM_ECONFIG;
+}
+
+static int set_enum(cfg__into s, const cfg__key *k, const char *t, size_t n, char *msg,
+                    size_t cap) {
+  int i;
+  if (match_name(k, t, n, &i, msg, cap) != SIM_OK) return SIM_ECONFIG;
+  memcpy(field(s, k), &i, sizeof i);
+  return SIM_OK;
 }
 
 static int set_string(cfg__into s, const cfg__key *k, const char *t, size_t n, char *msg,
@@ -1530,6 +1609,12 @@ int cfg__parse_list_item(size_t i, const char *text, size_t len, uint64_t *out, 
                          size_t cap) {
   while (len > 0 && is_space(text[0])) text++, len--;
   while (len > 0 && is_space(text[len - 1])) len--;
+  if (schema[i].names) { /* a list of names: each item's index */
+    int v;
+    if (match_name(&schema[i], text, len, &v, msg, cap) != SIM_OK) return SIM_ECONFIG;
+    *out = (uint64_t)v;
+    return SIM_OK;
+  }
   return parse_uint(&schema[i], text, len, out, msg, cap);
 }
 
@@ -1791,8 +1876,12 @@ static void value_text_of(cfg__into s, size_t i, cfg__buf *b) {
   case CFG__LIST: {
     const cfg_u64_list *l = cfield(s, k);
     cfg__buf_puts(b, "[");
-    for (uint32_t j = 0; j < l->n; j++)
-      cfg__buf_printf(b, "%s%llu", j ? ", " : "", (unsigned long long)l->v[j]);
+    for (uint32_t j = 0; j < l->n; j++) {
+      if (k->names)
+        cfg__buf_printf(b, "%s%s", j ? ", " : "",
+                        name_of(k->names, (size_t)k->nnames, (int)l->v[j]));
+      else cfg__buf_printf(b, "%s%llu", j ? ", " : "", (unsigned long long)l->v[j]);
+    }
     cfg__buf_puts(b, "]");
     break;
   }

@@ -10,15 +10,17 @@
  *   forward:  attention | TP AllReduce | EP dispatch | feed-forward |
  *             EP combine | TP AllReduce
  *   backward: the same in reverse, each computation twice the forward's
- *             FLOPs (three times under full recomputation).
+ *             FLOPs, plus what recomputation reruns (recompute.c).
  * Durations: each operation of the layer timed by its roofline (roofline.c:
  * GEMMs, attention core, element-wise operations), summed into the part's
  * computation; a backward is the input-gradient half (GEMMs, attention
  * core, element-wise) plus the weight-gradient GEMMs (deferred to a W under
- * DualPipe's zero-bubble split), plus the forward again under full
- * recomputation. Each node keeps the share of its time that memory-bound
- * operations took. The last stage adds the output layer; the input
- * embedding is a lookup (not timed).
+ * DualPipe's zero-bubble split), plus the recomputed forward: the whole
+ * forward of a layer full recomputation reruns, the selective modules'
+ * operations otherwise (recompute.c). Each node keeps the share of its time
+ * that memory-bound operations took, and the share recomputation took. The
+ * last stage adds the output layer (never recomputed); the input embedding
+ * is a lookup (not timed).
  *
  * Gradients: as the last micro-batch's backward pass produces each layer's
  * gradients, they fill buckets of workload.bucket_size, each reduced over the
@@ -80,19 +82,21 @@ static void add_edge(wl__dag *d, uint32_t from, uint32_t to) {
 /* A computation on stage s, merged into the stream's last node when that is
  * an unsealed computation of the same role and `fresh` is false (a node that
  * will receive a dependency must be fresh). */
-static uint32_t compute(wl__dag *d, uint32_t s, uint8_t role, wl__cost c, bool fresh) {
+static uint32_t compute(wl__dag *d, uint32_t s, uint8_t role, wl__cost c, double rc, bool fresh) {
   uint32_t tail = d->tail[s * WL__STREAMS + WL__COMPUTE];
   if (!fresh && tail != WL__NONE) {
     wl__node *x = &d->nodes[tail];
     if (x->cls == WL__NONE && x->role == role && !x->sealed) {
       x->dur += secs_ps(c.t);
       x->mem += secs_ps(c.mem);
+      x->rc += secs_ps(rc);
       return tail;
     }
   }
   uint32_t i = add_node(d, s, WL__COMPUTE, role);
   d->nodes[i].dur = secs_ps(c.t);
   d->nodes[i].mem = secs_ps(c.mem);
+  d->nodes[i].rc = secs_ps(rc);
   return i;
 }
 
@@ -388,6 +392,7 @@ typedef struct seg {
   uint8_t kind, role;
   bool fresh;    /* compute: its own node (ZeRO 3 gathers into it) */
   wl__cost c;    /* compute */
+  double rc;     /* compute: of c.t, forwards recomputed */
   double gd, ge; /* compute (fresh), comm: ZeRO-3 gathers before it, dense and expert
                     parameters per GPU; grads: parameters whose gradients are done */
   wl_comm_kind comm;
@@ -432,11 +437,10 @@ static void head_part(const wl__dag *d, const stage_build *b, wl__part *o) {
 static wl__cost sum(wl__cost a, wl__cost b) { return (wl__cost){a.t + b.t, a.mem + b.mem}; }
 
 /* A part's backward: input gradients, weight gradients unless deferred
- * (zb), and the forward again under full recomputation. */
-static wl__cost backward_cost(const wl__dag *d, const wl__part *x, bool zb) {
-  wl__cost c = x->bin;
+ * (zb), and what recomputation reruns of its forward (rc, recompute.c). */
+static wl__cost backward_cost(const wl__part *x, bool zb, wl__cost rc) {
+  wl__cost c = sum(x->bin, rc);
   if (!zb) c = sum(c, x->bw);
-  if (d->p->recompute == CFG_RECOMPUTE_FULL) c = sum(c, x->fwd);
   return c;
 }
 
@@ -494,6 +498,7 @@ static void seg_compute(segs *L, uint8_t role, wl__cost c, bool fresh, double gd
   seg *x = push(L, SEG_COMPUTE);
   x->role = role;
   x->c = c;
+  x->rc = 0;
   x->fresh = fresh;
   x->gd = gd;
   x->ge = ge;
@@ -559,13 +564,14 @@ static void backward(const wl__dag *d, const stage_build *b, bool grads, bool zb
   uint64_t disp = ep_bytes(d, b, WL_COMM_EP_DISPATCH), comb = ep_bytes(d, b, WL_COMM_EP_COMBINE);
   L->n = 0;
   grads = grads && !zb;
-  if (has_head(d, b)) {
+  if (has_head(d, b)) { /* the output layer is never recomputed */
     head_part(d, b, &H);
-    seg_compute(L, WL__BWD, backward_cost(d, &H, zb), true, m->head / p->tp, 0);
+    seg_compute(L, WL__BWD, backward_cost(&H, zb, (wl__cost){0, 0}), true, m->head / p->tp, 0);
     if (grads) seg_grads(L, m->head / p->tp, 0);
   }
   for (uint32_t l = b->first + b->count; l-- > b->first;) {
     bool moe = wl_layer_is_moe(m, l) && p->ep > 1, attn = m->kind != WL_MODEL_MLP;
+    wl__cost ra, rf;
     double emb = l == 0 ? m->embedding / p->tp : 0;
     double gd = layer_dense_params(d, l) + emb, ge = layer_expert_params(d, l);
     if (attn && p->tp > 1) {
@@ -576,11 +582,14 @@ static void backward(const wl__dag *d, const stage_build *b, bool grads, bool zb
     if (moe) seg_comm(L, WL_COMM_EP_DISPATCH, disp); /* output gradients out */
     bool fresh = L->n == 0 || (p->zero >= 3 && !(attn && p->tp > 1));
     ffn_part(d, b, l, &F);
-    seg_compute(L, WL__BWD, backward_cost(d, &F, zb), fresh, gd, ge);
+    wl__recompute_cost(&d->hw, m, p, b->tokens, b->first, l, &A, &F, &ra, &rf);
+    seg_compute(L, WL__BWD, backward_cost(&F, zb, rf), fresh, gd, ge);
+    L->v[L->n - 1].rc = rf.t;
     if (moe) seg_comm(L, WL_COMM_EP_COMBINE, comb); /* input gradients back */
     if (attn) {
       if (p->tp > 1) seg_comm(L, WL_COMM_TP_ALLREDUCE, tp_bytes);
-      seg_compute(L, WL__BWD, backward_cost(d, &A, zb), false, 0, 0);
+      seg_compute(L, WL__BWD, backward_cost(&A, zb, ra), false, 0, 0);
+      L->v[L->n - 1].rc = ra.t;
     }
     if (grads) seg_grads(L, gd, ge);
   }
@@ -634,7 +643,7 @@ static bool emit(wl__dag *d, stage_build *b, chunk_emit *ce, bool xcomm, bool gr
                d->cfg->workload.overlap.tp && ce->x != WL__NONE;
     if (g->kind == SEG_COMPUTE) {
       bool dep = ce->wait != WL__NONE;
-      ce->x = compute(d, b->s, g->role, g->c, g->fresh || dep);
+      ce->x = compute(d, b->s, g->role, g->c, g->rc, g->fresh || dep);
       if (dep) add_edge(d, ce->wait, ce->x);
       ce->wait = ce->defer;
       ce->defer = WL__NONE;
@@ -688,7 +697,7 @@ static void emit_chunk(wl__dag *d, stage_build *b, const segs *L, bool grads, ui
   emit(d, b, &ce, false, false);
   uint32_t pend = ce.defer != WL__NONE ? ce.defer : ce.wait;
   if (pend != WL__NONE) { /* an overlapped collective still in flight: the chunk ends with it */
-    uint32_t z = compute(d, b->s, d->nodes[ce.x].role, (wl__cost){0, 0}, true);
+    uint32_t z = compute(d, b->s, d->nodes[ce.x].role, (wl__cost){0, 0}, 0, true);
     add_edge(d, pend, z);
   }
   ce.last = d->tail[b->s * WL__STREAMS + WL__COMPUTE];
@@ -737,7 +746,7 @@ static void optimizer(wl__dag *d, stage_build *b) {
   double ne = (double)p->dp / p->ep;
   double local = p->zero ? dense / p->dp + expert / ne : dense + expert;
   double bytes = local * (2 * d->obytes + d->wbytes + d->gbytes);
-  uint32_t x = compute(d, b->s, WL__OPT, wl__eltwise(&d->hw, bytes), true);
+  uint32_t x = compute(d, b->s, WL__OPT, wl__eltwise(&d->hw, bytes), 0, true);
   uint32_t dp_tail = d->tail[b->s * WL__STREAMS + WL__DP];
   if (dp_tail != WL__NONE) add_edge(d, dp_tail, x);
   if (p->zero == 0 || p->zero >= 3) return;

@@ -68,6 +68,12 @@ int wl_model_from_cfg(wl_model *m, const cfg_scenario *cfg, const cfg_doc *doc, 
     m->layers = MC->layers;
     m->hidden = MC->hidden;
     m->heads = MC->heads;
+    m->kv_heads = MC->kv_heads ? MC->kv_heads : MC->heads;
+    if (m->kv_heads > m->heads || m->heads % m->kv_heads != 0)
+      return cfg_fail_at(doc, "workload.model.kv_heads", err,
+                         "%u key/value heads for %u attention heads (workload.model.heads); "
+                         "each key/value head serves a whole group of heads",
+                         m->kv_heads, m->heads);
     m->seq_len = MC->seq_len;
     m->vocab = MC->vocab;
     m->ffn_hidden = MC->ffn_hidden ? MC->ffn_hidden : 4 * MC->hidden;
@@ -76,6 +82,7 @@ int wl_model_from_cfg(wl_model *m, const cfg_scenario *cfg, const cfg_doc *doc, 
     m->top_k = MC->top_k;
     m->shared_experts = MC->shared_experts;
     m->gated = MC->gated_ffn;
+    m->dropout = MC->dropout;
     double mats = m->gated ? 3 : 2;
     m->attention = 4 * h * h;
     m->ffn = mats * h * m->ffn_hidden;
@@ -121,6 +128,9 @@ int wl_model_from_cfg(wl_model *m, const cfg_scenario *cfg, const cfg_doc *doc, 
 
 /* ---- parallelism ---------------------------------------------------------- */
 
+static int stage_split_check(const wl_model *m, const wl_parallel *p, const cfg_doc *doc,
+                             sim_error *err);
+
 int wl_parallel_from_cfg(wl_parallel *p, const wl_model *m, const cfg_scenario *cfg,
                          const cfg_doc *doc, uint32_t gpus, sim_error *err) {
 #define PC (&cfg->workload.parallel) /* the scenario's parallel keys */
@@ -132,6 +142,13 @@ int wl_parallel_from_cfg(wl_parallel *p, const wl_model *m, const cfg_scenario *
   p->sp = PC->sequence_parallel;
   p->order = PC->order;
   p->recompute = cfg->workload.recompute;
+  for (uint32_t i = 0; i < cfg->workload.recompute_modules.n; i++)
+    p->rc_modules |= 1u << cfg->workload.recompute_modules.v[i];
+  p->rc_method = cfg->workload.recompute_method;
+  p->rc_layers = cfg->workload.recompute_layers;
+  p->flash = cfg->workload.attention == CFG_ATTN_FLASH;
+  p->first_layers = cfg->workload.pipeline.first_stage_layers;
+  p->last_layers = cfg->workload.pipeline.last_stage_layers;
   p->micro_batch = cfg->workload.micro_batch;
   p->dp_algorithm = PC->dp_algorithm;
   p->schedule = cfg->workload.pipeline.schedule;
@@ -155,10 +172,22 @@ int wl_parallel_from_cfg(wl_parallel *p, const wl_model *m, const cfg_scenario *
     return cfg_fail_at(doc, "workload.parallel.tp", err,
                        "%u does not divide the %u attention heads (workload.model.heads)", p->tp,
                        m->heads);
+  if (m->kind != WL_MODEL_MLP && m->kv_heads % p->tp != 0)
+    return cfg_fail_at(doc, "workload.parallel.tp", err,
+                       "%u does not divide the %u key/value heads (workload.model.kv_heads; "
+                       "Megatron-LM splits them over tensor-parallel ranks)",
+                       p->tp, m->kv_heads);
   if (p->pp > m->layers)
     return cfg_fail_at(doc, "workload.parallel.pp", err,
                        "%u stages for %u layers; every stage needs at least one layer", p->pp,
                        m->layers);
+  if (p->recompute == CFG_RECOMPUTE_FULL && p->rc_method == CFG_RECOMPUTE_UNIFORM &&
+      p->rc_layers == 0)
+    return cfg_fail_at(doc, "workload.recompute_layers", err,
+                       "0 layers per group: uniform full recomputation checkpoints groups of at "
+                       "least one layer (Megatron-LM's --recompute-num-layers)");
+  int rc = stage_split_check(m, p, doc, err);
+  if (rc != SIM_OK) return rc;
   uint64_t mp = (uint64_t)p->tp * p->pp;
   if (PC->dp == 0) {
     if (mp > gpus)
@@ -247,25 +276,80 @@ uint32_t wl_rank_gpu(const wl_parallel *p, uint32_t d, uint32_t s, uint32_t t) {
   return p->gpu_map ? p->gpu_map[i] : i;
 }
 
-void wl_stage_layers(const wl_model *m, const wl_parallel *p, uint32_t s, uint32_t *first,
-                     uint32_t *count) {
-  uint64_t a = (uint64_t)s * m->layers / p->pp, b = (uint64_t)(s + 1) * m->layers / p->pp;
-  *first = (uint32_t)a;
-  *count = (uint32_t)(b - a);
+/* floor(j n / d): the first j of d shares of n, spread evenly. */
+static uint64_t share(uint64_t j, uint64_t n, uint64_t d) { return d ? j * n / d : 0; }
+
+/* Virtual stage k = c pp + s of a pipeline of pp stages x v chunks: its
+ * layers [*first, *first + *count) (wl_stage_chunk's split). */
+static void virtual_stage(const wl_model *m, const wl_parallel *p, uint32_t pp, uint32_t v,
+                          uint32_t k, uint32_t *first, uint32_t *count) {
+  uint64_t F = p->first_layers, G = p->last_layers, L = m->layers;
+  uint32_t c = k / pp, s = k % pp;
+  uint64_t ends = (F ? 1 : 0) + (G ? 1 : 0), mid = ((uint64_t)pp - ends) * v, rest = L - F - G;
+  /* chunks of stage 0 and of stage pp - 1 before k; the other virtual stages before it */
+  uint64_t bf = F ? c + (s > 0) : 0, bl = G ? c : 0, bm = k - bf - bl;
+  uint64_t before = share(bf, F, v) + (G - share(v - bl, G, v)) + share(bm, rest, mid);
+  uint64_t n;
+  if (F && s == 0) n = share(c + 1, F, v) - share(c, F, v); /* lighter chunks first */
+  else if (G && s == pp - 1) n = share(v - c, G, v) - share(v - c - 1, G, v); /* lighter last */
+  else n = share(bm + 1, rest, mid) - share(bm, rest, mid);
+  *first = (uint32_t)before;
+  *count = (uint32_t)n;
+}
+
+static int stage_split_check(const wl_model *m, const wl_parallel *p, const cfg_doc *doc,
+                             sim_error *err) {
+  uint64_t F = p->first_layers, G = p->last_layers, L = m->layers;
+  uint32_t v = p->schedule == CFG_SCHED_INTERLEAVED ? p->vstages : 1;
+  const char *key =
+      G && !F ? "workload.pipeline.last_stage_layers" : "workload.pipeline.first_stage_layers";
+  if (!F && !G) return SIM_OK;
+  if (p->pp < 2)
+    return cfg_fail_at(doc, key, err,
+                       "a layer count for an end stage needs pipeline stages "
+                       "(workload.parallel.pp >= 2; it is 1)");
+  if (F && F < v)
+    return cfg_fail_at(doc, "workload.pipeline.first_stage_layers", err,
+                       "%llu layers for the %u model chunks of stage 0; every chunk needs one",
+                       (unsigned long long)F, v);
+  if (G && G < v)
+    return cfg_fail_at(doc, "workload.pipeline.last_stage_layers", err,
+                       "%llu layers for the %u model chunks of the last stage; every chunk "
+                       "needs one",
+                       (unsigned long long)G, v);
+  uint64_t ends = (F ? 1 : 0) + (G ? 1 : 0), mid = ((uint64_t)p->pp - ends) * v;
+  if (F + G > L || (mid == 0 && F + G != L) || L - F - G < mid)
+    return cfg_fail_at(doc, key, err,
+                       "first %llu + last %llu layers leave %lld for the other %llu virtual "
+                       "stages of %u layers (workload.model.layers); each needs at least one"
+                       "%s",
+                       (unsigned long long)F, (unsigned long long)G,
+                       (long long)L - (long long)(F + G), (unsigned long long)mid, m->layers,
+                       mid == 0 ? ", and with no other stage the two must hold them all" : "");
+  return SIM_OK;
 }
 
 void wl_stage_chunk(const wl_model *m, const wl_parallel *p, uint32_t s, uint32_t c,
                     wl_chunk *out) {
-  wl_parallel q = *p;
-  uint32_t k = s, n = p->pp; /* virtual stage k of a pipeline of n */
+  uint32_t k = s, v = 1, n = p->pp; /* virtual stage k of a pipeline of n */
   if (p->schedule == CFG_SCHED_INTERLEAVED) {
+    v = p->vstages;
     k = c * p->pp + s;
-    n = p->pp * p->vstages;
+    n = p->pp * v;
   } else if (p->schedule == CFG_SCHED_DUALPIPE && c == 1) {
     k = p->pp - 1 - s;
   }
-  q.pp = n;
-  wl_stage_layers(m, &q, k, &out->first, &out->count);
+  virtual_stage(m, p, p->pp, v, k, &out->first, &out->count);
   out->embedding = k == 0;
   out->head = k == n - 1;
+}
+
+uint32_t wl_stage_layer_count(const wl_model *m, const wl_parallel *p, uint32_t s) {
+  uint32_t n = 0;
+  for (uint32_t c = 0; c < p->vstages; c++) {
+    wl_chunk k;
+    wl_stage_chunk(m, p, s, c, &k);
+    n += k.count;
+  }
+  return n;
 }

@@ -435,6 +435,17 @@ static void summarize(run *r, wl_step *o, const wl_model *m, const wl_parallel *
     if (x->cls != WL__NONE) continue;
     mem += sim_ps_to_s(x->mem);
     nominal += sim_ps_to_s(x->dur);
+    if (x->stage < p->pp) o->stages[x->stage].recompute_s += sim_ps_to_s(x->rc);
+  }
+  for (uint32_t s = 0; s < p->pp; s++) { /* what each stage holds */
+    wl_stage_time *st = &o->stages[s];
+    for (uint32_t c = 0; c < p->vstages; c++) {
+      wl_chunk k;
+      wl_stage_chunk(m, p, s, c, &k);
+      st->layers += k.count;
+      st->embedding = st->embedding || k.embedding;
+      st->head = st->head || k.head;
+    }
   }
   o->memory_bound_s = mem / pp;
   o->memory_bound_frac = nominal > 0 ? mem / nominal : 0;
@@ -636,6 +647,9 @@ int wl_job_create_on(wl_job **out, const cfg_scenario *cfg, const cfg_doc *doc, 
   }
   const wl_model *m = &j->m;
   const wl_parallel *p = &j->p;
+  wl_memory mem; /* the summary reports it: refuse what it cannot represent */
+  wl_memory_compute(&mem, m, p, cfg);
+  if ((rc = wl_memory_check(&mem, m, cfg, doc, err)) != SIM_OK) goto fail;
   uint64_t bound = nodes_bound(m, p, cfg);
   if (bound > MAX_NODES) {
     rc = cfg_fail_at(doc, "workload.global_batch", err,

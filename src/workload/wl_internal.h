@@ -5,6 +5,7 @@
  *   schedule.c the order of forward/backward chunks per stage (1f1b,
  *             interleaved, dualpipe)
  *   roofline.c each operation of a layer timed by a roofline (compute side)
+ *   recompute.c the forward that recomputation adds to a backward
  *   dag.c     one step as a DAG per pipeline stage, communication classes
  *   step.c    the executor on a backend and the step figures
  *
@@ -34,6 +35,7 @@ enum { WL__FWD, WL__BWD, WL__OPT, WL__COMM };
 typedef struct wl__node {
   simtime_ps dur; /* compute nodes */
   simtime_ps mem; /* compute nodes: of dur, operations bound by HBM bandwidth */
+  simtime_ps rc;  /* compute nodes: of dur, forwards recomputed in a backward */
   simtime_ps start;
   uint32_t stage;
   uint32_t peer;       /* pipeline sends: the other stage; else WL__NONE */
@@ -101,6 +103,17 @@ void wl__part_ffn(const wl__hw *hw, const wl_model *m, const wl_parallel *p, dou
                   uint32_t l, wl__part *out);
 void wl__part_head(const wl__hw *hw, const wl_model *m, const wl_parallel *p, double tokens,
                    wl__part *out);
+
+/* Full recomputation reruns layer l of a chunk starting at layer `first`
+ * (uniform: every layer; block: the chunk's first p->rc_layers). */
+bool wl__layer_recomputed(const wl_parallel *p, uint32_t first, uint32_t l);
+/* What recomputation adds to the backward of layer l (chunk from `first`)
+ * for one micro-batch of `tokens`: *ra to its attention part, *rf to its
+ * feed-forward part, given the parts' costs (full: their forwards;
+ * selective: the forward of p->rc_modules' operations). recompute.c. */
+void wl__recompute_cost(const wl__hw *hw, const wl_model *m, const wl_parallel *p, double tokens,
+                        uint32_t first, uint32_t l, const wl__part *attn, const wl__part *ffn,
+                        wl__cost *ra, wl__cost *rf);
 
 typedef struct wl__dag {
   /* inputs (borrowed) */

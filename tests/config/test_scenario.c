@@ -58,6 +58,10 @@ static const char *first_difference(const cfg_scenario *a, const cfg_scenario *b
             x->ecn_kmax != y->ecn_kmax || x->ecn_pmax != y->ecn_pmax || x->buffer != y->buffer)
           return k->name;
       }
+    } else if (k->type == CFG__LIST) { /* by content: each scenario owns its items */
+      const cfg_u64_list *la = (const void *)pa, *lb = (const void *)pb;
+      if (la->n != lb->n || (la->n && memcmp(la->v, lb->v, la->n * sizeof *la->v) != 0))
+        return k->name;
     } else if (memcmp(pa, pb, k->width) != 0) {
       return k->name;
     }

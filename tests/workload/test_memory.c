@@ -124,8 +124,15 @@ static void test_zero_stages(void **state) {
   unload(&s.f);
 }
 
-/* Activations: s b h (34 + 5 a s / h) / t with sequence parallelism,
- * s b h (10 + 24/t + 5 a s / (h t)) without; x L layers on stage 0. */
+/* Korthikanti et al.'s setting (arXiv 2205.05198 sec. 4.1): attention
+ * scores stored (no FlashAttention), dropout after them and after the two
+ * projections, 16-bit. */
+#define KORTHIKANTI "workload.attention=unfused", "workload.model.dropout=true"
+
+/* Activations, Table 2 of Korthikanti et al.: s b h (34 + 5 a s / h) / t
+ * with sequence parallelism, s b h (10 + 24/t + 5 a s / (h t)) without;
+ * selective recomputation drops the 5 a s / h; full keeps 2 s b h (/t with
+ * sequence parallelism); x L layers on stage 0. */
 static void test_activations(void **state) {
   (void)state;
   double sb = 2048.0 * 2, h = 1024, a = 16, sq = 2048, L = 4;
@@ -134,10 +141,10 @@ static void test_activations(void **state) {
   for (int i = 0; i < 3; i++) {
     for (int sp = 0; sp < 2; sp++) {
       setup s;
-      const char *sets[] = {SMALL, tps[i], "workload.micro_batch=2",
+      const char *sets[] = {SMALL, KORTHIKANTI, tps[i], "workload.micro_batch=2",
                             sp ? "workload.parallel.sequence_parallel=true"
                                : "workload.parallel.sequence_parallel=false"};
-      prepare(&s, sets, 9);
+      prepare(&s, sets, 11);
       double t = s.p.tp;
       double layer =
           sp ? sb * h * (34 + 5 * a * sq / h) / t : sb * h * (10 + 24 / t + 5 * a * sq / (h * t));
@@ -157,8 +164,8 @@ static void test_activations(void **state) {
   /* Pipeline 1F1B: stage 0 holds min(pp, m) micro-batches of its L/pp layers,
    * so L layers' worth for one micro-batch; the last stage holds one. */
   setup s;
-  const char *pp[] = {SMALL, "workload.parallel.pp=2", "workload.global_batch=16"};
-  prepare(&s, pp, 8);
+  const char *pp[] = {SMALL, KORTHIKANTI, "workload.parallel.pp=2", "workload.global_batch=16"};
+  prepare(&s, pp, 10);
   assert_int_equal(s.p.dp, 4);
   assert_int_equal(s.p.micro_batches, 4);
   double layer = 2048.0 * h * (34 + 5 * a * sq / h);
@@ -169,15 +176,21 @@ static void test_activations(void **state) {
   assert_close(m1.activations, 2 * layer);
   assert_close(m0.weights, 2 * s.m.params / 2);
   unload(&s.f);
-  /* fp32 doubles; the last stage adds fp32 logits 4 s b v / t. */
-  const char *fp32[] = {
-      "cluster.nodes=1",         "workload.model.layers=2",     "workload.model.hidden=1024",
-      "workload.model.heads=16", "workload.model.seq_len=2048", "workload.model.vocab=5000",
-      "workload.precision=fp32"};
-  prepare(&s, fp32, 7);
+  /* fp32 doubles all but the dropout masks (a byte per element: s b (a s +
+   * 2 h)); the last stage adds fp32 logits 4 s b v / t. */
+  const char *fp32[] = {"cluster.nodes=1",
+                        "workload.model.layers=2",
+                        "workload.model.hidden=1024",
+                        "workload.model.heads=16",
+                        "workload.model.seq_len=2048",
+                        "workload.model.vocab=5000",
+                        "workload.precision=fp32",
+                        KORTHIKANTI};
+  prepare(&s, fp32, 9);
   wl_memory mem;
   wl_memory_compute(&mem, &s.m, &s.p, &s.f.cfg);
-  assert_close(mem.activations, 2 * 2 * layer + 4.0 * 2048 * 5000);
+  double masks = 2048.0 * (a * sq + 2 * h);
+  assert_close(mem.activations, 2 * (2 * layer - masks) + 4.0 * 2048 * 5000);
   unload(&s.f);
   /* MLP: (in + out) x batch x 2 bytes per layer. */
   const char *mlp[] = {"cluster.nodes=1", "workload.model.mlp_layers=784,128,10",
@@ -227,6 +240,151 @@ static void test_schedule_activations(void **state) {
     assert_close(mem.activations, want * layer);
     unload(&s.f);
   }
+}
+
+/* The split over stages (Megatron-LM's --decoder-first/last-pipeline-num-
+ * layers): the chunks cover the layers in virtual-stage order with no gap;
+ * without end counts, floor(k L / n) as before; with them, stage 0 and the
+ * last stage hold what is given (split over their chunks, the lighter chunk
+ * at the model's ends) and the others share the rest evenly. Llama 3 405B
+ * (arXiv 2407.21783 sec. 3.3.2): 126 layers, 16 stages x 2 chunks, one
+ * layer fewer on each end stage: 7 + 14 x 8 + 7. */
+static void check_cover(const setup *s) {
+  uint32_t n = s->p.schedule == CFG_SCHED_INTERLEAVED ? s->p.pp * s->p.vstages : s->p.pp, at = 0;
+  for (uint32_t k = 0; k < n; k++) {
+    wl_chunk c;
+    wl_stage_chunk(&s->m, &s->p, k % s->p.pp, k / s->p.pp, &c);
+    assert_int_equal(c.first, at);
+    assert_true(c.count >= 1);
+    assert_int_equal(c.embedding, k == 0);
+    assert_int_equal(c.head, k == n - 1);
+    at += c.count;
+  }
+  assert_int_equal(at, s->m.layers);
+}
+
+static void test_stage_split(void **state) {
+  (void)state;
+  setup s;
+  const char *llama[] = {"cluster.nodes=32",
+                         "workload.model.layers=126",
+                         "workload.parallel.tp=8",
+                         "workload.parallel.pp=16",
+                         "workload.pipeline.schedule=interleaved",
+                         "workload.parallel.virtual_stages=2",
+                         "workload.global_batch=32",
+                         "workload.pipeline.first_stage_layers=7",
+                         "workload.pipeline.last_stage_layers=7"};
+  prepare(&s, llama, 9);
+  check_cover(&s);
+  wl_chunk c;
+  wl_stage_chunk(&s.m, &s.p, 0, 0, &c);
+  assert_int_equal(c.count, 3); /* with the embedding */
+  wl_stage_chunk(&s.m, &s.p, 0, 1, &c);
+  assert_int_equal(c.count, 4);
+  wl_stage_chunk(&s.m, &s.p, 15, 0, &c);
+  assert_int_equal(c.count, 4);
+  wl_stage_chunk(&s.m, &s.p, 15, 1, &c);
+  assert_int_equal(c.count, 3); /* with the output layer */
+  for (uint32_t st = 0; st < 16; st++)
+    assert_int_equal(wl_stage_layer_count(&s.m, &s.p, st), st == 0 || st == 15 ? 7 : 8);
+  unload(&s.f);
+  /* no end counts: floor(k L / n) over the virtual stages, as before */
+  prepare(&s, llama, 7);
+  check_cover(&s);
+  for (uint32_t k = 0; k < 32; k++) {
+    wl_stage_chunk(&s.m, &s.p, k % 16, k / 16, &c);
+    assert_int_equal(c.first, k * 126 / 32);
+    assert_int_equal(c.count, (k + 1) * 126 / 32 - k * 126 / 32);
+  }
+  unload(&s.f);
+  /* 1F1B, one end given: 61 layers on 16 stages, 1 on the last, 60 / 15 = 4 elsewhere */
+  const char *one[] = {"cluster.nodes=2", "workload.model.layers=61", "workload.model.heads=16",
+                       "workload.parallel.pp=16", "workload.pipeline.last_stage_layers=1"};
+  prepare(&s, one, 5);
+  check_cover(&s);
+  for (uint32_t st = 0; st < 16; st++)
+    assert_int_equal(wl_stage_layer_count(&s.m, &s.p, st), st == 15 ? 1 : 4);
+  unload(&s.f);
+  /* DualPipe: GPU s holds stages s and pp - 1 - s of the same split */
+  const char *dual[] = {"cluster.nodes=1",
+                        "workload.model.layers=10",
+                        "workload.parallel.pp=4",
+                        "workload.pipeline.schedule=dualpipe",
+                        "workload.global_batch=16",
+                        "workload.pipeline.first_stage_layers=1",
+                        "workload.pipeline.last_stage_layers=3"};
+  prepare(&s, dual, 7);
+  check_cover(&s);
+  assert_int_equal(wl_stage_layer_count(&s.m, &s.p, 0), 1 + 3);
+  assert_int_equal(wl_stage_layer_count(&s.m, &s.p, 1), 3 + 3);
+  unload(&s.f);
+}
+
+/* Recomputation on the memory side (Megatron-LM's names): full uniform
+ * keeps each group of N layers' input; block recomputes the first N layers
+ * of the chunk and keeps the rest whole; the backward recomputes a group
+ * after freeing the later layers, holding the checkpoints up to it and its
+ * activations (the peak: the last group, or for block nothing above what
+ * was kept once the kept layers are freed); selective drops its modules'
+ * tensors. One stage of 4
+ * layers (h = 1024, s = 2048, a = 16, tp 1, 16-bit, FlashAttention): a
+ * layer keeps per token 2h + 2h (norm 1 in, out) + 6h (Q K V) + 4a (the
+ * logsumexp) + 2h (O) + 2h + 2h (norm 2 in, out) + 8h + 8h (GELU in, out)
+ * = 32h + 4a. */
+static void test_recompute_memory(void **state) {
+  (void)state;
+  double T = 2048, h = 1024, a = 16, layer = T * (32 * h + 4 * a), input = 2 * T * h;
+  struct {
+    const char *a, *b, *c;
+    double want;
+  } cases[] = {
+      {"workload.recompute=none", NULL, NULL, 4 * layer},
+      {"workload.recompute=selective", NULL, NULL, 4 * (layer - T * 4 * a)}, /* core_attn */
+      {"workload.recompute=selective", "workload.recompute_modules=[layernorm]", NULL,
+       4 * (layer - T * 4 * h)},
+      {"workload.recompute=selective", "workload.recompute_modules=[mlp]", NULL,
+       4 * (layer - T * 16 * h)}, /* keeps its input (the norm's output) only */
+      {"workload.recompute=full", NULL, NULL, 4 * input + layer},
+      {"workload.recompute=full", "workload.recompute_layers=2", NULL, 2 * input + 2 * layer},
+      {"workload.recompute=full", "workload.recompute_layers=3", NULL, input + 3 * layer},
+      {"workload.recompute=full", "workload.recompute_method=block", "workload.recompute_layers=1",
+       input + 3 * layer},
+      {"workload.recompute=full", "workload.recompute_method=block", "workload.recompute_layers=4",
+       4 * input + layer},
+      {"workload.recompute=full", "workload.recompute_method=block", "workload.recompute_layers=0",
+       4 * layer},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    setup s;
+    const char *sets[] = {SMALL, cases[i].a, cases[i].b, cases[i].c};
+    prepare(&s, sets, 7 + (cases[i].b != NULL) + (cases[i].c != NULL));
+    wl_memory mem;
+    wl_memory_compute(&mem, &s.m, &s.p, &s.f.cfg);
+    assert_close(mem.activations, cases[i].want);
+    unload(&s.f);
+  }
+  /* fp8 keeps GEMM-only inputs in a byte: the two norm outputs (QKV, up
+   * inputs) and the GELU output: 32h - (h + h + 4h) */
+  setup s;
+  const char *fp8[] = {SMALL, "workload.precision=fp8"};
+  prepare(&s, fp8, 7);
+  assert_close(wl_layer_activations(&s.m, &s.p, CFG_PRECISION_FP8, 0, CFG_RECOMPUTE_NONE),
+               T * (26 * h + 4 * a));
+  unload(&s.f);
+  /* MoE (8 experts of width 512, top 2, 1 shared, gated): per token 2h + 2h (norm 2 in, out) +
+   * 4E (router) + k 2h (dispatched) + (k + shared) f_e (2 x 2 + 2) */
+  const char *moe[] = {SMALL,
+                       "workload.model.experts=8",
+                       "workload.model.top_k=2",
+                       "workload.model.shared_experts=1",
+                       "workload.model.expert_hidden=512",
+                       "workload.model.gated_ffn=true"};
+  prepare(&s, moe, 11);
+  double attn = 2 * h + 2 * h + 6 * h + 4 * a + 2 * h;
+  assert_close(wl_layer_activations(&s.m, &s.p, CFG_PRECISION_BF16, 1, CFG_RECOMPUTE_NONE),
+               T * (attn + 4 * h + 4 * 8 + 2 * 2 * h + 3 * 512 * 6));
+  unload(&s.f);
 }
 
 static void test_expert_sharding(void **state) {
@@ -379,6 +537,8 @@ int main(void) {
       cmocka_unit_test(test_search),
       cmocka_unit_test(test_errors),
       cmocka_unit_test(test_rank_placement),
+      cmocka_unit_test(test_stage_split),
+      cmocka_unit_test(test_recompute_memory),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -448,6 +448,69 @@ static void test_sm_sharing(void **state) {
   wl_step_free(&on);
 }
 
+/* Recomputation's compute, against the closed forms of dp8_layer (4
+ * layers, one micro-batch per replica, no output layer): full reruns every
+ * layer's forward (uniform, groups of 1 or 2 alike) or the first N of the
+ * chunk (block); selective reruns its modules' operations: core_attn the
+ * attention core, layernorm the two norms, mlp the up GEMM, GELU and down
+ * GEMM. The recomputed share is reported per stage (recompute_s) and adds
+ * to the backward exactly. */
+static void test_recompute(void **state) {
+  (void)state;
+  const char *base[] = {DP8, "workload.bucket_size=1TiB", "workload.grad_overlap=false"};
+  fixture f;
+  wl_step none;
+  run_step(base, NSETS(base), NULL, false, &none, &f);
+  const cfg_scenario *c = &f.cfg;
+  double G = c->cluster.gpu_flops * c->workload.compute_efficiency;
+  double H = (double)c->cluster.hbm_bandwidth / 8 * c->cluster.hbm_efficiency;
+  double h = 1024, T = 2048, s = 2048;
+  tcost fwd, bwd, core = {0, 0}, norms = {0, 0}, mlp = {0, 0};
+  dp8_layer(G, H, &fwd, &bwd);
+  op(&core, 2 * s * s * h / G, 4 * T * h * 2 / H);
+  op(&norms, 0, 2 * 2 * T * h * 2 / H);
+  G_ = G, H_ = H;
+  gemm(&mlp, T, 4 * h, h);
+  gemm(&mlp, T, h, 4 * h);
+  op(&mlp, 0, 2 * T * 4 * h * 2 / H);
+  assert_rel(none.stages[0].recompute_s + 1, 1, 1e-12);
+  assert_int_equal(none.stages[0].layers, 4);
+  assert_true(none.stages[0].embedding && none.stages[0].head);
+  struct {
+    const char *rc, *a, *b;
+    double want;
+  } cases[] = {
+      {"workload.recompute=full", "workload.recompute_layers=1", NULL, 4 * fwd.t},
+      {"workload.recompute=full", "workload.recompute_layers=2", NULL, 4 * fwd.t},
+      {"workload.recompute=full", "workload.recompute_method=block", "workload.recompute_layers=1",
+       fwd.t},
+      {"workload.recompute=full", "workload.recompute_method=block", "workload.recompute_layers=3",
+       3 * fwd.t},
+      {"workload.recompute=selective", "workload.recompute_modules=[core_attn]", NULL, 4 * core.t},
+      {"workload.recompute=selective", "workload.recompute_modules=[layernorm]", NULL, 4 * norms.t},
+      {"workload.recompute=selective", "workload.recompute_modules=[mlp]", NULL, 4 * mlp.t},
+      {"workload.recompute=selective", "workload.recompute_modules=[core_attn,layernorm,mlp]", NULL,
+       4 * (core.t + norms.t + mlp.t)},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    const char *sets[] = {DP8,
+                          "workload.bucket_size=1TiB",
+                          "workload.grad_overlap=false",
+                          cases[i].rc,
+                          cases[i].a,
+                          cases[i].b};
+    wl_step r;
+    run_step(sets, NSETS(sets) - (cases[i].b ? 0 : 1), NULL, false, &r, NULL);
+    assert_rel(r.stages[0].recompute_s, cases[i].want, 1e-9);
+    assert_rel(r.backward_s, none.backward_s + cases[i].want, 1e-9);
+    assert_rel(r.forward_s, none.forward_s, 1e-12);
+    assert_decomposed(&r);
+    wl_step_free(&r);
+  }
+  unload(&f);
+  wl_step_free(&none);
+}
+
 static void test_mlp_step(void **state) {
   (void)state;
   const char *sets[] = {"cluster.nodes=1", "workload.model.mlp_layers=[784,128,10]",
@@ -469,7 +532,7 @@ int main(void) {
       cmocka_unit_test(test_interleaved_bubble), cmocka_unit_test(test_dualpipe_bubble),
       cmocka_unit_test(test_overlap_switches),   cmocka_unit_test(test_fidelities_agree),
       cmocka_unit_test(test_moe_tp_ep),          cmocka_unit_test(test_mlp_step),
-      cmocka_unit_test(test_sm_sharing),
+      cmocka_unit_test(test_sm_sharing),         cmocka_unit_test(test_recompute),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -415,14 +415,14 @@ static json_t *jobs_json(const run_jobs *js, const topo *t, bool classes) {
       json_object_set_new(
           c, "pattern", json_string(cfg_traffic_pattern_name(job->cfg->workload.traffic.pattern)));
       json_object_set_new(c, "flows", json_integer((json_int_t)coll_plan_flows(&job->plan)));
-      json_object_set_new(c, "bytes_per_flow", json_integer((json_int_t)job->plan.bytes));
+      json_object_set_new(c, "bytes_per_flow", out_json_u64(job->plan.bytes));
       json_object_set_new(c, "time_s", job->finished ? json_real(job->res.time_s) : json_null());
       json_object_set_new(o, "traffic", c);
     } else {
       json_object_set_new(c, "op", json_string(cfg_coll_op_name(job->plan.op)));
       json_object_set_new(c, "algorithm",
                           json_string(cfg_coll_algorithm_name(job->plan.algorithm)));
-      json_object_set_new(c, "bytes", json_integer((json_int_t)job->plan.bytes));
+      json_object_set_new(c, "bytes", out_json_u64(job->plan.bytes));
       json_object_set_new(c, "ranks", json_integer(job->plan.nranks));
       json_object_set_new(c, "time_s", job->finished ? json_real(job->res.time_s) : json_null());
       json_object_set_new(c, "algbw_GBps",
@@ -462,7 +462,7 @@ json_t *cli_run_summary_json(const cli_args *a, const cfg_scenario *cfg, const t
     json_t *c = json_object();
     json_object_set_new(c, "op", json_string(cfg_coll_op_name(r->w->plan.op)));
     json_object_set_new(c, "algorithm", json_string(cfg_coll_algorithm_name(r->w->plan.algorithm)));
-    json_object_set_new(c, "bytes", json_integer((json_int_t)r->w->plan.bytes));
+    json_object_set_new(c, "bytes", out_json_u64(r->w->plan.bytes));
     json_object_set_new(c, "ranks", json_integer(r->w->plan.nranks));
     json_object_set_new(c, "channels", json_integer(r->w->plan.channels));
     json_object_set_new(c, "protocol", json_string(cfg_coll_protocol_name(r->w->plan.protocol)));
@@ -475,7 +475,7 @@ json_t *cli_run_summary_json(const cli_args *a, const cfg_scenario *cfg, const t
     json_object_set_new(c, "algbw_GBps", whole ? json_real(r->w->res.algbw_GBps) : json_null());
     json_object_set_new(c, "busbw_GBps", whole ? json_real(r->w->res.busbw_GBps) : json_null());
     json_object_set_new(c, "elapsed_s", json_real(r->w->res.time_s));
-    json_object_set_new(c, "delivered_bytes", json_integer((json_int_t)r->net.bytes));
+    json_object_set_new(c, "delivered_bytes", out_json_u64(r->net.bytes));
     json_array_append_new(colls, c);
     json_object_set_new(o, "collectives", colls);
   } else if (cfg->workload.kind == CFG_WORKLOAD_TRAINING) {
@@ -487,13 +487,14 @@ json_t *cli_run_summary_json(const cli_args *a, const cfg_scenario *cfg, const t
     json_object_set_new(tr, "pattern",
                         json_string(cfg_traffic_pattern_name(cfg->workload.traffic.pattern)));
     json_object_set_new(tr, "flows", json_integer((json_int_t)coll_plan_flows(&r->w->plan)));
-    json_object_set_new(tr, "bytes_per_flow", json_integer((json_int_t)r->w->plan.bytes));
+    json_object_set_new(tr, "bytes_per_flow", out_json_u64(r->w->plan.bytes));
     json_object_set_new(tr, "qps_per_connection", json_integer(r->w->plan.qps));
     json_object_set_new(tr, "staggered", json_boolean(r->w->plan.stagger > 0));
     json_object_set_new(tr, "time_s", json_real(r->w->res.time_s));
     /* what was delivered over the time it took (stopped or failed: part of it) */
     double total = run_traffic_bytes(r->w, &r->net);
-    json_object_set_new(tr, "delivered_bytes", json_integer((json_int_t)total));
+    json_object_set_new(tr, "delivered_bytes",
+                        total < 0x1p64 ? out_json_u64((uint64_t)total) : json_real(total));
     json_object_set_new(tr, "throughput_Gbps",
                         json_real(r->w->res.time_s > 0 ? total * 8 / r->w->res.time_s / 1e9 : 0));
     if (cfg->workload.traffic.pattern == CFG_TRAFFIC_PAIR) {

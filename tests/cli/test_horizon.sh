@@ -46,4 +46,10 @@ expect_err "--set:1:21: fabric.link_latency: 100 days reaches the horizon of sim
 expect_exit 0 timeout 60 "$FABSIM" run --set cluster.nodes=2 --set fabric.link_latency=1000s \
   --set output.dir=lat --quiet
 expect_json lat/summary.json '.collectives[0].time_s > 1000 and .collectives[0].time_s < 4.7e6'
+# integers above 2^63 print as what they are (a signed cast printed them negative):
+# 2^63 bytes over 1e18 b/s NVLink end in 2 minutes of simulated time
+expect_exit 0 timeout 60 "$FABSIM" run --set cluster.nodes=1 --set cluster.scale_up.bandwidth=1e18bps \
+  --set workload.collective.size=9223372036854775808 --set output.dir=big --quiet
+expect_json big/summary.json '.collectives[0].bytes >= 9.2233720368e18 and .collectives[0].delivered_bytes > 0'
+expect_json big/summary.json '.network.bytes > 0 and ([.. | numbers | select(. < 0)] | length) == 0'
 finish

@@ -174,12 +174,16 @@ static tap_done *tap_log(be_backend *b, const be_xfer *x, size_t n, uint64_t rep
     nics[2 * i] = nics[2 * i + 1] = UINT32_MAX;
     if (x[i].src_gpu == x[i].dst_gpu) continue;
     topo_path path;
+    const topo_health *h = tap->have_health ? &tap->health : NULL;
     if (tap->load) {
-      topo_route_adaptive(t, NULL, x[i].src_gpu, x[i].dst_gpu, x[i].flow_hash, tap->load, &path);
+      if (topo_route_adaptive(t, h, x[i].src_gpu, x[i].dst_gpu, x[i].flow_hash, tap->load, &path) !=
+          SIM_OK)
+        continue; /* no route: it fails in the backend and moves nothing */
       sim_grow((void **)&paths, &pcap, npaths + path.n, sizeof *paths);
       for (uint32_t j = 0; j < path.n; j++) tap->load[paths[npaths++] = path.ch[j]]++;
-    } else {
-      topo_route(t, x[i].src_gpu, x[i].dst_gpu, x[i].flow_hash, &path);
+    } else if (topo_route_health(t, h, x[i].src_gpu, x[i].dst_gpu, x[i].flow_hash, &path) !=
+               SIM_OK) {
+      continue;
     }
     path_nics(t, path.ch, path.n, nics + 2 * i);
     for (uint32_t j = 0; j < path.n; j++) {
@@ -535,6 +539,7 @@ static void tap_destroy(be_backend *b) {
     }
   tap_pool_free(tap);
   tel__niclog_free(&tap->nic);
+  if (tap->have_health) topo_health_free(&tap->health);
   for (size_t i = 0; i < tap->ntq; i++) quot_free(tap->tq[i]);
   sim_free(tap->tq);
   sim_free(tap->load);
@@ -563,6 +568,14 @@ static void tap_link_state(be_backend *b, uint32_t link, double rate_factor, dou
 
 static void tap_reroute(be_backend *b, const topo_health *h) {
   tel_tap *tap = (tel_tap *)b;
+  if (!tap->have_health && topo_health_init(&tap->health, b->topo) == SIM_OK)
+    tap->have_health = true;
+  if (tap->have_health) {
+    const topo *t = b->topo;
+    memcpy(tap->health.link_ok, h->link_ok, topo_link_count(t) * sizeof *h->link_ok);
+    memcpy(tap->health.vertex_ok, h->vertex_ok, topo_vertex_count(t) * sizeof *h->vertex_ok);
+    tap->health.down = h->down;
+  }
   tap->inner->ops->reroute(tap->inner, h);
 }
 
@@ -592,6 +605,7 @@ static bool tap_job_pauses(const be_backend *b, be_job_pauses *out) {
 
 static void tap_failure(void *ctx, const be_failure *f) {
   tel_tap *tap = ctx;
+  tel__niclog_failed(&tap->nic, f->src_gpu, f->dst_gpu, f->bytes, f->bytes_delivered);
   if (tap->base.on_failure) tap->base.on_failure(tap->base.on_failure_ctx, f);
 }
 

@@ -136,7 +136,8 @@ static void fold_add(tel__niclog *l, int d, uint32_t nic, uint64_t bytes, simtim
 static void fold_xfer(tel__niclog *l, const tel__nic_phase *p, size_t i, simtime_ps sent,
                       simtime_ps deliv) {
   uint32_t src = p->nics[2 * i], dst = p->nics[2 * i + 1];
-  uint64_t bytes = p->x[i].bytes;
+  uint64_t bytes = p->x[i].bytes, R = p->repeat ? p->repeat : 1;
+  if (p->lost) bytes -= p->lost[i] / R < bytes ? p->lost[i] / R : bytes; /* a repetition's share */
   if (src != NONE) fold_add(l, 0, src, bytes, 0, sent);
   if (dst != NONE) fold_add(l, 1, dst, bytes, deliv - sent, deliv);
 }
@@ -193,6 +194,22 @@ void tel__niclog_report(tel__niclog *l, size_t phase, size_t xfer, size_t n, sim
   }
 }
 
+void tel__niclog_failed(tel__niclog *l, uint32_t src, uint32_t dst, uint64_t bytes,
+                        uint64_t delivered) {
+  for (size_t k = 0; k < l->nph; k++) {
+    tel__nic_phase *p = &l->ph[k];
+    if (p->folded || !p->x) continue;
+    for (size_t i = 0; i < p->n; i++) {
+      const be_xfer *x = &p->x[i];
+      if (x->src_gpu != src || x->dst_gpu != dst || x->bytes != bytes) continue;
+      if (p->lost && p->lost[i] >= bytes * (p->repeat ? p->repeat : 1)) continue; /* all lost */
+      if (!p->lost) p->lost = sim_calloc(p->n ? p->n : 1, sizeof *p->lost);
+      p->lost[i] += bytes - (delivered < bytes ? delivered : bytes);
+      return;
+    }
+  }
+}
+
 void tel__niclog_end(tel__niclog *l, size_t phase, simtime_ps end) {
   tel__nic_phase *p = &l->ph[phase];
   p->end = end;
@@ -215,8 +232,10 @@ void tel__niclog_end(tel__niclog *l, size_t phase, simtime_ps end) {
     sim_free(p->own);
   }
   sim_free(p->sum);
+  sim_free(p->lost);
   p->own = NULL;
   p->sum = NULL;
+  p->lost = NULL;
   p->nics = NULL;
   p->x = NULL;
 }
@@ -225,6 +244,7 @@ void tel__niclog_free(tel__niclog *l) {
   for (size_t i = 0; i < l->nph; i++) {
     sim_free(l->ph[i].own);
     sim_free(l->ph[i].sum);
+    sim_free(l->ph[i].lost);
   }
   sim_free(l->spare);
   sim_free(l->ph);

@@ -31,6 +31,7 @@ typedef struct tel__nic_phase {
                            (UINT32_MAX: none): `own`, or the tap's (a pool's) */
   uint32_t *own;
   tel__nic_sum *sum; /* per transfer, from the first report that is not all of it at once */
+  uint64_t *lost;    /* per transfer, bytes its failures did not deliver (NULL: none failed) */
   size_t n;
   bool folded; /* its windows are made */
   simtime_ps start, end;
@@ -66,6 +67,12 @@ uint32_t *tel__niclog_phase(tel__niclog *l, simtime_ps start, uint64_t repeat, c
 void tel__niclog_report(tel__niclog *l, size_t phase, size_t xfer, size_t n, simtime_ps start,
                         simtime_ps period, uint64_t reps, const simtime_ps *delivered,
                         const simtime_ps *latency);
+/* A transfer from GPU src to dst of `bytes` failed having delivered
+ * `delivered` of them (be_failure): the first phase in flight, not yet
+ * folded, with such a transfer moves only what it delivered, so a NIC's
+ * series never counts bytes that did not leave it. O(phases + n). */
+void tel__niclog_failed(tel__niclog *l, uint32_t src, uint32_t dst, uint64_t bytes,
+                        uint64_t delivered);
 /* The phase ended; its transfers fold into windows per NIC if they have not.
  * O(n + NICs / 64). */
 void tel__niclog_end(tel__niclog *l, size_t phase, simtime_ps end);

@@ -65,7 +65,7 @@ fuzz-smoke: deps
 	CC=clang cmake -S . -B $(BUILD_FUZZ) -DCMAKE_BUILD_TYPE=Debug -DFABSIM_FUZZ=ON -DFABSIM_TESTS=OFF >/dev/null
 	cmake --build $(BUILD_FUZZ) -j $(JOBS) --target fuzz_scenario fuzz_nccltests fuzz_chakra
 	mkdir -p $(BUILD_FUZZ)/corpus $(BUILD_FUZZ)/corpus_nccltests $(BUILD_FUZZ)/corpus_chakra
-	cp examples/*.yaml fuzz/corpus/* $(BUILD_FUZZ)/corpus/ 2>/dev/null || true
+	find examples -name '*.yaml' | while read -r f; do cp "$$f" "$(BUILD_FUZZ)/corpus/$$(echo "$$f" | tr / -)"; done; cp fuzz/corpus/* $(BUILD_FUZZ)/corpus/
 	cp examples/nccl-tests/* fuzz/corpus_nccltests/* $(BUILD_FUZZ)/corpus_nccltests/
 	./$(BUILD_FUZZ)/fuzz_scenario -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
 	  -print_final_stats=1 $(BUILD_FUZZ)/corpus

@@ -14,7 +14,12 @@
  *                                    inter-node ring AllReduce of S/G +
  *                                    intra-node AllGather
  *                  nvls              NVLink SHARP, one node: every GPU port
- *                                    S (n+1)/(n e) each way (src/coll/sharp.c)
+ *                                    S (n+1)/(n e) each way (src/coll/sharp.c),
+ *                                    plus NCCL's pipeline fill and drain
+ *                                    u (n-1)/(n e B), u its first loop
+ *                  nvlstree          NVLS in each node, the node-level double
+ *                                    binary trees across (src/coll/sharp.c),
+ *                                    with its fill (tune.c nvls_pipeline_ps)
  *                  collnet           InfiniBand SHARP: intra-node reduce-
  *                                    scatter/all-gather with each NIC's S/g
  *                                    up and down the aggregation tree
@@ -31,8 +36,11 @@
  * Ring algorithms follow collective libraries: `channels` rings run in
  * parallel, each carrying 1/channels of the data; ring c visits the GPUs of
  * each node rotated by c, so its node-to-node hop leaves from a different GPU
- * (and NIC) than ring c-1's, and all NICs of a node carry traffic. The other
- * algorithms use the same rotations per channel.
+ * (and NIC) than ring c-1's, and all NICs of a node carry traffic; with two
+ * NICs a GPU channel c takes NIC c mod N of its node (topo_flow_hash_nic).
+ * The other algorithms use the same rotations per channel. A channel is
+ * NCCL's graph channel (one a NIC), which NCCL runs as two compute
+ * channels (src/coll/nccl.c).
  *
  * Figures of merit are nccl-tests' definitions: algbw = S / t; busbw = algbw
  * x 2(n-1)/n for AllReduce, (n-1)/n for ReduceScatter, AllGather and
@@ -107,11 +115,38 @@ typedef struct coll_spec {
   cfg_gpu gpu;
   bool nvls;  /* NVLink SHARP: NVSwitch gen 3+ and allowed */
   bool sharp; /* InfiniBand SHARP on the fabric (fabric.sharp) */
+  /* Per-algorithm factors on the achieved rate (the scenario's
+   * workload.collective.bandwidth); NULL: 1 for every algorithm. An
+   * algorithm's transfers carry bytes / factor (coll__bw_factor). */
+  const cfg_coll_bandwidth *bandwidth;
 } coll_spec;
 
 /* Fill spec's hardware fields from a scenario: gpu, nvls (H100, H800 or
  * B200 and workload.collective.nvls), sharp (fabric.sharp on InfiniBand). */
 void coll_spec_set_hw(coll_spec *spec, const cfg_scenario *cfg);
+
+/* The one mapping from a scenario to a collective's parameters
+ * (src/coll/spec_cfg.c), used by fabsim run's collectives, training steps,
+ * traces, jobs and fabsim calibrate alike: one `op` of `bytes` over the
+ * GPUs ranks[0..n) (ascending; the spec points into the caller's array)
+ * with the scenario's workload.collective keys: algorithm, channels
+ * (workload.collective.channels, else one per NIC of a node), chunk,
+ * queue pairs, protocol, its latencies (workload.collective.latency.*),
+ * the per-algorithm bandwidth factors (workload.collective.bandwidth.*),
+ * pxn's pipelining, and what the hardware offers (coll_spec_set_hw). The
+ * spec points into cfg: cfg must outlive it. A caller may then override a
+ * field the scenario does not set for it (a training step picks its
+ * algorithm and channels per parallel group). */
+coll_spec coll_spec_from_cfg(const cfg_scenario *cfg, cfg_coll_op op, uint64_t bytes,
+                             const uint32_t *ranks, uint32_t n);
+/* The plan of the scenario's workload.collective (op, size, ranks) over
+ * the GPUs gpus[0..ngpus) in rank order (NULL: every GPU of t, 0..n-1):
+ * workload.collective.ranks 0 takes them all, else the first `ranks`. The
+ * transfers carry workload.traffic_class. Errors are SIM_ECONFIG located
+ * at the key (cfg_fail_at): more ranks than GPUs, an algorithm the
+ * collective or the placement does not offer. */
+int coll_plan_from_cfg(coll_plan *plan, const topo *t, const cfg_scenario *cfg, const cfg_doc *doc,
+                       const uint32_t *gpus, uint32_t ngpus, sim_error *err);
 
 /* Protocols as NCCL runs them, for spec.protocol != CFG_PROTO_NONE:
  *   wire bytes: LL moves 8-byte lines of 4 data bytes and a 4-byte flag
@@ -135,8 +170,11 @@ void coll_spec_set_hw(coll_spec *spec, const cfg_scenario *cfg);
  * So on a uniform network a ring AllReduce over one node takes
  *   launch + 2(n-1) (alpha + w S / (n B)) + 2(n-1) max(0, hop - alpha).
  * Auto (algorithm or protocol): the tuner (coll_tune) estimates each
- * candidate with these closed forms and picks the fastest, then lowers the
- * channels for small sizes as NCCL does (docs/validation.md, Collectives). */
+ * candidate with these closed forms and picks the fastest (NVLS and
+ * NVLSTree without their pipeline's fill, as NCCL's model), then lowers the
+ * channels for small sizes as NCCL does, counting NCCL's compute channels,
+ * two per fabsim channel (src/coll/nccl.c; docs/validation.md,
+ * Collectives). */
 typedef struct coll_protocol_params {
   uint32_t wire_num, wire_den;      /* wire bytes = ceil(data x num / den) */
   double launch_us;                 /* per call */
@@ -178,6 +216,13 @@ bool coll_phase_slice(const coll_plan *plan, size_t i, const be_xfer **pool, siz
  * workload's class, fabsim/config.h cfg_workload.tclass): builders emit
  * class 0, the caller sets the workload's once the plan is built. O(transfers listed). */
 void coll_plan_set_class(coll_plan *plan, uint8_t tclass);
+/* The NICs of the nodes a plan crosses between that none of its transfers
+ * uses (topo_xfer_nic at both ends of every transfer across nodes): *idle
+ * of the *total NICs of those nodes (both 0 when no transfer leaves a
+ * node). NCCL drives every NIC of a node (a channel a NIC); fewer channels
+ * than NICs, or ranks that skip the GPUs of some NICs, leave some idle.
+ * O(transfers listed + NICs). */
+void coll_plan_idle_nics(const coll_plan *plan, const topo *t, uint32_t *idle, uint32_t *total);
 /* Transfers in the plan, repetitions counted. */
 uint64_t coll_plan_transfers(const coll_plan *plan);
 /* Bytes the plan moves, repetitions counted. O(transfers listed). */

@@ -70,6 +70,8 @@ typedef enum {
 } cfg_precision;
 typedef enum { CFG_OPTIMIZER_ADAM, CFG_OPTIMIZER_SGD } cfg_optimizer;
 typedef enum { CFG_RECOMPUTE_NONE, CFG_RECOMPUTE_SELECTIVE, CFG_RECOMPUTE_FULL } cfg_recompute;
+/* workload.fp8_recipe: how FP8 GEMM operands are scaled (Megatron-LM's --fp8-recipe names) */
+typedef enum { CFG_FP8_DELAYED, CFG_FP8_TENSORWISE, CFG_FP8_BLOCKWISE } cfg_fp8_recipe;
 /* workload.recompute_method under full recomputation (Megatron-LM's --recompute-method) */
 typedef enum { CFG_RECOMPUTE_UNIFORM, CFG_RECOMPUTE_BLOCK } cfg_recompute_method;
 /* workload.recompute_modules: what selective recomputation recomputes (Megatron-LM's
@@ -154,6 +156,12 @@ typedef struct cfg_coll_latency {
   cfg_proto_latency ll, ll128, simple;
   cfg_switch_latency nvls, nvlstree, collnet;
 } cfg_coll_latency;
+/* Per-algorithm factors on the rate an algorithm's transfers achieve
+ * (workload.collective.bandwidth.*, (0, 1], default 1): its transfers take
+ * 1/factor as long (src/coll, coll__bw_factor); fabsim calibrate fits them. */
+typedef struct cfg_coll_bandwidth {
+  double ring, tree, nvls, nvlstree, collnet;
+} cfg_coll_bandwidth;
 typedef enum {
   CFG_PROTO_NONE,
   CFG_PROTO_AUTO,
@@ -239,8 +247,9 @@ typedef struct cfg_workload {
     uint32_t channels; /* parallel rings; 0 = one per NIC of a node */
     uint64_t chunk;    /* bytes: ring broadcast pipeline chunk */
     cfg_coll_protocol protocol;
-    cfg_coll_latency latency; /* NCCL's tuning model by default; fabsim calibrate fits them */
-    bool nvls;                /* NVLink SHARP allowed where the NVSwitch has it */
+    cfg_coll_latency latency;     /* NCCL's tuning model by default; fabsim calibrate fits them */
+    cfg_coll_bandwidth bandwidth; /* 1 by default; fabsim calibrate fits them */
+    bool nvls;                    /* NVLink SHARP allowed where the NVSwitch has it */
   } collective;
   struct {
     cfg_traffic_pattern pattern;
@@ -295,7 +304,9 @@ typedef struct cfg_workload {
   uint32_t recompute_layers; /* full: layers per checkpointed group (uniform), or
                                 checkpointed layers per chunk (block) */
   cfg_attention attention;
-  double compute_efficiency; /* achieved share of the peak in a large GEMM, (0, 1] */
+  double compute_efficiency; /* 0: the kernel model; else every GEMM at peak x it, (0, 1] */
+  cfg_fp8_recipe fp8_recipe; /* workload.precision fp8: scaling, casts and GEMM rate */
+  bool cuda_graphs;          /* kernels replayed as CUDA graphs: the shorter launch gap */
   uint64_t bucket_size;      /* bytes of gradients per reduction bucket */
   bool grad_overlap;
   cfg_comm_model comm_model;
@@ -362,7 +373,9 @@ typedef struct cfg_scenario {
     } scale_up;
     struct {
       rate_bps bandwidth;      /* per NIC port */
-      double efficiency;       /* achieved share of bandwidth, (0, 1] */
+      double efficiency;       /* achieved share of bandwidth, (0, 1]: NCCL's collectives */
+      double rdma_efficiency;  /* ... of a point-to-point RDMA write stream (workload.kind
+                                  traffic), (0, 1] */
       uint32_t per_node;       /* default: gpus_per_node */
       simtime_ps latency;      /* NIC processing, per traversal */
       simtime_ps start;        /* a point-to-point RDMA write: doorbell and DMA reads first */
@@ -577,6 +590,7 @@ const char *cfg_recovery_name(cfg_recovery r);
 const char *cfg_precision_name(cfg_precision p);
 const char *cfg_optimizer_name(cfg_optimizer o);
 const char *cfg_recompute_name(cfg_recompute r);
+const char *cfg_fp8_recipe_name(cfg_fp8_recipe r);
 const char *cfg_recompute_method_name(cfg_recompute_method m);
 const char *cfg_recompute_module_name(cfg_recompute_module m);
 const char *cfg_attention_name(cfg_attention a);

@@ -251,11 +251,15 @@ void sim_dir_unlock(int fd, const char *dir, bool remove_dir);
  * equals point, the process removes the variable and stops itself
  * (SIGSTOP) there, so a test can wait for the stopped state and then signal
  * or kill it at a known point instead of after a guessed delay (a signal
- * sent while stopped is handled on SIGCONT). Points: "simulate" (the first
- * slice that advanced simulated time past 0 has run, the Ctrl-C handler is
- * installed), "db-commit"
- * (a run's rows are inserted, the transaction not yet committed), "rename"
- * (a file's temporary is whole, not yet renamed). Unset: one getenv. */
+ * sent while stopped is handled on SIGCONT). Points, each with fabsim run's
+ * Ctrl-C handler installed: "setup" (output.dir taken, the topology not
+ * built), "timing" (a job's collectives about to be timed, reuse and
+ * symmetric), "simulate" (the first slice that advanced simulated time past
+ * 0 has run), "alone" (a job's run alone about to begin), "telemetry" (the
+ * simulation over, its telemetry not replayed), "write" (timeseries.csv
+ * written, the other files not), "db-commit" (a run's rows are inserted,
+ * the transaction not yet committed), "rename" (a file's temporary is
+ * whole, not yet renamed). Unset: one getenv. */
 void sim_test_pause(const char *point);
 
 #ifdef __cplusplus

@@ -103,6 +103,14 @@ bool sim_co_stopped(const sim_ctx *sim);
 void sim_interrupt_note(void);
 void sim_interrupt_clear(void);
 bool sim_interrupt_pending(void);
+/* ev_run(sim, until) that an interrupt stops: the same events in the same
+ * order (ev_stop ends it as it ends ev_run), run in slices of simulated
+ * time of about 0.05-0.2 s of wall time each, with sim_interrupt_pending
+ * read before each (a co-engine's ranks agree on it themselves: one ev_run).
+ * true when it returned for an interrupt, events before `until` left. For
+ * phases that run a simulation to its end outside the progress loop (a
+ * job's time alone, a class timed before a run). */
+bool ev_run_interruptible(sim_ctx *sim, simtime_ps until);
 
 #ifdef __cplusplus
 }

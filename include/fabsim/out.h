@@ -4,6 +4,7 @@
 #define FABSIM_OUT_H
 
 #include <jansson.h>
+#include <signal.h>
 #include <stdio.h>
 
 #include "fabsim/core.h"
@@ -90,6 +91,14 @@ char *out_database_path(const char *dir, const char *database);
 
 /* ---- results databases (db.c, db_merge.c, db_order.c), comparisons (report.c) ----------- */
 
+/* Whether path may be used as a results database, before anything runs: a
+ * regular file that SQLite reads and that holds fabsim's runs table (or no
+ * table yet: an empty file), or a path that does not exist yet when
+ * `create` (a run or a sweep makes it). Else SIM_ECONFIG (SIM_ENOENT: absent
+ * and not create) and what it is instead in err ("is a folder", "is not an
+ * SQLite database (file is not a database)", ...), without the path. Reads
+ * the schema only. */
+int out_db_check(const char *path, bool create, sim_error *err);
 /* Runs of a database as a JSON array, in run_id order: all runs (sweep NULL,
  * nids 0), one sweep's, or the given ids (SIM_ENOENT names a missing one).
  * Each: {"run_id", "scenario", "point", "complete", "summary": {...},
@@ -152,13 +161,23 @@ typedef struct out_progress {
 /* Run the simulation to the end like ev_run(sim, SIM_TIME_MAX), in slices
  * of simulated time so that it can draw the progress line (simulated time,
  * percent of expected, events/s, ETA) about 5 times a second, and stop
- * cleanly on SIGINT/SIGTERM: the handler only sets a flag; the run stops
- * after the current slice. A second Ctrl-C kills as usual. Returns SIM_OK
- * when the queue ran empty, SIM_EINTR when stopped, SIM_ERANGE when an
- * event was due past the horizon of simulated time (sim_past_horizon).
- * Slicing never changes results: events run in the same order; an idle
- * stretch of simulated time costs one slice (sim_slice_end). */
+ * cleanly once an interrupt is noted (sim_interrupt_pending: the handler of
+ * out_interrupt_begin): after the current slice. Returns SIM_OK when the
+ * queue ran empty, SIM_EINTR when stopped, SIM_ERANGE when an event was due
+ * past the horizon of simulated time (sim_past_horizon). Slicing never
+ * changes results: events run in the same order; an idle stretch of
+ * simulated time costs one slice (sim_slice_end). */
 int out_progress_run(sim_ctx *sim, out_progress *p);
+/* The one Ctrl-C handler of a run, for all of it: SIGINT and SIGTERM note an
+ * interrupt (sim_interrupt_note) that every phase reads at its safe points
+ * and honours (files finished and marked incomplete); a second one kills at
+ * once (the default action). begin clears the note and installs it; end
+ * puts the previous handlers back and clears the note. */
+typedef struct out_interrupt {
+  struct sigaction old_int, old_term; /* private */
+} out_interrupt;
+void out_interrupt_begin(out_interrupt *h);
+void out_interrupt_end(const out_interrupt *h);
 /* The same as sim_wall_s, for src/cli/run_training.c until it moves below the verbs. */
 double out_wall_now(void);
 

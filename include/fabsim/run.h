@@ -70,16 +70,24 @@ void run_events_cap(run_events *log, size_t max);
 
 /* Every fault of the scenario timed at or after the workload's end (`end`)
  * had no effect on it: a "fault-after-end" event for each, inserted in time
- * order. Returns how many; their indices into cfg->faults go to idx and
- * their event details (owned by the log) to detail (room for cfg->faults.n
- * each), so the caller can warn at faults[i].at. */
-size_t run_faults_after_end(const cfg_scenario *cfg, simtime_ps end, run_events *log, uint32_t *idx,
-                            const char **detail);
+ * order. `stopped`: a fault stopped the workload (it failed) at `end`, so
+ * the faults at `end` itself are that stop's cause, not after it. Returns how many; their indices
+ * into cfg->faults go to idx and their event details (owned by the log) to detail (room for
+ * cfg->faults.n each), so the caller can warn at faults[i].at. */
+size_t run_faults_after_end(const cfg_scenario *cfg, simtime_ps end, bool stopped, run_events *log,
+                            uint32_t *idx, const char **detail);
 /* Go-back-N recovery under per-packet or per-flowlet routing at the packet
  * fidelity (adaptive, spray): modelled as such NICs behave, a retransmission
  * storm with no loss, which surprises. A "warning" event at 0 in the log and
  * its detail (owned by the log); NULL and nothing added otherwise. */
 const char *run_reordering_warning(const cfg_scenario *cfg, run_events *log);
+/* A collective (workload.kind collective) that leaves NICs of the nodes it
+ * spans idle (coll_plan_idle_nics: fewer channels than NICs, ranks that
+ * skip the GPUs of some NICs) runs below what the nodes can do, which NCCL
+ * would not: a "warning" event at 0 and its detail (owned by the log);
+ * NULL and nothing added otherwise. */
+const char *run_idle_nic_warning(const cfg_scenario *cfg, const coll_plan *plan, const topo *t,
+                                 run_events *log);
 
 /* Power of the run: a training job's at its real utilization (the racks
  * throttle as in the run), others' at power.utilization. */
@@ -272,7 +280,8 @@ bool run_jobs_training(const run_jobs *js);
  * jobs, then schedules each job's plan (or its training job's start, or its
  * timed task) on `be` at its start time (then ev_run, or run_jobs_run when
  * a job trains). Errors: a plan a class cannot build, a timed job that does
- * not finish alone. */
+ * not finish alone; SIM_EINTR when an interrupt (Ctrl-C) stopped the timing
+ * (no job is scheduled: the run has nothing to do). */
 int run_jobs_start(run_jobs *js, sim_ctx *sim, be_backend *be, const cfg_doc *doc, sim_error *err);
 /* The simulation until every job has ended (training: its steps done or
  * stopped), in slices of simulated time; an interrupt noted by the caller's
@@ -296,7 +305,8 @@ simtime_ps run_jobs_end(run_jobs *js, sim_ctx *sim);
  * no data, and is its checkpoints' baseline (run_ckpt_account); a single
  * job that writes checkpoints runs alone for that too. Call after a
  * complete run (the plans' transfer pools are free again). O(jobs x one
- * run). */
+ * run). SIM_EINTR when an interrupt (Ctrl-C) stopped it: the jobs not yet
+ * run alone have no baseline (have_alone false, no slowdown). */
 int run_jobs_alone(run_jobs *js, const cfg_doc *doc, const topo *t, sim_error *err);
 /* Each job's checkpoint writes as events ("JOB/checkpointK"). */
 void run_jobs_events(const run_jobs *js, run_events *log);
@@ -635,9 +645,11 @@ void run_setup_free(run_setup *s);
  * samples over the run's real length; the tap's phases (at the packet
  * fidelity the switch ports from the backend's own samples); a collective's
  * or traffic's start and end, a training job's GPU timeline; every event of
- * `log`, and "stopped" when not `complete`. *out: the caller's (tel_destroy,
+ * `log`, and "stopped" when not *complete. The replay is not cut: an
+ * interrupt (Ctrl-C) noted by its end makes *complete false (the run is
+ * marked stopped; its figures are whole). *out: the caller's (tel_destroy,
  * also on error). */
-int run_telemetry_make(tel **out, const run_setup *s, const run_events *log, bool complete,
+int run_telemetry_make(tel **out, const run_setup *s, const run_events *log, bool *complete,
                        sim_error *err);
 
 #ifdef __cplusplus

@@ -176,6 +176,21 @@ int topo_build_storage(topo **out, cfg_scenario *derived, const cfg_scenario *cf
 uint32_t topo_gpu_vertex(const topo *t, uint32_t gpu);
 uint32_t topo_nic_vertex(const topo *t, uint32_t nic);
 uint32_t topo_gpu_nic(const topo *t, uint32_t gpu); /* global NIC index */
+/* NICs per GPU: N/G when a node has N = k G NICs (k >= 2: cloud shapes with
+ * two ports a GPU), else 1. GPU g's NICs are topo_gpu_nic(g) .. + k - 1. */
+uint32_t topo_nics_per_gpu(const topo *t);
+/* The NIC a transfer with this flow hash uses at GPU gpu: topo_gpu_nic(gpu)
+ * + (the hash's NIC selector, its top 8 bits) mod topo_nics_per_gpu, so
+ * routing, the collectives' load accounting and the backends agree on it,
+ * and both ends of a transfer use the same NIC index of their GPU (a
+ * rail). With one NIC a GPU: topo_gpu_nic. O(1). */
+uint32_t topo_xfer_nic(const topo *t, uint32_t gpu, uint64_t flow_hash);
+/* flow_hash with its NIC selector set to sel (0..255): a collective
+ * channel's transfers keep to one of their GPU's NICs (NCCL: a channel a
+ * NIC). Other transfers' selectors are their hash's own bits. */
+static inline uint64_t topo_flow_hash_nic(uint64_t flow_hash, uint32_t sel) {
+  return (flow_hash & ~(0xffull << 56)) | ((uint64_t)(sel & 0xff) << 56);
+}
 uint32_t topo_gpu_node(const topo *t, uint32_t gpu);
 uint32_t topo_nic_count(const topo *t); /* the compute nodes' NICs (storage servers' not counted) */
 /* The leaf switch vertex NIC `nic` (global index) is cabled to. */

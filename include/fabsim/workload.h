@@ -6,7 +6,7 @@
  *   width, gated or not), a mixture of experts (the same plus routed and
  *   shared experts, top-k, leading dense layers), or a plain MLP given by its
  *   layer widths. Parameters are counted from the shape:
- *     attention 4 h^2 per layer (Q, K, V, O; no biases),
+ *     attention (2 + 2 kv/a) h^2 per layer (Q, O; K, V kv/a as wide; no biases),
  *     feed-forward 2 h f (3 h f when gated) per dense layer,
  *     MoE layer: attention + router h E + (E + shared) x expert (2 or 3 h f_e),
  *     embedding v h and output layer h v (untied),
@@ -337,7 +337,9 @@ int wl_job_create_on(wl_job **j, const cfg_scenario *cfg, const cfg_doc *doc, co
  * on backend `b` (a fresh one of the same fabric, whose simulation this
  * runs) instead of on the job's own at its start, so the job can start from
  * an event (wl_job_start) on a backend others share. Plan errors as
- * wl_job_run_until's. A no-op under live, once measured, or once started. */
+ * wl_job_run_until's; SIM_EINTR when an interrupt (Ctrl-C) stopped the
+ * timing (ev_run_interruptible), the job not measured. A no-op under live,
+ * once measured, or once started. */
 int wl_job_measure(wl_job *j, be_backend *b, const cfg_doc *doc, sim_error *err);
 /* Who times a collective of a job that times its collectives (reuse,
  * symmetric): when a collective node of class `cls` starts, start() is
@@ -395,7 +397,9 @@ void wl_job_release(wl_job *j);
  * later events (e.g. faults past the end) still pending. */
 int wl_job_run(wl_job *j, const cfg_doc *doc, sim_error *err);
 /* The same in slices: start the job on the first call, then run events up
- * to `until` (or the job's end). Slicing never changes results. */
+ * to `until` (or the job's end). Slicing never changes results. The first
+ * call times the collectives (reuse, symmetric) unless measured: SIM_EINTR
+ * when an interrupt stopped that, the job not started. */
 int wl_job_run_until(wl_job *j, simtime_ps until, const cfg_doc *doc, sim_error *err);
 /* The compute one step of the job needs at full speed on its busiest
  * stage: a lower bound on a step's length. O(DAG nodes). */

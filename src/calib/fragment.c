@@ -48,6 +48,10 @@ size_t cal_fit_sets(const cal_fit *f, char (*sets)[128], size_t cap) {
     double_text(v, sizeof v, f->after[CAL_PARAM_NIC_EFF]);
     ADD("cluster.nic.efficiency=%s", v);
   }
+  bool ring = f->algos == CAL_ALGOS_RING;
+  for (size_t i = 0; i < f->nfiles && ring; i++) /* expressible: every file's op has a ring */
+    ring = f->files[i].run->op != CAL_OP_ALLTOALL && f->files[i].run->op != CAL_OP_SENDRECV;
+  if (ring) ADD("workload.collective.algorithm=ring");
   size_t nk;
   const cal_latency_key *k = cal_latency_keys(&nk);
   for (size_t i = 0; i < nk; i++) {
@@ -55,6 +59,12 @@ size_t cal_fit_sets(const cal_fit *f, char (*sets)[128], size_t cap) {
     time_text(v, sizeof v, cal_latency_get(&f->lat_after, &k[i]));
     ADD("%s=%s", k[i].key, v);
   }
+  for (int p = CAL_PARAM_BW_RING; p < CAL_NPARAM; p++) {
+    if (!f->fitted[p]) continue;
+    double_text(v, sizeof v, f->after[p]);
+    ADD("%s=%s", cal_param_name((cal_param)p), v);
+  }
+  if (f->algos >= CAL_ALGOS_NO_NVLS) ADD("workload.collective.nvls=false");
 #undef ADD
   return n;
 }
@@ -64,13 +74,20 @@ char *cal_fit_fragment(const cal_fit *f, const char *inputs) {
   char sets[CAP][128];
   size_t n = cal_fit_sets(f, sets, CAP);
   if (n > CAP) n = CAP;
-  size_t cap = 4096 + (n + f->nfiles) * 300 + (inputs ? strlen(inputs) : 0), len = 0;
+  size_t cap = 4096 + (n + f->nfiles) * 300 + (inputs ? 4 * strlen(inputs) : 0), len = 0;
   char *out = sim_malloc(cap);
 #define PUT(...) len += (size_t)snprintf(out + len, cap - len, __VA_ARGS__)
   PUT("# fabsim calibrate: fitted to %zu nccl-tests file%s, %zu rows\n", f->nfiles,
       f->nfiles == 1 ? "" : "s", f->rows_used);
-  for (size_t i = 0; i < f->nfiles; i++) PUT("#   %s\n", f->files[i].run->name);
-  if (inputs && *inputs) PUT("# cluster: %s\n", inputs);
+  for (size_t i = 0; i < f->nfiles; i++) PUT("#   %s\n", f->files[i].run->name); /* escaped */
+  if (inputs && *inputs) {
+    PUT("# cluster: ");
+    for (const unsigned char *c = (const unsigned char *)inputs; *c; c++) /* one line */
+      PUT(*c < 0x20 || *c == 0x7f ? "\\x%02x" : "%c", *c);
+    PUT("\n");
+  }
+  if (f->tried[CAL_ALGOS_NO_NVLS] || f->tried[CAL_ALGOS_RING])
+    PUT("# algorithms the rows say the cluster ran: %s\n", cal_algos_name(f->algos));
   PUT("# rms of ln(model time / measured time): %.4f before, %.4f after\n", f->rms_before,
       f->rms_after);
   PUT("# Alone: fabsim run THIS.yaml. Over another scenario (fabsim run takes one\n"

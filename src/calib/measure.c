@@ -1,11 +1,9 @@
 /* One collective from a scenario, as fabsim run and fabsim calibrate
  * simulate it (include/fabsim/calib.h).
  *
- * cal_collective_plan turns the scenario's workload.collective into a
- * coll_spec (op, algorithm, size, ranks 0..n-1, channels: one per NIC of a
- * node unless set, chunk, queue pairs, protocol and the protocols'
- * latencies) and a plan; cal_simulate runs one collective of a given op,
- * size and rank count on the analytic backend, the fidelity fabsim
+ * cal_simulate runs one collective of a given op,
+ * size and rank count (its spec from the scenario by coll_spec_from_cfg,
+ * as fabsim run's) on the analytic backend, the fidelity fabsim
  * calibrate fits with (one routing pass per phase: microseconds for the
  * clusters nccl-tests measures).
  *
@@ -24,77 +22,6 @@
 #include <string.h>
 
 #include "fabsim/calib.h"
-
-/* The spec of one collective over the GPUs ranks[0..n) (caller's array). */
-static coll_spec spec_on(const cfg_scenario *cfg, cfg_coll_op op, uint64_t bytes,
-                         const uint32_t *ranks, uint32_t n) {
-  coll_spec s = {
-      .op = op,
-      .algorithm = cfg->workload.collective.algorithm,
-      .bytes = bytes,
-      .ranks = ranks,
-      .nranks = n,
-      .channels = cfg->workload.collective.channels ? cfg->workload.collective.channels
-                                                    : cfg->cluster.nic.per_node,
-      .chunk = cfg->workload.collective.chunk,
-      .qps = cfg->workload.qps_per_connection,
-      .protocol = cfg->workload.collective.protocol,
-      .latency = &cfg->workload.collective.latency,
-      .pxn_serial = !cfg->workload.overlap.pxn,
-  };
-  coll_spec_set_hw(&s, cfg); /* what the GPU and fabric offer the tuner (NVLS, SHARP) */
-  return s;
-}
-
-/* The spec of one collective over GPUs 0..n-1 (ranks: caller's array of n). */
-static coll_spec spec_of(const cfg_scenario *cfg, cfg_coll_op op, uint64_t bytes, uint32_t *ranks,
-                         uint32_t n) {
-  for (uint32_t i = 0; i < n; i++) ranks[i] = i;
-  return spec_on(cfg, op, bytes, ranks, n);
-}
-
-int cal_collective_plan_on(coll_plan *plan, const topo *t, const cfg_scenario *cfg,
-                           const cfg_doc *doc, const uint32_t *gpus, uint32_t ngpus,
-                           sim_error *err) {
-  memset(plan, 0, sizeof *plan);
-  uint32_t n = cfg->workload.collective.ranks ? cfg->workload.collective.ranks : ngpus;
-  if (n > ngpus)
-    return cfg_fail_at(doc, "workload.collective.ranks", err,
-                       "%u ranks but the job has %u GPUs; allowed: 2..%u, or 0 for all", n, ngpus,
-                       ngpus);
-  coll_spec spec =
-      spec_on(cfg, cfg->workload.collective.op, cfg->workload.collective.size, gpus, n);
-  if (coll_plan_build(plan, t, &spec, err) != SIM_OK) {
-    char msg[sizeof err->msg];
-    snprintf(msg, sizeof msg, "%s", err->msg);
-    return cfg_fail_at(doc, "workload.collective.algorithm", err, "%s", msg);
-  }
-  coll_plan_set_class(plan, cfg->workload.tclass);
-  return SIM_OK;
-}
-
-int cal_collective_plan(coll_plan *plan, const topo *t, const cfg_scenario *cfg, const cfg_doc *doc,
-                        sim_error *err) {
-  memset(plan, 0, sizeof *plan);
-  uint32_t gpus = topo_gpu_count(t);
-  uint32_t n = cfg->workload.collective.ranks ? cfg->workload.collective.ranks : gpus;
-  if (n > gpus)
-    return cfg_fail_at(doc, "workload.collective.ranks", err,
-                       "%u ranks but the cluster has %u GPUs; allowed: 1..%u, or 0 for all", n,
-                       gpus, gpus);
-  uint32_t *ranks = sim_malloc(n * sizeof *ranks);
-  coll_spec spec =
-      spec_of(cfg, cfg->workload.collective.op, cfg->workload.collective.size, ranks, n);
-  int rc = coll_plan_build(plan, t, &spec, err);
-  sim_free(ranks); /* the plan keeps GPU ids, not the array */
-  if (rc == SIM_OK) coll_plan_set_class(plan, cfg->workload.tclass);
-  if (rc != SIM_OK) {
-    char msg[sizeof err->msg];
-    snprintf(msg, sizeof msg, "%s", err->msg);
-    return cfg_fail_at(doc, "workload.collective.algorithm", err, "%s", msg);
-  }
-  return SIM_OK;
-}
 
 static bool fabsim_op(cal_op op, cfg_coll_op *out) {
   switch (op) {
@@ -174,7 +101,8 @@ int cal_simulate(const topo *t, const cfg_scenario *cfg, cal_op op, uint64_t byt
     plan_sendrecv(&plan, t, cfg, bytes, ranks);
   } else {
     uint32_t *ids = sim_malloc(ranks * sizeof *ids);
-    coll_spec spec = spec_of(cfg, cop, bytes, ids, ranks);
+    for (uint32_t i = 0; i < ranks; i++) ids[i] = i;
+    coll_spec spec = coll_spec_from_cfg(cfg, cop, bytes, ids, ranks);
     rc = coll_plan_build(&plan, t, &spec, err);
     sim_free(ids);
     if (rc != SIM_OK) return rc;

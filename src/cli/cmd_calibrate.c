@@ -11,36 +11,52 @@
 
 static const char calibrate_help[] =
     "usage: fabsim calibrate FILE... [-o FILE] [--base SCENARIO.yaml] [--set KEY=VALUE]...\n"
-    "                        [--json]\n"
+    "                        [--keep-algorithms] [--json]\n"
     "\n"
     "Fit fabsim's collective model to nccl-tests output measured on your cluster\n"
     "(all_reduce_perf, all_gather_perf, reduce_scatter_perf, alltoall_perf,\n"
     "sendrecv_perf, broadcast_perf; any GPUs, nodes and sizes): the NVLink\n"
     "efficiency (from single-node files), the NIC efficiency (from multi-node\n"
-    "files) and one latency factor per protocol the rows run on (LL, LL128,\n"
-    "Simple: it scales that protocol's workload.collective.latency.* keys).\n"
+    "files), one latency factor per protocol the rows run on (LL, LL128,\n"
+    "Simple: it scales that protocol's workload.collective.latency.* keys) and\n"
+    "per in-switch algorithm (NVLS, NVLSTree, CollNet), and one bandwidth factor\n"
+    "per algorithm the rows run on (workload.collective.bandwidth.*). Which\n"
+    "algorithms the cluster ran (NVLS or not, the tree or the ring alone) is\n"
+    "decided from the rows unless a file's NCCL_ALGO echo or the base says it:\n"
+    "each set is fitted and a richer one kept only when a likelihood-ratio test\n"
+    "says the rows need it.\n"
     "Each row is simulated at the analytic fidelity on a cluster of the file's\n"
-    "shape (nodes and GPUs per node from its rank lines); the fit minimizes a\n"
+    "shape (nodes and GPUs per node from its rank lines; a file without them, or\n"
+    "with fewer than busbw/algbw says, takes the base's cluster.nodes x\n"
+    "cluster.gpus_per_node, which its rows must agree with); the fit minimizes a\n"
     "robust sum of log-time residuals over every row of every file.\n"
     "\n"
-    "  FILE               nccl-tests output; OP:FILE names the collective when\n"
-    "                     neither the text nor the name does (allreduce:run7.log)\n"
+    "  FILE               nccl-tests or rccl-tests output (as printed, or a console\n"
+    "                     copy without its '#'), or a busbw table '| size | busbw\n"
+    "                     (GB/s) |' (sizes 1K, 65K, 1G: the nearest power of two);\n"
+    "                     OP:FILE names the collective when neither the text nor\n"
+    "                     the name does (allreduce:run7.log)\n"
     "  -o, --output FILE  where to write the fitted keys (default calibration.yaml)\n"
     "  --base SCENARIO    the cluster the files were measured on (fabric, NICs,\n"
     "                     GPU); default: fabsim's defaults with cluster.gpu from\n"
-    "                     the files' device names (H100, H800, A100, B200)\n"
+    "                     the files' device names (H100, H800, A100, B200,\n"
+    "                     H200, MI300X)\n"
     "  --set KEY=VALUE    override a key of the base (repeatable)\n"
+    "  --keep-algorithms  the base's algorithms as they are: no detection\n"
     "  --json             print the result as JSON instead of the tables\n"
     "\n"
     "Prints, per file, each size's measured and fitted time and busbw and the\n"
-    "residual (fitted time / measured time - 1), then the parameters before and\n"
-    "after. The written file is a scenario fragment: `fabsim run FILE` runs it\n"
+    "residual (fitted time / measured time - 1), the rms of ln(fitted / measured)\n"
+    "under 64 KiB and from 64 KiB against the targets (0.10 and 0.05), then the\n"
+    "parameters before and after. Rows of size 0 are read and left out (counted).\n"
+    "The written file is a scenario fragment: `fabsim run FILE` runs it\n"
     "alone; over another scenario pass its keys as overrides (its header lists\n"
     "them as --set arguments): fabsim run BASE.yaml --set KEY=VALUE ...\n"
     "\n"
     "Exit status: 0 done, 1 the fragment could not be written, 2 bad input (a\n"
-    "file that is not nccl-tests output, truncated, or failed its own check,\n"
-    "named as FILE:LINE:COL; a bad base scenario or key).\n"
+    "file that is not nccl-tests output, truncated, failed its own check, or\n"
+    "whose columns disagree, named as FILE:LINE:COL; a bad base scenario or key;\n"
+    "-o naming a folder, a device, a FIFO or an input file), before the fit.\n"
     "Example: fabsim calibrate examples/nccl-tests/*.txt -o my-cluster.yaml\n";
 
 typedef struct cal_args {
@@ -49,7 +65,7 @@ typedef struct cal_args {
   const char **sets;
   int nsets;
   const char *base, *output;
-  bool json;
+  bool json, keep_algorithms;
 } cal_args;
 
 static int parse_args(cal_args *a, int argc, char **argv) {
@@ -61,6 +77,7 @@ static int parse_args(cal_args *a, int argc, char **argv) {
       {.name = "--base", .value = true, .last = &a->base},
       cli_opt_set(a->sets, &a->nsets),
       {.name = "--json", .flag = &a->json},
+      {.name = "--keep-algorithms", .flag = &a->keep_algorithms},
   };
   const cli_argv spec = {.opts = opts,
                          .nopts = sizeof opts / sizeof opts[0],
@@ -76,6 +93,36 @@ static int parse_args(cal_args *a, int argc, char **argv) {
   return CLI_OK;
 }
 
+/* The targets of docs/validation.md, Calibration: rms of ln(model /
+ * measured) over rows under CAL_SMALL_BYTES and from it. */
+static const double TARGET_SMALL = 0.10, TARGET_LARGE = 0.05;
+static const char *const param_kinds[] = {"efficiency", "latency-factor", "bandwidth-factor"};
+
+static json_t *range_json(const cal_rms *r, double target) {
+  json_t *o = json_object();
+  json_object_set_new(o, "rows", json_integer((json_int_t)r->rows));
+  json_object_set_new(o, "rms_log_residual_before", r->rows ? json_real(r->before) : json_null());
+  json_object_set_new(o, "rms_log_residual_after", r->rows ? json_real(r->after) : json_null());
+  json_object_set_new(o, "target", json_real(target));
+  json_object_set_new(o, "met", r->rows ? json_boolean(r->after <= target) : json_null());
+  return o;
+}
+
+static json_t *algorithms_json(const cal_fit *f) {
+  json_t *o = json_object(), *tried = json_array();
+  json_object_set_new(o, "kept", json_string(cal_algos_name(f->algos)));
+  for (int a = 0; a < CAL_NALGOS; a++) {
+    if (!f->tried[a]) continue;
+    json_t *t = json_object();
+    json_object_set_new(t, "set", json_string(cal_algos_name((cal_algos)a)));
+    json_object_set_new(t, "objective", json_real(f->cost[a]));
+    json_object_set_new(t, "parameters", json_integer(f->nfitted[a]));
+    json_array_append_new(tried, t);
+  }
+  json_object_set_new(o, "tried", tried);
+  return o;
+}
+
 static json_t *result_json(const cal_fit *f, const char *written) {
   json_t *o = json_object();
   json_t *files = json_array();
@@ -87,6 +134,11 @@ static json_t *result_json(const cal_fit *f, const char *written) {
     json_object_set_new(j, "ranks", json_integer(ff->run->ranks));
     json_object_set_new(j, "nodes", json_integer(ff->run->nodes));
     json_object_set_new(j, "gpus_per_node", json_integer(ff->run->gpus_per_node));
+    if (ff->run->shape_from_base)
+      json_object_set_new(j, "shape_from_base", json_string(ff->run->shape_why));
+    json_object_set_new(j, "busbw_table", json_boolean(ff->run->busbw_table));
+    if (ff->run->aborted_line)
+      json_object_set_new(j, "aborted_line", json_integer(ff->run->aborted_line));
     for (size_t k = 0; k < ff->run->n; k++) {
       const cal_row *w = &ff->rows[k];
       json_t *r = json_object();
@@ -107,6 +159,8 @@ static json_t *result_json(const cal_fit *f, const char *written) {
     json_object_set_new(j, "rows", rows);
     json_object_set_new(j, "rms_log_residual_before", json_real(ff->rms_before));
     json_object_set_new(j, "rms_log_residual_after", json_real(ff->rms_after));
+    json_object_set_new(j, "small", range_json(&ff->small, TARGET_SMALL));
+    json_object_set_new(j, "large", range_json(&ff->large, TARGET_LARGE));
     json_array_append_new(files, j);
   }
   json_object_set_new(o, "files", files);
@@ -114,8 +168,7 @@ static json_t *result_json(const cal_fit *f, const char *written) {
   for (int p = 0; p < CAL_NPARAM; p++) {
     json_t *j = json_object();
     json_object_set_new(j, "name", json_string(cal_param_name((cal_param)p)));
-    json_object_set_new(j, "kind",
-                        json_string(p <= CAL_PARAM_NIC_EFF ? "efficiency" : "latency-factor"));
+    json_object_set_new(j, "kind", json_string(param_kinds[cal_param_kind_of((cal_param)p)]));
     json_object_set_new(j, "fitted", json_boolean(f->fitted[p]));
     json_object_set_new(j, "before", json_real(f->before[p]));
     json_object_set_new(j, "after", json_real(f->after[p]));
@@ -133,6 +186,8 @@ static json_t *result_json(const cal_fit *f, const char *written) {
   json_object_set_new(o, "keys", keys);
   json_object_set_new(o, "gpu_from_files", f->gpu[0] ? json_string(f->gpu) : json_null());
   json_object_set_new(o, "rows", json_integer((json_int_t)f->rows_used));
+  json_object_set_new(o, "rows_skipped", json_integer((json_int_t)f->rows_skipped));
+  json_object_set_new(o, "algorithms", algorithms_json(f));
   json_object_set_new(o, "rms_log_residual_before", json_real(f->rms_before));
   json_object_set_new(o, "rms_log_residual_after", json_real(f->rms_after));
   json_object_set_new(o, "evaluations", json_integer(f->evaluations));
@@ -140,10 +195,25 @@ static json_t *result_json(const cal_fit *f, const char *written) {
   return o;
 }
 
+static void print_range(const char *what, const cal_rms *r, double target) {
+  if (!r->rows) {
+    printf("    %-13s no rows\n", what);
+    return;
+  }
+  printf("    %-13s %.4f -> %.4f over %zu rows (target %.2f: %s)\n", what, r->before, r->after,
+         r->rows, target, r->after <= target ? "met" : "missed");
+}
+
 static void print_file(const cal_file_fit *ff) {
   const cal_run *r = ff->run;
   printf("\n%s: %s, %u GPUs (%u node%s x %u)\n", r->name, cal_op_name(r->op), r->ranks, r->nodes,
          r->nodes == 1 ? "" : "s", r->gpus_per_node);
+  if (r->shape_from_base) printf("  the shape is the base's: %s\n", r->shape_why);
+  if (r->busbw_table)
+    printf("  a busbw table: each time is size x bus factor / busbw (busbw's rounding included)\n");
+  if (r->aborted_line)
+    printf("  the run aborted at line %u after its last row: the rows before it are read\n",
+           r->aborted_line);
   printf("  %12s %12s %12s %11s %11s %9s  %s\n", "size", "measured us", "fitted us", "busbw meas",
          "busbw fit", "residual", "as run");
   for (size_t k = 0; k < r->n; k++) {
@@ -151,8 +221,8 @@ static void print_file(const cal_file_fit *ff) {
     char sz[32];
     out_fmt_bytes(sz, sizeof sz, w->bytes);
     if (!w->used) {
-      printf("  %12s %12.2f %12s %11.2f %11s %9s  (not fitted: no size or time)\n", sz,
-             w->measured_us, "-", w->measured_busbw_GBps, "-", "-");
+      printf("  %12s %12.2f %12s %11.2f %11s %9s  (not fitted: size 0)\n", sz, w->measured_us, "-",
+             w->measured_busbw_GBps, "-", "-");
       continue;
     }
     printf("  %12s %12.2f %12.2f %11.2f %11.2f %+8.1f%%  %s/%s\n", sz, w->measured_us, w->fitted_us,
@@ -161,6 +231,8 @@ static void print_file(const cal_file_fit *ff) {
   }
   printf("  rms of ln(fitted / measured time): %.4f before the fit, %.4f after\n", ff->rms_before,
          ff->rms_after);
+  print_range("under 64 KiB", &ff->small, TARGET_SMALL);
+  print_range("from 64 KiB", &ff->large, TARGET_LARGE);
 }
 
 static void us_text(char *out, size_t cap, simtime_ps ps) {
@@ -172,19 +244,31 @@ static void print_result(const cal_fit *f, const char *written) {
          f->nfiles == 1 ? "" : "s", f->rows_used, f->evaluations, f->gpu[0] ? ", cluster.gpu " : "",
          f->gpu, f->gpu[0] ? " from the files" : "");
   for (size_t i = 0; i < f->nfiles; i++) print_file(&f->files[i]);
-  printf("\nparameters                          before     after\n");
-  for (int p = 0; p <= CAL_PARAM_NIC_EFF; p++)
-    printf("  %-32s %8.4g  %8.4g%s\n", cal_param_name((cal_param)p), f->before[p], f->after[p],
-           f->fitted[p] ? "" : "  (not measured by these files: kept)");
+  if (f->tried[CAL_ALGOS_NO_NVLS] || f->tried[CAL_ALGOS_RING]) {
+    printf("\nalgorithms (kept: %s; a richer set only when n ln(cost ratio) passes chi2 0.95)\n",
+           cal_algos_name(f->algos));
+    for (int a = CAL_NALGOS - 1; a >= 0; a--)
+      if (f->tried[a])
+        printf("  %-16s objective %.5g, %u parameters%s\n", cal_algos_name((cal_algos)a),
+               f->cost[a], f->nfitted[a], (cal_algos)a == f->algos ? "  <- kept" : "");
+  }
+  printf("\nparameters                                before     after\n");
+  for (int p = 0; p < CAL_NPARAM; p++) {
+    if (cal_param_kind_of((cal_param)p) == CAL_KIND_LATENCY) continue;
+    if (cal_param_kind_of((cal_param)p) == CAL_KIND_BANDWIDTH && !f->fitted[p]) continue;
+    printf("  %-38s %8.4g  %8.4g%s%s\n", cal_param_name((cal_param)p), f->before[p], f->after[p],
+           f->fitted[p] ? "" : "  (not measured by these files: kept)",
+           f->at_bound[p] && f->after[p] != f->before[p] ? "  (at its bound 0.3..1)" : "");
+  }
   size_t nk;
   const cal_latency_key *k = cal_latency_keys(&nk);
-  for (int p = CAL_PARAM_LAT_LL; p < CAL_NPARAM; p++) {
+  for (int p = CAL_PARAM_LAT_LL; p < CAL_PARAM_BW_RING; p++) {
     const char *name = cal_param_name((cal_param)p) + strlen("workload.collective.latency.");
     if (!f->fitted[p]) {
-      printf("  latency %-24s x1 (no row ran on %s: kept)\n", name, name);
+      printf("  latency %-30s x1 (no row ran on %s: kept)\n", name, name);
       continue;
     }
-    printf("  latency %-24s x1        x%.4g:", name, f->after[p]);
+    printf("  latency %-30s x1        x%.4g:", name, f->after[p]);
     int shown = 0;
     for (size_t i = 0; i < nk && shown < 3; i++) {
       if (k[i].param != (cal_param)p) continue;
@@ -205,6 +289,7 @@ static void print_result(const cal_fit *f, const char *written) {
   }
   printf("rms of ln(fitted / measured time) over every row: %.4f before, %.4f after\n",
          f->rms_before, f->rms_after);
+  if (f->rows_skipped) printf("rows left out of the fit: %zu (size 0)\n", f->rows_skipped);
   printf(
       "written      %s: fabsim run %s, or over another scenario with the --set arguments "
       "in its header\n",
@@ -228,7 +313,18 @@ int cli_cmd_calibrate(int argc, char **argv) {
       rc = CLI_BAD_INPUT;
       goto out;
     }
-  cal_base base = {.path = a.base, .sets = a.sets, .nsets = a.nsets};
+  if (cal_output_check(a.output, runs, (size_t)nread, &err) != SIM_OK) {
+    cli_error(err.msg);
+    rc = CLI_BAD_INPUT; /* before the fit: nothing spent */
+    goto out;
+  }
+  cal_base base = {
+      .path = a.base, .sets = a.sets, .nsets = a.nsets, .keep_algorithms = a.keep_algorithms};
+  if (cal_runs_shape_from_base(runs, (size_t)nread, &base, &err) != SIM_OK) {
+    cli_error(err.msg);
+    rc = CLI_BAD_INPUT; /* files without rank lines: the base's shape must fit their rows */
+    goto out;
+  }
   if (cal_fit_run(&fit, &base, runs, (size_t)nread, &err) != SIM_OK) {
     cli_error(err.msg);
     rc = CLI_BAD_INPUT; /* the base, a key, a file fabsim cannot model */
@@ -243,7 +339,9 @@ int cli_cmd_calibrate(int argc, char **argv) {
     snprintf(inputs + used, sizeof inputs - (size_t)used, ", cluster.gpu %s from the files",
              fit.gpu);
   frag = cal_fit_fragment(&fit, inputs);
-  if (sim_write_file_atomic(a.output, frag, strlen(frag), &err) != SIM_OK) {
+  /* again: the name may have become something else during the fit */
+  if (cal_output_check(a.output, runs, (size_t)nread, &err) != SIM_OK ||
+      sim_write_file_atomic(a.output, frag, strlen(frag), &err) != SIM_OK) {
     cli_error(err.msg);
     rc = CLI_FAILED;
     goto out;

@@ -1,6 +1,7 @@
 /* fabsim compare: scenarios side by side (each run in its own process), or
  * runs already in a results database; a table of the headline figures with
  * differences to the first, and a comparison report.html. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -194,6 +195,40 @@ static void label_db_runs(json_t *runs) {
   }
 }
 
+/* Runs simulated at different fidelities differ by their models as well as
+ * by their scenarios: then each label names its fidelity ("default
+ * [packet]", in the table, report.html and --json alike) and a warning says
+ * so. Runs of one fidelity keep their labels. */
+static void mark_fidelities(json_t *runs) {
+  const char *first = NULL;
+  bool mixed = false;
+  for (size_t i = 0; i < json_array_size(runs); i++) {
+    const json_t *sum = json_object_get(json_array_get(runs, i), "summary");
+    const char *f = json_string_value(json_object_get(sum, "fidelity"));
+    if (!f) f = "?";
+    if (!first) first = f;
+    mixed |= strcmp(f, first) != 0;
+  }
+  if (!mixed) return;
+  char list[1024] = "";
+  size_t o = 0;
+  for (size_t i = 0; i < json_array_size(runs); i++) {
+    json_t *r = json_array_get(runs, i);
+    const char *f = json_string_value(json_object_get(json_object_get(r, "summary"), "fidelity"));
+    char label[300];
+    snprintf(label, sizeof label, "%s [%s]", json_string_value(json_object_get(r, "label")),
+             f ? f : "?");
+    if (o < sizeof list)
+      o += (size_t)snprintf(list + o, sizeof list - o, "%s%s", i ? ", " : "", label);
+    json_object_set_new(r, "label", json_string(label));
+  }
+  fprintf(stderr,
+          "fabsim: warning: the runs were simulated at different fidelities (%s): their "
+          "differences are partly the fidelities' models, not only the scenarios'; for a like "
+          "comparison, --set simulation.fidelity=... on every run\n",
+          list);
+}
+
 int cli_cmd_compare(int argc, char **argv) {
   compare_args a;
   json_t *runs = NULL;
@@ -205,8 +240,10 @@ int cli_cmd_compare(int argc, char **argv) {
   outabs = cli_abspath(a.out);
   if (a.db) {
     db = sim_strdup(a.db);
-    if (access(db, R_OK) != 0) {
-      fprintf(stderr, "fabsim: %s: no such results database\n", db);
+    if (access(db, R_OK) != 0) /* absent, or not this user's to read */
+      sim_fail(&err, SIM_EIO, "cannot read: %s", strerror(errno));
+    if (err.msg[0] || out_db_check(db, false, &err) != SIM_OK) {
+      fprintf(stderr, "fabsim: --db %s: %s; allowed: a fabsim results database\n", db, err.msg);
       rc = CLI_BAD_INPUT;
       goto out;
     }
@@ -220,6 +257,7 @@ int cli_cmd_compare(int argc, char **argv) {
     rc = run_scenarios(&a, outabs, &db, &runs, &interrupted);
     if (rc == CLI_BAD_INPUT || !runs) goto out;
   }
+  mark_fidelities(runs);
   if (json_array_size(runs) == 0) {
     fprintf(stderr, "fabsim: no runs to compare\n");
     rc = CLI_FAILED;

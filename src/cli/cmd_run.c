@@ -1,5 +1,4 @@
 /* fabsim run: simulate a scenario's workload and report what it measured. */
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,8 +46,10 @@ static const char run_help[] =
     "\n"
     "While it runs, a progress line on stderr (simulated time, percent of the\n"
     "expected length, events/s, ETA) when stderr is a terminal. Ctrl-C stops the\n"
-    "run cleanly: the files are finished, cover the simulated time reached and say\n"
-    "\"complete\": false; a second Ctrl-C kills at once.\n"
+    "run cleanly in any phase (setup, timing, simulation, jobs alone, telemetry):\n"
+    "the files are finished, cover the simulated time reached and say \"complete\":\n"
+    "false (while they are written: they are finished first); exit 130. A second\n"
+    "Ctrl-C kills at once.\n"
     "\n"
     "Parallel: mpirun -np N fabsim run ... runs the packet fidelity over N MPI ranks\n"
     "(simulation.engine: auto, the default, or parallel); rank 0 alone prints and\n"
@@ -69,13 +70,14 @@ static void warn_at(const cfg_doc *doc, const char *key, const char *detail) {
   else fprintf(stderr, "fabsim: warning: %s\n", detail);
 }
 
-/* Every fault at or after the workload's end (`end`) had no effect: a
- * "fault-after-end" event each, and a warning located at its faults[i].at. */
+/* Every fault at or after the workload's end (`end`) had no effect (but
+ * the one that stopped it, when it failed): a "fault-after-end" event each,
+ * and a warning located at its faults[i].at. */
 static void warn_faults_after_end(const cfg_scenario *cfg, const cfg_doc *doc, simtime_ps end,
-                                  run_events *log) {
+                                  bool failed, run_events *log) {
   uint32_t *idx = sim_malloc((cfg->faults.n ? cfg->faults.n : 1) * sizeof *idx);
   const char **detail = sim_malloc((cfg->faults.n ? cfg->faults.n : 1) * sizeof *detail);
-  size_t n = run_faults_after_end(cfg, end, log, idx, detail);
+  size_t n = run_faults_after_end(cfg, end, failed, log, idx, detail);
   for (size_t i = 0; i < n; i++) {
     char key[48];
     snprintf(key, sizeof key, "faults[%u].at", idx[i]);
@@ -128,6 +130,7 @@ typedef struct run_verb {
   run_training_result tres;
   cli_run_output ro;
   bool complete, rank0;
+  const char *stopped_after; /* the phase after the simulation a Ctrl-C stopped, or NULL */
   cli_lock lock;
   double t0; /* wall clock at the start */
 } run_verb;
@@ -147,65 +150,26 @@ static int setup(run_verb *v) {
   if (v->rank0 && (rc = cli_output_lock(&v->s.cfg, v->s.doc, &v->lock)) != CLI_OK)
     return rc; /* one run per output.dir */
   cli_run_output_begin(&v->ro, &v->s);
+  sim_test_pause("setup"); /* tests: output.dir taken, the topology not yet built */
   if ((rc = run_setup_begin(&v->s, &err)) != SIM_OK) {
     cli_error(err.msg);
     return rc == SIM_ECONFIG ? CLI_BAD_INPUT : CLI_FAILED;
   }
   const char *w = run_reordering_warning(&v->s.cfg, &v->r.log);
   if (w) warn_at(v->s.doc, "cluster.nic.recovery", w);
+  w = run_idle_nic_warning(&v->s.cfg, &v->s.w.plan, v->s.t, &v->r.log);
+  if (w) warn_at(v->s.doc, "workload.collective.channels", w);
   return CLI_OK;
 }
 
-/* Ctrl-C and SIGTERM while a training job runs: noted for the run layer,
- * which stops after the current slice of simulated time (the parallel
- * engine votes on it over its ranks); a second one kills at once. */
-static void on_signal(int sig) {
-  if (sim_interrupt_pending()) {
-    signal(sig, SIG_DFL);
-    raise(sig);
-    return;
-  }
-  sim_interrupt_note();
-}
-
-/* The handler above, installed (on) and the previous ones back (off). */
-typedef struct signals {
-  struct sigaction old_int, old_term;
-} signals;
-
-static void signals_on(signals *sg) {
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_signal;
-  sigemptyset(&sa.sa_mask);
-  sim_interrupt_clear();
-  sigaction(SIGINT, &sa, &sg->old_int);
-  sigaction(SIGTERM, &sa, &sg->old_term);
-}
-
-static void signals_off(const signals *sg) {
-  sigaction(SIGINT, &sg->old_int, NULL);
-  sigaction(SIGTERM, &sg->old_term, NULL);
-  sim_interrupt_clear();
-}
-
-/* The training job with the handler installed around it. */
-static int run_training_job(run_verb *v, bool show, sim_error *err) {
-  signals sg;
-  signals_on(&sg);
-  run_progress_fn progress = {.draw = cli_progress_draw};
-  int rc = run_training_run(&v->s.tr, &v->r.log, show ? &progress : NULL, &v->complete, err);
-  signals_off(&sg);
-  return rc;
-}
-
-/* Training jobs of a jobs: list, the same. */
-static int run_jobs_run_interruptible(run_verb *v, sim_error *err) {
-  signals sg;
-  signals_on(&sg);
-  int rc = run_jobs_run(&v->s.jobs, v->s.sim, v->s.doc, &v->complete, err);
-  signals_off(&sg);
-  return rc;
+/* A phase after the simulation stopped by Ctrl-C (rc SIM_EINTR): the run
+ * is marked stopped, with an event saying what is missing. */
+static void stopped_in(run_verb *v, const char *what) {
+  v->complete = false;
+  v->stopped_after = what;
+  char detail[300];
+  snprintf(detail, sizeof detail, "stopped (Ctrl-C) while %s", what);
+  run_event_add(&v->r.log, sim_now(v->s.sim), "job", "stopped", detail);
 }
 
 /* The simulation, then what it measured. */
@@ -217,13 +181,21 @@ static int simulate(run_verb *v) {
   if (s->training) {
     /* the job drives the simulation itself (and stops it at its end or
      * failure, leaving later events pending), with its own progress line */
-    if (run_training_job(v, show, &err) != SIM_OK) return fail(&err, false);
+    run_progress_fn progress = {.draw = cli_progress_draw};
+    if (run_training_run(&s->tr, &r->log, show ? &progress : NULL, &v->complete, &err) != SIM_OK)
+      return fail(&err, false);
     if (s->tr.warning) fprintf(stderr, "fabsim: warning: %s\n", s->tr.warning);
   } else if (s->jobs.n) { /* every job on the one backend from its start time */
-    if (run_jobs_start(&s->jobs, s->sim, s->be, s->doc, &err) != SIM_OK) return fail(&err, false);
+    int rc = run_jobs_start(&s->jobs, s->sim, s->be, s->doc, &err);
     out_progress prog = {.show = show, .started = v->t0};
-    if (run_jobs_training(&s->jobs)) { /* the training jobs drive it, in slices */
-      if (run_jobs_run_interruptible(v, &err) != SIM_OK) return fail(&err, false);
+    if (rc == SIM_EINTR) { /* Ctrl-C while jobs were timed alone: none started */
+      stopped_in(v, "the jobs' collectives were timed before the run: no job ran");
+      v->stopped_after = NULL; /* the simulation itself was stopped, at its start */
+    } else if (rc != SIM_OK) {
+      return fail(&err, false);
+    } else if (run_jobs_training(&s->jobs)) { /* the training jobs drive it, in slices */
+      if (run_jobs_run(&s->jobs, s->sim, s->doc, &v->complete, &err) != SIM_OK)
+        return fail(&err, false);
     } else {
       v->complete = out_progress_run(s->sim, &prog) == SIM_OK;
     }
@@ -251,8 +223,10 @@ static int simulate(run_verb *v) {
   run_workload_end(&s->w, sim, &r->net, v->complete, s->training ? s->tr.job : NULL, &r->log);
   if (s->jobs.n) { /* the run's length is the last job's end; then each job alone */
     s->w.res.time_s = sim_ps_to_s(run_jobs_end(&s->jobs, sim));
-    if (v->complete && !s->w.failed && run_jobs_alone(&s->jobs, s->doc, s->t, &err) != SIM_OK)
-      return fail(&err, false);
+    int rc = v->complete && !s->w.failed ? run_jobs_alone(&s->jobs, s->doc, s->t, &err) : SIM_OK;
+    if (rc == SIM_EINTR)
+      stopped_in(v, "each job ran alone: the jobs not yet run alone have no slowdown");
+    else if (rc != SIM_OK) return fail(&err, false);
     run_jobs_events(&s->jobs, &r->log);
     run_jobs_outcome(&s->jobs, &s->w, &r->log);
   }
@@ -274,15 +248,24 @@ static int report(run_verb *v) {
     run_training_report(&s->tr, s->fs, &r->log, &v->tres);
   }
   if (v->complete)
-    warn_faults_after_end(cfg, s->doc, s->training ? sim_now(s->sim) : s->w.exec.end, &r->log);
+    warn_faults_after_end(cfg, s->doc, s->training ? sim_now(s->sim) : s->w.exec.end, s->w.failed,
+                          &r->log);
   run_events_cap(&r->log, cfg->output.max_events); /* every output reads the capped log */
+  sim_test_pause("telemetry"); /* tests: the simulation is over, the replay not begun */
+  bool was_complete = v->complete;
+  if (cli_run_output_telemetry(&v->ro, &r->log, &v->complete, &err) != SIM_OK) {
+    cli_error(err.msg);
+    return CLI_FAILED;
+  }
+  if (was_complete && !v->complete) v->stopped_after = "the telemetry was replayed";
+  /* from here on the files are written whole: a Ctrl-C now is honoured
+   * after them (exit 130), and they say what the run reached */
   json_t *summary = cli_run_summary_json(&v->a, cfg, s->t, r);
   if (s->training) cli_training_json(&v->tres, cfg, summary);
   char *dump = cfg_dump(cfg);
   char path[4096];
   snprintf(path, sizeof path, "%s/scenario.yaml", cfg->output.dir);
-  if (cli_run_output_end(&v->ro, summary, &r->log, dump, v->complete, s->w.failed, &err) !=
-          SIM_OK ||
+  if (cli_run_output_write(&v->ro, summary, dump, v->complete, s->w.failed, &err) != SIM_OK ||
       out_write_json(summary, cfg->output.dir, "summary.json", &err) != SIM_OK ||
       sim_write_file_atomic(path, dump, strlen(dump), &err) != SIM_OK) {
     cli_error(err.msg);
@@ -298,10 +281,22 @@ static int report(run_verb *v) {
     print_job_failed(cfg, r, &v->tres);
     rc = CLI_JOB_FAILED;
   } else if (!v->complete && rc == CLI_OK) {
+    if (v->stopped_after)
+      fprintf(stderr,
+              "fabsim: stopped (Ctrl-C) after the simulation, while %s; the files in %s are "
+              "whole and marked \"complete\": false\n",
+              v->stopped_after, cfg->output.dir);
+    else
+      fprintf(stderr,
+              "fabsim: stopped at %.6g s of simulated time; the files in %s are whole and "
+              "marked \"complete\": false\n",
+              r->sim_time_s, cfg->output.dir);
+    rc = CLI_INTERRUPTED;
+  } else if (sim_interrupt_pending() && rc == CLI_OK) {
     fprintf(stderr,
-            "fabsim: stopped at %.6g s of simulated time; the files in %s are whole and "
-            "marked \"complete\": false\n",
-            r->sim_time_s, cfg->output.dir);
+            "fabsim: stopped (Ctrl-C) while the files were written; they are whole, in %s, and "
+            "cover the whole run\n",
+            cfg->output.dir);
     rc = CLI_INTERRUPTED;
   }
   sim_free(dump);
@@ -361,10 +356,14 @@ int cli_cmd_run(int argc, char **argv) {
         "mpirun with fabsim sweep to spread the points of a sweep over the ranks");
     rc = CLI_BAD_INPUT;
   }
+  /* one Ctrl-C handler for every phase, from the setup to the last file */
+  out_interrupt ih;
+  out_interrupt_begin(&ih);
   if (rc == CLI_OK) rc = setup(v);
   if (rc == CLI_OK) rc = simulate(v);
   if (rc == CLI_OK && v->rank0) rc = report(v);
   teardown(v, rc);
+  out_interrupt_end(&ih);
 out:
   cli_args_free(&v->a);
   if (mpi) pdes_comm_finalize();

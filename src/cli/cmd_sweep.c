@@ -497,11 +497,21 @@ static int lock_dir(sweep_run *s) {
   if (s->rank == 0) {
     sim_error err = {0};
     int lrc = sim_dir_lock(s->outabs, &s->lock, &s->created, &err);
-    if (lrc != SIM_OK) {
-      fprintf(
-          stderr, "fabsim: --out %s: %s%s\n", s->a.out, err.msg,
-          lrc == SIM_EBUSY ? "; give this sweep another --out, or wait for that one to end" : "");
-      rc = lrc == SIM_EBUSY ? CLI_BAD_INPUT : CLI_FAILED;
+    if (lrc != SIM_OK) { /* the folder given is the problem: bad input, as output.dir's */
+      fprintf(stderr, "fabsim: --out %s: %s%s\n", s->a.out, err.msg,
+              lrc == SIM_EBUSY ? "; give this sweep another --out, or wait for that one to end"
+                               : "; allowed: a folder this user can create and write");
+      rc = CLI_BAD_INPUT;
+    } else if (out_db_check(s->db, true, &err) != SIM_OK) {
+      /* the database every point adds to: one that is not would fail every
+       * point, after it ran */
+      fprintf(stderr,
+              "fabsim: --db %s: %s; allowed: a fabsim results database, or a path that does "
+              "not exist yet (it is created)\n",
+              s->a.db ? s->a.db : s->db, err.msg);
+      sim_dir_unlock(s->lock, s->outabs, s->created); /* a folder it made goes again */
+      s->lock = -1;
+      rc = CLI_BAD_INPUT;
     }
   }
   return agree(s, rc);

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/cli.h"
 #include "fabsim/out.h"
@@ -86,12 +87,21 @@ int cli_cmd_topo(int argc, char **argv) {
   topo *t = NULL;
   int rc = cli_parse(&a, argc, argv, "jd", topo_help);
   if (rc != CLI_OK) goto out;
+  struct stat st; /* a folder as --dot: refused before the topology is built */
+  if (a.dot && strcmp(a.dot, "-") && stat(a.dot, &st) == 0 && S_ISDIR(st.st_mode)) {
+    fprintf(stderr, "fabsim: --dot %s: is a folder; allowed: a file to write, or - (stdout)\n",
+            a.dot);
+    rc = CLI_BAD_INPUT;
+    goto out;
+  }
   if ((rc = cli_load(&a, &cfg, &doc, &t)) != CLI_OK) goto out;
   if (a.dot) {
     FILE *f = strcmp(a.dot, "-") ? fopen(a.dot, "w") : stdout;
-    if (!f) {
-      fprintf(stderr, "fabsim: %s: cannot write: %s\n", a.dot, strerror(errno));
-      rc = CLI_FAILED;
+    if (!f) { /* the path given: bad input (a write that fails later is not) */
+      fprintf(stderr,
+              "fabsim: --dot %s: cannot write: %s; allowed: a file to write, or - (stdout)\n",
+              a.dot, strerror(errno));
+      rc = CLI_BAD_INPUT;
       goto done;
     }
     topo_write_dot(t, f, a.dot_collapse);

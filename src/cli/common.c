@@ -58,21 +58,19 @@ void cli_output_unlock(cli_lock *lock, int rc) {
 int cli_output_lock(const cfg_scenario *cfg, const cfg_doc *doc, cli_lock *lock) {
   sim_error err = {0};
   char msg[sizeof err.msg];
-  struct stat st;
   char *db = out_database_path(cfg->output.dir, cfg->output.database);
   int rc = SIM_OK;
   lock->fd = -1;
   lock->dir = cfg->output.dir;
-  /* output.database: written at the end; a device or folder there would
-   * fail only after the whole simulation */
-  if (db && stat(db, &st) == 0 && !S_ISREG(st.st_mode)) {
+  /* output.database: written at the end; a device, a folder or a file that
+   * is not a results database there would fail only after the whole
+   * simulation */
+  if (db && out_db_check(db, true, &err) != SIM_OK) {
+    snprintf(msg, sizeof msg, "%s", err.msg);
     cfg_fail_at(doc, "output.database", &err,
-                "%s is %s; allowed: a regular file (runs are added to it), a path that does not "
-                "exist yet (it is created), or none",
-                db,
-                S_ISDIR(st.st_mode)   ? "a folder"
-                : S_ISCHR(st.st_mode) ? "a character device"
-                                      : "not a regular file");
+                "%s %s; allowed: a fabsim results database (runs are added to it), a path that "
+                "does not exist yet (it is created), or none",
+                db, msg);
     rc = SIM_ECONFIG;
   }
   sim_free(db);

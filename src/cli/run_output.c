@@ -26,11 +26,14 @@ void cli_run_output_begin(cli_run_output *o, const run_setup *s) {
   strftime(o->started_at, sizeof o->started_at, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-int cli_run_output_end(cli_run_output *o, json_t *summary, const run_events *log,
-                       const char *scenario_yaml, bool complete, bool failed, sim_error *err) {
+int cli_run_output_telemetry(cli_run_output *o, const run_events *log, bool *complete,
+                             sim_error *err) {
+  return run_telemetry_make(&o->tel, o->s, log, complete, err);
+}
+
+int cli_run_output_write(cli_run_output *o, json_t *summary, const char *scenario_yaml,
+                         bool complete, bool failed, sim_error *err) {
   const cfg_scenario *cfg = &o->s->cfg;
-  int rc = run_telemetry_make(&o->tel, o->s, log, complete, err);
-  if (rc != SIM_OK) return rc;
   out_run r = {.summary = summary,
                .scenario_yaml = scenario_yaml,
                .tel = o->tel,

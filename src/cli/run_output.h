@@ -14,12 +14,15 @@ typedef struct cli_run_output {
 
 /* When the run starts: its setup and the wall clock. */
 void cli_run_output_begin(cli_run_output *o, const run_setup *s);
-/* After the run (complete or stopped): its telemetry (run_telemetry_make)
- * and every output file but summary.json and scenario.yaml (out_write_run);
- * `log`: the run's event log (into events.csv and the database); `failed`:
- * the simulated job failed (out_run.failed). */
-int cli_run_output_end(cli_run_output *o, json_t *summary, const run_events *log,
-                       const char *scenario_yaml, bool complete, bool failed, sim_error *err);
+/* After the run (complete or stopped): its telemetry (run_telemetry_make:
+ * `log`, the run's event log, goes into events.csv and the database;
+ * *complete false when an interrupt was noted by the end of its replay),
+ * then every output file but summary.json and scenario.yaml (out_write_run;
+ * `failed`: the simulated job failed, out_run.failed). */
+int cli_run_output_telemetry(cli_run_output *o, const run_events *log, bool *complete,
+                             sim_error *err);
+int cli_run_output_write(cli_run_output *o, json_t *summary, const char *scenario_yaml,
+                         bool complete, bool failed, sim_error *err);
 void cli_run_output_free(cli_run_output *o);
 
 #endif

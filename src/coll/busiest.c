@@ -34,8 +34,8 @@ static void window_count(coll__busy_window *w, size_t i, int sign) {
   const topo *t = w->t;
   int64_t d = sign * (int64_t)x->bytes;
   if (topo_gpu_node(t, x->src_gpu) != topo_gpu_node(t, x->dst_gpu)) {
-    port_move(&w->nic, &w->nic_out[topo_gpu_nic(t, x->src_gpu)], d);
-    port_move(&w->nic, &w->nic_in[topo_gpu_nic(t, x->dst_gpu)], d);
+    port_move(&w->nic, &w->nic_out[topo_xfer_nic(t, x->src_gpu, x->flow_hash)], d);
+    port_move(&w->nic, &w->nic_in[topo_xfer_nic(t, x->dst_gpu, x->flow_hash)], d);
     w->crossing = (size_t)((ptrdiff_t)w->crossing + sign);
   } else {
     port_move(&w->nv, &w->nv_out[x->src_gpu], d);
@@ -66,8 +66,8 @@ static void window_range(coll__busy_window *w, size_t a, size_t b, int sign) {
       const be_xfer *x = &w->pool[i + AHEAD];
       __builtin_prefetch(&w->nv_out[x->src_gpu], 1);
       __builtin_prefetch(&w->nv_in[x->dst_gpu], 1);
-      __builtin_prefetch(&w->nic_out[topo_gpu_nic(t, x->src_gpu)], 1);
-      __builtin_prefetch(&w->nic_in[topo_gpu_nic(t, x->dst_gpu)], 1);
+      __builtin_prefetch(&w->nic_out[topo_xfer_nic(t, x->src_gpu, x->flow_hash)], 1);
+      __builtin_prefetch(&w->nic_in[topo_xfer_nic(t, x->dst_gpu, x->flow_hash)], 1);
     }
     window_count(w, i, sign);
   }

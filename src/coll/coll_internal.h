@@ -20,6 +20,15 @@ static inline void coll__xfer(be_xfer *x, uint32_t src, uint32_t dst, uint64_t b
   x->tclass = 0;
 }
 
+/* Channel c's NIC selector (topo_flow_hash_nic): with k > 1 NICs a GPU,
+ * channel c leaves its node through NIC c mod N (N a node's NICs), index
+ * (c mod N) mod k of its GPU; 0 otherwise. O(1). */
+uint32_t coll__channel_sel(const topo *t, uint32_t c);
+/* coll__xfer for channel c: its flow hash carries the channel's NIC
+ * selector where GPUs have several NICs (unchanged otherwise). */
+void coll__xfer_ch(const topo *t, be_xfer *x, uint32_t src, uint32_t dst, uint64_t bytes,
+                   uint64_t salt, uint32_t c);
+
 /* Append a phase of n zeroed transfers repeated `repeat` times. */
 coll_phase *coll__add_phase(coll_plan *p, size_t n, uint64_t repeat);
 /* Append a copy of x[0..n) repeated `repeat` times, or, when the last phase
@@ -32,8 +41,9 @@ be_xfer *coll__pool(coll_plan *p, size_t n);
 /* Append the slice pool[off, off + n) repeated `repeat` times, or extend the
  * last phase's repeat when it is the same slice. */
 void coll__push_slice(coll_plan *p, size_t off, size_t n, uint64_t repeat);
-/* Split every transfer over q queue pairs (sets p->qps). */
-void coll__split_qps(coll_plan *p, uint32_t q);
+/* Split every transfer over q queue pairs (sets p->qps); with keep_nic
+ * each part keeps its transfer's NIC selector (topo_flow_hash_nic). */
+void coll__split_qps(coll_plan *p, uint32_t q, bool keep_nic);
 
 /* Channel c's ordering of the ranks: within each node's block of ranks
  * (contiguous, as ranks ascend) rotate by c (whole nodes with fewer NICs
@@ -62,9 +72,39 @@ void coll__busy_window_move(coll__busy_window *w, size_t lo, size_t hi, uint64_t
                             uint64_t *nic_max, bool *crosses);
 void coll__busy_window_free(coll__busy_window *w);
 
+/* The factor on algorithm a's achieved rate (s->bandwidth, the scenario's
+ * workload.collective.bandwidth.*; 1 without one and for algorithms that
+ * have none), and bytes as a's transfers carry them, ceil(bytes / factor):
+ * the plan's transfers (coll_plan_build, before the protocol's wire bytes)
+ * and the tuner's closed forms alike. */
+double coll__bw_factor(const coll_spec *s, cfg_coll_algorithm a);
+uint64_t coll__bw_bytes(const coll_spec *s, cfg_coll_algorithm a, uint64_t bytes);
+
 /* Protocol bytes, per-phase latency and launch overhead of p->protocol
  * (nothing for CFG_PROTO_NONE); before QP splitting. O(transfers). */
 void coll__apply_protocol(coll_plan *p, const topo *t, const coll_spec *s);
+
+/* NCCL's size rules and per-channel limits (nccl.c, which states how
+ * fabsim's channels map onto NCCL's). */
+enum { COLL_ARCH_AMPERE, COLL_ARCH_HOPPER, COLL_ARCH_BLACKWELL, COLL_NARCH };
+/* NCCL's tuning row of a GPU: Ampere (MI300X too), Hopper, Blackwell. */
+int coll__nccl_arch(cfg_gpu g);
+/* A tree channel's cap on m nodes, bytes/s of NCCL's bus bandwidth
+ * (tuning.cc perChMaxTreeBws; perChMaxTreeLL128Bws for LL128): the tree's
+ * algorithm bandwidth is at most half of channels x this. */
+double coll__nccl_tree_cap(cfg_gpu g, uint32_t m, cfg_coll_protocol p);
+/* NVLSTree's cap per NVLS head on m >= 2 nodes, bytes/s of bus bandwidth
+ * (tuning.cc perChMaxNVLSTreeBws, times the NVLS graph's channels, one a
+ * head). */
+double coll__nccl_nvlstree_cap(cfg_gpu g, uint32_t m);
+/* The channels NCCL's rule leaves spec's message (enqueue.cc: compute
+ * channels nc lowered while bytes < nc x threads x threadThreshold, from
+ * 2 x spec->channels), as fabsim channels. O(channels). */
+uint32_t coll__nccl_channels(const coll_spec *s, cfg_coll_algorithm a, cfg_coll_protocol p);
+/* NCCL's NVLS (m = 1) or NVLSTree (m >= 2) loop over `heads` heads: the
+ * bytes one pass of every NVLS channel and head moves, NVLS channels x heads
+ * x chunk (enqueue.cc's chunk by size), at most S: the pipeline's unit. */
+uint64_t coll__nvls_unit(const coll_spec *s, uint32_t m, uint32_t heads);
 
 /* The builders, one per algorithm family. */
 int coll__plan_ring(coll_plan *p, const topo *t, const coll_spec *s);
@@ -117,6 +157,13 @@ int coll__plan_pxn(coll_plan *p, const topo *t, const coll_spec *s);
 int coll__plan_nvls(coll_plan *p, const topo *t, const coll_spec *s, sim_error *err);
 int coll__plan_collnet(coll_plan *p, const topo *t, const coll_spec *s, sim_error *err);
 int coll__plan_nvlstree(coll_plan *p, const topo *t, const coll_spec *s, sim_error *err);
+/* An NVLS pair transfer's bytes in a node of g GPUs, efficiency e, for
+ * `bytes` of the buffer: each port carries S (g+1)/g each way with both
+ * stages pipelined (both; sharp.c), S with one (the fill's reduce or
+ * multicast alone); over g-1 pairs, at 1/e. */
+uint64_t coll__nvls_pair_bytes(uint64_t bytes, uint32_t g, double e, bool both);
+/* Whether one of gpu's NICs is its node's NIC `rail` (local index). */
+bool coll__gpu_on_rail(const topo *t, uint32_t gpu, uint32_t rail);
 /* NCCL's nvlsEfficiency of a GPU (0: no NVLink SHARP). */
 double coll__nvls_efficiency(cfg_gpu g);
 /* The tuner's estimate of a tree AllReduce with protocol p on k channels,

@@ -156,7 +156,7 @@ int coll_moe_build(coll_plan *p, const topo *t, const coll_moe_spec *s, coll_moe
   }
   sim_free(fab.x);
   sim_free(nvl.x);
-  coll__split_qps(p, s->qps);
+  coll__split_qps(p, s->qps, false);
   if (info) {
     info->nodes = md.m;
     info->per_node = md.g;

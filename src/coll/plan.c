@@ -1,6 +1,7 @@
 /* Collective -> plan: validation, dispatch to the algorithm builders (ring.c,
  * tree.c, hd.c, hier.c, a2a.c; moe.c for MoE dispatch/combine), the plan's
  * storage and the nccl-tests figures of merit. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -85,8 +86,9 @@ void coll_plan_set_class(coll_plan *p, uint8_t tclass) {
 }
 
 /* q transfers of about x.bytes/q (the first ones one byte larger when it
- * does not divide), each with its own flow hash. */
-static be_xfer *split_each(const be_xfer *x, size_t n, uint32_t q) {
+ * does not divide), each with its own flow hash (its NIC selector kept
+ * with keep_nic). */
+static be_xfer *split_each(const be_xfer *x, size_t n, uint32_t q, bool keep_nic) {
   be_xfer *y = sim_calloc(n > 0 ? n * q : 1, sizeof *y);
   for (size_t j = 0; j < n; j++)
     for (uint32_t k = 0; k < q; k++) {
@@ -94,22 +96,24 @@ static be_xfer *split_each(const be_xfer *x, size_t n, uint32_t q) {
       *z = x[j];
       z->bytes = x[j].bytes / q + (k < x[j].bytes % q);
       z->flow_hash = sim_hash_u64(x[j].flow_hash + k + 1);
+      if (keep_nic)
+        z->flow_hash = topo_flow_hash_nic(z->flow_hash, (uint32_t)(x[j].flow_hash >> 56));
     }
   return y;
 }
 
 /* Split every transfer of every phase over q queue pairs. Slices of the pool
  * stay slices of the split pool. */
-void coll__split_qps(coll_plan *p, uint32_t q) {
+void coll__split_qps(coll_plan *p, uint32_t q, bool keep_nic) {
   p->qps = q ? q : 1;
   if (p->qps == 1) return;
-  be_xfer *pool = p->pool ? split_each(p->pool, p->pool_n, q) : NULL;
+  be_xfer *pool = p->pool ? split_each(p->pool, p->pool_n, q, keep_nic) : NULL;
   for (size_t i = 0; i < p->nphases; i++) {
     coll_phase *ph = &p->phases[i];
     if (ph->in_pool) {
       ph->x = pool + (size_t)(ph->x - p->pool) * q;
     } else {
-      be_xfer *x = split_each(ph->x, ph->n, q);
+      be_xfer *x = split_each(ph->x, ph->n, q, keep_nic);
       sim_free(ph->x);
       ph->x = x;
     }
@@ -118,6 +122,18 @@ void coll__split_qps(coll_plan *p, uint32_t q) {
   sim_free(p->pool);
   p->pool = pool;
   p->pool_n *= q;
+}
+
+uint32_t coll__channel_sel(const topo *t, uint32_t c) {
+  uint32_t k = topo_nics_per_gpu(t), npn = topo_nic_count(t) / topo_node_count(t);
+  return k > 1 ? (c % npn) % k : 0;
+}
+
+void coll__xfer_ch(const topo *t, be_xfer *x, uint32_t src, uint32_t dst, uint64_t bytes,
+                   uint64_t salt, uint32_t c) {
+  coll__xfer(x, src, dst, bytes, salt);
+  if (topo_nics_per_gpu(t) > 1)
+    x->flow_hash = topo_flow_hash_nic(x->flow_hash, coll__channel_sel(t, c));
 }
 
 uint32_t coll__gpu_local(const topo *t, uint32_t gpu) {
@@ -170,6 +186,33 @@ static void plan_cuts(coll_plan *p) {
   p->ncuts = 0;
   for (size_t i = 0; i < n; i++)
     if (p->ncuts == 0 || p->cuts[p->ncuts - 1] != p->cuts[i]) p->cuts[p->ncuts++] = p->cuts[i];
+}
+
+double coll__bw_factor(const coll_spec *s, cfg_coll_algorithm a) {
+  const cfg_coll_bandwidth *b = s->bandwidth;
+  double f = !b                       ? 1
+             : a == CFG_ALGO_RING     ? b->ring
+             : a == CFG_ALGO_TREE     ? b->tree
+             : a == CFG_ALGO_NVLS     ? b->nvls
+             : a == CFG_ALGO_NVLSTREE ? b->nvlstree
+             : a == CFG_ALGO_COLLNET  ? b->collnet
+                                      : 1;
+  return f > 0 && f < 1 ? f : 1;
+}
+
+uint64_t coll__bw_bytes(const coll_spec *s, cfg_coll_algorithm a, uint64_t bytes) {
+  double f = coll__bw_factor(s, a), b = ceil((double)bytes / f);
+  return f == 1 || b >= 18446744073709551615.0 ? bytes : (uint64_t)b;
+}
+
+/* Every transfer of the plan at its algorithm's bandwidth factor. O(transfers). */
+static void apply_bandwidth(coll_plan *p, const coll_spec *s) {
+  if (coll__bw_factor(s, p->algorithm) == 1) return;
+  for (size_t j = 0; j < p->pool_n; j++)
+    p->pool[j].bytes = coll__bw_bytes(s, p->algorithm, p->pool[j].bytes);
+  for (size_t i = 0; i < p->nphases; i++)
+    for (size_t j = 0; !p->phases[i].in_pool && j < p->phases[i].n; j++)
+      p->phases[i].x[j].bytes = coll__bw_bytes(s, p->algorithm, p->phases[i].x[j].bytes);
 }
 
 int coll_plan_build(coll_plan *plan, const topo *t, const coll_spec *spec, sim_error *err) {
@@ -233,8 +276,9 @@ int coll_plan_build(coll_plan *plan, const topo *t, const coll_spec *spec, sim_e
   case CFG_ALGO_AUTO: break;  /* resolved above */
   }
   if (rc == SIM_OK) {
+    apply_bandwidth(plan, s);
     coll__apply_protocol(plan, t, s);
-    coll__split_qps(plan, s->qps);
+    coll__split_qps(plan, s->qps, topo_nics_per_gpu(t) > 1);
     plan_cuts(plan);
   } else {
     coll_plan_free(plan);
@@ -293,6 +337,31 @@ bool coll_phase_slice(const coll_plan *plan, size_t i, const be_xfer **pool, siz
   *pool_n = plan->pool_n;
   *off = (size_t)(ph->x - plan->pool);
   return true;
+}
+
+/* Marks node of gpu (nodes[]) and, across nodes, its NIC (used[]). */
+static void mark_xfer(const topo *t, const be_xfer *x, uint8_t *nodes, uint8_t *used) {
+  uint32_t a = topo_gpu_node(t, x->src_gpu), b = topo_gpu_node(t, x->dst_gpu);
+  if (a == b) return;
+  nodes[a] = nodes[b] = 1;
+  used[topo_xfer_nic(t, x->src_gpu, x->flow_hash)] = 1;
+  used[topo_xfer_nic(t, x->dst_gpu, x->flow_hash)] = 1;
+}
+
+void coll_plan_idle_nics(const coll_plan *plan, const topo *t, uint32_t *idle, uint32_t *total) {
+  uint32_t nn = topo_node_count(t), nics = topo_nic_count(t), npn = nics / nn;
+  uint8_t *nodes = sim_calloc((size_t)nn + nics, 1), *used = nodes + nn;
+  for (size_t j = 0; j < plan->pool_n; j++) mark_xfer(t, &plan->pool[j], nodes, used);
+  for (size_t i = 0; i < plan->nphases; i++)
+    for (size_t j = 0; !plan->phases[i].in_pool && j < plan->phases[i].n; j++)
+      mark_xfer(t, &plan->phases[i].x[j], nodes, used);
+  *idle = *total = 0;
+  for (uint32_t a = 0; a < nn; a++)
+    for (uint32_t i = 0; nodes[a] && i < npn; i++) {
+      (*total)++;
+      *idle += !used[a * npn + i];
+    }
+  sim_free(nodes);
 }
 
 uint64_t coll_plan_transfers(const coll_plan *plan) {

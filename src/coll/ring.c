@@ -29,10 +29,14 @@
 
 /* Rotation of channel c in a block of len ranks: a whole node of G GPUs
  * over N < G NICs rotates by c G/N (plus c/N for channels beyond N), so
- * the first N channels start on N different NICs; otherwise by c. */
+ * the first N channels start on N different NICs; over N = k G NICs (k >= 2
+ * a GPU) by the GPU of NIC c mod N, (c mod N) G / N, whose NIC the channel
+ * takes (coll__channel_sel), so the first N channels use all N; otherwise
+ * by c. */
 static uint32_t rotation(const topo *t, uint32_t len, uint32_t c) {
   uint32_t g = topo_gpu_count(t) / topo_node_count(t),
            nics = topo_nic_count(t) / topo_node_count(t);
+  if (len == g && topo_nics_per_gpu(t) > 1) return (c % nics) * g / nics;
   if (len != g || nics >= g || g % nics != 0) return c;
   uint32_t per = g / nics;
   return (c % nics) * per + (c / nics) % per;
@@ -87,10 +91,10 @@ int coll__plan_ring(coll_plan *p, const topo *t, const coll_spec *s) {
     for (uint32_t i = 0; i < n; i++) {
       uint32_t next = r[(i + 1) % n], via = relay_of(t, r, n, i);
       if (via == UINT32_MAX) {
-        coll__xfer(&ph->x[w++], r[i], next, chunk, c);
+        coll__xfer_ch(t, &ph->x[w++], r[i], next, chunk, c, c);
       } else { /* over NVLink to the rail's GPU, then across on that rail */
-        coll__xfer(&ph->x[w++], r[i], via, chunk, c);
-        coll__xfer(&ph->x[w++], via, next, chunk, c);
+        coll__xfer_ch(t, &ph->x[w++], r[i], via, chunk, c, c);
+        coll__xfer_ch(t, &ph->x[w++], via, next, chunk, c, c);
       }
     }
   }
@@ -117,7 +121,7 @@ int coll__plan_broadcast(coll_plan *p, const topo *t, const coll_spec *s) {
   for (uint32_t j = 0; j + 1 < n; j++)
     for (uint32_t c = 0; c < k; c++) {
       const uint32_t *chain = &chains[(size_t)c * n];
-      coll__xfer(&pool[(size_t)j * k + c], chain[j], chain[j + 1], chunk, c);
+      coll__xfer_ch(t, &pool[(size_t)j * k + c], chain[j], chain[j + 1], chunk, c, c);
     }
   uint64_t last = (uint64_t)(n - 2) + nchunks - 1; /* steps 0..last */
   for (uint64_t st = 0; st <= last; st++) {

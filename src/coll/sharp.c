@@ -18,7 +18,13 @@
  * way; on a port of bandwidth B
  *   t = wire + S (n+1) / (n e B) + (25 us - wire)   (NCCL's NVLS latency),
  * busbw = 2(n-1)/n S/t -> 2(n-1)/(n+1) e B: 1.56 x 0.85 = 1.32 x the ring's
- * at n = 8.
+ * at n = 8. NCCL pipelines it a loop u at a time (16 NVLS channels x 8
+ * heads x a chunk by size, coll__nvls_unit): the first loop's reduce and
+ * multicast run alone before the stream, so the phase's fixed delay (tune.c
+ * nvls_pipeline_ps) adds fill and drain u (n-1)/(n e B), and NCCL's 25 us
+ * is half on each of them:
+ *   t = 25 us + (n-1)/B (P(S) + 2 ceil(u / ((n-1) e)) - P(u)),
+ *   P(x) = ceil(x (n+1) / (n (n-1) e)).
  *
  * collnet (m >= 2 nodes of g GPUs, NCCL's CollNet Direct; with NVLS on the
  * node, NCCL's NVLS across nodes, which needs SHARP the same way): in the
@@ -45,16 +51,23 @@
  * carrying half of the head's share up (reduce) and down (broadcast); the
  * node then multicasts the result. In the pipeline's steady state, at once:
  *   - inside each node the NVLS loads above, S (g+1)/(g e) each way per GPU
- *     port (every ordered pair S (g+1)/(g (g-1) e));
+ *     port (as a shift, GPU i to i+1, g-1 pairs' bytes: the NVSwitch is
+ *     non-blocking, so every port carries them with g transfers a node);
  *   - for each rail and tree, every edge (node a, parent u) carries
  *     D = S/(2h) up (head of a to head of u) and D down.
  * A NIC carries D times its node's degree in the two trees each way: a node
  * interior in one tree and a leaf in the other 3D + D = 2S/h (the busiest
  * from four nodes; 3D on three); on two nodes S/h each way (NCCL's tuner
  * doubles NVLSTree's network bandwidth at two nodes for this). So
- *   t = wire + max(S (g+1)/(g e B_nvlink), L_nic / B_nic) + fixed,
- *   fixed = 25 + 2 floor(log2 m) x 20.9 us less the wire (tuning.cc:
- *   NVLSTree's NVLink and network latencies, base 0),
+ *   t = max(wire_nv + S (g+1)/(g e B_nvlink), wire_net + L_nic / B_nic) + fixed,
+ *   fixed = 25 + 2 floor(log2 m) x 20.9 us less the network wire (tuning.cc:
+ *   NVLSTree's NVLink and network latencies, base 0, spread over the
+ *   pipeline's stages, each paying at least its path) + the fill and drain
+ *   of NCCL's first loop u (its reduce and multicast, each u a port at
+ *   1/e, and the trees' 2H levels, level l the busiest NIC's
+ *   edges x u/(2h), less the loop's share of the stream) + what the stream
+ *   past u falls short of NCCL's cap, h x perChMaxNVLSTreeBws of busbw
+ *   (tune.c nvls_pipeline_ps, which states the form),
  * L_nic the busiest NIC's bytes (2S/h from four nodes, S/h on two): from
  * four nodes busbw = 2(n-1)/n S/t -> (n-1)/n h B_nic, the ring's NIC-bound
  * figure, with 2 log2 m network hops of latency where the ring has 2(m-1)
@@ -75,13 +88,29 @@ double coll__nvls_efficiency(cfg_gpu g) {
   return 0.0;
 }
 
-/* NVLS loads inside one node block [r, r + g): every ordered pair. */
-static size_t add_nvls_pairs(be_xfer *x, const uint32_t *r, uint32_t g, uint64_t bytes, double e) {
-  uint64_t per = (uint64_t)((double)bytes * (g + 1) / ((double)g * (g - 1) * e) + 0.999999);
+uint64_t coll__nvls_pair_bytes(uint64_t bytes, uint32_t g, double e, bool both) {
+  double port = both ? (double)bytes * (g + 1) / g : (double)bytes;
+  uint64_t per = (uint64_t)(port / ((double)(g - 1) * e) + 0.999999);
+  return per ? per : 1;
+}
+
+/* The same port loads as g-1 pairs of `per` bytes each, as a shift: GPU i
+ * -> i+1 of the block, (g-1) per bytes. The NVSwitch is non-blocking, so
+ * every GPU port carries the same bytes each way with g transfers a node
+ * instead of g (g-1): NVLSTree's plan at 16,384 nodes stays as cheap as
+ * before its fill. */
+static size_t add_nvls_shift(be_xfer *x, const uint32_t *r, uint32_t g, uint64_t per) {
+  for (uint32_t i = 0; i < g; i++)
+    coll__xfer(&x[i], r[i], r[(i + 1) % g], (g - 1) * per, 0x4e564c53);
+  return g;
+}
+
+/* NVLS loads inside one node block [r, r + g): every ordered pair `per` bytes. */
+static size_t add_nvls_pairs(be_xfer *x, const uint32_t *r, uint32_t g, uint64_t per) {
   size_t w = 0;
   for (uint32_t i = 0; i < g; i++)
     for (uint32_t j = 0; j < g; j++)
-      if (i != j) coll__xfer(&x[w++], r[i], r[j], per ? per : 1, 0x4e564c53);
+      if (i != j) coll__xfer(&x[w++], r[i], r[j], per, 0x4e564c53);
   return w;
 }
 
@@ -107,8 +136,8 @@ int coll__plan_nvls(coll_plan *p, const topo *t, const coll_spec *s, sim_error *
                     "nvls reduces in one node's NVSwitch: the %u ranks span %u nodes (across "
                     "nodes: algorithm nvlstree, or collnet with fabric.sharp)",
                     s->nranks, m);
-  coll_phase *ph = coll__add_phase(p, (size_t)g * (g - 1), 1);
-  add_nvls_pairs(ph->x, s->ranks, g, s->bytes, e);
+  add_nvls_pairs(coll__add_phase(p, (size_t)g * (g - 1), 1)->x, s->ranks, g,
+                 coll__nvls_pair_bytes(s->bytes, g, e, true));
   return SIM_OK;
 }
 
@@ -130,7 +159,7 @@ int coll__plan_collnet(coll_plan *p, const topo *t, const coll_spec *s, sim_erro
   for (uint32_t a = 0; a < m; a++) {
     const uint32_t *r = s->ranks + (size_t)a * g, *next = s->ranks + (size_t)((a + 1) % m) * g;
     if (g > 1 && e > 0) {
-      w += add_nvls_pairs(ph->x + w, r, g, s->bytes, e);
+      w += add_nvls_pairs(ph->x + w, r, g, coll__nvls_pair_bytes(s->bytes, g, e, true));
     } else if (g > 1) {
       for (uint32_t i = 0; i < g; i++)
         for (uint32_t j = 0; j < g; j++)
@@ -141,6 +170,11 @@ int coll__plan_collnet(coll_plan *p, const topo *t, const coll_spec *s, sim_erro
   return SIM_OK;
 }
 
+bool coll__gpu_on_rail(const topo *t, uint32_t gpu, uint32_t rail) {
+  uint32_t npn = topo_nic_count(t) / topo_node_count(t), first = topo_gpu_nic(t, gpu) % npn;
+  return rail >= first && rail < first + topo_nics_per_gpu(t);
+}
+
 /* The heads of node block r[0..g): for each of the h rails the first rank
  * on it (NCCL: one NVLS head per NIC). Returns h. */
 static uint32_t nvlstree_heads(const topo *t, const uint32_t *r, uint32_t g, uint32_t npn,
@@ -148,11 +182,30 @@ static uint32_t nvlstree_heads(const topo *t, const uint32_t *r, uint32_t g, uin
   uint32_t h = 0;
   for (uint32_t rail = 0; rail < npn; rail++)
     for (uint32_t i = 0; i < g; i++)
-      if (topo_gpu_nic(t, r[i]) % npn == rail) {
+      if (coll__gpu_on_rail(t, r[i], rail)) {
         head[h++] = r[i];
         break;
       }
   return h;
+}
+
+/* The node trees' edges, as (child, parent) pairs of trees A and B: one
+ * transfer per rail of `bytes` up (child to parent) and one down. Appends
+ * 4 h (m-1); returns how many. */
+static size_t add_edges(const topo *t, be_xfer *x, const tree_shape tr[2], uint32_t m,
+                        const uint32_t *head, uint32_t npn, uint32_t h, uint64_t bytes) {
+  size_t w = 0;
+  for (int which = 0; which < 2; which++)
+    for (uint32_t a = 0; a < m; a++) {
+      int32_t u = tr[which].parent[a];
+      if (u < 0) continue;
+      for (uint32_t r = 0; r < h; r++) {
+        uint32_t ha = head[(size_t)a * npn + r], hu = head[(size_t)u * npn + r];
+        coll__xfer_ch(t, &x[w++], ha, hu, bytes, 0x4e5654 + (uint64_t)which, r);
+        coll__xfer_ch(t, &x[w++], hu, ha, bytes, 0x4e5644 + (uint64_t)which, r);
+      }
+    }
+  return w;
 }
 
 int coll__plan_nvlstree(coll_plan *p, const topo *t, const coll_spec *s, sim_error *err) {
@@ -173,26 +226,17 @@ int coll__plan_nvlstree(coll_plan *p, const topo *t, const coll_spec *s, sim_err
     sim_free(head);
     return sim_fail(err, SIM_EINVAL, "nvlstree needs a NIC per node");
   }
-  uint64_t half = coll__ceil_div(s->bytes, 2ull * h);
-  coll_phase *ph = coll__add_phase(p, (size_t)m * g * (g - 1) + 2ull * 2 * h * (m - 1), 1);
+  tree_shape tr[2];
+  coll__tree_shape_init(&tr[0], m, 1, 0);
+  coll__tree_shape_init(&tr[1], m, 1, 1);
+  coll_phase *ph = coll__add_phase(p, (size_t)m * g + 4ull * h * (m - 1), 1);
+  uint64_t per = coll__nvls_pair_bytes(s->bytes, g, e, true);
   size_t w = 0;
-  for (uint32_t a = 0; a < m; a++)
-    w += add_nvls_pairs(ph->x + w, s->ranks + (size_t)a * g, g, s->bytes, e);
-  for (int which = 0; which < 2; which++) {
-    tree_shape tr;
-    coll__tree_shape_init(&tr, m, 1, which);
-    for (uint32_t a = 0; a < m; a++) {
-      if (tr.parent[a] < 0) continue;
-      uint32_t u = (uint32_t)tr.parent[a];
-      for (uint32_t r = 0; r < h; r++) {
-        uint32_t ha = head[(size_t)a * npn + r], hu = head[(size_t)u * npn + r];
-        coll__xfer(&ph->x[w++], ha, hu, half, 0x4e5654 + (uint64_t)which);
-        coll__xfer(&ph->x[w++], hu, ha, half, 0x4e5644 + (uint64_t)which);
-      }
-    }
-    coll__tree_shape_free(&tr);
-  }
+  for (uint32_t a = 0; a < m; a++) w += add_nvls_shift(ph->x + w, s->ranks + (size_t)a * g, g, per);
+  w += add_edges(t, ph->x + w, tr, m, head, npn, h, coll__ceil_div(s->bytes, 2ull * h));
   ph->n = w;
+  coll__tree_shape_free(&tr[0]);
+  coll__tree_shape_free(&tr[1]);
   sim_free(head);
   return SIM_OK;
 }

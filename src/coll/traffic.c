@@ -129,7 +129,7 @@ int coll_traffic_build(coll_plan *plan, const topo *t, const coll_traffic_spec *
     }
   }
   sim_free(f);
-  coll__split_qps(plan, s->qps);
+  coll__split_qps(plan, s->qps, false);
   if (s->p2p) traffic_p2p(plan, t, s->p2p);
   return SIM_OK;
 }

@@ -187,8 +187,8 @@ int coll__plan_tree(coll_plan *p, const topo *t, const coll_spec *s) {
       for (uint32_t v = 0; v < n; v++) {
         if (ts->parent[v] < 0) continue;
         uint32_t u = (uint32_t)ts->parent[v];
-        coll__xfer(&pool[fill[ts->height[v]]++], ord[v], ord[u], chunk, salt);
-        coll__xfer(&pool[fill[hgt + ts->depth[u]]++], ord[u], ord[v], chunk, salt + 1);
+        coll__xfer_ch(t, &pool[fill[ts->height[v]]++], ord[v], ord[u], chunk, salt, c);
+        coll__xfer_ch(t, &pool[fill[hgt + ts->depth[u]]++], ord[u], ord[v], chunk, salt + 1, c);
       }
     }
   }

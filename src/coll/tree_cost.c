@@ -106,7 +106,7 @@ static uint32_t positions(const topo *t, const uint32_t *ranks, uint32_t g, uint
     for (uint32_t p = 0; p < g; p++)
       for (uint32_t j = 0; j < g; j++)
         if (ranks[j] == order[p]) pos[(size_t)c * g + j] = p;
-    uint32_t nic = topo_gpu_nic(t, order[0]) % npn;
+    uint32_t nic = (topo_gpu_nic(t, order[0]) + coll__channel_sel(t, c)) % npn;
     if (++heads[nic] > most) most = heads[nic];
   }
   sim_free(order);

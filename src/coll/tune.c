@@ -120,51 +120,52 @@ static void ring_steps(cfg_coll_op op, uint32_t n, uint32_t m, uint64_t *steps, 
   *inter = m > 1 ? passes * (m - 1) : 0;
 }
 
-/* NCCL's per-architecture rows (tuning.cc): Ampere, Hopper, Blackwell. */
-enum { ARCH_AMPERE, ARCH_HOPPER, ARCH_BLACKWELL, NARCH };
-/* MI300X has no row (RCCL's tuner is its own): Ampere's, an assumption. */
-static int arch_of(cfg_gpu g) {
-  if (g == CFG_GPU_A100 || g == CFG_GPU_MI300X) return ARCH_AMPERE;
-  return g == CFG_GPU_B200 ? ARCH_BLACKWELL : ARCH_HOPPER;
-}
-
 /* A ring channel's data-rate cap, bytes/s (INFINITY: none): LL128
  * perChMaxRingLL128Bws by architecture; LL llMaxBws, the whole ring's, so
  * 1/k of it per channel: on one node by architecture, across nodes the x86
  * Intel row by node count (fabsim does not model the host CPU). These are
  * the GPU threads' limits polling flags, not the wire's. */
 static double ring_channel_cap(const coll_spec *s, uint32_t m, cfg_coll_protocol p, uint32_t k) {
-  static const double ll128[NARCH] = {20.0, 36.7, 40.0};
-  static const double ll_node[NARCH] = {87.7, 141.0, 282.0};
+  static const double ll128[COLL_NARCH] = {20.0, 36.7, 40.0};
+  static const double ll_node[COLL_NARCH] = {87.7, 141.0, 282.0};
   static const double ll_net[2] = {39.0, 20.4}; /* 2 nodes, more */
-  if (p == CFG_PROTO_LL128) return ll128[arch_of(s->gpu)] * 1e9;
-  if (p == CFG_PROTO_LL) return (m <= 1 ? ll_node[arch_of(s->gpu)] : ll_net[m > 2]) * 1e9 / k;
+  if (p == CFG_PROTO_LL128) return ll128[coll__nccl_arch(s->gpu)] * 1e9;
+  if (p == CFG_PROTO_LL)
+    return (m <= 1 ? ll_node[coll__nccl_arch(s->gpu)] : ll_net[m > 2]) * 1e9 / k;
   return INFINITY;
 }
 
-/* NCCL's protocol limits on a tree channel's data rate, bytes/s
- * (ncclTopoTuneModel, "Various model refinements"; INFINITY: none): its
- * LL at 1/3.8 of the tree's Simple rate and within llMaxBws (the whole
- * tree's, 1/k a channel, as the ring's); its LL128 at 7/9 of it on one
- * node (120/128 across nodes, which its wire bytes already are). The
- * Simple rate is a channel's share of the slower of its ports: the NVLink
- * port's over k channels, the NIC's over the channels it serves. These are
- * the GPU threads' limits, not the wire's: a floor on the tree's
- * throughput (coll__tree_floor_ps), not on each step, since NCCL forwards
- * LL lines as they arrive and a small message's hops do not each pay its
- * whole chunk at the capped rate. NCCL's absolute per-channel tree caps
- * (perChMaxTreeBws, perChMaxTreeLL128Bws) are left out: they count NCCL's
- * channels (16 or more on a Hopper node) where fabsim runs one a NIC, so on
- * fabsim's channels they would halve NCCL's total (docs/validation.md). */
+/* NCCL's limits on a tree channel's data rate, bytes/s (ncclTopoTuneModel,
+ * "Various model refinements"; INFINITY: none), what a channel's share of
+ * its ports (c: the NVLink port's over k channels, the NIC's over the
+ * channels it serves) and NCCL's caps leave it:
+ *   Simple  perChMaxTreeBws (coll__nccl_tree_cap; NCCL's bus bandwidth
+ *           min(0.92 ch bw, ch cap) of which the algorithm gets half: a
+ *           channel's 2 S/k at no more than the cap; the 0.92 is NCCL's own
+ *           wire loss, which fabsim's achievable rates already hold);
+ *   LL      min(c, cap) / 3.8, within llMaxBws (the whole tree's, 1/k a
+ *           channel, as the ring's);
+ *   LL128   min(c, cap) x 7/9 on one node (120/128 across nodes, which its
+ *           wire bytes already are: the cap alone), within
+ *           perChMaxTreeLL128Bws.
+ * The caps multiply the tree graph's channels, one a NIC as fabsim's are
+ * (nccl.c). These are the GPU threads' limits, not the wire's: a floor on
+ * the tree's throughput (coll__tree_floor_ps), not on each step, since
+ * NCCL forwards lines as they arrive and a small message's hops do not
+ * each pay its whole chunk at the capped rate. */
 static double tree_floor_rate(const coll_spec *s, const probe *pr, cfg_coll_protocol p,
                               uint32_t k) {
-  if (k == 0 || (p != CFG_PROTO_LL && (p != CFG_PROTO_LL128 || pr->m > 1))) return INFINITY;
+  if (k == 0) return INFINITY;
+  double cap = coll__nccl_tree_cap(s->gpu, pr->m, CFG_PROTO_SIMPLE);
+  if (p != CFG_PROTO_LL && p != CFG_PROTO_LL128) return cap;
   uint32_t nics = pr->npn < k ? pr->npn : k, per_nic = nics ? (k + nics - 1) / nics : k;
   double ch = pr->g > 1 && pr->b_intra > 0 ? pr->b_intra / k : INFINITY;
   if (pr->m > 1 && pr->b_inter > 0) ch = fmin(ch, pr->b_inter / per_nic);
-  if (!isfinite(ch)) return INFINITY;
-  if (p == CFG_PROTO_LL128) return ch * 7.0 / 9.0;
-  return fmin(ch / 3.8, ring_channel_cap(s, pr->m, p, k));
+  double simple = fmin(ch, cap);
+  if (p == CFG_PROTO_LL128)
+    return fmin(pr->m > 1 ? cap : simple * 7.0 / 9.0,
+                coll__nccl_tree_cap(s->gpu, pr->m, CFG_PROTO_LL128));
+  return fmin(simple / 3.8, ring_channel_cap(s, pr->m, p, k));
 }
 
 /* Slices a ring step is forwarded in: Simple ALLREDUCE_CHUNKSTEPS /
@@ -208,7 +209,8 @@ static double ring_delay_s(const probe *pr, const coll_spec *s, cfg_coll_protoco
   uint64_t steps, inter;
   ring_steps(s->op, s->nranks, pr->m, &steps, &inter);
   double chunk = (double)coll__ceil_div(s->bytes, (uint64_t)s->nranks * k);
-  double wire_chunk = (double)coll__ceil_div((uint64_t)chunk * q->wire_num, q->wire_den);
+  double wire_chunk = (double)coll__ceil_div(
+      coll__bw_bytes(s, CFG_ALGO_RING, (uint64_t)chunk) * q->wire_num, q->wire_den);
   double t_data = ring_step_data_s(pr, wire_chunk, k);
   double t_cap = chunk / ring_channel_cap(s, pr->m, p, k);
   double t_step = t_cap > t_data ? t_cap : t_data;
@@ -227,7 +229,9 @@ static double ring_estimate(const probe *pr, const coll_spec *s, cfg_coll_protoc
   uint64_t steps, inter;
   ring_steps(s->op, s->nranks, pr->m, &steps, &inter);
   double chunk = (double)coll__ceil_div(
-      coll__ceil_div(s->bytes, (uint64_t)s->nranks * k) * q.wire_num, q.wire_den);
+      coll__bw_bytes(s, CFG_ALGO_RING, coll__ceil_div(s->bytes, (uint64_t)s->nranks * k)) *
+          q.wire_num,
+      q.wire_den);
   double step = 0;
   if (pr->g > 1 && pr->b_intra > 0) step = sim_ps_to_s(pr->wire_intra) + k * chunk / pr->b_intra;
   if (pr->m > 1 && pr->b_inter > 0) {
@@ -236,18 +240,6 @@ static double ring_estimate(const probe *pr, const coll_spec *s, cfg_coll_protoc
     if (net > step) step = net;
   }
   return q.launch_us * 1e-6 + (double)steps * step + ring_delay_s(pr, s, p, &q, k);
-}
-
-/* NCCL's channel rule: fewer channels while the message is under
- * channels x threads x bytes per thread (ring LL: x ranks). */
-static uint32_t tune_channels(const coll_spec *s, cfg_coll_algorithm a, cfg_coll_protocol p) {
-  static const uint64_t threads[NPROTO] = {512, 640, 512}, per_thread[NPROTO] = {8, 8, 64};
-  int i = proto_index(p);
-  uint64_t unit =
-      threads[i] * per_thread[i] * (i == PROTO_LL && a == CFG_ALGO_RING ? s->nranks : 1);
-  uint32_t nc = s->channels;
-  while (nc > 1 && s->bytes < nc * unit) nc--;
-  return nc;
 }
 
 /* Per-GPU NVLink and per-NIC byte counters for phase_busiest_s; zeroed. */
@@ -273,8 +265,8 @@ static double phase_busiest_s(const topo *t, const coll_phase *ph, const probe *
   for (size_t j = 0; j < ph->n; j++) {
     const be_xfer *x = &ph->x[j];
     if (topo_gpu_node(t, x->src_gpu) != topo_gpu_node(t, x->dst_gpu)) {
-      l->nic_out[topo_gpu_nic(t, x->src_gpu)] += (double)x->bytes;
-      l->nic_in[topo_gpu_nic(t, x->dst_gpu)] += (double)x->bytes;
+      l->nic_out[topo_xfer_nic(t, x->src_gpu, x->flow_hash)] += (double)x->bytes;
+      l->nic_in[topo_xfer_nic(t, x->dst_gpu, x->flow_hash)] += (double)x->bytes;
     } else {
       l->nv_out[x->src_gpu] += (double)x->bytes;
       l->nv_in[x->dst_gpu] += (double)x->bytes;
@@ -283,7 +275,8 @@ static double phase_busiest_s(const topo *t, const coll_phase *ph, const probe *
   *nv = *net = 0;
   for (size_t j = 0; j < ph->n; j++) {
     const be_xfer *x = &ph->x[j];
-    uint32_t a = topo_gpu_nic(t, x->src_gpu), b = topo_gpu_nic(t, x->dst_gpu);
+    uint32_t a = topo_xfer_nic(t, x->src_gpu, x->flow_hash),
+             b = topo_xfer_nic(t, x->dst_gpu, x->flow_hash);
     if (topo_gpu_node(t, x->src_gpu) != topo_gpu_node(t, x->dst_gpu)) {
       double v = (l->nic_out[a] > l->nic_in[b] ? l->nic_out[a] : l->nic_in[b]) / pr->b_inter;
       if (pr->b_inter > 0 && v > *net) *net = v;
@@ -297,7 +290,8 @@ static double phase_busiest_s(const topo *t, const coll_phase *ph, const probe *
   for (size_t j = 0; j < ph->n; j++) {
     const be_xfer *x = &ph->x[j];
     l->nv_out[x->src_gpu] = l->nv_in[x->dst_gpu] = 0;
-    l->nic_out[topo_gpu_nic(t, x->src_gpu)] = l->nic_in[topo_gpu_nic(t, x->dst_gpu)] = 0;
+    l->nic_out[topo_xfer_nic(t, x->src_gpu, x->flow_hash)] =
+        l->nic_in[topo_xfer_nic(t, x->dst_gpu, x->flow_hash)] = 0;
   }
   return *nv > *net ? *nv : *net;
 }
@@ -367,63 +361,193 @@ static double tree_shape_estimate_s(const topo *t, const probe *pr, const coll_s
                        .b_inter = pr->b_inter,
                        .npn = pr->npn,
                        .floor_rate = tree_floor_rate(s, pr, p, k)};
-  return coll__tree_cost_s(t, s, k, coll__ceil_div(chunk * q.wire_num, q.wire_den), nchunks, &r);
+  uint64_t wire = coll__ceil_div(coll__bw_bytes(s, CFG_ALGO_TREE, chunk) * q.wire_num, q.wire_den);
+  return coll__tree_cost_s(t, s, k, wire, nchunks, &r);
 }
 
-/* NCCL's latency of the in-switch algorithms, us (tuning.cc, base latency
- * 0; workload.collective.latency.<algo>.*, defaults in parentheses): NVLS
- * its NVLink hop (25 us), plus its network hop (18 us) across nodes;
+/* NCCL's latency of CollNet, us (tuning.cc, base latency 0;
+ * workload.collective.latency.<algo>.*, defaults in parentheses): with
+ * NVLS on the node NVLS's NVLink hop (25 us) and network hop (18 us);
  * CollNet Direct its network hop (31 us) plus two intra-node hops (3.7 us)
- * and 0.4 us of arity serialization per local rank beyond the first;
- * NVLSTree its NVLink hop (25 us) and 2 floor(log2 m) network hops
- * (20.9 us). */
-static double switch_latency_us(cfg_coll_algorithm a, const coll_spec *s, const probe *pr) {
+ * and 0.4 us of arity serialization per local rank beyond the first. */
+static double collnet_latency_us(const coll_spec *s, const probe *pr) {
   const cfg_coll_latency *l = s->latency ? s->latency : &nccl_latency;
-  uint32_t log2m = 0;
-  while ((2u << log2m) <= pr->m) log2m++;
-  return a == CFG_ALGO_NVLS ? ps_us(l->nvls.nvlink_hop)
-         : a == CFG_ALGO_NVLSTREE
-             ? ps_us(l->nvlstree.nvlink_hop) + 2.0 * log2m * ps_us(l->nvlstree.network_hop)
-         : s->nvls ? ps_us(l->nvls.nvlink_hop) + ps_us(l->nvls.network_hop)
-                   : 2 * (ps_us(l->collnet.nvlink_hop) + (pr->g - 1) * 0.4) +
-                         ps_us(l->collnet.network_hop);
+  return s->nvls ? ps_us(l->nvls.nvlink_hop) + ps_us(l->nvls.network_hop)
+                 : 2 * (ps_us(l->collnet.nvlink_hop) + (pr->g - 1) * 0.4) +
+                       ps_us(l->collnet.network_hop);
+}
+
+static uint32_t log2i(uint32_t m) {
+  uint32_t r = 0;
+  while ((2u << r) <= m) r++;
+  return r;
+}
+
+/* NVLSTree's cap on its stream (perChMaxNVLSTreeBws per head,
+ * coll__nccl_nvlstree_cap: bus bandwidth 2(n-1)/n x bytes / t at most h x
+ * cap): what the stream's transfer time busy_s (seconds) falls short of
+ * it for `bytes`, seconds. The NVLS threads' rate, the in-node stage's own
+ * (NCCL's model at 2 H100 nodes: 8 heads x 57.7 = 462 GB/s, below NVLS's
+ * 525 on one node). */
+static double nvlstree_cap_s(const coll_spec *s, uint32_t m, uint32_t h, double bytes,
+                             double busy_s) {
+  double floor =
+      2.0 * (s->nranks - 1) / s->nranks * bytes / (h * coll__nccl_nvlstree_cap(s->gpu, m));
+  return floor > busy_s ? floor - busy_s : 0;
+}
+
+/* The heads of a node block: its rails with a rank (sharp.c, one head a NIC). */
+static uint32_t nvlstree_head_count(const topo *t, const probe *pr, const uint32_t *r, uint32_t g) {
+  uint32_t h = 0;
+  for (uint32_t rail = 0; rail < pr->npn; rail++)
+    for (uint32_t i = 0; i < g; i++)
+      if (coll__gpu_on_rail(t, r[i], rail)) {
+        h++;
+        break;
+      }
+  return h;
+}
+
+/* The busiest head NIC's edges (out or in, per rail) in level l of the
+ * node trees' pipeline (up: the children of height l-1 send; down: the
+ * parents of depth l-1), or, l = 0, in the stream (every edge both ways:
+ * the node's degree in the two trees). out, in: m zeroed counters, left
+ * zeroed. O(m). */
+static uint32_t level_edges(const tree_shape tr[2], uint32_t m, bool up, uint32_t l, uint32_t *out,
+                            uint32_t *in) {
+  for (int w = 0; w < 2; w++)
+    for (uint32_t a = 0; a < m; a++) {
+      int32_t u = tr[w].parent[a];
+      if (u < 0) continue;
+      if (l == 0) {
+        out[a]++, in[a]++, out[u]++, in[u]++;
+      } else if ((up ? tr[w].height[a] + 1 : tr[w].depth[a]) == l) {
+        if (up) out[a]++, in[u]++;
+        else out[u]++, in[a]++;
+      }
+    }
+  uint32_t best = 0;
+  for (uint32_t a = 0; a < m; a++) {
+    if (out[a] > best) best = out[a];
+    if (in[a] > best) best = in[a];
+    out[a] = in[a] = 0;
+  }
+  return best;
+}
+
+/* What an in-switch plan's pipeline adds to its stream phase (sharp.c: one
+ * phase of all S at the NVLS port loads and, NVLSTree, every tree edge),
+ * its fixed delay, ps. NCCL runs a loop u at a time (coll__nvls_unit: NVLS
+ * channels x heads x chunk, each (channel, head) one chunk moved whole);
+ * the first unit crosses every stage before the stream runs, so with stage
+ * times t_i(u) the plan takes
+ *   latency + sum_i t_i(u) + (S - u)/B = latency + fill + S/B + drain,
+ *   fill + drain = sum_i t_i(u) - t_stream(u):
+ * NVLS the in-node reduce and the multicast (each u a GPU port at 1/e);
+ * NVLSTree those and the node trees' 2H levels (level l: the busiest head
+ * NIC's edges x u/(2h)). NCCL's latency (NVLS 25 us; NVLSTree 25 + 2
+ * floor(log2 m) x 20.9 us) is spread over the stages, the NVLink hop half
+ * on each in-node stage, the network hops evenly on the 2H levels, each
+ * stage paying at least its routed path's latency; less the path the
+ * stream's phase pays itself (the network's for NVLSTree). So on default
+ * fabrics the latency is NCCL's, and with paths above the hops each step
+ * pays its path, as the ring's and the tree's steps do (issue 27, defect
+ * 11). NVLSTree's stream past the unit also waits for NCCL's cap. The fill
+ * is a delay computed from the routed paths' rates, as the ring's and the
+ * tree's are, not phases of its own: at 16,384 nodes 2H = 28 phases more
+ * cost the run 3.5 x its CPU time. O(m log m) for NVLSTree, O(1) NVLS. */
+static simtime_ps nvls_pipeline_ps(const topo *t, const probe *pr, const coll_spec *s,
+                                   cfg_coll_algorithm a) {
+  uint32_t m, g;
+  double e = coll__nvls_efficiency(s->gpu);
+  if (e == 0 || !coll__node_blocks(t, s->ranks, s->nranks, &m, &g) || g < 2 || pr->b_intra <= 0)
+    return 0;
+  const cfg_coll_latency *l = s->latency ? s->latency : &nccl_latency;
+  bool tree = a == CFG_ALGO_NVLSTREE;
+  simtime_ps w_nv = pr->wire_intra, w_net = pr->wire_inter, half;
+  half = (tree ? l->nvlstree.nvlink_hop : l->nvls.nvlink_hop) / 2;
+  simtime_ps lat = 2 * (half > w_nv ? half : w_nv);
+  uint32_t h = tree ? nvlstree_head_count(t, pr, s->ranks, g) : g;
+  if (h == 0 || (tree && (m < 2 || pr->b_inter <= 0))) return 0;
+  uint64_t u = coll__nvls_unit(s, m, h);
+  double one = (double)(g - 1) *
+               (double)coll__bw_bytes(s, a, coll__nvls_pair_bytes(u, g, e, false)) / pr->b_intra;
+  double nv_u = (double)(g - 1) *
+                (double)coll__bw_bytes(s, a, coll__nvls_pair_bytes(u, g, e, true)) / pr->b_intra;
+  double fill = 2 * one - nv_u, cap = 0;
+  if (!tree) return s_ps(fill) + (lat > w_nv ? lat - w_nv : 0);
+  tree_shape tr[2];
+  coll__tree_shape_init(&tr[0], m, 1, 0);
+  coll__tree_shape_init(&tr[1], m, 1, 1);
+  uint32_t H = tr[0].h > tr[1].h ? tr[0].h : tr[1].h, *cnt = sim_calloc(2 * (size_t)m, sizeof *cnt);
+  double d_u = (double)coll__ceil_div(u, 2ull * h);
+  double deg = level_edges(tr, m, true, 0, cnt, cnt + m);
+  double net_u = deg * d_u / pr->b_inter, levels = 0;
+  for (int up = 1; up >= 0; up--)
+    for (uint32_t lv = 1; lv <= H; lv++) levels += level_edges(tr, m, up, lv, cnt, cnt + m);
+  fill = 2 * one + levels * d_u / pr->b_inter - fmax(nv_u, net_u);
+  simtime_ps hop = 2 * (simtime_ps)log2i(m) * l->nvlstree.network_hop / (2 * (simtime_ps)H);
+  lat += 2 * (simtime_ps)H * (hop > w_net ? hop : w_net);
+  if (s->bytes > u) { /* the stream past the unit, at most NCCL's cap */
+    double nv = (double)(g - 1) * (double)coll__nvls_pair_bytes(s->bytes, g, e, true) / pr->b_intra;
+    double net = deg * (double)coll__ceil_div(s->bytes, 2ull * h) / pr->b_inter;
+    cap = nvlstree_cap_s(s, m, h, (double)(s->bytes - u), fmax(nv, net) - fmax(nv_u, net_u));
+  }
+  sim_free(cnt);
+  coll__tree_shape_free(&tr[0]);
+  coll__tree_shape_free(&tr[1]);
+  return s_ps(fill) + s_ps(cap) + (lat > w_net ? lat - w_net : 0);
 }
 
 /* NVLSTree's time from its shape (sharp.c), the figure plan_estimate gives
- * on the built plan without its m g (g-1) + 4 h (m-1) transfers: the NVLS
- * pairs' port load against the busiest head NIC, D = S/(2h) times its
- * node's degree summed over the two node-level trees, plus the latency.
- * INFINITY where the plan cannot be built. O(m log m + g). */
-static double nvlstree_estimate_s(const topo *t, const probe *pr, const coll_spec *s) {
+ * on the built plan without its m g + 4 h (m-1) transfers: the NVLS port
+ * load against the busiest head NIC, D = S/(2h) times its node's degree
+ * in the two trees, then (fill) the pipeline's delay nvls_pipeline_ps; or
+ * (!fill) the tuner's view, as NCCL's model: NCCL's latency above the
+ * path's and the cap, no fill. INFINITY where the plan cannot be built.
+ * O(m log m + g). */
+static double nvlstree_estimate_s(const topo *t, const probe *pr, const coll_spec *s, bool fill) {
   uint32_t m, g;
   double e = coll__nvls_efficiency(s->gpu);
   if (!s->nvls || e == 0 || !coll__node_blocks(t, s->ranks, s->nranks, &m, &g) || m < 2 || g < 2)
     return INFINITY;
-  uint32_t h = 0; /* rails with a rank of the first node: the heads (sharp.c) */
-  for (uint32_t rail = 0; rail < pr->npn; rail++)
-    for (uint32_t i = 0; i < g; i++)
-      if (topo_gpu_nic(t, s->ranks[i]) % pr->npn == rail) {
-        h++;
-        break;
-      }
+  uint32_t h = nvlstree_head_count(t, pr, s->ranks, g);
   if (h == 0) return INFINITY;
-  uint32_t *deg = sim_calloc(m, sizeof *deg), dmax = 0;
-  for (int which = 0; which < 2; which++) {
-    tree_shape tr;
-    coll__tree_shape_init(&tr, m, 1, which);
-    for (uint32_t a = 0; a < m; a++)
-      if (tr.parent[a] >= 0) deg[a]++, deg[tr.parent[a]]++;
-    coll__tree_shape_free(&tr);
-  }
-  for (uint32_t a = 0; a < m; a++)
-    if (deg[a] > dmax) dmax = deg[a];
-  sim_free(deg);
-  uint64_t pair = (uint64_t)((double)s->bytes * (g + 1) / ((double)g * (g - 1) * e) + 0.999999);
-  double nv = (double)(g - 1) * (double)(pair ? pair : 1) / pr->b_intra;
-  double net = (double)dmax * (double)coll__ceil_div(s->bytes, 2ull * h) / pr->b_inter;
-  double step = nv + sim_ps_to_s(pr->wire_intra);
-  if (net + sim_ps_to_s(pr->wire_inter) > step) step = net + sim_ps_to_s(pr->wire_inter);
-  return step + sim_ps_to_s(above(switch_latency_us(CFG_ALGO_NVLSTREE, s, pr), pr->wire_inter));
+  tree_shape tr[2];
+  coll__tree_shape_init(&tr[0], m, 1, 0);
+  coll__tree_shape_init(&tr[1], m, 1, 1);
+  uint32_t *cnt = sim_calloc(2 * (size_t)m, sizeof *cnt);
+  double deg = level_edges(tr, m, true, 0, cnt, cnt + m);
+  sim_free(cnt);
+  coll__tree_shape_free(&tr[0]);
+  coll__tree_shape_free(&tr[1]);
+  uint64_t pair = coll__bw_bytes(s, CFG_ALGO_NVLSTREE, coll__nvls_pair_bytes(s->bytes, g, e, true));
+  uint64_t half = coll__bw_bytes(s, CFG_ALGO_NVLSTREE, coll__ceil_div(s->bytes, 2ull * h));
+  double nv = (double)(g - 1) * (double)pair / pr->b_intra;
+  double net = deg * (double)half / pr->b_inter;
+  double step = fmax(nv + sim_ps_to_s(pr->wire_intra), net + sim_ps_to_s(pr->wire_inter));
+  if (fill) return step + sim_ps_to_s(nvls_pipeline_ps(t, pr, s, CFG_ALGO_NVLSTREE));
+  const cfg_coll_latency *l = s->latency ? s->latency : &nccl_latency;
+  simtime_ps lat = l->nvlstree.nvlink_hop + 2 * (simtime_ps)log2i(m) * l->nvlstree.network_hop;
+  return step + nvlstree_cap_s(s, m, h, (double)s->bytes, fmax(nv, net)) +
+         sim_ps_to_s(lat > pr->wire_inter ? lat - pr->wire_inter : 0);
+}
+
+/* NVLS on one node without its fill, the tuner's view (coll_tune): all of
+ * S in the stream, NCCL's 25 us latency above the path's. INFINITY where
+ * the plan cannot be built. O(ranks). */
+static double nvls_steady_s(const topo *t, const probe *pr, const coll_spec *s) {
+  uint32_t m, g;
+  double e = coll__nvls_efficiency(s->gpu);
+  if (!s->nvls || e == 0 || !coll__node_blocks(t, s->ranks, s->nranks, &m, &g) || m != 1 || g < 2 ||
+      pr->b_intra <= 0)
+    return INFINITY;
+  const cfg_coll_latency *l = s->latency ? s->latency : &nccl_latency;
+  uint64_t pair = coll__bw_bytes(s, CFG_ALGO_NVLS, coll__nvls_pair_bytes(s->bytes, g, e, true));
+  double nv = (double)(g - 1) * (double)pair / pr->b_intra;
+  simtime_ps lat = l->nvls.nvlink_hop;
+  return nv + sim_ps_to_s(pr->wire_intra) +
+         sim_ps_to_s(lat > pr->wire_intra ? lat - pr->wire_intra : 0);
 }
 
 double coll__tree_estimate_s(const topo *t, const coll_spec *s, cfg_coll_protocol p, uint32_t k,
@@ -442,7 +566,7 @@ void coll_tune(const topo *t, const coll_spec *s, cfg_coll_algorithm *algorithm,
   cfg_coll_algorithm best_a = s->algorithm;
   cfg_coll_protocol best_p = s->protocol;
   uint32_t best_k = s->channels;
-  double best_t = INFINITY;
+  double best_t = INFINITY, best_full = INFINITY;
   bool any = s->algorithm == CFG_ALGO_AUTO;
   if (any && s->op == CFG_COLL_ALLTOALL) best_a = pr.m > 1 ? CFG_ALGO_PXN : CFG_ALGO_PAIRWISE;
   if (best_a == CFG_ALGO_PAIRWISE || best_a == CFG_ALGO_PXN) {
@@ -455,7 +579,7 @@ void coll_tune(const topo *t, const coll_spec *s, cfg_coll_algorithm *algorithm,
   if (any || s->algorithm == CFG_ALGO_RING)
     for (int i = 0; i < NPROTO; i++) {
       if (s->protocol != CFG_PROTO_AUTO && all[i] != s->protocol) continue;
-      uint32_t k = tune_channels(s, CFG_ALGO_RING, all[i]);
+      uint32_t k = coll__nccl_channels(s, CFG_ALGO_RING, all[i]);
       double e = ring_estimate(&pr, s, all[i], k);
       if (e < best_t) best_t = e, best_a = CFG_ALGO_RING, best_p = all[i], best_k = k;
     }
@@ -466,24 +590,35 @@ void coll_tune(const topo *t, const coll_spec *s, cfg_coll_algorithm *algorithm,
   bool big = 4ull * (s->nranks - 1) * s->channels > TUNE_TREE_MAX_XFERS;
   for (int i = 0; tree && i < NPROTO; i++) {
     if (s->protocol != CFG_PROTO_AUTO && all[i] != s->protocol) continue;
-    uint32_t k = tune_channels(s, CFG_ALGO_TREE, all[i]);
+    uint32_t k = coll__nccl_channels(s, CFG_ALGO_TREE, all[i]);
     double e = tree_shape_estimate_s(t, &pr, s, all[i], k);
     if (isnan(e) && (!big || s->algorithm == CFG_ALGO_TREE))
       e = candidate_estimate(t, s, &pr, CFG_ALGO_TREE, all[i], k);
     if (isnan(e)) continue; /* uneven blocks too large to build per candidate */
     if (e < best_t) best_t = e, best_a = CFG_ALGO_TREE, best_p = all[i], best_k = k;
   }
+  /* The in-switch algorithms compete on their time without their fill, as
+   * NCCL's model has them (tuning.cc: latency + size / bandwidth, no
+   * pipeline term for NVLS or NVLSTree); the estimate reported is the plan's
+   * own, fill included (best_full). */
   static const cfg_coll_algorithm sharp[3] = {CFG_ALGO_NVLS, CFG_ALGO_COLLNET, CFG_ALGO_NVLSTREE};
   for (int i = 0; i < 3; i++) {
     bool has = i == 0 ? s->nvls && pr.m == 1 : i == 1 ? s->sharp && pr.m > 1 : s->nvls && pr.m > 1;
     bool want = s->algorithm == sharp[i] || (any && s->op == CFG_COLL_ALLREDUCE && has);
     if (!want || (s->protocol != CFG_PROTO_AUTO && s->protocol != CFG_PROTO_SIMPLE)) continue;
     /* NVLSTree from its shape: its plan grows as m g (g-1) */
-    double e = i == 2 ? nvlstree_estimate_s(t, &pr, s)
-                      : candidate_estimate(t, s, &pr, sharp[i], CFG_PROTO_SIMPLE, s->channels);
-    if (e < best_t || s->algorithm == sharp[i])
+    double e = i == 0   ? nvls_steady_s(t, &pr, s)
+               : i == 2 ? nvlstree_estimate_s(t, &pr, s, false)
+                        : candidate_estimate(t, s, &pr, sharp[i], CFG_PROTO_SIMPLE, s->channels);
+    if (e < best_t || s->algorithm == sharp[i]) {
       best_t = e, best_a = sharp[i], best_p = CFG_PROTO_SIMPLE, best_k = s->channels;
+      best_full = i == 0   ? candidate_estimate(t, s, &pr, sharp[i], CFG_PROTO_SIMPLE, s->channels)
+                  : i == 2 ? nvlstree_estimate_s(t, &pr, s, true)
+                           : e;
+    }
   }
+  if (best_a != CFG_ALGO_NVLS && best_a != CFG_ALGO_COLLNET && best_a != CFG_ALGO_NVLSTREE)
+    best_full = best_t;
   if (best_a == CFG_ALGO_AUTO) best_a = CFG_ALGO_RING; /* no candidate: the ring */
   if (best_p == CFG_PROTO_AUTO) {                      /* a fixed algorithm we do not estimate */
     best_p = CFG_PROTO_SIMPLE;
@@ -492,7 +627,7 @@ done:
   *algorithm = best_a;
   *protocol = best_p;
   *channels = best_k;
-  if (est_s) *est_s = isfinite(best_t) ? best_t : NAN;
+  if (est_s) *est_s = isfinite(best_full) ? best_full : NAN;
 }
 
 void coll_spec_set_hw(coll_spec *spec, const cfg_scenario *cfg) {
@@ -505,14 +640,16 @@ void coll__apply_protocol(coll_plan *p, const topo *t, const coll_spec *s) {
   if (p->protocol == CFG_PROTO_NONE || p->nphases == 0) return;
   probe pr;
   probe_of(t, s, &pr);
-  if (p->algorithm == CFG_ALGO_NVLS || p->algorithm == CFG_ALGO_COLLNET ||
-      p->algorithm == CFG_ALGO_NVLSTREE) {
-    /* one phase, a pipeline's steady state; NCCL's latency above the
-     * path's */
-    double us = switch_latency_us(p->algorithm, s, &pr);
+  if (p->algorithm == CFG_ALGO_COLLNET) { /* one phase, a pipeline's steady state */
     simtime_ps wire = pr.m > 1 ? pr.wire_inter : pr.wire_intra;
     p->launch = 0;
-    p->phases[0].fixed = above(us, wire);
+    p->phases[0].fixed = above(collnet_latency_us(s, &pr), wire);
+    return;
+  }
+  if (p->algorithm == CFG_ALGO_NVLS || p->algorithm == CFG_ALGO_NVLSTREE) {
+    /* one phase, the stream; the pipeline's fill, latency and cap after it */
+    p->launch = 0;
+    p->phases[0].fixed = nvls_pipeline_ps(t, &pr, s, p->algorithm);
     return;
   }
   coll_protocol_params q = coll_protocol_params_of(s->latency, p->algorithm, p->protocol);

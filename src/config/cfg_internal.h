@@ -31,6 +31,11 @@ char *cfg__buf_take(cfg__buf *b);
 /* User text for a message: at most `max` visible characters, non-printable
  * bytes escaped as \xNN, "..." when cut. out has room for cap bytes. */
 void cfg__excerpt(char *out, size_t cap, const char *text, size_t len, size_t max);
+/* Text a string value may hold: no control character (C0 with NUL and tab,
+ * DEL, C1 as UTF-8): names and paths are printed on terminals and into
+ * events.csv, where one would act, not show. SIM_ECONFIG and the first one
+ * in msg ("contains a control character ..."); SIM_OK otherwise. O(len). */
+int cfg__check_text(const char *text, size_t len, char *msg, size_t cap);
 /* *dst (owned, freed) becomes a NUL-terminated copy of text[0 .. len). */
 void cfg__text_set(char **dst, const char *text, size_t len);
 
@@ -223,8 +228,10 @@ bool cfg__is_workload_key(size_t i);
 /* cfg__set_text into a job's workload (key i a workload.* key). */
 int cfg__set_workload_text(cfg_workload *w, size_t i, const char *text, size_t len, char *msg,
                            size_t cap);
-/* The workload's keys as flow-style YAML pairs without the braces
- * ("kind: collective, collective.op: allreduce, ..."), every key. */
+/* A job's workload's keys as flow-style YAML pairs without the braces
+ * ("kind: collective, collective.op: allreduce, ..."), every key but
+ * traffic_class: a job's class is the job's own field (jobs[j].traffic_class),
+ * which load refuses inside its workload. */
 void cfg__workload_text(const cfg_workload *w, cfg__buf *b);
 void cfg__workload_free(cfg_workload *w); /* its owned strings and lists */
 

@@ -111,10 +111,7 @@ int cfg__class_set_field(cfg_tclass *c, uint32_t *id, int field, const char *t, 
                          size_t cap) {
   while (n > 0 && (t[0] == ' ' || t[0] == '\t')) t++, n--;
   while (n > 0 && (t[n - 1] == ' ' || t[n - 1] == '\t')) n--;
-  if (memchr(t, '\0', n)) {
-    snprintf(msg, cap, "contains a NUL character");
-    return SIM_ECONFIG;
-  }
+  if (cfg__check_text(t, n, msg, cap) != SIM_OK) return SIM_ECONFIG;
   int rc = SIM_ECONFIG;
   switch (field) {
   case CFG__CF_ID: rc = parse_int(t, n, 0, CFG_CLASSES - 1, id, msg, cap); break;
@@ -270,7 +267,7 @@ void cfg__classes_markdown(cfg__buf *b) {
        "The class (802.1p priority, InfiniBand service level); default: its position in the list."},
       {"name",
        "What workloads call it (workload.traffic_class, jobs[j].traffic_class); default "
-       "`tc<id>`."},
+       "`tc<id>`, which names no other class."},
       {"integer 0..7",
        "Strict priority level: a port serves the highest level with a packet it may send; the "
        "classes of one level share it by deficit-weighted round robin. Default 0."},

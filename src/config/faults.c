@@ -108,10 +108,7 @@ int cfg__fault_set_field(cfg_fault *f, int field, const char *t, size_t n, char 
   uint64_t v;
   while (n > 0 && (t[0] == ' ' || t[0] == '\t')) t++, n--;
   while (n > 0 && (t[n - 1] == ' ' || t[n - 1] == '\t')) n--;
-  if (memchr(t, '\0', n)) {
-    snprintf(msg, cap, "contains a NUL character");
-    return SIM_ECONFIG;
-  }
+  if (cfg__check_text(t, n, msg, cap) != SIM_OK) return SIM_ECONFIG;
   cfg__excerpt(shown, sizeof shown, t, n, 64);
   switch (field) {
   case CFG__FF_AT: return cfg__parse_time_n(t, n, &f->at, msg, cap);

@@ -72,10 +72,7 @@ int cfg__job_set_field(cfg_job *j, int field, const char *t, size_t n, char *msg
   char num[32];
   while (n > 0 && (t[0] == ' ' || t[0] == '\t')) t++, n--;
   while (n > 0 && (t[n - 1] == ' ' || t[n - 1] == '\t')) n--;
-  if (memchr(t, '\0', n)) {
-    snprintf(msg, cap, "contains a NUL character");
-    return SIM_ECONFIG;
-  }
+  if (cfg__check_text(t, n, msg, cap) != SIM_OK) return SIM_ECONFIG;
   switch (field) {
   case CFG__JF_NAME:
     if (n == 0) {

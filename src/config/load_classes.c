@@ -1,7 +1,8 @@
 /* fabric.classes from YAML (fabsim/config.h, cfg_class_table): a list of at
  * most 8 mappings, each a class's fields (classes.c parses them), `ecn`
  * either a mapping {kmin, kmax, pmax} or dotted fields; ids unique (an
- * entry without one is its position), names unique; every field located
+ * entry without one is its position), names unique, and tc<k> (the default
+ * name of class k) on class k only; every field located
  * for later messages. O(entries x fields). */
 #include <stdio.h>
 #include <string.h>
@@ -79,6 +80,16 @@ static int read_entry(loader *ld, const yaml_node_t *item, cfg_class_table *t, c
                          cfg__yaml_kind_name(item));
   cfg__class_init(&c, 0);
   int rc = read_pairs(ld, item, "", &c, &id, cl, have, j);
+  /* "tc<k>" is class k's name unless it is renamed: on another class it
+   * would make traffic_class: tc<k> name two classes */
+  if (rc == SIM_OK && c.name && c.name[0] == 't' && c.name[1] == 'c' && c.name[2] >= '0' &&
+      c.name[2] < '0' + CFG_CLASSES && c.name[3] == '\0' && (uint32_t)(c.name[2] - '0') != id) {
+    snprintf(name, sizeof name, "fabric.classes[%zu].name", j);
+    rc = cfg__fail_loc(ld, cl->field[CFG__CF_NAME], name,
+                       "'%s' is the default name of class %c, and this is class %u; allowed: "
+                       "another name, or tc%u",
+                       c.name, c.name[2], id, id);
+  }
   for (size_t e = 0; e < j && rc == SIM_OK; e++) {
     uint32_t other = t->order[e];
     if (other == id) {

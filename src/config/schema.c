@@ -28,6 +28,9 @@ _Static_assert(sizeof(cfg_trace_compute) == sizeof(int), "enum fields are stored
 static const char *const precision_names[] = {"fp32", "bf16", "fp16", "fp8"};
 static const char *const optimizer_names[] = {"adam", "sgd"};
 static const char *const recompute_names[] = {"none", "selective", "full"};
+static const char *const fp8_recipe_names[] = {"delayed", "tensorwise", "blockwise"};
+_Static_assert(sizeof(cfg_fp8_recipe) == sizeof(int), "enum fields are stored as int");
+_Static_assert(NELEM(fp8_recipe_names) == CFG_FP8_BLOCKWISE + 1, "one name per FP8 recipe");
 static const char *const recompute_method_names[] = {"uniform", "block"};
 static const char *const recompute_module_names[] = {"core_attn", "layernorm", "mlp", "moe_act"};
 static const char *const attention_names[] = {"flash", "unfused"};
@@ -142,6 +145,9 @@ const char *cfg_optimizer_name(cfg_optimizer o) {
 const char *cfg_recompute_name(cfg_recompute r) {
   return name_of(recompute_names, NELEM(recompute_names), (int)r);
 }
+const char *cfg_fp8_recipe_name(cfg_fp8_recipe r) {
+  return name_of(fp8_recipe_names, NELEM(fp8_recipe_names), (int)r);
+}
 const char *cfg_recompute_method_name(cfg_recompute_method m) {
   return name_of(recompute_method_names, NELEM(recompute_method_names), (int)m);
 }
@@ -186,11 +192,6 @@ static const char *const hbm_by_gpu[] = {"3.35TB/s", "3.35TB/s", "2.039TB/s",
  * H100 SXM5; H800 and H200 are the same die and board), A100 whitepaper (108), Blackwell B200
  * (148), AMD CDNA 3 whitepaper (MI300X: 304 compute units). */
 static const char *const sms_by_gpu[] = {"132", "132", "108", "148", "132", "304"};
-/* Achieved share of the dense BF16 peak in a large matrix multiply: the Maximum Achievable
- * Matmul FLOPS (MAMF) measured by S. Bekman's mamf-finder (github.com/stas00/ml-engineering,
- * compute/accelerator/README.md): A100 SXM 271.2 of 312, H100 SXM 794.5 of 989 (H200 "the
- * same"; H800 has H100's compute), B200 1745 of 2250, MI300X 781.9 of 1307.4 (ROCm 6.2). */
-static const char *const gemm_eff_by_gpu[] = {"0.803", "0.803", "0.869", "0.776", "0.803", "0.598"};
 static const char *const scale_up_by_gpu[] = {"450GB/s", "200GB/s", "300GB/s",
                                               "900GB/s", "450GB/s", "448GB/s"};
 static const char *const nic_by_gpu[] = {"400Gbps", "400Gbps", "200Gbps",
@@ -412,6 +413,11 @@ static const cfg__key schema[] = {
         "Share of the NIC line rate collectives achieve (headers, software), at most 1; "
         "NIC-to-leaf links run at bandwidth x efficiency (the packet fidelity adds its own "
         "headers back, so they are not counted twice)."),
+    DBL("cluster.nic.rdma_efficiency", cluster.nic.rdma_efficiency, "0.9375", 0, 1,
+        "Share of the NIC line rate a point-to-point RDMA write stream achieves "
+        "(workload.kind traffic), at most 1: NIC-to-leaf links run at bandwidth x this "
+        "instead of cluster.nic.efficiency, which is NCCL's rate; default 375/400, the "
+        "ib_write_bw a healthy NDR port passes (docs/validation.md, \"Link efficiency\")."),
     TIME("cluster.nic.latency", cluster.nic.latency, "200ns",
          "NIC processing latency per traversal."),
     TIME("cluster.nic.start", cluster.nic.start, "800ns",
@@ -787,6 +793,21 @@ static const cfg__key schema[] = {
     TIME("workload.collective.latency.collnet.network_hop",
          workload.collective.latency.collnet.network_hop, "31us",
          "CollNet Direct: latency of the switches' reduction across nodes."),
+    DBL("workload.collective.bandwidth.ring", workload.collective.bandwidth.ring, "1", 0, 1,
+        "Factor on the rate the ring algorithm's transfers achieve, above 0, at most 1: its "
+        "transfers take 1/factor as long in every fidelity, on top of the links' efficiencies "
+        "(which every algorithm shares). Defaults of workload.collective.bandwidth.*: 1, "
+        "fabsim's model as it is; `fabsim calibrate` fits them to nccl-tests output "
+        "(docs/validation.md, Calibration)."),
+    DBL("workload.collective.bandwidth.tree", workload.collective.bandwidth.tree, "1", 0, 1,
+        "Factor on the rate the tree algorithm's transfers achieve (as the ring's)."),
+    DBL("workload.collective.bandwidth.nvls", workload.collective.bandwidth.nvls, "1", 0, 1,
+        "Factor on the rate NVLS (NVLink SHARP, one node) achieves, on top of NCCL's NVLS "
+        "efficiency (as the ring's)."),
+    DBL("workload.collective.bandwidth.nvlstree", workload.collective.bandwidth.nvlstree, "1", 0, 1,
+        "Factor on the rate NVLSTree achieves, NVLink and network parts alike (as the ring's)."),
+    DBL("workload.collective.bandwidth.collnet", workload.collective.bandwidth.collnet, "1", 0, 1,
+        "Factor on the rate CollNet (InfiniBand SHARP) achieves (as the ring's)."),
     BOOL("workload.collective.nvls", workload.collective.nvls, "true",
          "NVLink SHARP (NCCL_NVLS_ENABLE): on one node of H100, H800, H200 or B200 (NVSwitch "
          "generation 3 and later) allreduce may run as nvls, the NVSwitch reducing, and across "
@@ -813,9 +834,9 @@ static const cfg__key schema[] = {
     UINT("workload.model.heads", workload.model.heads, "32", 1, 100000, "Attention heads."),
     UINT("workload.model.kv_heads", workload.model.kv_heads, "0", 0, 100000,
          "Key/value heads (grouped-query attention: Llama 3 has 8); 0 is workload.model.heads. "
-         "Sets the width of the K and V activations kept for the backward pass; parameters and "
-         "compute still take 4 h^2 attention projections (workload.model.params corrects the "
-         "count)."),
+         "K and V are kv_heads / heads as wide as Q: the attention projections' parameters "
+         "(2 + 2 kv_heads / heads) h^2, the QKV GEMM's width, the activations kept and the "
+         "attention kernel's bytes."),
     UINT("workload.model.seq_len", workload.model.seq_len, "4096", 1, 100000000,
          "Tokens per sequence."),
     UINT("workload.model.vocab", workload.model.vocab, "32000", 0, 100000000,
@@ -852,8 +873,9 @@ static const cfg__key schema[] = {
         "is uniform (what auxiliary-loss-free balancing aims at, DeepSeek-V3 sec. 2.1.2)."),
     BOOL("workload.model.dropout", workload.model.dropout, "false",
          "Dropout after the attention scores, the attention output and the MLP (GPT-3); "
-         "Llama 3 and DeepSeek-V3 train without. Activation memory only: the masks kept "
-         "(one byte per element; FlashAttention regenerates its own)."),
+         "Llama 3 and DeepSeek-V3 train without. The masks kept (one byte per element; "
+         "FlashAttention regenerates its own), written by the residual adds (and by unfused "
+         "attention's dropout kernel) and read in the backward pass."),
     UINT("workload.parallel.dp", workload.parallel.dp, "0", 0, UINT32_MAX,
          "Data-parallel degree; 0 uses every GPU the others leave: GPUs / (tp x pp)."),
     UINT("workload.parallel.tp", workload.parallel.tp, "1", 1, 1024,
@@ -941,17 +963,22 @@ static const cfg__key schema[] = {
     ENUM("workload.attention", workload.attention, "flash", attention_names,
          "Attention kernel: flash (FlashAttention: the scores are never stored, only their "
          "softmax statistics, and the backward pass recomputes them) or unfused (the scores and "
-         "softmax are kept for the backward pass, s x s per head: activation memory only)."),
-    {.name = "workload.compute_efficiency",
-     .type = CFG__DOUBLE,
-     BY_GPU,
-     .by_value = gemm_eff_by_gpu,
-     .dmin = 0,
-     .dmin_exclusive = 1,
-     .doc = "Achieved fraction of the precision's peak FLOP/s in a large matrix multiply "
-            "(measured maximum achievable matmul FLOP/s), at most 1; smaller GEMMs lose more "
-            "by tile quantization and the roofline of their operand bytes.",
-     FIELD(workload.compute_efficiency)},
+         "softmax are kept for the backward pass, s x s per head, and timed as their own kernels: "
+         "the score and value GEMMs over the whole s x s square, the softmax through HBM)."),
+    DBL("workload.compute_efficiency", workload.compute_efficiency, "0", 0, 0,
+        "0: each kernel's time from the kernel model (GEMMs by shape over the GPU's SMs, "
+        "attention by sequence length and head dimension, FP8 casts, launch gaps; "
+        "docs/training.md, Compute). A fraction in (0, 1]: the single-efficiency roofline "
+        "instead, every GEMM and attention matmul at the precision's peak x it (less 128 x 128 "
+        "tile quantization), as fabsim did before the kernel model."),
+    ENUM("workload.fp8_recipe", workload.fp8_recipe, "delayed", fp8_recipe_names,
+         "FP8 scaling (workload.precision fp8), Megatron-LM's --fp8-recipe names: delayed "
+         "(Transformer Engine's default: per-tensor scales from an amax history), tensorwise "
+         "(per-tensor scales of the current amax: one more read of each tensor), blockwise "
+         "(DeepSeek-V3: 1 x 128 activation and 128 x 128 weight blocks, the GEMM's own rate)."),
+    BOOL("workload.cuda_graphs", workload.cuda_graphs, "false",
+         "Kernels launched as CUDA graphs: each kernel's launch gap on the GPU is the graph's "
+         "(0.5 us) instead of a stream launch's (0.9 us)."),
     SIZE("workload.bucket_size", workload.bucket_size, "25MiB",
          "Gradients per data-parallel reduction bucket (PyTorch DDP's default)."),
     BOOL("workload.grad_overlap", workload.grad_overlap, "true",
@@ -1001,8 +1028,9 @@ static const cfg__key schema[] = {
      FIELD(workload.trace.classes)},
     ENUM("workload.trace.compute", workload.trace.compute, "recorded", trace_compute_names,
          "A compute node's time: its recorded duration_micros, or roofline: max(num_ops / "
-         "(cluster.gpu_flops at workload.precision x workload.compute_efficiency), tensor_size "
-         "/ cluster.hbm_bandwidth) where num_ops is present (else recorded)."),
+         "(cluster.gpu_flops at workload.precision x the GPU's measured large-GEMM share, or "
+         "workload.compute_efficiency when set), tensor_size / cluster.hbm_bandwidth) where "
+         "num_ops is present (else recorded)."),
 
     /* reliability.rate.*: presets by reliability.rates (the *_by_rates arrays above, with
      * their sources); the default, llama3-16k, is Meta's Llama 3 report, Table 5. */
@@ -1589,6 +1617,7 @@ static int set_string(cfg__into s, const cfg__key *k, const char *t, size_t n, c
     snprintf(msg, cap, "must not be empty");
     return SIM_ECONFIG;
   }
+  if (cfg__check_text(t, n, msg, cap) != SIM_OK) return SIM_ECONFIG;
   memcpy(&str, field(s, k), sizeof str);
   cfg__text_set(&str, t, n);
   memcpy(field(s, k), &str, sizeof str);
@@ -1803,7 +1832,9 @@ bool cfg__at_default(const cfg_scenario *s, size_t i) {
 void cfg__workload_text(const cfg_workload *w, cfg__buf *b) {
   int first = 1;
   for (size_t i = 0; i < NELEM(schema); i++) {
-    if (!cfg__is_workload_key(i) || (schema[i].quiet && workload_at_default(w, i))) continue;
+    if (!cfg__is_workload_key(i) || (schema[i].quiet && workload_at_default(w, i)) ||
+        schema[i].offset == offsetof(cfg_scenario, workload.traffic_class))
+      continue; /* (the job's traffic_class: cfg__jobs_text) */
     cfg__buf_printf(b, "%s%s: ", first ? "" : ", ", schema[i].name + 9);
     value_text_of(into_workload(w), i, b);
     first = 0;

@@ -162,6 +162,21 @@ void cfg__excerpt(char *out, size_t cap, const char *text, size_t len, size_t ma
   out[o] = '\0';
 }
 
+int cfg__check_text(const char *text, size_t len, char *msg, size_t cap) {
+  const unsigned char *p = (const unsigned char *)text;
+  for (size_t i = 0; i < len; i++) {
+    bool c0 = p[i] < 0x20 || p[i] == 0x7f, c1 = p[i] == 0xc2 && i + 1 < len && p[i + 1] >= 0x80 &&
+                                                p[i + 1] <= 0x9f; /* U+0080..U+009F */
+    if (!c0 && !c1) continue;
+    snprintf(msg, cap,
+             "contains a control character (%s%02X) at byte %zu; allowed: printable text (it is "
+             "shown on terminals and written into the output files)",
+             c0 ? "\\x" : "U+00", c0 ? p[i] : p[i + 1], i + 1);
+    return SIM_ECONFIG;
+  }
+  return SIM_OK;
+}
+
 /* ---- numbers ---------------------------------------------------------------- */
 
 static int is_digit(char c) { return c >= '0' && c <= '9'; }

@@ -134,6 +134,7 @@ static int check_efficiency(const cfg_scenario *s, const cfg_doc *doc, sim_error
     double v;
   } e[] = {{"cluster.scale_up.efficiency", s->cluster.scale_up.efficiency},
            {"cluster.nic.efficiency", s->cluster.nic.efficiency},
+           {"cluster.nic.rdma_efficiency", s->cluster.nic.rdma_efficiency},
            {"cluster.pcie.efficiency", s->cluster.pcie.efficiency},
            {"fabric.link_efficiency", s->fabric.link_efficiency}};
   for (size_t i = 0; i < sizeof e / sizeof e[0]; i++)
@@ -165,6 +166,21 @@ static int check_collective(const cfg_scenario *s, const cfg_doc *doc, sim_error
   cfg_coll_algorithm algo = s->workload.collective.algorithm;
   uint32_t ranks = s->workload.collective.ranks;
   uint64_t gpus = (uint64_t)s->cluster.nodes * s->cluster.gpus_per_node;
+  const cfg_coll_bandwidth *bw = &s->workload.collective.bandwidth;
+  const struct {
+    const char *key;
+    double v;
+  } f[] = {{"workload.collective.bandwidth.ring", bw->ring},
+           {"workload.collective.bandwidth.tree", bw->tree},
+           {"workload.collective.bandwidth.nvls", bw->nvls},
+           {"workload.collective.bandwidth.nvlstree", bw->nvlstree},
+           {"workload.collective.bandwidth.collnet", bw->collnet}};
+  for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+    if (f[i].v > 1) /* the schema checks > 0 */
+      return cfg_fail_at(doc, f[i].key, err,
+                         "%g is not a share of the algorithm's modelled rate; allowed above 0, "
+                         "at most 1",
+                         f[i].v);
   if (algo == CFG_ALGO_NODE_LIMITED)
     return cfg_fail_at(doc, "workload.collective.algorithm", err,
                        "node-limited is the MoE dispatch/combine of training workloads; a "

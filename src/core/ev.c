@@ -332,3 +332,22 @@ uint64_t ev_run(sim_ctx *sim, simtime_ps until) {
     ev__run_top(sim);
   return sim->events - start;
 }
+
+bool ev_run_interruptible(sim_ctx *sim, simtime_ps until) {
+  if (sim->co) {
+    ev_run(sim, until);
+    return sim->co_stopped;
+  }
+  simtime_ps slice = SIM_PS_PER_US, horizon = sim->now;
+  for (;;) {
+    if (interrupt_flag) return true;
+    if (horizon < sim->now) horizon = sim->now; /* ev_run leaves the clock at the last event */
+    horizon = horizon >= until - (until > slice ? slice : until) ? until : horizon + slice;
+    double t0 = sim_wall_s();
+    ev_run(sim, horizon);
+    if (sim->stop || horizon == until || !ev__q_refill(&sim->q)) return false;
+    double dt = sim_wall_s() - t0; /* slices of 0.05-0.2 s: never changes results */
+    if (dt < 0.05 && slice < SIM_TIME_MAX / 8) slice *= 4;
+    else if (dt > 0.2 && slice > 1) slice = slice / 4 + 1;
+  }
+}

@@ -354,7 +354,9 @@ static void net_destroy(be_backend *b) {
   }
   sim_free(n->pchunk);
   sim_free(n->nchunk);
-  sim_free(n->armed.q);
+  for (uint32_t v = 0; n->vscan && v < n->nv; v++) sim_free(n->vscan[v].set.q);
+  sim_free(n->vscan);
+  sim_free(n->vber);
   sim_free(n->ph);
   sim_free(n->qp);
   sim_free(n->qh);
@@ -490,7 +492,6 @@ be_backend *be_packet_create(sim_ctx *sim, const topo *t, const cfg_scenario *cf
   setup_channels(n, cfg);
   sim_rng_stream(sim, &n->rng[NET__RNG_ECN], "net.ecn");
   sim_rng_stream(sim, &n->rng[NET__RNG_ROUTE], "net.route");
-  sim_rng_stream(sim, &n->rng[NET__RNG_BER], "net.ber");
   n->scan_period = n->rto / 16 ? n->rto / 16 : 1;
   n->end_gap = SIM_TIME_MAX; /* the smallest latency of a link with one: O(links) */
   for (uint32_t l = 0; l < topo_link_count(t); l++) {

@@ -342,12 +342,22 @@ typedef struct net__port_stats {
 } net__port_stats;
 
 /* Queue pairs with a retransmission timer armed: scanned every RTO/16,
- * not one event each (transport.c). One for the fabric on the sequential
- * engine, one per source vertex on the parallel one. */
+ * not one event each (transport.c). One per source vertex on both engines. */
 typedef struct net__armset {
   uint32_t *q;
   uint32_t n, cap;
 } net__armset;
+
+/* A source vertex's retransmission scans on the sequential engine, as the
+ * parallel engine runs them (transport.c): its armed queue pairs; `at`, its
+ * next scan while the scans run (they stop at one that finds the set
+ * empty); `ev`, that scan's event while the set is not empty (none after:
+ * no timer outlives the traffic, and a re-arm before `at` takes it again). */
+typedef struct net__vscan {
+  net__armset set;
+  simtime_ps at;
+  ev_id ev;
+} net__vscan;
 
 typedef struct net__samp net__samp; /* sample.c */
 typedef struct net__par net__par;   /* parallel.c */
@@ -430,8 +440,7 @@ typedef struct net__be {
   uint32_t nqp, qp_cap;
   uint32_t *qp_free;
   uint32_t nqp_free;
-  net__armset armed; /* sequential engine: every armed queue pair */
-  ev_id scan_ev;
+  net__vscan *vscan; /* sequential engine: per vertex, made at the first arm */
   simtime_ps scan_period;
   /* A queue pair's end reaches its phase end_gap later (both engines): the
    * smallest latency of a link with one (1 us if none), the parallel
@@ -444,6 +453,8 @@ typedef struct net__be {
   /* per channel: transfers routed over it now (max_link_sharing) */
   uint32_t *sharing;
   sim_rng rng[3];            /* NET__RNG_*: the whole fabric's streams (sequential engine) */
+  sim_rng *vber;             /* sequential: per vertex, as the parallel engine's (bit errors
+                              * are faults: made at the first degraded link with a BER) */
   const topo_health *health; /* routing's view after the last reroute; NULL: all up */
   topo_health health_own;    /* the copy health points to */
   net__reach *reach;         /* NET__REACH_SLOTS, made at the first reroute */
@@ -467,9 +478,12 @@ typedef struct net__be {
 enum { NET__RNG_ECN, NET__RNG_ROUTE, NET__RNG_BER };
 
 /* A random stream of vertex v (ECN marking at its egress ports, routing
- * choices, bit errors on links it sends on). */
+ * choices, bit errors on links it sends on). The sequential engine draws
+ * ECN marks and routing choices from the fabric's, bit errors from the
+ * vertex's as the parallel engine does (a fault's losses are the same
+ * packets on both engines). */
 static inline sim_rng *net__rng(net__be *n, unsigned k, uint32_t v) {
-  return n->par ? &n->vrng[(size_t)v * 3 + k] : &n->rng[k];
+  return n->par ? &n->vrng[(size_t)v * 3 + k] : k == NET__RNG_BER ? &n->vber[v] : &n->rng[k];
 }
 static inline simtime_ps net__now(const net__be *n) { return *n->now; }
 
@@ -588,6 +602,11 @@ void net__qp_unring(net__be *n, uint32_t qi);
 /* The timeouts due at now among the queue pairs of set s: each goes back,
  * or gives up (and leaves the set). */
 void net__armset_scan(net__be *n, net__armset *s, simtime_ps now);
+/* Sequential engine: an event of vertex v at `now` that is ordered as a
+ * port wake (NET__ORD_WAKE: a retransmission scan) goes once behind what
+ * is due at v this picosecond: false when it must (the caller schedules
+ * itself again at now), else true, what was due at v having run (port.c). */
+bool net__wake_turn(net__be *n, uint32_t v, simtime_ps now, bool deferred);
 /* Packet i has reached the end of its path. */
 void net__deliver(net__be *n, uint32_t i);
 

@@ -15,12 +15,15 @@
  *   (below). Windows are a function of simulated time alone (pdes_run): not
  *   of where each rank's ev.c loop slices the run by its wall clock.
  *   Random streams are per vertex ("net.v<vertex>.ecn", .route, .ber), not
- *   per fabric; credits are events where the sequential engine reads a
- *   ring. What happens at one vertex at one picosecond runs in the same
- *   order on both engines (NET__ORD_*: credits, PFC frames, arrivals by
- *   sending vertex and its send count, then wakes; here as pdes kind
- *   orders), so where no per-vertex stream or timer decides, the two
- *   engines' outputs are the same bytes (tests/pdes/mpi_run.sh).
+ *   per fabric (the sequential engine draws bit errors per vertex too);
+ *   credits are events where the sequential engine reads a ring.
+ *   Retransmission timers are scanned per source vertex on both engines,
+ *   at the same ticks. What happens at one vertex at one picosecond runs in
+ *   the same order on both engines (NET__ORD_*: credits, PFC frames,
+ *   arrivals by sending vertex and its send count, then wakes and scans;
+ *   here as pdes kind orders), so where no ECN or routing draw or flowlet
+ *   table decides, faults included, the two engines' outputs are the same
+ *   bytes (tests/pdes/mpi_run.sh, tests/cli/test_run_engines.sh).
  *   The workload (collectives, the training executor) stays on the global
  *   ev.c context, replicated on every rank; this file is its co-engine
  *   (sim_set_coengine): before each global event the packet events before

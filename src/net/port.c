@@ -63,7 +63,8 @@
  * PFC state across it, and from then on loses whatever is sent onto it or
  * routed into it (a black hole until be_ops.reroute moves the paths); a
  * link with a bit error rate loses each packet sent onto it with
- * probability 1 - (1 - ber)^(wire bits), drawn from the stream "net.ber";
+ * probability 1 - (1 - ber)^(wire bits), drawn from the sending vertex's
+ * stream "net.v<vertex>.ber" on both engines;
  * a rate factor below 1 slows serialization. Counted in drops
  * (net__ext.link_drops, ber_drops apart).
  */
@@ -104,6 +105,12 @@ void net__wake(net__be *n, uint32_t c) {
   if (n->ch[c].wake_at == now) n->ch[c].wake_at = SIM_TIME_MAX;
   if (!n->par && n->due[v].n) due_run(n, v, now);
   net__port_kick(n, c);
+}
+
+bool net__wake_turn(net__be *n, uint32_t v, simtime_ps now, bool deferred) {
+  if (!deferred && *due_count(n, v, now)) return false;
+  if (n->due[v].n) due_run(n, v, now);
+  return true;
 }
 
 /* Sequential engine: a wake while an arrival or PFC frame is still due at
@@ -886,6 +893,14 @@ void net__link_state(be_backend *b, uint32_t link, double rate_factor, double be
   simtime_ps now = net__now(n);
   /* from now on the fabric can lose packets: a selective receiver NACKs holes */
   if (!(rate_factor > 0) || ber > 0) n->lossy = true;
+  if (ber > 0 && !n->par && !n->vber) { /* the streams the parallel engine draws bit errors from */
+    n->vber = sim_malloc((size_t)(n->nv ? n->nv : 1) * sizeof *n->vber);
+    for (uint32_t v = 0; v < n->nv; v++) {
+      char name[48];
+      snprintf(name, sizeof name, "net.v%u.ber", v);
+      sim_rng_stream(b->sim, &n->vber[v], name);
+    }
+  }
   for (uint32_t c = 2 * link; c < 2 * link + 2 && c < n->nch; c++) {
     net__chan *ch = &n->ch[c];
     net__cold *cd = &n->cold[c];

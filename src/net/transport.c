@@ -28,10 +28,11 @@
  *   A CE-marked packet makes the notification point send a CNP (class 7),
  *   at most one per queue pair per cluster.nic.cnp_interval.
  *
- * Timeout: a queue pair with packets in flight is armed; one scan every
- *   RTO/16 (a single event, scheduled only while something is armed) finds
- *   those with nothing acknowledged for RTO (so a timeout fires within RTO and
- *   RTO + RTO/16 of the last progress), and each goes back
+ * Timeout: a queue pair with packets in flight is armed; a scan of its
+ *   source GPU every RTO/16 (an event per GPU, while it has armed queue
+ *   pairs: the same ticks on both engines) finds those with nothing
+ *   acknowledged for RTO (so a timeout fires within RTO and RTO + RTO/16 of
+ *   the last progress), and each goes back
  *   to the oldest unacknowledged PSN (in both modes, as NICs do; a selective
  *   receiver discards what it holds and its cumulative ACK skips ahead) and
  *   doubles the RTO (up to 64x; reset by progress).
@@ -59,7 +60,7 @@ enum { RETH = 16, RTO_MAX_FACTOR = 64, RETRY_LIMIT = 7 };
  * default, Documentation/networking/ip-sysctl.rst). */
 enum { REORDER_MAX = 300 };
 
-static void on_scan(sim_ctx *sim, void *obj, uint64_t arg);
+static void on_vscan(sim_ctx *sim, void *obj, uint64_t arg);
 
 void net__qp_reset(net__be *n, net__qp *q, simtime_ps now) {
   (void)n;
@@ -152,9 +153,33 @@ void net__qp_activate(net__be *n, uint32_t qi) {
   net__port_kick(n, c);
 }
 
-/* The set qi's timer is in: the fabric's, or (parallel engine) its source vertex's. */
+/* qi's source vertex: its timer's scans are that vertex's. */
+static uint32_t qp_source(const net__be *n, uint32_t qi) {
+  return n->cold[n->qp[qi].path[0][0]].src;
+}
+
+/* Sequential engine: qi's source's scans (made at the first arm; `at` 0: none yet). */
+static net__vscan *vscan_of(net__be *n, uint32_t qi) {
+  if (!n->vscan) n->vscan = sim_calloc(n->nv ? n->nv : 1, sizeof *n->vscan);
+  return &n->vscan[qp_source(n, qi)];
+}
+
+/* The set qi's timer is in: its source vertex's, on either engine. */
 static net__armset *armset_of(net__be *n, uint32_t qi) {
-  return n->par ? net__par_armset(n, qi) : &n->armed;
+  return n->par ? net__par_armset(n, qi) : &vscan_of(n, qi)->set;
+}
+
+/* Sequential engine: qi armed; its source's scans run on, or start a
+ * period from now, as the parallel engine's do (net__par_scan_soon). A
+ * scan the set was empty for when it came stopped them: `at` at or before
+ * now (at now, one after this arm would find it armed and not yet due, so
+ * the next comes a period later either way). */
+static void vscan_arm(net__be *n, uint32_t qi) {
+  net__vscan *s = vscan_of(n, qi);
+  simtime_ps now = sim_now(n->base.sim);
+  if (s->ev) return;
+  if (s->at <= now) s->at = now + n->scan_period;
+  s->ev = ev_schedule(n->base.sim, s->at, on_vscan, n, qp_source(n, qi));
 }
 
 static void arm(net__be *n, uint32_t qi) {
@@ -168,8 +193,7 @@ static void arm(net__be *n, uint32_t qi) {
   q->armed_pos = s->n;
   s->q[s->n++] = qi;
   if (n->par) net__par_scan_soon(n, qi);
-  else if (!n->scan_ev)
-    n->scan_ev = ev_schedule(n->base.sim, sim_now(n->base.sim) + n->scan_period, on_scan, n, 0);
+  else vscan_arm(n, qi);
 }
 
 void net__qp_unring(net__be *n, uint32_t qi) {
@@ -192,10 +216,11 @@ void net__qp_disarm(net__be *n, uint32_t qi) {
   uint32_t last = s->q[--s->n];
   s->q[q->armed_pos] = last;
   n->qp[last].armed_pos = q->armed_pos;
-  q->armed = 0;                  /* parallel engine: a pending scan of an empty set stops */
-  if (s->n == 0 && n->scan_ev) { /* no timer outlives the traffic */
-    ev_cancel(n->base.sim, n->scan_ev);
-    n->scan_ev = 0;
+  q->armed = 0; /* parallel engine: a pending scan of an empty set stops */
+  net__vscan *vs = n->par ? NULL : &n->vscan[qp_source(n, qi)];
+  if (vs && s->n == 0 && vs->ev) { /* no timer outlives the traffic; `at` is kept */
+    ev_cancel(n->base.sim, vs->ev);
+    vs->ev = 0;
   }
 }
 
@@ -461,13 +486,25 @@ void net__armset_scan(net__be *n, net__armset *s, simtime_ps now) {
   }
 }
 
-static void on_scan(sim_ctx *sim, void *obj, uint64_t arg) {
+/* Sequential engine: a scan of source vertex v (arg; bit 32: deferred
+ * once), after what reaches v this picosecond as on the parallel engine
+ * (NET__ORD_WAKE); the next a period later while v has armed queue pairs
+ * (parallel.c, h_scan). */
+static void on_vscan(sim_ctx *sim, void *obj, uint64_t arg) {
   net__be *n = obj;
+  uint32_t v = (uint32_t)arg;
+  net__vscan *s = &n->vscan[v];
   simtime_ps now = sim_now(sim);
-  (void)arg;
-  n->scan_ev = 0;
-  net__armset_scan(n, &n->armed, now);
-  if (n->armed.n && !n->scan_ev) n->scan_ev = ev_schedule(sim, now + n->scan_period, on_scan, n, 0);
+  if (!net__wake_turn(n, v, now, arg >> 32)) {
+    s->ev = ev_schedule(sim, now, on_vscan, n, arg | 1ull << 32);
+    return;
+  }
+  s->ev = 0;
+  net__armset_scan(n, &s->set, now);
+  if (s->set.n && !s->ev) {
+    s->at = now + n->scan_period;
+    s->ev = ev_schedule(sim, s->at, on_vscan, n, v);
+  }
 }
 
 void net__deliver(net__be *n, uint32_t i) {

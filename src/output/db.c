@@ -6,6 +6,7 @@
  * the runs before it; writers wait for each other (busy timeout) instead of
  * failing. The schema is created on first use; PRAGMA user_version says
  * which schema a file has. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,6 +106,49 @@ int out__db_open(const char *path, bool write, sqlite3 **db, sim_error *err) {
   sqlite3_busy_timeout(*db, DB_BUSY_MS);
   sqlite3_exec(*db, "PRAGMA foreign_keys = ON", NULL, NULL, NULL);
   return SIM_OK;
+}
+
+int out_db_check(const char *path, bool create, sim_error *err) {
+  struct stat st;
+  if (stat(path, &st) != 0) {
+    if (errno == ENOENT && create) return SIM_OK;
+    return sim_fail(err, errno == ENOENT ? SIM_ENOENT : SIM_ECONFIG, "%s", strerror(errno));
+  }
+  if (!S_ISREG(st.st_mode))
+    return sim_fail(err, SIM_ECONFIG, "is %s",
+                    S_ISDIR(st.st_mode)    ? "a folder"
+                    : S_ISCHR(st.st_mode)  ? "a character device"
+                    : S_ISFIFO(st.st_mode) ? "a pipe"
+                                           : "not a regular file");
+  sqlite3 *db = NULL;
+  sqlite3_stmt *st_tables = NULL;
+  int rc = SIM_OK, tables = 0, runs = 0;
+  if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
+      sqlite3_prepare_v2(db, "SELECT name FROM sqlite_master WHERE type = 'table'", -1, &st_tables,
+                         NULL) != SQLITE_OK) {
+    rc = sim_fail(err, SIM_ECONFIG, "is not an SQLite database (%s)",
+                  db ? sqlite3_errmsg(db) : "cannot open");
+    goto done;
+  }
+  sqlite3_busy_timeout(db, DB_BUSY_MS);
+  for (int s; (s = sqlite3_step(st_tables)) != SQLITE_DONE;) {
+    if (s != SQLITE_ROW) {
+      rc = sim_fail(err, SIM_ECONFIG, "is not an SQLite database (%s)", sqlite3_errmsg(db));
+      goto done;
+    }
+    tables++;
+    const unsigned char *name = sqlite3_column_text(st_tables, 0);
+    runs += name && !strcmp((const char *)name, "runs");
+  }
+  if (tables && !runs)
+    rc = sim_fail(err, SIM_ECONFIG,
+                  "is an SQLite database of %d tables but not a fabsim results database (no "
+                  "table runs)",
+                  tables);
+done:
+  sqlite3_finalize(st_tables);
+  sqlite3_close(db);
+  return rc;
 }
 
 typedef struct ins {

@@ -1,4 +1,4 @@
-/* The progress line and a clean stop on Ctrl-C.
+/* The progress line, and the one Ctrl-C handler of a run.
  *
  * The run goes in slices of simulated time (ev_run with a bound), sized so
  * that each takes at most about 0.2 s of wall time; between slices the line is
@@ -8,9 +8,11 @@
  * parallel engine's results do not depend on where its runs stop, only its
  * window count does; docs/parallel.md, section 7.2.)
  *
- * The signal handler only stores to a sig_atomic_t; it is installed for the
- * run and the previous disposition restored after. A second Ctrl-C while
- * stopping restores the default action and re-raises, as users expect. */
+ * The handler (out_interrupt_begin, for the whole of a run: its setup, the
+ * simulation, the phases after it, the files) only notes the interrupt
+ * (sim_interrupt_note, a sig_atomic_t); every phase reads it at its safe
+ * points. A second Ctrl-C restores the default action and re-raises, as
+ * users expect. */
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -18,16 +20,29 @@
 #include "fabsim/ev.h"
 #include "output/out_internal.h"
 
-static volatile sig_atomic_t stop_requested; /* the only state a signal handler may touch */
-
 static void on_signal(int sig) {
-  if (stop_requested) {
+  if (sim_interrupt_pending()) {
     signal(sig, SIG_DFL);
     raise(sig);
     return;
   }
-  stop_requested = 1;
   sim_interrupt_note(); /* a co-engine votes on it over its ranks */
+}
+
+void out_interrupt_begin(out_interrupt *h) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sim_interrupt_clear();
+  sigaction(SIGINT, &sa, &h->old_int);
+  sigaction(SIGTERM, &sa, &h->old_term);
+}
+
+void out_interrupt_end(const out_interrupt *h) {
+  sigaction(SIGINT, &h->old_int, NULL);
+  sigaction(SIGTERM, &h->old_term, NULL);
+  sim_interrupt_clear();
 }
 
 /* The clock is core's (sim_wall_s); this name stays for callers in src/cli. */
@@ -63,14 +78,6 @@ static void draw(const out_progress *p, sim_ctx *sim, double now, double rate, b
 }
 
 int out_progress_run(sim_ctx *sim, out_progress *p) {
-  struct sigaction sa, old_int, old_term;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_signal;
-  sigemptyset(&sa.sa_mask);
-  stop_requested = 0;
-  sim_interrupt_clear();
-  sigaction(SIGINT, &sa, &old_int);
-  sigaction(SIGTERM, &sa, &old_term);
   /* Slices of at most 1/200 of the expected run: growing through an empty
    * stretch must not end in one slice that holds all the work. */
   simtime_ps cap = p->expected ? p->expected / 200 + 1 : SIM_TIME_MAX;
@@ -82,14 +89,14 @@ int out_progress_run(sim_ctx *sim, out_progress *p) {
   /* with a co-engine (the parallel packet engine, maybe over MPI ranks) the
    * stop is the one its ranks agreed on, never this process's alone */
   bool co = sim_has_coengine(sim);
-  while (sim_pending(sim) > 0 && !(co ? sim_co_stopped(sim) : stop_requested) &&
+  while (sim_pending(sim) > 0 && !(co ? sim_co_stopped(sim) : sim_interrupt_pending()) &&
          !sim_past_horizon(sim, NULL)) {
     double t0 = sim_wall_s();
     ran_to = sim_slice_end(sim, ran_to, slice); /* an idle stretch: one slice */
     ev_run(sim, ran_to);
     /* tests: simulated time has advanced (not once a stop is asked for: the
      * test's SIGCONT may have come already) */
-    if (sim_now(sim) > 0 && !stop_requested) sim_test_pause("simulate");
+    if (sim_now(sim) > 0 && !sim_interrupt_pending()) sim_test_pause("simulate");
     double dt = sim_wall_s() - t0;
     /* Aim at 0.05-0.2 s per slice: grow 4x up to the cap, shrink 4x. */
     if (dt < 0.05) slice = slice > cap / 4 ? cap : slice * 4;
@@ -104,7 +111,7 @@ int out_progress_run(sim_ctx *sim, out_progress *p) {
       drawn = true;
     }
   }
-  bool stopped = co ? sim_co_stopped(sim) : stop_requested && sim_pending(sim) > 0;
+  bool stopped = co ? sim_co_stopped(sim) : sim_interrupt_pending() && sim_pending(sim) > 0;
   bool past = sim_past_horizon(sim, NULL);
   /* a co-engine's events after the last of this context's (late credits,
    * PFC RESUMEs): its end is known only to itself, on every MPI rank alike */
@@ -113,9 +120,5 @@ int out_progress_run(sim_ctx *sim, out_progress *p) {
     stopped = sim_co_stopped(sim);
   }
   if (drawn) draw(p, sim, sim_wall_s(), rate, true);
-  sigaction(SIGINT, &old_int, NULL);
-  sigaction(SIGTERM, &old_term, NULL);
-  stop_requested = 0;
-  sim_interrupt_clear();
   return past ? SIM_ERANGE : stopped ? SIM_EINTR : SIM_OK;
 }

@@ -9,22 +9,26 @@
  * each (slicing never changes results): progress->draw between slices (at
  * most every 0.2 s), and an interrupt noted by the caller's signal handler
  * (sim_interrupt_note) stops after the current slice (*complete false). */
-int run__drive(const run_training *tr, wl_job *job, sim_ctx *sim, const char *what,
+int run__drive(const cfg_doc *doc, uint32_t steps, wl_job *job, sim_ctx *sim, const char *what,
                const run_progress_fn *progress, simtime_ps expected, bool *complete,
                sim_error *err) {
   simtime_ps slice = SIM_PS_PER_US, horizon = 0;
   double started = out_wall_now(), last_draw = started;
   uint64_t last_events = sim_events(sim);
-  run_progress p = {
-      .what = what, .steps = tr->cfg->workload.steps, .expected = expected, .started = started};
-  bool show = progress && progress->draw, drawn = false;
+  run_progress p = {.what = what, .steps = steps, .expected = expected, .started = started};
+  bool show = progress && progress->draw, drawn = false, timing_stopped = false;
   int rc = SIM_OK;
   bool co = sim_has_coengine(sim); /* then the stop is the one every rank agreed on */
   while (rc == SIM_OK && wl_job_active(job) &&
          !(co ? sim_co_stopped(sim) : sim_interrupt_pending())) {
     double t0 = out_wall_now();
     horizon = sim_slice_end(sim, horizon, slice); /* an idle stretch: one slice */
-    rc = wl_job_run_until(job, horizon, tr->doc, err);
+    rc = wl_job_run_until(job, horizon, doc, err);
+    if (rc == SIM_EINTR) { /* stopped while its collectives were timed: it never started */
+      timing_stopped = true;
+      rc = SIM_OK;
+      break;
+    }
     if (sim_now(sim) > 0) sim_test_pause("simulate"); /* tests: simulated time has advanced */
     double now = out_wall_now(), dt = now - t0;
     simtime_ps cap = expected ? expected / 200 + 1 : SIM_TIME_MAX / 8;
@@ -46,6 +50,7 @@ int run__drive(const run_training *tr, wl_job *job, sim_ctx *sim, const char *wh
     p.final = true;
     progress->draw(progress->ctx, &p);
   }
-  *complete = !((co ? sim_co_stopped(sim) : sim_interrupt_pending()) && wl_job_active(job));
+  *complete = !timing_stopped &&
+              !((co ? sim_co_stopped(sim) : sim_interrupt_pending()) && wl_job_active(job));
   return rc;
 }

@@ -96,13 +96,13 @@ void run_events_free(run_events *log) {
   memset(log, 0, sizeof *log);
 }
 
-size_t run_faults_after_end(const cfg_scenario *cfg, simtime_ps end, run_events *log, uint32_t *idx,
-                            const char **detail_of) {
+size_t run_faults_after_end(const cfg_scenario *cfg, simtime_ps end, bool stopped, run_events *log,
+                            uint32_t *idx, const char **detail_of) {
   size_t n = 0;
   for (uint32_t i = 0; i < cfg->faults.n; i++) {
     const cfg_fault *f = &cfg->faults.v[i];
     char at[32], endt[32], detail[512];
-    if (f->at < end) continue;
+    if (f->at < end || (stopped && f->at == end)) continue; /* at `end`: the stop's cause */
     out_fmt_seconds(at, sizeof at, sim_ps_to_s(f->at));
     out_fmt_seconds(endt, sizeof endt, sim_ps_to_s(end));
     snprintf(detail, sizeof detail,
@@ -114,6 +114,27 @@ size_t run_faults_after_end(const cfg_scenario *cfg, simtime_ps end, run_events 
     detail_of[n++] = log->v[pos].detail;
   }
   return n;
+}
+
+const char *run_idle_nic_warning(const cfg_scenario *cfg, const coll_plan *plan, const topo *t,
+                                 run_events *log) {
+  uint32_t idle, total;
+  uint32_t k = cfg->workload.collective.channels ? cfg->workload.collective.channels
+                                                 : cfg->cluster.nic.per_node;
+  /* fewer channels than set: NCCL's rule for a small message, not the setup */
+  if (cfg->workload.kind != CFG_WORKLOAD_COLLECTIVE || cfg->jobs.n || plan->channels < k)
+    return NULL;
+  coll_plan_idle_nics(plan, t, &idle, &total);
+  if (idle == 0) return NULL;
+  char detail[400];
+  snprintf(detail, sizeof detail,
+           "the %s leaves %u of the %u NICs of its nodes idle (%u channels for %u NICs a node): "
+           "it runs below what the nodes can do, where NCCL drives every NIC (a channel a NIC); "
+           "workload.collective.channels 0 (one a NIC) or a multiple of cluster.nic.per_node",
+           cfg_coll_op_name(plan->op), idle, total, plan->channels,
+           topo_nic_count(t) / topo_node_count(t));
+  run_event_add(log, 0, "fabric", "warning", detail);
+  return log->v[log->n - 1].detail;
 }
 
 const char *run_reordering_warning(const cfg_scenario *cfg, run_events *log) {

@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fabsim/calib.h"
 #include "fabsim/ev.h"
 #include "run/run_internal.h"
 
@@ -89,7 +88,13 @@ static int plan_job(const run_jobs *js, run_job *job, run__train_mode mode, cons
     if (rc == SIM_OK)
       rc = trc_runner_create_on(&job->trr, job->trs, &job->view, doc, t, be, gpus, n, err);
     break;
-  default: rc = cal_collective_plan_on(&job->plan, t, &job->view, doc, gpus, n, err); break;
+  default: {
+    char key[32];
+    snprintf(key, sizeof key, "jobs[%u].gpus", cj->index);
+    rc = run__one_gpu_check(&cj->workload, n, doc, key, err);
+    if (rc == SIM_OK) rc = coll_plan_from_cfg(&job->plan, t, &job->view, doc, gpus, n, err);
+    break;
+  }
   }
   cfg_doc_scope_job(doc, -1);
   sim_free(gpus);
@@ -308,6 +313,7 @@ simtime_ps run_jobs_end(run_jobs *js, sim_ctx *sim) {
 int run__alone_begin(run__alone *a, const run_jobs *js, const cfg_scenario *view,
                      const cfg_doc *doc, const topo *t, sim_error *err) {
   memset(a, 0, sizeof *a);
+  sim_test_pause("alone"); /* tests: a job's run alone (its baseline) about to begin */
   a->sim = sim_create(view->simulation.seed);
   int rc = be_create(&a->be, a->sim, t, view, doc, err);
   if (rc == SIM_OK && js->nfaults &&
@@ -359,7 +365,9 @@ static int run_alone_trace(const run_jobs *js, run_job *job, const cfg_doc *doc,
   }
   if (rc == SIM_OK) {
     ev_schedule(a.sim, job->cfg->start, alone_trace_start, r, 0);
-    ev_run(a.sim, SIM_TIME_MAX);
+    if (ev_run_interruptible(a.sim, SIM_TIME_MAX)) rc = SIM_EINTR; /* Ctrl-C: no baseline */
+  }
+  if (rc == SIM_OK) {
     trc_result res;
     trc_runner_result(r, &res);
     memset(&job->alone, 0, sizeof job->alone);
@@ -384,7 +392,9 @@ static int run_alone(const run_jobs *js, run_job *job, const cfg_doc *doc, const
   if (rc == SIM_OK) {
     c.be = a.be;
     ev_schedule(a.sim, job->cfg->start, alone_start, &c, 0);
-    ev_run(a.sim, SIM_TIME_MAX);
+    if (ev_run_interruptible(a.sim, SIM_TIME_MAX)) rc = SIM_EINTR; /* Ctrl-C: no baseline */
+  }
+  if (rc == SIM_OK) {
     if (c.e.plan && !c.e.finished) c.e.end = sim_now(a.sim);
     if (c.e.plan) coll_result_of(&c.e, &job->alone);
     job->have_alone = c.e.finished;
@@ -403,7 +413,7 @@ int run_jobs_alone(run_jobs *js, const cfg_doc *doc, const topo *t, sim_error *e
              : job->trr ? run_alone_trace(js, job, doc, t, err)
              : job->cnt ? SIM_OK /* timed alone before the run */
                         : run_alone(js, job, doc, t, err);
-    if (rc != SIM_OK) return rc;
+    if (rc != SIM_OK) return rc; /* SIM_EINTR: this job and the next have no baseline */
     job->slowdown = job->have_alone && job->alone.time_s > 0 && job->finished
                         ? job->res.time_s / job->alone.time_s
                         : 0;

@@ -253,10 +253,13 @@ int run__job_train_alone(const run_jobs *js, run_job *job, const cfg_doc *doc, c
     at.j = job->train_alone;
     ev_schedule(a.sim, job->cfg->start, alone_start, &at, 0); /* after the faults at that time */
     while (!at.started && sim_pending(a.sim)) ev_run(a.sim, job->cfg->start);
+    bool complete = true; /* in slices: Ctrl-C stops it (SIM_EINTR, no baseline) */
     cfg_doc_scope_job(doc, (int)job->cfg->index);
-    while (rc == SIM_OK && at.started && wl_job_active(job->train_alone))
-      rc = wl_job_run_until(job->train_alone, SIM_TIME_MAX, doc, err);
+    if (at.started)
+      rc = run__drive(doc, job->view.workload.steps, job->train_alone, a.sim, "alone:", NULL, 0,
+                      &complete, err);
     cfg_doc_scope_job(doc, -1);
+    if (rc == SIM_OK && !complete) rc = SIM_EINTR;
   }
   if (rc == SIM_OK && at.started) {
     memset(&job->alone, 0, sizeof job->alone);

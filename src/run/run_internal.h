@@ -4,12 +4,13 @@
 
 #include "fabsim/run.h"
 
-/* Run `job` on `sim` in slices of simulated time of about 0.05-0.2 s of
- * wall time each (slicing never changes results): progress (may be NULL)
- * between slices, percent of `expected` when known; an interrupt
- * (sim_interrupt_pending) stops after the current slice (*complete false).
+/* Run `job` (of `steps` steps) on `sim` in slices of simulated time of
+ * about 0.05-0.2 s of wall time each (slicing never changes results):
+ * progress (may be NULL) between slices, percent of `expected` when known;
+ * an interrupt (sim_interrupt_pending) stops after the current slice, or
+ * the timing of its collectives before its first step (*complete false).
  * drive.c. */
-int run__drive(const run_training *tr, wl_job *job, sim_ctx *sim, const char *what,
+int run__drive(const cfg_doc *doc, uint32_t steps, wl_job *job, sim_ctx *sim, const char *what,
                const run_progress_fn *progress, simtime_ps expected, bool *complete,
                sim_error *err);
 
@@ -28,6 +29,11 @@ void run__telemetry_free(run_telemetry *o);
 int run__traffic_plan(coll_plan *plan, run_pair_latency *pair, const cfg_scenario *cfg,
                       const cfg_doc *doc, const topo *t, const uint32_t *gpus, uint32_t ngpus,
                       sim_error *err);
+
+/* A collective over every GPU of a 1-GPU cluster or job (workload.collective.ranks
+ * 0) is refused, as ranks 1 is at load: SIM_ECONFIG at `key`. workload.c. */
+int run__one_gpu_check(const cfg_workload *wl, uint32_t ngpus, const cfg_doc *doc, const char *key,
+                       sim_error *err);
 
 /* A training job of a jobs: list (jobs_train.c): its wl_job over gpus on
  * `be` (errors located at jobs[j].workload.*, doc scoped by the caller);

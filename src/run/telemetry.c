@@ -153,7 +153,7 @@ static void jobs_events(tel *tl, const run_jobs *js) {
   }
 }
 
-int run_telemetry_make(tel **out, const run_setup *s, const run_events *log, bool complete,
+int run_telemetry_make(tel **out, const run_setup *s, const run_events *log, bool *complete,
                        sim_error *err) {
   const run_telemetry *o = &s->tel;
   const cfg_scenario *cfg = &s->cfg;
@@ -224,9 +224,17 @@ int run_telemetry_make(tel **out, const run_setup *s, const run_events *log, boo
    * goes to events.csv and the database too: one log, in integer picoseconds */
   for (size_t i = 0; i < log->n; i++)
     tel_event(tl, log->v[i].at, log->v[i].component, log->v[i].kind, log->v[i].detail, NAN);
-  if (!complete)
+  bool said = false; /* a phase that stopped says so itself (the log's "stopped") */
+  for (size_t i = 0; i < log->n && !said; i++) said = !strcmp(log->v[i].kind, "stopped");
+  if (!*complete && !said)
     tel_event(tl, end, "job", "stopped",
               "stopped before the end (Ctrl-C); figures cover the time reached", sim_ps_to_s(end));
+  else if (*complete && sim_interrupt_pending()) { /* Ctrl-C during the replay: honoured, marked */
+    *complete = false;
+    tel_event(tl, end, "job", "stopped",
+              "stopped (Ctrl-C) after the simulation had ended; its figures cover the whole run",
+              sim_ps_to_s(end));
+  }
   tel_finish(tl, end);
   return SIM_OK;
 }

@@ -204,8 +204,8 @@ int run_training_run(run_training *tr, run_events *log, const run_progress_fn *p
       return rc;
     tr->base_be->ops->stats(tr->base_be, &tr->base_last);
     wl_job_on_step(tr->base, base_counters, tr);
-    if ((rc = run__drive(tr, tr->base, tr->base_sim, "fault-free:", progress, 0, complete, err)) !=
-        SIM_OK)
+    if ((rc = run__drive(tr->doc, tr->cfg->workload.steps, tr->base, tr->base_sim,
+                         "fault-free:", progress, 0, complete, err)) != SIM_OK)
       return rc;
     if (!*complete) { /* Ctrl-C during the baseline: the job never ran */
       char msg[200];
@@ -223,7 +223,8 @@ int run_training_run(run_training *tr, run_events *log, const run_progress_fn *p
   wl_job_on_step(tr->job, step_counters, tr);
   /* the fault-free steps' end, when known: the progress line's 100 % */
   simtime_ps expected = tr->nrec[1] ? tr->rec[1][tr->nrec[1] - 1].end : 0;
-  if ((rc = run__drive(tr, tr->job, tr->sim, "run:", progress, expected, complete, err)) != SIM_OK)
+  if ((rc = run__drive(tr->doc, tr->cfg->workload.steps, tr->job, tr->sim, "run:", progress,
+                       expected, complete, err)) != SIM_OK)
     return rc;
   if (*complete && (rc = run_ckpt_finish(&tr->ckpt, tr, err)) != SIM_OK) return rc;
   const wl_step *s0 = wl_job_step(tr->job, 0);

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "fabsim/calib.h"
 #include "run/run_internal.h"
 
 /* Ahead of the fault scheduler's listener (which logs failures): keeps the
@@ -63,6 +62,14 @@ int run__traffic_plan(coll_plan *plan, run_pair_latency *pair, const cfg_scenari
   return SIM_OK;
 }
 
+int run__one_gpu_check(const cfg_workload *wl, uint32_t ngpus, const cfg_doc *doc, const char *key,
+                       sim_error *err) {
+  if (wl->kind != CFG_WORKLOAD_COLLECTIVE || wl->collective.ranks != 0 || ngpus != 1) return SIM_OK;
+  return cfg_fail_at(doc, key, err,
+                     "1 GPU runs no collective (its time would be 0 s), as "
+                     "workload.collective.ranks 1 does not; allowed: at least 2 GPUs");
+}
+
 int run_workload_begin(run_workload *w, const cfg_scenario *cfg, const cfg_doc *doc, const topo *t,
                        be_backend *be, sim_error *err) {
   memset(w, 0, sizeof *w);
@@ -74,7 +81,13 @@ int run_workload_begin(run_workload *w, const cfg_scenario *cfg, const cfg_doc *
   be->on_failure_ctx = w;
   if (cfg->jobs.n) return SIM_OK; /* each job has its own plan (run_jobs) */
   switch (cfg->workload.kind) {
-  case CFG_WORKLOAD_COLLECTIVE: return cal_collective_plan(&w->plan, t, cfg, doc, err);
+  case CFG_WORKLOAD_COLLECTIVE: {
+    /* the key that made the cluster 1 GPU */
+    const char *key =
+        cfg_where(doc, "cluster.gpus_per_node").line ? "cluster.gpus_per_node" : "cluster.nodes";
+    int rc = run__one_gpu_check(&cfg->workload, topo_gpu_count(t), doc, key, err);
+    return rc == SIM_OK ? coll_plan_from_cfg(&w->plan, t, cfg, doc, NULL, 0, err) : rc;
+  }
   case CFG_WORKLOAD_TRAINING: return SIM_OK; /* run_training */
   case CFG_WORKLOAD_TRACE: {                 /* Chakra traces: read, matched, planned */
     int rc = trc_load(&w->trs, cfg, doc, topo_gpu_count(t), err);

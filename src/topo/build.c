@@ -134,13 +134,24 @@ double topo__wire_per_payload(const cfg_scenario *cfg) {
   return cfg->simulation.fidelity == CFG_FIDELITY_PACKET ? packet_wire_per_payload(cfg) : 1.0;
 }
 
+/* The NICs' achievable share: a point-to-point workload's RDMA write
+ * streams (workload.kind traffic, alone on the fabric) reach
+ * cluster.nic.rdma_efficiency, what perftest measures; everything else
+ * runs through NCCL (collectives, training, traces, jobs) at
+ * cluster.nic.efficiency. One rate per run: a fabric's links serve one
+ * workload's transfers. */
+static double nic_efficiency(const cfg_scenario *cfg) {
+  bool p2p = cfg->workload.kind == CFG_WORKLOAD_TRAFFIC && cfg->jobs.n == 0;
+  return p2p ? cfg->cluster.nic.rdma_efficiency : cfg->cluster.nic.efficiency;
+}
+
 static void apply_efficiency(topo *t, const cfg_scenario *cfg) {
   double wire = topo__wire_per_payload(cfg);
   for (uint32_t i = 0; i < t->nlinks; i++) {
     topo_link *l = &t->link[i];
     double eff = l->kind == TOPO_LINK_SCALE_UP   ? cfg->cluster.scale_up.efficiency
                  : l->kind == TOPO_LINK_PCIE     ? cfg->cluster.pcie.efficiency
-                 : l->kind == TOPO_LINK_ENDPOINT ? cfg->cluster.nic.efficiency
+                 : l->kind == TOPO_LINK_ENDPOINT ? nic_efficiency(cfg)
                                                  : cfg->fabric.link_efficiency;
     double share = eff * wire;
     if (share >= 1.0) continue;
@@ -241,6 +252,15 @@ uint32_t topo_gpu_node(const topo *t, uint32_t gpu) { return gpu / t->gpn; }
 uint32_t topo_gpu_nic(const topo *t, uint32_t gpu) {
   uint32_t node = gpu / t->gpn, g = gpu % t->gpn;
   return node * t->npn + (uint32_t)((uint64_t)g * t->npn / t->gpn);
+}
+
+uint32_t topo_nics_per_gpu(const topo *t) {
+  return t->npn > t->gpn && t->npn % t->gpn == 0 ? t->npn / t->gpn : 1;
+}
+
+uint32_t topo_xfer_nic(const topo *t, uint32_t gpu, uint64_t flow_hash) {
+  uint32_t k = topo_nics_per_gpu(t);
+  return topo_gpu_nic(t, gpu) + (k > 1 ? (uint32_t)(flow_hash >> 56) % k : 0);
 }
 
 uint32_t topo_nic_leaf(const topo *t, uint32_t nic) {

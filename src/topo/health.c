@@ -164,7 +164,8 @@ int topo__route_health_policy(const topo *t, const topo_health *h, uint32_t src_
   if (src_gpu >= t->gpus || dst_gpu >= t->gpus || src_gpu == dst_gpu) return SIM_EINVAL;
   uint32_t ns = src_gpu / t->gpn, nd = dst_gpu / t->gpn;
   if (ns == nd) return topo__route_policy(t, src_gpu, dst_gpu, pol, path);
-  uint32_t dnic0 = topo_gpu_nic(t, dst_gpu), snic0 = topo_gpu_nic(t, src_gpu);
+  uint32_t dnic0 = topo_xfer_nic(t, dst_gpu, pol->hash),
+           snic0 = topo_xfer_nic(t, src_gpu, pol->hash);
   uint32_t ld0 = dnic0 % t->npn;
   /* as topo_route: across planes, start from the NIC with the destination's index */
   uint32_t ls0 =

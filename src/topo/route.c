@@ -183,7 +183,8 @@ static int walk(const topo *t, uint32_t src, uint32_t dst, const topo__policy *p
     push(path, 2 * (t->l_nvlink + dst) + 1);
     return SIM_OK;
   }
-  uint32_t dnic = topo_gpu_nic(t, dst), snic = topo_gpu_nic(t, src), sgpu = src;
+  uint32_t dnic = topo_xfer_nic(t, dst, pol->hash), snic = topo_xfer_nic(t, src, pol->hash),
+           sgpu = src;
   if (t->vert[t->v_nic + snic].plane != t->vert[t->v_nic + dnic].plane) {
     /* planes are disjoint: forward over NVLink to the GPU of this node that
      * owns the NIC with the destination's local index (same plane) */

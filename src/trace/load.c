@@ -7,22 +7,41 @@
  * simulation.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "trace/trc_internal.h"
 
 enum { TRC_FILE_MAX_MB = 1024 }; /* a trace file read whole: at most 1 GiB */
 
+/* Only a regular file is read: opening a pipe does not wait for a writer
+ * (O_NONBLOCK; a FIFO blocked the run forever), and a pipe, device or
+ * folder is refused before a byte is read. */
 static int read_all(const char *path, uint8_t **buf, size_t *len, sim_error *err) {
-  FILE *f = fopen(path, "rb");
+  int fd = open(path, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
   struct stat st;
-  if (!f) return sim_fail(err, SIM_EIO, "cannot open %s: %s", path, strerror(errno));
-  if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-    fclose(f);
-    return sim_fail(err, SIM_EIO, "%s is not a regular file", path);
+  if (fd < 0) return sim_fail(err, SIM_EIO, "cannot open %s: %s", path, strerror(errno));
+  if (fstat(fd, &st) != 0) {
+    int e = errno;
+    close(fd);
+    return sim_fail(err, SIM_EIO, "cannot read %s: %s", path, strerror(e));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    close(fd);
+    return sim_fail(err, SIM_EIO, "%s is %s; allowed: a regular file (a Chakra trace)", path,
+                    S_ISDIR(st.st_mode)    ? "a folder"
+                    : S_ISFIFO(st.st_mode) ? "a pipe"
+                    : S_ISCHR(st.st_mode)  ? "a character device"
+                                           : "not a regular file");
+  }
+  FILE *f = fdopen(fd, "rb"); /* (a regular file never blocks: O_NONBLOCK stays) */
+  if (!f) {
+    close(fd);
+    return sim_fail(err, SIM_EIO, "cannot open %s: %s", path, strerror(errno));
   }
   if ((uint64_t)st.st_size > (uint64_t)TRC_FILE_MAX_MB << 20) {
     fclose(f);

@@ -228,18 +228,9 @@ static int plan_calls(trc_runner *r, const cfg_scenario *cfg, const cfg_doc *doc
           r->group_gpus[gi] = sim_malloc(g->nranks * sizeof **r->group_gpus);
           for (uint32_t m = 0; m < g->nranks; m++) r->group_gpus[gi][m] = r->gpu[g->ranks[m]];
         }
-        coll_spec spec = {
-            .op = op,
-            .algorithm = cfg->workload.collective.algorithm,
-            .bytes = bytes,
-            .ranks = r->gpu ? r->group_gpus[gi] : g->ranks, /* members ascending */
-            .nranks = g->nranks,
-            .channels = cfg->workload.collective.channels ? cfg->workload.collective.channels
-                                                          : cfg->cluster.nic.per_node,
-            .chunk = cfg->workload.collective.chunk,
-            .qps = cfg->workload.qps_per_connection,
-            .protocol = cfg->workload.collective.protocol,
-        };
+        coll_spec spec = coll_spec_from_cfg(cfg, op, bytes,
+                                            r->gpu ? r->group_gpus[gi] : g->ranks, /* ascending */
+                                            g->nranks);
         size_t kcap = r->nplans;
         sim_grow((void **)&r->plans, &cap, r->nplans + 1, sizeof *r->plans);
         sim_grow((void **)&r->keys, &kcap, r->nplans + 1, sizeof *r->keys);

@@ -336,16 +336,9 @@ static int group_plan(wl__dag *d, const wl__class *c, const uint32_t *ranks, col
   cfg_coll_algorithm algo = CFG_ALGO_RING; /* tensor parallel: a ring over NVLink */
   if (c->kind != WL_COMM_TP_ALLREDUCE && cfg_coll_algorithm_offered(op, d->p->dp_algorithm))
     algo = d->p->dp_algorithm; /* else ring: e.g. hierarchical has no ReduceScatter */
-  coll_spec spec = {
-      .op = op,
-      .algorithm = algo,
-      .bytes = c->bytes,
-      .ranks = ranks,
-      .nranks = n,
-      .channels = group_channels(d, ranks, n),
-      .chunk = d->cfg->workload.collective.chunk,
-      .qps = q,
-  };
+  coll_spec spec = coll_spec_from_cfg(d->cfg, op, c->bytes, ranks, n);
+  spec.algorithm = algo; /* the parallel group's own, and a channel a NIC its ranks reach */
+  spec.channels = group_channels(d, ranks, n);
   return coll_plan_build(out, d->t, &spec, err);
 }
 
@@ -745,8 +738,8 @@ static void optimizer(wl__dag *d, stage_build *b) {
   }
   double ne = (double)p->dp / p->ep;
   double local = p->zero ? dense / p->dp + expert / ne : dense + expert;
-  double bytes = local * (2 * d->obytes + d->wbytes + d->gbytes);
-  uint32_t x = compute(d, b->s, WL__OPT, wl__eltwise(&d->hw, bytes), 0, true);
+  wl__cost opt = wl__optimizer(&d->hw, local, d->wbytes, d->gbytes, d->obytes);
+  uint32_t x = compute(d, b->s, WL__OPT, opt, 0, true);
   uint32_t dp_tail = d->tail[b->s * WL__STREAMS + WL__DP];
   if (dp_tail != WL__NONE) add_edge(d, dp_tail, x);
   if (p->zero == 0 || p->zero >= 3) return;

@@ -84,7 +84,8 @@ int wl_model_from_cfg(wl_model *m, const cfg_scenario *cfg, const cfg_doc *doc, 
     m->gated = MC->gated_ffn;
     m->dropout = MC->dropout;
     double mats = m->gated ? 3 : 2;
-    m->attention = 4 * h * h;
+    /* Q and O h x h, K and V h x h kv/heads each (grouped-query attention) */
+    m->attention = (2 + 2.0 * m->kv_heads / m->heads) * h * h;
     m->ffn = mats * h * m->ffn_hidden;
     m->expert = mats * h * m->expert_hidden;
     m->router = h * MC->experts;

@@ -1,30 +1,47 @@
-/* The compute side of a training step: each operation of a layer timed by a
- * roofline, the larger of its FLOPs over the achievable FLOP/s and its bytes
- * over the achievable HBM bandwidth (docs/training.md, "Compute").
+/* The compute side of a training step: each operation of a layer timed as
+ * the kernels that run it (docs/training.md, "Compute").
  *
  * Operations per layer and micro-batch on one GPU (T tokens, tensor parallel
  * t, T' = T / t under sequence parallelism, else T):
  *   attention part: norm | QKV GEMM | rotary embedding of Q, K | attention
  *                   core (FlashAttention) | output GEMM | residual add
  *   feed-forward:   norm | up (and gate) GEMM | activation | down GEMM |
- *                   residual add; MoE: router GEMM, each local expert's GEMMs
- *                   on its own tokens, shared experts, the weighted sum
- * A GEMM's FLOPs are 2 M N K at the precision's peak x compute_efficiency,
- * less the tile quantization of its M x N output (128 x 128 tiles); its
- * bytes are its operands and its output. Element-wise operations are
- * bytes only (reads plus writes, as Megatron-LM's activation accounting
- * counts tensors). The backward pass: each GEMM twice (input gradients,
+ *                   residual add; MoE: router GEMM, the local experts' GEMMs
+ *                   (one grouped GEMM each) on their tokens, shared experts,
+ *                   the weighted sum
+ * A GEMM's time is gemm.c's (shape, tiles and waves over the SMs, bytes,
+ * the GPU's measured rates); the attention core's is its FLOPs at the
+ * FlashAttention papers' measured rate for its sequence length and head
+ * dimension (attention.c) against its bytes; an element-wise operation's
+ * its bytes (reads plus writes, as Megatron-LM's activation accounting
+ * counts tensors) over the achievable HBM bandwidth. Every kernel adds the
+ * launch gap of the stream it runs on (0.9 us; 0.5 us from a CUDA graph).
+ * Under fp8 each GEMM operand is cast (and transposed, where the tensor
+ * cores need it) by the recipe's kernels; the output layer and the router
+ * stay in 16 bits. The backward pass: each GEMM twice (input gradients,
  * weight gradients), the attention core 2.5 times its forward FLOPs (it
- * recomputes the scores), element-wise operations twice their bytes.
+ * recomputes the scores) at the backward's measured rate, element-wise
+ * operations twice their bytes.
+ *
+ * With workload.compute_efficiency set, the single-efficiency roofline of
+ * before instead: GEMMs and attention at peak x it, no launch gaps, casts or
+ * gradient-norm pass (old scenarios reproduce their figures).
  *
  * Costs are pure functions of the model and the hardware: no state. O(1)
- * per layer (O(local experts) ops summed in closed form).
+ * per layer.
  */
 #include <math.h>
 
 #include "workload/wl_internal.h"
 
-enum { TILE = 128 }; /* output tile of a large GEMM (CUTLASS/cuBLAS 128 x 128) */
+/* s: a kernel's launch gap on the GPU, stream launches / CUDA graph (NVIDIA
+ * Technical Blog, "Getting Started with CUDA Graphs": 3.8 us per 2.9 us
+ * kernel from a stream, 3.4 us from a graph) */
+static const double GAP_STREAM = 0.9e-6, GAP_GRAPH = 0.5e-6;
+/* FlashAttention's backward: dot(dO, O), the main kernel, dQ's conversion */
+enum { ATTN_BWD_KERNELS = 3 };
+/* blockwise FP8: an fp32 scale per 128 elements, in each of two layouts */
+static const double BLOCK_SCALE_BYTES = 2 * 4.0 / 128;
 
 double wl__peak_flops(const cfg_scenario *cfg) {
   switch (cfg->workload.precision) {
@@ -44,14 +61,23 @@ void wl_achievable(const cfg_scenario *cfg, double *flops, double *hbm) {
 }
 
 void wl__hw_init(wl__hw *hw, const cfg_scenario *cfg) {
-  double eff = cfg->workload.compute_efficiency;
   cfg_precision p = cfg->workload.precision;
-  hw->gemm = wl__peak_flops(cfg) * eff;
+  double e = cfg->workload.compute_efficiency;
+  wl__rates_init(hw, cfg);
+  wl__attn_init(hw, cfg);
+  hw->gemm = wl__peak_flops(cfg) * (hw->legacy ? e : wl__gemm_plateau(cfg));
   /* attention's matmuls stay in 16 bits under fp8 (DeepSeek-V3 sec. 3.3.1) */
-  hw->attn = (p == CFG_PRECISION_FP32 ? cfg->cluster.gpu_flops_fp32 : cfg->cluster.gpu_flops) * eff;
+  hw->attn = p == CFG_PRECISION_FP32 ? cfg->cluster.gpu_flops_fp32 : cfg->cluster.gpu_flops;
+  if (hw->legacy) hw->attn *= e;
+  hw->gap = hw->legacy ? 0 : cfg->workload.cuda_graphs ? GAP_GRAPH : GAP_STREAM;
+  hw->fp8 = !hw->legacy && p == CFG_PRECISION_FP8;
+  hw->recipe = cfg->workload.fp8_recipe;
+  /* Hopper's FP8 tensor cores take K-major operands only: each cast also
+   * writes the transposed copy the other GEMMs need; Blackwell's take any
+   * layout (per-tensor scales need no second copy there) */
+  hw->fp8_transpose = cfg->cluster.gpu != CFG_GPU_B200;
   hw->hbm = (double)cfg->cluster.hbm_bandwidth / 8 * cfg->cluster.hbm_efficiency;
   hw->act = p == CFG_PRECISION_FP32 ? 4 : 2;
-  hw->in = p == CFG_PRECISION_FP8 ? 1 : hw->act;
   hw->wgrad = p == CFG_PRECISION_FP32 ? 4 : 2;
   hw->expert_load = 1;
 }
@@ -60,109 +86,223 @@ static wl__cost roof(double t_flops, double t_bytes) {
   return t_bytes > t_flops ? (wl__cost){t_bytes, t_bytes} : (wl__cost){t_flops, 0};
 }
 
-static double padded(double x) { return ceil(x / TILE) * TILE; }
-
-wl__cost wl__gemm(const wl__hw *hw, double m, double n, double k, double out_bytes) {
-  if (!(m > 0 && n > 0 && k > 0)) return (wl__cost){0, 0};
-  double flops = 2 * m * n * k, q = m * n / (padded(m) * padded(n));
-  double bytes = (m * k + k * n) * hw->in + m * n * out_bytes;
-  return roof(flops / (hw->gemm * q), bytes / hw->hbm);
-}
-
 wl__cost wl__eltwise(const wl__hw *hw, double bytes) { return roof(0, bytes / hw->hbm); }
 
-static void add(wl__cost *a, wl__cost b) {
-  a->t += b.t;
-  a->mem += b.mem;
+double wl__fp8_cast_bytes(const wl__hw *hw, double elems, double *kernels) {
+  *kernels = 0;
+  if (!hw->fp8 || !(elems > 0)) return 0;
+  bool block = hw->recipe == CFG_FP8_BLOCKWISE;
+  /* read the 16-bit tensor, write it in fp8, and (Hopper, or blockwise's
+   * 128 x 1 tiles along the other dimension) a second copy for the
+   * transposed use */
+  double per = hw->act + 1 + (hw->fp8_transpose || block ? 1 : 0);
+  *kernels = 1;
+  if (hw->recipe == CFG_FP8_TENSORWISE) { /* the current amax: one more read */
+    per += hw->act;
+    *kernels = 2;
+  }
+  if (block) per += BLOCK_SCALE_BYTES;
+  return elems * per;
 }
 
-static wl__cost times(wl__cost a, double k) { return (wl__cost){a.t * k, a.mem * k}; }
+wl__cost wl__optimizer(const wl__hw *hw, double params, double w, double g, double o) {
+  double bytes = params * (2 * o + w + g);
+  if (hw->legacy) return wl__eltwise(hw, bytes);
+  /* gradient clipping (Megatron-LM's default --clip-grad 1.0): the norm reads
+   * every local gradient; its all-reduce is not in the DAG */
+  wl__cost c = wl__eltwise(hw, bytes + params * g);
+  c.t += 2 * hw->gap;
+  return c;
+}
 
-/* n linear layers X[m x k] W[k x n'] (n' = n): forward, input gradient
- * dY W^T (m x k out), weight gradient X^T dY (k x n out). */
-static void linear(wl__part *o, const wl__hw *hw, double count, double m, double k, double n) {
-  add(&o->fwd, times(wl__gemm(hw, m, n, k, hw->act), count));
-  add(&o->bin, times(wl__gemm(hw, m, k, n, hw->act), count));
-  add(&o->bw, times(wl__gemm(hw, k, n, m, hw->wgrad), count));
+/* Adds kernel cost k and the launch gaps of its `kernels` kernels. */
+static void add(wl__cost *a, wl__cost k, const wl__hw *hw, double kernels) {
+  a->t += k.t + kernels * hw->gap;
+  a->mem += k.mem;
+}
+
+/* The part being built: the hardware, the share of a step's weight casts
+ * one micro-batch pays (Transformer Engine casts the FP8 weights at a step's
+ * first micro-batch and reuses them), and the selective-recompute module the
+ * operations being added belong to (CFG_RCMOD_COUNT: none). */
+typedef struct part_ctx {
+  const wl__hw *hw;
+  double wshare;
+  int mod;
+  wl__part *o;
+} part_ctx;
+
+static part_ctx ctx_of(const wl__hw *hw, const wl_parallel *p, wl__part *o) {
+  *o = (wl__part){0};
+  return (part_ctx){hw, 1.0 / (p->micro_batches > 0 ? p->micro_batches : 1), CFG_RCMOD_COUNT, o};
+}
+
+/* A forward kernel's cost: to the forward, and to its module's recompute
+ * cost when `rerun` (what a recomputation repeats). */
+static void fwd(const part_ctx *c, wl__cost k, double kernels, bool rerun) {
+  add(&c->o->fwd, k, c->hw, kernels);
+  if (rerun && c->mod < CFG_RCMOD_COUNT) add(&c->o->rc[c->mod], k, c->hw, kernels);
+}
+
+/* `count` linear layers X[m x k] W[k x n] in one (grouped) kernel each:
+ * forward, input gradient dY W^T (m x k out), weight gradient X^T dY (k x n
+ * out); `lowp`: at the training precision (FP8 under fp8: X, W and dY cast
+ * by the recipe's kernels), else in 16 bits. */
+static void linear(const part_ctx *c, bool lowp, double count, double m, double k, double n) {
+  const wl__hw *hw = c->hw;
+  wl__part *o = c->o;
+  fwd(c, wl__gemm(hw, lowp, count, m, n, k, hw->act), 1, true);
+  add(&o->bin, wl__gemm(hw, lowp, count, m, k, n, hw->act), hw, 1);
+  add(&o->bw, wl__gemm(hw, lowp, count, k, n, m, hw->wgrad), hw, 1);
+  if (!lowp || !hw->fp8) return;
+  double kx, kw, ky;
+  double x = wl__fp8_cast_bytes(hw, count * m * k, &kx);
+  double w = wl__fp8_cast_bytes(hw, count * k * n, &kw) * c->wshare;
+  double y = wl__fp8_cast_bytes(hw, count * m * n, &ky);
+  fwd(c, wl__eltwise(hw, x), kx, true); /* a rerun reuses the cast weights */
+  fwd(c, wl__eltwise(hw, w), kw * c->wshare, false);
+  add(&o->bin, wl__eltwise(hw, y), hw, ky);
 }
 
 /* An element-wise operation moving `elems` activation elements forward;
  * its backward reads the output gradient and the saved input and writes
- * the input gradient: twice the bytes. */
-static void eltwise(wl__part *o, const wl__hw *hw, double elems) {
-  add(&o->fwd, wl__eltwise(hw, elems * hw->act));
-  add(&o->bin, wl__eltwise(hw, 2 * elems * hw->act));
+ * the input gradient: twice the bytes. One kernel each way. */
+static void eltwise(const part_ctx *c, double elems) {
+  const wl__hw *hw = c->hw;
+  fwd(c, wl__eltwise(hw, elems * hw->act), 1, true);
+  add(&c->o->bin, wl__eltwise(hw, 2 * elems * hw->act), hw, 1);
 }
 
 static double tokens_sp(const wl_parallel *p, double tokens) {
   return p->sp ? tokens / p->tp : tokens;
 }
 
+/* The residual add, read two and write one (Megatron-LM's fused bias,
+ * dropout and add: with dropout it also writes the 1-byte mask, which its
+ * backward reads). */
+static void residual(const part_ctx *c, const wl_model *m, double elems) {
+  eltwise(c, (3 + (m->dropout ? 1 / c->hw->act : 0)) * elems);
+}
+
+/* FlashAttention's core for `seqs` sequences of s tokens, hd wide heads,
+ * `heads` query heads on this GPU, a wide in all (the rate is looked up
+ * at head dimension hd), key/value heads r of the query heads:
+ * QK^T and PV, 4 s^2 a per sequence, half of it under the
+ * causal mask (masked blocks skipped); reads Q, K, V, writes O. Backward:
+ * recomputes QK^T and computes dV, dP, dQ, dK: 2.5 x the FLOPs; reads Q, K,
+ * V, O, dO, writes dQ, dK, dV. */
+static void flash_core(const part_ctx *c, double seqs, double s, double heads, double a, double hd,
+                       double r) {
+  const wl__hw *hw = c->hw;
+  double T = seqs * s, core = 4 * seqs * s * s * a / 2;
+  double ef = hw->legacy ? 1 : wl__attn_eff(hw, seqs, s, heads, hd, false);
+  double eb = hw->legacy ? 1 : wl__attn_eff(hw, seqs, s, heads, hd, true);
+  double rf = hw->attn * ef, rb = hw->attn * eb;
+  fwd(c, roof(core / rf, 2 * (1 + r) * T * a * hw->act / hw->hbm), 1, true);
+  add(&c->o->bin, roof(2.5 * core / rb, 4 * (1 + r) * T * a * hw->act / hw->hbm), hw,
+      ATTN_BWD_KERNELS);
+}
+
+/* Unfused attention (Megatron-LM's core attention without FlashAttention),
+ * per query head a batched GEMM each: S = Q K^T (s x s, the whole square:
+ * the causal mask is applied to it, not skipped), the fused scale, mask and
+ * softmax (reads S, writes P), dropout on P when the model has it (writes
+ * the dropped P and its 1-byte mask), O = P V. Backward: dV = P^T dO, dP =
+ * dO V^T, dropout's and softmax's backward (read P and dP, write dS), dQ =
+ * dS K, dK = dS^T Q; all 16-bit GEMMs, every s x s tensor through HBM. */
+static void unfused_core(const part_ctx *c, const wl_model *m, double seqs, double s, double heads,
+                         double hd) {
+  const wl__hw *hw = c->hw;
+  wl__part *o = c->o;
+  double b = seqs * heads, sq = b * s * s, drop = m->dropout ? 1 : 0;
+  fwd(c, wl__gemm(hw, false, b, s, s, hd, hw->act), 1, true);
+  fwd(c, wl__eltwise(hw, 2 * sq * hw->act), 1, true);
+  if (drop) fwd(c, wl__eltwise(hw, sq * (2 * hw->act + 1)), 1, true);
+  fwd(c, wl__gemm(hw, false, b, s, hd, s, hw->act), 1, true);
+  add(&o->bin, wl__gemm(hw, false, b, s, hd, s, hw->act), hw, 1); /* dV */
+  add(&o->bin, wl__gemm(hw, false, b, s, s, hd, hw->act), hw, 1); /* dP */
+  if (drop) add(&o->bin, wl__eltwise(hw, sq * (2 * hw->act + 1)), hw, 1);
+  add(&o->bin, wl__eltwise(hw, 3 * sq * hw->act), hw, 1);         /* softmax */
+  add(&o->bin, wl__gemm(hw, false, b, s, hd, s, hw->act), hw, 1); /* dQ */
+  add(&o->bin, wl__gemm(hw, false, b, s, hd, s, hw->act), hw, 1); /* dK */
+}
+
 void wl__part_attention(const wl__hw *hw, const wl_model *m, const wl_parallel *p, double tokens,
                         wl__part *o) {
-  *o = (wl__part){{0, 0}, {0, 0}, {0, 0}};
+  part_ctx c = ctx_of(hw, p, o);
   if (m->kind == WL_MODEL_MLP) return;
   double h = m->hidden, t = p->tp, T = tokens, Ts = tokens_sp(p, tokens);
-  double a = m->attention / (4 * h) / t; /* attention width per GPU (h / t unscaled) */
+  /* grouped-query attention: K and V are r = kv_heads / heads as wide as Q
+   * (m->attention = (2 + 2r) h^2 x the params scale) */
+  double r = m->kv_heads > 0 && m->heads > 0 ? (double)m->kv_heads / m->heads : 1;
+  double a = m->attention / ((2 + 2 * r) * h) / t; /* query width per GPU (h / t unscaled) */
   double s = m->seq_len, seqs = T / s;
-  eltwise(o, hw, 2 * Ts * h); /* norm: read x, write y */
-  linear(o, hw, 1, T, h, 3 * a);
-  eltwise(o, hw, 2 * 2 * T * a); /* rotary embedding of Q and K */
-  /* FlashAttention: QK^T and PV, 4 s^2 a per sequence, half of it under the
-   * causal mask (masked blocks skipped); reads Q, K, V, writes O. Backward:
-   * recomputes QK^T and computes dV, dP, dQ, dK: 2.5 x the FLOPs; reads Q,
-   * K, V, O, dO, writes dQ, dK, dV. */
-  double core = 4 * seqs * s * s * a / 2;
-  add(&o->fwd, roof(core / hw->attn, 4 * T * a * hw->act / hw->hbm));
-  add(&o->bin, roof(2.5 * core / hw->attn, 8 * T * a * hw->act / hw->hbm));
-  linear(o, hw, 1, T, a, h);
-  eltwise(o, hw, 3 * Ts * h); /* residual: read two, write one */
+  double heads = (double)m->heads / t, hd = a / fmax(heads, 1);
+  c.mod = CFG_RCMOD_LAYERNORM;
+  eltwise(&c, 2 * Ts * h); /* norm: read x, write y */
+  c.mod = CFG_RCMOD_COUNT;
+  linear(&c, true, 1, T, h, (1 + 2 * r) * a);
+  eltwise(&c, 2 * (1 + r) * T * a); /* rotary embedding of Q and K */
+  c.mod = CFG_RCMOD_CORE_ATTN;
+  if (p->flash) flash_core(&c, seqs, s, heads, a, (double)m->hidden / m->heads, r);
+  else unfused_core(&c, m, seqs, s, heads, hd);
+  c.mod = CFG_RCMOD_COUNT;
+  linear(&c, true, 1, T, a, h);
+  residual(&c, m, Ts * h);
 }
 
 void wl__part_ffn(const wl__hw *hw, const wl_model *m, const wl_parallel *p, double tokens,
                   uint32_t l, wl__part *o) {
-  *o = (wl__part){{0, 0}, {0, 0}, {0, 0}};
+  part_ctx c = ctx_of(hw, p, o);
   double t = p->tp, T = tokens, Ts = tokens_sp(p, tokens), h = m->hidden;
   if (m->kind == WL_MODEL_MLP) {
     double in = (double)m->widths[l], out = (double)m->widths[l + 1];
-    linear(o, hw, 1, T, in, out);
-    eltwise(o, hw, 2 * T * out); /* bias and activation */
+    linear(&c, true, 1, T, in, out);
+    eltwise(&c, 2 * T * out); /* bias and activation */
     return;
   }
   double g = m->gated ? 2 : 1; /* up-projections (gate and up when gated) */
-  eltwise(o, hw, 2 * Ts * h);
+  c.mod = CFG_RCMOD_LAYERNORM;
+  eltwise(&c, 2 * Ts * h);
   if (!wl_layer_is_moe(m, l)) {
     double f = m->ffn / ((g + 1) * h) / t;
-    linear(o, hw, 1, T, h, g * f);
-    eltwise(o, hw, (g + 1) * T * f); /* activation (x gate): read g, write 1 */
-    linear(o, hw, 1, T, f, h);
+    c.mod = CFG_RCMOD_MLP;
+    linear(&c, true, 1, T, h, g * f);
+    eltwise(&c, (g + 1) * T * f); /* activation (x gate): read g, write 1 */
+    linear(&c, true, 1, T, f, h);
   } else {
     double k = m->top_k, E = m->experts, ep = p->ep, fe = m->expert / ((g + 1) * h) / t;
-    /* local experts; tokens each on the busiest GPU (hot experts: the
-     * dispatch and combine wait for it) */
+    /* local experts, one grouped GEMM for all of them; tokens each on the
+     * busiest GPU (hot experts: the dispatch and combine wait for it) */
     double local = E / ep, load = hw->expert_load, te = T * k * ep / E * load;
-    linear(o, hw, 1, T, h, m->router / h / t);
-    linear(o, hw, local, te, h, g * fe);
-    eltwise(o, hw, (g + 1) * T * k * load * fe);
-    linear(o, hw, local, te, fe, h);
+    c.mod = CFG_RCMOD_COUNT;
+    linear(&c, false, 1, T, h, m->router / h / t); /* the router stays in 16 bits */
+    linear(&c, true, local, te, h, g * fe);
+    c.mod = CFG_RCMOD_MOE_ACT;
+    eltwise(&c, (g + 1) * T * k * load * fe);
+    c.mod = CFG_RCMOD_COUNT;
+    linear(&c, true, local, te, fe, h);
     if (m->shared_experts > 0) {
       double sh = m->shared_experts * fe;
-      linear(o, hw, 1, T, h, g * sh);
-      eltwise(o, hw, (g + 1) * T * sh);
-      linear(o, hw, 1, T, sh, h);
+      linear(&c, true, 1, T, h, g * sh);
+      c.mod = CFG_RCMOD_MOE_ACT;
+      eltwise(&c, (g + 1) * T * sh);
+      c.mod = CFG_RCMOD_COUNT;
+      linear(&c, true, 1, T, sh, h);
     }
-    eltwise(o, hw, (k + 1) * Ts * h); /* weighted sum of the experts' outputs */
+    eltwise(&c, (k + 1) * Ts * h); /* weighted sum of the experts' outputs */
   }
-  eltwise(o, hw, 3 * Ts * h);
+  c.mod = CFG_RCMOD_COUNT;
+  residual(&c, m, Ts * h);
 }
 
 void wl__part_head(const wl__hw *hw, const wl_model *m, const wl_parallel *p, double tokens,
                    wl__part *o) {
-  *o = (wl__part){{0, 0}, {0, 0}, {0, 0}};
+  part_ctx c = ctx_of(hw, p, o);
   double t = p->tp, T = tokens, h = m->hidden, v = m->head / h / t;
-  eltwise(o, hw, 2 * tokens_sp(p, tokens) * h); /* final norm */
-  linear(o, hw, 1, T, h, v);
+  eltwise(&c, 2 * tokens_sp(p, tokens) * h); /* final norm */
+  linear(&c, false, 1, T, h, v);             /* the output layer stays in 16 bits */
   /* cross-entropy: reads the logits, writes fp32 probabilities (2 elements'
    * worth each at 16 bits) */
-  eltwise(o, hw, T * v * (1 + 4 / hw->act));
+  eltwise(&c, T * v * (1 + 4 / hw->act));
 }

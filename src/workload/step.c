@@ -357,6 +357,7 @@ static void measured(sim_ctx *sim, void *ctx) {
  * freed after), its time copied to the classes it stands for. */
 static int measure_classes(run *r, const uint32_t *rep, sim_error *err) {
   wl__dag *d = r->d;
+  sim_test_pause("timing"); /* tests: the classes about to be timed */
   for (size_t i = 0; i < d->ncls; i++) {
     wl__class *c = &d->cls[i];
     if (rep[i] != i) {
@@ -370,7 +371,12 @@ static int measure_classes(run *r, const uint32_t *rep, sim_error *err) {
     }
     coll_exec e;
     coll_exec_start(&e, r->b, &c->plan, measured, NULL);
-    if (!e.finished) ev_run(r->sim, SIM_TIME_MAX); /* measured() stops it: faults stay pending */
+    /* measured() stops it: faults stay pending; Ctrl-C: SIM_EINTR, not measured */
+    if (!e.finished && ev_run_interruptible(r->sim, SIM_TIME_MAX)) {
+      coll_plan_free(&c->plan);
+      c->built = false;
+      return SIM_EINTR;
+    }
     c->measured = e.end - e.start;
     coll_plan_free(&c->plan);
     c->built = false;
@@ -779,6 +785,7 @@ int wl_job_measure(wl_job *j, be_backend *b, const cfg_doc *doc, sim_error *err)
   int rc = measure_classes(r, j->rep, err);
   r->b = own;
   r->sim = own_sim;
+  if (rc == SIM_EINTR) return sim_fail(err, rc, "stopped (Ctrl-C) while timing the collectives");
   if (rc != SIM_OK) return plan_error(doc, &j->d.cls[r->failed], err);
   j->measured = true;
   return SIM_OK;
@@ -805,8 +812,9 @@ int wl_job_run_until(wl_job *j, simtime_ps until, const cfg_doc *doc, sim_error 
     listen(j);
     if (r->reuse && !j->measured) {
       representatives(d, r->proto.comm_model == CFG_COMM_SYMMETRIC, j->rep);
-      if ((rc = measure_classes(r, j->rep, err)) != SIM_OK)
-        return plan_error(doc, &d->cls[r->failed], err);
+      if ((rc = measure_classes(r, j->rep, err)) == SIM_EINTR)
+        return sim_fail(err, rc, "stopped (Ctrl-C) while timing the collectives");
+      if (rc != SIM_OK) return plan_error(doc, &d->cls[r->failed], err);
       if (r->stopped) return SIM_OK; /* failed while its collectives were being timed */
     }
     r->t0 = sim_now(r->sim); /* a failure before the first step: nothing done in it */
@@ -827,7 +835,10 @@ int wl_job_run_until(wl_job *j, simtime_ps until, const cfg_doc *doc, sim_error 
                     sim_ps_to_s(WL_HORIZON_PS), sim_ps_to_s(WL_HORIZON_PS) / 86400,
                     r->steps_done + 1, sim_ps_to_s(sim_now(r->sim)), r->past_horizon);
   }
-  if (r->running && !r->stopped && sim_pending(r->sim) == 0)
+  /* nothing pending: stalled, unless a co-engine (the parallel packet engine)
+   * still holds events past `until` (sim_pending counts this context's only) */
+  if (r->running && !r->stopped && sim_pending(r->sim) == 0 &&
+      (until == SIM_TIME_MAX || !sim_has_coengine(r->sim)))
     return sim_fail(err, SIM_EINVAL, "training step stalled with %zu of %zu nodes done (a bug)",
                     r->done, d->n);
   return SIM_OK;

@@ -4,7 +4,8 @@
  *   memory.c  per-GPU memory and the fitting search (public API)
  *   schedule.c the order of forward/backward chunks per stage (1f1b,
  *             interleaved, dualpipe)
- *   roofline.c each operation of a layer timed by a roofline (compute side)
+ *   roofline.c each operation of a layer timed (compute side): GEMMs by
+ *             gemm.c, the attention core by attention.c
  *   recompute.c the forward that recomputation adds to a backward
  *   dag.c     one step as a DAG per pipeline stage, communication classes
  *   step.c    the executor on a backend and the step figures
@@ -63,14 +64,38 @@ typedef struct wl__class {
   simtime_ps measured; /* reuse: the time of one instance alone */
 } wl__class;
 
-/* ---- compute: each operation's roofline (roofline.c) ---- */
+/* ---- compute: each kernel's time (roofline.c, gemm.c, attention.c) ---- */
+
+/* A class of GEMMs (gemm.c): the tensor-core peak they run at and what the
+ * kernel model makes of it. */
+typedef struct wl__rate {
+  double peak; /* FLOP/s: the precision's dense peak */
+  double eff;  /* kernel model: each SM's share of its peak in the main loop;
+                  single-efficiency roofline: workload.compute_efficiency */
+  double cap;  /* no GEMM above peak x cap (the GPU's measured maximum) */
+  double in;   /* bytes per operand element */
+} wl__rate;
 
 /* What one GPU achieves at the training precision. */
 typedef struct wl__hw {
-  double gemm;        /* FLOP/s of a large GEMM: peak x workload.compute_efficiency */
-  double attn;        /* FLOP/s of attention's matmuls (16-bit, TF32 under fp32) */
+  bool legacy;        /* workload.compute_efficiency set: the single-efficiency
+                         roofline (GEMMs and attention at peak x it), no launch
+                         gaps, no FP8 casts, no gradient-norm pass */
+  wl__rate mm;        /* the precision's GEMMs (FP8 under fp8) */
+  wl__rate mm16;      /* GEMMs kept in 16 bits under fp8 (output layer, router;
+                         DeepSeek-V3 sec. 3.3.1); = mm otherwise */
+  double gemm;        /* FLOP/s of a large GEMM: peak x the measured plateau
+                         (legacy: peak x compute_efficiency) */
+  double attn;        /* FLOP/s peak of attention's matmuls (16-bit; TF32 under
+                         fp32); legacy: x compute_efficiency */
+  bool attn_fa2;      /* attention.c: FlashAttention-2's curve (A100 family) */
+  double attn_scale;  /* attention.c: the curve's scale to this GPU */
+  double sms;         /* cluster.gpu_sms */
+  double gap;         /* s: launch gap per kernel on the stream (0 legacy) */
+  bool fp8;           /* workload.precision fp8 (kernel model): operand casts */
+  bool fp8_transpose; /* FP8 tensor cores need K-major operands (not B200) */
+  cfg_fp8_recipe recipe;
   double hbm;         /* bytes/s: cluster.hbm_bandwidth x cluster.hbm_efficiency */
-  double in;          /* bytes per GEMM operand element (1 under fp8) */
   double act;         /* bytes per activation element (2; fp32 4) */
   double wgrad;       /* bytes per weight-gradient element a GEMM writes */
   double expert_load; /* the busiest GPU's expert tokens over the mean (router
@@ -84,17 +109,46 @@ typedef struct wl__cost {
 
 /* A layer part per micro-batch: its forward, its backward without weight
  * gradients (input-gradient GEMMs, attention core, element-wise) and its
- * weight-gradient GEMMs. */
+ * weight-gradient GEMMs; rc[k]: the forward kernels (launch gaps included)
+ * that selective recomputation of module k (cfg_recompute_module) reruns
+ * in this part, as the forward costs them (an FP8 weight's cast is reused,
+ * not repeated). */
 typedef struct wl__part {
   wl__cost fwd, bin, bw;
+  wl__cost rc[CFG_RCMOD_COUNT];
 } wl__part;
 
 void wl__hw_init(wl__hw *hw, const cfg_scenario *cfg);
-/* C[m x n] = A[m x k] B[k x n]: max(2mnk / (gemm x tile quantization),
- * operand and output bytes / hbm). */
-wl__cost wl__gemm(const wl__hw *hw, double m, double n, double k, double out_bytes);
-/* An element-wise operation moving `bytes`: bytes / hbm, memory-bound. */
+/* gemm.c: hw->mm, mm16, sms from the GPU's tables (or the override). */
+void wl__rates_init(wl__hw *hw, const cfg_scenario *cfg);
+/* gemm.c: the measured plateau (MAMF / peak) of cluster.gpu at the training
+ * precision. */
+double wl__gemm_plateau(const cfg_scenario *cfg);
+/* gemm.c: b GEMMs C[m x n] = A[m x k] B[k x n] in one kernel, `lowp`: at the
+ * training precision (FP8 under fp8), else in 16 bits; its kernel time (no
+ * launch gap). Memory-bound (mem = t) when its bytes take longer. */
+wl__cost wl__gemm(const wl__hw *hw, bool lowp, double b, double m, double n, double k,
+                  double out_bytes);
+/* attention.c: the attention family of cluster.gpu. */
+void wl__attn_init(wl__hw *hw, const cfg_scenario *cfg);
+/* attention.c: the measured share of the 16-bit peak of a causal attention
+ * pass at (seqlen, head dim), interpolated between the papers' points. */
+double wl__attn_measured(const wl__hw *hw, double seq, double hd, bool bwd);
+/* attention.c: the same for `seqs` sequences of `heads` heads on this GPU
+ * (wave quantization against the benchmark's). */
+double wl__attn_eff(const wl__hw *hw, double seqs, double seq, double heads, double hd, bool bwd);
+/* An element-wise operation moving `bytes`: bytes / hbm, memory-bound (no
+ * launch gap). */
 wl__cost wl__eltwise(const wl__hw *hw, double bytes);
+/* Bytes an FP8 GEMM's operand casts move for one tensor of `elems` elements
+ * under the recipe (amax, cast, transposed copy, block scales), and the
+ * kernels that move them. 0 unless hw->fp8. */
+double wl__fp8_cast_bytes(const wl__hw *hw, double elems, double *kernels);
+/* The optimizer step on `params` local parameters (weights, gradients and
+ * optimizer states of w, g, o bytes each): the update reads and writes its
+ * states, reads the gradients, writes the weights; the gradient norm for
+ * clipping reads the gradients once more. */
+wl__cost wl__optimizer(const wl__hw *hw, double params, double w, double g, double o);
 /* Layer parts on one GPU for a micro-batch of `tokens` (MLP: attention is
  * empty and l's linear layer is the feed-forward). */
 void wl__part_attention(const wl__hw *hw, const wl_model *m, const wl_parallel *p, double tokens,

@@ -12,11 +12,13 @@
 #include "fixture.h"
 
 /* fabsim's rows of `op` on nodes x per_node H100s under `truth` (--set
- * keys), sizes 8 B to 1 GiB by 4, written as nccl-tests prints them and
- * read back (times rounded as nccl-tests rounds them). `env`, when given, is
- * a line put before the output (an NCCL INFO echo of NCCL_ALGO, say). */
-static inline void calib_synth(cal_run *out, cal_op op, uint32_t nodes, uint32_t per_node,
-                               const char *const *truth, int ntruth, const char *env) {
+ * keys), sizes 8 B to 1 GiB by `factor`, written as nccl-tests prints them
+ * and read back (times rounded as nccl-tests rounds them). `env`, when
+ * given, is a line put before the output (an NCCL INFO echo of NCCL_ALGO,
+ * say). */
+static inline void calib_synth_by(cal_run *out, cal_op op, uint32_t nodes, uint32_t per_node,
+                                  const char *const *truth, int ntruth, const char *env,
+                                  uint64_t factor) {
   const char *sets[32];
   char a[64], b[64];
   int n = 0;
@@ -30,7 +32,7 @@ static inline void calib_synth(cal_run *out, cal_op op, uint32_t nodes, uint32_t
   cal_run r = {.op = op, .ranks = nodes * per_node, .nodes = nodes, .gpus_per_node = per_node};
   snprintf(r.gpu, sizeof r.gpu, "NVIDIA H100 80GB HBM3");
   r.pt = calloc(32, sizeof *r.pt);
-  for (uint64_t bytes = 8; bytes <= (1ull << 30); bytes *= 4) {
+  for (uint64_t bytes = 8; bytes <= (1ull << 30); bytes *= factor) {
     cal_sim s;
     sim_error err = {0};
     if (cal_simulate(f.t, &f.cfg, op, bytes, r.ranks, &s, &err) != SIM_OK) fail_msg("%s", err.msg);
@@ -55,6 +57,12 @@ static inline void calib_synth(cal_run *out, cal_op op, uint32_t nodes, uint32_t
   free(text);
   free(r.pt);
   unload(&f);
+}
+
+/* The same by 8: 10 rows, enough for a latency and a rate per protocol. */
+static inline void calib_synth(cal_run *out, cal_op op, uint32_t nodes, uint32_t per_node,
+                               const char *const *truth, int ntruth, const char *env) {
+  calib_synth_by(out, op, nodes, per_node, truth, ntruth, env, 8);
 }
 
 #endif

@@ -155,7 +155,9 @@ static void test_fit_recovers(void **state) {
   cal_run runs[NSHAPES];
   for (size_t i = 0; i < NSHAPES; i++) synth(&runs[i], &shapes[i], truth, NTRUTH);
   cal_fit fit;
-  cal_base base = {.sets = no_nvls, .nsets = 1}; /* cluster.gpu from the device names */
+  /* cluster.gpu from the device names; the algorithms as the truth's (their
+   * detection: tests/calib/test_fit_switch.c) */
+  cal_base base = {.sets = no_nvls, .nsets = 1, .keep_algorithms = true};
   sim_error err = {0};
   if (cal_fit_run(&fit, &base, runs, NSHAPES, &err) != SIM_OK) fail_msg("%s", err.msg);
   print_message(
@@ -165,7 +167,14 @@ static void test_fit_recovers(void **state) {
       fit.after[CAL_PARAM_LAT_LL128], fit.after[CAL_PARAM_LAT_SIMPLE], fit.rms_before,
       fit.rms_after, fit.evaluations);
   assert_string_equal(fit.gpu, "H100");
-  for (int p = 0; p < CAL_NPARAM; p++) assert_true(fit.fitted[p] == (p <= CAL_PARAM_LAT_SIMPLE));
+  for (int p = 0; p < CAL_PARAM_BW_RING; p++)
+    assert_true(fit.fitted[p] == (p <= CAL_PARAM_LAT_SIMPLE));
+  /* the bandwidth factors of the algorithms the rows ran, at the truth's 1 */
+  assert_true(fit.fitted[CAL_PARAM_BW_RING] && fit.fitted[CAL_PARAM_BW_TREE]);
+  for (int p = CAL_PARAM_BW_RING; p < CAL_NPARAM; p++)
+    assert_true(!fit.fitted[p] || fit.after[p] >= 0.99);
+  assert_int_equal(fit.algos, CAL_ALGOS_ALL);
+  assert_false(fit.tried[CAL_ALGOS_NO_NVLS] || fit.tried[CAL_ALGOS_RING]);
   assert_true(fit.before[CAL_PARAM_NIC_EFF] == 0.92); /* the defaults */
   assert_true(fabs(fit.after[CAL_PARAM_NVLINK_EFF] - 0.75) < 0.005);
   assert_true(fabs(fit.after[CAL_PARAM_NIC_EFF] - 0.8) < 0.005);
@@ -204,7 +213,7 @@ static void test_fit_recovers(void **state) {
    * fitted time of every row */
   char sets[64][128];
   size_t n = cal_fit_sets(&fit, sets, 64);
-  assert_true(n == 3 + 18);
+  assert_true(n == 3 + 18 + 2); /* gpu, efficiencies, the protocols' keys, ring and tree */
   const char *argv[80];
   for (size_t i = 0; i < n; i++) argv[i] = sets[i];
   argv[n] = "cluster.nodes=4";
@@ -230,12 +239,13 @@ static void test_fit_deterministic_and_refusals(void **state) {
   synth(&r[0], &shapes[0], truth, NTRUTH);
   synth(&r[1], &shapes[1], truth, NTRUTH);
   cal_fit a, b;
-  cal_base base = {0};
+  cal_base base = {.keep_algorithms = true};
   sim_error err = {0};
   assert_int_equal(cal_fit_run(&a, &base, r, 2, &err), SIM_OK);
   assert_int_equal(cal_fit_run(&b, &base, r, 2, &err), SIM_OK);
   assert_memory_equal(a.after, b.after, sizeof a.after);
   assert_int_equal(a.evaluations, b.evaluations);
+  print_message("deterministic: %u evaluations\n", a.evaluations);
   assert_false(a.fitted[CAL_PARAM_NIC_EFF]); /* one node: the NIC is not measured */
   assert_true(a.after[CAL_PARAM_NIC_EFF] == a.before[CAL_PARAM_NIC_EFF]);
   cal_fit_free(&a);

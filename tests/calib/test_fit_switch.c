@@ -61,7 +61,7 @@ static void test_fit_recovers_switch_latencies(void **state) {
   assert_string_equal(runs[0].nccl_algo, "NVLS");
   assert_int_equal(runs[0].nccl_algo_line, 1);
   cal_fit fit;
-  cal_base base = {0};
+  cal_base base = {.keep_algorithms = true}; /* detection: test_detects_nvls */
   sim_error err = {0};
   if (cal_fit_run(&fit, &base, runs, 3, &err) != SIM_OK) fail_msg("%s", err.msg);
   print_message("fit: nvls x%.4f (1.5), nvlstree x%.4f (2), ll x%.4f (1); rms %.5f -> %.5f\n",
@@ -91,6 +91,45 @@ static void test_fit_recovers_switch_latencies(void **state) {
   sim_free(frag);
   cal_fit_free(&fit);
   for (int i = 0; i < 3; i++) cal_run_free(&runs[i]);
+}
+
+/* Which algorithms the cluster ran, told from the rows: fabsim's own
+ * AllReduce curves on one node and on two, run with NVLS and NVLSTree (the
+ * default) and without (workload.collective.nvls=false); the fit from the
+ * defaults keeps every algorithm for the first and drops NVLS for the
+ * second, and its fragment says so. */
+static void detect(const char *const *truth, int ntruth, cal_fit *fit, char **frag) {
+  cal_run runs[2];
+  calib_synth_by(&runs[0], CAL_OP_ALLREDUCE, 1, 8, truth, ntruth, NULL, 32); /* 6 rows */
+  calib_synth_by(&runs[1], CAL_OP_ALLREDUCE, 2, 8, truth, ntruth, NULL, 32);
+  cal_base base = {0};
+  sim_error err = {0};
+  if (cal_fit_run(fit, &base, runs, 2, &err) != SIM_OK) fail_msg("%s", err.msg);
+  print_message(
+      "%s: kept %s; objectives ring %.3g (%u), no NVLS %.3g (%u), all %.3g (%u); "
+      "rms %.4f\n",
+      ntruth ? truth[0] : "defaults", cal_algos_name(fit->algos), fit->cost[CAL_ALGOS_RING],
+      fit->nfitted[CAL_ALGOS_RING], fit->cost[CAL_ALGOS_NO_NVLS], fit->nfitted[CAL_ALGOS_NO_NVLS],
+      fit->cost[CAL_ALGOS_ALL], fit->nfitted[CAL_ALGOS_ALL], fit->rms_after);
+  for (int a = 0; a < CAL_NALGOS; a++) assert_true(fit->tried[a]);
+  *frag = cal_fit_fragment(fit, "defaults");
+  cal_fit_free(fit);
+  for (int i = 0; i < 2; i++) cal_run_free(&runs[i]);
+}
+
+static void test_detects_nvls(void **state) {
+  (void)state;
+  cal_fit fit;
+  char *frag;
+  detect(NULL, 0, &fit, &frag);
+  assert_int_equal(fit.algos, CAL_ALGOS_ALL);
+  assert_null(strstr(frag, "nvls: false"));
+  sim_free(frag);
+  const char *off[] = {"workload.collective.nvls=false"};
+  detect(off, 1, &fit, &frag);
+  assert_int_not_equal(fit.algos, CAL_ALGOS_ALL);
+  if (!strstr(frag, "    nvls: false\n")) fail_msg("%s", frag);
+  sim_free(frag);
 }
 
 /* NCCL_ALGO / NCCL_PROTO in NCCL's syntax as scenario keys. */
@@ -167,6 +206,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_nvls_key_moves_the_model),
       cmocka_unit_test(test_fit_recovers_switch_latencies),
+      cmocka_unit_test(test_detects_nvls),
       cmocka_unit_test(test_env_sets),
       cmocka_unit_test(test_parser_reads_env),
   };

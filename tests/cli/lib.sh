@@ -40,6 +40,25 @@ wait_stopped() {
     sleep 0.05
   done
 }
+# interrupt_at POINT DIR ARGS...: fabsim run ARGS into DIR, stopped at the FABSIM_TEST_PAUSE
+# point POINT, sent SIGINT there and continued; $stop_rc: its exit status, or empty (and a
+# failure) when it ended before reaching POINT. Its stderr: DIR.err.
+interrupt_at() {
+  local point=$1 dir=$2; shift 2
+  rm -rf "$dir"
+  stop_rc=
+  FABSIM_TEST_PAUSE=$point "$FABSIM" run "$@" --set output.dir="$dir" --quiet 2>"$dir.err" &
+  local pid=$!
+  if ! wait_stopped $pid; then
+    wait $pid
+    fail "$dir: the run ended (exit $?) before $point: $(cat "$dir.err")"
+    return
+  fi
+  kill -INT $pid
+  kill -CONT $pid
+  wait $pid
+  stop_rc=$?
+}
 finish() {
   echo "$((checks - failures)) passed, $failures failed"
   [ "$failures" = 0 ]

@@ -35,10 +35,10 @@ expect_err "deep.yaml:1:25: YAML nested 17 levels deep here"
 expect_exit 2 "$FABSIM" compare deep.yaml deep.yaml
 expect_err "deep.yaml:1:25: YAML nested 17 levels deep here"
 # databases too, and output.database is checked before the run, not after
-expect_exit 1 "$FABSIM" compare --db /dev/zero
-expect_err "/dev/zero: is a character device; a results database is a regular file"
+expect_exit 2 "$FABSIM" compare --db /dev/zero
+expect_err "fabsim: --db /dev/zero: is a character device; allowed: a fabsim results database"
 expect_exit 2 "$FABSIM" run --set cluster.nodes=2 --set output.database=/dev/null --set output.dir=o --quiet
-expect_err "--set:2:17: output.database: /dev/null is a character device; allowed: a regular file"
+expect_err "--set:2:17: output.database: /dev/null is a character device; allowed: a fabsim results database"
 
 # --- values accepted before and then wrong (defect 9)
 # an RTO at or below the base RTT: every packet resent before its ACK could arrive
@@ -70,6 +70,15 @@ expect_exit 2 "$FABSIM" run --set workload.kind=training --set cluster.nodes=3 -
   --set workload.model.experts=24 --set workload.parallel.ep=12 --set output.dir=refused
 [ ! -e refused ] && pass || fail "a refused run left its output.dir: $(ls -A refused)"
 
+# --- a collective over 1 GPU is refused as ranks=1 is (issue 27, defect 17: it reported 0 s)
+expect_exit 2 "$FABSIM" run --set cluster.nodes=1 --set cluster.gpus_per_node=1 --set output.dir=one
+expect_err "--set:2:23: cluster.gpus_per_node: 1 GPU runs no collective (its time would be 0 s)"
+[ ! -e one ] && pass || fail "a refused 1-GPU run left its output.dir"
+expect_exit 2 "$FABSIM" run --set cluster.nodes=2 --set cluster.gpus_per_node=1 \
+  --set 'jobs=[{name: a, gpus: 1, workload: {kind: collective}}]' --set output.dir=one
+expect_err "jobs[0].gpus: 1 GPU runs no collective"
+expect_exit 0 "$FABSIM" topo --set cluster.nodes=1 --set cluster.gpus_per_node=1 # no collective runs
+
 # --- a fault after the workload's end: reported in the terminal, summary and events.csv
 expect_exit 0 "$FABSIM" run "${SMALL[@]}" --set output.dir=late \
   --set 'faults=[{at: 1ms, kind: gpu-slowdown, target: gpu5, factor: 0.5}, {at: 1000s, kind: gpu-fail, target: gpu2}]'
@@ -90,6 +99,13 @@ expect_json late2/summary.json '[.events[] | select(.kind == "fault-after-end")]
 expect_exit 0 "$FABSIM" run "${SMALL[@]}" --set output.dir=early --quiet \
   --set 'faults=[{at: 1ms, kind: gpu-slowdown, target: gpu5, factor: 0.5}]'
 [ ! -s "$WORK/err" ] && pass || fail "a warning for a fault within the run: $(cat "$WORK/err")"
+# the fault that stopped the job (exit 4) is its cause, not a fault after its end (issue 27,
+# defect 15: it was warned as "came after the workload ended: no effect")
+expect_exit 4 "$FABSIM" run "${SMALL[@]}" --set output.dir=stopped --quiet \
+  --set 'faults=[{at: 1ms, kind: gpu-fail, target: gpu5}]'
+expect_err "the simulated job failed: gpu-fail gpu5 at 0.001 s"
+grep -q "came after" "$WORK/err" && fail "the fault that stopped the job warned as after its end: $(cat "$WORK/err")" || pass
+expect_json stopped/summary.json '[.events[] | select(.kind == "fault-after-end")] == [] and .outcome == "failed"'
 
 # go-back-n under per-packet routing (defect 9): modelled as such NICs behave (a retransmission
 # storm with no loss), and said before the run, at the key, and in the events

@@ -25,11 +25,15 @@ done
   while read -r verb; do grep -q "^\.B $verb\$" "$page" || echo "$verb"; done >"$WORK/missing"
 [ ! -s "$WORK/missing" ] && pass || fail "verbs in fabsim --help missing from the man page: $(cat "$WORK/missing")"
 # every exit status fabsim uses is documented: the man page, the README, fabsim --help
-for code in 0 1 2 3 130; do
+# (the codes are src/cli/cli.h's CLI_* and out of memory's 3)
+codes=$(sed -n 's/.*enum { CLI_OK = 0,\(.*\) };/\1/p' "$SRC/src/cli/cli.h" | grep -o '= [0-9]*' | tr -d '= ')
+[ -n "$codes" ] && pass || fail "cannot read the exit codes of src/cli/cli.h"
+for code in 0 3 $codes; do
   sed -n '/^\.SH EXIT STATUS/,/^\.SH EXAMPLES/p' "$page" | grep -q "^\.B $code\$" && pass \
     || fail "the man page's EXIT STATUS lacks $code"
   "$FABSIM" --help | sed -n '/^exit status/,/^$/p' | grep -q "\b$code\b" && pass || fail "fabsim --help lacks exit status $code"
 done
 grep -q '3 out of memory' "$SRC/README.md" && pass || fail "README lacks exit code 3"
+grep -q '4 the simulated job' "$SRC/README.md" && pass || fail "README lacks exit code 4"
 grep -q 'exit(3)' "$SRC/src/core/alloc.c" && pass || fail "out of memory no longer exits 3: update the docs"
 finish

@@ -72,22 +72,22 @@ expect_exit 0 "$FABSIM" run "${SMALL[@]}" --set output.dir=slow1 --set workload.
   --set 'faults=[{at: 0s, kind: gpu-slowdown, target: gpu5, factor: 0.5, duration: 2ms}]' --json
 expect_json "$WORK/out" '(.steps[2].time_s - .steps[2].baseline_s | fabs) < 1e-12 and .root_cause[0].step == 1'
 
-# --- a node fails in step 3: the job stops; work lost since the last checkpoint
+# --- a node fails in step 3 (7 ms: steps of about 3 ms): the job stops; work lost since the last checkpoint
 #     (the window starts at one) = min(t mod (tau + delta), tau); restart = R + lost
 expect_exit 4 "$FABSIM" run "${SMALL[@]}" --set output.dir=fail --set workload.steps=4 \
-  --set 'faults=[{at: 5ms, kind: node-fail, target: node2}]' \
+  --set 'faults=[{at: 7ms, kind: node-fail, target: node2}]' \
   --set reliability.checkpoint.interval=30min --set reliability.checkpoint.write_time=1min \
   --set reliability.restart_time=10min --json
 cp "$WORK/out" fail.json
 expect_json fail.json '(.steps | length) == 2 and .failure.kind == "node-fail" and .failure.component == "node2"'
 expect_json fail.json '.failure.step == 3 and .failure.steps_completed == 2 and .failure.node == 2'
-expect_json fail.json '(.failure.lost_work_s - 0.005 | fabs) < 1e-12 and (.failure.restart_cost_s - 600.005 | fabs) < 1e-9'
-expect_json fail.json '(.failure.lost_gpu_hours - 0.005 * 32 / 3600 | fabs) < 1e-12'
+expect_json fail.json '(.failure.lost_work_s - 0.007 | fabs) < 1e-12 and (.failure.restart_cost_s - 600.007 | fabs) < 1e-9'
+expect_json fail.json '(.failure.lost_gpu_hours - 0.007 * 32 / 3600 | fabs) < 1e-12'
 expect_json fail.json '(.failure.expected_lost_work_s - (1800 * 1800 / 2 + 1800 * 60) / 1860 | fabs) < 1e-9'
 expect_json fail.json '[.events[] | select(.kind == "node-fail" or .kind == "job-stopped")] | length == 2'
 expect_exit 4 "$FABSIM" run "${SMALL[@]}" --set output.dir=fail2 --set workload.steps=4 \
-  --set 'faults=[{at: 5ms, kind: node-fail, target: node2}]'
-expect_out "failure      node-fail node2 at 5 ms in step 3: job stopped"
+  --set 'faults=[{at: 7ms, kind: node-fail, target: node2}]'
+expect_out "failure      node-fail node2 at 7 ms in step 3: job stopped"
 expect_out "(Daly)"
 
 expect_json fail.json '.outcome == "failed" and .complete == false'

@@ -11,19 +11,9 @@
 # stop_run DIR ARGS...: run, Ctrl-C once the run has simulated its first slice
 stop_run() {
   local dir=$1; shift
-  rm -rf "$dir"
-  FABSIM_TEST_PAUSE=simulate "$FABSIM" run "$@" --set output.dir="$dir" --quiet 2>"$dir.err" &
-  local pid=$!
-  if ! wait_stopped $pid; then
-    wait $pid
-    fail "$dir: the run ended (exit $?) before its first slice: $(cat "$dir.err")"
-    return
-  fi
-  kill -INT $pid
-  kill -CONT $pid
-  wait $pid
-  local rc=$?
-  [ $rc = 130 ] && pass || fail "$dir: exit $rc after SIGINT (want 130)"
+  interrupt_at simulate "$dir" "$@"
+  [ -n "$stop_rc" ] || return
+  [ "$stop_rc" = 130 ] && pass || fail "$dir: exit $stop_rc after SIGINT (want 130)"
   [ -e "$dir/summary.json" ] && pass || fail "$dir: no summary after the stop: $(cat "$dir.err")"
 }
 

@@ -63,9 +63,19 @@ grep -q '^collective time .*([+-][0-9.]*%)' "$WORK/out" && pass || fail "compare
 expect_exit 0 "$FABSIM" compare --db "$DB" 1 2 --out cmpdb --quiet
 expect_out "run 1: fabric.ecmp.hash_seed="
 expect_exit 2 "$FABSIM" compare --db "$DB" 99 --out cmpdb2; expect_err "no run with id 99"
-expect_exit 2 "$FABSIM" compare --db nothere.sqlite; expect_err "no such results database"
+expect_exit 2 "$FABSIM" compare --db nothere.sqlite; expect_err "--db nothere.sqlite: cannot read: No such file"
 expect_exit 2 "$FABSIM" compare "$SRC/examples/default.yaml" odd.yaml
 expect_err "odd.yaml"
+# runs of different fidelities (issue 27, defect 17: compared without a word): each label names
+# its fidelity and a warning says so; runs of one fidelity keep their labels (above)
+printf 'simulation:\n  fidelity: flow\n' >flow.yaml
+expect_exit 0 "$FABSIM" compare "$SRC/examples/default.yaml" flow.yaml --set cluster.nodes=2 --out cmpfid
+expect_err "warning: the runs were simulated at different fidelities (default [analytic], flow [flow])"
+expect_out "default [analytic]"; expect_out "flow [flow]"
+grep -q 'default \[analytic\]' cmpfid/report.html && pass || fail "compare report.html lacks the fidelities"
+expect_exit 0 "$FABSIM" compare --db cmpfid/results.sqlite --json --out cmpfid2 --quiet
+jq -e '[.[].label] == ["run 1: default [analytic]", "run 2: flow [flow]"]' "$WORK/out" >/dev/null \
+  && pass || fail "compare --db --json labels: $(jq -c '[.[].label]' "$WORK/out")"
 
 # --- the comparison reports render in Chromium
 if [ -x /usr/bin/chromium ] && [ -d "$SRC/report/node_modules/playwright-core" ]; then

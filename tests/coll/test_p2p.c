@@ -11,6 +11,7 @@
 
 #include "fabsim/coll.h"
 #include "fixture.h"
+#include "coll/coll_test.h"
 
 typedef enum { ANALYTIC, FLOW, PACKET } fid;
 
@@ -24,17 +25,7 @@ static void pair_plan(coll_plan *p, const fixture *f, uint64_t bytes, bool parts
 }
 
 static simtime_ps run(const fixture *f, const coll_plan *p, fid which) {
-  sim_ctx *sim = sim_create(1);
-  be_backend *b = which == ANALYTIC ? be_analytic_create(sim, f->t, &f->cfg)
-                  : which == FLOW   ? be_flow_create(sim, f->t, &f->cfg)
-                                    : be_packet_create(sim, f->t, &f->cfg);
-  coll_exec e;
-  coll_exec_start(&e, b, p, NULL, NULL);
-  ev_run(sim, SIM_TIME_MAX);
-  assert_true(e.finished);
-  be_destroy(b);
-  sim_destroy(sim);
-  return e.end - e.start;
+  return coll_test_run_on(f, p, which == ANALYTIC ? 0 : which == FLOW ? 1 : 2);
 }
 
 /* The closed form of the pair: start + path latency + bytes at the path's

@@ -106,11 +106,11 @@ static void test_one_node_as_nccl(void **state) {
   uint32_t agreed = 0;
   for (int on = 0; on < 2; on++)
     for (uint64_t S = 8; S <= (1ull << 30); S *= 2) {
-      int a0, p0;
+      int a0 = 0, p0 = 0;
       bool same_a = true, same_p = true;
       nccl_pick(&graphs[0], 8, on, S, &a0, &p0);
       for (size_t gi = 1; gi < sizeof graphs / sizeof *graphs; gi++) {
-        int a, p;
+        int a = 0, p = 0;
         nccl_pick(&graphs[gi], 8, on, S, &a, &p);
         same_a = same_a && a == a0;
         same_p = same_p && a == a0 && p == p0;

@@ -149,6 +149,10 @@ static void test_set_and_jobs(void **state) {
   assert_null(strstr(dump, "traffic_class: \"0\"")); /* c's default is not written */
   sim_free(dump);
   cfg_free(&s, doc);
+  /* a class may be given its own default name */
+  doc = load(&s, "fabric.classes: [{id: 2, name: tc2}]\nworkload.traffic_class: tc2\n", NULL, 0);
+  assert_int_equal(s.workload.tclass, 2);
+  cfg_free(&s, doc);
 }
 
 static void test_errors(void **state) {
@@ -172,6 +176,13 @@ static void test_errors(void **state) {
                "c.yaml:1:27: fabric.classes[0].buffer: 1.5 is out of range; allowed (0, 1]");
   expect_error("fabric.classes: [{ecn: {pmax: 2}}]\n", NULL,
                "c.yaml:1:31: fabric.classes[0].ecn.pmax: 2 is out of range; allowed [0, 1]");
+  /* issue 27, defect 9: class 5 named tc2 made traffic_class: tc2 name class 2 */
+  expect_error("fabric.classes: [{id: 5, name: tc2}]\n", NULL,
+               "c.yaml:1:32: fabric.classes[0].name: 'tc2' is the default name of class 2, and "
+               "this is class 5; allowed: another name, or tc5");
+  expect_error("fabric.classes: [{name: tc1}]\n", NULL, /* no id: class 0 */
+               "c.yaml:1:25: fabric.classes[0].name: 'tc1' is the default name of class 1, and "
+               "this is class 0; allowed: another name, or tc0");
   expect_error("fabric.classes: [{name: '7'}]\n", NULL,
                "c.yaml:1:25: fabric.classes[0].name: '7' is not a class name; allowed 1..32 "
                "letters, digits, '-' and '_', not all digits (a number names a class by its id)");

@@ -169,6 +169,37 @@ static void test_value_errors(void **state) {
        "--set:1:19: reliability.rates: 'rsc-3' is not one of: llama3-16k, rsc-1, rsc-2"},
       {"output.dir: ''\n", {0}, "e.yaml:1:13: output.dir: must not be empty"},
       {"output.dir: \"a\\0b\"\n", {0}, "e.yaml:1:13: output.dir: contains a NUL character"},
+      /* issue 27, defect 12: control characters that YAML escapes let through (the reader
+       * refuses them raw, but for tab) reached the terminal and events.csv */
+      {"output.dir: \"a\\tb\"\n",
+       {0},
+       "e.yaml:1:13: output.dir: contains a control character (\\x09) at byte 2; allowed: "
+       "printable text (it is shown on terminals and written into the output files)"},
+      {"output.dir: \"\\e[31mred\"\n",
+       {0},
+       "e.yaml:1:13: output.dir: contains a control character (\\x1B) at byte 1; allowed: "
+       "printable text (it is shown on terminals and written into the output files)"},
+      {"workload.trace.path: \"a\\u0085b\"\n",
+       {0},
+       "e.yaml:1:22: workload.trace.path: contains a control character (U+0085) at byte 2; "
+       "allowed: printable text (it is shown on terminals and written into the output files)"},
+      {NULL,
+       {"output.dir=a\tb"},
+       "--set:1:12: output.dir: contains a control character (\\x09) at byte 2; allowed: "
+       "printable text (it is shown on terminals and written into the output files)"},
+      {"jobs:\n  - {name: \"a\\nb\", gpus: 8, workload: {kind: collective}}\n",
+       {0},
+       "e.yaml:2:12: jobs[0].name: contains a control character (\\x0A) at byte 2; allowed: "
+       "printable text (it is shown on terminals and written into the output files)"},
+      {"jobs:\n  - {name: a, gpus: 8, workload: {kind: collective, trace.classes: \"\\x7f\"}}\n",
+       {0},
+       "e.yaml:2:68: jobs[0].workload.trace.classes: contains a control character (\\x7F) at "
+       "byte 1; allowed: printable text (it is shown on terminals and written into the output "
+       "files)"},
+      {"faults: [{at: 1ms, kind: gpu-fail, target: \"gpu1\\a\"}]\n",
+       {0},
+       "e.yaml:1:44: faults[0].target: contains a control character (\\x07) at byte 5; "
+       "allowed: printable text (it is shown on terminals and written into the output files)"},
       {"cluster.nodes: 1\ncluster.nodes: 2\n",
        {0},
        "e.yaml:2:16: cluster.nodes: duplicate key (first set at line 1, column 16)"},

@@ -148,7 +148,9 @@ static void test_telemetry_make(void **state) {
   run_events log = {0};
   run_event_add(&log, 5, "gpu0", "straggler", "a test event");
   tel *tl = NULL;
-  assert_int_equal(run_telemetry_make(&tl, &s, &log, true, &err), SIM_OK);
+  bool complete = true;
+  assert_int_equal(run_telemetry_make(&tl, &s, &log, &complete, &err), SIM_OK);
+  assert_true(complete);
   size_t n = tel_event_count(tl), start = 0, end = 0, mine = 0;
   for (size_t i = 0; i < n; i++) {
     tel_event_view e;

@@ -113,7 +113,7 @@ static void test_fault_free_equals_baseline(void **state) {
   const char *detail[1];
   simtime_ps end = sim_now(h.s.sim);
   assert_true(end < 100 * SIM_PS_PER_S);
-  assert_int_equal(run_faults_after_end(&h.s.cfg, end, &h.log, idx, detail), 1);
+  assert_int_equal(run_faults_after_end(&h.s.cfg, end, false, &h.log, idx, detail), 1);
   assert_int_equal(idx[0], 0);
   assert_non_null(strstr(detail[0], "came after the workload ended"));
   assert_true(h.log.v[h.log.n - 1].at == 100 * SIM_PS_PER_S);

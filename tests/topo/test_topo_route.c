@@ -262,8 +262,68 @@ static void test_latency_bottleneck(void **state) {
   topo_free(t);
 }
 
+/* Two NICs a GPU (16 a node of 8 GPUs): GPU g's NICs are 2g and 2g+1 of
+ * its node; a transfer's flow hash picks one (its top byte's selector mod
+ * 2, topo_flow_hash_nic), the same index at both ends, and the route
+ * leaves and enters through those NICs (their PCIe links). One NIC a GPU:
+ * the selector changes nothing. */
+static void test_two_nics_per_gpu(void **state) {
+  (void)state;
+  tcase c = {"fat-tree", 16, 2, 1, 1, 2, 8, 16};
+  topo *t = tc_build(&c);
+  assert_int_equal(topo_nics_per_gpu(t), 2);
+  uint32_t seen[32] = {0};
+  for (uint32_t sel = 0; sel < 4; sel++) {
+    uint64_t h = topo_flow_hash_nic(0x123456789abcdefull, sel);
+    assert_int_equal(h & ~(0xffull << 56), 0x123456789abcdefull & ~(0xffull << 56));
+    for (uint32_t g = 0; g < 8; g++) {
+      uint32_t nic = topo_xfer_nic(t, g, h);
+      assert_int_equal(nic, 2 * g + sel % 2);
+      topo_path p;
+      assert_int_equal(topo_route(t, g, 8 + g, h, &p), SIM_OK);
+      /* first hop GPU -> its NIC over that NIC's PCIe link, last NIC -> GPU */
+      assert_int_equal(topo_channel_dst(t, p.ch[0]), topo_nic_vertex(t, nic));
+      assert_int_equal(topo_channel_src(t, p.ch[p.n - 1]),
+                       topo_nic_vertex(t, topo_xfer_nic(t, 8 + g, h)));
+      assert_int_equal(topo_xfer_nic(t, 8 + g, h) - 16, nic);
+      seen[nic]++;
+    }
+  }
+  for (uint32_t i = 0; i < 16; i++) assert_int_equal(seen[i], 2);
+  topo_free(t);
+  tcase one = {"fat-tree", 16, 2, 1, 1, 2, 8, 8};
+  t = tc_build(&one);
+  assert_int_equal(topo_nics_per_gpu(t), 1);
+  for (uint32_t sel = 0; sel < 2; sel++)
+    assert_int_equal(topo_xfer_nic(t, 3, topo_flow_hash_nic(42, sel)), topo_gpu_nic(t, 3));
+  topo_free(t);
+}
+
+/* The NICs' achievable rate: NCCL's (cluster.nic.efficiency 0.92) for
+ * collectives and everything else, an RDMA write stream's
+ * (cluster.nic.rdma_efficiency 0.9375, perftest's) for workload.kind
+ * traffic. Fails without the traffic rate (0.92 for both). */
+static void test_rdma_rate_for_traffic(void **state) {
+  (void)state;
+  tcase c = {"fat-tree", 8, 2, 1, 1, 2, 8, 8};
+  static const char *const kinds[] = {"workload.kind=collective", "workload.kind=traffic"};
+  static const rate_bps want[] = {368000000000ULL, 375000000000ULL};
+  for (int i = 0; i < 2; i++) {
+    const char *sets[] = {kinds[i], "cluster.nic.bandwidth=400Gbps"};
+    topo *t;
+    sim_error err;
+    assert_int_equal(tc_build_extra(&c, sets, 2, &t, &err), SIM_OK);
+    topo_path p;
+    assert_int_equal(topo_route(t, 0, 8, 0, &p), SIM_OK);
+    assert_int_equal(topo_path_bottleneck(t, &p), want[i]);
+    topo_free(t);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_two_nics_per_gpu),
+      cmocka_unit_test(test_rdma_rate_for_traffic),
       cmocka_unit_test(test_routes_all_pairs),
       cmocka_unit_test(test_routes_sampled_large),
       cmocka_unit_test(test_path_counts),

@@ -62,15 +62,8 @@ static inline void run_set(const fixture *f, const trc_set *s, trc_result *out) 
 static inline simtime_ps alone_coll(const fixture *f, cfg_coll_op op, uint64_t bytes, uint32_t n) {
   uint32_t ranks[EX_RANKS];
   for (uint32_t i = 0; i < n; i++) ranks[i] = i;
-  coll_spec spec = {.op = op,
-                    .algorithm = f->cfg.workload.collective.algorithm,
-                    .bytes = bytes,
-                    .ranks = ranks,
-                    .nranks = n,
-                    .channels = f->cfg.cluster.nic.per_node,
-                    .chunk = f->cfg.workload.collective.chunk,
-                    .qps = f->cfg.workload.qps_per_connection,
-                    .protocol = f->cfg.workload.collective.protocol};
+  /* the one mapping from the scenario, as the trace runner's collectives */
+  coll_spec spec = coll_spec_from_cfg(&f->cfg, op, bytes, ranks, n);
   coll_plan p = {0};
   sim_error err = {0};
   if (coll_plan_build(&p, f->t, &spec, &err) != SIM_OK) fail_msg("%s", err.msg);

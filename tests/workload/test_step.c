@@ -96,11 +96,14 @@ static void dp8_layer(double G, double H, tcost *fwd, tcost *bwd) {
   op(bwd, 2.5 * 2 * s * s * h / G, 8 * T * h * 2 / H);
 }
 
-/* 8 GPUs of one node, data parallel only; P = 4 x 12 h^2. */
-#define DP8                                                                                   \
-  "cluster.nodes=1", "workload.precision=bf16", "workload.model.layers=4",                    \
-      "workload.model.hidden=1024", "workload.model.heads=16", "workload.model.seq_len=2048", \
-      "workload.model.vocab=0", "workload.global_batch=8", "workload.overlap.sm_offload=true"
+/* 8 GPUs of one node, data parallel only; P = 4 x 12 h^2; the single-efficiency
+ * roofline (its closed forms below). */
+#define DP8                                                                                    \
+  "cluster.nodes=1", "workload.precision=bf16", "workload.model.layers=4",                     \
+      "workload.model.hidden=1024", "workload.model.heads=16", "workload.model.seq_len=2048",  \
+      "workload.model.vocab=0", "workload.global_batch=8", "workload.overlap.sm_offload=true", \
+      "workload.collective.algorithm=ring", "workload.collective.protocol=none",             \
+      "workload.compute_efficiency=0.803"
 
 static void test_data_parallel(void **state) {
   (void)state;
@@ -205,13 +208,14 @@ static void test_pipeline_bubble(void **state) {
 }
 
 /* The pipeline of test_pipeline_bubble: sends, optimizer and latency made
- * negligible, layers of equal cost. */
+ * negligible, layers of equal cost; the single-efficiency roofline (a
+ * layer's three GEMMs of equal time, no launch gaps). */
 #define PIPE                                                                                     \
   "cluster.nodes=1", "workload.model.layers=16", "workload.model.hidden=8192",                   \
       "workload.model.heads=64", "workload.model.seq_len=32", "workload.micro_batch=32",         \
       "workload.model.vocab=0", "workload.parallel.dp=1", "cluster.scale_up.bandwidth=4000TB/s", \
       "cluster.scale_up.latency=1ps", "cluster.hbm_bandwidth=100000TB/s",                        \
-      "workload.overlap.sm_offload=true"
+      "workload.overlap.sm_offload=true", "workload.compute_efficiency=0.803"
 
 static void run_pipe(uint32_t p, uint32_t m, const char *sched, uint32_t v, const char *extra,
                      wl_step *s) {
@@ -432,7 +436,8 @@ static void test_sm_sharing(void **state) {
                        "workload.global_batch=8",
                        "workload.bucket_size=24MiB",
                        "cluster.scale_up.bandwidth=1GB/s",
-                       "cluster.gpu_sms=4"};
+                       "cluster.gpu_sms=4",
+                       "workload.compute_efficiency=0.803"};
   wl_step off, on;
   run_step(offload, NSETS(offload), NULL, false, &off, NULL);
   run_step(sms, NSETS(sms), NULL, false, &on, NULL);

@@ -86,7 +86,7 @@ int out_write_run(const out_run *r, sim_error *err) {
   out__buf b = {0};
   out__timeseries_csv(&b, &s);
   rc = write_file(&b, r, "timeseries.csv", files, err);
-  b.len = 0; /* (a buffer marked nonfinite stopped the run's files above) */
+  b.len = 0;               /* (a buffer marked nonfinite stopped the run's files above) */
   sim_test_pause("write"); /* tests: one file written, the others not */
   if (rc == SIM_OK) {
     out__events_csv(&b, r->tel);

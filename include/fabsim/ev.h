@@ -103,13 +103,27 @@ bool sim_co_stopped(const sim_ctx *sim);
 void sim_interrupt_note(void);
 void sim_interrupt_clear(void);
 bool sim_interrupt_pending(void);
+/* A bound on the work of one ev_run, for runs that a person may stop (the
+ * progress line's slices, the training drive, the jobs loop): while
+ * wall_s > 0, ev_run also returns after an event once an interrupt is noted
+ * (sim_interrupt_pending, read after every event) or once wall_s seconds of
+ * wall time have passed since it began (the clock read every 32 events),
+ * and sim_run_cut says so until the next ev_run. The next ev_run goes on
+ * from there: the same events in the same order, whatever the cuts. So a
+ * stop is seen after one event, however long the slice of simulated time.
+ * 0 (the default) clears it. Not for a co-engine (its ranks agree on a stop
+ * themselves): there ev_run runs to `until` as before. */
+void sim_set_run_bound(sim_ctx *sim, double wall_s);
+#define SIM_RUN_BOUND_S 0.2 /* the bound of the loops that draw progress */
+double sim_run_bound(const sim_ctx *sim);
+bool sim_run_cut(const sim_ctx *sim);
 /* ev_run(sim, until) that an interrupt stops: the same events in the same
- * order (ev_stop ends it as it ends ev_run), run in slices of simulated
- * time of about 0.05-0.2 s of wall time each, with sim_interrupt_pending
- * read before each (a co-engine's ranks agree on it themselves: one ev_run).
- * true when it returned for an interrupt, events before `until` left. For
- * phases that run a simulation to its end outside the progress loop (a
- * job's time alone, a class timed before a run). */
+ * order (ev_stop ends it as it ends ev_run), under a bound of 0.2 s
+ * (sim_set_run_bound) with sim_interrupt_pending read after every event
+ * (a co-engine's ranks agree on it themselves: one ev_run). true when it
+ * returned for an interrupt, events before `until` left. For phases that
+ * run a simulation to its end outside the progress loop (a job's time
+ * alone, a class timed before a run). */
 bool ev_run_interruptible(sim_ctx *sim, simtime_ps until);
 
 #ifdef __cplusplus

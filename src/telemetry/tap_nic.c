@@ -137,7 +137,8 @@ static void fold_xfer(tel__niclog *l, const tel__nic_phase *p, size_t i, simtime
                       simtime_ps deliv) {
   uint32_t src = p->nics[2 * i], dst = p->nics[2 * i + 1];
   uint64_t bytes = p->x[i].bytes, R = p->repeat ? p->repeat : 1;
-  if (p->lost) bytes -= p->lost[i] / R < bytes ? p->lost[i] / R : bytes; /* a repetition's share */
+  if (p->lost) /* a repetition's share */
+    bytes -= p->lost[i].bytes / R < bytes ? p->lost[i].bytes / R : bytes;
   if (src != NONE) fold_add(l, 0, src, bytes, 0, sent);
   if (dst != NONE) fold_add(l, 1, dst, bytes, deliv - sent, deliv);
 }
@@ -194,20 +195,31 @@ void tel__niclog_report(tel__niclog *l, size_t phase, size_t xfer, size_t n, sim
   }
 }
 
-void tel__niclog_failed(tel__niclog *l, uint32_t src, uint32_t dst, uint64_t bytes,
-                        uint64_t delivered) {
+bool tel__niclog_failed(tel__niclog *l, uint32_t src, uint32_t dst, uint64_t bytes,
+                        uint64_t delivered, size_t *phase, size_t *xfer) {
   for (size_t k = 0; k < l->nph; k++) {
     tel__nic_phase *p = &l->ph[k];
     if (p->folded || !p->x) continue;
     for (size_t i = 0; i < p->n; i++) {
       const be_xfer *x = &p->x[i];
       if (x->src_gpu != src || x->dst_gpu != dst || x->bytes != bytes) continue;
-      if (p->lost && p->lost[i] >= bytes * (p->repeat ? p->repeat : 1)) continue; /* all lost */
+      /* one failure a repetition: a transfer that failed in each is done with (two
+       * alike transfers that both fail are two transfers, even when part delivered) */
+      if (p->lost && p->lost[i].fails >= (p->repeat ? p->repeat : 1)) continue;
       if (!p->lost) p->lost = sim_calloc(p->n ? p->n : 1, sizeof *p->lost);
-      p->lost[i] += bytes - (delivered < bytes ? delivered : bytes);
-      return;
+      p->lost[i].bytes += bytes - (delivered < bytes ? delivered : bytes);
+      p->lost[i].fails++;
+      if (phase) *phase = k;
+      if (xfer) *xfer = i;
+      return true;
     }
   }
+  return false;
+}
+
+const be_xfer *tel__niclog_xfer(const tel__niclog *l, size_t phase, size_t xfer) {
+  const tel__nic_phase *p = phase < l->nph ? &l->ph[phase] : NULL;
+  return p && p->x && xfer < p->n ? &p->x[xfer] : NULL;
 }
 
 void tel__niclog_end(tel__niclog *l, size_t phase, simtime_ps end) {

@@ -392,8 +392,8 @@ static void test_train_shared_flow(void **state) {
 /* The same two jobs timed by class (comm_model reuse: their group runs no
  * live job): each collective is stretched while the other job's shares its
  * links. Their rings saturate the one uplink alone, so two at once get half
- * of it each: within 1 % of the live run, step by step, and the compute is
- * the same. */
+ * of it each: within 1 % of the live run, step by step and in the job's
+ * slowdown, and the compute is the same. */
 static void test_train_shared_timed(void **state) {
   (void)state;
   run_setup live, timed;
@@ -410,7 +410,10 @@ static void test_train_shared_timed(void **state) {
     const run_job *x = &timed.jobs.v[j], *y = &live.jobs.v[j];
     assert_true(x->timed && !y->timed);
     assert_int_equal(wl_job_step(x->train, 0)->comm_model, CFG_COMM_REUSE);
-    assert_true(x->slowdown > 1.8);
+    /* the two share the uplink (well above alone: the exposed rings take
+     * most of a step) and the timed slowdown is the live one */
+    assert_true(x->slowdown > 1.5);
+    assert_float_equal(x->slowdown, y->slowdown, 0.01 * y->slowdown);
     for (uint32_t k = 0; k < 2; k++) {
       const wl_step *a = wl_job_step(x->train, k), *b = wl_job_step(y->train, k);
       assert_float_equal(a->time_s, b->time_s, 0.01 * b->time_s);

@@ -102,7 +102,7 @@ static void dp8_layer(double G, double H, tcost *fwd, tcost *bwd) {
   "cluster.nodes=1", "workload.precision=bf16", "workload.model.layers=4",                     \
       "workload.model.hidden=1024", "workload.model.heads=16", "workload.model.seq_len=2048",  \
       "workload.model.vocab=0", "workload.global_batch=8", "workload.overlap.sm_offload=true", \
-      "workload.collective.algorithm=ring", "workload.collective.protocol=none",             \
+      "workload.collective.algorithm=ring", "workload.collective.protocol=none",               \
       "workload.compute_efficiency=0.803"
 
 static void test_data_parallel(void **state) {

@@ -483,6 +483,8 @@ typedef struct cfg_scenario {
     bool report;                /* write report.html */
     bool openmetrics;           /* write metrics.txt (OpenMetrics text) */
     uint32_t top_ports;         /* hottest ports listed */
+    uint32_t max_rows;          /* timeseries rows at most (the interval widens to fit) */
+    uint32_t max_events;        /* events kept in the outputs at most (then a marker) */
   } output;
   struct { /* reliability.*: planning over a whole run (src/reliability) */
     double days;

@@ -25,6 +25,15 @@ typedef uint64_t rate_bps;   /* bits per second */
 #define SIM_PS_PER_MS ((simtime_ps)1000000000)
 #define SIM_PS_PER_S ((simtime_ps)1000000000000ULL)
 #define SIM_TIME_MAX UINT64_MAX
+/* The horizon of simulated time: 2^62 ps (53.4 days). No event runs at or
+ * past it (ev_run stops there, sim_past_horizon), so every time a run
+ * reports is below it and the sum of two such times never wraps. */
+#define SIM_HORIZON_PS ((simtime_ps)1 << 62)
+
+/* a + b, saturating at SIM_TIME_MAX (then past the horizon, never wrapped). */
+static inline simtime_ps sim_time_add(simtime_ps a, simtime_ps b) {
+  return a > SIM_TIME_MAX - b ? SIM_TIME_MAX : a + b;
+}
 
 /* Time to put `bytes` on a channel of `bps`, rounded up to a whole
  * picosecond. Exact for any bytes < 2^61 and bps >= 1 (128-bit intermediate). */
@@ -86,7 +95,8 @@ _Noreturn void sim_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 
 
 /* The one allocation entry point. Out of memory is fatal: the handler runs
  * with the bytes asked for; by default sim_fatal says how many, and the
- * process exits with status 3. Never returns NULL. */
+ * process exits with status 3; so is passing the limit a run sets
+ * (sim_alloc_limit). Never returns NULL. */
 void *sim_malloc(size_t size);
 void *sim_calloc(size_t n, size_t size);
 void *sim_realloc(void *p, size_t size);
@@ -112,6 +122,16 @@ void sim_set_oom_handler(sim_oom_handler h);
  * only (fabsim is); never under mpirun. */
 void sim_alloc_fail_at(uint64_t n);
 uint64_t sim_alloc_count(void);
+
+/* The bytes live through the functions above (the allocator's usable size
+ * of each block; 0 on a platform without one), and the most at once. A
+ * limit (0: none) makes an allocation that takes them past it fatal like
+ * out of memory: exit status 3, the message naming `what` (the key and its
+ * value: "simulation.memory_limit (1 GiB)"). Process-wide, as the allocator
+ * is; O(1) per allocation. */
+void sim_alloc_limit(uint64_t bytes, const char *what);
+size_t sim_alloc_live(void);
+size_t sim_alloc_peak(void);
 
 /* ---- arena ------------------------------------------------------------ */
 

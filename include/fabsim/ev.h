@@ -40,7 +40,9 @@ size_t sim_pending(const sim_ctx *sim);
 /* Initialise a component's RNG stream from the context seed and a name. */
 void sim_rng_stream(const sim_ctx *sim, sim_rng *r, const char *stream);
 
-/* Schedule fn(sim, obj, arg) at absolute time `at` (at >= sim_now). O(log n). */
+/* Schedule fn(sim, obj, arg) at absolute time `at` (at >= sim_now). O(log n).
+ * A time before now can only be a sum that wrapped: it is taken as
+ * SIM_TIME_MAX, past the horizon (see ev_run). */
 ev_id ev_schedule(sim_ctx *sim, simtime_ps at, ev_fn fn, void *obj, uint64_t arg);
 static inline ev_id ev_schedule_in(sim_ctx *sim, simtime_ps delay, ev_fn fn, void *obj,
                                    uint64_t arg) {
@@ -51,8 +53,28 @@ static inline ev_id ev_schedule_in(sim_ctx *sim, simtime_ps delay, ev_fn fn, voi
 bool ev_cancel(sim_ctx *sim, ev_id id);
 
 /* Run events until the queue is empty, an event's time exceeds `until`, or
- * ev_stop is called. Returns the number of events executed by this call. */
+ * ev_stop is called. Returns the number of events executed by this call.
+ * An event due at or past SIM_HORIZON_PS is never run: the run stops before
+ * it, for good (ev_run returns 0 from then on; the event stays pending), and
+ * sim_past_horizon says so. A cancelled one is dropped as usual. */
 uint64_t ev_run(sim_ctx *sim, simtime_ps until);
+/* An event due at or past the horizon stopped the run (ev_run); *due (may
+ * be NULL) gets its time (SIM_TIME_MAX for a wrapped or saturated sum). The
+ * clock stays where the last event ran, below the horizon. */
+bool sim_past_horizon(const sim_ctx *sim, simtime_ps *due);
+/* SIM_ERANGE with the message every caller gives when sim_past_horizon:
+ * where the clock stopped, when the event was due, and what to change. */
+int sim_horizon_fail(const sim_ctx *sim, sim_error *err);
+/* The time of the earliest pending event of this context (cancelled ones
+ * included), SIM_TIME_MAX when none: where a run in slices of simulated
+ * time can jump over an idle stretch. */
+simtime_ps sim_next_time(sim_ctx *sim);
+/* Where the next slice of a run in slices of simulated time ends: `slice`
+ * after the later of `ran_to` (where the last slice ended), the clock and
+ * the instant before the next pending event, so an idle stretch costs one
+ * slice, not one per `slice` of it (with a co-engine, whose events this
+ * context does not see, no jump). Saturates at SIM_TIME_MAX. */
+simtime_ps sim_slice_end(sim_ctx *sim, simtime_ps ran_to, simtime_ps slice);
 /* Ask ev_run to return after the current handler. */
 void ev_stop(sim_ctx *sim);
 
@@ -81,13 +103,27 @@ bool sim_co_stopped(const sim_ctx *sim);
 void sim_interrupt_note(void);
 void sim_interrupt_clear(void);
 bool sim_interrupt_pending(void);
+/* A bound on the work of one ev_run, for runs that a person may stop (the
+ * progress line's slices, the training drive, the jobs loop): while
+ * wall_s > 0, ev_run also returns after an event once an interrupt is noted
+ * (sim_interrupt_pending, read after every event) or once wall_s seconds of
+ * wall time have passed since it began (the clock read every 32 events),
+ * and sim_run_cut says so until the next ev_run. The next ev_run goes on
+ * from there: the same events in the same order, whatever the cuts. So a
+ * stop is seen after one event, however long the slice of simulated time.
+ * 0 (the default) clears it. Not for a co-engine (its ranks agree on a stop
+ * themselves): there ev_run runs to `until` as before. */
+void sim_set_run_bound(sim_ctx *sim, double wall_s);
+#define SIM_RUN_BOUND_S 0.2 /* the bound of the loops that draw progress */
+double sim_run_bound(const sim_ctx *sim);
+bool sim_run_cut(const sim_ctx *sim);
 /* ev_run(sim, until) that an interrupt stops: the same events in the same
- * order (ev_stop ends it as it ends ev_run), run in slices of simulated
- * time of about 0.05-0.2 s of wall time each, with sim_interrupt_pending
- * read before each (a co-engine's ranks agree on it themselves: one ev_run).
- * true when it returned for an interrupt, events before `until` left. For
- * phases that run a simulation to its end outside the progress loop (a
- * job's time alone, a class timed before a run). */
+ * order (ev_stop ends it as it ends ev_run), under a bound of 0.2 s
+ * (sim_set_run_bound) with sim_interrupt_pending read after every event
+ * (a co-engine's ranks agree on it themselves: one ev_run). true when it
+ * returned for an interrupt, events before `until` left. For phases that
+ * run a simulation to its end outside the progress loop (a job's time
+ * alone, a class timed before a run). */
 bool ev_run_interruptible(sim_ctx *sim, simtime_ps until);
 
 #ifdef __cplusplus

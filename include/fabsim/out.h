@@ -13,14 +13,38 @@
 extern "C" {
 #endif
 
+/* ---- no number that cannot be true leaves the process ----------------------------- */
+
+/* jansson's json_real(NAN or infinity) is NULL, and a NULL value vanishes
+ * from its object without a word. Every file that includes this header
+ * builds reals through out_json_real instead (the macro below): a finite
+ * value is json_real's; any other is a marker object that out_json_check,
+ * run by every JSON writer here (out_write_json, out_json_text,
+ * out_write_run, the report), finds and refuses with the figure's path.
+ * A value that is knowingly absent is json_null(), never a NAN. */
+json_t *out_json_real(double v);
+#define json_real(v) out_json_real(v)
+/* SIM_ERANGE naming `what` ("summary.json") and the first non-finite
+ * figure's path ("power.cost_usd_per_run"); SIM_OK when there is none.
+ * O(nodes of the tree). */
+int out_json_check(const json_t *root, const char *what, sim_error *err);
+/* An integer as what it is: exact below 2^63, a real (its nearest double)
+ * above, where json_integer's int64 would turn it negative. */
+json_t *out_json_u64(uint64_t v);
+
 /* Serialize `root` (2-space indent, keys in insertion order, reals with 12
- * significant digits) and write it atomically to dir/name. */
+ * significant digits) and write it atomically to dir/name; SIM_ERANGE
+ * (out_json_check) before anything is written when a figure is not finite. */
 int out_write_json(const json_t *root, const char *dir, const char *name, sim_error *err);
-/* The same text, for stdout. Caller frees with free(). */
+/* The same text, for stdout. Caller frees with free(). A figure that is
+ * not finite is an error no caller can turn into output: the process says
+ * which (out_json_check) on stderr and exits with status 1. */
 char *out_json_text(const json_t *root);
 
 /* Human formatting into buf (returns buf): 1,234,567 / 1.50 GiB /
- * 400 Gb/s / 12.3 us / $1.23M. */
+ * 400 Gb/s / 12.3 us / $1.23M. The terminal's edge: a seconds or dollar
+ * figure that is not finite is refused there as out_json_text refuses it
+ * (stderr, exit status 1), never printed as "inf". */
 const char *out_fmt_count(char *buf, size_t n, uint64_t v);
 const char *out_fmt_bytes(char *buf, size_t n, uint64_t bytes);
 const char *out_fmt_rate(char *buf, size_t n, uint64_t bps);
@@ -139,8 +163,10 @@ typedef struct out_progress {
  * percent of expected, events/s, ETA) about 5 times a second, and stop
  * cleanly once an interrupt is noted (sim_interrupt_pending: the handler of
  * out_interrupt_begin): after the current slice. Returns SIM_OK when the
- * queue ran empty, SIM_EINTR when stopped. Slicing never changes results:
- * events run in the same order. */
+ * queue ran empty, SIM_EINTR when stopped, SIM_ERANGE when an event was due
+ * past the horizon of simulated time (sim_past_horizon). Slicing never
+ * changes results: events run in the same order; an idle stretch of
+ * simulated time costs one slice (sim_slice_end). */
 int out_progress_run(sim_ctx *sim, out_progress *p);
 /* The one Ctrl-C handler of a run, for all of it: SIGINT and SIGTERM note an
  * interrupt (sim_interrupt_note) that every phase reads at its safe points

@@ -61,6 +61,12 @@ size_t run_event_insert(run_events *log, simtime_ps at, const char *component, c
  * on the nearly sorted logs runs make. */
 void run_events_sort(run_events *log);
 void run_events_free(run_events *log);
+/* At most `max` events (0: no bound) reach the outputs: a longer log keeps
+ * its earliest `max` (stably by time), then one "events-truncated" event,
+ * at the first left out, saying how many and until when (issue 27, defect
+ * 14: a flapping link's millions of events). A log within it is left as
+ * it is. O(n log n) when it caps. */
+void run_events_cap(run_events *log, size_t max);
 
 /* Every fault of the scenario timed at or after the workload's end (`end`)
  * had no effect on it: a "fault-after-end" event for each, inserted in time
@@ -367,6 +373,11 @@ typedef struct run_checkpoint {
   simtime_ps start, end;
   uint32_t first_step, last_step;
   double slowdown_s, stall_s;
+  /* transfers of the write that failed (be_failure): then the checkpoint
+   * was not written (end: when its last transfer ended or failed) */
+  uint32_t failed;
+  uint64_t undelivered; /* bytes the failed transfers did not deliver */
+  const char *cause;    /* the first failure's (static) */
 } run_checkpoint;
 
 typedef struct run_ckpt {
@@ -386,6 +397,8 @@ typedef struct run_ckpt {
   uint64_t load_bytes;
   size_t loads, loads_late;
   simtime_ps load_max;
+  size_t loads_failed;    /* reads with a failed transfer: not in loads, nor load_max */
+  const char *load_cause; /* the first failed read's cause (static) */
   /* private */
   const cfg_scenario *cfg;
   wl_job *job;
@@ -401,6 +414,12 @@ typedef struct run_ckpt {
   size_t cap, started, done;
   bool inflight, draining, load_inflight;
   simtime_ps load_start;
+  uint8_t *role;              /* per GPU of be's fabric: 1 a writer, 2 a reader (jobs share it) */
+  uint32_t role_n;            /* GPUs in role */
+  bool load_failed_now;       /* a transfer of the read in flight failed */
+  be_failure_fn prev_failure; /* be's listener before ours (handed every failure); free
+                                 the run_ckpt after be, whose listener points here */
+  void *prev_failure_ctx;
 } run_ckpt;
 /* The checkpoint's bytes: workload.checkpoint.size, else the model's
  * parameters x (weight + optimizer bytes per parameter). */
@@ -416,8 +435,9 @@ void run_ckpt_step(run_ckpt *c, uint32_t step, simtime_ps end);
 /* A write or read still in flight. */
 bool run_ckpt_busy(const run_ckpt *c);
 /* After the job: runs a write still in flight to its end (ev_run on the
- * job's simulation), then run_ckpt_account against tr's baseline. */
-int run_ckpt_finish(run_ckpt *c, const struct run_training *tr);
+ * job's simulation), then run_ckpt_account against tr's baseline; SIM_ERANGE
+ * (sim_horizon_fail) when one was due past the horizon of simulated time. */
+int run_ckpt_finish(run_ckpt *c, const struct run_training *tr, sim_error *err);
 /* Each checkpoint's steps overlapped (job's steps) and their excess over
  * the same steps of `base` (the job without checkpoints; NULL: unknown,
  * slowdown_s 0); sync: each write's stall. O(checkpoints x steps). */

@@ -94,10 +94,18 @@ typedef struct tel_config {
   uint32_t nwatch_ports;
   const uint32_t *watch_nics; /* full series for these NICs (copied) */
   uint32_t nwatch_nics;
-  uint32_t max_rows; /* rows kept per group; 0: 1,000,000. Past it
-                        the run goes on, sampling stops, and
-                        tel_truncated says so. */
+  uint32_t max_rows;    /* rows kept per group; 0: 1,000,000. Past it
+                           the run goes on, sampling stops, and
+                           tel_truncated says so. */
+  simtime_ps requested; /* the interval asked for when `interval` was widened
+                           to fit max_rows (tel_interval_fit); 0: as asked */
 } tel_config;
+
+/* The sample interval for a run of `end` ps: `want`, or when that would
+ * give more than max_rows rows, the smallest 1, 2 or 5 x 10^k ps that
+ * gives at most max_rows (so sampling costs O(max_rows), whatever the
+ * interval asked for; the caller says so, tel_config.requested). */
+simtime_ps tel_interval_fit(simtime_ps end, simtime_ps want, uint32_t max_rows);
 
 /* SIM_EINVAL for interval 0. */
 int tel_create(tel **out, const tel_config *c, sim_error *err);
@@ -140,7 +148,23 @@ void tel_finish(tel *t, simtime_ps end);
 
 /* ---- reading (after tel_finish) ---------------------------------------- */
 
+/* A row's value above its line rate: what cannot be true and must reach no
+ * file (issue 27, defect 7). Every row a NIC or port gets is checked as it
+ * closes: a NIC's bytes in a row at most its line rate over the row, a
+ * port's utilization at most 1, each with a slack of one byte per row
+ * (whole bytes spread over rows). The first found is kept. */
+typedef struct tel_over {
+  bool found;
+  bool port;         /* a switch port (else a NIC) */
+  uint32_t entity;   /* the NIC or port (of a class: its first member) */
+  int dir;           /* a NIC's: TEL_TX or TEL_RX */
+  simtime_ps at;     /* the row's start */
+  double gbps, line; /* its rate and line rate, Gb/s */
+} tel_over;
+bool tel_over_line(const tel *t, tel_over *out);
+
 simtime_ps tel_interval(const tel *t);
+simtime_ps tel_interval_requested(const tel *t); /* tel_config.requested */
 simtime_ps tel_end(const tel *t);
 unsigned tel_observed(const tel *t);
 bool tel_truncated(const tel *t);

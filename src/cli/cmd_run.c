@@ -206,6 +206,10 @@ static int simulate(run_verb *v) {
     v->complete = out_progress_run(s->sim, &prog) == SIM_OK; /* Ctrl-C: stop, finish outputs */
   }
   sim_ctx *sim = s->sim;
+  if (sim_past_horizon(sim, NULL)) { /* no figure: the run could not reach its end */
+    sim_horizon_fail(sim, &err);
+    return fail(&err, false);
+  }
   s->be->ops->stats(s->be, &r->net); /* the parallel engine: collectives, then */
   be_port_samples_gather(s->tel.port_samples, sim_now(sim)); /* only rank 0 writes */
   be_parallel_info_get(s->inner, &r->par);
@@ -246,6 +250,7 @@ static int report(run_verb *v) {
   if (v->complete)
     warn_faults_after_end(cfg, s->doc, s->training ? sim_now(s->sim) : s->w.exec.end, s->w.failed,
                           &r->log);
+  run_events_cap(&r->log, cfg->output.max_events); /* every output reads the capped log */
   sim_test_pause("telemetry"); /* tests: the simulation is over, the replay not begun */
   bool was_complete = v->complete;
   if (cli_run_output_telemetry(&v->ro, &r->log, &v->complete, &err) != SIM_OK) {

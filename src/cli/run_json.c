@@ -138,19 +138,27 @@ static json_t *checkpoints_json(const run_ckpt *c) {
   json_object_set_new(o, "every", json_integer(c->every));
   json_object_set_new(o, "mode", json_string(c->sync ? "sync" : "async"));
   json_object_set_new(o, "attach", json_string(c->separate ? "separate" : "backend"));
-  json_object_set_new(o, "bytes", json_integer((json_int_t)c->size));
+  json_object_set_new(o, "bytes", out_json_u64(c->size));
   json_object_set_new(o, "writers", json_integer(c->writers));
   for (size_t i = 0; i < c->n; i++) {
     const run_checkpoint *k = &c->v[i];
     json_t *e = json_object();
-    double s = k->end ? sim_ps_to_s(k->end - k->start) : 0;
+    bool written = k->end && !k->failed; /* a failed write has no time or bandwidth */
+    double s = written ? sim_ps_to_s(k->end - k->start) : 0;
     json_object_set_new(e, "after_step", json_integer(k->after_step));
     json_object_set_new(e, "start_s", json_real(sim_ps_to_s(k->start)));
     json_object_set_new(e, "end_s", k->end ? json_real(sim_ps_to_s(k->end)) : json_null());
-    json_object_set_new(e, "bytes", json_integer((json_int_t)k->bytes));
-    json_object_set_new(e, "time_s", k->end ? json_real(s) : json_null());
+    json_object_set_new(e, "bytes", out_json_u64(k->bytes));
+    json_object_set_new(e, "time_s", written ? json_real(s) : json_null());
     json_object_set_new(e, "bandwidth_GBps",
-                        k->end && s > 0 ? json_real((double)k->bytes / s / 1e9) : json_null());
+                        written && s > 0 ? json_real((double)k->bytes / s / 1e9) : json_null());
+    if (k->failed) {
+      json_t *f = json_object();
+      json_object_set_new(f, "transfers", json_integer(k->failed));
+      json_object_set_new(f, "bytes_undelivered", out_json_u64(k->undelivered));
+      json_object_set_new(f, "cause", json_string(k->cause ? k->cause : "unknown"));
+      json_object_set_new(e, "failed", f);
+    }
     json_object_set_new(e, "first_step", k->first_step ? json_integer(k->first_step) : json_null());
     json_object_set_new(e, "last_step", k->last_step ? json_integer(k->last_step) : json_null());
     json_object_set_new(e, "steps_slowed_s", json_real(k->slowdown_s));
@@ -167,9 +175,13 @@ static void storage_json(const run_ckpt *c, json_t *into) {
   if (c && c->load) {
     json_t *o = json_object();
     json_object_set_new(o, "readers", json_integer(c->readers));
-    json_object_set_new(o, "bytes_per_step", json_integer((json_int_t)c->load_bytes));
+    json_object_set_new(o, "bytes_per_step", out_json_u64(c->load_bytes));
     json_object_set_new(o, "reads", json_integer((json_int_t)c->loads));
     json_object_set_new(o, "reads_late", json_integer((json_int_t)c->loads_late));
+    if (c->loads_failed) { /* reads whose tokens did not arrive: not in reads */
+      json_object_set_new(o, "reads_failed", json_integer((json_int_t)c->loads_failed));
+      json_object_set_new(o, "read_failure_cause", json_string(c->load_cause));
+    }
     json_object_set_new(o, "max_time_s", json_real(sim_ps_to_s(c->load_max)));
     json_object_set_new(into, "data_loading", o);
   }
@@ -223,7 +235,7 @@ static json_t *network_json(const be_stats *st) {
   json_object_set_new(n, "transfers", json_integer((json_int_t)st->transfers));
   json_object_set_new(n, "transfers_failed", json_integer((json_int_t)st->transfers_failed));
   json_object_set_new(n, "flows_rerouted", json_integer((json_int_t)st->flows_rerouted));
-  json_object_set_new(n, "bytes", json_integer((json_int_t)st->bytes));
+  json_object_set_new(n, "bytes", out_json_u64(st->bytes));
   json_object_set_new(n, "max_link_sharing", json_integer(st->max_link_sharing));
   json_object_set_new(n, "packets", observed_int(st, BE_OBS_PACKETS, st->packets));
   json_object_set_new(n, "ecn_marks", observed_int(st, BE_OBS_PACKETS, st->ecn_marks));
@@ -310,7 +322,7 @@ static json_t *classes_json(const cfg_scenario *cfg, const be_stats *st) {
     json_object_set_new(e, "ecn_kmin_bytes", json_integer((json_int_t)c->ecn_kmin));
     json_object_set_new(e, "ecn_kmax_bytes", json_integer((json_int_t)c->ecn_kmax));
     json_object_set_new(e, "ecn_pmax", json_real(c->ecn_pmax));
-    json_object_set_new(e, "bytes", json_integer((json_int_t)st->class_bytes[k]));
+    json_object_set_new(e, "bytes", out_json_u64(st->class_bytes[k]));
     json_object_set_new(e, "max_queue_bytes",
                         observed_int(st, BE_OBS_PACKETS, st->class_max_queue[k]));
     json_object_set_new(e, "pfc_pauses", observed_int(st, BE_OBS_PACKETS, st->class_pfc_pauses[k]));
@@ -403,14 +415,14 @@ static json_t *jobs_json(const run_jobs *js, const topo *t, bool classes) {
       json_object_set_new(
           c, "pattern", json_string(cfg_traffic_pattern_name(job->cfg->workload.traffic.pattern)));
       json_object_set_new(c, "flows", json_integer((json_int_t)coll_plan_flows(&job->plan)));
-      json_object_set_new(c, "bytes_per_flow", json_integer((json_int_t)job->plan.bytes));
+      json_object_set_new(c, "bytes_per_flow", out_json_u64(job->plan.bytes));
       json_object_set_new(c, "time_s", job->finished ? json_real(job->res.time_s) : json_null());
       json_object_set_new(o, "traffic", c);
     } else {
       json_object_set_new(c, "op", json_string(cfg_coll_op_name(job->plan.op)));
       json_object_set_new(c, "algorithm",
                           json_string(cfg_coll_algorithm_name(job->plan.algorithm)));
-      json_object_set_new(c, "bytes", json_integer((json_int_t)job->plan.bytes));
+      json_object_set_new(c, "bytes", out_json_u64(job->plan.bytes));
       json_object_set_new(c, "ranks", json_integer(job->plan.nranks));
       json_object_set_new(c, "time_s", job->finished ? json_real(job->res.time_s) : json_null());
       json_object_set_new(c, "algbw_GBps",
@@ -450,7 +462,7 @@ json_t *cli_run_summary_json(const cli_args *a, const cfg_scenario *cfg, const t
     json_t *c = json_object();
     json_object_set_new(c, "op", json_string(cfg_coll_op_name(r->w->plan.op)));
     json_object_set_new(c, "algorithm", json_string(cfg_coll_algorithm_name(r->w->plan.algorithm)));
-    json_object_set_new(c, "bytes", json_integer((json_int_t)r->w->plan.bytes));
+    json_object_set_new(c, "bytes", out_json_u64(r->w->plan.bytes));
     json_object_set_new(c, "ranks", json_integer(r->w->plan.nranks));
     json_object_set_new(c, "channels", json_integer(r->w->plan.channels));
     json_object_set_new(c, "protocol", json_string(cfg_coll_protocol_name(r->w->plan.protocol)));
@@ -463,7 +475,7 @@ json_t *cli_run_summary_json(const cli_args *a, const cfg_scenario *cfg, const t
     json_object_set_new(c, "algbw_GBps", whole ? json_real(r->w->res.algbw_GBps) : json_null());
     json_object_set_new(c, "busbw_GBps", whole ? json_real(r->w->res.busbw_GBps) : json_null());
     json_object_set_new(c, "elapsed_s", json_real(r->w->res.time_s));
-    json_object_set_new(c, "delivered_bytes", json_integer((json_int_t)r->net.bytes));
+    json_object_set_new(c, "delivered_bytes", out_json_u64(r->net.bytes));
     json_array_append_new(colls, c);
     json_object_set_new(o, "collectives", colls);
   } else if (cfg->workload.kind == CFG_WORKLOAD_TRAINING) {
@@ -475,13 +487,14 @@ json_t *cli_run_summary_json(const cli_args *a, const cfg_scenario *cfg, const t
     json_object_set_new(tr, "pattern",
                         json_string(cfg_traffic_pattern_name(cfg->workload.traffic.pattern)));
     json_object_set_new(tr, "flows", json_integer((json_int_t)coll_plan_flows(&r->w->plan)));
-    json_object_set_new(tr, "bytes_per_flow", json_integer((json_int_t)r->w->plan.bytes));
+    json_object_set_new(tr, "bytes_per_flow", out_json_u64(r->w->plan.bytes));
     json_object_set_new(tr, "qps_per_connection", json_integer(r->w->plan.qps));
     json_object_set_new(tr, "staggered", json_boolean(r->w->plan.stagger > 0));
     json_object_set_new(tr, "time_s", json_real(r->w->res.time_s));
     /* what was delivered over the time it took (stopped or failed: part of it) */
     double total = run_traffic_bytes(r->w, &r->net);
-    json_object_set_new(tr, "delivered_bytes", json_integer((json_int_t)total));
+    json_object_set_new(tr, "delivered_bytes",
+                        total < 0x1p64 ? out_json_u64((uint64_t)total) : json_real(total));
     json_object_set_new(tr, "throughput_Gbps",
                         json_real(r->w->res.time_s > 0 ? total * 8 / r->w->res.time_s / 1e9 : 0));
     if (cfg->workload.traffic.pattern == CFG_TRAFFIC_PAIR) {

@@ -24,14 +24,24 @@ static void steps_text(const run_training_result *r) {
   printf("\n");
 }
 
+/* ", N failed (cause)" when reads failed (issue 27, defect 6), else "". */
+static const char *reads_failed(const run_ckpt *c, char *buf, size_t n) {
+  buf[0] = '\0';
+  if (c->loads_failed)
+    snprintf(buf, n, ", %zu failed (%s)", c->loads_failed,
+             c->load_cause ? c->load_cause : "unknown");
+  return buf;
+}
+
 /* A line for the checkpoints, then one per write (at most 8, then a count). */
 static void checkpoints_text(const run_ckpt *c) {
-  char a[64], b[64], d[64], e[64];
+  char a[64], b[64], d[64], e[96];
   if (c && c->load)
-    printf("data         %s per step read by %u GPUs, %zu reads, the longest %s%s\n",
+    printf("data         %s per step read by %u GPUs, %zu reads, the longest %s%s%s\n",
            out_fmt_bytes(a, sizeof a, c->load_bytes), c->readers, c->loads,
            out_fmt_seconds(b, sizeof b, sim_ps_to_s(c->load_max)),
-           c->loads_late ? " (some still reading when the next step ended)" : "");
+           c->loads_late ? " (some still reading when the next step ended)" : "",
+           reads_failed(c, e, sizeof e));
   if (!c || !c->every) return;
   printf("checkpoint   %s every %u steps (%s, %s storage) by %u GPUs\n",
          out_fmt_bytes(a, sizeof a, c->size), c->every, c->sync ? "sync" : "async",
@@ -45,6 +55,13 @@ static void checkpoints_text(const run_ckpt *c) {
     if (!k->end) {
       printf("  after %-4u started at %s, not finished\n", k->after_step,
              out_fmt_seconds(a, sizeof a, sim_ps_to_s(k->start)));
+      continue;
+    }
+    if (k->failed) {
+      printf("  after %-4u %s .. %s, FAILED: %u transfers failed (%s), %s undelivered\n",
+             k->after_step, out_fmt_seconds(a, sizeof a, sim_ps_to_s(k->start)),
+             out_fmt_seconds(b, sizeof b, sim_ps_to_s(k->end)), k->failed,
+             k->cause ? k->cause : "unknown", out_fmt_bytes(d, sizeof d, k->undelivered));
       continue;
     }
     double s = sim_ps_to_s(k->end - k->start);
@@ -193,17 +210,18 @@ static void job_pfc_text(const run_jobs *js, uint32_t j) {
 /* A job's checkpoints and data loading in a line each (summary.json has
  * every write). */
 static void job_storage_text(const run_ckpt *c) {
-  char a[64], b[64], d[64];
+  char a[64], b[64], d[64], e[96];
   if (c->load)
-    printf("  data       %s per step read by %u GPUs, %zu reads, the longest %s%s\n",
+    printf("  data       %s per step read by %u GPUs, %zu reads, the longest %s%s%s\n",
            out_fmt_bytes(a, sizeof a, c->load_bytes), c->readers, c->loads,
            out_fmt_seconds(b, sizeof b, sim_ps_to_s(c->load_max)),
-           c->loads_late ? " (some still reading when the next step ended)" : "");
+           c->loads_late ? " (some still reading when the next step ended)" : "",
+           reads_failed(c, e, sizeof e));
   if (!c->every) return;
   double secs = 0, slowed = 0;
   size_t done = 0;
   for (size_t i = 0; i < c->n; i++)
-    if (c->v[i].end) {
+    if (c->v[i].end && !c->v[i].failed) { /* a failed write is not written */
       done++;
       secs += sim_ps_to_s(c->v[i].end - c->v[i].start);
       slowed += c->v[i].slowdown_s + c->v[i].stall_s;

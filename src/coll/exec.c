@@ -6,7 +6,8 @@
  * event; any other is one event. Phases
  * that are slices of the plan's pool go to the backend as slices
  * (be_submit_slice) when there are several, the pool released when the plan
- * ends. */
+ * ends. Every delay is added saturating (sim_time_add): a sum past 2^64 ps
+ * is due past the horizon, where the run stops (ev_run), never wrapped. */
 #include "fabsim/coll.h"
 
 static void exec_finish(sim_ctx *sim, coll_exec *e) {
@@ -44,7 +45,7 @@ static void exec_phase_done(sim_ctx *sim, void *obj) {
   coll_exec *e = obj;
   simtime_ps fixed = e->plan->phases[e->next - 1].fixed;
   if (fixed == 0) exec_next(sim, obj);
-  else ev_schedule(sim, sim_now(sim) + fixed, exec_next_ev, e, 0);
+  else ev_schedule(sim, sim_time_add(sim_now(sim), fixed), exec_next_ev, e, 0);
 }
 
 static void exec_submit_ev(sim_ctx *sim, void *obj, uint64_t arg) {
@@ -61,7 +62,7 @@ static void exec_next(sim_ctx *sim, void *obj) {
   }
   const coll_phase *ph = &e->plan->phases[e->next++];
   if (ph->start == 0) exec_submit(e, ph, exec_phase_done);
-  else ev_schedule(sim, sim_now(sim) + ph->start, exec_submit_ev, e, e->next - 1);
+  else ev_schedule(sim, sim_time_add(sim_now(sim), ph->start), exec_submit_ev, e, e->next - 1);
 }
 
 static void exec_finish_ev(sim_ctx *sim, void *obj, uint64_t arg) {
@@ -76,7 +77,7 @@ static void exec_staggered_done(sim_ctx *sim, void *obj) {
   coll_exec *e = obj;
   if (--e->running || e->next != e->plan->nphases) return;
   if (e->stagger_fixed == 0) exec_finish(sim, e);
-  else ev_schedule(sim, sim_now(sim) + e->stagger_fixed, exec_finish_ev, e, 0);
+  else ev_schedule(sim, sim_time_add(sim_now(sim), e->stagger_fixed), exec_finish_ev, e, 0);
 }
 
 static void exec_staggered_submit(sim_ctx *sim, void *obj, uint64_t arg) {
@@ -94,7 +95,7 @@ static void exec_begin(sim_ctx *sim, void *obj, uint64_t arg) {
   if (e->plan->stagger == 0 || e->plan->nphases == 0) {
     /* the launch overhead first (one event), then the phases in order */
     if (e->plan->launch && e->plan->nphases)
-      ev_schedule(sim, sim_now(sim) + e->plan->launch, exec_next_ev, e, 0);
+      ev_schedule(sim, sim_time_add(sim_now(sim), e->plan->launch), exec_next_ev, e, 0);
     else exec_next(sim, obj);
     return;
   }
@@ -103,8 +104,10 @@ static void exec_begin(sim_ctx *sim, void *obj, uint64_t arg) {
   for (size_t i = 0; i < e->plan->nphases; i++) {
     const coll_phase *ph = &e->plan->phases[i];
     if (ph->fixed > e->stagger_fixed) e->stagger_fixed = ph->fixed;
-    ev_schedule(sim, e->start + (simtime_ps)i * e->plan->stagger + ph->start, exec_staggered_submit,
-                e, i);
+    simtime_ps off =
+        i && e->plan->stagger > SIM_TIME_MAX / i ? SIM_TIME_MAX : (simtime_ps)i * e->plan->stagger;
+    ev_schedule(sim, sim_time_add(sim_time_add(e->start, off), ph->start), exec_staggered_submit, e,
+                i);
   }
 }
 

@@ -12,7 +12,10 @@
  * with links = NICs x tiers (an endpoint link per NIC, one uplink per NIC and
  * tier above the leaves of a non-blocking fat-tree; fewer when
  * oversubscribed) and the transfers of a phase from the workload's pattern
- * (phase_transfers). The coefficients are peak RSS slopes measured with
+ * (phase_transfers; at the analytic fidelity those of phases of their own
+ * transfers only). What the estimate misses is still bounded while the run
+ * goes: simulation.memory_limit holds for the allocator's running total
+ * (sim_alloc_limit, set by the run's setup). The coefficients are peak RSS slopes measured with
  * /usr/bin/time on fat-trees (docs/validation.md, "Memory estimate"). Memory
  * that grows with simulated work rather than the scenario's size (the
  * per-transfer FCT samples of long collectives at the packet fidelity,
@@ -31,11 +34,18 @@
  * while it runs (flow: its flow; packet: its queue pair, path, packets in
  * flight and FCT sample), the RSS slope of all-to-alls of 32 to 128 GPUs
  * (tour/ib.yaml, 992 to 16,256 transfers): flow 346 B, packet 963 to
- * 1,081 B per transfer. */
+ * 1,081 B per transfer. The analytic fidelity keeps nothing per transfer of
+ * a phase that is a slice of a pool (the symmetric collectives: their
+ * windows and the tap's quotients, in PER_RANK), but a phase of its own
+ * transfers (an all-to-all's pairs, a traffic pattern) is logged by the
+ * telemetry tap hop by hop for its replay, with the plan's transfers and
+ * the backend's times: 101.6 to 103.7 B per pair, the RSS slope of 3-tier
+ * all-to-alls of 512 to 2,048 GPUs (issue 27, defect 3: 34.7, 112.8 and
+ * 431.3 MiB; docs/validation.md, "Memory estimate"). */
 static const uint64_t per_gpu[] = {0, 1330, 4000};
 enum { PER_RANK = 5200 }; /* the workload's, at every fidelity */
 static const uint64_t per_link[] = {750, 550, 2300};
-static const uint64_t per_transfer[] = {0, 350, 1100};
+static const uint64_t per_transfer[] = {110, 350, 1100};
 enum { NCCL_MAX_CHANNELS = 32 }; /* NCCL's MAXCHANNELS: the most rings or trees of a collective */
 /* The process before the scenario: code, libraries and tables (6.3 to 7.0
  * MiB peak RSS on the smallest runs), and what writing the outputs holds
@@ -56,24 +66,28 @@ uint64_t cfg_memory_nics(const cfg_scenario *s) {
 
 /* The most transfers one phase of the workload submits at once, from its
  * pattern (an upper bound: every pair of a group for an all-to-all, a
- * parent and two children on every channel for the other collectives).
- * 128 bits: GPUs squared. O(1). */
+ * parent and two children on every channel for the other collectives), and
+ * (*own) the most of them in phases of their own transfers rather than
+ * slices of a pool: the all-to-alls' and traffic's. 128 bits: GPUs
+ * squared. O(1). */
 typedef unsigned __int128 u128;
-static u128 phase_transfers(const cfg_workload *w, uint64_t gpus, uint64_t nics_per_node) {
+static u128 phase_transfers(const cfg_workload *w, uint64_t gpus, uint64_t nics_per_node,
+                            u128 *own) {
   u128 qps = w->qps_per_connection ? w->qps_per_connection : 1;
   uint64_t ch = w->collective.channels ? w->collective.channels : nics_per_node;
   if (ch == 0 || ch > NCCL_MAX_CHANNELS) ch = NCCL_MAX_CHANNELS;
   u128 coll = (u128)gpus * ch * 3 * qps, peers = gpus ? gpus - 1 : 0;
+  *own = 0;
   switch (w->kind) {
   case CFG_WORKLOAD_TRAFFIC:
-    if (w->traffic.pattern == CFG_TRAFFIC_ALL_TO_ALL) return (u128)gpus * peers * qps;
-    return (u128)gpus * qps; /* pair, permutation, incast: a transfer per GPU at most */
+    if (w->traffic.pattern == CFG_TRAFFIC_ALL_TO_ALL) return *own = (u128)gpus * peers * qps;
+    return *own = (u128)gpus * qps; /* pair, permutation, incast: a transfer per GPU at most */
   case CFG_WORKLOAD_COLLECTIVE:
     if (w->collective.op != CFG_COLL_ALLTOALL) return coll;
     if (w->collective.ranks && w->collective.ranks < gpus) peers = w->collective.ranks - 1;
-    return (u128)gpus * peers * qps;
+    return *own = (u128)gpus * peers * qps;
   case CFG_WORKLOAD_TRAINING: { /* MoE: all-to-all within each expert-parallel group */
-    u128 a2a = (u128)gpus * (w->parallel.ep > 1 ? w->parallel.ep - 1 : 0) * qps;
+    u128 a2a = *own = (u128)gpus * (w->parallel.ep > 1 ? w->parallel.ep - 1 : 0) * qps;
     return a2a > coll ? a2a : coll;
   }
   default: return coll;
@@ -91,7 +105,8 @@ void cfg_memory_estimate(const cfg_scenario *s, cfg_memory *m) {
   m->per_gpu = per_gpu[f];
   m->per_link = per_link[f];
   m->per_rank = PER_RANK;
-  u128 xfers = per_transfer[f] ? phase_transfers(&s->workload, m->gpus, per_node) : 0;
+  u128 own, xfers = phase_transfers(&s->workload, m->gpus, per_node, &own);
+  if (f == CFG_FIDELITY_ANALYTIC) xfers = own; /* a pool's slices: nothing per transfer */
   m->transfers = xfers > UINT64_MAX ? UINT64_MAX : (uint64_t)xfers;
   m->per_transfer = per_transfer[f];
   u128 b = (u128)BASE_BYTES + (u128)m->gpus * (m->per_gpu + m->per_rank) +

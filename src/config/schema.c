@@ -1184,7 +1184,8 @@ static const cfg__key schema[] = {
      .min = 0,
      .doc = "Memory a run may use; 0 = what the machine has available (MemAvailable). A "
             "scenario whose estimate (per GPU and per link at its fidelity, printed by "
-            "fabsim topo) exceeds it is refused before anything is built.",
+            "fabsim topo) exceeds it is refused before anything is built; a run whose "
+            "structures grow past it stops with exit status 3.",
      FIELD(simulation.memory_limit)},
 
     {.name = "output.dir",
@@ -1220,6 +1221,27 @@ static const cfg__key schema[] = {
      FIELD(output.openmetrics)},
     UINT("output.top_ports", output.top_ports, "10", 0, 1000,
          "Hottest switch ports listed in the report and database."),
+    {.name = "output.max_rows",
+     .type = CFG__UINT,
+     .def = "100000",
+     .min = 1,
+     .max = 100000000,
+     .doc = "Rows of timeseries.csv (and the report's and database's series) at most: a "
+            "sample interval that would give more over the run is widened to the smallest 1, "
+            "2 or 5 x 10^k ps that fits, and summary.json telemetry.interval_requested_s and "
+            "an interval-widened event say so.",
+     .quiet = 1,
+     FIELD(output.max_rows)},
+    {.name = "output.max_events",
+     .type = CFG__UINT,
+     .def = "10000",
+     .min = 1,
+     .max = 100000000,
+     .doc = "Events kept in summary.json, events.csv, report.html and the database at most, "
+            "the earliest; past it an events-truncated event says how many later ones were "
+            "left out.",
+     .quiet = 1,
+     FIELD(output.max_events)},
 
     {.name = "faults",
      .type = CFG__FAULTS,
@@ -1777,10 +1799,22 @@ void cfg__value_text(const cfg_scenario *s, size_t i, cfg__buf *b) {
 }
 
 /* A quiet key at its default: a string equal to its default text, a class
- * table with nothing listed (the kinds of quiet keys there are). */
+ * table with nothing listed, an integer equal to its default (the kinds of
+ * quiet keys there are). */
 static bool at_default(cfg__into s, size_t i) {
   const cfg__key *k = &schema[i];
   if (k->type == CFG__CLASSES) return ((const cfg_class_table *)cfield(s, k))->n == 0;
+  if (k->type == CFG__UINT && k->def) {
+    uint64_t v = 0;
+    if (k->width == sizeof(uint32_t)) {
+      uint32_t v32;
+      memcpy(&v32, cfield(s, k), sizeof v32);
+      v = v32;
+    } else {
+      memcpy(&v, cfield(s, k), sizeof v);
+    }
+    return v == strtoull(k->def, NULL, 10);
+  }
   if (k->type == CFG__STRING) {
     const char *str;
     memcpy(&str, cfield(s, k), sizeof str);

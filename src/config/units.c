@@ -34,6 +34,8 @@ typedef struct unit_kind {
   int plain_means_base; /* a number without unit is in base units */
   int bits_and_bytes;   /* b and B name different units */
   const char *accepted; /* the list users see */
+  uint64_t plain_min;   /* a plain number (not 0) below it is refused: a unit forgotten */
+  const char *plain_min_text;
 } unit_kind;
 
 #define K10 UINT64_C(1000)
@@ -86,43 +88,45 @@ static const unit size_units[] = {
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
+/* No link of a cluster runs below 1 Mb/s: a plain "400" meant 400Gbps, not
+ * 400 bits/s (issue 27, defect 2), so it is refused with the units. */
 static const unit_kind bandwidth_kind = {
-    "bandwidth",
-    "400Gbps",
-    "bits/s",
-    NULL,
-    bandwidth_units,
-    NELEM(bandwidth_units),
-    ROUND_NEAREST,
-    1,
-    1,
-    "bits/s: bps, Kbps, Mbps, Gbps, Tbps (or Kb/s, Mb/s, Gb/s, Tb/s); "
-    "bytes/s: KB/s, MB/s, GB/s, TB/s (x1000) or KiB/s, MiB/s, GiB/s, TiB/s (x1024); "
-    "a plain number is bits/s"};
+    .what = "bandwidth",
+    .example = "400Gbps",
+    .base = "bits/s",
+    .units = bandwidth_units,
+    .nunits = NELEM(bandwidth_units),
+    .round = ROUND_NEAREST,
+    .plain_means_base = 1,
+    .bits_and_bytes = 1,
+    .accepted =
+        "bits/s: bps, Kbps, Mbps, Gbps, Tbps (or Kb/s, Mb/s, Gb/s, Tb/s); "
+        "bytes/s: KB/s, MB/s, GB/s, TB/s (x1000) or KiB/s, MiB/s, GiB/s, TiB/s (x1024); "
+        "a plain number is bits/s",
+    .plain_min = K10 * K10,
+    .plain_min_text = "1 Mb/s"};
 
 static const unit_kind time_kind = {
-    "time",
-    "500ns",
-    "ps",
-    "is not a whole number of picoseconds (the clock resolution)",
-    time_units,
-    NELEM(time_units),
-    ROUND_EXACT,
-    0,
-    0,
-    "ps, ns, us (or \xc2\xb5s), ms, s, min, h, d; a plain number is only accepted for 0"};
+    .what = "time",
+    .example = "500ns",
+    .base = "ps",
+    .resolution_msg = "is not a whole number of picoseconds (the clock resolution)",
+    .units = time_units,
+    .nunits = NELEM(time_units),
+    .round = ROUND_EXACT,
+    .accepted =
+        "ps, ns, us (or \xc2\xb5s), ms, s, min, h, d; a plain number is only accepted for 0"};
 
 static const unit_kind size_kind = {
-    "size",
-    "1GiB",
-    "bytes",
-    "is not a whole number of bytes",
-    size_units,
-    NELEM(size_units),
-    ROUND_EXACT,
-    1,
-    0,
-    "B, KB, MB, GB, TB (x1000) or KiB, MiB, GiB, TiB (x1024); a plain number is bytes"};
+    .what = "size",
+    .example = "1GiB",
+    .base = "bytes",
+    .resolution_msg = "is not a whole number of bytes",
+    .units = size_units,
+    .nunits = NELEM(size_units),
+    .round = ROUND_EXACT,
+    .plain_means_base = 1,
+    .accepted = "B, KB, MB, GB, TB (x1000) or KiB, MiB, GiB, TiB (x1024); a plain number is bytes"};
 
 /* ---- messages --------------------------------------------------------------- */
 
@@ -366,6 +370,14 @@ static int parse_with_unit(const unit_kind *k, const char *text, size_t len, uin
   }
   switch (scale(mant, exp10, factor, k->round, &v)) {
   case CONV_OK:
+    if (ulen == 0 && v != 0 && v < k->plain_min) {
+      snprintf(msg, cap,
+               "'%s' has no unit, so it is %llu %s, below %s: a unit forgotten? Give one "
+               "(e.g. %s%s); units: %s",
+               shown, (unsigned long long)v, k->base, k->plain_min_text, shown, "Gbps",
+               k->accepted);
+      break;
+    }
     *out = v;
     rc = SIM_OK;
     break;

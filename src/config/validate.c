@@ -577,10 +577,11 @@ static int check_memory(cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
   if (m.bytes <= avail) return SIM_OK;
   char need[32], have[32], alt[160] = "", x[32];
   cfg_fidelity fid = s->simulation.fidelity;
-  for (int f = (int)fid - 1; f >= 0; f--) { /* the cheaper fidelities' estimates */
+  for (int f = (int)fid - 1; f >= 0; f--) { /* the cheaper fidelities that fit */
     cfg_memory o;
     s->simulation.fidelity = (cfg_fidelity)f;
     cfg_memory_estimate(s, &o);
+    if (o.bytes > avail) continue; /* never one that would be refused too */
     size_t len = strlen(alt);
     snprintf(alt + len, sizeof alt - len, ", or simulation.fidelity %s (%s)",
              cfg_fidelity_name((cfg_fidelity)f), fmt_bytes(x, sizeof x, o.bytes));
@@ -598,6 +599,113 @@ static int check_memory(cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
       s->simulation.memory_limit ? "of simulation.memory_limit"
                                  : "available on this machine (MemAvailable)",
       alt);
+}
+
+/* ---- what a run derives must be representable -------------------------------------- */
+
+/* The largest value a number key takes (docs/validation.md, "Simulated
+ * time"): far above any physical figure (a GPU of 10^18 FLOP/s, a switch
+ * of 10^18 dollars), and small enough that every sum over a cluster and
+ * every product of a few such inputs stays a finite double, so no
+ * derived figure is infinite (issue 27, defect 10). */
+#define CFG__DOUBLE_MAX 1e18
+
+static const void *key_field(const cfg_scenario *s, const cfg__key *k) {
+  return (const char *)s + k->offset;
+}
+
+/* Every number key at most CFG__DOUBLE_MAX and every time key below the
+ * horizon of simulated time, in s (workload keys only: a job's view). */
+static int check_key_values(const cfg_scenario *s, const cfg_doc *doc, bool workload_only,
+                            sim_error *err) {
+  for (size_t i = 0; i < cfg__nkeys(); i++) {
+    const cfg__key *k = cfg__key_at(i);
+    if (workload_only && !cfg__is_workload_key(i)) continue;
+    if (k->type == CFG__DOUBLE) {
+      double v;
+      memcpy(&v, key_field(s, k), sizeof v);
+      if (!(v <= CFG__DOUBLE_MAX))
+        return cfg_fail_at(doc, k->name, err,
+                           "%g is too large for the figures a run derives from it to be "
+                           "represented (sums over the cluster would overflow); allowed: at "
+                           "most %g",
+                           v, CFG__DOUBLE_MAX);
+    } else if (k->type == CFG__TIME && k->width == sizeof(simtime_ps)) {
+      simtime_ps v;
+      memcpy(&v, key_field(s, k), sizeof v);
+      if (v != CFG__TIME_AUTO && v >= CFG__HORIZON_PS)
+        return cfg_fail_at(doc, k->name, err,
+                           "%.4g days reaches the horizon of simulated time (2^62 ps, %.1f "
+                           "days); allowed: less",
+                           (double)v / (86400.0 * SIM_PS_PER_S),
+                           (double)CFG__HORIZON_PS / (86400.0 * SIM_PS_PER_S));
+    }
+  }
+  return SIM_OK;
+}
+
+/* `value` bytes at key, of which a share 1/per cannot move faster than
+ * `bps` (a lower bound on their time, `over` says where): refused when
+ * that time reaches the horizon, with the most that fits. */
+static int check_transfer_time(const cfg_doc *doc, const char *key, uint64_t value, double per,
+                               double bps, const char *over, sim_error *err) {
+  double h = (double)CFG__HORIZON_PS * 1e-12, t = (double)value / per * 8 / bps;
+  char share[64] = "";
+  if (!(bps > 0) || t < h) return SIM_OK;
+  if (per > 1) snprintf(share, sizeof share, " (a rank's share: 1/%.0f of them)", per);
+  return cfg_fail_at(doc, key, err,
+                     "%llu bytes%s take at least %.4g days %s at %.4g Gb/s, past the horizon "
+                     "of simulated time (2^62 ps, %.4g days); allowed: at most %.0f bytes",
+                     (unsigned long long)value, share, t / 86400, over, bps / 1e9, h / 86400,
+                     floor(h * bps / 8 * per * (1 - 1e-12)));
+}
+
+/* A workload's sizes against the fastest its bytes could move (so what is
+ * refused certainly passes the horizon; the run stops at the horizon for
+ * the rest, fabsim/ev.h): a collective's busiest rank sends at least its
+ * share, size / ranks, out of its GPU (scale-up plus its NICs); a flow of
+ * traffic leaves one GPU; a checkpoint enters the storage servers, each at
+ * most at its drives' or its ports' rate. */
+static int check_workload_horizon(const cfg_scenario *s, const cfg_workload *w, uint64_t gpus,
+                                  const cfg_doc *doc, sim_error *err) {
+  uint32_t gpn = s->cluster.gpus_per_node ? s->cluster.gpus_per_node : 1;
+  uint32_t nics = s->cluster.nic.per_node / gpn ? s->cluster.nic.per_node / gpn : 1;
+  if (s->cluster.nic.per_node % gpn) nics++;
+  double egress =
+      (double)s->cluster.scale_up.bandwidth + (double)s->cluster.nic.bandwidth * (double)nics;
+  int rc = SIM_OK;
+  if (w->kind == CFG_WORKLOAD_COLLECTIVE) {
+    double ranks = w->collective.ranks ? w->collective.ranks : (double)(gpus ? gpus : 1);
+    rc = check_transfer_time(doc, "workload.collective.size", w->collective.size, ranks, egress,
+                             "out of its GPU's scale-up and NIC links", err);
+  } else if (w->kind == CFG_WORKLOAD_TRAFFIC) {
+    rc = check_transfer_time(doc, "workload.traffic.size", w->traffic.size, 1, egress,
+                             "out of a GPU's scale-up and NIC links", err);
+  }
+  if (rc == SIM_OK && w->checkpoint.size && s->storage.servers) {
+    double nic = (double)s->storage.nic.bandwidth * s->storage.nic.per_server,
+           drives = (double)s->storage.write_bandwidth;
+    rc = check_transfer_time(doc, "workload.checkpoint.size", w->checkpoint.size, 1,
+                             (nic < drives ? nic : drives) * s->storage.servers,
+                             "into the storage servers' ports and drives", err);
+  }
+  return rc;
+}
+
+static int check_representable(const cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
+  int rc = check_key_values(s, doc, false, err);
+  uint64_t gpus = cfg_memory_nics(s) / (s->cluster.nic.per_node ? s->cluster.nic.per_node : 1) *
+                  s->cluster.gpus_per_node;
+  if (rc == SIM_OK && s->jobs.n == 0) rc = check_workload_horizon(s, &s->workload, gpus, doc, err);
+  for (uint32_t j = 0; rc == SIM_OK && j < s->jobs.n; j++) {
+    cfg_scenario view = *s; /* the job's workload where the top-level one would be */
+    view.workload = s->jobs.v[j].workload;
+    cfg_doc_scope_job(doc, (int)j);
+    rc = check_key_values(&view, doc, true, err);
+    if (rc == SIM_OK) rc = check_workload_horizon(s, &view.workload, s->jobs.v[j].gpus, doc, err);
+    cfg_doc_scope_job(doc, -1);
+  }
+  return rc;
 }
 
 int cfg__resolve(cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
@@ -619,6 +727,7 @@ int cfg__resolve(cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
   if (rc == SIM_OK) rc = check_storage(s, doc, err);
   if (rc == SIM_OK) rc = check_days(s, doc, err);
   if (rc == SIM_OK) rc = check_text_values(s, doc, err);
+  if (rc == SIM_OK) rc = check_representable(s, doc, err);
   if (rc == SIM_OK) rc = check_memory(s, doc, err);
   return rc;
 }

@@ -5,7 +5,17 @@
  * zmalloc's handler and SQLite's fault simulator are): the handler, and the
  * test hook that fails one allocation on purpose, counting every sim_malloc,
  * sim_calloc and sim_realloc (sim_strdup, sim_grow and the arena come
- * through them). Counting costs one increment and one compare. */
+ * through them). Counting costs one increment and one compare.
+ *
+ * It also keeps the bytes live (the allocator's usable size of every block
+ * it handed out and has not had back: malloc_usable_size, or malloc_size on
+ * macOS; elsewhere nothing is counted) against the limit a run sets
+ * (sim_alloc_limit: simulation.memory_limit), so a run whose structures
+ * grow past it while it is built or runs (a plan, an event log) stops with
+ * exit status 3 and a message that names the limit, instead of the
+ * machine's out-of-memory killer or swap (issue 27, defect 3). The check is
+ * one comparison per allocation: memory the libraries allocate themselves
+ * (SQLite, jansson) and the process's code are not counted. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -14,6 +24,16 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+#define SIM__USABLE(p) malloc_usable_size(p)
+#elif defined(__APPLE__)
+#include <malloc/malloc.h>
+#define SIM__USABLE(p) malloc_size(p)
+#else
+#define SIM__USABLE(p) ((size_t)0)
+#endif
 
 #include "fabsim/core.h"
 
@@ -147,25 +167,58 @@ void sim_alloc_fail_at(uint64_t n) {
 
 uint64_t sim_alloc_count(void) { return hook.count; }
 
+/* ---- the limit ------------------------------------------------------------------------------ */
+
+static size_t live, peak, limit = SIZE_MAX; /* bytes; see the header comment */
+static char limit_what[256];
+
+static void sim__over_limit(size_t size) {
+  sim_fatal(
+      "the run's structures would hold %.4g MiB with %zu bytes more, past %s; raise it, or "
+      "reduce the scenario (cluster.nodes, the workload's sizes, output.max_events) or run "
+      "at a cheaper simulation.fidelity",
+      (double)live / 1048576, size, limit_what);
+}
+
+static void *counted(void *p, size_t size) {
+  if (!p) sim__oom(size);
+  live += SIM__USABLE(p);
+  if (live > peak) peak = live;
+  if (live > limit) sim__over_limit(size);
+  return p;
+}
+
+static void uncount(void *p) {
+  size_t u = p ? SIM__USABLE(p) : 0;
+  live = live > u ? live - u : 0;
+}
+
+void sim_alloc_limit(uint64_t bytes, const char *what) {
+  limit = bytes && bytes < SIZE_MAX ? (size_t)bytes : SIZE_MAX;
+  snprintf(limit_what, sizeof limit_what, "%s", what ? what : "the memory limit");
+  if (live > limit) sim__over_limit(0);
+}
+
+size_t sim_alloc_live(void) { return live; }
+size_t sim_alloc_peak(void) { return peak; }
+
 /* ---- allocation ----------------------------------------------------------------------------- */
 
 void *sim_malloc(size_t size) {
-  void *p = hook__fails() ? NULL : malloc(size ? size : 1);
-  if (!p) sim__oom(size);
-  return p;
+  return counted(hook__fails() ? NULL : malloc(size ? size : 1), size);
 }
 
 void *sim_calloc(size_t n, size_t size) {
   if (size && n > SIZE_MAX / size) sim__oom(SIZE_MAX);
-  void *p = hook__fails() ? NULL : calloc(n ? n : 1, size ? size : 1);
-  if (!p) sim__oom(n * size);
-  return p;
+  return counted(hook__fails() ? NULL : calloc(n ? n : 1, size ? size : 1), n * size);
 }
 
 void *sim_realloc(void *p, size_t size) {
+  size_t before = p ? SIM__USABLE(p) : 0;
   void *q = hook__fails() ? NULL : realloc(p, size ? size : 1);
   if (!q) sim__oom(size);
-  return q;
+  live = live > before ? live - before : 0; /* p is gone (or is q) */
+  return counted(q, size);
 }
 
 char *sim_strdup(const char *s) {
@@ -175,7 +228,10 @@ char *sim_strdup(const char *s) {
   return d;
 }
 
-void sim_free(void *p) { free(p); }
+void sim_free(void *p) {
+  uncount(p);
+  free(p);
+}
 
 void sim_grow(void **items, size_t *cap, size_t need, size_t elem) {
   if (need <= *cap) return;

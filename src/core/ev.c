@@ -73,7 +73,11 @@ struct sim_ctx {
   void *co_obj;
   simtime_ps co_reached;
   uint64_t co_events;
-  bool co_stopped; /* sim_co_stop: ev_run returns at once from now on */
+  bool co_stopped;   /* sim_co_stop: ev_run returns at once from now on */
+  bool past_horizon; /* an event due at or past SIM_HORIZON_PS: ev_run returns at once */
+  simtime_ps horizon_due;
+  double bound_s; /* sim_set_run_bound: one ev_run's wall time at most (0: none) */
+  bool cut;       /* the last ev_run returned for the bound or an interrupt */
 };
 
 /* An interrupt (Ctrl-C) is process-wide by nature: the one flag here that
@@ -180,8 +184,8 @@ static inline void ev__slot_release(sim_ctx *sim, uint32_t s) {
 /* ---- public API ------------------------------------------------------- */
 
 ev_id ev_schedule(sim_ctx *sim, simtime_ps at, ev_fn fn, void *obj, uint64_t arg) {
-  assert(at >= sim->now && "events cannot be scheduled in the past");
   assert(fn != NULL);
+  if (at < sim->now) at = SIM_TIME_MAX; /* a sum that wrapped: past the horizon */
   uint32_t s = ev__slot_alloc(sim);
   ev__slot *slot = &sim->slots[s];
   slot->fn = fn;
@@ -218,6 +222,48 @@ bool ev_cancel(sim_ctx *sim, ev_id id) {
 
 void ev_stop(sim_ctx *sim) { sim->stop = true; }
 
+bool sim_past_horizon(const sim_ctx *sim, simtime_ps *due) {
+  if (due) *due = sim->horizon_due;
+  return sim->past_horizon;
+}
+
+int sim_horizon_fail(const sim_ctx *sim, sim_error *err) {
+  char due[64];
+  if (sim->horizon_due == SIM_TIME_MAX)
+    snprintf(due, sizeof due, "past 2^64 ps (a sum that saturated)");
+  else snprintf(due, sizeof due, "at %.6g s", sim_ps_to_s(sim->horizon_due));
+  return sim_fail(err, SIM_ERANGE,
+                  "simulated time would pass the horizon of %.4g s (2^62 ps, %.1f days): an "
+                  "event was due %s, with the clock at %.6g s; the run stops without a figure. "
+                  "Allowed: a scenario whose transfers, latencies and steps end before the "
+                  "horizon (smaller sizes, faster links, shorter latencies or fewer steps)",
+                  sim_ps_to_s(SIM_HORIZON_PS), sim_ps_to_s(SIM_HORIZON_PS) / 86400, due,
+                  sim_ps_to_s(sim->now));
+}
+
+simtime_ps sim_next_time(sim_ctx *sim) {
+  if (sim->top_pending || !ev__q_refill(&sim->q)) return sim->top_pending ? sim->now : SIM_TIME_MAX;
+  return ev__time(sim->q.heap[0]);
+}
+
+simtime_ps sim_slice_end(sim_ctx *sim, simtime_ps ran_to, simtime_ps slice) {
+  simtime_ps from = ran_to > sim->now ? ran_to : sim->now;
+  if (!sim->co) {
+    simtime_ps next = sim_next_time(sim);
+    if (next != SIM_TIME_MAX && next > 0 && next - 1 > from) from = next - 1; /* (next 0: none) */
+  }
+  return sim_time_add(from, slice);
+}
+
+/* The top event is due at or past the horizon and not cancelled: the run
+ * stops before it, for good (true). */
+static inline bool ev__horizon(sim_ctx *sim, simtime_ps t) {
+  if (t < SIM_HORIZON_PS || !sim->slots[ev__slot_of(sim->q.heap[0])].fn) return false;
+  sim->past_horizon = true;
+  sim->horizon_due = t;
+  return true;
+}
+
 /* Run the event at the top of the heap: drop it if it was cancelled (false),
  * else run it (true). */
 static inline bool ev__run_top(sim_ctx *sim) {
@@ -252,7 +298,7 @@ static inline bool ev__run_top(sim_ctx *sim) {
  * earlier at an event it scheduled here, so the top is looked at again. */
 static uint64_t ev__run_co(sim_ctx *sim, simtime_ps until) {
   uint64_t start = sim->events;
-  if (sim->co_stopped) return 0;
+  if (sim->co_stopped || sim->past_horizon) return 0;
   sim->stop = false;
   while (!sim->stop) {
     bool have = ev__q_refill(&sim->q);
@@ -268,18 +314,43 @@ static uint64_t ev__run_co(sim_ctx *sim, simtime_ps until) {
       sim->co_reached = r;
       continue;
     }
-    if (!have || next > until) break;
+    if (!have || next > until || ev__horizon(sim, next)) break;
     ev__run_top(sim);
     sim->co_reached = sim->now; /* it may have given the co-engine events from now on */
   }
   return sim->events - start;
 }
 
+void sim_set_run_bound(sim_ctx *sim, double wall_s) { sim->bound_s = wall_s > 0 ? wall_s : 0; }
+double sim_run_bound(const sim_ctx *sim) { return sim->bound_s; }
+bool sim_run_cut(const sim_ctx *sim) { return sim->cut; }
+
+/* Under a bound (sim_set_run_bound), after an event: an interrupt noted, or
+ * the bound's wall time passed (the clock read every EV_CLOCK_EVERY events,
+ * a few ns an event). */
+enum { EV_CLOCK_EVERY = 32 };
+static bool ev__over_bound(const sim_ctx *sim, uint64_t ran, double t0) {
+  if (interrupt_flag) return true;
+  return ran % EV_CLOCK_EVERY == 0 && sim_wall_s() - t0 >= sim->bound_s;
+}
+
 uint64_t ev_run(sim_ctx *sim, simtime_ps until) {
+  sim->cut = false;
   if (sim->co) return ev__run_co(sim, until);
   uint64_t start = sim->events;
+  if (sim->past_horizon) return 0;
   sim->stop = false;
-  while (!sim->stop && ev__q_refill(&sim->q) && ev__time(sim->q.heap[0]) <= until) ev__run_top(sim);
+  bool bounded = sim->bound_s > 0;
+  double t0 = bounded ? sim_wall_s() : 0;
+  simtime_ps t;
+  while (!sim->stop && ev__q_refill(&sim->q) && (t = ev__time(sim->q.heap[0])) <= until &&
+         !ev__horizon(sim, t)) {
+    ev__run_top(sim);
+    if (bounded && ev__over_bound(sim, sim->events - start, t0)) {
+      sim->cut = true; /* the next ev_run goes on from this event's successor */
+      break;
+    }
+  }
   return sim->events - start;
 }
 
@@ -288,16 +359,18 @@ bool ev_run_interruptible(sim_ctx *sim, simtime_ps until) {
     ev_run(sim, until);
     return sim->co_stopped;
   }
-  simtime_ps slice = SIM_PS_PER_US, horizon = sim->now;
+  double bound = sim->bound_s;
+  sim->bound_s = SIM_RUN_BOUND_S; /* an interrupt is seen after the event it came in */
+  bool stopped = false;
   for (;;) {
-    if (interrupt_flag) return true;
-    if (horizon < sim->now) horizon = sim->now; /* ev_run leaves the clock at the last event */
-    horizon = horizon >= until - (until > slice ? slice : until) ? until : horizon + slice;
-    double t0 = sim_wall_s();
-    ev_run(sim, horizon);
-    if (sim->stop || horizon == until || !ev__q_refill(&sim->q)) return false;
-    double dt = sim_wall_s() - t0; /* slices of 0.05-0.2 s: never changes results */
-    if (dt < 0.05 && slice < SIM_TIME_MAX / 8) slice *= 4;
-    else if (dt > 0.2 && slice > 1) slice = slice / 4 + 1;
+    if (interrupt_flag) {
+      simtime_ps next = sim_next_time(sim);
+      stopped = next != SIM_TIME_MAX && next <= until && !sim->past_horizon;
+      break;
+    }
+    ev_run(sim, until);
+    if (!sim->cut) break;
   }
+  sim->bound_s = bound;
+  return stopped;
 }

@@ -1,7 +1,22 @@
 /* Human-readable numbers for terminal tables. */
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "fabsim/out.h"
+
+/* The terminal's edge: a figure that is not finite is never printed. */
+static void finite_or_exit(double v, const char *what) {
+  if (isfinite(v)) return;
+  fprintf(stderr,
+          "fabsim: the terminal: a %s figure is %s, not a number a run can report (a bug: "
+          "please report the scenario)\n",
+          what,
+          isnan(v) ? "nan"
+          : v > 0  ? "inf"
+                   : "-inf");
+  exit(1);
+}
 
 const char *out_fmt_count(char *buf, size_t n, uint64_t v) {
   char tmp[32];
@@ -41,6 +56,7 @@ const char *out_fmt_rate(char *buf, size_t n, uint64_t bps) {
 }
 
 const char *out_fmt_seconds(char *buf, size_t n, double s) {
+  finite_or_exit(s, "seconds");
   if (s == 0) snprintf(buf, n, "0 s");
   else if (s < 1e-6) snprintf(buf, n, "%.3g ns", s * 1e9);
   else if (s < 1e-3) snprintf(buf, n, "%.4g us", s * 1e6);
@@ -50,6 +66,7 @@ const char *out_fmt_seconds(char *buf, size_t n, double s) {
 }
 
 const char *out_fmt_usd(char *buf, size_t n, double usd) {
+  finite_or_exit(usd, "dollar");
   if (usd >= 1e9) snprintf(buf, n, "$%.2fB", usd / 1e9);
   else if (usd >= 1e6) snprintf(buf, n, "$%.2fM", usd / 1e6);
   else if (usd >= 1e3) snprintf(buf, n, "$%.1fK", usd / 1e3);

@@ -23,16 +23,19 @@
 typedef struct out__buf {
   char *p;
   size_t len, cap;
+  const char *nonfinite; /* out__num was given "inf" or "-inf": out__write refuses the text */
 } out__buf;
 void out__puts(out__buf *b, const char *s);
 void out__putn(out__buf *b, const char *s, size_t n);
 void out__printf(out__buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* A double as the shortest round-trip text (6 to 17 significant digits), "" for NAN. */
+/* A double as the shortest round-trip text (6 to 17 significant digits), "" for NAN
+ * (a value knowingly absent); an infinity marks the buffer (nonfinite). */
 void out__num(out__buf *b, double v);
 /* A CSV field, quoted when it holds a comma, quote or newline. */
 void out__csv_field(out__buf *b, const char *s);
 void out__buf_free(out__buf *b);
-/* Write b atomically to dir/name. */
+/* Write b atomically to dir/name; SIM_ERANGE, nothing written, when a
+ * figure in it is not finite (out__num). */
 int out__write(const out__buf *b, const char *dir, const char *name, sim_error *err);
 
 /* ---- columns of the time series ------------------------------------------------ */

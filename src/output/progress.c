@@ -2,8 +2,11 @@
  *
  * The run goes in slices of simulated time (ev_run with a bound), sized so
  * that each takes at most about 0.2 s of wall time; between slices the line is
- * redrawn and the stop flag read. Events run in exactly the order one
- * ev_run(SIM_TIME_MAX) would run them, so results do not depend on slicing.
+ * redrawn and the stop flag read. A slice is also cut after the event an
+ * interrupt came in, or after SIM_RUN_BOUND_S of wall time (sim_set_run_bound):
+ * a stop never waits for a slice that holds much of the run. Events run in
+ * exactly the order one ev_run(SIM_TIME_MAX) would run them, so results do
+ * not depend on slicing.
  * (Under mpirun the ranks slice differently, each by its own clock: the
  * parallel engine's results do not depend on where its runs stop, only its
  * window count does; docs/parallel.md, section 7.2.)
@@ -83,24 +86,27 @@ int out_progress_run(sim_ctx *sim, out_progress *p) {
   simtime_ps cap = p->expected ? p->expected / 200 + 1 : SIM_TIME_MAX;
   simtime_ps slice = p->expected ? p->expected / 2000 + 1 : SIM_PS_PER_US;
   double last_draw = sim_wall_s(), rate = 0;
-  bool drawn = false;
+  bool drawn = false, cut = false;
   uint64_t last_events = sim_events(sim);
-  simtime_ps horizon = sim_now(sim); /* ev_run leaves the clock at the last event, not here */
+  simtime_ps ran_to = sim_now(sim); /* ev_run leaves the clock at the last event, not here */
   /* with a co-engine (the parallel packet engine, maybe over MPI ranks) the
    * stop is the one its ranks agreed on, never this process's alone */
   bool co = sim_has_coengine(sim);
-  while (sim_pending(sim) > 0 && !(co ? sim_co_stopped(sim) : sim_interrupt_pending())) {
+  double bound = sim_run_bound(sim);
+  sim_set_run_bound(sim, SIM_RUN_BOUND_S); /* a stop is seen after the event it came in */
+  while (sim_pending(sim) > 0 && !(co ? sim_co_stopped(sim) : sim_interrupt_pending()) &&
+         !sim_past_horizon(sim, NULL)) {
     double t0 = sim_wall_s();
-    if (sim_now(sim) > horizon) horizon = sim_now(sim);
-    horizon = horizon > SIM_TIME_MAX - slice ? SIM_TIME_MAX : horizon + slice;
-    ev_run(sim, horizon);
+    if (!cut) ran_to = sim_slice_end(sim, ran_to, slice); /* an idle stretch: one slice */
+    ev_run(sim, ran_to);
+    cut = sim_run_cut(sim); /* the bound ended it first: the slice goes on */
     /* tests: simulated time has advanced (not once a stop is asked for: the
      * test's SIGCONT may have come already) */
     if (sim_now(sim) > 0 && !sim_interrupt_pending()) sim_test_pause("simulate");
     double dt = sim_wall_s() - t0;
     /* Aim at 0.05-0.2 s per slice: grow 4x up to the cap, shrink 4x. */
     if (dt < 0.05) slice = slice > cap / 4 ? cap : slice * 4;
-    else if (dt > 0.2 && slice > 1) slice = slice / 4 + 1;
+    else if ((cut || dt > 0.2) && slice > 1) slice = slice / 4 + 1;
     double wall = sim_wall_s();
     if (p->show && wall - last_draw >= 0.2) {
       uint64_t ev = sim_events(sim);
@@ -112,12 +118,14 @@ int out_progress_run(sim_ctx *sim, out_progress *p) {
     }
   }
   bool stopped = co ? sim_co_stopped(sim) : sim_interrupt_pending() && sim_pending(sim) > 0;
+  bool past = sim_past_horizon(sim, NULL);
   /* a co-engine's events after the last of this context's (late credits,
    * PFC RESUMEs): its end is known only to itself, on every MPI rank alike */
-  if (!stopped && co) {
+  if (!stopped && !past && co) {
     ev_run(sim, SIM_TIME_MAX);
     stopped = sim_co_stopped(sim);
   }
   if (drawn) draw(p, sim, sim_wall_s(), rate, true);
-  return stopped ? SIM_EINTR : SIM_OK;
+  sim_set_run_bound(sim, bound);
+  return past ? SIM_ERANGE : stopped ? SIM_EINTR : SIM_OK;
 }

@@ -192,8 +192,8 @@ json_t *out__report_data(const json_t *summary, const char *scenario_yaml, const
       json_object_set_new(o, "port", json_string(name));
       json_object_set_new(o, "bytes", json_real(top[i].bytes));
       json_object_set_new(o, "util", json_real(top[i].util));
-      json_object_set_new(o, "queue_max_bytes", json_integer((json_int_t)top[i].queue_max_bytes));
-      json_object_set_new(o, "ecn_marks", json_integer((json_int_t)top[i].ecn_marks));
+      json_object_set_new(o, "queue_max_bytes", out_json_u64(top[i].queue_max_bytes));
+      json_object_set_new(o, "ecn_marks", out_json_u64(top[i].ecn_marks));
       json_object_set_new(o, "pfc_paused_s", json_real(sim_ps_to_s(top[i].pfc_paused)));
       json_array_append_new(hot, o);
     }
@@ -289,7 +289,8 @@ int out__report_write(const json_t *data, const char *dir, const char *title, si
   const char *tpl = (const char *)out__asset_template;
   size_t tlen = out__asset_template_len, at = 0;
   out__buf b = {0};
-  int rc = SIM_OK;
+  int rc = out_json_check(data, "report.html", err);
+  if (rc != SIM_OK) return rc;
   char *json = json_dumps(data, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
   if (!json) return sim_fail(err, SIM_EIO, "cannot serialize the report data");
   static const char mark[] = "@FABSIM_";

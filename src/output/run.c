@@ -24,6 +24,9 @@ static int write_file(out__buf *b, const out_run *r, const char *name, json_t *f
 static json_t *telemetry_json(const tel *t) {
   json_t *o = json_object();
   json_object_set_new(o, "interval_s", json_real((double)tel_interval(t) / 1e12));
+  if (tel_interval_requested(t)) /* widened to fit output.max_rows (only then: as before) */
+    json_object_set_new(o, "interval_requested_s",
+                        json_real((double)tel_interval_requested(t) / 1e12));
   json_object_set_new(o, "samples", json_integer((json_int_t)tel_rows(t)));
   json_object_set_new(o, "truncated", json_boolean(tel_truncated(t)));
   json_object_set_new(o, "events", json_integer((json_int_t)tel_event_count(t)));
@@ -43,8 +46,30 @@ static json_t *telemetry_json(const tel *t) {
   return o;
 }
 
+/* A series value above its line rate (tel_over_line): SIM_ERANGE naming
+ * the NIC or port, before any file is written. */
+static int check_line_rates(const out_run *r, sim_error *err) {
+  tel_over o;
+  if (!r->tel || !tel_over_line(r->tel, &o)) return SIM_OK;
+  char name[96];
+  if (o.port && r->names.port) r->names.port(r->names.ctx, o.entity, name, sizeof name);
+  else if (!o.port && r->names.nic) r->names.nic(r->names.ctx, o.entity, name, sizeof name);
+  else snprintf(name, sizeof name, "%s%u", o.port ? "port" : "nic", o.entity);
+  return sim_fail(err, SIM_ERANGE,
+                  "timeseries.csv: %s%s moved %.6g Gb/s in the row at %.6g s, above its line rate "
+                  "of %.6g Gb/s: a figure that cannot be true; nothing was written (a bug: "
+                  "please report the scenario)",
+                  name,
+                  o.port            ? ""
+                  : o.dir == TEL_RX ? " (rx)"
+                                    : " (tx)",
+                  o.gbps, sim_ps_to_s(o.at), o.line);
+}
+
 int out_write_run(const out_run *r, sim_error *err) {
-  int rc = SIM_OK;
+  int rc = out_json_check(r->summary, "summary.json", err); /* before any file */
+  if (rc == SIM_OK) rc = check_line_rates(r, err);
+  if (rc != SIM_OK) return rc;
   out__series s;
   out__series_build(&s, r->tel, &r->names);
   json_t *files = json_array();
@@ -61,7 +86,7 @@ int out_write_run(const out_run *r, sim_error *err) {
   out__buf b = {0};
   out__timeseries_csv(&b, &s);
   rc = write_file(&b, r, "timeseries.csv", files, err);
-  b.len = 0;
+  b.len = 0;               /* (a buffer marked nonfinite stopped the run's files above) */
   sim_test_pause("write"); /* tests: one file written, the others not */
   if (rc == SIM_OK) {
     out__events_csv(&b, r->tel);

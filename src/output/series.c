@@ -35,6 +35,10 @@ void out__printf(out__buf *b, const char *fmt, ...) {
 
 void out__num(out__buf *b, double v) {
   if (isnan(v)) return;
+  if (isinf(v)) { /* never written: out__write refuses the buffer */
+    if (!b->nonfinite) b->nonfinite = v > 0 ? "inf" : "-inf";
+    return;
+  }
   if (v == 0) {
     out__puts(b, "0");
     return;
@@ -69,6 +73,11 @@ int out__write(const out__buf *b, const char *dir, const char *name, sim_error *
   char path[4096];
   if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, name) >= sizeof path)
     return sim_fail(err, SIM_EIO, "%s/%s: path too long", dir, name);
+  if (b->nonfinite)
+    return sim_fail(err, SIM_ERANGE,
+                    "%s: a figure is %s, not a number a run can report; nothing was written (a "
+                    "bug: please report the scenario)",
+                    name, b->nonfinite);
   return sim_write_file_atomic(path, b->p ? b->p : "", b->len, err);
 }
 

@@ -1,6 +1,7 @@
 /* The run's event log: typed lines with integer-picosecond times, kept in
  * time order (stable) for summary.json, events.csv and the database. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fabsim/out.h"
@@ -42,6 +43,48 @@ void run_events_sort(run_events *log) {
       log->v[k] = log->v[k - 1];
       log->v[k - 1] = t;
     }
+}
+
+/* (at, position): a total order that keeps equal times in log order. */
+typedef struct ev_key {
+  simtime_ps at;
+  size_t pos;
+} ev_key;
+
+static int key_cmp(const void *a, const void *b) {
+  const ev_key *x = a, *y = b;
+  if (x->at != y->at) return x->at < y->at ? -1 : 1;
+  return (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+void run_events_cap(run_events *log, size_t max) {
+  if (max == 0 || log->n <= max) return;
+  ev_key *k = sim_malloc(log->n * sizeof *k);
+  for (size_t i = 0; i < log->n; i++) k[i] = (ev_key){log->v[i].at, i};
+  qsort(k, log->n, sizeof *k, key_cmp);
+  run_event *v = sim_malloc((max + 1) * sizeof *v);
+  for (size_t i = 0; i < log->n; i++) {
+    run_event *e = &log->v[k[i].pos];
+    if (i < max) {
+      v[i] = *e;
+      continue;
+    }
+    sim_free(e->component);
+    sim_free(e->detail);
+  }
+  size_t left = log->n - max;
+  simtime_ps from = k[max].at, to = k[log->n - 1].at;
+  sim_free(k);
+  sim_free(log->v);
+  log->v = v;
+  log->n = max;
+  log->cap = max + 1;
+  char detail[256];
+  snprintf(detail, sizeof detail,
+           "%zu more events, from %.6g s to %.6g s, are not in the outputs: output.max_events is "
+           "%zu; raise it to keep them",
+           left, sim_ps_to_s(from), sim_ps_to_s(to), max);
+  run_event_add(log, from, "fabsim", "events-truncated", detail);
 }
 
 void run_events_free(run_events *log) {

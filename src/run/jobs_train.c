@@ -119,14 +119,20 @@ int run__job_train_storage(run_jobs *js, run_job *job, const cfg_doc *doc, be_ba
 int run_jobs_run(run_jobs *js, sim_ctx *sim, const cfg_doc *doc, bool *complete, sim_error *err) {
   simtime_ps slice = SIM_PS_PER_US;
   int rc = SIM_OK;
+  double bound = sim_run_bound(sim);
+  sim_set_run_bound(sim, SIM_RUN_BOUND_S); /* a stop is seen after the event it came in */
   for (; rc == SIM_OK;) {
     bool active = false;
     for (uint32_t j = 0; j < js->n; j++) active |= job_active(&js->v[j]);
     if (!active || sim_interrupt_pending() || sim_pending(sim) == 0) break;
+    if (sim_past_horizon(sim, NULL)) {
+      rc = sim_horizon_fail(sim, err);
+      break;
+    }
     double t0 = sim_wall_s();
-    simtime_ps now = sim_now(sim);
-    simtime_ps until = now > SIM_TIME_MAX - slice ? SIM_TIME_MAX : now + slice;
-    ev_run(sim, until); /* returns early when a job ends (ev_stop) */
+    simtime_ps until = sim_slice_end(sim, sim_now(sim), slice); /* idle: one slice */
+    ev_run(sim, until); /* returns early when a job ends (ev_stop), or for the bound */
+    bool cut = sim_run_cut(sim);
     /* each running training job's own checks (horizon, stall) over the slice */
     for (uint32_t j = 0; j < js->n && rc == SIM_OK; j++) {
       run_job *job = &js->v[j];
@@ -138,8 +144,9 @@ int run_jobs_run(run_jobs *js, sim_ctx *sim, const cfg_doc *doc, bool *complete,
     if (rc != SIM_OK) break;
     double dt = sim_wall_s() - t0; /* slices of about 0.05-0.2 s: never changes results */
     if (dt < 0.05 && slice < SIM_TIME_MAX / 8) slice *= 4;
-    else if (dt > 0.2 && slice > 1) slice = slice / 4 + 1;
+    else if ((cut || dt > 0.2) && slice > 1) slice = slice / 4 + 1;
   }
+  sim_set_run_bound(sim, bound);
   bool active = false;
   for (uint32_t j = 0; j < js->n; j++) active |= job_active(&js->v[j]);
   *complete = !(sim_interrupt_pending() && active);

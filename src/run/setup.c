@@ -39,6 +39,18 @@ int run_setup_load(run_setup *s, const char *scenario, const char *const *sets, 
   memset(s, 0, sizeof *s);
   int rc = run_scenario_load(&s->cfg, &s->doc, &s->t, scenario, sets, nsets, err);
   s->training = rc == SIM_OK && s->cfg.workload.kind == CFG_WORKLOAD_TRAINING;
+  if (rc == SIM_OK) { /* what the estimate was checked against holds while it runs */
+    uint64_t key = s->cfg.simulation.memory_limit, limit = key ? key : cfg_memory_available();
+    char what[200];
+    if (key)
+      snprintf(what, sizeof what, "simulation.memory_limit (%.4g MiB)", (double)key / 1048576);
+    else
+      snprintf(what, sizeof what,
+               "the %.4g MiB available when it started (simulation.memory_limit 0: "
+               "MemAvailable)",
+               (double)limit / 1048576);
+    sim_alloc_limit(limit == UINT64_MAX ? 0 : limit, what);
+  }
   return rc;
 }
 

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "fabsim/out.h"
 #include "run/run_internal.h"
 
 /* expected / 500, rounded down to 1, 2 or 5 x 10^k ps, at least 1 ns. */
@@ -158,9 +159,12 @@ int run_telemetry_make(tel **out, const run_setup *s, const run_events *log, boo
   const cfg_scenario *cfg = &s->cfg;
   const topo *t = s->t;
   simtime_ps end = sim_now(s->sim);
-  simtime_ps interval =
-      cfg->output.sample_interval ? cfg->output.sample_interval : auto_interval(end);
+  simtime_ps want = cfg->output.sample_interval ? cfg->output.sample_interval : auto_interval(end);
+  /* at most output.max_rows rows, whatever was asked: sampling costs what
+   * the rows cost, not what the clock spans at the interval asked for */
+  simtime_ps interval = tel_interval_fit(end, want, cfg->output.max_rows);
   tel_config tc = {.interval = interval,
+                   .requested = interval != want ? want : 0,
                    .gpus = topo_gpu_count(t),
                    .nics = topo_nic_count(t),
                    .ports = o->ports.nports,
@@ -170,11 +174,23 @@ int run_telemetry_make(tel **out, const run_setup *s, const run_events *log, boo
                    .nwatch_ports = o->nwatch_ports,
                    .watch_nics = o->watch_nics,
                    .nwatch_nics = o->nwatch_nics,
-                   .max_rows = 100000};
+                   .max_rows = cfg->output.max_rows};
   *out = NULL;
   int rc = tel_create(out, &tc, err);
   if (rc != SIM_OK) return rc;
   tel *tl = *out;
+  if (interval != want) { /* said in the files: summary.json and events.csv */
+    char what[320], a[32], b[32];
+    if (want < SIM_PS_PER_NS) snprintf(a, sizeof a, "%llu ps", (unsigned long long)want);
+    else out_fmt_seconds(a, sizeof a, sim_ps_to_s(want));
+    out_fmt_seconds(b, sizeof b, sim_ps_to_s(interval));
+    double rows = ceil((double)end / (double)want);
+    snprintf(what, sizeof what,
+             "a sample interval of %s would give %.4g rows over the run's %.6g s: the rows are "
+             "every %s instead, at most output.max_rows (%u); raise it for finer rows",
+             a, rows, sim_ps_to_s(end), b, cfg->output.max_rows);
+    tel_event(tl, 0, "telemetry", "interval-widened", what, sim_ps_to_s(interval));
+  }
   /* GPU states from the phases only where nothing else runs on the GPUs:
    * a training step's compute is not in the phase log (with training jobs in
    * jobs:, the GPU series are the training jobs' alone) */

@@ -226,7 +226,7 @@ int run_training_run(run_training *tr, run_events *log, const run_progress_fn *p
   if ((rc = run__drive(tr->doc, tr->cfg->workload.steps, tr->job, tr->sim, "run:", progress,
                        expected, complete, err)) != SIM_OK)
     return rc;
-  if (*complete && (rc = run_ckpt_finish(&tr->ckpt, tr)) != SIM_OK) return rc;
+  if (*complete && (rc = run_ckpt_finish(&tr->ckpt, tr, err)) != SIM_OK) return rc;
   const wl_step *s0 = wl_job_step(tr->job, 0);
   bool network = false;
   for (uint32_t i = 0; i < tr->cfg->faults.n; i++)

@@ -171,6 +171,27 @@ static inline uint32_t nic_at(const tel *t, uint32_t nic) {
   return t->nic_cls ? t->nic_cls[nic] : nic;
 }
 
+/* The line-rate invariant (tel_over): `m` (bit-ps per ps of the meters:
+ * bits x 1e12) over [b - dt, b) against `bps`, with one byte of slack. */
+static void check_line(tel *t, tel__u128 m, rate_bps bps, simtime_ps b, simtime_ps dt, bool port,
+                       uint32_t entity, int dir) {
+  if (t->over.found || m <= (tel__u128)bps * dt + (tel__u128)8 * SIM_PS_PER_S) return;
+  t->over = (tel_over){.found = true,
+                       .port = port,
+                       .entity = entity,
+                       .dir = dir,
+                       .at = b - dt,
+                       .gbps = (double)m / (double)dt / 1e9,
+                       .line = (double)bps / 1e9};
+}
+
+/* The first of n entities in class c (only when the line rate was passed). */
+static uint32_t member(const uint32_t *cls, uint32_t n, uint32_t c) {
+  for (uint32_t i = 0; i < n; i++)
+    if (cls[i] == c) return i;
+  return c;
+}
+
 /* A NIC row's figures of direction d, every NIC its own: the total from
  * the exact sum of the meters, percentiles by selection. */
 static void nic_dir_each(tel *t, simtime_ps b, double dt, int d, tel_nic_row *row) {
@@ -181,6 +202,7 @@ static void nic_dir_each(tel *t, simtime_ps b, double dt, int d, tel_nic_row *ro
   for (uint32_t i = 0; i < t->c.nics; i++) {
     tel__u128 m = meter_value(g, &t->nic[d][i], b);
     double v = (double)m / dt / 1e9;
+    if (!t->over.found) check_line(t, m, t->c.nic_bps, b, b - g->open_start, false, i, d);
     t->scratch[i] = v;
     sum += m;
     active += v > 0;
@@ -203,6 +225,10 @@ static void nic_dir_classes(tel *t, simtime_ps b, double dt, int d, tel_nic_row 
   for (uint32_t c = 0; c < k; c++) {
     tel__u128 m = meter_value(g, &t->nic[d][c], b);
     double v = (double)m / dt / 1e9;
+    if (!t->over.found) {
+      check_line(t, m, t->c.nic_bps, b, b - g->open_start, false, c, d);
+      if (t->over.found) t->over.entity = member(t->nic_cls, t->c.nics, c);
+    }
     t->wscratch[c] = (tel__wval){v, t->nic_w[c]};
     sum += m * t->nic_w[c];
     if (v > 0) active += t->nic_w[c];
@@ -252,7 +278,9 @@ static void port_row_each(tel *t, simtime_ps b, double dt, tel_port_row *row) {
   double sum = 0, umax = 0, qmax = 0, ecn = 0, paused = 0;
   uint32_t npaused = 0;
   for (uint32_t i = 0; i < n; i++) {
-    double u = (double)meter_value(g, &t->port_bits[i], b) / dt / (double)t->port_bps[i];
+    tel__u128 bits = meter_value(g, &t->port_bits[i], b);
+    double u = (double)bits / dt / (double)t->port_bps[i];
+    if (!t->over.found) check_line(t, bits, t->port_bps[i], b, b - g->open_start, true, i, 0);
     double q = (double)level_value(g, &t->port_queue[i]);
     double p = (double)meter_value(g, &t->port_pause[i], b);
     util[i] = u;
@@ -285,7 +313,12 @@ static void port_row_classes(tel *t, simtime_ps b, double dt, tel_port_row *row)
   uint32_t npaused = 0;
   bool any_u = false, any_e = false, any_p = false;
   for (uint32_t c = 0; c < k; c++) {
-    util[c] = (double)meter_value(g, &t->port_bits[c], b) / dt / (double)t->port_cls_bps[c];
+    tel__u128 bits = meter_value(g, &t->port_bits[c], b);
+    util[c] = (double)bits / dt / (double)t->port_cls_bps[c];
+    if (!t->over.found) {
+      check_line(t, bits, t->port_cls_bps[c], b, b - g->open_start, true, c, 0);
+      if (t->over.found) t->over.entity = member(cls, n, c);
+    }
     queue[c] = (double)level_value(g, &t->port_queue[c]);
     pause[c] = (double)meter_value(g, &t->port_pause[c], b);
     ecn[c] = (double)meter_value(g, &t->port_ecn[c], b);
@@ -591,6 +624,26 @@ void tel_finish(tel *t, simtime_ps end) {
 }
 
 simtime_ps tel_interval(const tel *t) { return t->c.interval; }
+
+bool tel_over_line(const tel *t, tel_over *out) {
+  if (out) *out = t->over;
+  return t->over.found;
+}
+simtime_ps tel_interval_requested(const tel *t) { return t->c.requested; }
+
+simtime_ps tel_interval_fit(simtime_ps end, simtime_ps want, uint32_t max_rows) {
+  if (want == 0 || max_rows == 0 || end / want < max_rows ||
+      (end / want == max_rows && end % want == 0))
+    return want; /* ceil(end / want) <= max_rows */
+  simtime_ps need = end / max_rows + (end % max_rows != 0), step = 1; /* at least this */
+  for (;;) {
+    if (step >= need) return step;
+    if (2 * step >= need) return 2 * step;
+    if (5 * step >= need) return 5 * step;
+    if (step > SIM_TIME_MAX / 10) return SIM_TIME_MAX;
+    step *= 10;
+  }
+}
 simtime_ps tel_end(const tel *t) { return t->end; }
 unsigned tel_observed(const tel *t) { return t->observed; }
 bool tel_truncated(const tel *t) { return t->truncated; }

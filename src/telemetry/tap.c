@@ -68,6 +68,23 @@ typedef struct tap_pool {
   uint32_t *nics;    /* per transfer: the NIC it leaves from, then the one it arrives at */
 } tap_pool;
 
+/* Routing's view after a reroute, shared by the phases routed on it. */
+typedef struct tap_health {
+  topo_health h;
+  uint32_t refs; /* the tap (while it is the latest view) and each phase in flight */
+} tap_health;
+
+static tap_health *health_ref(tap_health *h) {
+  if (h) h->refs++;
+  return h;
+}
+
+static void health_unref(tap_health *h) {
+  if (!h || --h->refs) return;
+  topo_health_free(&h->h);
+  sim_free(h);
+}
+
 typedef struct tap_done {
   tel_tap *tap;
   size_t idx;
@@ -75,7 +92,20 @@ typedef struct tap_done {
   void *ctx;
   uint32_t *paths; /* adaptive: the channels its transfers were counted on */
   size_t npaths;
+  uint32_t *off;              /* adaptive: transfer i's are paths[off[i] .. off[i + 1]) */
+  tap_health *health;         /* entries of its own transfers: the view they were routed on */
+  const struct tap_pool *win; /* a window of a pool (tap_log_window): its routes, from lo */
+  size_t lo;
+  uint32_t *ent_of; /* per channel, its entry + 1 (0: none), made at the first failure */
 } tap_done;
+
+static void done_free(tap_done *d) {
+  sim_free(d->paths);
+  sim_free(d->off);
+  sim_free(d->ent_of);
+  health_unref(d->health);
+  sim_free(d);
+}
 
 /* The NIC a path of channels ch[0..n) leaves the host from (nic[0]) and
  * arrives at (nic[1]), or UINT32_MAX: the ends of its endpoint links (a:
@@ -103,11 +133,10 @@ static void tap_phase_done(sim_ctx *sim, void *obj) {
   be_done_fn done = d->done;
   void *ctx = d->ctx;
   for (size_t k = 0; k < d->npaths; k++) d->tap->load[d->paths[k]]--;
-  sim_free(d->paths);
   tel__niclog_end(&d->tap->nic, d->idx, sim_now(sim));
   d->tap->ph[d->idx].end = sim_now(sim);
   d->tap->ph[d->idx].pending = NULL;
-  sim_free(d);
+  done_free(d);
   if (done) done(sim, ctx);
 }
 
@@ -160,8 +189,10 @@ static tap_done *tap_log(be_backend *b, const be_xfer *x, size_t n, uint64_t rep
   *p = (tap_phase){
       .start = sim_now(b->sim), .end = SIM_TIME_MAX, .first = tap->nent, .gfirst = tap->ngpus};
   uint32_t *nics = tel__niclog_phase(&tap->nic, p->start, repeat, x, n, NULL);
-  uint32_t nt = 0, np = 0, *paths = NULL;
+  uint32_t nt = 0, np = 0, *paths = NULL, *off = NULL;
   size_t npaths = 0, pcap = 0;
+  const topo_health *h = tap->health ? &tap->health->h : NULL;
+  if (tap->load) off = sim_calloc(n + 1, sizeof *off);
   uint32_t gpus = topo_gpu_count(t); /* endpoints past it: storage servers, no GPU series */
   for (size_t i = 0; i < n; i++) {
     uint32_t g[2] = {x[i].src_gpu, x[i].dst_gpu};
@@ -172,14 +203,19 @@ static tap_done *tap_log(be_backend *b, const be_xfer *x, size_t n, uint64_t rep
         tap->gpus[tap->ngpus++] = g[k];
       }
     nics[2 * i] = nics[2 * i + 1] = UINT32_MAX;
+    if (off) off[i + 1] = off[i];
     if (x[i].src_gpu == x[i].dst_gpu) continue;
     topo_path path;
     if (tap->load) {
-      topo_route_adaptive(t, NULL, x[i].src_gpu, x[i].dst_gpu, x[i].flow_hash, tap->load, &path);
+      if (topo_route_adaptive(t, h, x[i].src_gpu, x[i].dst_gpu, x[i].flow_hash, tap->load, &path) !=
+          SIM_OK)
+        continue; /* no route: it fails in the backend and moves nothing */
       sim_grow((void **)&paths, &pcap, npaths + path.n, sizeof *paths);
       for (uint32_t j = 0; j < path.n; j++) tap->load[paths[npaths++] = path.ch[j]]++;
-    } else {
-      topo_route(t, x[i].src_gpu, x[i].dst_gpu, x[i].flow_hash, &path);
+      off[i + 1] = (uint32_t)npaths;
+    } else if (topo_route_health(t, h, x[i].src_gpu, x[i].dst_gpu, x[i].flow_hash, &path) !=
+               SIM_OK) {
+      continue;
     }
     path_nics(t, path.ch, path.n, nics + 2 * i);
     for (uint32_t j = 0; j < path.n; j++) {
@@ -223,8 +259,14 @@ static tap_done *tap_log(be_backend *b, const be_xfer *x, size_t n, uint64_t rep
   p->count = tap->nent - p->first;
   p->gcount = tap->ngpus - p->gfirst;
   tap_done *d = sim_malloc(sizeof *d);
-  *d = (tap_done){
-      .tap = tap, .idx = idx, .done = done, .ctx = ctx, .paths = paths, .npaths = npaths};
+  *d = (tap_done){.tap = tap,
+                  .idx = idx,
+                  .done = done,
+                  .ctx = ctx,
+                  .paths = paths,
+                  .npaths = npaths,
+                  .off = off,
+                  .health = health_ref(tap->health)};
   p->pending = d;
   return d;
 }
@@ -355,7 +397,7 @@ static tap_done *tap_log_window(tel_tap *tap, const be_slice *sl, uint64_t repea
   p->count = tap->nent - p->first;
   p->gcount = tap->ngpus - p->gfirst;
   tap_done *d = sim_malloc(sizeof *d);
-  *d = (tap_done){.tap = tap, .idx = idx, .done = done, .ctx = ctx, .paths = NULL, .npaths = 0};
+  *d = (tap_done){.tap = tap, .idx = idx, .done = done, .ctx = ctx, .win = tp, .lo = lo};
   p->pending = d;
   return d;
 }
@@ -476,7 +518,7 @@ static tap_done *tap_log_quot(tel_tap *tap, uint32_t k, uint32_t slo, uint32_t s
   sim_free(users);
   sharing_event(tap, best, most, p->start);
   tap_done *d = sim_malloc(sizeof *d);
-  *d = (tap_done){.tap = tap, .idx = idx, .done = done, .ctx = ctx, .paths = NULL, .npaths = 0};
+  *d = (tap_done){.tap = tap, .idx = idx, .done = done, .ctx = ctx};
   p->pending = d;
   return d;
 }
@@ -529,12 +571,10 @@ static void tap_destroy(be_backend *b) {
   tel_tap *tap = (tel_tap *)b;
   be_destroy(tap->inner);
   for (size_t i = 0; i < tap->nph; i++)
-    if (tap->ph[i].pending) {
-      sim_free(((tap_done *)tap->ph[i].pending)->paths);
-      sim_free(tap->ph[i].pending);
-    }
+    if (tap->ph[i].pending) done_free(tap->ph[i].pending);
   tap_pool_free(tap);
   tel__niclog_free(&tap->nic);
+  health_unref(tap->health);
   for (size_t i = 0; i < tap->ntq; i++) quot_free(tap->tq[i]);
   sim_free(tap->tq);
   sim_free(tap->load);
@@ -563,6 +603,18 @@ static void tap_link_state(be_backend *b, uint32_t link, double rate_factor, dou
 
 static void tap_reroute(be_backend *b, const topo_health *h) {
   tel_tap *tap = (tel_tap *)b;
+  const topo *t = b->topo;
+  tap_health *v = sim_calloc(1, sizeof *v);
+  if (topo_health_init(&v->h, t) == SIM_OK) {
+    memcpy(v->h.link_ok, h->link_ok, topo_link_count(t) * sizeof *h->link_ok);
+    memcpy(v->h.vertex_ok, h->vertex_ok, topo_vertex_count(t) * sizeof *h->vertex_ok);
+    v->h.down = h->down;
+    v->refs = 1;
+    health_unref(tap->health); /* phases in flight keep theirs */
+    tap->health = v;
+  } else {
+    sim_free(v);
+  }
   tap->inner->ops->reroute(tap->inner, h);
 }
 
@@ -590,8 +642,68 @@ static bool tap_job_pauses(const be_backend *b, be_job_pauses *out) {
   return be_job_pauses_get(((const tel_tap *)b)->inner, out);
 }
 
+/* Take `bytes` off channel ch's entry in phase p (a spray pool's share
+ * off each member, as tap_log put it there). */
+static void unfeed_channel(tel_tap *tap, const tap_phase *p, tap_done *d, uint32_t ch,
+                           uint64_t bytes) {
+  const topo *t = tap->base.topo;
+  uint32_t nlch = 2 * topo_link_count(t);
+  if (ch >= nlch) { /* a spray pool: its members took an even share */
+    uint32_t nm = topo_pool_members(t, ch, NULL, 0);
+    uint32_t *m = sim_malloc((nm ? nm : 1) * sizeof *m);
+    topo_pool_members(t, ch, m, nm);
+    for (uint32_t j = 0; j < nm; j++) unfeed_channel(tap, p, d, m[j], bytes / nm);
+    sim_free(m);
+    return;
+  }
+  if (!d->ent_of) {
+    d->ent_of = sim_calloc(nlch ? nlch : 1, sizeof *d->ent_of);
+    for (size_t e = p->first; e < p->first + p->count; e++)
+      d->ent_of[tap->ent[e].ch] = (uint32_t)(e - p->first + 1);
+  }
+  if (!d->ent_of[ch]) return; /* not a switch port */
+  tap_entry *e = &tap->ent[p->first + d->ent_of[ch] - 1];
+  e->bytes -= bytes < e->bytes ? bytes : e->bytes;
+}
+
+/* Transfer i of phase `ph` failed with `lost` bytes undelivered: its
+ * ports' entries move only what it delivered, on the channels it was
+ * counted on (the view it was routed on, its adaptive path, its pool's
+ * route). A window of a quotient keeps its classes' bytes. */
+static void unfeed_failed(tel_tap *tap, size_t ph, size_t i, uint64_t lost) {
+  const topo *t = tap->base.topo;
+  tap_phase *p = &tap->ph[ph];
+  tap_done *d = p->pending;
+  if (!d || p->quot || lost == 0) return;
+  topo_path path = {0};
+  const uint32_t *ch = path.ch;
+  size_t n = 0;
+  if (d->win) {
+    const tap_pool *tp = d->win;
+    if (tap->tp != tp) return; /* the pool is gone: nothing to match it with */
+    ch = tp->ch + tp->off[d->lo + i];
+    n = tp->off[d->lo + i + 1] - tp->off[d->lo + i];
+  } else if (d->off) {
+    ch = d->paths + d->off[i];
+    n = d->off[i + 1] - d->off[i];
+  } else {
+    const be_xfer *x = tel__niclog_xfer(&tap->nic, ph, i);
+    const topo_health *h = d->health ? &d->health->h : NULL;
+    if (!x || x->src_gpu == x->dst_gpu ||
+        topo_route_health(t, h, x->src_gpu, x->dst_gpu, x->flow_hash, &path) != SIM_OK)
+      return; /* never counted */
+    n = path.n;
+  }
+  for (size_t j = 0; j < n; j++)
+    unfeed_channel(tap, p, d, tap->npools ? topo_spray_channel(t, ch[j]) : ch[j], lost);
+}
+
 static void tap_failure(void *ctx, const be_failure *f) {
   tel_tap *tap = ctx;
+  size_t ph, i;
+  if (tel__niclog_failed(&tap->nic, f->src_gpu, f->dst_gpu, f->bytes, f->bytes_delivered, &ph, &i))
+    unfeed_failed(tap, ph, i,
+                  f->bytes - (f->bytes_delivered < f->bytes ? f->bytes_delivered : f->bytes));
   if (tap->base.on_failure) tap->base.on_failure(tap->base.on_failure_ctx, f);
 }
 

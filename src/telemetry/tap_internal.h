@@ -79,6 +79,12 @@ struct tel_tap {
   tap_quot *live_q;       /* the live pool's, or NULL */
   const be_xfer *no_quot; /* a live pool whose quotient could not be built */
   tel__niclog nic;        /* each phase's transfers on their NICs, when they moved (tap_nic.c) */
+  /* routing's view as of the last reroute (a copy: the caller's changes
+   * before the next), so a phase's bytes land on the paths the backend uses
+   * and a transfer left without a route moves none; NULL: no fault yet.
+   * Each phase in flight holds the view it was routed on (refs), so a
+   * transfer that fails later takes its bytes off those same channels. */
+  struct tap_health *health;
 };
 
 /* The members of tq's classes (cc_moff ..., gc_moff ...), once. */

@@ -136,7 +136,9 @@ static void fold_add(tel__niclog *l, int d, uint32_t nic, uint64_t bytes, simtim
 static void fold_xfer(tel__niclog *l, const tel__nic_phase *p, size_t i, simtime_ps sent,
                       simtime_ps deliv) {
   uint32_t src = p->nics[2 * i], dst = p->nics[2 * i + 1];
-  uint64_t bytes = p->x[i].bytes;
+  uint64_t bytes = p->x[i].bytes, R = p->repeat ? p->repeat : 1;
+  if (p->lost) /* a repetition's share */
+    bytes -= p->lost[i].bytes / R < bytes ? p->lost[i].bytes / R : bytes;
   if (src != NONE) fold_add(l, 0, src, bytes, 0, sent);
   if (dst != NONE) fold_add(l, 1, dst, bytes, deliv - sent, deliv);
 }
@@ -193,6 +195,33 @@ void tel__niclog_report(tel__niclog *l, size_t phase, size_t xfer, size_t n, sim
   }
 }
 
+bool tel__niclog_failed(tel__niclog *l, uint32_t src, uint32_t dst, uint64_t bytes,
+                        uint64_t delivered, size_t *phase, size_t *xfer) {
+  for (size_t k = 0; k < l->nph; k++) {
+    tel__nic_phase *p = &l->ph[k];
+    if (p->folded || !p->x) continue;
+    for (size_t i = 0; i < p->n; i++) {
+      const be_xfer *x = &p->x[i];
+      if (x->src_gpu != src || x->dst_gpu != dst || x->bytes != bytes) continue;
+      /* one failure a repetition: a transfer that failed in each is done with (two
+       * alike transfers that both fail are two transfers, even when part delivered) */
+      if (p->lost && p->lost[i].fails >= (p->repeat ? p->repeat : 1)) continue;
+      if (!p->lost) p->lost = sim_calloc(p->n ? p->n : 1, sizeof *p->lost);
+      p->lost[i].bytes += bytes - (delivered < bytes ? delivered : bytes);
+      p->lost[i].fails++;
+      if (phase) *phase = k;
+      if (xfer) *xfer = i;
+      return true;
+    }
+  }
+  return false;
+}
+
+const be_xfer *tel__niclog_xfer(const tel__niclog *l, size_t phase, size_t xfer) {
+  const tel__nic_phase *p = phase < l->nph ? &l->ph[phase] : NULL;
+  return p && p->x && xfer < p->n ? &p->x[xfer] : NULL;
+}
+
 void tel__niclog_end(tel__niclog *l, size_t phase, simtime_ps end) {
   tel__nic_phase *p = &l->ph[phase];
   p->end = end;
@@ -215,8 +244,10 @@ void tel__niclog_end(tel__niclog *l, size_t phase, simtime_ps end) {
     sim_free(p->own);
   }
   sim_free(p->sum);
+  sim_free(p->lost);
   p->own = NULL;
   p->sum = NULL;
+  p->lost = NULL;
   p->nics = NULL;
   p->x = NULL;
 }
@@ -225,6 +256,7 @@ void tel__niclog_free(tel__niclog *l) {
   for (size_t i = 0; i < l->nph; i++) {
     sim_free(l->ph[i].own);
     sim_free(l->ph[i].sum);
+    sim_free(l->ph[i].lost);
   }
   sim_free(l->spare);
   sim_free(l->ph);
@@ -248,6 +280,7 @@ typedef struct replay_phase {
   uint64_t *before;      /* repetitions in the runs before run r */
   size_t nruns;
   uint64_t reps;
+  simtime_ps span; /* the shortest repetition: from its start to the next one's (or the end) */
 } replay_phase;
 
 /* Busy time up to t of windows [s + k P + a, s + k P + a + w), k < c: the
@@ -316,9 +349,15 @@ static replay_phase *gather(const tel__niclog *l, size_t *np, tel__nic_run **run
       for (size_t r = p->run_first; r != SIZE_MAX; r = l->run[r].next)
         q->runs[q->nruns++] = l->run[r];
     }
+    q->span = SIM_TIME_MAX;
     for (size_t r = 0; r < q->nruns; r++) {
+      const tel__nic_run *u = &q->runs[r];
       q->before[r] = q->reps;
-      q->reps += q->runs[r].count;
+      q->reps += u->count;
+      simtime_ps last = u->start + (u->count - 1) * u->period,
+                 next = r + 1 < q->nruns ? q->runs[r + 1].start : p->end;
+      if (u->count > 1 && u->period < q->span) q->span = u->period;
+      if (next > last && next - last < q->span) q->span = next - last;
     }
     w += q->nruns;
   }
@@ -524,6 +563,20 @@ static void classes_free(nic_classes *c) {
 
 /* ---- feeding ------------------------------------------------------------------------------ */
 
+/* A window's width in every repetition: its mean, but never past the end
+ * of the shortest repetition (q->span). The mean of alike repetitions fits
+ * in each (normal runs: unchanged); when one repetition stalled (a link
+ * down until routing reconverged) the mean of a transfer that crossed the
+ * link is longer than the others, and unclamped its windows overlapped one
+ * another and ran past the phase's end, where what was left came out at
+ * once: NIC series far above the line rate (issue 27, defect 7). Clamped,
+ * a NIC's bytes of a repetition move within the repetition, so no faster
+ * than its line rate (each repetition lasts at least their serialization). */
+static simtime_ps win_width(const replay_phase *q, const tel__nic_win *win) {
+  if (q->span == SIM_TIME_MAX || win->a + win->w <= q->span) return win->w;
+  return q->span > win->a ? q->span - win->a : 1;
+}
+
 /* Phase q's bytes in [x0, y0) into acc, per class (c) or per NIC (c
  * NULL); touched: the entities first given any. */
 static void phase_bytes(const tel__niclog *l, const nic_classes *c, const replay_phase *q,
@@ -537,7 +590,8 @@ static void phase_bytes(const tel__niclog *l, const nic_classes *c, const replay
   for (size_t k = p->win_first; k < p->win_first + p->win_n; k++) {
     const tel__nic_win *win = &l->win[k];
     uint64_t total = win->bytes * R;
-    uint64_t b = moved(q, total, win->a, win->w, y0) - moved(q, total, win->a, win->w, x0);
+    simtime_ps w = win_width(q, win);
+    uint64_t b = moved(q, total, win->a, w, y0) - moved(q, total, win->a, w, x0);
     if (b == 0) continue;
     size_t n = c ? c->woff[k + 1] - c->woff[k] : win->count;
     for (size_t j = 0; j < n; j++) {

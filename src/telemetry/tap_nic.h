@@ -24,13 +24,19 @@ typedef struct tel__nic_win {        /* NICs nic .. nic + count - 1 of a phase, 
   simtime_ps a, w;                   /* busy over [a, a + w) of each repetition */
 } tel__nic_win;
 
+/* A transfer's failures: at most one a repetition. */
+typedef struct tel__nic_lost {
+  uint64_t bytes, fails;
+} tel__nic_lost;
+
 typedef struct tel__nic_phase {
   /* while it runs (then NULL): */
   const be_xfer *x;     /* its transfers (the caller's) */
   const uint32_t *nics; /* per transfer the NIC it leaves from and the one it arrives at
                            (UINT32_MAX: none): `own`, or the tap's (a pool's) */
   uint32_t *own;
-  tel__nic_sum *sum; /* per transfer, from the first report that is not all of it at once */
+  tel__nic_sum *sum;   /* per transfer, from the first report that is not all of it at once */
+  tel__nic_lost *lost; /* per transfer, what its failures did not deliver (NULL: none failed) */
   size_t n;
   bool folded; /* its windows are made */
   simtime_ps start, end;
@@ -66,6 +72,17 @@ uint32_t *tel__niclog_phase(tel__niclog *l, simtime_ps start, uint64_t repeat, c
 void tel__niclog_report(tel__niclog *l, size_t phase, size_t xfer, size_t n, simtime_ps start,
                         simtime_ps period, uint64_t reps, const simtime_ps *delivered,
                         const simtime_ps *latency);
+/* A transfer from GPU src to dst of `bytes` failed having delivered
+ * `delivered` of them (be_failure): the first phase in flight, not yet
+ * folded, with such a transfer moves only what it delivered, so a NIC's
+ * series never counts bytes that did not leave it. true with that phase's
+ * index and the transfer's (either pointer may be NULL) when one matched.
+ * O(phases + n). */
+bool tel__niclog_failed(tel__niclog *l, uint32_t src, uint32_t dst, uint64_t bytes,
+                        uint64_t delivered, size_t *phase, size_t *xfer);
+/* Transfer `xfer` of phase `phase` while the phase is in flight (NULL
+ * after it ended). */
+const be_xfer *tel__niclog_xfer(const tel__niclog *l, size_t phase, size_t xfer);
 /* The phase ended; its transfers fold into windows per NIC if they have not.
  * O(n + NICs / 64). */
 void tel__niclog_end(tel__niclog *l, size_t phase, simtime_ps end);

@@ -60,6 +60,7 @@ struct tel {
   unsigned observed;
   bool finished, truncated;
   simtime_ps end;
+  tel_over over; /* the first row value above its line rate (over.found) */
 
   /* GPUs: aggregated integrals only (per GPU: its state). */
   uint8_t *gpu_state;

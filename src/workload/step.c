@@ -822,6 +822,8 @@ int wl_job_run_until(wl_job *j, simtime_ps until, const cfg_doc *doc, sim_error 
     start_step(r);
   }
   if (r->running && !r->stopped) ev_run(r->sim, until); /* returns early at the job's end */
+  if (!r->past_horizon && r->running && sim_past_horizon(r->sim, NULL))
+    r->past_horizon = "an event of the run (a transfer, a latency, a checkpoint) due past it";
   if (!r->past_horizon && r->running && sim_now(r->sim) >= WL_HORIZON_PS)
     r->past_horizon = "an event of the run";
   if (r->past_horizon) {

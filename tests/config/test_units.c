@@ -98,6 +98,14 @@ static void test_bandwidth_rounds_to_bit(void **state) {
 static void test_bandwidth_errors(void **state) {
   sim_error err = {0};
   (void)state;
+  /* a plain number below 1 Mb/s: a unit forgotten (issue 27, defect 2) */
+  assert_string_equal(bad(cfg_parse_bandwidth, "400", &err),
+                      "'400' has no unit, so it is 400 bits/s, below 1 Mb/s: a unit forgotten? "
+                      "Give one (e.g. 400Gbps); " BW_UNITS);
+  assert_non_null(strstr(bad(cfg_parse_bandwidth, "999999", &err), "999999 bits/s, below"));
+  assert_non_null(strstr(bad(cfg_parse_bandwidth, "0.5e6", &err), "500000 bits/s, below"));
+  assert_int_equal(bw("1000000"), 1000000ULL);
+  assert_int_equal(bw("400bps"), 400ULL); /* with its unit: as written */
   assert_string_equal(bad(cfg_parse_bandwidth, "400gbps", &err),
                       "unknown unit 'gbps' in '400gbps' (units are case-sensitive: did you "
                       "mean 'Gbps'?); " BW_UNITS);

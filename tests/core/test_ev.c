@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/ev_internal.h"
 
@@ -254,8 +255,158 @@ static void test_two_simulations_in_one_process(void **state) {
   sim_destroy(b);
 }
 
+/* The horizon of simulated time (issue 27, defect 2): an event due at or
+ * past 2^62 ps never runs, a cancelled one there is dropped as usual, a
+ * sum that wrapped is taken as due past it, and the run stays stopped. */
+static void test_horizon(void **state) {
+  (void)state;
+  sim_ctx *sim = sim_create(1);
+  static trace tr;
+  tr.n = 0;
+  simtime_ps due;
+  ev_schedule(sim, 10, record, &tr, 0);
+  ev_id far = ev_schedule(sim, SIM_HORIZON_PS + 5, record, &tr, 1);
+  ev_cancel(sim, far); /* cancelled: dropped, not a horizon */
+  ev_schedule(sim, SIM_HORIZON_PS - 1, record, &tr, 2);
+  assert_int_equal(ev_run(sim, SIM_TIME_MAX), 2);
+  assert_false(sim_past_horizon(sim, NULL));
+  assert_int_equal(sim_now(sim), SIM_HORIZON_PS - 1);
+  ev_schedule(sim, SIM_HORIZON_PS, record, &tr, 3);
+  assert_int_equal(ev_run(sim, SIM_TIME_MAX), 0);
+  assert_true(sim_past_horizon(sim, &due));
+  assert_int_equal(due, SIM_HORIZON_PS);
+  assert_int_equal(tr.n, 2);
+  assert_int_equal(sim_now(sim), SIM_HORIZON_PS - 1); /* the clock stays below it */
+  assert_int_equal(sim_pending(sim), 1);
+  ev_schedule(sim, SIM_HORIZON_PS - 1, record, &tr, 4);
+  assert_int_equal(ev_run(sim, SIM_TIME_MAX), 0); /* for good */
+  sim_error err = {0};
+  assert_int_equal(sim_horizon_fail(sim, &err), SIM_ERANGE);
+  assert_non_null(strstr(err.msg, "horizon of 4.612e+06 s (2^62 ps, 53.4 days)"));
+  sim_destroy(sim);
+  /* a delay that wraps the sum: due past the horizon, not in the past */
+  sim = sim_create(1);
+  tr.n = 0;
+  ev_schedule(sim, 1000, record, &tr, 0);
+  assert_int_equal(ev_run(sim, SIM_TIME_MAX), 1);
+  ev_schedule_in(sim, SIM_TIME_MAX - 10, record, &tr, 1);
+  assert_int_equal(ev_run(sim, SIM_TIME_MAX), 0);
+  assert_true(sim_past_horizon(sim, &due));
+  assert_int_equal(due, SIM_TIME_MAX);
+  assert_int_equal(sim_time_add(SIM_TIME_MAX - 1, 2), SIM_TIME_MAX);
+  assert_int_equal(sim_time_add(3, 4), 7);
+  sim_destroy(sim);
+}
+
+/* A run in slices jumps over an idle stretch (issue 27, defect 5): the
+ * next slice ends `slice` after the instant before the next event. */
+static void test_slice_end(void **state) {
+  (void)state;
+  static trace tr;
+  tr.n = 0;
+  sim_ctx *sim = sim_create(1);
+  assert_int_equal(sim_slice_end(sim, 0, 100), 100); /* nothing pending */
+  ev_schedule(sim, 36000 * SIM_PS_PER_S, record, &tr, 0);
+  assert_int_equal(sim_next_time(sim), 36000 * SIM_PS_PER_S);
+  assert_int_equal(sim_slice_end(sim, 50, 100), 36000 * SIM_PS_PER_S - 1 + 100);
+  assert_int_equal(sim_slice_end(sim, SIM_TIME_MAX - 1, 100), SIM_TIME_MAX);
+  /* 10 h of idle time in slices of 1 us: two slices, not 3.6e10 */
+  simtime_ps to = 0;
+  int slices = 0;
+  while (sim_pending(sim) > 0 && slices < 10) {
+    to = sim_slice_end(sim, to, SIM_PS_PER_US);
+    ev_run(sim, to);
+    slices++;
+  }
+  assert_int_equal(slices, 1);
+  assert_int_equal(tr.n, 1);
+  /* an event due at 0 (most runs start with one): a slice from 0, not to the
+   * end of time (next - 1 wrapped: the whole run was one slice) */
+  ev_schedule(sim, sim_now(sim), record, &tr, 1);
+  assert_int_equal(sim_slice_end(sim, sim_now(sim), 100), sim_now(sim) + 100);
+  sim_destroy(sim);
+  sim = sim_create(1);
+  ev_schedule(sim, 0, record, &tr, 2);
+  assert_int_equal(sim_slice_end(sim, 0, 100), 100);
+  sim_destroy(sim);
+}
+
+/* The run's work bound (sim_set_run_bound): a stop is seen after the event
+ * it came in, however long the slice; the clock bound cuts a slice too;
+ * events run in the same order whatever the cuts. */
+typedef struct bounded {
+  trace tr;
+  size_t note_at; /* the event whose handler notes an interrupt (0: none) */
+  double spin_s;  /* wall time each event takes */
+} bounded;
+
+static void bounded_event(sim_ctx *sim, void *obj, uint64_t arg) {
+  bounded *b = obj;
+  record(sim, &b->tr, arg);
+  if (b->tr.n == b->note_at) sim_interrupt_note();
+  for (double t0 = sim_wall_s(); sim_wall_s() - t0 < b->spin_s;) {
+  }
+}
+
+static sim_ctx *bounded_sim(bounded *b, size_t n) {
+  sim_ctx *sim = sim_create(1);
+  b->tr.n = 0;
+  for (size_t i = 0; i < n; i++) ev_schedule(sim, i / 3, bounded_event, b, i);
+  return sim;
+}
+
+static void test_run_bound(void **state) {
+  (void)state;
+  static bounded b;
+  /* no bound: an interrupt does not end ev_run (callers that need the end) */
+  b = (bounded){.note_at = 10};
+  sim_ctx *sim = bounded_sim(&b, 1000);
+  assert_int_equal(ev_run(sim, SIM_TIME_MAX), 1000);
+  assert_false(sim_run_cut(sim));
+  sim_interrupt_clear();
+  sim_destroy(sim);
+  /* bound: it ends after the 10th event, mid-timestamp; the rest follows */
+  sim = bounded_sim(&b, 1000);
+  sim_set_run_bound(sim, 100);
+  assert_int_equal(ev_run(sim, SIM_TIME_MAX), 10);
+  assert_true(sim_run_cut(sim));
+  assert_int_equal(sim_pending(sim), 990);
+  sim_interrupt_clear();
+  assert_int_equal(ev_run(sim, SIM_TIME_MAX), 990);
+  assert_false(sim_run_cut(sim));
+  for (size_t i = 0; i < 1000; i++) assert_int_equal(b.tr.arg[i], i);
+  sim_destroy(sim);
+  /* the clock: 1 ms events under a 1 us bound, at most 32 events a call */
+  b = (bounded){.spin_s = 1e-3};
+  sim = bounded_sim(&b, 100);
+  sim_set_run_bound(sim, 1e-6);
+  int calls = 0;
+  while (sim_pending(sim) > 0) {
+    uint64_t ran = ev_run(sim, SIM_TIME_MAX);
+    assert_true(ran >= 1 && ran <= 32);
+    calls++;
+  }
+  assert_int_equal(calls, 4);
+  for (size_t i = 0; i < 100; i++) assert_int_equal(b.tr.arg[i], i);
+  sim_set_run_bound(sim, 0);
+  assert_true(sim_run_bound(sim) == 0);
+  sim_destroy(sim);
+  /* ev_run_interruptible: stopped after the event, events left */
+  b = (bounded){.note_at = 7};
+  sim = bounded_sim(&b, 100);
+  assert_true(ev_run_interruptible(sim, SIM_TIME_MAX));
+  assert_int_equal(b.tr.n, 7);
+  sim_interrupt_clear();
+  assert_false(ev_run_interruptible(sim, SIM_TIME_MAX));
+  assert_int_equal(b.tr.n, 100);
+  sim_destroy(sim);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_horizon),
+      cmocka_unit_test(test_slice_end),
+      cmocka_unit_test(test_run_bound),
       cmocka_unit_test(test_time_then_insertion_order),
       cmocka_unit_test(test_schedule_at_now),
       cmocka_unit_test(test_cancel),

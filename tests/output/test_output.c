@@ -225,11 +225,78 @@ static void test_openmetrics(void **state) {
   tel_destroy(t);
 }
 
+/* No figure that is not a finite number leaves (issue 27, defect 10): a
+ * non-finite real no longer vanishes from its object (jansson's json_real
+ * is NULL for it) but becomes a marker every JSON writer refuses, naming
+ * the figure; an infinity refuses a text file; the run's writer checks the
+ * summary before it writes any file. Integers above 2^63 stay positive. */
+static void test_nonfinite_refused(void **state) {
+  (void)state;
+  sim_error err = {0};
+  char dir[] = "/tmp/fabsim-test-nonfinite-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  json_t *o = json_object(), *cost = json_object(), *list = json_array();
+  json_object_set_new(o, "ok", json_real(1.5));
+  json_array_append_new(list, json_real(2));
+  json_array_append_new(list, json_real(1e308 * 10));
+  json_object_set_new(cost, "list", list);
+  json_object_set_new(o, "cost", cost);
+  assert_non_null(json_object_get(cost, "list")); /* it did not vanish */
+  assert_int_equal(json_array_size(list), 2);
+  assert_int_equal(out_json_check(o, "summary.json", &err), SIM_ERANGE);
+  assert_string_equal(err.msg,
+                      "summary.json: the figure cost.list.1 is inf, not a number a run can "
+                      "report; nothing was written (a bug: please report the scenario)");
+  assert_int_equal(out_write_json(o, dir, "summary.json", &err), SIM_ERANGE);
+  char path[256];
+  snprintf(path, sizeof path, "%s/summary.json", dir);
+  assert_int_equal(access(path, F_OK), -1);
+  json_object_set_new(o, "nan", json_real(NAN));
+  json_array_remove(list, 1);
+  assert_int_equal(out_json_check(o, "x", &err), SIM_ERANGE);
+  assert_non_null(strstr(err.msg, "the figure nan is nan"));
+  json_object_del(o, "nan");
+  assert_int_equal(out_json_check(o, "x", &err), SIM_OK);
+  assert_int_equal(out_write_json(o, dir, "summary.json", &err), SIM_OK);
+  remove(path);
+  /* the run's writer: nothing at all is written for such a summary */
+  json_object_set_new(o, "bad", json_real(-INFINITY));
+  out_run r = {.summary = o, .dir = dir, .database = "none", .complete = true};
+  assert_int_equal(out_write_run(&r, &err), SIM_ERANGE);
+  assert_non_null(strstr(err.msg, "summary.json: the figure bad is -inf"));
+  snprintf(path, sizeof path, "%s/timeseries.csv", dir);
+  assert_int_equal(access(path, F_OK), -1);
+  json_decref(o);
+  /* text files: an infinity is refused, a NAN is an empty field as before */
+  out__buf b = {0};
+  out__num(&b, 1);
+  out__num(&b, NAN);
+  assert_int_equal(out__write(&b, dir, "a.csv", &err), SIM_OK);
+  out__num(&b, INFINITY);
+  assert_int_equal(out__write(&b, dir, "b.csv", &err), SIM_ERANGE);
+  assert_string_equal(err.msg,
+                      "b.csv: a figure is inf, not a number a run can report; nothing "
+                      "was written (a bug: please report the scenario)");
+  out__buf_free(&b);
+  snprintf(path, sizeof path, "%s/b.csv", dir);
+  assert_int_equal(access(path, F_OK), -1);
+  snprintf(path, sizeof path, "%s/a.csv", dir);
+  remove(path);
+  rmdir(dir);
+  /* 2^64 - 1 bytes: positive, not -1 */
+  json_t *u = out_json_u64(UINT64_MAX), *v = out_json_u64((uint64_t)1 << 62);
+  assert_true(json_is_real(u) && json_real_value(u) == 18446744073709551616.0);
+  assert_true(json_is_integer(v) && json_integer_value(v) == (json_int_t)1 << 62);
+  json_decref(u);
+  json_decref(v);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_numbers_and_csv),       cmocka_unit_test(test_json_leaves),
-      cmocka_unit_test(test_series_and_csv),        cmocka_unit_test(test_database_round_trip),
-      cmocka_unit_test(test_report_is_script_safe), cmocka_unit_test(test_openmetrics),
+      cmocka_unit_test(test_nonfinite_refused),   cmocka_unit_test(test_numbers_and_csv),
+      cmocka_unit_test(test_json_leaves),         cmocka_unit_test(test_series_and_csv),
+      cmocka_unit_test(test_database_round_trip), cmocka_unit_test(test_report_is_script_safe),
+      cmocka_unit_test(test_openmetrics),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -24,6 +24,7 @@
 
 #include "fabsim/tel_tap.h"
 #include "fixture.h"
+#include "telemetry/tap_nic.h"
 
 enum { A_BYTES = 1000000, B_BYTES = 4000000 };
 
@@ -272,8 +273,102 @@ static void test_flow_shared(void **state) {
   unload(&f);
 }
 
+/* A phase of alike repetitions but one that stalled (a link down until
+ * routing reconverged, issue 27, defect 7): NIC 0's transfer took 10 us in
+ * 99 repetitions and 1 ms in one, so its mean window (19.9 us) is longer
+ * than a repetition; the windows overlapped and ran past the phase's end,
+ * whose last row took what was left: 4,410 Gb/s at 400 Gb/s NICs. Each
+ * window now ends within the shortest repetition: no row above the line
+ * rate, and each NIC's rows still sum to its bytes. */
+static void test_stalled_repetition(void **state) {
+  (void)state;
+  enum { REPS = 100, STALL = 40, BYTES = 450000 }; /* 9 us at 400 Gb/s */
+  const simtime_ps US = SIM_PS_PER_US;
+  be_xfer x[2] = {{.src_gpu = 0, .dst_gpu = 1, .bytes = BYTES},
+                  {.src_gpu = 2, .dst_gpu = 3, .bytes = BYTES}};
+  tel__niclog l;
+  tel__niclog_init(&l, 4);
+  uint32_t *nics = tel__niclog_phase(&l, 0, REPS, x, 2, NULL);
+  uint32_t want[4] = {0, 1, 2, 3};
+  memcpy(nics, want, sizeof want);
+  simtime_ps at = 0;
+  for (int k = 0; k < REPS; k++) { /* a repetition ends with its slower transfer */
+    simtime_ps d0 = k == STALL ? 1000 * US : 10 * US, d1 = 10 * US;
+    tel__niclog_report(&l, 0, 0, 1, at, 0, 1, &d0, NULL);
+    tel__niclog_report(&l, 0, 1, 1, at, 0, 1, &d1, NULL);
+    at += d0 > d1 ? d0 : d1;
+  }
+  tel__niclog_end(&l, 0, at);
+  for (int each = 0; each < 2; each++) {
+    tel *t = NULL;
+    tel_config c = {.interval = 10 * US, .gpus = 4, .nics = 4, .nic_bps = 400000000000ULL};
+    assert_int_equal(tel_create(&t, &c, NULL), SIM_OK);
+    if (each) tel__niclog_replay_each(&l, t);
+    else tel__niclog_replay(&l, t);
+    tel_finish(t, at);
+    tel_over o;
+    assert_false(tel_over_line(t, &o));
+    double tx = 0;
+    for (size_t i = 0; i < tel_rows(t); i++) {
+      const tel_nic_row *r = tel_nic_row_at(t, i);
+      assert_true(r->max_gbps[TEL_TX] <= 400 + 1e-6);
+      tx += r->total_gbps[TEL_TX] * sim_ps_to_s(tel_row_length(t, i));
+    }
+    assert_true(fabs(tx * 1e9 / 8 - 2.0 * BYTES * REPS) < 1); /* every byte, once */
+    tel_destroy(t);
+  }
+  tel__niclog_free(&l);
+}
+
+/* A transfer that fails (no route, or a fault mid-flight) moves only what it
+ * delivered: a checkpoint write whose transfers all failed at once ended its
+ * phase within a microsecond, and their whole bytes were spread over it
+ * (26,458 Gb/s on a 400 Gb/s NIC; issue 27, defect 7). */
+static void test_failed_transfer(void **state) {
+  (void)state;
+  enum { BYTES = 450000, PART = 10000, SMALL = 40000 }; /* 1 us at 400 Gb/s: 50,000 */
+  const simtime_ps US = SIM_PS_PER_US;
+  be_xfer x[4] = {{.src_gpu = 0, .dst_gpu = 1, .bytes = BYTES},
+                  {.src_gpu = 2, .dst_gpu = 3, .bytes = BYTES},
+                  {.src_gpu = 1, .dst_gpu = 0, .bytes = SMALL},
+                  {.src_gpu = 2, .dst_gpu = 3, .bytes = BYTES}}; /* alike (two channels) */
+  tel__niclog l;
+  tel__niclog_init(&l, 4);
+  uint32_t *nics = tel__niclog_phase(&l, 0, 1, x, 4, NULL);
+  uint32_t want[8] = {0, 1, 2, 3, 1, 0, 2, 3};
+  memcpy(nics, want, sizeof want);
+  size_t ph = 9, xi = 9;
+  assert_true(tel__niclog_failed(&l, 0, 1, BYTES, 0, &ph, &xi)); /* nothing delivered */
+  assert_true(ph == 0 && xi == 0);
+  assert_true(tel__niclog_failed(&l, 2, 3, BYTES, PART, &ph, &xi)); /* a part */
+  assert_true(ph == 0 && xi == 1);
+  /* its alike twin fails too: a second transfer, not the first one again
+   * (a 2-node AllReduce's two channels a direction: 1,118 Gb/s on nic0) */
+  assert_true(tel__niclog_failed(&l, 2, 3, BYTES, PART, &ph, &xi));
+  assert_true(ph == 0 && xi == 3);
+  assert_false(tel__niclog_failed(&l, 2, 3, BYTES, 0, NULL, NULL)); /* each failed once */
+  assert_false(tel__niclog_failed(&l, 5, 6, BYTES, 0, NULL, NULL)); /* none of the phase's */
+  simtime_ps d = 1 * US;
+  tel__niclog_report(&l, 0, 2, 1, 0, 0, 1, &d, NULL);
+  tel__niclog_end(&l, 0, d);
+  tel *t = NULL;
+  tel_config c = {.interval = 1 * US, .gpus = 4, .nics = 4, .nic_bps = 400000000000ULL};
+  assert_int_equal(tel_create(&t, &c, NULL), SIM_OK);
+  tel__niclog_replay(&l, t);
+  tel_finish(t, d);
+  tel_over o;
+  assert_false(tel_over_line(t, &o));
+  double tx = 0;
+  for (size_t i = 0; i < tel_rows(t); i++)
+    tx += tel_nic_row_at(t, i)->total_gbps[TEL_TX] * sim_ps_to_s(tel_row_length(t, i));
+  assert_true(fabs(tx * 1e9 / 8 - (2 * PART + SMALL)) < 1); /* what was delivered, once */
+  tel_destroy(t);
+  tel__niclog_free(&l);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_failed_transfer),      cmocka_unit_test(test_stalled_repetition),
       cmocka_unit_test(test_analytic_closed_form), cmocka_unit_test(test_flow_closed_form),
       cmocka_unit_test(test_packet_closed_form),   cmocka_unit_test(test_repetitions),
       cmocka_unit_test(test_flow_shared),

@@ -259,13 +259,45 @@ static void test_row_limit(void **state) {
   assert_int_equal(tel_create(&t, &(tel_config){.interval = 0}, NULL), SIM_EINVAL);
 }
 
+/* No row above its line rate reaches a file (issue 27, defect 7): the
+ * first value above is kept (tel_over_line), for the writers to refuse;
+ * one byte per row of slack, for whole bytes spread over rows. */
+static void test_line_rate(void **state) {
+  (void)state;
+  tel *t = make(1, 2, 1, 10 * US); /* NICs at 400 Gb/s; the port at the NICs' rate */
+  tel_over o;
+  tel_nic_rate(t, 0, 0, TEL_TX, 4 * G100); /* at the line rate: fine */
+  tel_nic_bytes(t, 0, 1, TEL_RX, 500001);  /* 400 Gb/s over 10 us, and one byte */
+  tel_port_rate(t, 0, 0, 4 * G100);
+  tel_finish(t, 20 * US);
+  assert_false(tel_over_line(t, &o));
+  tel_destroy(t);
+  t = make(1, 2, 1, 10 * US);
+  tel_nic_bytes(t, 12 * US, 1, TEL_RX, 500002); /* two bytes too many in the second row */
+  tel_finish(t, 20 * US);
+  assert_true(tel_over_line(t, &o));
+  assert_false(o.port);
+  assert_int_equal(o.entity, 1);
+  assert_int_equal(o.dir, TEL_RX);
+  assert_int_equal(o.at, 10 * US);
+  assert_true(fabs(o.gbps - 400.0016) < 1e-9 && o.line == 400);
+  tel_destroy(t);
+  t = make(1, 2, 1, 10 * US);
+  tel_port_rate(t, 5 * US, 0, 5 * G100); /* 500 Gb/s on a 400 Gb/s port */
+  tel_finish(t, 20 * US);
+  assert_true(tel_over_line(t, &o));
+  assert_true(o.port && o.entity == 0 && o.at == 10 * US); /* the first full row */
+  tel_destroy(t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_rate_integration),     cmocka_unit_test(test_counts_match_rates),
-      cmocka_unit_test(test_quiet_rows),           cmocka_unit_test(test_percentiles),
-      cmocka_unit_test(test_ports_queue_ecn_pfc),  cmocka_unit_test(test_top_ports),
-      cmocka_unit_test(test_gpu_states_and_steps), cmocka_unit_test(test_gpu_count_moves),
-      cmocka_unit_test(test_events_and_fct),       cmocka_unit_test(test_row_limit),
+      cmocka_unit_test(test_line_rate),          cmocka_unit_test(test_rate_integration),
+      cmocka_unit_test(test_counts_match_rates), cmocka_unit_test(test_quiet_rows),
+      cmocka_unit_test(test_percentiles),        cmocka_unit_test(test_ports_queue_ecn_pfc),
+      cmocka_unit_test(test_top_ports),          cmocka_unit_test(test_gpu_states_and_steps),
+      cmocka_unit_test(test_gpu_count_moves),    cmocka_unit_test(test_events_and_fct),
+      cmocka_unit_test(test_row_limit),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

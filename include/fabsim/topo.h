@@ -10,16 +10,19 @@
  *   propagation (link.latency) and serialization at link.bps.
  *
  * Node n has GPUs n*G .. n*G+G-1 and NICs n*N .. n*N+N-1 (G gpus_per_node,
- * N nic.per_node). GPU g uses NIC (g mod G) * N / G of its node; NIC i of every
- * node attaches to rail/plane i (multi-plane: plane i mod planes).
+ * N nic.per_node). A GPU reaches its NIC over one PCIe link; with N > G
+ * over a PCIe switch of its own: the GPU's one link to the switch (its x16
+ * port), then one link a NIC, each cluster.pcie.bandwidth, so its NICs
+ * together carry at most the GPU's PCIe rate. GPU g uses NIC (g mod G) * N / G of its node; NIC i
+ * of every node attaches to rail/plane i (multi-plane: plane i mod planes).
  *
  * Rail-optimized fabrics are one plane (plane 0 everywhere): nodes form
  * groups of leaf_down nodes, and leaf g*N + i of group g carries rail i.
  *
  * Names are stable and readable: gpu17, node2, nvs2 (node 2's scale-up switch),
- * nic17, leaf0, spine3, core7 (switches counted per plane), with a plane prefix
- * on multi-plane fabrics (p2.leaf0); a link is named by its two ends
- * (leaf0-spine0, nic17-leaf2, gpu17-nic17, gpu17-nvs2).
+ * nic17, pcisw17 (GPU 17's PCIe switch, when a node has more NICs than GPUs), leaf0, spine3, core7
+ * (switches counted per plane), with a plane prefix on multi-plane fabrics (p2.leaf0); a link is
+ * named by its two ends (leaf0-spine0, nic17-leaf2, gpu17-nic17, gpu17-nvs2).
  *
  * The topology lives in one arena and is freed at once. It is immutable after
  * topo_build, so any number of backends may read it concurrently.
@@ -38,7 +41,10 @@ extern "C" {
 
 typedef struct topo topo; /* opaque */
 
-typedef enum { TOPO_GPU, TOPO_NVSWITCH, TOPO_NIC, TOPO_SWITCH } topo_vkind;
+/* TOPO_PCIE_SWITCH: between a GPU and its NICs when a node has more NICs
+ * than GPUs (one a GPU, named pcisw<g>); the GPU's one link to it bounds
+ * what its NICs carry together. */
+typedef enum { TOPO_GPU, TOPO_NVSWITCH, TOPO_NIC, TOPO_SWITCH, TOPO_PCIE_SWITCH } topo_vkind;
 typedef enum {
   TOPO_LINK_SCALE_UP,
   TOPO_LINK_PCIE,

@@ -125,16 +125,18 @@ int pdes_partition_fabric(pdes_partition *p, const topo *t, uint32_t nranks, sim
       uint32_t pl = x->plane >= 0 ? (uint32_t)x->plane : 0;
       p->vertex_rank[v] = plane_first[pl] + x->index % plane_n[pl];
     } else {
-      p->vertex_rank[v] = PART_NONE; /* scale-up switch: below */
+      p->vertex_rank[v] = PART_NONE; /* scale-up and PCIe switches: below */
     }
   }
   for (uint32_t v = 0; v < nv; v++) {
     if (p->vertex_rank[v] != PART_NONE) continue;
     const topo_vertex *x = topo_vertex_at(t, v);
     uint32_t g0 = x->node * gpn;
-    p->vertex_rank[v] = x->kind == TOPO_NVSWITCH && g0 < topo_gpu_count(t)
-                            ? p->vertex_rank[topo_gpu_vertex(t, g0)]
-                            : 0;
+    if (x->kind == TOPO_PCIE_SWITCH) g0 = x->index; /* with its GPU */
+    p->vertex_rank[v] =
+        (x->kind == TOPO_NVSWITCH || x->kind == TOPO_PCIE_SWITCH) && g0 < topo_gpu_count(t)
+            ? p->vertex_rank[topo_gpu_vertex(t, g0)]
+            : 0;
   }
   /* cut and lookahead */
   p->lookahead_ps = SIM_TIME_MAX;

@@ -10,47 +10,52 @@
 
 #include "topo/topo_internal.h"
 
-bool topo__pcie_per_nic(const topo *t) { return t->npn >= t->gpn; }
+bool topo__pcie_switched(const topo *t) { return t->npn > t->gpn; }
 
 uint32_t topo__nic_gpu_local(const topo *t, uint32_t nic_local) {
   /* N >= G: NIC i hangs off GPU floor(i*G/N). N < G: GPUs g with
    * floor(g*N/G) == i share NIC i; the lowest is ceil(i*G/N). */
   uint64_t x = (uint64_t)nic_local * t->gpn;
-  if (topo__pcie_per_nic(t)) return (uint32_t)(x / t->npn);
+  if (t->npn >= t->gpn) return (uint32_t)(x / t->npn);
   return (uint32_t)((x + t->npn - 1) / t->npn);
 }
 
-uint32_t topo__pcie_link(const topo *t, uint32_t gpu, uint32_t nic) {
-  return t->l_pcie + (topo__pcie_per_nic(t) ? nic : gpu);
+int topo__push_pcie(const topo *t, topo_path *p, uint32_t gpu, uint32_t nic, bool to_gpu) {
+  bool sw = topo__pcie_switched(t);
+  if (p->n + (sw ? 2u : 1u) > TOPO_MAX_PATH) return SIM_ERANGE;
+  uint32_t up = 2 * (t->l_pcie + gpu); /* gpu -> its NIC, or gpu -> its PCIe switch */
+  if (!sw) {
+    p->ch[p->n++] = up + to_gpu;
+    return SIM_OK;
+  }
+  uint32_t down = 2 * (t->l_pcie + t->gpus + nic); /* switch -> NIC */
+  p->ch[p->n++] = to_gpu ? down + 1 : up;
+  p->ch[p->n++] = to_gpu ? up + 1 : down;
+  return SIM_OK;
+}
+
+/* A vertex inside a server (GPU, scale-up switch, NIC, PCIe switch). */
+static void host_vertex(topo *t, uint32_t v, topo_vkind kind, int16_t plane, uint32_t index,
+                        uint32_t node, simtime_ps latency) {
+  topo_vertex *x = &t->vert[v];
+  x->kind = kind;
+  x->plane = plane;
+  x->index = index;
+  x->node = node;
+  x->pod = UINT32_MAX;
+  x->latency = latency;
 }
 
 static void build_vertices(topo *t, const cfg_scenario *cfg) {
-  for (uint32_t g = 0; g < t->gpus; g++) {
-    topo_vertex *v = &t->vert[t->v_gpu + g];
-    v->kind = TOPO_GPU;
-    v->plane = -1;
-    v->index = g;
-    v->node = g / t->gpn;
-    v->pod = UINT32_MAX;
-  }
-  for (uint32_t n = 0; n < t->nodes; n++) {
-    topo_vertex *v = &t->vert[t->v_nvs + n];
-    v->kind = TOPO_NVSWITCH;
-    v->plane = -1;
-    v->index = n;
-    v->node = n;
-    v->pod = UINT32_MAX;
-    v->latency = cfg->cluster.scale_up.latency;
-  }
-  for (uint32_t i = 0; i < t->nics; i++) {
-    topo_vertex *v = &t->vert[t->v_nic + i];
-    v->kind = TOPO_NIC;
-    v->plane = (int16_t)topo__nic_place(t, i).plane;
-    v->index = i;
-    v->node = i / t->npn;
-    v->pod = UINT32_MAX;
-    v->latency = cfg->cluster.nic.latency;
-  }
+  for (uint32_t g = 0; g < t->gpus; g++)
+    host_vertex(t, t->v_gpu + g, TOPO_GPU, -1, g, g / t->gpn, 0);
+  for (uint32_t n = 0; n < t->nodes; n++)
+    host_vertex(t, t->v_nvs + n, TOPO_NVSWITCH, -1, n, n, cfg->cluster.scale_up.latency);
+  for (uint32_t i = 0; i < t->nics; i++)
+    host_vertex(t, t->v_nic + i, TOPO_NIC, (int16_t)topo__nic_place(t, i).plane, i, i / t->npn,
+                cfg->cluster.nic.latency);
+  for (uint32_t g = 0; topo__pcie_switched(t) && g < t->gpus; g++)
+    host_vertex(t, t->v_psw + g, TOPO_PCIE_SWITCH, -1, g, g / t->gpn, 0);
   const topo__shape *s = &t->s;
   for (uint32_t p = 0; p < t->planes; p++) {
     for (uint32_t i = 0; i < s->switches; i++) {
@@ -84,23 +89,25 @@ static void build_node_links(topo *t, const cfg_scenario *cfg) {
     l->kind = TOPO_LINK_SCALE_UP;
     l->bps = cfg->cluster.scale_up.bandwidth;
   }
-  bool per_nic = topo__pcie_per_nic(t);
-  uint32_t npcie = per_nic ? t->nics : t->gpus;
-  for (uint32_t x = 0; x < npcie; x++) {
-    uint32_t gpu, nic;
-    if (per_nic) {
-      nic = x;
-      gpu = (x / t->npn) * t->gpn + topo__nic_gpu_local(t, x % t->npn);
-    } else {
-      gpu = x;
-      nic = topo_gpu_nic(t, x);
-    }
+  /* N > G: the GPU's own link to its PCIe switch, then the switch's link
+   * to each NIC, each at the PCIe rate; cluster.pcie.latency (GPU to NIC)
+   * once, on the switch's link to the NIC (the GPU's link has none, as
+   * NVLink's: the parallel engine keeps its PCIe lookahead) */
+  bool sw = topo__pcie_switched(t);
+  simtime_ps lat = sw ? 0 : cfg->cluster.pcie.latency;
+  for (uint32_t x = 0; x < t->gpus + (sw ? t->nics : 0); x++) {
     topo_link *l = &t->link[t->l_pcie + x];
-    l->a = t->v_gpu + gpu;
-    l->b = t->v_nic + nic;
+    if (x < t->gpus) {
+      l->a = t->v_gpu + x;
+      l->b = sw ? t->v_psw + x : t->v_nic + topo_gpu_nic(t, x);
+    } else {
+      uint32_t nic = x - t->gpus;
+      l->a = t->v_psw + (nic / t->npn) * t->gpn + topo__nic_gpu_local(t, nic % t->npn);
+      l->b = t->v_nic + nic;
+    }
     l->kind = TOPO_LINK_PCIE;
     l->bps = cfg->cluster.pcie.bandwidth;
-    l->latency = cfg->cluster.pcie.latency;
+    l->latency = x < t->gpus ? lat : cfg->cluster.pcie.latency;
   }
   for (uint32_t i = 0; i < t->nics; i++) {
     topo__place p = topo__nic_place(t, i);

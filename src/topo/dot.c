@@ -49,6 +49,9 @@ int topo_write_dot(const topo *t, FILE *f, bool collapse_nodes) {
       fprintf(f, "    \"%s\" [shape=circle];\n",
               topo_vertex_name(t, t->v_gpu + n * t->gpn + g, a, sizeof a));
     fprintf(f, "    \"%s\" [shape=diamond];\n", topo_vertex_name(t, t->v_nvs + n, a, sizeof a));
+    for (uint32_t g = 0; topo__pcie_switched(t) && g < t->gpn; g++)
+      fprintf(f, "    \"%s\" [shape=point];\n",
+              topo_vertex_name(t, t->v_psw + n * t->gpn + g, a, sizeof a));
     for (uint32_t i = 0; i < t->npn; i++)
       fprintf(f, "    \"%s\" [shape=box];\n",
               topo_vertex_name(t, t->v_nic + n * t->npn + i, a, sizeof a));

@@ -171,8 +171,8 @@ int topo__plan(topo *t, const cfg_scenario *cfg, const cfg_doc *doc, sim_error *
   s->links_full = (uint64_t)(fs ? fl * s->up : 0) + (fc ? (uint64_t)fs * s->half : 0);
 
   uint64_t gpus = (uint64_t)nodes * G, nics = (uint64_t)nodes * N;
-  uint64_t pcie = (uint64_t)nodes * (N >= G ? N : G);
-  uint64_t nv = gpus + nodes + nics + (uint64_t)t->planes * s->switches;
+  uint64_t psw = N > G ? gpus : 0, pcie = gpus + (N > G ? nics : 0); /* build.c */
+  uint64_t nv = gpus + nodes + nics + psw + (uint64_t)t->planes * s->switches;
   uint64_t nl = gpus + pcie + nics + (uint64_t)t->planes * (s->ls_links + s->sc_links);
   if (nv > TOPO__MAX_ELEMS || nl > TOPO__MAX_ELEMS) {
     /* elements grow about linearly with nodes: suggest a count that fits */
@@ -190,7 +190,8 @@ int topo__plan(topo *t, const cfg_scenario *cfg, const cfg_doc *doc, sim_error *
   t->v_gpu = 0;
   t->v_nvs = t->gpus;
   t->v_nic = t->v_nvs + nodes;
-  t->v_sw = t->v_nic + t->nics;
+  t->v_psw = t->v_nic + t->nics;
+  t->v_sw = t->v_psw + (uint32_t)psw;
   t->nvertices = (uint32_t)nv;
   t->l_nvlink = 0;
   t->l_pcie = t->gpus;

@@ -129,7 +129,7 @@ static int build(const topo *t, const topo_health *h, uint32_t src, uint32_t dst
     push(path, 2 * (t->l_nvlink + src));
     push(path, 2 * (t->l_nvlink + sgpu) + 1);
   }
-  push(path, 2 * topo__pcie_link(t, sgpu, snic));
+  topo__push_pcie(t, path, sgpu, snic, false);
   while (v != g.v) {
     const topo_vertex *x = &t->vert[v];
     uint32_t first = 0, n = topo__hop_range(t, x, dnic, g.d, &first), nc = 0;
@@ -142,7 +142,7 @@ static int build(const topo *t, const topo_health *h, uint32_t src, uint32_t dst
     if (push(path, ch) != SIM_OK) return SIM_ERANGE;
     v = topo_channel_dst(t, ch);
   }
-  if (push(path, 2 * topo__pcie_link(t, dgpu, dnic) + 1) != SIM_OK) return SIM_ERANGE;
+  if (topo__push_pcie(t, path, dgpu, dnic, true) != SIM_OK) return SIM_ERANGE;
   if (dgpu != dst) {
     if (push(path, 2 * (t->l_nvlink + dgpu)) != SIM_OK ||
         push(path, 2 * (t->l_nvlink + dst) + 1) != SIM_OK)

@@ -1,9 +1,9 @@
 /* Readable, stable names and their inverse.
  *
- * gpu<g>, nvs<node>, nic<i>, and (p<plane>.)leaf|spine|core<index> for
- * switches (the prefix only on multi-plane fabrics); a link is "<a>-<b>",
- * and a link of a bundle (the m > 1 parallel spine-core links of a partial
- * 3-tier build, fattree.c) "<a>-<b>/<r>", r its position 0 .. m-1 (the bare
+ * gpu<g>, nvs<node>, nic<i>, pcisw<g> (GPU g's PCIe switch, N > G), and
+ * (p<plane>.)leaf|spine|core<index> for switches (the prefix only on multi-plane fabrics); a link
+ * is "<a>-<b>", and a link of a bundle (the m > 1 parallel spine-core links of a partial 3-tier
+ * build, fattree.c) "<a>-<b>/<r>", r its position 0 .. m-1 (the bare
  * "<a>-<b>" names no single link there). A channel (one direction, a port
  * of its source) is named as its link with its source first.
  * Lookup parses the name into the layout's index arithmetic, so finding a
@@ -30,6 +30,7 @@ const char *topo_vertex_name(const topo *t, uint32_t v, char *buf, size_t n) {
   case TOPO_GPU: snprintf(buf, n, "gpu%u", x->index); break;
   case TOPO_NVSWITCH: snprintf(buf, n, "nvs%u", x->index); break;
   case TOPO_NIC: snprintf(buf, n, "nic%u", x->index); break;
+  case TOPO_PCIE_SWITCH: snprintf(buf, n, "pcisw%u", x->index); break;
   case TOPO_SWITCH:
     if (t->kind == CFG_TOPO_MULTI_PLANE)
       snprintf(buf, n, "p%d.%s%u", x->plane, tier_word[x->tier], x->index);
@@ -99,6 +100,12 @@ int topo__parse_vertex(const topo *t, const char *s, size_t len, uint32_t *v) {
   size_t i = 0;
   uint32_t plane = 0, idx;
   bool has_plane = false;
+  if (eat(s, len, &i, "pcisw")) {
+    if (!parse_u32(s, len, &i, &idx) || i != len || !topo__pcie_switched(t) || idx >= t->gpus)
+      return SIM_ENOENT;
+    *v = t->v_psw + idx;
+    return SIM_OK;
+  }
   if (eat(s, len, &i, "p")) {
     if (!parse_u32(s, len, &i, &plane) || !eat(s, len, &i, ".")) return SIM_ENOENT;
     has_plane = true;

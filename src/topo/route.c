@@ -196,7 +196,7 @@ static int walk(const topo *t, uint32_t src, uint32_t dst, const topo__policy *p
       push(path, 2 * (t->l_nvlink + sgpu) + 1);
     }
   }
-  push(path, 2 * topo__pcie_link(t, sgpu, snic));
+  topo__push_pcie(t, path, sgpu, snic, false);
   uint32_t v = t->v_nic + snic, target = t->v_nic + dnic;
   topo__place dplace = topo__nic_place(t, dnic);
   while (v != target) {
@@ -210,7 +210,7 @@ static int walk(const topo *t, uint32_t src, uint32_t dst, const topo__policy *p
     if (push(path, ch) != SIM_OK) return SIM_ERANGE;
     v = topo_channel_dst(t, ch);
   }
-  return push(path, 2 * topo__pcie_link(t, dst, dnic) + 1);
+  return topo__push_pcie(t, path, dst, dnic, true);
 }
 
 int topo__route_policy(const topo *t, uint32_t src_gpu, uint32_t dst_gpu, const topo__policy *pol,

@@ -60,8 +60,8 @@ void topo__storage_rates(topo *t, const cfg_scenario *cfg) {
   if (!t->sto_servers) return;
   const topo_link *ref = &t->link[t->l_endpoint]; /* a compute NIC's link: its efficiency */
   double nic_share = (double)ref->bps / (double)cfg->cluster.nic.bandwidth;
-  bool per_nic = topo__pcie_per_nic(t);
-  uint32_t pcie_per_node = per_nic ? t->npn : t->gpn;
+  /* the drive links: each endpoint's own PCIe link, [l_pcie, +gpus) (build.c) */
+  uint32_t pcie_per_node = t->gpn;
   double links = (double)pcie_per_node * t->sto_span, wire = topo__wire_per_payload(cfg);
   double drive = (double)cfg->storage.write_bandwidth * wire / links;
   double read = (double)cfg->storage.read_bandwidth * wire / links;

@@ -6,10 +6,12 @@
  *   vertices  [v_gpu, +gpus)            GPU g
  *             [v_nvs, +nodes)           scale-up switch of node n
  *             [v_nic, +nics)            NIC i
+ *             [v_psw, +gpus)            PCIe switch of GPU g, only when N > G
  *             [v_sw + p * shape.switches, ...) plane p: leaves, spines, cores
  *   links     [l_nvlink, +gpus)         gpu g - nvs(node)           (a = GPU)
- *             [l_pcie, +pcie)           one per NIC when N >= G (a = GPU),
- *                                       else one per GPU
+ *             [l_pcie, +gpus)           N <= G: gpu g - its NIC     (a = GPU);
+ *                                       N > G: gpu g - psw g        (a = GPU),
+ *             [l_pcie + gpus, +nics)    then psw(owner) - nic i     (a = psw)
  *             [l_endpoint, +nics)       nic i - its leaf            (a = NIC)
  *             [l_fabric + p * (ls + sc), ...) plane p:
  *                                       leaf L - spine c at L * up + c,
@@ -68,7 +70,7 @@ struct topo {
   uint32_t sto_drive0, sto_drive_end;
   rate_bps sto_write_bps, sto_read_bps;
   topo__shape s;
-  uint32_t v_gpu, v_nvs, v_nic, v_sw, nvertices;
+  uint32_t v_gpu, v_nvs, v_nic, v_psw, v_sw, nvertices;
   uint32_t l_nvlink, l_pcie, l_endpoint, l_fabric, nlinks;
   uint64_t ecmp_seed;
   cfg_routing routing; /* fabric.routing: STATIC routes D-mod-K everywhere */
@@ -94,11 +96,16 @@ int topo__fail(const cfg_doc *doc, const char *key, sim_error *err, const char *
     __attribute__((format(printf, 4, 5)));
 
 /* build.c */
-bool topo__pcie_per_nic(const topo *t);
+/* More NICs than GPUs in a node (N > G): each GPU reaches its NICs through a
+ * PCIe switch, over one link of its own (its x16 port) and one link a NIC,
+ * so the GPU's link bounds what its NICs carry together. */
+bool topo__pcie_switched(const topo *t);
 /* Local GPU PCIe-linked to local NIC i (the lowest one when NICs are shared). */
 uint32_t topo__nic_gpu_local(const topo *t, uint32_t nic_local);
-/* The PCIe link between global GPU g and global NIC i (which must be linked). */
-uint32_t topo__pcie_link(const topo *t, uint32_t gpu, uint32_t nic);
+/* Append the PCIe hops between global GPU gpu and global NIC nic (which must
+ * be linked) to p: one channel, or two through the GPU's PCIe switch;
+ * toward the NIC, or toward the GPU when to_gpu. SIM_ERANGE when p is full. */
+int topo__push_pcie(const topo *t, topo_path *p, uint32_t gpu, uint32_t nic, bool to_gpu);
 
 /* inventory.c */
 void topo__inventory(topo *t, const cfg_scenario *cfg);

@@ -131,13 +131,31 @@ static inline uint32_t tc_src_nic(const topo *t, uint32_t src, uint32_t dst) {
   return topo_gpu_node(t, src) * npn + dnic % npn;
 }
 
+/* PCIe channels between a GPU and its NIC: one, or two through the GPU's
+ * PCIe switch when a node has more NICs than GPUs. */
+static inline uint32_t tc_pcie_hops(const topo *t) {
+  return topo_nic_count(t) > topo_gpu_count(t) ? 2 : 1;
+}
+
+/* Whether GPU vertex g reaches NIC vertex n over PCIe: a link between them,
+ * or one to a PCIe switch of g's that has a link to n. */
+static inline bool tc_pcie_reaches(const topo *t, uint32_t g, uint32_t n) {
+  uint32_t l;
+  if (topo_link_between(t, g, n, &l) == SIM_OK) return true;
+  const topo_vertex *x = topo_vertex_at(t, g);
+  for (uint32_t i = 0; i < x->nports; i++) {
+    uint32_t y = topo_channel_dst(t, topo_port_channel(t, g, i));
+    if (topo_vertex_at(t, y)->kind == TOPO_PCIE_SWITCH && topo_link_between(t, y, n, &l) == SIM_OK)
+      return true;
+  }
+  return false;
+}
+
 /* NVLink channels a cross-node route needs: none when src GPU is cabled
  * (PCIe) to the NIC it leaves through, else src -> nvs -> sibling. */
 static inline uint32_t tc_nvlink_hops(const topo *t, uint32_t src, uint32_t dst) {
-  uint32_t l;
   if (topo_gpu_node(t, src) == topo_gpu_node(t, dst)) return 2;
-  return topo_link_between(t, topo_gpu_vertex(t, src), topo_nic_vertex(t, tc_src_nic(t, src, dst)),
-                           &l) == SIM_OK
+  return tc_pcie_reaches(t, topo_gpu_vertex(t, src), topo_nic_vertex(t, tc_src_nic(t, src, dst)))
              ? 0
              : 2;
 }
@@ -151,7 +169,7 @@ static inline void tc_expect_path(const topo *t, const texpect *e, uint32_t tier
     return;
   }
   uint32_t snic = tc_src_nic(t, src, dst), dnic = topo_gpu_nic(t, dst);
-  uint32_t nv = tc_nvlink_hops(t, src, dst);
+  uint32_t nv = tc_nvlink_hops(t, src, dst) + 2 * (tc_pcie_hops(t) - 1);
   const topo_vertex *ls = topo_vertex_at(t, topo_nic_leaf(t, snic));
   const topo_vertex *ld = topo_vertex_at(t, topo_nic_leaf(t, dnic));
   if (ls == ld) {

@@ -4,8 +4,6 @@
  * NICs sit where the contract says). */
 #include "topo/test_topo_common.h"
 
-static uint64_t max_u64(uint64_t a, uint64_t b) { return a > b ? a : b; }
-
 /* Walk the graph and check it against the closed forms of `c`. O(V + L). */
 static void check_counts(const tcase *c) {
   topo *t = tc_build(c);
@@ -30,12 +28,14 @@ static void check_counts(const tcase *c) {
   assert_int_equal(inv->switches, P * (e.leaves + e.spines + e.cores));
   assert_int_equal(inv->links_endpoint_switch, e.nodes * N);
   assert_int_equal(inv->links_switch_switch, P * (e.ls_links + e.sc_links));
-  assert_int_equal(topo_vertex_count(t), e.nodes * (G + 1 + N) + inv->switches);
+  /* N > G: a PCIe switch a GPU, its link to the GPU and one to each NIC */
+  const uint64_t S = N > G ? G : 0;
+  assert_int_equal(topo_vertex_count(t), e.nodes * (G + 1 + N + S) + inv->switches);
   assert_int_equal(topo_link_count(t),
-                   e.nodes * (G + max_u64(G, N) + N) + inv->links_switch_switch);
+                   e.nodes * (G + G + (S ? N : 0) + N) + inv->links_switch_switch);
 
   /* structure */
-  uint64_t kinds[4] = {0}, by_tier[4] = {0};
+  uint64_t kinds[TOPO_PCIE_SWITCH + 1] = {0}, by_tier[4] = {0};
   for (uint32_t v = 0; v < topo_vertex_count(t); v++) {
     const topo_vertex *x = topo_vertex_at(t, v);
     kinds[x->kind]++;
@@ -96,6 +96,7 @@ static void check_counts(const tcase *c) {
   assert_int_equal(kinds[TOPO_GPU], e.nodes * G);
   assert_int_equal(kinds[TOPO_NVSWITCH], e.nodes);
   assert_int_equal(kinds[TOPO_NIC], e.nodes * N);
+  assert_int_equal(kinds[TOPO_PCIE_SWITCH], e.nodes * S);
   assert_int_equal(by_tier[TOPO_TIER_LEAF], P * e.leaves);
   assert_int_equal(by_tier[TOPO_TIER_SPINE], P * e.spines);
   assert_int_equal(by_tier[TOPO_TIER_CORE], P * e.cores);

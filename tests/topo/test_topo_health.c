@@ -215,9 +215,10 @@ static void test_nic_failover(void **state) {
   topo_health_free(&h);
   topo_free(t);
 
-  /* two ports per GPU (NICs 2g, 2g+1 on planes 2g mod 4, 2g+1 mod 4): port 0
-   * of GPU 0 down moves its traffic to its own port 1 and the destination's
-   * port in that plane, with no NVLink detour */
+  /* two ports per GPU (NICs 2g, 2g+1 on planes 2g mod 4, 2g+1 mod 4, both
+   * behind the GPU's PCIe switch): port 0 of GPU 0 down moves its traffic
+   * to its own port 1 and the destination's port in that plane, with no
+   * NVLink detour */
   const tcase c2 = {"multi-plane", 8, 2, 4, 1, 0, 4, 8};
   t = tc_build(&c2);
   topo_health_init(&h, t);
@@ -225,8 +226,9 @@ static void test_nic_failover(void **state) {
   topo_health_set_vertex(&h, topo_nic_vertex(t, 0), false);
   assert_int_equal(topo_route_health(t, &h, 0, far, 9, &p), SIM_OK);
   check_valid(t, &h, 0, far, &p);
-  assert_int_equal(topo_channel_dst(t, p.ch[0]), topo_nic_vertex(t, 1));
-  assert_int_equal(topo_channel_src(t, p.ch[p.n - 1]),
+  assert_int_equal(topo_vertex_at(t, topo_channel_dst(t, p.ch[0]))->kind, TOPO_PCIE_SWITCH);
+  assert_int_equal(topo_channel_dst(t, p.ch[1]), topo_nic_vertex(t, 1));
+  assert_int_equal(topo_channel_src(t, p.ch[p.n - 2]),
                    topo_nic_vertex(t, topo_gpu_nic(t, far) + 1));
   topo_health_free(&h);
   topo_free(t);

@@ -263,10 +263,12 @@ static void test_latency_bottleneck(void **state) {
 }
 
 /* Two NICs a GPU (16 a node of 8 GPUs): GPU g's NICs are 2g and 2g+1 of
- * its node; a transfer's flow hash picks one (its top byte's selector mod
- * 2, topo_flow_hash_nic), the same index at both ends, and the route
- * leaves and enters through those NICs (their PCIe links). One NIC a GPU:
- * the selector changes nothing. */
+ * its node, both behind the GPU's PCIe switch pcisw<g>; a transfer's flow
+ * hash picks one (its top byte's selector mod 2, topo_flow_hash_nic), the
+ * same index at both ends, and the route leaves and enters through those
+ * NICs (the switch's link to each), always over the GPU's one link to its
+ * switch, so the two NICs share that link's rate. One NIC a GPU: the
+ * selector changes nothing, and there is no PCIe switch. */
 static void test_two_nics_per_gpu(void **state) {
   (void)state;
   tcase c = {"fat-tree", 16, 2, 1, 1, 2, 8, 16};
@@ -281,10 +283,23 @@ static void test_two_nics_per_gpu(void **state) {
       assert_int_equal(nic, 2 * g + sel % 2);
       topo_path p;
       assert_int_equal(topo_route(t, g, 8 + g, h, &p), SIM_OK);
-      /* first hop GPU -> its NIC over that NIC's PCIe link, last NIC -> GPU */
-      assert_int_equal(topo_channel_dst(t, p.ch[0]), topo_nic_vertex(t, nic));
-      assert_int_equal(topo_channel_src(t, p.ch[p.n - 1]),
+      /* GPU -> its switch (the same link for either NIC) -> that NIC, and
+       * NIC -> switch -> GPU at the far end */
+      char name[64];
+      uint32_t sw = topo_channel_dst(t, p.ch[0]), up = topo_channel_link(p.ch[0]);
+      assert_int_equal(topo_vertex_at(t, sw)->kind, TOPO_PCIE_SWITCH);
+      snprintf(name, sizeof name, "gpu%u-pcisw%u", g, g);
+      assert_int_equal(topo_find_link(t, name, &up), SIM_OK);
+      assert_int_equal(topo_channel_link(p.ch[0]), up);
+      assert_int_equal(topo_link_at(t, up)->kind, TOPO_LINK_PCIE);
+      assert_int_equal(topo_link_at(t, up)->bps, topo_link_at(t, topo_channel_link(p.ch[1]))->bps);
+      assert_int_equal(topo_channel_dst(t, p.ch[1]), topo_nic_vertex(t, nic));
+      assert_int_equal(topo_channel_src(t, p.ch[p.n - 2]),
                        topo_nic_vertex(t, topo_xfer_nic(t, 8 + g, h)));
+      /* GPU to NIC is cluster.pcie.latency in all, the switch in between */
+      assert_int_equal(
+          topo_link_at(t, up)->latency + topo_link_at(t, topo_channel_link(p.ch[1]))->latency,
+          200 * SIM_PS_PER_NS); /* the default */
       assert_int_equal(topo_xfer_nic(t, 8 + g, h) - 16, nic);
       seen[nic]++;
     }

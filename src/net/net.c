@@ -357,6 +357,8 @@ static void net_destroy(be_backend *b) {
   for (uint32_t v = 0; n->vscan && v < n->nv; v++) sim_free(n->vscan[v].set.q);
   sim_free(n->vscan);
   sim_free(n->vber);
+  sim_free(n->vseq);
+  sim_free(n->vseq_made);
   sim_free(n->ph);
   sim_free(n->qp);
   sim_free(n->qh);
@@ -490,8 +492,8 @@ be_backend *be_packet_create(sim_ctx *sim, const topo *t, const cfg_scenario *cf
   n->lossy = cfg->fabric.transport != CFG_TRANSPORT_INFINIBAND && n->lossless != 0xff;
   n->rr = sim_calloc(nch * NET__CLASSES, sizeof *n->rr);
   setup_channels(n, cfg);
-  sim_rng_stream(sim, &n->rng[NET__RNG_ECN], "net.ecn");
-  sim_rng_stream(sim, &n->rng[NET__RNG_ROUTE], "net.route");
+  n->vseq = sim_malloc((size_t)(n->nv ? n->nv : 1) * 2 * sizeof *n->vseq);
+  n->vseq_made = sim_calloc((size_t)(n->nv ? n->nv : 1) * 2, 1);
   n->scan_period = n->rto / 16 ? n->rto / 16 : 1;
   n->end_gap = SIM_TIME_MAX; /* the smallest latency of a link with one: O(links) */
   for (uint32_t l = 0; l < topo_link_count(t); l++) {
@@ -510,4 +512,14 @@ be_backend *be_packet_create_parallel(sim_ctx *sim, const topo *t, const cfg_sce
     return NULL;
   }
   return b;
+}
+
+sim_rng *net__vseq_make(net__be *n, unsigned k, uint32_t v) {
+  static const char *const kinds[2] = {"ecn", "route"};
+  char name[48];
+  size_t i = (size_t)v * 2 + k;
+  snprintf(name, sizeof name, "net.v%u.%s", v, kinds[k]);
+  sim_rng_stream(n->base.sim, &n->vseq[i], name);
+  n->vseq_made[i] = 1;
+  return &n->vseq[i];
 }

@@ -452,7 +452,9 @@ typedef struct net__be {
   uint32_t active_phases;
   /* per channel: transfers routed over it now (max_link_sharing) */
   uint32_t *sharing;
-  sim_rng rng[3];            /* NET__RNG_*: the whole fabric's streams (sequential engine) */
+  sim_rng *vseq;             /* sequential: [vertex * 2 + NET__RNG_ECN or _ROUTE], the
+                              * parallel engine's streams, each made at its first draw */
+  uint8_t *vseq_made;        /* ... whether vseq[i] is made */
   sim_rng *vber;             /* sequential: per vertex, as the parallel engine's (bit errors
                               * are faults: made at the first degraded link with a BER) */
   const topo_health *health; /* routing's view after the last reroute; NULL: all up */
@@ -478,12 +480,17 @@ typedef struct net__be {
 enum { NET__RNG_ECN, NET__RNG_ROUTE, NET__RNG_BER };
 
 /* A random stream of vertex v (ECN marking at its egress ports, routing
- * choices, bit errors on links it sends on). The sequential engine draws
- * ECN marks and routing choices from the fabric's, bit errors from the
- * vertex's as the parallel engine does (a fault's losses are the same
- * packets on both engines). */
+ * choices, bit errors on links it sends on). Both engines draw from the
+ * vertex's own streams ("net.v<v>.ecn", ".route", ".ber"), each vertex's
+ * draws in its events' order, so ECN marks, adaptive and spraying choices
+ * and a fault's losses are the same packets on both. The sequential engine
+ * makes a stream at its first draw (net__vseq_make). */
+sim_rng *net__vseq_make(net__be *n, unsigned k, uint32_t v);
 static inline sim_rng *net__rng(net__be *n, unsigned k, uint32_t v) {
-  return n->par ? &n->vrng[(size_t)v * 3 + k] : k == NET__RNG_BER ? &n->vber[v] : &n->rng[k];
+  if (n->par) return &n->vrng[(size_t)v * 3 + k];
+  if (k == NET__RNG_BER) return &n->vber[v];
+  size_t i = (size_t)v * 2 + k;
+  return n->vseq_made[i] ? &n->vseq[i] : net__vseq_make(n, k, v);
 }
 static inline simtime_ps net__now(const net__be *n) { return *n->now; }
 

@@ -55,4 +55,17 @@ same eth --set fabric.transport=ethernet --set workload.collective.size=16MiB \
     {at: 60us, kind: link-degraded, target: leaf1-spine1, factor: 0.5, ber: 1e-5}]"
 expect_json eth-ev/summary.json '.network.drops > 0 and .network.retransmits > .network.drops'
 
+# ECN marks with DCQCN and adaptive routing's choices draw from the deciding
+# vertex's own stream on both engines (ev.c drew from one stream for the
+# fabric: an incast's marks and the adaptive run's figures differed)
+T3=(--set fabric.tiers=3 --set fabric.switch_radix=8 --set cluster.gpus_per_node=1
+    --set cluster.nic.per_node=1 --set fabric.link_bandwidth=100Gbps
+    --set cluster.nic.bandwidth=100Gbps --set workload.kind=traffic --set cluster.nodes=32
+    --set fabric.transport=roce --set faults=[])
+same ecn "${T3[@]}" --set workload.traffic.pattern=incast --set workload.traffic.senders=16 \
+  --set workload.traffic.size=256KB --set fabric.switch.buffer=4MB
+expect_json ecn-ev/summary.json '.network.ecn_marks > 0'
+same adaptive "${T3[@]}" --set fabric.routing=adaptive --set fabric.adaptive.flowlet_gap=2us \
+  --set workload.traffic.pattern=permutation --set workload.traffic.size=256KB
+
 finish

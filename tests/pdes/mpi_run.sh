@@ -198,8 +198,8 @@ same_engines() {
        <(jq -S 'del(.sim.wall_s, .sim.parallel, .sim.events, .scenario)' "$2/summary.json") >/dev/null &&
     cmp -s "$1/timeseries.csv" "$2/timeseries.csv" && cmp -s "$1/events.csv" "$2/events.csv"
 }
-for c in ib-ring ib-tree 8plane-a2a dp-train roce-pfc roce-incast eth-spray faults classes-pfc \
-  classes-example; do
+for c in ib-ring ib-tree 8plane-a2a dp-train roce-pfc roce-incast ar-flowlet eth-spray faults \
+  classes-pfc classes-example; do
   scen=${SCEN[$c]}
   extra=()
   [ "$c" = faults ] && extra=("${FAULTS[@]}")
@@ -216,19 +216,22 @@ expect_exit 0 "$MPIEXEC" -np 2 "$FABSIM" run "${SCEN[classes-example]}" "${COMMO
 # apart. Now every figure, and the tree's, is the same bytes. The faults
 # case too (issue 27, defect 18): retransmission timers are scanned per
 # source GPU and bit errors drawn per sending vertex on both engines (ev.c
-# had one scan and one stream for the fabric: 7.211 against 9.133 ms).
-for c in ib-ring ib-tree 8plane-a2a dp-train roce-pfc faults classes-pfc classes-example; do
+# had one scan and one stream for the fabric: 7.211 against 9.133 ms). ECN
+# marks (roce-incast) and adaptive routing's choices (ar-flowlet) too: both
+# engines draw them from the deciding vertex's own stream (ev.c drew from one
+# stream for the fabric: the same distributions, other draws).
+for c in ib-ring ib-tree 8plane-a2a dp-train roce-pfc roce-incast ar-flowlet faults classes-pfc \
+  classes-example; do
   same_engines $c-ev $c-np2 && pass || fail "$c: the default engine and 2 ranks differ:
 $(diff <(jq -S 'del(.sim.wall_s, .sim.parallel, .sim.events, .scenario)' $c-ev/summary.json) \
        <(jq -S 'del(.sim.wall_s, .sim.parallel, .sim.events, .scenario)' $c-np2/summary.json) | head -20)"
 done
-# Not byte-identical, and why: ECN marking (roce-incast) and packet spraying
-# (eth-spray) draw from one random stream per vertex on the parallel engine
-# (a vertex must draw the same numbers on any rank) and one per fabric on
-# the default engine: the same distributions, other draws. Bound: the p99
-# FCT within 5 %. Adaptive routing with flowlets (ar-flowlet: a table per
-# switch against one per hop of the path) is not compared.
-for c in roce-incast eth-spray; do
+# Not byte-identical: packet spraying on lossy Ethernet (eth-spray) draws
+# per vertex on both engines and gives the same FCTs, but its end of run
+# (the last retransmission's timing) is about 0.3 us apart (1.085804 ms
+# against 1.085504 ms on the engine's sequential mode); the cause is not
+# found. Bound: the p99 FCT within 5 %.
+for c in eth-spray; do
   a=$(jq '.network.fct_us.p99' $c-ev/summary.json)
   b=$(jq '.network.fct_us.p99' $c-np2/summary.json)
   awk -v a="$a" -v b="$b" 'BEGIN { d = (b - a) / a; exit !(d > -0.05 && d < 0.05) }' && pass ||

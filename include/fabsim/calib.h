@@ -233,6 +233,8 @@ int cal_runs_shape_from_base(cal_run *runs, size_t nruns, const cal_base *base, 
  * the per-file residuals the target is stated on (rms of ln(model /
  * measured) <= 0.10 small, <= 0.05 large; docs/validation.md, Calibration). */
 enum { CAL_SMALL_BYTES = 64 << 10 };
+#define CAL_TARGET_SMALL 0.10 /* the targets of those rms: under CAL_SMALL_BYTES ... */
+#define CAL_TARGET_LARGE 0.05 /* ... and from it */
 
 /* One row of one file: measured, and the model before and after the fit. */
 typedef struct cal_row {

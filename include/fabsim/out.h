@@ -41,6 +41,13 @@ int out_write_json(const json_t *root, const char *dir, const char *name, sim_er
  * which (out_json_check) on stderr and exits with status 1. */
 char *out_json_text(const json_t *root);
 
+/* fabsim calibrate --json: a fit (include/fabsim/calib.h) as one object:
+ * each file's rows, residuals by size range against CAL_TARGET_SMALL and
+ * CAL_TARGET_LARGE, the parameters before and after, the keys written, the
+ * algorithm sets tried, `written` the fragment's path. */
+struct cal_fit;
+json_t *out_calib_json(const struct cal_fit *f, const char *written);
+
 /* Human formatting into buf (returns buf): 1,234,567 / 1.50 GiB /
  * 400 Gb/s / 12.3 us / $1.23M. The terminal's edge: a seconds or dollar
  * figure that is not finite is refused there as out_json_text refuses it

@@ -13,6 +13,7 @@
  *   - a NIC cut off: "no route" at the reroute, and at once for a phase
  *     submitted afterwards;
  *   - determinism: the same fault run twice gives identical counters. */
+#include <stdlib.h>
 #include "net/net_test.h"
 
 typedef struct fault_plan {
@@ -453,8 +454,54 @@ static void test_reroute_keeps_packets(void **state) {
  * failure at all); selective repeat (ConnectX-5 and later with out-of-order
  * data placement, as adaptive routing requires) resends a small multiple of
  * what was lost. */
+/* n with thousands separators ("1,128.7", "44,171") into buf */
+static const char *grouped(char *buf, size_t n, double v, int decimals) {
+  char raw[64];
+  snprintf(raw, sizeof raw, "%.*f", decimals, v);
+  const char *dot = strchr(raw, '.');
+  size_t whole = dot ? (size_t)(dot - raw) : strlen(raw), o = 0;
+  for (size_t i = 0; i < whole && o + 2 < n; i++) {
+    if (i && (whole - i) % 3 == 0) buf[o++] = ',';
+    buf[o++] = raw[i];
+  }
+  snprintf(buf + o, n - o, "%s", dot ? dot : "");
+  return buf;
+}
+
+/* The matrix row docs/faults.md prints for r must be this run's: the doc's
+ * table is this test's output (FABSIM_SOURCE_DIR names the checkout). */
+static bool doc_has_row(const char *doc, const char *transport, const char *routing,
+                        const char *recovery, const fault_run *r) {
+  char us[32], d[32], rt[32], to[32], na[32], row[256];
+  snprintf(row, sizeof row, "| %-10s | %-8s | %-9s | %9s | %5s | %11s | %8s | %5s |", transport,
+           routing, recovery, grouped(us, sizeof us, sim_ps_to_s(r->end[0]) * 1e6, 1),
+           grouped(d, sizeof d, (double)r->st.drops, 0),
+           grouped(rt, sizeof rt, (double)r->st.retransmits, 0),
+           grouped(to, sizeof to, (double)r->ext.timeouts, 0),
+           grouped(na, sizeof na, (double)r->ext.nacks, 0));
+  if (strstr(doc, row)) return true;
+  printf("docs/faults.md lacks this run's row:\n%s\n", row);
+  return false;
+}
+
+static char *read_doc(const char *rel) {
+  const char *src = getenv("FABSIM_SOURCE_DIR");
+  if (!src) fail_msg("FABSIM_SOURCE_DIR must be set");
+  char path[1024];
+  snprintf(path, sizeof path, "%s/%s", src, rel);
+  FILE *fp = fopen(path, "rb");
+  if (!fp) fail_msg("cannot read %s", path);
+  char *buf = calloc(1, 1 << 20);
+  size_t got = fread(buf, 1, (1 << 20) - 1, fp);
+  fclose(fp);
+  assert_true(got > 0);
+  return buf;
+}
+
 static void test_failure_matrix(void **state) {
   (void)state;
+  char *doc = read_doc("docs/faults.md");
+  int missing = 0;
   const char *transports[] = {"infiniband", "roce", "ethernet"};
   const char *routings[] = {"static", "ecmp", "adaptive", "spray"};
   for (int t = 0; t < 3; t++)
@@ -463,6 +510,8 @@ static void test_failure_matrix(void **state) {
       fault_run s, g;
       failure_run(transports[t], routings[k], "selective", 1000000, &s, &fs);
       failure_run(transports[t], routings[k], "go-back-n", 1000000, &g, &fg);
+      missing += !doc_has_row(doc, transports[t], routings[k], "selective", &s);
+      missing += !doc_has_row(doc, transports[t], routings[k], "go-back-n", &g);
       for (fault_run *r = &s; r; r = r == &s ? &g : NULL) {
         assert_true(r->st.drops > 0);
         assert_true(r->ext.timeouts <= r->st.drops + r->st.flows_rerouted);
@@ -490,6 +539,8 @@ static void test_failure_matrix(void **state) {
       fx_unload(&fs);
       fx_unload(&fg);
     }
+  free(doc);
+  assert_int_equal(missing, 0); /* the rows printed above belong in docs/faults.md */
 }
 
 static void test_determinism(void **state) {

@@ -1,16 +1,12 @@
 #!/usr/bin/env bash
-# docs/tour.md runs as written: every "$ fabsim ..." line of it, from a folder
-# where examples/ is the source tree's, must exit 0; and the answers the tour
-# states still hold.
+# docs/tour.md runs as written: every "$ fabsim ..." block of it, from a folder
+# where examples/ is the source tree's, succeeds and prints what the tour
+# shows (tests/cli/doc_blocks.sh); and the answers the tour states still hold.
 . "$(dirname "$0")/lib.sh"
+. "$SRC/tests/cli/doc_blocks.sh"
 ln -s "$SRC/examples" examples
-grep '^\$ fabsim ' "$SRC/docs/tour.md" | sed 's/^\$ fabsim //' > commands
-[ "$(wc -l < commands)" -ge 8 ] && pass || fail "tour.md has only $(wc -l < commands) commands"
-while IFS= read -r line; do
-  eval "set -- $line"
-  expect_exit 0 "$FABSIM" "$@"
-  cp "$WORK/out" "last.out"
-done < commands
+[ "$(grep -c '^\$ fabsim ' "$SRC/docs/tour.md")" -ge 8 ] && pass || fail "tour.md has fewer than 8 commands"
+check_doc docs/tour.md
 
 # 1. RoCE pauses on the incast; InfiniBand does not
 expect_json tour-q1-incast/2-roce/summary.json '.network.pfc_paused_s > 0 and .network.ecn_marks > 0'
@@ -45,6 +41,8 @@ expect_json tour-q4/summary.json '.root_cause[0].excess_s > 0.8 and .root_cause[
 expect_json tour-q4/summary.json '.steps[2].time_s <= .steps[2].baseline_s + 1e-9'
 expect_json tour-q4/summary.json '[.events[].kind] | contains(["link-down", "reroute", "straggler"])'
 expect_json tour-q4-fast/summary.json '.root_cause[0].excess_s < 0.05'
+# "costs step 2 only 0.6 ms"
+expect_json tour-q4-fast/summary.json '(.steps[1].time_s - .steps[1].baseline_s) * 1e3 | . >= 0.55 and . < 0.65'
 # 5. the reliability answer the tour quotes
 expect_exit 0 "$FABSIM" reliability examples/reliability-llama3.yaml
 expect_out "interval    Young 4.5 min"; expect_out "ETTR        closed form 0.926"

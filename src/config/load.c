@@ -451,10 +451,12 @@ static int apply_set(loader *ld, uint32_t index, const char *arg) {
   have_doc = 1;
   ld->ydoc = &ydoc;
   root = yaml_document_get_root_node(&ydoc);
-  static const yaml_node_t empty = {
-      .type = YAML_SCALAR_NODE,
-      .data.scalar = {.value = (yaml_char_t *)"", .style = YAML_PLAIN_SCALAR_STYLE}};
-  if (!root) root = &empty;
+  if (!root) {
+    static const yaml_node_t empty = {
+        .type = YAML_SCALAR_NODE,
+        .data.scalar = {.value = (yaml_char_t *)"", .style = YAML_PLAIN_SCALAR_STYLE}};
+    root = &empty;
+  }
   rc = job ? cfg__set_job_key(ld, key, l, root) : set_leaf(ld, idx, key, root);
 done:
   if (have_doc) yaml_document_delete(&ydoc);

@@ -177,6 +177,43 @@ static void test_failing_point(void **state) {
   study_vary_free(v, n);
 }
 
+/* One job of a shared fabric varied (issue 29): --vary 'jobs[1].placement=...'
+ * passes every point's checks; an index past the scenario's jobs is the
+ * --vary value's error. */
+static void test_vary_one_job(void **state) {
+  (void)state;
+  const char *src = getenv("FABSIM_SOURCE_DIR");
+  if (!src) skip();
+  char file[512], dir[] = "/tmp/fabsim-study-jobs-XXXXXX";
+  snprintf(file, sizeof file, "%s/examples/shared/two-jobs.yaml", src);
+  assert_non_null(mkdtemp(dir));
+  study_vary *v = NULL;
+  size_t n = 0;
+  sim_error err = {0};
+  assert_int_equal(study_vary_add(&v, &n, "jobs[1].placement=packed,spread", &err), SIM_OK);
+  study_sweep_args a = {.scenario = file, .vary = v, .nvary = n, .parallel = 1, .out = dir};
+  study_sweep s;
+  assert_int_equal(prepare(&s, &a, &err), SIM_OK);
+  assert_string_equal(s.points[1].label, "jobs[1].placement=spread");
+  study_sweep_end(&s, 0);
+  study_vary_free(v, n);
+  v = NULL;
+  n = 0;
+  assert_int_equal(study_vary_add(&v, &n, "jobs[2].placement=packed", &err), SIM_OK);
+  a.vary = v;
+  a.nvary = n;
+  assert_int_equal(prepare(&s, &a, &err), SIM_EINVAL);
+  assert_string_equal(err.msg,
+                      "--vary jobs[2].placement=packed: jobs[2]: the scenario has 2 jobs; "
+                      "allowed: jobs[0] to jobs[1]");
+  study_sweep_end(&s, 2);
+  study_vary_free(v, n);
+  char lock[600];
+  snprintf(lock, sizeof lock, "%s/.fabsim.lock", dir); /* the good sweep's, which held it */
+  unlink(lock);
+  assert_int_equal(rmdir(dir), 0);
+}
+
 /* ---- run ids and runs in point order ---------------------------------------------------- */
 
 /* One run of study `id`, folder dirs[k], appended to path as a point that
@@ -361,13 +398,10 @@ static void test_sweep_runs(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_vary_parse),
-      cmocka_unit_test(test_points_in_order),
-      cmocka_unit_test(test_parallel),
-      cmocka_unit_test(test_failing_point),
-      cmocka_unit_test(test_run_ids_in_point_order),
-      cmocka_unit_test(test_compare_db),
-      cmocka_unit_test(test_sweep_runs),
+      cmocka_unit_test(test_vary_parse),   cmocka_unit_test(test_points_in_order),
+      cmocka_unit_test(test_parallel),     cmocka_unit_test(test_failing_point),
+      cmocka_unit_test(test_vary_one_job), cmocka_unit_test(test_run_ids_in_point_order),
+      cmocka_unit_test(test_compare_db),   cmocka_unit_test(test_sweep_runs),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

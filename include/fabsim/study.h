@@ -205,8 +205,9 @@ typedef struct study_compare {
 
 /* Check every file (run_check, SIM_ECONFIG) before any runs, run them into
  * OUT/1-NAME, OUT/2-NAME, ... and read the runs back labelled by file name;
- * or read a database's runs (SIM_EINVAL: not a readable results database,
- * or no run of a given id), labelled "run ID: POINT-or-NAME". A run's failure
+ * or read a database's runs (SIM_EINVAL: not a readable results database;
+ * SIM_ECONFIG: no run of an id given), labelled "run ID: POINT-or-NAME",
+ * in the order of the ids given (none: run id order). A run's failure
  * is in c->failed and the points' statuses, not an error. Then the labels
  * name the fidelities if the runs differ in fidelity (c->fidelities). */
 int study_compare_run(study_compare *c, const study_compare_args *a, const study_hooks *h,

@@ -157,6 +157,19 @@ void out_compare_table(FILE *f, const json_t *runs);
  * figure. Caller frees with sim_free. */
 char *out_sweep_csv(const json_t *runs, const char *const *keys, size_t nkeys);
 
+/* ---- what fabsim sweep and compare print and write (sweep.c) ------------------------- */
+
+/* The runs (as above) on f: JSON text (json), else out_sweep_table. */
+void out_sweep_print(FILE *f, const json_t *runs, const char *const *keys, size_t nkeys, bool json);
+/* dir/sweep.csv, then dir/report.html comparing the runs (when there are any),
+ * their series read from the database at db. */
+int out_sweep_files(const char *dir, const char *db, const json_t *runs, const char *const *keys,
+                    size_t nkeys, sim_error *err);
+/* The runs on f: JSON text (json), else out_compare_table. */
+void out_compare_print(FILE *f, const json_t *runs, bool json);
+/* dir (made if absent) and dir/report.html comparing the runs. */
+int out_compare_files(const char *dir, const char *db, const json_t *runs, sim_error *err);
+
 /* ---- running with a progress line and Ctrl-C (progress.c) ------------------------------ */
 
 typedef struct sim_ctx sim_ctx;

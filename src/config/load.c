@@ -419,8 +419,9 @@ static int apply_set(loader *ld, uint32_t index, const char *arg) {
   }
   memcpy(key, arg + kb, ke - kb);
   key[ke - kb] = '\0';
-  idx = cfg__find_key(key, ke - kb);
-  if (idx < 0) {
+  bool job = strncmp(key, "jobs[", 5) == 0; /* jobs[J].FIELD: entry J's field */
+  idx = job ? -1 : cfg__find_key(key, ke - kb);
+  if (idx < 0 && !job) {
     if (cfg__is_section(key, ke - kb))
       rc = cfg__fail_loc(ld, l, key, "is a section; set one of its keys (such as %s)",
                          first_key_of(key, ke - kb));
@@ -450,14 +451,13 @@ static int apply_set(loader *ld, uint32_t index, const char *arg) {
   have_doc = 1;
   ld->ydoc = &ydoc;
   root = yaml_document_get_root_node(&ydoc);
-  if (root) {
-    rc = set_leaf(ld, idx, key, root);
-  } else {
+  if (!root) {
     static const yaml_node_t empty = {
         .type = YAML_SCALAR_NODE,
         .data.scalar = {.value = (yaml_char_t *)"", .style = YAML_PLAIN_SCALAR_STYLE}};
-    rc = set_leaf(ld, idx, key, &empty);
+    root = &empty;
   }
+  rc = job ? cfg__set_job_key(ld, key, l, root) : set_leaf(ld, idx, key, root);
 done:
   if (have_doc) yaml_document_delete(&ydoc);
   if (have_parser) yaml_parser_delete(&parser);
@@ -513,6 +513,8 @@ int cfg_load_buffer(cfg_scenario *out, cfg_doc **doc_out, const char *name, cons
     rc = apply_set(&ld, (uint32_t)i + 1, sets[i]);
     if (rc != SIM_OK) goto fail;
   }
+  rc = cfg__jobs_check_sets(&ld);
+  if (rc != SIM_OK) goto fail;
   rc = cfg__resolve(&s, doc, err);
   if (rc != SIM_OK) goto fail;
   *out = s;

@@ -65,6 +65,7 @@ typedef struct loader {
   uint32_t col0;
   sim_error *err;
   yaml_document_t *ydoc;
+  bool job_sets; /* a --set jobs[J].FIELD was applied: cfg__jobs_check_sets checks */
 } loader;
 
 /* "label:line:col: [key: ]message" -> SIM_ECONFIG */
@@ -77,6 +78,14 @@ const char *cfg__yaml_kind_name(const yaml_node_t *n); /* "a mapping", "a list",
  * list and its locations only when every entry is valid. */
 int cfg__set_jobs(loader *ld, int i, const char *key, const yaml_node_t *v);
 void cfg__job_locs_free(cfg_doc *doc);
+/* --set jobs[J].FIELD=VALUE (FIELD: a job's field but workload, or
+ * workload.KEY): entry J of the list in effect takes the value (kl: the
+ * key's location), which is located at the --set; J past the list is
+ * refused there. The entry's own checks (cfg__job_check: placement explicit
+ * with nodes, ...) and unique names wait for every --set:
+ * cfg__jobs_check_sets. */
+int cfg__set_job_key(loader *ld, const char *key, cfg_loc kl, const yaml_node_t *v);
+int cfg__jobs_check_sets(loader *ld);
 /* fabric.classes from a YAML sequence of mappings (load_classes.c);
  * replaces the table and its locations only when every entry is valid. */
 int cfg__set_classes(loader *ld, int i, const char *key, const yaml_node_t *v);

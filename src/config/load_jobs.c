@@ -54,17 +54,64 @@ static int set_list(loader *ld, cfg_job *job, size_t i, const yaml_node_t *v, cf
   return rc;
 }
 
+/* Workload key i of a job from its YAML value, located (a key set again,
+ * by --set, moves to its new location). */
+static int set_workload_value(loader *ld, cfg_job *job, cfg__job_loc *jl, int i,
+                              const yaml_node_t *v, const char *name) {
+  char msg[512];
+  cfg_loc vl = cfg__loc_of(ld, v->start_mark);
+  if (v->type == YAML_SEQUENCE_NODE && cfg__key_at((size_t)i)->type == CFG__LIST) {
+    int rc = set_list(ld, job, (size_t)i, v, vl, name);
+    if (rc != SIM_OK) return rc;
+  } else if (v->type != YAML_SCALAR_NODE) {
+    return cfg__fail_loc(ld, vl, name, "expected a value, got %s", cfg__yaml_kind_name(v));
+  } else if (cfg__set_workload_text(&job->workload, (size_t)i,
+                                    cfg__yaml_is_null(v) ? "" : (const char *)v->data.scalar.value,
+                                    cfg__yaml_is_null(v) ? 0 : v->data.scalar.length, msg,
+                                    sizeof msg) != SIM_OK) {
+    return cfg__fail_loc(ld, vl, name, "%s", msg);
+  }
+  for (uint32_t w = 0; w < jl->nwl; w++)
+    if (jl->wl_key[w] == (uint32_t)i) {
+      jl->wl_loc[w] = vl;
+      return SIM_OK;
+    }
+  jl->wl_key = sim_realloc(jl->wl_key, (jl->nwl + 1) * sizeof *jl->wl_key);
+  jl->wl_loc = sim_realloc(jl->wl_loc, (jl->nwl + 1) * sizeof *jl->wl_loc);
+  jl->wl_key[jl->nwl] = (uint32_t)i;
+  jl->wl_loc[jl->nwl++] = vl;
+  return SIM_OK;
+}
+
+/* Key path (schema index i, -1: none) of a job's workload, named `name`:
+ * a workload.* key other than workload.traffic_class (the job's own field). */
+static int check_workload_key(loader *ld, const cfg_job *job, cfg_loc kl, const char *path,
+                              size_t len, int i, const char *name) {
+  if (i >= 0 && strcmp(path, "workload.traffic_class") == 0)
+    return cfg__fail_loc(
+        ld, kl, name, "a job's class is the job's own field: jobs[%u].traffic_class", job->index);
+  if (i < 0 || !cfg__is_workload_key((size_t)i)) {
+    const char *hint = cfg__suggest(path, len);
+    if (hint && strncmp(hint, "workload.", 9) == 0)
+      return cfg__fail_loc(ld, kl, name, "unknown key; did you mean '%s'?", hint);
+    return cfg__fail_loc(ld, kl, name,
+                         "unknown key; a job's workload takes the workload.* keys "
+                         "(docs/scenario.md)");
+  }
+  return SIM_OK;
+}
+
 /* One mapping of a job's workload, keys relative to `prefix` ("workload"
  * at the top): a mapping value descends, a value sets the schema key
  * prefix.key (dotted names such as collective.op work at any level). */
 static int walk_workload(loader *ld, cfg_job *job, cfg__job_loc *jl, const yaml_node_t *map,
                          const char *prefix) {
-  char path[WL_PATH_MAX + 1], name[WL_PATH_MAX + 32], msg[512];
+  char path[WL_PATH_MAX + 1], name[WL_PATH_MAX + 32];
   for (yaml_node_pair_t *pair = map->data.mapping.pairs.start; pair < map->data.mapping.pairs.top;
        pair++) {
     const yaml_node_t *k = yaml_document_get_node(ld->ydoc, pair->key);
     const yaml_node_t *v = yaml_document_get_node(ld->ydoc, pair->value);
-    cfg_loc kl = cfg__loc_of(ld, k->start_mark), vl = cfg__loc_of(ld, v->start_mark);
+    cfg_loc kl = cfg__loc_of(ld, k->start_mark);
     if (k->type != YAML_SCALAR_NODE)
       return cfg__fail_loc(ld, kl, NULL, "a key must be a name such as collective.op, not %s",
                            cfg__yaml_kind_name(k));
@@ -79,36 +126,14 @@ static int walk_workload(loader *ld, cfg_job *job, cfg__job_loc *jl, const yaml_
       if (rc != SIM_OK) return rc;
       continue;
     }
-    if (i >= 0 && strcmp(path, "workload.traffic_class") == 0)
-      return cfg__fail_loc(
-          ld, kl, name, "a job's class is the job's own field: jobs[%u].traffic_class", job->index);
-    if (i < 0 || !cfg__is_workload_key((size_t)i)) {
-      const char *hint = cfg__suggest(path, (size_t)len);
-      if (hint && strncmp(hint, "workload.", 9) == 0)
-        return cfg__fail_loc(ld, kl, name, "unknown key; did you mean '%s'?", hint);
-      return cfg__fail_loc(ld, kl, name,
-                           "unknown key; a job's workload takes the workload.* keys "
-                           "(docs/scenario.md)");
-    }
+    int rc = check_workload_key(ld, job, kl, path, (size_t)len, i, name);
+    if (rc != SIM_OK) return rc;
     for (uint32_t w = 0; w < jl->nwl; w++)
       if (jl->wl_key[w] == (uint32_t)i)
         return cfg__fail_loc(ld, kl, name, "duplicate key (first set at line %u, column %u)",
                              jl->wl_loc[w].line, jl->wl_loc[w].col);
-    if (v->type == YAML_SEQUENCE_NODE && cfg__key_at((size_t)i)->type == CFG__LIST) {
-      int rc = set_list(ld, job, (size_t)i, v, vl, name);
-      if (rc != SIM_OK) return rc;
-    } else if (v->type != YAML_SCALAR_NODE) {
-      return cfg__fail_loc(ld, vl, name, "expected a value, got %s", cfg__yaml_kind_name(v));
-    } else if (cfg__set_workload_text(
-                   &job->workload, (size_t)i,
-                   cfg__yaml_is_null(v) ? "" : (const char *)v->data.scalar.value,
-                   cfg__yaml_is_null(v) ? 0 : v->data.scalar.length, msg, sizeof msg) != SIM_OK) {
-      return cfg__fail_loc(ld, vl, name, "%s", msg);
-    }
-    jl->wl_key = sim_realloc(jl->wl_key, (jl->nwl + 1) * sizeof *jl->wl_key);
-    jl->wl_loc = sim_realloc(jl->wl_loc, (jl->nwl + 1) * sizeof *jl->wl_loc);
-    jl->wl_key[jl->nwl] = (uint32_t)i;
-    jl->wl_loc[jl->nwl++] = vl;
+    rc = set_workload_value(ld, job, jl, i, v, name);
+    if (rc != SIM_OK) return rc;
   }
   return SIM_OK;
 }
@@ -295,4 +320,74 @@ void cfg__jobs_presets(cfg_scenario *s, const cfg_doc *doc) {
 void cfg_doc_scope_job(const cfg_doc *doc, int job) {
   if (!doc) return;
   ((cfg_doc *)(uintptr_t)doc)->scope = job < 0 ? 0 : (uint32_t)job + 1;
+}
+
+/* ---- --set jobs[J].FIELD=VALUE ------------------------------------------------------------ */
+
+int cfg__set_job_key(loader *ld, const char *key, cfg_loc kl, const yaml_node_t *v) {
+  cfg_job_list *l = &ld->s->jobs;
+  char *end, msg[512];
+  unsigned long j = strtoul(key + 5, &end, 10);
+  if (key[5] < '0' || key[5] > '9' || end[0] != ']' || end[1] != '.' || !end[2])
+    return cfg__fail_loc(ld, kl, key,
+                         "unknown key; a job's field is set as jobs[J].FIELD (FIELD one of name, "
+                         "gpus, placement, nodes, start, traffic_class, workload.KEY)");
+  char entry[48];
+  snprintf(entry, sizeof entry, "jobs[%.*s]", (int)(end - (key + 5) < 20 ? end - (key + 5) : 20),
+           key + 5);
+  if (l->n == 0)
+    return cfg__fail_loc(ld, kl, entry,
+                         "the scenario has no jobs; allowed: a job's field once a jobs: list holds "
+                         "that job (in the file, or an earlier --set jobs=[...])");
+  if (j >= l->n || end - (key + 5) > 10) {
+    if (l->n == 1) return cfg__fail_loc(ld, kl, entry, "the scenario has 1 job; allowed: jobs[0]");
+    return cfg__fail_loc(ld, kl, entry, "the scenario has %u jobs; allowed: jobs[0] to jobs[%u]",
+                         l->n, l->n - 1);
+  }
+  cfg_job *job = &l->v[j];
+  cfg__job_loc *jl = &ld->doc->jloc[j];
+  const char *f = end + 2;
+  ld->job_sets = true;
+  if (strncmp(f, "workload.", 9) == 0) {
+    int i = cfg__find_key(f, strlen(f));
+    int rc = check_workload_key(ld, job, kl, f, strlen(f), i, key);
+    return rc != SIM_OK ? rc : set_workload_value(ld, job, jl, i, v, key);
+  }
+  int field = cfg__job_field_find(f, strlen(f));
+  if (field < 0 || field == CFG__JF_WORKLOAD) {
+    if (field < 0) cfg__job_unknown_field(f, strlen(f), msg, sizeof msg);
+    else snprintf(msg, sizeof msg, "is a mapping; set one of its keys (such as %s.kind)", key);
+    return cfg__fail_loc(ld, kl, key, "%s", msg);
+  }
+  if (field == CFG__JF_NODES && v->type == YAML_SEQUENCE_NODE) { /* the list set replaces */
+    sim_free(job->nodes.v);
+    job->nodes.v = NULL;
+    job->nodes.n = 0;
+  }
+  int rc = set_field(ld, job, jl, field, v, key);
+  if (rc == SIM_OK) jl->field[field] = cfg__loc_of(ld, v->start_mark);
+  return rc;
+}
+
+int cfg__jobs_check_sets(loader *ld) {
+  const cfg_job_list *l = &ld->s->jobs;
+  char name[64], msg[512];
+  for (uint32_t j = 0; ld->job_sets && j < l->n; j++) {
+    const cfg__job_loc *jl = &ld->doc->jloc[j];
+    uint8_t have[CFG__JF_N];
+    int bad = -1;
+    for (int f = 0; f < CFG__JF_N; f++) have[f] = jl->field[f].line != 0;
+    if (cfg__job_check(&l->v[j], have, &bad, msg, sizeof msg) != SIM_OK) {
+      snprintf(name, sizeof name, "jobs[%u].%s", j, cfg__job_field_name(bad));
+      return cfg__fail_loc(ld, have[bad] ? jl->field[bad] : jl->entry, name, "%s", msg);
+    }
+    for (uint32_t e = 0; e < j; e++) /* names unique */
+      if (strcmp(l->v[e].name, l->v[j].name) == 0) {
+        snprintf(name, sizeof name, "jobs[%u].name", j);
+        return cfg__fail_loc(ld, jl->field[CFG__JF_NAME], name,
+                             "'%s' is also the name of jobs[%u]; names are unique", l->v[j].name,
+                             e);
+      }
+  }
+  return SIM_OK;
 }

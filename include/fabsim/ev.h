@@ -48,12 +48,25 @@ static inline ev_id ev_schedule_in(sim_ctx *sim, simtime_ps delay, ev_fn fn, voi
                                    uint64_t arg) {
   return ev_schedule(sim, sim_now(sim) + delay, fn, obj, arg);
 }
+/* ev_schedule for an event of a model that runs beside the workload (the
+ * packet model's arrivals, port wakes and retransmission scans: what the
+ * parallel engine runs as its co-engine's events, which never move this
+ * context's clock). It runs as any other, in the same order; but when ev_run
+ * leaves nothing to run (cancelled events aside), the clock goes back to the
+ * last event scheduled otherwise (0 if none), as a co-engine's last events
+ * leave it. So a fabric that still carries stale packets when the workload
+ * is over (a spurious retransmission of a queue pair already done,
+ * discarded at its next hop) ends the run where the workload ended, on both
+ * engines. */
+ev_id ev_schedule_beside(sim_ctx *sim, simtime_ps at, ev_fn fn, void *obj, uint64_t arg);
 /* Cancel a pending event. Returns true if it was pending; false if it already
  * ran or was cancelled (stale handles are detected by a generation count). */
 bool ev_cancel(sim_ctx *sim, ev_id id);
 
 /* Run events until the queue is empty, an event's time exceeds `until`, or
  * ev_stop is called. Returns the number of events executed by this call.
+ * Once nothing is left to run (cancelled events aside), sim_now is the last
+ * event's not scheduled beside the run (ev_schedule_beside).
  * An event due at or past SIM_HORIZON_PS is never run: the run stops before
  * it, for good (ev_run returns 0 from then on; the event stays pending), and
  * sim_past_horizon says so. A cancelled one is dropped as usual. */

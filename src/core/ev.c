@@ -50,12 +50,16 @@ typedef struct ev__slot {
   ev_fn fn; /* NULL: cancelled (while pending) */
   void *obj;
   uint64_t arg;
-  uint32_t gen;       /* bumped on every release; part of ev_id */
-  uint32_t next_free; /* free-list link, valid while free */
+  uint32_t gen; /* bumped on every release; part of ev_id */
+  union {
+    uint32_t next_free; /* free-list link, valid while free */
+    uint32_t beside;    /* while pending: scheduled by ev_schedule_beside */
+  };
 } ev__slot;
 
 struct sim_ctx {
   simtime_ps now;
+  simtime_ps own_now; /* the last event not beside the run (ev_schedule_beside) */
   uint64_t seed;
   uint64_t seq;
   uint64_t events;
@@ -183,7 +187,8 @@ static inline void ev__slot_release(sim_ctx *sim, uint32_t s) {
 
 /* ---- public API ------------------------------------------------------- */
 
-ev_id ev_schedule(sim_ctx *sim, simtime_ps at, ev_fn fn, void *obj, uint64_t arg) {
+static inline ev_id ev__schedule(sim_ctx *sim, simtime_ps at, ev_fn fn, void *obj, uint64_t arg,
+                                 bool beside) {
   assert(fn != NULL);
   if (at < sim->now) at = SIM_TIME_MAX; /* a sum that wrapped: past the horizon */
   uint32_t s = ev__slot_alloc(sim);
@@ -191,6 +196,7 @@ ev_id ev_schedule(sim_ctx *sim, simtime_ps at, ev_fn fn, void *obj, uint64_t arg
   slot->fn = fn;
   slot->obj = obj;
   slot->arg = arg;
+  slot->beside = beside;
   if (sim->seq >= EV_SEQ_LIMIT) {
     if (sim->top_pending) { /* drop the running event's key first */
       sim->top_pending = false;
@@ -208,6 +214,14 @@ ev_id ev_schedule(sim_ctx *sim, simtime_ps at, ev_fn fn, void *obj, uint64_t arg
     ev__q_insert(&sim->q, x);
   }
   return ((uint64_t)slot->gen << 32) | s;
+}
+
+ev_id ev_schedule(sim_ctx *sim, simtime_ps at, ev_fn fn, void *obj, uint64_t arg) {
+  return ev__schedule(sim, at, fn, obj, arg, false);
+}
+
+ev_id ev_schedule_beside(sim_ctx *sim, simtime_ps at, ev_fn fn, void *obj, uint64_t arg) {
+  return ev__schedule(sim, at, fn, obj, arg, true);
 }
 
 bool ev_cancel(sim_ctx *sim, ev_id id) {
@@ -280,8 +294,10 @@ static inline bool ev__run_top(sim_ctx *sim) {
   }
   void *obj = slot->obj;
   uint64_t arg = slot->arg;
+  bool beside = slot->beside;
   ev__slot_release(sim, s);
   sim->now = ev__time(top);
+  if (!beside) sim->own_now = sim->now;
   sim->top_pending = true;
   fn(sim, obj, arg);
   if (sim->top_pending) {
@@ -351,6 +367,8 @@ uint64_t ev_run(sim_ctx *sim, simtime_ps until) {
       break;
     }
   }
+  if (sim->pending == sim->cancelled)
+    sim->now = sim->own_now; /* ran dry: what ran beside it does not count */
   return sim->events - start;
 }
 

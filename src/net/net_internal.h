@@ -45,6 +45,9 @@
  *   thresholds, ECN and DCQCN timers create no per-packet events, and
  *   retransmission timeouts are one periodic scan, not an event per queue
  *   pair (far-future events would stretch the event queue's calendar).
+ *   The sequential engine schedules all of these beside the run
+ *   (ev_schedule_beside), as the parallel engine's LP events are: a stale
+ *   packet discarded after the workload's last event does not end the run.
  *
  * Memory: a packet is 40 bytes plus a 4-byte queue link (+ 16 bytes while on
  *   a link), in chunked pools

@@ -93,7 +93,7 @@ void net__ensure_wake(net__be *n, uint32_t c, simtime_ps at) {
   if (ch->wake_at <= at) return; /* an earlier wake re-evaluates and re-arms */
   ch->wake_at = at;
   if (n->par) net__par_wake(n, c, at);
-  else ev_schedule(n->base.sim, at, on_wake, n, c);
+  else ev_schedule_beside(n->base.sim, at, on_wake, n, c);
 }
 
 /* A wake comes after what reaches its vertex at the same instant
@@ -120,7 +120,7 @@ static void on_wake(sim_ctx *sim, void *obj, uint64_t arg) {
   net__be *n = obj;
   uint32_t c = (uint32_t)arg;
   if (!(arg >> 32) && *due_count(n, n->cold[c].src, sim_now(sim))) {
-    ev_schedule(sim, sim_now(sim), on_wake, n, arg | 1ull << 32);
+    ev_schedule_beside(sim, sim_now(sim), on_wake, n, arg | 1ull << 32);
     return;
   }
   net__wake(n, c);
@@ -300,7 +300,7 @@ static void on_due(sim_ctx *sim, void *obj, uint64_t arg) {
  * event shares the instant, the common case. */
 static void due_defer(net__be *n, uint32_t v, net__due d) {
   net__dueheap *h = &n->due[v];
-  if (h->n == 0) ev_schedule(n->base.sim, d.at, on_due, n, v);
+  if (h->n == 0) ev_schedule_beside(n->base.sim, d.at, on_due, n, v);
   if (h->n == h->cap) {
     h->cap = h->cap ? 2 * h->cap : 4;
     h->e = sim_realloc(h->e, h->cap * sizeof *h->e);
@@ -430,7 +430,8 @@ static void send_pfc(net__be *n, uint32_t c, uint32_t cls, bool on, uint32_t job
   if (on && n->pfq_head) cause_push(n, (size_t)c * NET__CLASSES + cls, job);
   uint32_t seq = n->sends[n->ch[c].dst]++;
   ++*due_count(n, n->cold[c].src, at);
-  ev_schedule(n->base.sim, at, on_pfc, n, (uint64_t)seq << 32 | c << 4 | cls << 1 | (on ? 1u : 0u));
+  ev_schedule_beside(n->base.sim, at, on_pfc, n,
+                     (uint64_t)seq << 32 | c << 4 | cls << 1 | (on ? 1u : 0u));
 }
 
 /* A PFC frame reaches channel c's source now (sequential engine): an XOFF
@@ -612,7 +613,7 @@ static void flight_push(net__be *n, uint32_t c, uint32_t i, simtime_ps at) {
       (net__fentry){.at = at, .pkt = i, .seq = seq};
   if (ch->fl_n++ == 0) {
     ++*due_count(n, ch->dst, at);
-    ev_schedule(n->base.sim, at, on_arrive, n, c);
+    ev_schedule_beside(n->base.sim, at, on_arrive, n, c);
   }
 }
 
@@ -804,7 +805,7 @@ static void arrive_head(net__be *n, uint32_t c) {
   if (--in->fl_n) {
     simtime_ps at = in->fl[in->fl_head].at;
     ++*due_count(n, in->dst, at);
-    ev_schedule(n->base.sim, at, on_arrive, n, c);
+    ev_schedule_beside(n->base.sim, at, on_arrive, n, c);
   }
   arrive(n, c, i);
 }

@@ -179,7 +179,7 @@ static void vscan_arm(net__be *n, uint32_t qi) {
   simtime_ps now = sim_now(n->base.sim);
   if (s->ev) return;
   if (s->at <= now) s->at = now + n->scan_period;
-  s->ev = ev_schedule(n->base.sim, s->at, on_vscan, n, qp_source(n, qi));
+  s->ev = ev_schedule_beside(n->base.sim, s->at, on_vscan, n, qp_source(n, qi));
 }
 
 static void arm(net__be *n, uint32_t qi) {
@@ -496,14 +496,14 @@ static void on_vscan(sim_ctx *sim, void *obj, uint64_t arg) {
   net__vscan *s = &n->vscan[v];
   simtime_ps now = sim_now(sim);
   if (!net__wake_turn(n, v, now, arg >> 32)) {
-    s->ev = ev_schedule(sim, now, on_vscan, n, arg | 1ull << 32);
+    s->ev = ev_schedule_beside(sim, now, on_vscan, n, arg | 1ull << 32);
     return;
   }
   s->ev = 0;
   net__armset_scan(n, &s->set, now);
   if (s->set.n && !s->ev) {
     s->at = now + n->scan_period;
-    s->ev = ev_schedule(sim, s->at, on_vscan, n, v);
+    s->ev = ev_schedule_beside(sim, s->at, on_vscan, n, v);
   }
 }
 

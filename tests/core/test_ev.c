@@ -402,9 +402,46 @@ static void test_run_bound(void **state) {
   sim_destroy(sim);
 }
 
+/* An event beside the run (ev_schedule_beside) runs in order at its time,
+ * but once the queue runs dry the clock is the last other event's, as a
+ * co-engine's events never move it; a cancelled event left pending counts
+ * as none. */
+static void beside_then_own(sim_ctx *sim, void *obj, uint64_t arg) {
+  record(sim, obj, arg);
+  if (arg == 1) ev_schedule(sim, 30, record, obj, 2); /* an own event from one beside */
+}
+
+static void test_beside(void **state) {
+  (void)state;
+  static trace tr;
+  sim_ctx *sim = sim_create(1);
+  assert_true(ev_cancel(sim, ev_schedule(sim, 90, record, &tr, 4)));
+  tr.n = 0;
+  ev_schedule(sim, 10, record, &tr, 0);
+  ev_schedule_beside(sim, 20, beside_then_own, &tr, 1);
+  ev_schedule_beside(sim, 40, record, &tr, 3);
+  assert_int_equal(ev_run(sim, 35), 3);
+  assert_int_equal(sim_now(sim), 30); /* not dry: the clock where the run stopped */
+  assert_int_equal(ev_run(sim, SIM_TIME_MAX), 1);
+  assert_int_equal(tr.n, 4);
+  assert_int_equal(tr.t[3], 40); /* it ran at its time */
+  assert_int_equal(sim_now(sim), 30);
+  ev_schedule_beside(sim, 50, record, &tr, 5);
+  ev_run(sim, SIM_TIME_MAX);
+  assert_int_equal(sim_now(sim), 30);
+  sim_destroy(sim);
+  /* nothing but events beside it: the clock stays where the run began */
+  sim = sim_create(1);
+  ev_schedule_beside(sim, 7, record, &tr, 6);
+  ev_run(sim, SIM_TIME_MAX);
+  assert_int_equal(sim_now(sim), 0);
+  sim_destroy(sim);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_horizon),
+      cmocka_unit_test(test_beside),
       cmocka_unit_test(test_slice_end),
       cmocka_unit_test(test_run_bound),
       cmocka_unit_test(test_time_then_insertion_order),

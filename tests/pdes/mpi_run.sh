@@ -10,9 +10,8 @@
 # faults (a link down, rerouted around, up again; a degraded link with bit
 # errors), and traffic classes (PFC pauses blamed on jobs, their victims;
 # the priority example). Then the
-# parallel engine against the default one (ev.c): byte-identical, faults
-# included, where no per-vertex ECN or routing draw or flowlet table decides,
-# else within a stated bound.
+# parallel engine against the default one (ev.c): byte-identical in each
+# case compared, faults, ECN marks, adaptive routing and spraying included.
 # Args: FABSIM SRC MPIEXEC [load|sanitize] (CTest sets Open MPI's oversubscription)
 #
 # With `sanitize` (the sanitizer build, where a rank runs 3-10x slower): each
@@ -219,23 +218,17 @@ expect_exit 0 "$MPIEXEC" -np 2 "$FABSIM" run "${SCEN[classes-example]}" "${COMMO
 # had one scan and one stream for the fabric: 7.211 against 9.133 ms). ECN
 # marks (roce-incast) and adaptive routing's choices (ar-flowlet) too: both
 # engines draw them from the deciding vertex's own stream (ev.c drew from one
-# stream for the fabric: the same distributions, other draws).
-for c in ib-ring ib-tree 8plane-a2a dp-train roce-pfc roce-incast ar-flowlet faults classes-pfc \
-  classes-example; do
+# stream for the fabric: the same distributions, other draws). Packet
+# spraying on lossy Ethernet (eth-spray) too: a spurious resend still in the
+# fabric when its queue pair is done is discarded after the workload's last
+# event; ev.c's clock ran on to it (1.085804 against 1.085504 ms), now the
+# run ends at the workload's last event on both (ev_schedule_beside; a 5 %
+# bound on the p99 FCT stood here before, 2026-12-07).
+for c in ib-ring ib-tree 8plane-a2a dp-train roce-pfc roce-incast ar-flowlet eth-spray faults \
+  classes-pfc classes-example; do
   same_engines $c-ev $c-np2 && pass || fail "$c: the default engine and 2 ranks differ:
 $(diff <(jq -S 'del(.sim.wall_s, .sim.parallel, .sim.events, .scenario)' $c-ev/summary.json) \
        <(jq -S 'del(.sim.wall_s, .sim.parallel, .sim.events, .scenario)' $c-np2/summary.json) | head -20)"
-done
-# Not byte-identical: packet spraying on lossy Ethernet (eth-spray) draws
-# per vertex on both engines and gives the same FCTs, but its end of run
-# (the last retransmission's timing) is about 0.3 us apart (1.085804 ms
-# against 1.085504 ms on the engine's sequential mode); the cause is not
-# found. Bound: the p99 FCT within 5 %.
-for c in eth-spray; do
-  a=$(jq '.network.fct_us.p99' $c-ev/summary.json)
-  b=$(jq '.network.fct_us.p99' $c-np2/summary.json)
-  awk -v a="$a" -v b="$b" 'BEGIN { d = (b - a) / a; exit !(d > -0.05 && d < 0.05) }' && pass ||
-    fail "$c: default engine p99 FCT $a us against 2 ranks $b us (more than 5 % apart)"
 done
 
 fi

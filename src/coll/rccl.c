@@ -107,8 +107,11 @@ double coll__rccl_time_us(const coll_spec *s, uint32_t nodes, double bus_gbs, cf
   if (ai == 0 && pi == 2 && m == 1) return INFINITY; /* tree Simple: not on one gfx94 node */
   if (ai == 0 && s->op != CFG_COLL_ALLREDUCE) return INFINITY;
   double bw = bus_gbs * ratio[m > 2][ai][pi];
-  double nsteps = s->op == CFG_COLL_ALLREDUCE ? 2.0 * (n - 1) : n - 1;
+  bool rs_ag = s->op == CFG_COLL_REDUCESCATTER || s->op == CFG_COLL_ALLGATHER;
+  double nsteps = s->op == CFG_COLL_ALLREDUCE ? 2.0 * (n - 1) : rs_ag ? n - 1 : n;
   double ninter = m == 1 ? 0 : s->op == CFG_COLL_ALLREDUCE ? 2.0 * m : m - 1;
+  /* a gfx94 node's Broadcast on the LL ring: busBw x 1.65 */
+  if (s->op == CFG_COLL_BROADCAST && ai == 1 && pi == 0 && m == 1) bw *= 1.65;
   double intra = hw[0][ai][pi], inter = hw[1][ai][pi];
   if (m > 1) intra = fmax(intra, pi == 2 ? 3.0 : 1.0); /* getNetOverhead 1 us, x3 Simple */
   double lat = base[pi];

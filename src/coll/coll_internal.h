@@ -128,7 +128,9 @@ bool coll__rccl_msccl(const coll_spec *s, uint32_t nodes, cfg_coll_protocol *p, 
 double coll__rccl_time_us(const coll_spec *s, uint32_t nodes, double bus_gbs, cfg_coll_algorithm a,
                           cfg_coll_protocol p);
 /* RCCL's pick among ring and tree, LL and Simple (within s's algorithm
- * and protocol where fixed): the least coll__rccl_time_us. */
+ * and protocol where fixed): the least coll__rccl_time_us; a fixed
+ * protocol or algorithm RCCL leaves off (LL128, one node's tree Simple)
+ * stands. */
 void coll__rccl_pick(const coll_spec *s, uint32_t nodes, double bus_gbs, cfg_coll_algorithm *a,
                      cfg_coll_protocol *p);
 /* RCCL's channels by size (enqueue.cc getChannnelThreadInfo, from 56),

@@ -147,8 +147,9 @@ void coll__rccl_pick(const coll_spec *s, uint32_t nodes, double bus_gbs, cfg_col
   static const cfg_coll_algorithm algos[2] = {CFG_ALGO_RING, CFG_ALGO_TREE};
   static const cfg_coll_protocol protos[2] = {CFG_PROTO_LL, CFG_PROTO_SIMPLE};
   double best = INFINITY;
-  *a = CFG_ALGO_RING;
-  *p = CFG_PROTO_SIMPLE;
+  /* what the scenario fixes stands, also where RCCL would not run it */
+  *a = s->algorithm == CFG_ALGO_TREE ? CFG_ALGO_TREE : CFG_ALGO_RING;
+  *p = s->protocol != CFG_PROTO_AUTO ? s->protocol : CFG_PROTO_SIMPLE;
   for (int i = 0; i < 2; i++)
     for (int j = 0; j < 2; j++) {
       if (s->algorithm != CFG_ALGO_AUTO && s->algorithm != algos[i]) continue;

@@ -86,6 +86,14 @@ static void test_tuning_model(void **state) {
   assert_float_equal(coll__rccl_time_us(&s, 1, B, CFG_ALGO_TREE, CFG_PROTO_LL), 24.6, 0.01);
   assert_true(isinf(coll__rccl_time_us(&s, 1, B, CFG_ALGO_TREE, CFG_PROTO_SIMPLE)));
   assert_true(isinf(coll__rccl_time_us(&s, 1, B, CFG_ALGO_RING, CFG_PROTO_LL128)));
+  /* ReduceScatter and AllGather: n - 1 ring steps; Broadcast: n (RCCL's count) */
+  s.op = CFG_COLL_ALLGATHER;
+  assert_float_equal(coll__rccl_time_us(&s, 1, B, CFG_ALGO_RING, CFG_PROTO_LL), 12 + 7 * 0.8, 0.01);
+  assert_true(isinf(coll__rccl_time_us(&s, 1, B, CFG_ALGO_TREE, CFG_PROTO_LL)));
+  s.op = CFG_COLL_BROADCAST;
+  assert_float_equal(coll__rccl_time_us(&s, 1, B, CFG_ALGO_RING, CFG_PROTO_SIMPLE), 17 + 8 * 2.1,
+                     0.01);
+  s.op = CFG_COLL_ALLREDUCE;
   /* 1 MiB: the ring's LL at 0.08 x B x 8/14 */
   s.bytes = 1 << 20;
   double bw = B * 0.08 * 8 / 14;
@@ -102,6 +110,11 @@ static void test_tuning_model(void **state) {
   coll__rccl_pick(&s, 1, B, &a, &p);
   assert_int_equal(a, CFG_ALGO_RING);
   assert_int_equal(p, CFG_PROTO_SIMPLE);
+  /* a protocol RCCL leaves off on gfx942 stays when the scenario fixes it */
+  s.protocol = CFG_PROTO_LL128;
+  coll__rccl_pick(&s, 1, B, &a, &p);
+  assert_int_equal(p, CFG_PROTO_LL128);
+  s.protocol = CFG_PROTO_AUTO;
   /* channels: 56 lowered while S < nc x 256 x threshold (LL ring 8 x 8) */
   s.bytes = 10 * 256 * 64;
   assert_int_equal(coll__rccl_channels(&s, CFG_ALGO_RING, CFG_PROTO_LL), 2); /* 10 of 56 */

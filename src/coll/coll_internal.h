@@ -106,6 +106,41 @@ uint32_t coll__nccl_channels(const coll_spec *s, cfg_coll_algorithm a, cfg_coll_
  * x chunk (enqueue.cc's chunk by size), at most S: the pipeline's unit. */
 uint64_t coll__nvls_unit(const coll_spec *s, uint32_t m, uint32_t heads);
 
+/* RCCL's choices on AMD GPUs (rccl.c, which states what RCCL runs). */
+enum {
+  COLL_RCCL_ELEM = 4, /* bytes of an element: rccl-tests' float */
+  COLL_RCCL_CHANNELS = 56
+}; /* RCCL's channels on one MI300X node */
+/* Whether the GPU is AMD's (RCCL's tables, not NCCL's). */
+bool coll__gpu_amd(cfg_gpu g);
+/* RCCL's launch and xGMI hop latencies for gfx942 (NCCL's network hops):
+ * the defaults of an AMD GPU's collectives (coll_spec_set_hw). */
+const cfg_coll_latency *coll__rccl_latency(void);
+/* Whether RCCL runs one of its MSCCL allpairs AllReduces for s on `nodes`
+ * nodes (8 GPUs on one node, the size in the algorithm's range and its
+ * element count a multiple of its chunks per loop); then its protocol *p
+ * and channels *ch. O(1). */
+bool coll__rccl_msccl(const coll_spec *s, uint32_t nodes, cfg_coll_protocol *p, uint32_t *ch);
+/* RCCL's tuning model (tuning.cc, tuning_model_5 of gfx942): latency +
+ * size / bandwidth of algorithm a (ring or tree) with protocol p, us, for
+ * a bus bandwidth of bus_gbs GB/s (RCCL's graph channels x their rate);
+ * INFINITY where RCCL disables the pair. O(1). */
+double coll__rccl_time_us(const coll_spec *s, uint32_t nodes, double bus_gbs, cfg_coll_algorithm a,
+                          cfg_coll_protocol p);
+/* RCCL's pick among ring and tree, LL and Simple (within s's algorithm
+ * and protocol where fixed): the least coll__rccl_time_us; a fixed
+ * protocol or algorithm RCCL leaves off (LL128, one node's tree Simple)
+ * stands. */
+void coll__rccl_pick(const coll_spec *s, uint32_t nodes, double bus_gbs, cfg_coll_algorithm *a,
+                     cfg_coll_protocol *p);
+/* RCCL's channels by size (enqueue.cc getChannnelThreadInfo, from 56),
+ * as fabsim channels (s->channels for RCCL's 56). O(channels). */
+uint32_t coll__rccl_channels(const coll_spec *s, cfg_coll_algorithm a, cfg_coll_protocol p);
+/* MSCCL's allpairs AllReduce: every rank sends each other rank S/n
+ * (reduce-scatter), then each reduced share to every other (all-gather):
+ * two phases of n (n-1) transfers. */
+int coll__plan_allpairs(coll_plan *p, const coll_spec *s);
+
 /* The builders, one per algorithm family. */
 int coll__plan_ring(coll_plan *p, const topo *t, const coll_spec *s);
 int coll__plan_broadcast(coll_plan *p, const topo *t, const coll_spec *s);

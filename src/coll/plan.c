@@ -245,7 +245,13 @@ int coll_plan_build(coll_plan *plan, const topo *t, const coll_spec *spec, sim_e
                     "node-limited is the MoE dispatch/combine (coll_moe_build, training "
                     "workload), not a %s algorithm",
                     cfg_coll_op_name(s->op));
-  if (!cfg_coll_algorithm_offered(s->op, s->algorithm))
+  uint32_t nodes = 0, per = 0;
+  coll__node_blocks(t, s->ranks, s->nranks, &nodes, &per);
+  cfg_coll_protocol mp;
+  uint32_t mc;
+  /* RCCL's MSCCL allpairs AllReduce (rccl.c): where RCCL would run it */
+  bool msccl = s->algorithm == CFG_ALGO_PAIRWISE && coll__rccl_msccl(s, nodes, &mp, &mc);
+  if (!msccl && !cfg_coll_algorithm_offered(s->op, s->algorithm))
     return sim_fail(err, SIM_EINVAL,
                     "%s has no '%s' algorithm here (allreduce: ring, tree, halving-doubling, "
                     "hierarchical, nvls, collnet, nvlstree; reducescatter, allgather: ring, "
@@ -267,7 +273,9 @@ int coll_plan_build(coll_plan *plan, const topo *t, const coll_spec *spec, sim_e
   case CFG_ALGO_TREE: rc = coll__plan_tree(plan, t, s); break;
   case CFG_ALGO_HALVING_DOUBLING: rc = coll__plan_hd(plan, t, s); break;
   case CFG_ALGO_HIERARCHICAL: rc = coll__plan_hier(plan, t, s, err); break;
-  case CFG_ALGO_PAIRWISE: rc = coll__plan_pairwise(plan, s); break;
+  case CFG_ALGO_PAIRWISE:
+    rc = s->op == CFG_COLL_ALLREDUCE ? coll__plan_allpairs(plan, s) : coll__plan_pairwise(plan, s);
+    break;
   case CFG_ALGO_PXN: rc = coll__plan_pxn(plan, t, s); break;
   case CFG_ALGO_NVLS: rc = coll__plan_nvls(plan, t, s, err); break;
   case CFG_ALGO_COLLNET: rc = coll__plan_collnet(plan, t, s, err); break;

@@ -558,6 +558,34 @@ double coll__tree_estimate_s(const topo *t, const coll_spec *s, cfg_coll_protoco
                      : candidate_estimate(t, s, &pr, CFG_ALGO_TREE, p, k);
 }
 
+/* RCCL's choice on an AMD GPU (rccl.c): MSCCL's allpairs where RCCL runs
+ * it (algorithm and protocol auto), else RCCL's tuning model among ring and
+ * tree, LL and Simple, for the bus bandwidth fabsim's GPU offers (its
+ * xGMI ports on one node, its NICs' share across nodes), and RCCL's
+ * channels by size. *est: fabsim's estimate of the pick. */
+static void rccl_tune(const topo *t, const coll_spec *s, const probe *pr, cfg_coll_algorithm *a,
+                      cfg_coll_protocol *p, uint32_t *k, double *est) {
+  if (s->algorithm == CFG_ALGO_AUTO && s->protocol == CFG_PROTO_AUTO &&
+      coll__rccl_msccl(s, pr->m, p, k)) {
+    *a = CFG_ALGO_PAIRWISE;
+    *est = candidate_estimate(t, s, pr, *a, *p, *k);
+    return;
+  }
+  double bus = pr->b_intra;
+  if (pr->m > 1 && pr->b_inter > 0) {
+    double nic = pr->b_inter * (pr->g ? (double)pr->npn / pr->g : 1);
+    bus = bus > 0 ? fmin(bus, nic) : nic;
+  }
+  coll__rccl_pick(s, pr->m, bus / 1e9, a, p);
+  *k = coll__rccl_channels(s, *a, *p);
+  if (*a == CFG_ALGO_RING) {
+    *est = ring_estimate(pr, s, *p, *k);
+    return;
+  }
+  *est = tree_shape_estimate_s(t, pr, s, *p, *k);
+  if (isnan(*est)) *est = candidate_estimate(t, s, pr, *a, *p, *k);
+}
+
 void coll_tune(const topo *t, const coll_spec *s, cfg_coll_algorithm *algorithm,
                cfg_coll_protocol *protocol, uint32_t *channels, double *est_s) {
   probe pr;
@@ -568,6 +596,11 @@ void coll_tune(const topo *t, const coll_spec *s, cfg_coll_algorithm *algorithm,
   uint32_t best_k = s->channels;
   double best_t = INFINITY, best_full = INFINITY;
   bool any = s->algorithm == CFG_ALGO_AUTO;
+  if (coll__gpu_amd(s->gpu) && s->op != CFG_COLL_ALLTOALL &&
+      (any || s->algorithm == CFG_ALGO_RING || s->algorithm == CFG_ALGO_TREE)) {
+    rccl_tune(t, s, &pr, &best_a, &best_p, &best_k, &best_full);
+    goto done;
+  }
   if (any && s->op == CFG_COLL_ALLTOALL) best_a = pr.m > 1 ? CFG_ALGO_PXN : CFG_ALGO_PAIRWISE;
   if (best_a == CFG_ALGO_PAIRWISE || best_a == CFG_ALGO_PXN) {
     /* point-to-point: LL up to 16 KiB per peer (NCCL_P2P_LL_THRESHOLD), else Simple */
@@ -632,6 +665,10 @@ done:
 
 void coll_spec_set_hw(coll_spec *spec, const cfg_scenario *cfg) {
   spec->gpu = cfg->cluster.gpu;
+  /* an AMD GPU's collectives run RCCL's latencies unless the scenario sets its own */
+  if (coll__gpu_amd(spec->gpu) &&
+      (!spec->latency || !memcmp(spec->latency, &nccl_latency, sizeof nccl_latency)))
+    spec->latency = coll__rccl_latency();
   spec->nvls = cfg->workload.collective.nvls && coll__nvls_efficiency(cfg->cluster.gpu) > 0;
   spec->sharp = cfg->fabric.sharp && cfg->fabric.transport == CFG_TRANSPORT_INFINIBAND;
 }

@@ -16,7 +16,9 @@
  * its bytes (reads plus writes, as Megatron-LM's activation accounting
  * counts tensors) over the achievable HBM bandwidth. Every kernel adds the
  * launch gap of the stream it runs on (0.9 us; 0.5 us from a CUDA graph).
- * Under fp8 each GEMM operand is cast (and transposed, where the tensor
+ * A weight-gradient GEMM accumulates into the fp32 main gradient (Megatron-
+ * LM's gradient-accumulation fusion: its epilogue reads and writes 4 bytes
+ * an element). Under fp8 each GEMM operand is cast (and transposed, where the tensor
  * cores need it) by the recipe's kernels; the output layer and the router
  * stay in 16 bits. The backward pass: each GEMM twice (input gradients,
  * weight gradients), the attention core 2.5 times its forward FLOPs (it
@@ -42,6 +44,10 @@ static const double GAP_STREAM = 0.9e-6, GAP_GRAPH = 0.5e-6;
 enum { ATTN_BWD_KERNELS = 3 };
 /* blockwise FP8: an fp32 scale per 128 elements, in each of two layouts */
 static const double BLOCK_SCALE_BYTES = 2 * 4.0 / 128;
+/* gradient-accumulation fusion (Megatron-LM's default; Transformer Engine's
+ * fuse_wgrad_accumulation): a weight-gradient GEMM adds its output into the
+ * fp32 main gradient, reading and writing 4 bytes per element */
+static const double MAIN_GRAD_ACCUM_BYTES = 2 * 4.0;
 
 double wl__peak_flops(const cfg_scenario *cfg) {
   switch (cfg->workload.precision) {
@@ -78,7 +84,7 @@ void wl__hw_init(wl__hw *hw, const cfg_scenario *cfg) {
   hw->fp8_transpose = cfg->cluster.gpu != CFG_GPU_B200;
   hw->hbm = (double)cfg->cluster.hbm_bandwidth / 8 * cfg->cluster.hbm_efficiency;
   hw->act = p == CFG_PRECISION_FP32 ? 4 : 2;
-  hw->wgrad = p == CFG_PRECISION_FP32 ? 4 : 2;
+  hw->wgrad = hw->legacy ? hw->act : MAIN_GRAD_ACCUM_BYTES;
   hw->expert_load = 1;
 }
 

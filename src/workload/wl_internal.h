@@ -97,7 +97,8 @@ typedef struct wl__hw {
   cfg_fp8_recipe recipe;
   double hbm;         /* bytes/s: cluster.hbm_bandwidth x cluster.hbm_efficiency */
   double act;         /* bytes per activation element (2; fp32 4) */
-  double wgrad;       /* bytes per weight-gradient element a GEMM writes */
+  double wgrad;       /* bytes per weight-gradient element a GEMM moves (fp32
+                         main gradient read and written; legacy: act) */
   double expert_load; /* the busiest GPU's expert tokens over the mean (router
                          statistics: coll_moe_routing.imbalance; 1 balanced) */
 } wl__hw;

@@ -304,6 +304,30 @@ static void test_launch_gaps(void **state) {
   assert_rel(a.fwd.mem, ag.fwd.mem, 1e-12); /* gaps are not memory-bound time */
 }
 
+/* Gradient-accumulation fusion: each weight-gradient GEMM adds into the fp32
+ * main gradient (reads and writes 4 bytes an element); the attention part's
+ * weight gradients are QKV's (4096 x 12288) and the output projection's
+ * (4096 x 4096) over the 2048 tokens, each with its launch gap; in the
+ * compute-bound regime the epilogue's extra 6 bytes an element cost
+ * 0.5 x 6 m n / H over a 16-bit output. Under the override, 16-bit output. */
+static void test_wgrad_accum(void **state) {
+  (void)state;
+  const char *over[] = {"workload.compute_efficiency=0.8"};
+  wl__part a, f, ao, fo;
+  wl__hw hw, hwo;
+  parts(NULL, 0, &a, &f, &hw);
+  parts(over, 1, &ao, &fo, &hwo);
+  assert_true(hw.wgrad == 8 && hwo.wgrad == 2);
+  double h = 4096, T = 2048;
+  double want = wl__gemm(&hw, true, 1, h, 3 * h, T, 8).t + wl__gemm(&hw, true, 1, h, h, T, 8).t;
+  assert_rel(a.bw.t, want + 2 * hw.gap, 1e-12);
+  double extra = wl__gemm(&hw, true, 1, h, h, T, 8).t - wl__gemm(&hw, true, 1, h, h, T, 2).t;
+  assert_rel(extra, 0.5 * 6 * h * h / hw.hbm, 1e-9);
+  assert_rel(ao.bw.t,
+             wl__gemm(&hwo, true, 1, h, 3 * h, T, 2).t + wl__gemm(&hwo, true, 1, h, h, T, 2).t,
+             1e-12);
+}
+
 /* FP8: the GEMMs at their own (FP8) rate and the recipe's casts; the step's
  * GEMMs gain less than the peak ratio, and attention none. A large GEMM's
  * speed-up is the ratio of the measured plateaus: 1402.6 / 794.5 on H100. */
@@ -399,8 +423,9 @@ int main(void) {
       cmocka_unit_test(test_skinny),      cmocka_unit_test(test_own_rates),
       cmocka_unit_test(test_monotone),    cmocka_unit_test(test_attention_points),
       cmocka_unit_test(test_fp8_casts),   cmocka_unit_test(test_launch_gaps),
-      cmocka_unit_test(test_fp8_speedup), cmocka_unit_test(test_optimizer),
-      cmocka_unit_test(test_unfused),     cmocka_unit_test(test_gqa),
+      cmocka_unit_test(test_fp8_speedup), cmocka_unit_test(test_wgrad_accum),
+      cmocka_unit_test(test_optimizer),   cmocka_unit_test(test_unfused),
+      cmocka_unit_test(test_gqa),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -145,6 +145,12 @@ wl__cost wl__eltwise(const wl__hw *hw, double bytes);
  * under the recipe (amax, cast, transposed copy, block scales), and the
  * kernels that move them. 0 unless hw->fp8. */
 double wl__fp8_cast_bytes(const wl__hw *hw, double elems, double *kernels);
+/* The cross-entropy over `logits` logits of the output layer (Megatron-LM's
+ * unfused vocab-parallel kernels): forward cost *f in *kf kernels (the cast
+ * to fp32, max, subtract, exp, sum, divide), backward *b in *kb (the scaled
+ * softmax, the cast back to 16 bits); memory-bound, no launch gaps. */
+void wl__cross_entropy(const wl__hw *hw, double logits, wl__cost *f, double *kf, wl__cost *b,
+                       double *kb);
 /* The optimizer step on `params` local parameters (weights, gradients and
  * optimizer states of w, g, o bytes each): the update reads and writes its
  * states, reads the gradients, writes the weights; the gradient norm for

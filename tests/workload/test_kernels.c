@@ -334,28 +334,35 @@ static void test_wgrad_accum(void **state) {
  * benchmark/data/all_benchmark_data_megatron.csv at 7097ab9, megatron-
  * unfused, bf16 logits 8192 x 131072: forward 15.82 ms, forward and backward
  * 21.25 ms) within 15 %. Under fp32 no casts: 32 and 8 bytes. */
-static void test_cross_entropy(void **state) {
-  (void)state;
-  const char *sets[] = {"cluster.nodes=1"};
-  const char *f32[] = {"cluster.nodes=1", "workload.precision=fp32"};
+/* The cross-entropy of n logits under a scenario: its costs, kernels and
+ * the GPU's launch gap and achievable HBM bandwidth. */
+static void ce_of(const char *const *sets, int nsets, double n, wl__cost *c, double *k, double *gap,
+                  double *hbm) {
   fixture f;
   wl__hw hw;
-  wl__cost cf, cb;
-  double kf, kb, n = 8192.0 * 131072;
-  hw_of(sets, 1, &hw, &f);
-  wl__cross_entropy(&hw, n, &cf, &kf, &cb, &kb);
-  assert_rel(cf.t, 38 * n / hw.hbm, 1e-12);
-  assert_rel(cb.t, 14 * n / hw.hbm, 1e-12);
-  assert_true(kf == 6 && kb == 2 && cf.mem == cf.t);
-  assert_rel(cf.t + kf * hw.gap, 15.82e-3, 0.15);
-  assert_rel(cb.t + kb * hw.gap, 21.25e-3 - 15.82e-3, 0.15);
+  hw_of(sets, nsets, &hw, &f);
+  wl__cross_entropy(&hw, n, &c[0], &k[0], &c[1], &k[1]);
+  *gap = hw.gap;
+  *hbm = hw.hbm;
   unload(&f);
-  hw_of(f32, 2, &hw, &f);
-  wl__cross_entropy(&hw, n, &cf, &kf, &cb, &kb);
-  assert_rel(cf.t, 32 * n / hw.hbm, 1e-12);
-  assert_rel(cb.t, 8 * n / hw.hbm, 1e-12);
-  assert_true(kf == 5 && kb == 1);
-  unload(&f);
+}
+
+static void test_cross_entropy(void **state) {
+  (void)state;
+  const char *bf[] = {"cluster.nodes=1"};
+  const char *f32[] = {"cluster.nodes=1", "workload.precision=fp32"};
+  wl__cost c[2];
+  double k[2], gap, H, n = 8192.0 * 131072;
+  ce_of(bf, 1, n, c, k, &gap, &H);
+  assert_rel(c[0].t, 38 * n / H, 1e-12);
+  assert_rel(c[1].t, 14 * n / H, 1e-12);
+  assert_true(k[0] == 6 && k[1] == 2 && c[0].mem == c[0].t);
+  assert_rel(c[0].t + k[0] * gap, 15.82e-3, 0.15);
+  assert_rel(c[1].t + k[1] * gap, 21.25e-3 - 15.82e-3, 0.15);
+  ce_of(f32, 2, n, c, k, &gap, &H);
+  assert_rel(c[0].t, 32 * n / H, 1e-12);
+  assert_rel(c[1].t, 8 * n / H, 1e-12);
+  assert_true(k[0] == 5 && k[1] == 1);
 }
 
 /* FP8: the GEMMs at their own (FP8) rate and the recipe's casts; the step's

@@ -16,7 +16,9 @@
  * its bytes (reads plus writes, as Megatron-LM's activation accounting
  * counts tensors) over the achievable HBM bandwidth. Every kernel adds the
  * launch gap of the stream it runs on (0.9 us; 0.5 us from a CUDA graph).
- * Under fp8 each GEMM operand is cast (and transposed, where the tensor
+ * A weight-gradient GEMM accumulates into the fp32 main gradient (Megatron-
+ * LM's gradient-accumulation fusion: its epilogue reads and writes 4 bytes
+ * an element). Under fp8 each GEMM operand is cast (and transposed, where the tensor
  * cores need it) by the recipe's kernels; the output layer and the router
  * stay in 16 bits. The backward pass: each GEMM twice (input gradients,
  * weight gradients), the attention core 2.5 times its forward FLOPs (it
@@ -42,6 +44,18 @@ static const double GAP_STREAM = 0.9e-6, GAP_GRAPH = 0.5e-6;
 enum { ATTN_BWD_KERNELS = 3 };
 /* blockwise FP8: an fp32 scale per 128 elements, in each of two layouts */
 static const double BLOCK_SCALE_BYTES = 2 * 4.0 / 128;
+/* Megatron-LM's vocab-parallel cross-entropy (megatron/core/tensor_parallel/
+ * cross_entropy.py, unfused: --cross-entropy-loss-fusion is off by default),
+ * per logit after the cast to fp32: forward max (read 4), subtract the max
+ * (read and write 4), exp (read and write 4), sum (read 4), divide by the sum
+ * (read and write 4): 32 bytes in 5 kernels; backward scales the saved
+ * softmax by the loss gradient in place (read and write 4): 8 bytes, 1 kernel */
+static const double CE_FWD_FP32_BYTES = 4 + 8 + 8 + 4 + 8, CE_BWD_FP32_BYTES = 8;
+enum { CE_FWD_KERNELS = 5, CE_BWD_KERNELS = 1 };
+/* gradient-accumulation fusion (Megatron-LM's default; Transformer Engine's
+ * fuse_wgrad_accumulation): a weight-gradient GEMM adds its output into the
+ * fp32 main gradient, reading and writing 4 bytes per element */
+static const double MAIN_GRAD_ACCUM_BYTES = 2 * 4.0;
 
 double wl__peak_flops(const cfg_scenario *cfg) {
   switch (cfg->workload.precision) {
@@ -78,7 +92,7 @@ void wl__hw_init(wl__hw *hw, const cfg_scenario *cfg) {
   hw->fp8_transpose = cfg->cluster.gpu != CFG_GPU_B200;
   hw->hbm = (double)cfg->cluster.hbm_bandwidth / 8 * cfg->cluster.hbm_efficiency;
   hw->act = p == CFG_PRECISION_FP32 ? 4 : 2;
-  hw->wgrad = p == CFG_PRECISION_FP32 ? 4 : 2;
+  hw->wgrad = hw->legacy ? hw->act : MAIN_GRAD_ACCUM_BYTES;
   hw->expert_load = 1;
 }
 
@@ -103,6 +117,17 @@ double wl__fp8_cast_bytes(const wl__hw *hw, double elems, double *kernels) {
   }
   if (block) per += BLOCK_SCALE_BYTES;
   return elems * per;
+}
+
+void wl__cross_entropy(const wl__hw *hw, double logits, wl__cost *f, double *kf, wl__cost *b,
+                       double *kb) {
+  /* the cast to fp32 and, backward, the gradient's cast back (none in fp32) */
+  bool cast = hw->act < 4;
+  double up = cast ? hw->act + 4 : 0, down = cast ? 4 + hw->act : 0;
+  *f = wl__eltwise(hw, logits * (up + CE_FWD_FP32_BYTES));
+  *kf = CE_FWD_KERNELS + (cast ? 1 : 0);
+  *b = wl__eltwise(hw, logits * (CE_BWD_FP32_BYTES + down));
+  *kb = CE_BWD_KERNELS + (cast ? 1 : 0);
 }
 
 wl__cost wl__optimizer(const wl__hw *hw, double params, double w, double g, double o) {
@@ -302,7 +327,9 @@ void wl__part_head(const wl__hw *hw, const wl_model *m, const wl_parallel *p, do
   double t = p->tp, T = tokens, h = m->hidden, v = m->head / h / t;
   eltwise(&c, 2 * tokens_sp(p, tokens) * h); /* final norm */
   linear(&c, false, 1, T, h, v);             /* the output layer stays in 16 bits */
-  /* cross-entropy: reads the logits, writes fp32 probabilities (2 elements'
-   * worth each at 16 bits) */
-  eltwise(&c, T * v * (1 + 4 / hw->act));
+  wl__cost cf, cb;
+  double kf, kb;
+  wl__cross_entropy(hw, T * v, &cf, &kf, &cb, &kb);
+  fwd(&c, cf, kf, false);
+  add(&o->bin, cb, hw, kb);
 }

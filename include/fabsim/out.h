@@ -1,5 +1,5 @@
-/* fabsim output: files a run leaves in output.dir, and number formatting for
- * the terminal. Every file is written whole or not at all (temp + rename). */
+/* fabsim output: files a run leaves in output.dir and what the verbs
+ * print, built from typed results. Every file is written whole or not at all (temp + rename). */
 #ifndef FABSIM_OUT_H
 #define FABSIM_OUT_H
 
@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "fabsim/core.h"
+#include "fabsim/run.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -48,15 +49,16 @@ char *out_json_text(const json_t *root);
 struct cal_fit;
 json_t *out_calib_json(const struct cal_fit *f, const char *written);
 
-/* Human formatting into buf (returns buf): 1,234,567 / 1.50 GiB /
- * 400 Gb/s / 12.3 us / $1.23M. The terminal's edge: a seconds or dollar
- * figure that is not finite is refused there as out_json_text refuses it
- * (stderr, exit status 1), never printed as "inf". */
-const char *out_fmt_count(char *buf, size_t n, uint64_t v);
-const char *out_fmt_bytes(char *buf, size_t n, uint64_t bytes);
-const char *out_fmt_rate(char *buf, size_t n, uint64_t bps);
-const char *out_fmt_seconds(char *buf, size_t n, double s);
-const char *out_fmt_usd(char *buf, size_t n, double usd);
+/* ---- what the verbs print (memory.c) ------------------------------------------------ */
+
+/* fabsim memory: run_memory_of's result as one object (model, parallel,
+ * bytes per GPU, activations, fits, suggestion), or as text on stdout. */
+json_t *out_memory_json(const cfg_scenario *cfg, const run_memory *r);
+void out_memory_print(const cfg_scenario *cfg, const run_memory *r);
+/* A training run's step (wl_job_step) as summary.json's "step" object, or
+ * as the terminal's lines on stdout. Caller owns the object. */
+json_t *out_step_json(const wl_step *s, const cfg_scenario *cfg);
+void out_step_text(const wl_step *s, const cfg_scenario *cfg);
 
 /* ---- what a run leaves in output.dir (run.c) ---------------------------------------- */
 
@@ -185,8 +187,6 @@ typedef struct out_interrupt {
 } out_interrupt;
 void out_interrupt_begin(out_interrupt *h);
 void out_interrupt_end(const out_interrupt *h);
-/* The same as sim_wall_s, for src/cli/run_training.c until it moves below the verbs. */
-double out_wall_now(void);
 
 #ifdef __cplusplus
 }

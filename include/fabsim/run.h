@@ -567,6 +567,25 @@ void run_training_report(run_training *tr, const flt_sched *fs, run_events *log,
                          run_training_result *out);
 void run_training_result_free(run_training_result *r);
 
+/* ---- fabsim memory: a training setup's memory per GPU (memory.c) ------------------------ */
+
+typedef struct run_memory {
+  wl_model model;
+  wl_parallel parallel;
+  wl_memory mem; /* on the stage that needs most */
+  bool found;    /* it does not fit, and best does: */
+  wl_parallel best;
+  wl_memory best_mem;
+} run_memory;
+
+/* The scenario's model (workload.model.*) under its parallelism
+ * (workload.parallel.*) on t's GPUs: memory per GPU, checked
+ * (wl_memory_check), and when it does not fit the smallest tp x pp (then
+ * ZeRO stage and recomputation) that does (wl_memory_search). Errors are
+ * the scenario's, located at the key (SIM_ECONFIG). Closed forms only. */
+int run_memory_of(run_memory *r, const cfg_scenario *cfg, const cfg_doc *doc, const topo *t,
+                  sim_error *err);
+
 /* ---- one run's setup ----------------------------------------------------------------- */
 
 /* The scenario and its topology, every key checked (cfg_load, topo_build):

@@ -117,7 +117,7 @@ static void print_file(const cal_file_fit *ff) {
   for (size_t k = 0; k < r->n; k++) {
     const cal_row *w = &ff->rows[k];
     char sz[32];
-    out_fmt_bytes(sz, sizeof sz, w->bytes);
+    sim_fmt_bytes(sz, sizeof sz, w->bytes);
     if (!w->used) {
       printf("  %12s %12.2f %12s %11.2f %11s %9s  (not fitted: size 0)\n", sz, w->measured_us, "-",
              w->measured_busbw_GBps, "-", "-");

@@ -209,8 +209,8 @@ static const char *fmt_min(char *buf, size_t n, double s) {
 static void print_result(const rel_params *p, const rel_result *r, const cfg_scenario *cfg) {
   char a[64], b[64], c[64], d[64];
   printf("job         %s %s GPUs on %s nodes, %.4g days\n",
-         out_fmt_count(a, sizeof a, (uint64_t)p->nodes * p->gpus_per_node),
-         cfg_gpu_name(cfg->cluster.gpu), out_fmt_count(b, sizeof b, p->nodes), p->days);
+         sim_fmt_count(a, sizeof a, (uint64_t)p->nodes * p->gpus_per_node),
+         cfg_gpu_name(cfg->cluster.gpu), sim_fmt_count(b, sizeof b, p->nodes), p->days);
   printf("failures    %.4g per 1,000 node-days: MTTF %s, %.1f interruptions expected\n",
          r->rate_per_node_day * 1e3, isfinite(r->mttf_s) ? fmt_min(c, sizeof c, r->mttf_s) : "none",
          r->expected_total);
@@ -236,7 +236,7 @@ static void print_result(const rel_params *p, const rel_result *r, const cfg_sce
       "\ngoodput     %.4f of the fleet's GPU time, ETTR x nodes / (nodes + spares) (%s "
       "productive GPU-hours)\n",
       r->goodput_frac,
-      out_fmt_count(
+      sim_fmt_count(
           a, sizeof a,
           (uint64_t)llround(r->ettr_closed * p->nodes * p->gpus_per_node * p->days * 24)));
 }
@@ -252,8 +252,8 @@ static void print_power(const pwr_model *m, const cfg_scenario *cfg, double run_
       s.it_kw, 100 * u, s.gpu_kw, s.server_kw, s.nic_kw, s.switch_kw, s.optics_kw, s.facility_kw,
       m->pue);
   printf("energy      %.4g kWh per %s step ($%.3g at $%.3g/kWh); %.1f MWh per run (%s)\n",
-         s.energy_kwh_per_step, out_fmt_seconds(a, sizeof a, step_s), s.cost_usd_per_step,
-         m->usd_per_kwh, s.energy_mwh_per_run, out_fmt_usd(c, sizeof c, s.cost_usd_per_run));
+         s.energy_kwh_per_step, sim_fmt_seconds(a, sizeof a, step_s), s.cost_usd_per_step,
+         m->usd_per_kwh, s.energy_mwh_per_run, sim_fmt_usd(c, sizeof c, s.cost_usd_per_run));
   printf("racks       %u of %u servers, %.4g kW demand each: ", s.racks, m->rack_nodes,
          pwr_rack_demand_w(m, 0, u) * 1e-3);
   if (s.racks_throttled)

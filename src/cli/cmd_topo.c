@@ -42,42 +42,42 @@ static void print_table(const topo *t, const cfg_scenario *cfg) {
          cfg_transport_name(cfg->fabric.transport), inv->leaf_down, inv->leaf_up,
          inv->oversubscription);
   printf("cluster    %s nodes x %u %s = %s GPUs (fabric holds %s nodes)\n",
-         out_fmt_count(a, sizeof a, inv->nodes), cfg->cluster.gpus_per_node,
-         cfg_gpu_name(cfg->cluster.gpu), out_fmt_count(b, sizeof b, inv->gpus),
-         out_fmt_count(c, sizeof c, inv->max_nodes));
-  printf("endpoints  %s NICs at %s", out_fmt_count(a, sizeof a, inv->endpoints - inv->storage_nics),
-         out_fmt_rate(b, sizeof b, cfg->cluster.nic.bandwidth));
+         sim_fmt_count(a, sizeof a, inv->nodes), cfg->cluster.gpus_per_node,
+         cfg_gpu_name(cfg->cluster.gpu), sim_fmt_count(b, sizeof b, inv->gpus),
+         sim_fmt_count(c, sizeof c, inv->max_nodes));
+  printf("endpoints  %s NICs at %s", sim_fmt_count(a, sizeof a, inv->endpoints - inv->storage_nics),
+         sim_fmt_rate(b, sizeof b, cfg->cluster.nic.bandwidth));
   if (inv->storage_nics)
-    printf(" + %s storage NICs at %s", out_fmt_count(a, sizeof a, inv->storage_nics),
-           out_fmt_rate(b, sizeof b, cfg->storage.nic.bandwidth));
+    printf(" + %s storage NICs at %s", sim_fmt_count(a, sizeof a, inv->storage_nics),
+           sim_fmt_rate(b, sizeof b, cfg->storage.nic.bandwidth));
   printf("\n");
-  printf("switches   %s", out_fmt_count(a, sizeof a, inv->switches));
+  printf("switches   %s", sim_fmt_count(a, sizeof a, inv->switches));
   static const char *tier_names[] = {NULL, "leaf", "spine", "core"};
   const char *sep = " (";
   for (int i = 1; i <= 3; i++) {
     if (!inv->switches_by_tier[i]) continue;
-    printf("%s%s %s", sep, out_fmt_count(a, sizeof a, inv->switches_by_tier[i]), tier_names[i]);
+    printf("%s%s %s", sep, sim_fmt_count(a, sizeof a, inv->switches_by_tier[i]), tier_names[i]);
     sep = ", ";
   }
   printf("%s\n", inv->switches ? ")" : "");
   printf("links      %s endpoint-switch, %s switch-switch\n",
-         out_fmt_count(a, sizeof a, inv->links_endpoint_switch),
-         out_fmt_count(b, sizeof b, inv->links_switch_switch));
+         sim_fmt_count(a, sizeof a, inv->links_endpoint_switch),
+         sim_fmt_count(b, sizeof b, inv->links_switch_switch));
   printf("optics     %s transceivers, %s copper cables\n",
-         out_fmt_count(a, sizeof a, inv->transceivers),
-         out_fmt_count(b, sizeof b, inv->copper_cables));
-  printf("cost       %s (%s per endpoint)\n", out_fmt_usd(a, sizeof a, inv->cost_usd),
-         out_fmt_usd(b, sizeof b, inv->cost_per_endpoint_usd));
-  printf("bisection  %s\n", out_fmt_rate(a, sizeof a, inv->bisection_bandwidth_bps));
+         sim_fmt_count(a, sizeof a, inv->transceivers),
+         sim_fmt_count(b, sizeof b, inv->copper_cables));
+  printf("cost       %s (%s per endpoint)\n", sim_fmt_usd(a, sizeof a, inv->cost_usd),
+         sim_fmt_usd(b, sizeof b, inv->cost_per_endpoint_usd));
+  printf("bisection  %s\n", sim_fmt_rate(a, sizeof a, inv->bisection_bandwidth_bps));
   cli_networks_print(t, cfg, 11);
   uint64_t est[3];
   memory_estimates(cfg, est);
   printf(
       "memory     about %s to run at the %s fidelity (analytic %s, flow %s, packet %s; "
       "estimate)\n",
-      out_fmt_bytes(a, sizeof a, est[cfg->simulation.fidelity]),
-      cfg_fidelity_name(cfg->simulation.fidelity), out_fmt_bytes(b, sizeof b, est[0]),
-      out_fmt_bytes(c, sizeof c, est[1]), out_fmt_bytes(d, sizeof d, est[2]));
+      sim_fmt_bytes(a, sizeof a, est[cfg->simulation.fidelity]),
+      cfg_fidelity_name(cfg->simulation.fidelity), sim_fmt_bytes(b, sizeof b, est[0]),
+      sim_fmt_bytes(c, sizeof c, est[1]), sim_fmt_bytes(d, sizeof d, est[2]));
 }
 
 int cli_cmd_topo(int argc, char **argv) {

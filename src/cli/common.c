@@ -163,37 +163,37 @@ void cli_networks_print(const topo *t, const cfg_scenario *cfg, int width) {
     printf(
         "%-*s%s servers on the backend fabric from leaf%u, %s NICs at %s, %s/s write, %s, %.3g "
         "kW\n",
-        width, "storage", out_fmt_count(a, sizeof a, n.storage_servers),
+        width, "storage", sim_fmt_count(a, sizeof a, n.storage_servers),
         topo_vertex_at(t, topo_storage_leaf(t, 0))->index,
-        out_fmt_count(b, sizeof b, topo_inventory_get(t)->storage_nics),
-        out_fmt_rate(c, sizeof c, cfg->storage.nic.bandwidth),
-        out_fmt_bytes(d, sizeof d, cfg->storage.write_bandwidth / 8 * n.storage_servers),
-        out_fmt_usd(c + 32, 32, n.storage_cost_usd), n.storage_power_w * 1e-3);
+        sim_fmt_count(b, sizeof b, topo_inventory_get(t)->storage_nics),
+        sim_fmt_rate(c, sizeof c, cfg->storage.nic.bandwidth),
+        sim_fmt_bytes(d, sizeof d, cfg->storage.write_bandwidth / 8 * n.storage_servers),
+        sim_fmt_usd(c + 32, 32, n.storage_cost_usd), n.storage_power_w * 1e-3);
   if (n.separate) {
     const topo_inventory *f = &n.storage_fabric;
     printf("%-*s%s servers, %s NICs at %s, %s/s write, %s, %.3g kW\n", width, "storage",
-           out_fmt_count(a, sizeof a, n.storage_servers),
-           out_fmt_count(b, sizeof b, f->storage_nics),
-           out_fmt_rate(c, sizeof c, cfg->storage.nic.bandwidth),
-           out_fmt_bytes(d, sizeof d, cfg->storage.write_bandwidth / 8 * n.storage_servers),
-           out_fmt_usd(c + 32, 32, n.storage_cost_usd), n.storage_power_w * 1e-3);
+           sim_fmt_count(a, sizeof a, n.storage_servers),
+           sim_fmt_count(b, sizeof b, f->storage_nics),
+           sim_fmt_rate(c, sizeof c, cfg->storage.nic.bandwidth),
+           sim_fmt_bytes(d, sizeof d, cfg->storage.write_bandwidth / 8 * n.storage_servers),
+           sim_fmt_usd(c + 32, 32, n.storage_cost_usd), n.storage_power_w * 1e-3);
     printf(
         "%-*sseparate fat-tree, %u tiers, radix %u: %s switches, %s frontend NICs at %s, %s, "
         "bisection %s\n",
         width, "  fabric", f->tiers, cfg->storage.fabric.switch_radix,
-        out_fmt_count(a, sizeof a, f->switches),
-        out_fmt_count(b, sizeof b, f->endpoints - f->storage_nics),
-        out_fmt_rate(c, sizeof c, cfg->storage.frontend.bandwidth),
-        out_fmt_usd(d, sizeof d, f->cost_usd),
-        out_fmt_rate(c + 32, 32, f->bisection_bandwidth_bps));
+        sim_fmt_count(a, sizeof a, f->switches),
+        sim_fmt_count(b, sizeof b, f->endpoints - f->storage_nics),
+        sim_fmt_rate(c, sizeof c, cfg->storage.frontend.bandwidth),
+        sim_fmt_usd(d, sizeof d, f->cost_usd),
+        sim_fmt_rate(c + 32, 32, f->bisection_bandwidth_bps));
   }
   if (cfg->management.enabled)
     printf("%-*s%s ports, %s switches + %s aggregation, %s cables, %s (no traffic)\n", width,
-           "management", out_fmt_count(a, sizeof a, n.management.ports),
-           out_fmt_count(b, sizeof b, n.management.switches),
-           out_fmt_count(c, sizeof c, n.management.aggregation),
-           out_fmt_count(d, sizeof d, n.management.cables),
-           out_fmt_usd(c + 32, 32, n.management.cost_usd));
+           "management", sim_fmt_count(a, sizeof a, n.management.ports),
+           sim_fmt_count(b, sizeof b, n.management.switches),
+           sim_fmt_count(c, sizeof c, n.management.aggregation),
+           sim_fmt_count(d, sizeof d, n.management.cables),
+           sim_fmt_usd(c + 32, 32, n.management.cost_usd));
 }
 
 json_t *cli_topo_json(const topo *t, const cfg_scenario *cfg) {

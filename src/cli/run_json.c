@@ -190,7 +190,7 @@ static void storage_json(const run_ckpt *c, json_t *into) {
 void cli_training_json(const run_training_result *r, const cfg_scenario *cfg, json_t *summary) {
   storage_json(r->ckpt, summary);
   uint32_t done = wl_job_steps_done(r->job);
-  if (done) json_object_set_new(summary, "step", cli_step_json(wl_job_step(r->job, 0), cfg));
+  if (done) json_object_set_new(summary, "step", out_step_json(wl_job_step(r->job, 0), cfg));
   json_object_set_new(summary, "steps", steps_json(r->job, r->base));
   json_object_set_new(summary, "failure", failure_json(&r->failure));
   json_object_set_new(summary, "sdc", sdc_json(r));
@@ -403,7 +403,7 @@ static json_t *jobs_json(const run_jobs *js, const topo *t, bool classes) {
       json_decref(c);
       const wl_job *tj = job->train;
       if (wl_job_steps_done(tj))
-        json_object_set_new(o, "step", cli_step_json(wl_job_step(tj, 0), &job->view));
+        json_object_set_new(o, "step", out_step_json(wl_job_step(tj, 0), &job->view));
       json_object_set_new(o, "steps", steps_json(tj, job->train_alone));
       storage_json(job->ckpt, o);
     } else if (job->trr) { /* as a trace run's */

@@ -42,6 +42,10 @@ int out_write_json(const json_t *root, const char *dir, const char *name, sim_er
  * which (out_json_check) on stderr and exits with status 1. */
 char *out_json_text(const json_t *root);
 
+/* A verb's --json: out_json_text(root) and a newline on stdout; releases
+ * root (json_decref). */
+void out_json_print(json_t *root);
+
 /* fabsim calibrate --json: a fit (include/fabsim/calib.h) as one object:
  * each file's rows, residuals by size range against CAL_TARGET_SMALL and
  * CAL_TARGET_LARGE, the parameters before and after, the keys written, the
@@ -55,10 +59,38 @@ json_t *out_calib_json(const struct cal_fit *f, const char *written);
  * bytes per GPU, activations, fits, suggestion), or as text on stdout. */
 json_t *out_memory_json(const cfg_scenario *cfg, const run_memory *r);
 void out_memory_print(const cfg_scenario *cfg, const run_memory *r);
-/* A training run's step (wl_job_step) as summary.json's "step" object, or
- * as the terminal's lines on stdout. Caller owns the object. */
-json_t *out_step_json(const wl_step *s, const cfg_scenario *cfg);
-void out_step_text(const wl_step *s, const cfg_scenario *cfg);
+/* The topology's figures (inventory, cost, and the storage and management
+ * networks when there are any) as summary.json's "topology" object, and
+ * the storage and management networks as text on stdout, a line each,
+ * labels padded to `width` (nothing without them) (topo.c). */
+json_t *out_topo_json(const topo *t, const cfg_scenario *cfg);
+void out_networks_print(const topo *t, const cfg_scenario *cfg, int width);
+/* fabsim topo: out_topo_json and the memory a run would need at each
+ * fidelity (cfg_memory_estimate), as one object or as text on stdout. */
+json_t *out_topo_verb_json(const topo *t, const cfg_scenario *cfg);
+void out_topo_print(const topo *t, const cfg_scenario *cfg);
+/* The scenario a run read: {"file", "overrides", "seed"}. */
+json_t *out_scenario_json(const char *file, const char *const *sets, int nsets,
+                          const cfg_scenario *cfg);
+
+/* ---- fabsim run (run_summary.c, run_text.c, run.c) ------------------------------------ */
+
+/* summary.json of a run, whole: every figure in its fixed key order, then
+ * "complete", "outcome", "telemetry", "files" and "database"; the one
+ * writer, never changed after. Caller owns it. */
+json_t *out_run_summary(const cfg_scenario *cfg, const topo *t, const run_result *r);
+/* The terminal summary on stdout; `written`: the output folder, or NULL. */
+void out_run_print(const cfg_scenario *cfg, const topo *t, const run_result *r,
+                   const char *written);
+/* stderr's line when the simulated job failed (r->w->failed). */
+void out_run_failed_print(const cfg_scenario *cfg, const run_result *r);
+/* A training run's progress line on stderr (run_progress_fn.draw). */
+void out_progress_draw(void *ctx, const run_progress *p);
+/* Every file of the run s (out_write_run's, then summary.json and
+ * scenario.yaml), `summary` out_run_summary's; started_at: the wall clock
+ * at its start, ISO 8601 UTC (the database's runs.started_at). */
+int out_run_files(const run_setup *s, const run_result *r, const json_t *summary,
+                  const char *started_at, sim_error *err);
 
 /* ---- what a run leaves in output.dir (run.c) ---------------------------------------- */
 
@@ -72,7 +104,7 @@ typedef struct out_names {
 } out_names;
 
 typedef struct out_run {
-  json_t *summary;           /* borrowed; gains "complete", "outcome", "telemetry", "files" */
+  const json_t *summary;     /* borrowed, whole (out_run_summary), not changed */
   const char *scenario_yaml; /* the resolved scenario */
   const tel *tel;            /* finished telemetry, or NULL */
   out_names names;
@@ -88,8 +120,7 @@ typedef struct out_run {
 
 /* Write timeseries.csv, events.csv, report.html (if asked), metrics.txt (if
  * asked) into dir, each atomically, and append the run to the database in
- * one transaction. Adds "complete", "telemetry" and "files" to the summary
- * first, so summary.json (written by the caller afterwards) lists them.
+ * one transaction.
  * Sweeps tag runs through the environment: FABSIM_SWEEP (sweep id) and
  * FABSIM_SWEEP_POINT ("key=value key=value"). */
 int out_write_run(const out_run *r, sim_error *err);

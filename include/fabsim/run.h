@@ -567,6 +567,33 @@ void run_training_report(run_training *tr, const flt_sched *fs, run_events *log,
                          run_training_result *out);
 void run_training_result_free(run_training_result *r);
 
+/* ---- what `fabsim run` reports ----------------------------------------------------------- */
+
+/* One run's results and counters, typed, for the edge (src/output:
+ * out_run_summary, out_run_print, out_run_files) to encode. Public fields;
+ * the caller (the verb) fills them as the run goes and frees log, pm,
+ * training and tel. */
+typedef struct run_result {
+  /* the command line: summary.json's "scenario" (file NULL: defaults only) */
+  const char *scenario;
+  const char *const *sets;
+  int nsets;
+  const run_workload
+      *w; /* the setup's: plan, result, outcome (collective, traffic, traces; training: outcome) */
+  be_stats net;
+  uint64_t events;
+  double sim_time_s, wall_s;
+  run_events log;  /* the summary's "events", events.csv, the database's events */
+  run_power power; /* collective and traffic runs (training: the job's, in training) */
+  pwr_model pm;    /* power's model */
+  bool have_power;
+  be_parallel_info par;         /* the parallel engine's partition and effort; ranks 0: not on it */
+  const run_jobs *jobs;         /* the setup's jobs: list (n 0: none) */
+  run_training_result training; /* workload.kind training: run_training_report's */
+  bool complete;                /* ran to its end (false: stopped early, Ctrl-C) */
+  tel *tel;                     /* run_telemetry_make's, or NULL */
+} run_result;
+
 /* ---- fabsim memory: a training setup's memory per GPU (memory.c) ------------------------ */
 
 typedef struct run_memory {

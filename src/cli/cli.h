@@ -105,12 +105,6 @@ void cli_output_unlock(cli_lock *lock, int rc);
 /* Print an error: location-prefixed messages verbatim, others after "fabsim: ". */
 void cli_error(const char *msg);
 
-json_t *cli_topo_json(const topo *t, const cfg_scenario *cfg);
-/* The storage servers, storage fabric and management network, a line
- * each, labels padded to `width` (nothing without them). */
-void cli_networks_print(const topo *t, const cfg_scenario *cfg, int width);
-json_t *cli_scenario_json(const cli_args *a, const cfg_scenario *cfg);
-
 int cli_cmd_run(int argc, char **argv);
 int cli_cmd_topo(int argc, char **argv);
 int cli_cmd_memory(int argc, char **argv);

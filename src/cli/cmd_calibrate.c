@@ -245,11 +245,7 @@ int cli_cmd_calibrate(int argc, char **argv) {
     goto out;
   }
   if (a.json) {
-    json_t *o = out_calib_json(&fit, a.output);
-    char *text = out_json_text(o);
-    puts(text);
-    free(text);
-    json_decref(o);
+    out_json_print(out_calib_json(&fit, a.output));
   } else {
     print_result(&fit, a.output);
   }

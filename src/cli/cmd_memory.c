@@ -39,11 +39,7 @@ int cli_cmd_memory(int argc, char **argv) {
     cli_error(err.msg);
     rc = CLI_BAD_INPUT;
   } else if (a.json) {
-    json_t *o = out_memory_json(&cfg, &r);
-    char *text = out_json_text(o);
-    puts(text);
-    free(text);
-    json_decref(o);
+    out_json_print(out_memory_json(&cfg, &r));
   } else {
     out_memory_print(&cfg, &r);
   }

@@ -346,7 +346,7 @@ int cli_cmd_reliability(int argc, char **argv) {
   bool sweeping = sw.ngpus > 0 || sw.nintervals > 0 || sw.nspares > 0;
   if (a.json) {
     json_t *o = result_json(&p, &r);
-    json_object_set_new(o, "scenario", cli_scenario_json(&a, &cfg));
+    json_object_set_new(o, "scenario", out_scenario_json(a.scenario, a.sets, a.nsets, &cfg));
     json_object_set_new(
         o, "power",
         pwr_summary_json(&pm, cfg.power.utilization, sim_ps_to_s(cfg.power.step_time), run_s));

@@ -282,7 +282,7 @@ static json_t *step_json(const wl_step *s, const wl_model *m, const wl_parallel 
   return o;
 }
 
-json_t *out_step_json(const wl_step *s, const cfg_scenario *cfg) {
+json_t *out__step_json(const wl_step *s, const cfg_scenario *cfg) {
   wl_memory mem;
   wl_memory_compute(&mem, &s->model, &s->parallel, cfg);
   return step_json(s, &s->model, &s->parallel, cfg, &mem);
@@ -313,7 +313,7 @@ static void print_stages(const wl_step *s, const cfg_scenario *cfg) {
       sim_fmt_bytes(d, sizeof d, (uint64_t)(double)round_int(sm.total)));
 }
 
-void out_step_text(const wl_step *s, const cfg_scenario *cfg) {
+void out__step_text(const wl_step *s, const cfg_scenario *cfg) {
   char a[64], b[64], c[64];
   const wl_parallel *par = &s->parallel;
   wl_memory mem;

@@ -1,12 +1,11 @@
 /* fabsim run: the terminal summary, the one text writer of a run, built
- * from the same typed results as summary.json (run_json.c); nothing here
+ * from the same typed results as summary.json (run_summary.c); nothing here
  * reads a figure back from JSON. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "cli/run_print.h"
-#include "fabsim/out.h"
+#include "output/out_internal.h"
 
 static void steps_text(const run_training_result *r) {
   char a[64], b[64];
@@ -100,7 +99,7 @@ static void failure_text(const run_failure *f) {
          sim_fmt_seconds(c, sizeof c, f->cost.restart_cost_s));
 }
 
-void cli_training_text(const run_training_result *r) {
+static void training_text(const run_training_result *r) {
   char a[64], b[64];
   steps_text(r);
   checkpoints_text(r->ckpt);
@@ -128,7 +127,7 @@ void cli_training_text(const run_training_result *r) {
   }
 }
 
-void cli_power_text(const run_power *p) {
+static void power_text(const run_power *p) {
   printf(
       "power        IT %.4g kW, facility %.4g kW (PUE %.3g), %.4g kWh per step at "
       "utilization %.0f%%",
@@ -139,7 +138,7 @@ void cli_power_text(const run_power *p) {
   printf("\n");
 }
 
-void cli_events_text(const run_events *log) {
+static void events_text(const run_events *log) {
   enum { SHOW = 8 };
   if (!log->n) return; /* the operator's first look: what happened, in time order */
   printf("events       %zu in summary.json events[] and events.csv%s\n", log->n,
@@ -268,7 +267,7 @@ static void jobs_text(const run_jobs *js, const topo *t, bool classes) {
 static void classes_text(const cfg_scenario *cfg, const be_stats *st) {
   char a[64], b[64], c[64], d[64], e[64];
   const cfg_class_table *t = &cfg->fabric.classes;
-  printf("classes      %s\n", cli_classes_model(cfg->simulation.fidelity));
+  printf("classes      %s\n", out__classes_model(cfg->simulation.fidelity));
   for (uint32_t k = 0; k < CFG_CLASSES; k++) {
     bool listed = false;
     for (uint32_t i = 0; i < t->n; i++) listed |= t->order[i] == k;
@@ -288,8 +287,8 @@ static void classes_text(const cfg_scenario *cfg, const be_stats *st) {
 }
 
 /* The workload's lines: the jobs, the collective, the training job, the traces or the traffic. */
-static void workload_text(const cfg_scenario *cfg, const topo *t, const cli_run_result *r,
-                          const run_training_result *tres) {
+static void workload_text(const cfg_scenario *cfg, const topo *t, const run_result *r) {
+  const run_training_result *tres = &r->training;
   char a[64], b[64], c[64], d[64];
   if (r->jobs && r->jobs->n) {
     jobs_text(r->jobs, t, cfg_classes_used(cfg));
@@ -308,8 +307,8 @@ static void workload_text(const cfg_scenario *cfg, const topo *t, const cli_run_
              sim_fmt_bytes(b, sizeof b, r->net.bytes));
     }
   } else if (cfg->workload.kind == CFG_WORKLOAD_TRAINING) {
-    if (wl_job_steps_done(tres->job)) out_step_text(wl_job_step(tres->job, 0), cfg);
-    cli_training_text(tres);
+    if (wl_job_steps_done(tres->job)) out__step_text(wl_job_step(tres->job, 0), cfg);
+    training_text(tres);
   } else if (cfg->workload.kind == CFG_WORKLOAD_TRACE) {
     trc_result_print(stdout, &r->w->trace, r->w->trace_set);
   } else {
@@ -333,8 +332,8 @@ static void workload_text(const cfg_scenario *cfg, const topo *t, const cli_run_
   }
 }
 
-void cli_run_print(const cfg_scenario *cfg, const topo *t, const cli_run_result *r,
-                   const run_training_result *tres, const char *written) {
+void out_run_print(const cfg_scenario *cfg, const topo *t, const run_result *r,
+                   const char *written) {
   const topo_inventory *inv = topo_inventory_get(t);
   char a[64], b[64], c[64];
   printf("fabsim %s, %s fidelity, seed %llu\n", FABSIM_VERSION,
@@ -349,8 +348,8 @@ void cli_run_print(const cfg_scenario *cfg, const topo *t, const cli_run_result 
          inv->planes == 1 ? "" : "s", cfg->fabric.switch_radix,
          cfg_transport_name(cfg->fabric.transport), sim_fmt_count(a, sizeof a, inv->switches),
          sim_fmt_usd(b, sizeof b, inv->cost_usd));
-  cli_networks_print(t, cfg, 13);
-  workload_text(cfg, t, r, tres);
+  out_networks_print(t, cfg, 13);
+  workload_text(cfg, t, r);
   if (r->net.observed & BE_OBS_FCT)
     printf("  fct        p50 %s, p99 %s, max %s\n",
            sim_fmt_seconds(a, sizeof a, sim_ps_to_s(r->net.fct_p50)),
@@ -381,9 +380,9 @@ void cli_run_print(const cfg_scenario *cfg, const topo *t, const cli_run_result 
              r->w->first.dst_gpu, r->w->first.cause ? r->w->first.cause : "unknown");
     printf("\n");
   }
-  if (cfg->workload.kind == CFG_WORKLOAD_TRAINING) cli_power_text(&tres->power);
-  else if (r->have_power) cli_power_text(&r->power);
-  cli_events_text(&r->log);
+  if (cfg->workload.kind == CFG_WORKLOAD_TRAINING) power_text(&r->training.power);
+  else if (r->have_power) power_text(&r->power);
+  events_text(&r->log);
   printf("sim          %s events, %s transfers, wall %.3f s\n",
          sim_fmt_count(a, sizeof a, r->events), sim_fmt_count(b, sizeof b, r->net.transfers),
          r->wall_s);
@@ -403,7 +402,36 @@ void cli_run_print(const cfg_scenario *cfg, const topo *t, const cli_run_result 
            strcmp(cfg->output.database, "none") ? ", results.sqlite" : "");
 }
 
-void cli_progress_draw(void *ctx, const run_progress *p) {
+/* stderr's line when the simulated job failed (exit 4). */
+void out_run_failed_print(const cfg_scenario *cfg, const run_result *r) {
+  const run_training_result *tres = &r->training;
+  const char *kind = "transfer-failed", *component = "", *cause = NULL;
+  char comp[32];
+  double at_s = 0;
+  if (cfg->workload.kind == CFG_WORKLOAD_TRAINING) {
+    const run_failure *f = &tres->failure;
+    kind = f->kind_name;
+    component = f->component;
+    at_s = f->cost.at_s;
+    if (f->kind == WL_TRANSFER_FAIL) cause = f->cause;
+  } else if (r->w->gpu_failed) {
+    kind = r->w->gpu_failure.whole_node ? "node-fail" : "gpu-fail";
+    snprintf(comp, sizeof comp, "gpu%u", r->w->gpu_failure.gpu);
+    component = comp;
+    at_s = sim_ps_to_s(r->w->gpu_failure.at);
+  } else if (r->w->have_first) {
+    snprintf(comp, sizeof comp, "gpu%u", r->w->first.src_gpu);
+    component = comp;
+    at_s = sim_ps_to_s(r->w->first.at);
+    cause = r->w->first.cause ? r->w->first.cause : "unknown";
+  }
+  fprintf(stderr,
+          "fabsim: the simulated job failed: %s %s at %.6g s%s%s; the files in %s say "
+          "\"outcome\": \"failed\"\n",
+          kind, component, at_s, cause ? ": " : "", cause ? cause : "", cfg->output.dir);
+}
+
+void out_progress_draw(void *ctx, const run_progress *p) {
   char t[32], line[160];
   (void)ctx;
   sim_fmt_seconds(t, sizeof t, sim_ps_to_s(p->now));

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "fabsim/core.h"
+#include "fabsim/reliability.h"
 #include "fabsim/run.h"
 
 #ifdef __cplusplus
@@ -44,7 +45,7 @@ char *out_json_text(const json_t *root);
 
 /* A verb's --json: out_json_text(root) and a newline on stdout; releases
  * root (json_decref). */
-void out_json_print(json_t *root);
+void out_print_json(json_t *root);
 
 /* fabsim calibrate --json: a fit (include/fabsim/calib.h) as one object:
  * each file's rows, residuals by size range against CAL_TARGET_SMALL and
@@ -65,6 +66,17 @@ void out_memory_print(const cfg_scenario *cfg, const run_memory *r);
  * labels padded to `width` (nothing without them) (topo.c). */
 json_t *out_topo_json(const topo *t, const cfg_scenario *cfg);
 void out_networks_print(const topo *t, const cfg_scenario *cfg, int width);
+/* fabsim reliability (reliability.c): the run's failures, checkpoints,
+ * ETTR, spares and the cluster's power (pm at power.utilization), as text on
+ * stdout or as one object with the scenario read (file, sets) and, when
+ * rows is not NULL, the sweep's rows; the sweep's table on stdout. */
+void out_reliability_print(const rel_params *p, const rel_result *r, const pwr_model *pm,
+                           const cfg_scenario *cfg);
+json_t *out_reliability_json(const rel_params *p, const rel_result *r, const pwr_model *pm,
+                             const cfg_scenario *cfg, const char *file, const char *const *sets,
+                             int nsets, const rel_sweep_row *rows, size_t nrows);
+void out_reliability_sweep_print(const rel_sweep_row *rows, size_t nrows);
+
 /* fabsim topo: out_topo_json and the memory a run would need at each
  * fidelity (cfg_memory_estimate), as one object or as text on stdout. */
 json_t *out_topo_verb_json(const topo *t, const cfg_scenario *cfg);

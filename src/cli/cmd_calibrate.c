@@ -245,7 +245,7 @@ int cli_cmd_calibrate(int argc, char **argv) {
     goto out;
   }
   if (a.json) {
-    out_json_print(out_calib_json(&fit, a.output));
+    out_print_json(out_calib_json(&fit, a.output));
   } else {
     print_result(&fit, a.output);
   }

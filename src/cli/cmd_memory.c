@@ -39,7 +39,7 @@ int cli_cmd_memory(int argc, char **argv) {
     cli_error(err.msg);
     rc = CLI_BAD_INPUT;
   } else if (a.json) {
-    out_json_print(out_memory_json(&cfg, &r));
+    out_print_json(out_memory_json(&cfg, &r));
   } else {
     out_memory_print(&cfg, &r);
   }

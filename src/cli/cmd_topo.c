@@ -55,7 +55,7 @@ int cli_cmd_topo(int argc, char **argv) {
     if (f == stdout) goto done;
   }
   if (a.json) {
-    out_json_print(out_topo_verb_json(t, &cfg));
+    out_print_json(out_topo_verb_json(t, &cfg));
   } else {
     out_topo_print(t, &cfg);
   }

@@ -86,7 +86,7 @@ int out_write_json(const json_t *root, const char *dir, const char *name, sim_er
   return rc;
 }
 
-void out_json_print(json_t *root) {
+void out_print_json(json_t *root) {
   char *text = out_json_text(root);
   puts(text);
   free(text);

@@ -53,6 +53,8 @@ void out_print_json(json_t *root);
  * algorithm sets tried, `written` the fragment's path. */
 struct cal_fit;
 json_t *out_calib_json(const struct cal_fit *f, const char *written);
+/* The same fit as text on stdout (calib_text.c). */
+void out_calib_print(const struct cal_fit *f, const char *written);
 
 /* ---- what the verbs print (memory.c) ------------------------------------------------ */
 
@@ -103,6 +105,13 @@ void out_progress_draw(void *ctx, const run_progress *p);
  * at its start, ISO 8601 UTC (the database's runs.started_at). */
 int out_run_files(const run_setup *s, const run_result *r, const json_t *summary,
                   const char *started_at, sim_error *err);
+/* What a verb prints after a run: nothing, summary.json's text, or the
+ * terminal summary. */
+typedef enum { OUT_PRINT_NONE, OUT_PRINT_TEXT, OUT_PRINT_JSON } out_print;
+/* The run's report: out_run_summary, out_run_files, then (only when every
+ * file was written) the printout `how` on stdout. */
+int out_run_report(const run_setup *s, const run_result *r, const char *started_at, out_print how,
+                   sim_error *err);
 
 /* ---- what a run leaves in output.dir (run.c) ---------------------------------------- */
 

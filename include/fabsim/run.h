@@ -1,8 +1,8 @@
 /* fabsim run layer (src/run): what `fabsim run` does, below the verb, as a
  * tested library that returns typed results. The verb (src/cli/cmd_run.c)
  * parses arguments, calls this and prints; summary.json and the terminal
- * text are both built from the structs here (src/cli/run_json.c and
- * run_text.c, one writer each), so nothing inside reads its own output
+ * text are both built from the structs here (run_result; src/output's
+ * out_run_summary and out_run_print, one writer each), so nothing inside reads its own output
  * back. The layer installs no signal handler and prints nothing.
  *
  * A training run (workload.kind training): a job of workload.steps steps on

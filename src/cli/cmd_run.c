@@ -231,16 +231,10 @@ static int report(run_verb *v) {
   if (was_complete && !v->r.complete) v->stopped_after = "the telemetry was replayed";
   /* from here on the files are written whole: a Ctrl-C now is honoured
    * after them (exit 130), and they say what the run reached */
-  json_t *summary = out_run_summary(cfg, s->t, r);
-  if (out_run_files(s, r, summary, v->started_at, &err) != SIM_OK) {
+  out_print how = v->a.json ? OUT_PRINT_JSON : v->a.quiet ? OUT_PRINT_NONE : OUT_PRINT_TEXT;
+  if (out_run_report(s, r, v->started_at, how, &err) != SIM_OK) {
     cli_error(err.msg);
     rc = CLI_FAILED;
-  } else if (v->a.json) {
-    char *text = out_json_text(summary);
-    puts(text);
-    free(text);
-  } else if (!v->a.quiet) {
-    out_run_print(cfg, s->t, r, cfg->output.dir);
   }
   if (s->w.failed && rc == CLI_OK) {
     out_run_failed_print(cfg, r);
@@ -264,7 +258,6 @@ static int report(run_verb *v) {
             cfg->output.dir);
     rc = CLI_INTERRUPTED;
   }
-  json_decref(summary);
   return rc;
 }
 

@@ -126,3 +126,18 @@ int out_run_files(const run_setup *s, const run_result *r, const json_t *summary
   sim_free(dump);
   return rc;
 }
+
+int out_run_report(const run_setup *s, const run_result *r, const char *started_at, out_print how,
+                   sim_error *err) {
+  json_t *summary = out_run_summary(&s->cfg, s->t, r);
+  int rc = out_run_files(s, r, summary, started_at, err);
+  if (rc == SIM_OK && how == OUT_PRINT_JSON) {
+    char *text = out_json_text(summary);
+    puts(text);
+    free(text);
+  } else if (rc == SIM_OK && how == OUT_PRINT_TEXT) {
+    out_run_print(&s->cfg, s->t, r, s->cfg.output.dir);
+  }
+  json_decref(summary);
+  return rc;
+}

@@ -229,6 +229,18 @@ static inline int sim_range_minus(size_t a, size_t b, size_t c, size_t d, size_t
   return k;
 }
 
+/* ---- numbers for people (fmt.c) --------------------------------------- */
+
+/* Human formatting into buf (returns buf): 1,234,567 / 1.50 GiB /
+ * 400 Gb/s / 12.3 us / $1.23M, for the terminal and messages. A seconds or
+ * dollar figure that is not finite is refused (stderr, exit status 1), never
+ * printed as "inf". */
+const char *sim_fmt_count(char *buf, size_t n, uint64_t v);
+const char *sim_fmt_bytes(char *buf, size_t n, uint64_t bytes);
+const char *sim_fmt_rate(char *buf, size_t n, uint64_t bps);
+const char *sim_fmt_seconds(char *buf, size_t n, double s);
+const char *sim_fmt_usd(char *buf, size_t n, double usd);
+
 /* ---- the host: wall clock, MPI launcher (host.c) ---------------------- */
 
 /* Monotonic wall-clock seconds since an arbitrary origin: for progress lines,

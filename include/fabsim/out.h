@@ -1,5 +1,5 @@
-/* fabsim output: files a run leaves in output.dir, and number formatting for
- * the terminal. Every file is written whole or not at all (temp + rename). */
+/* fabsim output: files a run leaves in output.dir and what the verbs
+ * print, built from typed results. Every file is written whole or not at all (temp + rename). */
 #ifndef FABSIM_OUT_H
 #define FABSIM_OUT_H
 
@@ -8,6 +8,8 @@
 #include <stdio.h>
 
 #include "fabsim/core.h"
+#include "fabsim/reliability.h"
+#include "fabsim/run.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -41,22 +43,75 @@ int out_write_json(const json_t *root, const char *dir, const char *name, sim_er
  * which (out_json_check) on stderr and exits with status 1. */
 char *out_json_text(const json_t *root);
 
+/* A verb's --json: out_json_text(root) and a newline on stdout; releases
+ * root (json_decref). */
+void out_print_json(json_t *root);
+
 /* fabsim calibrate --json: a fit (include/fabsim/calib.h) as one object:
  * each file's rows, residuals by size range against CAL_TARGET_SMALL and
  * CAL_TARGET_LARGE, the parameters before and after, the keys written, the
  * algorithm sets tried, `written` the fragment's path. */
 struct cal_fit;
 json_t *out_calib_json(const struct cal_fit *f, const char *written);
+/* The same fit as text on stdout (calib_text.c). */
+void out_calib_print(const struct cal_fit *f, const char *written);
 
-/* Human formatting into buf (returns buf): 1,234,567 / 1.50 GiB /
- * 400 Gb/s / 12.3 us / $1.23M. The terminal's edge: a seconds or dollar
- * figure that is not finite is refused there as out_json_text refuses it
- * (stderr, exit status 1), never printed as "inf". */
-const char *out_fmt_count(char *buf, size_t n, uint64_t v);
-const char *out_fmt_bytes(char *buf, size_t n, uint64_t bytes);
-const char *out_fmt_rate(char *buf, size_t n, uint64_t bps);
-const char *out_fmt_seconds(char *buf, size_t n, double s);
-const char *out_fmt_usd(char *buf, size_t n, double usd);
+/* ---- what the verbs print (memory.c) ------------------------------------------------ */
+
+/* fabsim memory: run_memory_of's result as one object (model, parallel,
+ * bytes per GPU, activations, fits, suggestion), or as text on stdout. */
+json_t *out_memory_json(const cfg_scenario *cfg, const run_memory *r);
+void out_memory_print(const cfg_scenario *cfg, const run_memory *r);
+/* The topology's figures (inventory, cost, and the storage and management
+ * networks when there are any) as summary.json's "topology" object, and
+ * the storage and management networks as text on stdout, a line each,
+ * labels padded to `width` (nothing without them) (topo.c). */
+json_t *out_topo_json(const topo *t, const cfg_scenario *cfg);
+void out_networks_print(const topo *t, const cfg_scenario *cfg, int width);
+/* fabsim reliability (reliability.c): the run's failures, checkpoints,
+ * ETTR, spares and the cluster's power (pm at power.utilization), as text on
+ * stdout or as one object with the scenario read (file, sets) and, when
+ * rows is not NULL, the sweep's rows; the sweep's table on stdout. */
+void out_reliability_print(const rel_params *p, const rel_result *r, const pwr_model *pm,
+                           const cfg_scenario *cfg);
+json_t *out_reliability_json(const rel_params *p, const rel_result *r, const pwr_model *pm,
+                             const cfg_scenario *cfg, const char *file, const char *const *sets,
+                             int nsets, const rel_sweep_row *rows, size_t nrows);
+void out_reliability_sweep_print(const rel_sweep_row *rows, size_t nrows);
+
+/* fabsim topo: out_topo_json and the memory a run would need at each
+ * fidelity (cfg_memory_estimate), as one object or as text on stdout. */
+json_t *out_topo_verb_json(const topo *t, const cfg_scenario *cfg);
+void out_topo_print(const topo *t, const cfg_scenario *cfg);
+/* The scenario a run read: {"file", "overrides", "seed"}. */
+json_t *out_scenario_json(const char *file, const char *const *sets, int nsets,
+                          const cfg_scenario *cfg);
+
+/* ---- fabsim run (run_summary.c, run_text.c, run.c) ------------------------------------ */
+
+/* summary.json of a run, whole: every figure in its fixed key order, then
+ * "complete", "outcome", "telemetry", "files" and "database"; the one
+ * writer, never changed after. Caller owns it. */
+json_t *out_run_summary(const cfg_scenario *cfg, const topo *t, const run_result *r);
+/* The terminal summary on stdout; `written`: the output folder, or NULL. */
+void out_run_print(const cfg_scenario *cfg, const topo *t, const run_result *r,
+                   const char *written);
+/* stderr's line when the simulated job failed (r->w->failed). */
+void out_run_failed_print(const cfg_scenario *cfg, const run_result *r);
+/* A training run's progress line on stderr (run_progress_fn.draw). */
+void out_progress_draw(void *ctx, const run_progress *p);
+/* Every file of the run s (out_write_run's, then summary.json and
+ * scenario.yaml), `summary` out_run_summary's; started_at: the wall clock
+ * at its start, ISO 8601 UTC (the database's runs.started_at). */
+int out_run_files(const run_setup *s, const run_result *r, const json_t *summary,
+                  const char *started_at, sim_error *err);
+/* What a verb prints after a run: nothing, summary.json's text, or the
+ * terminal summary. */
+typedef enum { OUT_PRINT_NONE, OUT_PRINT_TEXT, OUT_PRINT_JSON } out_print;
+/* The run's report: out_run_summary, out_run_files, then (only when every
+ * file was written) the printout `how` on stdout. */
+int out_run_report(const run_setup *s, const run_result *r, const char *started_at, out_print how,
+                   sim_error *err);
 
 /* ---- what a run leaves in output.dir (run.c) ---------------------------------------- */
 
@@ -70,7 +125,7 @@ typedef struct out_names {
 } out_names;
 
 typedef struct out_run {
-  json_t *summary;           /* borrowed; gains "complete", "outcome", "telemetry", "files" */
+  const json_t *summary;     /* borrowed, whole (out_run_summary), not changed */
   const char *scenario_yaml; /* the resolved scenario */
   const tel *tel;            /* finished telemetry, or NULL */
   out_names names;
@@ -86,8 +141,7 @@ typedef struct out_run {
 
 /* Write timeseries.csv, events.csv, report.html (if asked), metrics.txt (if
  * asked) into dir, each atomically, and append the run to the database in
- * one transaction. Adds "complete", "telemetry" and "files" to the summary
- * first, so summary.json (written by the caller afterwards) lists them.
+ * one transaction.
  * Sweeps tag runs through the environment: FABSIM_SWEEP (sweep id) and
  * FABSIM_SWEEP_POINT ("key=value key=value"). */
 int out_write_run(const out_run *r, sim_error *err);
@@ -198,8 +252,6 @@ typedef struct out_interrupt {
 } out_interrupt;
 void out_interrupt_begin(out_interrupt *h);
 void out_interrupt_end(const out_interrupt *h);
-/* The same as sim_wall_s, for src/cli/run_training.c until it moves below the verbs. */
-double out_wall_now(void);
 
 #ifdef __cplusplus
 }

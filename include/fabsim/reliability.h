@@ -124,6 +124,42 @@ void rel_evaluate(const rel_params *p, rel_result *r);
  * interruptions per run. */
 void rel_monte_carlo(const rel_params *p, double interval_s, rel_result *r);
 
+/* ---- at a chosen interval, and over sizes, intervals and spares ---------------- */
+
+/* Checkpoint interval choices besides a duration (seconds > 0). */
+enum { REL_IV_AUTO = 0, REL_IV_YOUNG = -1, REL_IV_OPTIMAL = -2 };
+
+/* p evaluated at the interval `choice` (seconds, or REL_IV_*; REL_IV_AUTO:
+ * Daly's, as rel_evaluate chooses; an interval that is not a positive
+ * number: the whole run): closed forms, then the Monte Carlo at that
+ * interval when p.runs > 0. */
+void rel_evaluate_at(rel_params p, double choice, rel_result *r);
+
+enum { REL_SWEEP_MAX = 64 };
+/* The values a sweep takes: each list empty for the base's own value. */
+typedef struct rel_sweep {
+  uint32_t gpus[REL_SWEEP_MAX];
+  int ngpus;
+  double interval[REL_SWEEP_MAX];           /* seconds, or REL_IV_* */
+  const char *interval_text[REL_SWEEP_MAX]; /* as given (borrowed) */
+  int nintervals;
+  uint32_t spares[REL_SWEEP_MAX];
+  int nspares;
+} rel_sweep;
+/* One row of a sweep: its inputs, its result, its interval as given. */
+typedef struct rel_sweep_row {
+  rel_params p;
+  rel_result r;
+  const char *choice; /* "scenario" when the sweep has no intervals */
+} rel_sweep_row;
+/* Every (GPUs, interval, spares) combination of sw over base, GPUs
+ * outermost, into *rows (sim_malloc'd, *n of them; caller frees with
+ * sim_free). SIM_EINVAL when a GPU count is not a multiple of
+ * base->gpus_per_node (err says which), nothing evaluated. Cost: one
+ * rel_evaluate_at per row. */
+int rel_sweep_run(const rel_params *base, const rel_sweep *sw, rel_sweep_row **rows, size_t *n,
+                  sim_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,8 +1,8 @@
 /* fabsim run layer (src/run): what `fabsim run` does, below the verb, as a
  * tested library that returns typed results. The verb (src/cli/cmd_run.c)
  * parses arguments, calls this and prints; summary.json and the terminal
- * text are both built from the structs here (src/cli/run_json.c and
- * run_text.c, one writer each), so nothing inside reads its own output
+ * text are both built from the structs here (run_result; src/output's
+ * out_run_summary and out_run_print, one writer each), so nothing inside reads its own output
  * back. The layer installs no signal handler and prints nothing.
  *
  * A training run (workload.kind training): a job of workload.steps steps on
@@ -566,6 +566,52 @@ typedef struct run_training_result {
 void run_training_report(run_training *tr, const flt_sched *fs, run_events *log,
                          run_training_result *out);
 void run_training_result_free(run_training_result *r);
+
+/* ---- what `fabsim run` reports ----------------------------------------------------------- */
+
+/* One run's results and counters, typed, for the edge (src/output:
+ * out_run_summary, out_run_print, out_run_files) to encode. Public fields;
+ * the caller (the verb) fills them as the run goes and frees log, pm,
+ * training and tel. */
+typedef struct run_result {
+  /* the command line: summary.json's "scenario" (file NULL: defaults only) */
+  const char *scenario;
+  const char *const *sets;
+  int nsets;
+  const run_workload
+      *w; /* the setup's: plan, result, outcome (collective, traffic, traces; training: outcome) */
+  be_stats net;
+  uint64_t events;
+  double sim_time_s, wall_s;
+  run_events log;  /* the summary's "events", events.csv, the database's events */
+  run_power power; /* collective and traffic runs (training: the job's, in training) */
+  pwr_model pm;    /* power's model */
+  bool have_power;
+  be_parallel_info par;         /* the parallel engine's partition and effort; ranks 0: not on it */
+  const run_jobs *jobs;         /* the setup's jobs: list (n 0: none) */
+  run_training_result training; /* workload.kind training: run_training_report's */
+  bool complete;                /* ran to its end (false: stopped early, Ctrl-C) */
+  tel *tel;                     /* run_telemetry_make's, or NULL */
+} run_result;
+
+/* ---- fabsim memory: a training setup's memory per GPU (memory.c) ------------------------ */
+
+typedef struct run_memory {
+  wl_model model;
+  wl_parallel parallel;
+  wl_memory mem; /* on the stage that needs most */
+  bool found;    /* it does not fit, and best does: */
+  wl_parallel best;
+  wl_memory best_mem;
+} run_memory;
+
+/* The scenario's model (workload.model.*) under its parallelism
+ * (workload.parallel.*) on t's GPUs: memory per GPU, checked
+ * (wl_memory_check), and when it does not fit the smallest tp x pp (then
+ * ZeRO stage and recomputation) that does (wl_memory_search). Errors are
+ * the scenario's, located at the key (SIM_ECONFIG). Closed forms only. */
+int run_memory_of(run_memory *r, const cfg_scenario *cfg, const cfg_doc *doc, const topo *t,
+                  sim_error *err);
 
 /* ---- one run's setup ----------------------------------------------------------------- */
 

@@ -105,20 +105,9 @@ void cli_output_unlock(cli_lock *lock, int rc);
 /* Print an error: location-prefixed messages verbatim, others after "fabsim: ". */
 void cli_error(const char *msg);
 
-json_t *cli_topo_json(const topo *t, const cfg_scenario *cfg);
-/* The storage servers, storage fabric and management network, a line
- * each, labels padded to `width` (nothing without them). */
-void cli_networks_print(const topo *t, const cfg_scenario *cfg, int width);
-json_t *cli_scenario_json(const cli_args *a, const cfg_scenario *cfg);
-
 int cli_cmd_run(int argc, char **argv);
 int cli_cmd_topo(int argc, char **argv);
 int cli_cmd_memory(int argc, char **argv);
-/* A training run's step in the terminal summary of `fabsim run` (cmd_memory.c). */
-struct wl_step;
-void cli_step_text(const struct wl_step *s, const cfg_scenario *cfg);
-/* The step object of one step (cmd_memory.c); caller owns it. */
-json_t *cli_step_json(const struct wl_step *s, const cfg_scenario *cfg);
 int cli_cmd_reliability(int argc, char **argv);
 int cli_cmd_sweep(int argc, char **argv);
 int cli_cmd_compare(int argc, char **argv);

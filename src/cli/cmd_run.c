@@ -6,8 +6,6 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "cli/run_output.h"
-#include "cli/run_print.h"
 #include "fabsim/backend.h"
 #include "fabsim/fault.h"
 #include "fabsim/pdes.h"
@@ -87,35 +85,6 @@ static void warn_faults_after_end(const cfg_scenario *cfg, const cfg_doc *doc, s
   sim_free(detail);
 }
 
-/* stderr's line when the simulated job failed (exit 4). */
-static void print_job_failed(const cfg_scenario *cfg, const cli_run_result *r,
-                             const run_training_result *tres) {
-  const char *kind = "transfer-failed", *component = "", *cause = NULL;
-  char comp[32];
-  double at_s = 0;
-  if (cfg->workload.kind == CFG_WORKLOAD_TRAINING) {
-    const run_failure *f = &tres->failure;
-    kind = f->kind_name;
-    component = f->component;
-    at_s = f->cost.at_s;
-    if (f->kind == WL_TRANSFER_FAIL) cause = f->cause;
-  } else if (r->w->gpu_failed) {
-    kind = r->w->gpu_failure.whole_node ? "node-fail" : "gpu-fail";
-    snprintf(comp, sizeof comp, "gpu%u", r->w->gpu_failure.gpu);
-    component = comp;
-    at_s = sim_ps_to_s(r->w->gpu_failure.at);
-  } else if (r->w->have_first) {
-    snprintf(comp, sizeof comp, "gpu%u", r->w->first.src_gpu);
-    component = comp;
-    at_s = sim_ps_to_s(r->w->first.at);
-    cause = r->w->first.cause ? r->w->first.cause : "unknown";
-  }
-  fprintf(stderr,
-          "fabsim: the simulated job failed: %s %s at %.6g s%s%s; the files in %s say "
-          "\"outcome\": \"failed\"\n",
-          kind, component, at_s, cause ? ": " : "", cause ? cause : "", cfg->output.dir);
-}
-
 /* Ranks of the MPI job this process was started in by a launcher (1: none). */
 static long mpi_ranks(void) {
   sim_launcher l = sim_launcher_get();
@@ -126,10 +95,9 @@ static long mpi_ranks(void) {
 typedef struct run_verb {
   cli_args a;
   run_setup s; /* the scenario, topology, backend, faults, workload and job */
-  cli_run_result r;
-  run_training_result tres;
-  cli_run_output ro;
-  bool complete, rank0;
+  run_result r;
+  char started_at[32]; /* wall clock at the start, UTC */
+  bool rank0;
   const char *stopped_after; /* the phase after the simulation a Ctrl-C stopped, or NULL */
   cli_lock lock;
   double t0; /* wall clock at the start */
@@ -149,7 +117,10 @@ static int setup(run_verb *v) {
   int rc;
   if (v->rank0 && (rc = cli_output_lock(&v->s.cfg, v->s.doc, &v->lock)) != CLI_OK)
     return rc; /* one run per output.dir */
-  cli_run_output_begin(&v->ro, &v->s);
+  time_t now = time(NULL);
+  struct tm tm;
+  gmtime_r(&now, &tm);
+  strftime(v->started_at, sizeof v->started_at, "%Y-%m-%dT%H:%M:%SZ", &tm);
   sim_test_pause("setup"); /* tests: output.dir taken, the topology not yet built */
   if ((rc = run_setup_begin(&v->s, &err)) != SIM_OK) {
     cli_error(err.msg);
@@ -165,7 +136,7 @@ static int setup(run_verb *v) {
 /* A phase after the simulation stopped by Ctrl-C (rc SIM_EINTR): the run
  * is marked stopped, with an event saying what is missing. */
 static void stopped_in(run_verb *v, const char *what) {
-  v->complete = false;
+  v->r.complete = false;
   v->stopped_after = what;
   char detail[300];
   snprintf(detail, sizeof detail, "stopped (Ctrl-C) while %s", what);
@@ -176,13 +147,13 @@ static void stopped_in(run_verb *v, const char *what) {
 static int simulate(run_verb *v) {
   sim_error err = {0};
   run_setup *s = &v->s;
-  cli_run_result *r = &v->r;
+  run_result *r = &v->r;
   bool show = !v->a.quiet && isatty(STDERR_FILENO); /* ranks > 0: /dev/null */
   if (s->training) {
     /* the job drives the simulation itself (and stops it at its end or
      * failure, leaving later events pending), with its own progress line */
-    run_progress_fn progress = {.draw = cli_progress_draw};
-    if (run_training_run(&s->tr, &r->log, show ? &progress : NULL, &v->complete, &err) != SIM_OK)
+    run_progress_fn progress = {.draw = out_progress_draw};
+    if (run_training_run(&s->tr, &r->log, show ? &progress : NULL, &v->r.complete, &err) != SIM_OK)
       return fail(&err, false);
     if (s->tr.warning) fprintf(stderr, "fabsim: warning: %s\n", s->tr.warning);
   } else if (s->jobs.n) { /* every job on the one backend from its start time */
@@ -194,16 +165,16 @@ static int simulate(run_verb *v) {
     } else if (rc != SIM_OK) {
       return fail(&err, false);
     } else if (run_jobs_training(&s->jobs)) { /* the training jobs drive it, in slices */
-      if (run_jobs_run(&s->jobs, s->sim, s->doc, &v->complete, &err) != SIM_OK)
+      if (run_jobs_run(&s->jobs, s->sim, s->doc, &v->r.complete, &err) != SIM_OK)
         return fail(&err, false);
     } else {
-      v->complete = out_progress_run(s->sim, &prog) == SIM_OK;
+      v->r.complete = out_progress_run(s->sim, &prog) == SIM_OK;
     }
   } else {
     run_workload_start(&s->w, s->be);
     out_progress prog = {
         .show = show, .expected = run_plan_estimate(&s->w.plan, s->t, &s->cfg), .started = v->t0};
-    v->complete = out_progress_run(s->sim, &prog) == SIM_OK; /* Ctrl-C: stop, finish outputs */
+    v->r.complete = out_progress_run(s->sim, &prog) == SIM_OK; /* Ctrl-C: stop, finish outputs */
   }
   sim_ctx *sim = s->sim;
   if (sim_past_horizon(sim, NULL)) { /* no figure: the run could not reach its end */
@@ -220,10 +191,10 @@ static int simulate(run_verb *v) {
     flt_sched_finish(s->fs);
     run_fault_log(s->fs, s->faults, s->nfaults, s->training, &r->log);
   }
-  run_workload_end(&s->w, sim, &r->net, v->complete, s->training ? s->tr.job : NULL, &r->log);
+  run_workload_end(&s->w, sim, &r->net, v->r.complete, s->training ? s->tr.job : NULL, &r->log);
   if (s->jobs.n) { /* the run's length is the last job's end; then each job alone */
     s->w.res.time_s = sim_ps_to_s(run_jobs_end(&s->jobs, sim));
-    int rc = v->complete && !s->w.failed ? run_jobs_alone(&s->jobs, s->doc, s->t, &err) : SIM_OK;
+    int rc = v->r.complete && !s->w.failed ? run_jobs_alone(&s->jobs, s->doc, s->t, &err) : SIM_OK;
     if (rc == SIM_EINTR)
       stopped_in(v, "each job ran alone: the jobs not yet run alone have no slowdown");
     else if (rc != SIM_OK) return fail(&err, false);
@@ -237,7 +208,7 @@ static int simulate(run_verb *v) {
 static int report(run_verb *v) {
   sim_error err = {0};
   run_setup *s = &v->s;
-  cli_run_result *r = &v->r;
+  run_result *r = &v->r;
   const cfg_scenario *cfg = &s->cfg;
   int rc = CLI_OK;
   if (!s->training) {
@@ -245,42 +216,30 @@ static int report(run_verb *v) {
     if (run_power_of(&r->power, &r->pm, cfg, s->doc, s->t, s->w.res.time_s, &err) != SIM_OK)
       return fail(&err, true);
   } else {
-    run_training_report(&s->tr, s->fs, &r->log, &v->tres);
+    run_training_report(&s->tr, s->fs, &r->log, &r->training);
   }
-  if (v->complete)
+  if (v->r.complete)
     warn_faults_after_end(cfg, s->doc, s->training ? sim_now(s->sim) : s->w.exec.end, s->w.failed,
                           &r->log);
   run_events_cap(&r->log, cfg->output.max_events); /* every output reads the capped log */
   sim_test_pause("telemetry"); /* tests: the simulation is over, the replay not begun */
-  bool was_complete = v->complete;
-  if (cli_run_output_telemetry(&v->ro, &r->log, &v->complete, &err) != SIM_OK) {
+  bool was_complete = v->r.complete;
+  if (run_telemetry_make(&r->tel, s, &r->log, &v->r.complete, &err) != SIM_OK) {
     cli_error(err.msg);
     return CLI_FAILED;
   }
-  if (was_complete && !v->complete) v->stopped_after = "the telemetry was replayed";
+  if (was_complete && !v->r.complete) v->stopped_after = "the telemetry was replayed";
   /* from here on the files are written whole: a Ctrl-C now is honoured
    * after them (exit 130), and they say what the run reached */
-  json_t *summary = cli_run_summary_json(&v->a, cfg, s->t, r);
-  if (s->training) cli_training_json(&v->tres, cfg, summary);
-  char *dump = cfg_dump(cfg);
-  char path[4096];
-  snprintf(path, sizeof path, "%s/scenario.yaml", cfg->output.dir);
-  if (cli_run_output_write(&v->ro, summary, dump, v->complete, s->w.failed, &err) != SIM_OK ||
-      out_write_json(summary, cfg->output.dir, "summary.json", &err) != SIM_OK ||
-      sim_write_file_atomic(path, dump, strlen(dump), &err) != SIM_OK) {
+  out_print how = v->a.json ? OUT_PRINT_JSON : v->a.quiet ? OUT_PRINT_NONE : OUT_PRINT_TEXT;
+  if (out_run_report(s, r, v->started_at, how, &err) != SIM_OK) {
     cli_error(err.msg);
     rc = CLI_FAILED;
-  } else if (v->a.json) {
-    char *text = out_json_text(summary);
-    puts(text);
-    free(text);
-  } else if (!v->a.quiet) {
-    cli_run_print(cfg, s->t, r, &v->tres, cfg->output.dir);
   }
   if (s->w.failed && rc == CLI_OK) {
-    print_job_failed(cfg, r, &v->tres);
+    out_run_failed_print(cfg, r);
     rc = CLI_JOB_FAILED;
-  } else if (!v->complete && rc == CLI_OK) {
+  } else if (!v->r.complete && rc == CLI_OK) {
     if (v->stopped_after)
       fprintf(stderr,
               "fabsim: stopped (Ctrl-C) after the simulation, while %s; the files in %s are "
@@ -299,8 +258,6 @@ static int report(run_verb *v) {
             cfg->output.dir);
     rc = CLI_INTERRUPTED;
   }
-  sim_free(dump);
-  json_decref(summary);
   return rc;
 }
 
@@ -308,8 +265,8 @@ static int report(run_verb *v) {
 static void teardown(run_verb *v, int rc) {
   run_events_free(&v->r.log);
   if (v->r.have_power) pwr_free(&v->r.pm);
-  run_training_result_free(&v->tres);
-  cli_run_output_free(&v->ro);
+  run_training_result_free(&v->r.training);
+  tel_destroy(v->r.tel);
   cli_output_unlock(&v->lock, rc); /* before run_setup_free: it names output.dir */
   run_setup_free(&v->s);
 }
@@ -317,7 +274,7 @@ static void teardown(run_verb *v, int rc) {
 int cli_cmd_run(int argc, char **argv) {
   run_verb verb, *v = &verb;
   memset(v, 0, sizeof *v);
-  v->complete = true;
+  v->r.complete = true;
   v->lock = (cli_lock)CLI_LOCK_NONE;
   sim_error err = {0};
   /* Under mpirun every rank runs this function; rank 0 alone speaks and
@@ -347,6 +304,9 @@ int cli_cmd_run(int argc, char **argv) {
   }
   v->r.w = &v->s.w;
   v->r.jobs = &v->s.jobs;
+  v->r.scenario = v->a.scenario;
+  v->r.sets = v->a.sets;
+  v->r.nsets = v->a.nsets;
   v->rank0 = !mpi || pdes_comm_rank() == 0;
   if (mpi_ranks() > 1 && !be_packet_parallel(&v->s.cfg)) {
     cli_error(

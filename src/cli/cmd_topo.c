@@ -22,64 +22,6 @@ static const char topo_help[] =
     "\n"
     "Example: fabsim topo --set fabric.switch_radix=64 --set fabric.tiers=3 --json\n";
 
-/* The memory estimate (cfg_memory_estimate) at each fidelity, by cfg_fidelity. */
-static void memory_estimates(const cfg_scenario *cfg, uint64_t est[3]) {
-  cfg_scenario s = *cfg;
-  for (int f = 0; f < 3; f++) {
-    cfg_memory m;
-    s.simulation.fidelity = (cfg_fidelity)f;
-    cfg_memory_estimate(&s, &m);
-    est[f] = m.bytes;
-  }
-}
-
-static void print_table(const topo *t, const cfg_scenario *cfg) {
-  const topo_inventory *inv = topo_inventory_get(t);
-  char a[64], b[64], c[64], d[64];
-  printf("fabric     %s, %u tiers, %u plane%s, radix %u, %s, leaf %u down / %u up (%.3g:1)\n",
-         cfg_topology_name(cfg->fabric.topology), inv->tiers, inv->planes,
-         inv->planes == 1 ? "" : "s", cfg->fabric.switch_radix,
-         cfg_transport_name(cfg->fabric.transport), inv->leaf_down, inv->leaf_up,
-         inv->oversubscription);
-  printf("cluster    %s nodes x %u %s = %s GPUs (fabric holds %s nodes)\n",
-         out_fmt_count(a, sizeof a, inv->nodes), cfg->cluster.gpus_per_node,
-         cfg_gpu_name(cfg->cluster.gpu), out_fmt_count(b, sizeof b, inv->gpus),
-         out_fmt_count(c, sizeof c, inv->max_nodes));
-  printf("endpoints  %s NICs at %s", out_fmt_count(a, sizeof a, inv->endpoints - inv->storage_nics),
-         out_fmt_rate(b, sizeof b, cfg->cluster.nic.bandwidth));
-  if (inv->storage_nics)
-    printf(" + %s storage NICs at %s", out_fmt_count(a, sizeof a, inv->storage_nics),
-           out_fmt_rate(b, sizeof b, cfg->storage.nic.bandwidth));
-  printf("\n");
-  printf("switches   %s", out_fmt_count(a, sizeof a, inv->switches));
-  static const char *tier_names[] = {NULL, "leaf", "spine", "core"};
-  const char *sep = " (";
-  for (int i = 1; i <= 3; i++) {
-    if (!inv->switches_by_tier[i]) continue;
-    printf("%s%s %s", sep, out_fmt_count(a, sizeof a, inv->switches_by_tier[i]), tier_names[i]);
-    sep = ", ";
-  }
-  printf("%s\n", inv->switches ? ")" : "");
-  printf("links      %s endpoint-switch, %s switch-switch\n",
-         out_fmt_count(a, sizeof a, inv->links_endpoint_switch),
-         out_fmt_count(b, sizeof b, inv->links_switch_switch));
-  printf("optics     %s transceivers, %s copper cables\n",
-         out_fmt_count(a, sizeof a, inv->transceivers),
-         out_fmt_count(b, sizeof b, inv->copper_cables));
-  printf("cost       %s (%s per endpoint)\n", out_fmt_usd(a, sizeof a, inv->cost_usd),
-         out_fmt_usd(b, sizeof b, inv->cost_per_endpoint_usd));
-  printf("bisection  %s\n", out_fmt_rate(a, sizeof a, inv->bisection_bandwidth_bps));
-  cli_networks_print(t, cfg, 11);
-  uint64_t est[3];
-  memory_estimates(cfg, est);
-  printf(
-      "memory     about %s to run at the %s fidelity (analytic %s, flow %s, packet %s; "
-      "estimate)\n",
-      out_fmt_bytes(a, sizeof a, est[cfg->simulation.fidelity]),
-      cfg_fidelity_name(cfg->simulation.fidelity), out_fmt_bytes(b, sizeof b, est[0]),
-      out_fmt_bytes(c, sizeof c, est[1]), out_fmt_bytes(d, sizeof d, est[2]));
-}
-
 int cli_cmd_topo(int argc, char **argv) {
   cli_args a;
   cfg_scenario cfg;
@@ -113,19 +55,9 @@ int cli_cmd_topo(int argc, char **argv) {
     if (f == stdout) goto done;
   }
   if (a.json) {
-    json_t *o = cli_topo_json(t, &cfg), *mem = json_object();
-    uint64_t est[3];
-    memory_estimates(&cfg, est);
-    for (int f = 0; f < 3; f++)
-      json_object_set_new(mem, cfg_fidelity_name((cfg_fidelity)f),
-                          json_integer((json_int_t)est[f]));
-    json_object_set_new(o, "memory_estimate_bytes", mem);
-    char *text = out_json_text(o);
-    puts(text);
-    free(text);
-    json_decref(o);
+    out_print_json(out_topo_verb_json(t, &cfg));
   } else {
-    print_table(t, &cfg);
+    out_topo_print(t, &cfg);
   }
 done:
   topo_free(t);

@@ -85,3 +85,10 @@ int out_write_json(const json_t *root, const char *dir, const char *name, sim_er
   sim_free(buf);
   return rc;
 }
+
+void out_print_json(json_t *root) {
+  char *text = out_json_text(root);
+  puts(text);
+  free(text);
+  json_decref(root);
+}

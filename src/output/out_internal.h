@@ -7,7 +7,12 @@
  *   db_order.c     a sweep's run ids renumbered in point order
  *   openmetrics.c  metrics.txt
  *   report.c       report.html (run and comparison), with the embedded assets
- *   run.c          out_write_run: all of the above for one run
+ *   run.c          out_write_run: all of the above for one run; out_run_files
+ *   run_summary.c  summary.json of a run (out_run_summary)
+ *   run_text.c     the terminal summary of a run, its progress and failure lines
+ *   memory.c       fabsim memory's printout, a training step as JSON and text
+ *   topo.c         the topology's figures, the scenario a run read
+ *   calib_json.c   fabsim calibrate --json
  *   progress.c     the progress line and Ctrl-C
  */
 #ifndef FABSIM_OUT_INTERNAL_H
@@ -17,6 +22,17 @@
 
 #include "fabsim/out.h"
 #include "fabsim/telemetry.h"
+
+/* ---- shared by the printouts of a run ------------------------------------------ */
+
+/* How the fidelity f treats traffic classes, one sentence (summary.json
+ * traffic_classes.model and the terminal; the analytic fidelity's says it
+ * does not model them). */
+const char *out__classes_model(cfg_fidelity f);
+/* A training run's step (wl_job_step) as summary.json's "step" object
+ * (caller owns it), or as the terminal's lines on stdout (memory.c). */
+json_t *out__step_json(const wl_step *s, const cfg_scenario *cfg);
+void out__step_text(const wl_step *s, const cfg_scenario *cfg);
 
 /* ---- text builder ------------------------------------------------------------ */
 

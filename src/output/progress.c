@@ -48,9 +48,6 @@ void out_interrupt_end(const out_interrupt *h) {
   sim_interrupt_clear();
 }
 
-/* The clock is core's (sim_wall_s); this name stays for callers in src/cli. */
-double out_wall_now(void) { return sim_wall_s(); }
-
 static void fmt_eta(char *buf, size_t n, double s) {
   if (s < 0 || s != s || s > 1e7) {
     snprintf(buf, n, "--");
@@ -64,7 +61,7 @@ static void fmt_eta(char *buf, size_t n, double s) {
 
 static void draw(const out_progress *p, sim_ctx *sim, double now, double rate, bool final) {
   char t[32], eta[32], line[160];
-  out_fmt_seconds(t, sizeof t, sim_ps_to_s(sim_now(sim)));
+  sim_fmt_seconds(t, sizeof t, sim_ps_to_s(sim_now(sim)));
   double elapsed = now - p->started;
   if (p->expected > 0) {
     double frac = (double)sim_now(sim) / (double)p->expected;

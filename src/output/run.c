@@ -1,4 +1,5 @@
-/* out_write_run: every file a run leaves, and its row in the database. */
+/* out_write_run: every file a run leaves, and its row in the database;
+ * out_run_files: the same for a run of the run layer. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,38 +13,6 @@ char *out_database_path(const char *dir, const char *database) {
   char *p = sim_malloc(n);
   snprintf(p, n, "%s/%s", dir, database);
   return p;
-}
-
-static int write_file(out__buf *b, const out_run *r, const char *name, json_t *files,
-                      sim_error *err) {
-  int rc = out__write(b, r->dir, name, err);
-  if (rc == SIM_OK) json_array_append_new(files, json_string(name));
-  return rc;
-}
-
-static json_t *telemetry_json(const tel *t) {
-  json_t *o = json_object();
-  json_object_set_new(o, "interval_s", json_real((double)tel_interval(t) / 1e12));
-  if (tel_interval_requested(t)) /* widened to fit output.max_rows (only then: as before) */
-    json_object_set_new(o, "interval_requested_s",
-                        json_real((double)tel_interval_requested(t) / 1e12));
-  json_object_set_new(o, "samples", json_integer((json_int_t)tel_rows(t)));
-  json_object_set_new(o, "truncated", json_boolean(tel_truncated(t)));
-  json_object_set_new(o, "events", json_integer((json_int_t)tel_event_count(t)));
-  tel_totals tot;
-  tel_totals_get(t, &tot);
-  unsigned obs = tel_observed(t);
-  if (obs & TEL_OBS_NIC) {
-    json_object_set_new(o, "nic_tx_bytes", json_real(tot.nic_bytes[TEL_TX]));
-    json_object_set_new(o, "nic_rx_bytes", json_real(tot.nic_bytes[TEL_RX]));
-  }
-  if (obs & TEL_OBS_GPU) {
-    json_t *g = json_object();
-    for (int k = 0; k < TEL_GPU_NSTATES; k++)
-      json_object_set_new(g, tel_gpu_state_name((tel_gpu_state)k), json_real(tot.gpu_frac[k]));
-    json_object_set_new(o, "gpu_time_share", g);
-  }
-  return o;
 }
 
 /* A series value above its line rate (tel_over_line): SIM_ERANGE naming
@@ -72,38 +41,24 @@ int out_write_run(const out_run *r, sim_error *err) {
   if (rc != SIM_OK) return rc;
   out__series s;
   out__series_build(&s, r->tel, &r->names);
-  json_t *files = json_array();
   char *db = out_database_path(r->dir, r->database);
-  /* complete: the job ran to its end and succeeded; outcome says which of
-   * done, failed (the job's fault: its summary says why) or stopped (Ctrl-C) */
-  json_object_set_new(r->summary, "complete", json_boolean(r->complete && !r->failed));
-  json_object_set_new(r->summary, "outcome",
-                      json_string(r->failed     ? "failed"
-                                  : r->complete ? "done"
-                                                : "stopped"));
-  if (r->tel) json_object_set_new(r->summary, "telemetry", telemetry_json(r->tel));
-  /* Files first (so "files" in the summary lists what exists), then the database. */
+  /* The files (the summary lists them: out_run_summary), then the database. */
   out__buf b = {0};
   out__timeseries_csv(&b, &s);
-  rc = write_file(&b, r, "timeseries.csv", files, err);
+  rc = out__write(&b, r->dir, "timeseries.csv", err);
   b.len = 0;               /* (a buffer marked nonfinite stopped the run's files above) */
   sim_test_pause("write"); /* tests: one file written, the others not */
   if (rc == SIM_OK) {
     out__events_csv(&b, r->tel);
-    rc = write_file(&b, r, "events.csv", files, err);
+    rc = out__write(&b, r->dir, "events.csv", err);
     b.len = 0;
   }
   if (rc == SIM_OK && r->openmetrics) {
     out__openmetrics(&b, r->summary, r->tel);
-    rc = write_file(&b, r, "metrics.txt", files, err);
+    rc = out__write(&b, r->dir, "metrics.txt", err);
     b.len = 0;
   }
   out__buf_free(&b);
-  json_array_append_new(files, json_string("summary.json"));
-  json_array_append_new(files, json_string("scenario.yaml"));
-  if (r->report) json_array_append_new(files, json_string("report.html"));
-  json_object_set_new(r->summary, "files", files);
-  json_object_set_new(r->summary, "database", db ? json_string(r->database) : json_null());
   if (rc == SIM_OK && r->report) {
     char title[256];
     const json_t *sc = json_object_get(r->summary, "scenario");
@@ -133,5 +88,56 @@ int out_write_run(const out_run *r, sim_error *err) {
   }
   sim_free(db);
   out__series_free(&s);
+  return rc;
+}
+
+static const char *port_name_cb(void *ctx, uint32_t port, char *buf, size_t n) {
+  const run_setup *s = ctx;
+  return tel_port_name(s->t, &s->tel.ports, port, buf, n);
+}
+
+static const char *nic_name_cb(void *ctx, uint32_t nic, char *buf, size_t n) {
+  (void)ctx;
+  snprintf(buf, n, "nic%u", nic);
+  return buf;
+}
+
+int out_run_files(const run_setup *s, const run_result *r, const json_t *summary,
+                  const char *started_at, sim_error *err) {
+  const cfg_scenario *cfg = &s->cfg;
+  char *dump = cfg_dump(cfg);
+  char path[4096];
+  snprintf(path, sizeof path, "%s/scenario.yaml", cfg->output.dir);
+  out_run o = {.summary = summary,
+               .scenario_yaml = dump,
+               .tel = r->tel,
+               .names = {.ctx = (void *)s, .port = port_name_cb, .nic = nic_name_cb},
+               .complete = r->complete,
+               .failed = r->w->failed,
+               .dir = cfg->output.dir,
+               .database = cfg->output.database,
+               .report = cfg->output.report,
+               .openmetrics = cfg->output.openmetrics,
+               .top_ports = cfg->output.top_ports,
+               .started_at = started_at};
+  int rc = out_write_run(&o, err);
+  if (rc == SIM_OK) rc = out_write_json(summary, cfg->output.dir, "summary.json", err);
+  if (rc == SIM_OK) rc = sim_write_file_atomic(path, dump, strlen(dump), err);
+  sim_free(dump);
+  return rc;
+}
+
+int out_run_report(const run_setup *s, const run_result *r, const char *started_at, out_print how,
+                   sim_error *err) {
+  json_t *summary = out_run_summary(&s->cfg, s->t, r);
+  int rc = out_run_files(s, r, summary, started_at, err);
+  if (rc == SIM_OK && how == OUT_PRINT_JSON) {
+    char *text = out_json_text(summary);
+    puts(text);
+    free(text);
+  } else if (rc == SIM_OK && how == OUT_PRINT_TEXT) {
+    out_run_print(&s->cfg, s->t, r, s->cfg.output.dir);
+  }
+  json_decref(summary);
   return rc;
 }

@@ -15,10 +15,10 @@ static void fmt_value(char *buf, size_t n, const json_t *v, const char *unit) {
     return;
   }
   double x = json_number_value(v);
-  if (!strcmp(unit, "s")) out_fmt_seconds(buf, n, x);
-  else if (!strcmp(unit, "USD")) out_fmt_usd(buf, n, x);
-  else if (!strcmp(unit, "b/s")) out_fmt_rate(buf, n, (uint64_t)llround(x));
-  else if (!strcmp(unit, "Gb/s")) out_fmt_rate(buf, n, (uint64_t)llround(x * 1e9));
+  if (!strcmp(unit, "s")) sim_fmt_seconds(buf, n, x);
+  else if (!strcmp(unit, "USD")) sim_fmt_usd(buf, n, x);
+  else if (!strcmp(unit, "b/s")) sim_fmt_rate(buf, n, (uint64_t)llround(x));
+  else if (!strcmp(unit, "Gb/s")) sim_fmt_rate(buf, n, (uint64_t)llround(x * 1e9));
   else if (unit[0]) snprintf(buf, n, "%.4g %s", x, unit);
   else snprintf(buf, n, "%.4g", x);
 }

@@ -2,7 +2,6 @@
  * caller's progress callback between slices and a clean stop when the
  * caller's signal handler noted an interrupt. No signals, no printing. */
 
-#include "fabsim/out.h"
 #include "run/run_internal.h"
 
 /* The job in slices of simulated time of about 0.05-0.2 s of wall time
@@ -14,7 +13,7 @@ int run__drive(const cfg_doc *doc, uint32_t steps, wl_job *job, sim_ctx *sim, co
                const run_progress_fn *progress, simtime_ps expected, bool *complete,
                sim_error *err) {
   simtime_ps slice = SIM_PS_PER_US, horizon = 0;
-  double started = out_wall_now(), last_draw = started;
+  double started = sim_wall_s(), last_draw = started;
   uint64_t last_events = sim_events(sim);
   run_progress p = {.what = what, .steps = steps, .expected = expected, .started = started};
   bool show = progress && progress->draw, drawn = false, timing_stopped = false, cut = false;
@@ -24,7 +23,7 @@ int run__drive(const cfg_doc *doc, uint32_t steps, wl_job *job, sim_ctx *sim, co
   sim_set_run_bound(sim, SIM_RUN_BOUND_S); /* a stop is seen after the event it came in */
   while (rc == SIM_OK && wl_job_active(job) &&
          !(co ? sim_co_stopped(sim) : sim_interrupt_pending())) {
-    double t0 = out_wall_now();
+    double t0 = sim_wall_s();
     if (!cut) horizon = sim_slice_end(sim, horizon, slice); /* an idle stretch: one slice */
     rc = wl_job_run_until(job, horizon, doc, err);
     cut = sim_run_cut(sim); /* the bound ended it first: the slice goes on */
@@ -34,7 +33,7 @@ int run__drive(const cfg_doc *doc, uint32_t steps, wl_job *job, sim_ctx *sim, co
       break;
     }
     if (sim_now(sim) > 0) sim_test_pause("simulate"); /* tests: simulated time has advanced */
-    double now = out_wall_now(), dt = now - t0;
+    double now = sim_wall_s(), dt = now - t0;
     simtime_ps cap = expected ? expected / 200 + 1 : SIM_TIME_MAX / 8;
     if (dt < 0.05) slice = slice > cap / 4 ? cap : slice * 4;
     else if ((cut || dt > 0.2) && slice > 1) slice = slice / 4 + 1;

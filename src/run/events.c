@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fabsim/out.h"
 #include "fabsim/run.h"
 
 static run_event *slot(run_events *log, size_t pos) {
@@ -103,8 +102,8 @@ size_t run_faults_after_end(const cfg_scenario *cfg, simtime_ps end, bool stoppe
     const cfg_fault *f = &cfg->faults.v[i];
     char at[32], endt[32], detail[512];
     if (f->at < end || (stopped && f->at == end)) continue; /* at `end`: the stop's cause */
-    out_fmt_seconds(at, sizeof at, sim_ps_to_s(f->at));
-    out_fmt_seconds(endt, sizeof endt, sim_ps_to_s(end));
+    sim_fmt_seconds(at, sizeof at, sim_ps_to_s(f->at));
+    sim_fmt_seconds(endt, sizeof endt, sim_ps_to_s(end));
     snprintf(detail, sizeof detail,
              "faults[%u] (%s of %s at %s) came after the workload ended (%s): it had no effect "
              "on it; allowed: faults[%u].at before %s",

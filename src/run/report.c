@@ -2,7 +2,7 @@
  * it ran (training.c runs it), as typed results (fabsim/run.h): the failure
  * and its cost, SDC detection, root cause against the fault-free baseline,
  * power, and their events. summary.json and the terminal are built from
- * these at the edge (src/cli/run_json.c, run_text.c). */
+ * these at the edge (src/output/run_summary.c, run_text.c). */
 #include <assert.h>
 #include <stdio.h>
 #include <string.h>

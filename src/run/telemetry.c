@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "fabsim/out.h"
 #include "run/run_internal.h"
 
 /* expected / 500, rounded down to 1, 2 or 5 x 10^k ps, at least 1 ns. */
@@ -182,8 +181,8 @@ int run_telemetry_make(tel **out, const run_setup *s, const run_events *log, boo
   if (interval != want) { /* said in the files: summary.json and events.csv */
     char what[320], a[32], b[32];
     if (want < SIM_PS_PER_NS) snprintf(a, sizeof a, "%llu ps", (unsigned long long)want);
-    else out_fmt_seconds(a, sizeof a, sim_ps_to_s(want));
-    out_fmt_seconds(b, sizeof b, sim_ps_to_s(interval));
+    else sim_fmt_seconds(a, sizeof a, sim_ps_to_s(want));
+    sim_fmt_seconds(b, sizeof b, sim_ps_to_s(interval));
     double rows = ceil((double)end / (double)want);
     snprintf(what, sizeof what,
              "a sample interval of %s would give %.4g rows over the run's %.6g s: the rows are "

@@ -1,12 +1,11 @@
 /* fabsim run: the terminal summary, the one text writer of a run, built
- * from the same typed results as summary.json (run_json.c); nothing here
+ * from the same typed results as summary.json (run_summary.c); nothing here
  * reads a figure back from JSON. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "cli/run_print.h"
-#include "fabsim/out.h"
+#include "output/out_internal.h"
 
 static void steps_text(const run_training_result *r) {
   char a[64], b[64];
@@ -17,10 +16,10 @@ static void steps_text(const run_training_result *r) {
     sum += wl_job_step(r->job, k)->time_s;
     if (k < nb) base += wl_job_step(r->base, k)->time_s;
   }
-  printf("  steps      %u done, mean %s", n, out_fmt_seconds(a, sizeof a, sum / (double)n));
+  printf("  steps      %u done, mean %s", n, sim_fmt_seconds(a, sizeof a, sum / (double)n));
   if (n <= nb)
     printf(" (%s %s)", r->ckpt ? "without checkpoints or faults" : "fault-free",
-           out_fmt_seconds(b, sizeof b, base / (double)n));
+           sim_fmt_seconds(b, sizeof b, base / (double)n));
   printf("\n");
 }
 
@@ -38,13 +37,13 @@ static void checkpoints_text(const run_ckpt *c) {
   char a[64], b[64], d[64], e[96];
   if (c && c->load)
     printf("data         %s per step read by %u GPUs, %zu reads, the longest %s%s%s\n",
-           out_fmt_bytes(a, sizeof a, c->load_bytes), c->readers, c->loads,
-           out_fmt_seconds(b, sizeof b, sim_ps_to_s(c->load_max)),
+           sim_fmt_bytes(a, sizeof a, c->load_bytes), c->readers, c->loads,
+           sim_fmt_seconds(b, sizeof b, sim_ps_to_s(c->load_max)),
            c->loads_late ? " (some still reading when the next step ended)" : "",
            reads_failed(c, e, sizeof e));
   if (!c || !c->every) return;
   printf("checkpoint   %s every %u steps (%s, %s storage) by %u GPUs\n",
-         out_fmt_bytes(a, sizeof a, c->size), c->every, c->sync ? "sync" : "async",
+         sim_fmt_bytes(a, sizeof a, c->size), c->every, c->sync ? "sync" : "async",
          c->separate ? "separate" : "backend", c->writers);
   for (size_t i = 0; i < c->n; i++) {
     const run_checkpoint *k = &c->v[i];
@@ -54,28 +53,28 @@ static void checkpoints_text(const run_ckpt *c) {
     }
     if (!k->end) {
       printf("  after %-4u started at %s, not finished\n", k->after_step,
-             out_fmt_seconds(a, sizeof a, sim_ps_to_s(k->start)));
+             sim_fmt_seconds(a, sizeof a, sim_ps_to_s(k->start)));
       continue;
     }
     if (k->failed) {
       printf("  after %-4u %s .. %s, FAILED: %u transfers failed (%s), %s undelivered\n",
-             k->after_step, out_fmt_seconds(a, sizeof a, sim_ps_to_s(k->start)),
-             out_fmt_seconds(b, sizeof b, sim_ps_to_s(k->end)), k->failed,
-             k->cause ? k->cause : "unknown", out_fmt_bytes(d, sizeof d, k->undelivered));
+             k->after_step, sim_fmt_seconds(a, sizeof a, sim_ps_to_s(k->start)),
+             sim_fmt_seconds(b, sizeof b, sim_ps_to_s(k->end)), k->failed,
+             k->cause ? k->cause : "unknown", sim_fmt_bytes(d, sizeof d, k->undelivered));
       continue;
     }
     double s = sim_ps_to_s(k->end - k->start);
     printf("  after %-4u %s .. %s, %.4g GB/s", k->after_step,
-           out_fmt_seconds(a, sizeof a, sim_ps_to_s(k->start)),
-           out_fmt_seconds(b, sizeof b, sim_ps_to_s(k->end)),
+           sim_fmt_seconds(a, sizeof a, sim_ps_to_s(k->start)),
+           sim_fmt_seconds(b, sizeof b, sim_ps_to_s(k->end)),
            s > 0 ? (double)k->bytes / s / 1e9 : 0);
     if (k->first_step == k->last_step && k->first_step)
       printf("; step %u took %s longer", k->first_step,
-             out_fmt_seconds(d, sizeof d, k->slowdown_s));
+             sim_fmt_seconds(d, sizeof d, k->slowdown_s));
     else if (k->first_step)
       printf("; steps %u-%u took %s longer", k->first_step, k->last_step,
-             out_fmt_seconds(d, sizeof d, k->slowdown_s));
-    if (c->sync) printf("; the job waited %s", out_fmt_seconds(e, sizeof e, k->stall_s));
+             sim_fmt_seconds(d, sizeof d, k->slowdown_s));
+    if (c->sync) printf("; the job waited %s", sim_fmt_seconds(e, sizeof e, k->stall_s));
     printf("\n");
   }
 }
@@ -84,23 +83,23 @@ static void failure_text(const run_failure *f) {
   char a[64], b[64], c[64];
   if (!f->happened) return;
   printf("failure      %s %s at %s in step %d: job stopped\n", f->kind_name, f->component,
-         out_fmt_seconds(a, sizeof a, f->cost.at_s), (int)f->step);
+         sim_fmt_seconds(a, sizeof a, f->cost.at_s), (int)f->step);
   if (f->kind == WL_TRANSFER_FAIL)
     printf("  cause      transfer gpu%d->gpu%d: %s; the collective lost data\n", (int)f->gpu,
            (int)f->dst_gpu, f->cause);
   printf(
       "  lost       %s of work since the last checkpoint (%.4g GPU-hours; checkpoint every "
       "%s%s; at a random time the loss averages %s)\n",
-      out_fmt_seconds(a, sizeof a, f->cost.lost_work_s), f->cost.lost_gpu_hours,
-      out_fmt_seconds(b, sizeof b, f->checkpoint_interval_s),
+      sim_fmt_seconds(a, sizeof a, f->cost.lost_work_s), f->cost.lost_gpu_hours,
+      sim_fmt_seconds(b, sizeof b, f->checkpoint_interval_s),
       f->checkpoint_interval_auto ? " (Daly)" : "",
-      out_fmt_seconds(c, sizeof c, f->cost.expected_lost_work_s));
-  printf("  restart    %s + recompute %s = %s\n", out_fmt_seconds(a, sizeof a, f->cost.restart_s),
-         out_fmt_seconds(b, sizeof b, f->cost.lost_work_s),
-         out_fmt_seconds(c, sizeof c, f->cost.restart_cost_s));
+      sim_fmt_seconds(c, sizeof c, f->cost.expected_lost_work_s));
+  printf("  restart    %s + recompute %s = %s\n", sim_fmt_seconds(a, sizeof a, f->cost.restart_s),
+         sim_fmt_seconds(b, sizeof b, f->cost.lost_work_s),
+         sim_fmt_seconds(c, sizeof c, f->cost.restart_cost_s));
 }
 
-void cli_training_text(const run_training_result *r) {
+static void training_text(const run_training_result *r) {
   char a[64], b[64];
   steps_text(r);
   checkpoints_text(r->ckpt);
@@ -108,7 +107,7 @@ void cli_training_text(const run_training_result *r) {
   for (uint32_t i = 0; i < r->nsdc; i++) {
     const run_sdc *e = &r->sdc[i];
     printf("sdc          gpu%d at %s: ", (int)e->gpu,
-           out_fmt_seconds(a, sizeof a, sim_ps_to_s(e->at)));
+           sim_fmt_seconds(a, sizeof a, sim_ps_to_s(e->at)));
     if (!e->diverge_step) printf("no replicas to diverge from\n");
     else if (!e->detect_step)
       printf("replicas diverge in step %d, never detected (no replica checksums)\n",
@@ -116,7 +115,7 @@ void cli_training_text(const run_training_result *r) {
     else
       printf("replicas diverge in step %d, detected at the end of step %d (%s%s)\n",
              (int)e->diverge_step, (int)e->detect_step, e->detect_estimated ? "about " : "",
-             out_fmt_seconds(b, sizeof b, e->detect_known ? sim_ps_to_s(e->detect_at) : 0));
+             sim_fmt_seconds(b, sizeof b, e->detect_known ? sim_ps_to_s(e->detect_at) : 0));
   }
   const rel_rc_result *rc = &r->root_cause;
   for (uint32_t i = 0; i < rc->n; i++) {
@@ -128,7 +127,7 @@ void cli_training_text(const run_training_result *r) {
   }
 }
 
-void cli_power_text(const run_power *p) {
+static void power_text(const run_power *p) {
   printf(
       "power        IT %.4g kW, facility %.4g kW (PUE %.3g), %.4g kWh per step at "
       "utilization %.0f%%",
@@ -139,7 +138,7 @@ void cli_power_text(const run_power *p) {
   printf("\n");
 }
 
-void cli_events_text(const run_events *log) {
+static void events_text(const run_events *log) {
   enum { SHOW = 8 };
   if (!log->n) return; /* the operator's first look: what happened, in time order */
   printf("events       %zu in summary.json events[] and events.csv%s\n", log->n,
@@ -148,7 +147,7 @@ void cli_events_text(const run_events *log) {
     const run_event *e = &log->v[i];
     char at[32];
     size_t len = strlen(e->detail);
-    printf("  %-10s %s %s%s%.*s%s\n", out_fmt_seconds(at, sizeof at, sim_ps_to_s(e->at)),
+    printf("  %-10s %s %s%s%.*s%s\n", sim_fmt_seconds(at, sizeof at, sim_ps_to_s(e->at)),
            e->component, e->kind, len ? ": " : "", len > 160 ? 157 : 160, e->detail,
            len > 160 ? "..." : "");
   }
@@ -164,7 +163,7 @@ static void job_work_text(const run_job *job, char *out, size_t cap) {
     for (uint32_t k = 0; k < n; k++) sum += wl_job_step(job->train, k)->time_s;
     snprintf(out, cap, "training, %u of %u step%s, mean %s", n, job->view.workload.steps,
              job->view.workload.steps == 1 ? "" : "s",
-             n ? out_fmt_seconds(a, sizeof a, sum / n) : "-");
+             n ? sim_fmt_seconds(a, sizeof a, sum / n) : "-");
     return;
   }
   if (job->trr) {
@@ -173,14 +172,14 @@ static void job_work_text(const run_job *job, char *out, size_t cap) {
     for (uint32_t k = 0; k < r->iterations_done; k++) sum += r->iteration_s[k];
     snprintf(out, cap, "trace, %u ranks, %u of %u iteration%s, mean %s", r->nranks,
              r->iterations_done, r->iterations, r->iterations == 1 ? "" : "s",
-             r->iterations_done ? out_fmt_seconds(a, sizeof a, sum / r->iterations_done) : "-");
+             r->iterations_done ? sim_fmt_seconds(a, sizeof a, sum / r->iterations_done) : "-");
     return;
   }
   snprintf(out, cap, "%s %s",
            job->cfg->workload.kind == CFG_WORKLOAD_TRAFFIC
                ? cfg_traffic_pattern_name(job->cfg->workload.traffic.pattern)
                : cfg_coll_op_name(job->plan.op),
-           out_fmt_bytes(a, sizeof a, job->plan.bytes));
+           sim_fmt_bytes(a, sizeof a, job->plan.bytes));
 }
 
 /* A job's PFC line: the PAUSE frames its congestion caused and whose flows
@@ -192,7 +191,7 @@ static void job_pfc_text(const run_jobs *js, uint32_t j) {
   for (uint32_t k = 0; k < p->njobs; k++) any |= p->flows[(size_t)k * p->njobs + j] > 0;
   if (!any) return; /* no PFC (InfiniBand credits, lossy classes) or no pause: no line */
   printf("  pfc        caused %llu PAUSE%s (%s paused upstream)", (unsigned long long)p->caused[j],
-         p->caused[j] == 1 ? "" : "s", out_fmt_seconds(a, sizeof a, sim_ps_to_s(p->paused[j])));
+         p->caused[j] == 1 ? "" : "s", sim_fmt_seconds(a, sizeof a, sim_ps_to_s(p->paused[j])));
   for (int dir = 0; dir < 2; dir++) {
     const char *sep = dir == 0 ? "; stopped flows of " : "; its flows stopped by ";
     for (uint32_t k = 0; k < p->njobs; k++) {
@@ -213,8 +212,8 @@ static void job_storage_text(const run_ckpt *c) {
   char a[64], b[64], d[64], e[96];
   if (c->load)
     printf("  data       %s per step read by %u GPUs, %zu reads, the longest %s%s%s\n",
-           out_fmt_bytes(a, sizeof a, c->load_bytes), c->readers, c->loads,
-           out_fmt_seconds(b, sizeof b, sim_ps_to_s(c->load_max)),
+           sim_fmt_bytes(a, sizeof a, c->load_bytes), c->readers, c->loads,
+           sim_fmt_seconds(b, sizeof b, sim_ps_to_s(c->load_max)),
            c->loads_late ? " (some still reading when the next step ended)" : "",
            reads_failed(c, e, sizeof e));
   if (!c->every) return;
@@ -229,10 +228,10 @@ static void job_storage_text(const run_ckpt *c) {
   printf(
       "  checkpoint %s every %u steps (%s, %s storage) by %u GPUs: %zu written, %s each on "
       "average, the steps %s longer\n",
-      out_fmt_bytes(a, sizeof a, c->size), c->every, c->sync ? "sync" : "async",
+      sim_fmt_bytes(a, sizeof a, c->size), c->every, c->sync ? "sync" : "async",
       c->separate ? "separate" : "backend", c->writers, done,
-      out_fmt_seconds(b, sizeof b, done ? secs / (double)done : 0),
-      out_fmt_seconds(d, sizeof d, slowed));
+      sim_fmt_seconds(b, sizeof b, done ? secs / (double)done : 0),
+      sim_fmt_seconds(d, sizeof d, slowed));
 }
 
 /* One line per job of a jobs: list: where it runs and what sharing cost it. */
@@ -246,10 +245,10 @@ static void jobs_text(const run_jobs *js, const topo *t, bool classes) {
            job->cfg->name, job->cfg->gpus, cfg_placement_name(job->cfg->placement), job->nnodes,
            job->nnodes == 1 ? "" : "s", m->leaves, m->leaves == 1 ? "f" : "ves",
            m->ring_spine_pairs, m->ring_spine_pairs == 1 ? "" : "s", w,
-           job->finished ? out_fmt_seconds(b, sizeof b, job->res.time_s) : "did not finish");
+           job->finished ? sim_fmt_seconds(b, sizeof b, job->res.time_s) : "did not finish");
     if (job->have_alone)
       printf("  alone      %s, slowdown %.3fx, %s%s\n",
-             out_fmt_seconds(a, sizeof a, job->alone.time_s), job->slowdown,
+             sim_fmt_seconds(a, sizeof a, job->alone.time_s), job->slowdown,
              job->nshares ? "may share links with " : "shares no link with another job",
              job->nshares ? js->v[job->shares[0].job].cfg->name : "");
     char cause[600];
@@ -268,133 +267,133 @@ static void jobs_text(const run_jobs *js, const topo *t, bool classes) {
 static void classes_text(const cfg_scenario *cfg, const be_stats *st) {
   char a[64], b[64], c[64], d[64], e[64];
   const cfg_class_table *t = &cfg->fabric.classes;
-  printf("classes      %s\n", cli_classes_model(cfg->simulation.fidelity));
+  printf("classes      %s\n", out__classes_model(cfg->simulation.fidelity));
   for (uint32_t k = 0; k < CFG_CLASSES; k++) {
     bool listed = false;
     for (uint32_t i = 0; i < t->n; i++) listed |= t->order[i] == k;
     if (!listed && !st->class_bytes[k]) continue;
     const cfg_tclass *tc = &t->v[k];
     printf("  %-10s %u: priority %u, weight %u, %s, %s", tc->name, k, tc->priority, tc->weight,
-           tc->lossless ? "lossless" : "lossy", out_fmt_bytes(a, sizeof a, st->class_bytes[k]));
+           tc->lossless ? "lossless" : "lossy", sim_fmt_bytes(a, sizeof a, st->class_bytes[k]));
     if (st->observed & BE_OBS_PACKETS)
       printf(", max queue %s, %s PFC pauses (%s), %s ECN marks, %llu drops",
-             out_fmt_bytes(b, sizeof b, st->class_max_queue[k]),
-             out_fmt_count(c, sizeof c, st->class_pfc_pauses[k]),
-             out_fmt_seconds(d, sizeof d, sim_ps_to_s(st->class_pfc_paused[k])),
-             out_fmt_count(e, sizeof e, st->class_ecn_marks[k]),
+             sim_fmt_bytes(b, sizeof b, st->class_max_queue[k]),
+             sim_fmt_count(c, sizeof c, st->class_pfc_pauses[k]),
+             sim_fmt_seconds(d, sizeof d, sim_ps_to_s(st->class_pfc_paused[k])),
+             sim_fmt_count(e, sizeof e, st->class_ecn_marks[k]),
              (unsigned long long)st->class_drops[k]);
     printf("\n");
   }
 }
 
 /* The workload's lines: the jobs, the collective, the training job, the traces or the traffic. */
-static void workload_text(const cfg_scenario *cfg, const topo *t, const cli_run_result *r,
-                          const run_training_result *tres) {
+static void workload_text(const cfg_scenario *cfg, const topo *t, const run_result *r) {
+  const run_training_result *tres = &r->training;
   char a[64], b[64], c[64], d[64];
   if (r->jobs && r->jobs->n) {
     jobs_text(r->jobs, t, cfg_classes_used(cfg));
   } else if (cfg->workload.kind == CFG_WORKLOAD_COLLECTIVE) {
     printf("%-12s %s, %s over %u ranks, %u channel%s, protocol %s\n",
            cfg_coll_op_name(r->w->plan.op), cfg_coll_algorithm_name(r->w->plan.algorithm),
-           out_fmt_bytes(a, sizeof a, r->w->plan.bytes), r->w->plan.nranks, r->w->plan.channels,
+           sim_fmt_bytes(a, sizeof a, r->w->plan.bytes), r->w->plan.nranks, r->w->plan.channels,
            r->w->plan.channels == 1 ? "" : "s", cfg_coll_protocol_name(r->w->plan.protocol));
     if (!r->w->failed && !r->w->stopped) {
-      printf("  time       %s\n", out_fmt_seconds(a, sizeof a, r->w->res.time_s));
+      printf("  time       %s\n", sim_fmt_seconds(a, sizeof a, r->w->res.time_s));
       printf("  algbw      %.2f GB/s\n", r->w->res.algbw_GBps);
       printf("  busbw      %.2f GB/s\n", r->w->res.busbw_GBps);
     } else { /* no bandwidth for a collective that did not complete */
       printf("  time       %s, %s: no time or bandwidth; %s delivered\n",
-             out_fmt_seconds(a, sizeof a, r->w->res.time_s), r->w->failed ? "FAILED" : "stopped",
-             out_fmt_bytes(b, sizeof b, r->net.bytes));
+             sim_fmt_seconds(a, sizeof a, r->w->res.time_s), r->w->failed ? "FAILED" : "stopped",
+             sim_fmt_bytes(b, sizeof b, r->net.bytes));
     }
   } else if (cfg->workload.kind == CFG_WORKLOAD_TRAINING) {
-    if (wl_job_steps_done(tres->job)) cli_step_text(wl_job_step(tres->job, 0), cfg);
-    cli_training_text(tres);
+    if (wl_job_steps_done(tres->job)) out__step_text(wl_job_step(tres->job, 0), cfg);
+    training_text(tres);
   } else if (cfg->workload.kind == CFG_WORKLOAD_TRACE) {
     trc_result_print(stdout, &r->w->trace, r->w->trace_set);
   } else {
     uint64_t flows = coll_plan_flows(&r->w->plan);
     printf("traffic      %s, %s flows of %s%s\n",
            cfg_traffic_pattern_name(cfg->workload.traffic.pattern),
-           out_fmt_count(a, sizeof a, flows), out_fmt_bytes(b, sizeof b, r->w->plan.bytes),
+           sim_fmt_count(a, sizeof a, flows), sim_fmt_bytes(b, sizeof b, r->w->plan.bytes),
            r->w->plan.stagger ? ", staggered" : ", starting together");
-    printf("  time       %s\n", out_fmt_seconds(a, sizeof a, r->w->res.time_s));
+    printf("  time       %s\n", sim_fmt_seconds(a, sizeof a, r->w->res.time_s));
     double total = run_traffic_bytes(r->w, &r->net);
     if (r->w->res.time_s > 0)
       printf("  throughput %s aggregate%s\n",
-             out_fmt_rate(a, sizeof a, (uint64_t)(total * 8 / r->w->res.time_s)),
+             sim_fmt_rate(a, sizeof a, (uint64_t)(total * 8 / r->w->res.time_s)),
              r->w->failed || r->w->stopped ? " (delivered so far)" : "");
     if (cfg->workload.traffic.pattern == CFG_TRAFFIC_PAIR)
       printf("  latency    %s one-way, zero-byte: start %s + path %s + finish %s\n",
-             out_fmt_seconds(a, sizeof a, run_pair_latency_s(&r->w->pair)),
-             out_fmt_seconds(b, sizeof b, r->w->pair.start_s),
-             out_fmt_seconds(c, sizeof c, r->w->pair.path_s),
-             out_fmt_seconds(d, sizeof d, r->w->pair.finish_s));
+             sim_fmt_seconds(a, sizeof a, run_pair_latency_s(&r->w->pair)),
+             sim_fmt_seconds(b, sizeof b, r->w->pair.start_s),
+             sim_fmt_seconds(c, sizeof c, r->w->pair.path_s),
+             sim_fmt_seconds(d, sizeof d, r->w->pair.finish_s));
   }
 }
 
-void cli_run_print(const cfg_scenario *cfg, const topo *t, const cli_run_result *r,
-                   const run_training_result *tres, const char *written) {
+void out_run_print(const cfg_scenario *cfg, const topo *t, const run_result *r,
+                   const char *written) {
   const topo_inventory *inv = topo_inventory_get(t);
   char a[64], b[64], c[64];
   printf("fabsim %s, %s fidelity, seed %llu\n", FABSIM_VERSION,
          cfg_fidelity_name(cfg->simulation.fidelity), (unsigned long long)cfg->simulation.seed);
   printf("cluster      %s nodes x %u %s = %s GPUs, %s NICs at %s\n",
-         out_fmt_count(a, sizeof a, inv->nodes), cfg->cluster.gpus_per_node,
-         cfg_gpu_name(cfg->cluster.gpu), out_fmt_count(b, sizeof b, inv->gpus),
-         out_fmt_count(c, sizeof c, inv->endpoints - inv->storage_nics),
-         out_fmt_rate(c + 32, 32, cfg->cluster.nic.bandwidth));
+         sim_fmt_count(a, sizeof a, inv->nodes), cfg->cluster.gpus_per_node,
+         cfg_gpu_name(cfg->cluster.gpu), sim_fmt_count(b, sizeof b, inv->gpus),
+         sim_fmt_count(c, sizeof c, inv->endpoints - inv->storage_nics),
+         sim_fmt_rate(c + 32, 32, cfg->cluster.nic.bandwidth));
   printf("fabric       %s, %u tiers, %u plane%s, radix %u, %s, %s switches, %s\n",
          cfg_topology_name(cfg->fabric.topology), inv->tiers, inv->planes,
          inv->planes == 1 ? "" : "s", cfg->fabric.switch_radix,
-         cfg_transport_name(cfg->fabric.transport), out_fmt_count(a, sizeof a, inv->switches),
-         out_fmt_usd(b, sizeof b, inv->cost_usd));
-  cli_networks_print(t, cfg, 13);
-  workload_text(cfg, t, r, tres);
+         cfg_transport_name(cfg->fabric.transport), sim_fmt_count(a, sizeof a, inv->switches),
+         sim_fmt_usd(b, sizeof b, inv->cost_usd));
+  out_networks_print(t, cfg, 13);
+  workload_text(cfg, t, r);
   if (r->net.observed & BE_OBS_FCT)
     printf("  fct        p50 %s, p99 %s, max %s\n",
-           out_fmt_seconds(a, sizeof a, sim_ps_to_s(r->net.fct_p50)),
-           out_fmt_seconds(b, sizeof b, sim_ps_to_s(r->net.fct_p99)),
-           out_fmt_seconds(c, sizeof c, sim_ps_to_s(r->net.fct_max)));
+           sim_fmt_seconds(a, sizeof a, sim_ps_to_s(r->net.fct_p50)),
+           sim_fmt_seconds(b, sizeof b, sim_ps_to_s(r->net.fct_p99)),
+           sim_fmt_seconds(c, sizeof c, sim_ps_to_s(r->net.fct_max)));
   if (r->net.observed & BE_OBS_PACKETS) {
     printf("network      %s packets, %s ECN marks, %s CNPs, %s PFC pauses (%s paused)\n",
-           out_fmt_count(a, sizeof a, r->net.packets), out_fmt_count(b, sizeof b, r->net.ecn_marks),
-           out_fmt_count(c, sizeof c, r->net.cnps), out_fmt_count(c + 24, 24, r->net.pfc_pauses),
-           out_fmt_seconds(c + 48, 16, sim_ps_to_s(r->net.pfc_paused)));
+           sim_fmt_count(a, sizeof a, r->net.packets), sim_fmt_count(b, sizeof b, r->net.ecn_marks),
+           sim_fmt_count(c, sizeof c, r->net.cnps), sim_fmt_count(c + 24, 24, r->net.pfc_pauses),
+           sim_fmt_seconds(c + 48, 16, sim_ps_to_s(r->net.pfc_paused)));
     printf("             %s drops, %s retransmits, max queue %s, busiest link %.0f%%\n",
-           out_fmt_count(a, sizeof a, r->net.drops), out_fmt_count(b, sizeof b, r->net.retransmits),
-           out_fmt_bytes(c, sizeof c, r->net.max_queue_bytes), r->net.link_utilization_max * 100);
+           sim_fmt_count(a, sizeof a, r->net.drops), sim_fmt_count(b, sizeof b, r->net.retransmits),
+           sim_fmt_bytes(c, sizeof c, r->net.max_queue_bytes), r->net.link_utilization_max * 100);
   }
   if (cfg_classes_used(cfg)) classes_text(cfg, &r->net);
   if (r->w->gpu_failed) {
     const trc_failure *g = &r->w->gpu_failure;
     printf("failure      %sgpu%u failed at %s: the job stopped after %u of %u iteration%s\n",
            g->whole_node ? "the node of " : "", g->gpu,
-           out_fmt_seconds(a, sizeof a, sim_ps_to_s(g->at)), r->w->trace.iterations_done,
+           sim_fmt_seconds(a, sizeof a, sim_ps_to_s(g->at)), r->w->trace.iterations_done,
            r->w->trace.iterations, r->w->trace.iterations == 1 ? "" : "s");
   } else if (r->w->failed && cfg->workload.kind != CFG_WORKLOAD_TRAINING) {
     printf("failure      %s transfer%s failed: the job failed",
-           out_fmt_count(a, sizeof a, r->w->failures), r->w->failures == 1 ? "" : "s");
+           sim_fmt_count(a, sizeof a, r->w->failures), r->w->failures == 1 ? "" : "s");
     if (r->w->have_first)
       printf(" (the first at %s: gpu%u->gpu%u, %s)",
-             out_fmt_seconds(b, sizeof b, sim_ps_to_s(r->w->first.at)), r->w->first.src_gpu,
+             sim_fmt_seconds(b, sizeof b, sim_ps_to_s(r->w->first.at)), r->w->first.src_gpu,
              r->w->first.dst_gpu, r->w->first.cause ? r->w->first.cause : "unknown");
     printf("\n");
   }
-  if (cfg->workload.kind == CFG_WORKLOAD_TRAINING) cli_power_text(&tres->power);
-  else if (r->have_power) cli_power_text(&r->power);
-  cli_events_text(&r->log);
+  if (cfg->workload.kind == CFG_WORKLOAD_TRAINING) power_text(&r->training.power);
+  else if (r->have_power) power_text(&r->power);
+  events_text(&r->log);
   printf("sim          %s events, %s transfers, wall %.3f s\n",
-         out_fmt_count(a, sizeof a, r->events), out_fmt_count(b, sizeof b, r->net.transfers),
+         sim_fmt_count(a, sizeof a, r->events), sim_fmt_count(b, sizeof b, r->net.transfers),
          r->wall_s);
   if (r->par.ranks) {
     const be_parallel_info *p = &r->par;
     printf(
         "parallel     %u rank%s (%s), %s of %s links cut, lookahead %g ns, %s windows, "
         "%.1f%% of events crossed ranks, %.0f%% of the engine's time in synchronization\n",
-        p->ranks, p->ranks == 1 ? "" : "s", p->scheme, out_fmt_count(a, sizeof a, p->cut_links),
-        out_fmt_count(b, sizeof b, p->links), (double)p->lookahead / SIM_PS_PER_NS,
-        out_fmt_count(c, sizeof c, p->windows), 100.0 * p->crossing_frac,
+        p->ranks, p->ranks == 1 ? "" : "s", p->scheme, sim_fmt_count(a, sizeof a, p->cut_links),
+        sim_fmt_count(b, sizeof b, p->links), (double)p->lookahead / SIM_PS_PER_NS,
+        sim_fmt_count(c, sizeof c, p->windows), 100.0 * p->crossing_frac,
         p->wall_max > 0 ? 100.0 * p->sync_max / p->wall_max : 0.0);
   }
   if (written)
@@ -403,13 +402,42 @@ void cli_run_print(const cfg_scenario *cfg, const topo *t, const cli_run_result 
            strcmp(cfg->output.database, "none") ? ", results.sqlite" : "");
 }
 
-void cli_progress_draw(void *ctx, const run_progress *p) {
+/* stderr's line when the simulated job failed (exit 4). */
+void out_run_failed_print(const cfg_scenario *cfg, const run_result *r) {
+  const run_training_result *tres = &r->training;
+  const char *kind = "transfer-failed", *component = "", *cause = NULL;
+  char comp[32];
+  double at_s = 0;
+  if (cfg->workload.kind == CFG_WORKLOAD_TRAINING) {
+    const run_failure *f = &tres->failure;
+    kind = f->kind_name;
+    component = f->component;
+    at_s = f->cost.at_s;
+    if (f->kind == WL_TRANSFER_FAIL) cause = f->cause;
+  } else if (r->w->gpu_failed) {
+    kind = r->w->gpu_failure.whole_node ? "node-fail" : "gpu-fail";
+    snprintf(comp, sizeof comp, "gpu%u", r->w->gpu_failure.gpu);
+    component = comp;
+    at_s = sim_ps_to_s(r->w->gpu_failure.at);
+  } else if (r->w->have_first) {
+    snprintf(comp, sizeof comp, "gpu%u", r->w->first.src_gpu);
+    component = comp;
+    at_s = sim_ps_to_s(r->w->first.at);
+    cause = r->w->first.cause ? r->w->first.cause : "unknown";
+  }
+  fprintf(stderr,
+          "fabsim: the simulated job failed: %s %s at %.6g s%s%s; the files in %s say "
+          "\"outcome\": \"failed\"\n",
+          kind, component, at_s, cause ? ": " : "", cause ? cause : "", cfg->output.dir);
+}
+
+void out_progress_draw(void *ctx, const run_progress *p) {
   char t[32], line[160];
   (void)ctx;
-  out_fmt_seconds(t, sizeof t, sim_ps_to_s(p->now));
+  sim_fmt_seconds(t, sizeof t, sim_ps_to_s(p->now));
   int n = snprintf(line, sizeof line, "  %s sim %s  step %u/%u", p->what, t, p->step, p->steps);
   if (p->expected > 0 && n > 0 && (size_t)n < sizeof line) {
-    double frac = (double)p->now / (double)p->expected, el = out_wall_now() - p->started;
+    double frac = (double)p->now / (double)p->expected, el = sim_wall_s() - p->started;
     if (frac > 0.99) frac = 0.99;
     n += snprintf(line + n, sizeof line - (size_t)n, "  %3.0f%%  ETA %.0fs", frac * 100,
                   frac > 0 ? el * (1 - frac) / frac : 0);

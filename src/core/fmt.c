@@ -1,9 +1,9 @@
-/* Human-readable numbers for terminal tables. */
+/* Human-readable numbers for the terminal and messages. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "fabsim/out.h"
+#include "fabsim/core.h"
 
 /* The terminal's edge: a figure that is not finite is never printed. */
 static void finite_or_exit(double v, const char *what) {
@@ -18,7 +18,7 @@ static void finite_or_exit(double v, const char *what) {
   exit(1);
 }
 
-const char *out_fmt_count(char *buf, size_t n, uint64_t v) {
+const char *sim_fmt_count(char *buf, size_t n, uint64_t v) {
   char tmp[32];
   int len = snprintf(tmp, sizeof tmp, "%llu", (unsigned long long)v);
   size_t w = 0;
@@ -30,7 +30,7 @@ const char *out_fmt_count(char *buf, size_t n, uint64_t v) {
   return buf;
 }
 
-const char *out_fmt_bytes(char *buf, size_t n, uint64_t bytes) {
+const char *sim_fmt_bytes(char *buf, size_t n, uint64_t bytes) {
   static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
   double v = (double)bytes;
   int u = 0;
@@ -43,7 +43,7 @@ const char *out_fmt_bytes(char *buf, size_t n, uint64_t bytes) {
   return buf;
 }
 
-const char *out_fmt_rate(char *buf, size_t n, uint64_t bps) {
+const char *sim_fmt_rate(char *buf, size_t n, uint64_t bps) {
   static const char *units[] = {"b/s", "Kb/s", "Mb/s", "Gb/s", "Tb/s", "Pb/s"};
   double v = (double)bps;
   int u = 0;
@@ -55,7 +55,7 @@ const char *out_fmt_rate(char *buf, size_t n, uint64_t bps) {
   return buf;
 }
 
-const char *out_fmt_seconds(char *buf, size_t n, double s) {
+const char *sim_fmt_seconds(char *buf, size_t n, double s) {
   finite_or_exit(s, "seconds");
   if (s == 0) snprintf(buf, n, "0 s");
   else if (s < 1e-6) snprintf(buf, n, "%.3g ns", s * 1e9);
@@ -65,7 +65,7 @@ const char *out_fmt_seconds(char *buf, size_t n, double s) {
   return buf;
 }
 
-const char *out_fmt_usd(char *buf, size_t n, double usd) {
+const char *sim_fmt_usd(char *buf, size_t n, double usd) {
   finite_or_exit(usd, "dollar");
   if (usd >= 1e9) snprintf(buf, n, "$%.2fB", usd / 1e9);
   else if (usd >= 1e6) snprintf(buf, n, "$%.2fM", usd / 1e6);

@@ -5,10 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli/run_print.h"
-#include "fabsim/out.h"
+#include "output/out_internal.h"
 
-json_t *cli_events_json(const run_events *log) {
+static json_t *events_json(const run_events *log) {
   json_t *a = json_array();
   for (size_t i = 0; i < log->n; i++) {
     const run_event *e = &log->v[i];
@@ -22,7 +21,7 @@ json_t *cli_events_json(const run_events *log) {
   return a;
 }
 
-json_t *cli_power_json(const run_power *p) {
+static json_t *power_json(const run_power *p) {
   json_t *pw = pwr_summary_json(p->model, p->utilization, p->step_s, p->run_s);
   json_object_set_new(pw, "utilization_source", json_string(p->source));
   if (p->job) /* the racks' throttling in the run was decided at the fault-free utilization */
@@ -103,7 +102,7 @@ static json_t *sdc_json(const run_training_result *r) {
   return a;
 }
 
-json_t *cli_root_cause_json(const rel_rc_result *rc) {
+static json_t *root_cause_json(const rel_rc_result *rc) {
   json_t *out = json_array();
   for (uint32_t i = 0; i < rc->n; i++) {
     const rel_rc_entry *x = &rc->v[i];
@@ -187,19 +186,19 @@ static void storage_json(const run_ckpt *c, json_t *into) {
   }
 }
 
-void cli_training_json(const run_training_result *r, const cfg_scenario *cfg, json_t *summary) {
+static void training_json(const run_training_result *r, const cfg_scenario *cfg, json_t *summary) {
   storage_json(r->ckpt, summary);
   uint32_t done = wl_job_steps_done(r->job);
-  if (done) json_object_set_new(summary, "step", cli_step_json(wl_job_step(r->job, 0), cfg));
+  if (done) json_object_set_new(summary, "step", out__step_json(wl_job_step(r->job, 0), cfg));
   json_object_set_new(summary, "steps", steps_json(r->job, r->base));
   json_object_set_new(summary, "failure", failure_json(&r->failure));
   json_object_set_new(summary, "sdc", sdc_json(r));
-  json_object_set_new(summary, "root_cause", cli_root_cause_json(&r->root_cause));
-  json_object_set_new(summary, "power", cli_power_json(&r->power));
+  json_object_set_new(summary, "root_cause", root_cause_json(&r->root_cause));
+  json_object_set_new(summary, "power", power_json(&r->power));
 }
 
 /* The failure object of a collective or traffic run: what broke first. */
-static json_t *transfer_failure_json(const cli_run_result *r) {
+static json_t *transfer_failure_json(const run_result *r) {
   json_t *f = json_object();
   if (r->w->gpu_failed) { /* traces: a GPU or node of the job failed */
     const trc_failure *g = &r->w->gpu_failure;
@@ -285,7 +284,7 @@ static json_t *shares_json(const run_jobs *js, const run_job *job, const topo *t
   return a;
 }
 
-const char *cli_classes_model(cfg_fidelity f) {
+const char *out__classes_model(cfg_fidelity f) {
   switch (f) {
   case CFG_FIDELITY_PACKET:
     return "per port: strict priority levels, deficit round robin within a level (quantum: "
@@ -309,7 +308,7 @@ const char *cli_classes_model(cfg_fidelity f) {
  * packet fidelity's, null at the others). */
 static json_t *classes_json(const cfg_scenario *cfg, const be_stats *st) {
   json_t *o = json_object(), *a = json_array();
-  json_object_set_new(o, "model", json_string(cli_classes_model(cfg->simulation.fidelity)));
+  json_object_set_new(o, "model", json_string(out__classes_model(cfg->simulation.fidelity)));
   for (uint32_t k = 0; k < CFG_CLASSES; k++) {
     const cfg_tclass *c = &cfg->fabric.classes.v[k];
     json_t *e = json_object();
@@ -403,7 +402,7 @@ static json_t *jobs_json(const run_jobs *js, const topo *t, bool classes) {
       json_decref(c);
       const wl_job *tj = job->train;
       if (wl_job_steps_done(tj))
-        json_object_set_new(o, "step", cli_step_json(wl_job_step(tj, 0), &job->view));
+        json_object_set_new(o, "step", out__step_json(wl_job_step(tj, 0), &job->view));
       json_object_set_new(o, "steps", steps_json(tj, job->train_alone));
       storage_json(job->ckpt, o);
     } else if (job->trr) { /* as a trace run's */
@@ -446,15 +445,52 @@ static json_t *jobs_json(const run_jobs *js, const topo *t, bool classes) {
   return arr;
 }
 
-json_t *cli_run_summary_json(const cli_args *a, const cfg_scenario *cfg, const topo *t,
-                             const cli_run_result *r) {
+static json_t *telemetry_json(const tel *t) {
+  json_t *o = json_object();
+  json_object_set_new(o, "interval_s", json_real((double)tel_interval(t) / 1e12));
+  if (tel_interval_requested(t)) /* widened to fit output.max_rows (only then: as before) */
+    json_object_set_new(o, "interval_requested_s",
+                        json_real((double)tel_interval_requested(t) / 1e12));
+  json_object_set_new(o, "samples", json_integer((json_int_t)tel_rows(t)));
+  json_object_set_new(o, "truncated", json_boolean(tel_truncated(t)));
+  json_object_set_new(o, "events", json_integer((json_int_t)tel_event_count(t)));
+  tel_totals tot;
+  tel_totals_get(t, &tot);
+  unsigned obs = tel_observed(t);
+  if (obs & TEL_OBS_NIC) {
+    json_object_set_new(o, "nic_tx_bytes", json_real(tot.nic_bytes[TEL_TX]));
+    json_object_set_new(o, "nic_rx_bytes", json_real(tot.nic_bytes[TEL_RX]));
+  }
+  if (obs & TEL_OBS_GPU) {
+    json_t *g = json_object();
+    for (int k = 0; k < TEL_GPU_NSTATES; k++)
+      json_object_set_new(g, tel_gpu_state_name((tel_gpu_state)k), json_real(tot.gpu_frac[k]));
+    json_object_set_new(o, "gpu_time_share", g);
+  }
+  return o;
+}
+
+/* The files a run writes (out_write_run and its caller), in the order
+ * summary.json lists them. */
+static json_t *files_json(const cfg_scenario *cfg) {
+  json_t *files = json_array();
+  json_array_append_new(files, json_string("timeseries.csv"));
+  json_array_append_new(files, json_string("events.csv"));
+  if (cfg->output.openmetrics) json_array_append_new(files, json_string("metrics.txt"));
+  json_array_append_new(files, json_string("summary.json"));
+  json_array_append_new(files, json_string("scenario.yaml"));
+  if (cfg->output.report) json_array_append_new(files, json_string("report.html"));
+  return files;
+}
+
+json_t *out_run_summary(const cfg_scenario *cfg, const topo *t, const run_result *r) {
   json_t *o = json_object();
   json_object_set_new(o, "fabsim_version", json_string(FABSIM_VERSION));
-  json_object_set_new(o, "scenario", cli_scenario_json(a, cfg));
+  json_object_set_new(o, "scenario", out_scenario_json(r->scenario, r->sets, r->nsets, cfg));
   json_object_set_new(o, "fidelity", json_string(cfg_fidelity_name(cfg->simulation.fidelity)));
   json_object_set_new(o, "gpus", json_integer(topo_gpu_count(t)));
   json_object_set_new(o, "nodes", json_integer(topo_node_count(t)));
-  json_object_set_new(o, "topology", cli_topo_json(t, cfg));
+  json_object_set_new(o, "topology", out_topo_json(t, cfg));
   if (r->jobs && r->jobs->n) {
     json_object_set_new(o, "jobs", jobs_json(r->jobs, t, cfg_classes_used(cfg)));
   } else if (cfg->workload.kind == CFG_WORKLOAD_COLLECTIVE) {
@@ -479,7 +515,7 @@ json_t *cli_run_summary_json(const cli_args *a, const cfg_scenario *cfg, const t
     json_array_append_new(colls, c);
     json_object_set_new(o, "collectives", colls);
   } else if (cfg->workload.kind == CFG_WORKLOAD_TRAINING) {
-    /* step, steps, failure, sdc, root_cause, power: cli_training_summary */
+    /* step, steps, failure, sdc, root_cause, power: training_json */
   } else if (cfg->workload.kind == CFG_WORKLOAD_TRACE) {
     json_object_set_new(o, "trace", trc_result_json(&r->w->trace, r->w->trace_set, cfg));
   } else {
@@ -508,12 +544,12 @@ json_t *cli_run_summary_json(const cli_args *a, const cfg_scenario *cfg, const t
     }
     json_object_set_new(o, "traffic", tr);
   }
-  if (cfg->workload.kind != CFG_WORKLOAD_TRAINING) /* training: cli_training_summary */
+  if (cfg->workload.kind != CFG_WORKLOAD_TRAINING) /* training: training_json */
     json_object_set_new(o, "failure", r->w->failed ? transfer_failure_json(r) : json_null());
   json_object_set_new(o, "network", network_json(&r->net));
   if (cfg_classes_used(cfg)) json_object_set_new(o, "traffic_classes", classes_json(cfg, &r->net));
-  if (r->have_power) json_object_set_new(o, "power", cli_power_json(&r->power));
-  json_object_set_new(o, "events", cli_events_json(&r->log));
+  if (r->have_power) json_object_set_new(o, "power", power_json(&r->power));
+  json_object_set_new(o, "events", events_json(&r->log));
   json_t *sim = json_object();
   json_object_set_new(sim, "events", json_integer((json_int_t)r->events));
   json_object_set_new(sim, "sim_time_s", json_real(r->sim_time_s));
@@ -533,5 +569,19 @@ json_t *cli_run_summary_json(const cli_args *a, const cfg_scenario *cfg, const t
     json_object_set_new(sim, "parallel", j);
   }
   json_object_set_new(o, "sim", sim);
+  if (cfg->workload.kind == CFG_WORKLOAD_TRAINING) training_json(&r->training, cfg, o);
+  /* complete: the job ran to its end and succeeded; outcome says which of
+   * done, failed (the job's fault: its summary says why) or stopped (Ctrl-C) */
+  bool failed = r->w->failed;
+  json_object_set_new(o, "complete", json_boolean(r->complete && !failed));
+  json_object_set_new(o, "outcome",
+                      json_string(failed        ? "failed"
+                                  : r->complete ? "done"
+                                                : "stopped"));
+  if (r->tel) json_object_set_new(o, "telemetry", telemetry_json(r->tel));
+  json_object_set_new(o, "files", files_json(cfg));
+  char *db = out_database_path(cfg->output.dir, cfg->output.database);
+  json_object_set_new(o, "database", db ? json_string(cfg->output.database) : json_null());
+  sim_free(db);
   return o;
 }

@@ -22,6 +22,11 @@ typedef struct tap_phase {
   uint32_t quot, slo, shi;
   uint64_t repeat;
   void *pending; /* its tap_done while running (freed at destroy if never done) */
+  /* rerouted (be_reroute_rec): its ports are its entries over [pstart, end),
+   * a window of a quotient's too; what it moved before pstart is in pieces
+   * (tel_tap.pc). GPUs and NICs keep [start, end). */
+  bool moved;
+  simtime_ps pstart;
 } tap_phase;
 
 enum { TAP_MAX_EVENTS = 64 };
@@ -52,6 +57,8 @@ struct tel_tap {
   size_t nev, evcap;
   tap_phase *ph;
   size_t nph, phcap;
+  tap_phase *pc; /* pieces of rerouted phases: the ports' bytes before a reroute (no GPUs) */
+  size_t npc, pccap;
   tap_entry *ent;
   size_t nent, entcap;
   uint32_t *gpus;
@@ -86,6 +93,11 @@ struct tel_tap {
    * transfer that fails later takes its bytes off those same channels. */
   struct tap_health *health;
 };
+
+/* Mark index idx of the replay: a phase (idx < nph) or a piece. */
+static inline const tap_phase *tap__phase_at(const tel_tap *tap, size_t idx) {
+  return idx < tap->nph ? &tap->ph[idx] : &tap->pc[idx - tap->nph];
+}
 
 /* The members of tq's classes (cc_moff ..., gc_moff ...), once. */
 void tap__quot_members(tap_quot *tq);

@@ -184,6 +184,80 @@ static void log_sharing(tel_tap *tap, const uint32_t *touched, const uint32_t *c
   sharing_event(tap, best, users, now);
 }
 
+/* ---- lists logged once --------------------------------------------------------------- */
+
+static uint64_t list_hash(const tel_tap *tap, bool gpus, size_t first, size_t count) {
+  uint64_t h = sim_hash_u64(count + (gpus ? 1 : 0));
+  for (size_t k = first; k < first + count; k++)
+    h = gpus ? sim_hash_u64(h ^ tap->gpus[k])
+             : sim_hash_u64(sim_hash_u64(h ^ tap->ent[k].ch) ^ tap->ent[k].bytes);
+  return h ? h : 1;
+}
+
+static bool list_equal(const tel_tap *tap, bool gpus, size_t a, size_t b, size_t count) {
+  if (gpus) return !memcmp(tap->gpus + a, tap->gpus + b, count * sizeof *tap->gpus);
+  for (size_t k = 0; k < count; k++)
+    if (tap->ent[a + k].ch != tap->ent[b + k].ch || tap->ent[a + k].bytes != tap->ent[b + k].bytes)
+      return false;
+  return true;
+}
+
+static size_t lists_slot(const tap_lists *l, uint64_t h, size_t i) {
+  return (h + i) & (l->cap - 1);
+}
+
+static void lists_grow(tap_lists *l) {
+  tap_lists o = *l;
+  l->cap = o.cap ? 2 * o.cap : 64;
+  l->hash = sim_calloc(l->cap, sizeof *l->hash);
+  l->first = sim_malloc(l->cap * sizeof *l->first);
+  l->count = sim_malloc(l->cap * sizeof *l->count);
+  for (size_t k = 0; k < o.cap; k++) {
+    if (!o.hash[k]) continue;
+    size_t i = 0, s;
+    while (l->hash[s = lists_slot(l, o.hash[k], i)]) i++;
+    l->hash[s] = o.hash[k], l->first[s] = o.first[k], l->count[s] = o.count[k];
+  }
+  sim_free(o.hash);
+  sim_free(o.first);
+  sim_free(o.count);
+}
+
+static void lists_free(tap_lists *l) {
+  sim_free(l->hash);
+  sim_free(l->first);
+  sim_free(l->count);
+}
+
+/* The list just logged at the end of the entries (GPUs), [*first, end):
+ * when one equal to it was logged before, it is dropped and *first names
+ * that one (true); else it is kept for the next. O(its length). */
+static bool tap_intern(tel_tap *tap, bool gpus, size_t *first) {
+  tap_lists *l = gpus ? &tap->gpu_lists : &tap->ent_lists;
+  size_t end = gpus ? tap->ngpus : tap->nent, count = end - *first;
+  if (count == 0) return false;
+  if (2 * (l->n + 1) > l->cap) lists_grow(l);
+  uint64_t h = list_hash(tap, gpus, *first, count);
+  size_t i = 0, s;
+  for (; l->hash[s = lists_slot(l, h, i)]; i++)
+    if (l->hash[s] == h && l->count[s] == count &&
+        list_equal(tap, gpus, l->first[s], *first, count)) {
+      if (gpus) tap->ngpus = *first;
+      else tap->nent = *first;
+      *first = l->first[s];
+      return true;
+    }
+  l->hash[s] = h, l->first[s] = *first, l->count[s] = count;
+  l->n++;
+  return true;
+}
+
+/* A phase's lists logged: each kept once (tap_intern). */
+static void log_lists(tel_tap *tap, tap_phase *p) {
+  p->shared = tap_intern(tap, false, &p->first);
+  tap_intern(tap, true, &p->gfirst);
+}
+
 /* Log a phase of x[0..n) starting now; its completion record (pass
  * tap_phase_done and it to the inner backend). */
 static tap_done *tap_log(be_backend *b, const be_xfer *x, size_t n, uint64_t repeat,
@@ -268,6 +342,7 @@ static tap_done *tap_log(be_backend *b, const be_xfer *x, size_t n, uint64_t rep
     tap->ch_users[tap->touched[k]] = 0, tap->ch_bytes[tap->touched[k]] = 0;
   p->count = tap->nent - p->first;
   p->gcount = tap->ngpus - p->gfirst;
+  log_lists(tap, p);
   tap_done *d = sim_malloc(sizeof *d);
   *d = (tap_done){.tap = tap,
                   .idx = idx,
@@ -407,6 +482,7 @@ static tap_done *tap_log_window(tel_tap *tap, const be_slice *sl, uint64_t repea
     }
   p->count = tap->nent - p->first;
   p->gcount = tap->ngpus - p->gfirst;
+  log_lists(tap, p);
   tap_done *d = sim_malloc(sizeof *d);
   *d = (tap_done){.tap = tap, .idx = idx, .done = done, .ctx = ctx, .win = tp, .lo = lo};
   p->pending = d;
@@ -600,6 +676,8 @@ static void tap_destroy(be_backend *b) {
   sim_free(tap->ph);
   sim_free(tap->pc);
   sim_free(tap->ent);
+  lists_free(&tap->ent_lists);
+  lists_free(&tap->gpu_lists);
   sim_free(tap->gpus);
   sim_free(tap->ch_bytes);
   sim_free(tap->ch_users);
@@ -661,8 +739,7 @@ static bool tap_job_pauses(const be_backend *b, be_job_pauses *out) {
 
 /* Take `bytes` off channel ch's entry in phase p (a spray pool's share
  * off each member, as tap_log put it there). */
-static void unfeed_channel(tel_tap *tap, const tap_phase *p, tap_done *d, uint32_t ch,
-                           uint64_t bytes) {
+static void unfeed_channel(tel_tap *tap, tap_phase *p, tap_done *d, uint32_t ch, uint64_t bytes) {
   const topo *t = tap->base.topo;
   uint32_t nlch = 2 * topo_link_count(t);
   if (ch >= nlch) { /* a spray pool: its members took an even share */
@@ -672,6 +749,15 @@ static void unfeed_channel(tel_tap *tap, const tap_phase *p, tap_done *d, uint32
     for (uint32_t j = 0; j < nm; j++) unfeed_channel(tap, p, d, m[j], bytes / nm);
     sim_free(m);
     return;
+  }
+  if (p->shared) { /* other phases may name its entries: its own copy first */
+    sim_grow((void **)&tap->ent, &tap->entcap, tap->nent + p->count, sizeof *tap->ent);
+    memcpy(tap->ent + tap->nent, tap->ent + p->first, p->count * sizeof *tap->ent);
+    p->first = tap->nent;
+    tap->nent += p->count;
+    p->shared = false;
+    sim_free(d->ent_of);
+    d->ent_of = NULL;
   }
   if (!d->ent_of) {
     d->ent_of = sim_calloc(nlch ? nlch : 1, sizeof *d->ent_of);
@@ -807,6 +893,7 @@ static void tap_moved(void *ctx, const be_reroute_rec *r) {
   }
   p->first = put_entries(tap, nt);
   p->count = tap->nent - p->first;
+  p->shared = false;
   p->moved = true;
   p->pstart = now;
   sim_free(d->ent_of); /* its entries changed */

@@ -27,7 +27,19 @@ typedef struct tap_phase {
    * (tel_tap.pc). GPUs and NICs keep [start, end). */
   bool moved;
   simtime_ps pstart;
+  bool shared; /* its entries are a list other phases may name (tap_intern): copied before a change
+                */
 } tap_phase;
+
+/* Lists of entries (or GPUs) logged once: a phase whose list equals one
+ * logged before names that one, so phases that repeat (a training run's
+ * steps) cost their times, not their channels again. Open addressing over
+ * the lists' hashes. */
+typedef struct tap_lists {
+  uint64_t *hash; /* 0: an empty slot */
+  size_t *first, *count;
+  size_t cap, n;
+} tap_lists;
 
 enum { TAP_MAX_EVENTS = 64 };
 
@@ -63,10 +75,11 @@ struct tel_tap {
   size_t nent, entcap;
   uint32_t *gpus;
   size_t ngpus, gcap;
-  uint64_t *ch_bytes;  /* scratch per channel */
-  uint32_t *ch_users;  /* scratch per channel */
-  uint32_t *touched;   /* scratch: channels touched by the phase being logged */
-  uint64_t *gpu_stamp; /* last phase (index + 1) that listed the GPU */
+  tap_lists ent_lists, gpu_lists; /* the entry lists and GPU lists logged (tap_intern) */
+  uint64_t *ch_bytes;             /* scratch per channel */
+  uint32_t *ch_users;             /* scratch per channel */
+  uint32_t *touched;              /* scratch: channels touched by the phase being logged */
+  uint64_t *gpu_stamp;            /* last phase (index + 1) that listed the GPU */
   uint32_t events, last_ch, last_users;
   /* the backend's routing (fabric.routing), so bytes land on the ports the
    * analytic and flow fidelities use (topo_split_of): adaptive per flowlet

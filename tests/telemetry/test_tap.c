@@ -2,7 +2,8 @@
  * a phase on the NICs and switch ports of its routed paths, over the phase's
  * time; GPU states follow the phases; port names round-trip; a flow moved
  * by a reroute leaves its old path's ports when the link fails and its
- * bytes after that are on its new path's (issue 27, defect 7). */
+ * bytes after that are on its new path's (issue 27, defect 7); phases that
+ * repeat keep their channels and GPUs once (issue 27, defect 3). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +15,7 @@
 #include "fabsim/coll.h"
 #include "fabsim/tel_tap.h"
 #include "fixture.h"
+#include "telemetry/tap_internal.h"
 
 static const char *const sets[] = {"cluster.nodes=4"};
 
@@ -194,8 +196,73 @@ static void test_reroute_splits_ports(void **state) {
   unload(&f);
 }
 
+typedef struct again {
+  be_backend *be;
+  const be_xfer *x;
+  size_t n, left;
+} again;
+
+static void submit_again(sim_ctx *sim, void *ctx) {
+  again *a = ctx;
+  (void)sim;
+  if (a->left == 0) return;
+  a->left--;
+  be_submit_phase(a->be, a->x, a->n, 2, submit_again, a);
+}
+
+/* A training run submits the same phases step after step: the tap's log
+ * holds each list of channels and GPUs once, so its memory per phase is
+ * its times, not its paths again (3.4 MB a step of examples/dense-7b-64gpu
+ * before). The series are those of the same phases logged apart. */
+static void test_repeated_phases_held_once(void **state) {
+  (void)state;
+  fixture f;
+  load(&f, sets, 1);
+  uint32_t last = topo_gpu_count(f.t) - 1;
+  be_xfer x[3] = {{.src_gpu = 0, .dst_gpu = last, .bytes = 1000000, .flow_hash = 7},
+                  {.src_gpu = 1, .dst_gpu = last - 1, .bytes = 1000000, .flow_hash = 3},
+                  {.src_gpu = 2, .dst_gpu = 3, .bytes = 500000, .flow_hash = 9}};
+  sim_ctx *sim = sim_create(1);
+  tel_tap *tap = NULL;
+  be_backend *be = tel_tap_wrap(be_analytic_create(sim, f.t, &f.cfg), &tap);
+  again a = {.be = be, .x = x, .n = 3, .left = 1};
+  submit_again(sim, &a);
+  ev_run(sim, SIM_TIME_MAX);
+  size_t nent = tap->nent, ngpus = tap->ngpus, one = sim_now(sim);
+  assert_true(nent > 0 && ngpus == 6);
+  a.left = 500;
+  submit_again(sim, &a);
+  ev_run(sim, SIM_TIME_MAX);
+  assert_int_equal(tap->nph, 501);
+  assert_int_equal(tap->nent, nent); /* once, not 501 times */
+  assert_int_equal(tap->ngpus, ngpus);
+  simtime_ps end = sim_now(sim);
+  assert_int_equal(end, 501 * one);
+  tel_portmap pm;
+  tel_portmap_build(&pm, f.t);
+  tel *t = NULL;
+  tel_config c = {.interval = end / 50 + 1,
+                  .gpus = topo_gpu_count(f.t),
+                  .nics = topo_nic_count(f.t),
+                  .ports = pm.nports,
+                  .nic_bps = f.cfg.cluster.nic.bandwidth,
+                  .port_bps = pm.bps};
+  assert_int_equal(tel_create(&t, &c, NULL), SIM_OK);
+  tel_tap_replay(tap, t, &pm, TEL_TAP_GPUS);
+  tel_finish(t, end);
+  tel_totals tot;
+  tel_totals_get(t, &tot); /* every phase's bytes, twice each (repeat 2) */
+  assert_true(fabs(tot.nic_bytes[TEL_TX] - 501 * 2 * 2e6) < 501);
+  tel_destroy(t);
+  tel_portmap_free(&pm);
+  be_destroy(be);
+  sim_destroy(sim);
+  unload(&f);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_replay_puts_bytes_on_paths),
-                                     cmocka_unit_test(test_reroute_splits_ports)};
+                                     cmocka_unit_test(test_reroute_splits_ports),
+                                     cmocka_unit_test(test_repeated_phases_held_once)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

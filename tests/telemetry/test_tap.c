@@ -38,6 +38,25 @@ static simtime_ps run_plan(fixture *f, bool tap, tel_tap **tp, be_backend **keep
   return e.end - e.start;
 }
 
+/* The tap's log replayed into a tel of `interval` over [0, end) (ports of
+ * pm, the watched ones too); finished. */
+static tel *replayed(const fixture *f, tel_tap *tap, const tel_portmap *pm, simtime_ps interval,
+                     simtime_ps end, const uint32_t *watch, uint32_t nwatch) {
+  tel *t = NULL;
+  tel_config c = {.interval = interval,
+                  .gpus = topo_gpu_count(f->t),
+                  .nics = topo_nic_count(f->t),
+                  .ports = pm->nports,
+                  .nic_bps = f->cfg.cluster.nic.bandwidth,
+                  .port_bps = pm->bps,
+                  .watch_ports = watch,
+                  .nwatch_ports = nwatch};
+  assert_int_equal(tel_create(&t, &c, NULL), SIM_OK);
+  tel_tap_replay(tap, t, pm, TEL_TAP_GPUS);
+  tel_finish(t, end);
+  return t;
+}
+
 static void test_replay_puts_bytes_on_paths(void **state) {
   (void)state;
   fixture f;
@@ -54,16 +73,7 @@ static void test_replay_puts_bytes_on_paths(void **state) {
 
   tel_portmap pm;
   tel_portmap_build(&pm, f.t);
-  tel *t = NULL;
-  tel_config c = {.interval = t_tap / 7 + 1,
-                  .gpus = topo_gpu_count(f.t),
-                  .nics = topo_nic_count(f.t),
-                  .ports = pm.nports,
-                  .nic_bps = f.cfg.cluster.nic.bandwidth,
-                  .port_bps = pm.bps};
-  assert_int_equal(tel_create(&t, &c, NULL), SIM_OK);
-  tel_tap_replay(tap, t, &pm, TEL_TAP_GPUS);
-  tel_finish(t, t_tap);
+  tel *t = replayed(&f, tap, &pm, t_tap / 7 + 1, t_tap, NULL, 0);
   tel_totals tot;
   tel_totals_get(t, &tot);
   /* one NIC sends and one receives the cross-node transfer, 3 times; rates are
@@ -152,18 +162,7 @@ static void test_reroute_splits_ports(void **state) {
   tel_portmap pm;
   tel_portmap_build(&pm, f.t);
   uint32_t watch[2] = {pm.port_of_channel[old], pm.port_of_channel[moved]};
-  tel *t = NULL;
-  tel_config tc = {.interval = t1,
-                   .gpus = topo_gpu_count(f.t),
-                   .nics = topo_nic_count(f.t),
-                   .ports = pm.nports,
-                   .nic_bps = f.cfg.cluster.nic.bandwidth,
-                   .port_bps = pm.bps,
-                   .watch_ports = watch,
-                   .nwatch_ports = 2};
-  assert_int_equal(tel_create(&t, &tc, NULL), SIM_OK);
-  tel_tap_replay(tap, t, &pm, TEL_TAP_GPUS);
-  tel_finish(t, end);
+  tel *t = replayed(&f, tap, &pm, t1, end, watch, 2);
   /* alone on its path the flow drains at the path's bottleneck from 0: by
    * t1 the old uplink carried bps x t1 of it, the new one the rest, after */
   double bps = 0;
@@ -240,16 +239,7 @@ static void test_repeated_phases_held_once(void **state) {
   assert_int_equal(end, 501 * one);
   tel_portmap pm;
   tel_portmap_build(&pm, f.t);
-  tel *t = NULL;
-  tel_config c = {.interval = end / 50 + 1,
-                  .gpus = topo_gpu_count(f.t),
-                  .nics = topo_nic_count(f.t),
-                  .ports = pm.nports,
-                  .nic_bps = f.cfg.cluster.nic.bandwidth,
-                  .port_bps = pm.bps};
-  assert_int_equal(tel_create(&t, &c, NULL), SIM_OK);
-  tel_tap_replay(tap, t, &pm, TEL_TAP_GPUS);
-  tel_finish(t, end);
+  tel *t = replayed(&f, tap, &pm, end / 50 + 1, end, NULL, 0);
   tel_totals tot;
   tel_totals_get(t, &tot); /* every phase's bytes, twice each (repeat 2) */
   assert_true(fabs(tot.nic_bytes[TEL_TX] - 501 * 2 * 2e6) < 501);

@@ -258,6 +258,22 @@ static void log_lists(tel_tap *tap, tap_phase *p) {
   tap_intern(tap, true, &p->gfirst);
 }
 
+/* The members of spray pool `pool` that a sprayed transfer's bytes cross:
+ * those up (a switch sprays over its ports that are up, as the flow
+ * fidelity shares the pool), all when none is or none is down. *nm of them;
+ * free the array. */
+static uint32_t *pool_members_up(const tel_tap *tap, uint32_t pool, uint32_t *nm) {
+  const topo *t = tap->base.topo;
+  uint32_t n = topo_pool_members(t, pool, NULL, 0), up = 0;
+  uint32_t *m = sim_malloc((n ? n : 1) * sizeof *m);
+  topo_pool_members(t, pool, m, n);
+  for (uint32_t j = 0; tap->link_down && j < n; j++)
+    if (!tap->link_down[topo_channel_link(m[j])]) m[up++] = m[j];
+  if (up == 0 || up == n) topo_pool_members(t, pool, m, n);
+  *nm = up ? up : n;
+  return m;
+}
+
 /* Log a phase of x[0..n) starting now; its completion record (pass
  * tap_phase_done and it to the inner backend). */
 static tap_done *tap_log(be_backend *b, const be_xfer *x, size_t n, uint64_t repeat,
@@ -315,10 +331,8 @@ static tap_done *tap_log(be_backend *b, const be_xfer *x, size_t n, uint64_t rep
     }
   }
   for (uint32_t k = 0; k < np; k++) {
-    uint32_t q = tap->pool_touched[k], pool = 2 * topo_link_count(t) + q;
-    uint32_t nm = topo_pool_members(t, pool, NULL, 0);
-    uint32_t *m = sim_malloc(nm * sizeof *m);
-    topo_pool_members(t, pool, m, nm);
+    uint32_t q = tap->pool_touched[k], pool = 2 * topo_link_count(t) + q, nm;
+    uint32_t *m = pool_members_up(tap, pool, &nm);
     for (uint32_t j = 0; j < nm; j++) { /* users: transfers' worth of load, rounded up */
       if (tap->ch_users[m[j]] == 0) tap->touched[nt++] = m[j];
       tap->ch_users[m[j]] += (tap->pool_users[q] + nm - 1) / nm;
@@ -678,6 +692,7 @@ static void tap_destroy(be_backend *b) {
   sim_free(tap->ent);
   lists_free(&tap->ent_lists);
   lists_free(&tap->gpu_lists);
+  sim_free(tap->link_down);
   sim_free(tap->gpus);
   sim_free(tap->ch_bytes);
   sim_free(tap->ch_users);
@@ -693,7 +708,22 @@ static void tap_destroy(be_backend *b) {
  * the reroute: before it on the old paths, after it on the new ones). */
 static void tap_link_state(be_backend *b, uint32_t link, double rate_factor, double ber) {
   tel_tap *tap = (tel_tap *)b;
+  uint32_t nl = topo_link_count(b->topo);
+  if (!tap->link_down) tap->link_down = sim_calloc(nl ? nl : 1, 1);
+  if (link < nl) { /* the phases cut in the call see the link as it was, then as it is */
+    tap->link_changing = link;
+    tap->down_before = tap->link_down[link];
+    tap->down_after = !(rate_factor > 0.0);
+  }
   tap->inner->ops->link_state(tap->inner, link, rate_factor, ber);
+  if (link < nl) tap->link_down[link] = tap->down_after;
+  tap->link_changing = UINT32_MAX;
+}
+
+/* The links' state before (after) the change under way (tap_link_state). */
+static void link_view(tel_tap *tap, bool after) {
+  if (tap->link_changing != UINT32_MAX)
+    tap->link_down[tap->link_changing] = after ? tap->down_after : tap->down_before;
 }
 
 static void tap_reroute(be_backend *b, const topo_health *h) {
@@ -743,9 +773,7 @@ static void unfeed_channel(tel_tap *tap, tap_phase *p, tap_done *d, uint32_t ch,
   const topo *t = tap->base.topo;
   uint32_t nlch = 2 * topo_link_count(t);
   if (ch >= nlch) { /* a spray pool: its members took an even share */
-    uint32_t nm = topo_pool_members(t, ch, NULL, 0);
-    uint32_t *m = sim_malloc((nm ? nm : 1) * sizeof *m);
-    topo_pool_members(t, ch, m, nm);
+    uint32_t nm, *m = pool_members_up(tap, ch, &nm);
     for (uint32_t j = 0; j < nm; j++) unfeed_channel(tap, p, d, m[j], bytes / nm);
     sim_free(m);
     return;
@@ -826,9 +854,7 @@ static void unfeed_failed(tel_tap *tap, size_t ph, size_t i, uint64_t lost) {
 static void put_bytes(tel_tap *tap, uint32_t ch, uint64_t bytes, uint32_t *nt) {
   const topo *t = tap->base.topo;
   if (ch >= 2 * topo_link_count(t)) {
-    uint32_t nm = topo_pool_members(t, ch, NULL, 0);
-    uint32_t *m = sim_malloc((nm ? nm : 1) * sizeof *m);
-    topo_pool_members(t, ch, m, nm);
+    uint32_t nm, *m = pool_members_up(tap, ch, &nm);
     for (uint32_t j = 0; j < nm; j++) put_bytes(tap, m[j], bytes / nm, nt);
     sim_free(m);
     return;
@@ -867,6 +893,7 @@ static void tap_moved(void *ctx, const be_reroute_rec *r) {
   simtime_ps now = sim_now(tap->base.sim);
   uint32_t nt = 0;
   topo_path path = {0};
+  link_view(tap, false);
   for (size_t i = 0; i < r->n; i++) { /* before now: the old paths */
     const uint32_t *ch = NULL;
     size_t n = 0;
@@ -882,6 +909,7 @@ static void tap_moved(void *ctx, const be_reroute_rec *r) {
         .start = from, .end = now, .first = first, .count = tap->nent - first, .repeat = 1};
   }
   nt = 0;
+  link_view(tap, true);
   if (!d->sent) d->sent = sim_malloc((r->n ? r->n : 1) * sizeof *d->sent);
   for (size_t i = 0; i < r->n; i++) { /* from now: the new paths, the rest of every repetition */
     const be_xfer *x = tel__niclog_xfer(&tap->nic, d->idx, i);
@@ -983,6 +1011,7 @@ be_backend *tel_tap_wrap(be_backend *inner, tel_tap **out) {
   uint32_t g = topo_endpoint_count(inner->topo); /* GPUs and storage endpoints */
   tap->gpu_stamp = sim_calloc(g ? g : 1, sizeof *tap->gpu_stamp);
   tap->last_ch = UINT32_MAX;
+  tap->link_changing = UINT32_MAX;
   tel__niclog_init(&tap->nic, topo_nic_count(inner->topo));
   *out = tap;
   return &tap->base;

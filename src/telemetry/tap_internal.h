@@ -105,6 +105,9 @@ struct tel_tap {
    * Each phase in flight holds the view it was routed on (refs), so a
    * transfer that fails later takes its bytes off those same channels. */
   struct tap_health *health;
+  uint8_t *link_down;     /* per link: 1 while down (link_state factor 0); NULL: none yet */
+  uint32_t link_changing; /* the link whose state changes in the call under way (UINT32_MAX: */
+  uint8_t down_before, down_after; /*   none), as it was and as it will be */
 };
 
 /* Mark index idx of the replay: a phase (idx < nph) or a piece. */

@@ -907,6 +907,8 @@ static void tap_moved(void *ctx, const be_reroute_rec *r) {
     sim_grow((void **)&tap->pc, &tap->pccap, tap->npc + 1, sizeof *tap->pc);
     tap->pc[tap->npc++] = (tap_phase){
         .start = from, .end = now, .first = first, .count = tap->nent - first, .repeat = 1};
+  } else {
+    tap->nent = first; /* nothing moved since: no piece */
   }
   nt = 0;
   link_view(tap, true);

@@ -278,6 +278,31 @@ typedef struct be_xfer_end {
 } be_xfer_end;
 typedef void (*be_xfer_fn)(void *ctx, const be_xfer_end *e);
 
+/* A reroute (be_ops.reroute) moved the transfers of a phase in flight: what
+ * the telemetry tap needs so that each transfer's bytes land on the switch
+ * ports it really crossed, those that left before the reroute on its old
+ * path and the rest on its new one (issue 27, defect 7). A fidelity that
+ * moves flows between paths reports it when be_backend.on_reroute is set,
+ * once per phase in flight at each reroute, after the move (failures it
+ * causes already reported), and at each link_state with the paths
+ * unchanged (flows there stall or slow from then: what moved before and
+ * after are apart too): the flow fidelity. The packet fidelity counts
+ * its ports' real packets and reports nothing. `phase`: the ctx the phase
+ * was submitted with; transfers [0, n) of it (the slice's for a slice);
+ * sent[i]: transfer i's bytes that had left its source by now, over all its
+ * repetitions (whole ones done, and the part of the one in progress); its
+ * path from now on, for the rest of this and every later repetition:
+ * channels paths[off[i] .. off[i + 1]) as the fidelity counts them (spray
+ * and adaptive per packet: a pool id, fabsim/topo.h topo_spray_channel), or
+ * none: no route, it fails. Cost: one call per phase in flight. */
+typedef struct be_reroute_rec {
+  void *phase;
+  size_t n;
+  const uint64_t *sent;
+  const uint32_t *paths, *off;
+} be_reroute_rec;
+typedef void (*be_reroute_fn)(void *ctx, const be_reroute_rec *r);
+
 /* Public fields, read-only for users of the backend. */
 struct be_backend {
   const be_ops *ops;
@@ -288,6 +313,8 @@ struct be_backend {
   void *on_failure_ctx;
   be_xfer_fn on_xfer; /* optional; set by the caller after be_create (the telemetry tap) */
   void *on_xfer_ctx;
+  be_reroute_fn on_reroute; /* optional; set by the caller after be_create (the telemetry tap) */
+  void *on_reroute_ctx;
 };
 /* Report e through b->on_xfer when one is set. */
 static inline void be_xfer_report(const be_backend *b, const be_xfer_end *e) {

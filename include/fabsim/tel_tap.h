@@ -14,7 +14,11 @@
  *               src/telemetry/tap_nic.c), so a NIC that finished early
  *               shows idle;
  *   ports       switch egress channels (see tel_portmap), as if each phase
- *               moved its bytes at a constant rate from start to end;
+ *               moved its bytes at a constant rate from start to end; a
+ *               phase in flight at a reroute or a link's change of state
+ *               (be_reroute_rec) is cut there: what each transfer had sent
+ *               on the channels it crossed until then, the rest on its
+ *               paths from then on;
  *   GPUs        NETWORK while a phase involving the GPU runs, else IDLE
  *               (only with TEL_TAP_GPUS: a workload that feeds GPU states
  *               itself leaves it out).
@@ -31,7 +35,10 @@
  * sampler itself stays core-only.
  *
  * Cost: routing every transfer once at submission (as the analytic fidelity
- * does), O(channels touched) memory per phase; replay O(log entries); the
+ * does), O(channels touched) memory per phase whose channels and bytes (GPUs)
+ * differ from every phase logged before (an equal list is held once: a
+ * training run's steps repeat their phases), else O(1); replay O(log
+ * entries); the
  * NIC series O(transfers) per phase and O(NICs) per phase and interval
  * (tap_nic.c).
  * Slices of a pool (be_submit_slice) under static or ECMP routing: the pool

@@ -47,7 +47,10 @@
  *   flows crossing it keep their path at rate 0); reroute takes every flow
  *   out with its bits left, routes every live phase again over the health
  *   mask (topo_route_health, from then on for new phases too) and puts each
- *   flow back on its new path, or fails it ("no route"). A fault ends the
+ *   flow back on its new path, or fails it ("no route"); then each live
+ *   phase's bytes sent so far and new paths go to the on_reroute hook
+ *   (be_reroute_rec: the telemetry puts them on its ports), as at each
+ *   link_state with the paths unchanged. A fault ends the
  *   repetitions in progress as references for the shortcut (see
  *   enter_fault_mode); the shortcut resumes with the next repetition that
  *   starts alone.
@@ -135,6 +138,8 @@ typedef struct flow_be {
   topo_health route_h;
   topo_split split;
   uint32_t *load; /* adaptive per flowlet: per channel, transfers of live phases routed over it */
+  uint64_t *sent; /* reroute scratch: per transfer of the live phases, bytes sent (on_reroute) */
+  size_t sent_cap;
 } flow_be;
 
 static simtime_ps sat_add(simtime_ps a, simtime_ps b) {
@@ -617,6 +622,59 @@ static void enter_fault_mode(flow_be *b) {
   for (uint32_t i = 0; i < b->nph; i++) b->ph[i]->logging = false;
 }
 
+typedef struct saved_flow {
+  uint32_t phase, xfer, n;
+  double rem;
+  uint32_t ch[TOPO_MAX_PATH];
+} saved_flow;
+
+/* A reroute's moves, or a link's change of state, to the on_reroute hook
+ * (be_reroute_rec), one record per live phase: each transfer's bytes sent
+ * (the repetitions done, and of the one in progress all but the bits its
+ * flow had left: sv[0..ns) taken out by a reroute, else the flows in the
+ * network now) and its path from now on. A link's change is reported too,
+ * with the paths unchanged: flows there stall or slow from now, so the
+ * telemetry's ports take what moved before and after it apart. O(live
+ * transfers + flows). */
+static void report_moves(flow_be *b, const saved_flow *sv, size_t ns) {
+  if (!b->base.on_reroute) return;
+  size_t total = 0;
+  for (uint32_t k = 0; k < b->nph; k++)
+    if (b->ph[k]->x) total += b->ph[k]->n;
+  sim_grow((void **)&b->sent, &b->sent_cap, total + 1, sizeof *b->sent);
+  uint32_t *base = sim_malloc((b->nph ? b->nph : 1) * sizeof *base);
+  size_t at = 0;
+  for (uint32_t k = 0; k < b->nph; k++) {
+    const flow_phase *p = b->ph[k];
+    if (!p->x) continue;
+    base[k] = (uint32_t)at;
+    uint64_t reps = p->reps_done < p->repeat ? p->reps_done + 1 : p->repeat;
+    for (size_t i = 0; i < p->n; i++) b->sent[at + i] = reps * p->x[i].bytes;
+    at += p->n;
+  }
+  simtime_ps now = sim_now(b->base.sim);
+  uint32_t nf = sv ? (uint32_t)ns : b->net.nfl;
+  for (uint32_t k = 0; k < nf; k++) { /* the flows in progress: what they had left */
+    const flow__flow *f = sv ? NULL : &b->net.fl[k];
+    if (f && f->n == 0) continue; /* a free id */
+    uint32_t ph = f ? f->phase : sv[k].phase, i = f ? f->xfer : sv[k].xfer;
+    double rem = f ? drain_bits(f->rem, f->rate, now - f->t_last) : sv[k].rem;
+    uint64_t left = (uint64_t)ceil(rem / 8.0), *s = &b->sent[base[ph] + i];
+    if (left > b->ph[ph]->x[i].bytes) left = b->ph[ph]->x[i].bytes;
+    *s -= left < *s ? left : *s;
+  }
+  for (uint32_t k = 0; k < b->nph; k++) {
+    const flow_phase *p = b->ph[k];
+    if (!p->x || p->n == 0 || p->repeat == 0) continue;
+    b->base.on_reroute(b->base.on_reroute_ctx, &(be_reroute_rec){.phase = p->ctx,
+                                                                 .n = p->n,
+                                                                 .sent = b->sent + base[k],
+                                                                 .paths = p->paths,
+                                                                 .off = p->off});
+  }
+  sim_free(base);
+}
+
 /* Fraction of packets of one MTU that arrive intact at bit error rate ber:
  * (1 - ber)^(wire bits), headers included (InfiniBand 26 B, RoCEv2 82 B of
  * wire time, MODEL-INPUTS.md). Each lost packet is sent again, so goodput is
@@ -632,6 +690,7 @@ static void flow_link_state(be_backend *base, uint32_t link, double rate_factor,
   flow_be *b = (flow_be *)base;
   if (link >= topo_link_count(base->topo)) return;
   enter_fault_mode(b);
+  report_moves(b, NULL, 0); /* (before the rates change: the solve comes later) */
   double factor = rate_factor * ber_goodput(base->cfg, ber);
   for (uint32_t c = 2 * link; c < 2 * link + 2; c++) {
     double cap = (double)topo_channel_bps(base->topo, c) * factor;
@@ -661,12 +720,6 @@ static void flow_link_state(be_backend *base, uint32_t link, double rate_factor,
   }
   schedule_solve(b);
 }
-
-typedef struct saved_flow {
-  uint32_t phase, xfer, n;
-  double rem;
-  uint32_t ch[TOPO_MAX_PATH];
-} saved_flow;
 
 /* Every flow leaves the network with its bits left, every live phase is
  * routed again over h, and each flow comes back on its new path (or fails:
@@ -719,6 +772,7 @@ static void flow_reroute(be_backend *base, const topo_health *h) {
     f->t_last = now;
   }
   b->st.flows_rerouted += moved;
+  report_moves(b, sv, ns);
   sim_free(sv);
   schedule_solve(b);
 }
@@ -767,6 +821,7 @@ static void flow_destroy(be_backend *base) {
   be_fct_free(&b->fct);
   if (b->faulted) topo_health_free(&b->route_h);
   sim_free(b->load);
+  sim_free(b->sent);
   sim_free(b);
 }
 

@@ -97,12 +97,19 @@ typedef struct tap_done {
   const struct tap_pool *win; /* a window of a pool (tap_log_window): its routes, from lo */
   size_t lo;
   uint32_t *ent_of; /* per channel, its entry + 1 (0: none), made at the first failure */
+  /* rerouted (tap_moved): each transfer's bytes sent by the last reroute and
+   * its path since, mv_paths[mv_off[i] .. mv_off[i + 1]) (NULL: never) */
+  uint64_t *sent;
+  uint32_t *mv_paths, *mv_off;
 } tap_done;
 
 static void done_free(tap_done *d) {
   sim_free(d->paths);
   sim_free(d->off);
   sim_free(d->ent_of);
+  sim_free(d->sent);
+  sim_free(d->mv_paths);
+  sim_free(d->mv_off);
   health_unref(d->health);
   sim_free(d);
 }
@@ -177,6 +184,96 @@ static void log_sharing(tel_tap *tap, const uint32_t *touched, const uint32_t *c
   sharing_event(tap, best, users, now);
 }
 
+/* ---- lists logged once --------------------------------------------------------------- */
+
+static uint64_t list_hash(const tel_tap *tap, bool gpus, size_t first, size_t count) {
+  uint64_t h = sim_hash_u64(count + (gpus ? 1 : 0));
+  for (size_t k = first; k < first + count; k++)
+    h = gpus ? sim_hash_u64(h ^ tap->gpus[k])
+             : sim_hash_u64(sim_hash_u64(h ^ tap->ent[k].ch) ^ tap->ent[k].bytes);
+  return h ? h : 1;
+}
+
+static bool list_equal(const tel_tap *tap, bool gpus, size_t a, size_t b, size_t count) {
+  if (gpus) return !memcmp(tap->gpus + a, tap->gpus + b, count * sizeof *tap->gpus);
+  for (size_t k = 0; k < count; k++)
+    if (tap->ent[a + k].ch != tap->ent[b + k].ch || tap->ent[a + k].bytes != tap->ent[b + k].bytes)
+      return false;
+  return true;
+}
+
+static size_t lists_slot(const tap_lists *l, uint64_t h, size_t i) {
+  return (h + i) & (l->cap - 1);
+}
+
+static void lists_grow(tap_lists *l) {
+  tap_lists o = *l;
+  l->cap = o.cap ? 2 * o.cap : 64;
+  l->hash = sim_calloc(l->cap, sizeof *l->hash);
+  l->first = sim_malloc(l->cap * sizeof *l->first);
+  l->count = sim_malloc(l->cap * sizeof *l->count);
+  for (size_t k = 0; k < o.cap; k++) {
+    if (!o.hash[k]) continue;
+    size_t i = 0, s;
+    while (l->hash[s = lists_slot(l, o.hash[k], i)]) i++;
+    l->hash[s] = o.hash[k], l->first[s] = o.first[k], l->count[s] = o.count[k];
+  }
+  sim_free(o.hash);
+  sim_free(o.first);
+  sim_free(o.count);
+}
+
+static void lists_free(tap_lists *l) {
+  sim_free(l->hash);
+  sim_free(l->first);
+  sim_free(l->count);
+}
+
+/* The list just logged at the end of the entries (GPUs), [*first, end):
+ * when one equal to it was logged before, it is dropped and *first names
+ * that one (true); else it is kept for the next. O(its length). */
+static bool tap_intern(tel_tap *tap, bool gpus, size_t *first) {
+  tap_lists *l = gpus ? &tap->gpu_lists : &tap->ent_lists;
+  size_t end = gpus ? tap->ngpus : tap->nent, count = end - *first;
+  if (count == 0) return false;
+  if (2 * (l->n + 1) > l->cap) lists_grow(l);
+  uint64_t h = list_hash(tap, gpus, *first, count);
+  size_t i = 0, s;
+  for (; l->hash[s = lists_slot(l, h, i)]; i++)
+    if (l->hash[s] == h && l->count[s] == count &&
+        list_equal(tap, gpus, l->first[s], *first, count)) {
+      if (gpus) tap->ngpus = *first;
+      else tap->nent = *first;
+      *first = l->first[s];
+      return true;
+    }
+  l->hash[s] = h, l->first[s] = *first, l->count[s] = count;
+  l->n++;
+  return true;
+}
+
+/* A phase's lists logged: each kept once (tap_intern). */
+static void log_lists(tel_tap *tap, tap_phase *p) {
+  p->shared = tap_intern(tap, false, &p->first);
+  tap_intern(tap, true, &p->gfirst);
+}
+
+/* The members of spray pool `pool` that a sprayed transfer's bytes cross:
+ * those up (a switch sprays over its ports that are up, as the flow
+ * fidelity shares the pool), all when none is or none is down. *nm of them;
+ * free the array. */
+static uint32_t *pool_members_up(const tel_tap *tap, uint32_t pool, uint32_t *nm) {
+  const topo *t = tap->base.topo;
+  uint32_t n = topo_pool_members(t, pool, NULL, 0), up = 0;
+  uint32_t *m = sim_malloc((n ? n : 1) * sizeof *m);
+  topo_pool_members(t, pool, m, n);
+  for (uint32_t j = 0; tap->link_down && j < n; j++)
+    if (!tap->link_down[topo_channel_link(m[j])]) m[up++] = m[j];
+  if (up == 0 || up == n) topo_pool_members(t, pool, m, n);
+  *nm = up ? up : n;
+  return m;
+}
+
 /* Log a phase of x[0..n) starting now; its completion record (pass
  * tap_phase_done and it to the inner backend). */
 static tap_done *tap_log(be_backend *b, const be_xfer *x, size_t n, uint64_t repeat,
@@ -186,8 +283,11 @@ static tap_done *tap_log(be_backend *b, const be_xfer *x, size_t n, uint64_t rep
   size_t idx = tap->nph;
   sim_grow((void **)&tap->ph, &tap->phcap, tap->nph + 1, sizeof *tap->ph);
   tap_phase *p = &tap->ph[tap->nph++];
-  *p = (tap_phase){
-      .start = sim_now(b->sim), .end = SIM_TIME_MAX, .first = tap->nent, .gfirst = tap->ngpus};
+  *p = (tap_phase){.start = sim_now(b->sim),
+                   .end = SIM_TIME_MAX,
+                   .first = tap->nent,
+                   .gfirst = tap->ngpus,
+                   .repeat = repeat};
   uint32_t *nics = tel__niclog_phase(&tap->nic, p->start, repeat, x, n, NULL);
   uint32_t nt = 0, np = 0, *paths = NULL, *off = NULL;
   size_t npaths = 0, pcap = 0;
@@ -231,10 +331,8 @@ static tap_done *tap_log(be_backend *b, const be_xfer *x, size_t n, uint64_t rep
     }
   }
   for (uint32_t k = 0; k < np; k++) {
-    uint32_t q = tap->pool_touched[k], pool = 2 * topo_link_count(t) + q;
-    uint32_t nm = topo_pool_members(t, pool, NULL, 0);
-    uint32_t *m = sim_malloc(nm * sizeof *m);
-    topo_pool_members(t, pool, m, nm);
+    uint32_t q = tap->pool_touched[k], pool = 2 * topo_link_count(t) + q, nm;
+    uint32_t *m = pool_members_up(tap, pool, &nm);
     for (uint32_t j = 0; j < nm; j++) { /* users: transfers' worth of load, rounded up */
       if (tap->ch_users[m[j]] == 0) tap->touched[nt++] = m[j];
       tap->ch_users[m[j]] += (tap->pool_users[q] + nm - 1) / nm;
@@ -258,6 +356,7 @@ static tap_done *tap_log(be_backend *b, const be_xfer *x, size_t n, uint64_t rep
     tap->ch_users[tap->touched[k]] = 0, tap->ch_bytes[tap->touched[k]] = 0;
   p->count = tap->nent - p->first;
   p->gcount = tap->ngpus - p->gfirst;
+  log_lists(tap, p);
   tap_done *d = sim_malloc(sizeof *d);
   *d = (tap_done){.tap = tap,
                   .idx = idx,
@@ -372,7 +471,8 @@ static tap_done *tap_log_window(tel_tap *tap, const be_slice *sl, uint64_t repea
   *p = (tap_phase){.start = sim_now(tap->base.sim),
                    .end = SIM_TIME_MAX,
                    .first = tap->nent,
-                   .gfirst = tap->ngpus};
+                   .gfirst = tap->ngpus,
+                   .repeat = repeat};
   tel__niclog_phase(&tap->nic, p->start, repeat, tp->pool + lo, hi - lo, tp->nics + 2 * lo);
   /* channels and GPUs in ascending order: replay then walks its meters forward */
   uint32_t nt = 0;
@@ -396,6 +496,7 @@ static tap_done *tap_log_window(tel_tap *tap, const be_slice *sl, uint64_t repea
     }
   p->count = tap->nent - p->first;
   p->gcount = tap->ngpus - p->gfirst;
+  log_lists(tap, p);
   tap_done *d = sim_malloc(sizeof *d);
   *d = (tap_done){.tap = tap, .idx = idx, .done = done, .ctx = ctx, .win = tp, .lo = lo};
   p->pending = d;
@@ -532,6 +633,11 @@ static void tap_submit_slice(be_backend *b, const be_slice *sl, uint64_t repeat,
                              void *ctx) {
   tel_tap *tap = (tel_tap *)b;
   tap_done *d;
+  if (tap->health && tap->health->h.down) { /* routes off the links down: per phase, as routed */
+    d = tap_log(b, sl->pool + sl->off, sl->n, repeat, done, ctx);
+    be_submit_slice(tap->inner, sl, repeat, tap_phase_done, d);
+    return;
+  }
   tap_quot *tq = !tap->load && !tap->npools && sl->cuts && sl->n ? quot_of(tap, sl) : NULL;
   uint32_t slo, shi;
   if (tq && be_quot_window(&tq->q, sl, &slo, &shi)) {
@@ -582,7 +688,11 @@ static void tap_destroy(be_backend *b) {
   sim_free(tap->pool_users);
   sim_free(tap->pool_touched);
   sim_free(tap->ph);
+  sim_free(tap->pc);
   sim_free(tap->ent);
+  lists_free(&tap->ent_lists);
+  lists_free(&tap->gpu_lists);
+  sim_free(tap->link_down);
   sim_free(tap->gpus);
   sim_free(tap->ch_bytes);
   sim_free(tap->ch_users);
@@ -594,11 +704,26 @@ static void tap_destroy(be_backend *b) {
 
 /* Faults and the capabilities go straight to the inner backend; its
  * failure reports come back through tap_failure to whoever set the tap's
- * on_failure. (Per-port bytes are still attributed along the paths routed
- * at submission.) */
+ * on_failure, its reroutes through tap_moved (each phase's ports split at
+ * the reroute: before it on the old paths, after it on the new ones). */
 static void tap_link_state(be_backend *b, uint32_t link, double rate_factor, double ber) {
   tel_tap *tap = (tel_tap *)b;
+  uint32_t nl = topo_link_count(b->topo);
+  if (!tap->link_down) tap->link_down = sim_calloc(nl ? nl : 1, 1);
+  if (link < nl) { /* the phases cut in the call see the link as it was, then as it is */
+    tap->link_changing = link;
+    tap->down_before = tap->link_down[link];
+    tap->down_after = !(rate_factor > 0.0);
+  }
   tap->inner->ops->link_state(tap->inner, link, rate_factor, ber);
+  if (link < nl) tap->link_down[link] = tap->down_after;
+  tap->link_changing = UINT32_MAX;
+}
+
+/* The links' state before (after) the change under way (tap_link_state). */
+static void link_view(tel_tap *tap, bool after) {
+  if (tap->link_changing != UINT32_MAX)
+    tap->link_down[tap->link_changing] = after ? tap->down_after : tap->down_before;
 }
 
 static void tap_reroute(be_backend *b, const topo_health *h) {
@@ -644,17 +769,23 @@ static bool tap_job_pauses(const be_backend *b, be_job_pauses *out) {
 
 /* Take `bytes` off channel ch's entry in phase p (a spray pool's share
  * off each member, as tap_log put it there). */
-static void unfeed_channel(tel_tap *tap, const tap_phase *p, tap_done *d, uint32_t ch,
-                           uint64_t bytes) {
+static void unfeed_channel(tel_tap *tap, tap_phase *p, tap_done *d, uint32_t ch, uint64_t bytes) {
   const topo *t = tap->base.topo;
   uint32_t nlch = 2 * topo_link_count(t);
   if (ch >= nlch) { /* a spray pool: its members took an even share */
-    uint32_t nm = topo_pool_members(t, ch, NULL, 0);
-    uint32_t *m = sim_malloc((nm ? nm : 1) * sizeof *m);
-    topo_pool_members(t, ch, m, nm);
+    uint32_t nm, *m = pool_members_up(tap, ch, &nm);
     for (uint32_t j = 0; j < nm; j++) unfeed_channel(tap, p, d, m[j], bytes / nm);
     sim_free(m);
     return;
+  }
+  if (p->shared) { /* other phases may name its entries: its own copy first */
+    sim_grow((void **)&tap->ent, &tap->entcap, tap->nent + p->count, sizeof *tap->ent);
+    memcpy(tap->ent + tap->nent, tap->ent + p->first, p->count * sizeof *tap->ent);
+    p->first = tap->nent;
+    tap->nent += p->count;
+    p->shared = false;
+    sim_free(d->ent_of);
+    d->ent_of = NULL;
   }
   if (!d->ent_of) {
     d->ent_of = sim_calloc(nlch ? nlch : 1, sizeof *d->ent_of);
@@ -666,36 +797,154 @@ static void unfeed_channel(tel_tap *tap, const tap_phase *p, tap_done *d, uint32
   e->bytes -= bytes < e->bytes ? bytes : e->bytes;
 }
 
-/* Transfer i of phase `ph` failed with `lost` bytes undelivered: its
- * ports' entries move only what it delivered, on the channels it was
- * counted on (the view it was routed on, its adaptive path, its pool's
- * route). A window of a quotient keeps its classes' bytes. */
-static void unfeed_failed(tel_tap *tap, size_t ph, size_t i, uint64_t lost) {
+/* The channels transfer i of phase p (record d) is counted on now: its
+ * path since the last reroute, its pool's route, its adaptive path, its
+ * quotient's route (topo_route) or its route on the view it was routed on;
+ * false when none (never counted). path: scratch. */
+static bool counted_path(const tel_tap *tap, const tap_phase *p, const tap_done *d, size_t ph,
+                         size_t i, topo_path *path, const uint32_t **ch, size_t *n) {
   const topo *t = tap->base.topo;
-  tap_phase *p = &tap->ph[ph];
-  tap_done *d = p->pending;
-  if (!d || p->quot || lost == 0) return;
-  topo_path path = {0};
-  const uint32_t *ch = path.ch;
-  size_t n = 0;
-  if (d->win) {
+  if (d->mv_off) {
+    *ch = d->mv_paths + d->mv_off[i];
+    *n = d->mv_off[i + 1] - d->mv_off[i];
+  } else if (d->win) {
     const tap_pool *tp = d->win;
-    if (tap->tp != tp) return; /* the pool is gone: nothing to match it with */
-    ch = tp->ch + tp->off[d->lo + i];
-    n = tp->off[d->lo + i + 1] - tp->off[d->lo + i];
+    if (tap->tp != tp) return false; /* the pool is gone: nothing to match it with */
+    *ch = tp->ch + tp->off[d->lo + i];
+    *n = tp->off[d->lo + i + 1] - tp->off[d->lo + i];
   } else if (d->off) {
-    ch = d->paths + d->off[i];
-    n = d->off[i + 1] - d->off[i];
+    *ch = d->paths + d->off[i];
+    *n = d->off[i + 1] - d->off[i];
   } else {
     const be_xfer *x = tel__niclog_xfer(&tap->nic, ph, i);
-    const topo_health *h = d->health ? &d->health->h : NULL;
+    const topo_health *h = !p->quot && d->health ? &d->health->h : NULL;
     if (!x || x->src_gpu == x->dst_gpu ||
-        topo_route_health(t, h, x->src_gpu, x->dst_gpu, x->flow_hash, &path) != SIM_OK)
-      return; /* never counted */
-    n = path.n;
+        topo_route_health(t, h, x->src_gpu, x->dst_gpu, x->flow_hash, path) != SIM_OK)
+      return false;
+    *ch = path->ch;
+    *n = path->n;
   }
-  for (size_t j = 0; j < n; j++)
-    unfeed_channel(tap, p, d, tap->npools ? topo_spray_channel(t, ch[j]) : ch[j], lost);
+  return true;
+}
+
+/* The channel ch's bytes are counted on: a spray pool's id under spray
+ * (kept as the backend gives it when it is one already). */
+static uint32_t counted_channel(const tel_tap *tap, uint32_t ch) {
+  const topo *t = tap->base.topo;
+  return tap->npools && ch < 2 * topo_link_count(t) ? topo_spray_channel(t, ch) : ch;
+}
+
+/* Transfer i of phase `ph` failed with `lost` bytes undelivered: its
+ * ports' entries move only what it delivered, on the channels it was
+ * counted on (counted_path). A window of a quotient keeps its classes'
+ * bytes unless rerouted (its entries then). */
+static void unfeed_failed(tel_tap *tap, size_t ph, size_t i, uint64_t lost) {
+  tap_phase *p = &tap->ph[ph];
+  tap_done *d = p->pending;
+  if (!d || (p->quot && !p->moved) || lost == 0) return;
+  topo_path path = {0};
+  const uint32_t *ch = NULL;
+  size_t n = 0;
+  if (!counted_path(tap, p, d, ph, i, &path, &ch, &n)) return;
+  for (size_t j = 0; j < n; j++) unfeed_channel(tap, p, d, counted_channel(tap, ch[j]), lost);
+}
+
+/* `bytes` onto channel ch (a spray pool: an even share onto each member) in
+ * the scratch of the entries being made (ch_bytes, touched[0..*nt)). */
+static void put_bytes(tel_tap *tap, uint32_t ch, uint64_t bytes, uint32_t *nt) {
+  const topo *t = tap->base.topo;
+  if (ch >= 2 * topo_link_count(t)) {
+    uint32_t nm, *m = pool_members_up(tap, ch, &nm);
+    for (uint32_t j = 0; j < nm; j++) put_bytes(tap, m[j], bytes / nm, nt);
+    sim_free(m);
+    return;
+  }
+  if (tap->ch_users[ch]++ == 0) tap->touched[(*nt)++] = ch;
+  tap->ch_bytes[ch] += bytes;
+}
+
+/* The scratch's switch ports as entries (the scratch emptied): first. */
+static size_t put_entries(tel_tap *tap, uint32_t nt) {
+  const topo *t = tap->base.topo;
+  size_t first = tap->nent;
+  for (uint32_t k = 0; k < nt; k++) {
+    uint32_t ch = tap->touched[k];
+    if ((topo_vertex_at(t, topo_channel_src(t, ch))->kind == TOPO_SWITCH ||
+         topo_vertex_at(t, topo_channel_dst(t, ch))->kind == TOPO_SWITCH) &&
+        tap->ch_bytes[ch]) {
+      sim_grow((void **)&tap->ent, &tap->entcap, tap->nent + 1, sizeof *tap->ent);
+      tap->ent[tap->nent++] = (tap_entry){.ch = ch, .bytes = tap->ch_bytes[ch]};
+    }
+    tap->ch_users[ch] = 0;
+    tap->ch_bytes[ch] = 0;
+  }
+  return first;
+}
+
+/* The backend moved phase r->phase's transfers at a reroute (be_reroute_rec):
+ * what they sent since the phase's ports last started (its start or the
+ * last reroute) becomes a piece on the channels they were counted on, over
+ * that time; what is left of all repetitions becomes the phase's entries on
+ * the new paths, from now to its end. O(the phase's paths). */
+static void tap_moved(void *ctx, const be_reroute_rec *r) {
+  tel_tap *tap = ctx;
+  tap_done *d = r->phase;
+  tap_phase *p = &tap->ph[d->idx];
+  simtime_ps now = sim_now(tap->base.sim);
+  uint32_t nt = 0;
+  topo_path path = {0};
+  link_view(tap, false);
+  for (size_t i = 0; i < r->n; i++) { /* before now: the old paths */
+    const uint32_t *ch = NULL;
+    size_t n = 0;
+    uint64_t was = d->sent ? d->sent[i] : 0, b = r->sent[i] > was ? r->sent[i] - was : 0;
+    if (b && counted_path(tap, p, d, d->idx, i, &path, &ch, &n))
+      for (size_t j = 0; j < n; j++) put_bytes(tap, counted_channel(tap, ch[j]), b, &nt);
+  }
+  simtime_ps from = p->moved ? p->pstart : p->start;
+  size_t first = put_entries(tap, nt);
+  if (tap->nent > first && now > from) {
+    sim_grow((void **)&tap->pc, &tap->pccap, tap->npc + 1, sizeof *tap->pc);
+    tap->pc[tap->npc++] = (tap_phase){
+        .start = from, .end = now, .first = first, .count = tap->nent - first, .repeat = 1};
+  } else {
+    tap->nent = first; /* nothing moved since: no piece */
+  }
+  nt = 0;
+  link_view(tap, true);
+  if (!d->sent) d->sent = sim_malloc((r->n ? r->n : 1) * sizeof *d->sent);
+  for (size_t i = 0; i < r->n; i++) { /* from now: the new paths, the rest of every repetition */
+    const be_xfer *x = tel__niclog_xfer(&tap->nic, d->idx, i);
+    uint64_t all = x ? x->bytes * p->repeat : 0;
+    d->sent[i] = r->sent[i];
+    if (all > r->sent[i])
+      for (uint32_t k = r->off[i]; k < r->off[i + 1]; k++)
+        put_bytes(tap, counted_channel(tap, r->paths[k]), all - r->sent[i], &nt);
+  }
+  p->first = put_entries(tap, nt);
+  p->count = tap->nent - p->first;
+  p->shared = false;
+  p->moved = true;
+  p->pstart = now;
+  sim_free(d->ent_of); /* its entries changed */
+  d->ent_of = NULL;
+  if (tap->load) /* adaptive: the phase's load is on its new paths, as the backend's */
+    for (size_t k = 0; k < d->npaths; k++) tap->load[d->paths[k]]--;
+  sim_free(d->mv_off);
+  sim_free(d->mv_paths);
+  d->mv_off = sim_malloc((r->n + 1) * sizeof *d->mv_off);
+  memcpy(d->mv_off, r->off, (r->n + 1) * sizeof *d->mv_off);
+  d->mv_paths = sim_malloc((r->off[r->n] ? r->off[r->n] : 1) * sizeof *d->mv_paths);
+  memcpy(d->mv_paths, r->paths, r->off[r->n] * sizeof *d->mv_paths);
+  if (tap->load) {
+    d->npaths = 0;
+    for (uint32_t k = 0; k < r->off[r->n]; k++)
+      if (r->paths[k] < 2 * topo_link_count(tap->base.topo)) tap->load[r->paths[k]]++;
+    sim_free(d->paths);
+    d->paths = sim_malloc((r->off[r->n] ? r->off[r->n] : 1) * sizeof *d->paths);
+    for (uint32_t k = 0; k < r->off[r->n]; k++)
+      if (r->paths[k] < 2 * topo_link_count(tap->base.topo)) d->paths[d->npaths++] = r->paths[k];
+  }
 }
 
 static void tap_failure(void *ctx, const be_failure *f) {
@@ -747,6 +996,8 @@ be_backend *tel_tap_wrap(be_backend *inner, tel_tap **out) {
   inner->on_failure_ctx = tap;
   inner->on_xfer = tap_xfer;
   inner->on_xfer_ctx = tap;
+  inner->on_reroute = tap_moved;
+  inner->on_reroute_ctx = tap;
   uint32_t nch = 2 * topo_link_count(inner->topo);
   tap->ch_bytes = sim_calloc(nch ? nch : 1, sizeof *tap->ch_bytes);
   tap->ch_users = sim_calloc(nch ? nch : 1, sizeof *tap->ch_users);
@@ -762,6 +1013,7 @@ be_backend *tel_tap_wrap(be_backend *inner, tel_tap **out) {
   uint32_t g = topo_endpoint_count(inner->topo); /* GPUs and storage endpoints */
   tap->gpu_stamp = sim_calloc(g ? g : 1, sizeof *tap->gpu_stamp);
   tap->last_ch = UINT32_MAX;
+  tap->link_changing = UINT32_MAX;
   tel__niclog_init(&tap->nic, topo_nic_count(inner->topo));
   *out = tap;
   return &tap->base;

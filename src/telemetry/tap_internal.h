@@ -22,7 +22,24 @@ typedef struct tap_phase {
   uint32_t quot, slo, shi;
   uint64_t repeat;
   void *pending; /* its tap_done while running (freed at destroy if never done) */
+  /* rerouted (be_reroute_rec): its ports are its entries over [pstart, end),
+   * a window of a quotient's too; what it moved before pstart is in pieces
+   * (tel_tap.pc). GPUs and NICs keep [start, end). */
+  bool moved;
+  simtime_ps pstart;
+  bool shared; /* its entries are a list other phases may name (tap_intern): copied before a change
+                */
 } tap_phase;
+
+/* Lists of entries (or GPUs) logged once: a phase whose list equals one
+ * logged before names that one, so phases that repeat (a training run's
+ * steps) cost their times, not their channels again. Open addressing over
+ * the lists' hashes. */
+typedef struct tap_lists {
+  uint64_t *hash; /* 0: an empty slot */
+  size_t *first, *count;
+  size_t cap, n;
+} tap_lists;
 
 enum { TAP_MAX_EVENTS = 64 };
 
@@ -52,14 +69,17 @@ struct tel_tap {
   size_t nev, evcap;
   tap_phase *ph;
   size_t nph, phcap;
+  tap_phase *pc; /* pieces of rerouted phases: the ports' bytes before a reroute (no GPUs) */
+  size_t npc, pccap;
   tap_entry *ent;
   size_t nent, entcap;
   uint32_t *gpus;
   size_t ngpus, gcap;
-  uint64_t *ch_bytes;  /* scratch per channel */
-  uint32_t *ch_users;  /* scratch per channel */
-  uint32_t *touched;   /* scratch: channels touched by the phase being logged */
-  uint64_t *gpu_stamp; /* last phase (index + 1) that listed the GPU */
+  tap_lists ent_lists, gpu_lists; /* the entry lists and GPU lists logged (tap_intern) */
+  uint64_t *ch_bytes;             /* scratch per channel */
+  uint32_t *ch_users;             /* scratch per channel */
+  uint32_t *touched;              /* scratch: channels touched by the phase being logged */
+  uint64_t *gpu_stamp;            /* last phase (index + 1) that listed the GPU */
   uint32_t events, last_ch, last_users;
   /* the backend's routing (fabric.routing), so bytes land on the ports the
    * analytic and flow fidelities use (topo_split_of): adaptive per flowlet
@@ -85,7 +105,15 @@ struct tel_tap {
    * Each phase in flight holds the view it was routed on (refs), so a
    * transfer that fails later takes its bytes off those same channels. */
   struct tap_health *health;
+  uint8_t *link_down;     /* per link: 1 while down (link_state factor 0); NULL: none yet */
+  uint32_t link_changing; /* the link whose state changes in the call under way (UINT32_MAX: */
+  uint8_t down_before, down_after; /*   none), as it was and as it will be */
 };
+
+/* Mark index idx of the replay: a phase (idx < nph) or a piece. */
+static inline const tap_phase *tap__phase_at(const tel_tap *tap, size_t idx) {
+  return idx < tap->nph ? &tap->ph[idx] : &tap->pc[idx - tap->nph];
+}
 
 /* The members of tq's classes (cc_moff ..., gc_moff ...), once. */
 void tap__quot_members(tap_quot *tq);

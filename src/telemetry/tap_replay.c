@@ -38,10 +38,13 @@ void tap__replay_events(const tel_tap *tap, tel *tl) {
   }
 }
 
+enum { MARK_GPUS = 1, MARK_PORTS = 2 };
+
 typedef struct tap_mark {
   simtime_ps at;
   uint32_t start; /* 0: a phase ends, 1: it starts (ends first at equal times) */
-  size_t idx;
+  size_t idx;     /* tap__phase_at */
+  unsigned what;  /* MARK_*: what changes (a rerouted phase's ports start later) */
 } tap_mark;
 
 static int mark_cmp(const void *a, const void *b) {
@@ -80,15 +83,23 @@ static void feed_mark(tel *tl, const tel_portmap *m, const tap_mark *mk, simtime
   if (rate) feed(tl, m, mk->at, ch, 0, mk->start ? rate : -rate);
 }
 
-/* The phases' marks (start and end of every phase that ended), in time
- * order, ends before starts at equal times. */
+/* The phases' marks (start and end of every phase that ended, and of
+ * every piece), in time order, ends before starts at equal times. A
+ * rerouted phase's ports start at its last reroute: a mark of their own. */
 static tap_mark *marks_of(const tel_tap *tap, size_t *nm) {
-  tap_mark *marks = sim_malloc((2 * tap->nph + 1) * sizeof *marks);
+  tap_mark *marks = sim_malloc((3 * (tap->nph + tap->npc) + 1) * sizeof *marks);
   size_t n = 0;
-  for (size_t i = 0; i < tap->nph; i++) {
-    if (tap->ph[i].end == SIM_TIME_MAX) continue;
-    marks[n++] = (tap_mark){.at = tap->ph[i].start, .start = 1, .idx = i};
-    marks[n++] = (tap_mark){.at = tap->ph[i].end, .start = 0, .idx = i};
+  for (size_t i = 0; i < tap->nph + tap->npc; i++) {
+    const tap_phase *p = tap__phase_at(tap, i);
+    unsigned all = MARK_GPUS | MARK_PORTS;
+    if (p->end == SIM_TIME_MAX) continue;
+    if (p->moved && p->pstart != p->start) {
+      marks[n++] = (tap_mark){.at = p->start, .start = 1, .idx = i, .what = MARK_GPUS};
+      marks[n++] = (tap_mark){.at = p->pstart, .start = 1, .idx = i, .what = MARK_PORTS};
+    } else {
+      marks[n++] = (tap_mark){.at = p->start, .start = 1, .idx = i, .what = all};
+    }
+    marks[n++] = (tap_mark){.at = p->end, .start = 0, .idx = i, .what = all};
   }
   qsort(marks, n, sizeof *marks, mark_cmp);
   *nm = n;
@@ -103,10 +114,11 @@ static void replay_entries(tel_tap *tap, tel *tl, const tel_portmap *m, unsigned
   uint32_t ngpu = topo_gpu_count(t);
   uint32_t *active = sim_calloc(ngpu ? ngpu : 1, sizeof *active);
   for (size_t k = 0; k < nm; k++) {
-    const tap_phase *p = &tap->ph[marks[k].idx];
-    for (size_t e = p->first; e < p->first + p->count; e++)
-      feed_mark(tl, m, &marks[k], p->end - p->start, tap->ent[e].ch, tap->ent[e].bytes);
-    if (!(flags & TEL_TAP_GPUS)) continue;
+    const tap_phase *p = tap__phase_at(tap, marks[k].idx);
+    simtime_ps dur = p->end - (p->moved ? p->pstart : p->start);
+    for (size_t e = p->first; marks[k].what & MARK_PORTS && e < p->first + p->count; e++)
+      feed_mark(tl, m, &marks[k], dur, tap->ent[e].ch, tap->ent[e].bytes);
+    if (!(flags & TEL_TAP_GPUS) || !(marks[k].what & MARK_GPUS)) continue;
     for (size_t g = p->gfirst; g < p->gfirst + p->gcount; g++) {
       uint32_t gpu = tap->gpus[g];
       if (marks[k].start && active[gpu]++ == 0)
@@ -258,9 +270,9 @@ static void channel_parts(tel_tap *tap, parts *p) {
     for (uint32_t c = 0; c < tq->q.ncc; c++)
       for (uint32_t j = tq->cc_moff[c]; j < tq->cc_moff[c + 1]; j++) refine(p, tq->cc_mem[j], c);
   }
-  for (size_t i = 0; i < tap->nph; i++) {
-    const tap_phase *ph = &tap->ph[i];
-    if (ph->quot || ph->count == 0) continue;
+  for (size_t i = 0; i < tap->nph + tap->npc; i++) {
+    const tap_phase *ph = tap__phase_at(tap, i);
+    if ((ph->quot && !ph->moved) || ph->count == 0) continue;
     refine_begin(p);
     for (size_t e = ph->first; e < ph->first + ph->count; e++)
       refine(p, tap->ent[e].ch, tap->ent[e].bytes);
@@ -389,7 +401,7 @@ static void feed_window(part_feed *f, const tel_tap *tap, const tap_mark *mk, co
     bytes[q->seg_cc[e].cls] += q->seg_cc[e].bytes;
   for (size_t e = q->seg_gc_off[p->slo]; e < q->seg_gc_off[p->shi]; e++)
     ends[q->seg_gc[e].cls] += q->seg_gc[e].count;
-  for (uint32_t c = 0; c < q->ncc; c++) {
+  for (uint32_t c = 0; c < q->ncc && !p->moved; c++) {
     if (bytes[c] == 0) continue;
     const topo_vertex *src = topo_vertex_at(f->t, topo_channel_src(f->t, q->cc_first[c]));
     const topo_vertex *dst = topo_vertex_at(f->t, topo_channel_dst(f->t, q->cc_first[c]));
@@ -397,7 +409,7 @@ static void feed_window(part_feed *f, const tel_tap *tap, const tap_mark *mk, co
     for (uint32_t j = f->tp->cc_poff[k][c]; j < f->tp->cc_poff[k][c + 1]; j++)
       feed_part(f, mk, dur, f->tp->cc_parts[k][j], bytes[c] * p->repeat);
   }
-  for (uint32_t c = 0; c < q->ngc; c++)
+  for (uint32_t c = 0; c < q->ngc && mk->what & MARK_GPUS; c++)
     if (ends[c])
       for (uint32_t j = f->tp->gc_poff[k][c]; j < f->tp->gc_poff[k][c + 1]; j++)
         gpu_part(f, mk, f->tp->gc_parts[k][j]);
@@ -423,15 +435,14 @@ static void replay_parts(tel_tap *tap, tel *tl, const tel_portmap *m, unsigned f
                  .active = sim_calloc(tp.gpu.nparts ? tp.gpu.nparts : 1, sizeof(uint32_t)),
                  .gpus = flags & TEL_TAP_GPUS};
   for (size_t k = 0; k < nm; k++) {
-    const tap_phase *p = &tap->ph[marks[k].idx];
+    const tap_phase *p = tap__phase_at(tap, marks[k].idx);
+    simtime_ps dur = p->end - (p->moved ? p->pstart : p->start);
     f.mark = (uint32_t)k + 1;
-    if (p->quot) {
-      feed_window(&f, tap, &marks[k], p, bytes, ends);
-      continue;
-    }
-    for (size_t e = p->first; e < p->first + p->count; e++)
-      feed_part(&f, &marks[k], p->end - p->start, tp.ch.part[tap->ent[e].ch], tap->ent[e].bytes);
-    for (size_t g = p->gfirst; g < p->gfirst + p->gcount; g++)
+    if (p->quot) feed_window(&f, tap, &marks[k], p, bytes, ends);
+    if (p->quot && !p->moved) continue;
+    for (size_t e = p->first; marks[k].what & MARK_PORTS && e < p->first + p->count; e++)
+      feed_part(&f, &marks[k], dur, tp.ch.part[tap->ent[e].ch], tap->ent[e].bytes);
+    for (size_t g = p->gfirst; marks[k].what & MARK_GPUS && g < p->gfirst + p->gcount; g++)
       gpu_part(&f, &marks[k], tp.gpu.part[tap->gpus[g]]);
   }
   sim_free(f.stamp);

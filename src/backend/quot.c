@@ -77,26 +77,26 @@ static uint32_t itab_add(itab *tb, uint64_t h) {
 
 /* ---- histograms: runs of (segment, count, bytes) ------------------------------------------ */
 
-typedef struct run {
+typedef struct seg_run {
   uint32_t seg, count; /* the run being counted (seg NONE: none yet) */
   uint64_t bytes;
   uint64_t h;    /* hash of the runs before it (pass one); the item's class (pass two) */
   uint32_t n, k; /* runs before it */
-} run;
+} seg_run;
 
-static void runs_reset(run *r, size_t n) {
-  for (size_t i = 0; i < n; i++) r[i] = (run){.seg = NONE};
+static void seg_runs_reset(seg_run *r, size_t n) {
+  for (size_t i = 0; i < n; i++) r[i] = (seg_run){.seg = NONE};
 }
 
-static void run_fold_hash(run *r) {
+static void seg_run_fold_hash(seg_run *r) {
   r->h = mix(mix(r->h, (uint64_t)r->seg << 32 | r->count), r->bytes);
   r->n++;
 }
 
 /* Pass one: one more transfer of segment s with `bytes` on r. */
-static inline void run_hash(run *r, uint32_t s, uint64_t bytes) {
+static inline void seg_run_hash(seg_run *r, uint32_t s, uint64_t bytes) {
   if (r->seg != s) {
-    if (r->seg != NONE) run_fold_hash(r);
+    if (r->seg != NONE) seg_run_fold_hash(r);
     r->seg = s;
     r->count = 0;
     r->bytes = 0;
@@ -131,11 +131,11 @@ static bool hclass_eq(const void *ctx, uint32_t c) {
 }
 
 /* After pass one: intern every item (0 .. n) by (color, hash, runs). */
-static void hclass_intern(hclass *hc, run *r, const uint64_t *color, size_t n) {
+static void hclass_intern(hclass *hc, seg_run *r, const uint64_t *color, size_t n) {
   itab_init(&hc->tb);
   hc->of = sim_malloc((n ? n : 1) * sizeof *hc->of);
   for (size_t i = 0; i < n; i++) {
-    if (r[i].seg != NONE) run_fold_hash(&r[i]);
+    if (r[i].seg != NONE) seg_run_fold_hash(&r[i]);
     hkey k = {.hc = hc, .color = color[i], .h = r[i].h, .n = r[i].n};
     uint64_t h = mix(mix(k.color, k.h), k.n);
     uint32_t c = itab_find(&hc->tb, h, hclass_eq, &k);
@@ -153,7 +153,7 @@ static void hclass_intern(hclass *hc, run *r, const uint64_t *color, size_t n) {
     hc->members[c]++;
     hc->of[i] = c;
   }
-  runs_reset(r, n);
+  seg_runs_reset(r, n);
   for (size_t i = 0; i < n; i++) r[i].h = hc->of[i]; /* pass two: the class, at hand */
   size_t nc = hc->tb.n, total = 0;
   hc->roff = sim_malloc((nc + 1) * sizeof *hc->roff);
@@ -165,7 +165,7 @@ static void hclass_intern(hclass *hc, run *r, const uint64_t *color, size_t n) {
 
 /* Pass two: item i's run r is complete (the pool has moved past its
  * segment): its first member writes it, the others compare. */
-static void run_check(hclass *hc, run *r, uint32_t i, const run *all) {
+static void seg_run_check(hclass *hc, seg_run *r, uint32_t i, const seg_run *all) {
   uint32_t c = (uint32_t)r->h, f = hc->first[c];
   be_quot_entry e = {.cls = r->seg, .count = r->count, .bytes = r->bytes};
   if (r->k >= hc->nruns[c]) {
@@ -173,7 +173,7 @@ static void run_check(hclass *hc, run *r, uint32_t i, const run *all) {
   } else if (f == i) {
     hc->rl[hc->roff[c] + r->k] = e;
   } else {
-    const run *fr = &all[f];
+    const seg_run *fr = &all[f];
     be_quot_entry g;
     if (fr->k > r->k) g = hc->rl[hc->roff[c] + r->k];
     else if (fr->k == r->k && fr->seg == r->seg)
@@ -184,10 +184,10 @@ static void run_check(hclass *hc, run *r, uint32_t i, const run *all) {
   r->k++;
 }
 
-static inline void run_walk(hclass *hc, run *all, uint32_t i, uint32_t s, uint64_t bytes) {
-  run *r = &all[i];
+static inline void seg_run_walk(hclass *hc, seg_run *all, uint32_t i, uint32_t s, uint64_t bytes) {
+  seg_run *r = &all[i];
   if (r->seg != s) {
-    if (r->seg != NONE) run_check(hc, r, i, all);
+    if (r->seg != NONE) seg_run_check(hc, r, i, all);
     r->seg = s;
     r->count = 0;
     r->bytes = 0;
@@ -197,12 +197,12 @@ static inline void run_walk(hclass *hc, run *all, uint32_t i, uint32_t s, uint64
 }
 
 /* End of pass two: the last runs, first members before the others. */
-static void hclass_finish(hclass *hc, run *r, size_t n) {
+static void hclass_finish(hclass *hc, seg_run *r, size_t n) {
   for (int firsts = 1; firsts >= 0; firsts--)
     for (size_t i = 0; i < n; i++) {
       bool is_first = hc->first[hc->of[i]] == i;
       if (is_first != (bool)firsts) continue;
-      if (r[i].seg != NONE) run_check(hc, &r[i], (uint32_t)i, r);
+      if (r[i].seg != NONE) seg_run_check(hc, &r[i], (uint32_t)i, r);
       if (r[i].k != hc->nruns[hc->of[i]]) hc->ok = false;
     }
 }
@@ -443,7 +443,7 @@ enum { AHEAD = 32 }; /* channels looked up ahead of use: the state is far bigger
 /* Pass one (check false: hash) or two (check: compare with the first
  * members) over the pool's channels and GPUs. */
 static void quot_pass(const be_quot *q, const be_xfer *pool, const uint8_t *len, const uint32_t *ch,
-                      size_t words, run *cr, run *gr, hclass *cc, hclass *gc, bool check) {
+                      size_t words, seg_run *cr, seg_run *gr, hclass *cc, hclass *gc, bool check) {
   uint32_t s = 0;
   size_t w = 0;
   for (size_t i = 0; i < q->pool_n; i++) {
@@ -455,15 +455,15 @@ static void quot_pass(const be_quot *q, const be_xfer *pool, const uint8_t *len,
     }
     for (uint32_t j = 0; j < len[i]; j++, w++) {
       if (w + AHEAD < words) __builtin_prefetch(&cr[ch[w + AHEAD]], 1);
-      if (check) run_walk(cc, cr, ch[w], s, x->bytes);
-      else run_hash(&cr[ch[w]], s, x->bytes);
+      if (check) seg_run_walk(cc, cr, ch[w], s, x->bytes);
+      else seg_run_hash(&cr[ch[w]], s, x->bytes);
     }
     if (check) {
-      run_walk(gc, gr, x->src_gpu, s, 0);
-      run_walk(gc, gr, x->dst_gpu, s, 0);
+      seg_run_walk(gc, gr, x->src_gpu, s, 0);
+      seg_run_walk(gc, gr, x->dst_gpu, s, 0);
     } else {
-      run_hash(&gr[x->src_gpu], s, 0);
-      run_hash(&gr[x->dst_gpu], s, 0);
+      seg_run_hash(&gr[x->src_gpu], s, 0);
+      seg_run_hash(&gr[x->dst_gpu], s, 0);
     }
   }
 }
@@ -473,11 +473,11 @@ static int quot_classes(const be_quot *q, const topo *t, const be_slice *sl, con
                         const uint32_t *ch, size_t words, hclass *cc, hclass *gc,
                         rate_bps *cap_of) {
   size_t nitems = q->nchan > q->ngpu ? q->nchan : q->ngpu;
-  run *cr = sim_malloc(((size_t)q->nchan ? q->nchan : 1) * sizeof *cr);
-  run *gr = sim_malloc(((size_t)q->ngpu ? q->ngpu : 1) * sizeof *gr);
+  seg_run *cr = sim_malloc(((size_t)q->nchan ? q->nchan : 1) * sizeof *cr);
+  seg_run *gr = sim_malloc(((size_t)q->ngpu ? q->ngpu : 1) * sizeof *gr);
   uint64_t *color = sim_malloc((nitems ? nitems : 1) * sizeof *color);
-  runs_reset(cr, q->nchan);
-  runs_reset(gr, q->ngpu);
+  seg_runs_reset(cr, q->nchan);
+  seg_runs_reset(gr, q->ngpu);
   quot_pass(q, sl->pool, len, ch, words, cr, gr, cc, gc, false);
   channel_colors(t, q->nchan, 2 * topo_link_count(t), color, cap_of);
   hclass_intern(cc, cr, color, q->nchan);

@@ -234,7 +234,7 @@ void net__par_scan_soon(net__be *n, uint32_t qi) {
 
 /* ---- flowlets ------------------------------------------------------------------ */
 
-static par_flow *flow_slot(par_flow *t, size_t cap, uint64_t key) {
+static par_flow *par_flow_slot(par_flow *t, size_t cap, uint64_t key) {
   for (size_t i = sim_hash_u64(key) & (cap - 1);; i = (i + 1) & (cap - 1))
     if (t[i].key == key || t[i].key == 0) return &t[i];
 }
@@ -245,13 +245,13 @@ net__flowlet *net__par_flowlet(net__be *n, uint32_t v, uint32_t qi, unsigned dir
     size_t cap = r->flows_cap ? 2 * r->flows_cap : 1024;
     par_flow *t = sim_calloc(cap, sizeof *t);
     for (size_t i = 0; i < r->flows_cap; i++)
-      if (r->flows[i].key) *flow_slot(t, cap, r->flows[i].key) = r->flows[i];
+      if (r->flows[i].key) *par_flow_slot(t, cap, r->flows[i].key) = r->flows[i];
     sim_free(r->flows);
     r->flows = t;
     r->flows_cap = cap;
   }
   uint64_t key = ((uint64_t)v << 33 | (uint64_t)qi << 1 | dir) + 1;
-  par_flow *e = flow_slot(r->flows, r->flows_cap, key);
+  par_flow *e = par_flow_slot(r->flows, r->flows_cap, key);
   uint32_t stamp = n->qp[qi].fl_stamp;
   if (e->key == 0) r->nflows++;
   if (e->key == 0 || e->stamp != stamp) *e = (par_flow){key, stamp, {0, NET__NONE}};

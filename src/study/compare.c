@@ -50,8 +50,8 @@ static void build_points(study_compare *c, const study_compare_args *a) {
 
 /* Every check each scenario's run makes before its first event (run_check),
  * before any scenario runs; then run them, ids in file order. */
-static int run_files(study_compare *c, const study_compare_args *a, const study_hooks *h,
-                     sim_error *err) {
+static int compare_files(study_compare *c, const study_compare_args *a, const study_hooks *h,
+                         sim_error *err) {
   for (int i = 0; i < a->nfiles; i++)
     if (run_check(a->files[i], a->sets, a->nsets, err) != SIM_OK) {
       err->code = SIM_ECONFIG;
@@ -133,7 +133,7 @@ int study_compare_run(study_compare *c, const study_compare_args *a, const study
                       sim_error *err) {
   memset(c, 0, sizeof *c);
   c->outabs = study_abspath(a->out);
-  int rc = a->db ? read_db(c, a, err) : run_files(c, a, h, err);
+  int rc = a->db ? read_db(c, a, err) : compare_files(c, a, h, err);
   if (c->runs) mark_fidelities(c);
   c->nruns = json_array_size(c->runs);
   return rc;

@@ -69,7 +69,7 @@ uint32_t *tel__niclog_phase(tel__niclog *l, simtime_ps start, uint64_t repeat, c
 }
 
 /* Does the run hold a repetition starting at s? */
-static bool run_has(const tel__nic_run *r, simtime_ps s) {
+static bool nic_run_has(const tel__nic_run *r, simtime_ps s) {
   if (s == r->start) return true;
   if (s < r->start || r->count < 2 || r->period == 0) return false;
   return (s - r->start) % r->period == 0 && (s - r->start) / r->period < r->count;
@@ -80,7 +80,7 @@ static bool run_has(const tel__nic_run *r, simtime_ps s) {
 static void add_reps(tel__niclog *l, tel__nic_phase *p, simtime_ps start, simtime_ps period,
                      uint64_t reps) {
   tel__nic_run *last = p->run_last == SIZE_MAX ? NULL : &l->run[p->run_last];
-  if (last && run_has(last, start)) return;
+  if (last && nic_run_has(last, start)) return;
   if (last && reps == 1 && last->count == 1 && start > last->start) {
     last->period = start - last->start; /* a second repetition sets the period */
     last->count = 2;
@@ -286,7 +286,7 @@ typedef struct replay_phase {
 /* Busy time up to t of windows [s + k P + a, s + k P + a + w), k < c: the
  * whole windows, then those t is inside (several only when windows
  * overlap). O(1), or O(overlapping windows). */
-static tel__u128 run_busy(const tel__nic_run *r, simtime_ps a, simtime_ps w, simtime_ps t) {
+static tel__u128 nic_run_busy(const tel__nic_run *r, simtime_ps a, simtime_ps w, simtime_ps t) {
   if (t <= r->start + a) return 0;
   simtime_ps u = t - r->start - a, P = r->period ? r->period : SIM_TIME_MAX;
   uint64_t whole = u < w ? 0 : (u - w) / P + 1, begun = (u - 1) / P + 1;
@@ -309,7 +309,7 @@ static uint64_t moved(const replay_phase *rp, uint64_t total, simtime_ps a, simt
     else hi = mid;
   }
   if (lo == 0) return 0;
-  tel__u128 g = (tel__u128)rp->before[lo - 1] * w + run_busy(&rp->runs[lo - 1], a, w, t);
+  tel__u128 g = (tel__u128)rp->before[lo - 1] * w + nic_run_busy(&rp->runs[lo - 1], a, w, t);
   tel__u128 all = (tel__u128)rp->reps * w;
   return g >= all ? total : (uint64_t)((tel__u128)total * g / all);
 }

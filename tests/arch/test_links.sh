@@ -75,6 +75,31 @@ while read -r m s f; do
     complain "$f: file-local $s of module $m is a namesake of module $n's global one"
 done < "$locals"
 
+# Namesakes in the source: a static function named with another module's
+# prefix (the compiler may inline it away, so nm cannot see it).
+for d in "$src"/src/*/; do
+  m=$(basename "$d")
+  [ -n "${prefixes[$m]:-}" ] || continue
+  for f in "$d"*.c "$d"*.h; do
+    [ -f "$f" ] || continue
+    while IFS=: read -r ln name; do
+      IFS=, read -ra own <<< "${prefixes[$m]}"
+      mine=0
+      for p in "${own[@]}"; do [[ $name == "$p"* ]] && mine=1; done
+      [ $mine = 1 ] && continue
+      for n in "${!prefixes[@]}"; do
+        [ "$n" = "$m" ] && continue
+        IFS=, read -ra theirs <<< "${prefixes[$n]}"
+        for p in "${theirs[@]}"; do
+          [[ $name == "$p"* ]] &&
+            complain "${f#"$src"/}:$ln: static $name of module $m carries module $n's prefix $p"
+        done
+      done
+    done < <(grep -nE '^static[[:space:]]+(inline[[:space:]]+)?[A-Za-z_][A-Za-z0-9_ *]*[[:space:]*]([a-z][a-z0-9_]*)[[:space:]]*\(' "$f" |
+             sed -E 's/^([0-9]+):static[[:space:]]+(inline[[:space:]]+)?[A-Za-z_][A-Za-z0-9_ *]*[[:space:]*]([a-z][a-z0-9_]*)[[:space:]]*\(.*/\1:\3/')
+  done
+done
+
 for m in "${!allow[@]}"; do
   IFS=, read -ra ns <<< "${allow[$m]}"
   for n in "${ns[@]}"; do

@@ -191,7 +191,8 @@ static void carry_warning(tel *tl, const run_setup *s, run_events *log) {
            "show it at its line rate with the excess queued into the next rows%s; the step time "
            "does not include that contention (--set simulation.fidelity=flow models it)",
            name, o.gbps, sim_ps_to_s(o.at), o.line, tail);
-  run_event_add(log, o.at, "telemetry", "warning", detail);
+  /* in time order, after output.max_events capped the log (kept past it) */
+  run_event_insert(log, o.at, "telemetry", "warning", detail);
   tel_event(tl, o.at, "telemetry", "warning", detail, NAN);
 }
 

@@ -172,9 +172,12 @@ void tel_close_rows(tel *t, simtime_ps end);
 
 /* A row's value above its line rate: what cannot be true and must reach no
  * file (issue 27, defect 7). Every row a NIC or port gets is checked as it
- * closes: a NIC's bytes in a row at most its line rate over the row, a
- * port's utilization at most 1, each with a slack of one byte per row
- * (whole bytes spread over rows). The first found is kept. */
+ * closes: a NIC's bytes in a row at most its line rate over the row
+ * (nic_line_bps), a port's utilization at most 1, each with a slack of one
+ * byte per row (whole bytes spread over rows). The first found is kept. A
+ * group that carries (tel_config.carry) shows the line rate instead; there
+ * only a backlog outliving the run is kept here (unless carry_may_remain:
+ * the one carried last). */
 typedef struct tel_over {
   bool found;
   bool port;         /* a switch port (else a NIC) */

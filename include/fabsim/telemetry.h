@@ -176,8 +176,8 @@ void tel_close_rows(tel *t, simtime_ps end);
  * (nic_line_bps), a port's utilization at most 1, each with a slack of one
  * byte per row (whole bytes spread over rows). The first found is kept. A
  * group that carries (tel_config.carry) shows the line rate instead; there
- * only a backlog outliving the run is kept here (unless carry_may_remain:
- * the one carried last). */
+ * only a backlog outliving the run is kept here, as the row carried last
+ * (none when carry_may_remain). */
 typedef struct tel_over {
   bool found;
   bool port;         /* a switch port (else a NIC) */

@@ -691,11 +691,12 @@ void run_setup_free(run_setup *s);
  * samples over the run's real length; the tap's phases (at the packet
  * fidelity the switch ports from the backend's own samples); a collective's
  * or traffic's start and end, a training job's GPU timeline; every event of
- * `log`, and "stopped" when not *complete. The replay is not cut: an
+ * `log`, and "stopped" when not *complete; a row offered more than its line
+ * rate at the analytic fidelity adds its warning to `log`. The replay is not cut: an
  * interrupt (Ctrl-C) noted by its end makes *complete false (the run is
  * marked stopped; its figures are whole). *out: the caller's (tel_destroy,
  * also on error). */
-int run_telemetry_make(tel **out, const run_setup *s, const run_events *log, bool *complete,
+int run_telemetry_make(tel **out, const run_setup *s, run_events *log, bool *complete,
                        sim_error *err);
 
 #ifdef __cplusplus

@@ -99,7 +99,26 @@ typedef struct tel_config {
                            tel_truncated says so. */
   simtime_ps requested; /* the interval asked for when `interval` was widened
                            to fit max_rows (tel_interval_fit); 0: as asked */
+  /* The line-rate invariant (tel_over). A NIC's line rate there is
+   * nic_line_bps, the modelled rate of its link into the fabric (what the
+   * fidelities let it move: cluster.nic.bandwidth x its efficiency), as a
+   * port's is its link's modelled rate (port_bps); 0: nic_bps. Utilization
+   * stays relative to nic_bps. */
+  rate_bps nic_line_bps;
+  /* TEL_CARRY_*: groups whose meters are fed phase by phase, each phase's
+   * bytes spread evenly over it, where a row can be offered more than the
+   * line rate (phases that the fidelity does not make share a link, or
+   * a phase slowed for part of its time shown at its mean). Such a row
+   * shows the line rate and carries the excess into the next rows, as a
+   * queue drains (bytes kept, tel_line_carried says so). Other groups:
+   * an excess is tel_over. */
+  unsigned carry;
+  /* A backlog still carried at the end of the run: dropped from the
+   * series and counted (tel_line_carried) when true, else tel_over. */
+  bool carry_may_remain;
 } tel_config;
+
+enum { TEL_CARRY_NICS = 1u << 0, TEL_CARRY_PORTS = 1u << 1 };
 
 /* The sample interval for a run of `end` ps: `want`, or when that would
  * give more than max_rows rows, the smallest 1, 2 or 5 x 10^k ps that
@@ -145,14 +164,20 @@ void tel_event(tel *t, simtime_ps at, const char *component, const char *kind, c
  * than the interval). Call once, after the run; feeding afterwards is a
  * programming error. */
 void tel_finish(tel *t, simtime_ps end);
+/* The rows' part of tel_finish, once, before it (the rows and
+ * tel_line_carried are then final; tel_event may still be called). */
+void tel_close_rows(tel *t, simtime_ps end);
 
 /* ---- reading (after tel_finish) ---------------------------------------- */
 
 /* A row's value above its line rate: what cannot be true and must reach no
  * file (issue 27, defect 7). Every row a NIC or port gets is checked as it
- * closes: a NIC's bytes in a row at most its line rate over the row, a
- * port's utilization at most 1, each with a slack of one byte per row
- * (whole bytes spread over rows). The first found is kept. */
+ * closes: a NIC's bytes in a row at most its line rate over the row
+ * (nic_line_bps), a port's utilization at most 1, each with a slack of one
+ * byte per row (whole bytes spread over rows). The first found is kept. A
+ * group that carries (tel_config.carry) shows the line rate instead; there
+ * only a backlog outliving the run is kept here, as the row carried last
+ * (none when carry_may_remain). */
 typedef struct tel_over {
   bool found;
   bool port;         /* a switch port (else a NIC) */
@@ -162,6 +187,11 @@ typedef struct tel_over {
   double gbps, line; /* its rate and line rate, Gb/s */
 } tel_over;
 bool tel_over_line(const tel *t, tel_over *out);
+/* The first row offered more than its line rate and carried (tel_config
+ * carry): the entity, the row, the offered rate and the line rate; *left:
+ * the bytes still carried at the end (dropped from the series when
+ * carry_may_remain). False when none was. */
+bool tel_line_carried(const tel *t, tel_over *first, double *left_bytes);
 
 simtime_ps tel_interval(const tel *t);
 simtime_ps tel_interval_requested(const tel *t); /* tel_config.requested */

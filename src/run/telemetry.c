@@ -152,7 +152,51 @@ static void jobs_events(tel *tl, const run_jobs *js) {
   }
 }
 
-int run_telemetry_make(tel **out, const run_setup *s, const run_events *log, bool *complete,
+/* A NIC's line rate in the line-rate invariant: the modelled rate of its
+ * link into the fabric (cluster.nic.bandwidth x its efficiency, what every
+ * fidelity lets it move; a port's is its link's, tel_portmap), never the
+ * raw bandwidth: one bound for the two ends of a link. The compute NICs
+ * are alike: NIC 0's. */
+static rate_bps nic_line_bps(const topo *t, rate_bps raw) {
+  if (topo_nic_count(t) == 0) return raw;
+  uint32_t v = topo_nic_vertex(t, 0);
+  rate_bps most = 0;
+  for (uint32_t l = 0; l < topo_link_count(t); l++) {
+    const topo_link *k = topo_link_at(t, l);
+    if (k->kind == TOPO_LINK_ENDPOINT && (k->a == v || k->b == v) && k->bps > most) most = k->bps;
+  }
+  return most ? most : raw;
+}
+
+/* A row offered more than its line rate at the analytic fidelity, carried
+ * on (tel_config.carry): a warning in the log and events.csv. That
+ * fidelity times each operation alone (transfers of one operation share
+ * links, operations in flight together do not), so two that overlap on a
+ * link can ask more than it carries; the series show the link at its line
+ * rate, the excess queued into the next rows, and the step time does not
+ * include the wait. */
+static void carry_warning(tel *tl, const run_setup *s, run_events *log) {
+  tel_over o;
+  double left;
+  if (!tel_line_carried(tl, &o, &left)) return;
+  char name[96], detail[640], tail[160] = "";
+  if (o.port) tel_port_name(s->t, &s->tel.ports, o.entity, name, sizeof name);
+  else snprintf(name, sizeof name, "nic%u (%s)", o.entity, o.dir == TEL_RX ? "rx" : "tx");
+  if (left > 0)
+    snprintf(tail, sizeof tail, "; %.6g bytes were still queued at the end, not in the series",
+             left);
+  snprintf(detail, sizeof detail,
+           "%s was offered %.6g Gb/s in the row at %.6g s, above its line rate of %.6g Gb/s: "
+           "operations in flight together share no link at the analytic fidelity, so the series "
+           "show it at its line rate with the excess queued into the next rows%s; the step time "
+           "does not include that contention (--set simulation.fidelity=flow models it)",
+           name, o.gbps, sim_ps_to_s(o.at), o.line, tail);
+  /* in time order, after output.max_events capped the log (kept past it) */
+  run_event_insert(log, o.at, "telemetry", "warning", detail);
+  tel_event(tl, o.at, "telemetry", "warning", detail, NAN);
+}
+
+int run_telemetry_make(tel **out, const run_setup *s, run_events *log, bool *complete,
                        sim_error *err) {
   const run_telemetry *o = &s->tel;
   const cfg_scenario *cfg = &s->cfg;
@@ -173,7 +217,14 @@ int run_telemetry_make(tel **out, const run_setup *s, const run_events *log, boo
                    .nwatch_ports = o->nwatch_ports,
                    .watch_nics = o->watch_nics,
                    .nwatch_nics = o->nwatch_nics,
-                   .max_rows = cfg->output.max_rows};
+                   .max_rows = cfg->output.max_rows,
+                   .nic_line_bps = nic_line_bps(t, cfg->cluster.nic.bandwidth),
+                   /* series spread phase by phase (the tap; at the packet fidelity the
+                    * ports are the backend's own samples); only the analytic fidelity
+                    * lets a backlog outlive the run (a real excess, said in a warning):
+                    * elsewhere links are shared, and what is left is a bug */
+                   .carry = TEL_CARRY_NICS | (o->port_samples ? 0 : TEL_CARRY_PORTS),
+                   .carry_may_remain = cfg->simulation.fidelity == CFG_FIDELITY_ANALYTIC};
   *out = NULL;
   int rc = tel_create(out, &tc, err);
   if (rc != SIM_OK) return rc;
@@ -234,6 +285,8 @@ int run_telemetry_make(tel **out, const run_setup *s, const run_events *log, boo
               "stopped (Ctrl-C) after the simulation had ended; its figures cover the whole run",
               sim_ps_to_s(end));
   }
+  tel_close_rows(tl, end);
+  if (cfg->simulation.fidelity == CFG_FIDELITY_ANALYTIC) carry_warning(tl, s, log);
   tel_finish(tl, end);
   return SIM_OK;
 }

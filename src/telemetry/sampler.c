@@ -164,25 +164,44 @@ static void group_next(tel *t, tel__group *g, simtime_ps b, size_t nrows) {
 }
 
 static bool can_copy(const tel *t, const tel__group *g, simtime_ps b, size_t nrows) {
-  return nrows > 0 && g->touches == 0 && g->prev_quiet && b - g->open_start == t->c.interval;
+  return nrows > 0 && !g->backlog && g->touches == 0 && g->prev_quiet &&
+         b - g->open_start == t->c.interval;
 }
 
 static inline uint32_t nic_at(const tel *t, uint32_t nic) {
   return t->nic_cls ? t->nic_cls[nic] : nic;
 }
 
-/* The line-rate invariant (tel_over): `m` (bit-ps per ps of the meters:
- * bits x 1e12) over [b - dt, b) against `bps`, with one byte of slack. */
-static void check_line(tel *t, tel__u128 m, rate_bps bps, simtime_ps b, simtime_ps dt, bool port,
-                       uint32_t entity, int dir) {
-  if (t->over.found || m <= (tel__u128)bps * dt + (tel__u128)8 * SIM_PS_PER_S) return;
-  t->over = (tel_over){.found = true,
-                       .port = port,
-                       .entity = entity,
-                       .dir = dir,
-                       .at = b - dt,
-                       .gbps = (double)m / (double)dt / 1e9,
-                       .line = (double)bps / 1e9};
+/* One byte per row of slack (whole bytes spread over rows), in bit-ps. */
+#define TEL__SLACK ((tel__u128)8 * SIM_PS_PER_S)
+
+/* A row's bits of meter m over [open_start, b) (bit-ps: bits x 1e12)
+ * against its line rate `bps`, the line-rate invariant: what the row shows
+ * (m->shown). Without carry (tel_config.carry) the meter's value, the
+ * first above the line rate kept as tel_over; with it, the value plus
+ * what earlier rows carried, at most the line rate, the excess carried on
+ * (m->backlog). A row that takes or leaves a backlog sets the group's
+ * (can_copy: the next row is computed). Within the slack: as offered. */
+static tel__u128 row_bits(tel *t, tel__group *g, tel__meter *m, rate_bps bps, simtime_ps b,
+                          bool carry, tel_over who) {
+  simtime_ps dt = b - g->open_start;
+  tel__u128 v = meter_value(g, m, b) + m->backlog, cap = (tel__u128)bps * dt;
+  if (m->backlog) g->backlog = true; /* this row is no copy of the last, nor the next of it */
+  m->backlog = 0;
+  if (v <= cap + TEL__SLACK) return m->shown = v;
+  who.at = g->open_start;
+  who.gbps = (double)v / (double)dt / 1e9;
+  who.line = (double)bps / 1e9;
+  who.found = true;
+  if (!carry) {
+    if (!t->over.found) t->over = who;
+    return m->shown = v;
+  }
+  if (!t->carried.found) t->carried = who;
+  t->carry_last = who;
+  m->backlog = v - cap;
+  g->backlog = true;
+  return m->shown = cap;
 }
 
 /* The first of n entities in class c (only when the line rate was passed). */
@@ -195,14 +214,14 @@ static uint32_t member(const uint32_t *cls, uint32_t n, uint32_t c) {
 /* A NIC row's figures of direction d, every NIC its own: the total from
  * the exact sum of the meters, percentiles by selection. */
 static void nic_dir_each(tel *t, simtime_ps b, double dt, int d, tel_nic_row *row) {
-  const tel__group *g = &t->nic_g;
+  tel__group *g = &t->nic_g;
   tel__u128 sum = 0;
   double max = 0;
   uint32_t active = 0;
   for (uint32_t i = 0; i < t->c.nics; i++) {
-    tel__u128 m = meter_value(g, &t->nic[d][i], b);
+    tel__u128 m = row_bits(t, g, &t->nic[d][i], t->c.nic_line_bps, b, t->c.carry & TEL_CARRY_NICS,
+                           (tel_over){.entity = i, .dir = d});
     double v = (double)m / dt / 1e9;
-    if (!t->over.found) check_line(t, m, t->c.nic_bps, b, b - g->open_start, false, i, d);
     t->scratch[i] = v;
     sum += m;
     active += v > 0;
@@ -217,18 +236,15 @@ static void nic_dir_each(tel *t, simtime_ps b, double dt, int d, tel_nic_row *ro
 
 /* The same from the classes: each class's value weighed by its members. */
 static void nic_dir_classes(tel *t, simtime_ps b, double dt, int d, tel_nic_row *row) {
-  const tel__group *g = &t->nic_g;
+  tel__group *g = &t->nic_g;
   uint32_t k = t->nnic_cls;
   tel__u128 sum = 0;
   double max = 0;
   uint32_t active = 0;
   for (uint32_t c = 0; c < k; c++) {
-    tel__u128 m = meter_value(g, &t->nic[d][c], b);
+    tel__u128 m = row_bits(t, g, &t->nic[d][c], t->c.nic_line_bps, b, t->c.carry & TEL_CARRY_NICS,
+                           (tel_over){.entity = member(t->nic_cls, t->c.nics, c), .dir = d});
     double v = (double)m / dt / 1e9;
-    if (!t->over.found) {
-      check_line(t, m, t->c.nic_bps, b, b - g->open_start, false, c, d);
-      if (t->over.found) t->over.entity = member(t->nic_cls, t->c.nics, c);
-    }
     t->wscratch[c] = (tel__wval){v, t->nic_w[c]};
     sum += m * t->nic_w[c];
     if (v > 0) active += t->nic_w[c];
@@ -255,14 +271,14 @@ static void close_nic(tel *t, simtime_ps b) {
   } else {
     double dt = (double)(b - g->open_start);
     memset(row, 0, sizeof *row);
+    g->backlog = false;
     for (int d = 0; d < 2; d++) {
       if (t->nic_cls) nic_dir_classes(t, b, dt, d, row);
       else nic_dir_each(t, b, dt, d, row);
     }
     for (uint32_t k = wp; w && k < t->nwatch; k++) {
       uint32_t i = nic_at(t, t->watch[k]);
-      for (int d = 0; d < 2; d++)
-        w[k].gbps[d] = (double)meter_value(g, &t->nic[d][i], b) / dt / 1e9;
+      for (int d = 0; d < 2; d++) w[k].gbps[d] = (double)t->nic[d][i].shown / dt / 1e9;
       w[k].util = t->c.nic_bps ? w[k].gbps[0] * 1e9 / (double)t->c.nic_bps : 0;
     }
   }
@@ -272,15 +288,15 @@ static void close_nic(tel *t, simtime_ps b) {
 
 /* A port row's figures, every port its own. */
 static void port_row_each(tel *t, simtime_ps b, double dt, tel_port_row *row) {
-  const tel__group *g = &t->port_g;
+  tel__group *g = &t->port_g;
   uint32_t n = t->c.ports;
   double *util = t->scratch, *queue = t->scratch + (n ? n : 1);
   double sum = 0, umax = 0, qmax = 0, ecn = 0, paused = 0;
   uint32_t npaused = 0;
   for (uint32_t i = 0; i < n; i++) {
-    tel__u128 bits = meter_value(g, &t->port_bits[i], b);
+    tel__u128 bits = row_bits(t, g, &t->port_bits[i], t->port_bps[i], b,
+                              t->c.carry & TEL_CARRY_PORTS, (tel_over){.port = true, .entity = i});
     double u = (double)bits / dt / (double)t->port_bps[i];
-    if (!t->over.found) check_line(t, bits, t->port_bps[i], b, b - g->open_start, true, i, 0);
     double q = (double)level_value(g, &t->port_queue[i]);
     double p = (double)meter_value(g, &t->port_pause[i], b);
     util[i] = u;
@@ -306,19 +322,17 @@ static void port_row_each(tel *t, simtime_ps b, double dt, tel_port_row *row) {
 /* The same from the classes: values per class (util, queue, pause, marks
  * in scratch[0..4k)), sums in port order, percentiles by weight. */
 static void port_row_classes(tel *t, simtime_ps b, double dt, tel_port_row *row) {
-  const tel__group *g = &t->port_g;
+  tel__group *g = &t->port_g;
   uint32_t n = t->c.ports, k = t->nport_cls, *cls = t->port_cls;
   double *util = t->scratch, *queue = util + k, *pause = queue + k, *ecn = pause + k;
   double sum = 0, umax = 0, qmax = 0, marks = 0, paused = 0;
   uint32_t npaused = 0;
   bool any_u = false, any_e = false, any_p = false;
   for (uint32_t c = 0; c < k; c++) {
-    tel__u128 bits = meter_value(g, &t->port_bits[c], b);
+    tel__u128 bits =
+        row_bits(t, g, &t->port_bits[c], t->port_cls_bps[c], b, t->c.carry & TEL_CARRY_PORTS,
+                 (tel_over){.port = true, .entity = member(cls, n, c)});
     util[c] = (double)bits / dt / (double)t->port_cls_bps[c];
-    if (!t->over.found) {
-      check_line(t, bits, t->port_cls_bps[c], b, b - g->open_start, true, c, 0);
-      if (t->over.found) t->over.entity = member(cls, n, c);
-    }
     queue[c] = (double)level_value(g, &t->port_queue[c]);
     pause[c] = (double)meter_value(g, &t->port_pause[c], b);
     ecn[c] = (double)meter_value(g, &t->port_ecn[c], b);
@@ -362,11 +376,12 @@ static void close_port(tel *t, simtime_ps b) {
   } else {
     double dt = (double)(b - g->open_start);
     memset(row, 0, sizeof *row); /* padding too: rows compare byte for byte */
+    g->backlog = false;
     if (t->port_cls) port_row_classes(t, b, dt, row);
     else port_row_each(t, b, dt, row);
     for (uint32_t k = 0; w && k < wp; k++) {
       uint32_t i = port_at(t, t->watch[k]);
-      double bits = (double)meter_value(g, &t->port_bits[i], b) / dt;
+      double bits = (double)t->port_bits[i].shown / dt;
       w[k].gbps[0] = bits / 1e9;
       w[k].gbps[1] = 0;
       w[k].util = bits / (double)t->port_bps[t->watch[k]];
@@ -424,6 +439,7 @@ int tel_create(tel **out, const tel_config *c, sim_error *err) {
   tel *t = sim_calloc(1, sizeof *t);
   t->c = *c;
   if (t->c.max_rows == 0) t->c.max_rows = 1000000;
+  if (t->c.nic_line_bps == 0) t->c.nic_line_bps = c->nic_bps ? c->nic_bps : 1;
   t->port_bps = sim_malloc((c->ports ? c->ports : 1) * sizeof *t->port_bps);
   for (uint32_t i = 0; i < c->ports; i++) {
     rate_bps r = c->port_bps ? c->port_bps[i] : c->nic_bps;
@@ -609,8 +625,28 @@ void tel_port_pause(tel *t, simtime_ps now, uint32_t port, bool paused) {
 
 /* ---- finish and read ---------------------------------------------------------------------- */
 
-void tel_finish(tel *t, simtime_ps end) {
+/* Bytes meter m of an entity with w members still carries; its group's
+ * backlog (rows going on) aside. */
+static double left_bytes(const tel__group *g, const tel__meter *m, uint64_t w) {
+  return g->frozen ? 0 : (double)(m->backlog / SIM_PS_PER_S) / 8 * (double)w;
+}
+
+/* What is still carried at the end: counted, or tel_over (carry_last). */
+static void carry_end(tel *t) {
+  double left = 0;
+  uint32_t nn = t->nic_cls ? t->nnic_cls : t->c.nics, np = t->port_cls ? t->nport_cls : t->c.ports;
+  for (int d = 0; d < 2; d++)
+    for (uint32_t i = 0; i < nn; i++)
+      left += left_bytes(&t->nic_g, &t->nic[d][i], t->nic_cls ? t->nic_w[i] : 1);
+  for (uint32_t i = 0; i < np; i++)
+    left += left_bytes(&t->port_g, &t->port_bits[i], t->port_cls ? t->port_w[i] : 1);
+  t->carry_left = left;
+  if (left > 0 && !t->c.carry_may_remain && !t->over.found) t->over = t->carry_last;
+}
+
+void tel_close_rows(tel *t, simtime_ps end) {
   assert(!t->finished);
+  if (t->rows_closed) return;
   tel__gpu_advance(t, end);
   if (!t->gpu_g.frozen && end > t->gpu_g.open_start) close_gpu(t, end);
   group_advance(t, &t->nic_g, end, close_nic);
@@ -618,6 +654,12 @@ void tel_finish(tel *t, simtime_ps end) {
   group_advance(t, &t->port_g, end, close_port);
   if (!t->port_g.frozen && end > t->port_g.open_start) close_port(t, end);
   assert(t->gpu_nrows == t->nic_nrows && t->nic_nrows == t->port_nrows);
+  carry_end(t);
+  t->rows_closed = true;
+}
+
+void tel_finish(tel *t, simtime_ps end) {
+  tel_close_rows(t, end);
   t->end = end;
   tel__log_finish(t);
   t->finished = true;
@@ -628,6 +670,12 @@ simtime_ps tel_interval(const tel *t) { return t->c.interval; }
 bool tel_over_line(const tel *t, tel_over *out) {
   if (out) *out = t->over;
   return t->over.found;
+}
+
+bool tel_line_carried(const tel *t, tel_over *first, double *left) {
+  if (first) *first = t->carried;
+  if (left) *left = t->carry_left;
+  return t->carried.found;
 }
 simtime_ps tel_interval_requested(const tel *t) { return t->c.requested; }
 

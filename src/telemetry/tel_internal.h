@@ -19,6 +19,8 @@ typedef unsigned __int128 tel__u128;
  * close read every entity without writing any. */
 typedef struct tel__meter {
   tel__u128 acc, cum;
+  tel__u128 backlog, shown; /* line-rate carry (tel_config.carry): what rows could not show
+                               yet, and what the last computed row showed (bit-ps) */
   uint64_t rate;
   simtime_ps last;
   uint64_t touched; /* interval index acc belongs to; UINT64_MAX: never */
@@ -43,6 +45,7 @@ typedef struct tel__group {
   uint64_t touches;      /* entities touched in the open interval */
   bool prev_quiet;       /* the last closed row was full length and untouched */
   bool frozen;           /* max_rows reached: rows stop, totals go on */
+  bool backlog;          /* the last computed row took or left a meter's carry */
 } tel__group;
 
 typedef struct tel__event {
@@ -60,7 +63,11 @@ struct tel {
   unsigned observed;
   bool finished, truncated;
   simtime_ps end;
-  tel_over over; /* the first row value above its line rate (over.found) */
+  tel_over over;       /* the first row value above its line rate (over.found) */
+  tel_over carried;    /* the first offered above it and carried (tel_config.carry) */
+  tel_over carry_last; /* the latest carried: the error when a backlog outlives the run */
+  double carry_left;   /* bytes still carried at the end (tel_line_carried) */
+  bool rows_closed;    /* tel_close_rows ran */
 
   /* GPUs: aggregated integrals only (per GPU: its state). */
   uint8_t *gpu_state;

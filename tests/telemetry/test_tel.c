@@ -290,13 +290,78 @@ static void test_line_rate(void **state) {
   tel_destroy(t);
 }
 
+/* A tel whose NICs and ports carry what a row cannot show (tel_config
+ * carry, the analytic fidelity's series: phases that share no link). */
+static tel *make_carry(bool may_remain) {
+  tel *t = NULL;
+  tel_config c = {.interval = 10 * US,
+                  .gpus = 1,
+                  .nics = 1,
+                  .ports = 1,
+                  .nic_bps = (rate_bps)G100 * 4,
+                  .nic_line_bps = (rate_bps)G100 * 3,
+                  .carry = TEL_CARRY_NICS | TEL_CARRY_PORTS,
+                  .carry_may_remain = may_remain};
+  assert_int_equal(tel_create(&t, &c, NULL), SIM_OK);
+  return t;
+}
+
+/* A port offered more than its line rate shows it at its line rate, the
+ * excess queued into the next rows (bytes kept); a NIC's line rate is
+ * nic_line_bps, its utilization still of nic_bps. Quiet rows after a
+ * backlog are computed, not copied. A backlog left at the end is counted
+ * (carry_may_remain), else it is tel_over. */
+static void test_line_carry(void **state) {
+  (void)state;
+  tel *t = make_carry(true);
+  tel_over o;
+  double left = -1;
+  tel_port_rate(t, 0, 0, 10 * G100); /* 1,000 Gb/s for 10 us on a 400 Gb/s port */
+  tel_port_rate(t, 10 * US, 0, -10 * G100);
+  tel_nic_bytes(t, 0, 0, TEL_TX, 500000); /* 400 Gb/s over a row, the NIC's line rate 300 */
+  tel_finish(t, 50 * US);
+  double util[] = {1, 1, 0.5, 0, 0}, nic[] = {300, 100, 0, 0, 0};
+  assert_int_equal(tel_rows(t), 5);
+  for (size_t i = 0; i < 5; i++) {
+    assert_true(fabs(tel_port_row_at(t, i)->util_max - util[i]) < 1e-12);
+    assert_true(fabs(tel_nic_row_at(t, i)->max_gbps[TEL_TX] - nic[i]) < 1e-9);
+  }
+  assert_false(tel_over_line(t, &o));
+  assert_true(tel_line_carried(t, &o, &left));
+  assert_true(o.port && o.entity == 0 && o.at == 0 && fabs(o.gbps - 1000) < 1e-9 && o.line == 400);
+  assert_true(left == 0);
+  tel_totals tot;
+  tel_totals_get(t, &tot);
+  assert_true(fabs(tot.nic_bytes[TEL_TX] - 500000) < 1e-6); /* totals as fed */
+  tel_destroy(t);
+  /* the run ends with bytes still queued: counted, or an error */
+  for (int may = 0; may < 2; may++) {
+    t = make_carry(may);
+    tel_port_rate(t, 0, 0, 10 * G100);
+    tel_port_rate(t, 10 * US, 0, -10 * G100);
+    tel_finish(t, 20 * US);
+    assert_true(tel_line_carried(t, &o, &left));
+    assert_true(fabs(left - 250000) < 1e-6); /* 1e7 bits less two rows at 400 Gb/s */
+    assert_int_equal(tel_over_line(t, &o), !may);
+    if (!may) assert_true(o.port && o.at == 10 * US && o.line == 400);
+    assert_true(fabs(tel_port_row_at(t, 1)->util_max - 1) < 1e-12);
+    tel_destroy(t);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_line_rate),          cmocka_unit_test(test_rate_integration),
-      cmocka_unit_test(test_counts_match_rates), cmocka_unit_test(test_quiet_rows),
-      cmocka_unit_test(test_percentiles),        cmocka_unit_test(test_ports_queue_ecn_pfc),
-      cmocka_unit_test(test_top_ports),          cmocka_unit_test(test_gpu_states_and_steps),
-      cmocka_unit_test(test_gpu_count_moves),    cmocka_unit_test(test_events_and_fct),
+      cmocka_unit_test(test_line_rate),
+      cmocka_unit_test(test_line_carry),
+      cmocka_unit_test(test_rate_integration),
+      cmocka_unit_test(test_counts_match_rates),
+      cmocka_unit_test(test_quiet_rows),
+      cmocka_unit_test(test_percentiles),
+      cmocka_unit_test(test_ports_queue_ecn_pfc),
+      cmocka_unit_test(test_top_ports),
+      cmocka_unit_test(test_gpu_states_and_steps),
+      cmocka_unit_test(test_gpu_count_moves),
+      cmocka_unit_test(test_events_and_fct),
       cmocka_unit_test(test_row_limit),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -686,6 +686,61 @@ int run_check(const char *scenario, const char *const *sets, int nsets, sim_erro
  * its callbacks point into); any part may be missing. */
 void run_setup_free(run_setup *s);
 
+/* ---- the session: one `fabsim run` below the verb (session.c) ---------------------------- */
+
+/* What the session asks of its caller (the verb, or a test). */
+typedef struct run_session_hooks {
+  void *ctx;
+  /* one line for the user's stderr (no newline): a warning, located where
+   * the scenario has the key */
+  void (*warn)(void *ctx, const char *line);
+  /* output.database before output.dir is taken: SIM_OK, or its error with
+   * *db the path it names (freed by the session; NULL: none) */
+  int (*check_database)(void *ctx, const cfg_scenario *cfg, const char **db, sim_error *err);
+  /* the scenario is loaded: from here on the run honours Ctrl-C (NULL: none) */
+  void (*loaded)(void *ctx);
+  /* run sim to its end (SIM_OK), stopping cleanly on an interrupt
+   * (SIM_EINTR); expected: the simulated end (0: unknown), started: the
+   * wall clock at the start */
+  int (*drive)(void *ctx, sim_ctx *sim, simtime_ps expected, double started);
+  const run_progress_fn *progress; /* a training run's progress line (NULL: none) */
+} run_session_hooks;
+
+typedef struct run_session run_session;
+/* The handle, and under mpirun the MPI job (pdes_comm_init; the ranks but
+ * 0 send stdout and stderr to /dev/null). Errors come back as SIM_ECONFIG
+ * (bad input: the verb's exit 2) or SIM_EIO (the run failed), err's message
+ * for the user (empty: nothing to say); *out is set either way, for
+ * run_session_close. */
+int run_session_new(run_session **out, sim_error *err);
+/* Every check before anything is simulated: the scenario (run_setup_load),
+ * the MPI rank policy (more than one rank runs only the packet fidelity's
+ * parallel engine), output.dir taken on rank 0 (sim_dir_lock, and
+ * output.database through the hook), the wall clock at the start, then
+ * run_setup_begin and the setup's warnings. sets must live until close. */
+int run_session_open(run_session *h, const char *scenario, const char *const *sets, int nsets,
+                     const run_session_hooks *hooks, sim_error *err);
+/* The simulation and what it measured; on rank 0 also power, the training
+ * report, the faults after the end (warnings), the capped log and the
+ * telemetry: the result the edge reports (out_run_report). */
+int run_session_execute(run_session *h, sim_error *err);
+/* Rank 0 (or no MPI): the one that reports. */
+bool run_session_reports(const run_session *h);
+const run_setup *run_session_setup(const run_session *h);
+const run_result *run_session_result(const run_session *h);
+const char *run_session_started_at(const run_session *h); /* UTC, ISO 8601 */
+/* After the report: how the run ended, and for a stopped one the line
+ * (no newline) that says what the files cover. */
+typedef enum {
+  RUN_SESSION_DONE,
+  RUN_SESSION_JOB_FAILED, /* the simulated job failed (out_run_failed_print) */
+  RUN_SESSION_STOPPED     /* Ctrl-C: msg says where */
+} run_session_end;
+run_session_end run_session_outcome(const run_session *h, char *msg, size_t n);
+/* Everything the run made; output.dir released (after bad input a folder
+ * the run made is removed again); the MPI job finalized. NULL: nothing. */
+void run_session_close(run_session *h, bool bad_input);
+
 /* After the run (complete or stopped early), what it measured as a tel
  * (finished, for out_write_run): output.sample_interval, or about 500
  * samples over the run's real length; the tap's phases (at the packet

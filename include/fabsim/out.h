@@ -98,7 +98,8 @@ void out_run_print(const cfg_scenario *cfg, const topo *t, const run_result *r,
                    const char *written);
 /* stderr's line when the simulated job failed (r->w->failed). */
 void out_run_failed_print(const cfg_scenario *cfg, const run_result *r);
-/* A training run's progress line on stderr (run_progress_fn.draw). */
+/* The progress line on stderr (run_progress_fn.draw): a training run's, or
+ * run_drive_sim's (p->what NULL). */
 void out_progress_draw(void *ctx, const run_progress *p);
 /* Every file of the run s (out_write_run's, then summary.json and
  * scenario.yaml), `summary` out_run_summary's; started_at: the wall clock
@@ -224,24 +225,8 @@ void out_compare_print(FILE *f, const json_t *runs, bool json);
 /* dir (made if absent) and dir/report.html comparing the runs. */
 int out_compare_files(const char *dir, const char *db, const json_t *runs, sim_error *err);
 
-/* ---- running with a progress line and Ctrl-C (progress.c) ------------------------------ */
+/* ---- Ctrl-C (progress.c) ------------------------------------------------------------- */
 
-typedef struct sim_ctx sim_ctx;
-typedef struct out_progress {
-  bool show;           /* draw the line (callers pass: stderr is a terminal and not --quiet) */
-  simtime_ps expected; /* simulated end the run expects (0: unknown) */
-  double started;      /* wall clock at the start, monotonic seconds */
-} out_progress;
-/* Run the simulation to the end like ev_run(sim, SIM_TIME_MAX), in slices
- * of simulated time so that it can draw the progress line (simulated time,
- * percent of expected, events/s, ETA) about 5 times a second, and stop
- * cleanly once an interrupt is noted (sim_interrupt_pending: the handler of
- * out_interrupt_begin): after the current slice. Returns SIM_OK when the
- * queue ran empty, SIM_EINTR when stopped, SIM_ERANGE when an event was due
- * past the horizon of simulated time (sim_past_horizon). Slicing never
- * changes results: events run in the same order; an idle stretch of
- * simulated time costs one slice (sim_slice_end). */
-int out_progress_run(sim_ctx *sim, out_progress *p);
 /* The one Ctrl-C handler of a run, for all of it: SIGINT and SIGTERM note an
  * interrupt (sim_interrupt_note) that every phase reads at its safe points
  * and honours (files finished and marked incomplete); a second one kills at

@@ -334,13 +334,14 @@ typedef struct run_step_record {
 
 /* Where a training run is, for a progress line (run_progress_fn). */
 typedef struct run_progress {
-  const char *what;    /* "fault-free:" (the baseline) or "run:" */
+  const char *what;    /* "fault-free:" (the baseline) or "run:"; NULL: run_drive_sim's */
   simtime_ps now;      /* simulated time reached */
   uint32_t step;       /* the step running, 1-based */
   uint32_t steps;      /* workload.steps */
   simtime_ps expected; /* the run's expected end (the baseline's), 0: unknown */
   double started;      /* wall clock (out_wall_now) when this part began */
   double rate;         /* events per second of wall time, lately */
+  double wall;         /* run_drive_sim: wall clock at this call */
   bool final;          /* the last call: clear the line */
 } run_progress;
 
@@ -348,6 +349,21 @@ typedef struct run_progress_fn {
   void *ctx;
   void (*draw)(void *ctx, const run_progress *p);
 } run_progress_fn;
+
+/* Run sim to the end like ev_run(sim, SIM_TIME_MAX), in slices of simulated
+ * time so that progress (NULL: none) can draw a line (simulated time,
+ * percent of expected, events/s, ETA; started: the wall clock at the start)
+ * about 5 times a second, and stop cleanly once an interrupt is noted
+ * (sim_interrupt_pending: the caller's signal handler): after the current
+ * slice. Returns SIM_OK when the queue ran empty, SIM_EINTR when stopped,
+ * SIM_ERANGE when an event was due past the horizon of simulated time
+ * (sim_past_horizon). Slicing never changes results: events run in the same
+ * order; an idle stretch of simulated time costs one slice (sim_slice_end).
+ * Under mpirun the ranks slice differently, each by its own clock: the
+ * parallel engine's results do not depend on where its runs stop, only its
+ * window count does (docs/parallel.md, section 7.2). */
+int run_drive_sim(sim_ctx *sim, simtime_ps expected, double started,
+                  const run_progress_fn *progress);
 
 /* Checkpoints of a training run (workload.checkpoint.*; src/run/checkpoint.c):
  * each written by `writers` GPUs to the storage servers, after step
@@ -699,11 +715,7 @@ typedef struct run_session_hooks {
   int (*check_database)(void *ctx, const cfg_scenario *cfg, const char **db, sim_error *err);
   /* the scenario is loaded: from here on the run honours Ctrl-C (NULL: none) */
   void (*loaded)(void *ctx);
-  /* run sim to its end (SIM_OK), stopping cleanly on an interrupt
-   * (SIM_EINTR); expected: the simulated end (0: unknown), started: the
-   * wall clock at the start */
-  int (*drive)(void *ctx, sim_ctx *sim, simtime_ps expected, double started);
-  const run_progress_fn *progress; /* a training run's progress line (NULL: none) */
+  const run_progress_fn *progress; /* the progress line (NULL: none) */
 } run_session_hooks;
 
 typedef struct run_session run_session;

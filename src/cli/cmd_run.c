@@ -58,7 +58,6 @@ static const char run_help[] =
 
 /* The session's hooks: the terminal's part of a run. */
 typedef struct run_verb {
-  bool show; /* a progress line: stderr is a terminal and not --quiet */
   bool armed;
   out_interrupt ih;
 } run_verb;
@@ -80,12 +79,6 @@ static void loaded(void *ctx) {
   run_verb *v = ctx;
   out_interrupt_begin(&v->ih);
   v->armed = true;
-}
-
-static int drive(void *ctx, sim_ctx *sim, simtime_ps expected, double started) {
-  run_verb *v = ctx;
-  out_progress prog = {.show = v->show, .expected = expected, .started = started};
-  return out_progress_run(sim, &prog);
 }
 
 /* Prints err (if it says something); returns its exit code. */
@@ -123,13 +116,12 @@ int cli_cmd_run(int argc, char **argv) {
   int rc = run_session_new(&h, &err) != SIM_OK ? fail(&err) : CLI_OK; /* MPI: ranks > 0 quiet */
   if (rc == CLI_OK) rc = cli_parse(&a, argc, argv, "jq", run_help);
   if (rc == CLI_OK) {
-    v.show = !a.quiet && isatty(STDERR_FILENO); /* ranks > 0: /dev/null */
+    bool show = !a.quiet && isatty(STDERR_FILENO); /* ranks > 0: /dev/null */
     run_session_hooks hooks = {.ctx = &v,
                                .warn = warn,
                                .check_database = check_database,
                                .loaded = loaded,
-                               .drive = drive,
-                               .progress = v.show ? &progress : NULL};
+                               .progress = show ? &progress : NULL};
     if (run_session_open(h, a.scenario, a.sets, a.nsets, &hooks, &err) != SIM_OK ||
         run_session_execute(h, &err) != SIM_OK)
       rc = fail(&err);

@@ -430,21 +430,3 @@ void out_run_failed_print(const cfg_scenario *cfg, const run_result *r) {
           "\"outcome\": \"failed\"\n",
           kind, component, at_s, cause ? ": " : "", cause ? cause : "", cfg->output.dir);
 }
-
-void out_progress_draw(void *ctx, const run_progress *p) {
-  char t[32], line[160];
-  (void)ctx;
-  sim_fmt_seconds(t, sizeof t, sim_ps_to_s(p->now));
-  int n = snprintf(line, sizeof line, "  %s sim %s  step %u/%u", p->what, t, p->step, p->steps);
-  if (p->expected > 0 && n > 0 && (size_t)n < sizeof line) {
-    double frac = (double)p->now / (double)p->expected, el = sim_wall_s() - p->started;
-    if (frac > 0.99) frac = 0.99;
-    n += snprintf(line + n, sizeof line - (size_t)n, "  %3.0f%%  ETA %.0fs", frac * 100,
-                  frac > 0 ? el * (1 - frac) / frac : 0);
-  }
-  if (n > 0 && (size_t)n < sizeof line)
-    snprintf(line + n, sizeof line - (size_t)n, "  %.3g Mevents/s", p->rate / 1e6);
-  fprintf(stderr, "\r%-72s", p->final ? "" : line);
-  if (p->final) fprintf(stderr, "\r");
-  fflush(stderr);
-}

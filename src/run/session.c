@@ -185,12 +185,13 @@ static int simulate(run_session *h, sim_error *err) {
       if (run_jobs_run(&s->jobs, s->sim, s->doc, &r->complete, err) != SIM_OK)
         return fail(err, err->code == SIM_ECONFIG);
     } else {
-      r->complete = h->h.drive(h->h.ctx, s->sim, 0, h->t0) == SIM_OK;
+      r->complete = run_drive_sim(s->sim, 0, h->t0, h->h.progress) == SIM_OK;
     }
   } else {
     run_workload_start(&s->w, s->be);
     simtime_ps expected = run_plan_estimate(&s->w.plan, s->t, &s->cfg);
-    r->complete = h->h.drive(h->h.ctx, s->sim, expected, h->t0) == SIM_OK; /* Ctrl-C: stop */
+    r->complete =
+        run_drive_sim(s->sim, expected, h->t0, h->h.progress) == SIM_OK; /* Ctrl-C: stop */
   }
   sim_ctx *sim = s->sim;
   if (sim_past_horizon(sim, NULL)) { /* no figure: the run could not reach its end */

@@ -86,22 +86,6 @@ void cli_args_free(cli_args *a);
  * exit code (CLI_BAD_INPUT). */
 int cli_load(const cli_args *a, cfg_scenario *cfg, cfg_doc **doc, topo **t);
 
-/* output.dir held by this run (sim_dir_lock). */
-typedef struct cli_lock {
-  int fd;       /* -1: not held */
-  bool created; /* the run made the folder */
-  const char *dir;
-} cli_lock;
-#define CLI_LOCK_NONE \
-  { -1, false, NULL }
-/* Take output.dir for this run before anything is simulated: another run
- * writing it, a folder that cannot be made, or an output.database that is
- * not a regular file are refused (printed, exit 2, located at the key). */
-int cli_output_lock(const cfg_scenario *cfg, const cfg_doc *doc, cli_lock *lock);
-/* Release it; after bad input (rc 2) a folder the run made is removed again,
- * so refused input leaves nothing behind. */
-void cli_output_unlock(cli_lock *lock, int rc);
-
 /* Print an error: location-prefixed messages verbatim, others after "fabsim: ". */
 void cli_error(const char *msg);
 

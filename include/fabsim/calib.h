@@ -330,6 +330,31 @@ char *cal_fit_fragment(const cal_fit *f, const char *inputs);
  * FIFO, a socket, a symlink to any of these, an input file. O(runs). */
 int cal_output_check(const char *path, const cal_run *runs, size_t nruns, sim_error *err);
 
+/* What `fabsim calibrate` asks: the files (OP:FILE or FILE), the base they
+ * were measured on, where the fragment goes. */
+typedef struct cal_request {
+  const char *const *files;
+  size_t nfiles;
+  cal_base base;
+  const char *output;
+} cal_request;
+/* What it gives: the runs read (the fit points into them) and the fit. */
+typedef struct cal_calibration {
+  cal_run *runs;
+  size_t nruns;
+  cal_fit fit;
+  bool fitted; /* fit made (then freed by cal_calibration_free) */
+} cal_calibration;
+/* The whole pipeline: read every file, check q->output (before the fit:
+ * nothing spent), give files without rank lines the base's shape, fit, and
+ * write the fragment (sim_write_file_atomic), its header naming the base.
+ * Not c->fitted: the error is the input's (the reader's, cal_output_check's,
+ * cal_runs_shape_from_base's or cal_fit_run's code). c->fitted and SIM_EIO:
+ * the fragment could not be written (its name is checked again). Free c
+ * with cal_calibration_free whatever the result. */
+int cal_calibrate(const cal_request *q, cal_calibration *c, sim_error *err);
+void cal_calibration_free(cal_calibration *c);
+
 #ifdef __cplusplus
 }
 #endif

@@ -145,7 +145,15 @@ typedef struct rel_sweep {
   int nintervals;
   uint32_t spares[REL_SWEEP_MAX];
   int nspares;
+  char *lists[REL_SWEEP_MAX + 1]; /* the interval lists as given, owned (rel_sweep_free) */
+  int nlists;
 } rel_sweep;
+/* Add one flag's comma-separated list to sw: "--sweep-gpus" (integers
+ * >= 1), "--sweep-spares" (integers >= 0) or "--sweep-interval" (durations,
+ * auto, young, optimal). SIM_EINVAL, err naming the flag and the list, for
+ * anything else or past REL_SWEEP_MAX values. */
+int rel_sweep_add(rel_sweep *sw, const char *flag, const char *list, sim_error *err);
+void rel_sweep_free(rel_sweep *sw);
 /* One row of a sweep: its inputs, its result, its interval as given. */
 typedef struct rel_sweep_row {
   rel_params p;

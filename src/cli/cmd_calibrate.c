@@ -95,64 +95,24 @@ static int parse_args(cal_args *a, int argc, char **argv) {
 
 int cli_cmd_calibrate(int argc, char **argv) {
   cal_args a = {0};
-  cal_run *runs = NULL;
-  int nread = 0;
-  cal_fit fit = {0};
-  bool have_fit = false;
-  char *frag = NULL;
+  cal_calibration c;
   sim_error err = {0};
   int rc = parse_args(&a, argc, argv);
-  if (rc != CLI_OK) goto out;
-  runs = sim_calloc((size_t)a.nfiles, sizeof *runs);
-  for (; nread < a.nfiles; nread++)
-    if (cal_nccltests_read(&runs[nread], a.files[nread], &err) != SIM_OK) {
-      cli_error(err.msg);
-      rc = CLI_BAD_INPUT;
-      goto out;
-    }
-  if (cal_output_check(a.output, runs, (size_t)nread, &err) != SIM_OK) {
-    cli_error(err.msg);
-    rc = CLI_BAD_INPUT; /* before the fit: nothing spent */
-    goto out;
+  if (rc == CLI_OK) {
+    cal_request q = {.files = a.files,
+                     .nfiles = (size_t)a.nfiles,
+                     .base = {.path = a.base,
+                              .sets = a.sets,
+                              .nsets = a.nsets,
+                              .keep_algorithms = a.keep_algorithms},
+                     .output = a.output};
+    int st = cal_calibrate(&q, &c, &err);
+    if (st != SIM_OK) cli_error(err.msg);
+    rc = st == SIM_OK ? CLI_OK : c.fitted ? CLI_FAILED : CLI_BAD_INPUT;
+    if (st == SIM_OK && a.json) out_print_json(out_calib_json(&c.fit, a.output));
+    else if (st == SIM_OK) out_calib_print(&c.fit, a.output);
+    cal_calibration_free(&c);
   }
-  cal_base base = {
-      .path = a.base, .sets = a.sets, .nsets = a.nsets, .keep_algorithms = a.keep_algorithms};
-  if (cal_runs_shape_from_base(runs, (size_t)nread, &base, &err) != SIM_OK) {
-    cli_error(err.msg);
-    rc = CLI_BAD_INPUT; /* files without rank lines: the base's shape must fit their rows */
-    goto out;
-  }
-  if (cal_fit_run(&fit, &base, runs, (size_t)nread, &err) != SIM_OK) {
-    cli_error(err.msg);
-    rc = CLI_BAD_INPUT; /* the base, a key, a file fabsim cannot model */
-    goto out;
-  }
-  have_fit = true;
-  char inputs[1024];
-  int used = snprintf(inputs, sizeof inputs, "%s", a.base ? a.base : "fabsim's defaults");
-  for (int i = 0; i < a.nsets && used < (int)sizeof inputs; i++)
-    used += snprintf(inputs + used, sizeof inputs - (size_t)used, " --set %s", a.sets[i]);
-  if (fit.gpu[0] && used < (int)sizeof inputs)
-    snprintf(inputs + used, sizeof inputs - (size_t)used, ", cluster.gpu %s from the files",
-             fit.gpu);
-  frag = cal_fit_fragment(&fit, inputs);
-  /* again: the name may have become something else during the fit */
-  if (cal_output_check(a.output, runs, (size_t)nread, &err) != SIM_OK ||
-      sim_write_file_atomic(a.output, frag, strlen(frag), &err) != SIM_OK) {
-    cli_error(err.msg);
-    rc = CLI_FAILED;
-    goto out;
-  }
-  if (a.json) {
-    out_print_json(out_calib_json(&fit, a.output));
-  } else {
-    out_calib_print(&fit, a.output);
-  }
-out:
-  sim_free(frag);
-  if (have_fit) cal_fit_free(&fit);
-  for (int i = 0; i < nread; i++) cal_run_free(&runs[i]);
-  sim_free(runs);
   sim_free(a.files);
   sim_free(a.sets);
   return rc < 0 ? CLI_OK : rc;

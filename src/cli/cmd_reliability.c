@@ -34,81 +34,20 @@ static const char reliability_help[] =
     "Example: fabsim reliability --set cluster.nodes=2048 --sweep-gpus 1024,4096,16384 \\\n"
     "           --sweep-interval 10min,30min,auto\n";
 
-enum { SWEEP_MAX = REL_SWEEP_MAX };
-
-typedef struct sweep {
-  rel_sweep v;
-  char *storage[SWEEP_MAX + 1]; /* own the interval texts: one per --sweep-interval */
-  int nstorage;
-} sweep;
-
-/* A comma-separated list of integers >= min into out (at most SWEEP_MAX). */
-static int parse_counts(const char *flag, const char *list, uint32_t min, uint32_t *out, int *n) {
-  const char *p = list;
-  while (*p) {
-    char *end;
-    unsigned long long v = strtoull(p, &end, 10);
-    if (*p < '0' || *p > '9' || end == p || v < min || v > UINT32_MAX || (*end && *end != ',') ||
-        *n == SWEEP_MAX) {
-      fprintf(stderr, "fabsim: %s: '%s' is not a list of integers >= %u (e.g. 1024,4096)\n", flag,
-              list, min);
-      return CLI_BAD_INPUT;
-    }
-    out[(*n)++] = (uint32_t)v;
-    p = *end ? end + 1 : end;
-  }
-  return CLI_OK;
-}
-
-static int parse_intervals(sweep *sw, const char *list) {
-  if (sw->nstorage > SWEEP_MAX) { /* every --sweep-interval adds a value */
-    fprintf(stderr, "fabsim: --sweep-interval: at most %d values\n", SWEEP_MAX);
-    return CLI_BAD_INPUT;
-  }
-  char *text = sw->storage[sw->nstorage++] = sim_strdup(list);
-  for (char *tok = text, *next; tok; tok = next) {
-    sim_error err = {0};
-    next = strchr(tok, ',');
-    if (next) *next++ = '\0';
-    if (sw->v.nintervals == SWEEP_MAX) {
-      fprintf(stderr, "fabsim: --sweep-interval: at most %d values\n", SWEEP_MAX);
-      return CLI_BAD_INPUT;
-    }
-    double s = 0;
-    if (!strcmp(tok, "young")) s = REL_IV_YOUNG;
-    else if (!strcmp(tok, "optimal")) s = REL_IV_OPTIMAL;
-    else if (rel_parse_interval(tok, &s, &err) != SIM_OK) {
-      fprintf(stderr, "fabsim: --sweep-interval: %s; or young, optimal\n", err.msg);
-      return CLI_BAD_INPUT;
-    }
-    sw->v.interval_text[sw->v.nintervals] = tok;
-    sw->v.interval[sw->v.nintervals++] = s;
-  }
-  return CLI_OK;
-}
-
-static int take_gpus(void *ctx, const char *opt, const char *value) {
-  sweep *sw = ctx;
-  return parse_counts(opt, value, 1, sw->v.gpus, &sw->v.ngpus);
-}
-
-static int take_spares(void *ctx, const char *opt, const char *value) {
-  sweep *sw = ctx;
-  return parse_counts(opt, value, 0, sw->v.spares, &sw->v.nspares);
-}
-
-static int take_intervals(void *ctx, const char *opt, const char *value) {
-  (void)opt;
-  return parse_intervals(ctx, value);
+static int take_sweep(void *ctx, const char *opt, const char *value) {
+  sim_error err = {0};
+  if (rel_sweep_add(ctx, opt, value, &err) == SIM_OK) return CLI_OK;
+  cli_error(err.msg);
+  return CLI_BAD_INPUT;
 }
 
 /* Take this verb's own flags out of argv, wherever they stand (the rest,
  * compacted in argv, goes to cli_parse). */
-static int take_flags(int *argc, char **argv, sweep *sw) {
+static int take_flags(int *argc, char **argv, rel_sweep *sw) {
   const cli_opt opts[] = {
-      {.name = "--sweep-gpus", .value = true, .take = take_gpus, .ctx = sw},
-      {.name = "--sweep-interval", .value = true, .take = take_intervals, .ctx = sw},
-      {.name = "--sweep-spares", .value = true, .take = take_spares, .ctx = sw},
+      {.name = "--sweep-gpus", .value = true, .take = take_sweep, .ctx = sw},
+      {.name = "--sweep-interval", .value = true, .take = take_sweep, .ctx = sw},
+      {.name = "--sweep-spares", .value = true, .take = take_sweep, .ctx = sw},
   };
   int rest = 0;
   const cli_argv spec = {
@@ -123,7 +62,7 @@ int cli_cmd_reliability(int argc, char **argv) {
   cfg_scenario cfg;
   cfg_doc *doc = NULL;
   topo *t = NULL;
-  sweep sw = {0};
+  rel_sweep sw = {0};
   pwr_model pm = {0};
   rel_params p;
   rel_result r;
@@ -143,11 +82,11 @@ int cli_cmd_reliability(int argc, char **argv) {
     goto done;
   }
   rel_evaluate(&p, &r);
-  bool sweeping = sw.v.ngpus > 0 || sw.v.nintervals > 0 || sw.v.nspares > 0;
+  bool sweeping = sw.ngpus > 0 || sw.nintervals > 0 || sw.nspares > 0;
   rel_sweep_row *rows = NULL;
   size_t nrows = 0;
   if (!a.json) out_reliability_print(&p, &r, &pm, &cfg);
-  if (sweeping && rel_sweep_run(&p, &sw.v, &rows, &nrows, &err) != SIM_OK) {
+  if (sweeping && rel_sweep_run(&p, &sw, &rows, &nrows, &err) != SIM_OK) {
     cli_error(err.msg);
     rc = CLI_BAD_INPUT;
   } else if (a.json) {
@@ -162,7 +101,7 @@ done:
   topo_free(t);
   cfg_free(&cfg, doc);
 out:
-  for (int i = 0; i < sw.nstorage; i++) sim_free(sw.storage[i]);
+  rel_sweep_free(&sw);
   cli_args_free(&a);
   return rc < 0 ? CLI_OK : rc;
 }

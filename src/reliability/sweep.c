@@ -1,6 +1,8 @@
 /* Reliability at a chosen checkpoint interval, and over a sweep of job
  * sizes, intervals and spare pools (fabsim reliability --sweep-*). */
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "fabsim/reliability.h"
 
@@ -53,4 +55,57 @@ int rel_sweep_run(const rel_params *base, const rel_sweep *sw, rel_sweep_row **r
   *rows = v;
   *n = k;
   return SIM_OK;
+}
+
+/* A comma-separated list of integers >= min into out (at most REL_SWEEP_MAX). */
+static int add_counts(const char *flag, const char *list, uint32_t min, uint32_t *out, int *n,
+                      sim_error *err) {
+  for (const char *p = list; *p;) {
+    char *end;
+    unsigned long long v = strtoull(p, &end, 10);
+    if (*p < '0' || *p > '9' || end == p || v < min || v > UINT32_MAX || (*end && *end != ',') ||
+        *n == REL_SWEEP_MAX)
+      return sim_fail(err, SIM_EINVAL, "%s: '%s' is not a list of integers >= %u (e.g. 1024,4096)",
+                      flag, list, min);
+    out[(*n)++] = (uint32_t)v;
+    p = *end ? end + 1 : end;
+  }
+  return SIM_OK;
+}
+
+static int add_intervals(rel_sweep *sw, const char *list, sim_error *err) {
+  if (sw->nlists > REL_SWEEP_MAX) /* every --sweep-interval adds a value */
+    return sim_fail(err, SIM_EINVAL, "--sweep-interval: at most %d values", REL_SWEEP_MAX);
+  char *text = sw->lists[sw->nlists++] = sim_strdup(list);
+  for (char *tok = text, *next; tok; tok = next) {
+    next = strchr(tok, ',');
+    if (next) *next++ = '\0';
+    if (sw->nintervals == REL_SWEEP_MAX)
+      return sim_fail(err, SIM_EINVAL, "--sweep-interval: at most %d values", REL_SWEEP_MAX);
+    double s = 0;
+    sim_error e = {0};
+    if (!strcmp(tok, "young")) s = REL_IV_YOUNG;
+    else if (!strcmp(tok, "optimal")) s = REL_IV_OPTIMAL;
+    else if (rel_parse_interval(tok, &s, &e) != SIM_OK)
+      return sim_fail(err, SIM_EINVAL, "--sweep-interval: %s; or young, optimal", e.msg);
+    sw->interval_text[sw->nintervals] = tok;
+    sw->interval[sw->nintervals++] = s;
+  }
+  return SIM_OK;
+}
+
+int rel_sweep_add(rel_sweep *sw, const char *flag, const char *list, sim_error *err) {
+  if (!strcmp(flag, "--sweep-gpus")) return add_counts(flag, list, 1, sw->gpus, &sw->ngpus, err);
+  if (!strcmp(flag, "--sweep-spares"))
+    return add_counts(flag, list, 0, sw->spares, &sw->nspares, err);
+  if (!strcmp(flag, "--sweep-interval")) return add_intervals(sw, list, err);
+  return sim_fail(err, SIM_EINVAL,
+                  "%s: not a sweep; allowed: --sweep-gpus, --sweep-interval, "
+                  "--sweep-spares",
+                  flag);
+}
+
+void rel_sweep_free(rel_sweep *sw) {
+  for (int i = 0; i < sw->nlists; i++) sim_free(sw->lists[i]);
+  sw->nlists = 0;
 }

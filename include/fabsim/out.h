@@ -4,7 +4,6 @@
 #define FABSIM_OUT_H
 
 #include <jansson.h>
-#include <signal.h>
 #include <stdio.h>
 
 #include "fabsim/core.h"
@@ -83,6 +82,12 @@ void out_reliability_sweep_print(const rel_sweep_row *rows, size_t nrows);
  * fidelity (cfg_memory_estimate), as one object or as text on stdout. */
 json_t *out_topo_verb_json(const topo *t, const cfg_scenario *cfg);
 void out_topo_print(const topo *t, const cfg_scenario *cfg);
+/* fabsim topo --dot: path (a file, or "-" for stdout) checked before the
+ * topology is built (a folder: SIM_ECONFIG), then the graph written to it
+ * (topo_write_dot; each server one box when collapse): SIM_ECONFIG when the
+ * path cannot be opened, SIM_EIO when the write fails. */
+int out_topo_dot_check(const char *path, sim_error *err);
+int out_topo_dot(const topo *t, const char *path, bool collapse, sim_error *err);
 /* The scenario a run read: {"file", "overrides", "seed"}. */
 json_t *out_scenario_json(const char *file, const char *const *sets, int nsets,
                           const cfg_scenario *cfg);
@@ -102,16 +107,16 @@ void out_run_failed_print(const cfg_scenario *cfg, const run_result *r);
  * run_drive_sim's (p->what NULL). */
 void out_progress_draw(void *ctx, const run_progress *p);
 /* Every file of the run s (out_write_run's, then summary.json and
- * scenario.yaml), `summary` out_run_summary's; started_at: the wall clock
- * at its start, ISO 8601 UTC (the database's runs.started_at). */
+ * scenario.yaml), `summary` out_run_summary's; p: when it started and the
+ * sweep point it is (the database's runs.started_at, sweep and point). */
 int out_run_files(const run_setup *s, const run_result *r, const json_t *summary,
-                  const char *started_at, sim_error *err);
+                  const run_provenance *p, sim_error *err);
 /* What a verb prints after a run: nothing, summary.json's text, or the
  * terminal summary. */
 typedef enum { OUT_PRINT_NONE, OUT_PRINT_TEXT, OUT_PRINT_JSON } out_print;
 /* The run's report: out_run_summary, out_run_files, then (only when every
  * file was written) the printout `how` on stdout. */
-int out_run_report(const run_setup *s, const run_result *r, const char *started_at, out_print how,
+int out_run_report(const run_setup *s, const run_result *r, const run_provenance *p, out_print how,
                    sim_error *err);
 
 /* ---- what a run leaves in output.dir (run.c) ---------------------------------------- */
@@ -138,13 +143,13 @@ typedef struct out_run {
   bool report, openmetrics;
   uint32_t top_ports;
   const char *started_at; /* wall clock, ISO 8601 UTC (not in deterministic files) */
+  const char *sweep;      /* the sweep's id, or NULL (run_provenance) */
+  const char *point;      /* the sweep point's "key=value key=value", or NULL */
 } out_run;
 
 /* Write timeseries.csv, events.csv, report.html (if asked), metrics.txt (if
  * asked) into dir, each atomically, and append the run to the database in
- * one transaction.
- * Sweeps tag runs through the environment: FABSIM_SWEEP (sweep id) and
- * FABSIM_SWEEP_POINT ("key=value key=value"). */
+ * one transaction (tagged with its sweep and point, if any). */
 int out_write_run(const out_run *r, sim_error *err);
 
 /* The database path a run uses: NULL for "none", else database, inside dir
@@ -224,19 +229,6 @@ int out_sweep_files(const char *dir, const char *db, const json_t *runs, const c
 void out_compare_print(FILE *f, const json_t *runs, bool json);
 /* dir (made if absent) and dir/report.html comparing the runs. */
 int out_compare_files(const char *dir, const char *db, const json_t *runs, sim_error *err);
-
-/* ---- Ctrl-C (progress.c) ------------------------------------------------------------- */
-
-/* The one Ctrl-C handler of a run, for all of it: SIGINT and SIGTERM note an
- * interrupt (sim_interrupt_note) that every phase reads at its safe points
- * and honours (files finished and marked incomplete); a second one kills at
- * once (the default action). begin clears the note and installs it; end
- * puts the previous handlers back and clears the note. */
-typedef struct out_interrupt {
-  struct sigaction old_int, old_term; /* private */
-} out_interrupt;
-void out_interrupt_begin(out_interrupt *h);
-void out_interrupt_end(const out_interrupt *h);
 
 #ifdef __cplusplus
 }

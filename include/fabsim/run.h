@@ -740,7 +740,14 @@ int run_session_execute(run_session *h, sim_error *err);
 bool run_session_reports(const run_session *h);
 const run_setup *run_session_setup(const run_session *h);
 const run_result *run_session_result(const run_session *h);
-const char *run_session_started_at(const run_session *h); /* UTC, ISO 8601 */
+/* Where a run's outputs come from, beside its scenario: the wall clock at
+ * its start (UTC, ISO 8601) and, for a point of a sweep (src/study starts
+ * each as `fabsim run` with FABSIM_SWEEP and FABSIM_SWEEP_POINT in its
+ * environment), the sweep's id and the point's "key=value ..." (else NULL). */
+typedef struct run_provenance {
+  const char *started_at, *sweep, *point;
+} run_provenance;
+const run_provenance *run_session_provenance(const run_session *h);
 /* After the report: how the run ended, and for a stopped one the line
  * (no newline) that says what the files cover. */
 typedef enum {

@@ -1,9 +1,11 @@
 /* fabsim run: simulate a scenario's workload and report what it measured. */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "fabsim/ev.h"
 #include "fabsim/out.h"
 #include "fabsim/run.h"
 
@@ -59,8 +61,16 @@ static const char run_help[] =
 /* The session's hooks: the terminal's part of a run. */
 typedef struct run_verb {
   bool armed;
-  out_interrupt ih;
+  struct sigaction old_int, old_term;
 } run_verb;
+
+/* The run's one Ctrl-C handler only notes the interrupt, which every phase
+ * reads at its safe points (a co-engine votes on it over its ranks); a
+ * second Ctrl-C takes the default action at once. */
+static void on_signal(int sig) {
+  if (!sim_interrupt_pending()) sim_interrupt_note();
+  else if (signal(sig, SIG_DFL) != SIG_ERR) raise(sig);
+}
 
 static void warn(void *ctx, const char *line) {
   (void)ctx;
@@ -74,10 +84,14 @@ static int check_database(void *ctx, const cfg_scenario *cfg, const char **db, s
   return path ? out_db_check(path, true, err) : SIM_OK;
 }
 
-/* one Ctrl-C handler for every phase, from the setup to the last file */
+/* the handler holds for every phase, from the setup to the last file */
 static void loaded(void *ctx) {
   run_verb *v = ctx;
-  out_interrupt_begin(&v->ih);
+  struct sigaction sa = {.sa_handler = on_signal};
+  sigemptyset(&sa.sa_mask);
+  sim_interrupt_clear();
+  sigaction(SIGINT, &sa, &v->old_int);
+  sigaction(SIGTERM, &sa, &v->old_term);
   v->armed = true;
 }
 
@@ -95,7 +109,7 @@ static int report(const run_session *h, const cli_args *a) {
   /* the files are written whole: a Ctrl-C now is honoured after them
    * (exit 130), and they say what the run reached */
   out_print how = a->json ? OUT_PRINT_JSON : a->quiet ? OUT_PRINT_NONE : OUT_PRINT_TEXT;
-  if (out_run_report(s, r, run_session_started_at(h), how, &err) != SIM_OK) {
+  if (out_run_report(s, r, run_session_provenance(h), how, &err) != SIM_OK) {
     cli_error(err.msg);
     return CLI_FAILED;
   }
@@ -128,7 +142,11 @@ int cli_cmd_run(int argc, char **argv) {
     else if (run_session_reports(h)) rc = report(h, &a);
   }
   run_session_close(h, rc == CLI_BAD_INPUT);
-  if (v.armed) out_interrupt_end(&v.ih);
+  if (v.armed) { /* the handlers before the run, and no note left behind */
+    sigaction(SIGINT, &v.old_int, NULL);
+    sigaction(SIGTERM, &v.old_term, NULL);
+    sim_interrupt_clear();
+  }
   cli_args_free(&a);
   return rc < 0 ? CLI_OK : rc;
 }

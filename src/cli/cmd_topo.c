@@ -1,9 +1,5 @@
 /* fabsim topo: the cluster and fabric a scenario builds, its inventory and cost. */
-#include <errno.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cli/cli.h"
 #include "fabsim/out.h"
@@ -27,39 +23,25 @@ int cli_cmd_topo(int argc, char **argv) {
   cfg_scenario cfg;
   cfg_doc *doc = NULL;
   topo *t = NULL;
+  sim_error err = {0};
   int rc = cli_parse(&a, argc, argv, "jd", topo_help);
   if (rc != CLI_OK) goto out;
-  struct stat st; /* a folder as --dot: refused before the topology is built */
-  if (a.dot && strcmp(a.dot, "-") && stat(a.dot, &st) == 0 && S_ISDIR(st.st_mode)) {
-    fprintf(stderr, "fabsim: --dot %s: is a folder; allowed: a file to write, or - (stdout)\n",
-            a.dot);
+  if (a.dot && out_topo_dot_check(a.dot, &err) != SIM_OK) { /* before the topology is built */
+    cli_error(err.msg);
     rc = CLI_BAD_INPUT;
     goto out;
   }
   if ((rc = cli_load(&a, &cfg, &doc, &t)) != CLI_OK) goto out;
-  if (a.dot) {
-    FILE *f = strcmp(a.dot, "-") ? fopen(a.dot, "w") : stdout;
-    if (!f) { /* the path given: bad input (a write that fails later is not) */
-      fprintf(stderr,
-              "fabsim: --dot %s: cannot write: %s; allowed: a file to write, or - (stdout)\n",
-              a.dot, strerror(errno));
-      rc = CLI_BAD_INPUT;
-      goto done;
-    }
-    topo_write_dot(t, f, a.dot_collapse);
-    if (f != stdout && fclose(f) != 0) {
-      fprintf(stderr, "fabsim: %s: write failed\n", a.dot);
-      rc = CLI_FAILED;
-      goto done;
-    }
-    if (f == stdout) goto done;
-  }
-  if (a.json) {
+  if (a.dot && out_topo_dot(t, a.dot, a.dot_collapse, &err) != SIM_OK) {
+    cli_error(err.msg);
+    rc = err.code == SIM_ECONFIG ? CLI_BAD_INPUT : CLI_FAILED;
+  } else if (a.dot && !strcmp(a.dot, "-")) {
+    /* the graph was the output */
+  } else if (a.json) {
     out_print_json(out_topo_verb_json(t, &cfg));
   } else {
     out_topo_print(t, &cfg);
   }
-done:
   topo_free(t);
   cfg_free(&cfg, doc);
 out:

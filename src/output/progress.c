@@ -1,43 +1,11 @@
 /* The progress lines (out_progress_draw: a training run's, and the one
- * run_drive_sim draws between its slices of simulated time), and the one
- * Ctrl-C handler of a run.
- *
- * The handler (out_interrupt_begin, for the whole of a run: its setup, the
- * simulation, the phases after it, the files) only notes the interrupt
- * (sim_interrupt_note, a sig_atomic_t); every phase reads it at its safe
- * points. A second Ctrl-C restores the default action and re-raises, as
- * users expect. */
-#include <signal.h>
+ * run_drive_sim draws between its slices of simulated time). The run's
+ * Ctrl-C handler is the verb's (src/cli/cmd_run.c). */
 #include <stdio.h>
 #include <string.h>
 
 #include "fabsim/ev.h"
 #include "output/out_internal.h"
-
-static void on_signal(int sig) {
-  if (sim_interrupt_pending()) {
-    signal(sig, SIG_DFL);
-    raise(sig);
-    return;
-  }
-  sim_interrupt_note(); /* a co-engine votes on it over its ranks */
-}
-
-void out_interrupt_begin(out_interrupt *h) {
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_signal;
-  sigemptyset(&sa.sa_mask);
-  sim_interrupt_clear();
-  sigaction(SIGINT, &sa, &h->old_int);
-  sigaction(SIGTERM, &sa, &h->old_term);
-}
-
-void out_interrupt_end(const out_interrupt *h) {
-  sigaction(SIGINT, &h->old_int, NULL);
-  sigaction(SIGTERM, &h->old_term, NULL);
-  sim_interrupt_clear();
-}
 
 static void fmt_eta(char *buf, size_t n, double s) {
   if (s < 0 || s != s || s > 1e7) {

@@ -79,8 +79,8 @@ int out_write_run(const out_run *r, sim_error *err) {
                       .scenario_yaml = r->scenario_yaml,
                       .started_at = r->started_at ? r->started_at : "",
                       .dir = r->dir,
-                      .sweep = getenv("FABSIM_SWEEP"),
-                      .point = getenv("FABSIM_SWEEP_POINT"),
+                      .sweep = r->sweep,
+                      .point = r->point,
                       .complete = r->complete && !r->failed};
     int64_t id = 0;
     if ((rc = sim_mkdirs(r->dir, err)) == SIM_OK)
@@ -103,7 +103,7 @@ static const char *nic_name_cb(void *ctx, uint32_t nic, char *buf, size_t n) {
 }
 
 int out_run_files(const run_setup *s, const run_result *r, const json_t *summary,
-                  const char *started_at, sim_error *err) {
+                  const run_provenance *p, sim_error *err) {
   const cfg_scenario *cfg = &s->cfg;
   char *dump = cfg_dump(cfg);
   char path[4096];
@@ -119,7 +119,9 @@ int out_run_files(const run_setup *s, const run_result *r, const json_t *summary
                .report = cfg->output.report,
                .openmetrics = cfg->output.openmetrics,
                .top_ports = cfg->output.top_ports,
-               .started_at = started_at};
+               .started_at = p->started_at,
+               .sweep = p->sweep,
+               .point = p->point};
   int rc = out_write_run(&o, err);
   if (rc == SIM_OK) rc = out_write_json(summary, cfg->output.dir, "summary.json", err);
   if (rc == SIM_OK) rc = sim_write_file_atomic(path, dump, strlen(dump), err);
@@ -127,10 +129,10 @@ int out_run_files(const run_setup *s, const run_result *r, const json_t *summary
   return rc;
 }
 
-int out_run_report(const run_setup *s, const run_result *r, const char *started_at, out_print how,
+int out_run_report(const run_setup *s, const run_result *r, const run_provenance *p, out_print how,
                    sim_error *err) {
   json_t *summary = out_run_summary(&s->cfg, s->t, r);
-  int rc = out_run_files(s, r, summary, started_at, err);
+  int rc = out_run_files(s, r, summary, p, err);
   if (rc == SIM_OK && how == OUT_PRINT_JSON) {
     char *text = out_json_text(summary);
     puts(text);

@@ -1,9 +1,30 @@
 /* The topology's figures (its inventory and the storage and management
  * networks) as JSON and text (fabsim topo and a run's summary), and the
  * scenario a run read. */
+#include <errno.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
 
 #include "output/out_internal.h"
+
+static const char DOT_ALLOWED[] = "allowed: a file to write, or - (stdout)";
+
+int out_topo_dot_check(const char *path, sim_error *err) {
+  struct stat st;
+  if (!strcmp(path, "-") || stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) return SIM_OK;
+  return sim_fail(err, SIM_ECONFIG, "--dot %s: is a folder; %s", path, DOT_ALLOWED);
+}
+
+int out_topo_dot(const topo *t, const char *path, bool collapse, sim_error *err) {
+  FILE *f = strcmp(path, "-") ? fopen(path, "w") : stdout;
+  if (!f) /* the path given: bad input (a write that fails later is not) */
+    return sim_fail(err, SIM_ECONFIG, "--dot %s: cannot write: %s; %s", path, strerror(errno),
+                    DOT_ALLOWED);
+  topo_write_dot(t, f, collapse);
+  if (f != stdout && fclose(f) != 0) return sim_fail(err, SIM_EIO, "%s: write failed", path);
+  return SIM_OK;
+}
 
 /* The storage servers, the storage fabric and the management network
  * (topo_networks_of) into o, as "storage" and "management"; neither key

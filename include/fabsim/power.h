@@ -21,8 +21,6 @@
 #ifndef FABSIM_POWER_H
 #define FABSIM_POWER_H
 
-#include <jansson.h>
-
 #include "fabsim/config.h"
 #include "fabsim/topo.h"
 
@@ -77,10 +75,6 @@ typedef struct pwr_summary {
 /* Everything at utilization u for a step of step_s seconds and a run of run_s
  * seconds (the cluster drawing the same power throughout). O(racks). */
 void pwr_summarize(const pwr_model *m, double u, double step_s, double run_s, pwr_summary *s);
-/* The same as a JSON object (it_kw, facility_kw, energy_kwh_per_step, ...,
- * racks: [{rack, demand_kw, limit_kw, throttle}] for throttled racks only).
- * Caller owns the reference. */
-json_t *pwr_summary_json(const pwr_model *m, double u, double step_s, double run_s);
 
 #ifdef __cplusplus
 }

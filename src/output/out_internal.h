@@ -32,6 +32,10 @@ const char *out__classes_model(cfg_fidelity f);
 /* A training run's step (wl_job_step) as summary.json's "step" object
  * (caller owns it), or as the terminal's lines on stdout (memory.c). */
 json_t *out__step_json(const wl_step *s, const cfg_scenario *cfg);
+/* power.c: the summary's "power" object at utilization u (pwr_summarize's
+ * figures, and the racks a cap throttles: rack, demand_kw, limit_kw,
+ * throttle). Caller owns the reference. */
+json_t *out__power_json(const pwr_model *m, double u, double step_s, double run_s);
 void out__step_text(const wl_step *s, const cfg_scenario *cfg);
 
 /* ---- text builder ------------------------------------------------------------ */

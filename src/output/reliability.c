@@ -146,7 +146,7 @@ json_t *out_reliability_json(const rel_params *p, const rel_result *r, const pwr
   json_t *o = result_json(p, r);
   json_object_set_new(o, "scenario", out_scenario_json(file, sets, nsets, cfg));
   json_object_set_new(o, "power",
-                      pwr_summary_json(pm, cfg->power.utilization,
+                      out__power_json(pm, cfg->power.utilization,
                                        sim_ps_to_s(cfg->power.step_time), p->days * 86400.0));
   if (rows) {
     json_t *arr = json_array();

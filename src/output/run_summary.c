@@ -22,7 +22,7 @@ static json_t *events_json(const run_events *log) {
 }
 
 static json_t *power_json(const run_power *p) {
-  json_t *pw = pwr_summary_json(p->model, p->utilization, p->step_s, p->run_s);
+  json_t *pw = out__power_json(p->model, p->utilization, p->step_s, p->run_s);
   json_object_set_new(pw, "utilization_source", json_string(p->source));
   if (p->job) /* the racks' throttling in the run was decided at the fault-free utilization */
     json_object_set_new(

@@ -12,7 +12,9 @@
  * A GEMM's time is gemm.c's (shape, tiles and waves over the SMs, bytes,
  * the GPU's measured rates); the attention core's is its FLOPs at the
  * FlashAttention papers' measured rate for its sequence length and head
- * dimension (attention.c) against its bytes; an element-wise operation's
+ * dimension (attention.c) against its bytes; both at the tensor cores'
+ * sustained clock (gemm.c: the benchmarks ran short bursts at the boost
+ * clock, a training step runs at the power limit); an element-wise operation's
  * its bytes (reads plus writes, as Megatron-LM's activation accounting
  * counts tensors) over the achievable HBM bandwidth. Every kernel adds the
  * launch gap of the stream it runs on (0.9 us; 0.5 us from a CUDA graph).
@@ -79,7 +81,7 @@ void wl__hw_init(wl__hw *hw, const cfg_scenario *cfg) {
   double e = cfg->workload.compute_efficiency;
   wl__rates_init(hw, cfg);
   wl__attn_init(hw, cfg);
-  hw->gemm = wl__peak_flops(cfg) * (hw->legacy ? e : wl__gemm_plateau(cfg));
+  hw->gemm = wl__peak_flops(cfg) * (hw->legacy ? e : wl__gemm_plateau(cfg) * hw->clock);
   /* attention's matmuls stay in 16 bits under fp8 (DeepSeek-V3 sec. 3.3.1) */
   hw->attn = p == CFG_PRECISION_FP32 ? cfg->cluster.gpu_flops_fp32 : cfg->cluster.gpu_flops;
   if (hw->legacy) hw->attn *= e;
@@ -222,7 +224,7 @@ static void flash_core(const part_ctx *c, double seqs, double s, double heads, d
   double T = seqs * s, core = 4 * seqs * s * s * a / 2;
   double ef = hw->legacy ? 1 : wl__attn_eff(hw, seqs, s, heads, hd, false);
   double eb = hw->legacy ? 1 : wl__attn_eff(hw, seqs, s, heads, hd, true);
-  double rf = hw->attn * ef, rb = hw->attn * eb;
+  double rf = hw->attn * hw->clock * ef, rb = hw->attn * hw->clock * eb;
   fwd(c, roof(core / rf, 2 * (1 + r) * T * a * hw->act / hw->hbm), 1, true);
   add(&c->o->bin, roof(2.5 * core / rb, 4 * (1 + r) * T * a * hw->act / hw->hbm), hw,
       ATTN_BWD_KERNELS);

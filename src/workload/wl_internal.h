@@ -85,12 +85,14 @@ typedef struct wl__hw {
   wl__rate mm16;      /* GEMMs kept in 16 bits under fp8 (output layer, router;
                          DeepSeek-V3 sec. 3.3.1); = mm otherwise */
   double gemm;        /* FLOP/s of a large GEMM: peak x the measured plateau
-                         (legacy: peak x compute_efficiency) */
+                         x clock (legacy: peak x compute_efficiency) */
   double attn;        /* FLOP/s peak of attention's matmuls (16-bit; TF32 under
                          fp32); legacy: x compute_efficiency */
   bool attn_fa2;      /* attention.c: FlashAttention-2's curve (A100 family) */
   double attn_scale;  /* attention.c: the curve's scale to this GPU */
   double sms;         /* cluster.gpu_sms */
+  double clock;       /* tensor cores' sustained over burst rate (MSMF / MAMF;
+                         1 legacy): GEMMs' and attention's rates scale by it */
   double gap;         /* s: launch gap per kernel on the stream (0 legacy) */
   bool fp8;           /* workload.precision fp8 (kernel model): operand casts */
   bool fp8_transpose; /* FP8 tensor cores need K-major operands (not B200) */

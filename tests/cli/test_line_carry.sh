@@ -31,7 +31,7 @@ within() {
 expect_exit 0 "$FABSIM" run "${ARGS[@]}" --set output.dir=an
 within an/timeseries.csv
 expect_json an/summary.json '[.events[] | select(.kind == "warning" and .component == "telemetry")] | length == 1'
-expect_json an/summary.json '.events[] | select(.kind == "warning" and .component == "telemetry") | .detail | test("^leaf0-nic12 was offered 389.982 Gb/s in the row at 0.3875 s, above its line rate of 368 Gb/s: .*step time does not include that contention")'
+expect_json an/summary.json '.events[] | select(.kind == "warning" and .component == "telemetry") | .detail | test("^leaf0-nic12 was offered 376.33 Gb/s in the row at 0.421 s, above its line rate of 368 Gb/s: .*step time does not include that contention")'
 if grep -q 'telemetry,warning,.*leaf0-nic12 was offered' an/events.csv; then pass; else fail "events.csv lacks the warning"; fi
 expect_json an/summary.json '.telemetry.nic_tx_bytes == .telemetry.nic_rx_bytes'
 

@@ -66,10 +66,59 @@ static void test_mamf_shapes(void **state) {
     fixture f;
     wl__hw hw;
     hw_of(sets, NSETS(sets), &hw, &f);
+    hw.clock = 1; /* the MAMF's boost-clock burst */
     wl__cost c = wl__gemm(&hw, true, 1, mamf[i].m, mamf[i].n, mamf[i].k, 2);
     assert_rel(2 * mamf[i].m * mamf[i].n * mamf[i].k / c.t / 1e12, mamf[i].tflops, 1e-3);
     unload(&f);
   }
+}
+
+/* At the clock a training step sustains (the power limit), a large GEMM
+ * runs at the MSMF, not the MAMF: the burst model x MSMF / MAMF of the same
+ * runs (ml-engineering's mamf-finder, every GPU of the node computing):
+ * H200 755.5 / 852.1 (H100 the same die and power), B200 1437.5 / 1746.7;
+ * A100 and MI300X not measured, unchanged. The attention core slows by the
+ * same factor; a memory-bound GEMM does not. The override keeps clock 1. */
+static void test_sustained_clock(void **state) {
+  (void)state;
+  static const struct {
+    const char *gpu;
+    double clock;
+  } want[] = {{"cluster.gpu=H100", 755.5 / 852.1},
+              {"cluster.gpu=H200", 755.5 / 852.1},
+              {"cluster.gpu=B200", 1437.5 / 1746.7},
+              {"cluster.gpu=A100", 1},
+              {"cluster.gpu=MI300X", 1}};
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+    const char *sets[] = {"cluster.nodes=1", want[i].gpu};
+    fixture f;
+    wl__hw hw;
+    hw_of(sets, NSETS(sets), &hw, &f);
+    assert_rel(hw.clock, want[i].clock, 1e-12);
+    double n = 32768;
+    double sustained = wl__gemm(&hw, true, 1, n, n, n, 2).t;
+    double skinny = wl__gemm(&hw, true, 1, 16, 7168, 7168, 2).t;
+    wl_model m;
+    wl_parallel p;
+    wl__part att, att1;
+    sim_error err = {0};
+    assert_int_equal(wl_model_from_cfg(&m, &f.cfg, f.doc, &err), SIM_OK);
+    assert_int_equal(wl_parallel_from_cfg(&p, &m, &f.cfg, f.doc, 1, &err), SIM_OK);
+    wl__part_attention(&hw, &m, &p, 4096, &att);
+    hw.clock = 1;
+    wl__part_attention(&hw, &m, &p, 4096, &att1);
+    assert_rel(2 * n * n * n / sustained, hw.mm.peak * hw.mm.cap * want[i].clock, 1e-12);
+    assert_rel(wl__gemm(&hw, true, 1, 16, 7168, 7168, 2).t, skinny, 1e-12);
+    if (want[i].clock < 1) assert_true(att.fwd.t > att1.fwd.t && att.bin.t > att1.bin.t);
+    else assert_rel(att.fwd.t, att1.fwd.t, 1e-12);
+    unload(&f);
+  }
+  const char *legacy[] = {"cluster.nodes=1", "workload.compute_efficiency=0.5"};
+  fixture f;
+  wl__hw hw;
+  hw_of(legacy, NSETS(legacy), &hw, &f);
+  assert_rel(hw.clock, 1, 0);
+  unload(&f);
 }
 
 /* Wave quantization on H100 (132 SMs): 132 tiles of 128 x 128 run in one
@@ -81,7 +130,7 @@ static void test_waves(void **state) {
   wl__hw hw;
   hw_of(sets, 1, &hw, &f);
   assert_rel(hw.sms, 132, 0);
-  double k = 8192, wave = 2 * 128.0 * 128 * k / (hw.mm.eff * hw.mm.peak / hw.sms);
+  double k = 8192, wave = 2 * 128.0 * 128 * k / (hw.mm.eff * hw.mm.peak * hw.clock / hw.sms);
   /* 132 = 11 x 12 tiles, 133 = 7 x 19 */
   double m1 = 11 * 128, n1 = 12 * 128, m2 = 7 * 128, n2 = 19 * 128;
   wl__cost one = wl__gemm(&hw, true, 1, m1, n1, k, 2), two = wl__gemm(&hw, true, 1, m2, n2, k, 2);
@@ -106,7 +155,7 @@ static void test_split_k(void **state) {
   wl__hw hw;
   hw_of(sets, 1, &hw, &f);
   double m = 1024, n = 896, k = 65536;
-  double main = 2 * 128.0 * 128 * (k / 2) / (hw.mm.eff * hw.mm.peak / hw.sms);
+  double main = 2 * 128.0 * 128 * (k / 2) / (hw.mm.eff * hw.mm.peak * hw.clock / hw.sms);
   wl__cost c = wl__gemm(&hw, true, 1, m, n, k, 2);
   assert_true(c.mem == 0);
   assert_rel(c.t, T0 + main + EPI * m * n * 2 / hw.hbm, 1e-12);
@@ -455,14 +504,23 @@ static void test_gqa(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_plateau),       cmocka_unit_test(test_mamf_shapes),
-      cmocka_unit_test(test_waves),         cmocka_unit_test(test_split_k),
-      cmocka_unit_test(test_skinny),        cmocka_unit_test(test_own_rates),
-      cmocka_unit_test(test_monotone),      cmocka_unit_test(test_attention_points),
-      cmocka_unit_test(test_fp8_casts),     cmocka_unit_test(test_launch_gaps),
-      cmocka_unit_test(test_fp8_speedup),   cmocka_unit_test(test_wgrad_accum),
-      cmocka_unit_test(test_cross_entropy), cmocka_unit_test(test_optimizer),
-      cmocka_unit_test(test_unfused),       cmocka_unit_test(test_gqa),
+      cmocka_unit_test(test_plateau),
+      cmocka_unit_test(test_mamf_shapes),
+      cmocka_unit_test(test_sustained_clock),
+      cmocka_unit_test(test_waves),
+      cmocka_unit_test(test_split_k),
+      cmocka_unit_test(test_skinny),
+      cmocka_unit_test(test_own_rates),
+      cmocka_unit_test(test_monotone),
+      cmocka_unit_test(test_attention_points),
+      cmocka_unit_test(test_fp8_casts),
+      cmocka_unit_test(test_launch_gaps),
+      cmocka_unit_test(test_fp8_speedup),
+      cmocka_unit_test(test_wgrad_accum),
+      cmocka_unit_test(test_cross_entropy),
+      cmocka_unit_test(test_optimizer),
+      cmocka_unit_test(test_unfused),
+      cmocka_unit_test(test_gqa),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -102,14 +102,14 @@ static void test_presets(void **state) {
   (void)state;
   static const struct {
     const char *gpu;
-    double bf16, fp8, cap16, cap8, hbm;
+    double bf16, fp8, cap16, cap8, hbm, clock;
   } want[] = {
-      {"cluster.gpu=H100", 989e12, 1979e12, 794.5 / 989, 1402.6 / 1979, 3.35e12},
-      {"cluster.gpu=H800", 989e12, 1979e12, 794.5 / 989, 1402.6 / 1979, 3.35e12},
-      {"cluster.gpu=H200", 989e12, 1979e12, 794.5 / 989, 1453.4 / 1979, 4.8e12},
-      {"cluster.gpu=B200", 2250e12, 4500e12, 1745.0 / 2250, 3432.5 / 4500, 8e12},
-      {"cluster.gpu=A100", 312e12, 312e12, 271.2 / 312, 271.2 / 312, 2.039e12},
-      {"cluster.gpu=MI300X", 1307.4e12, 2614.9e12, 668.4 / 1307.4, 668.4 / 1307.4, 5.3e12},
+      {"cluster.gpu=H100", 989e12, 1979e12, 794.5 / 989, 1402.6 / 1979, 3.35e12, 755.5 / 852.1},
+      {"cluster.gpu=H800", 989e12, 1979e12, 794.5 / 989, 1402.6 / 1979, 3.35e12, 755.5 / 852.1},
+      {"cluster.gpu=H200", 989e12, 1979e12, 794.5 / 989, 1453.4 / 1979, 4.8e12, 755.5 / 852.1},
+      {"cluster.gpu=B200", 2250e12, 4500e12, 1745.0 / 2250, 3432.5 / 4500, 8e12, 1437.5 / 1746.7},
+      {"cluster.gpu=A100", 312e12, 312e12, 271.2 / 312, 271.2 / 312, 2.039e12, 1},
+      {"cluster.gpu=MI300X", 1307.4e12, 2614.9e12, 668.4 / 1307.4, 668.4 / 1307.4, 5.3e12, 1},
   };
   for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
     const char *bf[] = {"cluster.nodes=1", want[i].gpu};
@@ -118,11 +118,11 @@ static void test_presets(void **state) {
     wl__hw hw;
     hw_of(bf, 2, &hw, &f);
     assert_false(hw.legacy);
-    assert_rel(hw.gemm, want[i].bf16 * want[i].cap16, 2e-4);
+    assert_rel(hw.gemm, want[i].bf16 * want[i].cap16 * want[i].clock, 2e-4);
     assert_rel(hw.hbm, want[i].hbm * 0.9, 1e-12);
     unload(&f);
     hw_of(f8, 3, &hw, &f);
-    assert_rel(hw.gemm, want[i].fp8 * want[i].cap8, 2e-4);
+    assert_rel(hw.gemm, want[i].fp8 * want[i].cap8 * want[i].clock, 2e-4);
     unload(&f);
   }
   const char *set[] = {"cluster.nodes=1", "cluster.gpu=MI300X", "workload.compute_efficiency=0.5",

@@ -153,9 +153,8 @@ static double ring_channel_cap(const coll_spec *s, uint32_t m, cfg_coll_protocol
  * the tree's throughput (coll__tree_floor_ps), not on each step, since
  * NCCL forwards lines as they arrive and a small message's hops do not
  * each pay its whole chunk at the capped rate. */
-static double tree_floor_rate(const coll_spec *s, const probe *pr, cfg_coll_protocol p,
+static double tree_model_rate(const coll_spec *s, const probe *pr, cfg_coll_protocol p,
                               uint32_t k) {
-  if (k == 0) return INFINITY;
   double cap = coll__nccl_tree_cap(s->gpu, pr->m, CFG_PROTO_SIMPLE);
   if (p != CFG_PROTO_LL && p != CFG_PROTO_LL128) return cap;
   uint32_t nics = pr->npn < k ? pr->npn : k, per_nic = nics ? (k + nics - 1) / nics : k;
@@ -166,6 +165,18 @@ static double tree_floor_rate(const coll_spec *s, const probe *pr, cfg_coll_prot
     return fmin(pr->m > 1 ? cap : simple * 7.0 / 9.0,
                 coll__nccl_tree_cap(s->gpu, pr->m, CFG_PROTO_LL128));
   return fmin(simple / 3.8, ring_channel_cap(s, pr->m, p, k));
+}
+
+/* The floor's rate: the model's, at NCCL's measured share of it for the
+ * message's size (coll__nccl_tree_correction; NVIDIA GPUs: RCCL's table is
+ * a choice bias, rccl.c). A floor, not a factor on fabsim's pipeline: where
+ * the tree's own chunks and hops are slower than NCCL's corrected model,
+ * they set the time, so no loss is counted twice. */
+static double tree_floor_rate(const coll_spec *s, const probe *pr, cfg_coll_protocol p,
+                              uint32_t k) {
+  if (k == 0) return INFINITY;
+  double r = tree_model_rate(s, pr, p, k);
+  return coll__gpu_amd(s->gpu) ? r : r * coll__nccl_tree_correction(p, s->bytes);
 }
 
 /* Slices a ring step is forwarded in: Simple ALLREDUCE_CHUNKSTEPS /

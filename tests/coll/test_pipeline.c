@@ -173,6 +173,28 @@ static void test_tree_correction(void **state) {
   unload(&f);
 }
 
+/* One rank a node (tuning.cc ncclTopoTuneModel: "With ppn=1 latencies are
+ * fully exposed, use the Tree network latency"): an 8-byte ring LL
+ * AllReduce over m nodes of one GPU and one NIC takes NCCL's 6.6 us launch
+ * and 2 (m - 1) network hops of the tree's 5.0 us (the ring's own is 2.7):
+ * 16.6 us on 2 nodes, 36.6 on 4. Fails without: 12.0 and 22.8 us. */
+static void test_ring_one_rank_a_node(void **state) {
+  (void)state;
+  static const char *const nodes[] = {"cluster.nodes=2", "cluster.nodes=4"};
+  for (uint32_t i = 0; i < 2; i++) {
+    const char *sets[] = {nodes[i], "cluster.gpus_per_node=1", "cluster.nic.per_node=1"};
+    fixture f;
+    load(&f, sets, 3);
+    uint32_t m = 2u << i, *ranks = iota(m);
+    coll_spec s = spec_of(&f, ranks, m, CFG_ALGO_RING, CFG_PROTO_LL, 8);
+    coll_result r;
+    double t = run_spec(&f, &s, &r) * 1e6, want = 6.6 + 2.0 * (m - 1) * 5.0;
+    if (fabs(t / want - 1) > 0.005) fail_msg("%u nodes: ring LL %.3f us, NCCL's %.3f", m, t, want);
+    sim_free(ranks);
+    unload(&f);
+  }
+}
+
 /* NVLSTree on two H100 nodes at 8 GiB: busbw at NCCL's cap, 8 heads x
  * perChMaxNVLSTreeBws 57.7 GB/s = 461.6 GB/s (within the fill and latency),
  * not NVLS's one-node rate (524 GB/s before the cap, +13.5 %); from 4 nodes
@@ -356,7 +378,7 @@ int main(void) {
       cmocka_unit_test(test_channels_by_size), cmocka_unit_test(test_ring_or_tree_on_two_nodes),
       cmocka_unit_test(test_nvlstree_cap),     cmocka_unit_test(test_nvlstree_pays_its_path),
       cmocka_unit_test(test_two_nics_per_gpu), cmocka_unit_test(test_fidelities_agree_on_the_curve),
-      cmocka_unit_test(test_tree_correction),
+      cmocka_unit_test(test_tree_correction),  cmocka_unit_test(test_ring_one_rank_a_node),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

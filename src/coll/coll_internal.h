@@ -97,6 +97,11 @@ double coll__nccl_tree_cap(cfg_gpu g, uint32_t m, cfg_coll_protocol p);
  * (tuning.cc perChMaxNVLSTreeBws, times the NVLS graph's channels, one a
  * head). */
 double coll__nccl_nvlstree_cap(cfg_gpu g, uint32_t m);
+/* NCCL's measured correction of its tree model's bandwidth by size
+ * (tuning.cc treeCorrectionFactor, ncclTopoGetAlgoTime: 0.4-1.0 from 64 B
+ * to 256 MiB; 1 outside): the tree AllReduce runs at this share of the
+ * model's rate at medium sizes. */
+double coll__nccl_tree_correction(cfg_coll_protocol p, uint64_t bytes);
 /* The channels NCCL's rule leaves spec's message (enqueue.cc: compute
  * channels nc lowered while bytes < nc x threads x threadThreshold, from
  * 2 x spec->channels), as fabsim channels. O(channels). */

@@ -51,6 +51,25 @@ double coll__nccl_nvlstree_cap(cfg_gpu g, uint32_t m) {
   return cap[coll__nccl_arch(g)][m <= 2 ? 0 : 1] * 1e9;
 }
 
+double coll__nccl_tree_correction(cfg_coll_protocol p, uint64_t bytes) {
+  /* treeCorrectionFactor [LL, LL128, Simple][log2i(bytes >> 6)], 64 B to
+   * 256 MiB ("Trees are not perfectly sticking to the model for medium
+   * sizes"); ncclTopoGetAlgoTime applies it to the tree's AllReduce for
+   * 0 <= logSize < 23, the same table from 2.1x to 2.29 */
+  static const double f[3][23] = {
+      {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7,  .7,  .7,  .6, .5,
+       .4,  .4,  .5,  .6,  .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
+      {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7,  .6, .6,
+       .6,  .6,  .6,  .6,  .8,  .9, .9, .9, .9, 1.0, 1.0},
+      {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9}};
+  uint64_t v = bytes >> 6;
+  if (v == 0) return 1.0; /* log2i(0) < 0: not applied */
+  int l = 0;
+  while (v >>= 1) l++;
+  if (l >= 23) return 1.0;
+  return f[p == CFG_PROTO_LL ? 0 : p == CFG_PROTO_LL128 ? 1 : 2][l];
+}
+
 uint32_t coll__nccl_channels(const coll_spec *s, cfg_coll_algorithm a, cfg_coll_protocol p) {
   /* maxThreads (NCCL_LL_MAX_NTHREADS 512, NCCL_LL128_MAX_NTHREADS 640,
    * NCCL_SIMPLE_MAX_NTHREADS 512) x threadThresholds (NCCL_LL_THREAD_THRESHOLD 8,

@@ -112,6 +112,20 @@ static simtime_ps above(double hop_us, simtime_ps wire) {
   return h > wire ? h - wire : 0;
 }
 
+/* NCCL's latencies for the ranks' placement (tuning.cc ncclTopoTuneModel):
+ * with one rank a node (ppn 1) the ring's network hop is the tree's ("With
+ * ppn=1 latencies are fully exposed, use the Tree network latency"; the
+ * tree has it already, the in-switch algorithms need g > 1, point-to-point
+ * is not in the model): a 2-rank ring LL across 2 nodes 6.6 + 2 x 5.0 us,
+ * not 6.6 + 2 x 2.7. */
+static coll_protocol_params params_at(const coll_spec *s, const probe *pr, cfg_coll_algorithm a,
+                                      cfg_coll_protocol p) {
+  coll_protocol_params q = coll_protocol_params_of(s->latency, a, p);
+  if (pr->m > 1 && s->nranks == pr->m && a == CFG_ALGO_RING)
+    q.hop_net_us = coll_protocol_params_of(s->latency, CFG_ALGO_TREE, p).hop_net_us;
+  return q;
+}
+
 /* Steps of a ring phase and how many of them cross nodes (NCCL's count:
  * a piece of data crosses every node boundary once per pass). */
 static void ring_steps(cfg_coll_op op, uint32_t n, uint32_t m, uint64_t *steps, uint64_t *inter) {
@@ -153,9 +167,8 @@ static double ring_channel_cap(const coll_spec *s, uint32_t m, cfg_coll_protocol
  * the tree's throughput (coll__tree_floor_ps), not on each step, since
  * NCCL forwards lines as they arrive and a small message's hops do not
  * each pay its whole chunk at the capped rate. */
-static double tree_floor_rate(const coll_spec *s, const probe *pr, cfg_coll_protocol p,
+static double tree_model_rate(const coll_spec *s, const probe *pr, cfg_coll_protocol p,
                               uint32_t k) {
-  if (k == 0) return INFINITY;
   double cap = coll__nccl_tree_cap(s->gpu, pr->m, CFG_PROTO_SIMPLE);
   if (p != CFG_PROTO_LL && p != CFG_PROTO_LL128) return cap;
   uint32_t nics = pr->npn < k ? pr->npn : k, per_nic = nics ? (k + nics - 1) / nics : k;
@@ -166,6 +179,18 @@ static double tree_floor_rate(const coll_spec *s, const probe *pr, cfg_coll_prot
     return fmin(pr->m > 1 ? cap : simple * 7.0 / 9.0,
                 coll__nccl_tree_cap(s->gpu, pr->m, CFG_PROTO_LL128));
   return fmin(simple / 3.8, ring_channel_cap(s, pr->m, p, k));
+}
+
+/* The floor's rate: the model's, at NCCL's measured share of it for the
+ * message's size (coll__nccl_tree_correction; NVIDIA GPUs: RCCL's table is
+ * a choice bias, rccl.c). A floor, not a factor on fabsim's pipeline: where
+ * the tree's own chunks and hops are slower than NCCL's corrected model,
+ * they set the time, so no loss is counted twice. */
+static double tree_floor_rate(const coll_spec *s, const probe *pr, cfg_coll_protocol p,
+                              uint32_t k) {
+  if (k == 0) return INFINITY;
+  double r = tree_model_rate(s, pr, p, k);
+  return coll__gpu_amd(s->gpu) ? r : r * coll__nccl_tree_correction(p, s->bytes);
 }
 
 /* Slices a ring step is forwarded in: Simple ALLREDUCE_CHUNKSTEPS /
@@ -225,7 +250,7 @@ static double ring_delay_s(const probe *pr, const coll_spec *s, cfg_coll_protoco
  * protocol p and k channels, seconds: launch + steps (wire + t_data) +
  * ring_delay_s. */
 static double ring_estimate(const probe *pr, const coll_spec *s, cfg_coll_protocol p, uint32_t k) {
-  coll_protocol_params q = coll_protocol_params_of(s->latency, CFG_ALGO_RING, p);
+  coll_protocol_params q = params_at(s, pr, CFG_ALGO_RING, p);
   uint64_t steps, inter;
   ring_steps(s->op, s->nranks, pr->m, &steps, &inter);
   double chunk = (double)coll__ceil_div(
@@ -689,7 +714,7 @@ void coll__apply_protocol(coll_plan *p, const topo *t, const coll_spec *s) {
     p->phases[0].fixed = nvls_pipeline_ps(t, &pr, s, p->algorithm);
     return;
   }
-  coll_protocol_params q = coll_protocol_params_of(s->latency, p->algorithm, p->protocol);
+  coll_protocol_params q = params_at(s, &pr, p->algorithm, p->protocol);
   p->launch = us_ps(q.launch_us);
   /* A step already costs its slowest transfer's routed latency (the
    * phase ends with it): a hop of the protocol adds what it takes beyond

@@ -15,6 +15,7 @@
 
 #include "fabsim/coll.h"
 #include "fixture.h"
+#include "coll/coll_internal.h"
 #include "coll/coll_test.h"
 
 static coll_spec spec_of(const fixture *f, const uint32_t *ranks, uint32_t n, cfg_coll_algorithm a,
@@ -132,6 +133,63 @@ static void test_ring_or_tree_on_two_nodes(void **state) {
       assert_true(r.busbw_GBps * 1e9 <= cap * (1 + 1e-9));
       if (S == (4ull << 30)) assert_true(r.busbw_GBps * 1e9 >= 0.97 * cap);
     }
+    sim_free(ranks);
+    unload(&f);
+  }
+}
+
+/* NCCL's measured tree correction (tuning.cc treeCorrectionFactor, applied
+ * in ncclTopoGetAlgoTime at log2i(bytes >> 6)): two H100 nodes, the LL tree
+ * forced, where NCCL's LL bound (llMaxBws 39 GB/s across 2 nodes, algbw
+ * half of it) sets the rate: time = NCCL's latency 6.8 + 2 (7 x 0.6 + 5.0)
+ * = 25.2 us + S / (19.5 GB/s x f(S)), f = 0.6 at 64 KiB, 0.4 at 512 KiB,
+ * 0.6 at 2 MiB; and the Simple tree at 256 MiB (f 0.9 would apply below
+ * 256 MiB only: log2i 22). Fails without the correction (512 KiB: 52.1 us,
+ * not 92.4). */
+static void test_tree_correction(void **state) {
+  (void)state;
+  const char *sets[] = {"cluster.nodes=2"};
+  fixture f;
+  load(&f, sets, 1);
+  uint32_t n = 16, *ranks = iota(n);
+  static const uint64_t size[] = {64u << 10, 512u << 10, 2u << 20};
+  static const double share[] = {0.6, 0.4, 0.6};
+  for (int i = 0; i < 3; i++) {
+    coll_spec s = spec_of(&f, ranks, n, CFG_ALGO_TREE, CFG_PROTO_LL, size[i]);
+    coll_result r;
+    double t = run_spec(&f, &s, &r) * 1e6;
+    double want = 25.2 + (double)size[i] / (19.5e3 * share[i]);
+    if (fabs(t / want - 1) > 0.005)
+      fail_msg("%llu B: LL tree %.3f us, NCCL's corrected model %.3f us",
+               (unsigned long long)size[i], t, want);
+  }
+  for (int i = 0; i < 23; i++) /* the table's ends: 1 below 64 B and from 512 MiB */
+    assert_true(coll__nccl_tree_correction(CFG_PROTO_LL, 64ull << i) <= 1.0);
+  assert_true(coll__nccl_tree_correction(CFG_PROTO_LL, 63) == 1.0);
+  assert_true(coll__nccl_tree_correction(CFG_PROTO_SIMPLE, 256ull << 20) == 0.9);
+  assert_true(coll__nccl_tree_correction(CFG_PROTO_SIMPLE, 512ull << 20) == 1.0);
+  assert_true(coll__nccl_tree_correction(CFG_PROTO_LL128, 1u << 20) == 0.6);
+  sim_free(ranks);
+  unload(&f);
+}
+
+/* One rank a node (tuning.cc ncclTopoTuneModel: "With ppn=1 latencies are
+ * fully exposed, use the Tree network latency"): an 8-byte ring LL
+ * AllReduce over m nodes of one GPU and one NIC takes NCCL's 6.6 us launch
+ * and 2 (m - 1) network hops of the tree's 5.0 us (the ring's own is 2.7):
+ * 16.6 us on 2 nodes, 36.6 on 4. Fails without: 12.0 and 22.8 us. */
+static void test_ring_one_rank_a_node(void **state) {
+  (void)state;
+  static const char *const nodes[] = {"cluster.nodes=2", "cluster.nodes=4"};
+  for (uint32_t i = 0; i < 2; i++) {
+    const char *sets[] = {nodes[i], "cluster.gpus_per_node=1", "cluster.nic.per_node=1"};
+    fixture f;
+    load(&f, sets, 3);
+    uint32_t m = 2u << i, *ranks = iota(m);
+    coll_spec s = spec_of(&f, ranks, m, CFG_ALGO_RING, CFG_PROTO_LL, 8);
+    coll_result r;
+    double t = run_spec(&f, &s, &r) * 1e6, want = 6.6 + 2.0 * (m - 1) * 5.0;
+    if (fabs(t / want - 1) > 0.005) fail_msg("%u nodes: ring LL %.3f us, NCCL's %.3f", m, t, want);
     sim_free(ranks);
     unload(&f);
   }
@@ -320,6 +378,7 @@ int main(void) {
       cmocka_unit_test(test_channels_by_size), cmocka_unit_test(test_ring_or_tree_on_two_nodes),
       cmocka_unit_test(test_nvlstree_cap),     cmocka_unit_test(test_nvlstree_pays_its_path),
       cmocka_unit_test(test_two_nics_per_gpu), cmocka_unit_test(test_fidelities_agree_on_the_curve),
+      cmocka_unit_test(test_tree_correction),  cmocka_unit_test(test_ring_one_rank_a_node),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

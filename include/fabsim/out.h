@@ -138,10 +138,12 @@ typedef struct out_run {
   bool report, openmetrics;
   uint32_t top_ports;
   const char *started_at; /* wall clock, ISO 8601 UTC (not in deterministic files) */
+  const run_flows *flows; /* output.flows: flows.csv and the database's rows (NULL: none) */
+  const topo *t;          /* the flows' names */
 } out_run;
 
 /* Write timeseries.csv, events.csv, report.html (if asked), metrics.txt (if
- * asked) into dir, each atomically, and append the run to the database in
+ * asked), flows.csv (if flows->on) into dir, each atomically, and append the run to the database in
  * one transaction.
  * Sweeps tag runs through the environment: FABSIM_SWEEP (sweep id) and
  * FABSIM_SWEEP_POINT ("key=value key=value"). */

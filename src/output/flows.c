@@ -7,6 +7,14 @@
 
 #include "output/out_internal.h"
 
+/* A transfer's end: a GPU by its vertex; a storage endpoint (past the
+ * GPUs) by its path's end vertex `v`; without one, endpointN. buf: 64. */
+static void endpoint_name(const topo *t, uint32_t gpu, uint32_t v, char *buf) {
+  if (gpu < topo_gpu_count(t)) topo_vertex_name(t, topo_gpu_vertex(t, gpu), buf, 64);
+  else if (v != UINT32_MAX) topo_vertex_name(t, v, buf, 64);
+  else snprintf(buf, 64, "endpoint%u", gpu);
+}
+
 void out__flow_text_of(const run_flows *f, const topo *t, const tel_flow *r, out__flow_text *o) {
   char v[64];
   o->path[0] = o->src_nic[0] = o->dst_nic[0] = '\0';
@@ -20,13 +28,9 @@ void out__flow_text_of(const run_flows *f, const topo *t, const tel_flow *r, out
     if (len < sizeof o->path)
       len += (size_t)snprintf(o->path + len, sizeof o->path - len, ">%s", v);
   }
-  if (r->npath) {
-    topo_vertex_name(t, topo_channel_src(t, r->path[0]), o->src, sizeof o->src);
-    topo_vertex_name(t, topo_channel_dst(t, r->path[r->npath - 1]), o->dst, sizeof o->dst);
-  } else { /* a GPU to itself, or no route */
-    snprintf(o->src, sizeof o->src, "gpu%u", r->src_gpu);
-    snprintf(o->dst, sizeof o->dst, "gpu%u", r->dst_gpu);
-  }
+  endpoint_name(t, r->src_gpu, r->npath ? topo_channel_src(t, r->path[0]) : UINT32_MAX, o->src);
+  endpoint_name(t, r->dst_gpu, r->npath ? topo_channel_dst(t, r->path[r->npath - 1]) : UINT32_MAX,
+                o->dst);
   if (r->src_nic != UINT32_MAX) topo_vertex_name(t, topo_nic_vertex(t, r->src_nic), o->src_nic, 64);
   if (r->dst_nic != UINT32_MAX) topo_vertex_name(t, topo_nic_vertex(t, r->dst_nic), o->dst_nic, 64);
   o->cls = f->cfg->fabric.classes.v[r->tclass & 7].name;

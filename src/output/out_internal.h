@@ -87,7 +87,7 @@ void out__openmetrics(out__buf *b, const json_t *summary, const tel *t);
 /* One row of the per-flow log as the files write it: names from the
  * topology and the scenario (flows.c). */
 typedef struct out__flow_text {
-  char src[64], dst[64];         /* the endpoints (the path's ends; gpuN without one) */
+  char src[64], dst[64];         /* the endpoints: gpuN (a storage endpoint: its path's end) */
   char src_nic[64], dst_nic[64]; /* "" : none (NVLink, the GPU itself) */
   char path[TOPO_MAX_PATH * 40]; /* vertex names joined by '>' ("" : no path) */
   const char *cls;               /* the class's name (fabric.classes) */

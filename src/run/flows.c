@@ -5,6 +5,32 @@
 
 #include "run/run_internal.h"
 
+/* A training job whose collectives are timed apart from the run's fabric
+ * (comm_model reuse or symmetric; a jobs: list's job timed by class while
+ * it shares links) has no transfer the run's backend reports: its name, or
+ * NULL when every transfer of the run crosses the run's backend. */
+static const char *timed_apart(const run_setup *s) {
+  if (s->training && s->tr.job && wl_job_comm_model(s->tr.job) != CFG_COMM_LIVE)
+    return "the training job";
+  for (uint32_t j = 0; j < s->jobs.n; j++) {
+    const run_job *job = &s->jobs.v[j];
+    if (job->timed || (job->train && wl_job_comm_model(job->train) != CFG_COMM_LIVE))
+      return job->cfg->name;
+  }
+  return NULL;
+}
+
+int run__flows_check(const run_setup *s, sim_error *err) {
+  const char *who = s->cfg.output.flows ? timed_apart(s) : NULL;
+  if (!who) return SIM_OK;
+  return cfg_fail_at(s->doc, "output.flows", err,
+                     "%s times its collectives apart from the run's fabric (once each, or by "
+                     "class while it shares links), so the run has no record of each of its "
+                     "transfers; allowed: output.flows with workload.comm_model live (jobs: "
+                     "each training job's), or output.flows false",
+                     who);
+}
+
 void run_flows_collect(run_flows *f, const run_setup *s, run_events *log) {
   const cfg_scenario *cfg = &s->cfg;
   *f = (run_flows){.on = cfg->output.flows, .cfg = cfg};

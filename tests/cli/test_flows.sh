@@ -42,6 +42,11 @@ for fid in flow packet; do
   [ "$(cut -d, -f5 perm-$fid/flows.csv | tail -n +2 | sort -u | wc -l)" = 32 ] && pass || fail "perm-$fid: sources not distinct"
   [ "$(cut -d, -f6 perm-$fid/flows.csv | tail -n +2 | sort -u | wc -l)" = 32 ] && pass || fail "perm-$fid: destinations not distinct"
   expect_json perm-$fid/summary.json '.files | index("flows.csv") == 2'
+  # the FCT statistics of the summary are those of the rows: max and mean
+  max=$(awk -F, 'NR > 1 && $4 > m { m = $4 } END { print m }' perm-$fid/flows.csv)
+  expect_json perm-$fid/summary.json "(.network.fct_us.max * 1e6 | round) == $max"
+  mean=$(awk -F, 'NR > 1 { s += $4; n++ } END { printf "%.0f", s / n }' perm-$fid/flows.csv)
+  expect_json perm-$fid/summary.json "(.network.fct_us.mean * 1e6 - $mean | fabs) <= 1"
 done
 
 # an all-to-all of 16 GPUs (2 nodes): 240 flows, every ordered pair once
@@ -49,7 +54,9 @@ expect_exit 0 "$FABSIM" run "${T[@]}" --set workload.traffic.pattern=all-to-all 
   --set simulation.fidelity=packet --set output.flows=true --set output.dir=a2a
 check_rows a2a 240
 [ "$(cut -d, -f5,6 a2a/flows.csv | tail -n +2 | sort -u | wc -l)" = 240 ] && pass || fail "a2a: pairs not distinct"
-# the last flow ends by the pattern's end
+# the last flow ends by the pattern's end; the summary's FCT percentiles are the rows'
+p50=$(tail -n +2 a2a/flows.csv | cut -d, -f4 | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR * 50 + 99) / 100)] }')
+expect_json a2a/summary.json "(.network.fct_us.p50 * 1e6 | round) == $p50"
 end=$(awk -F, 'NR > 1 && $3 > m { m = $3 } END { print m }' a2a/flows.csv)
 expect_json a2a/summary.json ".traffic.time_s * 1e12 >= $end"
 

@@ -5,15 +5,19 @@
 
 #include "run/run_internal.h"
 
-/* A training job whose collectives are timed apart from the run's fabric
- * (comm_model reuse or symmetric; a jobs: list's job timed by class while
- * it shares links) has no transfer the run's backend reports: its name, or
- * NULL when every transfer of the run crosses the run's backend. */
-static const char *timed_apart(const run_setup *s) {
+/* A job whose transfers the run's backend never sees: a training job whose
+ * collectives are timed once each apart from the run (comm_model reuse or
+ * symmetric; *timed false), or a jobs: list's job timed by class while it
+ * may share links (src/run/contention.c: jobs that may meet at the analytic
+ * fidelity, or beside a training job that is not live; *timed true). Its
+ * name, or NULL when every transfer of the run crosses the run's backend. */
+static const char *apart(const run_setup *s, bool *timed) {
+  *timed = false;
   if (s->training && s->tr.job && wl_job_comm_model(s->tr.job) != CFG_COMM_LIVE)
     return "the training job";
   for (uint32_t j = 0; j < s->jobs.n; j++) {
     const run_job *job = &s->jobs.v[j];
+    *timed = job->timed;
     if (job->timed || (job->train && wl_job_comm_model(job->train) != CFG_COMM_LIVE))
       return job->cfg->name;
   }
@@ -21,13 +25,22 @@ static const char *timed_apart(const run_setup *s) {
 }
 
 int run__flows_check(const run_setup *s, sim_error *err) {
-  const char *who = s->cfg.output.flows ? timed_apart(s) : NULL;
+  bool timed;
+  const char *who = s->cfg.output.flows ? apart(s, &timed) : NULL;
   if (!who) return SIM_OK;
+  if (timed)
+    return cfg_fail_at(s->doc, "output.flows", err,
+                       "%s may share links with another job and is timed by class apart from "
+                       "the run's backend (jobs that may meet at the analytic fidelity, or beside "
+                       "a training job that is not live), so the run has no record of each of its "
+                       "transfers; allowed: output.flows at simulation.fidelity flow or packet "
+                       "with every training job's workload.comm_model live, or output.flows false",
+                       who);
   return cfg_fail_at(s->doc, "output.flows", err,
-                     "%s times its collectives apart from the run's fabric (once each, or by "
-                     "class while it shares links), so the run has no record of each of its "
-                     "transfers; allowed: output.flows with workload.comm_model live (jobs: "
-                     "each training job's), or output.flows false",
+                     "%s times its collectives once each apart from the run's fabric "
+                     "(workload.comm_model reuse or symmetric), so the run has no record of each "
+                     "of its transfers; allowed: output.flows with workload.comm_model live, or "
+                     "output.flows false",
                      who);
 }
 

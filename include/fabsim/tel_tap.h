@@ -123,12 +123,15 @@ typedef struct tel_flow {
  * crosses). Cost: O(log max + path) per transfer reported, O(max) memory;
  * nothing without this call. */
 void tel_tap_flows_keep(tel_tap *tap, size_t max);
-/* After the run: the rows kept, sorted by (start, phase, xfer) (NULL, 0
- * when not kept; valid until the tap is destroyed), and how many reported
- * transfers were left out past max, the earliest and latest start of
- * those (*left 0: none). */
-const tel_flow *tel_tap_flows(tel_tap *tap, size_t *n, uint64_t *left, simtime_ps *left_from,
-                              simtime_ps *left_to);
+/* After the run, which ended at `until`: the rows kept, sorted by (start,
+ * phase, xfer) (NULL, 0 when not kept; valid until the tap is destroyed),
+ * and how many reported transfers were left out past max, the earliest and
+ * latest start of those (*left 0: none). A row that ends after `until` is
+ * dropped, not counted: the analytic fidelity reports a phase's times at
+ * its submission, so a run stopped early (Ctrl-C, a failed job) has rows
+ * of phases it never finished. The first call fixes the result. */
+const tel_flow *tel_tap_flows(tel_tap *tap, simtime_ps until, size_t *n, uint64_t *left,
+                              simtime_ps *left_from, simtime_ps *left_to);
 
 /* Per-port telemetry of a backend that has it (be_port_sampling_start with
  * m's ports and the watched ones, whose queues are kept in every row):

@@ -49,7 +49,7 @@ void run_flows_collect(run_flows *f, const run_setup *s, run_events *log) {
   *f = (run_flows){.on = cfg->output.flows, .cfg = cfg};
   if (!f->on || !s->tel.tap) return;
   simtime_ps from, to;
-  f->v = tel_tap_flows(s->tel.tap, &f->n, &f->left, &from, &to);
+  f->v = tel_tap_flows(s->tel.tap, sim_now(s->sim), &f->n, &f->left, &from, &to);
   topo_split split = topo_split_of(cfg);
   f->spread = split == TOPO_SPLIT_POOLS ||
               (split == TOPO_SPLIT_ADAPTIVE && cfg->simulation.fidelity == CFG_FIDELITY_PACKET);

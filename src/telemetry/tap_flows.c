@@ -94,14 +94,20 @@ static int row_cmp(const void *a, const void *b) {
   return row_after(a, b) ? 1 : row_after(b, a) ? -1 : 0;
 }
 
-const tel_flow *tel_tap_flows(tel_tap *tap, size_t *n, uint64_t *left, simtime_ps *left_from,
-                              simtime_ps *left_to) {
+const tel_flow *tel_tap_flows(tel_tap *tap, simtime_ps until, size_t *n, uint64_t *left,
+                              simtime_ps *left_from, simtime_ps *left_to) {
   tap_flows *f = tap->flows;
   *n = 0;
   *left = 0;
   *left_from = *left_to = 0;
   if (!f) return NULL;
-  if (!f->sorted) qsort(f->v, f->n, sizeof *f->v, row_cmp);
+  if (!f->sorted) {
+    size_t k = 0; /* rows that end after the run did never completed in it */
+    for (size_t i = 0; i < f->n; i++)
+      if (f->v[i].end <= until) f->v[k++] = f->v[i];
+    f->n = k;
+    qsort(f->v, f->n, sizeof *f->v, row_cmp);
+  }
   f->sorted = true;
   *n = f->n;
   *left = f->left;

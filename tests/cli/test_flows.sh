@@ -81,6 +81,16 @@ rows=$(($(wc -l < ring/flows.csv) - 1))
 fct=$(awk -F, 'NR > 1 && $4 != $3 - $2 { print $1; exit }' ring/flows.csv)
 [ -z "$fct" ] && pass || fail "ring: fct of id $fct"
 
+# stopped early (Ctrl-C) at the analytic fidelity, which times a phase at its submission:
+# only transfers that ended by the run's end are rows
+interrupt_at simulate stop --set cluster.nodes=2 --set workload.collective.algorithm=ring \
+  --set workload.collective.size=1GiB --set output.flows=true
+[ "$stop_rc" = 130 ] && pass || fail "stop: exit $stop_rc"
+expect_json stop/summary.json '.complete == false'
+late=$(jq '.sim.sim_time_s * 1e12 | round' stop/summary.json)
+over=$(awk -F, -v e="$late" 'NR > 1 && $3 > e { print $1; exit }' stop/flows.csv)
+[ -z "$over" ] && pass || fail "stop: id $over ends after the run's end, $late ps"
+
 # jobs sharing a fabric: each row names its job
 expect_exit 0 "$FABSIM" run "$SRC/examples/shared/two-jobs.yaml" --set cluster.nodes=16 \
   --set 'jobs[0].gpus=16' --set 'jobs[1].gpus=16' --set 'jobs[0].workload.collective.size=1MiB' \

@@ -34,8 +34,8 @@ void out__flow_text_of(const run_flows *f, const topo *t, const tel_flow *r, out
   if (r->src_nic != UINT32_MAX) topo_vertex_name(t, topo_nic_vertex(t, r->src_nic), o->src_nic, 64);
   if (r->dst_nic != UINT32_MAX) topo_vertex_name(t, topo_nic_vertex(t, r->dst_nic), o->dst_nic, 64);
   o->cls = f->cfg->fabric.classes.v[r->tclass & 7].name;
-  uint32_t job =
-      f->job_of_gpu && r->src_gpu < topo_gpu_count(t) ? f->job_of_gpu[r->src_gpu] : UINT32_MAX;
+  uint32_t g = r->src_gpu < topo_gpu_count(t) ? r->src_gpu : r->dst_gpu; /* a read: its reader */
+  uint32_t job = f->job_of_gpu && g < topo_gpu_count(t) ? f->job_of_gpu[g] : UINT32_MAX;
   o->job = job != UINT32_MAX ? f->cfg->jobs.v[job].name : "";
 }
 

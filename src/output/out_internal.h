@@ -91,7 +91,8 @@ typedef struct out__flow_text {
   char src_nic[64], dst_nic[64]; /* "" : none (NVLink, the GPU itself) */
   char path[TOPO_MAX_PATH * 40]; /* vertex names joined by '>' ("" : no path) */
   const char *cls;               /* the class's name (fabric.classes) */
-  const char *job;               /* the jobs: list's name; "" : none */
+  const char *job;               /* the jobs: list's name (of its source GPU, else of its
+                                    destination: a read from storage); "" : none */
 } out__flow_text;
 void out__flow_text_of(const run_flows *f, const topo *t, const tel_flow *r, out__flow_text *o);
 void out__flows_csv(out__buf *b, const run_flows *f, const topo *t);

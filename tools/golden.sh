@@ -46,7 +46,8 @@ normalize() {
          ORDER BY point, output_dir;
        SELECT r.point, r.output_dir, m.name, m.value FROM metrics m JOIN runs r USING (run_id)
          WHERE m.name != 'sim.wall_s' ORDER BY r.point, r.output_dir, m.name;" > "$OUT/$n.sqlite.txt" 2>&1
-    for t in $(sqlite3 "$d/results.sqlite" ".tables"); do
+    # tables by name (".tables" lays names out in columns: a new table reorders them)
+    for t in $(sqlite3 "$d/results.sqlite" "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name"); do
       case $t in runs|metrics) continue ;; esac
       cols=$(sqlite3 "$d/results.sqlite" \
         "SELECT group_concat('t.' || name) FROM pragma_table_info('$t') WHERE name != 'run_id'")

@@ -485,6 +485,8 @@ typedef struct cfg_scenario {
     uint32_t top_ports;         /* hottest ports listed */
     uint32_t max_rows;          /* timeseries rows at most (the interval widens to fit) */
     uint32_t max_events;        /* events kept in the outputs at most (then a marker) */
+    bool flows;                 /* write flows.csv and the database's flows rows */
+    uint32_t max_flows;         /* flow rows kept at most (the earliest; then a marker) */
   } output;
   struct { /* reliability.*: planning over a whole run (src/reliability) */
     double days;

@@ -145,11 +145,14 @@ typedef struct out_run {
   const char *started_at; /* wall clock, ISO 8601 UTC (not in deterministic files) */
   const char *sweep;      /* the sweep's id, or NULL (run_provenance) */
   const char *point;      /* the sweep point's "key=value key=value", or NULL */
+  const run_flows *flows; /* output.flows: flows.csv and the database's rows (NULL: none) */
+  const topo *t;          /* the flows' names */
 } out_run;
 
 /* Write timeseries.csv, events.csv, report.html (if asked), metrics.txt (if
- * asked) into dir, each atomically, and append the run to the database in
- * one transaction (tagged with its sweep and point, if any). */
+ * asked), flows.csv (if flows->on) into dir, each atomically, and append the
+ * run to the database in one transaction (tagged with its sweep and point,
+ * if any). */
 int out_write_run(const out_run *r, sim_error *err);
 
 /* The database path a run uses: NULL for "none", else database, inside dir

@@ -583,6 +583,32 @@ void run_training_report(run_training *tr, const flt_sched *fs, run_events *log,
                          run_training_result *out);
 void run_training_result_free(run_training_result *r);
 
+/* ---- the per-flow log (output.flows; flows.c) ---------------------------------------------- */
+
+/* Every transfer the run's backend reported (tel_tap_flows: one repetition
+ * of one transfer of a phase, as the fidelity timed it), at most
+ * output.max_flows of them, the earliest by (start, phase, transfer), for
+ * flows.csv and the database's flows table. Public fields. */
+typedef struct run_flows {
+  bool on;           /* output.flows */
+  const tel_flow *v; /* sorted; the tap's (valid until the backend is destroyed) */
+  size_t n;
+  uint64_t left;           /* transfers past output.max_flows, not in v (then an event says so) */
+  bool spread;             /* routing spreads a transfer's bytes over its equal-cost paths (spray,
+                              or adaptive per packet; adaptive at the packet fidelity): a row's
+                              path is its ECMP path (see docs/outputs.md), not every byte's */
+  uint32_t *job_of_gpu;    /* owned: the jobs: list's job of each GPU (UINT32_MAX: none); NULL
+                              without a jobs: list */
+  const cfg_scenario *cfg; /* job names (cfg->jobs), class names (fabric.classes) */
+} run_flows;
+
+/* After the run (rank 0): the tap's rows into f, and when output.max_flows
+ * left some out a "flows-truncated" event in `log` saying how many and
+ * from when. Nothing when output.flows is off. */
+struct run_setup;
+void run_flows_collect(run_flows *f, const struct run_setup *s, run_events *log);
+void run_flows_free(run_flows *f);
+
 /* ---- what `fabsim run` reports ----------------------------------------------------------- */
 
 /* One run's results and counters, typed, for the edge (src/output:
@@ -608,6 +634,7 @@ typedef struct run_result {
   run_training_result training; /* workload.kind training: run_training_report's */
   bool complete;                /* ran to its end (false: stopped early, Ctrl-C) */
   tel *tel;                     /* run_telemetry_make's, or NULL */
+  run_flows flows;              /* output.flows (flows.on false: none) */
 } run_result;
 
 /* ---- fabsim memory: a training setup's memory per GPU (memory.c) ------------------------ */

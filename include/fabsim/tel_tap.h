@@ -93,6 +93,46 @@ be_backend *tel_tap_wrap(be_backend *inner, tel_tap **tap);
  * tel_finish. */
 void tel_tap_replay(tel_tap *tap, tel *t, const tel_portmap *m, unsigned flags);
 
+/* ---- the per-flow log (output.flows; tap_flows.c) ------------------------------------- */
+
+/* One transfer as the backend reported it (be_xfer_end): one repetition of
+ * one transfer of one phase. start is its repetition's start, end its last
+ * byte's arrival (start + delivered), so end - start is its flow completion
+ * time as the fidelity timed it. */
+typedef struct tel_flow {
+  simtime_ps start, end;
+  uint64_t bytes;
+  uint64_t phase;            /* the tap's phase index: phases in submission order, from 0 */
+  uint64_t xfer;             /* its index among the phase's transfers (a slice's) */
+  uint32_t src_gpu, dst_gpu; /* be_xfer's: GPU (or storage endpoint) indices */
+  uint32_t src_nic, dst_nic; /* the NICs its path leaves and enters by; UINT32_MAX: none */
+  uint8_t tclass;
+  uint8_t npath;                /* channels in path (0: no route, or GPU to itself) */
+  uint32_t path[TOPO_MAX_PATH]; /* the channels it was routed on (see tel_tap_flows_keep) */
+} tel_flow;
+
+/* Keep the flow log, at most max rows (>= 1): the earliest by (start,
+ * phase, xfer), whatever order the reports come in, so the rows kept are
+ * the same however the backend orders its reports. Before any phase. The
+ * path of a row is routing's when the backend reports the transfer
+ * (topo_route_health on the view of the last reroute: the analytic fidelity
+ * reports at submission, flow and packet at completion, so a transfer moved
+ * by a reroute shows the path it finished on); under adaptive routing the
+ * path the tap counted it on, as the analytic and flow fidelities do; under
+ * spray the ECMP path of its flow hash (the bytes spread over the pools it
+ * crosses). Cost: O(log max + path) per transfer reported, O(max) memory;
+ * nothing without this call. */
+void tel_tap_flows_keep(tel_tap *tap, size_t max);
+/* After the run, which ended at `until`: the rows kept, sorted by (start,
+ * phase, xfer) (NULL, 0 when not kept; valid until the tap is destroyed),
+ * and how many reported transfers were left out past max, the earliest and
+ * latest start of those (*left 0: none). A row that ends after `until` is
+ * dropped, not counted: the analytic fidelity reports a phase's times at
+ * its submission, so a run stopped early (Ctrl-C, a failed job) has rows
+ * of phases it never finished. The first call fixes the result. */
+const tel_flow *tel_tap_flows(tel_tap *tap, simtime_ps until, size_t *n, uint64_t *left,
+                              simtime_ps *left_from, simtime_ps *left_to);
+
 /* Per-port telemetry of a backend that has it (be_port_sampling_start with
  * m's ports and the watched ones, whose queues are kept in every row):
  * before any phase; b may be the tap. SIM_EINVAL when b has no per-port

@@ -1242,6 +1242,24 @@ static const cfg__key schema[] = {
             "left out.",
      .quiet = 1,
      FIELD(output.max_events)},
+    {.name = "output.flows",
+     .type = CFG__BOOL,
+     .def = "false",
+     .doc = "Also write flows.csv and the database's flows table: one row per transfer (each "
+            "repetition of a phase's point-to-point transfer, as the fidelity timed it): "
+            "source and destination GPU and NIC, bytes, traffic class, job, phase, start, end, "
+            "FCT and routed path (docs/outputs.md).",
+     .quiet = 1,
+     FIELD(output.flows)},
+    {.name = "output.max_flows",
+     .type = CFG__UINT,
+     .def = "100000",
+     .min = 1,
+     .max = 100000000,
+     .doc = "Rows of flows.csv (and of the database's flows table) at most, the earliest by "
+            "start; past it a flows-truncated event says how many later ones were left out.",
+     .quiet = 1,
+     FIELD(output.max_flows)},
 
     {.name = "faults",
      .type = CFG__FAULTS,
@@ -1799,8 +1817,8 @@ void cfg__value_text(const cfg_scenario *s, size_t i, cfg__buf *b) {
 }
 
 /* A quiet key at its default: a string equal to its default text, a class
- * table with nothing listed, an integer equal to its default (the kinds of
- * quiet keys there are). */
+ * table with nothing listed, an integer or a bool equal to its default (the
+ * kinds of quiet keys there are). */
 static bool at_default(cfg__into s, size_t i) {
   const cfg__key *k = &schema[i];
   if (k->type == CFG__CLASSES) return ((const cfg_class_table *)cfield(s, k))->n == 0;
@@ -1819,6 +1837,11 @@ static bool at_default(cfg__into s, size_t i) {
     const char *str;
     memcpy(&str, cfield(s, k), sizeof str);
     return str && k->def && strcmp(str, k->def) == 0;
+  }
+  if (k->type == CFG__BOOL && k->def) {
+    bool v;
+    memcpy(&v, cfield(s, k), sizeof v);
+    return v == (strcmp(k->def, "true") == 0);
   }
   return false;
 }

@@ -1,7 +1,7 @@
 /* results.sqlite: every run a row of `runs`, its figures in `metrics`, its
- * sampled series in `timeseries`, its event log in `events` and its hottest
- * ports in `hot_ports`. Many runs (a sweep's parallel processes among them)
- * may share one file: each run is appended in a single IMMEDIATE
+ * sampled series in `timeseries`, its event log in `events`, its hottest
+ * ports in `hot_ports` and, with output.flows, its transfers in `flows`. Many runs (a sweep's
+ * parallel processes among them) may share one file: each run is appended in a single IMMEDIATE
  * transaction, so a run that dies half way leaves no trace and never harms
  * the runs before it; writers wait for each other (busy timeout) instead of
  * failing. The schema is created on first use; PRAGMA user_version says
@@ -79,6 +79,24 @@ static const char db_schema[] =
     "  ecn_marks INTEGER,\n"
     "  pfc_paused_s REAL,\n"
     "  PRIMARY KEY (run_id, rank)\n"
+    ") WITHOUT ROWID;\n"
+    "CREATE TABLE IF NOT EXISTS flows (  -- output.flows: the rows of flows.csv\n"
+    "  run_id INTEGER NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,\n"
+    "  id INTEGER NOT NULL,        -- 1, 2, ... in (start, phase, transfer) order\n"
+    "  start_ps INTEGER NOT NULL,  -- simulated picoseconds\n"
+    "  end_ps INTEGER NOT NULL,    -- its last byte's arrival\n"
+    "  fct_ps INTEGER NOT NULL,    -- end_ps - start_ps\n"
+    "  src TEXT NOT NULL,          -- as fabsim topo names it: 'gpu17'\n"
+    "  dst TEXT NOT NULL,\n"
+    "  src_nic TEXT NOT NULL,      -- '' : none (NVLink, the GPU itself)\n"
+    "  dst_nic TEXT NOT NULL,\n"
+    "  bytes INTEGER NOT NULL,\n"
+    "  class TEXT NOT NULL,        -- its traffic class's name\n"
+    "  job TEXT NOT NULL,          -- the jobs: list's name; '' : none\n"
+    "  phase INTEGER NOT NULL,     -- its phase, in submission order from 0\n"
+    "  path TEXT NOT NULL,         -- vertices joined by '>': 'gpu0>nic0>leaf0>spine1>...'\n"
+    "  spread INTEGER NOT NULL,    -- 1: routing spreads its bytes; path is its ECMP path\n"
+    "  PRIMARY KEY (run_id, id)\n"
     ") WITHOUT ROWID;\n"
     "PRAGMA user_version = 1;\n";
 
@@ -309,6 +327,40 @@ static int insert_hot_ports(sqlite3 *db, int64_t run, const tel *t, const out_na
   return rc;
 }
 
+static int insert_flows(sqlite3 *db, int64_t run, const run_flows *f, const topo *t) {
+  if (!f || !f->on || !t) return SIM_OK;
+  sqlite3_stmt *st = NULL;
+  if (sqlite3_prepare_v2(db,
+                         "INSERT INTO flows (run_id, id, start_ps, end_ps, fct_ps, src, dst, "
+                         "src_nic, dst_nic, bytes, class, job, phase, path, spread) "
+                         "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                         -1, &st, NULL) != SQLITE_OK)
+    return SIM_EIO;
+  int rc = SIM_OK;
+  out__flow_text o;
+  for (size_t i = 0; i < f->n && rc == SIM_OK; i++) {
+    const tel_flow *r = &f->v[i];
+    out__flow_text_of(f, t, r, &o);
+    sqlite3_reset(st);
+    sqlite3_bind_int64(st, 1, run);
+    sqlite3_bind_int64(st, 2, (sqlite3_int64)i + 1);
+    sqlite3_bind_int64(st, 3, (sqlite3_int64)r->start);
+    sqlite3_bind_int64(st, 4, (sqlite3_int64)r->end);
+    sqlite3_bind_int64(st, 5, (sqlite3_int64)(r->end - r->start));
+    const char *text[] = {o.src, o.dst, o.src_nic, o.dst_nic};
+    for (int k = 0; k < 4; k++) sqlite3_bind_text(st, 6 + k, text[k], -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st, 10, (sqlite3_int64)r->bytes);
+    sqlite3_bind_text(st, 11, o.cls, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 12, o.job, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(st, 13, (sqlite3_int64)r->phase);
+    sqlite3_bind_text(st, 14, o.path, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(st, 15, f->spread ? 1 : 0);
+    if (sqlite3_step(st) != SQLITE_DONE) rc = SIM_EIO;
+  }
+  sqlite3_finalize(st);
+  return rc;
+}
+
 int out__db_append(const char *path, const out__db_run *r, const out__series *s, const tel *t,
                    const out_names *names, uint32_t top_ports, int64_t *run_id, sim_error *err) {
   sqlite3 *db = NULL;
@@ -333,6 +385,8 @@ int out__db_append(const char *path, const out__db_run *r, const out__series *s,
   if (insert_events(db, *run_id, t) != SIM_OK) goto rollback;
   what = "cannot add the hot ports";
   if (insert_hot_ports(db, *run_id, t, names, top_ports) != SIM_OK) goto rollback;
+  what = "cannot add the flows";
+  if (insert_flows(db, *run_id, r->flows, r->t) != SIM_OK) goto rollback;
   what = "cannot commit";
   sim_test_pause("db-commit"); /* tests: kill -9 with the run's rows not yet committed */
   if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) goto rollback;

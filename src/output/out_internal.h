@@ -2,6 +2,7 @@
  *
  *   series.c       telemetry rows -> named columns, shared by every writer
  *   csv.c          timeseries.csv, events.csv
+ *   flows.c        flows.csv and the text of a flow row (output.flows)
  *   db.c           results.sqlite: schema, one transaction per run, reading
  *   db_merge.c     one results database into another (a sweep's MPI ranks)
  *   db_order.c     a sweep's run ids renumbered in point order
@@ -87,6 +88,19 @@ void out__timeseries_csv(out__buf *b, const out__series *s);
 void out__events_csv(out__buf *b, const tel *t);
 void out__openmetrics(out__buf *b, const json_t *summary, const tel *t);
 
+/* One row of the per-flow log as the files write it: names from the
+ * topology and the scenario (flows.c). */
+typedef struct out__flow_text {
+  char src[64], dst[64];         /* the endpoints: gpuN (a storage endpoint: its path's end) */
+  char src_nic[64], dst_nic[64]; /* "" : none (NVLink, the GPU itself) */
+  char path[TOPO_MAX_PATH * 40]; /* vertex names joined by '>' ("" : no path) */
+  const char *cls;               /* the class's name (fabric.classes) */
+  const char *job;               /* the jobs: list's name (of its source GPU, else of its
+                                    destination: a read from storage); "" : none */
+} out__flow_text;
+void out__flow_text_of(const run_flows *f, const topo *t, const tel_flow *r, out__flow_text *o);
+void out__flows_csv(out__buf *b, const run_flows *f, const topo *t);
+
 /* Numeric leaves of a JSON object as "a.b.0.c" -> value, in document order. */
 typedef void (*out__leaf_fn)(void *ctx, const char *name, double v);
 void out__json_leaves(const json_t *j, out__leaf_fn fn, void *ctx);
@@ -107,8 +121,10 @@ typedef struct out__db_run {
   const char *dir;
   const char *sweep, *point; /* NULL when not in a sweep */
   bool complete;
+  const run_flows *flows; /* output.flows: the flows table's rows (NULL or off: none) */
+  const topo *t;          /* names of the flows' endpoints and paths */
 } out__db_run;
-/* Append one run (runs, metrics, timeseries, events, hot ports) in one
+/* Append one run (runs, metrics, timeseries, events, hot ports, flows) in one
  * transaction; *run_id gets its id. */
 /* Open a results database (a regular file; write: created when absent),
  * with the busy timeout and foreign keys on. */

@@ -53,6 +53,11 @@ int out_write_run(const out_run *r, sim_error *err) {
     rc = out__write(&b, r->dir, "events.csv", err);
     b.len = 0;
   }
+  if (rc == SIM_OK && r->flows && r->flows->on && r->t) {
+    out__flows_csv(&b, r->flows, r->t);
+    rc = out__write(&b, r->dir, "flows.csv", err);
+    b.len = 0;
+  }
   if (rc == SIM_OK && r->openmetrics) {
     out__openmetrics(&b, r->summary, r->tel);
     rc = out__write(&b, r->dir, "metrics.txt", err);
@@ -81,7 +86,9 @@ int out_write_run(const out_run *r, sim_error *err) {
                       .dir = r->dir,
                       .sweep = r->sweep,
                       .point = r->point,
-                      .complete = r->complete && !r->failed};
+                      .complete = r->complete && !r->failed,
+                      .flows = r->flows,
+                      .t = r->t};
     int64_t id = 0;
     if ((rc = sim_mkdirs(r->dir, err)) == SIM_OK)
       rc = out__db_append(db, &dr, &s, r->tel, &r->names, r->top_ports, &id, err);
@@ -121,7 +128,9 @@ int out_run_files(const run_setup *s, const run_result *r, const json_t *summary
                .top_ports = cfg->output.top_ports,
                .started_at = p->started_at,
                .sweep = p->sweep,
-               .point = p->point};
+               .point = p->point,
+               .flows = &r->flows,
+               .t = s->t};
   int rc = out_write_run(&o, err);
   if (rc == SIM_OK) rc = out_write_json(summary, cfg->output.dir, "summary.json", err);
   if (rc == SIM_OK) rc = sim_write_file_atomic(path, dump, strlen(dump), err);

@@ -476,6 +476,7 @@ static json_t *files_json(const cfg_scenario *cfg) {
   json_t *files = json_array();
   json_array_append_new(files, json_string("timeseries.csv"));
   json_array_append_new(files, json_string("events.csv"));
+  if (cfg->output.flows) json_array_append_new(files, json_string("flows.csv"));
   if (cfg->output.openmetrics) json_array_append_new(files, json_string("metrics.txt"));
   json_array_append_new(files, json_string("summary.json"));
   json_array_append_new(files, json_string("scenario.yaml"));

@@ -207,15 +207,20 @@ static int plan_jobs(run_jobs *js, const cfg_scenario *cfg, const cfg_doc *doc, 
   return rc;
 }
 
-/* The job of each GPU, for the fidelities that count pause victims by job
- * (be_job_owners_set: the others answer SIM_EINVAL, nothing to do). */
-static void set_owners(const run_jobs *js, const topo *t, be_backend *be) {
+uint32_t *run__job_of_gpu(const run_jobs *js, const topo *t) {
   uint32_t g = topo_gpu_count(t), gpn = g / topo_node_count(t);
   uint32_t *owner = sim_malloc((g ? g : 1) * sizeof *owner);
   for (uint32_t i = 0; i < g; i++) owner[i] = UINT32_MAX;
   for (uint32_t j = 0; j < js->n; j++)
     for (uint32_t i = 0; i < js->v[j].nnodes; i++)
       for (uint32_t k = 0; k < gpn; k++) owner[js->v[j].nodes[i] * gpn + k] = j;
+  return owner;
+}
+
+/* The job of each GPU, for the fidelities that count pause victims by job
+ * (be_job_owners_set: the others answer SIM_EINVAL, nothing to do). */
+static void set_owners(const run_jobs *js, const topo *t, be_backend *be) {
+  uint32_t *owner = run__job_of_gpu(js, t);
   (void)be_job_owners_set(be, owner, js->n);
   sim_free(owner);
 }

@@ -20,6 +20,14 @@ int run__drive(const cfg_doc *doc, uint32_t steps, wl_job *job, sim_ctx *sim, co
 int run__telemetry_begin(run_telemetry *o, be_backend **be, const cfg_scenario *cfg,
                          const cfg_doc *doc, const topo *t, sim_error *err);
 void run__telemetry_free(run_telemetry *o);
+/* The job of each GPU of a jobs: list (UINT32_MAX: none), its nodes' GPUs;
+ * caller frees. O(GPUs). */
+uint32_t *run__job_of_gpu(const run_jobs *js, const topo *t);
+/* output.flows with a job whose transfers the run's backend never sees (a
+ * training job's collectives timed apart: comm_model reuse or symmetric,
+ * or timed by class in a jobs: list): SIM_ECONFIG located at output.flows.
+ * SIM_OK otherwise (flows.c). */
+int run__flows_check(const run_setup *s, sim_error *err);
 
 /* workload.kind traffic: the pattern's plan over gpus[0..ngpus) (NULL:
  * every GPU) and, for a pair, its zero-byte one-way latency; a last phase

@@ -240,6 +240,7 @@ static int measure(run_session *h, sim_error *err) {
     run_training_report(&s->tr, s->fs, &r->log, &r->training);
   }
   if (r->complete) warn_faults_after_end(h, s->training ? sim_now(s->sim) : s->w.exec.end);
+  run_flows_collect(&r->flows, s, &r->log);        /* output.flows (before the log is capped) */
   run_events_cap(&r->log, cfg->output.max_events); /* every output reads the capped log */
   sim_test_pause("telemetry"); /* tests: the simulation is over, the replay not begun */
   bool was_complete = r->complete;
@@ -292,6 +293,7 @@ void run_session_close(run_session *h, bool bad_input) {
   if (h->r.have_power) pwr_free(&h->r.pm);
   run_training_result_free(&h->r.training);
   tel_destroy(h->r.tel);
+  run_flows_free(&h->r.flows);
   /* before run_setup_free: it names output.dir; after bad input a folder
    * the run made is removed again, so refused input leaves nothing behind */
   sim_dir_unlock(h->lock_fd, h->s.cfg.output.dir, h->lock_created && bad_input);

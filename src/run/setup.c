@@ -112,7 +112,7 @@ static int setup_begin(run_setup *s, bool check, sim_error *err) {
   } else if (check_power(s, err) != SIM_OK) {
     return SIM_ECONFIG;
   }
-  return SIM_OK;
+  return run__flows_check(s, err);
 }
 
 int run_setup_begin(run_setup *s, sim_error *err) { return setup_begin(s, false, err); }

@@ -79,6 +79,7 @@ int run__telemetry_begin(run_telemetry *o, be_backend **be, const cfg_scenario *
   int rc = parse_watch(o, t, cfg, doc, err);
   if (rc != SIM_OK) return rc;
   *be = tel_tap_wrap(*be, &o->tap);
+  if (cfg->output.flows) tel_tap_flows_keep(o->tap, cfg->output.max_flows);
   /* a fidelity with per-port telemetry (packet): real queue depths, pauses, marks, utilization */
   if (tel_port_sampling_start(*be, &o->ports, o->watch_ports, o->nwatch_ports) == SIM_OK)
     o->port_samples = *be;

@@ -127,10 +127,53 @@ static void path_nics(const topo *t, const uint32_t *ch, size_t n, uint32_t nic[
   }
 }
 
+static bool counted_path(const tel_tap *tap, const tap_phase *p, const tap_done *d, size_t ph,
+                         size_t i, topo_path *path, const uint32_t **ch, size_t *n);
+
+/* The per-flow log's rows of a report (output.flows): each transfer on the
+ * channels it is counted on (counted_path; a spray pool's id there, from a
+ * reroute, makes it routing's path on the latest view). O(n x path). */
+static void flows_report(tel_tap *tap, const tap_done *d, const be_xfer_end *e) {
+  const tel__nic_phase *np = &tap->nic.ph[d->idx];
+  uint32_t nlch = 2 * topo_link_count(tap->base.topo);
+  for (size_t i = 0; i < e->n; i++) {
+    size_t k = e->xfer + i;
+    const be_xfer *x = tel__niclog_xfer(&tap->nic, d->idx, k);
+    if (!x) continue;
+    tel_flow row = {.start = e->start,
+                    .bytes = x->bytes,
+                    .phase = d->idx,
+                    .xfer = k,
+                    .src_gpu = x->src_gpu,
+                    .dst_gpu = x->dst_gpu,
+                    .src_nic = np->nics[2 * k],
+                    .dst_nic = np->nics[2 * k + 1],
+                    .tclass = x->tclass};
+    topo_path path = {0};
+    const uint32_t *ch = NULL;
+    size_t n = 0;
+    if (counted_path(tap, &tap->ph[d->idx], d, d->idx, k, &path, &ch, &n))
+      for (size_t j = 0; j < n && j < TOPO_MAX_PATH; j++) row.path[row.npath++] = ch[j];
+    for (size_t j = 0; j < row.npath; j++)
+      if (row.path[j] >= nlch) { /* a pool's id: the route on the latest view */
+        row.npath = 0;
+        const topo_health *h = tap->health ? &tap->health->h : NULL;
+        if (topo_route_health(tap->base.topo, h, x->src_gpu, x->dst_gpu, x->flow_hash, &path) ==
+            SIM_OK) {
+          memcpy(row.path, path.ch, path.n * sizeof *path.ch);
+          row.npath = (uint8_t)path.n;
+        }
+        break;
+      }
+    tap__flows_add(tap->flows, &row, e->period, e->reps, e->delivered[i]);
+  }
+}
+
 /* A backend's be_xfer_end: its phase's ctx is the tap's tap_done. */
 static void tap_xfer(void *ctx, const be_xfer_end *e) {
   tel_tap *tap = ctx;
   const tap_done *d = e->phase;
+  if (tap->flows) flows_report(tap, d, e); /* (before the NIC log may fold the phase) */
   tel__niclog_report(&tap->nic, d->idx, e->xfer, e->n, e->start, e->period, e->reps, e->delivered,
                      e->latency);
 }
@@ -699,6 +742,7 @@ static void tap_destroy(be_backend *b) {
   sim_free(tap->touched);
   sim_free(tap->gpu_stamp);
   sim_free(tap->ev);
+  tap__flows_free(tap->flows);
   sim_free(tap);
 }
 

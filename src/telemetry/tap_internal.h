@@ -61,6 +61,14 @@ typedef struct tap_quot {
   uint32_t *gc_moff, *gc_mem; /* released: the same for GPU classes */
 } tap_quot;
 
+/* The per-flow log (tap_flows.c): rows kept, at most its max. */
+typedef struct tap_flows tap_flows;
+/* One row (start: the first repetition's) and its later repetitions,
+ * `period` apart, each ending `delivered` after its start. */
+void tap__flows_add(tap_flows *f, const tel_flow *row, simtime_ps period, uint64_t reps,
+                    simtime_ps delivered);
+void tap__flows_free(tap_flows *f);
+
 struct tel_tap {
   be_backend base; /* first: be_backend * <-> tel_tap * */
   be_backend *inner;
@@ -108,6 +116,7 @@ struct tel_tap {
   uint8_t *link_down;     /* per link: 1 while down (link_state factor 0); NULL: none yet */
   uint32_t link_changing; /* the link whose state changes in the call under way (UINT32_MAX: */
   uint8_t down_before, down_after; /*   none), as it was and as it will be */
+  tap_flows *flows; /* output.flows: the per-flow log (tel_tap_flows_keep); NULL: none */
 };
 
 /* Mark index idx of the replay: a phase (idx < nph) or a piece. */

@@ -12,7 +12,7 @@ expect_exit 0 "$FABSIM" run "$SRC/examples/default.yaml" --set output.dir=r1 --s
 D=r1/results.sqlite
 [ "$(q $D 'PRAGMA integrity_check')" = ok ] && pass || fail "integrity_check"
 [ "$(q $D 'PRAGMA user_version')" = 1 ] && pass || fail "user_version"
-for t in runs metrics series timeseries events hot_ports; do
+for t in runs metrics series timeseries events hot_ports flows; do
   [ "$(q $D "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='$t'")" = 1 ] && pass || fail "no table $t"
 done
 for i in runs_by_scenario runs_by_sweep metrics_by_name events_by_time events_by_component; do

@@ -84,9 +84,10 @@ static void test_markdown_lists_every_key(void **state) {
   size_t leaves = 0; /* dump lines "  key: value"; section lines end in ':' */
   for (char *line = strtok(dump, "\n"); line; line = strtok(NULL, "\n"))
     if (line[0] != '#' && strstr(line, ": ")) leaves++;
-  /* fabric.classes and workload.traffic_class: dumped only when set; output.max_rows
-   * and output.max_events (quiet keys): only away from their defaults */
-  assert_int_equal(rows, leaves + 4);
+  /* fabric.classes and workload.traffic_class: dumped only when set; output.max_rows,
+   * output.max_events, output.flows and output.max_flows (quiet keys): only away from
+   * their defaults */
+  assert_int_equal(rows, leaves + 6);
   sim_free(dump);
   sim_free(md);
   cfg_free(&s, d);

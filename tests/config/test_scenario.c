@@ -128,6 +128,8 @@ static void assert_defaults(const cfg_scenario *s) {
   assert_int_equal(s->simulation.seed, 1);
   assert_int_equal(s->simulation.fidelity, CFG_FIDELITY_ANALYTIC);
   assert_string_equal(s->output.dir, "fabsim-out");
+  assert_false(s->output.flows); /* output.flows: off, at most 100,000 rows when on */
+  assert_int_equal(s->output.max_flows, 100000);
 }
 
 static void test_empty_is_defaults(void **state) {
@@ -502,6 +504,7 @@ static void test_dump_round_trip(void **state) {
       "fabric: {topology: multi-plane, tiers: 3}\ncluster.nodes: 64\n"
       "workload.collective.op: alltoall\n",
       NULL, 0);
+  round_trip("output.flows: true\noutput.max_flows: 7\n", NULL, 0); /* quiet keys, set */
   round_trip("output.dir: \"quote \\\" back \\\\ \xc3\xbc # not a comment\"\n", NULL, 0);
   /* (control characters are refused at load: tests/config/test_errors.c) */
   round_trip("output.dir: \"\\u00a0 \\ufeff \\U0001F600 \\uffff end\"\n", NULL, 0);

@@ -246,7 +246,7 @@ typedef enum sim_unit {
   SIM_UNIT_BITRATE,   /* b/s kb/s Mb/s Gb/s Tb/s Pb/s */
   SIM_UNIT_BYTERATE,  /* B/s kB/s MB/s GB/s TB/s PB/s */
   SIM_UNIT_WATTS,     /* W kW MW GW */
-  SIM_UNIT_WATTHOURS, /* Wh kWh MWh GWh */
+  SIM_UNIT_WATTHOURS, /* mWh Wh kWh MWh GWh */
   SIM_UNIT_USD,       /* $123.4 $12.35K $1.234M $1.5B $2T */
   SIM_UNIT_PERCENT,   /* a fraction: 0.52913 is 52.9% */
   SIM_UNIT_DURATION,  /* seconds as above under a minute, then min, h (under 48), days */

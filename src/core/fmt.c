@@ -3,7 +3,7 @@
  *
  * - A figure with a unit is scaled by its magnitude so the mantissa sits in
  *   [1, 1000): SI steps of 1000 (ps..s, b/s..Pb/s, B/s..PB/s, W..GW,
- *   Wh..GWh, $..$T) or binary steps of 1024 for bytes (B, KiB .. EiB, which
+ *   mWh..GWh, $..$T) or binary steps of 1024 for bytes (B, KiB .. EiB, which
  *   also move up at 1000, so no mantissa has more than three integer digits).
  * - The mantissa has 4 significant digits, trailing zeros dropped (12.35 us,
  *   30.7 ms, 400 Gb/s); one that rounds to 1000 moves to the next unit
@@ -91,7 +91,7 @@ static const char *const bytes_u[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "E
 static const char *const bits_u[] = {"b/s", "kb/s", "Mb/s", "Gb/s", "Tb/s", "Pb/s"};
 static const char *const byterate_u[] = {"B/s", "kB/s", "MB/s", "GB/s", "TB/s", "PB/s"};
 static const char *const watts_u[] = {"W", "kW", "MW", "GW"};
-static const char *const wh_u[] = {"Wh", "kWh", "MWh", "GWh"};
+static const char *const wh_u[] = {"mWh", "Wh", "kWh", "MWh", "GWh"};
 static const char *const usd_u[] = {"", "K", "M", "B", "T"};
 
 static const ladder ladders[] = {
@@ -100,7 +100,7 @@ static const ladder ladders[] = {
     [SIM_UNIT_BITRATE] = {bits_u, 6, 0, 1000, NULL},
     [SIM_UNIT_BYTERATE] = {byterate_u, 6, 0, 1000, NULL},
     [SIM_UNIT_WATTS] = {watts_u, 4, 0, 1000, NULL},
-    [SIM_UNIT_WATTHOURS] = {wh_u, 4, 0, 1000, NULL},
+    [SIM_UNIT_WATTHOURS] = {wh_u, 5, 1, 1000, NULL},
     [SIM_UNIT_USD] = {usd_u, 5, 0, 1000, "$"},
 };
 

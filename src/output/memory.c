@@ -353,8 +353,8 @@ void out__step_text(const wl_step *s, const cfg_scenario *cfg) {
   for (int k = 0; k < WL_COMM_KINDS; k++) {
     const wl_comm_total *t = &s->comm[k];
     if (!t->count) continue;
-    printf("  %-18s %6lld x over %3d ranks, %s, %s in all\n", wl_comm_kind_name((wl_comm_kind)k),
-           (long long)t->count, (int)t->group,
+    printf("  %-18s %6s x over %3d ranks, %s, %s in all\n", wl_comm_kind_name((wl_comm_kind)k),
+           sim_fmt_count(c, sizeof c, (uint64_t)t->count), (int)t->group,
            sim_fmt_bytes(a, sizeof a, (uint64_t)(double)t->bytes),
            sim_fmt_seconds(b, sizeof b, t->time_s));
   }

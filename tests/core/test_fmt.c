@@ -34,6 +34,8 @@ static const row rows[] = {
     {999.95, SIM_UNIT_WATTS, "1 kW"},
     {742.5, SIM_UNIT_WATTS, "742.5 W"},
     {3.5e6, SIM_UNIT_WATTHOURS, "3.5 MWh"},
+    {0.0002299, SIM_UNIT_WATTHOURS, "0.2299 mWh"},
+    {0.007033, SIM_UNIT_WATTHOURS, "7.033 mWh"},
     /* rates: SI */
     {9.537e-05 * 1e9, SIM_UNIT_BYTERATE, "95.37 kB/s"},
     {4e11, SIM_UNIT_BITRATE, "400 Gb/s"},

@@ -231,15 +231,36 @@ static inline int sim_range_minus(size_t a, size_t b, size_t c, size_t d, size_t
 
 /* ---- numbers for people (fmt.c) --------------------------------------- */
 
-/* Human formatting into buf (returns buf): 1,234,567 / 1.50 GiB /
- * 400 Gb/s / 12.3 us / $1.23M, for the terminal and messages. A seconds or
- * dollar figure that is not finite is refused (stderr, exit status 1), never
- * printed as "inf". */
+/* Human formatting into buf (returns buf), one rule for every figure a
+ * person reads (the rule: fmt.c's head and docs/changes.md): the unit chosen
+ * by magnitude so the mantissa sits in [1, 1000) with 4 significant digits
+ * (12.35 us, 1.5 GiB, 400 Gb/s, 10 kW, $1.234M), thousands separators past
+ * the largest unit and for counts (1,234,567), fractions as percentages with
+ * 3 significant digits (52.9%), never e-notation. A figure that is not finite
+ * is refused (stderr, exit status 1), never printed as "inf". */
+typedef enum sim_unit {
+  SIM_UNIT_NUMBER,    /* a plain figure: 0.5291, 12.35, 1,235 */
+  SIM_UNIT_COUNT,     /* rounded to an integer: 1,234,567 */
+  SIM_UNIT_SECONDS,   /* ps ns us ms s */
+  SIM_UNIT_BYTES,     /* B KiB MiB GiB TiB PiB EiB (binary) */
+  SIM_UNIT_BITRATE,   /* b/s kb/s Mb/s Gb/s Tb/s Pb/s */
+  SIM_UNIT_BYTERATE,  /* B/s kB/s MB/s GB/s TB/s PB/s */
+  SIM_UNIT_WATTS,     /* W kW MW GW */
+  SIM_UNIT_WATTHOURS, /* mWh Wh kWh MWh GWh */
+  SIM_UNIT_USD,       /* $123.4 $12.35K $1.234M $1.5B $2T */
+  SIM_UNIT_PERCENT,   /* a fraction: 0.52913 is 52.9% */
+  SIM_UNIT_DURATION,  /* seconds as above under a minute, then min, h (under 48), days */
+} sim_unit;
+const char *sim_fmt(char *buf, size_t n, double v, sim_unit unit);
 const char *sim_fmt_count(char *buf, size_t n, uint64_t v);
 const char *sim_fmt_bytes(char *buf, size_t n, uint64_t bytes);
 const char *sim_fmt_rate(char *buf, size_t n, uint64_t bps);
 const char *sim_fmt_seconds(char *buf, size_t n, double s);
 const char *sim_fmt_usd(char *buf, size_t n, double usd);
+/* "1 switch", "2 switches", "1,024 GPUs": the count and word, plural unless
+ * the count is 1 (-s, -es after s/x/ch/sh, -ies after a consonant + y;
+ * "leaf|leaves" names an irregular plural). */
+const char *sim_fmt_noun(char *buf, size_t n, uint64_t count, const char *word);
 
 /* ---- the host: wall clock, MPI launcher (host.c) ---------------------- */
 

@@ -33,11 +33,11 @@ int cli_study_status(int code) {
 
 static void on_point_end(void *ctx, const study_point *p, size_t k, size_t n) {
   if (*(const bool *)ctx) return;
-  fprintf(stderr, "[%zu/%zu] %s: %s (%.1f s)\n", k, n, p->label,
+  fprintf(stderr, "[%zu/%zu] %s: %s (%s)\n", k, n, p->label,
           p->status == 0                 ? "done"
           : p->status == CLI_INTERRUPTED ? "stopped"
                                          : "FAILED",
-          p->wall_s);
+          sim_fmt_seconds((char[32]){0}, 32, p->wall_s));
 }
 
 static void on_report(void *ctx, const sim_error *e) {

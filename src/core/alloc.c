@@ -173,11 +173,13 @@ static size_t live, peak, limit = SIZE_MAX; /* bytes; see the header comment */
 static char limit_what[256];
 
 static void sim__over_limit(size_t size) {
+  char held[64], more[64];
   sim_fatal(
-      "the run's structures would hold %.4g MiB with %zu bytes more, past %s; raise it, or "
+      "the run's structures would hold %s with %s more, past %s; raise it, or "
       "reduce the scenario (cluster.nodes, the workload's sizes, output.max_events) or run "
       "at a cheaper simulation.fidelity",
-      (double)live / 1048576, size, limit_what);
+      sim_fmt_bytes(held, sizeof held, live), sim_fmt_noun(more, sizeof more, size, "byte"),
+      limit_what);
 }
 
 static void *counted(void *p, size_t size) {

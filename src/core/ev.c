@@ -242,17 +242,20 @@ bool sim_past_horizon(const sim_ctx *sim, simtime_ps *due) {
 }
 
 int sim_horizon_fail(const sim_ctx *sim, sim_error *err) {
-  char due[64];
+  char due[80], at[64], hz[64], hd[64];
   if (sim->horizon_due == SIM_TIME_MAX)
     snprintf(due, sizeof due, "past 2^64 ps (a sum that saturated)");
-  else snprintf(due, sizeof due, "at %.6g s", sim_ps_to_s(sim->horizon_due));
+  else
+    snprintf(due, sizeof due, "at %s",
+             sim_fmt_seconds(at, sizeof at, sim_ps_to_s(sim->horizon_due)));
   return sim_fail(err, SIM_ERANGE,
-                  "simulated time would pass the horizon of %.4g s (2^62 ps, %.1f days): an "
-                  "event was due %s, with the clock at %.6g s; the run stops without a figure. "
+                  "simulated time would pass the horizon of %s (2^62 ps, %s): an "
+                  "event was due %s, with the clock at %s; the run stops without a figure. "
                   "Allowed: a scenario whose transfers, latencies and steps end before the "
                   "horizon (smaller sizes, faster links, shorter latencies or fewer steps)",
-                  sim_ps_to_s(SIM_HORIZON_PS), sim_ps_to_s(SIM_HORIZON_PS) / 86400, due,
-                  sim_ps_to_s(sim->now));
+                  sim_fmt_seconds(hz, sizeof hz, sim_ps_to_s(SIM_HORIZON_PS)),
+                  sim_fmt(hd, sizeof hd, sim_ps_to_s(SIM_HORIZON_PS), SIM_UNIT_DURATION), due,
+                  sim_fmt_seconds(at, sizeof at, sim_ps_to_s(sim->now)));
 }
 
 simtime_ps sim_next_time(sim_ctx *sim) {

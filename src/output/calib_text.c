@@ -7,13 +7,20 @@
 #include "fabsim/calib.h"
 #include "output/out_internal.h"
 
+/* A plain figure (an rms, a factor, a table cell) by the one rule. */
+static const char *num(char *buf, size_t n, double v) {
+  return sim_fmt(buf, n, v, SIM_UNIT_NUMBER);
+}
+
 static void print_range(const char *what, const cal_rms *r, double target) {
   if (!r->rows) {
     printf("    %-13s no rows\n", what);
     return;
   }
-  printf("    %-13s %.4f -> %.4f over %zu rows (target %.2f: %s)\n", what, r->before, r->after,
-         r->rows, target, r->after <= target ? "met" : "missed");
+  char a[32], b[32], c[32], d[48];
+  printf("    %-13s %s -> %s over %s (target %s: %s)\n", what, num(a, sizeof a, r->before),
+         num(b, sizeof b, r->after), sim_fmt_noun(d, sizeof d, r->rows, "row"),
+         num(c, sizeof c, target), r->after <= target ? "met" : "missed");
 }
 
 static void print_file(const cal_file_fit *ff) {
@@ -30,28 +37,31 @@ static void print_file(const cal_file_fit *ff) {
          "busbw fit", "residual", "as run");
   for (size_t k = 0; k < r->n; k++) {
     const cal_row *w = &ff->rows[k];
-    char sz[32];
+    char sz[32], m[32], ft[32], mb[32], fb[32];
     sim_fmt_bytes(sz, sizeof sz, w->bytes);
+    num(m, sizeof m, w->measured_us);
+    num(mb, sizeof mb, w->measured_busbw_GBps);
     if (!w->used) {
-      printf("  %12s %12.2f %12s %11.2f %11s %9s  (not fitted: size 0)\n", sz, w->measured_us, "-",
-             w->measured_busbw_GBps, "-", "-");
+      printf("  %12s %12s %12s %11s %11s %9s  (not fitted: size 0)\n", sz, m, "-", mb, "-", "-");
       continue;
     }
-    printf("  %12s %12.2f %12.2f %11.2f %11.2f %+8.1f%%  %s/%s\n", sz, w->measured_us, w->fitted_us,
-           w->measured_busbw_GBps, w->fitted_busbw_GBps, 100 * (w->fitted_us / w->measured_us - 1),
+    printf("  %12s %12s %12s %11s %11s %+8.1f%%  %s/%s\n", sz, m, num(ft, sizeof ft, w->fitted_us),
+           mb, num(fb, sizeof fb, w->fitted_busbw_GBps), 100 * (w->fitted_us / w->measured_us - 1),
            cfg_coll_algorithm_name(w->algorithm), cfg_coll_protocol_name(w->protocol));
   }
-  printf("  rms of ln(fitted / measured time): %.4f before the fit, %.4f after\n", ff->rms_before,
-         ff->rms_after);
+  char a[32], b[32];
+  printf("  rms of ln(fitted / measured time): %s before the fit, %s after\n",
+         num(a, sizeof a, ff->rms_before), num(b, sizeof b, ff->rms_after));
   print_range("under 64 KiB", &ff->small, CAL_TARGET_SMALL);
   print_range("from 64 KiB", &ff->large, CAL_TARGET_LARGE);
 }
 
 static void us_text(char *out, size_t cap, simtime_ps ps) {
-  snprintf(out, cap, "%gus", (double)ps / 1e6);
+  sim_fmt_seconds(out, cap, sim_ps_to_s(ps));
 }
 
 void out_calib_print(const cal_fit *f, const char *written) {
+  char ob[32], pb[32], pa[32];
   printf("fabsim calibrate: %zu file%s, %zu rows, %u model evaluations%s%s%s\n", f->nfiles,
          f->nfiles == 1 ? "" : "s", f->rows_used, f->evaluations, f->gpu[0] ? ", cluster.gpu " : "",
          f->gpu, f->gpu[0] ? " from the files" : "");
@@ -61,14 +71,16 @@ void out_calib_print(const cal_fit *f, const char *written) {
            cal_algos_name(f->algos));
     for (int a = CAL_NALGOS - 1; a >= 0; a--)
       if (f->tried[a])
-        printf("  %-16s objective %.5g, %u parameters%s\n", cal_algos_name((cal_algos)a),
-               f->cost[a], f->nfitted[a], (cal_algos)a == f->algos ? "  <- kept" : "");
+        printf("  %-16s objective %s, %u parameters%s\n", cal_algos_name((cal_algos)a),
+               num(ob, sizeof ob, f->cost[a]), f->nfitted[a],
+               (cal_algos)a == f->algos ? "  <- kept" : "");
   }
   printf("\nparameters                                before     after\n");
   for (int p = 0; p < CAL_NPARAM; p++) {
     if (cal_param_kind_of((cal_param)p) == CAL_KIND_LATENCY) continue;
     if (cal_param_kind_of((cal_param)p) == CAL_KIND_BANDWIDTH && !f->fitted[p]) continue;
-    printf("  %-38s %8.4g  %8.4g%s%s\n", cal_param_name((cal_param)p), f->before[p], f->after[p],
+    printf("  %-38s %8s  %8s%s%s\n", cal_param_name((cal_param)p), num(pb, sizeof pb, f->before[p]),
+           num(pa, sizeof pa, f->after[p]),
            f->fitted[p] ? "" : "  (not measured by these files: kept)",
            f->at_bound[p] && f->after[p] != f->before[p] ? "  (at its bound 0.3..1)" : "");
   }
@@ -80,7 +92,7 @@ void out_calib_print(const cal_fit *f, const char *written) {
       printf("  latency %-30s x1 (no row ran on %s: kept)\n", name, name);
       continue;
     }
-    printf("  latency %-30s x1        x%.4g:", name, f->after[p]);
+    printf("  latency %-30s x1        x%s:", name, num(pa, sizeof pa, f->after[p]));
     int shown = 0;
     for (size_t i = 0; i < nk && shown < 3; i++) {
       if (k[i].param != (cal_param)p) continue;
@@ -99,8 +111,8 @@ void out_calib_print(const cal_fit *f, const char *written) {
                                     "workload.collective.nvls=false / fabric.sharp=false)"
                                   : "");
   }
-  printf("rms of ln(fitted / measured time) over every row: %.4f before, %.4f after\n",
-         f->rms_before, f->rms_after);
+  printf("rms of ln(fitted / measured time) over every row: %s before, %s after\n",
+         num(pb, sizeof pb, f->rms_before), num(pa, sizeof pa, f->rms_after));
   if (f->rows_skipped) printf("rows left out of the fit: %zu (size 0)\n", f->rows_skipped);
   printf(
       "written      %s: fabsim run %s, or over another scenario with the --set arguments "

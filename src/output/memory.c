@@ -138,9 +138,12 @@ static void print_model(const wl_model *m) {
     printf("\n");
     return;
   }
-  printf("model        %s, %.4g B parameters",
-         m->kind == WL_MODEL_MOE ? "mixture of experts" : "dense transformer", m->params / 1e9);
-  if (m->kind == WL_MODEL_MOE) printf(" (%.4g B active per token)", m->params_active / 1e9);
+  printf("model        %s, %s B parameters",
+         m->kind == WL_MODEL_MOE ? "mixture of experts" : "dense transformer",
+         sim_fmt(a, sizeof a, m->params / 1e9, SIM_UNIT_NUMBER));
+  if (m->kind == WL_MODEL_MOE)
+    printf(" (%s B active per token)",
+           sim_fmt(a, sizeof a, m->params_active / 1e9, SIM_UNIT_NUMBER));
   printf(": %u layers, hidden %u, %u heads, sequence %s, vocabulary %s\n", m->layers, m->hidden,
          m->heads, sim_fmt_count(a, sizeof a, m->seq_len), sim_fmt_count(b, sizeof b, m->vocab));
   if (m->kind == WL_MODEL_MOE)
@@ -165,7 +168,7 @@ void out_memory_print(const cfg_scenario *cfg, const run_memory *r) {
   const wl_parallel *p = &r->parallel, *best = &r->best;
   const wl_memory *mem = &r->mem, *bm = &r->best_mem;
   bool found = r->found;
-  char a[64], b[64], c[64];
+  char a[64], b[64], c[64], d[64];
   print_model(m);
   print_parallel(p, cfg);
   printf("per GPU      %s parameters on stage %u (the one needing most memory)\n",
@@ -178,12 +181,12 @@ void out_memory_print(const cfg_scenario *cfg, const run_memory *r) {
          cfg_recompute_name(p->recompute),
          sim_fmt_bytes(b, sizeof b, (uint64_t)llround(mem->activations_by_recompute[0])),
          sim_fmt_bytes(c, sizeof c, (uint64_t)llround(mem->activations_by_recompute[1])),
-         sim_fmt_bytes(c + 32, 32, (uint64_t)llround(mem->activations_by_recompute[2])));
+         sim_fmt_bytes(d, sizeof d, (uint64_t)llround(mem->activations_by_recompute[2])));
   if (m->kind != WL_MODEL_MLP)
     printf(
-        "               %u layers, %.4g layer-micro-batches in flight x up to %s (%s "
+        "               %u layers, %s layer-micro-batches in flight x up to %s (%s "
         "attention)%s%s%s%s\n",
-        mem->layers, mem->layers_held,
+        mem->layers, sim_fmt(d, sizeof d, mem->layers_held, SIM_UNIT_NUMBER),
         sim_fmt_bytes(a, sizeof a, (uint64_t)llround(mem->layer_bytes)),
         p->flash ? "flash" : "unfused", mem->logits > 0 ? " + logits " : "",
         mem->logits > 0 ? sim_fmt_bytes(b, sizeof b, (uint64_t)llround(mem->logits)) : "",
@@ -302,7 +305,7 @@ static void print_stages(const wl_step *s, const cfg_scenario *cfg) {
   const wl_stage_time *x = &s->stages[slow];
   wl_memory sm;
   wl_memory_stage(&sm, &s->model, &s->parallel, cfg, slow);
-  printf("  stages     %u of %u", s->nstages, lo);
+  printf("  stages     %u of %u", s->nstages, lo); /* "4 of 20-21 layers" */
   if (hi > lo) printf("-%u", hi);
   printf(
       " layers; longest compute: stage %u (%u layers%s%s) %s + exposed comm %s + bubble %s, "
@@ -314,12 +317,13 @@ static void print_stages(const wl_step *s, const cfg_scenario *cfg) {
 }
 
 void out__step_text(const wl_step *s, const cfg_scenario *cfg) {
-  char a[64], b[64], c[64];
+  char a[64], b[64], c[64], d[64];
   const wl_parallel *par = &s->parallel;
   wl_memory mem;
   wl_memory_compute(&mem, &s->model, par, cfg);
   double params = (double)round_int(s->model.params); /* as summary.json's integer */
-  if (params >= 1e9) snprintf(a, sizeof a, "%.4g B", params / 1e9);
+  if (params >= 1e9)
+    snprintf(a, sizeof a, "%s B", sim_fmt(b, sizeof b, params / 1e9, SIM_UNIT_NUMBER));
   else sim_fmt_count(a, sizeof a, (uint64_t)params);
   printf("training     %s, %s params, dp %d x tp %d x pp %d", wl_model_kind_name(s->model.kind), a,
          (int)par->dp, (int)par->tp, (int)par->pp);
@@ -329,14 +333,18 @@ void out__step_text(const wl_step *s, const cfg_scenario *cfg) {
          (int)par->micro_batch);
   printf("  step       %s = compute %s + exposed comm %s + bubble %s\n",
          sim_fmt_seconds(a, sizeof a, s->time_s), sim_fmt_seconds(b, sizeof b, s->compute_s),
-         sim_fmt_seconds(c, sizeof c, s->exposed_comm_s), sim_fmt_seconds(c + 32, 32, s->bubble_s));
+         sim_fmt_seconds(c, sizeof c, s->exposed_comm_s),
+         sim_fmt_seconds(d, sizeof d, s->bubble_s));
   printf(
-      "  compute    %.1f%% memory-bound (%s bound by HBM bandwidth); %s lost to the SMs of "
+      "  compute    %s memory-bound (%s bound by HBM bandwidth); %s lost to the SMs of "
       "communication kernels\n",
-      100 * s->memory_bound_frac, sim_fmt_seconds(a, sizeof a, s->memory_bound_s),
+      sim_fmt(c, sizeof c, s->memory_bound_frac, SIM_UNIT_PERCENT),
+      sim_fmt_seconds(a, sizeof a, s->memory_bound_s),
       sim_fmt_seconds(b, sizeof b, s->comm_sm_lost_s));
-  printf("  GPUs       %.1f%% idle, MFU %.1f%%, %s tokens/s\n", 100 * s->gpu_idle_frac,
-         100 * s->mfu, sim_fmt_count(a, sizeof a, (uint64_t)llround(s->tokens_per_s)));
+  printf("  GPUs       %s idle, MFU %s, %s tokens/s\n",
+         sim_fmt(b, sizeof b, s->gpu_idle_frac, SIM_UNIT_PERCENT),
+         sim_fmt(c, sizeof c, s->mfu, SIM_UNIT_PERCENT),
+         sim_fmt_count(a, sizeof a, (uint64_t)llround(s->tokens_per_s)));
   printf("  memory     %s per GPU of %s%s\n",
          sim_fmt_bytes(a, sizeof a, (uint64_t)(double)round_int(mem.total)),
          sim_fmt_bytes(b, sizeof b, (uint64_t)(double)round_int(mem.gpu_memory)),
@@ -345,8 +353,8 @@ void out__step_text(const wl_step *s, const cfg_scenario *cfg) {
   for (int k = 0; k < WL_COMM_KINDS; k++) {
     const wl_comm_total *t = &s->comm[k];
     if (!t->count) continue;
-    printf("  %-18s %6lld x over %3d ranks, %s, %s in all\n", wl_comm_kind_name((wl_comm_kind)k),
-           (long long)t->count, (int)t->group,
+    printf("  %-18s %6s x over %3d ranks, %s, %s in all\n", wl_comm_kind_name((wl_comm_kind)k),
+           sim_fmt_count(c, sizeof c, (uint64_t)t->count), (int)t->group,
            sim_fmt_bytes(a, sizeof a, (uint64_t)(double)t->bytes),
            sim_fmt_seconds(b, sizeof b, t->time_s));
   }

@@ -20,17 +20,18 @@ static void fmt_eta(char *buf, size_t n, double s) {
 
 /* run_drive_sim's line (p->what NULL). */
 static void draw(const run_progress *p) {
-  char t[32], eta[32], line[160];
+  char t[32], eta[32], line[160], r[32];
   sim_fmt_seconds(t, sizeof t, sim_ps_to_s(p->now));
+  sim_fmt(r, sizeof r, p->rate / 1e6, SIM_UNIT_NUMBER);
   double elapsed = p->wall - p->started;
   if (p->expected > 0) {
     double frac = (double)p->now / (double)p->expected;
     if (frac > 0.99) frac = p->final ? 1 : 0.99;
     fmt_eta(eta, sizeof eta, frac > 0 ? elapsed * (1 - frac) / frac : -1);
-    snprintf(line, sizeof line, "  sim %s  %3.0f%%  %.3g Mevents/s  ETA %s", t, frac * 100,
-             p->rate / 1e6, eta);
+    snprintf(line, sizeof line, "  sim %s  %3.0f%%  %s Mevents/s  ETA %s", t, frac * 100, r, eta);
   } else {
-    snprintf(line, sizeof line, "  sim %s  %.3g Mevents/s  %.0fs", t, p->rate / 1e6, elapsed);
+    fmt_eta(eta, sizeof eta, elapsed);
+    snprintf(line, sizeof line, "  sim %s  %s Mevents/s  %s", t, r, eta);
   }
   fprintf(stderr, "\r%-72s%s", line, p->final ? "\r" : "");
   if (p->final) fprintf(stderr, "%-72s\r", "");
@@ -38,7 +39,7 @@ static void draw(const run_progress *p) {
 }
 
 void out_progress_draw(void *ctx, const run_progress *p) {
-  char t[32], line[160];
+  char t[32], line[160], eta[32], r[32];
   (void)ctx;
   if (!p->what) {
     draw(p);
@@ -49,11 +50,12 @@ void out_progress_draw(void *ctx, const run_progress *p) {
   if (p->expected > 0 && n > 0 && (size_t)n < sizeof line) {
     double frac = (double)p->now / (double)p->expected, el = sim_wall_s() - p->started;
     if (frac > 0.99) frac = 0.99;
-    n += snprintf(line + n, sizeof line - (size_t)n, "  %3.0f%%  ETA %.0fs", frac * 100,
-                  frac > 0 ? el * (1 - frac) / frac : 0);
+    fmt_eta(eta, sizeof eta, frac > 0 ? el * (1 - frac) / frac : 0);
+    n += snprintf(line + n, sizeof line - (size_t)n, "  %3.0f%%  ETA %s", frac * 100, eta);
   }
   if (n > 0 && (size_t)n < sizeof line)
-    snprintf(line + n, sizeof line - (size_t)n, "  %.3g Mevents/s", p->rate / 1e6);
+    snprintf(line + n, sizeof line - (size_t)n, "  %s Mevents/s",
+             sim_fmt(r, sizeof r, p->rate / 1e6, SIM_UNIT_NUMBER));
   fprintf(stderr, "\r%-72s", p->final ? "" : line);
   if (p->final) fprintf(stderr, "\r");
   fflush(stderr);

@@ -59,47 +59,61 @@ static json_t *result_json(const rel_params *p, const rel_result *r) {
   return o;
 }
 
+/* A duration, or "none" where there is none (no failures: no MTTF). */
 static const char *fmt_min(char *buf, size_t n, double s) {
-  if (!isfinite(s)) snprintf(buf, n, "inf");
-  else if (s < 60) snprintf(buf, n, "%.1f s", s);
-  else if (s < 3600 * 10) snprintf(buf, n, "%.1f min", s / 60);
-  else snprintf(buf, n, "%.1f h", s / 3600);
-  return buf;
+  if (!isfinite(s)) return snprintf(buf, n, "none"), buf;
+  return sim_fmt(buf, n, s, SIM_UNIT_DURATION);
 }
 
 static void print_power(const pwr_model *m, const cfg_scenario *cfg, double run_s) {
   pwr_summary s;
   double u = cfg->power.utilization, step_s = sim_ps_to_s(cfg->power.step_time);
-  char a[64], c[64];
+  char a[64], b[64], c[64], d[64], e[64], f[64], g[64], h[64];
   pwr_summarize(m, u, step_s, run_s, &s);
-  printf(
-      "power       IT %.1f kW at %.0f %% GPU utilization (GPUs %.1f, servers %.1f, NICs %.1f, "
-      "switches %.1f, optics %.1f); facility %.1f kW at PUE %.3g\n",
-      s.it_kw, 100 * u, s.gpu_kw, s.server_kw, s.nic_kw, s.switch_kw, s.optics_kw, s.facility_kw,
-      m->pue);
-  printf("energy      %.4g kWh per %s step ($%.3g at $%.3g/kWh); %.1f MWh per run (%s)\n",
-         s.energy_kwh_per_step, sim_fmt_seconds(a, sizeof a, step_s), s.cost_usd_per_step,
-         m->usd_per_kwh, s.energy_mwh_per_run, sim_fmt_usd(c, sizeof c, s.cost_usd_per_run));
-  printf("racks       %u of %u servers, %.4g kW demand each: ", s.racks, m->rack_nodes,
-         pwr_rack_demand_w(m, 0, u) * 1e-3);
+  printf("power       IT %s at %s GPU utilization (GPUs %s, servers %s, NICs %s, ",
+         sim_fmt(a, sizeof a, s.it_kw * 1e3, SIM_UNIT_WATTS),
+         sim_fmt(b, sizeof b, u, SIM_UNIT_PERCENT),
+         sim_fmt(c, sizeof c, s.gpu_kw * 1e3, SIM_UNIT_WATTS),
+         sim_fmt(d, sizeof d, s.server_kw * 1e3, SIM_UNIT_WATTS),
+         sim_fmt(e, sizeof e, s.nic_kw * 1e3, SIM_UNIT_WATTS));
+  printf("switches %s, optics %s); facility %s at PUE %s\n",
+         sim_fmt(a, sizeof a, s.switch_kw * 1e3, SIM_UNIT_WATTS),
+         sim_fmt(b, sizeof b, s.optics_kw * 1e3, SIM_UNIT_WATTS),
+         sim_fmt(c, sizeof c, s.facility_kw * 1e3, SIM_UNIT_WATTS),
+         sim_fmt(d, sizeof d, m->pue, SIM_UNIT_NUMBER));
+  printf("energy      %s per %s step (%s at %s/kWh); %s per run (%s)\n",
+         sim_fmt(a, sizeof a, s.energy_kwh_per_step * 1e3, SIM_UNIT_WATTHOURS),
+         sim_fmt_seconds(b, sizeof b, step_s), sim_fmt_usd(c, sizeof c, s.cost_usd_per_step),
+         sim_fmt_usd(d, sizeof d, m->usd_per_kwh),
+         sim_fmt(e, sizeof e, s.energy_mwh_per_run * 1e6, SIM_UNIT_WATTHOURS),
+         sim_fmt_usd(f, sizeof f, s.cost_usd_per_run));
+  printf("racks       %s of %s, %s demand each: ", sim_fmt_count(a, sizeof a, s.racks),
+         sim_fmt_noun(b, sizeof b, m->rack_nodes, "server"),
+         sim_fmt(c, sizeof c, pwr_rack_demand_w(m, 0, u), SIM_UNIT_WATTS));
+  sim_fmt(g, sizeof g, m->rack_limit_w[0], SIM_UNIT_WATTS);
   if (s.racks_throttled)
-    printf("%u over their limit of %.4g kW, GPUs throttled to %.3f\n", s.racks_throttled,
-           m->rack_limit_w[0] * 1e-3, s.min_throttle);
-  else printf("within their limit of %.4g kW\n", m->rack_limit_w[0] * 1e-3);
+    printf("%u over their limit of %s, GPUs throttled to %s\n", s.racks_throttled, g,
+           sim_fmt(h, sizeof h, s.min_throttle, SIM_UNIT_PERCENT));
+  else printf("within their limit of %s\n", g);
 }
 
 void out_reliability_print(const rel_params *p, const rel_result *r, const pwr_model *pm,
                            const cfg_scenario *cfg) {
   char a[64], b[64], c[64], d[64];
-  printf("job         %s %s GPUs on %s nodes, %.4g days\n",
-         sim_fmt_count(a, sizeof a, (uint64_t)p->nodes * p->gpus_per_node),
-         cfg_gpu_name(cfg->cluster.gpu), sim_fmt_count(b, sizeof b, p->nodes), p->days);
-  printf("failures    %.4g per 1,000 node-days: MTTF %s, %.1f interruptions expected\n",
-         r->rate_per_node_day * 1e3, isfinite(r->mttf_s) ? fmt_min(c, sizeof c, r->mttf_s) : "none",
-         r->expected_total);
+  uint64_t gpus = (uint64_t)p->nodes * p->gpus_per_node;
+  printf("job         %s %s GPU%s on %s, %s\n", sim_fmt_count(a, sizeof a, gpus),
+         cfg_gpu_name(cfg->cluster.gpu), gpus == 1 ? "" : "s",
+         sim_fmt_noun(b, sizeof b, p->nodes, "node"),
+         sim_fmt(c, sizeof c, p->days * 86400.0, SIM_UNIT_DURATION));
+  printf("failures    %s per 1,000 node-days: MTTF %s, %s interruptions expected\n",
+         sim_fmt(a, sizeof a, r->rate_per_node_day * 1e3, SIM_UNIT_NUMBER),
+         fmt_min(c, sizeof c, r->mttf_s), sim_fmt(b, sizeof b, r->expected_total, SIM_UNIT_NUMBER));
   for (int i = 0; i < REL_CAUSES; i++)
-    printf("  %-22s %8.1f  (%4.1f %%)\n", rel_cause_at(i)->label, r->expected_by_cause[i],
-           r->expected_total > 0 ? 100 * r->expected_by_cause[i] / r->expected_total : 0.0);
+    printf("  %-22s %8s  (%s)\n", rel_cause_at(i)->label,
+           sim_fmt(a, sizeof a, r->expected_by_cause[i], SIM_UNIT_NUMBER),
+           sim_fmt(b, sizeof b,
+                   r->expected_total > 0 ? r->expected_by_cause[i] / r->expected_total : 0.0,
+                   SIM_UNIT_PERCENT));
   printf("checkpoint  write %s, restart %s\n", fmt_min(a, sizeof a, p->write_s),
          fmt_min(b, sizeof b, p->restart_s));
   printf("interval    Young %s, Daly %s, optimal %s; using %s (%s)\n",
@@ -107,18 +121,22 @@ void out_reliability_print(const rel_params *p, const rel_result *r, const pwr_m
          fmt_min(c, sizeof c, r->optimal_s), fmt_min(d, sizeof d, r->interval_s),
          cfg->reliability.checkpoint.interval);
   printf(
-      "spares      %u hot spare node%s: %.0f %% of interruptions swap a node, %.3g of them find "
-      "no spare; mean restart %s\n",
-      p->spares, p->spares == 1 ? "" : "s", 100 * r->swap_frac, r->p_no_spare,
-      fmt_min(a, sizeof a, r->mean_restart_s));
-  printf("ETTR        closed form %.4f", r->ettr_closed);
+      "spares      %s: %s of interruptions swap a node, %s of them find no spare; mean "
+      "restart %s\n",
+      sim_fmt_noun(a, sizeof a, p->spares, "hot spare node"),
+      sim_fmt(b, sizeof b, r->swap_frac, SIM_UNIT_PERCENT),
+      sim_fmt(c, sizeof c, r->p_no_spare, SIM_UNIT_PERCENT),
+      fmt_min(d, sizeof d, r->mean_restart_s));
+  printf("ETTR        closed form %s", sim_fmt(a, sizeof a, r->ettr_closed, SIM_UNIT_PERCENT));
   if (r->runs > 0)
-    printf("; Monte Carlo %.4f +- %.4f (95 %%, %u runs, seed %llu)", r->ettr_mc, r->ettr_mc_ci95,
-           r->runs, (unsigned long long)p->seed);
+    printf("; Monte Carlo %s +- %s (95%%, %s, seed %llu)",
+           sim_fmt(a, sizeof a, r->ettr_mc, SIM_UNIT_PERCENT),
+           sim_fmt(b, sizeof b, r->ettr_mc_ci95, SIM_UNIT_PERCENT),
+           sim_fmt_noun(c, sizeof c, r->runs, "run"), (unsigned long long)p->seed);
   printf(
-      "\ngoodput     %.4f of the fleet's GPU time, ETTR x nodes / (nodes + spares) (%s "
+      "\ngoodput     %s of the fleet's GPU time, ETTR x nodes / (nodes + spares) (%s "
       "productive GPU-hours)\n",
-      r->goodput_frac,
+      sim_fmt(b, sizeof b, r->goodput_frac, SIM_UNIT_PERCENT),
       sim_fmt_count(
           a, sizeof a,
           (uint64_t)llround(r->ettr_closed * p->nodes * p->gpus_per_node * p->days * 24)));
@@ -131,13 +149,18 @@ static void print_sweep_header(void) {
 }
 
 static void print_sweep_row(const rel_params *p, const rel_result *r, const char *choice) {
-  char a[32], b[32], c[48];
-  if (r->runs > 0) snprintf(c, sizeof c, "%.4f+-%.4f", r->ettr_mc, r->ettr_mc_ci95);
+  char g[32], nd[32], sp[32], a[32], x[32], b[32], e[32], c[80], m[32], ci[32], gp[32];
+  if (r->runs > 0)
+    snprintf(c, sizeof c, "%s+-%s", sim_fmt(m, sizeof m, r->ettr_mc, SIM_UNIT_PERCENT),
+             sim_fmt(ci, sizeof ci, r->ettr_mc_ci95, SIM_UNIT_PERCENT));
   else snprintf(c, sizeof c, "-");
-  printf("%8llu %7u %6u %9s %10.1f %10s %8s %8.4f %18s %8.4f\n",
-         (unsigned long long)p->nodes * p->gpus_per_node, p->nodes, p->spares,
-         fmt_min(a, sizeof a, r->mttf_s), r->expected_total, fmt_min(b, sizeof b, r->interval_s),
-         choice, r->ettr_closed, c, r->goodput_frac);
+  printf("%8s %7s %6s %9s %10s %10s %8s %8s %18s %8s\n",
+         sim_fmt_count(g, sizeof g, (uint64_t)p->nodes * p->gpus_per_node),
+         sim_fmt_count(nd, sizeof nd, p->nodes), sim_fmt_count(sp, sizeof sp, p->spares),
+         fmt_min(a, sizeof a, r->mttf_s), sim_fmt(x, sizeof x, r->expected_total, SIM_UNIT_NUMBER),
+         fmt_min(b, sizeof b, r->interval_s), choice,
+         sim_fmt(e, sizeof e, r->ettr_closed, SIM_UNIT_PERCENT), c,
+         sim_fmt(gp, sizeof gp, r->goodput_frac, SIM_UNIT_PERCENT));
 }
 
 json_t *out_reliability_json(const rel_params *p, const rel_result *r, const pwr_model *pm,

@@ -42,9 +42,9 @@ static void checkpoints_text(const run_ckpt *c) {
            c->loads_late ? " (some still reading when the next step ended)" : "",
            reads_failed(c, e, sizeof e));
   if (!c || !c->every) return;
-  printf("checkpoint   %s every %u steps (%s, %s storage) by %u GPUs\n",
-         sim_fmt_bytes(a, sizeof a, c->size), c->every, c->sync ? "sync" : "async",
-         c->separate ? "separate" : "backend", c->writers);
+  printf("checkpoint   %s every %s (%s, %s storage) by %s\n", sim_fmt_bytes(a, sizeof a, c->size),
+         sim_fmt_noun(b, sizeof b, c->every, "step"), c->sync ? "sync" : "async",
+         c->separate ? "separate" : "backend", sim_fmt_noun(d, sizeof d, c->writers, "GPU"));
   for (size_t i = 0; i < c->n; i++) {
     const run_checkpoint *k = &c->v[i];
     if (i == 8) {
@@ -64,10 +64,10 @@ static void checkpoints_text(const run_ckpt *c) {
       continue;
     }
     double s = sim_ps_to_s(k->end - k->start);
-    printf("  after %-4u %s .. %s, %.4g GB/s", k->after_step,
+    printf("  after %-4u %s .. %s, %s", k->after_step,
            sim_fmt_seconds(a, sizeof a, sim_ps_to_s(k->start)),
            sim_fmt_seconds(b, sizeof b, sim_ps_to_s(k->end)),
-           s > 0 ? (double)k->bytes / s / 1e9 : 0);
+           sim_fmt(e, sizeof e, s > 0 ? (double)k->bytes / s : 0, SIM_UNIT_BYTERATE));
     if (k->first_step == k->last_step && k->first_step)
       printf("; step %u took %s longer", k->first_step,
              sim_fmt_seconds(d, sizeof d, k->slowdown_s));
@@ -80,7 +80,7 @@ static void checkpoints_text(const run_ckpt *c) {
 }
 
 static void failure_text(const run_failure *f) {
-  char a[64], b[64], c[64];
+  char a[64], b[64], c[64], d[64];
   if (!f->happened) return;
   printf("failure      %s %s at %s in step %d: job stopped\n", f->kind_name, f->component,
          sim_fmt_seconds(a, sizeof a, f->cost.at_s), (int)f->step);
@@ -88,9 +88,10 @@ static void failure_text(const run_failure *f) {
     printf("  cause      transfer gpu%d->gpu%d: %s; the collective lost data\n", (int)f->gpu,
            (int)f->dst_gpu, f->cause);
   printf(
-      "  lost       %s of work since the last checkpoint (%.4g GPU-hours; checkpoint every "
+      "  lost       %s of work since the last checkpoint (%s GPU-hours; checkpoint every "
       "%s%s; at a random time the loss averages %s)\n",
-      sim_fmt_seconds(a, sizeof a, f->cost.lost_work_s), f->cost.lost_gpu_hours,
+      sim_fmt_seconds(a, sizeof a, f->cost.lost_work_s),
+      sim_fmt(d, sizeof d, f->cost.lost_gpu_hours, SIM_UNIT_NUMBER),
       sim_fmt_seconds(b, sizeof b, f->checkpoint_interval_s),
       f->checkpoint_interval_auto ? " (Daly)" : "",
       sim_fmt_seconds(c, sizeof c, f->cost.expected_lost_work_s));
@@ -128,13 +129,15 @@ static void training_text(const run_training_result *r) {
 }
 
 static void power_text(const run_power *p) {
-  printf(
-      "power        IT %.4g kW, facility %.4g kW (PUE %.3g), %.4g kWh per step at "
-      "utilization %.0f%%",
-      p->sum.it_kw, p->sum.facility_kw, p->model->pue, p->sum.energy_kwh_per_step,
-      100 * p->utilization);
+  char a[64], b[64], c[64], d[64], e[64];
+  printf("power        IT %s, facility %s (PUE %s), %s per step at utilization %s",
+         sim_fmt(a, sizeof a, p->sum.it_kw * 1e3, SIM_UNIT_WATTS),
+         sim_fmt(b, sizeof b, p->sum.facility_kw * 1e3, SIM_UNIT_WATTS),
+         sim_fmt(c, sizeof c, p->model->pue, SIM_UNIT_NUMBER),
+         sim_fmt(d, sizeof d, p->sum.energy_kwh_per_step * 1e3, SIM_UNIT_WATTHOURS),
+         sim_fmt(e, sizeof e, p->utilization, SIM_UNIT_PERCENT));
   uint32_t hot = p->sum.racks_throttled;
-  if (hot) printf(", %u rack%s throttled", hot, hot == 1 ? "" : "s");
+  if (hot) printf(", %s throttled", sim_fmt_noun(a, sizeof a, hot, "rack"));
   printf("\n");
 }
 
@@ -161,8 +164,9 @@ static void job_work_text(const run_job *job, char *out, size_t cap) {
     uint32_t n = wl_job_steps_done(job->train);
     double sum = 0;
     for (uint32_t k = 0; k < n; k++) sum += wl_job_step(job->train, k)->time_s;
-    snprintf(out, cap, "training, %u of %u step%s, mean %s", n, job->view.workload.steps,
-             job->view.workload.steps == 1 ? "" : "s",
+    char b[64];
+    snprintf(out, cap, "training, %u of %s, mean %s", n,
+             sim_fmt_noun(b, sizeof b, job->view.workload.steps, "step"),
              n ? sim_fmt_seconds(a, sizeof a, sum / n) : "-");
     return;
   }
@@ -170,8 +174,9 @@ static void job_work_text(const run_job *job, char *out, size_t cap) {
     const trc_result *r = &job->trace;
     double sum = 0;
     for (uint32_t k = 0; k < r->iterations_done; k++) sum += r->iteration_s[k];
-    snprintf(out, cap, "trace, %u ranks, %u of %u iteration%s, mean %s", r->nranks,
-             r->iterations_done, r->iterations, r->iterations == 1 ? "" : "s",
+    char b[64], c[64];
+    snprintf(out, cap, "trace, %s, %u of %s, mean %s", sim_fmt_noun(b, sizeof b, r->nranks, "rank"),
+             r->iterations_done, sim_fmt_noun(c, sizeof c, r->iterations, "iteration"),
              r->iterations_done ? sim_fmt_seconds(a, sizeof a, sum / r->iterations_done) : "-");
     return;
   }
@@ -186,20 +191,21 @@ static void job_work_text(const run_job *job, char *out, size_t cap) {
  * they stopped, and whose PAUSEs stopped its own (be_job_pauses). */
 static void job_pfc_text(const run_jobs *js, uint32_t j) {
   const be_job_pauses *p = &js->pauses;
-  char a[64];
+  char a[64], b[64], c[64];
   bool any = p->caused[j] > 0;
   for (uint32_t k = 0; k < p->njobs; k++) any |= p->flows[(size_t)k * p->njobs + j] > 0;
   if (!any) return; /* no PFC (InfiniBand credits, lossy classes) or no pause: no line */
-  printf("  pfc        caused %llu PAUSE%s (%s paused upstream)", (unsigned long long)p->caused[j],
-         p->caused[j] == 1 ? "" : "s", sim_fmt_seconds(a, sizeof a, sim_ps_to_s(p->paused[j])));
+  printf("  pfc        caused %s (%s paused upstream)",
+         sim_fmt_noun(b, sizeof b, p->caused[j], "PAUSE"),
+         sim_fmt_seconds(a, sizeof a, sim_ps_to_s(p->paused[j])));
   for (int dir = 0; dir < 2; dir++) {
     const char *sep = dir == 0 ? "; stopped flows of " : "; its flows stopped by ";
     for (uint32_t k = 0; k < p->njobs; k++) {
       size_t at = dir == 0 ? (size_t)j * p->njobs + k : (size_t)k * p->njobs + j;
       if (k == j || p->flows[at] == 0) continue;
-      printf("%s%s (%llu pause%s, %llu flow%s)", sep, js->v[k].cfg->name,
-             (unsigned long long)p->pauses[at], p->pauses[at] == 1 ? "" : "s",
-             (unsigned long long)p->flows[at], p->flows[at] == 1 ? "" : "s");
+      printf("%s%s (%s, %s)", sep, js->v[k].cfg->name,
+             sim_fmt_noun(b, sizeof b, p->pauses[at], "pause"),
+             sim_fmt_noun(c, sizeof c, p->flows[at], "flow"));
       sep = ", ";
     }
   }
@@ -209,7 +215,7 @@ static void job_pfc_text(const run_jobs *js, uint32_t j) {
 /* A job's checkpoints and data loading in a line each (summary.json has
  * every write). */
 static void job_storage_text(const run_ckpt *c) {
-  char a[64], b[64], d[64], e[96];
+  char a[64], b[64], d[64], e[96], g[64];
   if (c->load)
     printf("  data       %s per step read by %u GPUs, %zu reads, the longest %s%s%s\n",
            sim_fmt_bytes(a, sizeof a, c->load_bytes), c->readers, c->loads,
@@ -226,29 +232,33 @@ static void job_storage_text(const run_ckpt *c) {
       slowed += c->v[i].slowdown_s + c->v[i].stall_s;
     }
   printf(
-      "  checkpoint %s every %u steps (%s, %s storage) by %u GPUs: %zu written, %s each on "
+      "  checkpoint %s every %s (%s, %s storage) by %s: %zu written, %s each on "
       "average, the steps %s longer\n",
-      sim_fmt_bytes(a, sizeof a, c->size), c->every, c->sync ? "sync" : "async",
-      c->separate ? "separate" : "backend", c->writers, done,
+      sim_fmt_bytes(a, sizeof a, c->size), sim_fmt_noun(e, sizeof e, c->every, "step"),
+      c->sync ? "sync" : "async", c->separate ? "separate" : "backend",
+      sim_fmt_noun(g, sizeof g, c->writers, "GPU"), done,
       sim_fmt_seconds(b, sizeof b, done ? secs / (double)done : 0),
       sim_fmt_seconds(d, sizeof d, slowed));
 }
 
 /* One line per job of a jobs: list: where it runs and what sharing cost it. */
 static void jobs_text(const run_jobs *js, const topo *t, bool classes) {
-  char a[64], b[64], w[160];
+  char a[64], b[64], w[160], n1[64], n2[64], n3[64], n4[64];
   for (uint32_t j = 0; j < js->n; j++) {
     const run_job *job = &js->v[j];
     const plc_metrics *m = &job->metrics;
     job_work_text(job, w, sizeof w);
-    printf("job %-8s %u GPUs %s on %u node%s, %u lea%s, %u spine crossing%s: %s, %s\n",
-           job->cfg->name, job->cfg->gpus, cfg_placement_name(job->cfg->placement), job->nnodes,
-           job->nnodes == 1 ? "" : "s", m->leaves, m->leaves == 1 ? "f" : "ves",
-           m->ring_spine_pairs, m->ring_spine_pairs == 1 ? "" : "s", w,
+    printf("job %-8s %s %s on %s, %s, %s: %s, %s\n", job->cfg->name,
+           sim_fmt_noun(n1, sizeof n1, job->cfg->gpus, "GPU"),
+           cfg_placement_name(job->cfg->placement),
+           sim_fmt_noun(n2, sizeof n2, job->nnodes, "node"),
+           sim_fmt_noun(n3, sizeof n3, m->leaves, "leaf|leaves"),
+           sim_fmt_noun(n4, sizeof n4, m->ring_spine_pairs, "spine crossing"), w,
            job->finished ? sim_fmt_seconds(b, sizeof b, job->res.time_s) : "did not finish");
     if (job->have_alone)
-      printf("  alone      %s, slowdown %.3fx, %s%s\n",
-             sim_fmt_seconds(a, sizeof a, job->alone.time_s), job->slowdown,
+      printf("  alone      %s, slowdown %sx, %s%s\n",
+             sim_fmt_seconds(a, sizeof a, job->alone.time_s),
+             sim_fmt(n1, sizeof n1, job->slowdown, SIM_UNIT_NUMBER),
              job->nshares ? "may share links with " : "shares no link with another job",
              job->nshares ? js->v[job->shares[0].job].cfg->name : "");
     char cause[600];
@@ -265,7 +275,7 @@ static void jobs_text(const run_jobs *js, const topo *t, bool classes) {
 /* The traffic classes: how the fidelity treats them, then one line per
  * class that carried bytes or is listed in fabric.classes. */
 static void classes_text(const cfg_scenario *cfg, const be_stats *st) {
-  char a[64], b[64], c[64], d[64], e[64];
+  char a[64], b[64], c[64], d[64], e[64], f[64];
   const cfg_class_table *t = &cfg->fabric.classes;
   printf("classes      %s\n", out__classes_model(cfg->simulation.fidelity));
   for (uint32_t k = 0; k < CFG_CLASSES; k++) {
@@ -276,12 +286,11 @@ static void classes_text(const cfg_scenario *cfg, const be_stats *st) {
     printf("  %-10s %u: priority %u, weight %u, %s, %s", tc->name, k, tc->priority, tc->weight,
            tc->lossless ? "lossless" : "lossy", sim_fmt_bytes(a, sizeof a, st->class_bytes[k]));
     if (st->observed & BE_OBS_PACKETS)
-      printf(", max queue %s, %s PFC pauses (%s), %s ECN marks, %llu drops",
-             sim_fmt_bytes(b, sizeof b, st->class_max_queue[k]),
-             sim_fmt_count(c, sizeof c, st->class_pfc_pauses[k]),
+      printf(", max queue %s, %s (%s), %s, %s", sim_fmt_bytes(b, sizeof b, st->class_max_queue[k]),
+             sim_fmt_noun(c, sizeof c, st->class_pfc_pauses[k], "PFC pause"),
              sim_fmt_seconds(d, sizeof d, sim_ps_to_s(st->class_pfc_paused[k])),
-             sim_fmt_count(e, sizeof e, st->class_ecn_marks[k]),
-             (unsigned long long)st->class_drops[k]);
+             sim_fmt_noun(e, sizeof e, st->class_ecn_marks[k], "ECN mark"),
+             sim_fmt_noun(f, sizeof f, st->class_drops[k], "drop"));
     printf("\n");
   }
 }
@@ -293,14 +302,18 @@ static void workload_text(const cfg_scenario *cfg, const topo *t, const run_resu
   if (r->jobs && r->jobs->n) {
     jobs_text(r->jobs, t, cfg_classes_used(cfg));
   } else if (cfg->workload.kind == CFG_WORKLOAD_COLLECTIVE) {
-    printf("%-12s %s, %s over %u ranks, %u channel%s, protocol %s\n",
-           cfg_coll_op_name(r->w->plan.op), cfg_coll_algorithm_name(r->w->plan.algorithm),
-           sim_fmt_bytes(a, sizeof a, r->w->plan.bytes), r->w->plan.nranks, r->w->plan.channels,
-           r->w->plan.channels == 1 ? "" : "s", cfg_coll_protocol_name(r->w->plan.protocol));
+    printf("%-12s %s, %s over %s, %s, protocol %s\n", cfg_coll_op_name(r->w->plan.op),
+           cfg_coll_algorithm_name(r->w->plan.algorithm),
+           sim_fmt_bytes(a, sizeof a, r->w->plan.bytes),
+           sim_fmt_noun(b, sizeof b, r->w->plan.nranks, "rank"),
+           sim_fmt_noun(c, sizeof c, r->w->plan.channels, "channel"),
+           cfg_coll_protocol_name(r->w->plan.protocol));
     if (!r->w->failed && !r->w->stopped) {
       printf("  time       %s\n", sim_fmt_seconds(a, sizeof a, r->w->res.time_s));
-      printf("  algbw      %.2f GB/s\n", r->w->res.algbw_GBps);
-      printf("  busbw      %.2f GB/s\n", r->w->res.busbw_GBps);
+      printf("  algbw      %s\n",
+             sim_fmt(a, sizeof a, r->w->res.algbw_GBps * 1e9, SIM_UNIT_BYTERATE));
+      printf("  busbw      %s\n",
+             sim_fmt(a, sizeof a, r->w->res.busbw_GBps * 1e9, SIM_UNIT_BYTERATE));
     } else { /* no bandwidth for a collective that did not complete */
       printf("  time       %s, %s: no time or bandwidth; %s delivered\n",
              sim_fmt_seconds(a, sizeof a, r->w->res.time_s), r->w->failed ? "FAILED" : "stopped",
@@ -313,9 +326,8 @@ static void workload_text(const cfg_scenario *cfg, const topo *t, const run_resu
     trc_result_print(stdout, &r->w->trace, r->w->trace_set);
   } else {
     uint64_t flows = coll_plan_flows(&r->w->plan);
-    printf("traffic      %s, %s flows of %s%s\n",
-           cfg_traffic_pattern_name(cfg->workload.traffic.pattern),
-           sim_fmt_count(a, sizeof a, flows), sim_fmt_bytes(b, sizeof b, r->w->plan.bytes),
+    printf("traffic      %s, %s of %s%s\n", cfg_traffic_pattern_name(cfg->workload.traffic.pattern),
+           sim_fmt_noun(a, sizeof a, flows, "flow"), sim_fmt_bytes(b, sizeof b, r->w->plan.bytes),
            r->w->plan.stagger ? ", staggered" : ", starting together");
     printf("  time       %s\n", sim_fmt_seconds(a, sizeof a, r->w->res.time_s));
     double total = run_traffic_bytes(r->w, &r->net);
@@ -335,19 +347,20 @@ static void workload_text(const cfg_scenario *cfg, const topo *t, const run_resu
 void out_run_print(const cfg_scenario *cfg, const topo *t, const run_result *r,
                    const char *written) {
   const topo_inventory *inv = topo_inventory_get(t);
-  char a[64], b[64], c[64];
+  char a[64], b[64], c[64], d[64], e[64], f[64], h[64];
   printf("fabsim %s, %s fidelity, seed %llu\n", FABSIM_VERSION,
          cfg_fidelity_name(cfg->simulation.fidelity), (unsigned long long)cfg->simulation.seed);
-  printf("cluster      %s nodes x %u %s = %s GPUs, %s NICs at %s\n",
-         sim_fmt_count(a, sizeof a, inv->nodes), cfg->cluster.gpus_per_node,
-         cfg_gpu_name(cfg->cluster.gpu), sim_fmt_count(b, sizeof b, inv->gpus),
-         sim_fmt_count(c, sizeof c, inv->endpoints - inv->storage_nics),
-         sim_fmt_rate(c + 32, 32, cfg->cluster.nic.bandwidth));
-  printf("fabric       %s, %u tiers, %u plane%s, radix %u, %s, %s switches, %s\n",
-         cfg_topology_name(cfg->fabric.topology), inv->tiers, inv->planes,
-         inv->planes == 1 ? "" : "s", cfg->fabric.switch_radix,
-         cfg_transport_name(cfg->fabric.transport), sim_fmt_count(a, sizeof a, inv->switches),
-         sim_fmt_usd(b, sizeof b, inv->cost_usd));
+  printf("cluster      %s x %u %s = %s, %s at %s\n", sim_fmt_noun(a, sizeof a, inv->nodes, "node"),
+         cfg->cluster.gpus_per_node, cfg_gpu_name(cfg->cluster.gpu),
+         sim_fmt_noun(b, sizeof b, inv->gpus, "GPU"),
+         sim_fmt_noun(c, sizeof c, inv->endpoints - inv->storage_nics, "NIC"),
+         sim_fmt_rate(d, sizeof d, cfg->cluster.nic.bandwidth));
+  printf("fabric       %s, %s, %s, radix %u, %s, %s, %s\n", cfg_topology_name(cfg->fabric.topology),
+         sim_fmt_noun(a, sizeof a, inv->tiers, "tier"),
+         sim_fmt_noun(b, sizeof b, inv->planes, "plane"), cfg->fabric.switch_radix,
+         cfg_transport_name(cfg->fabric.transport),
+         sim_fmt_noun(c, sizeof c, inv->switches, "switch"),
+         sim_fmt_usd(d, sizeof d, inv->cost_usd));
   out_networks_print(t, cfg, 13);
   workload_text(cfg, t, r);
   if (r->net.observed & BE_OBS_FCT)
@@ -356,24 +369,28 @@ void out_run_print(const cfg_scenario *cfg, const topo *t, const run_result *r,
            sim_fmt_seconds(b, sizeof b, sim_ps_to_s(r->net.fct_p99)),
            sim_fmt_seconds(c, sizeof c, sim_ps_to_s(r->net.fct_max)));
   if (r->net.observed & BE_OBS_PACKETS) {
-    printf("network      %s packets, %s ECN marks, %s CNPs, %s PFC pauses (%s paused)\n",
-           sim_fmt_count(a, sizeof a, r->net.packets), sim_fmt_count(b, sizeof b, r->net.ecn_marks),
-           sim_fmt_count(c, sizeof c, r->net.cnps), sim_fmt_count(c + 24, 24, r->net.pfc_pauses),
-           sim_fmt_seconds(c + 48, 16, sim_ps_to_s(r->net.pfc_paused)));
-    printf("             %s drops, %s retransmits, max queue %s, busiest link %.0f%%\n",
-           sim_fmt_count(a, sizeof a, r->net.drops), sim_fmt_count(b, sizeof b, r->net.retransmits),
-           sim_fmt_bytes(c, sizeof c, r->net.max_queue_bytes), r->net.link_utilization_max * 100);
+    printf("network      %s, %s, %s, %s (%s paused)\n",
+           sim_fmt_noun(a, sizeof a, r->net.packets, "packet"),
+           sim_fmt_noun(b, sizeof b, r->net.ecn_marks, "ECN mark"),
+           sim_fmt_noun(c, sizeof c, r->net.cnps, "CNP"),
+           sim_fmt_noun(d, sizeof d, r->net.pfc_pauses, "PFC pause"),
+           sim_fmt_seconds(e, sizeof e, sim_ps_to_s(r->net.pfc_paused)));
+    printf("             %s, %s, max queue %s, busiest link %s\n",
+           sim_fmt_noun(a, sizeof a, r->net.drops, "drop"),
+           sim_fmt_noun(b, sizeof b, r->net.retransmits, "retransmit"),
+           sim_fmt_bytes(c, sizeof c, r->net.max_queue_bytes),
+           sim_fmt(d, sizeof d, r->net.link_utilization_max, SIM_UNIT_PERCENT));
   }
   if (cfg_classes_used(cfg)) classes_text(cfg, &r->net);
   if (r->w->gpu_failed) {
     const trc_failure *g = &r->w->gpu_failure;
-    printf("failure      %sgpu%u failed at %s: the job stopped after %u of %u iteration%s\n",
+    printf("failure      %sgpu%u failed at %s: the job stopped after %u of %s\n",
            g->whole_node ? "the node of " : "", g->gpu,
            sim_fmt_seconds(a, sizeof a, sim_ps_to_s(g->at)), r->w->trace.iterations_done,
-           r->w->trace.iterations, r->w->trace.iterations == 1 ? "" : "s");
+           sim_fmt_noun(b, sizeof b, r->w->trace.iterations, "iteration"));
   } else if (r->w->failed && cfg->workload.kind != CFG_WORKLOAD_TRAINING) {
-    printf("failure      %s transfer%s failed: the job failed",
-           sim_fmt_count(a, sizeof a, r->w->failures), r->w->failures == 1 ? "" : "s");
+    printf("failure      %s failed: the job failed",
+           sim_fmt_noun(a, sizeof a, r->w->failures, "transfer"));
     if (r->w->have_first)
       printf(" (the first at %s: gpu%u->gpu%u, %s)",
              sim_fmt_seconds(b, sizeof b, sim_ps_to_s(r->w->first.at)), r->w->first.src_gpu,
@@ -383,18 +400,20 @@ void out_run_print(const cfg_scenario *cfg, const topo *t, const run_result *r,
   if (cfg->workload.kind == CFG_WORKLOAD_TRAINING) power_text(&r->training.power);
   else if (r->have_power) power_text(&r->power);
   events_text(&r->log);
-  printf("sim          %s events, %s transfers, wall %.3f s\n",
-         sim_fmt_count(a, sizeof a, r->events), sim_fmt_count(b, sizeof b, r->net.transfers),
-         r->wall_s);
+  printf("sim          %s, %s, wall %s\n", sim_fmt_noun(a, sizeof a, r->events, "event"),
+         sim_fmt_noun(b, sizeof b, r->net.transfers, "transfer"),
+         sim_fmt_seconds(c, sizeof c, r->wall_s));
   if (r->par.ranks) {
     const be_parallel_info *p = &r->par;
     printf(
-        "parallel     %u rank%s (%s), %s of %s links cut, lookahead %g ns, %s windows, "
-        "%.1f%% of events crossed ranks, %.0f%% of the engine's time in synchronization\n",
-        p->ranks, p->ranks == 1 ? "" : "s", p->scheme, sim_fmt_count(a, sizeof a, p->cut_links),
-        sim_fmt_count(b, sizeof b, p->links), (double)p->lookahead / SIM_PS_PER_NS,
-        sim_fmt_count(c, sizeof c, p->windows), 100.0 * p->crossing_frac,
-        p->wall_max > 0 ? 100.0 * p->sync_max / p->wall_max : 0.0);
+        "parallel     %s (%s), %s of %s cut, lookahead %s, %s, %s of events crossed ranks, "
+        "%s of the engine's time in synchronization\n",
+        sim_fmt_noun(a, sizeof a, p->ranks, "rank"), p->scheme,
+        sim_fmt_count(b, sizeof b, p->cut_links), sim_fmt_noun(c, sizeof c, p->links, "link"),
+        sim_fmt_seconds(d, sizeof d, sim_ps_to_s(p->lookahead)),
+        sim_fmt_noun(e, sizeof e, p->windows, "window"),
+        sim_fmt(f, sizeof f, p->crossing_frac, SIM_UNIT_PERCENT),
+        sim_fmt(h, sizeof h, p->wall_max > 0 ? p->sync_max / p->wall_max : 0.0, SIM_UNIT_PERCENT));
   }
   if (written)
     printf("written      %s/: summary.json, scenario.yaml, timeseries.csv, events.csv%s%s\n",
@@ -406,7 +425,7 @@ void out_run_print(const cfg_scenario *cfg, const topo *t, const run_result *r,
 void out_run_failed_print(const cfg_scenario *cfg, const run_result *r) {
   const run_training_result *tres = &r->training;
   const char *kind = "transfer-failed", *component = "", *cause = NULL;
-  char comp[32];
+  char comp[32], at[64];
   double at_s = 0;
   if (cfg->workload.kind == CFG_WORKLOAD_TRAINING) {
     const run_failure *f = &tres->failure;
@@ -426,7 +445,8 @@ void out_run_failed_print(const cfg_scenario *cfg, const run_result *r) {
     cause = r->w->first.cause ? r->w->first.cause : "unknown";
   }
   fprintf(stderr,
-          "fabsim: the simulated job failed: %s %s at %.6g s%s%s; the files in %s say "
+          "fabsim: the simulated job failed: %s %s at %s%s%s; the files in %s say "
           "\"outcome\": \"failed\"\n",
-          kind, component, at_s, cause ? ": " : "", cause ? cause : "", cfg->output.dir);
+          kind, component, sim_fmt_seconds(at, sizeof at, at_s), cause ? ": " : "",
+          cause ? cause : "", cfg->output.dir);
 }

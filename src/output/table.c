@@ -9,18 +9,45 @@
 
 #include "output/out_internal.h"
 
-static void fmt_value(char *buf, size_t n, const json_t *v, const char *unit) {
+/* A headline figure by the one rule (sim_fmt): its unit, or for a figure
+ * without one its name's kind (a fraction as a percentage, a count with
+ * separators); "-" where the run lacks it. */
+static void fmt_value(char *buf, size_t n, const json_t *v, const json_t *fig) {
+  static const struct {
+    const char *unit;
+    double scale;
+    sim_unit kind;
+  } units[] = {{"s", 1, SIM_UNIT_SECONDS},      {"us", 1e-6, SIM_UNIT_SECONDS},
+               {"USD", 1, SIM_UNIT_USD},        {"b/s", 1, SIM_UNIT_BITRATE},
+               {"Gb/s", 1e9, SIM_UNIT_BITRATE}, {"GB/s", 1e9, SIM_UNIT_BYTERATE}};
+  static const struct {
+    const char *name;
+    sim_unit kind;
+  } unitless[] = {{"mfu", SIM_UNIT_PERCENT},
+                  {"ecn_marks", SIM_UNIT_COUNT},
+                  {"drops", SIM_UNIT_COUNT},
+                  {"max_link_sharing", SIM_UNIT_COUNT}};
   if (!json_is_number(v)) {
     snprintf(buf, n, "-");
     return;
   }
   double x = json_number_value(v);
-  if (!strcmp(unit, "s")) sim_fmt_seconds(buf, n, x);
-  else if (!strcmp(unit, "USD")) sim_fmt_usd(buf, n, x);
-  else if (!strcmp(unit, "b/s")) sim_fmt_rate(buf, n, (uint64_t)llround(x));
-  else if (!strcmp(unit, "Gb/s")) sim_fmt_rate(buf, n, (uint64_t)llround(x * 1e9));
-  else if (unit[0]) snprintf(buf, n, "%.4g %s", x, unit);
-  else snprintf(buf, n, "%.4g", x);
+  const char *unit = json_string_value(json_object_get(fig, "unit"));
+  const char *name = json_string_value(json_object_get(fig, "name"));
+  const char *stem = name && strrchr(name, '.') ? strrchr(name, '.') + 1 : name ? name : "";
+  for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+    if (!strcmp(unit, units[i].unit)) {
+      sim_fmt(buf, n, x * units[i].scale, units[i].kind);
+      return;
+    }
+  for (size_t i = 0; !unit[0] && i < sizeof unitless / sizeof unitless[0]; i++)
+    if (!strcmp(stem, unitless[i].name)) {
+      sim_fmt(buf, n, x, unitless[i].kind);
+      return;
+    }
+  char num[40];
+  sim_fmt(num, sizeof num, x, SIM_UNIT_NUMBER);
+  snprintf(buf, n, "%s%s%s", num, unit[0] ? " " : "", unit);
 }
 
 /* Union of the runs' headline figures, in their canonical order. */
@@ -95,7 +122,7 @@ void out_sweep_table(FILE *f, const json_t *runs, const char *const *keys, size_
     for (size_t k = 0; k < nf; k++) {
       const json_t *fg = json_array_get(figs, k);
       json_t *v = figure_value(run, json_string_value(json_object_get(fg, "label")));
-      fmt_value(cell[r + 1][1 + nkeys + k], 96, v, json_string_value(json_object_get(fg, "unit")));
+      fmt_value(cell[r + 1][1 + nkeys + k], 96, v, fg);
       json_decref(v);
     }
   }
@@ -134,17 +161,18 @@ void out_compare_table(FILE *f, const json_t *runs) {
   for (size_t k = 0; k < nf; k++) {
     const json_t *fg = json_array_get(figs, k);
     const char *label = json_string_value(json_object_get(fg, "label"));
-    const char *unit = json_string_value(json_object_get(fg, "unit"));
     fprintf(f, "%-*s", (int)wl, label);
     json_t *base = figure_value(json_array_get(runs, 0), label);
     for (size_t r = 0; r < nr; r++) {
       json_t *v = figure_value(json_array_get(runs, r), label);
-      char a[64], cellbuf[96];
-      fmt_value(a, sizeof a, v, unit);
+      char a[64], cellbuf[160], pct[64];
+      fmt_value(a, sizeof a, v, fg);
       if (r > 0 && json_is_number(v) && json_is_number(base) && json_number_value(base) != 0) {
-        double pct =
-            (json_number_value(v) - json_number_value(base)) / fabs(json_number_value(base)) * 100;
-        snprintf(cellbuf, sizeof cellbuf, "%s (%+.1f%%)", a, pct);
+        double rel =
+            (json_number_value(v) - json_number_value(base)) / fabs(json_number_value(base));
+        sim_fmt(pct, sizeof pct, rel, SIM_UNIT_PERCENT);
+        snprintf(cellbuf, sizeof cellbuf, "%s (%s%s)", a, rel > 0 && strcmp(pct, "0%") ? "+" : "",
+                 pct);
       } else {
         snprintf(cellbuf, sizeof cellbuf, "%s", a);
       }

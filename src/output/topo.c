@@ -93,44 +93,44 @@ static void networks_json(const topo *t, const cfg_scenario *cfg, json_t *o) {
 void out_networks_print(const topo *t, const cfg_scenario *cfg, int width) {
   topo_networks n;
   sim_error err = {0};
-  char a[64], b[64], c[64], d[64];
+  char a[64], b[64], c[64], d[64], e[64];
   if ((!cfg->storage.servers && !cfg->management.enabled) ||
       topo_networks_of(t, cfg, &n, &err) != SIM_OK)
     return;
   if (n.storage_servers && !n.separate)
-    printf(
-        "%-*s%s servers on the backend fabric from leaf%u, %s NICs at %s, %s/s write, %s, %.3g "
-        "kW\n",
-        width, "storage", sim_fmt_count(a, sizeof a, n.storage_servers),
-        topo_vertex_at(t, topo_storage_leaf(t, 0))->index,
-        sim_fmt_count(b, sizeof b, topo_inventory_get(t)->storage_nics),
-        sim_fmt_rate(c, sizeof c, cfg->storage.nic.bandwidth),
-        sim_fmt_bytes(d, sizeof d, cfg->storage.write_bandwidth / 8 * n.storage_servers),
-        sim_fmt_usd(c + 32, 32, n.storage_cost_usd), n.storage_power_w * 1e-3);
+    printf("%-*s%s on the backend fabric from leaf%u, %s at %s, %s write, %s, %s\n", width,
+           "storage", sim_fmt_noun(a, sizeof a, n.storage_servers, "server"),
+           topo_vertex_at(t, topo_storage_leaf(t, 0))->index,
+           sim_fmt_noun(b, sizeof b, topo_inventory_get(t)->storage_nics, "NIC"),
+           sim_fmt_rate(c, sizeof c, cfg->storage.nic.bandwidth),
+           sim_fmt(d, sizeof d, (double)(cfg->storage.write_bandwidth / 8 * n.storage_servers),
+                   SIM_UNIT_BYTERATE),
+           sim_fmt_usd(c + 32, 32, n.storage_cost_usd),
+           sim_fmt(e, sizeof e, n.storage_power_w, SIM_UNIT_WATTS));
   if (n.separate) {
     const topo_inventory *f = &n.storage_fabric;
-    printf("%-*s%s servers, %s NICs at %s, %s/s write, %s, %.3g kW\n", width, "storage",
-           sim_fmt_count(a, sizeof a, n.storage_servers),
-           sim_fmt_count(b, sizeof b, f->storage_nics),
+    printf("%-*s%s, %s at %s, %s write, %s, %s\n", width, "storage",
+           sim_fmt_noun(a, sizeof a, n.storage_servers, "server"),
+           sim_fmt_noun(b, sizeof b, f->storage_nics, "NIC"),
            sim_fmt_rate(c, sizeof c, cfg->storage.nic.bandwidth),
-           sim_fmt_bytes(d, sizeof d, cfg->storage.write_bandwidth / 8 * n.storage_servers),
-           sim_fmt_usd(c + 32, 32, n.storage_cost_usd), n.storage_power_w * 1e-3);
-    printf(
-        "%-*sseparate fat-tree, %u tiers, radix %u: %s switches, %s frontend NICs at %s, %s, "
-        "bisection %s\n",
-        width, "  fabric", f->tiers, cfg->storage.fabric.switch_radix,
-        sim_fmt_count(a, sizeof a, f->switches),
-        sim_fmt_count(b, sizeof b, f->endpoints - f->storage_nics),
-        sim_fmt_rate(c, sizeof c, cfg->storage.frontend.bandwidth),
-        sim_fmt_usd(d, sizeof d, f->cost_usd),
-        sim_fmt_rate(c + 32, 32, f->bisection_bandwidth_bps));
+           sim_fmt(d, sizeof d, (double)(cfg->storage.write_bandwidth / 8 * n.storage_servers),
+                   SIM_UNIT_BYTERATE),
+           sim_fmt_usd(c + 32, 32, n.storage_cost_usd),
+           sim_fmt(e, sizeof e, n.storage_power_w, SIM_UNIT_WATTS));
+    printf("%-*sseparate fat-tree, %s, radix %u: %s, %s frontend NICs at %s, %s, bisection %s\n",
+           width, "  fabric", sim_fmt_noun(e, sizeof e, f->tiers, "tier"),
+           cfg->storage.fabric.switch_radix, sim_fmt_noun(a, sizeof a, f->switches, "switch"),
+           sim_fmt_count(b, sizeof b, f->endpoints - f->storage_nics),
+           sim_fmt_rate(c, sizeof c, cfg->storage.frontend.bandwidth),
+           sim_fmt_usd(d, sizeof d, f->cost_usd),
+           sim_fmt_rate(c + 32, 32, f->bisection_bandwidth_bps));
   }
   if (cfg->management.enabled)
-    printf("%-*s%s ports, %s switches + %s aggregation, %s cables, %s (no traffic)\n", width,
-           "management", sim_fmt_count(a, sizeof a, n.management.ports),
-           sim_fmt_count(b, sizeof b, n.management.switches),
+    printf("%-*s%s, %s + %s aggregation, %s, %s (no traffic)\n", width, "management",
+           sim_fmt_noun(a, sizeof a, n.management.ports, "port"),
+           sim_fmt_noun(b, sizeof b, n.management.switches, "switch"),
            sim_fmt_count(c, sizeof c, n.management.aggregation),
-           sim_fmt_count(d, sizeof d, n.management.cables),
+           sim_fmt_noun(d, sizeof d, n.management.cables, "cable"),
            sim_fmt_usd(c + 32, 32, n.management.cost_usd));
 }
 
@@ -198,19 +198,20 @@ static void memory_estimates(const cfg_scenario *cfg, uint64_t est[3]) {
 void out_topo_print(const topo *t, const cfg_scenario *cfg) {
   const topo_inventory *inv = topo_inventory_get(t);
   char a[64], b[64], c[64], d[64];
-  printf("fabric     %s, %u tiers, %u plane%s, radix %u, %s, leaf %u down / %u up (%.3g:1)\n",
-         cfg_topology_name(cfg->fabric.topology), inv->tiers, inv->planes,
-         inv->planes == 1 ? "" : "s", cfg->fabric.switch_radix,
+  printf("fabric     %s, %s, %s, radix %u, %s, leaf %u down / %u up (%s:1)\n",
+         cfg_topology_name(cfg->fabric.topology), sim_fmt_noun(a, sizeof a, inv->tiers, "tier"),
+         sim_fmt_noun(b, sizeof b, inv->planes, "plane"), cfg->fabric.switch_radix,
          cfg_transport_name(cfg->fabric.transport), inv->leaf_down, inv->leaf_up,
-         inv->oversubscription);
-  printf("cluster    %s nodes x %u %s = %s GPUs (fabric holds %s nodes)\n",
-         sim_fmt_count(a, sizeof a, inv->nodes), cfg->cluster.gpus_per_node,
-         cfg_gpu_name(cfg->cluster.gpu), sim_fmt_count(b, sizeof b, inv->gpus),
-         sim_fmt_count(c, sizeof c, inv->max_nodes));
-  printf("endpoints  %s NICs at %s", sim_fmt_count(a, sizeof a, inv->endpoints - inv->storage_nics),
+         sim_fmt(c, sizeof c, inv->oversubscription, SIM_UNIT_NUMBER));
+  printf("cluster    %s x %u %s = %s (fabric holds %s)\n",
+         sim_fmt_noun(a, sizeof a, inv->nodes, "node"), cfg->cluster.gpus_per_node,
+         cfg_gpu_name(cfg->cluster.gpu), sim_fmt_noun(b, sizeof b, inv->gpus, "GPU"),
+         sim_fmt_noun(c, sizeof c, inv->max_nodes, "node"));
+  printf("endpoints  %s at %s",
+         sim_fmt_noun(a, sizeof a, inv->endpoints - inv->storage_nics, "NIC"),
          sim_fmt_rate(b, sizeof b, cfg->cluster.nic.bandwidth));
   if (inv->storage_nics)
-    printf(" + %s storage NICs at %s", sim_fmt_count(a, sizeof a, inv->storage_nics),
+    printf(" + %s at %s", sim_fmt_noun(a, sizeof a, inv->storage_nics, "storage NIC"),
            sim_fmt_rate(b, sizeof b, cfg->storage.nic.bandwidth));
   printf("\n");
   printf("switches   %s", sim_fmt_count(a, sizeof a, inv->switches));
@@ -225,9 +226,8 @@ void out_topo_print(const topo *t, const cfg_scenario *cfg) {
   printf("links      %s endpoint-switch, %s switch-switch\n",
          sim_fmt_count(a, sizeof a, inv->links_endpoint_switch),
          sim_fmt_count(b, sizeof b, inv->links_switch_switch));
-  printf("optics     %s transceivers, %s copper cables\n",
-         sim_fmt_count(a, sizeof a, inv->transceivers),
-         sim_fmt_count(b, sizeof b, inv->copper_cables));
+  printf("optics     %s, %s\n", sim_fmt_noun(a, sizeof a, inv->transceivers, "transceiver"),
+         sim_fmt_noun(b, sizeof b, inv->copper_cables, "copper cable"));
   printf("cost       %s (%s per endpoint)\n", sim_fmt_usd(a, sizeof a, inv->cost_usd),
          sim_fmt_usd(b, sizeof b, inv->cost_per_endpoint_usd));
   printf("bisection  %s\n", sim_fmt_rate(a, sizeof a, inv->bisection_bandwidth_bps));

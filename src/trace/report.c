@@ -72,14 +72,16 @@ json_t *trc_result_json(const trc_result *r, const trc_set *s, const cfg_scenari
 }
 
 void trc_result_print(FILE *f, const trc_result *r, const trc_set *s) {
-  fprintf(f,
-          "trace        %u ranks, %u file%s, %llu nodes: %llu compute, %llu collective "
-          "calls in %u group%s, %llu send/recv pairs\n",
-          r->nranks, s->ntraces, s->ntraces == 1 ? "" : "s", (unsigned long long)r->nodes,
-          (unsigned long long)r->compute_nodes, (unsigned long long)r->collectives, s->ngroups,
-          s->ngroups == 1 ? "" : "s", (unsigned long long)r->p2p);
+  char a[64], b[64], c[64], d[64], e[64], g[64], h[64];
+  fprintf(f, "trace        %s, %s, %s: %s compute, %s in %s, %s\n",
+          sim_fmt_noun(a, sizeof a, r->nranks, "rank"),
+          sim_fmt_noun(b, sizeof b, s->ntraces, "file"),
+          sim_fmt_noun(c, sizeof c, r->nodes, "node"), sim_fmt_count(d, sizeof d, r->compute_nodes),
+          sim_fmt_noun(e, sizeof e, r->collectives, "collective call"),
+          sim_fmt_noun(g, sizeof g, s->ngroups, "group"),
+          sim_fmt_noun(h, sizeof h, r->p2p, "send/recv pair"));
   if (r->iterations <= 1 && r->iterations_done == r->iterations) {
-    fprintf(f, "  iteration  %.6g ms\n", r->time_s * 1e3);
+    fprintf(f, "  iteration  %s\n", sim_fmt_seconds(a, sizeof a, r->time_s));
   } else {
     double sum = 0, lo = 0, hi = 0;
     for (uint32_t k = 0; k < r->iterations_done; k++) {
@@ -88,22 +90,23 @@ void trc_result_print(FILE *f, const trc_result *r, const trc_set *s) {
       if (k == 0 || x < lo) lo = x;
       if (k == 0 || x > hi) hi = x;
     }
-    fprintf(f, "  iterations %u of %u done in %.6g ms", r->iterations_done, r->iterations,
-            r->time_s * 1e3);
+    fprintf(f, "  iterations %u of %u done in %s", r->iterations_done, r->iterations,
+            sim_fmt_seconds(a, sizeof a, r->time_s));
     if (r->iterations_done)
-      fprintf(f, ": mean %.6g ms, fastest %.6g ms, slowest %.6g ms", sum / r->iterations_done * 1e3,
-              lo * 1e3, hi * 1e3);
+      fprintf(f, ": mean %s, fastest %s, slowest %s",
+              sim_fmt_seconds(a, sizeof a, sum / r->iterations_done),
+              sim_fmt_seconds(b, sizeof b, lo), sim_fmt_seconds(c, sizeof c, hi));
     fputc('\n', f);
   }
-  fprintf(f,
-          "  per rank   compute %.6g ms, communication %.6g ms (exposed %.6g ms), idle "
-          "%.6g ms (means)\n",
-          r->compute_s * 1e3, r->comm_s * 1e3, r->exposed_comm_s * 1e3, r->idle_s * 1e3);
+  fprintf(f, "  per rank   compute %s, communication %s (exposed %s), idle %s (means)\n",
+          sim_fmt_seconds(a, sizeof a, r->compute_s), sim_fmt_seconds(b, sizeof b, r->comm_s),
+          sim_fmt_seconds(c, sizeof c, r->exposed_comm_s), sim_fmt_seconds(d, sizeof d, r->idle_s));
   uint32_t slow = 0;
   for (uint32_t i = 1; i < r->nranks; i++)
     if (r->ranks[i].end_s > r->ranks[slow].end_s) slow = i;
   if (r->nranks)
-    fprintf(f, "  last rank  %u ends at %.6g ms (compute %.6g ms, exposed communication %.6g ms)\n",
-            slow, r->ranks[slow].end_s * 1e3, r->ranks[slow].compute_s * 1e3,
-            r->ranks[slow].exposed_comm_s * 1e3);
+    fprintf(f, "  last rank  %u ends at %s (compute %s, exposed communication %s)\n", slow,
+            sim_fmt_seconds(a, sizeof a, r->ranks[slow].end_s),
+            sim_fmt_seconds(b, sizeof b, r->ranks[slow].compute_s),
+            sim_fmt_seconds(c, sizeof c, r->ranks[slow].exposed_comm_s));
 }

@@ -12,7 +12,7 @@ SMALL=(--set workload.model.layers=2 --set workload.steps=3 --set workload.data_
 
 expect_exit 4 timeout 60 "$FABSIM" run "$E/shared/checkpoint-burst.yaml" "${SMALL[@]}" \
   --set 'faults=[{at: 0s, kind: switch-down, target: leaf2}]' --set output.dir=down
-expect_out "after 1    42.97 ms .. 42.97 ms, FAILED: 64 transfers failed (no route), 8.70 GiB undelivered"
+expect_out "after 1    42.97 ms .. 42.97 ms, FAILED: 64 transfers failed (no route), 8.695 GiB undelivered"
 expect_out "0 reads, the longest 0 s, 1 failed (no route)"
 J=down/summary.json
 expect_json $J '.checkpoints.list[0].failed == {"transfers": 64, "bytes_undelivered": 9336520704, "cause": "no route"}'

@@ -19,7 +19,7 @@ expect_exit 0 timeout 60 "$FABSIM" topo --set cluster.nic.bandwidth=1000000
 # the same with the unit given: only the run can tell; it stops at the horizon
 expect_exit 1 timeout 60 "$FABSIM" run --set cluster.nodes=2 --set cluster.nic.bandwidth=400bps \
   --set workload.collective.size=8GiB --set output.dir=o --quiet
-expect_err "simulated time would pass the horizon of 4.612e+06 s (2^62 ps, 53.4 days)"
+expect_err "simulated time would pass the horizon of 4,611,686 s (2^62 ps, 53.38 days)"
 expect_err "the run stops without a figure"
 [ ! -e o/summary.json ] && pass || fail "o/summary.json: a figure past the horizon"
 

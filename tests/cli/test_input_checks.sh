@@ -83,11 +83,11 @@ expect_exit 0 "$FABSIM" topo --set cluster.nodes=1 --set cluster.gpus_per_node=1
 expect_exit 0 "$FABSIM" run "${SMALL[@]}" --set output.dir=late \
   --set 'faults=[{at: 1ms, kind: gpu-slowdown, target: gpu5, factor: 0.5}, {at: 1000s, kind: gpu-fail, target: gpu2}]'
 expect_err "--set:13:72: warning: faults[1].at"
-expect_err "warning: faults[1].at: faults[1] (gpu-fail of gpu2 at 1000 s) came after the workload ended"
+expect_err "warning: faults[1].at: faults[1] (gpu-fail of gpu2 at 1,000 s) came after the workload ended"
 expect_err "allowed: faults[1].at before"
 expect_json late/summary.json '[.events[] | select(.kind == "fault-after-end") | .component] == ["gpu2"]'
 expect_json late/summary.json '[.events[] | select(.kind == "gpu-fail")] == []'
-grep -q ',gpu2,fault-after-end,faults\[1\] (gpu-fail of gpu2 at 1000 s) came after' late/events.csv \
+grep -q ',gpu2,fault-after-end,"faults\[1\] (gpu-fail of gpu2 at 1,000 s) came after' late/events.csv \
   && pass || fail "events.csv lacks the late fault: $(cat late/events.csv)"
 expect_out "fault-after-end"
 # a collective run applies it to an idle fabric: also said
@@ -103,7 +103,7 @@ expect_exit 0 "$FABSIM" run "${SMALL[@]}" --set output.dir=early --quiet \
 # defect 15: it was warned as "came after the workload ended: no effect")
 expect_exit 4 "$FABSIM" run "${SMALL[@]}" --set output.dir=stopped --quiet \
   --set 'faults=[{at: 1ms, kind: gpu-fail, target: gpu5}]'
-expect_err "the simulated job failed: gpu-fail gpu5 at 0.001 s"
+expect_err "the simulated job failed: gpu-fail gpu5 at 1 ms"
 grep -q "came after" "$WORK/err" && fail "the fault that stopped the job warned as after its end: $(cat "$WORK/err")" || pass
 expect_json stopped/summary.json '[.events[] | select(.kind == "fault-after-end")] == [] and .outcome == "failed"'
 

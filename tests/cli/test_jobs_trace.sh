@@ -40,7 +40,7 @@ expect_json "$WORK/out" '.jobs[1].trace.per_rank[1].compute_s > .jobs[1].trace.p
 # a GPU of t fails: t stops, c finishes, the run failed
 expect_exit 4 "$FABSIM" run second.yaml --set output.dir=o-fail \
   --set 'faults=[{at: 0.5ms, kind: gpu-fail, target: gpu9}]' --quiet
-expect_err "fabsim: the simulated job failed: gpu-fail gpu9 at 0.0005 s"
+expect_err "fabsim: the simulated job failed: gpu-fail gpu9 at 500 us"
 expect_json o-fail/summary.json '.outcome == "failed" and .jobs[1].time_s == null and .jobs[1].trace.iterations_done == 0 and .jobs[0].time_s > 0'
 expect_json o-fail/summary.json '[.events[] | select(.kind == "job-stopped") | .detail] == ["job t stopped: gpu9 failed; the other jobs ran on"]'
 

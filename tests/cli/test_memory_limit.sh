@@ -10,7 +10,7 @@ E=$SRC/examples
 A2A=(--set fabric.tiers=3 --set cluster.nodes=256 --set workload.collective.op=alltoall)
 
 expect_exit 0 "$FABSIM" topo "${A2A[@]}"
-expect_out "analytic 464.34 MiB"
+expect_out "analytic 464.3 MiB"
 expect_exit 2 timeout 120 "$FABSIM" run "${A2A[@]}" --set simulation.memory_limit=300MiB --set output.dir=o --quiet
 expect_err "--set:2:15: cluster.nodes: 2048 GPUs and 6144 links at simulation.fidelity analytic need about 464 MiB"
 expect_err "110 B per transfer of a phase, 4192256 of them), more than the 300 MiB of simulation.memory_limit; allowed: fewer cluster.nodes"

@@ -37,7 +37,7 @@ expect_json $WORK/out '.spares.nodes == 8 and .spares.p_no_spare < 0.01'
 # --- sweeps: 3 sizes x 3 intervals
 expect_exit 0 "$FABSIM" reliability --set cluster.nodes=64 --set reliability.monte_carlo.runs=100 \
   --sweep-gpus 1024,4096,16384 --sweep-interval 10min,30min,auto
-expect_out "interval"; expect_out "16384"; expect_out "30min"
+expect_out "interval"; expect_out "16,384"; expect_out "30min"
 expect_exit 0 "$FABSIM" reliability --set cluster.nodes=64 --set reliability.monte_carlo.runs=100 \
   --sweep-gpus 1024,4096,16384 --sweep-interval 10min,30min,auto --json
 expect_json $WORK/out '.sweep | length == 9'

@@ -57,7 +57,7 @@ jq -e 'length == 1 and .[0].point == "workload.collective.size=1MiB" and .[0].su
 expect_exit 0 "$FABSIM" compare "$SRC/examples/default.yaml" "$SRC/examples/rail-roce.yaml" \
   --set cluster.nodes=16 --out cmp --quiet
 expect_out "figure"; expect_out "default"; expect_out "rail-roce"; expect_out "fabric cost"
-grep -q '^collective time .*([+-][0-9.]*%)' "$WORK/out" && pass || fail "compare: no difference column: $(cat "$WORK/out")"
+grep -q '^collective time .*([+-]\{0,1\}[0-9.]*%)' "$WORK/out" && pass || fail "compare: no difference column: $(cat "$WORK/out")"
 [ -s cmp/1-default/report.html ] && [ -s cmp/2-rail-roce/summary.json ] && pass || fail "compare run folders"
 [ "$(sqlite3 cmp/results.sqlite 'SELECT count(*) FROM runs')" = 2 ] && pass || fail "compare database"
 expect_exit 0 "$FABSIM" compare --db "$DB" 1 2 --out cmpdb --quiet

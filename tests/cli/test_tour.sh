@@ -46,5 +46,5 @@ expect_json tour-q4/summary.json '[.events[].kind] | contains(["link-down", "rer
 expect_json tour-q4-fast/summary.json '(.root_cause // []) == [] and .steps[1].time_s == .steps[1].baseline_s'
 # 5. the reliability answer the tour quotes
 expect_exit 0 "$FABSIM" reliability examples/reliability-llama3.yaml
-expect_out "interval    Young 4.5 min"; expect_out "ETTR        closed form 0.926"
+expect_out "interval    Young 4.477 min"; expect_out "ETTR        closed form 92.6%"
 finish

@@ -70,8 +70,8 @@ static void test_sweep_table(void **state) {
   /* keys left-aligned, figures right-aligned, two blanks apart; "2*": incomplete */
   assert_string_equal(text,
                       "#   cluster.nodes  collective time  bus bandwidth  fabric cost\n"
-                      "1   2                     40.44 us      48.6 GB/s       $81.0K\n"
-                      "2*  4                       300 ms              -      $137.0K\n");
+                      "1   2                     40.44 us      48.6 GB/s         $81K\n"
+                      "2*  4                       300 ms              -        $137K\n");
   free(text);
   json_decref(runs);
 }
@@ -81,12 +81,13 @@ static void test_compare_table(void **state) {
   json_t *runs = two_runs();
   char *text = print_to_string(compare_adapter, runs, NULL, 0);
   /* figures as wide as the longest label, runs 24 wide; 0.3 s against
-   * 40.442866 us: +741687.2 %; the cost (137000 - 81000) / 81000 = +69.1 % */
+   * 40.442866 us: +741,687 % (3 significant digits, grouped); the cost
+   * (137000 - 81000) / 81000 = +69.1 % */
   assert_string_equal(text,
                       "figure                              first                    second\n"
-                      "collective time                  40.44 us       300 ms (+741687.2%)\n"
+                      "collective time                  40.44 us        300 ms (+741,687%)\n"
                       "bus bandwidth                   48.6 GB/s                         -\n"
-                      "fabric cost                        $81.0K          $137.0K (+69.1%)\n");
+                      "fabric cost                          $81K            $137K (+69.1%)\n");
   free(text);
   json_decref(runs);
 }
@@ -118,13 +119,13 @@ static void test_jobs_figures(void **state) {
   assert_string_equal(
       text,
       "figure                                           one                       two\n"
-      "a: time                                         2 ms             1 ms (-50.0%)\n"
+      "a: time                                         2 ms               1 ms (-50%)\n"
       "a: slowdown against alone                        1.5                1 (-33.3%)\n"
       "a: bus bandwidth                            100 GB/s                         -\n"
       "b: time                                          2 s                         -\n"
       "b: slowdown against alone                          1                         -\n"
       "b: step time                                     1 s                         -\n"
-      "b: model FLOPs utilization                       0.4                         -\n");
+      "b: model FLOPs utilization                       40%                         -\n");
   free(text);
   json_decref(runs);
 }

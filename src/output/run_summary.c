@@ -2,6 +2,7 @@
  * run layer's typed results (fabsim/run.h) and the run's counters. Seconds
  * are formed here, from integer picoseconds, with sim_ps_to_s. */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -48,6 +49,57 @@ static json_t *steps_json(const wl_job *j, const wl_job *base) {
     json_array_append_new(a, e);
   }
   return a;
+}
+
+/* The steps' spread: for each figure the mean over the steps done, the
+ * population standard deviation (divided by N: these steps, not an estimate
+ * of others), the least and the greatest. Times: the arithmetic mean. Rates
+ * (mfu, tokens_per_s): the time-weighted mean, sum(rate x time) / sum(time),
+ * the rate over all the steps together, as a training log's average over its
+ * interval; their stdev, min and max are of the per-step rates. */
+static double step_fig(const wl_job *j, uint32_t k, size_t off) {
+  return *(const double *)((const char *)wl_job_step(j, k) + off);
+}
+
+static json_t *step_stats_json(const wl_job *j) {
+  static const struct {
+    const char *name;
+    size_t off;
+    bool rate;
+  } figs[] = {
+      {"time_s", offsetof(wl_step, time_s), false},
+      {"compute_s", offsetof(wl_step, compute_s), false},
+      {"exposed_comm_s", offsetof(wl_step, exposed_comm_s), false},
+      {"bubble_s", offsetof(wl_step, bubble_s), false},
+      {"mfu", offsetof(wl_step, mfu), true},
+      {"tokens_per_s", offsetof(wl_step, tokens_per_s), true},
+  };
+  uint32_t n = wl_job_steps_done(j);
+  json_t *o = json_object();
+  json_object_set_new(o, "steps", json_integer(n));
+  for (size_t f = 0; f < sizeof figs / sizeof figs[0]; f++) {
+    double first = step_fig(j, 0, figs[f].off), lo = first, hi = first, d = 0, wsum = 0, tsum = 0,
+           ss = 0;
+    for (uint32_t k = 0; k < n; k++) { /* about the first: equal steps give it exactly */
+      double x = step_fig(j, k, figs[f].off), t = wl_job_step(j, k)->time_s;
+      d += x - first;
+      wsum += (x - first) * t;
+      tsum += t;
+      lo = x < lo ? x : lo;
+      hi = x > hi ? x : hi;
+    }
+    double mean = figs[f].rate ? first + (tsum > 0 ? wsum / tsum : 0) : first + d / n;
+    double am = first + d / n; /* the spread is about the per-step values' own mean */
+    for (uint32_t k = 0; k < n; k++)
+      ss += (step_fig(j, k, figs[f].off) - am) * (step_fig(j, k, figs[f].off) - am);
+    json_t *e = json_object();
+    json_object_set_new(e, "mean", json_real(mean));
+    json_object_set_new(e, "stdev", json_real(sqrt(ss / n)));
+    json_object_set_new(e, "min", json_real(lo));
+    json_object_set_new(e, "max", json_real(hi));
+    json_object_set_new(o, figs[f].name, e);
+  }
+  return o;
 }
 
 static json_t *failure_json(const run_failure *f) {
@@ -191,6 +243,7 @@ static void training_json(const run_training_result *r, const cfg_scenario *cfg,
   uint32_t done = wl_job_steps_done(r->job);
   if (done) json_object_set_new(summary, "step", out__step_json(wl_job_step(r->job, 0), cfg));
   json_object_set_new(summary, "steps", steps_json(r->job, r->base));
+  if (done) json_object_set_new(summary, "step_stats", step_stats_json(r->job));
   json_object_set_new(summary, "failure", failure_json(&r->failure));
   json_object_set_new(summary, "sdc", sdc_json(r));
   json_object_set_new(summary, "root_cause", root_cause_json(&r->root_cause));
@@ -404,6 +457,7 @@ static json_t *jobs_json(const run_jobs *js, const topo *t, bool classes) {
       if (wl_job_steps_done(tj))
         json_object_set_new(o, "step", out__step_json(wl_job_step(tj, 0), &job->view));
       json_object_set_new(o, "steps", steps_json(tj, job->train_alone));
+      if (wl_job_steps_done(tj)) json_object_set_new(o, "step_stats", step_stats_json(tj));
       storage_json(job->ckpt, o);
     } else if (job->trr) { /* as a trace run's */
       json_decref(colls);

@@ -357,6 +357,57 @@ static const char *const compare_series[] = {
     "nic_tx_gbps_total", "nic_tx_gbps_max", "port_util_max", "port_queue_max_bytes",
     "pfc_paused_s",      "gpu_network",     "gpu_compute"};
 
+/* The keys the runs' points vary ("k1=v1 k2=v2"; keys in order of first
+ * appearance, those with two or more distinct values): [{"key", "unit": the
+ * numbers' unit or null when categorical, "values": numbers or null, "text":
+ * as written}], for the page to draw a numeric key as an axis. */
+static json_t *params_json(const json_t *runs) {
+  json_t *keys = json_array(), *out = json_array();
+  size_t nr = json_array_size(runs);
+  for (size_t r = 0; r < nr; r++) {
+    const char *p = json_string_value(json_object_get(json_array_get(runs, r), "point"));
+    while (p && *p) {
+      size_t l = strcspn(p, " "), e = strcspn(p, "=");
+      if (e < l) {
+        char k[128];
+        snprintf(k, sizeof k, "%.*s", (int)e, p);
+        bool have = false;
+        for (size_t i = 0; i < json_array_size(keys) && !have; i++)
+          have = !strcmp(json_string_value(json_array_get(keys, i)), k);
+        if (!have) json_array_append_new(keys, json_string(k));
+      }
+      p += l + (p[l] == ' ');
+    }
+  }
+  double *v = sim_calloc(nr ? nr : 1, sizeof *v);
+  for (size_t i = 0; i < json_array_size(keys); i++) {
+    const char *k = json_string_value(json_array_get(keys, i));
+    json_t *text = json_array(), *vals = json_array();
+    bool varies = false;
+    for (size_t r = 0; r < nr; r++) {
+      char t[96];
+      out__point_value(json_string_value(json_object_get(json_array_get(runs, r), "point")), k, t,
+                       sizeof t);
+      varies = varies || (r > 0 && strcmp(t, json_string_value(json_array_get(text, 0))));
+      json_array_append_new(text, json_string(t));
+    }
+    const char *unit = out__param_values(runs, k, v);
+    for (size_t r = 0; r < nr; r++)
+      json_array_append_new(vals, unit ? num_or_null(v[r]) : json_null());
+    if (varies) {
+      json_array_append_new(
+          out, json_pack("{s:s, s:o, s:o, s:o}", "key", k, "unit",
+                         unit ? json_string(unit) : json_null(), "values", vals, "text", text));
+    } else {
+      json_decref(vals);
+      json_decref(text);
+    }
+  }
+  sim_free(v);
+  json_decref(keys);
+  return out;
+}
+
 int out_compare_report(const char *dbpath, const json_t *runs, const char *dir, sim_error *err) {
   json_t *d = json_object(), *items = json_array();
   int rc = SIM_OK;
@@ -387,6 +438,7 @@ int out_compare_report(const char *dbpath, const json_t *runs, const char *dir, 
     json_array_append_new(items, o);
   }
   json_object_set_new(d, "runs", items);
+  json_object_set_new(d, "params", params_json(runs));
   if (rc == SIM_OK) rc = out__report_write(d, dir, "fabsim comparison", err);
   json_decref(d);
   return rc;

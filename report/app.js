@@ -103,9 +103,15 @@
       });
       return out;
     }
-    /* Nothing to see: every value zero or absent. */
+    /* Nothing to see: every value zero or absent (a scatter's points are its
+     * values: one at x != 0 is something to see, e.g. an event at its time). */
     function chartEmpty(config) {
-      return !finite(chartValues(config)).some(function (v) { return v !== 0; });
+      var vals = chartValues(config);
+      if (config.type === 'scatter')
+        ((config.data && config.data.datasets) || []).forEach(function (d) {
+          (d.data || []).forEach(function (v) { if (v !== null && typeof v === 'object' && !Array.isArray(v)) vals.push(v.x); });
+        });
+      return !finite(vals).some(function (v) { return v !== 0; });
     }
     /* What a comparison of runs draws for its varied keys (data.params):
      * {x: the numeric key to draw figures over (most distinct values; ties:
@@ -144,6 +150,7 @@
     /* A step figure's spread (out_headline: the mean of several steps) in words. */
     function fmtSpread(h) {
       if (!h || !h.steps || h.steps < 2) return '';
+      if (h.min === h.max) return 'the same in each of ' + h.steps + ' steps';
       return 'mean of ' + h.steps + ' steps, stdev ' + fmtSI(h.stdev, h.unit) + ', min ' + fmtSI(h.min, h.unit) +
         ', max ' + fmtSI(h.max, h.unit);
     }
@@ -603,7 +610,7 @@
         if (i === 0) base = v;
         var w = el('span');
         w.appendChild(el('span', null, fmtNum(v, h.unit)));
-        if (f && f.steps > 1) { /* the mean of several steps: its spread */
+        if (f && f.steps > 1 && f.min !== f.max) { /* the mean of several steps: its spread */
           spread = true;
           w.appendChild(el('span', { 'class': 'note' }, ' (' + fmtSI(f.min, h.unit) + ' to ' + fmtSI(f.max, h.unit) + ')'));
         }
@@ -653,9 +660,9 @@
             scales: { x: valueAxis(plan.x.values, plan.x.unit, plan.x.key, null, plan.x.values), y: yAxis } } });
         return;
       }
-      var bars = [{ label: h.label, data: vals, backgroundColor: runs.map(function (r, i) { return palette[i % palette.length]; }) }];
-      if (figs.some(function (f) { return f && f.steps > 1; })) /* the steps' range: a thin floating bar */
-        bars.push({ label: 'least to greatest step', grouped: false, barPercentage: 0.15, backgroundColor: '#1d232a',
+      var bars = [{ label: h.label, data: vals, order: 1, backgroundColor: runs.map(function (r, i) { return palette[i % palette.length]; }) }];
+      if (figs.some(function (f) { return f && f.steps > 1 && f.min !== f.max; })) /* the steps' range: a thin floating bar, on top */
+        bars.push({ label: 'least to greatest step', grouped: false, order: 0, barPercentage: 0.1, backgroundColor: '#1d232a',
           data: figs.map(function (f) { return f && f.steps > 1 ? [f.min, f.max] : null; }) });
       chart(grid, 'cmp-' + k, title, { type: 'bar', data: { labels: runs.map(function (r) { return r.label; }), datasets: bars },
         options: { plugins: { legend: { display: false } }, scales: { y: yAxis } } });

@@ -57,6 +57,7 @@ try {
           const y = Array.isArray(v) ? v[1] : v !== null && typeof v === 'object' ? v.y : v; // [from, to]: a floating bar
           if (typeof y === 'number' && isFinite(y)) values++;
           if (typeof y === 'number' && isFinite(y) && y !== 0) nonzero++;
+          else if (c.chart.config.type === 'scatter' && v !== null && typeof v === 'object' && v.x) nonzero++; // a point at x != 0
         }
       const cv = c.chart.canvas, ctx = cv.getContext('2d');
       const img = ctx.getImageData(0, 0, cv.width, cv.height).data;

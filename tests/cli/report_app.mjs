@@ -171,6 +171,10 @@ if (lib && lib.axisType) {
     check(lib.fmtSI(v, u) === want, `fmtSI(${v}, '${u}') is '${lib.fmtSI(v, u)}', not '${want}'`);
   check(lib.chartEmpty({ data: { datasets: [{ data: [0, null, 0] }, { data: [{ x: 1, y: 0 }] }] } }), 'chartEmpty: zeros and nulls are not empty');
   check(!lib.chartEmpty({ data: { datasets: [{ data: [0, [0, 2]] }] } }), 'chartEmpty: a floating bar [0, 2] is empty');
+  check(!lib.chartEmpty({ type: 'scatter', data: { datasets: [{ data: [{ x: 2e-6, y: 0 }] }] } }),
+    'chartEmpty: a scatter point at (2 us, 0) (an event of the first kind) is empty');
+  check(lib.chartEmpty({ type: 'line', data: { datasets: [{ data: [{ x: 2e-6, y: 0 }] }] } }),
+    'chartEmpty: a line of zeros over time is not empty');
 }
 
 console.log(`${passed} passed, ${failed} failed`);

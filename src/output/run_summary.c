@@ -2,7 +2,6 @@
  * run layer's typed results (fabsim/run.h) and the run's counters. Seconds
  * are formed here, from integer picoseconds, with sim_ps_to_s. */
 #include <math.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -57,47 +56,49 @@ static json_t *steps_json(const wl_job *j, const wl_job *base) {
  * (mfu, tokens_per_s): the time-weighted mean, sum(rate x time) / sum(time),
  * the rate over all the steps together, as a training log's average over its
  * interval; their stdev, min and max are of the per-step rates. */
-static double step_fig(const wl_job *j, uint32_t k, size_t off) {
-  return *(const double *)((const char *)wl_job_step(j, k) + off);
+static const struct {
+  const char *name;
+  bool rate;
+} step_figs[] = {{"time_s", false},   {"compute_s", false}, {"exposed_comm_s", false},
+                 {"bubble_s", false}, {"mfu", true},        {"tokens_per_s", true}};
+
+/* Figure f (of step_figs) of step k. */
+static double step_fig(const wl_job *j, uint32_t k, size_t f) {
+  const wl_step *s = wl_job_step(j, k);
+  switch (f) {
+  case 0: return s->time_s;
+  case 1: return s->compute_s;
+  case 2: return s->exposed_comm_s;
+  case 3: return s->bubble_s;
+  case 4: return s->mfu;
+  default: return s->tokens_per_s;
+  }
 }
 
 static json_t *step_stats_json(const wl_job *j) {
-  static const struct {
-    const char *name;
-    size_t off;
-    bool rate;
-  } figs[] = {
-      {"time_s", offsetof(wl_step, time_s), false},
-      {"compute_s", offsetof(wl_step, compute_s), false},
-      {"exposed_comm_s", offsetof(wl_step, exposed_comm_s), false},
-      {"bubble_s", offsetof(wl_step, bubble_s), false},
-      {"mfu", offsetof(wl_step, mfu), true},
-      {"tokens_per_s", offsetof(wl_step, tokens_per_s), true},
-  };
+  const size_t nfigs = sizeof step_figs / sizeof step_figs[0];
   uint32_t n = wl_job_steps_done(j);
   json_t *o = json_object();
   json_object_set_new(o, "steps", json_integer(n));
-  for (size_t f = 0; f < sizeof figs / sizeof figs[0]; f++) {
-    double first = step_fig(j, 0, figs[f].off), lo = first, hi = first, d = 0, wsum = 0, tsum = 0,
-           ss = 0;
+  for (size_t f = 0; f < nfigs; f++) {
+    double first = step_fig(j, 0, f), lo = first, hi = first, d = 0, wsum = 0, tsum = 0, ss = 0;
     for (uint32_t k = 0; k < n; k++) { /* about the first: equal steps give it exactly */
-      double x = step_fig(j, k, figs[f].off), t = wl_job_step(j, k)->time_s;
+      double x = step_fig(j, k, f), t = wl_job_step(j, k)->time_s;
       d += x - first;
       wsum += (x - first) * t;
       tsum += t;
       lo = x < lo ? x : lo;
       hi = x > hi ? x : hi;
     }
-    double mean = figs[f].rate ? first + (tsum > 0 ? wsum / tsum : 0) : first + d / n;
+    double mean = step_figs[f].rate ? first + (tsum > 0 ? wsum / tsum : 0) : first + d / n;
     double am = first + d / n; /* the spread is about the per-step values' own mean */
-    for (uint32_t k = 0; k < n; k++)
-      ss += (step_fig(j, k, figs[f].off) - am) * (step_fig(j, k, figs[f].off) - am);
+    for (uint32_t k = 0; k < n; k++) ss += (step_fig(j, k, f) - am) * (step_fig(j, k, f) - am);
     json_t *e = json_object();
     json_object_set_new(e, "mean", json_real(mean));
     json_object_set_new(e, "stdev", json_real(sqrt(ss / n)));
     json_object_set_new(e, "min", json_real(lo));
     json_object_set_new(e, "max", json_real(hi));
-    json_object_set_new(o, figs[f].name, e);
+    json_object_set_new(o, step_figs[f].name, e);
   }
   return o;
 }

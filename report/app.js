@@ -1,9 +1,168 @@
 /* fabsim report page: reads the JSON block #fabsim-data and draws it with
  * Chart.js. Every chart is registered in window.fabsimCharts so that the
  * headless-browser test can check that each one rendered with data;
- * window.fabsimReady turns true when the page is complete. */
+ * window.fabsimReady turns true when the page is complete.
+ *
+ * The pure part (number formats, axis choice, what a sweep draws) is `lib`;
+ * loaded by Node (no document) the file exports it and draws nothing, for
+ * tests/cli/report_app.mjs. */
 (function () {
   'use strict';
+  var lib = (function () {
+    /* v to 3 significant digits, trailing zeros dropped: "2.5", "400", "0.125" */
+    function sig(v) { return String(parseFloat(Number(v).toPrecision(3))); }
+    /* v scaled by the largest prefix that keeps it >= 1 (mantissa 1 to 999) */
+    function prefixed(v, base, names) {
+      var a = Math.abs(v), i = 0;
+      while (i < names.length - 1 && a >= Math.pow(base, i + 1) * 0.9995) i++;
+      return sig(v / Math.pow(base, i)) + ' ' + names[i];
+    }
+    function fmtSeconds(s) {
+      if (s === null || s === undefined || isNaN(s)) return '-';
+      var a = Math.abs(s);
+      if (a === 0) return '0 s';
+      function p(x) { return String(parseFloat(x.toPrecision(4))); }
+      if (a < 1e-6) return p(s * 1e9) + ' ns';
+      if (a < 1e-3) return p(s * 1e6) + ' us';
+      if (a < 1) return p(s * 1e3) + ' ms';
+      if (a < 3600) return p(s) + ' s';
+      return p(s / 3600) + ' h';
+    }
+    var SI = ['', 'K', 'M', 'G', 'T', 'P', 'E'];
+    /* A value of unit as a short tick or cell: the prefix chosen by magnitude
+     * (400000 Gb/s is "400 Tb/s"), never a mantissa of a thousand or more. */
+    function fmtSI(v, unit) {
+      if (v === null || v === undefined || typeof v !== 'number' || isNaN(v)) return '-';
+      if (v === 0) return unit ? '0 ' + unit : '0';
+      switch (unit) {
+        case 's': return fmtSeconds(v);
+        case 'us': return fmtSeconds(v * 1e-6);
+        case 'b/s': return prefixed(v, 1000, SI.map(function (p) { return p + 'b/s'; }));
+        case 'Gb/s': return fmtSI(v * 1e9, 'b/s');
+        case 'GB/s': return prefixed(v * 1e9, 1000, SI.map(function (p) { return p + 'B/s'; }));
+        case 'KiB': return fmtSI(v * 1024, 'B');
+        case 'B': /* binary prefixes for powers of two (1 MiB), decimal otherwise (1 MB) */
+          var bin = Math.abs(v) >= 1024 && Math.abs(v) % 1024 === 0;
+          return bin ? prefixed(v, 1024, ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'])
+                     : prefixed(v, 1000, ['B', 'KB', 'MB', 'GB', 'TB', 'PB']);
+        case '%': return sig(v) + '%';
+        case 'USD':
+          var a = Math.abs(v);
+          if (a >= 1e9) return '$' + (v / 1e9).toFixed(2) + 'B';
+          if (a >= 1e6) return '$' + (v / 1e6).toFixed(2) + 'M';
+          if (a >= 1e3) return '$' + (v / 1e3).toFixed(1) + 'K';
+          return '$' + v.toFixed(0);
+      }
+      var t = Math.abs(v) >= 1e4 ? prefixed(v, 1000, SI).replace(' ', '')
+            : Math.abs(v) < 1e-3 ? v.toExponential(2) : sig(v);
+      return unit ? t + ' ' + unit : t;
+    }
+    function finite(vals) {
+      return (vals || []).filter(function (v) { return typeof v === 'number' && isFinite(v); });
+    }
+    /* A log axis where the values span more than two decades: every finite
+     * value positive (a log axis cannot show zero) and max / min > 100. */
+    function axisType(vals) {
+      var f = finite(vals);
+      if (f.length < 2 || f.some(function (v) { return v <= 0; })) return 'linear';
+      var lo = Math.min.apply(null, f), hi = Math.max.apply(null, f);
+      return hi / lo > 100 ? 'logarithmic' : 'linear';
+    }
+    /* A value axis over vals, in unit: log or linear, ticks in SI prefixes
+     * (on a log axis only 1, 2 and 5 x 10^k are labelled); `at`: ticks at
+     * those values instead (a sweep's points). */
+    function valueAxis(vals, unit, title, extra, at) {
+      var type = axisType(vals), ax = { type: type, ticks: { maxTicksLimit: 8,
+        callback: function (v) {
+          if (type === 'logarithmic' && !at) {
+            var m = v / Math.pow(10, Math.floor(Math.log10(v) + 1e-9));
+            if ([1, 2, 5].indexOf(Math.round(m * 1000) / 1000) < 0) return '';
+          }
+          return fmtSI(v, unit);
+        } } };
+      if (title) ax.title = { display: true, text: title + (type === 'logarithmic' ? ' (log scale)' : '') };
+      if (type === 'linear') ax.beginAtZero = true;
+      if (at) { /* ticks at these values only (a sweep's points) */
+        var ticks = finite(at).filter(function (v, i, a) { return a.indexOf(v) === i; }).sort(function (a, b) { return a - b; });
+        ax.afterBuildTicks = function (axis) { axis.ticks = ticks.map(function (v) { return { value: v }; }); };
+        ax.ticks.maxTicksLimit = undefined;
+        ax.ticks.autoSkip = true;
+      }
+      if (extra) Object.keys(extra).forEach(function (k) { ax[k] = extra[k]; });
+      return ax;
+    }
+    /* Every value a chart would draw: a dataset's numbers, {x, y}'s y, [from, to]. */
+    function chartValues(config) {
+      var out = [];
+      ((config.data && config.data.datasets) || []).forEach(function (d) {
+        (d.data || []).forEach(function (v) {
+          if (Array.isArray(v)) out.push(v[0], v[1]);
+          else if (v !== null && typeof v === 'object') out.push(v.y);
+          else out.push(v);
+        });
+      });
+      return out;
+    }
+    /* Nothing to see: every value zero or absent (a scatter's points are its
+     * values: one at x != 0 is something to see, e.g. an event at its time). */
+    function chartEmpty(config) {
+      var vals = chartValues(config);
+      if (config.type === 'scatter')
+        ((config.data && config.data.datasets) || []).forEach(function (d) {
+          (d.data || []).forEach(function (v) { if (v !== null && typeof v === 'object' && !Array.isArray(v)) vals.push(v.x); });
+        });
+      return !finite(vals).some(function (v) { return v !== 0; });
+    }
+    /* What a comparison of runs draws for its varied keys (data.params):
+     * {x: the numeric key to draw figures over (most distinct values; ties:
+     * the last key, the fastest varying), groups: [{label, runs: [index...]
+     * in x order}]}, or null when no key is numeric (bars, one per run). */
+    function sweepPlan(params, nruns) {
+      var x = null, best = 0;
+      (params || []).forEach(function (p) {
+        if (p.unit === null || p.unit === undefined) return;
+        var d = {};
+        (p.values || []).forEach(function (v) { if (typeof v === 'number') d[v] = 1; });
+        var n = Object.keys(d).length;
+        if (n >= 2 && n >= best) { x = p; best = n; }
+      });
+      if (!x) return null;
+      var groups = [], byLabel = {};
+      for (var r = 0; r < nruns; r++) {
+        if (typeof x.values[r] !== 'number') continue;
+        var label = params.filter(function (p) { return p !== x; })
+          .map(function (p) { return p.key + '=' + p.text[r]; }).join(' ');
+        if (!(label in byLabel)) { byLabel[label] = groups.length; groups.push({ label: label, runs: [] }); }
+        groups[byLabel[label]].runs.push(r);
+      }
+      groups.forEach(function (g) { g.runs.sort(function (a, b) { return x.values[a] - x.values[b] || a - b; }); });
+      return { x: x, groups: groups };
+    }
+    /* A difference to the first run: a percentage, or a ratio where a
+     * percentage would run to thousands ("x7,609", not "+760,860%"). */
+    function fmtChange(v, base) {
+      var ratio = v / base;
+      if (ratio >= 10 || (ratio > 0 && ratio <= 0.1))
+        return '\u00d7' + (ratio >= 10 ? Math.round(ratio).toLocaleString('en-US') : sig(ratio));
+      var pct = (v - base) / Math.abs(base) * 100;
+      return (pct >= 0 ? '+' : '') + pct.toFixed(1) + '%';
+    }
+    /* A step figure's spread (out_headline: the mean of several steps) in words. */
+    function fmtSpread(h) {
+      if (!h || !h.steps || h.steps < 2) return '';
+      if (h.min === h.max) return 'the same in each of ' + h.steps + ' steps';
+      return 'mean of ' + h.steps + ' steps, stdev ' + fmtSI(h.stdev, h.unit) + ', min ' + fmtSI(h.min, h.unit) +
+        ', max ' + fmtSI(h.max, h.unit);
+    }
+    return { fmtSeconds: fmtSeconds, fmtSI: fmtSI, axisType: axisType, valueAxis: valueAxis,
+             chartValues: chartValues, chartEmpty: chartEmpty, sweepPlan: sweepPlan,
+             fmtChange: fmtChange, fmtSpread: fmtSpread };
+  })();
+  if (typeof document === 'undefined') { /* Node: the test of lib */
+    if (typeof module !== 'undefined') module.exports = lib;
+    return;
+  }
+  var fmtSeconds = lib.fmtSeconds, fmtSI = lib.fmtSI, valueAxis = lib.valueAxis;
   var data = JSON.parse(document.getElementById('fabsim-data').textContent);
   var main = document.getElementById('main');
   var charts = [];
@@ -28,40 +187,11 @@
     return s;
   }
   function note(parent, text) { parent.appendChild(el('p', { 'class': 'note' }, text)); }
-  function fmtSeconds(s) {
-    if (s === null || s === undefined || isNaN(s)) return '-';
-    var a = Math.abs(s);
-    if (a === 0) return '0 s';
-    function p(x) { return String(parseFloat(x.toPrecision(4))); }
-    if (a < 1e-6) return p(s * 1e9) + ' ns';
-    if (a < 1e-3) return p(s * 1e6) + ' us';
-    if (a < 1) return p(s * 1e3) + ' ms';
-    if (a < 3600) return p(s) + ' s';
-    return p(s / 3600) + ' h';
-  }
   function fmtNum(v, unit) {
     if (v === null || v === undefined) return '-';
-    if (unit === 's') return fmtSeconds(v);
-    if (unit === 'USD') {
-      if (v >= 1e9) return '$' + (v / 1e9).toFixed(2) + 'B';
-      if (v >= 1e6) return '$' + (v / 1e6).toFixed(2) + 'M';
-      if (v >= 1e3) return '$' + (v / 1e3).toFixed(1) + 'K';
-      return '$' + v.toFixed(0);
-    }
-    if (unit === 'B') {
-      var bu = ['B', 'KiB', 'MiB', 'GiB', 'TiB'], j = 0;
-      while (v >= 1024 && j < bu.length - 1) { v /= 1024; j++; }
-      return (j ? v.toFixed(2) : String(v)) + ' ' + bu[j];
-    }
-    if (unit === 'b/s') {
-      var u = ['b/s', 'Kb/s', 'Mb/s', 'Gb/s', 'Tb/s', 'Pb/s'], i = 0;
-      while (Math.abs(v) >= 1000 && i < u.length - 1) { v /= 1000; i++; }
-      return v.toPrecision(4) + ' ' + u[i];
-    }
-    var t = Number.isInteger(v) && Math.abs(v) < 1e15 ? v.toLocaleString('en-US')
-          : Math.abs(v) >= 1e6 || (Math.abs(v) < 1e-3 && v !== 0) ? v.toExponential(3)
-          : String(parseFloat(v.toPrecision(5)));
-    return unit ? t + ' ' + unit : t;
+    if (unit) return fmtSI(v, unit);
+    if (Number.isInteger(v) && Math.abs(v) < 1e15) return v.toLocaleString('en-US');
+    return fmtSI(v, '');
   }
   function table(parent, header, rows, numeric) {
     var t = el('table'), tr = el('tr');
@@ -88,6 +218,11 @@
     box.appendChild(canvas);
     card.appendChild(box);
     if (caption) card.appendChild(el('p', { 'class': 'note' }, caption));
+    if (lib.chartEmpty(config)) { /* nothing but zeros: one line instead of a flat chart */
+      var sec = parent.getAttribute('class') === 'grid' ? parent.parentNode : parent;
+      note(sec, title + ': zero throughout this run (not drawn).');
+      return null;
+    }
     parent.appendChild(card);
     config.options = config.options || {};
     config.options.plugins = config.options.plugins || {};
@@ -148,6 +283,7 @@
       var d = el('div', { 'class': 'figure' });
       d.appendChild(el('div', { 'class': 'v' }, fmtNum(h.value, h.unit)));
       d.appendChild(el('div', { 'class': 'l' }, h.label));
+      if (h.steps > 1) d.appendChild(el('div', { 'class': 'l' }, lib.fmtSpread(h)));
       f.appendChild(d);
     });
     parent.appendChild(f);
@@ -164,7 +300,7 @@
     var n = s.network || {};
     Object.keys(n).forEach(function (k) {
       if (k === 'fct_us') return;
-      rows.push(['network.' + k, n[k] === null ? 'not observed at this fidelity' : fmtNum(n[k])]);
+      rows.push(['network.' + k, n[k] === null ? 'not observed at this fidelity' : fmtNum(n[k], /bytes$/.test(k) ? 'B' : /_s$/.test(k) ? 's' : '')]);
     });
     if (s.sim) rows.push(['simulated', fmtSeconds(s.sim.sim_time_s) + ', ' + fmtNum(s.sim.events) + ' events']);
     table(sec, ['', ''], rows);
@@ -197,12 +333,12 @@
                 lineDataset('p99 across NICs', ts, col('nic_tx_gbps_p99'), 0),
                 lineDataset('median NIC', ts, col('nic_tx_gbps_p50'), 2)];
       chart(grid, 'nic', 'NIC throughput (transmit, per NIC)', { type: 'line', data: { datasets: ds },
-        options: { scales: { x: timeAxis(), y: { title: { display: true, text: 'Gb/s' }, beginAtZero: true } } } },
+        options: { scales: { x: timeAxis(), y: valueAxis(lib.chartValues({ data: { datasets: ds } }), 'Gb/s', 'throughput') } } },
         'Quiet NICs during compute and line rate during synchronization show as the burst pattern.');
       chart(grid, 'nic-total', 'Aggregate NIC throughput', { type: 'line', data: { datasets: [
         lineDataset('all NICs, transmit', ts, col('nic_tx_gbps_total'), 0, { fill: 'origin', backgroundColor: 'rgba(9,105,218,0.15)' }),
         lineDataset('all NICs, receive', ts, col('nic_rx_gbps_total'), 1)] },
-        options: { scales: { x: timeAxis(), y: { title: { display: true, text: 'Gb/s' }, beginAtZero: true } } } });
+        options: { scales: { x: timeAxis(), y: valueAxis(col('nic_tx_gbps_total').concat(col('nic_rx_gbps_total')), 'Gb/s', 'throughput') } } });
     } else {
       note(sec, 'NIC throughput was not recorded in this run.');
     }
@@ -224,9 +360,9 @@
     var fid = data.summary.fidelity;
     if (observed('port_queue')) {
       chart(grid, 'queue', 'Egress queue depth', { type: 'line', data: { datasets: [
-        lineDataset('deepest queue', ts, col('port_queue_max_bytes').map(function (v) { return v / 1024; }), 1),
-        lineDataset('p99 across ports', ts, col('port_queue_p99_bytes').map(function (v) { return v / 1024; }), 0)] },
-        options: { scales: { x: timeAxis(), y: { beginAtZero: true, title: { display: true, text: 'KiB' } } } } });
+        lineDataset('deepest queue', ts, col('port_queue_max_bytes'), 1),
+        lineDataset('p99 across ports', ts, col('port_queue_p99_bytes'), 0)] },
+        options: { scales: { x: timeAxis(), y: valueAxis(col('port_queue_max_bytes'), 'B', 'queue depth') } } });
     } else {
       note(sec, 'Queue depth: not observed by the ' + fid + ' fidelity (it has no queues); run with simulation.fidelity=packet to see it.');
     }
@@ -234,7 +370,7 @@
       chart(grid, 'pfc', 'PFC pause', { type: 'line', data: { datasets: [
         lineDataset('paused port-time per interval', ts, col('pfc_paused_s'), 1),
         lineDataset('ports paused', ts, col('pfc_paused_ports'), 0, { yAxisID: 'y2' })] },
-        options: { scales: { x: timeAxis(), y: { beginAtZero: true, title: { display: true, text: 's' } },
+        options: { scales: { x: timeAxis(), y: valueAxis(col('pfc_paused_s'), 's', 'paused port-time'),
           y2: { position: 'right', beginAtZero: true, grid: { drawOnChartArea: false }, title: { display: true, text: 'ports' } } } } });
     } else {
       note(sec, 'PFC pause: not observed by the ' + fid + ' fidelity' + (fid === 'packet' ? ' in this run (no pause frames: InfiniBand, or a lossy fabric)' : '') + '.');
@@ -255,17 +391,23 @@
     var sec = section('Flow completion times and steps'), grid = el('div', { 'class': 'grid' });
     sec.appendChild(grid);
     var h = data.fct_hist || [], fct = data.summary.network && data.summary.network.fct_us;
-    if (h.length) {
-      chart(grid, 'fct', 'Flow completion time distribution', { type: 'bar', data: {
-        labels: h.map(function (b) { return fmtSeconds(b.lo_us * 1e-6); }),
-        datasets: [{ label: 'transfers', data: h.map(function (b) { return b.count; }), backgroundColor: palette[0] }] },
-        options: { scales: { y: { beginAtZero: true, title: { display: true, text: 'transfers' } } } } },
-        'Buckets of a quarter octave, labelled by their lower edge.');
-    } else if (fct) {
-      var keys = ['p50', 'p99', 'p999', 'max', 'mean'];
+    if (h.length) { /* the CDF over the buckets' upper edges: the share done within each time */
+      var total = h.reduce(function (a, b) { return a + b.count; }, 0), cum = 0;
+      var pts = [{ x: h[0].lo_us * 1e-6, y: 0 }].concat(h.map(function (b) {
+        cum += b.count;
+        return { x: b.hi_us * 1e-6, y: cum / total * 100 };
+      }));
+      chart(grid, 'fct', 'Flow completion time distribution (CDF)', { type: 'line', data: {
+        datasets: [{ label: 'transfers completed within', data: pts, borderColor: palette[0], backgroundColor: palette[0],
+          pointRadius: 2, borderWidth: 1.5, fill: false }] },
+        options: { scales: { x: valueAxis(pts.map(function (p) { return p.x; }), 's', 'flow completion time'),
+          y: { min: 0, max: 100, title: { display: true, text: '% of ' + fmtNum(total) + ' transfers' } } } } },
+        'Cumulative share of transfers, at the upper edge of each quarter-octave bucket.');
+    } else if (fct && ['p50', 'p99', 'p999', 'max', 'mean'].some(function (k) { return fct[k]; })) {
+      var keys = ['p50', 'p99', 'p999', 'max', 'mean'], fv = keys.map(function (k) { return fct[k]; });
       chart(grid, 'fct', 'Flow completion time percentiles', { type: 'bar', data: {
-        labels: keys, datasets: [{ label: 'FCT (us)', data: keys.map(function (k) { return fct[k]; }), backgroundColor: palette[0] }] },
-        options: { scales: { y: { beginAtZero: true, title: { display: true, text: 'us' } } } } },
+        labels: keys, datasets: [{ label: 'flow completion time', data: fv, backgroundColor: palette[0] }] },
+        options: { scales: { y: valueAxis(fv, 'us', 'flow completion time') } } },
         'Percentiles over every transfer, as the backend measured them.');
     } else {
       note(sec, 'No flow completion times in this run.');
@@ -276,22 +418,36 @@
       chart(grid, 'steps', 'Per-step breakdown (share of GPU-time)', { type: 'bar', data: {
         labels: steps.map(function (s) { return 'step ' + s.step; }),
         datasets: parts.map(function (p, i) { return { label: p === 'network' ? 'exposed communication' : p,
-          data: steps.map(function (s) { return (s[p] || 0) * (s.end_s - s.begin_s); }), backgroundColor: palette[i] }; }) },
-        options: { scales: { x: { stacked: true }, y: { stacked: true, title: { display: true, text: 'seconds of step time' } } } } });
+          data: steps.map(function (s) { return (s[p] || 0) * (s.end_s - s.begin_s); }), backgroundColor: palette[i] }; })
+          .filter(function (d) { return d.data.some(function (v) { return v !== 0; }); }) },
+        options: { scales: { x: { stacked: true }, y: { stacked: true, title: { display: true, text: 'step time' },
+          ticks: { callback: function (v) { return fmtSeconds(v); } } } } } });
     } else if (data.summary.step && data.summary.step.time_s) {
-      var st = data.summary.step, busy = (st.compute_s || 0) + (st.exposed_comm_s || 0) + (st.bubble_s || 0);
-      var parts2 = [['compute', st.compute_s || 0], ['exposed communication', st.exposed_comm_s || 0],
-                    ['bubble', st.bubble_s || 0], ['other idle', Math.max(0, st.time_s - busy)]];
-      chart(grid, 'steps', 'Training step breakdown', { type: 'bar', data: { labels: ['step'],
-        datasets: parts2.map(function (p, i) { return { label: p[0], data: [p[1]], backgroundColor: palette[i] }; }) },
-        options: { indexAxis: 'y', scales: { x: { stacked: true, title: { display: true, text: 'seconds' } }, y: { stacked: true } } } },
-        'One step of ' + fmtSeconds(st.time_s) + (st.mfu ? ', MFU ' + (st.mfu * 100).toFixed(1) + '%' : '') + ', from the workload executor.');
+      /* each step the run did (summary steps), else the one step */
+      var sl = (data.summary.steps || []).length > 1 ? data.summary.steps : [data.summary.step];
+      var kinds = [['compute', 'compute_s'], ['exposed communication', 'exposed_comm_s'], ['bubble', 'bubble_s'], ['other idle', null]];
+      var sds = kinds.map(function (kd, i) {
+        return { label: kd[0], backgroundColor: palette[i], data: sl.map(function (st) {
+          var busy = (st.compute_s || 0) + (st.exposed_comm_s || 0) + (st.bubble_s || 0);
+          return kd[1] ? st[kd[1]] || 0 : Math.max(0, st.time_s - busy); }) };
+      }).filter(function (d) { return d.data.some(function (v) { return v > 1e-12; }); });
+      var ss = data.summary.step_stats, st0 = data.summary.step;
+      var cap = sl.length > 1 && ss
+        ? sl.length + ' steps: step time mean ' + fmtSeconds(ss.time_s.mean) + ', stdev ' + fmtSeconds(ss.time_s.stdev) +
+          ' (population), min ' + fmtSeconds(ss.time_s.min) + ', max ' + fmtSeconds(ss.time_s.max) +
+          (ss.mfu && ss.mfu.mean ? '; MFU ' + (ss.mfu.mean * 100).toFixed(1) + '% over all steps (' + (ss.mfu.min * 100).toFixed(1) +
+            '% to ' + (ss.mfu.max * 100).toFixed(1) + '%)' : '') + '; from the workload executor.'
+        : 'One step of ' + fmtSeconds(st0.time_s) + (st0.mfu ? ', MFU ' + (st0.mfu * 100).toFixed(1) + '%' : '') + ', from the workload executor.';
+      chart(grid, 'steps', sl.length > 1 ? 'Training steps breakdown' : 'Training step breakdown', { type: 'bar', data: {
+        labels: sl.length > 1 ? sl.map(function (st, k) { return 'step ' + (st.step || k + 1); }) : ['step'], datasets: sds },
+        options: { indexAxis: 'y', scales: { x: { stacked: true, title: { display: true, text: 'time' },
+          ticks: { callback: function (v) { return fmtSeconds(v); } } }, y: { stacked: true } } } }, cap);
     } else if (data.summary.trace && (data.summary.trace.iteration_s || []).length) {
       var tr = data.summary.trace, its = tr.iteration_s;
       chart(grid, 'iterations', 'Trace iterations', { type: 'bar', data: {
         labels: its.map(function (x, i) { return 'iteration ' + (i + 1); }),
-        datasets: [{ label: 'iteration time (s)', data: its, backgroundColor: palette[0] }] },
-        options: { scales: { y: { beginAtZero: true, title: { display: true, text: 'seconds' } } } } },
+        datasets: [{ label: 'iteration time', data: its, backgroundColor: palette[0] }] },
+        options: { scales: { y: valueAxis(its, 's', 'iteration time') } } },
         tr.iterations_done + ' of ' + tr.iterations + ' iterations of the Chakra traces, each from the previous one\'s end to its last rank\'s.');
     } else if (!(data.summary.jobs || []).length) {
       note(sec, 'Per-step breakdown: this workload has no training step (workload.kind is ' + ((data.summary.collectives && 'collective') || (data.summary.traffic && 'traffic') || 'other') + ').');
@@ -307,9 +463,9 @@
     sec.appendChild(grid);
     chart(grid, 'jobs', 'Each job: time on the shared fabric and alone', { type: 'bar', data: {
       labels: jobs.map(function (j) { return j.name; }),
-      datasets: [{ label: 'shared (s)', data: jobs.map(function (j) { return j.time_s; }), backgroundColor: palette[0] },
-                 { label: 'alone (s)', data: jobs.map(function (j) { return j.alone_time_s; }), backgroundColor: palette[1] }] },
-      options: { scales: { y: { beginAtZero: true, title: { display: true, text: 'seconds' } } } } },
+      datasets: [{ label: 'shared', data: jobs.map(function (j) { return j.time_s; }), backgroundColor: palette[0] },
+                 { label: 'alone', data: jobs.map(function (j) { return j.alone_time_s; }), backgroundColor: palette[1] }] },
+      options: { scales: { y: valueAxis(jobs.map(function (j) { return j.time_s; }).concat(jobs.map(function (j) { return j.alone_time_s; })), 's', 'time') } } },
       'The alone time is the same job on a fresh copy of the fabric with nothing else on it (under the same faults).');
     jobsTimeline(grid, jobs);
     table(sec, ['job', 'kind', 'GPUs', 'placement', 'leaves', 'pods', 'ring spine crossings', 'may share links with', 'start', 'time', 'alone', 'slowdown', 'cause'],
@@ -347,7 +503,7 @@
     datasets.push({ label: 'alone, from the same start', backgroundColor: palette[1], grouped: false,
       data: rows(function (j, alone) { return alone ? span(j.start_s || 0, j.alone_time_s) : null; }) });
     chart(grid, 'jobs-timeline', 'The jobs on one timeline', { type: 'bar', data: { labels: labels, datasets: datasets },
-      options: { indexAxis: 'y', scales: { x: { title: { display: true, text: 'seconds' } } },
+      options: { indexAxis: 'y', scales: { x: { title: { display: true, text: 'simulated time' }, ticks: { callback: function (v) { return fmtSeconds(v); } } } },
         plugins: { tooltip: { callbacks: { label: function (c) { return c.dataset.label + ': ' + fmtSeconds(c.raw[0]) + ' to ' + fmtSeconds(c.raw[1]); } } } } } },
       'When each job ran on the shared fabric (a training job: one bar per step), and below it the same job alone from the same start.');
   }
@@ -441,39 +597,79 @@
     var names = [], meta = {};
     runs.forEach(function (r) { (r.headline || []).forEach(function (h) {
       if (names.indexOf(h.name + '|' + h.label) < 0) { names.push(h.name + '|' + h.label); meta[h.name + '|' + h.label] = h; } }); });
+    function figure(r, key) {
+      var f = null;
+      (r.headline || []).forEach(function (x) { if (x.name + '|' + x.label === key) f = x; });
+      return f;
+    }
+    var spread = false;
     var rows = names.map(function (key) {
       var h = meta[key], base = null;
       var cells = runs.map(function (r, i) {
-        var v = null;
-        (r.headline || []).forEach(function (x) { if (x.name + '|' + x.label === key) v = x.value; });
+        var f = figure(r, key), v = f ? f.value : null;
         if (i === 0) base = v;
-        var s = el('span', null, fmtNum(v, h.unit));
+        var w = el('span');
+        w.appendChild(el('span', null, fmtNum(v, h.unit)));
+        if (f && f.steps > 1 && f.min !== f.max) { /* the mean of several steps: its spread */
+          spread = true;
+          w.appendChild(el('span', { 'class': 'note' }, ' (' + fmtSI(f.min, h.unit) + ' to ' + fmtSI(f.max, h.unit) + ')'));
+        }
         if (i > 0 && v !== null && base) {
           var pct = (v - base) / Math.abs(base) * 100;
           var good = h.better === 'lower' ? pct < 0 : pct > 0;
-          var d = el('span', { 'class': Math.abs(pct) < 0.05 ? '' : good ? 'better' : 'worse' }, ' (' + (pct >= 0 ? '+' : '') + pct.toFixed(1) + '%)');
-          var w = el('span'); w.appendChild(s); w.appendChild(d); return w;
+          w.appendChild(el('span', { 'class': Math.abs(pct) < 0.05 ? '' : good ? 'better' : 'worse' }, ' ' + lib.fmtChange(v, base)));
         }
-        return s;
+        return w;
       });
       return [h.label].concat(cells);
     });
     table(sec, ['figure'].concat(runs.map(function (r) { return r.label; })), rows, [0].concat(runs.map(function () { return 1; })));
-    note(sec, 'Differences are relative to the first run; green is better, red worse.');
+    note(sec, 'Differences are relative to the first run (a ratio where it is tenfold or more); green is better, red worse.' +
+      (spread ? ' A step figure of a run of several steps is their mean, with the least and greatest step in brackets.' : ''));
     var grid = el('div', { 'class': 'grid' });
     sec.appendChild(grid);
+    var plan = lib.sweepPlan(data.params, runs.length);
+    if (plan) note(sec, 'Each figure over ' + plan.x.key + ' (the runs in its order' +
+      (plan.groups.length > 1 ? '; a line for each value of the other keys' : '') + ').');
+    var zero = [];
     names.forEach(function (key, k) {
       var h = meta[key];
-      var vals = runs.map(function (r) { var v = null; (r.headline || []).forEach(function (x) { if (x.name + '|' + x.label === key) v = x.value; }); return v; });
+      var figs = runs.map(function (r) { return figure(r, key); });
+      var vals = figs.map(function (f) { return f ? f.value : null; });
       if (vals.every(function (v) { return v === null; })) return;
-      chart(grid, 'cmp-' + k, h.label + (h.unit ? ' (' + h.unit + ')' : '') + ', ' + h.better + ' is better', { type: 'bar', data: {
-        labels: runs.map(function (r) { return r.label; }),
-        datasets: [{ label: h.label, data: vals, backgroundColor: runs.map(function (r, i) { return palette[i % palette.length]; }) }] },
-        options: { plugins: { legend: { display: false } }, scales: { y: { beginAtZero: true,
-          ticks: h.unit === 's' ? { callback: function (v) { return fmtSeconds(v); } } : {} } } } });
+      if (!vals.some(function (v) { return v; })) { zero.push(h.label); return; }
+      var title = h.label + ', ' + h.better + ' is better';
+      var yAll = vals.concat(figs.map(function (f) { return f && f.steps > 1 ? f.min : null; }),
+                             figs.map(function (f) { return f && f.steps > 1 ? f.max : null; }));
+      var yAxis = valueAxis(yAll, h.unit, h.label);
+      if (plan) { /* a curve over the numeric key, points in its order */
+        var ds = [];
+        plan.groups.forEach(function (g, gi) {
+          var c = palette[gi % palette.length];
+          ds.push({ label: g.label || h.label, data: g.runs.map(function (r) { return { x: plan.x.values[r], y: vals[r] }; }),
+            borderColor: c, backgroundColor: c, pointRadius: 3, borderWidth: 1.5, showLine: true, fill: false });
+          if (g.runs.some(function (r) { return figs[r] && figs[r].steps > 1; })) /* the steps' range as a band */
+            ds.push({ label: (g.label ? g.label + ': ' : '') + 'least to greatest step', showLine: true, pointRadius: 0, borderWidth: 0,
+              backgroundColor: c + '33', fill: '+1', data: g.runs.map(function (r) { var f = figs[r]; return { x: plan.x.values[r], y: f && f.steps > 1 ? f.min : vals[r] }; }) },
+              { label: '', showLine: true, pointRadius: 0, borderWidth: 0, fill: false,
+                data: g.runs.map(function (r) { var f = figs[r]; return { x: plan.x.values[r], y: f && f.steps > 1 ? f.max : vals[r] }; }) });
+        });
+        chart(grid, 'cmp-' + k, title, { type: 'scatter', data: { datasets: ds },
+          options: { plugins: { legend: { display: plan.groups.length > 1, position: 'bottom',
+            labels: { filter: function (it) { return it.text !== ''; } } } },
+            scales: { x: valueAxis(plan.x.values, plan.x.unit, plan.x.key, null, plan.x.values), y: yAxis } } });
+        return;
+      }
+      var bars = [{ label: h.label, data: vals, order: 1, backgroundColor: runs.map(function (r, i) { return palette[i % palette.length]; }) }];
+      if (figs.some(function (f) { return f && f.steps > 1 && f.min !== f.max; })) /* the steps' range: a thin floating bar, on top */
+        bars.push({ label: 'least to greatest step', grouped: false, order: 0, barPercentage: 0.1, backgroundColor: '#1d232a',
+          data: figs.map(function (f) { return f && f.steps > 1 ? [f.min, f.max] : null; }) });
+      chart(grid, 'cmp-' + k, title, { type: 'bar', data: { labels: runs.map(function (r) { return r.label; }), datasets: bars },
+        options: { plugins: { legend: { display: false } }, scales: { y: yAxis } } });
     });
+    if (zero.length) note(sec, 'Zero in every run (not drawn): ' + zero.join(', ') + '.');
     var series = [['nic_tx_gbps_max', 'Busiest NIC (transmit)', 'Gb/s', 1], ['nic_tx_gbps_total', 'Aggregate NIC throughput', 'Gb/s', 1],
-                  ['port_util_max', 'Busiest switch port', '%', 100], ['port_queue_max_bytes', 'Deepest egress queue', 'KiB', 1 / 1024],
+                  ['port_util_max', 'Busiest switch port', '%', 100], ['port_queue_max_bytes', 'Deepest egress queue', 'B', 1],
                   ['pfc_paused_s', 'PFC paused port-time', 's', 1], ['gpu_network', 'GPU-time waiting on the network', '%', 100]];
     var sgrid = null;
     series.forEach(function (s, k) {
@@ -487,7 +683,7 @@
       if (!ds.length) return;
       if (!sgrid) { var sec2 = section('Over time'); sgrid = el('div', { 'class': 'grid' }); sec2.appendChild(sgrid); }
       chart(sgrid, 'cmp-series-' + k, s[1], { type: 'line', data: { datasets: ds },
-        options: { scales: { x: timeAxis(), y: { beginAtZero: true, title: { display: true, text: s[2] } } } } });
+        options: { scales: { x: timeAxis(), y: valueAxis(lib.chartValues({ data: { datasets: ds } }), s[2], s[1]) } } });
     });
     var sc = section('Runs');
     table(sc, ['label', 'scenario', 'fidelity', 'complete'], runs.map(function (r) {

@@ -199,7 +199,9 @@ int out_db_order_runs(const char *path, const char *sweep, const char *const *di
                       size_t *moved, sim_error *err);
 
 /* The headline figures of a summary, in a fixed order: [{"name", "label",
- * "unit", "better": "lower"|"higher", "value"}], only those present. */
+ * "unit", "better": "lower"|"higher", "value"}], only those present. A step
+ * figure of a run of several steps is their mean (summary step_stats), with
+ * "steps", "stdev", "min" and "max" beside it. */
 json_t *out_headline(const json_t *summary);
 /* Comparison report.html in dir for runs (out_db_read_runs items, each with
  * a "label"), their series read from the database at dbpath. */
@@ -217,7 +219,12 @@ void out_sweep_table(FILE *f, const json_t *runs, const char *const *keys, size_
 void out_compare_table(FILE *f, const json_t *runs);
 /* sweep.csv: point, complete, the keys, each figure as "name (unit)"; numbers
  * as the shortest text that reads back exactly, "" when a run lacks the
- * figure. Caller frees with sim_free. */
+ * figure. A key whose values all read as numbers of one kind (a plain
+ * number, size, bandwidth or time) is a column of numbers in the kind's base
+ * unit, named "key (B)", "key (b/s)" or "key (s)"; other keys' values as
+ * written (quoted as CSV needs). A step figure that a run has over several
+ * steps is followed by NAME_stdev, NAME_min and NAME_max (a run of one step:
+ * 0 and its figure). Caller frees with sim_free. */
 char *out_sweep_csv(const json_t *runs, const char *const *keys, size_t nkeys);
 
 /* ---- what fabsim sweep and compare print and write (sweep.c) ------------------------- */

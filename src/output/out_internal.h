@@ -112,6 +112,17 @@ json_t *out__report_data(const json_t *summary, const char *scenario_yaml, const
 /* report.html around a data object: {"mode": "run"|"compare", ...}. */
 int out__report_write(const json_t *data, const char *dir, const char *title, sim_error *err);
 
+/* ---- sweep points (table.c) --------------------------------------------------------- */
+
+/* The value of key in a point label "k1=v1 k2=v2", as written ("-" when absent). */
+void out__point_value(const char *point, const char *key, char *out, size_t n);
+/* A --vary key's values across the runs (out_db_read_runs items) as numbers
+ * in v (one per run, NAN where a run's point lacks the key), when every
+ * value reads as one kind: a plain number (unit ""), a size ("B"), a
+ * bandwidth ("b/s") or a time ("s"), in that order of trial. Returns the
+ * unit, or NULL when the values are categorical (v then undefined). */
+const char *out__param_values(const json_t *runs, const char *key, double *v);
+
 /* ---- database -------------------------------------------------------------------- */
 
 typedef struct out__db_run {

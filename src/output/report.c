@@ -22,27 +22,34 @@ extern const size_t out__asset_template_len, out__asset_app_len, out__asset_css_
 
 typedef struct headline_def {
   const char *path, *name, *label, *unit, *better;
+  const char *stat; /* a step figure: its entry in step_stats (the mean over the steps) */
+  bool job;         /* also each job's figure (a jobs: list) */
 } headline_def;
 
 static const headline_def headlines[] = {
-    {"collectives.0.time_s", "time_s", "collective time", "s", "lower"},
-    {"collectives.0.busbw_GBps", "busbw_GBps", "bus bandwidth", "GB/s", "higher"},
-    {"collectives.0.algbw_GBps", "algbw_GBps", "algorithm bandwidth", "GB/s", "higher"},
-    {"traffic.time_s", "time_s", "traffic time", "s", "lower"},
-    {"traffic.throughput_Gbps", "throughput_Gbps", "aggregate throughput", "Gb/s", "higher"},
-    {"step.time_s", "step_time_s", "step time", "s", "lower"},
-    {"step.exposed_comm_s", "exposed_comm_s", "exposed communication per step", "s", "lower"},
-    {"step.bubble_s", "bubble_s", "pipeline bubble per step", "s", "lower"},
-    {"step.mfu", "mfu", "model FLOPs utilization", "", "higher"},
-    {"step.tokens_per_s", "tokens_per_s", "tokens per second", "", "higher"},
-    {"network.fct_us.p50", "fct_p50_us", "FCT p50", "us", "lower"},
-    {"network.fct_us.p99", "fct_p99_us", "FCT p99", "us", "lower"},
-    {"network.max_link_sharing", "max_link_sharing", "most transfers on one link", "", "lower"},
-    {"network.ecn_marks", "ecn_marks", "ECN marks", "", "lower"},
-    {"network.pfc_paused_s", "pfc_paused_s", "PFC paused time", "s", "lower"},
-    {"network.drops", "drops", "drops", "", "lower"},
-    {"topology.cost_usd", "cost_usd", "fabric cost", "USD", "lower"},
-    {"topology.bisection_bandwidth_bps", "bisection_bps", "bisection bandwidth", "b/s", "higher"},
+    {"collectives.0.time_s", "time_s", "collective time", "s", "lower", NULL, false},
+    {"collectives.0.busbw_GBps", "busbw_GBps", "bus bandwidth", "GB/s", "higher", NULL, true},
+    {"collectives.0.algbw_GBps", "algbw_GBps", "algorithm bandwidth", "GB/s", "higher", NULL,
+     false},
+    {"traffic.time_s", "time_s", "traffic time", "s", "lower", NULL, false},
+    {"traffic.throughput_Gbps", "throughput_Gbps", "aggregate throughput", "Gb/s", "higher", NULL,
+     false},
+    {"step.time_s", "step_time_s", "step time", "s", "lower", "time_s", true},
+    {"step.exposed_comm_s", "exposed_comm_s", "exposed communication per step", "s", "lower",
+     "exposed_comm_s", true},
+    {"step.bubble_s", "bubble_s", "pipeline bubble per step", "s", "lower", "bubble_s", false},
+    {"step.mfu", "mfu", "model FLOPs utilization", "", "higher", "mfu", true},
+    {"step.tokens_per_s", "tokens_per_s", "tokens per second", "", "higher", "tokens_per_s", false},
+    {"network.fct_us.p50", "fct_p50_us", "FCT p50", "us", "lower", NULL, false},
+    {"network.fct_us.p99", "fct_p99_us", "FCT p99", "us", "lower", NULL, false},
+    {"network.max_link_sharing", "max_link_sharing", "most transfers on one link", "", "lower",
+     NULL, false},
+    {"network.ecn_marks", "ecn_marks", "ECN marks", "", "lower", NULL, false},
+    {"network.pfc_paused_s", "pfc_paused_s", "PFC paused time", "s", "lower", NULL, false},
+    {"network.drops", "drops", "drops", "", "lower", NULL, false},
+    {"topology.cost_usd", "cost_usd", "fabric cost", "USD", "lower", NULL, false},
+    {"topology.bisection_bandwidth_bps", "bisection_bps", "bisection bandwidth", "b/s", "higher",
+     NULL, false},
 };
 
 static const json_t *json_path(const json_t *j, const char *path) {
@@ -59,17 +66,22 @@ static const json_t *json_path(const json_t *j, const char *path) {
   return j;
 }
 
-/* Each job's own figures (a jobs: list), named by the job: "<job>: <label>". */
+/* Each job's own figures (a jobs: list), named by the job: "<job>: <label>";
+ * then the headlines marked job, of the job's object. */
 static const headline_def job_headlines[] = {
-    {"time_s", "time_s", "time", "s", "lower"},
-    {"slowdown", "slowdown", "slowdown against alone", "", "lower"},
-    {"collectives.0.busbw_GBps", "busbw_GBps", "bus bandwidth", "GB/s", "higher"},
-    {"step.time_s", "step_time_s", "step time", "s", "lower"},
-    {"step.exposed_comm_s", "exposed_comm_s", "exposed communication per step", "s", "lower"},
-    {"step.mfu", "mfu", "model FLOPs utilization", "", "higher"},
+    {"time_s", "time_s", "time", "s", "lower", NULL, true},
+    {"slowdown", "slowdown", "slowdown against alone", "", "lower", NULL, true},
 };
 
-static void add_figure(json_t *a, const headline_def *d, const char *job, double value) {
+/* A figure of the headline; a step figure of several steps is their mean
+ * (step_stats), with "steps", "stdev", "min" and "max" beside it. */
+static void add_figure(json_t *a, const headline_def *d, const char *job, const json_t *owner) {
+  const json_t *v = json_path(owner, d->path);
+  const json_t *stats = d->stat ? json_object_get(owner, "step_stats") : NULL;
+  json_int_t steps = json_integer_value(json_object_get(stats, "steps"));
+  const json_t *st = steps > 1 ? json_object_get(stats, d->stat) : NULL;
+  if (st) v = json_object_get(st, "mean");
+  if (!json_is_number(v)) return;
   char name[160], label[200];
   snprintf(name, sizeof name, "%s%s%s", job ? "jobs." : "", job ? job : "", job ? "." : "");
   snprintf(name + strlen(name), sizeof name - strlen(name), "%s", d->name);
@@ -79,24 +91,29 @@ static void add_figure(json_t *a, const headline_def *d, const char *job, double
   json_object_set_new(o, "label", json_string(label));
   json_object_set_new(o, "unit", json_string(d->unit));
   json_object_set_new(o, "better", json_string(d->better));
-  json_object_set_new(o, "value", json_real(value));
+  json_object_set_new(o, "value", json_real(json_number_value(v)));
+  if (st) {
+    json_object_set_new(o, "steps", json_integer(steps));
+    static const char *const spread[] = {"stdev", "min", "max"};
+    for (size_t k = 0; k < 3; k++)
+      json_object_set_new(o, spread[k],
+                          json_real(json_number_value(json_object_get(st, spread[k]))));
+  }
   json_array_append_new(a, o);
 }
 
 json_t *out_headline(const json_t *summary) {
   json_t *a = json_array();
-  for (size_t i = 0; i < sizeof headlines / sizeof headlines[0]; i++) {
-    const json_t *v = json_path(summary, headlines[i].path);
-    if (json_is_number(v)) add_figure(a, &headlines[i], NULL, json_number_value(v));
-  }
+  for (size_t i = 0; i < sizeof headlines / sizeof headlines[0]; i++)
+    add_figure(a, &headlines[i], NULL, summary);
   const json_t *jobs = json_object_get(summary, "jobs");
   for (size_t j = 0; j < json_array_size(jobs); j++) {
     const json_t *job = json_array_get(jobs, j);
     const char *name = json_string_value(json_object_get(job, "name"));
-    for (size_t i = 0; name && i < sizeof job_headlines / sizeof job_headlines[0]; i++) {
-      const json_t *v = json_path(job, job_headlines[i].path);
-      if (json_is_number(v)) add_figure(a, &job_headlines[i], name, json_number_value(v));
-    }
+    for (size_t i = 0; name && i < sizeof job_headlines / sizeof job_headlines[0]; i++)
+      add_figure(a, &job_headlines[i], name, job);
+    for (size_t i = 0; name && i < sizeof headlines / sizeof headlines[0]; i++)
+      if (headlines[i].job) add_figure(a, &headlines[i], name, job);
   }
   return a;
 }
@@ -340,6 +357,57 @@ static const char *const compare_series[] = {
     "nic_tx_gbps_total", "nic_tx_gbps_max", "port_util_max", "port_queue_max_bytes",
     "pfc_paused_s",      "gpu_network",     "gpu_compute"};
 
+/* The keys the runs' points vary ("k1=v1 k2=v2"; keys in order of first
+ * appearance, those with two or more distinct values): [{"key", "unit": the
+ * numbers' unit or null when categorical, "values": numbers or null, "text":
+ * as written}], for the page to draw a numeric key as an axis. */
+static json_t *params_json(const json_t *runs) {
+  json_t *keys = json_array(), *out = json_array();
+  size_t nr = json_array_size(runs);
+  for (size_t r = 0; r < nr; r++) {
+    const char *p = json_string_value(json_object_get(json_array_get(runs, r), "point"));
+    while (p && *p) {
+      size_t l = strcspn(p, " "), e = strcspn(p, "=");
+      if (e < l) {
+        char k[128];
+        snprintf(k, sizeof k, "%.*s", (int)e, p);
+        bool have = false;
+        for (size_t i = 0; i < json_array_size(keys) && !have; i++)
+          have = !strcmp(json_string_value(json_array_get(keys, i)), k);
+        if (!have) json_array_append_new(keys, json_string(k));
+      }
+      p += l + (p[l] == ' ');
+    }
+  }
+  double *v = sim_calloc(nr ? nr : 1, sizeof *v);
+  for (size_t i = 0; i < json_array_size(keys); i++) {
+    const char *k = json_string_value(json_array_get(keys, i));
+    json_t *text = json_array(), *vals = json_array();
+    bool varies = false;
+    for (size_t r = 0; r < nr; r++) {
+      char t[96];
+      out__point_value(json_string_value(json_object_get(json_array_get(runs, r), "point")), k, t,
+                       sizeof t);
+      varies = varies || (r > 0 && strcmp(t, json_string_value(json_array_get(text, 0))));
+      json_array_append_new(text, json_string(t));
+    }
+    const char *unit = out__param_values(runs, k, v);
+    for (size_t r = 0; r < nr; r++)
+      json_array_append_new(vals, unit ? num_or_null(v[r]) : json_null());
+    if (varies) {
+      json_array_append_new(
+          out, json_pack("{s:s, s:o, s:o, s:o}", "key", k, "unit",
+                         unit ? json_string(unit) : json_null(), "values", vals, "text", text));
+    } else {
+      json_decref(vals);
+      json_decref(text);
+    }
+  }
+  sim_free(v);
+  json_decref(keys);
+  return out;
+}
+
 int out_compare_report(const char *dbpath, const json_t *runs, const char *dir, sim_error *err) {
   json_t *d = json_object(), *items = json_array();
   int rc = SIM_OK;
@@ -370,6 +438,7 @@ int out_compare_report(const char *dbpath, const json_t *runs, const char *dir, 
     json_array_append_new(items, o);
   }
   json_object_set_new(d, "runs", items);
+  json_object_set_new(d, "params", params_json(runs));
   if (rc == SIM_OK) rc = out__report_write(d, dir, "fabsim comparison", err);
   json_decref(d);
   return rc;

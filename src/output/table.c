@@ -68,23 +68,28 @@ static json_t *figures_of(const json_t *runs) {
   return all;
 }
 
-/* A new reference to the figure's value, or NULL. */
-static json_t *figure_value(const json_t *run, const char *label) {
+/* A new reference to the run's figure of that label (out_headline's object), or NULL. */
+static json_t *figure_of(const json_t *run, const char *label) {
   json_t *h = out_headline(json_object_get(run, "summary"));
   json_t *v = NULL;
-  for (size_t k = 0; k < json_array_size(h); k++) {
+  for (size_t k = 0; k < json_array_size(h) && !v; k++) {
     json_t *f = json_array_get(h, k);
-    if (!strcmp(json_string_value(json_object_get(f, "label")), label)) {
-      v = json_real(json_number_value(json_object_get(f, "value")));
-      break;
-    }
+    if (!strcmp(json_string_value(json_object_get(f, "label")), label)) v = json_incref(f);
   }
   json_decref(h);
   return v;
 }
 
-/* The value of key in a point label "k1=v1 k2=v2". */
-static void point_value(const char *point, const char *key, char *out, size_t n) {
+/* A new reference to the figure's value, or NULL. */
+static json_t *figure_value(const json_t *run, const char *label) {
+  json_t *f = figure_of(run, label);
+  json_t *v = f ? json_real(json_number_value(json_object_get(f, "value"))) : NULL;
+  json_decref(f);
+  return v;
+}
+
+/* The value of key in a point label "k1=v1 k2=v2" ("-" when absent). */
+void out__point_value(const char *point, const char *key, char *out, size_t n) {
   size_t kl = strlen(key);
   snprintf(out, n, "-");
   for (const char *p = point; p && *p;) {
@@ -96,6 +101,41 @@ static void point_value(const char *point, const char *key, char *out, size_t n)
     }
     p = strchr(p, ' ');
   }
+}
+
+/* text as a value of kind k (0 plain number, 1 size, 2 bandwidth, 3 time), in
+ * the kind's base unit (B, b/s, s). */
+static bool read_as(int k, const char *text, double *out) {
+  sim_error e = {0};
+  uint64_t v = 0;
+  if (k == 0) {
+    char *end;
+    double x = strtod(text, &end);
+    *out = x;
+    return end != text && !*end && isfinite(x);
+  }
+  int rc = k == 1   ? cfg_parse_size(text, &v, &e)
+           : k == 2 ? cfg_parse_bandwidth(text, &v, &e)
+                    : cfg_parse_time(text, &v, &e);
+  *out = k == 3 ? (double)v / 1e12 : (double)v; /* seconds: the nearest double to v ps */
+  return rc == SIM_OK;
+}
+
+const char *out__param_values(const json_t *runs, const char *key, double *v) {
+  static const char *const units[] = {"", "B", "b/s", "s"};
+  size_t n = json_array_size(runs);
+  for (int k = 0; k < 4; k++) {
+    bool all = true;
+    for (size_t r = 0; r < n && all; r++) {
+      char text[96];
+      out__point_value(json_string_value(json_object_get(json_array_get(runs, r), "point")), key,
+                       text, sizeof text);
+      v[r] = NAN;
+      if (strcmp(text, "-")) all = read_as(k, text, &v[r]);
+    }
+    if (all) return units[k];
+  }
+  return NULL;
 }
 
 void out_sweep_table(FILE *f, const json_t *runs, const char *const *keys, size_t nkeys) {
@@ -118,7 +158,7 @@ void out_sweep_table(FILE *f, const json_t *runs, const char *const *keys, size_
     const char *point = json_string_value(json_object_get(run, "point"));
     snprintf(cell[r + 1][0], 96, "%zu%s", r + 1,
              json_is_false(json_object_get(run, "complete")) ? "*" : "");
-    for (size_t k = 0; k < nkeys; k++) point_value(point, keys[k], cell[r + 1][1 + k], 96);
+    for (size_t k = 0; k < nkeys; k++) out__point_value(point, keys[k], cell[r + 1][1 + k], 96);
     for (size_t k = 0; k < nf; k++) {
       const json_t *fg = json_array_get(figs, k);
       json_t *v = figure_value(run, json_string_value(json_object_get(fg, "label")));
@@ -185,44 +225,78 @@ void out_compare_table(FILE *f, const json_t *runs) {
   json_decref(figs);
 }
 
+/* A number of sweep.csv: an integer in plain digits (up to 2^53, where every
+ * integer is exact), else the shortest text that reads back exactly. */
+static void csv_num(out__buf *b, double v) {
+  if (v == floor(v) && fabs(v) <= 9007199254740992.0) out__printf(b, "%.0f", v == 0 ? 0 : v);
+  else out__num(b, v);
+}
+
+/* A step figure's spread beside its mean in sweep.csv (out_headline's keys). */
+static const char *const spread_keys[] = {"stdev", "min", "max"};
+
 char *out_sweep_csv(const json_t *runs, const char *const *keys, size_t nkeys) {
   json_t *figs = figures_of(runs);
-  size_t nf = json_array_size(figs);
+  size_t nf = json_array_size(figs), nr = json_array_size(runs);
   out__buf b = {0};
+  /* each key's values as numbers in one unit, or NULL: as written (categorical) */
+  double *kv = sim_calloc(nkeys * (nr ? nr : 1), sizeof *kv);
+  const char **ku = sim_calloc(nkeys ? nkeys : 1, sizeof *ku);
   out__puts(&b, "point,complete"); /* no run id: parallel runs end in any order */
-  for (size_t k = 0; k < nkeys; k++) out__printf(&b, ",%s", keys[k]);
+  for (size_t k = 0; k < nkeys; k++) {
+    char h[256];
+    ku[k] = out__param_values(runs, keys[k], kv + k * nr);
+    snprintf(h, sizeof h, "%s%s%s%s", keys[k], ku[k] && ku[k][0] ? " (" : "", ku[k] ? ku[k] : "",
+             ku[k] && ku[k][0] ? ")" : "");
+    out__puts(&b, ",");
+    out__csv_field(&b, h);
+  }
+  /* a step figure that some run has over several steps: its mean, then its spread */
+  bool *spread = sim_calloc(nf ? nf : 1, sizeof *spread);
   for (size_t k = 0; k < nf; k++) {
     const json_t *fg = json_array_get(figs, k);
     const char *unit = json_string_value(json_object_get(fg, "unit"));
-    out__printf(&b, ",%s%s%s%s", json_string_value(json_object_get(fg, "name")),
-                unit[0] ? " (" : "", unit, unit[0] ? ")" : "");
+    const char *name = json_string_value(json_object_get(fg, "name"));
+    const char *label = json_string_value(json_object_get(fg, "label"));
+    for (size_t r = 0; r < nr && !spread[k]; r++) {
+      json_t *f = figure_of(json_array_get(runs, r), label);
+      spread[k] = json_object_get(f, "stdev") != NULL;
+      json_decref(f);
+    }
+    for (size_t m = 0; m < (spread[k] ? 4u : 1u); m++)
+      out__printf(&b, ",%s%s%s%s%s%s", name, m ? "_" : "", m ? spread_keys[m - 1] : "",
+                  unit[0] ? " (" : "", unit, unit[0] ? ")" : "");
   }
   out__puts(&b, "\n");
-  for (size_t r = 0; r < json_array_size(runs); r++) {
+  for (size_t r = 0; r < nr; r++) {
     const json_t *run = json_array_get(runs, r);
     const char *point = json_string_value(json_object_get(run, "point"));
     out__printf(&b, "%zu,%d", r + 1, json_is_true(json_object_get(run, "complete")));
     for (size_t k = 0; k < nkeys; k++) {
       char v[96];
-      point_value(point, keys[k], v, sizeof v);
-      out__printf(&b, ",%s", v);
+      out__puts(&b, ",");
+      out__point_value(point, keys[k], v, sizeof v);
+      if (ku[k]) csv_num(&b, kv[k * nr + r]); /* a number in the header's unit ("": absent) */
+      else if (strcmp(v, "-")) out__csv_field(&b, v);
     }
     for (size_t k = 0; k < nf; k++) {
-      json_t *v =
-          figure_value(run, json_string_value(json_object_get(json_array_get(figs, k), "label")));
+      json_t *f =
+          figure_of(run, json_string_value(json_object_get(json_array_get(figs, k), "label")));
       out__puts(&b, ",");
-      if (json_is_number(v)) {
-        char num[40];
-        for (int prec = 6; prec <= 17; prec++) { /* the fewest digits that read back exactly */
-          snprintf(num, sizeof num, "%.*g", prec, json_number_value(v));
-          if (strtod(num, NULL) == json_number_value(v)) break;
-        }
-        out__puts(&b, num);
+      if (f) csv_num(&b, json_number_value(json_object_get(f, "value")));
+      for (size_t m = 0; spread[k] && m < 3; m++) { /* one step: no spread, its own figure */
+        const json_t *x = json_object_get(f, spread_keys[m]);
+        out__puts(&b, ",");
+        if (json_is_number(x)) csv_num(&b, json_number_value(x));
+        else if (f) csv_num(&b, m ? json_number_value(json_object_get(f, "value")) : 0);
       }
-      json_decref(v);
+      json_decref(f);
     }
     out__puts(&b, "\n");
   }
+  sim_free(spread);
+  sim_free(kv);
+  sim_free(ku);
   json_decref(figs);
   return b.p;
 }

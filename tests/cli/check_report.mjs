@@ -4,7 +4,7 @@
 //     self-contained: only file: and data: URLs may load);
 //   - the page finished (window.fabsimReady);
 //   - every chart registered in window.fabsimCharts has data (a dataset with a
-//     finite value) and painted its canvas;
+//     finite value, not all of them zero) and painted its canvas;
 //   - the charts named with --expect are there.
 // usage: node check_report.mjs SRC_DIR REPORT.html[:id,id,...] ...
 // Prints one line per report and "N passed, N failed"; exits 1 on any failure.
@@ -51,21 +51,24 @@ try {
       problems.push('the page did not finish (window.fabsimReady)');
     const charts = await page.evaluate(() => (window.fabsimCharts || []).map((c) => {
       const ds = c.chart.data.datasets || [];
-      let values = 0;
+      let values = 0, nonzero = 0;
       for (const d of ds)
         for (const v of d.data || []) {
           const y = Array.isArray(v) ? v[1] : v !== null && typeof v === 'object' ? v.y : v; // [from, to]: a floating bar
           if (typeof y === 'number' && isFinite(y)) values++;
+          if (typeof y === 'number' && isFinite(y) && y !== 0) nonzero++;
+          else if (c.chart.config.type === 'scatter' && v !== null && typeof v === 'object' && v.x) nonzero++; // a point at x != 0
         }
       const cv = c.chart.canvas, ctx = cv.getContext('2d');
       const img = ctx.getImageData(0, 0, cv.width, cv.height).data;
       let painted = 0;
       for (let i = 3; i < img.length; i += 4) if (img[i] !== 0) painted++;
-      return { id: c.id, title: c.title, datasets: ds.length, values, painted,
+      return { id: c.id, title: c.title, datasets: ds.length, values, nonzero, painted,
                width: cv.width, height: cv.height };
     }));
     for (const c of charts) {
       if (c.datasets === 0 || c.values === 0) problems.push(`chart ${c.id} (${c.title}) has no data`);
+      else if (c.nonzero === 0) problems.push(`chart ${c.id} (${c.title}) is zero throughout (it should be a line, not a chart)`);
       if (c.width === 0 || c.height === 0 || c.painted < 500) problems.push(`chart ${c.id} (${c.title}) did not render`);
     }
     if (charts.length === 0) problems.push('no chart at all');

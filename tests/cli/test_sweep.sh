@@ -34,8 +34,13 @@ DB=sw/results.sqlite
 sqlite3 $DB "SELECT r.point, m.value FROM runs r JOIN metrics m USING (run_id) WHERE m.name = 'traffic.time_s' ORDER BY m.value" > times
 [ "$(head -2 times | grep -c '64KB')" = 2 ] && [ "$(tail -2 times | grep -c '4MB')" = 2 ] && pass || fail "times: $(cat times)"
 [ "$(wc -l < sw/sweep.csv)" = 7 ] && pass || fail "sweep.csv rows"
-head -1 sw/sweep.csv | grep -q '^point,complete,fabric.ecmp.hash_seed,workload.traffic.size,time_s (s)' && pass \
+head -1 sw/sweep.csv | grep -q '^point,complete,fabric.ecmp.hash_seed,workload.traffic.size (B),time_s (s)' && pass \
   || fail "sweep.csv header: $(head -1 sw/sweep.csv)"
+# numbers as numbers: every field of every row reads back whole as a number (the sizes in bytes)
+awk -F, 'NR > 1 { for (i = 1; i <= NF; i++) if ($i !~ /^-?[0-9]+(\.[0-9]+)?(e[-+][0-9]+)?$/) bad++ } END { exit bad > 0 }' \
+  sw/sweep.csv && pass || fail "sweep.csv has a field that is not a number: $(cat sw/sweep.csv)"
+[ "$(cut -d, -f4 sw/sweep.csv | tail -6 | tr '\n' ' ')" = "64000 1000000 4000000 64000 1000000 4000000 " ] && pass \
+  || fail "sweep.csv sizes: $(cut -d, -f4 sw/sweep.csv)"
 # the same sweep again: the same table, CSV and report, whatever order the points ended in
 cp "$WORK/out" table1
 expect_exit 0 "$FABSIM" sweep --set cluster.nodes=8 --set simulation.fidelity=flow \

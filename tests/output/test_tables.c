@@ -52,11 +52,12 @@ static void test_sweep_csv(void **state) {
   json_t *runs = two_runs();
   const char *keys[] = {"cluster.nodes", "workload.collective.size", "size"};
   char *csv = out_sweep_csv(runs, keys, 3);
+  /* the keys' values as numbers: a count, a size in bytes; "size" in no point: empty */
   assert_string_equal(csv,
-                      "point,complete,cluster.nodes,workload.collective.size,size,time_s (s),"
+                      "point,complete,cluster.nodes,workload.collective.size (B),size,time_s (s),"
                       "busbw_GBps (GB/s),cost_usd (USD)\n"
-                      "1,1,2,1MiB,-,4.0442866e-05,48.6,81000\n"
-                      "2,0,4,64MiB,-,0.30000000000000004,,137000\n");
+                      "1,1,2,1048576,,4.0442866e-05,48.6,81000\n"
+                      "2,0,4,67108864,,0.30000000000000004,,137000\n");
   assert_true(strtod("0.30000000000000004", NULL) == 0.1 + 0.2); /* read back exactly */
   sim_free(csv);
   json_decref(runs);
@@ -130,11 +131,85 @@ static void test_jobs_figures(void **state) {
   json_decref(runs);
 }
 
+/* A run of point "KEY=V" for each of n values, with one figure. */
+static json_t *runs_of(const char *key, const char *const *vals, size_t n) {
+  json_t *runs = json_array();
+  for (size_t i = 0; i < n; i++) {
+    char point[128];
+    snprintf(point, sizeof point, "%s=%s", key, vals[i]);
+    json_array_append_new(
+        runs, json_pack("{s:s, s:s, s:b, s:{s:{s:f}}}", "label", point, "point", point, "complete",
+                        1, "summary", "traffic", "time_s", 1e-3 * (double)(i + 1)));
+  }
+  return runs;
+}
+
+/* Every field of column col (0-based) of the CSV's data rows reads back as a
+ * number with nothing left over: no unit, no separator, no quote. */
+static void assert_numeric_column(const char *csv, int col, const double *want, size_t n) {
+  const char *line = strchr(csv, '\n') + 1;
+  for (size_t r = 0; r < n; r++, line = strchr(line, '\n') + 1) {
+    const char *f = line;
+    for (int c = 0; c < col; c++) f = strchr(f, ',') + 1;
+    char *end;
+    double v = strtod(f, &end);
+    assert_true(end > f && (*end == ',' || *end == '\n'));
+    assert_true(v == want[r]);
+  }
+}
+
+/* Each kind of swept value is a column of numbers in its base unit, named
+ * with that unit; values of no single kind stay as written, quoted where
+ * CSV needs it. */
+static void test_sweep_csv_numbers(void **state) {
+  (void)state;
+  static const struct {
+    const char *key, *vals[3], *header;
+    double want[3];
+  } cases[] = {
+      {"workload.collective.size",
+       {"64KB", "1MiB", "4GB"},
+       "workload.collective.size (B)",
+       {64000, 1048576, 4e9}},
+      {"fabric.link_bandwidth",
+       {"100Gbps", "400Gb/s", "1.6Tbps"},
+       "fabric.link_bandwidth (b/s)",
+       {1e11, 4e11, 1.6e12}},
+      {"fabric.link_latency",
+       {"500ns", "1us", "2.5us"},
+       "fabric.link_latency (s)",
+       {500e-9, 1e-6, 2.5e-6}},
+      {"cluster.nodes", {"2", "16", "1024"}, "cluster.nodes", {2, 16, 1024}},
+      {"fabric.ecmp.hash_seed", {"0", "0.5", "1e3"}, "fabric.ecmp.hash_seed", {0, 0.5, 1000}},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    json_t *runs = runs_of(cases[i].key, cases[i].vals, 3);
+    const char *keys[] = {cases[i].key};
+    char *csv = out_sweep_csv(runs, keys, 1), head[160];
+    snprintf(head, sizeof head, "point,complete,%s,time_s (s)\n", cases[i].header);
+    assert_memory_equal(csv, head, strlen(head));
+    assert_numeric_column(csv, 2, cases[i].want, 3);
+    sim_free(csv);
+    json_decref(runs);
+  }
+  /* categorical: as written; a size mixed with a name is not a number */
+  const char *mixed[] = {"1MiB", "auto", "a,b"};
+  json_t *runs = runs_of("k", mixed, 3);
+  const char *keys[] = {"k"};
+  char *csv = out_sweep_csv(runs, keys, 1);
+  assert_string_equal(csv,
+                      "point,complete,k,time_s (s)\n"
+                      "1,1,1MiB,0.001\n"
+                      "2,1,auto,0.002\n"
+                      "3,1,\"a,b\",0.003\n");
+  sim_free(csv);
+  json_decref(runs);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_sweep_csv),
-      cmocka_unit_test(test_sweep_table),
-      cmocka_unit_test(test_compare_table),
+      cmocka_unit_test(test_sweep_csv),    cmocka_unit_test(test_sweep_csv_numbers),
+      cmocka_unit_test(test_sweep_table),  cmocka_unit_test(test_compare_table),
       cmocka_unit_test(test_jobs_figures),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -33,11 +33,8 @@
  *   - overflow: unsorted keys with time >= far_base + nb*W.
  *   When the heap runs dry, bucket cur is heapified into it (O(k)); when the
  *   buckets run out, the overflow is spread over a new set of buckets whose
- *   width comes from the span and count of its nearer half (about
- *   EVQ_BUCKET_TARGET keys each there: a few far keys, such as timers
- *   milliseconds ahead of packets nanoseconds apart, must not widen the
- *   buckets so that the first one takes nearly every key and the heap
- *   holds them all). After _refill the minimum is heap[0].
+ *   width comes from its time span and count (about EVQ_BUCKET_TARGET keys
+ *   each). After _refill the minimum is heap[0].
  * Cost: insert O(1) amortized (into the heap O(log4 k)); pop O(log4 k), k the
  * current bucket's size; never worse than one heap.
  *
@@ -238,20 +235,7 @@ EVQ__FN void EVQ__F(_rebuild)(EVQ_NAME *q) {
     if (t > hi) hi = t;
   }
   uint64_t span = hi - lo + 1;
-  /* the nearer half: the keys within 2^b of lo, b the smallest bit length
-   * that holds at least half of them (one pass, a count per bit length) */
-  size_t by_bits[65] = {0};
-  for (size_t i = 0; i < o->n; i++) {
-    uint64_t d = EVQ_TIME(o->k[i]) - lo;
-    by_bits[d ? 64 - __builtin_clzll(d) : 0]++;
-  }
-  size_t near = 0;
-  unsigned b = 0;
-  while ((near += by_bits[b]) < (o->n + 1) / 2) b++;
-  uint64_t near_span = b >= 64 ? span : ((uint64_t)1 << b) < span ? (uint64_t)1 << b : span;
-  double w_all = (double)span * EVQ_BUCKET_TARGET / (double)o->n;
-  double w_near = (double)near_span * EVQ_BUCKET_TARGET / (double)near;
-  uint64_t width = (uint64_t)(w_near < w_all ? w_near : w_all);
+  uint64_t width = (uint64_t)((double)span * EVQ_BUCKET_TARGET / (double)o->n);
   unsigned shift = 0;
   while (shift < 63 && (1ULL << (shift + 1)) <= width) shift++;
   uint64_t nb = (span >> shift) + 1;

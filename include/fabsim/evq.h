@@ -280,6 +280,9 @@ EVQ__FN bool EVQ__F(_refill)(EVQ_NAME *q) {
   return true;
 }
 
+/* _refill with its common case inline: the heap tier is not empty. */
+static inline bool EVQ__F(_ready)(EVQ_NAME *q) { return q->n > 0 || EVQ__F(_refill)(q); }
+
 /* Append every pending key, in no particular order, to *all and empty the
  * queue (its tiers stay as they are: _insert puts keys back). O(n + nb). */
 EVQ__FN void EVQ__F(_take_all)(EVQ_NAME *q, EVQ__VEC *all) {

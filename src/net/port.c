@@ -83,9 +83,22 @@ static inline uint64_t over(uint64_t x, uint64_t r) { return x > r ? x - r : 0; 
 /* Sequential engine: arrivals and PFC frames whose events are pending, at
  * (vertex, time), hashed without a key (a collision only makes something
  * wait for an instant's ordering that needed none). */
-static inline uint16_t *due_count(net__be *n, uint32_t v, simtime_ps t) {
+static inline uint32_t due_slot(const net__be *n, uint32_t v, simtime_ps t) {
   uint64_t h = (t * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)v * 0xc2b2ae3d27d4eb4full);
-  return &n->due_n[h >> (64 - n->due_bits)];
+  return (uint32_t)(h >> (64 - n->due_bits));
+}
+
+static inline uint16_t *due_count(net__be *n, uint32_t v, simtime_ps t) {
+  return &n->due_n[due_slot(n, v, t)];
+}
+
+/* An arrival event at channel c's far end at `at` (sequential engine),
+ * counted due there; its argument carries its due slot (the run needs no
+ * second hash). */
+static inline void arrival_event(net__be *n, uint32_t c, simtime_ps at) {
+  uint32_t k = due_slot(n, n->ch[c].dst, at);
+  n->due_n[k]++;
+  ev_schedule_beside(n->base.sim, at, on_arrive, n, (uint64_t)k << 32 | c);
 }
 
 void net__ensure_wake(net__be *n, uint32_t c, simtime_ps at) {
@@ -328,12 +341,14 @@ static net__due due_pop(net__dueheap *h) {
   return top;
 }
 
-/* An arrival or PFC frame at v now, its event running: must it wait for
- * others due at v this picosecond (NET__ORD_*)? */
+/* An arrival or PFC frame at v now, its event running, counted in due slot
+ * k: must it wait for others due at v this picosecond (NET__ORD_*)? */
+static inline bool due_wait_slot(net__be *n, uint32_t v, uint32_t k) {
+  return --n->due_n[k] || n->due[v].n;
+}
+
 static inline bool due_wait(net__be *n, uint32_t v, simtime_ps now) {
-  uint16_t *k = due_count(n, v, now);
-  --*k;
-  return *k || n->due[v].n;
+  return due_wait_slot(n, v, due_slot(n, v, now));
 }
 
 /* ---- PFC -------------------------------------------------------------------- */
@@ -611,10 +626,7 @@ static void flight_push(net__be *n, uint32_t c, uint32_t i, simtime_ps at) {
   }
   ch->fl[(ch->fl_head + ch->fl_n) & (ch->fl_cap - 1)] =
       (net__fentry){.at = at, .pkt = i, .seq = seq};
-  if (ch->fl_n++ == 0) {
-    ++*due_count(n, ch->dst, at);
-    ev_schedule_beside(n->base.sim, at, on_arrive, n, c);
-  }
+  if (ch->fl_n++ == 0) arrival_event(n, c, at);
 }
 
 /* ---- transmit ---------------------------------------------------------------- */
@@ -802,11 +814,7 @@ static void arrive_head(net__be *n, uint32_t c) {
   }
   __builtin_prefetch(&n->ci[(size_t)c * NET__CLASSES + p->cls]);
   in->fl_head = (in->fl_head + 1) & (in->fl_cap - 1);
-  if (--in->fl_n) {
-    simtime_ps at = in->fl[in->fl_head].at;
-    ++*due_count(n, in->dst, at);
-    ev_schedule_beside(n->base.sim, at, on_arrive, n, c);
-  }
+  if (--in->fl_n) arrival_event(n, c, in->fl[in->fl_head].at);
   arrive(n, c, i);
 }
 
@@ -828,7 +836,7 @@ static void due_run(net__be *n, uint32_t v, simtime_ps now) {
 static void on_arrive(sim_ctx *sim, void *obj, uint64_t arg) {
   net__be *n = obj;
   uint32_t c = (uint32_t)arg, v = n->ch[c].dst;
-  if (due_wait(n, v, sim_now(sim))) {
+  if (due_wait_slot(n, v, (uint32_t)(arg >> 32))) {
     const net__chan *in = &n->ch[c];
     due_defer(n, v,
               (net__due){.at = sim_now(sim),

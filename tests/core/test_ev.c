@@ -438,6 +438,60 @@ static void test_beside(void **state) {
   sim_destroy(sim);
 }
 
+/* Events scheduled at the current instant from handlers (the same-instant
+ * FIFO), mixed with later ones, cancellations, runs that stop in the middle
+ * of an instant and renumbering: every event runs once, in (time, insertion)
+ * order, so the (time, insertion index) pairs that run strictly increase. */
+typedef struct inst_state {
+  sim_rng rng;
+  uint64_t next_id, ran, cancelled;
+  simtime_ps last_t;
+  uint64_t last_id;
+  ev_id ids[64];
+} inst_state;
+
+static void inst_handler(sim_ctx *sim, void *obj, uint64_t arg) {
+  inst_state *f = obj;
+  assert_true(sim_now(sim) > f->last_t || (sim_now(sim) == f->last_t && arg > f->last_id) ||
+              f->ran == 0);
+  f->last_t = sim_now(sim);
+  f->last_id = arg;
+  f->ran++;
+  if (sim_rng_below(&f->rng, 500) == 0) ev_stop(sim); /* in the middle of an instant */
+  if (f->next_id >= 40000) return;
+  int k = (int)sim_rng_below(&f->rng, 4); /* 0..3 children, most at now */
+  for (int i = 0; i < k; i++) {
+    simtime_ps d = sim_rng_below(&f->rng, 4) ? 0 : sim_rng_below(&f->rng, 3);
+    uint64_t id = f->next_id++;
+    ev_id e = sim_rng_below(&f->rng, 2)
+                  ? ev_schedule_in(sim, d, inst_handler, f, id)
+                  : ev_schedule_beside(sim, sim_now(sim) + d, inst_handler, f, id);
+    uint32_t j = (uint32_t)sim_rng_below(&f->rng, 64);
+    if (f->ids[j] && sim_rng_below(&f->rng, 8) == 0 && ev_cancel(sim, f->ids[j])) f->cancelled++;
+    f->ids[j] = e;
+  }
+}
+
+static void test_same_instant_order(void **state) {
+  (void)state;
+  for (int renumber = 0; renumber < 2; renumber++) {
+    sim_ctx *sim = sim_create(5);
+    inst_state f = {0};
+    sim_rng_init_u64(&f.rng, 5, (uint64_t)renumber);
+    for (int i = 0; i < 200; i++)
+      ev_schedule(sim, sim_rng_below(&f.rng, 3), inst_handler, &f, f.next_id++);
+    ev_schedule(sim, 0, inst_handler, &f, f.next_id++); /* at the clock's time before any run */
+    int rounds = 0;
+    while (sim_pending(sim) > 0) {
+      ev_run(sim, sim_now(sim) + 1); /* stops between instants, or at ev_stop */
+      if (renumber && rounds++ % 3 == 0) ev__debug_renumber(sim);
+    }
+    assert_int_equal(f.ran + f.cancelled, f.next_id);
+    assert_true(f.ran > 10000);
+    sim_destroy(sim);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_horizon),
@@ -446,6 +500,7 @@ int main(void) {
       cmocka_unit_test(test_run_bound),
       cmocka_unit_test(test_time_then_insertion_order),
       cmocka_unit_test(test_schedule_at_now),
+      cmocka_unit_test(test_same_instant_order),
       cmocka_unit_test(test_cancel),
       cmocka_unit_test(test_run_until_and_stop),
       cmocka_unit_test(test_order_matches_reference),

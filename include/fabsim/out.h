@@ -145,6 +145,7 @@ typedef struct out_run {
   const char *started_at; /* wall clock, ISO 8601 UTC (not in deterministic files) */
   const char *sweep;      /* the sweep's id, or NULL (run_provenance) */
   const char *point;      /* the sweep point's "key=value key=value", or NULL */
+  const run_power *power; /* power.timeseries: the run's power (power columns), else NULL */
 } out_run;
 
 /* Write timeseries.csv, events.csv, report.html (if asked), metrics.txt (if

@@ -30,6 +30,12 @@ read -r e bad < energy
 expect_json $J "(.power.over_time.energy_kwh / $e - 1) | fabs < 1e-9"
 if [ "$bad" = 0 ]; then pass; else fail "power_facility_kw is not power_it_kw x PUE"; fi
 
+# the report's power chart draws (headless Chromium, as cli/test_report; skipped without it)
+if [ -d "$SRC/report/node_modules" ]; then
+  node "$SRC/tests/cli/check_report.mjs" "$SRC" dp/report.html:power,gpu > browser.log 2>&1 && pass \
+    || fail "report check in Chromium: $(cat browser.log)"
+fi
+
 # --- a flat load (one GPU, nothing to communicate): the steady-state figure
 expect_exit 0 "$FABSIM" run "$EX" --set power.timeseries=true --set output.dir=flat \
   --set cluster.nodes=1 --set cluster.gpus_per_node=1 --set workload.global_batch=8 \

@@ -350,6 +350,14 @@
         options: { scales: { x: timeAxis(), y: { stacked: true, min: 0, max: 100, title: { display: true, text: '%' } } } } },
         'network: waiting on communication with nothing to overlap; bubble: waiting on a pipeline peer.');
     }
+    if (col('power_facility_kw')) {
+      chart(grid, 'power', 'Power over time (power.timeseries)', { type: 'line', data: { datasets: [
+        lineDataset('facility', ts, col('power_facility_kw'), 0),
+        lineDataset('IT', ts, col('power_it_kw'), 1),
+        lineDataset('GPUs', ts, col('power_gpu_kw'), 2)] },
+        options: { scales: { x: timeAxis(), y: { beginAtZero: true, title: { display: true, text: 'kW' } } } } },
+        'GPUs computing at TDP, every other state at idle power; facility = IT x PUE (docs/power.md).');
+    }
     if (observed('port_util')) {
       chart(grid, 'ports', 'Switch port utilization', { type: 'line', data: { datasets: [
         lineDataset('busiest port', ts, col('port_util_max').map(function (v) { return v * 100; }), 1),

@@ -517,6 +517,8 @@ typedef struct cfg_scenario {
     double gpu_tdp_w, gpu_idle_w, node_w, nic_w, switch_port_w, transceiver_w;
     double pue, usd_per_kwh, utilization;
     simtime_ps step_time;
+    bool timeseries; /* power over time from the GPUs' sampled states (off: no new output) */
+    char *bands;     /* "none" or "LO-HI,LO-HI,..." in Hz, increasing; owned by the scenario */
     struct {
       uint32_t servers;
       cfg_cooling cooling;
@@ -609,6 +611,10 @@ int cfg_parse_time(const char *text, simtime_ps *out, sim_error *err);
  * the rack and the kW its cooling removes (the value was checked when the
  * scenario was loaded: a rack of the cluster, kW > 0). */
 bool cfg_cooling_failure(const cfg_scenario *s, uint32_t *rack, double *kw);
+/* power.bands of a resolved scenario (checked when it was loaded: each
+ * 0 <= lo < hi, each band's lo >= the previous band's hi): up to max bands
+ * into lo[] and hi[] (Hz); returns how many there are (0 for "none"). */
+size_t cfg_power_bands(const cfg_scenario *s, double *lo, double *hi, size_t max);
 int cfg_parse_size(const char *text, uint64_t *out, sim_error *err);
 
 /* The schema reference in Markdown (docs/scenario.md is generated from it

@@ -147,6 +147,7 @@ typedef struct out_run {
   const char *point;      /* the sweep point's "key=value key=value", or NULL */
   const run_flows *flows; /* output.flows: flows.csv and the database's rows (NULL: none) */
   const topo *t;          /* the flows' names */
+  const run_power *power; /* power.timeseries: the run's power (power columns), else NULL */
 } out_run;
 
 /* Write timeseries.csv, events.csv, report.html (if asked), metrics.txt (if

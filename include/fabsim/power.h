@@ -76,6 +76,58 @@ typedef struct pwr_summary {
  * seconds (the cluster drawing the same power throughout). O(racks). */
 void pwr_summarize(const pwr_model *m, double u, double step_s, double run_s, pwr_summary *s);
 
+/* ---- power over time (src/power/series.c) -------------------------------------------
+ *
+ * Rows of a sampled run (fabsim/telemetry.h): row i starts at start_s[i] and lasts len_s[i]
+ * (rows are contiguous; only the last may be shorter), its GPUs computing compute[i] of their
+ * GPU-time. A GPU computing draws TDP and any other state (communicating, waiting, idle,
+ * checkpointing, down) draws gpu_idle_w: the model of pwr_summarize, so row i's GPUs draw
+ * idle + compute[i] x (TDP - idle) x f^3 each, f their rack's throttle factor as the run
+ * decided it (pwr_rack_throttle at throttle_u: a throttled GPU computes slower, so longer,
+ * at less power), and a flat load gives pwr_summarize's figure at throttle_u. NICs,
+ * switches, optics and servers draw their constant power (the model has no per-bit
+ * energy). */
+typedef struct pwr_series_in {
+  size_t rows;
+  const double *start_s, *len_s, *compute;
+  double throttle_u; /* the utilization the run's racks were throttled at; < 0: none was */
+  size_t steps;      /* training steps [step_begin_s, step_end_s); 0: the run is one */
+  const double *step_begin_s, *step_end_s;
+  size_t bands; /* spectrum bands [band_lo_hz, band_hi_hz) */
+  const double *band_lo_hz, *band_hi_hz;
+} pwr_series_in;
+
+typedef struct pwr_over_time {
+  double peak_kw, trough_kw, mean_kw, energy_kwh; /* facility power; energy = sum P x len */
+  /* swing: peak - trough of the rows whose midpoint lies in a step, over steps with at
+   * least two rows (steps_resolved of them): the mean and the largest; NAN when none */
+  double swing_mean_kw, swing_max_kw;
+  size_t steps_resolved;
+  /* ramp: max over consecutive rows of |P[i+1] - P[i]| / ((len[i] + len[i+1]) / 2), kW/s:
+   * the change of the rows' mean power over the time between their midpoints; 0 for one row */
+  double ramp_kw_per_s;
+  /* spectrum of the full-length rows (the short last row left out), mean removed */
+  size_t dft_rows;
+  double resolution_hz, nyquist_hz; /* 1 / (dft_rows x interval), 1 / (2 x interval) */
+  double variance_kw2;              /* of those rows: the sum over every bin */
+} pwr_over_time;
+
+/* Row i's facility, IT and GPU power into facility_kw[i], it_kw[i], gpu_kw[i] (each may be
+ * NULL) and the figures above into *out; band_rms_kw[b] (in->bands entries, may be NULL
+ * when there are none): the RMS of the facility power's components in band b (the square
+ * root of pwr_band_power), NAN for a band with no bin below the Nyquist frequency.
+ * O(rows x bins in the bands) for the spectrum (a direct DFT of those bins only), O(rows)
+ * for the rest; allocates O(rows). */
+void pwr_over_time_of(const pwr_model *m, const pwr_series_in *in, double *facility_kw,
+                      double *it_kw, double *gpu_kw, pwr_over_time *out, double *band_rms_kw);
+
+/* The one-sided power spectrum of x[0..n-1] (sampled every dt seconds, its mean removed)
+ * summed over the bins k = 1 .. n/2 whose frequency k / (n dt) lies in [lo, hi): by
+ * Parseval the sum over every bin is the variance of x, and a sinusoid of amplitude A at a
+ * bin's frequency gives A^2 / 2 in its band. *bins: how many bins the band held. O(n x
+ * bins). */
+double pwr_band_power(const double *x, size_t n, double dt, double lo, double hi, size_t *bins);
+
 #ifdef __cplusplus
 }
 #endif

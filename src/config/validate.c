@@ -528,6 +528,36 @@ bool cfg_cooling_failure(const cfg_scenario *s, uint32_t *rack, double *kw) {
   return parse_cooling(s->power.rack.cooling_failure, rack, kw);
 }
 
+/* power.bands: "LO-HI,LO-HI,..." into lo[], hi[] (up to max); the count, or
+ * -1 with *why set for text that is not bands, increasing and apart. */
+static long parse_bands(const char *text, double *lo, double *hi, size_t max, const char **why) {
+  long n = 0;
+  double prev = 0;
+  const char *p = text;
+  if (!strcmp(text, "none")) return 0;
+  for (;;) {
+    char *end;
+    double a = strtod(p, &end);
+    if (end == p || *end != '-') return *why = "a band is LO-HI", -1;
+    p = end + 1;
+    double b = strtod(p, &end);
+    if (end == p || (*end && *end != ',')) return *why = "a band is LO-HI", -1;
+    if (!isfinite(a) || !isfinite(b) || a < 0) return *why = "frequencies are finite, >= 0", -1;
+    if (!(a < b)) return *why = "each band's LO is below its HI", -1;
+    if (n > 0 && a < prev) return *why = "bands are increasing and do not overlap", -1;
+    if ((size_t)n < max) lo[n] = a, hi[n] = b;
+    n++, prev = b;
+    if (!*end) return n;
+    p = end + 1;
+  }
+}
+
+size_t cfg_power_bands(const cfg_scenario *s, double *lo, double *hi, size_t max) {
+  const char *why;
+  long n = parse_bands(s->power.bands, lo, hi, max, &why);
+  return n < 0 ? 0 : (size_t)n;
+}
+
 /* The reliability and power keys a run reads only at its end (a failure's
  * cost, the racks' power), checked here so that a bad one is refused before
  * anything is simulated, by every verb alike (they were once read only where
@@ -557,6 +587,12 @@ static int check_text_values(const cfg_scenario *s, const cfg_doc *doc, sim_erro
                        "'%s' is not RACK:KW with a rack of 0..%u (%u nodes, %u per rack) and "
                        "kW > 0 (e.g. 0:20); allowed: that, or none",
                        cf, racks - 1, s->cluster.nodes, s->power.rack.servers);
+  const char *why = NULL;
+  if (parse_bands(s->power.bands, NULL, NULL, 0, &why) < 0)
+    return cfg_fail_at(doc, "power.bands", err,
+                       "'%s': %s; allowed: LO-HI,LO-HI,... in Hz (0 <= LO < HI, increasing, "
+                       "e.g. 0.1-1,1-20), or none",
+                       s->power.bands, why);
   return SIM_OK;
 }
 

@@ -37,6 +37,17 @@ json_t *out__step_json(const wl_step *s, const cfg_scenario *cfg);
  * figures, and the racks a cap throttles: rack, demand_kw, limit_kw,
  * throttle). Caller owns the reference. */
 json_t *out__power_json(const pwr_model *m, double u, double step_s, double run_s);
+/* power.timeseries: the telemetry's rows at the run's power (pwr_over_time_of:
+ * p's model, its racks throttled as the run throttled them), or false when the
+ * GPUs' states were not sampled (then nothing is written). facility_kw, it_kw,
+ * gpu_kw: tel_rows entries each, or NULL. */
+bool out__power_rows(const run_power *p, const tel *t, double *facility_kw, double *it_kw,
+                     double *gpu_kw);
+/* The summary's power.over_time: figures of the facility series over the
+ * steps of job (NULL: the run is one) and power.bands; JSON null when the
+ * GPUs were not sampled. */
+json_t *out__power_over_time_json(const run_power *p, const tel *t, const cfg_scenario *cfg,
+                                  const wl_job *job);
 void out__step_text(const wl_step *s, const cfg_scenario *cfg);
 
 /* ---- text builder ------------------------------------------------------------ */
@@ -77,7 +88,9 @@ typedef struct out__series {
 } out__series;
 
 /* Columns only for groups the telemetry observed, in a fixed order. */
-void out__series_build(out__series *s, const tel *t, const out_names *names);
+/* power: power.timeseries' run power (its columns after the GPU states), or NULL. */
+void out__series_build(out__series *s, const tel *t, const out_names *names,
+                       const run_power *power);
 void out__series_free(out__series *s);
 /* "metric" or "entity:metric" (the CSV header and report key). */
 void out__col_name(const out__col *c, char *buf, size_t n);

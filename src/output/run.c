@@ -40,7 +40,7 @@ int out_write_run(const out_run *r, sim_error *err) {
   if (rc == SIM_OK) rc = check_line_rates(r, err);
   if (rc != SIM_OK) return rc;
   out__series s;
-  out__series_build(&s, r->tel, &r->names);
+  out__series_build(&s, r->tel, &r->names, r->power);
   char *db = out_database_path(r->dir, r->database);
   /* The files (the summary lists them: out_run_summary), then the database. */
   out__buf b = {0};
@@ -131,6 +131,10 @@ int out_run_files(const run_setup *s, const run_result *r, const json_t *summary
                .point = p->point,
                .flows = &r->flows,
                .t = s->t};
+  if (cfg->power.timeseries) /* a training job's model, else the run's */
+    o.power = cfg->workload.kind == CFG_WORKLOAD_TRAINING ? &r->training.power
+              : r->have_power                             ? &r->power
+                                                          : NULL;
   int rc = out_write_run(&o, err);
   if (rc == SIM_OK) rc = out_write_json(summary, cfg->output.dir, "summary.json", err);
   if (rc == SIM_OK) rc = sim_write_file_atomic(path, dump, strlen(dump), err);

@@ -21,8 +21,11 @@ static json_t *events_json(const run_events *log) {
   return a;
 }
 
-static json_t *power_json(const run_power *p) {
+static json_t *power_json(const run_power *p, const cfg_scenario *cfg, const tel *t,
+                          const wl_job *job) {
   json_t *pw = out__power_json(p->model, p->utilization, p->step_s, p->run_s);
+  if (cfg->power.timeseries)
+    json_object_set_new(pw, "over_time", out__power_over_time_json(p, t, cfg, job));
   json_object_set_new(pw, "utilization_source", json_string(p->source));
   if (p->job) /* the racks' throttling in the run was decided at the fault-free utilization */
     json_object_set_new(
@@ -239,7 +242,8 @@ static void storage_json(const run_ckpt *c, json_t *into) {
   }
 }
 
-static void training_json(const run_training_result *r, const cfg_scenario *cfg, json_t *summary) {
+static void training_json(const run_training_result *r, const cfg_scenario *cfg, const tel *t,
+                          json_t *summary) {
   storage_json(r->ckpt, summary);
   uint32_t done = wl_job_steps_done(r->job);
   if (done) json_object_set_new(summary, "step", out__step_json(wl_job_step(r->job, 0), cfg));
@@ -248,7 +252,7 @@ static void training_json(const run_training_result *r, const cfg_scenario *cfg,
   json_object_set_new(summary, "failure", failure_json(&r->failure));
   json_object_set_new(summary, "sdc", sdc_json(r));
   json_object_set_new(summary, "root_cause", root_cause_json(&r->root_cause));
-  json_object_set_new(summary, "power", power_json(&r->power));
+  json_object_set_new(summary, "power", power_json(&r->power, cfg, t, r->job));
 }
 
 /* The failure object of a collective or traffic run: what broke first. */
@@ -604,7 +608,7 @@ json_t *out_run_summary(const cfg_scenario *cfg, const topo *t, const run_result
     json_object_set_new(o, "failure", r->w->failed ? transfer_failure_json(r) : json_null());
   json_object_set_new(o, "network", network_json(&r->net));
   if (cfg_classes_used(cfg)) json_object_set_new(o, "traffic_classes", classes_json(cfg, &r->net));
-  if (r->have_power) json_object_set_new(o, "power", power_json(&r->power));
+  if (r->have_power) json_object_set_new(o, "power", power_json(&r->power, cfg, r->tel, NULL));
   json_object_set_new(o, "events", events_json(&r->log));
   json_t *sim = json_object();
   json_object_set_new(sim, "events", json_integer((json_int_t)r->events));
@@ -625,7 +629,7 @@ json_t *out_run_summary(const cfg_scenario *cfg, const topo *t, const run_result
     json_object_set_new(sim, "parallel", j);
   }
   json_object_set_new(o, "sim", sim);
-  if (cfg->workload.kind == CFG_WORKLOAD_TRAINING) training_json(&r->training, cfg, o);
+  if (cfg->workload.kind == CFG_WORKLOAD_TRAINING) training_json(&r->training, cfg, r->tel, o);
   /* complete: the job ran to its end and succeeded; outcome says which of
    * done, failed (the job's fault: its summary says why) or stopped (Ctrl-C) */
   bool failed = r->w->failed;

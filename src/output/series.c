@@ -105,20 +105,28 @@ void out__col_name(const out__col *c, char *buf, size_t n) {
 
 static const char *const dir_word[2] = {"tx", "rx"};
 
-void out__series_build(out__series *s, const tel *t, const out_names *names) {
+void out__series_build(out__series *s, const tel *t, const out_names *names,
+                       const run_power *power) {
   memset(s, 0, sizeof *s);
   if (!t) return;
   col_builder cb = {.s = s};
   unsigned obs = tel_observed(t);
   char m[40], e[72];
   /* Pass 1: the columns, in a fixed order. */
-  size_t gpu0 = 0, nic0 = 0, util0 = 0, queue0 = 0, ecn0 = 0, pfc0 = 0, watch0;
+  size_t gpu0 = 0, pwr0 = 0, nic0 = 0, util0 = 0, queue0 = 0, ecn0 = 0, pfc0 = 0, watch0;
   if (obs & TEL_OBS_GPU) {
     gpu0 = s->ncols;
     for (int k = 0; k < TEL_GPU_NSTATES; k++) {
       snprintf(m, sizeof m, "gpu_%s", tel_gpu_state_name((tel_gpu_state)k));
       add_col(&cb, m, "", "fraction");
     }
+  }
+  if (power && !(obs & TEL_OBS_GPU)) power = NULL; /* no states, no power over time */
+  if (power) {
+    pwr0 = s->ncols;
+    add_col(&cb, "power_gpu_kw", "", "kW");
+    add_col(&cb, "power_it_kw", "", "kW");
+    add_col(&cb, "power_facility_kw", "", "kW");
   }
   if (obs & TEL_OBS_NIC) {
     nic0 = s->ncols;
@@ -180,6 +188,13 @@ void out__series_build(out__series *s, const tel *t, const out_names *names) {
   s->t = sim_malloc(rows * sizeof *s->t);
   s->len = sim_malloc(rows * sizeof *s->len);
   s->v = sim_calloc(rows * nc, sizeof *s->v);
+  if (power) { /* the three columns, then strided into the rows */
+    double *p = sim_malloc(3 * rows * sizeof *p);
+    out__power_rows(power, t, p + 2 * rows, p + rows, p);
+    for (size_t i = 0; i < s->rows; i++)
+      for (size_t k = 0; k < 3; k++) s->v[i * s->ncols + pwr0 + k] = p[k * rows + i];
+    sim_free(p);
+  }
   for (size_t i = 0; i < s->rows; i++) {
     double *v = s->v + i * s->ncols;
     s->t[i] = (double)tel_row_start(t, i) / 1e12; /* correctly rounded, unlike x 1e-12 */

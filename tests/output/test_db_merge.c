@@ -39,7 +39,7 @@ static tel *small_tel(void) {
 static void write_runs(const char *path, const char *tag, int n, const char *where) {
   tel *t = small_tel();
   out__series s;
-  out__series_build(&s, t, NULL);
+  out__series_build(&s, t, NULL, NULL);
   json_t *sum = json_pack("{s:s, s:{s:s, s:[], s:i}, s:s, s:{s:f, s:f}}", "fabsim_version", "0.1.0",
                           "scenario", "file", "x.yaml", "overrides", "seed", 3, "fidelity", "flow",
                           "sim", "sim_time_s", 3e-6, "wall_s", 0.5);

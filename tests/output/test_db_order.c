@@ -34,7 +34,7 @@ static int64_t append(const char *path, const char *sweep, int k) {
   tel_event(t, 500000, "leaf0-spine0", "shared-channel", "two transfers", k);
   tel_finish(t, (simtime_ps)k * SIM_PS_PER_US);
   out__series s;
-  out__series_build(&s, t, NULL);
+  out__series_build(&s, t, NULL, NULL);
   json_t *sum = json_pack("{s:s, s:{s:n, s:[], s:i}, s:s, s:{s:i, s:f}}", "fabsim_version", "0.1.0",
                           "scenario", "file", "overrides", "seed", 1, "fidelity", "flow", "sim",
                           "sim_time_s", k, "wall_s", 0.5);

@@ -81,7 +81,7 @@ static void test_series_and_csv(void **state) {
   (void)state;
   tel *t = small_tel();
   out__series s;
-  out__series_build(&s, t, NULL);
+  out__series_build(&s, t, NULL, NULL);
   assert_int_equal(s.rows, 3);
   out__buf b = {0};
   out__timeseries_csv(&b, &s);
@@ -112,7 +112,7 @@ static void test_database_round_trip(void **state) {
   snprintf(path, sizeof path, "%s/r.sqlite", dir);
   tel *t = small_tel();
   out__series s;
-  out__series_build(&s, t, NULL);
+  out__series_build(&s, t, NULL, NULL);
   json_t *sum = json_pack("{s:s, s:{s:s, s:[], s:i}, s:s, s:{s:f, s:f}}", "fabsim_version", "0.1.0",
                           "scenario", "file", "x.yaml", "overrides", "seed", 3, "fidelity", "flow",
                           "sim", "sim_time_s", 3e-6, "wall_s", 0.5);

@@ -1153,16 +1153,21 @@ static const cfg__key schema[] = {
     DBL("power.utilization", power.utilization, "0.8", 0, 0,
         "Mean GPU utilization, 0..1: GPU power = idle + utilization x (TDP - idle)."),
     TIME("power.step_time", power.step_time, "1s", "Training step time for energy per step."),
-    BOOL("power.timeseries", power.timeseries, "false",
-         "Power over time in fabsim run: the GPUs' sampled states at their power, the rest of IT "
-         "and PUE, as columns of timeseries.csv and the summary's power.over_time (peak, trough, "
-         "swing per step, ramp rate, band energy). docs/power.md."),
+    {.name = "power.timeseries",
+     .type = CFG__BOOL,
+     .def = "false",
+     .doc = "Power over time in fabsim run: the GPUs' sampled states at their power, the rest of "
+            "IT and PUE, as columns of timeseries.csv and the summary's power.over_time (peak, "
+            "trough, swing per step, ramp rate, band energy). docs/power.md.",
+     .quiet = 1,
+     FIELD(power.timeseries)},
     {.name = "power.bands",
      .type = CFG__STRING,
      .def = "none",
      .doc = "Frequency bands of the facility power's spectrum reported in power.over_time, Hz: "
             "LO-HI,LO-HI,... (0 <= LO < HI, increasing, not overlapping; e.g. 0.1-1,1-20), or "
             "none. No default band: no published grid limit was found to cite.",
+     .quiet = 1,
      FIELD(power.bands)},
     UINT("power.rack.servers", power.rack.servers, "4", 1, 1024, "Servers per rack."),
     ENUM("power.rack.cooling", power.rack.cooling, "air", cooling_names,

@@ -85,9 +85,9 @@ static void test_markdown_lists_every_key(void **state) {
   for (char *line = strtok(dump, "\n"); line; line = strtok(NULL, "\n"))
     if (line[0] != '#' && strstr(line, ": ")) leaves++;
   /* fabric.classes and workload.traffic_class: dumped only when set; output.max_rows,
-   * output.max_events, output.flows and output.max_flows (quiet keys): only away from
-   * their defaults */
-  assert_int_equal(rows, leaves + 6);
+   * output.max_events, output.flows, output.max_flows, power.timeseries and power.bands
+   * (quiet keys): only away from their defaults */
+  assert_int_equal(rows, leaves + 8);
   sim_free(dump);
   sim_free(md);
   cfg_free(&s, d);

@@ -169,8 +169,8 @@ json_t *out_reliability_json(const rel_params *p, const rel_result *r, const pwr
   json_t *o = result_json(p, r);
   json_object_set_new(o, "scenario", out_scenario_json(file, sets, nsets, cfg));
   json_object_set_new(o, "power",
-                      out__power_json(pm, cfg->power.utilization,
-                                       sim_ps_to_s(cfg->power.step_time), p->days * 86400.0));
+                      out__power_json(pm, cfg->power.utilization, sim_ps_to_s(cfg->power.step_time),
+                                      p->days * 86400.0));
   if (rows) {
     json_t *arr = json_array();
     for (size_t i = 0; i < nrows; i++) {

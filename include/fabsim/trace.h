@@ -34,7 +34,6 @@
  */
 #ifndef FABSIM_TRACE_H
 #define FABSIM_TRACE_H
-#include <jansson.h>
 #include <stdio.h>
 
 #include "fabsim/backend.h"
@@ -244,11 +243,6 @@ bool trc_runner_done(const trc_runner *r);
 void trc_runner_result(const trc_runner *r, trc_result *out);
 void trc_result_free(trc_result *r);
 void trc_runner_free(trc_runner *r);
-
-/* The summary's "trace" object: iteration time, means and per-rank figures,
- * the files and groups. And the same as text, for `fabsim run`. */
-json_t *trc_result_json(const trc_result *r, const trc_set *s, const cfg_scenario *cfg);
-void trc_result_print(FILE *f, const trc_result *r, const trc_set *s);
 
 #ifdef __cplusplus
 }

@@ -143,7 +143,8 @@ const char *sim_fmt(char *buf, size_t n, double v, sim_unit unit) {
       [SIM_UNIT_SECONDS] = "seconds",  [SIM_UNIT_BYTES] = "bytes",
       [SIM_UNIT_BITRATE] = "bit rate", [SIM_UNIT_BYTERATE] = "byte rate",
       [SIM_UNIT_WATTS] = "power",      [SIM_UNIT_WATTHOURS] = "energy",
-      [SIM_UNIT_USD] = "dollar",       [SIM_UNIT_PERCENT] = "fraction"};
+      [SIM_UNIT_USD] = "dollar",       [SIM_UNIT_PERCENT] = "fraction",
+      [SIM_UNIT_DURATION] = "duration"};
   finite_or_exit(v, what[unit]);
   if (n == 0) return buf;
   const char *sign = "";

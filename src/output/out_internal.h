@@ -37,6 +37,10 @@ json_t *out__step_json(const wl_step *s, const cfg_scenario *cfg);
  * figures, and the racks a cap throttles: rack, demand_kw, limit_kw,
  * throttle). Caller owns the reference. */
 json_t *out__power_json(const pwr_model *m, double u, double step_s, double run_s);
+/* trace.c: the summary's "trace" object (iteration time, means and per-rank
+ * figures, the files and groups), and the same as the terminal's lines. */
+json_t *out__trace_json(const trc_result *r, const trc_set *s, const cfg_scenario *cfg);
+void out__trace_print(FILE *f, const trc_result *r, const trc_set *s);
 /* power.timeseries: the telemetry's rows at the run's power (pwr_over_time_of:
  * p's model, its racks throttled as the run throttled them), or false when the
  * GPUs' states were not sampled (then nothing is written). facility_kw, it_kw,

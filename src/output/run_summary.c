@@ -467,7 +467,7 @@ static json_t *jobs_json(const run_jobs *js, const topo *t, bool classes) {
     } else if (job->trr) { /* as a trace run's */
       json_decref(colls);
       json_decref(c);
-      json_object_set_new(o, "trace", trc_result_json(&job->trace, job->trs, &job->view));
+      json_object_set_new(o, "trace", out__trace_json(&job->trace, job->trs, &job->view));
     } else if (job->cfg->workload.kind == CFG_WORKLOAD_TRAFFIC) { /* as a traffic run's */
       json_decref(colls);
       json_object_set_new(
@@ -577,7 +577,7 @@ json_t *out_run_summary(const cfg_scenario *cfg, const topo *t, const run_result
   } else if (cfg->workload.kind == CFG_WORKLOAD_TRAINING) {
     /* step, steps, failure, sdc, root_cause, power: training_json */
   } else if (cfg->workload.kind == CFG_WORKLOAD_TRACE) {
-    json_object_set_new(o, "trace", trc_result_json(&r->w->trace, r->w->trace_set, cfg));
+    json_object_set_new(o, "trace", out__trace_json(&r->w->trace, r->w->trace_set, cfg));
   } else {
     json_t *tr = json_object();
     json_object_set_new(tr, "pattern",

@@ -323,7 +323,7 @@ static void workload_text(const cfg_scenario *cfg, const topo *t, const run_resu
     if (wl_job_steps_done(tres->job)) out__step_text(wl_job_step(tres->job, 0), cfg);
     training_text(tres);
   } else if (cfg->workload.kind == CFG_WORKLOAD_TRACE) {
-    trc_result_print(stdout, &r->w->trace, r->w->trace_set);
+    out__trace_print(stdout, &r->w->trace, r->w->trace_set);
   } else {
     uint64_t flows = coll_plan_flows(&r->w->plan);
     printf("traffic      %s, %s of %s%s\n", cfg_traffic_pattern_name(cfg->workload.traffic.pattern),

@@ -1,16 +1,10 @@
-/* A trace run's figures as the summary's "trace" object and as text. */
+/* A trace run's figures (trc_result) as the summary's "trace" object and as
+ * the terminal's lines. */
 #include <stdio.h>
 
-#include "trace/trc_internal.h"
+#include "output/out_internal.h"
 
-/* An unsigned count as what it is: exact below 2^63, where json_integer's
- * int64 would turn it negative, its nearest double above (as
- * fabsim/out.h's out_json_u64, which this module may not include). */
-static json_t *u64_json(uint64_t v) {
-  return v <= INT64_MAX ? json_integer((json_int_t)v) : json_real((double)v);
-}
-
-json_t *trc_result_json(const trc_result *r, const trc_set *s, const cfg_scenario *cfg) {
+json_t *out__trace_json(const trc_result *r, const trc_set *s, const cfg_scenario *cfg) {
   json_t *o = json_object();
   json_object_set_new(o, "ranks", json_integer(r->nranks));
   json_object_set_new(
@@ -39,11 +33,11 @@ json_t *trc_result_json(const trc_result *r, const trc_set *s, const cfg_scenari
   json_object_set_new(o, "nodes", json_integer((json_int_t)r->nodes));
   json_object_set_new(o, "compute_nodes", json_integer((json_int_t)r->compute_nodes));
   json_object_set_new(o, "collectives", json_integer((json_int_t)r->collectives));
-  json_object_set_new(o, "collective_bytes", u64_json(r->coll_bytes));
+  json_object_set_new(o, "collective_bytes", out_json_u64(r->coll_bytes));
   json_object_set_new(o, "p2p_transfers", json_integer((json_int_t)r->p2p));
-  json_object_set_new(o, "p2p_bytes", u64_json(r->p2p_bytes));
+  json_object_set_new(o, "p2p_bytes", out_json_u64(r->p2p_bytes));
   json_object_set_new(o, "time_s", json_real(r->time_s));
-  json_object_set_new(o, "time_ps", u64_json(r->time_ps));
+  json_object_set_new(o, "time_ps", out_json_u64(r->time_ps));
   json_object_set_new(o, "iterations", json_integer(r->iterations));
   json_object_set_new(o, "iterations_done", json_integer(r->iterations_done));
   json_t *its = json_array();
@@ -71,7 +65,7 @@ json_t *trc_result_json(const trc_result *r, const trc_set *s, const cfg_scenari
   return o;
 }
 
-void trc_result_print(FILE *f, const trc_result *r, const trc_set *s) {
+void out__trace_print(FILE *f, const trc_result *r, const trc_set *s) {
   char a[64], b[64], c[64], d[64], e[64], g[64], h[64];
   fprintf(f, "trace        %s, %s, %s: %s compute, %s in %s, %s\n",
           sim_fmt_noun(a, sizeof a, r->nranks, "rank"),

@@ -324,6 +324,24 @@ static inline bool ev__horizon(sim_ctx *sim, simtime_ps t) {
   return true;
 }
 
+/* An event taken off its slot (the slot released): its handler and
+ * arguments, fn NULL when it was cancelled. The FIFO's and the heap's runs
+ * share it. */
+typedef struct ev__taken {
+  ev_fn fn;
+  void *obj;
+  uint64_t arg;
+  bool beside;
+} ev__taken;
+
+EV__HOT ev__taken ev__take(sim_ctx *sim, uint32_t s) {
+  const ev__slot *slot = &sim->slots[s];
+  ev__taken e = {slot->fn, slot->obj, slot->arg, slot->beside};
+  if (!e.fn) sim->cancelled--;
+  ev__slot_release(sim, s);
+  return e;
+}
+
 /* Is the next event the FIFO's head (due now, after the heap's keys at
  * now)? */
 static inline bool ev__fifo_next(const sim_ctx *sim) {
@@ -335,21 +353,11 @@ static inline bool ev__fifo_next(const sim_ctx *sim) {
 EV__HOT bool ev__run_fifo(sim_ctx *sim) {
   ev__key k = sim->fifo[sim->fifo_head++];
   if (sim->fifo_head == sim->fifo_n) sim->fifo_head = sim->fifo_n = 0;
-  uint32_t s = ev__slot_of(k);
-  ev__slot *slot = &sim->slots[s];
-  ev_fn fn = slot->fn;
   sim->pending--;
-  if (!fn) { /* cancelled */
-    sim->cancelled--;
-    ev__slot_release(sim, s);
-    return false;
-  }
-  void *obj = slot->obj;
-  uint64_t arg = slot->arg;
-  bool beside = slot->beside;
-  ev__slot_release(sim, s);
-  if (!beside) sim->own_now = sim->now;
-  fn(sim, obj, arg);
+  ev__taken e = ev__take(sim, ev__slot_of(k));
+  if (!e.fn) return false;
+  if (!e.beside) sim->own_now = sim->now;
+  e.fn(sim, e.obj, e.arg);
   sim->events++;
   return true;
 }
@@ -358,24 +366,16 @@ EV__HOT bool ev__run_fifo(sim_ctx *sim) {
  * else run it (true). */
 EV__HOT bool ev__run_top(sim_ctx *sim) {
   ev__key top = sim->q.heap[0];
-  uint32_t s = ev__slot_of(top);
-  ev__slot *slot = &sim->slots[s];
-  ev_fn fn = slot->fn;
-  if (!fn) { /* cancelled */
-    sim->cancelled--;
+  ev__taken e = ev__take(sim, ev__slot_of(top));
+  if (!e.fn) {
     sim->pending--;
-    ev__slot_release(sim, s);
     ev__q_pop(&sim->q);
     return false;
   }
-  void *obj = slot->obj;
-  uint64_t arg = slot->arg;
-  bool beside = slot->beside;
-  ev__slot_release(sim, s);
   sim->now = ev__time(top);
-  if (!beside) sim->own_now = sim->now;
+  if (!e.beside) sim->own_now = sim->now;
   sim->top_pending = true;
-  fn(sim, obj, arg);
+  e.fn(sim, e.obj, e.arg);
   if (sim->top_pending) {
     sim->top_pending = false;
     sim->pending--;

@@ -164,6 +164,58 @@ static void test_low_load(void **state) {
   job_free(&x);
 }
 
+/* An MoE decode of one sequence reads the experts its token reaches, not
+ * all of them: its GEMMs take about the active parameters' bytes over the
+ * HBM bandwidth (DeepSeek-V3's shape: 256 experts, 8 routed + 1 shared a
+ * token, fp8 weights, on 8 H200), far below the whole model's; a batch of
+ * 64 tokens reaches about 256 (1 - (1 - 8/256)^64) = 221 experts a layer. */
+static void test_moe_decode(void **state) {
+  (void)state;
+  job_fx x;
+  const char *s[] = {"cluster.nodes=1",
+                     "cluster.gpu=H200",
+                     "workload.kind=inference",
+                     "workload.precision=fp8",
+                     "workload.model.layers=61",
+                     "workload.model.hidden=7168",
+                     "workload.model.heads=128",
+                     "workload.model.ffn_hidden=18432",
+                     "workload.model.gated_ffn=true",
+                     "workload.model.vocab=129280",
+                     "workload.model.experts=256",
+                     "workload.model.top_k=8",
+                     "workload.model.shared_experts=1",
+                     "workload.model.expert_hidden=2048",
+                     "workload.model.dense_layers=3",
+                     "workload.inference.kv_latent=576",
+                     "workload.inference.tp=8",
+                     "workload.inference.requests=1"};
+  job_of(&x, s, sizeof s / sizeof *s);
+  const inf_model *m = &x.j.model;
+  double hbm = x.f.cfg.cluster.hbm_bandwidth / 8.0 * x.f.cfg.cluster.hbm_efficiency;
+  inf_iter one, many;
+  inf_batch d1 = {.decode_seqs = 1, .decode_kv = 2048, .sampled = 1};
+  inf_iter_s(m, &d1, &one);
+  /* each GEMM kernel's fixed time (gemm.c: prologue, pipeline fill), a
+   * GEMM of one element: 4 GEMMs in each of the 3 dense layers, 7 in each
+   * of the 58 MoE layers (QKV, output, router, the routed experts' up and
+   * down, the shared expert's up and down) */
+  double t0 = wl_kernels_gemm_s(x.j.kernels, false, 1, 1, 1, 1, NULL);
+  double active_s = (m->m.params_active - m->m.embedding - m->m.head) / 8 / hbm;
+  assert_rel(one.gemm_s, active_s + (3 * 4 + 58 * 7) * t0, 0.1,
+             "MoE decode GEMMs read the active weights");
+  assert_true(one.gemm_s < 0.25 * m->weights_per_gpu / hbm);
+  inf_batch d64 = {.decode_seqs = 64, .decode_kv = 64 * 2048.0, .sampled = 64};
+  inf_iter_s(m, &d64, &many);
+  double reached = 256 * (1 - pow(1 - 8.0 / 256, 64)); /* 221.6 */
+  double experts_s = 58 * reached * 3 * 7168.0 * 2048 / 8 / hbm;
+  assert_true(many.gemm_s > experts_s && many.gemm_s < m->weights_per_gpu / hbm);
+  assert_true(many.gemm_s <
+              1.3 * (experts_s + (m->m.params_active - m->m.embedding - m->m.head) / 8 / hbm +
+                     (3 * 4 + 58 * 7) * t0));
+  job_free(&x);
+}
+
 /* Overloaded (every request arrives in the first second), decode-heavy:
  * output tokens/s settle at the batch's: max_batch sequences per decode
  * iteration at the mean context; with a KV cache holding only K requests,
@@ -338,7 +390,7 @@ int main(void) {
       cmocka_unit_test(test_kv_bytes),      cmocka_unit_test(test_low_load),
       cmocka_unit_test(test_saturation),    cmocka_unit_test(test_little),
       cmocka_unit_test(test_deterministic), cmocka_unit_test(test_trace),
-      cmocka_unit_test(test_refused),
+      cmocka_unit_test(test_refused),       cmocka_unit_test(test_moe_decode),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -136,6 +136,19 @@ typedef struct inf_dist {
   double mean, p50, p90, p99, max;
 } inf_dist;
 
+/* The queue and the KV cache over time: INF_BINS bins of bin_s seconds
+ * from the first arrival, each the time average over its stretch of the
+ * requests waiting and of the share of all replicas' KV blocks in use. The
+ * bins start at 1 ms and double in width whenever the run outgrows them
+ * (pairs merged), so memory stays bounded; bins past the run's end are 0
+ * (nbins: those the run reached). */
+enum { INF_BINS = 256 };
+typedef struct inf_series {
+  double bin_s;
+  uint32_t nbins;
+  double waiting[INF_BINS], kv[INF_BINS];
+} inf_series;
+
 /* What a request stream got (seconds, per second). Percentiles are of the
  * completed requests (nearest rank); TPOT is (e2e - ttft) / (output - 1)
  * of requests generating more than one token. */
@@ -155,6 +168,7 @@ typedef struct inf_result {
   uint64_t kv_tokens;                  /* per replica */
   double kv_token_bytes, kv_token_gpu, weights_per_gpu;
   double alone_ttft_s, alone_e2e_s; /* the stream's first request alone (inf_alone_s) */
+  inf_series series;
 } inf_result;
 
 /* Simulate the requests over s->replicas replicas of `im`, to the last

@@ -77,7 +77,35 @@ typedef struct sim {
   uint64_t waiting, system, kv_used;
   double waiting_max, kv_max;
   uint32_t rr;
+  /* the series: areas per bin (request-ps, block-ps), bins of bin_ps */
+  simtime_ps bin_ps;
+  double bw[INF_BINS], bk[INF_BINS];
 } sim;
+
+/* Bins of at least 1 ms, doubled (pairs merged) until `span` fits. */
+static void bins_fit(sim *S, simtime_ps span) {
+  while (span >= S->bin_ps * INF_BINS) {
+    for (int i = 0; i < INF_BINS / 2; i++) {
+      S->bw[i] = S->bw[2 * i] + S->bw[2 * i + 1];
+      S->bk[i] = S->bk[2 * i] + S->bk[2 * i + 1];
+    }
+    for (int i = INF_BINS / 2; i < INF_BINS; i++) S->bw[i] = S->bk[i] = 0;
+    S->bin_ps *= 2;
+  }
+}
+
+/* The constant counts over [a, b) (from the first arrival) into the bins. */
+static void bins_add(sim *S, simtime_ps a, simtime_ps b) {
+  bins_fit(S, b);
+  for (simtime_ps t = a; t < b;) {
+    uint64_t i = t / S->bin_ps;
+    simtime_ps end = (i + 1) * S->bin_ps < b ? (i + 1) * S->bin_ps : b;
+    double dt = (double)(end - t);
+    S->bw[i] += dt * (double)S->waiting;
+    S->bk[i] += dt * (double)S->kv_used;
+    t = end;
+  }
+}
 
 static void list_push_back(req *r, list *l, uint32_t i) {
   r[i].prev = l->tail, r[i].next = NIL;
@@ -107,6 +135,7 @@ static void list_remove(req *r, list *l, uint32_t i) {
 /* The time integrals up to `now`. */
 static void advance(sim *S, simtime_ps now) {
   double dt = (double)(now - S->last);
+  if (now > S->last) bins_add(S, S->last - S->first, now - S->first);
   S->waiting_area += dt * (double)S->waiting;
   S->system_area += dt * (double)S->system;
   S->kv_area += dt * (double)S->kv_used;
@@ -373,6 +402,15 @@ static void figures(inf_result *o, const sim *S, const inf_requests *q) {
   o->preemptions = S->preemptions;
   o->iterations = S->iterations;
   o->batch_mean = S->iterations ? (double)S->batch_sum / (double)S->iterations : 0;
+  simtime_ps len = S->last - S->first;
+  o->series.bin_s = sim_ps_to_s(S->bin_ps);
+  o->series.nbins = (uint32_t)(len ? (len - 1) / S->bin_ps + 1 : 0);
+  for (uint32_t i = 0; i < o->series.nbins; i++) {
+    simtime_ps lo = i * S->bin_ps, hi = lo + S->bin_ps < len ? lo + S->bin_ps : len;
+    double w = (double)(hi - lo);
+    o->series.waiting[i] = S->bw[i] / w;
+    o->series.kv[i] = S->bk[i] / w / blocks;
+  }
   sim_free(ttft);
   sim_free(tpot);
   sim_free(e2e);
@@ -384,7 +422,7 @@ int inf_run(inf_result *out, const inf_model *im, const inf_sched *s, const inf_
   memset(out, 0, sizeof *out); /* padding too: results compare byte for byte */
   long bad = inf_unservable(im, s, q, why, sizeof why);
   if (bad >= 0) return sim_fail(err, SIM_EINVAL, "request %ld: %s", bad + 1, why);
-  sim S = {.im = im, .s = s};
+  sim S = {.im = im, .s = s, .bin_ps = SIM_PS_PER_MS};
   S.r = sim_calloc(q->n ? q->n : 1, sizeof *S.r);
   S.rep = sim_calloc(s->replicas, sizeof *S.rep);
   for (uint32_t k = 0; k < s->replicas; k++) {

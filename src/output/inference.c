@@ -90,6 +90,11 @@ json_t *out__inference_json(const inf_result *r, const cfg_scenario *cfg) {
   json_object_set_new(o, "output_tokens_per_s", json_real(r->output_tps));
   json_object_set_new(o, "requests_per_s_per_gpu", json_real(r->rps_per_gpu));
   json_object_set_new(o, "output_tokens_per_s_per_gpu", json_real(r->output_tps_per_gpu));
+  /* per node: the nodes the replicas occupy (tp GPUs each, a replica within a node) */
+  uint32_t per_node = cfg->cluster.gpus_per_node, per = per_node / w->inference.tp;
+  uint32_t nodes = (w->inference.replicas + per - 1) / per;
+  json_object_set_new(o, "nodes", json_integer(nodes));
+  json_object_set_new(o, "output_tokens_per_s_per_node", json_real(r->output_tps / nodes));
   json_t *slo = json_object();
   json_object_set_new(slo, "ttft_s", json_real(sim_ps_to_s(w->inference.slo_ttft)));
   json_object_set_new(slo, "tpot_s", json_real(sim_ps_to_s(w->inference.slo_tpot)));
@@ -112,5 +117,14 @@ json_t *out__inference_json(const inf_result *r, const cfg_scenario *cfg) {
   json_object_set_new(o, "preemptions", out_json_u64(r->preemptions));
   json_object_set_new(o, "alone_ttft_s", json_real(r->alone_ttft_s));
   json_object_set_new(o, "alone_e2e_s", json_real(r->alone_e2e_s));
+  json_t *ser = json_object(), *wq = json_array(), *kv = json_array();
+  for (uint32_t i = 0; i < r->series.nbins; i++) {
+    json_array_append_new(wq, json_real(r->series.waiting[i]));
+    json_array_append_new(kv, json_real(r->series.kv[i]));
+  }
+  json_object_set_new(ser, "bin_s", json_real(r->series.bin_s));
+  json_object_set_new(ser, "waiting", wq);
+  json_object_set_new(ser, "kv_used", kv);
+  json_object_set_new(o, "series", ser);
   return o;
 }

@@ -294,6 +294,19 @@ static void test_little(void **state) {
   assert_rel(r.in_system_mean, r.rps * r.e2e.mean, 1e-6, "L = observed rate x W");
   assert_rel(r.in_system_mean, 6 * r.e2e.mean, 0.05, "L = lambda x W");
   assert_true(r.in_system_mean > 1); /* loaded enough to queue */
+  /* the series: its bins cover the run and average to the run's means */
+  const inf_series *q = &r.series;
+  assert_true(q->nbins > INF_BINS / 2 && q->nbins <= INF_BINS);
+  double T = r.span_s, last = T - (q->nbins - 1) * q->bin_s, wsum = 0, ksum = 0, peak = 0;
+  assert_true(last > 0 && last <= q->bin_s * (1 + 1e-9));
+  for (uint32_t i = 0; i < q->nbins; i++) {
+    double w = i + 1 < q->nbins ? q->bin_s : last;
+    wsum += q->waiting[i] * w, ksum += q->kv[i] * w;
+    if (q->waiting[i] > peak) peak = q->waiting[i];
+  }
+  assert_rel(wsum / T, r.waiting_mean, 1e-6, "series' mean queue");
+  assert_rel(ksum / T, r.kv_mean, 1e-6, "series' mean KV use");
+  assert_true(peak <= r.waiting_max);
   job_free(&x);
 }
 

@@ -30,6 +30,17 @@ done
 expect_json r4/summary.json '(.inference.alone_ttft_s * 1e5 | round / 100) == 91.14
   and (.inference.alone_e2e_s * 1e3 | round / 1000) == 1.407'
 
+# docs/inference.md's check against TensorRT-LLM's table: fabsim's side
+for row in "H100 fp8 1 2048 128 1894" "H100 fp8 1 128 2048 21294" "A100 bf16 2 1000 1000 3622"; do
+  set -- $row
+  expect_exit 0 "$FABSIM" run "$EX" --set output.dir=v --quiet --set cluster.gpu=$1 \
+    --set workload.precision=$2 --set workload.inference.kv_bytes=$3 \
+    --set workload.inference.prompt_tokens=$4 --set workload.inference.output_tokens=$5 \
+    --set workload.inference.requests=3000 --set workload.inference.rate=1000000
+  got=$(jq -r '.inference.output_tokens_per_s | round' v/summary.json)
+  [ "$got" = "$6" ] && pass || fail "$1 $2 $4/$5: got $got output tokens/s, want $6"
+done
+
 # the example's trace, over two replicas
 expect_exit 0 "$FABSIM" run "$SRC/examples/inference-70b-trace.yaml" --set output.dir=tr --quiet
 expect_json tr/summary.json '.inference.completed == 300 and .inference.replicas == 2'

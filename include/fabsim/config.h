@@ -58,8 +58,12 @@ typedef enum {
   CFG_WORKLOAD_COLLECTIVE,
   CFG_WORKLOAD_TRAFFIC,
   CFG_WORKLOAD_TRAINING,
-  CFG_WORKLOAD_TRACE /* Chakra execution traces (fabsim/trace.h) */
+  CFG_WORKLOAD_TRACE,    /* Chakra execution traces (fabsim/trace.h) */
+  CFG_WORKLOAD_INFERENCE /* serving: requests over replicas (fabsim/infer.h) */
 } cfg_workload_kind;
+
+/* workload.inference.dispatch: which replica takes an arriving request. */
+typedef enum { CFG_INF_ROUND_ROBIN, CFG_INF_LEAST_LOADED } cfg_inf_dispatch;
 /* workload.trace.compute: a compute node's time */
 typedef enum { CFG_TRACE_RECORDED, CFG_TRACE_ROOFLINE } cfg_trace_compute;
 typedef enum {
@@ -323,6 +327,27 @@ typedef struct cfg_workload {
     char *classes;   /* owned; "FIRST-LAST:FILE,...", or "none" */
     cfg_trace_compute compute;
   } trace;
+  struct {                     /* workload.kind inference (docs/inference.md) */
+    uint32_t tp;               /* tensor-parallel GPUs per replica */
+    uint32_t replicas;         /* copies of the model, each on tp GPUs */
+    uint32_t max_batch;        /* sequences in one iteration at most */
+    uint32_t max_tokens;       /* tokens in one iteration at most */
+    bool chunk;                /* chunked prefill: a prompt split over iterations */
+    uint32_t block;            /* tokens per KV-cache block (paging) */
+    double memory_utilization; /* share of HBM the server may use */
+    uint64_t kv_reserve;       /* bytes per GPU kept from the KV cache (activations) */
+    uint32_t kv_latent;        /* MLA: cached elements per token and layer; 0: K and V */
+    uint32_t kv_bytes;         /* bytes per cached element */
+    double rate;               /* requests/s, Poisson */
+    char *trace;               /* owned: a Vidur request trace (CSV), or "none" */
+    uint32_t requests;         /* requests to simulate; 0: by duration */
+    simtime_ps duration;       /* arrivals in [0, duration) when requests is 0 */
+    uint32_t prompt_tokens;    /* Poisson stream: tokens of each prompt */
+    uint32_t output_tokens;    /* Poisson stream: tokens each request generates */
+    cfg_inf_dispatch dispatch; /* replica of an arriving request */
+    simtime_ps slo_ttft;       /* targets: time to first token */
+    simtime_ps slo_tpot;       /* time per output token after the first */
+  } inference;
   char *traffic_class; /* owned: a class id or a name of fabric.classes ("0" by default) */
   uint8_t tclass;      /* resolved: the class every transfer of the workload carries */
 } cfg_workload;
@@ -588,6 +613,7 @@ const char *cfg_coll_algorithm_name(cfg_coll_algorithm a);
 bool cfg_coll_algorithm_offered(cfg_coll_op op, cfg_coll_algorithm a);
 const char *cfg_coll_protocol_name(cfg_coll_protocol p);
 const char *cfg_workload_kind_name(cfg_workload_kind k);
+const char *cfg_inf_dispatch_name(cfg_inf_dispatch d);
 const char *cfg_traffic_pattern_name(cfg_traffic_pattern p);
 const char *cfg_roce_cc_name(cfg_roce_cc c);
 const char *cfg_recovery_name(cfg_recovery r);

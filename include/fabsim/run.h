@@ -23,6 +23,7 @@
 #include "fabsim/coll.h"
 #include "fabsim/config.h"
 #include "fabsim/fault.h"
+#include "fabsim/infer.h"
 #include "fabsim/place.h"
 #include "fabsim/power.h"
 #include "fabsim/rootcause.h"
@@ -149,10 +150,11 @@ typedef struct run_workload {
   /* public */
   coll_plan plan; /* collective, traffic */
   coll_exec exec;
-  coll_result res;          /* res.time_s: the traces' too */
-  run_pair_latency pair;    /* traffic pattern pair: zero-byte one-way latency */
-  const trc_set *trace_set; /* workload.kind trace: the traces and */
-  trc_result trace;         /* the run's figures */
+  coll_result res;             /* res.time_s: the traces' too */
+  run_pair_latency pair;       /* traffic pattern pair: zero-byte one-way latency */
+  const trc_set *trace_set;    /* workload.kind trace: the traces and */
+  trc_result trace;            /* the run's figures */
+  const inf_result *inference; /* workload.kind inference: the serving figures (else NULL) */
   /* the outcome: a job that lost a transfer has failed (training: the job
    * itself stops there, wl_job); every output reads these */
   bool failed, stopped;
@@ -168,6 +170,8 @@ typedef struct run_workload {
   void *prev_failure_ctx;
   trc_set *trs;
   trc_runner *trr;
+  inf_job *inf; /* workload.kind inference (src/run/inference.c) */
+  inf_result *inf_res;
 } run_workload;
 
 /* Take be->on_failure (ahead of the listener there, e.g. the fault

@@ -22,7 +22,10 @@ static const char *const routing_names[] = {"ecmp", "adaptive", "spray", "static
 static const char *const fidelity_names[] = {"analytic", "flow", "packet"};
 static const char *const engine_names[] = {"auto", "sequential", "parallel"};
 static const char *const gpu_names[] = {"H100", "H800", "A100", "B200", "H200", "MI300X"};
-static const char *const workload_names[] = {"collective", "traffic", "training", "trace"};
+static const char *const workload_names[] = {"collective", "traffic", "training", "trace",
+                                             "inference"};
+static const char *const inf_dispatch_names[] = {"round-robin", "least-loaded"};
+_Static_assert(sizeof(cfg_inf_dispatch) == sizeof(int), "enum fields are stored as int");
 static const char *const trace_compute_names[] = {"recorded", "roofline"};
 _Static_assert(sizeof(cfg_trace_compute) == sizeof(int), "enum fields are stored as int");
 static const char *const precision_names[] = {"fp32", "bf16", "fp16", "fp8"};
@@ -89,7 +92,8 @@ _Static_assert(NELEM(gpu_names) == CFG_GPU_MI300X + 1, "one name per cfg_gpu");
 _Static_assert(NELEM(transport_names) == CFG_TRANSPORT_ETHERNET + 1, "one name per transport");
 _Static_assert(NELEM(coll_op_names) == CFG_COLL_ALLTOALL + 1, "one name per collective");
 _Static_assert(NELEM(coll_algorithm_names) == CFG_ALGO_AUTO + 1, "one name per algorithm");
-_Static_assert(NELEM(workload_names) == CFG_WORKLOAD_TRACE + 1, "one name per workload kind");
+_Static_assert(NELEM(workload_names) == CFG_WORKLOAD_INFERENCE + 1, "one name per workload kind");
+_Static_assert(NELEM(inf_dispatch_names) == CFG_INF_LEAST_LOADED + 1, "one name per dispatch");
 _Static_assert(NELEM(traffic_pattern_names) == CFG_TRAFFIC_ALL_TO_ALL + 1, "one name per pattern");
 
 static const char *name_of(const char *const *names, size_t n, int v) {
@@ -120,6 +124,9 @@ const char *cfg_coll_op_name(cfg_coll_op op) {
 }
 const char *cfg_workload_kind_name(cfg_workload_kind k) {
   return name_of(workload_names, NELEM(workload_names), (int)k);
+}
+const char *cfg_inf_dispatch_name(cfg_inf_dispatch d) {
+  return name_of(inf_dispatch_names, NELEM(inf_dispatch_names), (int)d);
 }
 const char *cfg_traffic_pattern_name(cfg_traffic_pattern p) {
   return name_of(traffic_pattern_names, NELEM(traffic_pattern_names), (int)p);
@@ -1031,6 +1038,68 @@ static const cfg__key schema[] = {
          "(cluster.gpu_flops at workload.precision x the GPU's measured large-GEMM share, or "
          "workload.compute_efficiency when set), tensor_size / cluster.hbm_bandwidth) where "
          "num_ops is present (else recorded)."),
+    UINT("workload.inference.tp", workload.inference.tp, "1", 1, 1024,
+         "Serving (workload.kind inference): tensor-parallel GPUs of each replica (within a "
+         "node: the GPUs of a replica are consecutive); each layer all-reduces its output "
+         "twice."),
+    UINT("workload.inference.replicas", workload.inference.replicas, "1", 1, 1000000,
+         "Copies of the model serving the request stream, each on workload.inference.tp GPUs; "
+         "tp x replicas GPUs at most the cluster's."),
+    UINT("workload.inference.max_batch", workload.inference.max_batch, "1024", 1, 1000000,
+         "Sequences in one iteration at most (vLLM's max_num_seqs; its default on GPUs of 70 "
+         "GiB and more, docs/inference.md)."),
+    UINT("workload.inference.max_tokens", workload.inference.max_tokens, "8192", 1, 10000000,
+         "Tokens in one iteration at most, prompt chunks and decodes together (vLLM's "
+         "max_num_batched_tokens; its default on GPUs of 70 GiB and more)."),
+    BOOL("workload.inference.chunk", workload.inference.chunk, "true",
+         "Chunked prefill: running decodes first, then prompts split to fill the token budget "
+         "(vLLM's V1 scheduler). false: an iteration prefills whole prompts, else decodes."),
+    UINT("workload.inference.block", workload.inference.block, "16", 1, 65536,
+         "Tokens per KV-cache block: the cache is allocated in blocks (vLLM's block_size)."),
+    DBL("workload.inference.memory_utilization", workload.inference.memory_utilization, "0.9", 0, 1,
+        "Share of cluster.gpu_memory the server uses (vLLM's gpu_memory_utilization); the "
+        "KV cache gets what the weights and workload.inference.kv_reserve leave; at most 1."),
+    {.name = "workload.inference.kv_reserve",
+     .type = CFG__SIZE,
+     .def = "0",
+     .min = 0,
+     .doc = "Bytes per GPU kept from the KV cache for activations and workspace (vLLM "
+            "measures its peak by a profiling run; not modelled: give it here).",
+     FIELD(workload.inference.kv_reserve)},
+    UINT("workload.inference.kv_latent", workload.inference.kv_latent, "0", 0, 1000000,
+         "Multi-head latent attention (MLA): elements cached per token and layer (DeepSeek-V3: "
+         "512 + 64); 0: K and V of workload.model.kv_heads heads."),
+    UINT("workload.inference.kv_bytes", workload.inference.kv_bytes, "2", 1, 8,
+         "Bytes per cached key/value element (2: the model's 16-bit dtype, vLLM's "
+         "kv_cache_dtype auto; 1: fp8)."),
+    DBL("workload.inference.rate", workload.inference.rate, "1", 0, 1,
+        "Requests per second arriving (a Poisson process, seeded by simulation.seed); not "
+        "with workload.inference.trace."),
+    {.name = "workload.inference.trace",
+     .type = CFG__STRING,
+     .def = "none",
+     .doc = "Requests from a CSV file instead of the Poisson stream: Vidur's columns "
+            "arrived_at (s, non-decreasing), num_prefill_tokens, num_decode_tokens (a header "
+            "row names them; other columns are ignored); relative to the scenario's folder.",
+     FIELD(workload.inference.trace)},
+    UINT("workload.inference.requests", workload.inference.requests, "1000", 0, 100000000,
+         "Requests of the Poisson stream; 0: those arriving within workload.inference.duration."),
+    TIME("workload.inference.duration", workload.inference.duration, "0",
+         "With workload.inference.requests 0: the Poisson stream's arrivals in [0, duration); "
+         "the run ends when the last request is done."),
+    UINT("workload.inference.prompt_tokens", workload.inference.prompt_tokens, "2048", 1, 100000000,
+         "Poisson stream: prompt tokens of each request."),
+    UINT("workload.inference.output_tokens", workload.inference.output_tokens, "128", 1, 100000000,
+         "Poisson stream: tokens each request generates."),
+    ENUM("workload.inference.dispatch", workload.inference.dispatch, "round-robin",
+         inf_dispatch_names,
+         "Replica an arriving request goes to: round-robin, or least-loaded (fewest requests "
+         "waiting and running; the lowest index on a tie)."),
+    TIME("workload.inference.slo.ttft", workload.inference.slo_ttft, "2s",
+         "Target time to first token (MLPerf Inference's Llama 2 70B server: 2 s)."),
+    TIME("workload.inference.slo.tpot", workload.inference.slo_tpot, "200ms",
+         "Target time per output token after the first (MLPerf Inference's Llama 2 70B "
+         "server: 200 ms)."),
 
     /* reliability.rate.*: presets by reliability.rates (the *_by_rates arrays above, with
      * their sources); the default, llama3-16k, is Meta's Llama 3 report, Table 5. */

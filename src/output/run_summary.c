@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "output/out_inference.h"
 #include "output/out_internal.h"
 
 static json_t *events_json(const run_events *log) {
@@ -578,6 +579,9 @@ json_t *out_run_summary(const cfg_scenario *cfg, const topo *t, const run_result
     /* step, steps, failure, sdc, root_cause, power: training_json */
   } else if (cfg->workload.kind == CFG_WORKLOAD_TRACE) {
     json_object_set_new(o, "trace", out__trace_json(&r->w->trace, r->w->trace_set, cfg));
+  } else if (cfg->workload.kind == CFG_WORKLOAD_INFERENCE) {
+    if (r->w->inference)
+      json_object_set_new(o, "inference", out__inference_json(r->w->inference, cfg));
   } else {
     json_t *tr = json_object();
     json_object_set_new(tr, "pattern",

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "output/out_inference.h"
 #include "output/out_internal.h"
 
 static void steps_text(const run_training_result *r) {
@@ -324,6 +325,8 @@ static void workload_text(const cfg_scenario *cfg, const topo *t, const run_resu
     training_text(tres);
   } else if (cfg->workload.kind == CFG_WORKLOAD_TRACE) {
     out__trace_print(stdout, &r->w->trace, r->w->trace_set);
+  } else if (cfg->workload.kind == CFG_WORKLOAD_INFERENCE) {
+    if (r->w->inference) out__inference_print(stdout, r->w->inference, cfg);
   } else {
     uint64_t flows = coll_plan_flows(&r->w->plan);
     printf("traffic      %s, %s of %s%s\n", cfg_traffic_pattern_name(cfg->workload.traffic.pattern),

@@ -83,6 +83,11 @@ static int plan_job(const run_jobs *js, run_job *job, run__train_mode mode, cons
   case CFG_WORKLOAD_TRAINING:
     rc = run__job_train_begin(js, job, mode, doc, t, be, gpus, n, err);
     break;
+  case CFG_WORKLOAD_INFERENCE:
+    rc = cfg_fail_at(doc, "workload.kind", err,
+                     "a serving job in a jobs: list is not modelled yet (docs/inference.md); "
+                     "allowed: collective, traffic, training, trace");
+    break;
   case CFG_WORKLOAD_TRACE: /* its ranks on the job's GPUs, in order */
     rc = trc_load(&job->trs, &job->view, doc, n, err);
     if (rc == SIM_OK)

@@ -40,6 +40,13 @@ int run__traffic_plan(coll_plan *plan, run_pair_latency *pair, const cfg_scenari
 
 /* A collective over every GPU of a 1-GPU cluster or job (workload.collective.ranks
  * 0) is refused, as ranks 1 is at load: SIM_ECONFIG at `key`. workload.c. */
+/* workload.kind inference (inference.c): every check and the requests at
+ * begin (SIM_ECONFIG at the key), the serving simulation at start (it
+ * needs no event of the backend's), freed with the workload. */
+int run__inference_begin(run_workload *w, const cfg_scenario *cfg, const cfg_doc *doc,
+                         const topo *t, sim_error *err);
+void run__inference_start(run_workload *w);
+void run__inference_free(run_workload *w);
 int run__one_gpu_check(const cfg_workload *wl, uint32_t ngpus, const cfg_doc *doc, const char *key,
                        sim_error *err);
 

@@ -208,6 +208,7 @@ static int simulate(run_session *h, sim_error *err) {
   be_parallel_info_get(s->inner, &r->par);
   r->events = sim_events(sim);
   r->sim_time_s = sim_ps_to_s(sim_now(sim));
+  if (s->w.inference) r->sim_time_s = s->w.res.time_s; /* its own loop, not the backend's */
   r->wall_s = sim_wall_s() - h->t0;
   if (s->fs) { /* the faults, reroutes and failed transfers into the summary's events */
     flt_sched_finish(s->fs);

@@ -89,7 +89,8 @@ int run_workload_begin(run_workload *w, const cfg_scenario *cfg, const cfg_doc *
     return rc == SIM_OK ? coll_plan_from_cfg(&w->plan, t, cfg, doc, NULL, 0, err) : rc;
   }
   case CFG_WORKLOAD_TRAINING: return SIM_OK; /* run_training */
-  case CFG_WORKLOAD_TRACE: {                 /* Chakra traces: read, matched, planned */
+  case CFG_WORKLOAD_INFERENCE: return run__inference_begin(w, cfg, doc, t, err);
+  case CFG_WORKLOAD_TRACE: { /* Chakra traces: read, matched, planned */
     int rc = trc_load(&w->trs, cfg, doc, topo_gpu_count(t), err);
     if (rc == SIM_OK) rc = trc_runner_create(&w->trr, w->trs, cfg, doc, t, be, err);
     if (rc == SIM_OK) w->hooks = trc_runner_hooks(w->trr);
@@ -101,7 +102,8 @@ int run_workload_begin(run_workload *w, const cfg_scenario *cfg, const cfg_doc *
 }
 
 void run_workload_start(run_workload *w, be_backend *be) {
-  if (w->trr) trc_runner_start(w->trr);
+  if (w->inf) run__inference_start(w);
+  else if (w->trr) trc_runner_start(w->trr);
   else coll_exec_start(&w->exec, be, &w->plan, NULL, NULL);
 }
 
@@ -138,6 +140,7 @@ void run_workload_end(run_workload *w, sim_ctx *sim, const be_stats *net, bool c
 }
 
 void run_workload_free(run_workload *w) {
+  run__inference_free(w);
   coll_plan_free(&w->plan);
   trc_result_free(&w->trace);
   trc_runner_free(w->trr);

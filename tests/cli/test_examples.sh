@@ -11,6 +11,12 @@ for f in "$SRC"/examples/*.yaml "$SRC"/examples/tour/*.yaml; do
   name=$(basename "$f" .yaml)
   fids="analytic flow"
   if grep -q '^faults:' "$f"; then fids="flow"; fi
+  # serving runs at the analytic fidelity only (docs/inference.md): refused at flow
+  if grep -q 'kind: inference' "$f"; then
+    fids="analytic"
+    expect_exit 2 "$FABSIM" run "$f" --set simulation.fidelity=flow --set output.dir=out-$name-refused --quiet
+    expect_err "simulation.fidelity: workload.kind inference runs at the analytic fidelity only"
+  fi
   for fid in $fids; do
     out="out-$name-$fid"
     # The 8,192- and 16,384-GPU collective examples pick the tree AllReduce,
@@ -23,6 +29,9 @@ for f in "$SRC"/examples/*.yaml "$SRC"/examples/tour/*.yaml; do
     expect_exit 0 "$FABSIM" run "$f" --set simulation.fidelity=$fid --set output.dir=$out --quiet $pin
     s=$out/summary.json
     expect_json $s ".fidelity == \"$fid\" and .complete == true and .sim.sim_time_s > 0"
+    if grep -q 'kind: inference' "$f"; then
+      expect_json $s '.inference.completed == .inference.requests and .inference.ttft_s.p50 > 0 and .inference.output_tokens_per_s > 0'
+    fi
     if grep -q 'kind: training' "$f"; then
       expect_json $s '.step.time_s > 0 and .step.compute_s > 0 and .step.mfu > 0 and .step.mfu < 1'
     fi

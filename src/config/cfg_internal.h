@@ -225,6 +225,9 @@ void cfg__classes_markdown(cfg__buf *b);
 
 /* Key i is a workload.* key: a job's workload takes it. */
 bool cfg__is_workload_key(size_t i);
+/* Key i is another kind's own section (workload.inference.* unless the kind
+ * is inference): the written scenario leaves it out, as the key does nothing. */
+bool cfg__other_kinds_key(cfg_workload_kind kind, size_t i);
 /* cfg__set_text into a job's workload (key i a workload.* key). */
 int cfg__set_workload_text(cfg_workload *w, size_t i, const char *text, size_t len, char *msg,
                            size_t cap);

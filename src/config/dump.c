@@ -69,6 +69,7 @@ char *cfg_dump(const cfg_scenario *s) {
     if (cfg__key_at(i)->type == CFG__JOBS && s->jobs.n == 0) continue;
     if (s->jobs.n && cfg__is_workload_key(i)) continue;
     if (cfg__key_at(i)->quiet && cfg__at_default(s, i)) continue; /* as before it existed */
+    if (cfg__other_kinds_key(s->workload.kind, i)) continue;
     size_t at = shared_sections(prev, name), depth = 0;
     for (size_t j = 0; j < at; j++) depth += name[j] == '.';
     /* open every section below the shared part, one line each */

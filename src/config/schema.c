@@ -1854,6 +1854,11 @@ bool cfg__is_workload_key(size_t i) {
   return i < NELEM(schema) && strncmp(schema[i].name, "workload.", 9) == 0;
 }
 
+bool cfg__other_kinds_key(cfg_workload_kind kind, size_t i) {
+  return kind != CFG_WORKLOAD_INFERENCE && i < NELEM(schema) &&
+         strncmp(schema[i].name, "workload.inference.", 19) == 0;
+}
+
 /* ---- field -> text ------------------------------------------------------------------------ */
 
 /* Length of the UTF-8 sequence at p and its code point; 0 when malformed
@@ -1941,6 +1946,7 @@ void cfg__workload_text(const cfg_workload *w, cfg__buf *b) {
   int first = 1;
   for (size_t i = 0; i < NELEM(schema); i++) {
     if (!cfg__is_workload_key(i) || (schema[i].quiet && workload_at_default(w, i)) ||
+        cfg__other_kinds_key(w->kind, i) ||
         schema[i].offset == offsetof(cfg_scenario, workload.traffic_class))
       continue; /* (the job's traffic_class: cfg__jobs_text) */
     cfg__buf_printf(b, "%s%s: ", first ? "" : ", ", schema[i].name + 9);

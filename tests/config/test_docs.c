@@ -80,7 +80,8 @@ static void test_markdown_lists_every_key(void **state) {
   char *cls = strstr(md, "\n#### class entries"), *next = cls ? strstr(cls, "\n### ") : NULL;
   assert_non_null(next); /* nor the class entry table inside the fabric section */
   memmove(cls, next, strlen(next) + 1);
-  for (const char *p = md; (p = strstr(p, "\n| `")) != NULL; p++) rows++;
+  for (const char *p = md; (p = strstr(p, "\n| `")) != NULL; p++)
+    rows += strncmp(p, "\n| `workload.inference.", 23) != 0; /* dumped for that kind only */
   size_t leaves = 0; /* dump lines "  key: value"; section lines end in ':' */
   for (char *line = strtok(dump, "\n"); line; line = strtok(NULL, "\n"))
     if (line[0] != '#' && strstr(line, ": ")) leaves++;

@@ -148,6 +148,10 @@ typedef struct out_run {
   const run_flows *flows; /* output.flows: flows.csv and the database's rows (NULL: none) */
   const topo *t;          /* the flows' names */
   const run_power *power; /* power.timeseries: the run's power (power columns), else NULL */
+  /* the run's typed result, for report.html's headline figures (the figure
+   * table's getters); NULL: read them from summary (out_headline) */
+  const run_result *result;
+  const cfg_scenario *cfg; /* result's scenario (with result) */
 } out_run;
 
 /* Write timeseries.csv, events.csv, report.html (if asked), metrics.txt (if
@@ -199,10 +203,11 @@ int out_db_merge(const char *dst, const char *src, const char *src_name, size_t 
 int out_db_order_runs(const char *path, const char *sweep, const char *const *dirs, size_t ndirs,
                       size_t *moved, sim_error *err);
 
-/* The headline figures of a summary, in a fixed order: [{"name", "label",
- * "unit", "better": "lower"|"higher", "value"}], only those present. A step
- * figure of a run of several steps is their mean (summary step_stats), with
- * "steps", "stdev", "min" and "max" beside it. */
+/* The headline figures of a summary, in the figure table's order
+ * (src/output/figures.c): [{"name", "label", "unit", "better":
+ * "lower"|"higher", "value"}], only those present. A step figure of a run
+ * of several steps is their mean (summary step_stats), with "steps",
+ * "stdev", "min" and "max" beside it. */
 json_t *out_headline(const json_t *summary);
 /* Comparison report.html in dir for runs (out_db_read_runs items, each with
  * a "label"), their series read from the database at dbpath. */

@@ -563,6 +563,41 @@ typedef struct run_sdc {
   simtime_ps detect_at; /* extrapolated at the last step's length when estimated */
 } run_sdc;
 
+/* ---- a training job's steps, summarized once (report.c) -------------------------------- */
+
+/* The figures of a step that have a spread over the steps. */
+typedef enum {
+  RUN_STEP_TIME,         /* time_s */
+  RUN_STEP_COMPUTE,      /* compute_s */
+  RUN_STEP_EXPOSED_COMM, /* exposed_comm_s */
+  RUN_STEP_BUBBLE,       /* bubble_s */
+  RUN_STEP_MFU,          /* mfu (a rate) */
+  RUN_STEP_TOKENS_PER_S, /* tokens_per_s (a rate) */
+  RUN_STEP_NFIGS
+} run_step_fig;
+
+/* summary.json's step_stats key of figure f ("time_s", ..., "tokens_per_s"). */
+const char *run_step_fig_key(run_step_fig f);
+
+typedef struct run_stat {
+  double mean, stdev, min, max;
+} run_stat;
+
+/* The steps' spread, computed once after the run: for each figure the mean
+ * over the steps done, the population standard deviation (divided by N:
+ * these steps, not an estimate of others), the least and the greatest.
+ * Times: the arithmetic mean. Rates (mfu, tokens_per_s): the time-weighted
+ * mean, sum(rate x time) / sum(time), the rate over all the steps together,
+ * as a training log's average over its interval; their stdev, min and max
+ * are of the per-step rates. steps 0: no step done (no figure). */
+typedef struct run_step_stats {
+  uint32_t steps;
+  run_stat fig[RUN_STEP_NFIGS];
+} run_step_stats;
+
+/* j's steps done (wl_job_steps_done) summarized; O(steps). */
+void run_step_stats_of(const wl_job *j, run_step_stats *out);
+
 typedef struct run_training_result {
   const wl_job *job, *base; /* their steps (wl_job_step) are the steps of the result */
   run_failure failure;
@@ -572,6 +607,7 @@ typedef struct run_training_result {
   run_power power;
   const run_ckpt
       *ckpt; /* checkpoints, data loading; NULL: neither (borrowed from the run_training) */
+  run_step_stats steps; /* job's steps summarized (run_step_stats_of) */
 } run_training_result;
 
 /* The operator's view once the job ran: the failure and its cost (through
@@ -635,6 +671,8 @@ typedef struct run_result {
   bool complete;                /* ran to its end (false: stopped early, Ctrl-C) */
   tel *tel;                     /* run_telemetry_make's, or NULL */
   run_flows flows;              /* output.flows (flows.on false: none) */
+  run_step_stats *job_steps;    /* jobs->n of them (owned): each training job's steps summarized
+                                   (steps 0: not a training job, or no step done); NULL: no jobs */
 } run_result;
 
 /* ---- fabsim memory: a training setup's memory per GPU (memory.c) ------------------------ */

@@ -74,7 +74,17 @@ int out_write_run(const out_run *r, sim_error *err) {
     /* The page carries no wall-clock figure, so the same run gives the same bytes. */
     json_t *summary = json_deep_copy(r->summary);
     json_object_del(json_object_get(summary, "sim"), "wall_s");
-    json_t *data = out__report_data(summary, r->scenario_yaml, r->tel, &s, &r->names, r->top_ports);
+    json_t *headline;
+    if (r->result) { /* the figures of the typed result */
+      out__headline h;
+      out__headline_of_result(&h, r->cfg, r->t, r->result);
+      headline = out__headline_json(&h);
+      out__headline_free(&h);
+    } else {
+      headline = out_headline(summary);
+    }
+    json_t *data =
+        out__report_data(summary, headline, r->scenario_yaml, r->tel, &s, &r->names, r->top_ports);
     json_decref(summary);
     rc = out__report_write(data, r->dir, title, err);
     json_decref(data);
@@ -130,7 +140,9 @@ int out_run_files(const run_setup *s, const run_result *r, const json_t *summary
                .sweep = p->sweep,
                .point = p->point,
                .flows = &r->flows,
-               .t = s->t};
+               .t = s->t,
+               .result = r,
+               .cfg = cfg};
   if (cfg->power.timeseries) /* a training job's model, else the run's */
     o.power = cfg->workload.kind == CFG_WORKLOAD_TRAINING ? &r->training.power
               : r->have_power                             ? &r->power

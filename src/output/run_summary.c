@@ -53,55 +53,17 @@ static json_t *steps_json(const wl_job *j, const wl_job *base) {
   return a;
 }
 
-/* The steps' spread: for each figure the mean over the steps done, the
- * population standard deviation (divided by N: these steps, not an estimate
- * of others), the least and the greatest. Times: the arithmetic mean. Rates
- * (mfu, tokens_per_s): the time-weighted mean, sum(rate x time) / sum(time),
- * the rate over all the steps together, as a training log's average over its
- * interval; their stdev, min and max are of the per-step rates. */
-static const struct {
-  const char *name;
-  bool rate;
-} step_figs[] = {{"time_s", false},   {"compute_s", false}, {"exposed_comm_s", false},
-                 {"bubble_s", false}, {"mfu", true},        {"tokens_per_s", true}};
-
-/* Figure f (of step_figs) of step k. */
-static double step_fig(const wl_job *j, uint32_t k, size_t f) {
-  const wl_step *s = wl_job_step(j, k);
-  switch (f) {
-  case 0: return s->time_s;
-  case 1: return s->compute_s;
-  case 2: return s->exposed_comm_s;
-  case 3: return s->bubble_s;
-  case 4: return s->mfu;
-  default: return s->tokens_per_s;
-  }
-}
-
-static json_t *step_stats_json(const wl_job *j) {
-  const size_t nfigs = sizeof step_figs / sizeof step_figs[0];
-  uint32_t n = wl_job_steps_done(j);
+/* step_stats: run_step_stats_of's, a figure each. */
+static json_t *step_stats_json(const run_step_stats *st) {
   json_t *o = json_object();
-  json_object_set_new(o, "steps", json_integer(n));
-  for (size_t f = 0; f < nfigs; f++) {
-    double first = step_fig(j, 0, f), lo = first, hi = first, d = 0, wsum = 0, tsum = 0, ss = 0;
-    for (uint32_t k = 0; k < n; k++) { /* about the first: equal steps give it exactly */
-      double x = step_fig(j, k, f), t = wl_job_step(j, k)->time_s;
-      d += x - first;
-      wsum += (x - first) * t;
-      tsum += t;
-      lo = x < lo ? x : lo;
-      hi = x > hi ? x : hi;
-    }
-    double mean = step_figs[f].rate ? first + (tsum > 0 ? wsum / tsum : 0) : first + d / n;
-    double am = first + d / n; /* the spread is about the per-step values' own mean */
-    for (uint32_t k = 0; k < n; k++) ss += (step_fig(j, k, f) - am) * (step_fig(j, k, f) - am);
+  json_object_set_new(o, "steps", json_integer(st->steps));
+  for (run_step_fig f = 0; f < RUN_STEP_NFIGS; f++) {
     json_t *e = json_object();
-    json_object_set_new(e, "mean", json_real(mean));
-    json_object_set_new(e, "stdev", json_real(sqrt(ss / n)));
-    json_object_set_new(e, "min", json_real(lo));
-    json_object_set_new(e, "max", json_real(hi));
-    json_object_set_new(o, step_figs[f].name, e);
+    json_object_set_new(e, "mean", json_real(st->fig[f].mean));
+    json_object_set_new(e, "stdev", json_real(st->fig[f].stdev));
+    json_object_set_new(e, "min", json_real(st->fig[f].min));
+    json_object_set_new(e, "max", json_real(st->fig[f].max));
+    json_object_set_new(o, run_step_fig_key(f), e);
   }
   return o;
 }
@@ -248,7 +210,7 @@ static void training_json(const run_training_result *r, const cfg_scenario *cfg,
   uint32_t done = wl_job_steps_done(r->job);
   if (done) json_object_set_new(summary, "step", out__step_json(wl_job_step(r->job, 0), cfg));
   json_object_set_new(summary, "steps", steps_json(r->job, r->base));
-  if (done) json_object_set_new(summary, "step_stats", step_stats_json(r->job));
+  if (done) json_object_set_new(summary, "step_stats", step_stats_json(&r->steps));
   json_object_set_new(summary, "failure", failure_json(&r->failure));
   json_object_set_new(summary, "sdc", sdc_json(r));
   json_object_set_new(summary, "root_cause", root_cause_json(&r->root_cause));
@@ -421,7 +383,8 @@ static json_t *job_pfc_json(const run_jobs *js, uint32_t j) {
 
 /* jobs[]: per job its placement, its collective and its slowdown against
  * the same job alone (null when not computed: one job, or it did not finish). */
-static json_t *jobs_json(const run_jobs *js, const topo *t, bool classes) {
+static json_t *jobs_json(const run_jobs *js, const run_step_stats *steps, const topo *t,
+                         bool classes) {
   json_t *arr = json_array();
   /* each job's pfc: where the fidelity counts pauses, when the scenario
    * uses classes or a PAUSE was sent (a run without either writes what it
@@ -462,7 +425,7 @@ static json_t *jobs_json(const run_jobs *js, const topo *t, bool classes) {
       if (wl_job_steps_done(tj))
         json_object_set_new(o, "step", out__step_json(wl_job_step(tj, 0), &job->view));
       json_object_set_new(o, "steps", steps_json(tj, job->train_alone));
-      if (wl_job_steps_done(tj)) json_object_set_new(o, "step_stats", step_stats_json(tj));
+      if (wl_job_steps_done(tj)) json_object_set_new(o, "step_stats", step_stats_json(&steps[j]));
       storage_json(job->ckpt, o);
     } else if (job->trr) { /* as a trace run's */
       json_decref(colls);
@@ -552,7 +515,7 @@ json_t *out_run_summary(const cfg_scenario *cfg, const topo *t, const run_result
   json_object_set_new(o, "nodes", json_integer(topo_node_count(t)));
   json_object_set_new(o, "topology", out_topo_json(t, cfg));
   if (r->jobs && r->jobs->n) {
-    json_object_set_new(o, "jobs", jobs_json(r->jobs, t, cfg_classes_used(cfg)));
+    json_object_set_new(o, "jobs", jobs_json(r->jobs, r->job_steps, t, cfg_classes_used(cfg)));
   } else if (cfg->workload.kind == CFG_WORKLOAD_COLLECTIVE) {
     json_t *colls = json_array();
     json_t *c = json_object();

@@ -239,6 +239,11 @@ static int measure(run_session *h, sim_error *err) {
   } else {
     run_training_report(&s->tr, s->fs, &r->log, &r->training);
   }
+  if (s->jobs.n) { /* each training job's steps, summarized once */
+    r->job_steps = sim_calloc(s->jobs.n, sizeof *r->job_steps);
+    for (uint32_t j = 0; j < s->jobs.n; j++)
+      if (s->jobs.v[j].train) run_step_stats_of(s->jobs.v[j].train, &r->job_steps[j]);
+  }
   if (r->complete) warn_faults_after_end(h, s->training ? sim_now(s->sim) : s->w.exec.end);
   run_flows_collect(&r->flows, s, &r->log);        /* output.flows (before the log is capped) */
   run_events_cap(&r->log, cfg->output.max_events); /* every output reads the capped log */
@@ -294,6 +299,7 @@ void run_session_close(run_session *h, bool bad_input) {
   run_training_result_free(&h->r.training);
   tel_destroy(h->r.tel);
   run_flows_free(&h->r.flows);
+  sim_free(h->r.job_steps);
   /* before run_setup_free: it names output.dir; after bad input a folder
    * the run made is removed again, so refused input leaves nothing behind */
   sim_dir_unlock(h->lock_fd, h->s.cfg.output.dir, h->lock_created && bad_input);

@@ -647,15 +647,29 @@ void run_flows_free(run_flows *f);
 
 /* ---- what `fabsim run` reports ----------------------------------------------------------- */
 
-/* One run's results and counters, typed, for the edge (src/output:
- * out_run_summary, out_run_print, out_run_files) to encode. Public fields;
- * the caller (the verb) fills them as the run goes and frees log, pm,
- * training and tel. */
+/* Where a run's outputs come from, beside its scenario: the wall clock at
+ * its start (UTC, ISO 8601) and, for a point of a sweep (src/study starts
+ * each as `fabsim run` with FABSIM_SWEEP and FABSIM_SWEEP_POINT in its
+ * environment), the sweep's id and the point's "key=value ..." (else NULL). */
+typedef struct run_provenance {
+  const char *started_at, *sweep, *point;
+} run_provenance;
+
+/* One run's results and counters, typed: all the edge (src/output:
+ * out_run_summary, out_run_print, out_run_files, out_run_report) reads, so
+ * an encoder takes the result alone. Public fields; the session fills
+ * them as the run goes and frees what it owns (log, pm, training, tel,
+ * flows, job_steps) at close. What the result borrows (cfg, t, ports, w,
+ * jobs, the scenario's names) lives as long as the session. */
 typedef struct run_result {
   /* the command line: summary.json's "scenario" (file NULL: defaults only) */
   const char *scenario;
   const char *const *sets;
   int nsets;
+  const cfg_scenario *cfg;   /* the scenario as run (every key resolved) */
+  const topo *t;             /* its topology */
+  const tel_portmap *ports;  /* the telemetry's switch ports (their names), or NULL */
+  run_provenance provenance; /* when it started, the sweep point it is */
   const run_workload
       *w; /* the setup's: plan, result, outcome (collective, traffic, traces; training: outcome) */
   be_stats net;
@@ -805,13 +819,7 @@ int run_session_execute(run_session *h, sim_error *err);
 bool run_session_reports(const run_session *h);
 const run_setup *run_session_setup(const run_session *h);
 const run_result *run_session_result(const run_session *h);
-/* Where a run's outputs come from, beside its scenario: the wall clock at
- * its start (UTC, ISO 8601) and, for a point of a sweep (src/study starts
- * each as `fabsim run` with FABSIM_SWEEP and FABSIM_SWEEP_POINT in its
- * environment), the sweep's id and the point's "key=value ..." (else NULL). */
-typedef struct run_provenance {
-  const char *started_at, *sweep, *point;
-} run_provenance;
+/* The result's provenance (run_result.provenance). */
 const run_provenance *run_session_provenance(const run_session *h);
 /* After the report: how the run ended, and for a stopped one the line
  * (no newline) that says what the files cover. */

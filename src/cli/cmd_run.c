@@ -104,18 +104,17 @@ static int fail(const sim_error *err) {
 /* Rank 0: the report, its files, the terminal, the exit code. */
 static int report(const run_session *h, const cli_args *a) {
   sim_error err = {0};
-  const run_setup *s = run_session_setup(h);
   const run_result *r = run_session_result(h);
   /* the files are written whole: a Ctrl-C now is honoured after them
    * (exit 130), and they say what the run reached */
   out_print how = a->json ? OUT_PRINT_JSON : a->quiet ? OUT_PRINT_NONE : OUT_PRINT_TEXT;
-  if (out_run_report(s, r, run_session_provenance(h), how, &err) != SIM_OK) {
+  if (out_run_report(r, how, &err) != SIM_OK) {
     cli_error(err.msg);
     return CLI_FAILED;
   }
   char msg[4400];
   switch (run_session_outcome(h, msg, sizeof msg)) {
-  case RUN_SESSION_JOB_FAILED: out_run_failed_print(&s->cfg, r); return CLI_JOB_FAILED;
+  case RUN_SESSION_JOB_FAILED: out_run_failed_print(r); return CLI_JOB_FAILED;
   case RUN_SESSION_STOPPED: fprintf(stderr, "%s\n", msg); return CLI_INTERRUPTED;
   default: return CLI_OK;
   }

@@ -19,10 +19,10 @@
 
 static bool is_collective(const out__fig_src *s) {
   return !s->job && !(s->r->jobs && s->r->jobs->n) &&
-         s->cfg->workload.kind == CFG_WORKLOAD_COLLECTIVE;
+         s->r->cfg->workload.kind == CFG_WORKLOAD_COLLECTIVE;
 }
 static bool is_traffic(const out__fig_src *s) {
-  cfg_workload_kind k = s->cfg->workload.kind;
+  cfg_workload_kind k = s->r->cfg->workload.kind;
   return !s->job && !(s->r->jobs && s->r->jobs->n) && k != CFG_WORKLOAD_COLLECTIVE &&
          k != CFG_WORKLOAD_TRAINING && k != CFG_WORKLOAD_TRACE;
 }
@@ -68,7 +68,7 @@ static const wl_job *steps_of(const out__fig_src *s, const run_step_stats **st) 
     return s->job->train;
   }
   *st = &s->r->training.steps;
-  return s->cfg->workload.kind == CFG_WORKLOAD_TRAINING ? s->r->training.job : NULL;
+  return s->r->cfg->workload.kind == CFG_WORKLOAD_TRAINING ? s->r->training.job : NULL;
 }
 /* A step figure: its mean over the steps (run_step_stats) when there are
  * several, the one step's otherwise. */
@@ -122,11 +122,11 @@ static bool get_drops(const out__fig_src *s, double *v) {
   return s->r->net.observed & BE_OBS_PACKETS;
 }
 static bool get_cost(const out__fig_src *s, double *v) {
-  *v = topo_inventory_get(s->t)->cost_usd;
+  *v = topo_inventory_get(s->r->t)->cost_usd;
   return true;
 }
 static bool get_bisection(const out__fig_src *s, double *v) {
-  *v = (double)(json_int_t)topo_inventory_get(s->t)->bisection_bandwidth_bps;
+  *v = (double)(json_int_t)topo_inventory_get(s->r->t)->bisection_bandwidth_bps;
   return true;
 }
 
@@ -266,9 +266,8 @@ static void collect(out__headline *h, const out__fig_src *src, const json_t *sum
   }
 }
 
-void out__headline_of_result(out__headline *h, const cfg_scenario *cfg, const topo *t,
-                             const run_result *r) {
-  out__fig_src src = {.cfg = cfg, .t = t, .r = r};
+void out__headline_of_result(out__headline *h, const run_result *r) {
+  out__fig_src src = {.r = r};
   collect(h, &src, NULL);
 }
 

@@ -59,8 +59,6 @@ void out__step_text(const wl_step *s, const cfg_scenario *cfg);
 
 /* Where a getter reads: the run's result, or one job of its jobs: list. */
 typedef struct out__fig_src {
-  const cfg_scenario *cfg;
-  const topo *t;
   const run_result *r;
   const run_job *job; /* NULL: the run's figure */
   uint32_t ji;        /* job's index in r->jobs */
@@ -107,8 +105,7 @@ typedef struct out__headline {
 /* From the typed result (the rows' getters), or from a summary.json (the
  * rows' keys: runs read back from a database). Valid while their source
  * lives; free with out__headline_free. */
-void out__headline_of_result(out__headline *h, const cfg_scenario *cfg, const topo *t,
-                             const run_result *r);
+void out__headline_of_result(out__headline *h, const run_result *r);
 void out__headline_of_summary(out__headline *h, const json_t *summary);
 void out__headline_free(out__headline *h);
 /* The figure's name ("jobs.<job>.<name>" for a job's) and label ("<job>: <label>"). */

@@ -506,7 +506,9 @@ static json_t *files_json(const cfg_scenario *cfg) {
   return files;
 }
 
-json_t *out_run_summary(const cfg_scenario *cfg, const topo *t, const run_result *r) {
+json_t *out_run_summary(const run_result *r) {
+  const cfg_scenario *cfg = r->cfg;
+  const topo *t = r->t;
   json_t *o = json_object();
   json_object_set_new(o, "fabsim_version", json_string(FABSIM_VERSION));
   json_object_set_new(o, "scenario", out_scenario_json(r->scenario, r->sets, r->nsets, cfg));

@@ -344,8 +344,9 @@ static void workload_text(const cfg_scenario *cfg, const topo *t, const run_resu
   }
 }
 
-void out_run_print(const cfg_scenario *cfg, const topo *t, const run_result *r,
-                   const char *written) {
+void out_run_print(const run_result *r, const char *written) {
+  const cfg_scenario *cfg = r->cfg;
+  const topo *t = r->t;
   const topo_inventory *inv = topo_inventory_get(t);
   char a[64], b[64], c[64], d[64], e[64], f[64], h[64];
   printf("fabsim %s, %s fidelity, seed %llu\n", FABSIM_VERSION,
@@ -422,7 +423,8 @@ void out_run_print(const cfg_scenario *cfg, const topo *t, const run_result *r,
 }
 
 /* stderr's line when the simulated job failed (exit 4). */
-void out_run_failed_print(const cfg_scenario *cfg, const run_result *r) {
+void out_run_failed_print(const run_result *r) {
+  const cfg_scenario *cfg = r->cfg;
   const run_training_result *tres = &r->training;
   const char *kind = "transfer-failed", *component = "", *cause = NULL;
   char comp[32], at[64];

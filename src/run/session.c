@@ -13,7 +13,6 @@ struct run_session {
   run_setup s; /* the scenario, topology, backend, faults, workload and job */
   run_result r;
   char started_at[32]; /* wall clock at the start, UTC */
-  run_provenance prov;
   bool mpi, rank0, opened;
   const char *stopped_after; /* the phase after the simulation a Ctrl-C stopped, or NULL */
   int lock_fd;               /* output.dir held by this run (sim_dir_lock); -1: not held */
@@ -105,6 +104,9 @@ int run_session_open(run_session *h, const char *scenario, const char *const *se
   if (run_setup_load(&h->s, scenario, sets, nsets, err) != SIM_OK) return fail(err, true);
   h->r.w = &h->s.w;
   h->r.jobs = &h->s.jobs;
+  h->r.cfg = &h->s.cfg; /* what the edge reads, through the result */
+  h->r.t = h->s.t;
+  h->r.ports = &h->s.tel.ports;
   h->r.scenario = scenario;
   h->r.sets = sets;
   h->r.nsets = nsets;
@@ -125,9 +127,9 @@ int run_session_open(run_session *h, const char *scenario, const char *const *se
   struct tm tm;
   gmtime_r(&now, &tm);
   strftime(h->started_at, sizeof h->started_at, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  h->prov = (run_provenance){.started_at = h->started_at,
-                             .sweep = getenv("FABSIM_SWEEP"),
-                             .point = getenv("FABSIM_SWEEP_POINT")};
+  h->r.provenance = (run_provenance){.started_at = h->started_at,
+                                     .sweep = getenv("FABSIM_SWEEP"),
+                                     .point = getenv("FABSIM_SWEEP_POINT")};
   sim_test_pause("setup"); /* tests: output.dir taken, the topology not yet built */
   int rc = run_setup_begin(&h->s, err);
   if (rc != SIM_OK) return fail(err, rc == SIM_ECONFIG);
@@ -263,7 +265,7 @@ int run_session_execute(run_session *h, sim_error *err) {
 bool run_session_reports(const run_session *h) { return h->rank0; }
 const run_setup *run_session_setup(const run_session *h) { return &h->s; }
 const run_result *run_session_result(const run_session *h) { return &h->r; }
-const run_provenance *run_session_provenance(const run_session *h) { return &h->prov; }
+const run_provenance *run_session_provenance(const run_session *h) { return &h->r.provenance; }
 
 run_session_end run_session_outcome(const run_session *h, char *msg, size_t n) {
   const char *dir = h->s.cfg.output.dir;

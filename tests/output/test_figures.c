@@ -48,11 +48,10 @@ static size_t both_ways(const char *file, const char *const *extra, int nextra, 
   if (run_session_new(&h, &err) != SIM_OK || run_session_open(h, path, sets, nsets, &hooks, &err) ||
       run_session_execute(h, &err) != SIM_OK)
     fail_msg("%s: %s", file, err.msg);
-  const run_setup *s = run_session_setup(h);
   const run_result *r = run_session_result(h);
-  json_t *summary = out_run_summary(&s->cfg, s->t, r);
+  json_t *summary = out_run_summary(r);
   out__headline typed;
-  out__headline_of_result(&typed, &s->cfg, s->t, r);
+  out__headline_of_result(&typed, r);
   json_t *a = out__headline_json(&typed), *b = out_headline(summary);
   if (!json_equal(a, b)) {
     char *ta = out_json_text(a), *tb = out_json_text(b);

@@ -217,6 +217,14 @@ typedef struct out__db_run {
 } out__db_run;
 /* Append one run (runs, metrics, timeseries, events, hot ports, flows) in one
  * transaction; *run_id gets its id. */
+/* The results database's schema version (PRAGMA user_version): 2 since
+ * the flows table. A reader or writer refuses a file of a newer one. */
+enum { OUT__DB_VERSION = 2 };
+/* PRAGMA <schema>.user_version of an open database into *version. */
+int out__db_version(sqlite3 *db, const char *schema, int *version);
+/* SIM_ECONFIG "[path: ]was written by a newer fabsim ..." when version is
+ * newer than OUT__DB_VERSION, else SIM_OK. */
+int out__db_newer(int version, sim_error *err, const char *path);
 /* Open a results database (a regular file; write: created when absent),
  * with the busy timeout and foreign keys on. */
 int out__db_open(const char *path, bool write, sqlite3 **db, sim_error *err);

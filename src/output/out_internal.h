@@ -140,6 +140,7 @@ int out__write(const out__buf *b, const char *dir, const char *name, sim_error *
 
 /* One column: a metric, for all entities (entity "") or one watched entity. */
 typedef struct out__col {
+  bool peak; /* samples of a p99, a maximum or a queue: rows merge by their greatest */
   char metric[40];
   char entity[72];
   char unit[12];

@@ -38,12 +38,6 @@ static json_t *num_or_null(double v) { return v == v ? json_real(v) : json_null(
 
 enum { REPORT_MAX_POINTS = 2000 };
 
-/* A column whose samples combine by maximum when points are merged (peaks
- * must stay visible); the others combine by time-weighted mean. */
-static bool merge_by_max(const out__col *c) {
-  return strstr(c->metric, "_max") || strstr(c->metric, "p99") || strstr(c->metric, "queue");
-}
-
 /* The series for the page: at most REPORT_MAX_POINTS points per column
  * (consecutive samples merged k at a time; the CSV and database keep all). */
 static json_t *series_json(const out__series *s) {
@@ -58,7 +52,7 @@ static json_t *series_json(const out__series *s) {
   }
   for (size_t c = 0; c < s->ncols; c++) {
     json_t *col = json_object(), *v = json_array();
-    bool by_max = merge_by_max(&s->cols[c]);
+    bool by_max = s->cols[c].peak; /* peaks stay visible; the others: time-weighted mean */
     json_object_set_new(col, "metric", json_string(s->cols[c].metric));
     json_object_set_new(col, "entity", json_string(s->cols[c].entity));
     json_object_set_new(col, "unit", json_string(s->cols[c].unit));

@@ -647,6 +647,17 @@ void run_flows_free(run_flows *f);
 
 /* ---- what `fabsim run` reports ----------------------------------------------------------- */
 
+/* What a run ran, decided once when it opens (run_result.kind): a jobs:
+ * list, else workload.kind. Every encoder dispatches on it; a new kind of
+ * workload adds a value here and its part of the result. */
+typedef enum {
+  RUN_KIND_COLLECTIVE,
+  RUN_KIND_TRAFFIC,
+  RUN_KIND_TRAINING,
+  RUN_KIND_TRACE,
+  RUN_KIND_JOBS /* a jobs: list (the top-level workload is then the default, unused) */
+} run_kind;
+
 /* Where a run's outputs come from, beside its scenario: the wall clock at
  * its start (UTC, ISO 8601) and, for a point of a sweep (src/study starts
  * each as `fabsim run` with FABSIM_SWEEP and FABSIM_SWEEP_POINT in its
@@ -670,6 +681,7 @@ typedef struct run_result {
   const topo *t;             /* its topology */
   const tel_portmap *ports;  /* the telemetry's switch ports (their names), or NULL */
   run_provenance provenance; /* when it started, the sweep point it is */
+  run_kind kind;             /* what it ran: the part of the result that holds it */
   const run_workload
       *w; /* the setup's: plan, result, outcome (collective, traffic, traces; training: outcome) */
   be_stats net;

@@ -18,14 +18,9 @@
 /* ---- getters over the typed result ---------------------------------------------------- */
 
 static bool is_collective(const out__fig_src *s) {
-  return !s->job && !(s->r->jobs && s->r->jobs->n) &&
-         s->r->cfg->workload.kind == CFG_WORKLOAD_COLLECTIVE;
+  return !s->job && s->r->kind == RUN_KIND_COLLECTIVE;
 }
-static bool is_traffic(const out__fig_src *s) {
-  cfg_workload_kind k = s->r->cfg->workload.kind;
-  return !s->job && !(s->r->jobs && s->r->jobs->n) && k != CFG_WORKLOAD_COLLECTIVE &&
-         k != CFG_WORKLOAD_TRAINING && k != CFG_WORKLOAD_TRACE;
-}
+static bool is_traffic(const out__fig_src *s) { return !s->job && s->r->kind == RUN_KIND_TRAFFIC; }
 /* A job of a jobs: list that runs a collective (not training, trace or traffic). */
 static bool job_collective(const run_job *j) {
   return j && !j->train && !j->trr && j->cfg->workload.kind != CFG_WORKLOAD_TRAFFIC;
@@ -68,7 +63,7 @@ static const wl_job *steps_of(const out__fig_src *s, const run_step_stats **st) 
     return s->job->train;
   }
   *st = &s->r->training.steps;
-  return s->r->cfg->workload.kind == CFG_WORKLOAD_TRAINING ? s->r->training.job : NULL;
+  return s->r->kind == RUN_KIND_TRAINING ? s->r->training.job : NULL;
 }
 /* A step figure: its mean over the steps (run_step_stats) when there are
  * several, the one step's otherwise. */

@@ -145,9 +145,7 @@ int out_run_files(const run_result *r, const json_t *summary, sim_error *err) {
                .t = r->t,
                .result = r};
   if (cfg->power.timeseries) /* a training job's model, else the run's */
-    o.power = cfg->workload.kind == CFG_WORKLOAD_TRAINING ? &r->training.power
-              : r->have_power                             ? &r->power
-                                                          : NULL;
+    o.power = r->kind == RUN_KIND_TRAINING ? &r->training.power : r->have_power ? &r->power : NULL;
   int rc = out_write_run(&o, err);
   if (rc == SIM_OK) rc = out_write_json(summary, cfg->output.dir, "summary.json", err);
   if (rc == SIM_OK) rc = sim_write_file_atomic(path, dump, strlen(dump), err);

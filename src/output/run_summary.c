@@ -516,9 +516,9 @@ json_t *out_run_summary(const run_result *r) {
   json_object_set_new(o, "gpus", json_integer(topo_gpu_count(t)));
   json_object_set_new(o, "nodes", json_integer(topo_node_count(t)));
   json_object_set_new(o, "topology", out_topo_json(t, cfg));
-  if (r->jobs && r->jobs->n) {
+  if (r->kind == RUN_KIND_JOBS) {
     json_object_set_new(o, "jobs", jobs_json(r->jobs, r->job_steps, t, cfg_classes_used(cfg)));
-  } else if (cfg->workload.kind == CFG_WORKLOAD_COLLECTIVE) {
+  } else if (r->kind == RUN_KIND_COLLECTIVE) {
     json_t *colls = json_array();
     json_t *c = json_object();
     json_object_set_new(c, "op", json_string(cfg_coll_op_name(r->w->plan.op)));
@@ -539,9 +539,9 @@ json_t *out_run_summary(const run_result *r) {
     json_object_set_new(c, "delivered_bytes", out_json_u64(r->net.bytes));
     json_array_append_new(colls, c);
     json_object_set_new(o, "collectives", colls);
-  } else if (cfg->workload.kind == CFG_WORKLOAD_TRAINING) {
+  } else if (r->kind == RUN_KIND_TRAINING) {
     /* step, steps, failure, sdc, root_cause, power: training_json */
-  } else if (cfg->workload.kind == CFG_WORKLOAD_TRACE) {
+  } else if (r->kind == RUN_KIND_TRACE) {
     json_object_set_new(o, "trace", out__trace_json(&r->w->trace, r->w->trace_set, cfg));
   } else {
     json_t *tr = json_object();
@@ -569,7 +569,7 @@ json_t *out_run_summary(const run_result *r) {
     }
     json_object_set_new(o, "traffic", tr);
   }
-  if (cfg->workload.kind != CFG_WORKLOAD_TRAINING) /* training: training_json */
+  if (r->kind != RUN_KIND_TRAINING) /* training: training_json */
     json_object_set_new(o, "failure", r->w->failed ? transfer_failure_json(r) : json_null());
   json_object_set_new(o, "network", network_json(&r->net));
   if (cfg_classes_used(cfg)) json_object_set_new(o, "traffic_classes", classes_json(cfg, &r->net));
@@ -594,7 +594,7 @@ json_t *out_run_summary(const run_result *r) {
     json_object_set_new(sim, "parallel", j);
   }
   json_object_set_new(o, "sim", sim);
-  if (cfg->workload.kind == CFG_WORKLOAD_TRAINING) training_json(&r->training, cfg, r->tel, o);
+  if (r->kind == RUN_KIND_TRAINING) training_json(&r->training, cfg, r->tel, o);
   /* complete: the job ran to its end and succeeded; outcome says which of
    * done, failed (the job's fault: its summary says why) or stopped (Ctrl-C) */
   bool failed = r->w->failed;

@@ -133,6 +133,11 @@ int run_session_open(run_session *h, const char *scenario, const char *const *se
   sim_test_pause("setup"); /* tests: output.dir taken, the topology not yet built */
   int rc = run_setup_begin(&h->s, err);
   if (rc != SIM_OK) return fail(err, rc == SIM_ECONFIG);
+  static const run_kind of_workload[] = {[CFG_WORKLOAD_COLLECTIVE] = RUN_KIND_COLLECTIVE,
+                                         [CFG_WORKLOAD_TRAFFIC] = RUN_KIND_TRAFFIC,
+                                         [CFG_WORKLOAD_TRAINING] = RUN_KIND_TRAINING,
+                                         [CFG_WORKLOAD_TRACE] = RUN_KIND_TRACE};
+  h->r.kind = h->s.jobs.n ? RUN_KIND_JOBS : of_workload[h->s.cfg.workload.kind]; /* once */
   const char *w = run_reordering_warning(&h->s.cfg, &h->r.log);
   if (w) warn_at(h, "cluster.nic.recovery", w);
   w = run_idle_nic_warning(&h->s.cfg, &h->s.w.plan, h->s.t, &h->r.log);

@@ -97,27 +97,25 @@ json_t *out_scenario_json(const char *file, const char *const *sets, int nsets,
 /* summary.json of a run, whole: every figure in its fixed key order, then
  * "complete", "outcome", "telemetry", "files" and "database"; the one
  * writer, never changed after. Caller owns it. */
-json_t *out_run_summary(const cfg_scenario *cfg, const topo *t, const run_result *r);
+json_t *out_run_summary(const run_result *r);
 /* The terminal summary on stdout; `written`: the output folder, or NULL. */
-void out_run_print(const cfg_scenario *cfg, const topo *t, const run_result *r,
-                   const char *written);
+void out_run_print(const run_result *r, const char *written);
 /* stderr's line when the simulated job failed (r->w->failed). */
-void out_run_failed_print(const cfg_scenario *cfg, const run_result *r);
+void out_run_failed_print(const run_result *r);
 /* The progress line on stderr (run_progress_fn.draw): a training run's, or
  * run_drive_sim's (p->what NULL). */
 void out_progress_draw(void *ctx, const run_progress *p);
-/* Every file of the run s (out_write_run's, then summary.json and
- * scenario.yaml), `summary` out_run_summary's; p: when it started and the
- * sweep point it is (the database's runs.started_at, sweep and point). */
-int out_run_files(const run_setup *s, const run_result *r, const json_t *summary,
-                  const run_provenance *p, sim_error *err);
+/* Every file of the run r (out_write_run's, then summary.json and
+ * scenario.yaml), `summary` out_run_summary's; r->provenance: when it
+ * started and the sweep point it is (the database's runs.started_at, sweep
+ * and point). */
+int out_run_files(const run_result *r, const json_t *summary, sim_error *err);
 /* What a verb prints after a run: nothing, summary.json's text, or the
  * terminal summary. */
 typedef enum { OUT_PRINT_NONE, OUT_PRINT_TEXT, OUT_PRINT_JSON } out_print;
 /* The run's report: out_run_summary, out_run_files, then (only when every
  * file was written) the printout `how` on stdout. */
-int out_run_report(const run_setup *s, const run_result *r, const run_provenance *p, out_print how,
-                   sim_error *err);
+int out_run_report(const run_result *r, out_print how, sim_error *err);
 
 /* ---- what a run leaves in output.dir (run.c) ---------------------------------------- */
 
@@ -148,6 +146,9 @@ typedef struct out_run {
   const run_flows *flows; /* output.flows: flows.csv and the database's rows (NULL: none) */
   const topo *t;          /* the flows' names */
   const run_power *power; /* power.timeseries: the run's power (power columns), else NULL */
+  /* the run's typed result, for report.html's headline figures (the figure
+   * table's getters); NULL: read them from summary (out_headline) */
+  const run_result *result;
 } out_run;
 
 /* Write timeseries.csv, events.csv, report.html (if asked), metrics.txt (if
@@ -199,10 +200,11 @@ int out_db_merge(const char *dst, const char *src, const char *src_name, size_t 
 int out_db_order_runs(const char *path, const char *sweep, const char *const *dirs, size_t ndirs,
                       size_t *moved, sim_error *err);
 
-/* The headline figures of a summary, in a fixed order: [{"name", "label",
- * "unit", "better": "lower"|"higher", "value"}], only those present. A step
- * figure of a run of several steps is their mean (summary step_stats), with
- * "steps", "stdev", "min" and "max" beside it. */
+/* The headline figures of a summary, in the figure table's order
+ * (src/output/figures.c): [{"name", "label", "unit", "better":
+ * "lower"|"higher", "value"}], only those present. A step figure of a run
+ * of several steps is their mean (summary step_stats), with "steps",
+ * "stdev", "min" and "max" beside it. */
 json_t *out_headline(const json_t *summary);
 /* Comparison report.html in dir for runs (out_db_read_runs items, each with
  * a "label"), their series read from the database at dbpath. */

@@ -567,6 +567,41 @@ typedef struct run_sdc {
   simtime_ps detect_at; /* extrapolated at the last step's length when estimated */
 } run_sdc;
 
+/* ---- a training job's steps, summarized once (report.c) -------------------------------- */
+
+/* The figures of a step that have a spread over the steps. */
+typedef enum {
+  RUN_STEP_TIME,         /* time_s */
+  RUN_STEP_COMPUTE,      /* compute_s */
+  RUN_STEP_EXPOSED_COMM, /* exposed_comm_s */
+  RUN_STEP_BUBBLE,       /* bubble_s */
+  RUN_STEP_MFU,          /* mfu (a rate) */
+  RUN_STEP_TOKENS_PER_S, /* tokens_per_s (a rate) */
+  RUN_STEP_NFIGS
+} run_step_fig;
+
+/* summary.json's step_stats key of figure f ("time_s", ..., "tokens_per_s"). */
+const char *run_step_fig_key(run_step_fig f);
+
+typedef struct run_stat {
+  double mean, stdev, min, max;
+} run_stat;
+
+/* The steps' spread, computed once after the run: for each figure the mean
+ * over the steps done, the population standard deviation (divided by N:
+ * these steps, not an estimate of others), the least and the greatest.
+ * Times: the arithmetic mean. Rates (mfu, tokens_per_s): the time-weighted
+ * mean, sum(rate x time) / sum(time), the rate over all the steps together,
+ * as a training log's average over its interval; their stdev, min and max
+ * are of the per-step rates. steps 0: no step done (no figure). */
+typedef struct run_step_stats {
+  uint32_t steps;
+  run_stat fig[RUN_STEP_NFIGS];
+} run_step_stats;
+
+/* j's steps done (wl_job_steps_done) summarized; O(steps). */
+void run_step_stats_of(const wl_job *j, run_step_stats *out);
+
 typedef struct run_training_result {
   const wl_job *job, *base; /* their steps (wl_job_step) are the steps of the result */
   run_failure failure;
@@ -576,6 +611,7 @@ typedef struct run_training_result {
   run_power power;
   const run_ckpt
       *ckpt; /* checkpoints, data loading; NULL: neither (borrowed from the run_training) */
+  run_step_stats steps; /* job's steps summarized (run_step_stats_of) */
 } run_training_result;
 
 /* The operator's view once the job ran: the failure and its cost (through
@@ -615,15 +651,41 @@ void run_flows_free(run_flows *f);
 
 /* ---- what `fabsim run` reports ----------------------------------------------------------- */
 
-/* One run's results and counters, typed, for the edge (src/output:
- * out_run_summary, out_run_print, out_run_files) to encode. Public fields;
- * the caller (the verb) fills them as the run goes and frees log, pm,
- * training and tel. */
+/* What a run ran, decided once when it opens (run_result.kind): a jobs:
+ * list, else workload.kind. Every encoder dispatches on it; a new kind of
+ * workload adds a value here and its part of the result. */
+typedef enum {
+  RUN_KIND_COLLECTIVE,
+  RUN_KIND_TRAFFIC,
+  RUN_KIND_TRAINING,
+  RUN_KIND_TRACE,
+  RUN_KIND_JOBS /* a jobs: list (the top-level workload is then the default, unused) */
+} run_kind;
+
+/* Where a run's outputs come from, beside its scenario: the wall clock at
+ * its start (UTC, ISO 8601) and, for a point of a sweep (src/study starts
+ * each as `fabsim run` with FABSIM_SWEEP and FABSIM_SWEEP_POINT in its
+ * environment), the sweep's id and the point's "key=value ..." (else NULL). */
+typedef struct run_provenance {
+  const char *started_at, *sweep, *point;
+} run_provenance;
+
+/* One run's results and counters, typed: all the edge (src/output:
+ * out_run_summary, out_run_print, out_run_files, out_run_report) reads, so
+ * an encoder takes the result alone. Public fields; the session fills
+ * them as the run goes and frees what it owns (log, pm, training, tel,
+ * flows, job_steps) at close. What the result borrows (cfg, t, ports, w,
+ * jobs, the scenario's names) lives as long as the session. */
 typedef struct run_result {
   /* the command line: summary.json's "scenario" (file NULL: defaults only) */
   const char *scenario;
   const char *const *sets;
   int nsets;
+  const cfg_scenario *cfg;   /* the scenario as run (every key resolved) */
+  const topo *t;             /* its topology */
+  const tel_portmap *ports;  /* the telemetry's switch ports (their names), or NULL */
+  run_provenance provenance; /* when it started, the sweep point it is */
+  run_kind kind;             /* what it ran: the part of the result that holds it */
   const run_workload
       *w; /* the setup's: plan, result, outcome (collective, traffic, traces; training: outcome) */
   be_stats net;
@@ -639,6 +701,8 @@ typedef struct run_result {
   bool complete;                /* ran to its end (false: stopped early, Ctrl-C) */
   tel *tel;                     /* run_telemetry_make's, or NULL */
   run_flows flows;              /* output.flows (flows.on false: none) */
+  run_step_stats *job_steps;    /* jobs->n of them (owned): each training job's steps summarized
+                                   (steps 0: not a training job, or no step done); NULL: no jobs */
 } run_result;
 
 /* ---- fabsim memory: a training setup's memory per GPU (memory.c) ------------------------ */
@@ -771,13 +835,7 @@ int run_session_execute(run_session *h, sim_error *err);
 bool run_session_reports(const run_session *h);
 const run_setup *run_session_setup(const run_session *h);
 const run_result *run_session_result(const run_session *h);
-/* Where a run's outputs come from, beside its scenario: the wall clock at
- * its start (UTC, ISO 8601) and, for a point of a sweep (src/study starts
- * each as `fabsim run` with FABSIM_SWEEP and FABSIM_SWEEP_POINT in its
- * environment), the sweep's id and the point's "key=value ..." (else NULL). */
-typedef struct run_provenance {
-  const char *started_at, *sweep, *point;
-} run_provenance;
+/* The result's provenance (run_result.provenance). */
 const run_provenance *run_session_provenance(const run_session *h);
 /* After the report: how the run ended, and for a stopped one the line
  * (no newline) that says what the files cover. */

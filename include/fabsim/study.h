@@ -91,9 +91,12 @@ int study_parallel_parse(const char *text, unsigned *n, sim_error *err);
 /* Run the points, at most `parallel` at once, each as `SELF run ARGS...`
  * (self NULL: this process's executable) with FABSIM_SWEEP=study_id,
  * FABSIM_SWEEP_POINT=label and FABSIM_NO_MPI=1 in its environment, stdout
- * discarded, stderr into DIR/stderr.txt. SIGINT and SIGTERM (a Ctrl-C) are
- * passed to the running points, which finish their files; no new point
- * starts; *interrupted tells. Returns the number of points that did not exit 0. */
+ * discarded, stderr into DIR/stderr.txt. A Ctrl-C, as the caller's signal
+ * handler notes it (sim_interrupt_note; installed without SA_RESTART, so
+ * that waiting for the points returns), is passed to the running points as
+ * SIGINT, which finish their files; no new point starts; *interrupted
+ * tells. The pool installs no handler of its own. Returns the number of
+ * points that did not exit 0. */
 size_t study_points_run(study_point *points, size_t n, unsigned parallel, const char *self,
                         const char *study_id, const study_hooks *h, bool *interrupted);
 

@@ -1,11 +1,9 @@
 /* fabsim run: simulate a scenario's workload and report what it measured. */
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "fabsim/ev.h"
 #include "fabsim/out.h"
 #include "fabsim/run.h"
 
@@ -58,20 +56,6 @@ static const char run_help[] =
     "\"failed\" and \"failure\" says why), 130 stopped by Ctrl-C.\n"
     "Example: fabsim run examples/default.yaml --set workload.collective.size=256MiB\n";
 
-/* The session's hooks: the terminal's part of a run. */
-typedef struct run_verb {
-  bool armed;
-  struct sigaction old_int, old_term;
-} run_verb;
-
-/* The run's one Ctrl-C handler only notes the interrupt, which every phase
- * reads at its safe points (a co-engine votes on it over its ranks); a
- * second Ctrl-C takes the default action at once. */
-static void on_signal(int sig) {
-  if (!sim_interrupt_pending()) sim_interrupt_note();
-  else if (signal(sig, SIG_DFL) != SIG_ERR) raise(sig);
-}
-
 static void warn(void *ctx, const char *line) {
   (void)ctx;
   fprintf(stderr, "%s\n", line);
@@ -84,16 +68,9 @@ static int check_database(void *ctx, const cfg_scenario *cfg, const char **db, s
   return path ? out_db_check(path, true, err) : SIM_OK;
 }
 
-/* the handler holds for every phase, from the setup to the last file */
-static void loaded(void *ctx) {
-  run_verb *v = ctx;
-  struct sigaction sa = {.sa_handler = on_signal};
-  sigemptyset(&sa.sa_mask);
-  sim_interrupt_clear();
-  sigaction(SIGINT, &sa, &v->old_int);
-  sigaction(SIGTERM, &sa, &v->old_term);
-  v->armed = true;
-}
+/* the verbs' one Ctrl-C handler holds for every phase, from the setup to
+ * the last file (a co-engine votes on the note over its ranks) */
+static void loaded(void *ctx) { cli_interrupts_arm(ctx); }
 
 /* Prints err (if it says something); returns its exit code. */
 static int fail(const sim_error *err) {
@@ -104,25 +81,24 @@ static int fail(const sim_error *err) {
 /* Rank 0: the report, its files, the terminal, the exit code. */
 static int report(const run_session *h, const cli_args *a) {
   sim_error err = {0};
-  const run_setup *s = run_session_setup(h);
   const run_result *r = run_session_result(h);
   /* the files are written whole: a Ctrl-C now is honoured after them
    * (exit 130), and they say what the run reached */
   out_print how = a->json ? OUT_PRINT_JSON : a->quiet ? OUT_PRINT_NONE : OUT_PRINT_TEXT;
-  if (out_run_report(s, r, run_session_provenance(h), how, &err) != SIM_OK) {
+  if (out_run_report(r, how, &err) != SIM_OK) {
     cli_error(err.msg);
     return CLI_FAILED;
   }
   char msg[4400];
   switch (run_session_outcome(h, msg, sizeof msg)) {
-  case RUN_SESSION_JOB_FAILED: out_run_failed_print(&s->cfg, r); return CLI_JOB_FAILED;
+  case RUN_SESSION_JOB_FAILED: out_run_failed_print(r); return CLI_JOB_FAILED;
   case RUN_SESSION_STOPPED: fprintf(stderr, "%s\n", msg); return CLI_INTERRUPTED;
   default: return CLI_OK;
   }
 }
 
 int cli_cmd_run(int argc, char **argv) {
-  run_verb v = {0};
+  cli_interrupts v = {0};
   run_progress_fn progress = {.draw = out_progress_draw};
   cli_args a = {0};
   run_session *h;
@@ -142,11 +118,7 @@ int cli_cmd_run(int argc, char **argv) {
     else if (run_session_reports(h)) rc = report(h, &a);
   }
   run_session_close(h, rc == CLI_BAD_INPUT);
-  if (v.armed) { /* the handlers before the run, and no note left behind */
-    sigaction(SIGINT, &v.old_int, NULL);
-    sigaction(SIGTERM, &v.old_term, NULL);
-    sim_interrupt_clear();
-  }
+  cli_interrupts_disarm(&v); /* the handlers before the run, and no note left behind */
   cli_args_free(&a);
   return rc < 0 ? CLI_OK : rc;
 }

@@ -596,12 +596,6 @@ static int check_text_values(const cfg_scenario *s, const cfg_doc *doc, sim_erro
   return SIM_OK;
 }
 
-static const char *fmt_bytes(char *buf, size_t n, uint64_t b) {
-  if (b >= (1ull << 30)) snprintf(buf, n, "%.3g GiB", (double)b / (1ull << 30));
-  else snprintf(buf, n, "%.3g MiB", (double)b / (1ull << 20));
-  return buf;
-}
-
 /* A run that would need more memory than the machine has (or
  * simulation.memory_limit allows) is refused before it builds anything,
  * instead of being killed half-way: located at cluster.nodes, naming the
@@ -620,7 +614,7 @@ static int check_memory(cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
     if (o.bytes > avail) continue; /* never one that would be refused too */
     size_t len = strlen(alt);
     snprintf(alt + len, sizeof alt - len, ", or simulation.fidelity %s (%s)",
-             cfg_fidelity_name((cfg_fidelity)f), fmt_bytes(x, sizeof x, o.bytes));
+             cfg_fidelity_name((cfg_fidelity)f), sim_fmt_bytes(x, sizeof x, o.bytes));
   }
   s->simulation.fidelity = fid;
   return cfg_fail_at(
@@ -629,9 +623,9 @@ static int check_memory(cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
       "per GPU + %llu B per link + %llu B per transfer of a phase, %llu of them), more than "
       "the %s %s; allowed: fewer cluster.nodes%s",
       (unsigned long long)m.gpus, (unsigned long long)m.links, cfg_fidelity_name(fid),
-      fmt_bytes(need, sizeof need, m.bytes), (unsigned long long)(m.per_gpu + m.per_rank),
+      sim_fmt_bytes(need, sizeof need, m.bytes), (unsigned long long)(m.per_gpu + m.per_rank),
       (unsigned long long)m.per_link, (unsigned long long)m.per_transfer,
-      (unsigned long long)m.transfers, fmt_bytes(have, sizeof have, avail),
+      (unsigned long long)m.transfers, sim_fmt_bytes(have, sizeof have, avail),
       s->simulation.memory_limit ? "of simulation.memory_limit"
                                  : "available on this machine (MemAvailable)",
       alt);

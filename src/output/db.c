@@ -5,7 +5,11 @@
  * transaction, so a run that dies half way leaves no trace and never harms
  * the runs before it; writers wait for each other (busy timeout) instead of
  * failing. The schema is created on first use; PRAGMA user_version says
- * which schema a file has. */
+ * which schema a file has (OUT__DB_VERSION): 1 before the flows table, 2
+ * with it. A file of an older schema is brought up to this one when a run
+ * is appended (every table is CREATE IF NOT EXISTS); one of a newer schema
+ * (a newer fabsim wrote it) is refused by every reader and writer here,
+ * before anything is read or written. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +18,7 @@
 
 #include "output/out_internal.h"
 
-enum { DB_SCHEMA_VERSION = 1, DB_BUSY_MS = 600000 };
+enum { DB_BUSY_MS = 600000 };
 
 static const char db_schema[] =
     "CREATE TABLE IF NOT EXISTS runs (\n"
@@ -97,8 +101,7 @@ static const char db_schema[] =
     "  path TEXT NOT NULL,         -- vertices joined by '>': 'gpu0>nic0>leaf0>spine1>...'\n"
     "  spread INTEGER NOT NULL,    -- 1: routing spreads its bytes; path is its ECMP path\n"
     "  PRIMARY KEY (run_id, id)\n"
-    ") WITHOUT ROWID;\n"
-    "PRAGMA user_version = 1;\n";
+    ") WITHOUT ROWID;\n";
 
 int out__db_fail(sqlite3 *db, sim_error *err, const char *path, const char *what) {
   return sim_fail(err, SIM_EIO, "%s: %s: %s", path, what, db ? sqlite3_errmsg(db) : "cannot open");
@@ -124,6 +127,34 @@ int out__db_open(const char *path, bool write, sqlite3 **db, sim_error *err) {
   sqlite3_busy_timeout(*db, DB_BUSY_MS);
   sqlite3_exec(*db, "PRAGMA foreign_keys = ON", NULL, NULL, NULL);
   return SIM_OK;
+}
+
+int out__db_version(sqlite3 *db, const char *schema, int *version) {
+  char sql[64];
+  sqlite3_stmt *st = NULL;
+  snprintf(sql, sizeof sql, "PRAGMA %s.user_version", schema);
+  int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW
+               ? SIM_OK
+               : SIM_EIO;
+  *version = rc == SIM_OK ? sqlite3_column_int(st, 0) : 0;
+  sqlite3_finalize(st);
+  return rc;
+}
+
+int out__db_newer(int version, sim_error *err, const char *path) {
+  if (version <= OUT__DB_VERSION) return SIM_OK;
+  return sim_fail(err, SIM_ECONFIG,
+                  "%s%swas written by a newer fabsim (results schema %d; this one reads and "
+                  "writes schema %d and older)",
+                  path ? path : "", path ? ": " : "", version, OUT__DB_VERSION);
+}
+
+/* The file's schema version against ours, on an open database. */
+static int check_version(sqlite3 *db, const char *path, sim_error *err) {
+  int v = 0;
+  if (out__db_version(db, "main", &v) != SIM_OK)
+    return out__db_fail(db, err, path, "cannot read the schema version");
+  return out__db_newer(v, err, path);
 }
 
 int out_db_check(const char *path, bool create, sim_error *err) {
@@ -168,6 +199,9 @@ int out_db_check(const char *path, bool create, sim_error *err) {
                   "is an SQLite database of %d tables but not a fabsim results database (no "
                   "table runs)",
                   tables);
+  int version = 0;
+  if (rc == SIM_OK && runs && out__db_version(db, "main", &version) == SIM_OK)
+    rc = out__db_newer(version, err, NULL);
 done:
   sqlite3_finalize(st_tables);
   sqlite3_close(db);
@@ -368,8 +402,13 @@ int out__db_append(const char *path, const out__db_run *r, const out__series *s,
   if (rc != SIM_OK) return rc;
   const char *what = "cannot start a transaction";
   if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) goto fail;
+  if ((rc = check_version(db, path, err)) != SIM_OK) goto refused; /* newer: left as it is */
   what = "cannot create the schema";
-  if (sqlite3_exec(db, db_schema, NULL, NULL, NULL) != SQLITE_OK) goto rollback;
+  char version[48];
+  snprintf(version, sizeof version, "PRAGMA user_version = %d", OUT__DB_VERSION);
+  if (sqlite3_exec(db, db_schema, NULL, NULL, NULL) != SQLITE_OK ||
+      sqlite3_exec(db, version, NULL, NULL, NULL) != SQLITE_OK)
+    goto rollback;
   what = "cannot add the run";
   if (insert_run(db, r, run_id) != SIM_OK) goto rollback;
   ins m = {.run = *run_id};
@@ -394,6 +433,7 @@ int out__db_append(const char *path, const out__db_run *r, const out__series *s,
   return SIM_OK;
 rollback:
   rc = out__db_fail(db, err, path, what);
+refused:
   sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
   sqlite3_close(db);
   return rc;
@@ -412,6 +452,7 @@ int out_db_read_runs(const char *path, const char *sweep, const int64_t *ids, si
   *out = NULL;
   int rc = out__db_open(path, false, &db, err);
   if (rc != SIM_OK) return rc;
+  if ((rc = check_version(db, path, err)) != SIM_OK) goto done;
   const char *sql =
       sweep ? "SELECT run_id, scenario, point, complete, summary_json, output_dir FROM runs "
               "WHERE sweep = ?1 ORDER BY run_id"

@@ -1,7 +1,10 @@
 /* Merging one results database into another (a sweep's ranks into rank
  * 0's database): every run with new run ids, its rows in every table keyed
  * by run_id, in one transaction. The tables and columns are read from the
- * source's schema, so columns added later follow without a change here. */
+ * source's schema, so columns added later follow without a change here; a
+ * table the destination lacks (an older schema) is made from the source's,
+ * and the destination's schema version becomes the newer of the two. A
+ * file of a schema newer than this fabsim's (OUT__DB_VERSION) is refused. */
 #include <stdio.h>
 #include <string.h>
 
@@ -64,17 +67,25 @@ static int table_insert(sqlite3 *db, const char *table, char **sql) {
   return SIM_OK;
 }
 
-/* The source's schema into a destination that has none (rank 0 ran
- * nothing yet), and one copy statement per table keyed by run_id. */
+/* Whether the destination has a table or index of that name (-1: error). */
+static int have_in_main(sqlite3 *db, const char *name) {
+  sqlite3_stmt *st = NULL;
+  int have = -1;
+  if (sqlite3_prepare_v2(db, "SELECT count(*) FROM main.sqlite_master WHERE name = ?1", -1, &st,
+                         NULL) == SQLITE_OK &&
+      sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW)
+    have = sqlite3_column_int(st, 0) > 0;
+  sqlite3_finalize(st);
+  return have;
+}
+
+/* The source's tables and indexes that the destination lacks (all of them
+ * when rank 0 ran nothing yet; the flows table into a destination of
+ * schema 1), and one copy statement per table keyed by run_id. */
 static int prepare_tables(merge *m) {
   sqlite3_stmt *st = NULL;
   int rc = SIM_EIO;
-  if (sqlite3_prepare_v2(m->db, "SELECT count(*) FROM main.sqlite_master WHERE name = 'runs'", -1,
-                         &st, NULL) != SQLITE_OK ||
-      sqlite3_step(st) != SQLITE_ROW)
-    goto out;
-  bool have = sqlite3_column_int(st, 0) > 0;
-  sqlite3_finalize(st);
   if (sqlite3_prepare_v2(m->db,
                          "SELECT type, name, sql FROM r.sqlite_master WHERE sql NOT NULL AND "
                          "name NOT LIKE 'sqlite_%' ORDER BY type = 'index', rowid",
@@ -83,8 +94,9 @@ static int prepare_tables(merge *m) {
   while (sqlite3_step(st) == SQLITE_ROW) {
     const char *type = (const char *)sqlite3_column_text(st, 0);
     const char *name = (const char *)sqlite3_column_text(st, 1);
-    if (!have && sqlite3_exec(m->db, (const char *)sqlite3_column_text(st, 2), NULL, NULL, NULL) !=
-                     SQLITE_OK)
+    int have = have_in_main(m->db, name);
+    if (have < 0 || (!have && sqlite3_exec(m->db, (const char *)sqlite3_column_text(st, 2), NULL,
+                                           NULL, NULL) != SQLITE_OK))
       goto out;
     if (strcmp(type, "table") || !strcmp(name, "runs")) continue;
     char *sql = NULL;
@@ -174,10 +186,22 @@ int out_db_merge(const char *dst, const char *src, const char *src_name, size_t 
     goto fail;
   sqlite3_busy_timeout(m.db, 600000);
   q = sqlite3_mprintf("ATTACH %Q AS r", src);
+  int vdst = 0, vsrc = 0;
   if (sqlite3_exec(m.db, q, NULL, NULL, NULL) != SQLITE_OK ||
       sqlite3_exec(m.db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK ||
-      prepare_tables(&m) != SIM_OK || prepare_runs(&m, src_name, dst) != SIM_OK ||
-      copy_runs(&m, &n) != SIM_OK || sqlite3_exec(m.db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+      out__db_version(m.db, "main", &vdst) != SIM_OK || out__db_version(m.db, "r", &vsrc) != SIM_OK)
+    goto fail;
+  if ((rc = out__db_newer(vdst, err, dst)) != SIM_OK ||
+      (rc = out__db_newer(vsrc, err, src)) != SIM_OK) { /* nothing changed: err says which */
+    sqlite3_exec(m.db, "ROLLBACK", NULL, NULL, NULL);
+    goto out;
+  }
+  rc = SIM_EIO;
+  char version[48]; /* the newer of the two: the destination now has every table of both */
+  snprintf(version, sizeof version, "PRAGMA main.user_version = %d", vsrc > vdst ? vsrc : vdst);
+  if (prepare_tables(&m) != SIM_OK || prepare_runs(&m, src_name, dst) != SIM_OK ||
+      copy_runs(&m, &n) != SIM_OK || sqlite3_exec(m.db, version, NULL, NULL, NULL) != SQLITE_OK ||
+      sqlite3_exec(m.db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
     goto fail;
   if (merged) *merged = n;
   rc = SIM_OK;

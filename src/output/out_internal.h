@@ -8,6 +8,7 @@
  *   db_order.c     a sweep's run ids renumbered in point order
  *   openmetrics.c  metrics.txt
  *   report.c       report.html (run and comparison), with the embedded assets
+ *   figures.c      the one table of headline figures (report.html, sweep, compare)
  *   run.c          out_write_run: all of the above for one run; out_run_files
  *   run_summary.c  summary.json of a run (out_run_summary)
  *   run_text.c     the terminal summary of a run, its progress and failure lines
@@ -54,6 +55,67 @@ json_t *out__power_over_time_json(const run_power *p, const tel *t, const cfg_sc
                                   const wl_job *job);
 void out__step_text(const wl_step *s, const cfg_scenario *cfg);
 
+/* ---- the one table of headline figures (figures.c) ------------------------------- */
+
+/* Where a getter reads: the run's result, or one job of its jobs: list. */
+typedef struct out__fig_src {
+  const run_result *r;
+  const run_job *job; /* NULL: the run's figure */
+  uint32_t ji;        /* job's index in r->jobs */
+} out__fig_src;
+
+enum { OUT__FIG_RUN = 1u, OUT__FIG_JOB = 2u };
+
+/* A row of the table: one figure, for every format. */
+typedef struct out__figure {
+  const char *key;   /* its path in summary.json ("collectives.0.busbw_GBps"); of a job's
+                        object in jobs[] for a job's figure */
+  const char *name;  /* the headline's "name" and sweep.csv's column ("busbw_GBps") */
+  const char *label; /* for a person ("bus bandwidth") */
+  const char *unit;  /* as summary.json's key states it ("GB/s"; "" none) */
+  sim_unit kind;     /* how the one rule (sim_fmt) writes it for a person */
+  double scale;      /* one `unit` in kind's base unit (GB/s: 1e9 B/s; us: 1e-6 s) */
+  bool higher;       /* higher is better (else lower) */
+  int step;          /* a step figure: its run_step_fig (several steps: their mean), else -1 */
+  unsigned scope;    /* OUT__FIG_RUN (the run's), OUT__FIG_JOB (each job's), or both */
+  /* the figure of the typed result; false: the run has none (another kind
+   * of workload, not observed at this fidelity, not completed) */
+  bool (*get)(const out__fig_src *s, double *v);
+} out__figure;
+
+/* The rows, in the order every format shows them. */
+const out__figure *out__figures(size_t *n);
+/* v (in f's unit) by the one formatting rule. */
+void out__figure_fmt(char *buf, size_t n, const out__figure *f, double v);
+
+/* One figure of one run. */
+typedef struct out__fig_value {
+  const out__figure *fig;
+  const char *job; /* the job's name (a job's figure), borrowed; NULL: the run's */
+  double value;
+  uint32_t steps; /* a step figure over several steps (value: their mean), else 0: */
+  double stdev, min, max;
+} out__fig_value;
+
+/* A run's figures in the table's order, only those it has. */
+typedef struct out__headline {
+  out__fig_value *v;
+  size_t n, cap;
+} out__headline;
+/* From the typed result (the rows' getters), or from a summary.json (the
+ * rows' keys: runs read back from a database). Valid while their source
+ * lives; free with out__headline_free. */
+void out__headline_of_result(out__headline *h, const run_result *r);
+void out__headline_of_summary(out__headline *h, const json_t *summary);
+void out__headline_free(out__headline *h);
+/* The figure's name ("jobs.<job>.<name>" for a job's) and label ("<job>: <label>"). */
+void out__fig_name(const out__fig_value *x, char *name, size_t n);
+void out__fig_label(const out__fig_value *x, char *label, size_t n);
+/* As out_headline's array (the report's "headline"). */
+json_t *out__headline_json(const out__headline *h);
+/* The value at a dotted path ("collectives.0.time_s"; a number indexes an array), or NULL. */
+const json_t *out__json_path(const json_t *j, const char *path);
+
 /* ---- text builder ------------------------------------------------------------ */
 
 typedef struct out__buf {
@@ -78,6 +140,7 @@ int out__write(const out__buf *b, const char *dir, const char *name, sim_error *
 
 /* One column: a metric, for all entities (entity "") or one watched entity. */
 typedef struct out__col {
+  bool peak; /* samples of a p99, a maximum or a queue: rows merge by their greatest */
   char metric[40];
   char entity[72];
   char unit[12];
@@ -122,10 +185,11 @@ void out__flows_csv(out__buf *b, const run_flows *f, const topo *t);
 typedef void (*out__leaf_fn)(void *ctx, const char *name, double v);
 void out__json_leaves(const json_t *j, out__leaf_fn fn, void *ctx);
 
-/* The report's data object for one run (summary, scenario, series, events,
- * hot ports, FCT histogram, steps). */
-json_t *out__report_data(const json_t *summary, const char *scenario_yaml, const tel *t,
-                         const out__series *s, const out_names *names, uint32_t top_ports);
+/* The report's data object for one run (summary, scenario, headline (taken:
+ * out__headline_json's), series, events, hot ports, FCT histogram, steps). */
+json_t *out__report_data(const json_t *summary, json_t *headline, const char *scenario_yaml,
+                         const tel *t, const out__series *s, const out_names *names,
+                         uint32_t top_ports);
 /* report.html around a data object: {"mode": "run"|"compare", ...}. */
 int out__report_write(const json_t *data, const char *dir, const char *title, sim_error *err);
 
@@ -154,6 +218,14 @@ typedef struct out__db_run {
 } out__db_run;
 /* Append one run (runs, metrics, timeseries, events, hot ports, flows) in one
  * transaction; *run_id gets its id. */
+/* The results database's schema version (PRAGMA user_version): 2 since
+ * the flows table. A reader or writer refuses a file of a newer one. */
+enum { OUT__DB_VERSION = 2 };
+/* PRAGMA <schema>.user_version of an open database into *version. */
+int out__db_version(sqlite3 *db, const char *schema, int *version);
+/* SIM_ECONFIG "[path: ]was written by a newer fabsim ..." when version is
+ * newer than OUT__DB_VERSION, else SIM_OK. */
+int out__db_newer(int version, sim_error *err, const char *path);
 /* Open a results database (a regular file; write: created when absent),
  * with the busy timeout and foreign keys on. */
 int out__db_open(const char *path, bool write, sqlite3 **db, sim_error *err);

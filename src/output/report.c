@@ -18,41 +18,7 @@ extern const unsigned char out__asset_template[], out__asset_app[], out__asset_c
 extern const size_t out__asset_template_len, out__asset_app_len, out__asset_css_len,
     out__asset_chartjs_len;
 
-/* ---- headline figures ------------------------------------------------------------------ */
-
-typedef struct headline_def {
-  const char *path, *name, *label, *unit, *better;
-  const char *stat; /* a step figure: its entry in step_stats (the mean over the steps) */
-  bool job;         /* also each job's figure (a jobs: list) */
-} headline_def;
-
-static const headline_def headlines[] = {
-    {"collectives.0.time_s", "time_s", "collective time", "s", "lower", NULL, false},
-    {"collectives.0.busbw_GBps", "busbw_GBps", "bus bandwidth", "GB/s", "higher", NULL, true},
-    {"collectives.0.algbw_GBps", "algbw_GBps", "algorithm bandwidth", "GB/s", "higher", NULL,
-     false},
-    {"traffic.time_s", "time_s", "traffic time", "s", "lower", NULL, false},
-    {"traffic.throughput_Gbps", "throughput_Gbps", "aggregate throughput", "Gb/s", "higher", NULL,
-     false},
-    {"step.time_s", "step_time_s", "step time", "s", "lower", "time_s", true},
-    {"step.exposed_comm_s", "exposed_comm_s", "exposed communication per step", "s", "lower",
-     "exposed_comm_s", true},
-    {"step.bubble_s", "bubble_s", "pipeline bubble per step", "s", "lower", "bubble_s", false},
-    {"step.mfu", "mfu", "model FLOPs utilization", "", "higher", "mfu", true},
-    {"step.tokens_per_s", "tokens_per_s", "tokens per second", "", "higher", "tokens_per_s", false},
-    {"network.fct_us.p50", "fct_p50_us", "FCT p50", "us", "lower", NULL, false},
-    {"network.fct_us.p99", "fct_p99_us", "FCT p99", "us", "lower", NULL, false},
-    {"network.max_link_sharing", "max_link_sharing", "most transfers on one link", "", "lower",
-     NULL, false},
-    {"network.ecn_marks", "ecn_marks", "ECN marks", "", "lower", NULL, false},
-    {"network.pfc_paused_s", "pfc_paused_s", "PFC paused time", "s", "lower", NULL, false},
-    {"network.drops", "drops", "drops", "", "lower", NULL, false},
-    {"topology.cost_usd", "cost_usd", "fabric cost", "USD", "lower", NULL, false},
-    {"topology.bisection_bandwidth_bps", "bisection_bps", "bisection bandwidth", "b/s", "higher",
-     NULL, false},
-};
-
-static const json_t *json_path(const json_t *j, const char *path) {
+const json_t *out__json_path(const json_t *j, const char *path) {
   char part[64];
   while (j && *path) {
     size_t n = strcspn(path, ".");
@@ -66,69 +32,11 @@ static const json_t *json_path(const json_t *j, const char *path) {
   return j;
 }
 
-/* Each job's own figures (a jobs: list), named by the job: "<job>: <label>";
- * then the headlines marked job, of the job's object. */
-static const headline_def job_headlines[] = {
-    {"time_s", "time_s", "time", "s", "lower", NULL, true},
-    {"slowdown", "slowdown", "slowdown against alone", "", "lower", NULL, true},
-};
-
-/* A figure of the headline; a step figure of several steps is their mean
- * (step_stats), with "steps", "stdev", "min" and "max" beside it. */
-static void add_figure(json_t *a, const headline_def *d, const char *job, const json_t *owner) {
-  const json_t *v = json_path(owner, d->path);
-  const json_t *stats = d->stat ? json_object_get(owner, "step_stats") : NULL;
-  json_int_t steps = json_integer_value(json_object_get(stats, "steps"));
-  const json_t *st = steps > 1 ? json_object_get(stats, d->stat) : NULL;
-  if (st) v = json_object_get(st, "mean");
-  if (!json_is_number(v)) return;
-  char name[160], label[200];
-  snprintf(name, sizeof name, "%s%s%s", job ? "jobs." : "", job ? job : "", job ? "." : "");
-  snprintf(name + strlen(name), sizeof name - strlen(name), "%s", d->name);
-  snprintf(label, sizeof label, "%s%s%s", job ? job : "", job ? ": " : "", d->label);
-  json_t *o = json_object();
-  json_object_set_new(o, "name", json_string(name));
-  json_object_set_new(o, "label", json_string(label));
-  json_object_set_new(o, "unit", json_string(d->unit));
-  json_object_set_new(o, "better", json_string(d->better));
-  json_object_set_new(o, "value", json_real(json_number_value(v)));
-  if (st) {
-    json_object_set_new(o, "steps", json_integer(steps));
-    static const char *const spread[] = {"stdev", "min", "max"};
-    for (size_t k = 0; k < 3; k++)
-      json_object_set_new(o, spread[k],
-                          json_real(json_number_value(json_object_get(st, spread[k]))));
-  }
-  json_array_append_new(a, o);
-}
-
-json_t *out_headline(const json_t *summary) {
-  json_t *a = json_array();
-  for (size_t i = 0; i < sizeof headlines / sizeof headlines[0]; i++)
-    add_figure(a, &headlines[i], NULL, summary);
-  const json_t *jobs = json_object_get(summary, "jobs");
-  for (size_t j = 0; j < json_array_size(jobs); j++) {
-    const json_t *job = json_array_get(jobs, j);
-    const char *name = json_string_value(json_object_get(job, "name"));
-    for (size_t i = 0; name && i < sizeof job_headlines / sizeof job_headlines[0]; i++)
-      add_figure(a, &job_headlines[i], name, job);
-    for (size_t i = 0; name && i < sizeof headlines / sizeof headlines[0]; i++)
-      if (headlines[i].job) add_figure(a, &headlines[i], name, job);
-  }
-  return a;
-}
-
 /* ---- the run's data object ----------------------------------------------------------------- */
 
 static json_t *num_or_null(double v) { return v == v ? json_real(v) : json_null(); }
 
 enum { REPORT_MAX_POINTS = 2000 };
-
-/* A column whose samples combine by maximum when points are merged (peaks
- * must stay visible); the others combine by time-weighted mean. */
-static bool merge_by_max(const out__col *c) {
-  return strstr(c->metric, "_max") || strstr(c->metric, "p99") || strstr(c->metric, "queue");
-}
 
 /* The series for the page: at most REPORT_MAX_POINTS points per column
  * (consecutive samples merged k at a time; the CSV and database keep all). */
@@ -144,7 +52,7 @@ static json_t *series_json(const out__series *s) {
   }
   for (size_t c = 0; c < s->ncols; c++) {
     json_t *col = json_object(), *v = json_array();
-    bool by_max = merge_by_max(&s->cols[c]);
+    bool by_max = s->cols[c].peak; /* peaks stay visible; the others: time-weighted mean */
     json_object_set_new(col, "metric", json_string(s->cols[c].metric));
     json_object_set_new(col, "entity", json_string(s->cols[c].entity));
     json_object_set_new(col, "unit", json_string(s->cols[c].unit));
@@ -177,13 +85,14 @@ static json_t *observed_json(unsigned obs) {
   return a;
 }
 
-json_t *out__report_data(const json_t *summary, const char *scenario_yaml, const tel *t,
-                         const out__series *s, const out_names *names, uint32_t top_ports) {
+json_t *out__report_data(const json_t *summary, json_t *headline, const char *scenario_yaml,
+                         const tel *t, const out__series *s, const out_names *names,
+                         uint32_t top_ports) {
   json_t *d = json_object();
   json_object_set_new(d, "mode", json_string("run"));
   json_object_set(d, "summary", (json_t *)summary);
   json_object_set_new(d, "scenario_yaml", json_string(scenario_yaml ? scenario_yaml : ""));
-  json_object_set_new(d, "headline", out_headline(summary));
+  json_object_set_new(d, "headline", headline);
   json_object_set_new(d, "series", series_json(s));
   json_t *ev = json_array(), *hot = json_array(), *fct = json_array(), *steps = json_array();
   json_t *tm = json_object();

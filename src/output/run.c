@@ -74,7 +74,17 @@ int out_write_run(const out_run *r, sim_error *err) {
     /* The page carries no wall-clock figure, so the same run gives the same bytes. */
     json_t *summary = json_deep_copy(r->summary);
     json_object_del(json_object_get(summary, "sim"), "wall_s");
-    json_t *data = out__report_data(summary, r->scenario_yaml, r->tel, &s, &r->names, r->top_ports);
+    json_t *headline;
+    if (r->result) { /* the figures of the typed result */
+      out__headline h;
+      out__headline_of_result(&h, r->result);
+      headline = out__headline_json(&h);
+      out__headline_free(&h);
+    } else {
+      headline = out_headline(summary);
+    }
+    json_t *data =
+        out__report_data(summary, headline, r->scenario_yaml, r->tel, &s, &r->names, r->top_ports);
     json_decref(summary);
     rc = out__report_write(data, r->dir, title, err);
     json_decref(data);
@@ -99,8 +109,10 @@ int out_write_run(const out_run *r, sim_error *err) {
 }
 
 static const char *port_name_cb(void *ctx, uint32_t port, char *buf, size_t n) {
-  const run_setup *s = ctx;
-  return tel_port_name(s->t, &s->tel.ports, port, buf, n);
+  const run_result *r = ctx;
+  if (r->ports) return tel_port_name(r->t, r->ports, port, buf, n);
+  snprintf(buf, n, "port%u", port);
+  return buf;
 }
 
 static const char *nic_name_cb(void *ctx, uint32_t nic, char *buf, size_t n) {
@@ -109,16 +121,16 @@ static const char *nic_name_cb(void *ctx, uint32_t nic, char *buf, size_t n) {
   return buf;
 }
 
-int out_run_files(const run_setup *s, const run_result *r, const json_t *summary,
-                  const run_provenance *p, sim_error *err) {
-  const cfg_scenario *cfg = &s->cfg;
+int out_run_files(const run_result *r, const json_t *summary, sim_error *err) {
+  const cfg_scenario *cfg = r->cfg;
+  const run_provenance *p = &r->provenance;
   char *dump = cfg_dump(cfg);
   char path[4096];
   snprintf(path, sizeof path, "%s/scenario.yaml", cfg->output.dir);
   out_run o = {.summary = summary,
                .scenario_yaml = dump,
                .tel = r->tel,
-               .names = {.ctx = (void *)s, .port = port_name_cb, .nic = nic_name_cb},
+               .names = {.ctx = (void *)r, .port = port_name_cb, .nic = nic_name_cb},
                .complete = r->complete,
                .failed = r->w->failed,
                .dir = cfg->output.dir,
@@ -130,11 +142,10 @@ int out_run_files(const run_setup *s, const run_result *r, const json_t *summary
                .sweep = p->sweep,
                .point = p->point,
                .flows = &r->flows,
-               .t = s->t};
+               .t = r->t,
+               .result = r};
   if (cfg->power.timeseries) /* a training job's model, else the run's */
-    o.power = cfg->workload.kind == CFG_WORKLOAD_TRAINING ? &r->training.power
-              : r->have_power                             ? &r->power
-                                                          : NULL;
+    o.power = r->kind == RUN_KIND_TRAINING ? &r->training.power : r->have_power ? &r->power : NULL;
   int rc = out_write_run(&o, err);
   if (rc == SIM_OK) rc = out_write_json(summary, cfg->output.dir, "summary.json", err);
   if (rc == SIM_OK) rc = sim_write_file_atomic(path, dump, strlen(dump), err);
@@ -142,16 +153,15 @@ int out_run_files(const run_setup *s, const run_result *r, const json_t *summary
   return rc;
 }
 
-int out_run_report(const run_setup *s, const run_result *r, const run_provenance *p, out_print how,
-                   sim_error *err) {
-  json_t *summary = out_run_summary(&s->cfg, s->t, r);
-  int rc = out_run_files(s, r, summary, p, err);
+int out_run_report(const run_result *r, out_print how, sim_error *err) {
+  json_t *summary = out_run_summary(r);
+  int rc = out_run_files(r, summary, err);
   if (rc == SIM_OK && how == OUT_PRINT_JSON) {
     char *text = out_json_text(summary);
     puts(text);
     free(text);
   } else if (rc == SIM_OK && how == OUT_PRINT_TEXT) {
-    out_run_print(&s->cfg, s->t, r, s->cfg.output.dir);
+    out_run_print(r, r->cfg->output.dir);
   }
   json_decref(summary);
   return rc;

@@ -54,55 +54,17 @@ static json_t *steps_json(const wl_job *j, const wl_job *base) {
   return a;
 }
 
-/* The steps' spread: for each figure the mean over the steps done, the
- * population standard deviation (divided by N: these steps, not an estimate
- * of others), the least and the greatest. Times: the arithmetic mean. Rates
- * (mfu, tokens_per_s): the time-weighted mean, sum(rate x time) / sum(time),
- * the rate over all the steps together, as a training log's average over its
- * interval; their stdev, min and max are of the per-step rates. */
-static const struct {
-  const char *name;
-  bool rate;
-} step_figs[] = {{"time_s", false},   {"compute_s", false}, {"exposed_comm_s", false},
-                 {"bubble_s", false}, {"mfu", true},        {"tokens_per_s", true}};
-
-/* Figure f (of step_figs) of step k. */
-static double step_fig(const wl_job *j, uint32_t k, size_t f) {
-  const wl_step *s = wl_job_step(j, k);
-  switch (f) {
-  case 0: return s->time_s;
-  case 1: return s->compute_s;
-  case 2: return s->exposed_comm_s;
-  case 3: return s->bubble_s;
-  case 4: return s->mfu;
-  default: return s->tokens_per_s;
-  }
-}
-
-static json_t *step_stats_json(const wl_job *j) {
-  const size_t nfigs = sizeof step_figs / sizeof step_figs[0];
-  uint32_t n = wl_job_steps_done(j);
+/* step_stats: run_step_stats_of's, a figure each. */
+static json_t *step_stats_json(const run_step_stats *st) {
   json_t *o = json_object();
-  json_object_set_new(o, "steps", json_integer(n));
-  for (size_t f = 0; f < nfigs; f++) {
-    double first = step_fig(j, 0, f), lo = first, hi = first, d = 0, wsum = 0, tsum = 0, ss = 0;
-    for (uint32_t k = 0; k < n; k++) { /* about the first: equal steps give it exactly */
-      double x = step_fig(j, k, f), t = wl_job_step(j, k)->time_s;
-      d += x - first;
-      wsum += (x - first) * t;
-      tsum += t;
-      lo = x < lo ? x : lo;
-      hi = x > hi ? x : hi;
-    }
-    double mean = step_figs[f].rate ? first + (tsum > 0 ? wsum / tsum : 0) : first + d / n;
-    double am = first + d / n; /* the spread is about the per-step values' own mean */
-    for (uint32_t k = 0; k < n; k++) ss += (step_fig(j, k, f) - am) * (step_fig(j, k, f) - am);
+  json_object_set_new(o, "steps", json_integer(st->steps));
+  for (run_step_fig f = 0; f < RUN_STEP_NFIGS; f++) {
     json_t *e = json_object();
-    json_object_set_new(e, "mean", json_real(mean));
-    json_object_set_new(e, "stdev", json_real(sqrt(ss / n)));
-    json_object_set_new(e, "min", json_real(lo));
-    json_object_set_new(e, "max", json_real(hi));
-    json_object_set_new(o, step_figs[f].name, e);
+    json_object_set_new(e, "mean", json_real(st->fig[f].mean));
+    json_object_set_new(e, "stdev", json_real(st->fig[f].stdev));
+    json_object_set_new(e, "min", json_real(st->fig[f].min));
+    json_object_set_new(e, "max", json_real(st->fig[f].max));
+    json_object_set_new(o, run_step_fig_key(f), e);
   }
   return o;
 }
@@ -249,7 +211,7 @@ static void training_json(const run_training_result *r, const cfg_scenario *cfg,
   uint32_t done = wl_job_steps_done(r->job);
   if (done) json_object_set_new(summary, "step", out__step_json(wl_job_step(r->job, 0), cfg));
   json_object_set_new(summary, "steps", steps_json(r->job, r->base));
-  if (done) json_object_set_new(summary, "step_stats", step_stats_json(r->job));
+  if (done) json_object_set_new(summary, "step_stats", step_stats_json(&r->steps));
   json_object_set_new(summary, "failure", failure_json(&r->failure));
   json_object_set_new(summary, "sdc", sdc_json(r));
   json_object_set_new(summary, "root_cause", root_cause_json(&r->root_cause));
@@ -422,7 +384,8 @@ static json_t *job_pfc_json(const run_jobs *js, uint32_t j) {
 
 /* jobs[]: per job its placement, its collective and its slowdown against
  * the same job alone (null when not computed: one job, or it did not finish). */
-static json_t *jobs_json(const run_jobs *js, const topo *t, bool classes) {
+static json_t *jobs_json(const run_jobs *js, const run_step_stats *steps, const topo *t,
+                         bool classes) {
   json_t *arr = json_array();
   /* each job's pfc: where the fidelity counts pauses, when the scenario
    * uses classes or a PAUSE was sent (a run without either writes what it
@@ -463,7 +426,7 @@ static json_t *jobs_json(const run_jobs *js, const topo *t, bool classes) {
       if (wl_job_steps_done(tj))
         json_object_set_new(o, "step", out__step_json(wl_job_step(tj, 0), &job->view));
       json_object_set_new(o, "steps", steps_json(tj, job->train_alone));
-      if (wl_job_steps_done(tj)) json_object_set_new(o, "step_stats", step_stats_json(tj));
+      if (wl_job_steps_done(tj)) json_object_set_new(o, "step_stats", step_stats_json(&steps[j]));
       storage_json(job->ckpt, o);
     } else if (job->trr) { /* as a trace run's */
       json_decref(colls);
@@ -544,7 +507,9 @@ static json_t *files_json(const cfg_scenario *cfg) {
   return files;
 }
 
-json_t *out_run_summary(const cfg_scenario *cfg, const topo *t, const run_result *r) {
+json_t *out_run_summary(const run_result *r) {
+  const cfg_scenario *cfg = r->cfg;
+  const topo *t = r->t;
   json_t *o = json_object();
   json_object_set_new(o, "fabsim_version", json_string(FABSIM_VERSION));
   json_object_set_new(o, "scenario", out_scenario_json(r->scenario, r->sets, r->nsets, cfg));
@@ -552,9 +517,9 @@ json_t *out_run_summary(const cfg_scenario *cfg, const topo *t, const run_result
   json_object_set_new(o, "gpus", json_integer(topo_gpu_count(t)));
   json_object_set_new(o, "nodes", json_integer(topo_node_count(t)));
   json_object_set_new(o, "topology", out_topo_json(t, cfg));
-  if (r->jobs && r->jobs->n) {
-    json_object_set_new(o, "jobs", jobs_json(r->jobs, t, cfg_classes_used(cfg)));
-  } else if (cfg->workload.kind == CFG_WORKLOAD_COLLECTIVE) {
+  if (r->kind == RUN_KIND_JOBS) {
+    json_object_set_new(o, "jobs", jobs_json(r->jobs, r->job_steps, t, cfg_classes_used(cfg)));
+  } else if (r->kind == RUN_KIND_COLLECTIVE) {
     json_t *colls = json_array();
     json_t *c = json_object();
     json_object_set_new(c, "op", json_string(cfg_coll_op_name(r->w->plan.op)));
@@ -575,9 +540,9 @@ json_t *out_run_summary(const cfg_scenario *cfg, const topo *t, const run_result
     json_object_set_new(c, "delivered_bytes", out_json_u64(r->net.bytes));
     json_array_append_new(colls, c);
     json_object_set_new(o, "collectives", colls);
-  } else if (cfg->workload.kind == CFG_WORKLOAD_TRAINING) {
+  } else if (r->kind == RUN_KIND_TRAINING) {
     /* step, steps, failure, sdc, root_cause, power: training_json */
-  } else if (cfg->workload.kind == CFG_WORKLOAD_TRACE) {
+  } else if (r->kind == RUN_KIND_TRACE) {
     json_object_set_new(o, "trace", out__trace_json(&r->w->trace, r->w->trace_set, cfg));
   } else if (cfg->workload.kind == CFG_WORKLOAD_INFERENCE) {
     if (r->w->inference)
@@ -608,7 +573,7 @@ json_t *out_run_summary(const cfg_scenario *cfg, const topo *t, const run_result
     }
     json_object_set_new(o, "traffic", tr);
   }
-  if (cfg->workload.kind != CFG_WORKLOAD_TRAINING) /* training: training_json */
+  if (r->kind != RUN_KIND_TRAINING) /* training: training_json */
     json_object_set_new(o, "failure", r->w->failed ? transfer_failure_json(r) : json_null());
   json_object_set_new(o, "network", network_json(&r->net));
   if (cfg_classes_used(cfg)) json_object_set_new(o, "traffic_classes", classes_json(cfg, &r->net));
@@ -633,7 +598,7 @@ json_t *out_run_summary(const cfg_scenario *cfg, const topo *t, const run_result
     json_object_set_new(sim, "parallel", j);
   }
   json_object_set_new(o, "sim", sim);
-  if (cfg->workload.kind == CFG_WORKLOAD_TRAINING) training_json(&r->training, cfg, r->tel, o);
+  if (r->kind == RUN_KIND_TRAINING) training_json(&r->training, cfg, r->tel, o);
   /* complete: the job ran to its end and succeeded; outcome says which of
    * done, failed (the job's fault: its summary says why) or stopped (Ctrl-C) */
   bool failed = r->w->failed;

@@ -300,9 +300,9 @@ static void classes_text(const cfg_scenario *cfg, const be_stats *st) {
 static void workload_text(const cfg_scenario *cfg, const topo *t, const run_result *r) {
   const run_training_result *tres = &r->training;
   char a[64], b[64], c[64], d[64];
-  if (r->jobs && r->jobs->n) {
+  if (r->kind == RUN_KIND_JOBS) {
     jobs_text(r->jobs, t, cfg_classes_used(cfg));
-  } else if (cfg->workload.kind == CFG_WORKLOAD_COLLECTIVE) {
+  } else if (r->kind == RUN_KIND_COLLECTIVE) {
     printf("%-12s %s, %s over %s, %s, protocol %s\n", cfg_coll_op_name(r->w->plan.op),
            cfg_coll_algorithm_name(r->w->plan.algorithm),
            sim_fmt_bytes(a, sizeof a, r->w->plan.bytes),
@@ -320,10 +320,10 @@ static void workload_text(const cfg_scenario *cfg, const topo *t, const run_resu
              sim_fmt_seconds(a, sizeof a, r->w->res.time_s), r->w->failed ? "FAILED" : "stopped",
              sim_fmt_bytes(b, sizeof b, r->net.bytes));
     }
-  } else if (cfg->workload.kind == CFG_WORKLOAD_TRAINING) {
+  } else if (r->kind == RUN_KIND_TRAINING) {
     if (wl_job_steps_done(tres->job)) out__step_text(wl_job_step(tres->job, 0), cfg);
     training_text(tres);
-  } else if (cfg->workload.kind == CFG_WORKLOAD_TRACE) {
+  } else if (r->kind == RUN_KIND_TRACE) {
     out__trace_print(stdout, &r->w->trace, r->w->trace_set);
   } else if (cfg->workload.kind == CFG_WORKLOAD_INFERENCE) {
     if (r->w->inference) out__inference_print(stdout, r->w->inference, cfg);
@@ -347,8 +347,9 @@ static void workload_text(const cfg_scenario *cfg, const topo *t, const run_resu
   }
 }
 
-void out_run_print(const cfg_scenario *cfg, const topo *t, const run_result *r,
-                   const char *written) {
+void out_run_print(const run_result *r, const char *written) {
+  const cfg_scenario *cfg = r->cfg;
+  const topo *t = r->t;
   const topo_inventory *inv = topo_inventory_get(t);
   char a[64], b[64], c[64], d[64], e[64], f[64], h[64];
   printf("fabsim %s, %s fidelity, seed %llu\n", FABSIM_VERSION,
@@ -391,7 +392,7 @@ void out_run_print(const cfg_scenario *cfg, const topo *t, const run_result *r,
            g->whole_node ? "the node of " : "", g->gpu,
            sim_fmt_seconds(a, sizeof a, sim_ps_to_s(g->at)), r->w->trace.iterations_done,
            sim_fmt_noun(b, sizeof b, r->w->trace.iterations, "iteration"));
-  } else if (r->w->failed && cfg->workload.kind != CFG_WORKLOAD_TRAINING) {
+  } else if (r->w->failed && r->kind != RUN_KIND_TRAINING) {
     printf("failure      %s failed: the job failed",
            sim_fmt_noun(a, sizeof a, r->w->failures, "transfer"));
     if (r->w->have_first)
@@ -400,7 +401,7 @@ void out_run_print(const cfg_scenario *cfg, const topo *t, const run_result *r,
              r->w->first.dst_gpu, r->w->first.cause ? r->w->first.cause : "unknown");
     printf("\n");
   }
-  if (cfg->workload.kind == CFG_WORKLOAD_TRAINING) power_text(&r->training.power);
+  if (r->kind == RUN_KIND_TRAINING) power_text(&r->training.power);
   else if (r->have_power) power_text(&r->power);
   events_text(&r->log);
   printf("sim          %s, %s, wall %s\n", sim_fmt_noun(a, sizeof a, r->events, "event"),
@@ -425,12 +426,13 @@ void out_run_print(const cfg_scenario *cfg, const topo *t, const run_result *r,
 }
 
 /* stderr's line when the simulated job failed (exit 4). */
-void out_run_failed_print(const cfg_scenario *cfg, const run_result *r) {
+void out_run_failed_print(const run_result *r) {
+  const cfg_scenario *cfg = r->cfg;
   const run_training_result *tres = &r->training;
   const char *kind = "transfer-failed", *component = "", *cause = NULL;
   char comp[32], at[64];
   double at_s = 0;
-  if (cfg->workload.kind == CFG_WORKLOAD_TRAINING) {
+  if (r->kind == RUN_KIND_TRAINING) {
     const run_failure *f = &tres->failure;
     kind = f->kind_name;
     component = f->component;

@@ -88,10 +88,14 @@ typedef struct col_builder {
   size_t cap;
 } col_builder;
 
-static size_t add_col(col_builder *cb, const char *metric, const char *entity, const char *unit) {
+/* A column; peak: its samples are peaks (a p99 or maximum, a queue), which
+ * keep their greatest where rows are merged (report.html). */
+static size_t add_col(col_builder *cb, const char *metric, const char *entity, const char *unit,
+                      bool peak) {
   out__series *s = cb->s;
   sim_grow((void **)&s->cols, &cb->cap, s->ncols + 1, sizeof *s->cols);
   out__col *c = &s->cols[s->ncols];
+  c->peak = peak;
   snprintf(c->metric, sizeof c->metric, "%s", metric);
   snprintf(c->entity, sizeof c->entity, "%s", entity);
   snprintf(c->unit, sizeof c->unit, "%s", unit);
@@ -118,15 +122,15 @@ void out__series_build(out__series *s, const tel *t, const out_names *names,
     gpu0 = s->ncols;
     for (int k = 0; k < TEL_GPU_NSTATES; k++) {
       snprintf(m, sizeof m, "gpu_%s", tel_gpu_state_name((tel_gpu_state)k));
-      add_col(&cb, m, "", "fraction");
+      add_col(&cb, m, "", "fraction", false);
     }
   }
   if (power && !(obs & TEL_OBS_GPU)) power = NULL; /* no states, no power over time */
   if (power) {
     pwr0 = s->ncols;
-    add_col(&cb, "power_gpu_kw", "", "kW");
-    add_col(&cb, "power_it_kw", "", "kW");
-    add_col(&cb, "power_facility_kw", "", "kW");
+    add_col(&cb, "power_gpu_kw", "", "kW", false);
+    add_col(&cb, "power_it_kw", "", "kW", false);
+    add_col(&cb, "power_facility_kw", "", "kW", false);
   }
   if (obs & TEL_OBS_NIC) {
     nic0 = s->ncols;
@@ -134,32 +138,32 @@ void out__series_build(out__series *s, const tel *t, const out_names *names,
       static const char *const agg[] = {"total", "p50", "p99", "max"};
       for (int a = 0; a < 4; a++) {
         snprintf(m, sizeof m, "nic_%s_gbps_%s", dir_word[d], agg[a]);
-        add_col(&cb, m, "", "Gb/s");
+        add_col(&cb, m, "", "Gb/s", a >= 2); /* p99, max */
       }
       snprintf(m, sizeof m, "nic_%s_active", dir_word[d]);
-      add_col(&cb, m, "", "NICs");
+      add_col(&cb, m, "", "NICs", false);
     }
   }
   if (obs & TEL_OBS_PORT_UTIL) {
     util0 = s->ncols;
-    add_col(&cb, "port_util_mean", "", "fraction");
-    add_col(&cb, "port_util_p50", "", "fraction");
-    add_col(&cb, "port_util_p99", "", "fraction");
-    add_col(&cb, "port_util_max", "", "fraction");
+    add_col(&cb, "port_util_mean", "", "fraction", false);
+    add_col(&cb, "port_util_p50", "", "fraction", false);
+    add_col(&cb, "port_util_p99", "", "fraction", true);
+    add_col(&cb, "port_util_max", "", "fraction", true);
   }
   if (obs & TEL_OBS_PORT_QUEUE) {
     queue0 = s->ncols;
-    add_col(&cb, "port_queue_p99_bytes", "", "bytes");
-    add_col(&cb, "port_queue_max_bytes", "", "bytes");
+    add_col(&cb, "port_queue_p99_bytes", "", "bytes", true);
+    add_col(&cb, "port_queue_max_bytes", "", "bytes", true);
   }
   if (obs & TEL_OBS_PORT_ECN) {
     ecn0 = s->ncols;
-    add_col(&cb, "ecn_marks", "", "marks");
+    add_col(&cb, "ecn_marks", "", "marks", false);
   }
   if (obs & TEL_OBS_PORT_PFC) {
     pfc0 = s->ncols;
-    add_col(&cb, "pfc_paused_s", "", "s");
-    add_col(&cb, "pfc_paused_ports", "", "ports");
+    add_col(&cb, "pfc_paused_s", "", "s", false);
+    add_col(&cb, "pfc_paused_ports", "", "ports", false);
   }
   watch0 = s->ncols;
   uint32_t nw = tel_watch_count(t);
@@ -169,17 +173,17 @@ void out__series_build(out__series *s, const tel *t, const out_names *names,
     if (is_nic) {
       if (names && names->nic) names->nic(names->ctx, id, e, sizeof e);
       else snprintf(e, sizeof e, "nic%u", id);
-      add_col(&cb, "tx_gbps", e, "Gb/s");
-      add_col(&cb, "rx_gbps", e, "Gb/s");
-      add_col(&cb, "util", e, "fraction");
+      add_col(&cb, "tx_gbps", e, "Gb/s", false);
+      add_col(&cb, "rx_gbps", e, "Gb/s", false);
+      add_col(&cb, "util", e, "fraction", false);
     } else {
       if (names && names->port) names->port(names->ctx, id, e, sizeof e);
       else snprintf(e, sizeof e, "port%u", id);
-      add_col(&cb, "gbps", e, "Gb/s");
-      add_col(&cb, "util", e, "fraction");
-      if (obs & TEL_OBS_PORT_QUEUE) add_col(&cb, "queue_max_bytes", e, "bytes");
-      if (obs & TEL_OBS_PORT_ECN) add_col(&cb, "ecn_marks", e, "marks");
-      if (obs & TEL_OBS_PORT_PFC) add_col(&cb, "pfc_paused_s", e, "s");
+      add_col(&cb, "gbps", e, "Gb/s", false);
+      add_col(&cb, "util", e, "fraction", false);
+      if (obs & TEL_OBS_PORT_QUEUE) add_col(&cb, "queue_max_bytes", e, "bytes", true);
+      if (obs & TEL_OBS_PORT_ECN) add_col(&cb, "ecn_marks", e, "marks", false);
+      if (obs & TEL_OBS_PORT_PFC) add_col(&cb, "pfc_paused_s", e, "s", false);
     }
   }
   /* Pass 2: the values. */

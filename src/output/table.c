@@ -9,83 +9,56 @@
 
 #include "output/out_internal.h"
 
-/* A headline figure by the one rule (sim_fmt): its unit, or for a figure
- * without one its name's kind (a fraction as a percentage, a count with
- * separators); "-" where the run lacks it. */
-static void fmt_value(char *buf, size_t n, const json_t *v, const json_t *fig) {
-  static const struct {
-    const char *unit;
-    double scale;
-    sim_unit kind;
-  } units[] = {{"s", 1, SIM_UNIT_SECONDS},      {"us", 1e-6, SIM_UNIT_SECONDS},
-               {"USD", 1, SIM_UNIT_USD},        {"b/s", 1, SIM_UNIT_BITRATE},
-               {"Gb/s", 1e9, SIM_UNIT_BITRATE}, {"GB/s", 1e9, SIM_UNIT_BYTERATE}};
-  static const struct {
-    const char *name;
-    sim_unit kind;
-  } unitless[] = {{"mfu", SIM_UNIT_PERCENT},
-                  {"ecn_marks", SIM_UNIT_COUNT},
-                  {"drops", SIM_UNIT_COUNT},
-                  {"max_link_sharing", SIM_UNIT_COUNT}};
-  if (!json_is_number(v)) {
-    snprintf(buf, n, "-");
-    return;
-  }
-  double x = json_number_value(v);
-  const char *unit = json_string_value(json_object_get(fig, "unit"));
-  const char *name = json_string_value(json_object_get(fig, "name"));
-  const char *stem = name && strrchr(name, '.') ? strrchr(name, '.') + 1 : name ? name : "";
-  for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
-    if (!strcmp(unit, units[i].unit)) {
-      sim_fmt(buf, n, x * units[i].scale, units[i].kind);
-      return;
-    }
-  for (size_t i = 0; !unit[0] && i < sizeof unitless / sizeof unitless[0]; i++)
-    if (!strcmp(stem, unitless[i].name)) {
-      sim_fmt(buf, n, x, unitless[i].kind);
-      return;
-    }
-  char num[40];
-  sim_fmt(num, sizeof num, x, SIM_UNIT_NUMBER);
-  snprintf(buf, n, "%s%s%s", num, unit[0] ? " " : "", unit);
+/* The runs' headline figures (the figure table's rows, read from each
+ * run's summary), and their union in the table's order: a run lacking a
+ * figure shows "-". */
+typedef struct figs {
+  size_t nr;
+  out__headline *of; /* nr: each run's figures */
+  const out__fig_value **all;
+  size_t n;
+} figs;
+
+/* The same figure: one row of the table, of the run or of the same job. */
+static bool same_figure(const out__fig_value *a, const out__fig_value *b) {
+  return a->fig == b->fig && (a->job ? b->job && !strcmp(a->job, b->job) : !b->job);
 }
 
-/* Union of the runs' headline figures, in their canonical order. */
-static json_t *figures_of(const json_t *runs) {
-  json_t *all = json_array();
-  for (size_t i = 0; i < json_array_size(runs); i++) {
-    json_t *h = out_headline(json_object_get(json_array_get(runs, i), "summary"));
-    for (size_t k = 0; k < json_array_size(h); k++) {
-      json_t *f = json_array_get(h, k);
-      const char *label = json_string_value(json_object_get(f, "label"));
+static void figs_of(figs *f, const json_t *runs) {
+  f->nr = json_array_size(runs);
+  f->of = sim_calloc(f->nr ? f->nr : 1, sizeof *f->of);
+  size_t cap = 0;
+  for (size_t r = 0; r < f->nr; r++)
+    cap +=
+        (out__headline_of_summary(&f->of[r], json_object_get(json_array_get(runs, r), "summary")),
+         f->of[r].n);
+  f->all = sim_calloc(cap ? cap : 1, sizeof *f->all);
+  f->n = 0;
+  for (size_t r = 0; r < f->nr; r++)
+    for (size_t k = 0; k < f->of[r].n; k++) {
       bool have = false;
-      for (size_t m = 0; m < json_array_size(all) && !have; m++)
-        have = !strcmp(json_string_value(json_object_get(json_array_get(all, m), "label")), label);
-      if (!have) json_array_append(all, f);
+      for (size_t m = 0; m < f->n && !have; m++) have = same_figure(f->all[m], &f->of[r].v[k]);
+      if (!have) f->all[f->n++] = &f->of[r].v[k];
     }
-    json_decref(h);
-  }
-  return all;
 }
 
-/* A new reference to the run's figure of that label (out_headline's object), or NULL. */
-static json_t *figure_of(const json_t *run, const char *label) {
-  json_t *h = out_headline(json_object_get(run, "summary"));
-  json_t *v = NULL;
-  for (size_t k = 0; k < json_array_size(h) && !v; k++) {
-    json_t *f = json_array_get(h, k);
-    if (!strcmp(json_string_value(json_object_get(f, "label")), label)) v = json_incref(f);
-  }
-  json_decref(h);
-  return v;
+static void figs_free(figs *f) {
+  for (size_t r = 0; r < f->nr; r++) out__headline_free(&f->of[r]);
+  sim_free(f->of);
+  sim_free(f->all);
 }
 
-/* A new reference to the figure's value, or NULL. */
-static json_t *figure_value(const json_t *run, const char *label) {
-  json_t *f = figure_of(run, label);
-  json_t *v = f ? json_real(json_number_value(json_object_get(f, "value"))) : NULL;
-  json_decref(f);
-  return v;
+/* Run r's value of figure k (of f->all), or NULL when it lacks it. */
+static const out__fig_value *figure_of(const figs *f, size_t r, size_t k) {
+  for (size_t i = 0; i < f->of[r].n; i++)
+    if (same_figure(&f->of[r].v[i], f->all[k])) return &f->of[r].v[i];
+  return NULL;
+}
+
+/* A figure by the one rule (its row's kind); "-" where the run lacks it. */
+static void fmt_value(char *buf, size_t n, const out__fig_value *v) {
+  if (!v) snprintf(buf, n, "-");
+  else out__figure_fmt(buf, n, v->fig, v->value);
 }
 
 /* The value of key in a point label "k1=v1 k2=v2" ("-" when absent). */
@@ -139,8 +112,9 @@ const char *out__param_values(const json_t *runs, const char *key, double *v) {
 }
 
 void out_sweep_table(FILE *f, const json_t *runs, const char *const *keys, size_t nkeys) {
-  json_t *figs = figures_of(runs);
-  size_t nf = json_array_size(figs), nr = json_array_size(runs), ncol = 1 + nkeys + nf;
+  figs fg;
+  figs_of(&fg, runs);
+  size_t nf = fg.n, nr = json_array_size(runs), ncol = 1 + nkeys + nf;
   char ***cell = sim_calloc(nr + 1, sizeof *cell);
   size_t *w = sim_calloc(ncol, sizeof *w);
   for (size_t r = 0; r <= nr; r++) {
@@ -149,22 +123,14 @@ void out_sweep_table(FILE *f, const json_t *runs, const char *const *keys, size_
   }
   snprintf(cell[0][0], 96, "#");
   for (size_t k = 0; k < nkeys; k++) snprintf(cell[0][1 + k], 96, "%s", keys[k]);
-  for (size_t k = 0; k < nf; k++) {
-    const json_t *fg = json_array_get(figs, k);
-    snprintf(cell[0][1 + nkeys + k], 96, "%s", json_string_value(json_object_get(fg, "label")));
-  }
+  for (size_t k = 0; k < nf; k++) out__fig_label(fg.all[k], cell[0][1 + nkeys + k], 96);
   for (size_t r = 0; r < nr; r++) {
     const json_t *run = json_array_get(runs, r);
     const char *point = json_string_value(json_object_get(run, "point"));
     snprintf(cell[r + 1][0], 96, "%zu%s", r + 1,
              json_is_false(json_object_get(run, "complete")) ? "*" : "");
     for (size_t k = 0; k < nkeys; k++) out__point_value(point, keys[k], cell[r + 1][1 + k], 96);
-    for (size_t k = 0; k < nf; k++) {
-      const json_t *fg = json_array_get(figs, k);
-      json_t *v = figure_value(run, json_string_value(json_object_get(fg, "label")));
-      fmt_value(cell[r + 1][1 + nkeys + k], 96, v, fg);
-      json_decref(v);
-    }
+    for (size_t k = 0; k < nf; k++) fmt_value(cell[r + 1][1 + nkeys + k], 96, figure_of(&fg, r, k));
   }
   for (size_t r = 0; r <= nr; r++)
     for (size_t c = 0; c < ncol; c++)
@@ -178,12 +144,13 @@ void out_sweep_table(FILE *f, const json_t *runs, const char *const *keys, size_
   }
   sim_free(cell);
   sim_free(w);
-  json_decref(figs);
+  figs_free(&fg);
 }
 
 void out_compare_table(FILE *f, const json_t *runs) {
-  json_t *figs = figures_of(runs);
-  size_t nr = json_array_size(runs), nf = json_array_size(figs);
+  figs fg;
+  figs_of(&fg, runs);
+  size_t nr = json_array_size(runs), nf = fg.n;
   size_t wl = 6;
   int wc = 24;
   for (size_t r = 0; r < nr; r++) {
@@ -191,25 +158,25 @@ void out_compare_table(FILE *f, const json_t *runs) {
     if (l > wc) wc = l;
   }
   for (size_t k = 0; k < nf; k++) {
-    size_t l = strlen(json_string_value(json_object_get(json_array_get(figs, k), "label")));
-    if (l > wl) wl = l;
+    char label[200];
+    out__fig_label(fg.all[k], label, sizeof label);
+    if (strlen(label) > wl) wl = strlen(label);
   }
   fprintf(f, "%-*s", (int)wl, "figure");
   for (size_t r = 0; r < nr; r++)
     fprintf(f, "  %*s", wc, json_string_value(json_object_get(json_array_get(runs, r), "label")));
   fprintf(f, "\n");
   for (size_t k = 0; k < nf; k++) {
-    const json_t *fg = json_array_get(figs, k);
-    const char *label = json_string_value(json_object_get(fg, "label"));
+    char label[200];
+    out__fig_label(fg.all[k], label, sizeof label);
     fprintf(f, "%-*s", (int)wl, label);
-    json_t *base = figure_value(json_array_get(runs, 0), label);
+    const out__fig_value *base = nr ? figure_of(&fg, 0, k) : NULL;
     for (size_t r = 0; r < nr; r++) {
-      json_t *v = figure_value(json_array_get(runs, r), label);
+      const out__fig_value *v = figure_of(&fg, r, k);
       char a[64], cellbuf[160], pct[64];
-      fmt_value(a, sizeof a, v, fg);
-      if (r > 0 && json_is_number(v) && json_is_number(base) && json_number_value(base) != 0) {
-        double rel =
-            (json_number_value(v) - json_number_value(base)) / fabs(json_number_value(base));
+      fmt_value(a, sizeof a, v);
+      if (r > 0 && v && base && base->value != 0) {
+        double rel = (v->value - base->value) / fabs(base->value);
         sim_fmt(pct, sizeof pct, rel, SIM_UNIT_PERCENT);
         snprintf(cellbuf, sizeof cellbuf, "%s (%s%s)", a, rel > 0 && strcmp(pct, "0%") ? "+" : "",
                  pct);
@@ -217,12 +184,10 @@ void out_compare_table(FILE *f, const json_t *runs) {
         snprintf(cellbuf, sizeof cellbuf, "%s", a);
       }
       fprintf(f, "  %*s", wc, cellbuf);
-      json_decref(v);
     }
-    json_decref(base);
     fprintf(f, "\n");
   }
-  json_decref(figs);
+  figs_free(&fg);
 }
 
 /* A number of sweep.csv: an integer in plain digits (up to 2^53, where every
@@ -232,12 +197,11 @@ static void csv_num(out__buf *b, double v) {
   else out__num(b, v);
 }
 
-/* A step figure's spread beside its mean in sweep.csv (out_headline's keys). */
-static const char *const spread_keys[] = {"stdev", "min", "max"};
-
 char *out_sweep_csv(const json_t *runs, const char *const *keys, size_t nkeys) {
-  json_t *figs = figures_of(runs);
-  size_t nf = json_array_size(figs), nr = json_array_size(runs);
+  static const char *const spread_keys[] = {"stdev", "min", "max"};
+  figs fg;
+  figs_of(&fg, runs);
+  size_t nf = fg.n, nr = json_array_size(runs);
   out__buf b = {0};
   /* each key's values as numbers in one unit, or NULL: as written (categorical) */
   double *kv = sim_calloc(nkeys * (nr ? nr : 1), sizeof *kv);
@@ -254,14 +218,12 @@ char *out_sweep_csv(const json_t *runs, const char *const *keys, size_t nkeys) {
   /* a step figure that some run has over several steps: its mean, then its spread */
   bool *spread = sim_calloc(nf ? nf : 1, sizeof *spread);
   for (size_t k = 0; k < nf; k++) {
-    const json_t *fg = json_array_get(figs, k);
-    const char *unit = json_string_value(json_object_get(fg, "unit"));
-    const char *name = json_string_value(json_object_get(fg, "name"));
-    const char *label = json_string_value(json_object_get(fg, "label"));
+    const char *unit = fg.all[k]->fig->unit;
+    char name[160];
+    out__fig_name(fg.all[k], name, sizeof name);
     for (size_t r = 0; r < nr && !spread[k]; r++) {
-      json_t *f = figure_of(json_array_get(runs, r), label);
-      spread[k] = json_object_get(f, "stdev") != NULL;
-      json_decref(f);
+      const out__fig_value *v = figure_of(&fg, r, k);
+      spread[k] = v && v->steps;
     }
     for (size_t m = 0; m < (spread[k] ? 4u : 1u); m++)
       out__printf(&b, ",%s%s%s%s%s%s", name, m ? "_" : "", m ? spread_keys[m - 1] : "",
@@ -280,23 +242,21 @@ char *out_sweep_csv(const json_t *runs, const char *const *keys, size_t nkeys) {
       else if (strcmp(v, "-")) out__csv_field(&b, v);
     }
     for (size_t k = 0; k < nf; k++) {
-      json_t *f =
-          figure_of(run, json_string_value(json_object_get(json_array_get(figs, k), "label")));
+      const out__fig_value *v = figure_of(&fg, r, k);
       out__puts(&b, ",");
-      if (f) csv_num(&b, json_number_value(json_object_get(f, "value")));
+      if (v) csv_num(&b, v->value);
       for (size_t m = 0; spread[k] && m < 3; m++) { /* one step: no spread, its own figure */
-        const json_t *x = json_object_get(f, spread_keys[m]);
+        const double sp[] = {v ? v->stdev : 0, v ? v->min : 0, v ? v->max : 0};
         out__puts(&b, ",");
-        if (json_is_number(x)) csv_num(&b, json_number_value(x));
-        else if (f) csv_num(&b, m ? json_number_value(json_object_get(f, "value")) : 0);
+        if (v && v->steps) csv_num(&b, sp[m]);
+        else if (v) csv_num(&b, m ? v->value : 0);
       }
-      json_decref(f);
     }
     out__puts(&b, "\n");
   }
   sim_free(spread);
   sim_free(kv);
   sim_free(ku);
-  json_decref(figs);
+  figs_free(&fg);
   return b.p;
 }

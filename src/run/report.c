@@ -4,6 +4,7 @@
  * power, and their events. summary.json and the terminal are built from
  * these at the edge (src/output/run_summary.c, run_text.c). */
 #include <assert.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -335,6 +336,7 @@ void run_training_report(run_training *tr, const flt_sched *fs, run_events *log,
   out->job = tr->job;
   out->base = tr->base;
   out->ckpt = tr->ckpt.every || tr->ckpt.load ? &tr->ckpt : NULL;
+  run_step_stats_of(tr->job, &out->steps);
   run_ckpt_events(&tr->ckpt, NULL, log);
   slowdown_events(tr, log);
   failure_of(tr, log, &out->failure);
@@ -356,6 +358,49 @@ void run_training_report(run_training *tr, const flt_sched *fs, run_events *log,
   pw->have_throttle_utilization = tr->base != NULL;
   pw->throttle_utilization = tr->utilization;
   run_events_sort(log);
+}
+
+const char *run_step_fig_key(run_step_fig f) {
+  static const char *const keys[RUN_STEP_NFIGS] = {"time_s",   "compute_s", "exposed_comm_s",
+                                                   "bubble_s", "mfu",       "tokens_per_s"};
+  return f < RUN_STEP_NFIGS ? keys[f] : "";
+}
+
+/* Figure f of step k. */
+static double step_fig(const wl_job *j, uint32_t k, run_step_fig f) {
+  const wl_step *s = wl_job_step(j, k);
+  switch (f) {
+  case RUN_STEP_TIME: return s->time_s;
+  case RUN_STEP_COMPUTE: return s->compute_s;
+  case RUN_STEP_EXPOSED_COMM: return s->exposed_comm_s;
+  case RUN_STEP_BUBBLE: return s->bubble_s;
+  case RUN_STEP_MFU: return s->mfu;
+  default: return s->tokens_per_s;
+  }
+}
+
+void run_step_stats_of(const wl_job *j, run_step_stats *out) {
+  memset(out, 0, sizeof *out);
+  uint32_t n = j ? wl_job_steps_done(j) : 0;
+  out->steps = n;
+  for (run_step_fig f = 0; n && f < RUN_STEP_NFIGS; f++) {
+    bool rate = f == RUN_STEP_MFU || f == RUN_STEP_TOKENS_PER_S;
+    double first = step_fig(j, 0, f), lo = first, hi = first, d = 0, wsum = 0, tsum = 0, ss = 0;
+    for (uint32_t k = 0; k < n; k++) { /* about the first: equal steps give it exactly */
+      double x = step_fig(j, k, f), t = wl_job_step(j, k)->time_s;
+      d += x - first;
+      wsum += (x - first) * t;
+      tsum += t;
+      lo = x < lo ? x : lo;
+      hi = x > hi ? x : hi;
+    }
+    double am = first + d / n; /* the spread is about the per-step values' own mean */
+    for (uint32_t k = 0; k < n; k++) ss += (step_fig(j, k, f) - am) * (step_fig(j, k, f) - am);
+    out->fig[f] = (run_stat){.mean = rate ? first + (tsum > 0 ? wsum / tsum : 0) : am,
+                             .stdev = sqrt(ss / n),
+                             .min = lo,
+                             .max = hi};
+  }
 }
 
 void run_training_result_free(run_training_result *r) {

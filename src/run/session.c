@@ -13,7 +13,6 @@ struct run_session {
   run_setup s; /* the scenario, topology, backend, faults, workload and job */
   run_result r;
   char started_at[32]; /* wall clock at the start, UTC */
-  run_provenance prov;
   bool mpi, rank0, opened;
   const char *stopped_after; /* the phase after the simulation a Ctrl-C stopped, or NULL */
   int lock_fd;               /* output.dir held by this run (sim_dir_lock); -1: not held */
@@ -105,6 +104,9 @@ int run_session_open(run_session *h, const char *scenario, const char *const *se
   if (run_setup_load(&h->s, scenario, sets, nsets, err) != SIM_OK) return fail(err, true);
   h->r.w = &h->s.w;
   h->r.jobs = &h->s.jobs;
+  h->r.cfg = &h->s.cfg; /* what the edge reads, through the result */
+  h->r.t = h->s.t;
+  h->r.ports = &h->s.tel.ports;
   h->r.scenario = scenario;
   h->r.sets = sets;
   h->r.nsets = nsets;
@@ -125,12 +127,17 @@ int run_session_open(run_session *h, const char *scenario, const char *const *se
   struct tm tm;
   gmtime_r(&now, &tm);
   strftime(h->started_at, sizeof h->started_at, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  h->prov = (run_provenance){.started_at = h->started_at,
-                             .sweep = getenv("FABSIM_SWEEP"),
-                             .point = getenv("FABSIM_SWEEP_POINT")};
+  h->r.provenance = (run_provenance){.started_at = h->started_at,
+                                     .sweep = getenv("FABSIM_SWEEP"),
+                                     .point = getenv("FABSIM_SWEEP_POINT")};
   sim_test_pause("setup"); /* tests: output.dir taken, the topology not yet built */
   int rc = run_setup_begin(&h->s, err);
   if (rc != SIM_OK) return fail(err, rc == SIM_ECONFIG);
+  static const run_kind of_workload[] = {[CFG_WORKLOAD_COLLECTIVE] = RUN_KIND_COLLECTIVE,
+                                         [CFG_WORKLOAD_TRAFFIC] = RUN_KIND_TRAFFIC,
+                                         [CFG_WORKLOAD_TRAINING] = RUN_KIND_TRAINING,
+                                         [CFG_WORKLOAD_TRACE] = RUN_KIND_TRACE};
+  h->r.kind = h->s.jobs.n ? RUN_KIND_JOBS : of_workload[h->s.cfg.workload.kind]; /* once */
   const char *w = run_reordering_warning(&h->s.cfg, &h->r.log);
   if (w) warn_at(h, "cluster.nic.recovery", w);
   w = run_idle_nic_warning(&h->s.cfg, &h->s.w.plan, h->s.t, &h->r.log);
@@ -240,6 +247,11 @@ static int measure(run_session *h, sim_error *err) {
   } else {
     run_training_report(&s->tr, s->fs, &r->log, &r->training);
   }
+  if (s->jobs.n) { /* each training job's steps, summarized once */
+    r->job_steps = sim_calloc(s->jobs.n, sizeof *r->job_steps);
+    for (uint32_t j = 0; j < s->jobs.n; j++)
+      if (s->jobs.v[j].train) run_step_stats_of(s->jobs.v[j].train, &r->job_steps[j]);
+  }
   if (r->complete) warn_faults_after_end(h, s->training ? sim_now(s->sim) : s->w.exec.end);
   run_flows_collect(&r->flows, s, &r->log);        /* output.flows (before the log is capped) */
   run_events_cap(&r->log, cfg->output.max_events); /* every output reads the capped log */
@@ -259,7 +271,7 @@ int run_session_execute(run_session *h, sim_error *err) {
 bool run_session_reports(const run_session *h) { return h->rank0; }
 const run_setup *run_session_setup(const run_session *h) { return &h->s; }
 const run_result *run_session_result(const run_session *h) { return &h->r; }
-const run_provenance *run_session_provenance(const run_session *h) { return &h->prov; }
+const run_provenance *run_session_provenance(const run_session *h) { return &h->r.provenance; }
 
 run_session_end run_session_outcome(const run_session *h, char *msg, size_t n) {
   const char *dir = h->s.cfg.output.dir;
@@ -295,6 +307,7 @@ void run_session_close(run_session *h, bool bad_input) {
   run_training_result_free(&h->r.training);
   tel_destroy(h->r.tel);
   run_flows_free(&h->r.flows);
+  sim_free(h->r.job_steps);
   /* before run_setup_free: it names output.dir; after bad input a folder
    * the run made is removed again, so refused input leaves nothing behind */
   sim_dir_unlock(h->lock_fd, h->s.cfg.output.dir, h->lock_created && bad_input);

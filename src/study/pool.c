@@ -9,14 +9,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fabsim/ev.h"
 #include "fabsim/out.h"
 #include "fabsim/study.h"
-
-static volatile sig_atomic_t pool_stop; /* set by SIGINT/SIGTERM only */
-static void on_stop(int sig) {
-  (void)sig;
-  pool_stop = 1;
-}
 
 static void report(const study_hooks *h, const sim_error *e) {
   if (h && h->report) h->report(h->ctx, e);
@@ -74,20 +69,13 @@ size_t study_points_run(study_point *points, size_t n, unsigned parallel, const 
     else exe[len] = '\0';
     self = exe;
   }
-  struct sigaction sa, old_int, old_term;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_stop; /* no SA_RESTART: waitpid returns EINTR */
-  sigemptyset(&sa.sa_mask);
-  pool_stop = 0;
-  sigaction(SIGINT, &sa, &old_int);
-  sigaction(SIGTERM, &sa, &old_term);
   size_t next = 0, running = 0, finished = 0, failed = 0;
   bool forwarded = false;
   double *t0 = sim_calloc(n ? n : 1, sizeof *t0);
   for (size_t i = 0; i < n; i++) points[i].status = -1;
   if (parallel < 1) parallel = 1;
   for (;;) {
-    while (!pool_stop && running < parallel && next < n) {
+    while (!sim_interrupt_pending() && running < parallel && next < n) {
       study_point *p = &points[next];
       t0[next++] = sim_wall_s();
       p->pid = start(p, self, study_id, h);
@@ -99,7 +87,7 @@ size_t study_points_run(study_point *points, size_t n, unsigned parallel, const 
     pid_t pid = waitpid(-1, &st, 0);
     if (pid < 0) {
       if (errno != EINTR) break;
-      if (pool_stop &&
+      if (sim_interrupt_pending() &&
           !forwarded) { /* a Ctrl-C at the terminal reaches them too; kill -INT may not */
         for (size_t i = 0; i < next; i++)
           if (points[i].pid > 0 && points[i].status == -1) kill(points[i].pid, SIGINT);
@@ -112,9 +100,7 @@ size_t study_points_run(study_point *points, size_t n, unsigned parallel, const 
     running -= finished - before;
   }
   for (size_t i = 0; i < n; i++) failed += points[i].status != 0;
-  *interrupted = pool_stop != 0;
-  sigaction(SIGINT, &old_int, NULL);
-  sigaction(SIGTERM, &old_term, NULL);
+  *interrupted = sim_interrupt_pending();
   sim_free(t0);
   return failed;
 }

@@ -11,7 +11,7 @@ q() { sqlite3 -batch -noheader "$@"; }
 expect_exit 0 "$FABSIM" run "$SRC/examples/default.yaml" --set output.dir=r1 --set cluster.nodes=16 --quiet
 D=r1/results.sqlite
 [ "$(q $D 'PRAGMA integrity_check')" = ok ] && pass || fail "integrity_check"
-[ "$(q $D 'PRAGMA user_version')" = 1 ] && pass || fail "user_version"
+[ "$(q $D 'PRAGMA user_version')" = 2 ] && pass || fail "user_version"
 for t in runs metrics series timeseries events hot_ports flows; do
   [ "$(q $D "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='$t'")" = 1 ] && pass || fail "no table $t"
 done

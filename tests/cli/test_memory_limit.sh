@@ -12,14 +12,14 @@ A2A=(--set fabric.tiers=3 --set cluster.nodes=256 --set workload.collective.op=a
 expect_exit 0 "$FABSIM" topo "${A2A[@]}"
 expect_out "analytic 464.3 MiB"
 expect_exit 2 timeout 120 "$FABSIM" run "${A2A[@]}" --set simulation.memory_limit=300MiB --set output.dir=o --quiet
-expect_err "--set:2:15: cluster.nodes: 2048 GPUs and 6144 links at simulation.fidelity analytic need about 464 MiB"
+expect_err "--set:2:15: cluster.nodes: 2048 GPUs and 6144 links at simulation.fidelity analytic need about 464.3 MiB"
 expect_err "110 B per transfer of a phase, 4192256 of them), more than the 300 MiB of simulation.memory_limit; allowed: fewer cluster.nodes"
 # a refusal offers only a cheaper fidelity that fits
 expect_exit 2 "$FABSIM" topo "${A2A[@]}" --set simulation.fidelity=flow --set simulation.memory_limit=300MiB
 expect_err "allowed: fewer cluster.nodes"
 grep -q "or simulation.fidelity analytic" "$WORK/err" && fail "offers the analytic fidelity at 464 MiB for 300 MiB" || pass
 expect_exit 2 "$FABSIM" topo "${A2A[@]}" --set simulation.fidelity=flow --set simulation.memory_limit=1GiB
-expect_err "or simulation.fidelity analytic (464 MiB)"
+expect_err "or simulation.fidelity analytic (464.3 MiB)"
 
 # while it runs: a link flapping 20,000 times grows the event log past 40 MiB
 expect_exit 3 timeout 120 "$FABSIM" run "$E/link-failure.yaml" --set reliability.reconvergence=1ms \

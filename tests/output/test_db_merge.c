@@ -199,11 +199,68 @@ static void test_failed_merge_changes_nothing(void **state) {
   rmdir(dir);
 }
 
+static void exec_sql(const char *path, const char *sql) {
+  sqlite3 *db = NULL;
+  assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
+  assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(db);
+}
+
+/* Schema versions (PRAGMA user_version): a run writes OUT__DB_VERSION (2:
+ * with the flows table); a destination of schema 1 (no flows table) takes
+ * the table and the version from a newer source; a file of a newer schema
+ * than this fabsim's is refused by the check, the reader, the writer and
+ * the merger, and left as it was. */
+static void test_schema_versions(void **state) {
+  (void)state;
+  char dir[] = "/tmp/fabsim-test-merge-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char dst[256], src[256];
+  snprintf(dst, sizeof dst, "%s/old.sqlite", dir);
+  snprintf(src, sizeof src, "%s/rank1.sqlite", dir);
+  write_runs(dst, "a", 1, dst);
+  write_runs(src, "b", 2, src);
+  assert_int_equal(query_int(src, "PRAGMA user_version"), OUT__DB_VERSION);
+  assert_int_equal(OUT__DB_VERSION, 2);
+  exec_sql(dst, "DROP TABLE flows; PRAGMA user_version = 1"); /* as written before flows */
+  sim_error err = {0};
+  assert_int_equal(out_db_merge(dst, src, src, NULL, &err), SIM_OK);
+  assert_int_equal(query_int(dst, "SELECT count(*) FROM runs"), 3);
+  assert_int_equal(
+      query_int(dst, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'flows'"),
+      1);
+  assert_int_equal(query_int(dst, "PRAGMA user_version"), 2);
+  /* a newer schema: refused everywhere, nothing changed */
+  exec_sql(src, "PRAGMA user_version = 99");
+  err = (sim_error){0};
+  assert_int_equal(out_db_merge(dst, src, src, NULL, &err), SIM_ECONFIG);
+  assert_non_null(strstr(err.msg, "newer fabsim"));
+  assert_non_null(strstr(err.msg, "rank1.sqlite"));
+  assert_int_equal(query_int(dst, "SELECT count(*) FROM runs"), 3);
+  assert_int_equal(query_int(dst, "PRAGMA user_version"), 2);
+  err = (sim_error){0};
+  assert_int_equal(out_db_check(src, false, &err), SIM_ECONFIG);
+  assert_non_null(strstr(err.msg, "schema 99"));
+  json_t *runs = NULL;
+  assert_int_equal(out_db_read_runs(src, NULL, NULL, 0, &runs, &err), SIM_ECONFIG);
+  assert_null(runs);
+  out__db_run r = {.summary = json_object(), .scenario_yaml = "", .started_at = "", .dir = dir};
+  int64_t id = 0;
+  assert_int_not_equal(out__db_append(src, &r, NULL, NULL, NULL, 0, &id, &err), SIM_OK);
+  json_decref((json_t *)r.summary);
+  assert_int_equal(query_int(src, "PRAGMA user_version"), 99);
+  assert_int_equal(query_int(src, "SELECT count(*) FROM runs"), 2);
+  remove(dst);
+  remove(src);
+  rmdir(dir);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_merge_is_the_union_renumbered),
       cmocka_unit_test(test_merge_into_nothing_takes_the_schema),
       cmocka_unit_test(test_failed_merge_changes_nothing),
+      cmocka_unit_test(test_schema_versions),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -94,6 +94,18 @@ static void test_series_and_csv(void **state) {
   assert_memory_equal(b.p, header, strlen(header));
   assert_non_null(strstr(
       b.p, "\n1e-06,1e-06,0.5,0,0.5,0,0,0,50,0,50,50,1,0,0,0,0,0,0.5,0,1,1,100,1,50,0,0.5\n"));
+  /* the peaks (report.html merges their rows by the greatest): p99s and maxima */
+  static const char *const peaks[] = {"nic_tx_gbps_p99", "nic_tx_gbps_max", "nic_rx_gbps_p99",
+                                      "nic_rx_gbps_max", "port_util_p99",   "port_util_max"};
+  size_t npeaks = 0;
+  for (size_t c = 0; c < s.ncols; c++) {
+    bool want = false;
+    for (size_t k = 0; k < sizeof peaks / sizeof *peaks; k++)
+      want |= !s.cols[c].entity[0] && !strcmp(s.cols[c].metric, peaks[k]);
+    assert_int_equal(s.cols[c].peak, want);
+    npeaks += s.cols[c].peak;
+  }
+  assert_int_equal(npeaks, 6);
   b.len = 0;
   out__events_csv(&b, t);
   assert_string_equal(b.p,

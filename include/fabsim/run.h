@@ -659,7 +659,8 @@ typedef enum {
   RUN_KIND_TRAFFIC,
   RUN_KIND_TRAINING,
   RUN_KIND_TRACE,
-  RUN_KIND_JOBS /* a jobs: list (the top-level workload is then the default, unused) */
+  RUN_KIND_INFERENCE, /* serving: w->inference */
+  RUN_KIND_JOBS       /* a jobs: list (the top-level workload is then the default, unused) */
 } run_kind;
 
 /* Where a run's outputs come from, beside its scenario: the wall clock at

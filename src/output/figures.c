@@ -125,6 +125,42 @@ static bool get_bisection(const out__fig_src *s, double *v) {
   return true;
 }
 
+/* Serving (RUN_KIND_INFERENCE): the latency distributions' tails and the
+ * throughput a sweep over the request rate draws as its curve. */
+static const inf_result *serving(const out__fig_src *s) {
+  return !s->job && s->r->kind == RUN_KIND_INFERENCE ? s->r->w->inference : NULL;
+}
+static bool get_ttft_p50(const out__fig_src *s, double *v) {
+  const inf_result *i = serving(s);
+  *v = i ? i->ttft.p50 : 0;
+  return i && i->completed;
+}
+static bool get_ttft_p99(const out__fig_src *s, double *v) {
+  const inf_result *i = serving(s);
+  *v = i ? i->ttft.p99 : 0;
+  return i && i->completed;
+}
+static bool get_tpot_p50(const out__fig_src *s, double *v) {
+  const inf_result *i = serving(s);
+  *v = i ? i->tpot.p50 : 0;
+  return i && i->completed;
+}
+static bool get_tpot_p99(const out__fig_src *s, double *v) {
+  const inf_result *i = serving(s);
+  *v = i ? i->tpot.p99 : 0;
+  return i && i->completed;
+}
+static bool get_output_tps(const out__fig_src *s, double *v) {
+  const inf_result *i = serving(s);
+  *v = i ? i->output_tps : 0;
+  return i != NULL;
+}
+static bool get_goodput(const out__fig_src *s, double *v) {
+  const inf_result *i = serving(s);
+  *v = i ? i->goodput_rps : 0;
+  return i != NULL;
+}
+
 static bool get_job_time(const out__fig_src *s, double *v) {
   *v = s->job->res.time_s;
   return s->job->finished;
@@ -169,6 +205,18 @@ static const out__figure figures[] = {
      OUT__FIG_RUN | OUT__FIG_JOB, get_mfu},
     {"step.tokens_per_s", "tokens_per_s", "tokens per second", "", SIM_UNIT_NUMBER, 1, HIGHER,
      RUN_STEP_TOKENS_PER_S, OUT__FIG_RUN, get_tokens},
+    {"inference.ttft_s.p50", "ttft_p50_s", "TTFT p50", "s", SIM_UNIT_SECONDS, 1, LOWER, NO_STEP,
+     OUT__FIG_RUN, get_ttft_p50},
+    {"inference.ttft_s.p99", "ttft_p99_s", "TTFT p99", "s", SIM_UNIT_SECONDS, 1, LOWER, NO_STEP,
+     OUT__FIG_RUN, get_ttft_p99},
+    {"inference.tpot_s.p50", "tpot_p50_s", "TPOT p50", "s", SIM_UNIT_SECONDS, 1, LOWER, NO_STEP,
+     OUT__FIG_RUN, get_tpot_p50},
+    {"inference.tpot_s.p99", "tpot_p99_s", "TPOT p99", "s", SIM_UNIT_SECONDS, 1, LOWER, NO_STEP,
+     OUT__FIG_RUN, get_tpot_p99},
+    {"inference.output_tokens_per_s", "output_tokens_per_s", "output tokens/s", "", SIM_UNIT_NUMBER,
+     1, HIGHER, NO_STEP, OUT__FIG_RUN, get_output_tps},
+    {"inference.slo.goodput_requests_per_s", "goodput_rps", "goodput requests/s", "",
+     SIM_UNIT_NUMBER, 1, HIGHER, NO_STEP, OUT__FIG_RUN, get_goodput},
     {"network.fct_us.p50", "fct_p50_us", "FCT p50", "us", SIM_UNIT_SECONDS, 1e-6, LOWER, NO_STEP,
      OUT__FIG_RUN, get_fct_p50},
     {"network.fct_us.p99", "fct_p99_us", "FCT p99", "us", SIM_UNIT_SECONDS, 1e-6, LOWER, NO_STEP,

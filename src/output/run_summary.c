@@ -544,7 +544,7 @@ json_t *out_run_summary(const run_result *r) {
     /* step, steps, failure, sdc, root_cause, power: training_json */
   } else if (r->kind == RUN_KIND_TRACE) {
     json_object_set_new(o, "trace", out__trace_json(&r->w->trace, r->w->trace_set, cfg));
-  } else if (cfg->workload.kind == CFG_WORKLOAD_INFERENCE) {
+  } else if (r->kind == RUN_KIND_INFERENCE) {
     if (r->w->inference)
       json_object_set_new(o, "inference", out__inference_json(r->w->inference, cfg));
   } else {

@@ -325,7 +325,7 @@ static void workload_text(const cfg_scenario *cfg, const topo *t, const run_resu
     training_text(tres);
   } else if (r->kind == RUN_KIND_TRACE) {
     out__trace_print(stdout, &r->w->trace, r->w->trace_set);
-  } else if (cfg->workload.kind == CFG_WORKLOAD_INFERENCE) {
+  } else if (r->kind == RUN_KIND_INFERENCE) {
     if (r->w->inference) out__inference_print(stdout, r->w->inference, cfg);
   } else {
     uint64_t flows = coll_plan_flows(&r->w->plan);

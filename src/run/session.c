@@ -136,7 +136,8 @@ int run_session_open(run_session *h, const char *scenario, const char *const *se
   static const run_kind of_workload[] = {[CFG_WORKLOAD_COLLECTIVE] = RUN_KIND_COLLECTIVE,
                                          [CFG_WORKLOAD_TRAFFIC] = RUN_KIND_TRAFFIC,
                                          [CFG_WORKLOAD_TRAINING] = RUN_KIND_TRAINING,
-                                         [CFG_WORKLOAD_TRACE] = RUN_KIND_TRACE};
+                                         [CFG_WORKLOAD_TRACE] = RUN_KIND_TRACE,
+                                         [CFG_WORKLOAD_INFERENCE] = RUN_KIND_INFERENCE};
   h->r.kind = h->s.jobs.n ? RUN_KIND_JOBS : of_workload[h->s.cfg.workload.kind]; /* once */
   const char *w = run_reordering_warning(&h->s.cfg, &h->r.log);
   if (w) warn_at(h, "cluster.nic.recovery", w);

@@ -108,6 +108,14 @@ static void jobs(void **state) {
   assert_true(both_ways("shared/jobs-checkpoint.yaml", sets, 1, &spread) >= 4);
 }
 
+/* Serving: the latency tails, output tokens/s and goodput (6 rows). */
+static void inference(void **state) {
+  (void)state;
+  const char *sets[] = {"workload.inference.requests=200"};
+  size_t spread;
+  assert_true(both_ways("inference-70b-8gpu.yaml", sets, 1, &spread) >= 6);
+}
+
 /* Every row: a getter, a key, a name, a label; a step row's step figure in
  * range; each (name, scope) once, so a figure has one row. */
 static void rows_sound(void **state) {
@@ -131,6 +139,7 @@ int main(void) {
       cmocka_unit_test(rows_sound),     cmocka_unit_test(collective),
       cmocka_unit_test(traffic_packet), cmocka_unit_test(training_steps),
       cmocka_unit_test(trace),          cmocka_unit_test(jobs),
+      cmocka_unit_test(inference),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -89,6 +89,13 @@ typedef enum {
 } cfg_recompute_module;
 /* workload.attention: the attention kernel */
 typedef enum { CFG_ATTN_FLASH, CFG_ATTN_UNFUSED } cfg_attention;
+/* workload.grad_reduce: the dtype data-parallel gradient reductions carry
+ * (auto: the gradients' own, workload.precision's) */
+typedef enum { CFG_GRAD_REDUCE_AUTO, CFG_GRAD_REDUCE_BF16, CFG_GRAD_REDUCE_FP32 } cfg_grad_reduce;
+/* workload.zero_impl: how ZeRO 3 holds gathered parameters and gradients
+ * (flat: in the collectives' own buffers; per_param: PyTorch FSDP2's
+ * per-parameter tensors, copied out of and into them) */
+typedef enum { CFG_ZERO_FLAT, CFG_ZERO_PER_PARAM } cfg_zero_impl;
 /* Rank placement onto GPUs, innermost (consecutive GPUs) dimension first. */
 typedef enum {
   CFG_ORDER_TP_PP_DP,
@@ -313,6 +320,8 @@ typedef struct cfg_workload {
   bool cuda_graphs;          /* kernels replayed as CUDA graphs: the shorter launch gap */
   uint64_t bucket_size;      /* bytes of gradients per reduction bucket */
   bool grad_overlap;
+  cfg_grad_reduce grad_reduce; /* dtype of data-parallel gradient reductions */
+  cfg_zero_impl zero_impl;     /* ZeRO 3: flat buffers or FSDP2's per-parameter copies */
   cfg_comm_model comm_model;
   uint32_t steps;   /* training steps fabsim run simulates */
   struct {          /* workload.checkpoint.*: writes to storage.* servers */

@@ -37,6 +37,13 @@ _Static_assert(NELEM(fp8_recipe_names) == CFG_FP8_BLOCKWISE + 1, "one name per F
 static const char *const recompute_method_names[] = {"uniform", "block"};
 static const char *const recompute_module_names[] = {"core_attn", "layernorm", "mlp", "moe_act"};
 static const char *const attention_names[] = {"flash", "unfused"};
+static const char *const grad_reduce_names[] = {"auto", "bf16", "fp32"};
+static const char *const zero_impl_names[] = {"flat", "per_param"};
+_Static_assert(sizeof(cfg_grad_reduce) == sizeof(int) && sizeof(cfg_zero_impl) == sizeof(int),
+               "enum fields are stored as int");
+_Static_assert(NELEM(grad_reduce_names) == CFG_GRAD_REDUCE_FP32 + 1 &&
+                   NELEM(zero_impl_names) == CFG_ZERO_PER_PARAM + 1,
+               "one name per value");
 _Static_assert(sizeof(cfg_recompute_method) == sizeof(int) && sizeof(cfg_attention) == sizeof(int),
                "enum fields are stored as int");
 _Static_assert(NELEM(recompute_module_names) == CFG_RCMOD_COUNT, "one name per module");
@@ -991,6 +998,20 @@ static const cfg__key schema[] = {
     BOOL("workload.grad_overlap", workload.grad_overlap, "true",
          "Reduce each gradient bucket as soon as the backward pass has produced it (else "
          "after the whole backward pass)."),
+    ENUM("workload.grad_reduce", workload.grad_reduce, "auto", grad_reduce_names,
+         "The dtype of the data-parallel gradient reductions (AllReduce, ReduceScatter): "
+         "auto the gradients' own (2 bytes; 4 under workload.precision fp32), bf16 2 bytes, "
+         "fp32 4 bytes an element (PyTorch FSDP2's MixedPrecisionPolicy reduce_dtype, "
+         "torchtitan's training.mixed_precision_reduce, whose default is float32)."),
+    ENUM("workload.zero_impl", workload.zero_impl, "flat", zero_impl_names,
+         "How ZeRO 3 holds what it gathers and reduces: flat gathers each group of parameters "
+         "into one buffer the layer computes from and reduces the gradients from one (no "
+         "copies timed); per_param is PyTorch FSDP2's per-parameter sharding (torchtitan): the "
+         "all-gather output is copied out into the parameters (read and write, on the compute "
+         "stream before the layer's computation), the gradients are copied into the "
+         "reduce-scatter input in the workload.grad_reduce dtype (on the compute stream after "
+         "the layer's backward), and a weight-gradient GEMM writes its gradient once in 16 "
+         "bits."),
     ENUM("workload.comm_model", workload.comm_model, "auto", comm_model_names,
          "live: every collective of the step runs on the backend; reuse: each distinct one "
          "(kind, size, pipeline stage) runs once, alone, and its time is reused; symmetric: "

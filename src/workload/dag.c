@@ -439,10 +439,13 @@ static wl__cost backward_cost(const wl__part *x, bool zb, wl__cost rc) {
 
 static uint64_t whole(double bytes) { return bytes > 0 ? (uint64_t)ceil(bytes) : 0; }
 
-/* Emits full buckets (all of them when `all`), each depending on `after`. */
+/* Emits full buckets (all of them when `all`), each depending on `after`.
+ * FSDP2 (ZeRO 3, per_param) has no buckets: what is pending goes in one
+ * reduction when `all` (a layer's gradients, emit). */
 static void flush_buckets(wl__dag *d, stage_build *b, uint32_t after, bool all) {
   const wl_parallel *p = d->p;
   double cap = (double)d->cfg->workload.bucket_size;
+  if (p->zero >= 3 && d->cfg->workload.zero_impl == CFG_ZERO_PER_PARAM) cap = INFINITY;
   wl_comm_kind k = p->zero ? WL_COMM_DP_REDUCESCATTER : WL_COMM_DP_ALLREDUCE;
   wl_comm_kind ke = p->zero ? WL_COMM_EDP_REDUCESCATTER : WL_COMM_EDP_ALLREDUCE;
   double *pend[2] = {&b->pending, &b->pending_e};
@@ -470,6 +473,43 @@ static void gather_before(wl__dag *d, stage_build *b, double dense, double exper
   if (p->dp / p->ep > 1 && expert > 0)
     add_edge(d, comm(d, b->s, WL__DP, WL_COMM_EDP_ALLGATHER, whole(expert * d->wbytes), WL__NONE),
              before);
+}
+
+double wl__grad_reduce_bytes(const cfg_scenario *cfg, double gbytes) {
+  switch (cfg->workload.grad_reduce) {
+  case CFG_GRAD_REDUCE_BF16: return 2;
+  case CFG_GRAD_REDUCE_FP32: return 4;
+  case CFG_GRAD_REDUCE_AUTO: break;
+  }
+  return gbytes;
+}
+
+/* FSDP2's per-parameter sharding (workload.zero_impl per_param, ZeRO 3;
+ * PyTorch torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py): the
+ * elements of `dense` and `expert` parameters (per GPU) whose groups gather
+ * (sharded over more than one rank), and the copies FSDP2 runs on the
+ * compute stream for them: foreach_all_gather_copy_out reads the all-gather
+ * output and writes the unsharded parameters (split_with_sizes_copy, one
+ * kernel); foreach_reduce_scatter_copy_in reads the unsharded gradients and
+ * writes the reduce-scatter input in the reduce dtype (chunk_cat, one
+ * kernel). The all-gather's copy-in (the local shard, 1/dp of it) runs on
+ * its own stream beside the computation: not charged. None otherwise. */
+static double fsdp2_elems(const wl__dag *d, double dense, double expert) {
+  const wl_parallel *p = d->p;
+  if (p->zero < 3 || d->cfg->workload.zero_impl != CFG_ZERO_PER_PARAM) return 0;
+  return (p->dp > 1 ? dense : 0) + (p->dp / p->ep > 1 ? expert : 0);
+}
+
+static wl__cost fsdp2_copy(const wl__dag *d, double elems, double bytes_per_elem) {
+  if (!(elems > 0)) return (wl__cost){0, 0};
+  wl__cost c = wl__eltwise(&d->hw, elems * bytes_per_elem);
+  c.t += d->hw.gap;
+  return c;
+}
+
+/* The all-gather's copy-out before the computation that uses the weights. */
+static wl__cost copy_out(const wl__dag *d, double dense, double expert) {
+  return fsdp2_copy(d, fsdp2_elems(d, dense, expert), 2 * d->wbytes);
 }
 
 /* Dispatch or combine: S = T x hidden x element bytes per rank, T the
@@ -503,7 +543,16 @@ static void seg_comm(segs *L, wl_comm_kind kind, uint64_t bytes) {
   x->bytes = bytes;
 }
 
-static void seg_grads(segs *L, double dense, double expert) {
+/* Gradients of `dense` and `expert` parameters done by the last segment
+ * (a computation): under FSDP2 it also copies them into the reduce-scatter
+ * input (reading them, writing the reduce dtype). */
+static void seg_grads(const wl__dag *d, segs *L, double dense, double expert) {
+  double n = fsdp2_elems(d, dense, expert);
+  if (n > 0 && L->n > 0 && L->v[L->n - 1].kind == SEG_COMPUTE) {
+    wl__cost c = fsdp2_copy(d, n, d->gbytes + d->rbytes);
+    L->v[L->n - 1].c.t += c.t;
+    L->v[L->n - 1].c.mem += c.mem;
+  }
   seg *x = push(L, SEG_GRADS);
   x->gd = dense;
   x->ge = expert;
@@ -526,9 +575,9 @@ static void forward(const wl__dag *d, const stage_build *b, segs *L) {
     bool fresh = L->n == 0 || p->zero >= 3, moe = wl_layer_is_moe(m, l) && p->ep > 1;
     bool attn = m->kind != WL_MODEL_MLP;
     double emb = l == 0 ? m->embedding / p->tp : 0;
+    double gd = layer_dense_params(d, l) + emb, ge = layer_expert_params(d, l);
     ffn_part(d, b, l, &F);
-    seg_compute(L, WL__FWD, attn ? A.fwd : F.fwd, fresh, layer_dense_params(d, l) + emb,
-                layer_expert_params(d, l));
+    seg_compute(L, WL__FWD, sum(attn ? A.fwd : F.fwd, copy_out(d, gd, ge)), fresh, gd, ge);
     if (attn) {
       if (p->tp > 1) seg_comm(L, WL_COMM_TP_ALLREDUCE, tp_bytes);
       if (moe) seg_comm(L, WL_COMM_EP_DISPATCH, disp);
@@ -539,7 +588,8 @@ static void forward(const wl__dag *d, const stage_build *b, segs *L) {
   }
   if (has_head(d, b)) {
     head_part(d, b, &H);
-    seg_compute(L, WL__FWD, H.fwd, p->zero >= 3, m->head / p->tp, 0);
+    seg_compute(L, WL__FWD, sum(H.fwd, copy_out(d, m->head / p->tp, 0)), p->zero >= 3,
+                m->head / p->tp, 0);
   }
 }
 
@@ -559,8 +609,10 @@ static void backward(const wl__dag *d, const stage_build *b, bool grads, bool zb
   grads = grads && !zb;
   if (has_head(d, b)) { /* the output layer is never recomputed */
     head_part(d, b, &H);
-    seg_compute(L, WL__BWD, backward_cost(&H, zb, (wl__cost){0, 0}), true, m->head / p->tp, 0);
-    if (grads) seg_grads(L, m->head / p->tp, 0);
+    seg_compute(L, WL__BWD,
+                sum(backward_cost(&H, zb, (wl__cost){0, 0}), copy_out(d, m->head / p->tp, 0)), true,
+                m->head / p->tp, 0);
+    if (grads) seg_grads(d, L, m->head / p->tp, 0);
   }
   for (uint32_t l = b->first + b->count; l-- > b->first;) {
     bool moe = wl_layer_is_moe(m, l) && p->ep > 1, attn = m->kind != WL_MODEL_MLP;
@@ -576,7 +628,7 @@ static void backward(const wl__dag *d, const stage_build *b, bool grads, bool zb
     bool fresh = L->n == 0 || (p->zero >= 3 && !(attn && p->tp > 1));
     ffn_part(d, b, l, &F);
     wl__recompute_cost(&d->hw, m, p, b->tokens, b->first, l, &A, &F, &ra, &rf);
-    seg_compute(L, WL__BWD, backward_cost(&F, zb, rf), fresh, gd, ge);
+    seg_compute(L, WL__BWD, sum(backward_cost(&F, zb, rf), copy_out(d, gd, ge)), fresh, gd, ge);
     L->v[L->n - 1].rc = rf.t;
     if (moe) seg_comm(L, WL_COMM_EP_COMBINE, comb); /* input gradients back */
     if (attn) {
@@ -584,7 +636,7 @@ static void backward(const wl__dag *d, const stage_build *b, bool grads, bool zb
       seg_compute(L, WL__BWD, backward_cost(&A, zb, ra), false, 0, 0);
       L->v[L->n - 1].rc = ra.t;
     }
-    if (grads) seg_grads(L, gd, ge);
+    if (grads) seg_grads(d, L, gd, ge);
   }
 }
 
@@ -599,13 +651,13 @@ static void weight_grads(const wl__dag *d, const stage_build *b, bool grads, seg
   if (has_head(d, b)) {
     head_part(d, b, &H);
     seg_compute(L, WL__BWD, H.bw, true, 0, 0);
-    if (grads) seg_grads(L, m->head / p->tp, 0);
+    if (grads) seg_grads(d, L, m->head / p->tp, 0);
   }
   for (uint32_t l = b->first + b->count; l-- > b->first;) {
     double emb = l == 0 ? m->embedding / p->tp : 0;
     ffn_part(d, b, l, &F);
     seg_compute(L, WL__BWD, sum(F.bw, A.bw), L->n == 0, 0, 0);
-    if (grads) seg_grads(L, layer_dense_params(d, l) + emb, layer_expert_params(d, l));
+    if (grads) seg_grads(d, L, layer_dense_params(d, l) + emb, layer_expert_params(d, l));
   }
 }
 
@@ -663,9 +715,11 @@ static bool emit(wl__dag *d, stage_build *b, chunk_emit *ce, bool xcomm, bool gr
       if (ce->first == WL__NONE) ce->first = c;
       in_comm = true;
     } else {
-      b->pending += g->gd * d->gbytes;
-      b->pending_e += g->ge * d->gbytes;
-      if (overlap) flush_buckets(d, b, ce->x, false);
+      b->pending += g->gd * d->rbytes;
+      b->pending_e += g->ge * d->rbytes;
+      /* FSDP2 reduces each fully_shard unit's gradients (a layer's) in one
+       * reduce-scatter (foreach_reduce): no buckets */
+      if (overlap) flush_buckets(d, b, ce->x, fsdp2_elems(d, g->gd, g->ge) > 0);
     }
   }
   return true;

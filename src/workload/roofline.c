@@ -94,7 +94,11 @@ void wl__hw_init(wl__hw *hw, const cfg_scenario *cfg) {
   hw->fp8_transpose = cfg->cluster.gpu != CFG_GPU_B200;
   hw->hbm = (double)cfg->cluster.hbm_bandwidth / 8 * cfg->cluster.hbm_efficiency;
   hw->act = p == CFG_PRECISION_FP32 ? 4 : 2;
-  hw->wgrad = hw->legacy ? hw->act : MAIN_GRAD_ACCUM_BYTES;
+  /* FSDP2 (ZeRO 3, per_param): autograd writes each unsharded parameter's
+   * gradient once in its 16-bit dtype; the cast to the reduce dtype is the
+   * reduce-scatter's copy-in (dag.c) */
+  bool fsdp2 = cfg->workload.parallel.zero >= 3 && cfg->workload.zero_impl == CFG_ZERO_PER_PARAM;
+  hw->wgrad = hw->legacy || fsdp2 ? hw->act : MAIN_GRAD_ACCUM_BYTES;
   hw->expert_load = 1;
 }
 

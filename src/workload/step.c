@@ -672,6 +672,7 @@ int wl_job_create_on(wl_job **out, const cfg_scenario *cfg, const cfg_doc *doc, 
   wl_bytes_per_param(cfg->workload.precision, cfg->workload.optimizer, &d->wbytes, &d->gbytes,
                      &d->obytes);
   d->abytes = cfg->workload.precision == CFG_PRECISION_FP32 ? 4 : 2;
+  d->rbytes = wl__grad_reduce_bytes(cfg, d->gbytes);
   wl__moe_draw(d);
   wl__dag_build(d);
 

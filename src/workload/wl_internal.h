@@ -186,6 +186,7 @@ typedef struct wl__dag {
   const topo *t;
   wl__hw hw;                             /* what a GPU achieves (roofline.c) */
   double wbytes, gbytes, obytes, abytes; /* per parameter; per activation element */
+  double rbytes;                         /* per gradient element a DP reduction carries */
   /* graph */
   wl__node *nodes;
   size_t n, cap;
@@ -212,6 +213,10 @@ typedef struct wl__op {
 /* Stage s's schedule into out (NULL: count only); returns the entries.
  * At most 3 x vstages x micro_batches. O(that). */
 size_t wl__schedule(const wl_parallel *p, uint32_t s, wl__op *out);
+
+/* Bytes per gradient element of the data-parallel reductions under
+ * workload.grad_reduce, for gradients of `gbytes` bytes (auto: gbytes). */
+double wl__grad_reduce_bytes(const cfg_scenario *cfg, double gbytes);
 
 /* Build the step's DAG from the inputs set in d (wl_step_run bounds its
  * size first). O(nodes). */

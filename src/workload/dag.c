@@ -427,7 +427,9 @@ static void head_part(const wl__dag *d, const stage_build *b, wl__part *o) {
   wl__part_head(&d->hw, d->m, d->p, b->tokens, o);
 }
 
-static wl__cost sum(wl__cost a, wl__cost b) { return (wl__cost){a.t + b.t, a.mem + b.mem}; }
+static wl__cost sum(wl__cost a, wl__cost b) {
+  return (wl__cost){a.t + b.t, a.mem + b.mem, a.ops + b.ops};
+}
 
 /* A part's backward: input gradients, weight gradients unless deferred
  * (zb), and what recomputation reruns of its forward (rc, recompute.c). */
@@ -532,7 +534,8 @@ static void forward(const wl__dag *d, const stage_build *b, segs *L) {
     if (attn) {
       if (p->tp > 1) seg_comm(L, WL_COMM_TP_ALLREDUCE, tp_bytes);
       if (moe) seg_comm(L, WL_COMM_EP_DISPATCH, disp);
-      seg_compute(L, WL__FWD, F.fwd, false, 0, 0);
+      /* dropless dispatch: the host waits for the token counts (kernels_moe.c) */
+      seg_compute(L, WL__FWD, moe ? wl__moe_host_bound(&d->hw, A.fwd, F.fwd) : F.fwd, false, 0, 0);
       if (moe) seg_comm(L, WL_COMM_EP_COMBINE, comb);
       if (p->tp > 1) seg_comm(L, WL_COMM_TP_ALLREDUCE, tp_bytes);
     }
@@ -559,7 +562,7 @@ static void backward(const wl__dag *d, const stage_build *b, bool grads, bool zb
   grads = grads && !zb;
   if (has_head(d, b)) { /* the output layer is never recomputed */
     head_part(d, b, &H);
-    seg_compute(L, WL__BWD, backward_cost(&H, zb, (wl__cost){0, 0}), true, m->head / p->tp, 0);
+    seg_compute(L, WL__BWD, backward_cost(&H, zb, (wl__cost){0, 0, 0}), true, m->head / p->tp, 0);
     if (grads) seg_grads(L, m->head / p->tp, 0);
   }
   for (uint32_t l = b->first + b->count; l-- > b->first;) {
@@ -690,7 +693,7 @@ static void emit_chunk(wl__dag *d, stage_build *b, const segs *L, bool grads, ui
   emit(d, b, &ce, false, false);
   uint32_t pend = ce.defer != WL__NONE ? ce.defer : ce.wait;
   if (pend != WL__NONE) { /* an overlapped collective still in flight: the chunk ends with it */
-    uint32_t z = compute(d, b->s, d->nodes[ce.x].role, (wl__cost){0, 0}, 0, true);
+    uint32_t z = compute(d, b->s, d->nodes[ce.x].role, (wl__cost){0, 0, 0}, 0, true);
     add_edge(d, pend, z);
   }
   ce.last = d->tail[b->s * WL__STREAMS + WL__COMPUTE];

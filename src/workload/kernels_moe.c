@@ -20,6 +20,15 @@
  *   longer run ahead: every kernel up to the next wait starts no earlier than
  *   the host issues it.
  *
+ * - The tokens' permutations (Megatron-Core's fused permute, --moe-permute-
+ *   fusion): before the dispatch each token's row is copied once per chosen
+ *   expert (read T rows of h, write T k); with expert parallelism and more
+ *   than one local expert the received rows are sorted by local expert
+ *   (sort_chunks_by_idxs: read and write T k rows) and sorted back before
+ *   the combine; the un-permute after the combine is the weighted sum
+ *   roofline.c already charges. Each backward permutes the gradients the
+ *   same way: the same bytes.
+ *
  * Pure functions; O(1).
  */
 #include <math.h>
@@ -30,6 +39,11 @@
  * CUDA Graphs" (A. Gray, 2019): a 2.9 us kernel takes 9.6 us with a stream
  * synchronization after each launch, 3.8 us without: 5.8 us a wait */
 static const double HOST_WAIT = 9.6e-6 - 3.8e-6;
+
+/* The fused router (Megatron-Core --moe-router-fusion: top-k, softmax and
+ * the routing map in one kernel each way): reads the 16-bit logits, writes
+ * the fp32 probabilities and the 1-byte routing map per token and expert */
+static const double ROUTER_FP32 = 4, ROUTER_MAP = 1;
 
 double wl__host_wait_s(void) { return HOST_WAIT; }
 
@@ -59,4 +73,19 @@ wl__cost wl__moe_host_bound(const wl__hw *hw, wl__cost a, wl__cost f) {
   double host = hw->host_op * (a.ops + f.ops), gpu = a.t + f.t;
   f.t += fmax(0, host - gpu) + HOST_WAIT;
   return f;
+}
+
+double wl__moe_permute_bytes(double T, double k, double h, double act, double load, bool sort,
+                             double *kernels) {
+  double bytes = (1 + k) * T * h * act; /* permute: read T rows, write T k */
+  *kernels = 1;
+  if (sort) { /* the received rows by local expert, and back before the combine */
+    bytes += 2 * (2 * T * k * load * h * act);
+    *kernels += 2;
+  }
+  return bytes;
+}
+
+double wl__moe_router_bytes(double T, double E, double act) {
+  return T * E * (act + ROUTER_FP32 + ROUTER_MAP);
 }

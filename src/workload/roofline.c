@@ -236,6 +236,13 @@ static void eltwise(const part_ctx *c, double elems) {
   add(&c->o->bin, wl__eltwise(hw, 2 * elems * hw->act), hw, 1);
 }
 
+/* A data movement of the MoE layer (kernels_moe.c: router, permutations):
+ * `bytes` in `kernels` kernels forward, the same backward. */
+static void moe_moves(const part_ctx *c, double bytes, double kernels) {
+  fwd(c, wl__eltwise(c->hw, bytes), kernels, true);
+  add(&c->o->bin, wl__eltwise(c->hw, bytes), c->hw, kernels);
+}
+
 static double tokens_sp(const wl_parallel *p, double tokens) {
   return p->sp ? tokens / p->tp : tokens;
 }
@@ -341,6 +348,9 @@ void wl__part_ffn(const wl__hw *hw, const wl_model *m, const wl_parallel *p, dou
     double local = E / ep, load = hw->expert_load, te = T * k * ep / E * load;
     c.mod = CFG_RCMOD_COUNT;
     linear(&c, false, 1, T, h, m->router / h / t); /* the router stays in 16 bits */
+    moe_moves(&c, wl__moe_router_bytes(Ts, E, hw->act), 1);
+    double kp, pb = wl__moe_permute_bytes(Ts, k, h, hw->act, load, ep > 1 && local > 1, &kp);
+    moe_moves(&c, pb, kp);
     linear_of(&c, true, true, local, te, h, g * fe);
     c.mod = CFG_RCMOD_MOE_ACT;
     eltwise(&c, (g + 1) * T * k * load * fe);

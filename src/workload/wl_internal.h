@@ -174,8 +174,8 @@ enum { WL__GEMM_STREAMS = 4 };
  * with b = the round's GEMMs), each round its own fixed time. *rounds gets
  * the launches a stream sees one after another (launch gaps), *ops the
  * GEMMs the host issues. */
-wl__cost wl__expert_gemm(const wl__hw *hw, double G, double m, double n, double k,
-                         double out_bytes, double *rounds, double *ops);
+wl__cost wl__expert_gemm(const wl__hw *hw, double G, double m, double n, double k, double out_bytes,
+                         double *rounds, double *ops);
 /* The forward of an MoE layer under a dropless dispatcher with a host
  * synchronization (hw->host_sync): the kernels from the wait to the next MoE
  * layer's (the experts' part f and the next layer's attention part a) run no
@@ -183,6 +183,15 @@ wl__cost wl__expert_gemm(const wl__hw *hw, double G, double m, double n, double 
  * max(0, host_op x (a.ops + f.ops) - (a.t + f.t)) + the wait. f unchanged
  * otherwise. */
 wl__cost wl__moe_host_bound(const wl__hw *hw, wl__cost a, wl__cost f);
+/* Bytes the token permutations of one MoE layer's forward move (the same
+ * again backward) for T tokens of h at `act` bytes, top k, the busiest
+ * GPU's `load`; `sort`: expert parallelism with several local experts (the
+ * received rows sorted by expert and back); *kernels their kernels. */
+double wl__moe_permute_bytes(double T, double k, double h, double act, double load, bool sort,
+                             double *kernels);
+/* Bytes the fused router kernel moves for T tokens over E experts (either
+ * way). */
+double wl__moe_router_bytes(double T, double E, double act);
 /* s: one host wait on the GPU (a stream synchronization and the small copy
  * back) */
 double wl__host_wait_s(void);

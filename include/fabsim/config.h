@@ -315,7 +315,7 @@ typedef struct cfg_workload {
     cfg_grouped_gemm grouped_gemm;
     bool host_sync; /* dropless dispatch waits for the token counts each MoE forward */
   } moe;
-  uint64_t bucket_size;      /* bytes of gradients per reduction bucket */
+  uint64_t bucket_size; /* bytes of gradients per reduction bucket */
   bool grad_overlap;
   cfg_comm_model comm_model;
   uint32_t steps;   /* training steps fabsim run simulates */

@@ -6,8 +6,10 @@
  *   attention part: norm | QKV GEMM | rotary embedding of Q, K | attention
  *                   core (FlashAttention) | output GEMM | residual add
  *   feed-forward:   norm | up (and gate) GEMM | activation | down GEMM |
- *                   residual add; MoE: router GEMM, the local experts' GEMMs
- *                   (one grouped GEMM each) on their tokens, shared experts,
+ *                   residual add; MoE: router GEMM and the fused router,
+ *                   the token permutations, the local experts' GEMMs on their
+ *                   tokens (one per expert over Transformer Engine's streams,
+ *                   or one grouped kernel: kernels_moe.c), shared experts,
  *                   the weighted sum
  * A GEMM's time is gemm.c's (shape, tiles and waves over the SMs, bytes,
  * the GPU's measured rates); the attention core's is its FLOPs at the

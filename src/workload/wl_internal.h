@@ -5,7 +5,8 @@
  *   schedule.c the order of forward/backward chunks per stage (1f1b,
  *             interleaved, dualpipe)
  *   roofline.c each operation of a layer timed (compute side): GEMMs by
- *             gemm.c, the attention core by attention.c
+ *             gemm.c, the attention core by attention.c, the MoE layer's
+ *             experts, permutations and host wait by kernels_moe.c
  *   recompute.c the forward that recomputation adds to a backward
  *   dag.c     one step as a DAG per pipeline stage, communication classes
  *   step.c    the executor on a backend and the step figures

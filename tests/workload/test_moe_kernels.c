@@ -40,6 +40,15 @@ static const char *const QWEN3[] = {"cluster.gpu=B200",
                                     "workload.precision=fp8",
                                     "workload.global_batch=16"};
 
+/* The scenario of `sets` (8 GPUs) into f, hw, m and p. */
+static void layer_of(const char *const *sets, int n, fixture *f, wl__hw *hw, wl_model *m,
+                     wl_parallel *p) {
+  hw_of(sets, n, hw, f);
+  sim_error err = {0};
+  assert_int_equal(wl_model_from_cfg(m, &f->cfg, f->doc, &err), SIM_OK);
+  assert_int_equal(wl_parallel_from_cfg(p, m, &f->cfg, f->doc, 8, &err), SIM_OK);
+}
+
 /* One round of the 4 streams' GEMMs shares the SMs: 4 x 16 x 12 = 768
  * tiles of 128 x 128 on 148 SMs, 6 waves, each tile's k = 2,048 loop at e
  * of its SM's share of the sustained FP8 peak, the exposed half of the
@@ -97,10 +106,7 @@ static void test_permute_and_router_bytes(void **state) {
   wl__hw hw;
   wl_model m;
   wl_parallel p;
-  hw_of(QWEN3, NSETS(QWEN3), &hw, &f);
-  sim_error err = {0};
-  assert_int_equal(wl_model_from_cfg(&m, &f.cfg, f.doc, &err), SIM_OK);
-  assert_int_equal(wl_parallel_from_cfg(&p, &m, &f.cfg, f.doc, 8, &err), SIM_OK);
+  layer_of(QWEN3, NSETS(QWEN3), &f, &hw, &m, &p);
   wl__part part;
   wl__part_ffn(&hw, &m, &p, T, 1, &part);
   double moves = (wl__moe_permute_bytes(T, k, h, 2, 1, true, &kernels) +
@@ -168,10 +174,7 @@ static void test_host_bound_step(void **state) {
   wl__hw hw;
   wl_model m;
   wl_parallel p;
-  hw_of(with, NSETS(with), &hw, &f);
-  sim_error err = {0};
-  assert_int_equal(wl_model_from_cfg(&m, &f.cfg, f.doc, &err), SIM_OK);
-  assert_int_equal(wl_parallel_from_cfg(&p, &m, &f.cfg, f.doc, 8, &err), SIM_OK);
+  layer_of(with, NSETS(with), &f, &hw, &m, &p);
   wl__part a, x;
   wl__part_attention(&hw, &m, &p, 4096, &a);
   wl__part_ffn(&hw, &m, &p, 4096, 1, &x);

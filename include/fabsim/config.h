@@ -76,6 +76,8 @@ typedef enum { CFG_OPTIMIZER_ADAM, CFG_OPTIMIZER_SGD } cfg_optimizer;
 typedef enum { CFG_RECOMPUTE_NONE, CFG_RECOMPUTE_SELECTIVE, CFG_RECOMPUTE_FULL } cfg_recompute;
 /* workload.fp8_recipe: how FP8 GEMM operands are scaled (Megatron-LM's --fp8-recipe names) */
 typedef enum { CFG_FP8_DELAYED, CFG_FP8_TENSORWISE, CFG_FP8_BLOCKWISE } cfg_fp8_recipe;
+/* workload.moe.grouped_gemm: how a GPU's local experts' GEMMs run */
+typedef enum { CFG_GGEMM_MULTI_STREAM, CFG_GGEMM_GROUPED } cfg_grouped_gemm;
 /* workload.recompute_method under full recomputation (Megatron-LM's --recompute-method) */
 typedef enum { CFG_RECOMPUTE_UNIFORM, CFG_RECOMPUTE_BLOCK } cfg_recompute_method;
 /* workload.recompute_modules: what selective recomputation recomputes (Megatron-LM's
@@ -274,6 +276,7 @@ typedef struct cfg_workload {
     double params; /* 0: counted from the shape */
     uint32_t layers, hidden, heads, seq_len, vocab;
     uint32_t kv_heads;       /* grouped-query attention: key/value heads; 0: heads */
+    uint32_t head_dim;       /* width of one attention head; 0: hidden / heads */
     uint32_t ffn_hidden;     /* 0: 4 x hidden */
     bool gated_ffn;          /* three feed-forward matrices (SwiGLU) */
     cfg_u64_list mlp_layers; /* non-empty: a plain MLP of these widths */
@@ -318,7 +321,12 @@ typedef struct cfg_workload {
   double compute_efficiency; /* 0: the kernel model; else every GEMM at peak x it, (0, 1] */
   cfg_fp8_recipe fp8_recipe; /* workload.precision fp8: scaling, casts and GEMM rate */
   bool cuda_graphs;          /* kernels replayed as CUDA graphs: the shorter launch gap */
-  uint64_t bucket_size;      /* bytes of gradients per reduction bucket */
+  double host_op_time;       /* s: host time to issue one kernel (framework eager mode) */
+  struct {                   /* workload.moe.*: how MoE layers run (kernel side) */
+    cfg_grouped_gemm grouped_gemm;
+    bool host_sync; /* dropless dispatch waits for the token counts each MoE forward */
+  } moe;
+  uint64_t bucket_size; /* bytes of gradients per reduction bucket */
   bool grad_overlap;
   cfg_grad_reduce grad_reduce; /* dtype of data-parallel gradient reductions */
   cfg_zero_impl zero_impl;     /* ZeRO 3: flat buffers or FSDP2's per-parameter copies */

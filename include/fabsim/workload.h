@@ -53,6 +53,7 @@ typedef struct wl_model {
   uint32_t dense_layers; /* leading layers with a dense feed-forward (all when dense) */
   uint32_t hidden, heads, seq_len, vocab, ffn_hidden, expert_hidden;
   uint32_t kv_heads; /* key/value heads (grouped-query attention; heads when not) */
+  uint32_t head_dim; /* width of one head; 0: hidden / heads */
   uint32_t experts, top_k, shared_experts;
   bool gated;
   bool dropout;           /* dropout masks kept for the backward pass (memory only) */

@@ -34,6 +34,9 @@ static const char *const recompute_names[] = {"none", "selective", "full"};
 static const char *const fp8_recipe_names[] = {"delayed", "tensorwise", "blockwise"};
 _Static_assert(sizeof(cfg_fp8_recipe) == sizeof(int), "enum fields are stored as int");
 _Static_assert(NELEM(fp8_recipe_names) == CFG_FP8_BLOCKWISE + 1, "one name per FP8 recipe");
+static const char *const grouped_gemm_names[] = {"multi_stream", "grouped"};
+_Static_assert(sizeof(cfg_grouped_gemm) == sizeof(int), "enum fields are stored as int");
+_Static_assert(NELEM(grouped_gemm_names) == CFG_GGEMM_GROUPED + 1, "one name per kind");
 static const char *const recompute_method_names[] = {"uniform", "block"};
 static const char *const recompute_module_names[] = {"core_attn", "layernorm", "mlp", "moe_act"};
 static const char *const attention_names[] = {"flash", "unfused"};
@@ -851,6 +854,11 @@ static const cfg__key schema[] = {
          "K and V are kv_heads / heads as wide as Q: the attention projections' parameters "
          "(2 + 2 kv_heads / heads) h^2, the QKV GEMM's width, the activations kept and the "
          "attention kernel's bytes."),
+    UINT("workload.model.head_dim", workload.model.head_dim, "0", 0, 100000,
+         "Width of one attention head; 0 is hidden / heads. Q is heads x head_dim wide (Qwen3: "
+         "128 at every size, so Qwen3-30B-A3B's 32 heads make Q 4096 wide on a hidden size of "
+         "2048): the attention projections' parameters (2 + 2 kv_heads / heads) h x heads x "
+         "head_dim, the QKV and output GEMMs' shapes and the attention core's FLOPs."),
     UINT("workload.model.seq_len", workload.model.seq_len, "4096", 1, 100000000,
          "Tokens per sequence."),
     UINT("workload.model.vocab", workload.model.vocab, "32000", 0, 100000000,
@@ -993,6 +1001,24 @@ static const cfg__key schema[] = {
     BOOL("workload.cuda_graphs", workload.cuda_graphs, "false",
          "Kernels launched as CUDA graphs: each kernel's launch gap on the GPU is the graph's "
          "(0.5 us) instead of a stream launch's (0.9 us)."),
+    DBL("workload.host_op_time", workload.host_op_time, "8e-6", 0, 0,
+        "Seconds the host takes to issue one kernel from the framework's eager mode (Python, "
+        "the PyTorch dispatcher, the launch: 8 us measured on an A100 host; docs/validation.md). "
+        "It binds where the host cannot run ahead of the GPU: after each host synchronization "
+        "(workload.moe.host_sync), the kernels up to the next one run no faster than the host "
+        "issues them."),
+    ENUM("workload.moe.grouped_gemm", workload.moe.grouped_gemm, "multi_stream", grouped_gemm_names,
+         "How a GPU's local experts' GEMMs run: multi_stream (Transformer Engine's GroupedLinear "
+         "as Megatron-Core runs it: one cuBLAS GEMM per expert, round-robin over 4 CUDA "
+         "streams, each its own tile and wave quantization and fixed time, a launch each) or "
+         "grouped (one grouped kernel for all of them: CUTLASS grouped GEMM, DeepGEMM)."),
+    BOOL("workload.moe.host_sync", workload.moe.host_sync, "true",
+         "Expert parallelism without a token capacity (dropless, Megatron-Core's all-to-all "
+         "dispatcher): before each MoE layer's dispatch the host waits for the GPU's token "
+         "counts (the all-to-all's split sizes), so from there to the next MoE layer's wait "
+         "the GPU runs no faster than the host issues kernels (workload.host_op_time), plus "
+         "the wait itself. false: a dispatcher without it (token capacity, device-side "
+         "counts, a CUDA graph)."),
     SIZE("workload.bucket_size", workload.bucket_size, "25MiB",
          "Gradients per data-parallel reduction bucket (PyTorch DDP's default)."),
     BOOL("workload.grad_overlap", workload.grad_overlap, "true",

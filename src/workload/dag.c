@@ -427,7 +427,9 @@ static void head_part(const wl__dag *d, const stage_build *b, wl__part *o) {
   wl__part_head(&d->hw, d->m, d->p, b->tokens, o);
 }
 
-static wl__cost sum(wl__cost a, wl__cost b) { return (wl__cost){a.t + b.t, a.mem + b.mem}; }
+static wl__cost sum(wl__cost a, wl__cost b) {
+  return (wl__cost){a.t + b.t, a.mem + b.mem, a.ops + b.ops};
+}
 
 /* A part's backward: input gradients, weight gradients unless deferred
  * (zb), and what recomputation reruns of its forward (rc, recompute.c). */
@@ -501,7 +503,7 @@ static double fsdp2_elems(const wl__dag *d, double dense, double expert) {
 }
 
 static wl__cost fsdp2_copy(const wl__dag *d, double elems, double bytes_per_elem) {
-  if (!(elems > 0)) return (wl__cost){0, 0};
+  if (!(elems > 0)) return (wl__cost){0, 0, 0};
   wl__cost c = wl__eltwise(&d->hw, elems * bytes_per_elem);
   c.t += d->hw.gap;
   return c;
@@ -581,7 +583,8 @@ static void forward(const wl__dag *d, const stage_build *b, segs *L) {
     if (attn) {
       if (p->tp > 1) seg_comm(L, WL_COMM_TP_ALLREDUCE, tp_bytes);
       if (moe) seg_comm(L, WL_COMM_EP_DISPATCH, disp);
-      seg_compute(L, WL__FWD, F.fwd, false, 0, 0);
+      /* dropless dispatch: the host waits for the token counts (kernels_moe.c) */
+      seg_compute(L, WL__FWD, moe ? wl__moe_host_bound(&d->hw, A.fwd, F.fwd) : F.fwd, false, 0, 0);
       if (moe) seg_comm(L, WL_COMM_EP_COMBINE, comb);
       if (p->tp > 1) seg_comm(L, WL_COMM_TP_ALLREDUCE, tp_bytes);
     }
@@ -610,8 +613,8 @@ static void backward(const wl__dag *d, const stage_build *b, bool grads, bool zb
   if (has_head(d, b)) { /* the output layer is never recomputed */
     head_part(d, b, &H);
     seg_compute(L, WL__BWD,
-                sum(backward_cost(&H, zb, (wl__cost){0, 0}), copy_out(d, m->head / p->tp, 0)), true,
-                m->head / p->tp, 0);
+                sum(backward_cost(&H, zb, (wl__cost){0, 0, 0}), copy_out(d, m->head / p->tp, 0)),
+                true, m->head / p->tp, 0);
     if (grads) seg_grads(d, L, m->head / p->tp, 0);
   }
   for (uint32_t l = b->first + b->count; l-- > b->first;) {
@@ -744,7 +747,7 @@ static void emit_chunk(wl__dag *d, stage_build *b, const segs *L, bool grads, ui
   emit(d, b, &ce, false, false);
   uint32_t pend = ce.defer != WL__NONE ? ce.defer : ce.wait;
   if (pend != WL__NONE) { /* an overlapped collective still in flight: the chunk ends with it */
-    uint32_t z = compute(d, b->s, d->nodes[ce.x].role, (wl__cost){0, 0}, 0, true);
+    uint32_t z = compute(d, b->s, d->nodes[ce.x].role, (wl__cost){0, 0, 0}, 0, true);
     add_edge(d, pend, z);
   }
   ce.last = d->tail[b->s * WL__STREAMS + WL__COMPUTE];

@@ -108,20 +108,20 @@ void wl__rates_init(wl__hw *hw, const cfg_scenario *cfg) {
 }
 
 static wl__cost roof(double t_flops, double t_bytes) {
-  return t_bytes > t_flops ? (wl__cost){t_bytes, t_bytes} : (wl__cost){t_flops, 0};
+  return t_bytes > t_flops ? (wl__cost){t_bytes, t_bytes, 0} : (wl__cost){t_flops, 0, 0};
 }
 
 static double tiles(double x) { return ceil(x / TILE); }
 
 wl__cost wl__gemm(const wl__hw *hw, bool lowp, double b, double m, double n, double k,
                   double out_bytes) {
-  if (!(b > 0 && m > 0 && n > 0 && k > 0)) return (wl__cost){0, 0};
+  if (!(b > 0 && m > 0 && n > 0 && k > 0)) return (wl__cost){0, 0, 0};
   const wl__rate *r = lowp ? &hw->mm : &hw->mm16;
   if (hw->legacy) { /* as before the kernel model, to the last bit: one GEMM, times b */
     double q = m * n / (tiles(m) * TILE * tiles(n) * TILE);
     wl__cost one = roof(2 * m * n * k / (r->peak * r->eff * q),
                         ((m * k + k * n) * r->in + m * n * out_bytes) / hw->hbm);
-    return (wl__cost){one.t * b, one.mem * b};
+    return (wl__cost){one.t * b, one.mem * b, 0};
   }
   double flops = 2 * b * m * n * k, out = b * m * n * out_bytes / hw->hbm;
   double io = b * (m * k + k * n) * r->in / hw->hbm + out;
@@ -131,7 +131,7 @@ wl__cost wl__gemm(const wl__hw *hw, bool lowp, double b, double m, double n, dou
   double main = waves * 2.0 * TILE * TILE * (k / split) / (r->eff * rate / S);
   wl__cost c = roof(main + EPILOGUE * out, io);
   double floor_t = flops / (r->cap * rate) - KERNEL_T0;
-  if (c.t < floor_t) c = (wl__cost){floor_t, 0};
+  if (c.t < floor_t) c = (wl__cost){floor_t, 0, 0};
   c.t += KERNEL_T0;
   if (c.mem > 0) c.mem = c.t;
   return c;

@@ -89,9 +89,11 @@ double wl_layer_activations(const wl_model *m, const wl_parallel *p, cfg_precisi
   double seq = 0, wide = 0; /* per token: h-wide (split with sequence parallelism), split by t */
   /* attention */
   seq += e * h + (ln ? 0 : q * h) + drop * h;
-  wide += e * h * (1 + 2.0 * m->kv_heads / m->heads); /* Q, K, V */
+  /* the query width: heads x head_dim (h unless workload.model.head_dim) */
+  double qw = m->head_dim ? (double)m->heads * m->head_dim : h;
+  wide += e * qw * (1 + 2.0 * m->kv_heads / m->heads); /* Q, K, V */
   if (!core) wide += p->flash ? 4 * a : e * a * s + drop * (a * s + e * a * s);
-  wide += (p->flash && !core ? e : q) * h;
+  wide += (p->flash && !core ? e : q) * qw;
   /* feed-forward */
   seq += e * h + drop * h;
   if (!wl_layer_is_moe(m, l)) {

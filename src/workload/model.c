@@ -74,6 +74,7 @@ int wl_model_from_cfg(wl_model *m, const cfg_scenario *cfg, const cfg_doc *doc, 
                          "%u key/value heads for %u attention heads (workload.model.heads); "
                          "each key/value head serves a whole group of heads",
                          m->kv_heads, m->heads);
+    m->head_dim = MC->head_dim;
     m->seq_len = MC->seq_len;
     m->vocab = MC->vocab;
     m->ffn_hidden = MC->ffn_hidden ? MC->ffn_hidden : 4 * MC->hidden;
@@ -84,8 +85,11 @@ int wl_model_from_cfg(wl_model *m, const cfg_scenario *cfg, const cfg_doc *doc, 
     m->gated = MC->gated_ffn;
     m->dropout = MC->dropout;
     double mats = m->gated ? 3 : 2;
-    /* Q and O h x h, K and V h x h kv/heads each (grouped-query attention) */
-    m->attention = (2 + 2.0 * m->kv_heads / m->heads) * h * h;
+    /* Q and O h x q, K and V h x q kv/heads each (grouped-query attention),
+     * q = heads x head_dim the query width (h unless workload.model.head_dim
+     * says otherwise) */
+    double q = MC->head_dim ? (double)m->heads * MC->head_dim : h;
+    m->attention = (2 + 2.0 * m->kv_heads / m->heads) * h * q;
     m->ffn = mats * h * m->ffn_hidden;
     m->expert = mats * h * m->expert_hidden;
     m->router = h * MC->experts;

@@ -28,7 +28,7 @@ void wl__recompute_cost(const wl__hw *hw, const wl_model *m, const wl_parallel *
                         uint32_t first, uint32_t l, const wl__part *attn, const wl__part *ffn,
                         wl__cost *ra, wl__cost *rf) {
   (void)hw, (void)tokens;
-  *ra = *rf = (wl__cost){0, 0};
+  *ra = *rf = (wl__cost){0, 0, 0};
   if (wl__layer_recomputed(p, first, l)) {
     *ra = attn->fwd;
     *rf = ffn->fwd;

@@ -6,8 +6,10 @@
  *   attention part: norm | QKV GEMM | rotary embedding of Q, K | attention
  *                   core (FlashAttention) | output GEMM | residual add
  *   feed-forward:   norm | up (and gate) GEMM | activation | down GEMM |
- *                   residual add; MoE: router GEMM, the local experts' GEMMs
- *                   (one grouped GEMM each) on their tokens, shared experts,
+ *                   residual add; MoE: router GEMM and the fused router,
+ *                   the token permutations, the local experts' GEMMs on their
+ *                   tokens (one per expert over Transformer Engine's streams,
+ *                   or one grouped kernel: kernels_moe.c), shared experts,
  *                   the weighted sum
  * A GEMM's time is gemm.c's (shape, tiles and waves over the SMs, bytes,
  * the GPU's measured rates); the attention core's is its FLOPs at the
@@ -100,10 +102,13 @@ void wl__hw_init(wl__hw *hw, const cfg_scenario *cfg) {
   bool fsdp2 = cfg->workload.parallel.zero >= 3 && cfg->workload.zero_impl == CFG_ZERO_PER_PARAM;
   hw->wgrad = hw->legacy || fsdp2 ? hw->act : MAIN_GRAD_ACCUM_BYTES;
   hw->expert_load = 1;
+  hw->host_op = hw->legacy ? 0 : cfg->workload.host_op_time;
+  hw->host_sync = !hw->legacy && cfg->workload.moe.host_sync && cfg->workload.parallel.ep > 1;
+  hw->ggemm_streams = cfg->workload.moe.grouped_gemm == CFG_GGEMM_MULTI_STREAM;
 }
 
 static wl__cost roof(double t_flops, double t_bytes) {
-  return t_bytes > t_flops ? (wl__cost){t_bytes, t_bytes} : (wl__cost){t_flops, 0};
+  return t_bytes > t_flops ? (wl__cost){t_bytes, t_bytes, 0} : (wl__cost){t_flops, 0, 0};
 }
 
 wl__cost wl__eltwise(const wl__hw *hw, double bytes) { return roof(0, bytes / hw->hbm); }
@@ -146,10 +151,17 @@ wl__cost wl__optimizer(const wl__hw *hw, double params, double w, double g, doub
   return c;
 }
 
+/* Adds kernel cost k, the launch gaps of `gaps` launches one after another
+ * on the GPU and the `ops` kernels the host issues for it. */
+static void add_ops(wl__cost *a, wl__cost k, const wl__hw *hw, double gaps, double ops) {
+  a->t += k.t + gaps * hw->gap;
+  a->mem += k.mem;
+  a->ops += ops;
+}
+
 /* Adds kernel cost k and the launch gaps of its `kernels` kernels. */
 static void add(wl__cost *a, wl__cost k, const wl__hw *hw, double kernels) {
-  a->t += k.t + kernels * hw->gap;
-  a->mem += k.mem;
+  add_ops(a, k, hw, kernels, kernels);
 }
 
 /* The part being built: the hardware, the share of a step's weight casts
@@ -168,31 +180,57 @@ static part_ctx ctx_of(const wl__hw *hw, const wl_parallel *p, wl__part *o) {
   return (part_ctx){hw, 1.0 / (p->micro_batches > 0 ? p->micro_batches : 1), CFG_RCMOD_COUNT, o};
 }
 
-/* A forward kernel's cost: to the forward, and to its module's recompute
- * cost when `rerun` (what a recomputation repeats). */
+/* A forward kernel's cost (gaps launches, ops issued): to the forward, and
+ * to its module's recompute cost when `rerun` (what a recomputation
+ * repeats). */
+static void fwd_ops(const part_ctx *c, wl__cost k, double gaps, double ops, bool rerun) {
+  add_ops(&c->o->fwd, k, c->hw, gaps, ops);
+  if (rerun && c->mod < CFG_RCMOD_COUNT) add_ops(&c->o->rc[c->mod], k, c->hw, gaps, ops);
+}
+
 static void fwd(const part_ctx *c, wl__cost k, double kernels, bool rerun) {
-  add(&c->o->fwd, k, c->hw, kernels);
-  if (rerun && c->mod < CFG_RCMOD_COUNT) add(&c->o->rc[c->mod], k, c->hw, kernels);
+  fwd_ops(c, k, kernels, kernels, rerun);
+}
+
+/* One linear layer's GEMM, or (experts) the local experts' GEMMs as
+ * kernels_moe.c runs them; *gaps and *ops its launches. */
+static wl__cost gemm_of(const wl__hw *hw, bool lowp, bool experts, double count, double m, double n,
+                        double k, double out_bytes, double *gaps, double *ops) {
+  if (experts) return wl__expert_gemm(hw, count, m, n, k, out_bytes, gaps, ops);
+  *gaps = *ops = 1;
+  return wl__gemm(hw, lowp, count, m, n, k, out_bytes);
 }
 
 /* `count` linear layers X[m x k] W[k x n] in one (grouped) kernel each:
  * forward, input gradient dY W^T (m x k out), weight gradient X^T dY (k x n
  * out); `lowp`: at the training precision (FP8 under fp8: X, W and dY cast
  * by the recipe's kernels), else in 16 bits. */
-static void linear(const part_ctx *c, bool lowp, double count, double m, double k, double n) {
+static void linear_of(const part_ctx *c, bool lowp, bool experts, double count, double m, double k,
+                      double n) {
   const wl__hw *hw = c->hw;
   wl__part *o = c->o;
-  fwd(c, wl__gemm(hw, lowp, count, m, n, k, hw->act), 1, true);
-  add(&o->bin, wl__gemm(hw, lowp, count, m, k, n, hw->act), hw, 1);
-  add(&o->bw, wl__gemm(hw, lowp, count, k, n, m, hw->wgrad), hw, 1);
+  double g, ops;
+  wl__cost x = gemm_of(hw, lowp, experts, count, m, n, k, hw->act, &g, &ops);
+  fwd_ops(c, x, g, ops, true);
+  x = gemm_of(hw, lowp, experts, count, m, k, n, hw->act, &g, &ops);
+  add_ops(&o->bin, x, hw, g, ops);
+  x = gemm_of(hw, lowp, experts, count, k, n, m, hw->wgrad, &g, &ops);
+  add_ops(&o->bw, x, hw, g, ops);
   if (!lowp || !hw->fp8) return;
+  /* per-expert GEMMs take per-expert operands: each expert's tensors cast by
+   * their own kernels */
+  double each = experts && hw->ggemm_streams ? count : 1;
   double kx, kw, ky;
-  double x = wl__fp8_cast_bytes(hw, count * m * k, &kx);
+  double xb = wl__fp8_cast_bytes(hw, count * m * k, &kx);
   double w = wl__fp8_cast_bytes(hw, count * k * n, &kw) * c->wshare;
   double y = wl__fp8_cast_bytes(hw, count * m * n, &ky);
-  fwd(c, wl__eltwise(hw, x), kx, true); /* a rerun reuses the cast weights */
-  fwd(c, wl__eltwise(hw, w), kw * c->wshare, false);
-  add(&o->bin, wl__eltwise(hw, y), hw, ky);
+  fwd(c, wl__eltwise(hw, xb), kx * each, true); /* a rerun reuses the cast weights */
+  fwd(c, wl__eltwise(hw, w), kw * each * c->wshare, false);
+  add(&o->bin, wl__eltwise(hw, y), hw, ky * each);
+}
+
+static void linear(const part_ctx *c, bool lowp, double count, double m, double k, double n) {
+  linear_of(c, lowp, false, count, m, k, n);
 }
 
 /* An element-wise operation moving `elems` activation elements forward;
@@ -202,6 +240,13 @@ static void eltwise(const part_ctx *c, double elems) {
   const wl__hw *hw = c->hw;
   fwd(c, wl__eltwise(hw, elems * hw->act), 1, true);
   add(&c->o->bin, wl__eltwise(hw, 2 * elems * hw->act), hw, 1);
+}
+
+/* A data movement of the MoE layer (kernels_moe.c: router, permutations):
+ * `bytes` in `kernels` kernels forward, the same backward. */
+static void moe_moves(const part_ctx *c, double bytes, double kernels) {
+  fwd(c, wl__eltwise(c->hw, bytes), kernels, true);
+  add(&c->o->bin, wl__eltwise(c->hw, bytes), c->hw, kernels);
 }
 
 static double tokens_sp(const wl_parallel *p, double tokens) {
@@ -275,7 +320,8 @@ void wl__part_attention(const wl__hw *hw, const wl_model *m, const wl_parallel *
   linear(&c, true, 1, T, h, (1 + 2 * r) * a);
   eltwise(&c, 2 * (1 + r) * T * a); /* rotary embedding of Q and K */
   c.mod = CFG_RCMOD_CORE_ATTN;
-  if (p->flash) flash_core(&c, seqs, s, heads, a, (double)m->hidden / m->heads, r);
+  double hdim = m->head_dim ? (double)m->head_dim : (double)m->hidden / m->heads;
+  if (p->flash) flash_core(&c, seqs, s, heads, a, hdim, r);
   else unfused_core(&c, m, seqs, s, heads, hd);
   c.mod = CFG_RCMOD_COUNT;
   linear(&c, true, 1, T, a, h);
@@ -308,11 +354,14 @@ void wl__part_ffn(const wl__hw *hw, const wl_model *m, const wl_parallel *p, dou
     double local = E / ep, load = hw->expert_load, te = T * k * ep / E * load;
     c.mod = CFG_RCMOD_COUNT;
     linear(&c, false, 1, T, h, m->router / h / t); /* the router stays in 16 bits */
-    linear(&c, true, local, te, h, g * fe);
+    moe_moves(&c, wl__moe_router_bytes(Ts, E, hw->act), 1);
+    double kp, pb = wl__moe_permute_bytes(Ts, k, h, hw->act, load, ep > 1 && local > 1, &kp);
+    moe_moves(&c, pb, kp);
+    linear_of(&c, true, true, local, te, h, g * fe);
     c.mod = CFG_RCMOD_MOE_ACT;
     eltwise(&c, (g + 1) * T * k * load * fe);
     c.mod = CFG_RCMOD_COUNT;
-    linear(&c, true, local, te, fe, h);
+    linear_of(&c, true, true, local, te, fe, h);
     if (m->shared_experts > 0) {
       double sh = m->shared_experts * fe;
       linear(&c, true, 1, T, h, g * sh);

@@ -5,7 +5,8 @@
  *   schedule.c the order of forward/backward chunks per stage (1f1b,
  *             interleaved, dualpipe)
  *   roofline.c each operation of a layer timed (compute side): GEMMs by
- *             gemm.c, the attention core by attention.c
+ *             gemm.c, the attention core by attention.c, the MoE layer's
+ *             experts, permutations and host wait by kernels_moe.c
  *   recompute.c the forward that recomputation adds to a backward
  *   dag.c     one step as a DAG per pipeline stage, communication classes
  *   step.c    the executor on a backend and the step figures
@@ -103,11 +104,16 @@ typedef struct wl__hw {
                          main gradient read and written; legacy: act) */
   double expert_load; /* the busiest GPU's expert tokens over the mean (router
                          statistics: coll_moe_routing.imbalance; 1 balanced) */
+  double host_op;     /* s: the host's time to issue one kernel (0 legacy) */
+  bool host_sync;     /* MoE forward waits for the token counts (ep > 1) */
+  bool ggemm_streams; /* local experts' GEMMs one per expert over streams */
 } wl__hw;
 
-/* Seconds, and of them the time of memory-bound operations. */
+/* Seconds, and of them the time of memory-bound operations; ops: the
+ * kernels the host issues for it (a kernel model's count: launch gaps are
+ * counted per stream, ops per launch). */
 typedef struct wl__cost {
-  double t, mem;
+  double t, mem, ops;
 } wl__cost;
 
 /* A layer part per micro-batch: its forward, its backward without weight
@@ -158,6 +164,39 @@ void wl__cross_entropy(const wl__hw *hw, double logits, wl__cost *f, double *kf,
  * states, reads the gradients, writes the weights; the gradient norm for
  * clipping reads the gradients once more. */
 wl__cost wl__optimizer(const wl__hw *hw, double params, double w, double g, double o);
+/* kernels_moe.c: the MoE feed-forward's kernels as Megatron-Core runs them. */
+/* Streams Transformer Engine's multi-stream grouped GEMM spreads the experts'
+ * GEMMs over (transformer_engine/common/util/multi_stream.cpp). */
+enum { WL__GEMM_STREAMS = 4 };
+/* G local experts' GEMMs C[m x n] = A[m x k] B[k x n] (m tokens each):
+ * one grouped kernel (hw->ggemm_streams false: gemm.c with b = G), or one
+ * cuBLAS GEMM per expert round-robin over WL__GEMM_STREAMS streams: rounds
+ * of WL__GEMM_STREAMS concurrent GEMMs (their tiles share the SMs: gemm.c
+ * with b = the round's GEMMs), each round its own fixed time. *rounds gets
+ * the launches a stream sees one after another (launch gaps), *ops the
+ * GEMMs the host issues. */
+wl__cost wl__expert_gemm(const wl__hw *hw, double G, double m, double n, double k, double out_bytes,
+                         double *rounds, double *ops);
+/* The forward of an MoE layer under a dropless dispatcher with a host
+ * synchronization (hw->host_sync): the kernels from the wait to the next MoE
+ * layer's (the experts' part f and the next layer's attention part a) run no
+ * faster than the host issues them, after the wait itself: f plus
+ * max(0, host_op x (a.ops + f.ops) - (a.t + f.t)) + the wait. f unchanged
+ * otherwise. */
+wl__cost wl__moe_host_bound(const wl__hw *hw, wl__cost a, wl__cost f);
+/* Bytes the token permutations of one MoE layer's forward move (the same
+ * again backward) for T tokens of h at `act` bytes, top k, the busiest
+ * GPU's `load`; `sort`: expert parallelism with several local experts (the
+ * received rows sorted by expert and back); *kernels their kernels. */
+double wl__moe_permute_bytes(double T, double k, double h, double act, double load, bool sort,
+                             double *kernels);
+/* Bytes the fused router kernel moves for T tokens over E experts (either
+ * way). */
+double wl__moe_router_bytes(double T, double E, double act);
+/* s: one host wait on the GPU (a stream synchronization and the small copy
+ * back) */
+double wl__host_wait_s(void);
+
 /* Layer parts on one GPU for a micro-batch of `tokens` (MLP: attention is
  * empty and l's linear layer is the feed-forward). */
 void wl__part_attention(const wl__hw *hw, const wl_model *m, const wl_parallel *p, double tokens,

@@ -11,12 +11,12 @@ check_doc README.md
 # r3 FILE JQ: the expression's value with 3 decimals
 r3() { jq -r "$2 | . * 1000 | round / 1000 | tostring" "$1"; }
 expect_exit 0 "$FABSIM" run examples/shared/two-trainings-16k.yaml --set output.dir=tt --quiet
-[ "$(r3 tt/summary.json '[.jobs[].step.time_s] | max')" = 5.296 ] && pass || fail "two-trainings step"
+[ "$(r3 tt/summary.json '[.jobs[].step.time_s] | max')" = 5.49 ] && pass || fail "two-trainings step"
 expect_json tt/summary.json '[.jobs[].slowdown] | all(. == 1)'
 expect_exit 0 "$FABSIM" run examples/shared/two-trainings-16k-random.yaml --set output.dir=ttr --quiet
-[ "$(jq -r '[.jobs[].step.time_s * 1000 | round / 1000 | tostring] | join(" / ")' ttr/summary.json)" = "5.372 / 5.37" ] \
+[ "$(jq -r '[.jobs[].step.time_s * 1000 | round / 1000 | tostring] | join(" / ")' ttr/summary.json)" = "5.563 / 5.562" ] \
   && pass || fail "two-trainings at random: $(jq -c '[.jobs[].step.time_s]' ttr/summary.json)"
-expect_json ttr/summary.json '[.jobs[].slowdown | (. - 1) * 1000 | round / 10] == [0.7, 1]'
+expect_json ttr/summary.json '[.jobs[].slowdown | (. - 1) * 1000 | round / 10] == [0.6, 0.9]'
 # the checkpoint burst's full run takes ~20 CPU s: make check-long (FABSIM_TEST_LONG)
 if [ "${FABSIM_TEST_LONG:-}" = 1 ]; then
   expect_exit 0 "$FABSIM" run examples/shared/checkpoint-burst.yaml --set output.dir=cb --quiet

@@ -200,11 +200,12 @@ static void test_expert_load(void **state) {
   wl__part_ffn(&hw, &m, &p, 4096, 1, &hot);
   double T = 4096, k = 2, E = 64, h = 4096, fe = m.expert / (2 * h); /* not gated: up and down */
   double te = T * k / E;
-  /* the 64 local experts run as one grouped GEMM each way */
-  wl__cost up1 = wl__gemm(&hw, true, E, te, fe, h, hw.act);
-  wl__cost up3 = wl__gemm(&hw, true, E, 3 * te, fe, h, hw.act);
-  wl__cost dn1 = wl__gemm(&hw, true, E, te, h, fe, hw.act);
-  wl__cost dn3 = wl__gemm(&hw, true, E, 3 * te, h, fe, hw.act);
+  /* the 64 local experts' GEMMs each way as kernels_moe.c runs them */
+  double g, o;
+  wl__cost up1 = wl__expert_gemm(&hw, E, te, fe, h, hw.act, &g, &o);
+  wl__cost up3 = wl__expert_gemm(&hw, E, 3 * te, fe, h, hw.act, &g, &o);
+  wl__cost dn1 = wl__expert_gemm(&hw, E, te, h, fe, hw.act, &g, &o);
+  wl__cost dn3 = wl__expert_gemm(&hw, E, 3 * te, h, fe, hw.act, &g, &o);
   wl__cost a1 = wl__eltwise(&hw, 2 * T * k * fe * hw.act);
   wl__cost a3 = wl__eltwise(&hw, 6 * T * k * fe * hw.act);
   double want = one.fwd.t + (up3.t - up1.t + dn3.t - dn1.t) + a3.t - a1.t;

@@ -443,7 +443,7 @@ static size_t derived_keys(const imp *m, dkey *k) {
     KEY("cluster.nic.bandwidth", K_BW, cluster.nic.bandwidth, d->bw[CL_ENDPOINT]);
   if (d->has_bw[CL_FABRIC])
     KEY("fabric.link_bandwidth", K_BW, fabric.link_bandwidth, d->bw[CL_FABRIC]);
-  if (d->has_lat[CL_ENDPOINT])
+  if (d->has_lat[CL_ENDPOINT] && !m->g.no_latency)
     KEY("fabric.link_latency", K_TIME, fabric.link_latency, d->lat[CL_ENDPOINT]);
   if (d->has_vlat[TOPO__R_NVSWITCH])
     KEY("cluster.scale_up.latency", K_TIME, cluster.scale_up.latency, d->vlat[TOPO__R_NVSWITCH]);
@@ -635,12 +635,12 @@ static int compare_links(imp *m, const topo *t) {
   size_t nf = 0, nb = 0;
   for (size_t i = 0; i < m->g.nlinks; i++) {
     const topo__glink *l = &m->g.link[i];
-    f[nf++] = edge(m->map[l->a], m->map[l->b], l->latency, (uint32_t)i);
+    f[nf++] = edge(m->map[l->a], m->map[l->b], m->g.no_latency ? 0 : l->latency, (uint32_t)i);
   }
   for (uint32_t l = 0; l < t->nlinks; l++) {
     const topo_link *k = &t->link[l];
     if (!m->g.hosts && (k->kind == TOPO_LINK_SCALE_UP || k->kind == TOPO_LINK_PCIE)) continue;
-    b[nb++] = edge(k->a, k->b, k->latency, l);
+    b[nb++] = edge(k->a, k->b, m->g.no_latency ? 0 : k->latency, l);
   }
   qsort(f, nf, sizeof *f, cmp_ekey);
   qsort(b, nb, sizeof *b, cmp_ekey);

@@ -208,6 +208,7 @@ typedef struct topo__graph {
   uint32_t tiers; /* the file's "tiers" (0: not given) */
   bool hosts;     /* GPUs and scale-up switches are in the file */
   bool ibnd;      /* messages name nodes and ports, not nodes[i] */
+  bool no_latency; /* links carry no latency (ibnetdiscover): the scenario's */
   uint32_t *slot; /* name -> node + 1 (0: empty), open addressing */
   size_t nslots;
 } topo__graph;

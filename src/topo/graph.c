@@ -92,8 +92,10 @@ int topo__graph_add_node(topo__graph *g, const char *name, uint32_t line, uint32
                          uint32_t *idx, sim_error *err) {
   uint32_t prev;
   if (topo__graph_find(g, name, &prev) == SIM_OK) {
-    char key[64];
-    return topo__gfail(g, line, col, topo__node_key(g, g->nnodes, "name", key, sizeof key), err,
+    char key[96]; /* the new node is not stored yet: its key from its name */
+    if (g->ibnd) snprintf(key, sizeof key, "'%s'", name);
+    else snprintf(key, sizeof key, "nodes[%zu].name", g->nnodes);
+    return topo__gfail(g, line, col, key, err,
                        "'%s' is taken by the node at line %u; allowed: a name of its own", name,
                        g->node[prev].line);
   }

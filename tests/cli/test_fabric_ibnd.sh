@@ -37,6 +37,9 @@ sed '11s/"H-946dae0300c20000"/"H-00000000deadbeef"/' ok.topo > f.topo
 bad peer "f.topo:11:1: ibnetdiscover: peer 'H-00000000deadbeef' is no Switch or Ca of the file"
 sed 's/^Ca\t1 "H-946dae0300c20036"/Rt\t1 "H-946dae0300c20036"/' ok.topo > f.topo
 bad router "ibnetdiscover: a router; allowed: switches and CAs"
+# a node id twice (two Ca blocks of one GUID)
+{ cat ok.topo; printf 'Ca\t1 "H-946dae0300c20036"\t\t# "gpu-node04 mlx5_3"\n'; } > f.topo
+bad dup "'H-946dae0300c20036': 'H-946dae0300c20036' is taken by the node at line"
 cp ok.topo f.topo
 bad map "names no server in it" --set 'fabric.map.server=^(nothing)'
 # a link missing (both its ends' lines): leaf01 - spine04

@@ -205,11 +205,11 @@ typedef struct topo__graph {
   size_t nnodes, cap_nodes;
   topo__glink *link;
   size_t nlinks, cap_links;
-  uint32_t tiers; /* the file's "tiers" (0: not given) */
-  bool hosts;     /* GPUs and scale-up switches are in the file */
-  bool ibnd;      /* messages name nodes and ports, not nodes[i] */
+  uint32_t tiers;  /* the file's "tiers" (0: not given) */
+  bool hosts;      /* GPUs and scale-up switches are in the file */
+  bool ibnd;       /* messages name nodes and ports, not nodes[i] */
   bool no_latency; /* links carry no latency (ibnetdiscover): the scenario's */
-  uint32_t *slot; /* name -> node + 1 (0: empty), open addressing */
+  uint32_t *slot;  /* name -> node + 1 (0: empty), open addressing */
   size_t nslots;
 } topo__graph;
 

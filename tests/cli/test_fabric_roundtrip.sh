@@ -2,7 +2,8 @@
 # fabric.topology: file (docs/fabric-import.md): a generated fabric written
 # with fabsim topo --export and read back gives byte-identical fabsim topo
 # output (inventory, cost, bisection) and byte-identical fabsim run files at
-# the analytic and flow fidelities, for every family fabsim generates.
+# the analytic and flow fidelities, for every family fabsim generates (and
+# at the packet fidelity for a 3-tier one).
 . "$(dirname "$0")/lib.sh"
 
 # normalize DIR: its files less the run's wall clock (as tools/golden.sh):
@@ -56,7 +57,7 @@ roundtrip() {
   printf 'simulation:\n  seed: 1\nfabric:\n  topology: %s\n' "$family" > "gen/$name.yaml"
   printf 'simulation:\n  seed: 1\nfabric:\n  topology: file\n  file: ../%s.json\n' "$name" \
     > "imp/$name.yaml"
-  for fid in analytic flow; do
+  for fid in analytic flow ${PACKET:-}; do
     (cd gen && "$FABSIM" run "$name.yaml" "${runsets[@]}" --set simulation.fidelity=$fid \
       --set output.dir=$name-$fid --quiet 2>"../$name.gen.err")
     kept=$?
@@ -75,6 +76,8 @@ roundtrip() {
 }
 
 small="workload.collective.size=64MiB"
+PACKET=packet roundtrip ft3pk cluster.nodes=9 cluster.gpus_per_node=2 fabric.switch_radix=8 \
+  fabric.tiers=3 workload.collective.size=1MiB
 roundtrip ft2 cluster.nodes=6 cluster.gpus_per_node=4 fabric.switch_radix=16 $small
 roundtrip ft2os cluster.nodes=5 cluster.gpus_per_node=4 fabric.switch_radix=16 \
   fabric.oversubscription=3 fabric.routing=ecmp $small

@@ -18,6 +18,7 @@ FUZZ_CHAKRA_SECONDS ?= 15
 FUZZ_UNITS_SECONDS ?= 10
 FUZZ_DB_SECONDS ?= 15
 FUZZ_INFTRACE_SECONDS ?= 10
+FUZZ_FABRIC_SECONDS ?= 15
 
 .PHONY: all deps configure fabsim build run test test-release test-asan check-long fuzz-smoke \
         bench validate clean install format
@@ -112,7 +113,10 @@ check-long: configure
 #                   databases of a run and of a sweep of the Release build
 #   fuzz_inftrace   serving request traces (Vidur's CSV columns):
 #                   fuzz/corpus_inftrace/ and examples/inference/*
-FUZZ_TARGETS := fuzz_scenario fuzz_units fuzz_nccltests fuzz_chakra fuzz_db fuzz_inftrace
+#   fuzz_fabric     fabric files (JSON/YAML graphs, ibnetdiscover output) for
+#                   fabric.topology: file: examples/fabrics/*, fuzz/corpus_fabric/
+FUZZ_TARGETS := fuzz_scenario fuzz_units fuzz_nccltests fuzz_chakra fuzz_db fuzz_inftrace \
+                fuzz_fabric
 FUZZ_RUN = -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
 fuzz-smoke: deps fabsim
 	@$(call quietly,$(BUILD_FUZZ)/make-configure.log,CC=clang cmake -S . -B $(BUILD_FUZZ) -DCMAKE_BUILD_TYPE=Debug -DFABSIM_FUZZ=ON -DFABSIM_TESTS=OFF)
@@ -120,7 +124,7 @@ fuzz-smoke: deps fabsim
 	@rm -rf $(BUILD_FUZZ)/seeds && mkdir -p $(BUILD_FUZZ)/seeds/scenario $(BUILD_FUZZ)/seeds/units \
 	  $(BUILD_FUZZ)/seeds/db $(BUILD_FUZZ)/corpus $(BUILD_FUZZ)/corpus_units \
 	  $(BUILD_FUZZ)/corpus_nccltests $(BUILD_FUZZ)/corpus_chakra $(BUILD_FUZZ)/corpus_db \
-	  $(BUILD_FUZZ)/corpus_inftrace
+	  $(BUILD_FUZZ)/corpus_inftrace $(BUILD_FUZZ)/corpus_fabric
 	@find examples tests -name '*.yaml' | while read -r f; do cp "$$f" "$(BUILD_FUZZ)/seeds/scenario/$$(echo "$$f" | tr / _)"; done
 	@grep -rhoE ':[[:space:]]+[0-9][0-9.eE+-]*[[:space:]]*[A-Za-z/]+[[:space:]]*(#.*)?$$' --include='*.yaml' examples | \
 	  sed -E 's/^:[[:space:]]+//; s/[[:space:]]*(#.*)?$$//' | sort -u | \
@@ -143,6 +147,8 @@ fuzz-smoke: deps fabsim
 	  $(BUILD_FUZZ)/corpus_db $(BUILD_FUZZ)/seeds/db
 	./$(BUILD_FUZZ)/fuzz_inftrace -max_total_time=$(FUZZ_INFTRACE_SECONDS) $(FUZZ_RUN) \
 	  $(BUILD_FUZZ)/corpus_inftrace examples/inference fuzz/corpus_inftrace
+	./$(BUILD_FUZZ)/fuzz_fabric -max_total_time=$(FUZZ_FABRIC_SECONDS) $(FUZZ_RUN) \
+	  $(BUILD_FUZZ)/corpus_fabric examples/fabrics fuzz/corpus_fabric
 
 # The binary and its man page (fabsim.1) under PREFIX (default /usr/local).
 PREFIX ?= /usr/local

@@ -23,7 +23,15 @@
 extern "C" {
 #endif
 
-typedef enum { CFG_TOPO_FAT_TREE, CFG_TOPO_MULTI_PLANE, CFG_TOPO_RAIL_OPTIMIZED } cfg_topology;
+/* CFG_TOPO_FILE: fabric.file describes the fabric (src/topo/import.c); the
+ * loaded scenario never keeps it: topo_load_file resolves it into the
+ * family the file's graph is and the keys it gives (docs/fabric-import.md). */
+typedef enum {
+  CFG_TOPO_FAT_TREE,
+  CFG_TOPO_MULTI_PLANE,
+  CFG_TOPO_RAIL_OPTIMIZED,
+  CFG_TOPO_FILE
+} cfg_topology;
 typedef enum { CFG_TRANSPORT_INFINIBAND, CFG_TRANSPORT_ROCE, CFG_TRANSPORT_ETHERNET } cfg_transport;
 typedef enum {
   CFG_ROUTING_ECMP,
@@ -435,6 +443,8 @@ typedef struct cfg_scenario {
   } cluster;
   struct {
     cfg_topology topology;
+    char *file;                /* owned; fabric.topology file: the graph; "none" */
+    char *map_server;          /* owned; ibnetdiscover: regex, group 1 = a CA's server */
     uint32_t tiers;            /* 2 or 3 */
     uint32_t planes;           /* default 1; multi-plane: default nic.per_node */
     uint32_t switch_radix;     /* ports per switch, even */

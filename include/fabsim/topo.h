@@ -335,6 +335,23 @@ int topo_route_health(const topo *t, const topo_health *h, uint32_t src_gpu, uin
 int topo_route_adaptive(const topo *t, const topo_health *h, uint32_t src_gpu, uint32_t dst_gpu,
                         uint64_t flow_hash, const uint32_t *load, topo_path *path);
 
+/* fabric.topology: file (docs/fabric-import.md; src/topo/import.c). With
+ * cfg and *doc just loaded from scenario and sets: reads fabric.file (a
+ * JSON or YAML graph, or ibnetdiscover output), checks it, recognizes the
+ * fat-tree it describes, loads the scenario again with the keys the file
+ * gives (a key the scenario sets itself must agree), builds the fabric into
+ * *out and checks it is the file's, link for link. The scenario it leaves
+ * in cfg names that fabric's family (fabric.file none), so a resolved
+ * scenario reruns without the file. Errors: SIM_ECONFIG located in the file
+ * (file:line:col) or at the scenario's key; on error *out is NULL and cfg
+ * and *doc are freeable as they are. O(file + links log links). */
+int topo_load_file(cfg_scenario *cfg, cfg_doc **doc, topo **out, const char *scenario,
+                   const char *const *sets, int nsets, sim_error *err);
+/* The fabric as fabric.topology: file reads it (JSON, docs/fabric-import.md)
+ * into path ("-": stdout), written atomically. SIM_ECONFIG for a fabric with
+ * storage servers (not exported yet), SIM_EIO when the write fails. */
+int topo_export(const topo *t, const cfg_scenario *cfg, const char *path, sim_error *err);
+
 const topo_inventory *topo_inventory_get(const topo *t);
 /* Graphviz DOT of the whole graph (nodes collapsed to one box each when
  * `collapse_nodes`). */

@@ -21,6 +21,7 @@ typedef struct cli_args {
   bool quiet;
   const char *dot; /* topo --dot FILE */
   bool dot_collapse;
+  const char *export_file; /* topo --export FILE */
 } cli_args;
 
 /* ---- the argv helper (args.c): one table-driven parser for every verb ---- */

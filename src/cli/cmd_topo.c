@@ -6,6 +6,7 @@
 
 static const char topo_help[] =
     "usage: fabsim topo [SCENARIO.yaml] [--set KEY=VALUE]... [--json] [--dot FILE [--dot-nodes]]\n"
+    "                   [--export FILE]\n"
     "\n"
     "Build the cluster and fabric of a scenario and print its inventory: endpoints,\n"
     "switches per tier, links, optical transceivers, cost and bisection bandwidth.\n"
@@ -15,6 +16,8 @@ static const char topo_help[] =
     "  --json             print one JSON object instead of the table\n"
     "  --dot FILE         write the graph in Graphviz DOT to FILE ('-' for stdout)\n"
     "  --dot-nodes        in the DOT graph, draw each server as one box\n"
+    "  --export FILE      write the fabric as a JSON graph to FILE ('-' for stdout), what\n"
+    "                     fabric.topology: file reads back (docs/fabric-import.md)\n"
     "\n"
     "Example: fabsim topo --set fabric.switch_radix=64 --set fabric.tiers=3 --json\n";
 
@@ -35,7 +38,10 @@ int cli_cmd_topo(int argc, char **argv) {
   if (a.dot && out_topo_dot(t, a.dot, a.dot_collapse, &err) != SIM_OK) {
     cli_error(err.msg);
     rc = err.code == SIM_ECONFIG ? CLI_BAD_INPUT : CLI_FAILED;
-  } else if (a.dot && !strcmp(a.dot, "-")) {
+  } else if (a.export_file && topo_export(t, &cfg, a.export_file, &err) != SIM_OK) {
+    cli_error(err.msg);
+    rc = err.code == SIM_ECONFIG ? CLI_BAD_INPUT : CLI_FAILED;
+  } else if ((a.dot && !strcmp(a.dot, "-")) || (a.export_file && !strcmp(a.export_file, "-"))) {
     /* the graph was the output */
   } else if (a.json) {
     out_print_json(out_topo_verb_json(t, &cfg));

@@ -17,7 +17,7 @@ void cli_error(const char *msg) {
 int cli_parse(cli_args *a, int argc, char **argv, const char *allowed, const char *help) {
   memset(a, 0, sizeof *a);
   a->sets = sim_calloc((size_t)argc + 1, sizeof *a->sets);
-  cli_opt opts[5];
+  cli_opt opts[6];
   size_t n = 0;
   int npos = 0;
   opts[n++] = cli_opt_set(a->sets, &a->nsets);
@@ -27,6 +27,7 @@ int cli_parse(cli_args *a, int argc, char **argv, const char *allowed, const cha
   if (strchr(allowed, 'd')) {
     opts[n++] = (cli_opt){.name = "--dot", .value = true, .last = &a->dot};
     opts[n++] = (cli_opt){.name = "--dot-nodes", .flag = &a->dot_collapse};
+    opts[n++] = (cli_opt){.name = "--export", .value = true, .last = &a->export_file};
   }
   cli_argv spec = {.opts = opts,
                    .nopts = n,

@@ -16,7 +16,7 @@
 
 /* ---- enum names (indexed by the C enum value) ---------------------------------- */
 
-static const char *const topology_names[] = {"fat-tree", "multi-plane", "rail-optimized"};
+static const char *const topology_names[] = {"fat-tree", "multi-plane", "rail-optimized", "file"};
 static const char *const transport_names[] = {"infiniband", "roce", "ethernet"};
 static const char *const routing_names[] = {"ecmp", "adaptive", "spray", "static"};
 static const char *const fidelity_names[] = {"analytic", "flow", "packet"};
@@ -470,7 +470,24 @@ static const cfg__key schema[] = {
         "payloads), at most 1."),
     TIME("cluster.pcie.latency", cluster.pcie.latency, "200ns", "GPU to NIC PCIe latency."),
 
-    ENUM("fabric.topology", fabric.topology, "fat-tree", topology_names, "Scale-out topology."),
+    ENUM("fabric.topology", fabric.topology, "fat-tree", topology_names,
+         "Scale-out topology; file: the graph fabric.file describes (docs/fabric-import.md)."),
+    {.name = "fabric.file",
+     .type = CFG__STRING,
+     .def = "none",
+     .doc = "With fabric.topology file: the fabric as a JSON or YAML graph (what fabsim topo "
+            "--export writes) or rdma-core ibnetdiscover output; relative to the scenario's "
+            "folder. Its graph gives the cluster and fabric keys (docs/fabric-import.md).",
+     .quiet = 1,
+     FIELD(fabric.file)},
+    {.name = "fabric.map.server",
+     .type = CFG__STRING,
+     .def = "^([^ ]+)",
+     .doc = "ibnetdiscover files: a POSIX extended regular expression on a CA's node "
+            "description whose first group names its server; a server's CAs are its NICs in "
+            "description order, paired with its GPUs as fabsim pairs them.",
+     .quiet = 1,
+     FIELD(fabric.map_server)},
     UINT("fabric.tiers", fabric.tiers, "2", 2, 3, "Switch tiers: 2 (leaf-spine) or 3 (with core)."),
     {.name = "fabric.planes",
      .type = CFG__UINT,

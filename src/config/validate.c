@@ -78,6 +78,13 @@ static int check_nics(const cfg_scenario *s, const cfg_doc *doc, sim_error *err)
 
 static int check_planes(const cfg_scenario *s, const cfg_doc *doc, sim_error *err) {
   uint32_t p = s->fabric.planes, n = s->cluster.nic.per_node;
+  /* fabric.topology file: the file gives the planes (src/topo/import.c) */
+  if (s->fabric.topology == CFG_TOPO_FILE) return SIM_OK;
+  if (strcmp(s->fabric.file, "none"))
+    return cfg_fail_at(doc, "fabric.file", err,
+                       "a fabric file with fabric.topology %s; allowed: fabric.topology: file, "
+                       "or fabric.file none",
+                       cfg_topology_name(s->fabric.topology));
   if (s->fabric.topology != CFG_TOPO_MULTI_PLANE) {
     if (p != 1)
       return cfg_fail_at(doc, "fabric.planes", err,

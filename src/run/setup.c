@@ -13,7 +13,9 @@ int run_scenario_load(cfg_scenario *cfg, cfg_doc **doc, topo **t, const char *sc
   *t = NULL;
   int rc = cfg_load(cfg, doc, scenario, sets, nsets, err);
   if (rc != SIM_OK) return rc;
-  rc = topo_build(t, cfg, *doc, err);
+  if (cfg->fabric.topology == CFG_TOPO_FILE)
+    rc = topo_load_file(cfg, doc, t, scenario, sets, nsets, err);
+  else rc = topo_build(t, cfg, *doc, err);
   if (rc == SIM_OK && cfg->storage.servers && cfg->storage.attach == CFG_STORAGE_SEPARATE) {
     /* the storage fabric builds, or the scenario is refused before anything runs */
     cfg_scenario derived;

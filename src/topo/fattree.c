@@ -98,6 +98,10 @@ int topo__plan(topo *t, const cfg_scenario *cfg, const cfg_doc *doc, sim_error *
     return topo__fail(doc, "fabric.oversubscription", err,
                       "%g; the leaf down:up ratio must be a finite number >= 1", o);
 
+  if (cfg->fabric.topology == CFG_TOPO_FILE)
+    return topo__fail(doc, "fabric.topology", err,
+                      "file: this command builds generated fabrics only; allowed: fat-tree, "
+                      "multi-plane, rail-optimized (fabsim run and topo read fabric files)");
   t->kind = cfg->fabric.topology;
   t->gpn = G;
   t->npn = N;

@@ -159,4 +159,106 @@ double topo__wire_per_payload(const cfg_scenario *cfg);
 /* names.c */
 int topo__parse_vertex(const topo *t, const char *s, size_t len, uint32_t *v);
 
+/* ---- fabric files (graph.c, import_json.c, import_ibnd.c, import.c) --------
+ *
+ * A parsed fabric file: nodes and links as the file names them, each with
+ * where it stands in the file (line, col: 1-based) for messages. Servers
+ * hold no links; a GPU, NIC, scale-up or PCIe switch names its server.
+ * Built by a parser, checked by topo__graph_check, recognized and compared
+ * with the fabric fabsim builds by import.c. Owns its strings. */
+typedef enum {
+  TOPO__R_SERVER,
+  TOPO__R_GPU,
+  TOPO__R_NVSWITCH,
+  TOPO__R_PCIE_SWITCH,
+  TOPO__R_NIC,
+  TOPO__R_SWITCH,
+  TOPO__R_N
+} topo__role;
+
+typedef struct topo__gnode {
+  char *name;
+  char *server_name; /* until resolved into server */
+  topo__role role;
+  uint8_t tier;       /* switches: as the file gives it (0: not given) */
+  int32_t plane;      /* as the file gives it (-1: not given) */
+  uint32_t server;    /* node index of its server (UINT32_MAX: none) */
+  uint32_t ports;     /* 0: not given */
+  uint32_t uplinks;   /* leaves: ports facing up (0: not given) */
+  simtime_ps latency; /* forwarding latency */
+  bool has_latency;
+  uint32_t line, col;
+} topo__gnode;
+
+typedef struct topo__glink {
+  char *a_name, *b_name; /* until resolved into a, b */
+  uint32_t a, b;
+  uint32_t a_port, b_port; /* 0: not given */
+  rate_bps bps;            /* line rate */
+  simtime_ps latency;
+  uint32_t line, col, speed_line, speed_col;
+} topo__glink;
+
+typedef struct topo__graph {
+  const char *file; /* for messages; borrowed */
+  topo__gnode *node;
+  size_t nnodes, cap_nodes;
+  topo__glink *link;
+  size_t nlinks, cap_links;
+  uint32_t tiers;  /* the file's "tiers" (0: not given) */
+  bool hosts;      /* GPUs and scale-up switches are in the file */
+  bool ibnd;       /* messages name nodes and ports, not nodes[i] */
+  bool no_latency; /* links carry no latency (ibnetdiscover): the scenario's */
+  uint32_t *slot;  /* name -> node + 1 (0: empty), open addressing */
+  size_t nslots;
+} topo__graph;
+
+/* graph.c */
+void topo__graph_init(topo__graph *g, const char *file);
+void topo__graph_free(topo__graph *g);
+/* "file:line:col: key: message" as SIM_ECONFIG. */
+/* The key a message names for node i or link i, with field (may be ""):
+ * nodes[i].field in a JSON/YAML file, the node's name in ibnetdiscover. */
+const char *topo__node_key(const topo__graph *g, size_t i, const char *field, char *buf, size_t n);
+const char *topo__link_key(const topo__graph *g, size_t i, const char *field, char *buf, size_t n);
+int topo__gfail(const topo__graph *g, uint32_t line, uint32_t col, const char *key, sim_error *err,
+                const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+/* A new node (zeroed, plane -1, server UINT32_MAX) owning a copy of name;
+ * SIM_ECONFIG when the name is taken. O(1) amortized. */
+int topo__graph_add_node(topo__graph *g, const char *name, uint32_t line, uint32_t col,
+                         uint32_t *idx, sim_error *err);
+topo__glink *topo__graph_add_link(topo__graph *g);
+/* The node named name: SIM_OK or SIM_ENOENT. O(1). */
+int topo__graph_find(const topo__graph *g, const char *name, uint32_t *idx);
+/* Resolves names (link ends, servers) and checks what any fabric must hold:
+ * every end a node, ports in range and used once, speeds in range, roles
+ * cabled as allowed, a GPU with a NIC, a NIC on a switch, one connected
+ * graph. The first problem as a located SIM_ECONFIG. O(nodes + links log links). */
+int topo__graph_check(topo__graph *g, sim_error *err);
+
+const char *topo__role_name(topo__role r);
+int topo__role_parse(const char *s, topo__role *r);
+/* Adjacency in CSR form: adj[first[v] .. first[v+1]) are node v's links,
+ * in file order. O(nodes + links). */
+typedef struct topo__gadj {
+  uint32_t *first, *adj;
+} topo__gadj;
+void topo__graph_adjacency(const topo__graph *g, topo__gadj *a);
+void topo__gadj_free(topo__gadj *a);
+static inline uint32_t topo__other_end(const topo__glink *l, uint32_t v) {
+  return l->a == v ? l->b : l->a;
+}
+
+/* import.c: parse buf as ibnetdiscover output (by its first line) or a
+ * JSON/YAML graph, then topo__graph_check it. */
+int topo__import_graph(topo__graph *g, const char *buf, size_t len, const char *map_server,
+                       sim_error *err);
+
+/* import_json.c: a JSON or YAML fabric (docs/fabric-import.md). */
+int topo__parse_graph(topo__graph *g, const char *buf, size_t len, sim_error *err);
+/* import_ibnd.c: ibnetdiscover output; map_server: a POSIX extended regex
+ * whose first group names a CA's server. */
+int topo__parse_ibnd(topo__graph *g, const char *buf, size_t len, const char *map_server,
+                     sim_error *err);
+
 #endif

@@ -77,7 +77,7 @@ static void test_structure_errors(void **state) {
       {"fabric.topology: [fat-tree]\n",
        {0},
        "e.yaml:1:18: fabric.topology: expected a value (one of: fat-tree, multi-plane, "
-       "rail-optimized), got a list"},
+       "rail-optimized, file), got a list"},
       {"cluster: 4\n",
        {0},
        "e.yaml:1:10: cluster: expected a mapping of cluster.* keys, got a value"},

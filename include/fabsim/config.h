@@ -610,6 +610,10 @@ void cfg_free(cfg_scenario *s, cfg_doc *doc);
 
 /* Location of a key's value (for keys never set: {"default", 0, 0}). */
 cfg_loc cfg_where(const cfg_doc *doc, const char *key);
+/* `path`, the value of `key` naming a file, resolved against the folder of
+ * the scenario file that set it (as given when absolute, set by --set or
+ * the default, or the scenario has no folder) into out. */
+void cfg_path_at(char *out, size_t cap, const cfg_doc *doc, const char *key, const char *path);
 /* Raise an error about a loaded key: "loc: key: message". Returns SIM_ECONFIG. */
 /* Scope the workload.* keys to job `job` of the jobs list (-1: the
  * top-level workload again): cfg_fail_at then names and locates them as

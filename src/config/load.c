@@ -662,6 +662,14 @@ cfg_loc cfg_where(const cfg_doc *doc, const char *key) {
   return doc->slot[i].loc;
 }
 
+void cfg_path_at(char *out, size_t cap, const cfg_doc *doc, const char *key, const char *path) {
+  cfg_loc loc = cfg_where(doc, key);
+  const char *slash = loc.file ? strrchr(loc.file, '/') : NULL;
+  bool from_file = loc.file && strcmp(loc.file, "--set") && strcmp(loc.file, "default");
+  if (path[0] == '/' || !from_file || !slash) snprintf(out, cap, "%s", path);
+  else snprintf(out, cap, "%.*s/%s", (int)(slash - loc.file), loc.file, path);
+}
+
 int cfg_fail_at(const cfg_doc *doc, const char *key, sim_error *err, const char *fmt, ...) {
   char msg[sizeof(sim_error){0}.msg];
   va_list ap;

@@ -10,15 +10,6 @@
 /* Poisson streams longer than this are refused (memory: 32 bytes each). */
 static const double MAX_REQUESTS = 1e8;
 
-/* `path` resolved against the folder of the file that set `key`. */
-static void resolve(char *out, size_t cap, const cfg_doc *doc, const char *key, const char *path) {
-  cfg_loc loc = cfg_where(doc, key);
-  const char *slash = loc.file ? strrchr(loc.file, '/') : NULL;
-  bool from_file = loc.file && strcmp(loc.file, "--set") && strcmp(loc.file, "default");
-  if (path[0] == '/' || !from_file || !slash) snprintf(out, cap, "%s", path);
-  else snprintf(out, cap, "%.*s/%s", (int)(slash - loc.file), loc.file, path);
-}
-
 static bool given(const cfg_doc *doc, const char *key) { return cfg_where(doc, key).line != 0; }
 
 static int check_deployment(const cfg_scenario *cfg, const cfg_doc *doc, const topo *t,
@@ -70,7 +61,7 @@ static int load_trace(inf_requests *q, const cfg_scenario *cfg, const cfg_doc *d
                       sim_error *err) {
   const char *key = "workload.inference.trace";
   char path[4096];
-  resolve(path, sizeof path, doc, key, cfg->workload.inference.trace);
+  cfg_path_at(path, sizeof path, doc, key, cfg->workload.inference.trace);
   size_t len = 0;
   char *text = sim_read_file(path, &len);
   if (!text)

@@ -689,14 +689,6 @@ static int verify(imp *m, const topo *t) {
 
 /* ---- the entry point ----------------------------------------------------------- */
 
-static void resolve_path(char *out, size_t cap, const cfg_doc *doc, const char *path) {
-  cfg_loc loc = cfg_where(doc, "fabric.file");
-  const char *slash = loc.file ? strrchr(loc.file, '/') : NULL;
-  bool from_file = loc.file && strcmp(loc.file, "--set") && strcmp(loc.file, "default");
-  if (path[0] == '/' || !from_file || !slash) snprintf(out, cap, "%s", path);
-  else snprintf(out, cap, "%.*s/%s", (int)(slash - loc.file), loc.file, path);
-}
-
 /* ibnetdiscover output starts with its comment header or a node block. */
 static bool is_ibnd(const char *buf, size_t len) {
   size_t i = 0;
@@ -736,7 +728,7 @@ int topo_load_file(cfg_scenario *cfg, cfg_doc **doc, topo **out, const char *sce
                        "storage servers on an imported fabric are not supported yet; allowed 0 "
                        "with fabric.topology: file");
   char path[4096];
-  resolve_path(path, sizeof path, *doc, cfg->fabric.file);
+  cfg_path_at(path, sizeof path, *doc, "fabric.file", cfg->fabric.file);
   size_t len = 0;
   char *buf = sim_read_file(path, &len);
   if (!buf)

@@ -61,15 +61,6 @@ static int read_all(const char *path, uint8_t **buf, size_t *len, sim_error *err
   return SIM_OK;
 }
 
-/* path resolved against the folder of the file that set `key`. */
-static void resolve(char *out, size_t cap, const cfg_doc *doc, const char *key, const char *path) {
-  cfg_loc loc = cfg_where(doc, key);
-  const char *slash = loc.file ? strrchr(loc.file, '/') : NULL;
-  bool from_file = loc.file && strcmp(loc.file, "--set") && strcmp(loc.file, "default");
-  if (path[0] == '/' || !from_file || !slash) snprintf(out, cap, "%s", path);
-  else snprintf(out, cap, "%.*s/%s", (int)(slash - loc.file), loc.file, path);
-}
-
 /* "%d" -> rank; any other '%' is refused. */
 static int expand(char *out, size_t cap, const char *pattern, uint32_t rank) {
   size_t o = 0;
@@ -125,7 +116,7 @@ static int parse_classes(file_list *fl, uint32_t *rank_trace, uint32_t nranks,
                          a, b, nranks - 1);
     char rel[2048], path[4096];
     snprintf(rel, sizeof rel, "%.*s", (int)flen, file);
-    resolve(path, sizeof path, doc, key, rel);
+    cfg_path_at(path, sizeof path, doc, key, rel);
     uint32_t k = file_index(fl, path);
     for (unsigned long r = a; r <= b; r++) {
       if (rank_trace[r] != UINT32_MAX)
@@ -187,7 +178,7 @@ int trc_load(trc_set **out, const cfg_scenario *cfg, const cfg_doc *doc, uint32_
                          pat);
         goto done;
       }
-      resolve(path, sizeof path, doc, key, rel);
+      cfg_path_at(path, sizeof path, doc, key, rel);
       rank_trace[r] = file_index(&fl, path);
     }
   }

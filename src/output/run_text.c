@@ -398,6 +398,8 @@ void out_run_print(const cfg_scenario *cfg, const topo *t, const run_result *r,
     printf("\n");
   }
   if (cfg->workload.kind == CFG_WORKLOAD_TRAINING) power_text(&r->training.power);
+  if (cfg->workload.kind == CFG_WORKLOAD_TRAINING)
+    out__power_mitigations_print(&r->training.power, r->tel, cfg, r->training.job);
   else if (r->have_power) power_text(&r->power);
   events_text(&r->log);
   printf("sim          %s, %s, wall %s\n", sim_fmt_noun(a, sizeof a, r->events, "event"),

@@ -4,6 +4,32 @@
 
 #include "fabsim/power.h"
 
+/* power.mitigation.*: fractions at most 1, and a series to read them over. */
+static int pwr__check_mitigation(const cfg_scenario *cfg, const cfg_doc *doc, sim_error *err) {
+  const __typeof__(cfg->power.mitigation) *p = &cfg->power.mitigation;
+  struct {
+    const char *key;
+    double v;
+  } frac[] = {{"power.mitigation.floor", p->floor},
+              {"power.mitigation.pacing", p->pacing},
+              {"power.mitigation.battery.efficiency", p->battery.efficiency}};
+  for (size_t i = 0; i < sizeof frac / sizeof *frac; i++)
+    if (frac[i].v > 1)
+      return cfg_fail_at(doc, frac[i].key, err, "%g is above 1; allowed 0..1", frac[i].v);
+  const char *set = p->floor > 0               ? "power.mitigation.floor"
+                    : p->pacing > 0            ? "power.mitigation.pacing"
+                    : p->ramp_up_w_per_s > 0   ? "power.mitigation.ramp_up_w_per_s"
+                    : p->ramp_down_w_per_s > 0 ? "power.mitigation.ramp_down_w_per_s"
+                    : p->facility_cap_kw > 0   ? "power.mitigation.facility_cap_kw"
+                    : p->battery.kwh > 0       ? "power.mitigation.battery.kwh"
+                                               : NULL;
+  if (set && !cfg->power.timeseries)
+    return cfg_fail_at(doc, set, err,
+                       "a mitigation is read over the power series, which is off; allowed: "
+                       "power.timeseries: true, or 0 (none)");
+  return SIM_OK;
+}
+
 int pwr_init(pwr_model *m, const cfg_scenario *cfg, const cfg_doc *doc, const topo_inventory *inv,
              sim_error *err) {
   memset(m, 0, sizeof *m);
@@ -14,6 +40,8 @@ int pwr_init(pwr_model *m, const cfg_scenario *cfg, const cfg_doc *doc, const to
     return cfg_fail_at(doc, "power.gpu_idle_w", err,
                        "idle power %g W exceeds power.gpu_tdp_w %g W; idle <= TDP",
                        cfg->power.gpu_idle_w, cfg->power.gpu_tdp_w);
+  int rc = pwr__check_mitigation(cfg, doc, err);
+  if (rc != SIM_OK) return rc;
   m->nodes = (uint32_t)inv->nodes;
   m->gpus_per_node = cfg->cluster.gpus_per_node;
   m->nics_per_node = cfg->cluster.nic.per_node;

@@ -39,6 +39,7 @@ typedef struct pwr_model {
   double pue, usd_per_kwh;
   /* private: per-rack limit in watts (INFINITY = none) */
   double *rack_limit_w;
+  double rack_cap_w; /* power.rack.cap_kw in watts (INFINITY = none) */
 } pwr_model;
 
 /* From a loaded scenario and its topology's inventory. SIM_ECONFIG (located
@@ -47,8 +48,14 @@ int pwr_init(pwr_model *m, const cfg_scenario *cfg, const cfg_doc *doc, const to
              sim_error *err);
 void pwr_free(pwr_model *m);
 
-/* Override one rack's limit in kW (e.g. a cooling failure); <= 0 lifts it. */
+/* Override one rack's cooling limit in kW (e.g. a cooling failure; the rack's power cap, if
+ * lower, still holds); <= 0 lifts it. */
 void pwr_set_rack_limit(pwr_model *m, uint32_t rack, double kw);
+
+/* What sets rack r's limit: "power cap" when power.rack.cap_kw is the lower (or the only)
+ * one, else "cooling" (its cooling, reduced or not): a cap and cooling are told apart in
+ * every message (issue 32). */
+const char *pwr_rack_limit_name(const pwr_model *m, uint32_t rack);
 
 /* Power of one GPU at utilization u, unthrottled. */
 double pwr_gpu_w(const pwr_model *m, double u);

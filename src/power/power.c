@@ -63,6 +63,7 @@ int pwr_init(pwr_model *m, const cfg_scenario *cfg, const cfg_doc *doc, const to
   double limit_kw = cooling_kw;
   if (cfg->power.rack.cap_kw > 0 && cfg->power.rack.cap_kw < limit_kw)
     limit_kw = cfg->power.rack.cap_kw;
+  m->rack_cap_w = cfg->power.rack.cap_kw > 0 ? cfg->power.rack.cap_kw * 1e3 : INFINITY;
   m->rack_limit_w = sim_calloc(m->racks ? m->racks : 1, sizeof *m->rack_limit_w);
   for (uint32_t r = 0; r < m->racks; r++) m->rack_limit_w[r] = limit_kw * 1e3;
   return SIM_OK;
@@ -74,7 +75,9 @@ void pwr_free(pwr_model *m) {
 }
 
 void pwr_set_rack_limit(pwr_model *m, uint32_t rack, double kw) {
-  if (rack < m->racks) m->rack_limit_w[rack] = kw > 0 ? kw * 1e3 : INFINITY;
+  /* cooling: the rack's cap, if lower, still holds */
+  if (rack < m->racks)
+    m->rack_limit_w[rack] = kw > 0 ? fmin(kw * 1e3, m->rack_cap_w) : m->rack_cap_w;
 }
 
 double pwr_gpu_w(const pwr_model *m, double u) {
@@ -148,4 +151,8 @@ void pwr_summarize(const pwr_model *m, double u, double step_s, double run_s, pw
   s->cost_usd_per_step = s->energy_kwh_per_step * m->usd_per_kwh;
   s->energy_mwh_per_run = s->facility_kw * run_s / 3600.0 * 1e-3;
   s->cost_usd_per_run = s->energy_mwh_per_run * 1e3 * m->usd_per_kwh;
+}
+
+const char *pwr_rack_limit_name(const pwr_model *m, uint32_t rack) {
+  return rack < m->racks && m->rack_cap_w <= m->rack_limit_w[rack] ? "power cap" : "cooling";
 }

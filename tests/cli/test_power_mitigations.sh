@@ -51,6 +51,13 @@ jq -S "$Q" plain/summary.json > a.json; jq -S "$Q" zero/summary.json > b.json
 if cmp -s a.json b.json; then pass; else fail "a battery of zero capacity changed summary.json"; fi
 if cmp -s plain/timeseries.csv zero/timeseries.csv; then pass; else fail "timeseries.csv changed"; fi
 
+# --- a rack power cap is told apart from cooling (issue 32, item 3)
+expect_exit 0 "$FABSIM" run "$EX" --set power.rack.cooling=liquid --set power.rack.cap_kw=25 \
+  --set workload.steps=1 --set output.dir=cap
+expect_json cap/summary.json '[.events[] | select(.kind == "power-cap-throttle")] | length == 2'
+expect_json cap/summary.json '[.events[] | select(.kind == "thermal-throttle")] | length == 0'
+expect_json cap/summary.json '[.events[] | .detail | test("kW power cap limit")] | any'
+
 # --- bad input: located, exit 2, nothing simulated
 for b in power.mitigation.floor=1.5 power.mitigation.pacing=-1 \
   power.mitigation.battery.efficiency=0 power.mitigation.ramp_up_w_per_s=x; do

@@ -578,6 +578,15 @@ typedef struct cfg_scenario {
       double cap_kw;         /* 0 = no power cap */
       char *cooling_failure; /* "none" or "RACK:KW"; owned by the scenario */
     } rack;
+    struct {        /* power.mitigation.*: each read over the power series (docs/power.md) */
+      double floor; /* GPU power floor, fraction of gpu_tdp_w; 0 = none */
+      double ramp_up_w_per_s, ramp_down_w_per_s; /* per GPU; 0 = no limit */
+      double pacing;          /* injected work while waiting, fraction of gpu_tdp_w; 0 = none */
+      double facility_cap_kw; /* 0 = none */
+      struct {
+        double kwh, kw, efficiency; /* per rack; kwh 0 = none; round trip */
+      } battery;
+    } mitigation;
   } power;
   cfg_fault_list faults; /* faults inside the simulation (fabsim/fault.h) */
   cfg_job_list jobs;     /* several workloads on the fabric; n 0: the workload above */

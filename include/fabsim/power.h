@@ -39,6 +39,7 @@ typedef struct pwr_model {
   double pue, usd_per_kwh;
   /* private: per-rack limit in watts (INFINITY = none) */
   double *rack_limit_w;
+  double rack_cap_w; /* power.rack.cap_kw in watts (INFINITY = none) */
 } pwr_model;
 
 /* From a loaded scenario and its topology's inventory. SIM_ECONFIG (located
@@ -47,8 +48,14 @@ int pwr_init(pwr_model *m, const cfg_scenario *cfg, const cfg_doc *doc, const to
              sim_error *err);
 void pwr_free(pwr_model *m);
 
-/* Override one rack's limit in kW (e.g. a cooling failure); <= 0 lifts it. */
+/* Override one rack's cooling limit in kW (e.g. a cooling failure; the rack's power cap, if
+ * lower, still holds); <= 0 lifts it. */
 void pwr_set_rack_limit(pwr_model *m, uint32_t rack, double kw);
+
+/* What sets rack r's limit: "power cap" when power.rack.cap_kw is the lower (or the only)
+ * one, else "cooling" (its cooling, reduced or not): a cap and cooling are told apart in
+ * every message (issue 32). */
+const char *pwr_rack_limit_name(const pwr_model *m, uint32_t rack);
 
 /* Power of one GPU at utilization u, unthrottled. */
 double pwr_gpu_w(const pwr_model *m, double u);
@@ -90,8 +97,10 @@ void pwr_summarize(const pwr_model *m, double u, double step_s, double run_s, pw
 typedef struct pwr_series_in {
   size_t rows;
   const double *start_s, *len_s, *compute;
-  double throttle_u; /* the utilization the run's racks were throttled at; < 0: none was */
-  size_t steps;      /* training steps [step_begin_s, step_end_s); 0: the run is one */
+  const double *waiting; /* of GPU-time waiting on the network or a pipeline peer (exposed
+                            communication and bubbles: what pacing fills); NULL: none */
+  double throttle_u;     /* the utilization the run's racks were throttled at; < 0: none was */
+  size_t steps;          /* training steps [step_begin_s, step_end_s); 0: the run is one */
   const double *step_begin_s, *step_end_s;
   size_t bands; /* spectrum bands [band_lo_hz, band_hi_hz) */
   const double *band_lo_hz, *band_hi_hz;
@@ -120,6 +129,61 @@ typedef struct pwr_over_time {
  * for the rest; allocates O(rows). */
 void pwr_over_time_of(const pwr_model *m, const pwr_series_in *in, double *facility_kw,
                       double *it_kw, double *gpu_kw, pwr_over_time *out, double *band_rms_kw);
+
+/* ---- mitigations (src/power/mitigate.c) ---------------------------------------------
+ *
+ * Each read alone over the series of pwr_over_time_of (docs/power.md; Choukse et al., "Power
+ * Stabilization for AI Training Datacenters", arXiv 2508.14318, 2025: software pacing, the GPU
+ * power smoothing feature's floor and ramp rates, energy storage), with g[i] row i's GPU watts,
+ * G the GPUs, idle / dyn the cluster's GPU watts idle and added at full compute:
+ *   floor    every GPU draws at least F: c max(idle + dyn, G F) + (1 - c) max(idle, G F)
+ *   pacing   GPUs waiting (network, bubble) draw P: g + waiting x G x max(0, P - idle / G)
+ *   ramp     s[i] = clamp(g[i], s[i-1] - G Rdown dt, s[i-1] + G Rup dt), dt = (len[i-1] +
+ *            len[i]) / 2: a fall held up burns energy, a rise held down slows the compute
+ *   cap      s[i] = min(g[i], cap / PUE - rest of IT)
+ *   battery  per rack E kWh, P kW, round trip eta, on IT power: above the run's mean it
+ *            discharges, below it charges (eta of what it takes is stored); starts full
+ * A row clipped below its demand (ramp, cap) computes at f = cbrt((s - idle) / (c dyn)) (the
+ * racks' cubic power-performance curve), clamped to [PWR_MIN_THROTTLE, 1]: its compute takes
+ * c len / f, so the row lasts len + c len (1 / f - 1) (the step-time cost) and uses
+ * PUE x ((idle + rest) x that + c dyn f^2 len). */
+typedef struct pwr_mitigation_cfg {
+  double floor_w, pacing_w;                           /* per GPU, 0 = none */
+  double ramp_up_w_per_s, ramp_down_w_per_s;          /* per GPU, 0 = no limit */
+  double facility_cap_kw;                             /* 0 = none */
+  double battery_kwh, battery_kw, battery_efficiency; /* per rack; kwh 0 = none, kw 0 = no limit */
+} pwr_mitigation_cfg;
+
+typedef enum {
+  PWR_MIT_FLOOR,
+  PWR_MIT_PACING,
+  PWR_MIT_RAMP,
+  PWR_MIT_BATTERY,
+  PWR_MIT_CAP,
+  PWR_MIT_N
+} pwr_mit_kind;
+const char *pwr_mit_name(pwr_mit_kind k); /* "floor", "pacing", "ramp", "battery", "cap" */
+/* Whether c sets mitigation k. */
+bool pwr_mit_on(const pwr_mitigation_cfg *c, pwr_mit_kind k);
+/* The scenario's power.mitigation.* in watts and kW. */
+void pwr_mitigation_cfg_of(const pwr_model *m, const cfg_scenario *cfg, pwr_mitigation_cfg *out);
+
+typedef struct pwr_mitigated {
+  pwr_over_time after;     /* the mitigated facility series' figures (rows at their own times) */
+  double energy_kwh;       /* facility energy with the clipped rows stretched */
+  double energy_added_kwh; /* energy_kwh - the series' before (battery: its round-trip loss) */
+  double time_cost_s;      /* sum over rows of c len (1 / f - 1) */
+  double min_throttle;     /* smallest f of a clipped row (1: none) */
+  bool cap_met;            /* false: a row stayed above the cap at PWR_MIN_THROTTLE or idle */
+  /* battery: IT energy, kWh, whole cluster */
+  double capacity_kwh, charged_kwh, discharged_kwh, losses_kwh, soc_min_kwh, soc_end_kwh;
+} pwr_mitigated;
+
+/* Mitigation k over the rows of in (its bands and steps as pwr_over_time_of reads them):
+ * the mitigated facility power of row i into facility_kw[i] (may be NULL) and the figures
+ * into *out (band_rms_kw: as pwr_over_time_of's, may be NULL). O(rows) besides the bands. */
+void pwr_mitigate(const pwr_model *m, const pwr_series_in *in, const pwr_mitigation_cfg *c,
+                  pwr_mit_kind k, double *facility_kw, pwr_mitigated *out, double *band_rms_kw);
 
 /* The one-sided power spectrum of x[0..n-1] (sampled every dt seconds, its mean removed)
  * summed over the bins k = 1 .. n/2 whose frequency k / (n dt) lies in [lo, hi): by

@@ -53,6 +53,12 @@ bool out__power_rows(const run_power *p, const tel *t, double *facility_kw, doub
  * GPUs were not sampled. */
 json_t *out__power_over_time_json(const run_power *p, const tel *t, const cfg_scenario *cfg,
                                   const wl_job *job);
+/* power.mitigation.*: the summary's power.mitigations[] into power (left out when none is
+ * set or the series is off), and one "mitigation" line each for the terminal. */
+void out__power_mitigations_add(json_t *power, const run_power *p, const tel *t,
+                                const cfg_scenario *cfg, const wl_job *job);
+void out__power_mitigations_print(const run_power *p, const tel *t, const cfg_scenario *cfg,
+                                  const wl_job *job);
 void out__step_text(const wl_step *s, const cfg_scenario *cfg);
 
 /* ---- the one table of headline figures (figures.c) ------------------------------- */

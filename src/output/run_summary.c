@@ -27,6 +27,7 @@ static json_t *power_json(const run_power *p, const cfg_scenario *cfg, const tel
   json_t *pw = out__power_json(p->model, p->utilization, p->step_s, p->run_s);
   if (cfg->power.timeseries)
     json_object_set_new(pw, "over_time", out__power_over_time_json(p, t, cfg, job));
+  out__power_mitigations_add(pw, p, t, cfg, job);
   json_object_set_new(pw, "utilization_source", json_string(p->source));
   if (p->job) /* the racks' throttling in the run was decided at the fault-free utilization */
     json_object_set_new(

@@ -401,8 +401,12 @@ void out_run_print(const run_result *r, const char *written) {
              r->w->first.dst_gpu, r->w->first.cause ? r->w->first.cause : "unknown");
     printf("\n");
   }
-  if (r->kind == RUN_KIND_TRAINING) power_text(&r->training.power);
-  else if (r->have_power) power_text(&r->power);
+  if (r->kind == RUN_KIND_TRAINING) {
+    power_text(&r->training.power);
+    out__power_mitigations_print(&r->training.power, r->tel, cfg, r->training.job);
+  } else if (r->have_power) {
+    power_text(&r->power);
+  }
   events_text(&r->log);
   printf("sim          %s, %s, wall %s\n", sim_fmt_noun(a, sizeof a, r->events, "event"),
          sim_fmt_noun(b, sizeof b, r->net.transfers, "transfer"),

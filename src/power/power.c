@@ -4,6 +4,32 @@
 
 #include "fabsim/power.h"
 
+/* power.mitigation.*: fractions at most 1, and a series to read them over. */
+static int pwr__check_mitigation(const cfg_scenario *cfg, const cfg_doc *doc, sim_error *err) {
+  const __typeof__(cfg->power.mitigation) *p = &cfg->power.mitigation;
+  struct {
+    const char *key;
+    double v;
+  } frac[] = {{"power.mitigation.floor", p->floor},
+              {"power.mitigation.pacing", p->pacing},
+              {"power.mitigation.battery.efficiency", p->battery.efficiency}};
+  for (size_t i = 0; i < sizeof frac / sizeof *frac; i++)
+    if (frac[i].v > 1)
+      return cfg_fail_at(doc, frac[i].key, err, "%g is above 1; allowed 0..1", frac[i].v);
+  const char *set = p->floor > 0               ? "power.mitigation.floor"
+                    : p->pacing > 0            ? "power.mitigation.pacing"
+                    : p->ramp_up_w_per_s > 0   ? "power.mitigation.ramp_up_w_per_s"
+                    : p->ramp_down_w_per_s > 0 ? "power.mitigation.ramp_down_w_per_s"
+                    : p->facility_cap_kw > 0   ? "power.mitigation.facility_cap_kw"
+                    : p->battery.kwh > 0       ? "power.mitigation.battery.kwh"
+                                               : NULL;
+  if (set && !cfg->power.timeseries)
+    return cfg_fail_at(doc, set, err,
+                       "a mitigation is read over the power series, which is off; allowed: "
+                       "power.timeseries: true, or 0 (none)");
+  return SIM_OK;
+}
+
 int pwr_init(pwr_model *m, const cfg_scenario *cfg, const cfg_doc *doc, const topo_inventory *inv,
              sim_error *err) {
   memset(m, 0, sizeof *m);
@@ -14,6 +40,8 @@ int pwr_init(pwr_model *m, const cfg_scenario *cfg, const cfg_doc *doc, const to
     return cfg_fail_at(doc, "power.gpu_idle_w", err,
                        "idle power %g W exceeds power.gpu_tdp_w %g W; idle <= TDP",
                        cfg->power.gpu_idle_w, cfg->power.gpu_tdp_w);
+  int rc = pwr__check_mitigation(cfg, doc, err);
+  if (rc != SIM_OK) return rc;
   m->nodes = (uint32_t)inv->nodes;
   m->gpus_per_node = cfg->cluster.gpus_per_node;
   m->nics_per_node = cfg->cluster.nic.per_node;
@@ -35,6 +63,7 @@ int pwr_init(pwr_model *m, const cfg_scenario *cfg, const cfg_doc *doc, const to
   double limit_kw = cooling_kw;
   if (cfg->power.rack.cap_kw > 0 && cfg->power.rack.cap_kw < limit_kw)
     limit_kw = cfg->power.rack.cap_kw;
+  m->rack_cap_w = cfg->power.rack.cap_kw > 0 ? cfg->power.rack.cap_kw * 1e3 : INFINITY;
   m->rack_limit_w = sim_calloc(m->racks ? m->racks : 1, sizeof *m->rack_limit_w);
   for (uint32_t r = 0; r < m->racks; r++) m->rack_limit_w[r] = limit_kw * 1e3;
   return SIM_OK;
@@ -46,7 +75,9 @@ void pwr_free(pwr_model *m) {
 }
 
 void pwr_set_rack_limit(pwr_model *m, uint32_t rack, double kw) {
-  if (rack < m->racks) m->rack_limit_w[rack] = kw > 0 ? kw * 1e3 : INFINITY;
+  /* cooling: the rack's cap, if lower, still holds */
+  if (rack < m->racks)
+    m->rack_limit_w[rack] = kw > 0 ? fmin(kw * 1e3, m->rack_cap_w) : m->rack_cap_w;
 }
 
 double pwr_gpu_w(const pwr_model *m, double u) {
@@ -120,4 +151,8 @@ void pwr_summarize(const pwr_model *m, double u, double step_s, double run_s, pw
   s->cost_usd_per_step = s->energy_kwh_per_step * m->usd_per_kwh;
   s->energy_mwh_per_run = s->facility_kw * run_s / 3600.0 * 1e-3;
   s->cost_usd_per_run = s->energy_mwh_per_run * 1e3 * m->usd_per_kwh;
+}
+
+const char *pwr_rack_limit_name(const pwr_model *m, uint32_t rack) {
+  return rack < m->racks && m->rack_cap_w <= m->rack_limit_w[rack] ? "power cap" : "cooling";
 }

@@ -6,7 +6,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "fabsim/power.h"
+#include "power/pwr_internal.h"
 
 static const double two_pi = 6.283185307179586476925286766559;
 
@@ -67,10 +67,7 @@ static void swings(const pwr_series_in *in, const double *kw, pwr_over_time *o) 
   if (!o->steps_resolved) o->swing_max_kw = NAN;
 }
 
-/* The cluster's GPU watts when every GPU idles (*idle) and the watts its
- * computing adds at full compute (*dynamic): GPUs x (TDP - idle) x f^3 summed
- * over the racks, f each rack's throttle at u (1 for u < 0). O(racks). */
-static void gpu_watts(const pwr_model *m, double u, double *idle, double *dynamic) {
+void pwr__gpu_watts(const pwr_model *m, double u, double *idle, double *dynamic) {
   *idle = 0, *dynamic = 0;
   for (uint32_t r = 0; r < m->racks; r++) {
     double g = (double)pwr_rack_nodes(m, r) * m->gpus_per_node;
@@ -80,21 +77,18 @@ static void gpu_watts(const pwr_model *m, double u, double *idle, double *dynami
   }
 }
 
-void pwr_over_time_of(const pwr_model *m, const pwr_series_in *in, double *facility_kw,
-                      double *it_kw, double *gpu_kw, pwr_over_time *out, double *band_rms_kw) {
-  memset(out, 0, sizeof *out);
-  size_t n = in->rows;
-  double *kw = sim_malloc((n ? n : 1) * sizeof *kw), t = 0, idle_w, dynamic_w;
-  gpu_watts(m, in->throttle_u, &idle_w, &dynamic_w);
+double pwr__rest_kw(const pwr_model *m) {
   pwr_summary s; /* the rest of IT: constant */
   pwr_summarize(m, 0, 0, 0, &s);
-  double rest_kw = s.server_kw + s.nic_kw + s.switch_kw + s.optics_kw;
+  return s.server_kw + s.nic_kw + s.switch_kw + s.optics_kw;
+}
+
+void pwr__figures(const pwr_series_in *in, const double *kw, pwr_over_time *out,
+                  double *band_rms_kw) {
+  memset(out, 0, sizeof *out);
+  size_t n = in->rows;
+  double t = 0;
   for (size_t i = 0; i < n; i++) {
-    double g = (idle_w + in->compute[i] * dynamic_w) * 1e-3, it = g + rest_kw;
-    kw[i] = it * m->pue;
-    if (facility_kw) facility_kw[i] = kw[i];
-    if (it_kw) it_kw[i] = it;
-    if (gpu_kw) gpu_kw[i] = g;
     if (i == 0 || kw[i] > out->peak_kw) out->peak_kw = kw[i];
     if (i == 0 || kw[i] < out->trough_kw) out->trough_kw = kw[i];
     out->energy_kwh += kw[i] * in->len_s[i] / 3600.0;
@@ -127,5 +121,21 @@ void pwr_over_time_of(const pwr_model *m, const pwr_series_in *in, double *facil
                    : 0;
     band_rms_kw[b] = bins ? sqrt(p) : NAN;
   }
+}
+
+void pwr_over_time_of(const pwr_model *m, const pwr_series_in *in, double *facility_kw,
+                      double *it_kw, double *gpu_kw, pwr_over_time *out, double *band_rms_kw) {
+  size_t n = in->rows;
+  double *kw = sim_malloc((n ? n : 1) * sizeof *kw), idle_w, dynamic_w;
+  pwr__gpu_watts(m, in->throttle_u, &idle_w, &dynamic_w);
+  double rest_kw = pwr__rest_kw(m);
+  for (size_t i = 0; i < n; i++) {
+    double g = pwr__row_gpu_w(in, i, idle_w, dynamic_w) * 1e-3, it = g + rest_kw;
+    kw[i] = it * m->pue;
+    if (facility_kw) facility_kw[i] = kw[i];
+    if (it_kw) it_kw[i] = it;
+    if (gpu_kw) gpu_kw[i] = g;
+  }
+  pwr__figures(in, kw, out, band_rms_kw);
   sim_free(kw);
 }

@@ -72,11 +72,12 @@ static void throttle_racks(run_training *tr, double u, run_events *log) {
     uint32_t first = r * per_rack, count = pwr_rack_nodes(&tr->pwr, r) * tr->pwr.gpus_per_node;
     snprintf(comp, sizeof comp, "rack%u", r);
     snprintf(detail, sizeof detail,
-             "draws %.1f kW at the job's utilization %.2f, over its %.1f kW limit: its %u GPUs "
-             "(gpu%u-gpu%u) throttle to %.3f of their speed",
-             pwr_rack_demand_w(&tr->pwr, r, u) * 1e-3, u, tr->pwr.rack_limit_w[r] * 1e-3, count,
-             first, first + count - 1, f);
-    run_event_add(log, 0, comp, "thermal-throttle", detail);
+             "draws %.1f kW at the job's utilization %.2f, over its %.1f kW %s limit: its %u "
+             "GPUs (gpu%u-gpu%u) throttle to %.3f of their speed",
+             pwr_rack_demand_w(&tr->pwr, r, u) * 1e-3, u, tr->pwr.rack_limit_w[r] * 1e-3,
+             pwr_rack_limit_name(&tr->pwr, r), count, first, first + count - 1, f);
+    bool cap = !strcmp(pwr_rack_limit_name(&tr->pwr, r), "power cap");
+    run_event_add(log, 0, comp, cap ? "power-cap-throttle" : "thermal-throttle", detail);
   }
 }
 

@@ -122,6 +122,18 @@ static void test_cap_and_summary(void **state) {
   NEAR(s.facility_kw, s.it_kw * m.pue);
   NEAR(s.energy_kwh_per_step, s.facility_kw); /* an hour's step */
   assert_int_equal(s.racks_throttled, 2);
+  /* the cap, not cooling, limits these racks; a cooling failure below it is cooling's, and
+   * one above it leaves the cap in force */
+  assert_string_equal(pwr_rack_limit_name(&m, 0), "power cap");
+  pwr_set_rack_limit(&m, 1, 20);
+  assert_string_equal(pwr_rack_limit_name(&m, 1), "cooling");
+  pwr_set_rack_limit(&m, 1, 200);
+  assert_string_equal(pwr_rack_limit_name(&m, 1), "power cap");
+  NEAR(m.rack_limit_w[1], 33e3);
+  pwr_free(&m);
+  unload(&f);
+  setup(&f, &m, NULL, 0); /* no cap: cooling */
+  assert_string_equal(pwr_rack_limit_name(&m, 0), "cooling");
   pwr_free(&m);
   unload(&f);
   /* utilization above 1 is an error located at the key */

@@ -95,6 +95,8 @@ typedef enum {
   CFG_RCMOD_LAYERNORM, /* both norms of a layer: their outputs are not kept */
   CFG_RCMOD_MLP,       /* a dense layer's feed-forward: only its input is kept */
   CFG_RCMOD_MOE_ACT,   /* the experts' activation function: its output is not kept */
+  CFG_RCMOD_OP,        /* torchtitan's selective op policy: every second GEMM and all
+                          element-wise operations rerun; alone in the list */
   CFG_RCMOD_COUNT
 } cfg_recompute_module;
 /* workload.attention: the attention kernel */

@@ -38,7 +38,8 @@ static const char *const grouped_gemm_names[] = {"multi_stream", "grouped"};
 _Static_assert(sizeof(cfg_grouped_gemm) == sizeof(int), "enum fields are stored as int");
 _Static_assert(NELEM(grouped_gemm_names) == CFG_GGEMM_GROUPED + 1, "one name per kind");
 static const char *const recompute_method_names[] = {"uniform", "block"};
-static const char *const recompute_module_names[] = {"core_attn", "layernorm", "mlp", "moe_act"};
+static const char *const recompute_module_names[] = {"core_attn", "layernorm", "mlp", "moe_act",
+                                                     "op"};
 static const char *const attention_names[] = {"flash", "unfused"};
 static const char *const grad_reduce_names[] = {"auto", "bf16", "fp32"};
 static const char *const zero_impl_names[] = {"flat", "per_param"};
@@ -990,7 +991,11 @@ static const cfg__key schema[] = {
           "What selective recomputation recomputes (Megatron-LM's --recompute-modules): "
           "core_attn the attention core (its scores, or FlashAttention's statistics), "
           "layernorm the norms' outputs, mlp a dense layer's feed-forward, moe_act the "
-          "experts' activation function (DeepSeek-V3's SwiGLU)."),
+          "experts' activation function (DeepSeek-V3's SwiGLU); op, alone, torchtitan's "
+          "selective op checkpointing (selective_ac_option = 'op'): a layer keeps its input and "
+          "the outputs of every odd-numbered matmul (Q, V, gate, down projection) and of the "
+          "attention core, and reruns the K, output and up projections and every element-wise "
+          "operation in the backward pass."),
     ENUM("workload.recompute_method", workload.recompute_method, "uniform", recompute_method_names,
          "Full recomputation (Megatron-LM's --recompute-method): uniform keeps the input of "
          "every group of workload.recompute_layers layers, block recomputes only the first "

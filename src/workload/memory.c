@@ -39,7 +39,13 @@
  * Recomputation (Megatron-LM's names): selective drops what its modules
  * regenerate (core_attn: the scores or the logsumexp; layernorm: the norms'
  * outputs; mlp: a dense feed-forward keeps only its input; moe_act: the
- * experts' activation outputs); full keeps each checkpointed group's input,
+ * experts' activation outputs); op, torchtitan's selective op policy
+ * (pytorch/torchtitan torchtitan/parallelisms/parallelize_llama.py at
+ * 1ea476e9f: the outputs of SDPA and of every odd-numbered aten.mm are
+ * saved), keeps the layer's input e h, Q's and V's projections e h (1 +
+ * kv/a), the core's output e h and logsumexp 4 a, the gate's output e f and
+ * (gated) the down projection's e h; a MoE layer's feed-forward keeps its
+ * usual tensors less the norm's output; full keeps each checkpointed group's input,
  * e s b h (/t under sequence parallelism): uniform, groups of N layers of
  * a chunk; block, the first N layers of each chunk, the others keep
  * everything. The micro-batch whose backward runs holds, while group g is
@@ -87,13 +93,24 @@ double wl_layer_activations(const wl_model *m, const wl_parallel *p, cfg_precisi
   if (rc == CFG_RECOMPUTE_FULL) return e * T * h / sp;
   bool ln = module_on(p, rc, CFG_RCMOD_LAYERNORM), core = module_on(p, rc, CFG_RCMOD_CORE_ATTN);
   double seq = 0, wide = 0; /* per token: h-wide (split with sequence parallelism), split by t */
-  /* attention */
-  seq += e * h + (ln ? 0 : q * h) + drop * h;
   /* the query width: heads x head_dim (h unless workload.model.head_dim) */
   double qw = m->head_dim ? (double)m->heads * m->head_dim : h;
-  wide += e * qw * (1 + 2.0 * m->kv_heads / m->heads); /* Q, K, V */
-  if (!core) wide += p->flash ? 4 * a : e * a * s + drop * (a * s + e * a * s);
-  wide += (p->flash && !core ? e : q) * qw;
+  if (module_on(p, rc, CFG_RCMOD_OP)) {
+    /* torchtitan's op policy: the layer's input, the Q and V projections'
+     * outputs, the attention core's output and statistics */
+    seq += e * h;
+    wide += e * qw * (2 + (double)m->kv_heads / m->heads);
+    wide += p->flash ? 4 * a : e * a * s + drop * (a * s + e * a * s);
+    if (!wl_layer_is_moe(m, l)) /* the gate (or up) output; the down one's when gated */
+      return T * ((seq + (m->gated ? e * h : 0)) / sp + (wide + e * m->ffn_hidden) / t);
+    ln = true; /* a MoE feed-forward keeps what it keeps, less its norm's output */
+  } else {
+    /* attention */
+    seq += e * h + (ln ? 0 : q * h) + drop * h;
+    wide += e * qw * (1 + 2.0 * m->kv_heads / m->heads); /* Q, K, V */
+    if (!core) wide += p->flash ? 4 * a : e * a * s + drop * (a * s + e * a * s);
+    wide += (p->flash && !core ? e : q) * qw;
+  }
   /* feed-forward */
   seq += e * h + drop * h;
   if (!wl_layer_is_moe(m, l)) {

@@ -191,6 +191,9 @@ int wl_parallel_from_cfg(wl_parallel *p, const wl_model *m, const cfg_scenario *
     return cfg_fail_at(doc, "workload.recompute_layers", err,
                        "0 layers per group: uniform full recomputation checkpoints groups of at "
                        "least one layer (Megatron-LM's --recompute-num-layers)");
+  if (p->rc_modules >> CFG_RCMOD_OP & 1u && p->rc_modules != 1u << CFG_RCMOD_OP)
+    return cfg_fail_at(doc, "workload.recompute_modules", err,
+                       "op (torchtitan's selective op policy) with other modules; op stands alone");
   int rc = stage_split_check(m, p, doc, err);
   if (rc != SIM_OK) return rc;
   uint64_t mp = (uint64_t)p->tp * p->pp;

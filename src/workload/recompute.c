@@ -6,7 +6,13 @@
  *     forward (FlashAttention's kernel, or unfused attention's score GEMM,
  *     softmax, dropout and value GEMM); layernorm both norms; mlp a dense
  *     feed-forward's up GEMM, activation and down GEMM; moe_act the
- *     experts' (and shared experts') activation function.
+ *     experts' (and shared experts') activation function;
+ *   op (torchtitan's selective op checkpointing, selective_ac_option =
+ *     'op': pytorch/torchtitan torchtitan/parallelisms/parallelize_llama.py
+ *     at 1ea476e9f saves the outputs of SDPA and of every odd-numbered
+ *     aten.mm and reruns every other operation): the K, output and (gated)
+ *     up projections' GEMMs (a plain feed-forward's down projection), the
+ *     norms, rotary embedding, activation and residual adds.
  * The output layer is never recomputed. Each operation costs what its
  * kernels cost in the forward pass: roofline.c tags them by module
  * (wl__part.rc), so the kernel model's GEMM and attention times, launch

@@ -166,26 +166,30 @@ static void add(wl__cost *a, wl__cost k, const wl__hw *hw, double kernels) {
 
 /* The part being built: the hardware, the share of a step's weight casts
  * one micro-batch pays (Transformer Engine casts the FP8 weights at a step's
- * first micro-batch and reuses them), and the selective-recompute module the
- * operations being added belong to (CFG_RCMOD_COUNT: none). */
+ * first micro-batch and reuses them), and the selective-recompute modules
+ * the operations being added belong to (a bit per cfg_recompute_module;
+ * 0: none). */
 typedef struct part_ctx {
   const wl__hw *hw;
   double wshare;
-  int mod;
+  unsigned mods;
   wl__part *o;
 } part_ctx;
 
+#define RC(k) (1u << (k))
+
 static part_ctx ctx_of(const wl__hw *hw, const wl_parallel *p, wl__part *o) {
   *o = (wl__part){0};
-  return (part_ctx){hw, 1.0 / (p->micro_batches > 0 ? p->micro_batches : 1), CFG_RCMOD_COUNT, o};
+  return (part_ctx){hw, 1.0 / (p->micro_batches > 0 ? p->micro_batches : 1), 0, o};
 }
 
 /* A forward kernel's cost (gaps launches, ops issued): to the forward, and
- * to its module's recompute cost when `rerun` (what a recomputation
+ * to its modules' recompute costs when `rerun` (what a recomputation
  * repeats). */
 static void fwd_ops(const part_ctx *c, wl__cost k, double gaps, double ops, bool rerun) {
   add_ops(&c->o->fwd, k, c->hw, gaps, ops);
-  if (rerun && c->mod < CFG_RCMOD_COUNT) add_ops(&c->o->rc[c->mod], k, c->hw, gaps, ops);
+  for (int i = 0; rerun && i < CFG_RCMOD_COUNT; i++)
+    if (c->mods >> i & 1u) add_ops(&c->o->rc[i], k, c->hw, gaps, ops);
 }
 
 static void fwd(const part_ctx *c, wl__cost k, double kernels, bool rerun) {
@@ -199,6 +203,17 @@ static wl__cost gemm_of(const wl__hw *hw, bool lowp, bool experts, double count,
   if (experts) return wl__expert_gemm(hw, count, m, n, k, out_bytes, gaps, ops);
   *gaps = *ops = 1;
   return wl__gemm(hw, lowp, count, m, n, k, out_bytes);
+}
+
+/* torchtitan's selective op policy reruns one linear layer X[m x k] W[k x
+ * n] that fabsim's forward fuses with others (K of the QKV GEMM, the up
+ * projection of the gate and up GEMM): its forward GEMM, and under fp8 its
+ * input's cast. */
+static void op_rerun(const part_ctx *c, double m, double k, double n) {
+  const wl__hw *hw = c->hw;
+  double kx, x = wl__fp8_cast_bytes(hw, m * k, &kx);
+  add(&c->o->rc[CFG_RCMOD_OP], wl__gemm(hw, true, 1, m, n, k, hw->act), hw, 1);
+  if (x > 0) add(&c->o->rc[CFG_RCMOD_OP], wl__eltwise(hw, x), hw, kx);
 }
 
 /* `count` linear layers X[m x k] W[k x n] in one (grouped) kernel each:
@@ -314,16 +329,21 @@ void wl__part_attention(const wl__hw *hw, const wl_model *m, const wl_parallel *
   double a = m->attention / ((2 + 2 * r) * h) / t; /* query width per GPU (h / t unscaled) */
   double s = m->seq_len, seqs = T / s;
   double heads = (double)m->heads / t, hd = a / fmax(heads, 1);
-  c.mod = CFG_RCMOD_LAYERNORM;
+  /* op (torchtitan): the matmuls in order Q K V O, gate, up, down (dense:
+   * gate, down), the even-numbered ones and every element-wise operation
+   * rerun; the attention core is kept */
+  c.mods = RC(CFG_RCMOD_LAYERNORM) | RC(CFG_RCMOD_OP);
   eltwise(&c, 2 * Ts * h); /* norm: read x, write y */
-  c.mod = CFG_RCMOD_COUNT;
+  c.mods = 0;
   linear(&c, true, 1, T, h, (1 + 2 * r) * a);
+  op_rerun(&c, T, h, r * a); /* K */
+  c.mods = RC(CFG_RCMOD_OP);
   eltwise(&c, 2 * (1 + r) * T * a); /* rotary embedding of Q and K */
-  c.mod = CFG_RCMOD_CORE_ATTN;
+  c.mods = RC(CFG_RCMOD_CORE_ATTN);
   double hdim = m->head_dim ? (double)m->head_dim : (double)m->hidden / m->heads;
   if (p->flash) flash_core(&c, seqs, s, heads, a, hdim, r);
   else unfused_core(&c, m, seqs, s, heads, hd);
-  c.mod = CFG_RCMOD_COUNT;
+  c.mods = RC(CFG_RCMOD_OP);
   linear(&c, true, 1, T, a, h);
   residual(&c, m, Ts * h);
 }
@@ -339,40 +359,43 @@ void wl__part_ffn(const wl__hw *hw, const wl_model *m, const wl_parallel *p, dou
     return;
   }
   double g = m->gated ? 2 : 1; /* up-projections (gate and up when gated) */
-  c.mod = CFG_RCMOD_LAYERNORM;
+  c.mods = RC(CFG_RCMOD_LAYERNORM) | RC(CFG_RCMOD_OP);
   eltwise(&c, 2 * Ts * h);
   if (!wl_layer_is_moe(m, l)) {
     double f = m->ffn / ((g + 1) * h) / t;
-    c.mod = CFG_RCMOD_MLP;
+    c.mods = RC(CFG_RCMOD_MLP);
     linear(&c, true, 1, T, h, g * f);
+    if (m->gated) op_rerun(&c, T, h, f); /* up (w3) */
+    c.mods = RC(CFG_RCMOD_MLP) | RC(CFG_RCMOD_OP);
     eltwise(&c, (g + 1) * T * f); /* activation (x gate): read g, write 1 */
+    c.mods = RC(CFG_RCMOD_MLP) | (m->gated ? 0 : RC(CFG_RCMOD_OP));
     linear(&c, true, 1, T, f, h);
   } else {
     double k = m->top_k, E = m->experts, ep = p->ep, fe = m->expert / ((g + 1) * h) / t;
     /* local experts, one grouped GEMM for all of them; tokens each on the
      * busiest GPU (hot experts: the dispatch and combine wait for it) */
     double local = E / ep, load = hw->expert_load, te = T * k * ep / E * load;
-    c.mod = CFG_RCMOD_COUNT;
+    c.mods = 0;
     linear(&c, false, 1, T, h, m->router / h / t); /* the router stays in 16 bits */
     moe_moves(&c, wl__moe_router_bytes(Ts, E, hw->act), 1);
     double kp, pb = wl__moe_permute_bytes(Ts, k, h, hw->act, load, ep > 1 && local > 1, &kp);
     moe_moves(&c, pb, kp);
     linear_of(&c, true, true, local, te, h, g * fe);
-    c.mod = CFG_RCMOD_MOE_ACT;
+    c.mods = RC(CFG_RCMOD_MOE_ACT);
     eltwise(&c, (g + 1) * T * k * load * fe);
-    c.mod = CFG_RCMOD_COUNT;
+    c.mods = 0;
     linear_of(&c, true, true, local, te, fe, h);
     if (m->shared_experts > 0) {
       double sh = m->shared_experts * fe;
       linear(&c, true, 1, T, h, g * sh);
-      c.mod = CFG_RCMOD_MOE_ACT;
+      c.mods = RC(CFG_RCMOD_MOE_ACT);
       eltwise(&c, (g + 1) * T * sh);
-      c.mod = CFG_RCMOD_COUNT;
+      c.mods = 0;
       linear(&c, true, 1, T, sh, h);
     }
     eltwise(&c, (k + 1) * Ts * h); /* weighted sum of the experts' outputs */
   }
-  c.mod = CFG_RCMOD_COUNT;
+  c.mods = RC(CFG_RCMOD_OP);
   residual(&c, m, Ts * h);
 }
 

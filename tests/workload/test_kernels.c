@@ -315,11 +315,11 @@ static void test_fp8_casts(void **state) {
 /* One layer's parts for a small dense model (h 4096, 32 heads, 2048
  * tokens, one GPU). */
 static void parts(const char *const *extra, int n, wl__part *att, wl__part *ffn, wl__hw *hw_out) {
-  const char *sets[8] = {
+  const char *sets[10] = {
       "cluster.nodes=1",         "workload.model.layers=1",     "workload.model.hidden=4096",
       "workload.model.heads=32", "workload.model.seq_len=2048", "workload.model.vocab=0"};
   int k = 6;
-  for (int i = 0; i < n && k < 8; i++) sets[k++] = extra[i];
+  for (int i = 0; i < n && k < 10; i++) sets[k++] = extra[i];
   fixture f;
   wl__hw hw;
   hw_of(sets, k, &hw, &f);
@@ -502,6 +502,33 @@ static void test_gqa(void **state) {
   assert_rel(fm.fwd.t, f.fwd.t, 1e-12);
 }
 
+/* torchtitan's selective op checkpointing (workload.recompute_modules: [op])
+ * reruns, of the matmuls in the order Q K V O gate up down, the
+ * even-numbered ones (K, O, up) and every element-wise operation: under the
+ * single-efficiency roofline (closed form, compute-bound GEMMs, no gaps),
+ * with 8 key/value heads of 32 and a gated feed-forward of width 14336, the
+ * recomputed time is the three GEMMs' forward FLOPs 2 T h (h/4 + h + f) at
+ * P plus the bytes of the two norms, the rotary embedding, the activation
+ * and the two residual adds at H; the attention core is not rerun. */
+static void test_op_recompute(void **state) {
+  (void)state;
+  const char *op[] = {"workload.model.kv_heads=8", "workload.model.ffn_hidden=14336",
+                      "workload.model.gated_ffn=true", "workload.compute_efficiency=0.8"};
+  wl__part a, f;
+  wl__hw hw;
+  parts(op, 4, &a, &f, &hw);
+  double P = hw.mm16.peak * 0.8, H = hw.hbm, T = 2048, h = 4096, F = 14336, e = 2;
+  double gemm = 2 * T * h * (h / 4 + h + F) / P;
+  double norms = 2 * 2 * T * h * e, rope = 2 * 1.25 * T * h * e, act = 3 * T * F * e;
+  double res = 2 * 3 * T * h * e;
+  assert_rel(a.rc[CFG_RCMOD_OP].t + f.rc[CFG_RCMOD_OP].t, gemm + (norms + rope + act + res) / H,
+             1e-9);
+  assert_rel(a.rc[CFG_RCMOD_OP].mem + f.rc[CFG_RCMOD_OP].mem, (norms + rope + act + res) / H, 1e-9);
+  /* the GEMM share alone: what torchtitan's policy recomputes of the forward */
+  double fwd_gemm = 2 * T * h * (1.5 * h + h + 3 * F) / P;
+  assert_rel(gemm / fwd_gemm, (0.25 + 1 + 14336.0 / 4096) / (2.5 + 3 * 14336.0 / 4096), 1e-12);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_plateau),
@@ -521,6 +548,7 @@ int main(void) {
       cmocka_unit_test(test_optimizer),
       cmocka_unit_test(test_unfused),
       cmocka_unit_test(test_gqa),
+      cmocka_unit_test(test_op_recompute),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -385,6 +385,18 @@ static void test_recompute_memory(void **state) {
   assert_close(wl_layer_activations(&s.m, &s.p, CFG_PRECISION_BF16, 1, CFG_RECOMPUTE_NONE),
                T * (attn + 4 * h + 4 * 8 + 2 * 2 * h + 3 * 512 * 6));
   unload(&s.f);
+  /* torchtitan's selective op (gated feed-forward of width 3h, 16-bit):
+   * the layer's input 2h, Q's and V's projections 2h + 2h, the core's
+   * output 2h and logsumexp 4a, the gate's output 2 x 3h, the down
+   * projection's output 2h: 16h + 4a; fp8 keeps the same 16-bit tensors */
+  const char *op[] = {SMALL, "workload.model.gated_ffn=true", "workload.model.ffn_hidden=3072",
+                      "workload.recompute=selective", "workload.recompute_modules=[op]"};
+  prepare(&s, op, 10);
+  assert_close(wl_layer_activations(&s.m, &s.p, CFG_PRECISION_BF16, 0, CFG_RECOMPUTE_SELECTIVE),
+               T * (16 * h + 4 * a));
+  assert_close(wl_layer_activations(&s.m, &s.p, CFG_PRECISION_FP8, 0, CFG_RECOMPUTE_SELECTIVE),
+               T * (16 * h + 4 * a));
+  unload(&s.f);
 }
 
 static void test_expert_sharding(void **state) {
@@ -493,6 +505,11 @@ static void test_errors(void **state) {
   expect_error(i, 2, 2,
                "workload.compute_efficiency: 1.5 is above 1; it is a fraction of "
                "the GPU's peak");
+  const char *k[] = {"cluster.nodes=1", "workload.recompute=selective",
+                     "workload.recompute_modules=[op, layernorm]"};
+  expect_error(k, 3, 3,
+               "workload.recompute_modules: op (torchtitan's selective op policy) with other "
+               "modules; op stands alone");
   const char *j[] = {"cluster.nodes=1", "workload.parallel.pp=40"};
   expect_error(j, 2, 2,
                "workload.parallel.pp: 40 stages for 32 layers; every stage needs "

@@ -101,12 +101,33 @@ static int check_workload_key(loader *ld, const cfg_job *job, cfg_loc kl, const 
   return SIM_OK;
 }
 
+static int walk_workload(loader *ld, cfg_job *job, cfg__job_loc *jl, const yaml_node_t *map,
+                         const char *prefix);
+
+/* One key of a job's workload by its full path (workload.collective.op):
+ * a section with a mapping descends, else the key is set once. */
+static int workload_key(loader *ld, cfg_job *job, cfg__job_loc *jl, cfg_loc kl, const char *path,
+                        size_t len, const yaml_node_t *v) {
+  char name[WL_PATH_MAX + 32];
+  snprintf(name, sizeof name, "jobs[%u].%s", job->index, path);
+  int i = cfg__find_key(path, len);
+  if (v->type == YAML_MAPPING_NODE && cfg__is_section(path, len))
+    return walk_workload(ld, job, jl, v, path);
+  int rc = check_workload_key(ld, job, kl, path, len, i, name);
+  if (rc != SIM_OK) return rc;
+  for (uint32_t w = 0; w < jl->nwl; w++)
+    if (jl->wl_key[w] == (uint32_t)i)
+      return cfg__fail_loc(ld, kl, name, "duplicate key (first set at line %u, column %u)",
+                           jl->wl_loc[w].line, jl->wl_loc[w].col);
+  return set_workload_value(ld, job, jl, i, v, name);
+}
+
 /* One mapping of a job's workload, keys relative to `prefix` ("workload"
  * at the top): a mapping value descends, a value sets the schema key
  * prefix.key (dotted names such as collective.op work at any level). */
 static int walk_workload(loader *ld, cfg_job *job, cfg__job_loc *jl, const yaml_node_t *map,
                          const char *prefix) {
-  char path[WL_PATH_MAX + 1], name[WL_PATH_MAX + 32];
+  char path[WL_PATH_MAX + 1];
   for (yaml_node_pair_t *pair = map->data.mapping.pairs.start; pair < map->data.mapping.pairs.top;
        pair++) {
     const yaml_node_t *k = yaml_document_get_node(ld->ydoc, pair->key);
@@ -117,22 +138,9 @@ static int walk_workload(loader *ld, cfg_job *job, cfg__job_loc *jl, const yaml_
                            cfg__yaml_kind_name(k));
     int len = snprintf(path, sizeof path, "%s.%.*s", prefix, (int)k->data.scalar.length,
                        (const char *)k->data.scalar.value);
-    snprintf(name, sizeof name, "jobs[%u].%s", job->index, path);
     if (len < 0 || (size_t)len >= sizeof path)
       return cfg__fail_loc(ld, kl, NULL, "jobs[%u]: unknown key (too long)", job->index);
-    int i = cfg__find_key(path, (size_t)len);
-    if (v->type == YAML_MAPPING_NODE && cfg__is_section(path, (size_t)len)) {
-      int rc = walk_workload(ld, job, jl, v, path);
-      if (rc != SIM_OK) return rc;
-      continue;
-    }
-    int rc = check_workload_key(ld, job, kl, path, (size_t)len, i, name);
-    if (rc != SIM_OK) return rc;
-    for (uint32_t w = 0; w < jl->nwl; w++)
-      if (jl->wl_key[w] == (uint32_t)i)
-        return cfg__fail_loc(ld, kl, name, "duplicate key (first set at line %u, column %u)",
-                             jl->wl_loc[w].line, jl->wl_loc[w].col);
-    rc = set_workload_value(ld, job, jl, i, v, name);
+    int rc = workload_key(ld, job, jl, kl, path, (size_t)len, v);
     if (rc != SIM_OK) return rc;
   }
   return SIM_OK;
@@ -186,10 +194,16 @@ static int set_field(loader *ld, cfg_job *job, cfg__job_loc *jl, int field, cons
   return SIM_OK;
 }
 
+/* A job field named workload.KEY (the --set spelling jobs[J].workload.KEY). */
+static int is_dotted_workload(const yaml_node_t *k) {
+  return k->type == YAML_SCALAR_NODE && k->data.scalar.length > 9 &&
+         memcmp(k->data.scalar.value, "workload.", 9) == 0;
+}
+
 /* Entry j: its fields, then the entry's own checks. */
 static int read_entry(loader *ld, const yaml_node_t *item, cfg_job *job, cfg__job_loc *jl) {
   char name[64], msg[512];
-  uint8_t have[CFG__JF_N] = {0};
+  uint8_t have[CFG__JF_N] = {0}, dotted = 0; /* dotted: a workload.KEY field was given */
   int bad = -1, rc;
   jl->entry = cfg__loc_of(ld, item->start_mark);
   snprintf(name, sizeof name, "jobs[%u]", job->index);
@@ -207,6 +221,21 @@ static int read_entry(loader *ld, const yaml_node_t *item, cfg_job *job, cfg__jo
                     ? cfg__job_field_find((const char *)k->data.scalar.value, k->data.scalar.length)
                     : -1;
     snprintf(name, sizeof name, "jobs[%u]", job->index);
+    if (field < 0 && is_dotted_workload(k)) { /* workload.KEY: as under workload: */
+      char path[WL_PATH_MAX + 1];
+      size_t len = k->data.scalar.length;
+      if (len >= sizeof path || memchr(k->data.scalar.value, '\0', len))
+        return cfg__fail_loc(ld, kl, name,
+                             "unknown key; a job's workload takes the workload.* "
+                             "keys (docs/scenario.md)");
+      memcpy(path, k->data.scalar.value, len);
+      path[len] = '\0';
+      if ((rc = workload_key(ld, job, jl, kl, path, len, val)) != SIM_OK) return rc;
+      if (!have[CFG__JF_WORKLOAD] && !jl->field[CFG__JF_WORKLOAD].line)
+        jl->field[CFG__JF_WORKLOAD] = kl;
+      dotted = 1;
+      continue;
+    }
     if (field < 0) {
       if (k->type == YAML_SCALAR_NODE)
         cfg__job_unknown_field((const char *)k->data.scalar.value, k->data.scalar.length, msg,
@@ -222,6 +251,7 @@ static int read_entry(loader *ld, const yaml_node_t *item, cfg_job *job, cfg__jo
     have[field] = 1;
     jl->field[field] = cfg__loc_of(ld, val->start_mark);
   }
+  have[CFG__JF_WORKLOAD] |= dotted;
   if (cfg__job_check(job, have, &bad, msg, sizeof msg) != SIM_OK) {
     cfg_loc at = have[bad] ? jl->field[bad] : jl->entry;
     snprintf(name, sizeof name, "jobs[%u].%s", job->index, cfg__job_field_name(bad));

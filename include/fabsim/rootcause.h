@@ -66,6 +66,7 @@ typedef struct rel_rc_slow {
   double at_s, until_s, factor;
   uint32_t gpu, node, rack, stage;
   bool thermal;
+  bool power_cap; /* thermal: the rack's power cap binds, not its cooling */
 } rel_rc_slow;
 
 /* A network fault (or other timed event) that may explain exposed

@@ -139,9 +139,15 @@ void rel_root_cause(const rel_rc_input *in, rel_rc_result *out) {
       snprintf(comp, sizeof comp, "gpu%u", x->gpu);
       snprintf(text, sizeof text,
                "%s%s %s to %.3g (node%u, rack %u): stage %u computes %s longer; %s", comp, more,
-               x->thermal ? "throttled by the rack's cooling" : "slowed", x->factor, x->node,
-               x->rack, x->stage, fmt_s(a, sizeof a, effect[s]), wait);
-      cause(ent, comp, x->thermal ? "thermal-throttle" : "gpu-slowdown", e, text);
+               !x->thermal    ? "slowed"
+               : x->power_cap ? "throttled by the rack's power cap"
+                              : "throttled by the rack's cooling",
+               x->factor, x->node, x->rack, x->stage, fmt_s(a, sizeof a, effect[s]), wait);
+      cause(ent, comp,
+            !x->thermal    ? "gpu-slowdown"
+            : x->power_cap ? "power-cap-throttle"
+                           : "thermal-throttle",
+            e, text);
       append(lead_text, sizeof lead_text, text);
     }
     sim_free(effect);

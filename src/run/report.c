@@ -104,14 +104,17 @@ static void root_cause(run_training *tr, const flt_sched *fs, run_events *log, r
     const wl_gpu_event *e = &ev[i];
     if ((e->kind != WL_GPU_SLOWDOWN && e->kind != WL_GPU_THERMAL) || e->stage == WL_NO_STAGE)
       continue;
-    slow[nslow++] = (rel_rc_slow){.at_s = sim_ps_to_s(e->at),
-                                  .until_s = -1,
-                                  .factor = e->factor,
-                                  .gpu = e->gpu,
-                                  .node = topo_gpu_node(tr->t, e->gpu),
-                                  .rack = run_gpu_rack(tr, e->gpu),
-                                  .stage = e->stage,
-                                  .thermal = e->kind == WL_GPU_THERMAL};
+    slow[nslow++] = (rel_rc_slow){
+        .at_s = sim_ps_to_s(e->at),
+        .until_s = -1,
+        .factor = e->factor,
+        .gpu = e->gpu,
+        .node = topo_gpu_node(tr->t, e->gpu),
+        .rack = run_gpu_rack(tr, e->gpu),
+        .stage = e->stage,
+        .thermal = e->kind == WL_GPU_THERMAL,
+        .power_cap = e->kind == WL_GPU_THERMAL &&
+                     !strcmp(pwr_rack_limit_name(&tr->pwr, run_gpu_rack(tr, e->gpu)), "power cap")};
   }
   /* a slowdown fault lasts until the GPU's next slowdown fault (factor 1:
    * its end); thermal throttles last. One pass from the end, O(slow). */

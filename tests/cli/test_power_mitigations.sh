@@ -57,6 +57,10 @@ expect_exit 0 "$FABSIM" run "$EX" --set power.rack.cooling=liquid --set power.ra
 expect_json cap/summary.json '[.events[] | select(.kind == "power-cap-throttle")] | length == 2'
 expect_json cap/summary.json '[.events[] | select(.kind == "thermal-throttle")] | length == 0'
 expect_json cap/summary.json '[.events[] | .detail | test("kW power cap limit")] | any'
+# ... and in the root cause: the straggler's cause is the cap, not cooling
+expect_json cap/summary.json '[.root_cause[].causes[] | select(.kind == "power-cap-throttle") |
+  .text | test("throttled by the rack.s power cap")] | (length > 0 and all)'
+expect_json cap/summary.json '[.root_cause[].causes[] | select(.kind == "thermal-throttle")] | length == 0'
 
 # --- bad input: located, exit 2, nothing simulated
 for b in power.mitigation.floor=1.5 power.mitigation.pacing=-1 \

@@ -144,33 +144,31 @@ static void layer(const inf_model *im, const inf_batch *b, bool moe, inf_iter *p
   elt(im, 2 * 3 * T * h * act, p); /* two residual adds */
 }
 
+/* `count` layers alike (MoE or dense) into *p, their kernels into *kernels. */
+static void layers(const inf_model *im, const inf_batch *b, bool moe, uint32_t count, inf_iter *p,
+                   double *kernels) {
+  if (!count) return;
+  inf_iter one = {0};
+  double k = 0;
+  layer(im, b, moe, &one, &k);
+  p->gemm_s += count * one.gemm_s, p->other_s += count * one.other_s;
+  p->attn_prefill_s += count * one.attn_prefill_s;
+  p->attn_decode_s += count * one.attn_decode_s;
+  *kernels += count * k;
+}
+
 double inf_iter_s(const inf_model *im, const inf_batch *b, inf_iter *parts) {
-  inf_iter p = {0}, one;
+  inf_iter p = {0};
   const wl_model *m = &im->m;
   double T = b->prefill_tokens + b->decode_seqs;
   if (!(T > 0)) {
     if (parts) *parts = p;
     return 0;
   }
-  double kernels = 0, k_dense = 0, k_moe = 0;
+  double kernels = 0;
   uint32_t moe_layers = m->kind == WL_MODEL_MOE ? m->layers - m->dense_layers : 0;
-  uint32_t dense_layers = m->layers - moe_layers;
-  if (dense_layers) {
-    one = (inf_iter){0};
-    layer(im, b, false, &one, &k_dense);
-    p.gemm_s += dense_layers * one.gemm_s, p.other_s += dense_layers * one.other_s;
-    p.attn_prefill_s += dense_layers * one.attn_prefill_s;
-    p.attn_decode_s += dense_layers * one.attn_decode_s;
-    kernels += dense_layers * k_dense;
-  }
-  if (moe_layers) {
-    one = (inf_iter){0};
-    layer(im, b, true, &one, &k_moe);
-    p.gemm_s += moe_layers * one.gemm_s, p.other_s += moe_layers * one.other_s;
-    p.attn_prefill_s += moe_layers * one.attn_prefill_s;
-    p.attn_decode_s += moe_layers * one.attn_decode_s;
-    kernels += moe_layers * k_moe;
-  }
+  layers(im, b, false, m->layers - moe_layers, &p, &kernels);
+  layers(im, b, true, moe_layers, &p, &kernels);
   /* the final norm and the output layer (vocab-parallel) on the sampling rows */
   double act = wl_kernels_act_bytes(im->k), h = m->hidden, S = b->sampled;
   if (S > 0) {

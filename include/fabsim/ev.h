@@ -10,6 +10,8 @@
 #ifndef FABSIM_EV_H
 #define FABSIM_EV_H
 
+#include <signal.h>
+
 #include "fabsim/core.h"
 
 #ifdef __cplusplus
@@ -116,6 +118,18 @@ bool sim_co_stopped(const sim_ctx *sim);
 void sim_interrupt_note(void);
 void sim_interrupt_clear(void);
 bool sim_interrupt_pending(void);
+/* The one Ctrl-C handler of a process (SIGINT and SIGTERM), as Lua's
+ * lua.c: it only notes the interrupt (sim_interrupt_note), which the library
+ * reads at its safe points (a run's phases, a study's pool); a second one
+ * takes the default action at once. No SA_RESTART: a blocking wait returns
+ * (EINTR). arm clears any earlier note; disarm (when armed) restores the
+ * handlers before and leaves no note behind. src/core/interrupt.c. */
+typedef struct sim_interrupts {
+  bool armed;
+  struct sigaction old_int, old_term;
+} sim_interrupts;
+void sim_interrupts_arm(sim_interrupts *v);
+void sim_interrupts_disarm(sim_interrupts *v);
 /* A bound on the work of one ev_run, for runs that a person may stop (the
  * progress line's slices, the training drive, the jobs loop): while
  * wall_s > 0, ev_run also returns after an event once an interrupt is noted

@@ -3,7 +3,6 @@
 #define FABSIM_CLI_H
 
 #include <jansson.h>
-#include <signal.h>
 
 #include "fabsim/config.h"
 #include "fabsim/topo.h"
@@ -90,19 +89,6 @@ int cli_load(const cli_args *a, cfg_scenario *cfg, cfg_doc **doc, topo **t);
 
 /* Print an error: location-prefixed messages verbatim, others after "fabsim: ". */
 void cli_error(const char *msg);
-
-/* The verbs' one Ctrl-C handler (SIGINT and SIGTERM), as Lua's lua.c: it
- * only notes the interrupt (sim_interrupt_note), which the library reads at
- * its safe points (a run's phases, a study's pool); a second one takes the
- * default action at once. No SA_RESTART: a blocking wait returns (EINTR).
- * arm clears any earlier note; disarm (when armed) restores the handlers
- * before and leaves no note behind. */
-typedef struct cli_interrupts {
-  bool armed;
-  struct sigaction old_int, old_term;
-} cli_interrupts;
-void cli_interrupts_arm(cli_interrupts *v);
-void cli_interrupts_disarm(cli_interrupts *v);
 
 int cli_cmd_run(int argc, char **argv);
 int cli_cmd_topo(int argc, char **argv);

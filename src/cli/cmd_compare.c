@@ -109,10 +109,10 @@ int cli_cmd_compare(int argc, char **argv) {
                                  .db = a.db,
                                  .ids = a.ids,
                                  .nids = a.nids};
-  cli_interrupts v = {0};
-  cli_interrupts_arm(&v); /* the pool passes a Ctrl-C to its points */
+  sim_interrupts v = {0};
+  sim_interrupts_arm(&v); /* the pool passes a Ctrl-C to its points */
   int crc = study_compare_run(&c, &sa, &hooks, &err);
-  cli_interrupts_disarm(&v);
+  sim_interrupts_disarm(&v);
   cli_study_error(&err);
   rc = c.errors ? CLI_FAILED : cli_study_status(crc);
   for (size_t i = 0; i < c.npoints && c.failed && !c.interrupted; i++)

@@ -70,7 +70,7 @@ static int check_database(void *ctx, const cfg_scenario *cfg, const char **db, s
 
 /* the verbs' one Ctrl-C handler holds for every phase, from the setup to
  * the last file (a co-engine votes on the note over its ranks) */
-static void loaded(void *ctx) { cli_interrupts_arm(ctx); }
+static void loaded(void *ctx) { sim_interrupts_arm(ctx); }
 
 /* Prints err (if it says something); returns its exit code. */
 static int fail(const sim_error *err) {
@@ -98,7 +98,7 @@ static int report(const run_session *h, const cli_args *a) {
 }
 
 int cli_cmd_run(int argc, char **argv) {
-  cli_interrupts v = {0};
+  sim_interrupts v = {0};
   run_progress_fn progress = {.draw = out_progress_draw};
   cli_args a = {0};
   run_session *h;
@@ -118,7 +118,7 @@ int cli_cmd_run(int argc, char **argv) {
     else if (run_session_reports(h)) rc = report(h, &a);
   }
   run_session_close(h, rc == CLI_BAD_INPUT);
-  cli_interrupts_disarm(&v); /* the handlers before the run, and no note left behind */
+  sim_interrupts_disarm(&v); /* the handlers before the run, and no note left behind */
   cli_args_free(&a);
   return rc < 0 ? CLI_OK : rc;
 }

@@ -153,10 +153,10 @@ int cli_cmd_sweep(int argc, char **argv) {
     else if (!a.quiet && s.rank == 0)
       fprintf(stderr, "sweep %s: %zu points, %u at a time, in %s\n", s.id, s.npoints, s.parallel,
               a.study.out);
-    cli_interrupts v = {0};
-    cli_interrupts_arm(&v); /* the pool passes a Ctrl-C to its points */
+    sim_interrupts v = {0};
+    sim_interrupts_arm(&v); /* the pool passes a Ctrl-C to its points */
     int run = study_sweep_run(&s, &err);
-    cli_interrupts_disarm(&v);
+    sim_interrupts_disarm(&v);
     if (s.rank == 0) {
       cli_study_error(&err);
       rc = run != SIM_OK || s.errors ? CLI_FAILED : CLI_OK;

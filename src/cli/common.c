@@ -1,10 +1,8 @@
 /* Argument parsing and JSON views shared by the verbs. */
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/cli.h"
-#include "fabsim/ev.h"
 #include "fabsim/run.h"
 
 void cli_error(const char *msg) {
@@ -49,26 +47,4 @@ int cli_load(const cli_args *a, cfg_scenario *cfg, cfg_doc **doc, topo **t) {
   if (run_scenario_load(cfg, doc, t, a->scenario, a->sets, a->nsets, &err) == SIM_OK) return CLI_OK;
   cli_error(err.msg);
   return CLI_BAD_INPUT;
-}
-
-static void on_signal(int sig) {
-  if (!sim_interrupt_pending()) sim_interrupt_note();
-  else if (signal(sig, SIG_DFL) != SIG_ERR) raise(sig);
-}
-
-void cli_interrupts_arm(cli_interrupts *v) {
-  struct sigaction sa = {.sa_handler = on_signal};
-  sigemptyset(&sa.sa_mask);
-  sim_interrupt_clear();
-  sigaction(SIGINT, &sa, &v->old_int);
-  sigaction(SIGTERM, &sa, &v->old_term);
-  v->armed = true;
-}
-
-void cli_interrupts_disarm(cli_interrupts *v) {
-  if (!v->armed) return;
-  sigaction(SIGINT, &v->old_int, NULL);
-  sigaction(SIGTERM, &v->old_term, NULL);
-  sim_interrupt_clear();
-  v->armed = false;
 }
